@@ -1,0 +1,132 @@
+/**
+ * Templates and conditions: the two places where flow text is evaluated. Both are
+ * interpreted by well-kept packages (liquidjs for `{{ }}` templates, a CEL interpreter for
+ * conditions and `expr:` values); nothing here uses eval or new Function.
+ *
+ * Parsed forms are cached per source string: flows are compiled once, so each template
+ * and expression is parsed once per process.
+ */
+import { Liquid, type Template } from 'liquidjs';
+import { parse as parseCel } from '@marcbachmann/cel-js';
+import type { Value } from './model.js';
+
+/** What templates and expressions can see. */
+export interface Scope {
+  vars: Record<string, Value>;
+  call: Record<string, Value>;
+  /** The last command's result ("" if none). */
+  result: string;
+  /** The last command's error ("" if none). */
+  error: string;
+}
+
+const liquid = new Liquid({
+  strictFilters: true, // an unknown filter is an error at load time
+  strictVariables: false, // an unset variable renders as "" (use `| default:`)
+  ownPropertyOnly: true,
+  cache: false,
+});
+
+const templateCache = new Map<string, Template[]>();
+type CelFn = ReturnType<typeof parseCel>;
+const celCache = new Map<string, CelFn>();
+
+export function isTemplate(s: string): boolean {
+  return s.includes('{{') || s.includes('{%');
+}
+
+/** null when the template parses, else the parser's message. */
+export function checkTemplate(source: string): string | null {
+  try {
+    parseTemplate(source);
+    return null;
+  } catch (err) {
+    return firstLine(err);
+  }
+}
+
+function parseTemplate(source: string): Template[] {
+  let t = templateCache.get(source);
+  if (!t) {
+    t = liquid.parse(source);
+    templateCache.set(source, t);
+  }
+  return t;
+}
+
+/** Renders a template; a string without `{{`/`{%` is returned as is. Throws on render errors. */
+export function render(source: string, scope: Scope): string {
+  if (!isTemplate(source)) return source;
+  return String(liquid.renderSync(parseTemplate(source), scope as unknown as object));
+}
+
+/** null when the CEL expression parses, else the parser's message. */
+export function checkExpression(source: string): string | null {
+  try {
+    compileExpression(source);
+    return null;
+  } catch (err) {
+    return firstLine(err);
+  }
+}
+
+function compileExpression(source: string): CelFn {
+  let fn = celCache.get(source);
+  if (!fn) {
+    fn = parseCel(source);
+    celCache.set(source, fn);
+  }
+  return fn;
+}
+
+/**
+ * Evaluates a CEL expression. Whole numbers go in as CEL ints (so `vars.tries + 1`
+ * works) and come out as JS numbers; a missing map key is an error in CEL: use
+ * `has(vars.x)`. Throws with the interpreter's message on failure.
+ */
+export function evaluate(source: string, scope: Scope): Value {
+  const out = compileExpression(source)(toCel(scope) as Record<string, unknown>);
+  return fromCel(out);
+}
+
+/** Truthiness of a condition: only CEL `true` passes. */
+export function test(source: string, scope: Scope): boolean {
+  return evaluate(source, scope) === true;
+}
+
+function toCel(v: unknown): unknown {
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+  if (Array.isArray(v)) return v.map(toCel);
+  if (v && typeof v === 'object') {
+    const o: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) o[k] = toCel(x);
+    return o;
+  }
+  return v;
+}
+
+function fromCel(v: unknown): Value {
+  if (typeof v === 'bigint') return Number(v);
+  if (v === undefined) return null;
+  if (Array.isArray(v)) return v.map(fromCel);
+  if (v instanceof Map) {
+    const o: Record<string, Value> = {};
+    for (const [k, x] of v) o[String(k)] = fromCel(x);
+    return o;
+  }
+  if (v && typeof v === 'object') {
+    if (typeof (v as { valueOf(): unknown }).valueOf === 'function' && !(Object.getPrototypeOf(v) === Object.prototype)) {
+      const prim = (v as { valueOf(): unknown }).valueOf();
+      if (prim !== v) return fromCel(prim);
+    }
+    const o: Record<string, Value> = {};
+    for (const [k, x] of Object.entries(v)) o[k] = fromCel(x);
+    return o;
+  }
+  return v as Value;
+}
+
+function firstLine(err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  return msg.split('\n')[0]!.trim();
+}

@@ -1,0 +1,119 @@
+/**
+ * The flow model: what the checker produces from a YAML flow once it has no errors, and
+ * what the compiler turns into an xstate machine and a runtime program. Every shorthand
+ * of the language is expanded here (say:, scalar params, aliases, next:, when/then/else,
+ * string targets), so later stages see one canonical form.
+ */
+import type { CommandName } from '../protocol/commands.js';
+
+export interface Pos {
+  file: string;
+  line: number; // 1-based
+  column: number; // 1-based
+}
+
+/** Plain data as written in YAML. Strings may hold `{{ }}` templates (liquid). */
+export type Value = null | boolean | number | string | Value[] | { [k: string]: Value };
+
+/** One media choice. `tts.text` and `raw` may hold templates. */
+export type MediaSpec =
+  | { kind: 'none' } // written 0: no media
+  | { kind: 'id'; id: number } // a library media id
+  | { kind: 'tts'; voice: string; text: string } // TTS|voice|text
+  | { kind: 'raw'; value: string }; // a template that renders to a rt_media string
+
+/**
+ * A media parameter: the n-th visit of the step (retries included) plays the n-th entry,
+ * the last one once the list is exhausted (escalating prompts).
+ */
+export type MediaParam = MediaSpec[];
+
+export interface CommandCall {
+  name: CommandName;
+  /** Non-media params by their reference names; strings may be templates. */
+  params: Record<string, Value>;
+  /** Media params by their reference names. */
+  media: Record<string, MediaParam>;
+}
+
+/** Where a result leads. */
+export interface Branch {
+  /** Step to go to. Absent with `retry` until the retries are used up (then `then`). */
+  goto?: string;
+  /** Re-run this same step at most `retry` times for this result key, then go to `then`. */
+  retry?: number;
+  then?: string;
+  /** Played (as a `play` command) before going on: "Sorry, that is not a choice." */
+  say?: MediaParam;
+  pos: Pos;
+}
+
+export interface ResultPattern {
+  /** As written: `/regex/` or an Asterisk-style `_1XX.` pattern. */
+  source: string;
+  /** The equivalent anchored regular expression source. */
+  regex: string;
+  branch: Branch;
+}
+
+export interface Branches {
+  exact: Record<string, Branch>;
+  patterns: ResultPattern[];
+  /** No other key matched (also written `next:`). */
+  default?: Branch;
+  /** The command failed (`command_error` set). */
+  error?: Branch;
+}
+
+export interface Assignment {
+  name: string;
+  /** A literal (strings templated), or a CEL expression. */
+  value: { kind: 'literal'; value: Value } | { kind: 'expr'; expr: string };
+  pos: Pos;
+}
+
+export interface SwitchCase {
+  /** CEL expression over vars, call, result, error. */
+  when: string;
+  goto: string;
+  pos: Pos;
+}
+
+export type Step =
+  | {
+      kind: 'command';
+      id: string;
+      pos: Pos;
+      command: CommandCall;
+      /** Store the result (string) in vars[save]. */
+      save?: string;
+      on: Branches;
+      /** false: flow-wide result handlers (handlers.on) do not apply to this step. */
+      inheritHandlers: boolean;
+    }
+  | { kind: 'set'; id: string; pos: Pos; assign: Assignment[]; next?: string }
+  | { kind: 'switch'; id: string; pos: Pos; cases: SwitchCase[]; default?: string };
+
+export interface Handlers {
+  /** Logic steps run when the call ends (terminal call_status). No call commands there. */
+  hangup?: string;
+  /** A command_error that the step does not handle. */
+  error?: Branch;
+  /** Result branches that apply on every step of a command unless the step handles the key. */
+  on: Partial<Record<CommandName, { exact: Record<string, Branch>; patterns: ResultPattern[] }>>;
+}
+
+export interface FlowModel {
+  version: 1;
+  name: string;
+  file: string;
+  description?: string;
+  start: string;
+  /** Default TTS voice for `say:` and plain-text media. */
+  voice: string;
+  vars: Record<string, Value>;
+  handlers: Handlers;
+  steps: Record<string, Step>;
+}
+
+export const DEFAULT_VOICE = 'TTS_EN-GB_SERENA';
