@@ -6,10 +6,11 @@ import type { CodeInfo } from './types.js';
 import { FLOW_CODES } from './flow-codes.js';
 import { ENGINE_CODES } from './engine-codes.js';
 import { HTTP_CODES } from './http-codes.js';
+import { REGISTRY_CODES } from './registry-codes.js';
 
 export type { CodeInfo } from './types.js';
 
-export const CATALOGUE: readonly CodeInfo[] = [...FLOW_CODES, ...ENGINE_CODES, ...HTTP_CODES];
+export const CATALOGUE: readonly CodeInfo[] = [...FLOW_CODES, ...REGISTRY_CODES, ...ENGINE_CODES, ...HTTP_CODES];
 
 const byCode = new Map(CATALOGUE.map((c) => [c.code, c]));
 

@@ -1,0 +1,153 @@
+/**
+ * One real-time request, from parsed body to reply: find the call's flow version, load its
+ * snapshot, advance the engine, save, answer. No Fastify here (the route only wires it),
+ * so this is tested directly. Requests of one callid are handled one at a time; a step
+ * that misses the deadline gets a fallback reply and still lands (see `handle`).
+ */
+import { advance, type Outcome } from '../engine/advance.js';
+import { serializeReply } from '../engine/serialize.js';
+import type { CallState, CallSummary } from '../engine/types.js';
+import type { CompiledFlow } from '../flow/compile.js';
+import { isTerminal } from '../protocol/request.js';
+import type { RtRequest } from '../protocol/rt.js';
+import type { Registry } from '../registry/registry.js';
+import type { CallStore } from '../store/types.js';
+import type { RtOptions } from './options.js';
+
+export type Answer =
+  | { status: 200; body: string; late?: boolean }
+  | { status: 404 | 409 | 500; code: string; message: string };
+
+export interface CallLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+export class CallService {
+  /** The tail of each callid's queue of requests. */
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly registry: Registry,
+    private readonly store: CallStore,
+    private readonly opts: RtOptions,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The flow a new call gets: the URL's, else by app, by called number, by default. */
+  route(req: RtRequest, flowName?: string): { flow?: CompiledFlow; name?: string } {
+    const r = this.opts.routes;
+    const name = flowName ?? r.apps[req.app] ?? r.numbers[req.number] ?? r.default;
+    return { name, flow: name === undefined ? undefined : this.registry.current(name) };
+  }
+
+  /**
+   * Answers one request before the deadline. If the work is late, the answer is a short
+   * `wait` echoing the request's command_id: when it completes, the service sends that
+   * command_id again, which the engine recognises as a retry and answers with the reply
+   * the late step stored. The work itself is never abandoned half-way.
+   */
+  async handle(req: RtRequest, flowName: string | undefined, log: CallLogger): Promise<Answer> {
+    const work = this.serialised(req.callid, () => this.step(req, flowName, log));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), this.opts.deadlineMs);
+    });
+    try {
+      const first = await Promise.race([work, late]);
+      if (first !== 'late') return first;
+      log.warn({ callid: req.callid, code: 'DEADLINE', deadlineMs: this.opts.deadlineMs }, 'step missed the deadline: fallback wait answered');
+      work.catch(() => undefined);
+      return { status: 200, body: fallbackReply(req), late: true };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private serialised<T>(callid: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.queues.get(callid) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    this.queues.set(callid, tail);
+    void tail.then(() => {
+      if (this.queues.get(callid) === tail) this.queues.delete(callid);
+    });
+    return run;
+  }
+
+  private async step(req: RtRequest, flowName: string | undefined, log: CallLogger): Promise<Answer> {
+    const raw = await this.store.get(req.callid);
+    let prior: CallState | undefined;
+    if (raw !== undefined) {
+      prior = decodeState(raw);
+      if (!prior) log.error({ callid: req.callid }, 'unreadable call snapshot: treated as unknown call');
+    }
+    let flow: CompiledFlow | undefined;
+    if (prior) {
+      flow = this.registry.get(prior.flow, prior.version);
+      if (!flow) {
+        if (isTerminal(req.call_status)) {
+          await this.store.delete(req.callid);
+          return { status: 200, body: hangupReply(req) };
+        }
+        return { status: 500, code: 'FLOW_VERSION_GONE', message: `the call runs flow ${prior.flow} version ${prior.version}, which is no longer loaded` };
+      }
+    } else {
+      const routed = this.route(req, flowName);
+      flow = routed.flow;
+      if (!flow) {
+        // A terminal request for a call we never knew: nothing to run, answer hangup.
+        if (isTerminal(req.call_status)) return { status: 200, body: hangupReply(req) };
+        if (routed.name !== undefined) return { status: 404, code: 'UNKNOWN_FLOW', message: `no flow named "${routed.name}" is loaded` };
+        return { status: 404, code: 'NO_ROUTE', message: `no route for app "${req.app}" or number "${req.number}" and no default flow` };
+      }
+    }
+    const outcome: Outcome = advance(flow, prior, req, { now: this.now(), unknownCall: this.opts.unknownCall });
+    switch (outcome.kind) {
+      case 'replay':
+        log.debug({ callid: req.callid, command_id: req.command_id }, 'retried request: previous reply sent again');
+        return { status: 200, body: outcome.replyJson };
+      case 'stale':
+        return { status: 409, code: 'STALE_REQUEST', message: outcome.message };
+      case 'rejected':
+        return { status: 404, code: outcome.code, message: outcome.message };
+      case 'reply': {
+        for (const l of outcome.log ?? []) log[l.level === 'error' ? 'error' : l.level === 'warn' ? 'warn' : 'info']({ callid: req.callid, ...l }, l.msg);
+        if (outcome.state) await this.store.set(req.callid, encodeState(outcome.state), this.opts.callTtlMs);
+        else await this.store.delete(req.callid);
+        if (outcome.summary) logSummary(log, outcome.summary);
+        return { status: 200, body: outcome.replyJson };
+      }
+    }
+  }
+}
+
+function logSummary(log: CallLogger, s: CallSummary): void {
+  log.info(
+    { callid: s.callid, flow: s.flow, version: s.version, status: s.status, commands: s.commands, durationMs: s.durationMs, lastStep: s.lastStep, vars: s.vars },
+    'call ended',
+  );
+}
+
+export function encodeState(s: CallState): string {
+  return JSON.stringify(s);
+}
+
+export function decodeState(raw: string): CallState | undefined {
+  try {
+    const s = JSON.parse(raw) as CallState;
+    return s && s.v === 1 && typeof s.flow === 'string' && typeof s.commandId === 'number' ? s : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function hangupReply(req: RtRequest): string {
+  return serializeReply({ command: 'hangup', command_id: req.command_id + 1, params: {}, variablesRaw: req.variablesRaw });
+}
+
+function fallbackReply(req: RtRequest): string {
+  return serializeReply({ command: 'wait', command_id: req.command_id, params: { wait: 1 }, variablesRaw: req.variablesRaw });
+}

@@ -1,0 +1,98 @@
+/**
+ * The Fastify plugin: the real-time endpoint (POST /rt, POST /rt/:flow) and GET /health.
+ * Register it in any Fastify app (it is encapsulated: its JSON parser and error handler
+ * apply to its own routes only):
+ *
+ *   app.register(callscript, { flowsDir: 'flows', prefix: '/ivr' })
+ */
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { MemoryStore } from '../store/memory.js';
+import { Registry, type LoadReport } from '../registry/registry.js';
+import { parseRtRequest } from '../protocol/request.js';
+import { codeInfo } from '../errors/catalogue.js';
+import type { Diagnostic } from '../errors/diagnostic.js';
+import { basicAuthOk } from './auth.js';
+import { CallService } from './call-service.js';
+import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions, type RtOptions } from './options.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Set by the callscript plugin: the loaded flows and their load report. */
+    callscript?: { registry: Registry; report?: LoadReport };
+  }
+}
+
+export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (app, options) => {
+  const opts: RtOptions = {
+    ...DEFAULT_RT_OPTIONS,
+    ...stripUndefined(options),
+    routes: { ...DEFAULT_RT_OPTIONS.routes, ...options.routes },
+  };
+  let registry = options.registry;
+  let report: LoadReport | undefined;
+  if (!registry) {
+    const loaded = await Registry.fromDirectory(options.flowsDir ?? 'flows');
+    registry = loaded.registry;
+    report = loaded.report;
+    for (const d of report.diagnostics) logDiagnostic(app, d);
+  }
+  const store = options.store ?? new MemoryStore();
+  if (!options.store) app.addHook('onClose', async () => store.close());
+  const service = new CallService(registry, store, opts);
+  app.decorate('callscript', { registry, report });
+
+  // The service sends application/json; take any body as text and parse it losslessly.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: opts.bodyLimit }, (_req, body, done) => done(null, body));
+
+  app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, req, reply) => {
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, 413, 'BODY_TOO_LARGE', `the body is larger than ${opts.bodyLimit} bytes`);
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return sendError(reply, err.statusCode, 'BAD_REQUEST', err.message);
+    req.log.error({ err }, 'unexpected error');
+    return sendError(reply, 500, 'INTERNAL', 'unexpected error; the call state was not changed');
+  });
+  app.setNotFoundHandler((req, reply) => sendError(reply, 404, 'NOT_FOUND', `no route ${req.method} ${req.url}`));
+
+  const rt = async (req: FastifyRequest<{ Params: { flow?: string }; Body: unknown }>, reply: FastifyReply) => {
+    if (opts.auth && !basicAuthOk(req.headers.authorization, opts.auth.login, opts.auth.password)) {
+      reply.header('www-authenticate', 'Basic realm="callscript", charset="UTF-8"');
+      return sendError(reply, 401, 'AUTH_REQUIRED', 'valid HTTP Basic credentials are required');
+    }
+    const body = typeof req.body === 'string' ? req.body : '';
+    const parsed = parseRtRequest(body);
+    if (!parsed.ok) return sendError(reply, 400, parsed.code, parsed.message);
+    const answer = await service.handle(parsed.request, req.params.flow, req.log);
+    if (answer.status !== 200) return sendError(reply, answer.status, answer.code, answer.message);
+    return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(answer.body);
+  };
+  app.post('/rt', rt);
+  app.post('/rt/:flow', rt);
+  for (const path of ['/rt', '/rt/:flow']) {
+    app.route({ method: ['GET', 'PUT', 'DELETE', 'PATCH'], url: path, handler: (_req, reply) => sendError(reply.header('allow', 'POST'), 405, 'METHOD_NOT_ALLOWED', 'the real-time endpoint only takes POST') });
+  }
+
+  app.get('/health', async () => ({
+    status: 'ok',
+    flows: registry.list(),
+    refused: (report?.refused ?? []).map((file) => ({
+      file,
+      diagnostics: (report?.diagnostics ?? []).filter((d) => d.file === file && d.severity === 'error'),
+    })),
+    calls: await store.size(),
+  }));
+};
+
+function sendError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
+  codeInfo(code); // every code answered is in the catalogue
+  return reply.code(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify({ error: { code, message } }));
+}
+
+function logDiagnostic(app: FastifyInstance, d: Diagnostic): void {
+  const line = `${d.file}:${d.line}:${d.column} ${d.severity} ${d.code} ${d.message}`;
+  if (d.severity === 'error') app.log.error({ code: d.code, file: d.file, line: d.line, column: d.column }, line);
+  else app.log.warn({ code: d.code, file: d.file, line: d.line, column: d.column }, line);
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

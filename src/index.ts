@@ -1,0 +1,21 @@
+/**
+ * callscript's public API: the Fastify plugin and server, the flow checker and compiler,
+ * the engine step, and the stores. Everything else is internal.
+ */
+export { callscript } from './http/plugin.js';
+export { buildServer, type ServerOptions } from './http/server.js';
+export type { CallscriptPluginOptions, RtOptions, Routes, UnknownCallPolicy } from './http/options.js';
+export { Registry, type LoadReport } from './registry/registry.js';
+export { checkFlow } from './flow/check.js';
+export { formatDiagnostic, formatDiagnostics } from './flow/format.js';
+export { compileFlow, type CompiledFlow } from './flow/compile.js';
+export { advance } from './engine/advance.js';
+export type { CallState, CallSummary } from './engine/types.js';
+export type { CallStore } from './store/types.js';
+export { MemoryStore } from './store/memory.js';
+export type { Diagnostic, Severity } from './errors/diagnostic.js';
+export { CATALOGUE, codeInfo, type CodeInfo } from './errors/catalogue.js';
+export { COMMANDS, COMMAND_NAMES, type CommandName } from './protocol/commands.js';
+export { parseRtRequest } from './protocol/request.js';
+export type { RtRequest, RtResponse } from './protocol/rt.js';
+export type { FlowModel } from './flow/model.js';

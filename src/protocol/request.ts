@@ -1,0 +1,150 @@
+/**
+ * Parsing and validation of RT.Request bodies, without loss of precision.
+ *
+ * `callid` is a 64-bit unsigned integer sent as a JSON number (protocol-notes): values
+ * above 2^53 would be rounded by JSON.parse. A body with no run of 16 or more digits has
+ * no number JSON.parse can round, so it takes the fast path; any other body is parsed by
+ * lossless-json, which keeps every number's digits (callid and numbers in `variables`).
+ */
+import { parse as parseLossless, stringify as stringifyLossless, isLosslessNumber } from 'lossless-json';
+import { LIVE_STATUSES, TERMINAL_STATUSES, type CallStatus } from './commands.js';
+import { UINT64_MAX } from './formats.js';
+import type { RtRequest } from './rt.js';
+
+export type ParseResult =
+  | { ok: true; request: RtRequest }
+  | { ok: false; code: 'BAD_JSON' | 'BAD_REQUEST'; message: string };
+
+const STATUSES = new Set<string>([...LIVE_STATUSES, ...TERMINAL_STATUSES]);
+const MAY_LOSE_DIGITS = /[0-9]{16}/;
+
+const STRING_FIELDS = [
+  'app',
+  'cli_name',
+  'cli_number',
+  'date_started',
+  'number',
+  'command',
+  'command_result',
+  'command_error',
+  'call_status',
+  'cdr_field',
+] as const;
+
+/** All 14 fields, in the reference's order, for messages. */
+export const RT_REQUEST_FIELDS = [
+  'app',
+  'callid',
+  'request_hash',
+  'cli_name',
+  'cli_number',
+  'date_started',
+  'number',
+  'command',
+  'command_id',
+  'command_result',
+  'command_error',
+  'call_status',
+  'cdr_field',
+  'variables',
+] as const;
+
+export function parseRtRequest(body: string): ParseResult {
+  const lossless = MAY_LOSE_DIGITS.test(body);
+  let data: unknown;
+  try {
+    data = lossless ? parseLossless(body) : JSON.parse(body);
+  } catch (err) {
+    return { ok: false, code: 'BAD_JSON', message: `the body is not valid JSON: ${(err as Error).message}` };
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    return bad('the body must be a JSON object (an RT.Request)');
+  }
+  const o = data as Record<string, unknown>;
+  const missing = RT_REQUEST_FIELDS.filter((f) => !(f in o));
+  if (missing.length > 0) {
+    return bad(`missing field${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: an RT.Request has all 14 fields`);
+  }
+  for (const f of STRING_FIELDS) {
+    if (typeof o[f] !== 'string') return bad(`field ${f} must be a string, got ${describe(o[f])}`);
+  }
+  if (o.request_hash !== null && typeof o.request_hash !== 'string') {
+    return bad(`field request_hash must be a string or null, got ${describe(o.request_hash)}`);
+  }
+  const callid = integerDigits(o.callid);
+  if (callid === null || BigInt(callid) > UINT64_MAX) {
+    return bad(`field callid must be an unsigned 64-bit integer, got ${describe(o.callid)}`);
+  }
+  const commandIdDigits = integerDigits(o.command_id);
+  const commandId = commandIdDigits === null ? NaN : Number(commandIdDigits);
+  if (!Number.isSafeInteger(commandId)) {
+    return bad(`field command_id must be a non-negative integer, got ${describe(o.command_id)}`);
+  }
+  const vars = o.variables;
+  if (vars === null || typeof vars !== 'object' || Array.isArray(vars)) {
+    return bad(`field variables must be a JSON object ({} when empty), got ${describe(vars)}`);
+  }
+  const status = o.call_status as string;
+  if (!STATUSES.has(status)) {
+    return bad(`field call_status "${status}" is not one of ${[...STATUSES].join(', ')}`);
+  }
+  return {
+    ok: true,
+    request: {
+      app: o.app as string,
+      callid,
+      request_hash: o.request_hash as string | null,
+      cli_name: o.cli_name as string,
+      cli_number: o.cli_number as string,
+      date_started: o.date_started as string,
+      number: o.number as string,
+      command: o.command as string,
+      command_id: commandId,
+      command_result: o.command_result as string,
+      command_error: o.command_error as string,
+      call_status: status as CallStatus,
+      cdr_field: o.cdr_field as string,
+      variables: lossless ? (toPlain(vars) as Record<string, unknown>) : (vars as Record<string, unknown>),
+      variablesRaw: lossless ? stringifyLossless(vars)! : JSON.stringify(vars),
+    },
+  };
+}
+
+export function isTerminal(status: CallStatus): boolean {
+  return (TERMINAL_STATUSES as readonly string[]).includes(status);
+}
+
+function bad(message: string): ParseResult {
+  return { ok: false, code: 'BAD_REQUEST', message };
+}
+
+/** The decimal digits of a non-negative JSON integer (plain or lossless), else null. */
+function integerDigits(v: unknown): string | null {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? String(v) : null;
+  if (isLosslessNumber(v)) {
+    const s = v.value;
+    return /^(0|[1-9][0-9]*)$/.test(s) ? s : null;
+  }
+  return null;
+}
+
+/** lossless-json numbers to plain numbers, for templates (the raw text keeps the digits). */
+function toPlain(v: unknown): unknown {
+  if (isLosslessNumber(v)) return Number(v.value);
+  if (Array.isArray(v)) return v.map(toPlain);
+  if (v && typeof v === 'object') {
+    const o: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) o[k] = toPlain(x);
+    return o;
+  }
+  return v;
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (isLosslessNumber(v)) return v.value;
+  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? v.slice(0, 40) + '…' : v);
+  if (typeof v === 'object') return 'an object';
+  return `${typeof v} ${String(v)}`;
+}

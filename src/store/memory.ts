@@ -1,0 +1,64 @@
+import type { CallStore } from './types.js';
+
+interface Entry {
+  value: string;
+  expires: number;
+}
+
+/**
+ * The default store: a Map in this process. Entries expire `ttlMs` after their last
+ * write (a call whose HANGUP request never came); expired entries are dropped on read
+ * and by a sweep every `sweepMs` (unref'd: it never keeps the process alive).
+ */
+export class MemoryStore implements CallStore {
+  private readonly calls = new Map<string, Entry>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly now: () => number = Date.now,
+    sweepMs = 60_000,
+  ) {
+    this.timer = setInterval(() => this.sweep(), sweepMs);
+    this.timer.unref();
+  }
+
+  async get(callid: string): Promise<string | undefined> {
+    const e = this.calls.get(callid);
+    if (!e) return undefined;
+    if (e.expires <= this.now()) {
+      this.calls.delete(callid);
+      return undefined;
+    }
+    return e.value;
+  }
+
+  async set(callid: string, value: string, ttlMs: number): Promise<void> {
+    this.calls.set(callid, { value, expires: this.now() + ttlMs });
+  }
+
+  async delete(callid: string): Promise<void> {
+    this.calls.delete(callid);
+  }
+
+  async size(): Promise<number> {
+    return this.calls.size;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    this.calls.clear();
+  }
+
+  /** Drops expired entries; returns how many. */
+  sweep(): number {
+    const now = this.now();
+    let n = 0;
+    for (const [k, e] of this.calls) {
+      if (e.expires <= now) {
+        this.calls.delete(k);
+        n++;
+      }
+    }
+    return n;
+  }
+}
