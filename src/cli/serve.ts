@@ -1,0 +1,42 @@
+import { buildServer } from '../http/server.js';
+import { formatDiagnostics } from '../flow/format.js';
+import { resolveSettings, type ServeFlags } from './settings.js';
+import type { FastifyInstance } from 'fastify';
+
+/** `callscript serve`: load flows, listen, print the URL and the flows. Returns the exit code on failure. */
+export async function serve(flags: ServeFlags, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<FastifyInstance | number> {
+  const res = await resolveSettings(flags, process.env, process.cwd());
+  if (res.diagnostics.length > 0) err.write(formatDiagnostics(res.diagnostics, res.sources) + '\n');
+  if (!res.ok) {
+    if (res.message) err.write(`callscript serve: ${res.message}\n`);
+    return 2;
+  }
+  const { settings } = res;
+  const app = await buildServer(settings.server);
+  const report = app.callscript?.report;
+  if (report && report.diagnostics.length > 0) err.write(formatDiagnostics(report.diagnostics, report.sources) + '\n');
+  const registry = app.callscript!.registry;
+  for (const [kind, table] of [['apps', settings.server.routes?.apps ?? {}], ['numbers', settings.server.routes?.numbers ?? {}]] as const) {
+    for (const [key, name] of Object.entries(table)) {
+      if (!registry.has(name)) err.write(`${settings.configFile}: warning UNKNOWN_ROUTE_FLOW routes.${kind}["${key}"] names flow "${name}", which is not loaded\n`);
+    }
+  }
+  const def = settings.server.routes?.default;
+  if (def !== undefined && !registry.has(def)) err.write(`${settings.configFile}: warning UNKNOWN_ROUTE_FLOW routes.default names flow "${def}", which is not loaded\n`);
+  await app.listen({ port: settings.port, host: settings.host });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : settings.port;
+  const base = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}`;
+  const flows = registry.list();
+  out.write(`callscript serving ${flows.length} flow${flows.length === 1 ? '' : 's'} from ${settings.server.flowsDir} on ${base}\n`);
+  for (const f of flows) out.write(`  POST ${base}/rt/${f.name}  (${f.file}, version ${f.version})\n`);
+  if (report && report.refused.length > 0) out.write(`  refused (errors above): ${report.refused.join(', ')}\n`);
+  out.write(`  health: GET ${base}/health${settings.server.auth ? '   (Basic auth on /rt)' : ''}\n`);
+  const stop = async () => {
+    await app.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return app;
+}

@@ -1,0 +1,92 @@
+/**
+ * What `callscript serve` runs with: defaults, then callscript.yaml, then environment
+ * variables, then command-line flags (each overrides the one before).
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { resolve, dirname } from 'node:path';
+import { checkConfig, type ServerConfig } from '../flow/config.js';
+import type { Diagnostic } from '../errors/diagnostic.js';
+import type { ServerOptions } from '../http/server.js';
+import { DEFAULT_RT_OPTIONS, type UnknownCallPolicy } from '../http/options.js';
+
+export interface ServeFlags {
+  port?: string;
+  host?: string;
+  flows?: string;
+  config?: string;
+  logLevel?: string;
+}
+
+export interface Settings {
+  port: number;
+  host: string;
+  configFile?: string;
+  server: ServerOptions & { flowsDir: string };
+}
+
+export type SettingsResult =
+  | { ok: true; settings: Settings; diagnostics: Diagnostic[]; sources: Map<string, string> }
+  | { ok: false; message?: string; diagnostics: Diagnostic[]; sources: Map<string, string> };
+
+export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv, cwd: string): Promise<SettingsResult> {
+  const sources = new Map<string, string>();
+  const configPath = flags.config ?? env.CALLSCRIPT_CONFIG ?? (existsSync(resolve(cwd, 'callscript.yaml')) ? 'callscript.yaml' : undefined);
+  let config: ServerConfig | undefined;
+  let diagnostics: Diagnostic[] = [];
+  if (configPath) {
+    const file = resolve(cwd, configPath);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      return { ok: false, message: `cannot read config file ${configPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, diagnostics: [], sources };
+    }
+    sources.set(configPath, text);
+    const checked = checkConfig(text, configPath);
+    diagnostics = checked.diagnostics;
+    if (!checked.config) return { ok: false, diagnostics, sources };
+    config = checked.config;
+  }
+  const baseDir = configPath ? dirname(resolve(cwd, configPath)) : cwd;
+  const port = intSetting('port', flags.port ?? env.PORT, config?.server.port ?? 3000, 0, 65535);
+  if (typeof port === 'string') return { ok: false, message: port, diagnostics, sources };
+  const deadline = intSetting('DEADLINE_MS', env.DEADLINE_MS, config?.server.deadline_ms ?? DEFAULT_RT_OPTIONS.deadlineMs, 100, 4900);
+  if (typeof deadline === 'string') return { ok: false, message: deadline, diagnostics, sources };
+  const policy = (env.UNKNOWN_CALL ?? config?.unknown_call ?? 'restart') as UnknownCallPolicy;
+  if (!['restart', 'hangup', 'reject'].includes(policy)) {
+    return { ok: false, message: `UNKNOWN_CALL must be restart, hangup or reject, not "${policy}"`, diagnostics, sources };
+  }
+  const login = env.RT_LOGIN ?? config?.auth?.login;
+  const password = env.RT_PASSWORD ?? config?.auth?.password;
+  if ((login === undefined) !== (password === undefined)) {
+    return { ok: false, message: 'Basic auth needs both a login and a password (RT_LOGIN and RT_PASSWORD, or auth.login and auth.password)', diagnostics, sources };
+  }
+  const flowsDir = flags.flows ?? env.FLOWS_DIR ?? (config ? resolve(baseDir, config.server.flows_dir) : 'flows');
+  return {
+    ok: true,
+    diagnostics,
+    sources,
+    settings: {
+      port,
+      host: flags.host ?? env.HOST ?? config?.server.host ?? '127.0.0.1',
+      configFile: configPath,
+      server: {
+        flowsDir: resolve(cwd, flowsDir),
+        logLevel: flags.logLevel ?? env.LOG_LEVEL ?? config?.server.log_level ?? 'info',
+        deadlineMs: deadline,
+        bodyLimit: config?.server.body_limit ?? DEFAULT_RT_OPTIONS.bodyLimit,
+        callTtlMs: (config?.server.call_ttl_s ?? DEFAULT_RT_OPTIONS.callTtlMs / 1000) * 1000,
+        unknownCall: policy,
+        auth: login !== undefined && password !== undefined ? { login, password } : undefined,
+        routes: config?.routes ?? { apps: {}, numbers: {} },
+      },
+    },
+  };
+}
+
+function intSetting(name: string, raw: string | undefined, fallback: number, min: number, max: number): number | string {
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < min || Number(raw) > max) return `${name} must be an integer from ${min} to ${max}, not "${raw}"`;
+  return Number(raw);
+}

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { parseRtRequest, RT_REQUEST_FIELDS } from '../../src/protocol/request.js';
+import { rtBody, rtFields } from '../helpers/rt.js';
+
+describe('parseRtRequest', () => {
+  it('reads a first request with every field', () => {
+    const r = parseRtRequest(rtBody());
+    expect(r).toEqual({
+      ok: true,
+      request: {
+        app: 'APP12345', callid: '4242', request_hash: null, cli_name: 'Ada', cli_number: '+33612345678',
+        date_started: '2026-11-22 10:00:00', number: '+33123456789', command: '', command_id: 0,
+        command_result: '', command_error: '', call_status: 'UP', cdr_field: '', variables: {}, variablesRaw: '{}',
+      },
+    });
+  });
+
+  it.each(['18446744073709551615', '9007199254740993', '9007199254740992', '0'])('keeps callid %s digit for digit', (id) => {
+    const r = parseRtRequest(rtBody({ callid: id }));
+    expect(r.ok && r.request.callid).toBe(id);
+  });
+
+  it('keeps big numbers inside variables in the raw text', () => {
+    const raw = '{"crm_id":12345678901234567890,"n":1.5,"s":"x","nested":{"a":[1,2]}}';
+    const r = parseRtRequest(rtBody({ callid: '18446744073709551615', variables: raw }));
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.request.variablesRaw).toBe(raw);
+    expect(r.request.variables).toEqual({ crm_id: 12345678901234567890, n: 1.5, s: 'x', nested: { a: [1, 2] } });
+  });
+
+  it('rejects a callid above 2^64-1, negative, fractional or quoted', () => {
+    for (const id of ['18446744073709551616', '-1', '1.5', '"4242"']) {
+      const r = parseRtRequest(rtBody({ callid: id }));
+      expect(r).toMatchObject({ ok: false, code: 'BAD_REQUEST' });
+      expect(!r.ok && r.message).toContain('callid');
+    }
+  });
+
+  it('reports each missing field by name', () => {
+    for (const f of RT_REQUEST_FIELDS) {
+      const o = JSON.parse(rtBody()) as Record<string, unknown>;
+      delete o[f];
+      const r = parseRtRequest(JSON.stringify(o));
+      expect(r).toEqual({ ok: false, code: 'BAD_REQUEST', message: `missing field ${f}: an RT.Request has all 14 fields` });
+    }
+  });
+
+  it('rejects mistyped fields with the field named', () => {
+    const cases: [string, unknown, string][] = [
+      ['app', 12, 'field app must be a string, got number 12'],
+      ['command_id', '3', 'field command_id must be a non-negative integer, got "3"'],
+      ['command_id', -1, 'field command_id must be a non-negative integer, got number -1'],
+      ['variables', [], 'field variables must be a JSON object ({} when empty), got an array'],
+      ['variables', null, 'field variables must be a JSON object ({} when empty), got null'],
+      ['request_hash', 5, 'field request_hash must be a string or null, got number 5'],
+      ['call_status', 'RINGING', 'field call_status "RINGING" is not one of INCOMING_CALL, UP, HANGUP, NOANSWER, BUSY, CONGESTION, REJECTED'],
+    ];
+    for (const [field, value, message] of cases) {
+      const o = { ...JSON.parse(rtBody()), [field]: value };
+      expect(parseRtRequest(JSON.stringify(o))).toEqual({ ok: false, code: 'BAD_REQUEST', message });
+    }
+  });
+
+  it('rejects bodies that are not JSON objects', () => {
+    expect(parseRtRequest('')).toMatchObject({ ok: false, code: 'BAD_JSON' });
+    expect(parseRtRequest('{"app":')).toMatchObject({ ok: false, code: 'BAD_JSON' });
+    expect(parseRtRequest('[1,2]')).toEqual({ ok: false, code: 'BAD_REQUEST', message: 'the body must be a JSON object (an RT.Request)' });
+    expect(parseRtRequest('null')).toMatchObject({ ok: false, code: 'BAD_REQUEST' });
+    expect(parseRtRequest('{"app":"x","n":12345678901234567890')).toMatchObject({ ok: false, code: 'BAD_JSON' });
+  });
+
+  it('accepts a string request_hash (outbound calls)', () => {
+    const r = parseRtRequest(rtBody({ request_hash: 'ABCD1234' }));
+    expect(r.ok && r.request.request_hash).toBe('ABCD1234');
+    expect(rtFields().call_status).toBe('UP');
+  });
+});
