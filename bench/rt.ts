@@ -1,0 +1,102 @@
+/**
+ * `npm run bench`: throughput and p99 latency of callscript's /rt next to a bare Fastify
+ * route in the same run, and the bytes per stored call.
+ *
+ * The servers run in a child process; autocannon loads them from this one. Each
+ * autocannon connection plays whole calls of bench/flows/bench.yaml with a fresh callid
+ * per call (above 2^53, to exercise the lossless path): first request, the result of each
+ * command, then the HANGUP request. The bare route gets the same bodies.
+ *
+ * Targets (issue #2): /rt >= 50% of the bare route's requests/s, p99 <= 2x the bare
+ * route's, < 2 KB per stored call. Env: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (50).
+ */
+import { spawn } from 'node:child_process';
+import autocannon from 'autocannon';
+import { buildServer } from '../src/http/server.js';
+import { MemoryStore } from '../src/store/memory.js';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+let nextCall = 10_000_000_000_000_000n;
+function body(callid: bigint, command: string, id: number, result: string, status = 'UP'): string {
+  return (
+    `{"app":"BENCHAPP","callid":${callid},"request_hash":null,"cli_name":"","cli_number":"+33612345678",` +
+    `"date_started":"2026-11-22 10:00:00","number":"+33123456789","command":${JSON.stringify(command)},` +
+    `"command_id":${id},"command_result":${JSON.stringify(result)},"command_error":"","call_status":"${status}",` +
+    `"cdr_field":"","variables":{}}`
+  );
+}
+
+/** One call of the bench flow: [command just finished, its id, its result, status]. */
+const CALL: [string, number, string, string][] = [
+  ['', 0, '', 'UP'], // -> play welcome (1)
+  ['play', 1, '0', 'UP'], // -> read menu (2)
+  ['read', 2, '1', 'UP'], // -> play news (3)
+  ['play', 3, '0', 'UP'], // -> hangup (4)
+  ['hangup', 4, '', 'HANGUP'], // -> end
+];
+
+function requests(path: string): autocannon.Request[] {
+  return CALL.map(([command, id, result, status], i) => ({
+    method: 'POST',
+    path,
+    headers: { 'content-type': 'application/json' },
+    setupRequest: (req: autocannon.Request, ctx: Record<string, unknown>) => {
+      if (i === 0) ctx.callid = nextCall++;
+      return { ...req, body: body(ctx.callid as bigint, command, id, result, status) };
+    },
+  }));
+}
+
+async function load(url: string, path: string): Promise<autocannon.Result> {
+  return autocannon({ url, connections, duration: seconds, requests: requests(path) });
+}
+
+function line(name: string, r: autocannon.Result): string {
+  return `${name.padEnd(10)} ${r.requests.average.toFixed(0).padStart(8)} req/s   p50 ${String(r.latency.p50).padStart(4)} ms   p99 ${String(r.latency.p99).padStart(4)} ms   non-2xx ${r.non2xx}   errors ${r.errors}`;
+}
+
+async function bytesPerCall(n: number): Promise<{ snapshot: number; heap: number }> {
+  const store = new MemoryStore();
+  const app = await buildServer({ flowsDir: new URL('./flows', import.meta.url).pathname, logLevel: false, store });
+  global.gc?.();
+  const before = process.memoryUsage().heapUsed;
+  for (let i = 0; i < n; i++) {
+    const id = 20_000_000_000_000_000n + BigInt(i);
+    await app.inject({ method: 'POST', url: '/rt/bench', headers: { 'content-type': 'application/json' }, payload: body(id, '', 0, '') });
+    await app.inject({ method: 'POST', url: '/rt/bench', headers: { 'content-type': 'application/json' }, payload: body(id, 'play', 1, '0') });
+  }
+  global.gc?.();
+  const heap = (process.memoryUsage().heapUsed - before) / n;
+  let total = 0;
+  for (let i = 0; i < n; i++) total += Buffer.byteLength((await store.get(String(20_000_000_000_000_000n + BigInt(i))))!);
+  await app.close();
+  return { snapshot: total / n, heap };
+}
+
+const child = spawn(process.execPath, ['--import', 'tsx', new URL('./servers.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] });
+const ports = await new Promise<[number, number]>((resolve, reject) => {
+  child.stdout.on('data', (d: Buffer) => {
+    const m = /ready (\d+) (\d+)/.exec(d.toString());
+    if (m) resolve([Number(m[1]), Number(m[2])]);
+  });
+  child.on('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+});
+try {
+  console.log(`callscript bench: ${connections} connections, ${seconds} s per target, calls of ${CALL.length} requests`);
+  await load(`http://127.0.0.1:${ports[0]}`, '/bare'); // warm-up both
+  await load(`http://127.0.0.1:${ports[1]}`, '/rt/bench');
+  const bare = await load(`http://127.0.0.1:${ports[0]}`, '/bare');
+  const rt = await load(`http://127.0.0.1:${ports[1]}`, '/rt/bench');
+  console.log(line('bare', bare));
+  console.log(line('/rt', rt));
+  const ratio = rt.requests.average / bare.requests.average;
+  const p99 = rt.latency.p99 / Math.max(bare.latency.p99, 1);
+  console.log(`throughput ratio /rt : bare = ${(ratio * 100).toFixed(0)}% (target >= 50%)  ${ratio >= 0.5 ? 'OK' : 'BELOW TARGET'}`);
+  console.log(`p99 ratio /rt : bare = ${p99.toFixed(2)}x (target <= 2x)  ${p99 <= 2 ? 'OK' : 'ABOVE TARGET'}`);
+  const mem = await bytesPerCall(2000);
+  console.log(`stored call: ${mem.snapshot.toFixed(0)} bytes of snapshot (target < 2048) ${mem.snapshot < 2048 ? 'OK' : 'ABOVE TARGET'}; heap ~${mem.heap.toFixed(0)} bytes per call in the memory store${global.gc ? '' : ' (run with --expose-gc for a steadier figure)'}`);
+} finally {
+  child.kill('SIGTERM');
+}

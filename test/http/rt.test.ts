@@ -1,0 +1,233 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { buildServer } from '../../src/http/server.js';
+import { MemoryStore } from '../../src/store/memory.js';
+import type { CallStore } from '../../src/store/types.js';
+import type { RtOptions } from '../../src/http/options.js';
+import { rtBody, type RtFields } from '../helpers/rt.js';
+
+const FLOWS = new URL('../fixtures/http-flows', import.meta.url).pathname;
+let app: FastifyInstance | undefined;
+
+async function server(opts: Partial<RtOptions> & { store?: CallStore } = {}) {
+  const store = opts.store ?? new MemoryStore();
+  app = await buildServer({ flowsDir: FLOWS, logLevel: false, ...opts, store });
+  return { app, store };
+}
+
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
+
+function post(a: FastifyInstance, url: string, over: Partial<RtFields> = {}, headers: Record<string, string> = {}) {
+  return a.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, payload: rtBody(over) });
+}
+
+const basic = (u: string, p: string) => 'Basic ' + Buffer.from(`${u}:${p}`).toString('base64');
+
+describe('POST /rt/:flow', () => {
+  it('answers the first command of the flow', async () => {
+    const { app } = await server();
+    const res = await post(app, '/rt/desk');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('application/json');
+    expect(res.json()).toEqual({ command: 'read', command_id: 1, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for sales.', max_digits: 1 }, variables: {} });
+  });
+
+  it('walks a whole call and forgets it on HANGUP', async () => {
+    const { app, store } = await server();
+    await post(app, '/rt/desk');
+    const r2 = await post(app, '/rt/desk', { command: 'read', command_id: 1, command_result: '1' });
+    expect(r2.json()).toEqual({ command: 'dialout', command_id: 2, params: { targets: [{ number: '+33123456789', timeout: 30 }] }, variables: {} });
+    const r3 = await post(app, '/rt/desk', { command: 'dialout', command_id: 2, command_result: 'NOANSWER' });
+    expect(r3.json()).toMatchObject({ command: 'play', command_id: 3, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Goodbye.' } });
+    const r4 = await post(app, '/rt/desk', { command: 'play', command_id: 3, command_result: '0' });
+    expect(r4.json()).toMatchObject({ command: 'hangup', command_id: 4, params: {} });
+    expect(await store.size()).toBe(1);
+    const r5 = await post(app, '/rt/desk', { command: 'hangup', command_id: 4, call_status: 'HANGUP' });
+    expect(r5.statusCode).toBe(200);
+    expect(r5.json()).toMatchObject({ command: 'hangup', params: {} });
+    expect(await store.size()).toBe(0);
+  });
+
+  it.each(['HANGUP', 'NOANSWER', 'BUSY', 'CONGESTION', 'REJECTED'])('ends the call on %s with 200 and a hangup', async (status) => {
+    const { app, store } = await server();
+    await post(app, '/rt/desk');
+    const res = await post(app, '/rt/desk', { command: 'read', command_id: 1, call_status: status });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ command: 'hangup', params: {}, variables: {} });
+    expect(await store.get('4242')).toBeUndefined();
+  });
+
+  it('answers a terminal request for an unknown call with a hangup and keeps nothing', async () => {
+    const { app, store } = await server();
+    const res = await post(app, '/rt/desk', { command: 'play', command_id: 7, call_status: 'HANGUP' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ command: 'hangup' });
+    expect(await store.size()).toBe(0);
+  });
+
+  it('answers a retried request with the same bytes and does not advance', async () => {
+    const { app, store } = await server();
+    const first = await post(app, '/rt/desk');
+    const again = await post(app, '/rt/desk');
+    expect(again.statusCode).toBe(200);
+    expect(again.body).toBe(first.body);
+    const r2 = await post(app, '/rt/desk', { command: 'read', command_id: 1, command_result: '1' });
+    const r2again = await post(app, '/rt/desk', { command: 'read', command_id: 1, command_result: '1' });
+    expect(r2again.body).toBe(r2.body);
+    const snapshot = await store.get('4242');
+    const stale = await post(app, '/rt/desk', { command: '', command_id: 0 });
+    expect(stale.statusCode).toBe(409);
+    expect(stale.json()).toMatchObject({ error: { code: 'STALE_REQUEST' } });
+    expect(await store.get('4242')).toBe(snapshot);
+  });
+
+  it('keeps calls whose callids differ only beyond 2^53 apart, and echoes variables verbatim', async () => {
+    const { app, store } = await server();
+    const vars = '{"crm":12345678901234567890,"lang":"fr"}';
+    const a = await post(app, '/rt/desk', { callid: '9007199254740993', variables: vars });
+    await post(app, '/rt/desk', { callid: '9007199254740992' });
+    expect(a.body.endsWith(`"variables":${vars}}`)).toBe(true);
+    await post(app, '/rt/desk', { callid: '9007199254740993', command: 'read', command_id: 1, command_result: '1', variables: vars });
+    expect(await store.size()).toBe(2);
+    expect(JSON.parse((await store.get('9007199254740993'))!).commandId).toBe(2);
+    expect(JSON.parse((await store.get('9007199254740992'))!).commandId).toBe(1);
+  });
+
+  it('restarts the flow for a non-first request of an unknown call by default', async () => {
+    const { app } = await server();
+    const res = await post(app, '/rt/desk', { command: 'play', command_id: 5, command_result: '0' });
+    expect(res.json()).toMatchObject({ command: 'read', command_id: 6 });
+  });
+
+  it('follows the unknown_call policy: reject and hangup', async () => {
+    const { app, store } = await server({ unknownCall: 'reject' });
+    const res = await post(app, '/rt/desk', { command: 'play', command_id: 5, command_result: '0' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toMatchObject({ error: { code: 'UNKNOWN_CALL' } });
+    expect(await store.size()).toBe(0);
+    await app.close();
+    const h = await server({ unknownCall: 'hangup' });
+    const res2 = await post(h.app, '/rt/desk', { command: 'play', command_id: 5, command_result: '0' });
+    expect(res2.json()).toMatchObject({ command: 'hangup' });
+    expect(await h.store.size()).toBe(0);
+  });
+
+  it('answers 404 UNKNOWN_FLOW for a flow not loaded, including one refused for errors', async () => {
+    const { app } = await server();
+    for (const name of ['nope', 'broken']) {
+      const res = await post(app, `/rt/${name}`);
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toEqual({ error: { code: 'UNKNOWN_FLOW', message: `no flow named "${name}" is loaded` } });
+    }
+  });
+});
+
+describe('POST /rt routing', () => {
+  const routes = { apps: { APPOTHER: 'other' }, numbers: { '+33987654321': 'other' }, default: 'desk' };
+
+  it('routes by app, then number, then default', async () => {
+    const { app } = await server({ routes });
+    expect((await post(app, '/rt', { app: 'APPOTHER', callid: '1' })).json()).toMatchObject({ command: 'play' });
+    expect((await post(app, '/rt', { number: '+33987654321', callid: '2' })).json()).toMatchObject({ command: 'play' });
+    expect((await post(app, '/rt', { callid: '3' })).json()).toMatchObject({ command: 'read' });
+  });
+
+  it('answers 404 NO_ROUTE without a default', async () => {
+    const { app } = await server({ routes: { apps: {}, numbers: {} } });
+    const res = await post(app, '/rt');
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error.code).toBe('NO_ROUTE');
+  });
+
+  it('keeps a live call on its flow even if the route changes', async () => {
+    const { app } = await server({ routes });
+    await post(app, '/rt', { app: 'APPOTHER' });
+    const res = await post(app, '/rt', { app: 'ELSE', command: 'play', command_id: 1, command_result: '0' });
+    expect(res.json()).toMatchObject({ command: 'hangup', command_id: 2 });
+  });
+});
+
+describe('bad requests never touch state', () => {
+  it('401 without or with wrong Basic credentials, 200 with the right ones', async () => {
+    const { app, store } = await server({ auth: { login: 'svc', password: 's3cret' } });
+    const none = await post(app, '/rt/desk');
+    expect(none.statusCode).toBe(401);
+    expect(none.headers['www-authenticate']).toContain('Basic');
+    expect(none.json()).toEqual({ error: { code: 'AUTH_REQUIRED', message: 'valid HTTP Basic credentials are required' } });
+    expect((await post(app, '/rt/desk', {}, { authorization: basic('svc', 'wrong') })).statusCode).toBe(401);
+    expect((await post(app, '/rt/desk', {}, { authorization: 'Bearer x' })).statusCode).toBe(401);
+    expect(await store.size()).toBe(0);
+    expect((await post(app, '/rt/desk', {}, { authorization: basic('svc', 's3cret') })).statusCode).toBe(200);
+    expect(await store.size()).toBe(1);
+  });
+
+  it('400 BAD_JSON, 400 BAD_REQUEST, 413 BODY_TOO_LARGE, 405 for GET', async () => {
+    const { app, store } = await server({ bodyLimit: 2048 });
+    const badJson = await app.inject({ method: 'POST', url: '/rt/desk', headers: { 'content-type': 'application/json' }, payload: '{"app":' });
+    expect(badJson.statusCode).toBe(400);
+    expect(badJson.json().error.code).toBe('BAD_JSON');
+    const o = JSON.parse(rtBody());
+    delete o.cdr_field;
+    const missing = await app.inject({ method: 'POST', url: '/rt/desk', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(o) });
+    expect(missing.json()).toEqual({ error: { code: 'BAD_REQUEST', message: 'missing field cdr_field: an RT.Request has all 14 fields' } });
+    const big = await post(app, '/rt/desk', { variables: { blob: 'x'.repeat(4096) } });
+    expect(big.statusCode).toBe(413);
+    expect(big.json().error.code).toBe('BODY_TOO_LARGE');
+    const get = await app.inject({ method: 'GET', url: '/rt/desk' });
+    expect(get.statusCode).toBe(405);
+    expect(get.json().error.code).toBe('METHOD_NOT_ALLOWED');
+    expect(await store.size()).toBe(0);
+  });
+
+  it('a bad request in the middle of a call leaves the call where it was', async () => {
+    const { app, store } = await server();
+    await post(app, '/rt/desk');
+    const before = await store.get('4242');
+    const o = { ...JSON.parse(rtBody({ command: 'read', command_id: 1, command_result: '1' })), command_id: 'x' };
+    const res = await app.inject({ method: 'POST', url: '/rt/desk', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(o) });
+    expect(res.statusCode).toBe(400);
+    expect(await store.get('4242')).toBe(before);
+    const ok = await post(app, '/rt/desk', { command: 'read', command_id: 1, command_result: '1' });
+    expect(ok.json()).toMatchObject({ command: 'dialout', command_id: 2 });
+  });
+});
+
+describe('deadline', () => {
+  it('answers a fallback wait when the store is slow, then the real reply on the next request', async () => {
+    const inner = new MemoryStore();
+    let delay = 0;
+    const slow: CallStore = {
+      get: async (k) => { await new Promise((r) => setTimeout(r, delay)); return inner.get(k); },
+      set: (k, v, t) => inner.set(k, v, t),
+      delete: (k) => inner.delete(k),
+      size: () => inner.size(),
+      close: () => inner.close(),
+    };
+    const { app } = await server({ store: slow, deadlineMs: 100 });
+    delay = 300;
+    const late = await post(app, '/rt/desk');
+    expect(late.json()).toEqual({ command: 'wait', command_id: 0, params: { wait: 1 }, variables: {} });
+    delay = 0;
+    const next = await post(app, '/rt/desk', { command: 'wait', command_id: 0, command_result: '0' });
+    expect(next.json()).toMatchObject({ command: 'read', command_id: 1 });
+  });
+});
+
+describe('GET /health', () => {
+  it('lists loaded flows with versions and refused files with their errors', async () => {
+    const { app } = await server();
+    const res = await app.inject({ method: 'GET', url: '/health' });
+    expect(res.statusCode).toBe(200);
+    const h = res.json();
+    expect(h.status).toBe('ok');
+    expect(h.flows.map((f: { name: string }) => f.name)).toEqual(['desk', 'other']);
+    expect(h.flows[0].version).toMatch(/^[0-9a-f]{12}$/);
+    expect(h.refused).toHaveLength(1);
+    expect(h.refused[0].file).toMatch(/broken\.yaml$/);
+    expect(h.refused[0].diagnostics[0].code).toBe('UNKNOWN_STEP');
+    expect(h.calls).toBe(0);
+  });
+});
