@@ -16,13 +16,15 @@ export async function serve(flags: ServeFlags, out: NodeJS.WritableStream = proc
   const report = app.callscript?.report;
   if (report && report.diagnostics.length > 0) err.write(formatDiagnostics(report.diagnostics, report.sources) + '\n');
   const registry = app.callscript!.registry;
-  for (const [kind, table] of [['apps', settings.server.routes?.apps ?? {}], ['numbers', settings.server.routes?.numbers ?? {}]] as const) {
-    for (const [key, name] of Object.entries(table)) {
-      if (!registry.has(name)) err.write(`${settings.configFile}: warning UNKNOWN_ROUTE_FLOW routes.${kind}["${key}"] names flow "${name}", which is not loaded\n`);
-    }
+  const routes = settings.server.routes ?? { apps: {}, numbers: {} };
+  const named: [string, string][] = [
+    ...Object.entries(routes.apps).map(([k, v]): [string, string] => [`routes.apps["${k}"]`, v]),
+    ...Object.entries(routes.numbers).map(([k, v]): [string, string] => [`routes.numbers["${k}"]`, v]),
+    ...(routes.default !== undefined ? [['routes.default', routes.default] as [string, string]] : []),
+  ];
+  for (const [where, name] of named) {
+    if (!registry.has(name)) err.write(`${settings.configFile}: error ${'UNKNOWN_ROUTE_FLOW'} ${where} names flow "${name}", which is not loaded: calls routed there get 404 UNKNOWN_FLOW\n`);
   }
-  const def = settings.server.routes?.default;
-  if (def !== undefined && !registry.has(def)) err.write(`${settings.configFile}: warning UNKNOWN_ROUTE_FLOW routes.default names flow "${def}", which is not loaded\n`);
   await app.listen({ port: settings.port, host: settings.host });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : settings.port;

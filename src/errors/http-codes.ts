@@ -4,7 +4,6 @@ import type { CodeInfo } from './types.js';
 export const HTTP_CODES: readonly CodeInfo[] = [
   { code: 'BAD_JSON', http: 400, title: 'The request body is not valid JSON.', hint: 'Send the RT.Request as a JSON object with Content-Type application/json.' },
   { code: 'BAD_REQUEST', http: 400, title: 'The request is not a valid RT.Request: a field is missing or has the wrong type.', hint: 'An RT.Request has all 14 fields (app, callid, request_hash, cli_name, cli_number, date_started, number, command, command_id, command_result, command_error, call_status, cdr_field, variables); the message names the field.' },
-  { code: 'UNSUPPORTED_MEDIA_TYPE', http: 415, title: 'The request body is not JSON.', hint: 'Send Content-Type: application/json (the REALTIME10 application\'s data_format is JSON).' },
   { code: 'BODY_TOO_LARGE', http: 413, title: 'The request body is larger than the configured limit.', hint: 'Raise server.body_limit in callscript.yaml if the service really sends such bodies (large variables maps).' },
   { code: 'AUTH_REQUIRED', http: 401, title: 'The request has no valid HTTP Basic credentials.', hint: 'Set the same login and password in the REALTIME10 application (apps.create params login/password) and in callscript.yaml auth (or RT_LOGIN/RT_PASSWORD).' },
   { code: 'UNKNOWN_FLOW', http: 404, title: 'No flow of that name is loaded.', hint: 'Check the name in the URL /rt/:flow against GET /health; a flow with errors is not loaded (run callscript validate).' },
