@@ -42,3 +42,11 @@ describe('the error catalogue', () => {
     expect(unused, 'codes in the catalogue that no code emits').toEqual([]);
   });
 });
+
+describe('docs/errors.md', () => {
+  it('is the generated catalogue (run: npm run callscript -- errors --markdown > docs/errors.md)', async () => {
+    const { errorsMarkdown } = await import('../src/errors/markdown.js');
+    const { CATALOGUE_SECTIONS } = await import('../src/errors/catalogue.js');
+    expect(doc).toBe(errorsMarkdown(CATALOGUE_SECTIONS));
+  });
+});

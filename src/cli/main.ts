@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { serve } from './serve.js';
 import { validate } from './validate.js';
 import { schema } from './schema.js';
+import { errors } from './errors.js';
 
 const program = new Command();
 program.name('callscript').description('Declarative IVR engine: YAML call flows served as a real-time telephony endpoint').version('0.1.0');
@@ -35,6 +36,15 @@ program
   .option('--write', 'write schemas/flow.schema.json and schemas/config.schema.json')
   .action(async (flags: { write?: boolean }) => {
     process.exitCode = await schema(flags);
+  });
+
+program
+  .command('errors')
+  .description('explain an error code, list them all, or print docs/errors.md (--markdown)')
+  .argument('[code]', 'a code, e.g. UNKNOWN_KEY')
+  .option('--markdown', 'print the whole catalogue as Markdown')
+  .action((code: string | undefined, flags: { markdown?: boolean }) => {
+    process.exitCode = errors(code, flags);
   });
 
 program.parseAsync(process.argv).catch((err: Error) => {

@@ -19,3 +19,11 @@ export function codeInfo(code: string): CodeInfo {
   if (!info) throw new Error(`unknown error code ${code}: add it to src/errors/`);
   return info;
 }
+
+/** The catalogue by section, in the order docs/errors.md presents it. */
+export const CATALOGUE_SECTIONS: Record<string, readonly CodeInfo[]> = {
+  'Flow and config diagnostics': FLOW_CODES,
+  'Loading a flows directory': REGISTRY_CODES,
+  'Engine (logged while a call runs)': ENGINE_CODES,
+  'HTTP errors': HTTP_CODES,
+};
