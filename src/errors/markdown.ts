@@ -1,5 +1,6 @@
 import type { CodeInfo } from './types.js';
 
+type Groups = Record<string, readonly CodeInfo[]>;
 
 /**
  * docs/errors.md, generated from the catalogue (`callscript errors --markdown`), so the
