@@ -1,4 +1,69 @@
 import type { CodeInfo } from './types.js';
 
+/**
+ * Codes the engine logs (or answers with) while a call runs. They never stop the process:
+ * each one is a log entry on the request's Outcome, and the call takes a defined way out
+ * (an error branch, a hangup, or a 4xx/409 upstream).
+ */
 export const ENGINE_CODES: readonly CodeInfo[] = [
+  {
+    code: 'ITERATION_LIMIT',
+    title: 'Too many logic steps ran within one request',
+    hint: 'A loop of set/switch/when steps (or a command step whose params keep failing) did not reach a command within maxLogicSteps (default 100); the call was hung up. Make sure every loop issues a command.',
+  },
+  {
+    code: 'RUNTIME_TEMPLATE',
+    title: 'A template failed to render while the call ran',
+    hint: 'Check the template and the variables it reads; use `| default:` for values that may be missing. In a command param it takes the step\'s error branch; in a `set` the variable is left unchanged.',
+  },
+  {
+    code: 'RUNTIME_PARAM',
+    title: 'A command param rendered to an invalid value',
+    hint: 'A templated value (E.164 number, callid, media, bounded integer...) did not pass the format or bounds check once rendered; the step took its error branch as if command_error were INVALID_PARAM.',
+  },
+  {
+    code: 'RUNTIME_CONDITION',
+    title: 'A condition failed to evaluate',
+    hint: 'The CEL expression threw (a missing variable, a type error); it counted as false. Guard optional variables with has(vars.x).',
+  },
+  {
+    code: 'RUNTIME_EXPRESSION',
+    title: 'A `set` expression failed to evaluate',
+    hint: 'The CEL expression of an `expr:` assignment threw; the variable was left unchanged.',
+  },
+  {
+    code: 'UNKNOWN_CALL',
+    title: 'A non-first request arrived for a call with no state',
+    hint: 'The call state was lost (restart, TTL, another instance). The unknownCall policy decides: restart the flow (default), hang up, or reject the request.',
+  },
+  {
+    code: 'UNHANDLED_RESULT_AT_RUNTIME',
+    title: 'A command result matched no branch and the step has no default',
+    hint: 'The flow ends there and the call is hung up. Add a `default:` (or `next:`) to the step, or a key for this result.',
+  },
+  {
+    code: 'UNHANDLED_ERROR_AT_RUNTIME',
+    title: 'A command failed and neither the step nor the flow handles errors',
+    hint: 'The call is hung up. Add `error:` to the step\'s `on:` or a flow-wide `handlers.error`.',
+  },
+  {
+    code: 'HANDLER_COMMAND',
+    title: 'The hangup handler reached a command step',
+    hint: 'The call is over when the hangup handler runs: it may only run set/switch/when steps. The command was not issued.',
+  },
+  {
+    code: 'FLOW_VERSION_MISMATCH',
+    title: 'The call state belongs to another version of the flow',
+    hint: 'A live call is pinned to the flow version it started on; the registry must hand the engine that version.',
+  },
+  {
+    code: 'STATE_INVALID',
+    title: 'The stored call state names a step the flow does not have',
+    hint: 'The state is corrupt or from another flow; the call was hung up and its state dropped.',
+  },
+  {
+    code: 'ENGINE_INTERNAL',
+    title: 'The engine failed unexpectedly on a request',
+    hint: 'A bug: the call was answered with hangup and its state dropped. Report it with the logged stack.',
+  },
 ];

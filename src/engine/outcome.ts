@@ -1,0 +1,33 @@
+/** The contract of `advance`: its options and what it answers. */
+import type { RtResponse } from '../protocol/rt.js';
+import type { CallState, CallSummary } from './types.js';
+
+export interface EngineOptions {
+  /** Epoch ms of the request (the engine never reads the clock). */
+  now: number;
+  /** Logic steps allowed within one request before ITERATION_LIMIT; default 100. */
+  maxLogicSteps?: number;
+  /** What to do with a non-first request for a call that has no state. */
+  unknownCall: 'restart' | 'hangup' | 'reject';
+}
+
+export const DEFAULT_MAX_LOGIC_STEPS = 100;
+
+export interface LogEntry {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  msg: string;
+  /** A code of src/errors/engine-codes.ts. */
+  code?: string;
+  step?: string;
+  [k: string]: unknown;
+}
+
+export type Outcome =
+  /** Answer `replyJson` (HTTP 200); store `state`, or delete the call when it is null. */
+  | { kind: 'reply'; reply: RtResponse; replyJson: string; state: CallState | null; summary?: CallSummary; log?: LogEntry[] }
+  /** A retried request: answer `replyJson` (the stored reply, same bytes); store nothing. */
+  | { kind: 'replay'; replyJson: string }
+  /** A request from further back than the previous command: HTTP 409; store nothing. */
+  | { kind: 'stale'; message: string; latest: number }
+  /** Refused (UNKNOWN_CALL with policy reject, FLOW_VERSION_MISMATCH): 4xx; store nothing. */
+  | { kind: 'rejected'; code: string; message: string };
