@@ -175,3 +175,15 @@ export function matchResult(step: PCommand, result: string): PBranch | undefined
   for (const p of step.inheritedPatterns) if (p.re.test(result)) return p.branch;
   return step.default;
 }
+
+/** The branch a key names at a command step (for tools that replay decisions by key). */
+export function branchByKey(step: PCommand, key: string): PBranch | undefined {
+  if (key === 'default') return step.default;
+  if (key === 'error') return step.error;
+  return (
+    step.exact.get(key) ??
+    step.patterns.find((p) => p.key === key)?.branch ??
+    step.inheritedExact.get(key) ??
+    step.inheritedPatterns.find((p) => p.key === key)?.branch
+  );
+}

@@ -271,3 +271,12 @@ export function activeMeta(snapshot: FlowSnapshot): StateMeta {
 export function contextOf(snapshot: FlowSnapshot): MachineContext {
   return snapshot.context as MachineContext;
 }
+
+/** The synthetic say state of `step` leading to `to` (the first one, if several). */
+export function sayStateOf(machine: FlowMachine, step: string, to: string): string | undefined {
+  for (const [key, node] of Object.entries(machine.states)) {
+    const m = node.meta as StateMeta | undefined;
+    if (m && m.kind === 'say' && m.step === step && m.to === to) return key;
+  }
+  return undefined;
+}
