@@ -1,4 +1,209 @@
 import type { CodeInfo } from './types.js';
 
+/**
+ * Codes of the flow checker (src/flow/check*.ts) and of the server config checker
+ * (src/flow/config.ts). Stable: never rename one; add new ones at the end of their group.
+ * `title` says what happened, `hint` what to do; docs/errors.md is written from both.
+ */
 export const FLOW_CODES: readonly CodeInfo[] = [
+  // --- the file as YAML
+  {
+    code: 'YAML_SYNTAX',
+    severity: 'error',
+    title: 'The file is not valid YAML, or uses a YAML feature flows do not allow.',
+    hint: 'Fix the YAML at the position shown: indent with spaces (never tabs), close quotes and brackets, keep one document per file, do not use custom tags (!tag) or recursive aliases.',
+  },
+  {
+    code: 'DUPLICATE_KEY',
+    severity: 'error',
+    title: 'The same key appears twice in one map (or a parameter is given under both its name and its alias).',
+    hint: 'Keep one of them. YAML would silently keep only one value; callscript refuses to guess which one you meant.',
+  },
+  {
+    code: 'NOT_A_MAP',
+    severity: 'error',
+    title: 'The file (or a step) is not a YAML map of keys to values.',
+    hint: 'A flow file is a map with at least `version: 1`, `start:` and `steps:`; each step is a map such as `{ say: "Hello", next: menu }`.',
+  },
+  // --- shape of keys and values
+  {
+    code: 'UNKNOWN_KEY',
+    severity: 'error',
+    title: 'A key that the language does not define at this place.',
+    hint: 'Check the spelling against docs/flow-language.md (the message suggests the nearest known key). Keys are case-sensitive.',
+  },
+  {
+    code: 'MISSING_KEY',
+    severity: 'error',
+    title: 'A required key is missing.',
+    hint: 'Add the key named in the message, e.g. `media_id` (or `prompt`) on a read, `targets` on a dialout, `then` with `retry`, `default` on a switch.',
+  },
+  {
+    code: 'MISPLACED_KEY',
+    severity: 'error',
+    title: 'A key of the language used where it has no meaning (e.g. `on:` on a set step, `next:` after hangup).',
+    hint: 'Move the key where it belongs, or remove it: `on`, `save` and `handlers` belong to command steps, `next` to command and set steps, `default` to switch steps, `then`/`else` to when steps.',
+  },
+  {
+    code: 'TYPE_MISMATCH',
+    severity: 'error',
+    title: 'A value of the wrong type (a string where an integer is expected, a list where a map is expected...).',
+    hint: 'Write the type the message asks for. Integers and booleans are written without quotes (`max_digits: 4`, `ner: false`); integer and boolean parameters cannot be templates.',
+  },
+  {
+    code: 'OUT_OF_BOUNDS',
+    severity: 'error',
+    title: 'A number outside the range the telephony service accepts for this parameter.',
+    hint: 'Use a value within the bounds given in the message (they come from the service reference, e.g. read max_digits 1..20, timeout_ms 100..30000).',
+  },
+  {
+    code: 'BAD_FORMAT',
+    severity: 'error',
+    title: 'A string that does not have the format the parameter requires (E.164 number, caller id, PIN, DTMF digits, callid, locale, cdr_field, base64, voice id).',
+    hint: 'Follow the format in the message, e.g. "+33123456789" (E.164: +, country code, number, no spaces), pin_code digits only (10 max), cdr_field up to 32 letters and digits. A value computed at run time can be written as a template ("{{ vars.number }}").',
+  },
+  {
+    code: 'BAD_ENUM',
+    severity: 'error',
+    title: 'A value that is not one of the values allowed for this key.',
+    hint: 'Use one of the values listed in the message (they are case-sensitive, e.g. ringtone MUSIC or RING).',
+  },
+  {
+    code: 'BAD_VERSION',
+    severity: 'error',
+    title: 'The flow declares a language version this callscript does not know.',
+    hint: 'Write `version: 1` (an integer) at the top of the flow.',
+  },
+  {
+    code: 'BAD_NAME',
+    severity: 'error',
+    title: 'A flow name, step id or variable name with characters that are not allowed.',
+    hint: 'Flow names and step ids use letters, digits, `-` and `_` (64 characters at most). Variable names start with a letter or `_`, then letters, digits and `_`, and are not CEL reserved words (in, as, if, null, true...).',
+  },
+  // --- values with a meaning
+  {
+    code: 'BAD_MEDIA',
+    severity: 'error',
+    title: 'A media value that is none of the accepted forms.',
+    hint: 'A media is an integer library id, 0 for none, "TTS|<voice>|<text>", plain text (spoken in the flow voice), { say: text, voice: id }, or a non-empty list of these (escalating prompts).',
+  },
+  {
+    code: 'BAD_WAV',
+    severity: 'error',
+    title: 'play_wav_data audio that is not a WAV file the service can play.',
+    hint: 'The service plays PCM WAV, 8000 Hz, 16-bit, mono only. Convert the file, e.g. `sox in.wav -r 8000 -b 16 -c 1 -e signed-integer out.wav`, then base64-encode it.',
+  },
+  {
+    code: 'BAD_TEMPLATE',
+    severity: 'error',
+    title: 'A `{{ }}` template that does not parse, or uses an unknown filter.',
+    hint: 'Templates use Liquid syntax: `{{ vars.name | default: "caller" }}`. Close every `{{` with `}}` and use only Liquid filters.',
+  },
+  {
+    code: 'BAD_EXPRESSION',
+    severity: 'error',
+    title: 'A condition or `expr:` value that is not a valid CEL expression.',
+    hint: 'Conditions are CEL: `vars.tries >= 3`, `call.caller.startsWith("+33")`, `has(vars.pin) && vars.pin == result`. Strings use double or single quotes; equality is `==`.',
+  },
+  {
+    code: 'BAD_PATTERN',
+    severity: 'error',
+    title: 'A result key written as a pattern (`/regex/` or `_1XX`) that does not compile.',
+    hint: 'A regular expression is written between slashes, without flags, and must match the whole result. An Asterisk pattern starts with `_` and uses digits, * # and X (0-9), Z (1-9), N (2-9), [1-5], `.` (one or more) and `!` (zero or more).',
+  },
+  {
+    code: 'BAD_BRANCH',
+    severity: 'error',
+    title: 'A branch map that says both or neither of `goto` and `retry`.',
+    hint: 'A branch is a step id, `{ goto: step }`, or `{ retry: n, then: step }`, each optionally with `say:`. `then` goes with `retry` only.',
+  },
+  // --- steps
+  {
+    code: 'NO_ACTION',
+    severity: 'error',
+    title: 'A step with no action: no command, `say`, `set`, `switch` or `when`.',
+    hint: 'Give the step exactly one action, e.g. `say: "Hello"`, `read: { prompt: ... }`, `set: { ... }` or `hangup: {}`.',
+  },
+  {
+    code: 'MANY_ACTIONS',
+    severity: 'error',
+    title: 'A step with more than one action.',
+    hint: 'Split it into one step per action and chain them with `next:`.',
+  },
+  {
+    code: 'DUPLICATE_DEFAULT',
+    severity: 'error',
+    title: 'A step has both `next:` and `on: { default: ... }`, which mean the same thing.',
+    hint: 'Keep only one: `next: x` is a shorthand for `on: { default: x }`.',
+  },
+  // --- results
+  {
+    code: 'IMPOSSIBLE_RESULT',
+    severity: 'error',
+    title: 'A result key that this command can never return.',
+    hint: 'Use a result from the command\'s result set (e.g. read returns 1..max_digits keys of 0-9 and *, or TIMEOUT; play returns 0 or 1); raise max_digits if a key is longer. Commands without a result take only `next`/`default` and `error`; opaque results (record file names, recording hashes) take patterns, `default` or `save`.',
+  },
+  {
+    code: 'UNHANDLED_RESULT',
+    severity: 'warning',
+    title: 'Some results of the command lead nowhere: when one comes, the call is hung up.',
+    hint: 'Handle the results listed in the message under `on:`, or add `default:` (or `next:`) for everything else; a flow-wide `handlers.on` entry also counts.',
+  },
+  {
+    code: 'UNKNOWN_VARIABLE',
+    severity: 'warning',
+    title: 'A template or condition reads a variable that nothing sets, or a call field that does not exist.',
+    hint: 'Variables come from top-level `vars:`, `save:` and `set:`; check the spelling. Call fields are call.callid, caller, caller_name, called, app, cdr_field, request_hash, date_started, status and variables.',
+  },
+  // --- graph
+  {
+    code: 'UNKNOWN_STEP',
+    severity: 'error',
+    title: 'A reference to a step id that the flow does not define.',
+    hint: 'Check the spelling (the message suggests the nearest step id) or add the step under `steps:`.',
+  },
+  {
+    code: 'UNREACHABLE_STEP',
+    severity: 'error',
+    title: 'A step that no path from `start` (or from a handler) can ever reach.',
+    hint: 'Link it from another step (`next:`, `on:`, `goto`) or delete it.',
+  },
+  {
+    code: 'NO_PATH_TO_END',
+    severity: 'error',
+    title: 'A step from which the call can never end: every way out loops back.',
+    hint: 'Give the loop an exit: a `retry: n, then: step` instead of a plain goto to the same step, a `default` leading to a goodbye and `hangup`, or a counter with a `when:` step.',
+  },
+  {
+    code: 'EVENTLESS_LOOP',
+    severity: 'error',
+    title: 'A loop made only of logic steps (set, switch, when), which issue no command: it would spin within one request.',
+    hint: 'Put a command step (say, read, wait...) inside the loop, or make one of the logic steps leave it.',
+  },
+  {
+    code: 'HANDLER_COMMAND',
+    severity: 'error',
+    title: 'The hangup handler is, or leads to, a command step; the call is already over when it runs.',
+    hint: 'handlers.hangup must name a logic step (set, switch, when) and every step reachable from it must be a logic step too.',
+  },
+  {
+    code: 'HANDLER_RESULTS',
+    severity: 'error',
+    title: 'A flow-wide result handler (`handlers.on`) for a command whose results cannot be matched.',
+    hint: 'handlers.on applies to commands with a known result set (read, play, dialout, conference, wait_for_silence...); hangup, hangup_callid, simple_conference, record and the recording commands have none to match.',
+  },
+  // --- the server config file
+  {
+    code: 'CONFIG_AUTH',
+    severity: 'error',
+    title: 'HTTP Basic auth in callscript.yaml is incomplete: `login` and `password` go together and are not empty.',
+    hint: 'Give both `auth.login` and `auth.password` (the same as the REALTIME10 application\'s login and password), or remove `auth:`.',
+  },
+  // --- last resort
+  {
+    code: 'INTERNAL_ERROR',
+    severity: 'error',
+    title: 'The checker itself failed on this file (a bug in callscript).',
+    hint: 'Please report it with the file that triggers it; the flow is refused meanwhile.',
+  },
 ];

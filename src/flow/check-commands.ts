@@ -1,0 +1,211 @@
+/**
+ * Command actions: the value of a `read:`, `dialout:`, ... key checked against the command
+ * catalogue (params, aliases, scalar shorthands, bounds, formats, required params) and
+ * turned into a CommandCall.
+ */
+import { COMMANDS, PARAM_ALIASES, SCALAR_PARAM, type CommandName, type ParamSpec } from '../protocol/commands.js';
+import { checkFormat } from '../protocol/formats.js';
+import { isTemplate } from './expr.js';
+import type { CommandCall, Value } from './model.js';
+import { type Ctx, didYouMean, report } from './check-context.js';
+import { checkMedia, checkWav } from './check-media.js';
+import { checkBool, checkInt, checkStringParam, checkTemplateText } from './check-values.js';
+import { clip, describe, type YEntry, type YMap, type YNode } from './yaml.js';
+
+/** Parameters without which a command is meaningless (the reference does not say; we do). */
+export const REQUIRED_PARAMS: Partial<Record<CommandName, string>> = {
+  conference: 'id',
+  dialout: 'targets',
+  hangup_callid: 'callid',
+  play: 'media_id',
+  play_record: 'media_file',
+  play_talk_detect: 'media_id',
+  play_wav_data: 'audio_data',
+  read: 'media_id',
+  send_dtmf: 'digits',
+  simple_conference: 'id',
+  wait: 'wait',
+};
+
+/** Checks a command's value (`read: {...}`, `wait: 5`, `hangup:`); undefined after an error. */
+export function checkCommand(ctx: Ctx, name: CommandName, action: YEntry, where: string): CommandCall | undefined {
+  const call: CommandCall = { name, params: {}, media: {} };
+  const spec = COMMANDS[name];
+  const node = action.value;
+  const scalar = SCALAR_PARAM[name];
+  const aliases = PARAM_ALIASES[name] ?? {};
+  const errorsBefore = ctx.diags.length;
+  const given = new Map<string, YEntry>();
+
+  if (node.kind === 'map' && !(scalar && spec.params[scalar]?.type === 'media' && node.entries.some((e) => e.key === 'say'))) {
+    for (const e of node.entries) {
+      const canonical = aliases[e.key] ?? e.key;
+      const p = spec.params[canonical];
+      if (!p) {
+        const known = [...Object.keys(spec.params), ...Object.keys(aliases)];
+        const dym = didYouMean(e.key, known);
+        const none = known.length === 0 ? `${name} takes no parameters` : `known: ${known.join(', ')}`;
+        report(ctx, 'UNKNOWN_KEY', e, `${where}unknown key '${e.key}' in ${name}`, dym ?? `Remove it (${none}).`);
+        continue;
+      }
+      const prev = given.get(canonical);
+      if (prev) {
+        report(ctx, 'DUPLICATE_KEY', e, `${where}'${e.key}' and '${prev.key}' are the same parameter of ${name}`, 'Keep only one of them.');
+        continue;
+      }
+      given.set(canonical, e);
+      checkParam(ctx, call, canonical, p, e.value, where);
+    }
+  } else if (node.kind === 'scalar' && node.type === 'null') {
+    // `hangup:`, `record:`: no parameters
+  } else if (scalar && (node.kind !== 'seq' || spec.params[scalar]?.type === 'media')) {
+    given.set(scalar, action);
+    checkParam(ctx, call, scalar, spec.params[scalar]!, node, where);
+  } else {
+    const short = scalar ? ` (or the value of ${scalar} alone)` : '';
+    report(ctx, 'TYPE_MISMATCH', node, `${where}${name} takes a map of parameters${short}, not ${describe(node)}`, Object.keys(spec.params).length === 0 ? `Write \`${name}: {}\`.` : `Write e.g. \`${name}: { ${Object.keys(spec.params)[0]}: ... }\`.`);
+    return undefined;
+  }
+
+  const req = REQUIRED_PARAMS[name];
+  if (req && !given.has(req)) {
+    const alias = Object.entries(aliases).find(([, c]) => c === req)?.[0];
+    report(ctx, 'MISSING_KEY', action, `${where}${name} needs '${req}'${alias ? ` (or its alias '${alias}')` : ''}`);
+  }
+  return ctx.diags.length === errorsBefore ? call : undefined;
+}
+
+function checkParam(ctx: Ctx, call: CommandCall, name: string, spec: ParamSpec, node: YNode, where: string): void {
+  let v: Value | undefined;
+  switch (spec.type) {
+    case 'media': {
+      const m = checkMedia(ctx, node, name, where);
+      if (m) call.media[name] = m;
+      return;
+    }
+    case 'int':
+      v = checkInt(ctx, node, name, spec.min, spec.max, where);
+      break;
+    case 'bool':
+      v = checkBool(ctx, node, name, where);
+      break;
+    case 'targets':
+      v = checkTargets(ctx, node, where);
+      break;
+    case 'string':
+      if (spec.format === 'callid') v = checkCallid(ctx, node, name, where);
+      else if (spec.format === 'base64_wav') v = checkAudio(ctx, node, name, where);
+      else v = checkStringParam(ctx, node, name, spec, where);
+      break;
+  }
+  if (v !== undefined) call.params[name] = v;
+}
+
+/**
+ * A callid: a YAML integer (its source digits are kept, so 18446744073709551615 stays
+ * exact), a digit string, or a template. Stored as the decimal string.
+ */
+function checkCallid(ctx: Ctx, node: YNode, name: string, where: string): string | undefined {
+  if (node.kind === 'scalar' && node.type === 'int') {
+    let digits: string | undefined;
+    try {
+      if (/^(?:[0-9]+|0x[0-9a-fA-F]+|0o[0-7]+)$/.test(node.source)) digits = BigInt(node.source).toString();
+    } catch {
+      digits = undefined;
+    }
+    const err = digits === undefined ? 'a callid is a 64-bit unsigned integer (digits only)' : checkFormat('callid', digits);
+    if (err) {
+      report(ctx, 'BAD_FORMAT', node, `${where}${name} ${node.source}: ${err}`);
+      return undefined;
+    }
+    return digits;
+  }
+  if (node.kind === 'scalar' && node.type === 'string') {
+    const s = String(node.value);
+    if (isTemplate(s)) return checkTemplateText(ctx, s, node, where) ? s : undefined;
+    const err = checkFormat('callid', s.trim());
+    if (err) {
+      report(ctx, 'BAD_FORMAT', node, `${where}${name} "${clip(s)}": ${err}`);
+      return undefined;
+    }
+    return BigInt(s.trim()).toString();
+  }
+  report(ctx, 'TYPE_MISMATCH', node, `${where}${name} must be an integer or a template, not ${describe(node)}`);
+  return undefined;
+}
+
+/** play_wav_data audio: base64, and when literal, a WAV the service can play. */
+function checkAudio(ctx: Ctx, node: YNode, name: string, where: string): string | undefined {
+  if (node.kind !== 'scalar' || node.type !== 'string') {
+    report(ctx, 'TYPE_MISMATCH', node, `${where}${name} must be a base64 string, not ${describe(node)}`);
+    return undefined;
+  }
+  const s = String(node.value);
+  if (isTemplate(s)) return checkTemplateText(ctx, s, node, where) ? s : undefined;
+  const err = checkFormat('base64_wav', s);
+  if (err) {
+    report(ctx, 'BAD_FORMAT', node, `${where}${name}: ${err}`);
+    return undefined;
+  }
+  const wav = checkWav(Buffer.from(s.replace(/\s+/g, ''), 'base64'));
+  if (wav) {
+    report(ctx, 'BAD_WAV', node, `${where}${name}: ${wav}`);
+    return undefined;
+  }
+  return s.replace(/\s+/g, '');
+}
+
+const PHONE: Extract<ParamSpec, { type: 'string' }> = { type: 'string', format: 'phone_number', doc: '' };
+
+/** dialout targets: a list of `{ number, timeout }` (a bare number string is `{ number }`). */
+function checkTargets(ctx: Ctx, node: YNode, where: string): Value | undefined {
+  const items = node.kind === 'seq' ? node.items : node.kind === 'scalar' && node.type === 'string' ? [node] : undefined;
+  if (!items) {
+    report(ctx, 'TYPE_MISMATCH', node, `${where}targets must be a list of { number, timeout }, not ${describe(node)}`, 'Write targets: [{ number: "+33123456789", timeout: 30 }].');
+    return undefined;
+  }
+  if (items.length === 0) {
+    report(ctx, 'MISSING_KEY', node, `${where}targets is empty: dialout needs at least one number to call`);
+    return undefined;
+  }
+  const out: Value[] = [];
+  let ok = true;
+  for (const it of items) {
+    const t = checkTarget(ctx, it, where);
+    if (t) out.push(t);
+    else ok = false;
+  }
+  return ok ? out : undefined;
+}
+
+function checkTarget(ctx: Ctx, node: YNode, where: string): Record<string, Value> | undefined {
+  if (node.kind === 'scalar' && node.type === 'string') {
+    const n = checkStringParam(ctx, node, 'number', PHONE, `${where}target: `);
+    return n === undefined ? undefined : { number: n };
+  }
+  if (node.kind !== 'map') {
+    report(ctx, 'TYPE_MISMATCH', node, `${where}a target must be { number, timeout } or a number string, not ${describe(node)}`);
+    return undefined;
+  }
+  const out: Record<string, Value> = {};
+  let ok = true;
+  for (const e of (node as YMap).entries) {
+    if (e.key === 'number') {
+      const n = checkStringParam(ctx, e.value, 'number', PHONE, `${where}target: `);
+      if (n === undefined) ok = false;
+      else out.number = n;
+    } else if (e.key === 'timeout') {
+      const t = checkInt(ctx, e.value, 'timeout', 5, 300, `${where}target: `);
+      if (t === undefined) ok = false;
+      else out.timeout = t;
+    } else {
+      report(ctx, 'UNKNOWN_KEY', e, `${where}unknown key '${e.key}' in a dialout target`, didYouMean(e.key, ['number', 'timeout']) ?? 'A target has number and timeout.');
+      ok = false;
+    }
+  }
+  if (ok && out.number === undefined) {
+    report(ctx, 'MISSING_KEY', node, `${where}a dialout target needs 'number'`);
+    return undefined;
+  }
+  return ok ? out : undefined;
+}

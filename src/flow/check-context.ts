@@ -1,0 +1,156 @@
+/**
+ * The checkers' shared context: where diagnostics are collected, how a code gets its
+ * severity and hint from the catalogue, positions of nodes, and did-you-mean suggestions.
+ */
+import type { Diagnostic, Severity } from '../errors/diagnostic.js';
+import { FLOW_CODES } from '../errors/flow-codes.js';
+import type { Pos } from './model.js';
+import type { Loc, YEntry, YMap, YNode } from './yaml.js';
+import { describe } from './yaml.js';
+
+/** A `vars.x` or `call.x` read by a template or expression, checked once all writes are known. */
+export interface VarRef {
+  root: 'vars' | 'call';
+  name: string;
+  at: YNode;
+}
+
+export interface Ctx {
+  file: string;
+  diags: Diagnostic[];
+  /** The flow's default TTS voice. */
+  voice: string;
+  refs: VarRef[];
+  /** Every step id the flow refers to (targets, start, handlers), checked by the graph pass. */
+  targets: { id: string; at: YNode }[];
+}
+
+export function newCtx(file: string, voice: string): Ctx {
+  return { file, diags: [], voice, refs: [], targets: [] };
+}
+
+const CODES = new Map(FLOW_CODES.map((c) => [c.code, c]));
+
+/** Something with a position: a node, a map entry (its key), or a location. */
+export type At = YNode | YEntry | Loc;
+
+function locs(at: At): { pos: Loc; end?: Loc } {
+  if ('keyNode' in at) return { pos: at.keyNode.pos, end: at.keyNode.end };
+  if ('kind' in at) return { pos: at.pos, end: at.end };
+  return { pos: at };
+}
+
+/** Records a diagnostic; the code's severity (and default hint) come from the catalogue. */
+export function report(ctx: Ctx, code: string, at: At, message: string, hint?: string): void {
+  const info = CODES.get(code);
+  const severity: Severity = info?.severity ?? 'error';
+  const { pos, end } = locs(at);
+  const d: Diagnostic = { code, severity, message, file: ctx.file, line: pos.line, column: pos.col };
+  if (end && (end.line > pos.line || (end.line === pos.line && end.col > pos.col))) {
+    d.endLine = end.line;
+    d.endColumn = end.col;
+  }
+  const h = hint ?? info?.hint;
+  if (h) d.hint = h;
+  ctx.diags.push(d);
+}
+
+export function posOf(ctx: Ctx, at: At): Pos {
+  const { pos } = locs(at);
+  return { file: ctx.file, line: pos.line, column: pos.col };
+}
+
+/** Levenshtein distance, with a cut-off. */
+export function distance(a: string, b: string): number {
+  const m = a.length;
+  const n = b.length;
+  if (Math.abs(m - n) > 3) return 99;
+  let prev = Array.from({ length: n + 1 }, (_, j) => j);
+  for (let i = 1; i <= m; i++) {
+    const cur = [i];
+    for (let j = 1; j <= n; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost);
+      // transposition (Damerau): "pormpt" -> "prompt"
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) cur[j] = Math.min(cur[j]!, (prev[j - 2] ?? 99) + 1);
+    }
+    prev = cur;
+  }
+  return prev[n]!;
+}
+
+/** The closest candidate, if close enough to be a likely typo. */
+export function closest(word: string, candidates: Iterable<string>): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  const w = word.toLowerCase();
+  for (const c of candidates) {
+    const d = distance(w, c.toLowerCase());
+    if (d < bestD) {
+      bestD = d;
+      best = c;
+    }
+  }
+  const limit = Math.max(1, Math.floor(word.length / 3));
+  return best !== undefined && bestD <= limit ? best : undefined;
+}
+
+export function didYouMean(word: string, candidates: Iterable<string>): string | undefined {
+  const c = closest(word, candidates);
+  return c === undefined ? undefined : `did you mean '${c}'?`;
+}
+
+/** Reports UNKNOWN_KEY for every key not in `known`; returns the entries that are known. */
+export function knownEntries(ctx: Ctx, map: YMap, known: readonly string[], where: string): YEntry[] {
+  const out: YEntry[] = [];
+  for (const e of map.entries) {
+    if (known.includes(e.key)) out.push(e);
+    else unknownKey(ctx, e, known, where);
+  }
+  return out;
+}
+
+export function unknownKey(ctx: Ctx, e: YEntry, known: readonly string[], where: string): void {
+  const dym = didYouMean(e.key, known);
+  const list = known.length <= 12 ? ` (known: ${known.join(', ')})` : '';
+  report(ctx, 'UNKNOWN_KEY', e, `${where}unknown key '${e.key}'`, dym ?? `Remove it or use one of the known keys${list}.`);
+}
+
+/** Expects a map; reports TYPE_MISMATCH otherwise. */
+export function asMap(ctx: Ctx, node: YNode, what: string): YMap | undefined {
+  if (node.kind === 'map') return node;
+  report(ctx, 'TYPE_MISMATCH', node, `${what} must be a map, not ${describe(node)}`);
+  return undefined;
+}
+
+/** Expects a non-empty string scalar (a step id, a name...). */
+export function asString(ctx: Ctx, node: YNode, what: string): string | undefined {
+  if (node.kind === 'scalar' && node.type === 'string') return node.value as string;
+  report(ctx, 'TYPE_MISMATCH', node, `${what} must be a string, not ${describe(node)}`);
+  return undefined;
+}
+
+export const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
+export const VAR_RE = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** CEL reserved words: `vars.in` would not parse. */
+export const CEL_RESERVED = new Set([
+  'as', 'break', 'const', 'continue', 'else', 'false', 'for', 'function', 'if', 'import', 'in', 'let', 'loop', 'package',
+  'namespace', 'null', 'return', 'true', 'var', 'void', 'while',
+]);
+
+/** Checks a variable name (save:, set:, vars:); reports BAD_NAME. */
+export function checkVarName(ctx: Ctx, name: string, at: At, what: string): boolean {
+  if (!VAR_RE.test(name)) {
+    report(ctx, 'BAD_NAME', at, `${what} '${name}' is not a valid variable name: start with a letter or _, then letters, digits and _ (64 at most)`);
+    return false;
+  }
+  if (CEL_RESERVED.has(name)) {
+    report(ctx, 'BAD_NAME', at, `${what} '${name}' is a reserved word of CEL conditions: vars.${name} could not be read; choose another name`);
+    return false;
+  }
+  return true;
+}
+
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}

@@ -1,0 +1,179 @@
+/**
+ * Checks on the flow as a graph of steps: unknown targets, unreachable steps, steps that
+ * can never reach the end of the call, loops of logic steps, and the hangup handler.
+ */
+import { COMMANDS } from '../protocol/commands.js';
+import type { Branch, Handlers, Step } from './model.js';
+import { type Ctx, didYouMean, report } from './check-context.js';
+import { unhandledResults } from './check-results.js';
+import type { Loc, YNode } from './yaml.js';
+
+/** UNKNOWN_STEP for every reference to a step id that is not defined. */
+export function checkTargets(ctx: Ctx, ids: readonly string[]): void {
+  const known = new Set(ids);
+  for (const t of ctx.targets) {
+    if (known.has(t.id)) continue;
+    report(ctx, 'UNKNOWN_STEP', t.at, `no step '${t.id}' in this flow`, didYouMean(t.id, ids) ?? (ids.length ? `Steps are: ${ids.slice(0, 12).join(', ')}${ids.length > 12 ? ', ...' : ''}.` : 'Define it under steps:.'));
+  }
+}
+
+function branchTargets(b: Branch | undefined): string[] {
+  if (!b) return [];
+  return [b.goto, b.then].filter((x): x is string => x !== undefined);
+}
+
+/** Where a step can go next (flow-wide handlers included). */
+export function successors(step: Step, handlers: Handlers): string[] {
+  if (step.kind === 'set') return step.next ? [step.next] : [];
+  if (step.kind === 'switch') return [...step.cases.map((c) => c.goto), ...(step.default ? [step.default] : [])];
+  const on = step.on;
+  const out = [...Object.values(on.exact), ...on.patterns.map((p) => p.branch), on.default, on.error].flatMap(branchTargets);
+  const wide = step.inheritHandlers ? handlers.on[step.command.name] : undefined;
+  if (wide) out.push(...[...Object.values(wide.exact), ...wide.patterns.map((p) => p.branch)].flatMap(branchTargets));
+  if (!on.error && step.command.name !== 'hangup') out.push(...branchTargets(handlers.error));
+  return [...new Set(out)];
+}
+
+/** Whether the call can end at this step: hangup, a bridged dialout, or a result with nowhere to go. */
+export function canEndHere(step: Step, handlers: Handlers): boolean {
+  if (step.kind === 'set') return step.next === undefined;
+  if (step.kind === 'switch') return step.default === undefined;
+  const name = step.command.name;
+  if (name === 'hangup' || name === 'dialout') return true;
+  if (step.on.default) return false;
+  const kind = COMMANDS[name].results.kind;
+  if (kind === 'none' || kind === 'any') return true;
+  return unhandledResults(name, step.command, step.on, step.inheritHandlers ? handlers.on[name] : undefined) !== null;
+}
+
+function loc(step: Step): Loc {
+  return { line: step.pos.line, col: step.pos.column };
+}
+
+export interface GraphInput {
+  steps: Record<string, Step>;
+  /** Step ids in file order. */
+  order: string[];
+  start: string;
+  handlers: Handlers;
+  /** Where handlers.hangup is written, for HANDLER_COMMAND. */
+  hangupAt?: YNode;
+}
+
+export function checkGraph(ctx: Ctx, g: GraphInput): void {
+  const { steps, order, handlers } = g;
+  const next = new Map(order.map((id) => [id, successors(steps[id]!, handlers).filter((t) => t in steps)]));
+  const roots = [g.start, ...(handlers.hangup ? [handlers.hangup] : [])].filter((r) => r in steps);
+
+  // reachable from start and the hangup handler
+  const reached = new Set<string>(roots);
+  const queue = [...roots];
+  while (queue.length) for (const t of next.get(queue.shift()!)!) if (!reached.has(t)) reached.add(t), queue.push(t);
+  for (const id of order) {
+    if (!reached.has(id)) report(ctx, 'UNREACHABLE_STEP', loc(steps[id]!), `step '${id}' is never reached from start '${g.start}'${handlers.hangup ? ' or the hangup handler' : ''}`);
+  }
+
+  // steps from which the end can be reached (backwards from the ends)
+  const prev = new Map<string, string[]>(order.map((id) => [id, []]));
+  for (const [from, tos] of next) for (const t of tos) prev.get(t)!.push(from);
+  const ends = new Set(order.filter((id) => canEndHere(steps[id]!, handlers)));
+  const back = [...ends];
+  while (back.length) for (const p of prev.get(back.shift()!)!) if (!ends.has(p)) ends.add(p), back.push(p);
+  const trapped = order.filter((id) => reached.has(id) && !ends.has(id));
+  const trappedSet = new Set(trapped);
+  for (const id of trapped) {
+    // reported where the trap is entered: a root, or a step reached from outside the trap
+    if (!roots.includes(id) && !prev.get(id)!.some((p) => reached.has(p) && !trappedSet.has(p))) continue;
+    const loop = trapped.filter((o) => o !== id && reachableFrom(next, id).has(o));
+    const via = loop.length ? ` (it only leads to ${loop.slice(0, 5).map((o) => `'${o}'`).join(', ')}${loop.length > 5 ? ', ...' : ''})` : '';
+    report(ctx, 'NO_PATH_TO_END', loc(steps[id]!), `step '${id}' can never reach the end of the call: every way out of it loops back${via}`);
+  }
+
+  // loops made only of logic steps
+  const logic = (id: string) => steps[id]!.kind !== 'command';
+  for (const scc of sccs(order.filter(logic), (id) => next.get(id)!.filter(logic))) {
+    const self = scc.length === 1 && next.get(scc[0]!)!.includes(scc[0]!);
+    if (scc.length < 2 && !self) continue;
+    const names = order.filter((id) => scc.includes(id));
+    report(ctx, 'EVENTLESS_LOOP', loc(steps[names[0]!]!), `logic steps ${[...names, names[0]].map((n) => `'${n}'`).join(' -> ')} loop without issuing a command`);
+  }
+
+  // the hangup handler runs logic steps only
+  const h = handlers.hangup;
+  if (h && h in steps && g.hangupAt) {
+    if (steps[h]!.kind === 'command') {
+      const s = steps[h]!;
+      const what = s.kind === 'command' ? s.command.name : s.kind;
+      report(ctx, 'HANDLER_COMMAND', g.hangupAt, `the hangup handler '${h}' is a ${what} step; it must be a logic step (set, switch, when)`);
+    } else {
+      const seen = new Set([h]);
+      const q: [string, string][] = [[h, h]];
+      while (q.length) {
+        const [id, path] = q.shift()!;
+        for (const t of next.get(id)!) {
+          if (seen.has(t)) continue;
+          seen.add(t);
+          const s = steps[t]!;
+          if (s.kind === 'command') {
+            report(ctx, 'HANDLER_COMMAND', g.hangupAt, `the hangup handler leads to command step '${t}' (${path} -> ${t}); the call is over when it runs`);
+          } else q.push([t, `${path} -> ${t}`]);
+        }
+      }
+    }
+  }
+}
+
+function reachableFrom(next: Map<string, string[]>, from: string): Set<string> {
+  const seen = new Set<string>();
+  const q = [...next.get(from)!];
+  while (q.length) {
+    const id = q.shift()!;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    q.push(...next.get(id)!);
+  }
+  return seen;
+}
+
+/** Strongly connected components (Tarjan, iterative). */
+function sccs(nodes: string[], edges: (id: string) => string[]): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const out: string[][] = [];
+  let i = 0;
+  for (const root of nodes) {
+    if (index.has(root)) continue;
+    const work: { id: string; it: number }[] = [{ id: root, it: 0 }];
+    index.set(root, i), low.set(root, i++), stack.push(root), onStack.add(root);
+    while (work.length) {
+      const top = work[work.length - 1]!;
+      const es = edges(top.id);
+      if (top.it < es.length) {
+        const w = es[top.it++]!;
+        if (!index.has(w)) {
+          index.set(w, i), low.set(w, i++), stack.push(w), onStack.add(w);
+          work.push({ id: w, it: 0 });
+        } else if (onStack.has(w)) low.set(top.id, Math.min(low.get(top.id)!, index.get(w)!));
+        continue;
+      }
+      work.pop();
+      if (work.length) {
+        const parent = work[work.length - 1]!.id;
+        low.set(parent, Math.min(low.get(parent)!, low.get(top.id)!));
+      }
+      if (low.get(top.id) === index.get(top.id)) {
+        const comp: string[] = [];
+        let w: string;
+        do {
+          w = stack.pop()!;
+          onStack.delete(w);
+          comp.push(w);
+        } while (w !== top.id);
+        out.push(comp);
+      }
+    }
+  }
+  return out;
+}

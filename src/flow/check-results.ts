@@ -1,0 +1,192 @@
+/**
+ * Where results lead: branches, a command step's `on:`/`next:`, the flow-wide handlers,
+ * result keys a command can never return (IMPOSSIBLE_RESULT) and results left unhandled
+ * (UNHANDLED_RESULT).
+ */
+import { COMMANDS, COMMAND_NAMES, type CommandName } from '../protocol/commands.js';
+import type { Branch, Branches, CommandCall, Handlers, ResultPattern } from './model.js';
+import { type Ctx, asMap, asString, didYouMean, knownEntries, posOf, report } from './check-context.js';
+import { checkMedia } from './check-media.js';
+import { checkInt } from './check-values.js';
+import { enumerateDigits, impossibility, parseResultKey } from './check-patterns.js';
+import { describe, entry, type YEntry, type YNode } from './yaml.js';
+
+/** A step id used as a target: recorded for the graph pass (UNKNOWN_STEP). */
+export function stepRef(ctx: Ctx, node: YNode, where: string): string | undefined {
+  const id = asString(ctx, node, `${where}a step id`);
+  if (id !== undefined) ctx.targets.push({ id, at: node });
+  return id;
+}
+
+/** A branch: `step`, `{ goto, say }` or `{ retry, then, say }`. */
+export function checkBranch(ctx: Ctx, node: YNode, where: string): Branch | undefined {
+  if (node.kind === 'scalar' && node.type === 'string') {
+    const id = stepRef(ctx, node, where);
+    return id === undefined ? undefined : { goto: id, pos: posOf(ctx, node) };
+  }
+  if (node.kind !== 'map') {
+    report(ctx, 'TYPE_MISMATCH', node, `${where}a branch is a step id or a map { goto | retry, then, say }, not ${describe(node)}`);
+    return undefined;
+  }
+  const before = ctx.diags.length;
+  const b: Branch = { pos: posOf(ctx, node) };
+  const keys = knownEntries(ctx, node, ['goto', 'retry', 'then', 'say'], where);
+  for (const e of keys) {
+    if (e.key === 'goto') b.goto = stepRef(ctx, e.value, where);
+    else if (e.key === 'then') b.then = stepRef(ctx, e.value, where);
+    else if (e.key === 'retry') b.retry = checkInt(ctx, e.value, 'retry', 1, 100, where);
+    else if (e.key === 'say') b.say = checkMedia(ctx, e.value, 'say', where, { say: true });
+  }
+  const has = (k: string) => keys.some((e) => e.key === k);
+  if (has('goto') && has('retry')) {
+    report(ctx, 'BAD_BRANCH', entry(node, 'retry')!, `${where}a branch has goto or retry, not both`, 'Use { goto: step } to leave, or { retry: n, then: step } to ask again.');
+  } else if (has('then') && !has('retry')) {
+    report(ctx, 'BAD_BRANCH', entry(node, 'then')!, `${where}'then' goes with 'retry'`, has('goto') ? 'Remove then: goto already says where to go.' : 'Write { retry: n, then: step }, or { goto: step }.');
+  } else if (has('retry') && !has('then')) {
+    report(ctx, 'MISSING_KEY', node, `${where}a branch with 'retry' needs 'then': where to go once the retries are used up`);
+  } else if (!has('goto') && !has('retry')) {
+    report(ctx, 'BAD_BRANCH', node, `${where}a branch needs 'goto' or 'retry' (with 'then')`);
+  }
+  return ctx.diags.length === before ? b : undefined;
+}
+
+export function emptyBranches(): Branches {
+  return { exact: {}, patterns: [] };
+}
+
+/** The effective max_digits of a read (the catalogue default when not given). */
+export function maxDigitsOf(call: CommandCall | undefined): number {
+  const v = call?.params.max_digits;
+  if (typeof v === 'number') return v;
+  const spec = COMMANDS.read.params.max_digits;
+  return spec?.type === 'int' ? (spec.default ?? 1) : 1;
+}
+
+/** A step's `on:` map and `next:` into Branches. */
+export function checkOn(ctx: Ctx, cmd: CommandName, call: CommandCall | undefined, on: YEntry | undefined, next: YEntry | undefined, where: string): Branches {
+  const out = emptyBranches();
+  const maxDigits = maxDigitsOf(call);
+  let defaultEntry: YEntry | undefined;
+  const map = on ? asMap(ctx, on.value, `${where}on`) : undefined;
+  for (const e of map?.entries ?? []) {
+    const k = parseResultKey(e.key);
+    if (typeof k === 'string') {
+      report(ctx, 'BAD_PATTERN', e, `${where}result key '${e.key}': ${k}`);
+      continue;
+    }
+    const why = call || COMMANDS[cmd].results.kind !== 'digits' ? impossibility(cmd, k, maxDigits) : null;
+    if (why) {
+      const set = COMMANDS[cmd].results;
+      const dym = set.kind === 'enum' && k.kind === 'exact' ? didYouMean(k.value, set.values) : undefined;
+      report(ctx, 'IMPOSSIBLE_RESULT', e, `${where}${why}`, dym);
+      continue;
+    }
+    const b = checkBranch(ctx, e.value, where);
+    if (!b) continue;
+    if (k.kind === 'default') {
+      out.default = b;
+      defaultEntry = e;
+    } else if (k.kind === 'error') out.error = b;
+    else if (k.kind === 'exact') out.exact[k.value] = b;
+    else out.patterns.push({ source: k.source, regex: k.regex, branch: b });
+  }
+  if (next) {
+    if (defaultEntry) {
+      report(ctx, 'DUPLICATE_DEFAULT', next, `${where}has both next and on.default (line ${defaultEntry.keyNode.pos.line}); they mean the same thing`);
+    } else {
+      const b = checkBranch(ctx, next.value, where);
+      if (b) out.default = b;
+    }
+  }
+  return out;
+}
+
+/** The flow-wide `handlers:` map. */
+export function checkHandlers(ctx: Ctx, node: YNode | undefined): Handlers {
+  const h: Handlers = { on: {} };
+  if (!node) return h;
+  const map = asMap(ctx, node, 'handlers');
+  if (!map) return h;
+  for (const e of knownEntries(ctx, map, ['hangup', 'error', 'on'], 'handlers: ')) {
+    if (e.key === 'hangup') h.hangup = stepRef(ctx, e.value, 'handlers.hangup: ');
+    else if (e.key === 'error') h.error = checkBranch(ctx, e.value, 'handlers.error: ');
+    else checkHandlersOn(ctx, e.value, h);
+  }
+  return h;
+}
+
+function checkHandlersOn(ctx: Ctx, node: YNode, h: Handlers): void {
+  const map = asMap(ctx, node, 'handlers.on');
+  if (!map) return;
+  for (const c of map.entries) {
+    if (!(COMMAND_NAMES as readonly string[]).includes(c.key)) {
+      const say = c.key === 'say' ? "say steps are play commands: write handlers.on.play" : undefined;
+      report(ctx, 'UNKNOWN_KEY', c, `handlers.on: '${c.key}' is not a command`, say ?? didYouMean(c.key, COMMAND_NAMES));
+      continue;
+    }
+    const cmd = c.key as CommandName;
+    const kind = COMMANDS[cmd].results.kind;
+    if (kind === 'none' || kind === 'any') {
+      const what = kind === 'none' ? 'returns no result' : `returns ${(COMMANDS[cmd].results as { doc: string }).doc}`;
+      report(ctx, 'HANDLER_RESULTS', c, `handlers.on.${cmd}: ${cmd} ${what}; there is nothing to match flow-wide`);
+      continue;
+    }
+    const where = `handlers.on.${cmd}: `;
+    const keys = asMap(ctx, c.value, `handlers.on.${cmd}`);
+    const exact: Record<string, Branch> = {};
+    const patterns: ResultPattern[] = [];
+    for (const e of keys?.entries ?? []) {
+      const k = parseResultKey(e.key);
+      if (typeof k === 'string') {
+        report(ctx, 'BAD_PATTERN', e, `${where}result key '${e.key}': ${k}`);
+        continue;
+      }
+      if (k.kind === 'default' || k.kind === 'error') {
+        const hint = k.kind === 'error' ? 'Use handlers.error for failed commands.' : 'A flow-wide default would hide every step\'s own default; give each step its default or next.';
+        report(ctx, 'MISPLACED_KEY', e, `${where}'${k.kind}' cannot be a flow-wide result handler`, hint);
+        continue;
+      }
+      const why = impossibility(cmd, k, 20);
+      if (why) {
+        report(ctx, 'IMPOSSIBLE_RESULT', e, `${where}${why}`);
+        continue;
+      }
+      const b = checkBranch(ctx, e.value, where);
+      if (!b) continue;
+      if (k.kind === 'exact') exact[k.value] = b;
+      else patterns.push({ source: k.source, regex: k.regex, branch: b });
+    }
+    h.on[cmd] = { exact, patterns };
+  }
+}
+
+/**
+ * Results of a command step that lead nowhere (no key, no pattern, no flow-wide handler)
+ * when the step has no default: for enum sets, each value; for read, TIMEOUT and the keys.
+ * Returns the description of what is unhandled, or null.
+ */
+export function unhandledResults(cmd: CommandName, call: CommandCall | undefined, on: Branches, flowWide: Handlers['on'][CommandName] | undefined): string | null {
+  if (on.default) return null;
+  const set = COMMANDS[cmd].results;
+  const exact = { ...(flowWide?.exact ?? {}), ...on.exact };
+  const res = [...on.patterns, ...(flowWide?.patterns ?? [])].map((p) => new RegExp(p.regex));
+  const covered = (v: string) => v in exact || res.some((r) => r.test(v));
+  if (set.kind === 'enum') {
+    const missing = set.values.filter((v) => !covered(v));
+    return missing.length ? missing.join(', ') : null;
+  }
+  if (set.kind !== 'digits') return null;
+  const missing = set.also.filter((v) => !covered(v));
+  const maxDigits = maxDigitsOf(call);
+  const all = enumerateDigits(maxDigits);
+  if (all) {
+    const keys = all.filter((v) => !covered(v));
+    if (keys.length > 0) {
+      const shown = keys.slice(0, 6).map((k) => `'${k}'`);
+      missing.push(keys.length > 6 ? `${shown.join(', ')} and ${keys.length - 6} other key sequences` : shown.join(', '));
+    }
+  } else if (res.length === 0) {
+    missing.push('the keys pressed (no pattern or default matches them)');
+  }
+  return missing.length ? missing.join(', ') : null;
+}

@@ -1,0 +1,197 @@
+/**
+ * Steps: dispatch on the one action key of a step (a command, `say`, `set`, `switch`,
+ * `when`), check the keys that may go with it, and build the model's Step.
+ */
+import { COMMANDS, COMMAND_NAMES, isCommandName, type CommandName } from '../protocol/commands.js';
+import type { Assignment, Branches, CommandCall, Handlers, Step, SwitchCase } from './model.js';
+import { type Ctx, asMap, checkVarName, didYouMean, knownEntries, posOf, report } from './check-context.js';
+import { checkCommand } from './check-commands.js';
+import { checkMedia } from './check-media.js';
+import { checkOn, emptyBranches, stepRef, unhandledResults } from './check-results.js';
+import { checkCel, toValue } from './check-values.js';
+import { describe, entry, type YEntry, type YMap } from './yaml.js';
+
+export const LOGIC_ACTIONS = ['set', 'switch', 'when'] as const;
+export const ACTIONS: readonly string[] = [...COMMAND_NAMES, 'say', ...LOGIC_ACTIONS];
+const MODIFIERS = ['save', 'on', 'next', 'handlers', 'default', 'then', 'else'] as const;
+
+type Kind = 'command' | 'hangup' | 'set' | 'switch' | 'when';
+
+/** The keys that may go with each kind of action. */
+const ALLOWED: Record<Kind, readonly string[]> = {
+  command: ['save', 'on', 'next', 'handlers'],
+  hangup: [],
+  set: ['next'],
+  switch: ['default'],
+  when: ['then', 'else'],
+};
+
+const MISPLACED_HINT: Record<string, string> = {
+  save: '`save` keeps the result of a command; logic steps have none.',
+  on: '`on` branches on the result of a command; logic steps have none (use a switch or when step).',
+  handlers: '`handlers: false` opts a command step out of flow-wide result handlers.',
+  next: 'switch and when steps say where to go with default / then / else.',
+  default: 'On a command step write next: (or on: { default: ... }); default: belongs to switch steps.',
+  then: 'then/else belong to when steps; in a branch, then goes with retry.',
+  else: 'then/else belong to when steps.',
+};
+
+/** Checks one step; undefined when it has errors (they are reported). */
+export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step | undefined {
+  const id = stepEntry.key;
+  const where = `step '${id}': `;
+  const node = stepEntry.value;
+  if (node.kind !== 'map') {
+    report(ctx, 'NOT_A_MAP', node, `${where}a step must be a map with one action, not ${describe(node)}`, 'Write e.g. `' + id + ': { say: "Hello", next: menu }`.');
+    return undefined;
+  }
+  const errorsBefore = ctx.diags.filter((d) => d.severity === 'error').length;
+  const actions = node.entries.filter((e) => ACTIONS.includes(e.key));
+  const unknown = node.entries.filter((e) => !ACTIONS.includes(e.key) && !(MODIFIERS as readonly string[]).includes(e.key));
+  for (const e of unknown) {
+    const dym = didYouMean(e.key, [...ACTIONS, ...MODIFIERS]);
+    report(ctx, 'UNKNOWN_KEY', e, `${where}unknown key '${e.key}'`, dym ?? 'A step has one action (a command, say, set, switch or when) and save, on, next, handlers as they apply.');
+  }
+  if (actions.length === 0) {
+    if (unknown.length === 0) report(ctx, 'NO_ACTION', stepEntry, `${where}no action: give it a command, say, set, switch or when`);
+    return undefined;
+  }
+  for (const extra of actions.slice(1)) {
+    report(ctx, 'MANY_ACTIONS', extra, `${where}has two actions, '${actions[0]!.key}' and '${extra.key}'; a step does one thing`);
+  }
+  const action = actions[0]!;
+  const kind: Kind = action.key === 'hangup' ? 'hangup' : isCommandName(action.key) || action.key === 'say' ? 'command' : (action.key as Kind);
+  for (const e of node.entries) {
+    if (e === action || actions.includes(e) || unknown.includes(e) || ALLOWED[kind].includes(e.key)) continue;
+    const what = kind === 'hangup' ? 'nothing runs after hangup in this call (use handlers.hangup for logic at the end)' : MISPLACED_HINT[e.key];
+    report(ctx, 'MISPLACED_KEY', e, `${where}'${e.key}' does not go with ${action.key}`, what);
+  }
+  const pos = posOf(ctx, stepEntry);
+  let step: Step | undefined;
+  if (kind === 'set') step = checkSet(ctx, node, action, id, where);
+  else if (kind === 'switch') step = checkSwitch(ctx, node, action, id, where);
+  else if (kind === 'when') step = checkWhen(ctx, node, action, id, where);
+  else step = checkCommandStep(ctx, node, action, id, where, handlers);
+  if (step) step.pos = pos;
+  const errors = ctx.diags.filter((d) => d.severity === 'error').length;
+  return errors === errorsBefore ? step : undefined;
+}
+
+function checkCommandStep(ctx: Ctx, node: YMap, action: YEntry, id: string, where: string, handlers: Handlers): Step | undefined {
+  const cmd: CommandName = action.key === 'say' ? 'play' : (action.key as CommandName);
+  let call: CommandCall | undefined;
+  if (action.key === 'say') {
+    const m = checkMedia(ctx, action.value, 'say', where, { say: true });
+    if (m) call = { name: 'play', params: {}, media: { media_id: m } };
+  } else {
+    call = checkCommand(ctx, cmd, action, where);
+  }
+  const save = entry(node, 'save');
+  let saveName: string | undefined;
+  if (save) {
+    if (cmd === 'hangup') {
+      // reported as MISPLACED_KEY above
+    } else if (COMMANDS[cmd].results.kind === 'none') {
+      report(ctx, 'MISPLACED_KEY', save, `${where}${cmd} returns no result: there is nothing to save`);
+    } else if (save.value.kind !== 'scalar' || save.value.type !== 'string') {
+      report(ctx, 'TYPE_MISMATCH', save.value, `${where}save must be a variable name, not ${describe(save.value)}`);
+    } else if (checkVarName(ctx, String(save.value.value), save.value, 'save:')) {
+      saveName = String(save.value.value);
+    }
+  }
+  let inherit = true;
+  const h = entry(node, 'handlers');
+  if (h && cmd !== 'hangup') {
+    if (h.value.kind === 'scalar' && h.value.type === 'bool') inherit = h.value.value as boolean;
+    else report(ctx, 'TYPE_MISMATCH', h.value, `${where}handlers on a step is true or false (false: flow-wide result handlers do not apply here), not ${describe(h.value)}`, 'Flow-wide handlers are set at the top level; a step overrides one result simply by handling it under on:.');
+  }
+  const on: Branches = cmd === 'hangup' ? emptyBranches() : checkOn(ctx, cmd, call, entry(node, 'on'), entry(node, 'next'), where);
+  // Results matter where the step branches on them (a read always does); a step with no
+  // result key of its own that simply ends the flow after it is deliberate.
+  const branches = cmd === 'read' || Object.keys(on.exact).length > 0 || on.patterns.length > 0;
+  if (call && cmd !== 'hangup' && branches) {
+    const missing = unhandledResults(cmd, call, on, inherit ? handlers.on[cmd] : undefined);
+    if (missing) {
+      report(ctx, 'UNHANDLED_RESULT', action, `${where}${action.key === 'say' ? 'say (play)' : cmd} results ${missing} lead nowhere: with no default or next, the call would be hung up`);
+    }
+  }
+  if (!call) return undefined;
+  const step: Step = { kind: 'command', id, pos: posOf(ctx, action), command: call, on, inheritHandlers: inherit };
+  if (saveName !== undefined) step.save = saveName;
+  return step;
+}
+
+function checkSet(ctx: Ctx, node: YMap, action: YEntry, id: string, where: string): Step | undefined {
+  const assign: Assignment[] = [];
+  const map = asMap(ctx, action.value, `${where}set`);
+  if (map && map.entries.length === 0) report(ctx, 'MISSING_KEY', action, `${where}set assigns nothing: give it at least one variable`);
+  for (const e of map?.entries ?? []) {
+    if (!checkVarName(ctx, e.key, e, 'set:')) continue;
+    const v = e.value;
+    if (v.kind === 'map' && v.entries.some((x) => x.key === 'expr')) {
+      if (v.entries.length > 1) {
+        const other = v.entries.find((x) => x.key !== 'expr')!;
+        report(ctx, 'UNKNOWN_KEY', other, `${where}unknown key '${other.key}' beside expr`, 'An { expr: "..." } map holds only expr; to store a map literally, do not name a key expr.');
+        continue;
+      }
+      const expr = checkCel(ctx, v.entries[0]!.value, `${where}set ${e.key}: `);
+      if (expr !== undefined) assign.push({ name: e.key, value: { kind: 'expr', expr }, pos: posOf(ctx, e) });
+      continue;
+    }
+    const lit = toValue(ctx, v, `${where}set ${e.key}: `, true);
+    if (lit !== undefined) assign.push({ name: e.key, value: { kind: 'literal', value: lit }, pos: posOf(ctx, e) });
+  }
+  const next = entry(node, 'next');
+  const step: Step = { kind: 'set', id, pos: posOf(ctx, action), assign };
+  if (next) {
+    const to = stepRef(ctx, next.value, where);
+    if (to !== undefined) step.next = to;
+  }
+  return step;
+}
+
+function checkSwitch(ctx: Ctx, node: YMap, action: YEntry, id: string, where: string): Step | undefined {
+  const cases: SwitchCase[] = [];
+  const list = action.value;
+  if (list.kind !== 'seq') {
+    report(ctx, 'TYPE_MISMATCH', list, `${where}switch takes a list of { when, goto }, not ${describe(list)}`);
+  } else if (list.items.length === 0) {
+    report(ctx, 'MISSING_KEY', list, `${where}switch has no case: give it at least one { when, goto }`);
+  } else {
+    for (const it of list.items) {
+      const c = asMap(ctx, it, `${where}a switch case`);
+      if (!c) continue;
+      knownEntries(ctx, c, ['when', 'goto'], where);
+      const w = entry(c, 'when');
+      const g = entry(c, 'goto');
+      if (!w || !g) {
+        report(ctx, 'MISSING_KEY', it, `${where}a switch case needs ${!w ? "'when'" : "'goto'"}`);
+        continue;
+      }
+      const cond = checkCel(ctx, w.value, where);
+      const to = stepRef(ctx, g.value, where);
+      if (cond !== undefined && to !== undefined) cases.push({ when: cond, goto: to, pos: posOf(ctx, it) });
+    }
+  }
+  const step: Step = { kind: 'switch', id, pos: posOf(ctx, action), cases };
+  const def = entry(node, 'default');
+  if (!def) report(ctx, 'MISSING_KEY', action, `${where}switch needs 'default': where to go when no case holds`);
+  else {
+    const to = stepRef(ctx, def.value, where);
+    if (to !== undefined) step.default = to;
+  }
+  return step;
+}
+
+/** `when` / `then` / `else` is a switch with one case. */
+function checkWhen(ctx: Ctx, node: YMap, action: YEntry, id: string, where: string): Step | undefined {
+  const cond = checkCel(ctx, action.value, where);
+  const then = entry(node, 'then');
+  const els = entry(node, 'else');
+  if (!then) report(ctx, 'MISSING_KEY', action, `${where}when needs 'then': where to go when the condition holds`);
+  if (!els) report(ctx, 'MISSING_KEY', action, `${where}when needs 'else': where to go when it does not`);
+  const to = then ? stepRef(ctx, then.value, where) : undefined;
+  const other = els ? stepRef(ctx, els.value, where) : undefined;
+  if (cond === undefined || to === undefined || other === undefined) return undefined;
+  return { kind: 'switch', id, pos: posOf(ctx, action), cases: [{ when: cond, goto: to, pos: posOf(ctx, action.value) }], default: other };
+}

@@ -1,0 +1,152 @@
+/**
+ * Plain values: YAML nodes to model `Value`s, templates (syntax and the names they read),
+ * and the typed parameters of commands (int, bool, string with a format or an enum).
+ */
+import { checkFormat } from '../protocol/formats.js';
+import type { ParamSpec } from '../protocol/commands.js';
+import { checkExpression, checkTemplate, isTemplate } from './expr.js';
+import type { Value } from './model.js';
+import { type Ctx, didYouMean, report } from './check-context.js';
+import { clip, describe, type YNode, type YScalar } from './yaml.js';
+
+const REF_RE = /(?<![\w.])(vars|call)(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*["']([^"']+)["']\s*\])/g;
+const TAG_RE = /\{\{([\s\S]*?)\}\}|\{%([\s\S]*?)%\}/g;
+
+/** Records the `vars.x` / `call.x` names read by a CEL expression, or by the tags of a template. */
+function collectRefs(ctx: Ctx, text: string, at: YNode, template: boolean): void {
+  const code = template ? [...text.matchAll(TAG_RE)].map((m) => m[1] ?? m[2] ?? '').join('\n') : text;
+  for (const m of code.matchAll(REF_RE)) {
+    const name = m[2] ?? m[3];
+    if (name) ctx.refs.push({ root: m[1] as 'vars' | 'call', name, at });
+  }
+}
+
+/** Checks a string that may hold a template; returns false on BAD_TEMPLATE. */
+export function checkTemplateText(ctx: Ctx, text: string, at: YNode, where: string): boolean {
+  if (!isTemplate(text)) return true;
+  const err = checkTemplate(text);
+  if (err) {
+    report(ctx, 'BAD_TEMPLATE', at, `${where}template does not parse: ${err}`);
+    return false;
+  }
+  collectRefs(ctx, text, at, true);
+  return true;
+}
+
+/** Checks a CEL expression written as a YAML string; returns it, or undefined on error. */
+export function checkCel(ctx: Ctx, node: YNode, where: string): string | undefined {
+  if (node.kind !== 'scalar' || node.type !== 'string') {
+    report(ctx, 'TYPE_MISMATCH', node, `${where}a condition must be a CEL expression in a string, not ${describe(node)}`, `Quote it: '${node.kind === 'scalar' ? node.source : '...'}'.`);
+    return undefined;
+  }
+  const src = String(node.value);
+  if (src.trim() === '') {
+    report(ctx, 'BAD_EXPRESSION', node, `${where}the expression is empty`);
+    return undefined;
+  }
+  const err = checkExpression(src);
+  if (err) {
+    report(ctx, 'BAD_EXPRESSION', node, `${where}invalid CEL expression: ${err}`);
+    return undefined;
+  }
+  collectRefs(ctx, src, node, false);
+  return src;
+}
+
+/**
+ * A YAML value as plain model data. Numbers must be finite and exact (integers within
+ * 2^53); with `templates`, strings at any depth are checked as templates.
+ */
+export function toValue(ctx: Ctx, node: YNode, where: string, templates: boolean): Value | undefined {
+  if (node.kind === 'seq') {
+    const out: Value[] = [];
+    let ok = true;
+    for (const it of node.items) {
+      const v = toValue(ctx, it, where, templates);
+      if (v === undefined) ok = false;
+      else out.push(v);
+    }
+    return ok ? out : undefined;
+  }
+  if (node.kind === 'map') {
+    const out: Record<string, Value> = {};
+    let ok = true;
+    for (const e of node.entries) {
+      const v = toValue(ctx, e.value, where, templates);
+      if (v === undefined) ok = false;
+      else out[e.key] = v;
+    }
+    return ok ? out : undefined;
+  }
+  return scalarValue(ctx, node, where, templates);
+}
+
+function scalarValue(ctx: Ctx, node: YScalar, where: string, templates: boolean): Value | undefined {
+  if (node.type === 'float' && !Number.isFinite(node.value as number)) {
+    report(ctx, 'TYPE_MISMATCH', node, `${where}${node.source} is not a finite number; variables hold JSON values`);
+    return undefined;
+  }
+  if (node.type === 'int' && !Number.isSafeInteger(node.value as number)) {
+    report(ctx, 'OUT_OF_BOUNDS', node, `${where}the integer ${node.source} is too large to be kept exactly (over 2^53)`, `Quote it to keep it as a string: "${node.source}".`);
+    return undefined;
+  }
+  if (node.type === 'string' && templates && !checkTemplateText(ctx, node.value as string, node, where)) return undefined;
+  return node.value;
+}
+
+/** An integer parameter within its bounds. */
+export function checkInt(ctx: Ctx, node: YNode, name: string, min: number, max: number, where: string): number | undefined {
+  if (node.kind !== 'scalar' || node.type !== 'int') {
+    const quoted = node.kind === 'scalar' && node.type === 'string' && /^-?[0-9]+$/.test(String(node.value).trim());
+    const tpl = node.kind === 'scalar' && node.type === 'string' && isTemplate(String(node.value));
+    const hint = quoted
+      ? `Write it without quotes: ${name}: ${String((node as YScalar).value).trim()}.`
+      : tpl
+        ? 'Integer parameters are checked when the flow loads and cannot be templates; use a switch step to choose between steps with fixed values.'
+        : undefined;
+    report(ctx, 'TYPE_MISMATCH', node, `${where}${name} must be an integer (${min}..${max}), not ${describe(node)}`, hint);
+    return undefined;
+  }
+  const v = node.value as number;
+  if (v < min || v > max) {
+    report(ctx, 'OUT_OF_BOUNDS', node, `${where}${name} must be between ${min} and ${max}, got ${node.source}`);
+    return undefined;
+  }
+  return v;
+}
+
+export function checkBool(ctx: Ctx, node: YNode, name: string, where: string): boolean | undefined {
+  if (node.kind === 'scalar' && node.type === 'bool') return node.value as boolean;
+  const s = node.kind === 'scalar' ? String(node.value).toLowerCase() : '';
+  const hint = ['true', 'false', 'yes', 'no', 'on', 'off'].includes(s) ? `Write true or false without quotes (YAML 1.2: yes/no/on/off are strings).` : undefined;
+  report(ctx, 'TYPE_MISMATCH', node, `${where}${name} must be true or false, not ${describe(node)}`, hint);
+  return undefined;
+}
+
+/**
+ * A string parameter: YAML integers are taken as written (`pin_code: 0123` is "0123");
+ * templates are syntax-checked and skip the format check (done again at run time).
+ */
+export function checkStringParam(ctx: Ctx, node: YNode, name: string, spec: Extract<ParamSpec, { type: 'string' }>, where: string): string | undefined {
+  let s: string;
+  if (node.kind === 'scalar' && node.type === 'string') s = node.value as string;
+  else if (node.kind === 'scalar' && node.type === 'int' && /^[0-9]+$/.test(node.source) && !spec.enum) s = node.source;
+  else {
+    report(ctx, 'TYPE_MISMATCH', node, `${where}${name} must be a string, not ${describe(node)}`);
+    return undefined;
+  }
+  if (isTemplate(s)) return checkTemplateText(ctx, s, node, where) ? s : undefined;
+  if (spec.enum && !spec.enum.includes(s)) {
+    const dym = didYouMean(s, spec.enum);
+    report(ctx, 'BAD_ENUM', node, `${where}${name} must be one of ${spec.enum.join(', ')}, not "${clip(s)}"`, dym);
+    return undefined;
+  }
+  if (spec.format) {
+    const err = checkFormat(spec.format, s);
+    if (err) {
+      report(ctx, 'BAD_FORMAT', node, `${where}${name} "${clip(s)}": ${err}`);
+      return undefined;
+    }
+  }
+  return s;
+}

@@ -1,0 +1,28 @@
+/**
+ * Names read by templates and conditions: `vars.x` must be set somewhere in the flow
+ * (vars:, save:, set:), `call.x` must be a call field. Both are warnings (UNKNOWN_VARIABLE).
+ */
+import type { Step } from './model.js';
+import { type Ctx, didYouMean, report } from './check-context.js';
+
+/** The call fields templates and conditions see (docs/flow-language.md, Variables). */
+export const CALL_FIELDS = ['callid', 'caller', 'caller_name', 'called', 'app', 'cdr_field', 'request_hash', 'date_started', 'status', 'variables'] as const;
+
+export function checkVarRefs(ctx: Ctx, initial: string[], steps: Record<string, Step>): void {
+  const written = new Set(initial);
+  for (const s of Object.values(steps)) {
+    if (s.kind === 'command' && s.save) written.add(s.save);
+    if (s.kind === 'set') for (const a of s.assign) written.add(a.name);
+  }
+  const seen = new Set<string>();
+  for (const r of ctx.refs) {
+    const key = `${r.root}.${r.name}@${r.at.pos.line}:${r.at.pos.col}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    if (r.root === 'vars' && !written.has(r.name)) {
+      report(ctx, 'UNKNOWN_VARIABLE', r.at, `vars.${r.name} is read here but nothing sets it (no vars:, save: or set: of '${r.name}')`, didYouMean(r.name, written) ?? 'Set it with vars:, save: or set:, or guard it with `| default:` in a template or has(vars.x) in a condition.');
+    } else if (r.root === 'call' && !(CALL_FIELDS as readonly string[]).includes(r.name)) {
+      report(ctx, 'UNKNOWN_VARIABLE', r.at, `call.${r.name} is not a call field`, didYouMean(r.name, CALL_FIELDS) ?? `Call fields: ${CALL_FIELDS.join(', ')}.`);
+    }
+  }
+}

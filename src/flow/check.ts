@@ -1,0 +1,152 @@
+/**
+ * The flow checker's entry point: YAML text in, diagnostics and (when there is no error)
+ * the FlowModel out. Never throws: a checker bug becomes an INTERNAL_ERROR diagnostic.
+ */
+import type { Diagnostic } from '../errors/diagnostic.js';
+import { DEFAULT_VOICE, type FlowModel, type Handlers, type Step, type Value } from './model.js';
+import { type Ctx, ID_RE, asMap, asString, checkVarName, knownEntries, newCtx, report } from './check-context.js';
+import { checkGraph, checkTargets } from './check-graph.js';
+import { checkVoice } from './check-media.js';
+import { checkHandlers, stepRef } from './check-results.js';
+import { checkStep } from './check-steps.js';
+import { toValue } from './check-values.js';
+import { checkVarRefs } from './check-vars.js';
+import { describe, entry, loadYaml, type YMap } from './yaml.js';
+
+export interface CheckResult {
+  model?: FlowModel;
+  diagnostics: Diagnostic[];
+}
+
+const TOP_KEYS = ['version', 'name', 'description', 'start', 'voice', 'vars', 'handlers', 'steps'] as const;
+
+/** The flow name a file gets when it has no `name:`: its base name without extension. */
+export function defaultFlowName(file: string): string {
+  const base = file.split(/[\\/]/).pop() ?? file;
+  return base.replace(/\.[^.]*$/, '');
+}
+
+export function checkFlow(text: string, file: string): CheckResult {
+  try {
+    return run(text, file);
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    return {
+      diagnostics: [
+        { code: 'INTERNAL_ERROR', severity: 'error', message: `the checker failed: ${msg}`, file: String(file), line: 1, column: 1, hint: 'Please report it with the file that triggers it; the flow is refused meanwhile.' },
+      ],
+    };
+  }
+}
+
+function run(text: string, file: string): CheckResult {
+  const loaded = loadYaml(String(text), file);
+  if (!loaded.root) {
+    if (loaded.diagnostics.length === 0) {
+      const ctx = newCtx(file, DEFAULT_VOICE);
+      report(ctx, 'NOT_A_MAP', { line: 1, col: 1 }, 'the file is empty: a flow is a map with version, start and steps');
+      return { diagnostics: ctx.diags };
+    }
+    return { diagnostics: sorted(loaded.diagnostics) };
+  }
+  const root = loaded.root;
+  const ctx = newCtx(file, DEFAULT_VOICE);
+  ctx.diags.push(...loaded.diagnostics);
+  if (root.kind !== 'map') {
+    report(ctx, 'NOT_A_MAP', root, `a flow file is a map with version, start and steps, not ${describe(root)}`);
+    return { diagnostics: sorted(ctx.diags) };
+  }
+  const model = checkTop(ctx, root);
+  const diagnostics = sorted(ctx.diags);
+  return diagnostics.some((d) => d.severity === 'error') || !model ? { diagnostics } : { model, diagnostics };
+}
+
+function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
+  knownEntries(ctx, root, TOP_KEYS, '');
+  const top = (k: (typeof TOP_KEYS)[number]) => entry(root, k);
+
+  const version = top('version');
+  if (!version) report(ctx, 'MISSING_KEY', root, "missing 'version: 1' (the language version)");
+  else if (version.value.kind !== 'scalar' || version.value.type !== 'int' || version.value.value !== 1) {
+    report(ctx, 'BAD_VERSION', version.value, `version must be 1, not ${describe(version.value)}`);
+  }
+
+  let name = defaultFlowName(ctx.file);
+  const nameEntry = top('name');
+  if (nameEntry) {
+    const n = asString(ctx, nameEntry.value, 'name');
+    if (n !== undefined && !ID_RE.test(n)) report(ctx, 'BAD_NAME', nameEntry.value, `the flow name '${n}' may use only letters, digits, - and _ (64 at most)`);
+    if (n !== undefined) name = n;
+  } else if (!ID_RE.test(name)) {
+    report(ctx, 'BAD_NAME', root, `the file name gives the flow name '${name}', which is not valid (letters, digits, - and _ only)`, 'Rename the file, or give the flow a valid `name:`.');
+  }
+
+  let description: string | undefined;
+  const d = top('description');
+  if (d) description = asString(ctx, d.value, 'description');
+
+  const v = top('voice');
+  if (v) ctx.voice = checkVoice(ctx, v.value, '') ?? DEFAULT_VOICE;
+
+  const vars: Record<string, Value> = {};
+  const varsEntry = top('vars');
+  const varsMap = varsEntry ? (varsEntry.value.kind === 'scalar' && varsEntry.value.type === 'null' ? undefined : asMap(ctx, varsEntry.value, 'vars')) : undefined;
+  for (const e of varsMap?.entries ?? []) {
+    if (!checkVarName(ctx, e.key, e, 'vars:')) continue;
+    const val = toValue(ctx, e.value, `vars.${e.key}: `, false);
+    if (val !== undefined) vars[e.key] = val;
+  }
+
+  const handlersEntry = top('handlers');
+  const handlers: Handlers = checkHandlers(ctx, handlersEntry?.value);
+
+  const steps: Record<string, Step> = {};
+  const order: string[] = [];
+  let allSteps = true;
+  const stepsEntry = top('steps');
+  if (!stepsEntry) report(ctx, 'MISSING_KEY', root, "missing 'steps': the map of the flow's steps");
+  const stepsMap = stepsEntry ? asMap(ctx, stepsEntry.value, 'steps') : undefined;
+  if (stepsEntry && !stepsMap) allSteps = false;
+  for (const e of stepsMap?.entries ?? []) {
+    order.push(e.key);
+    if (!ID_RE.test(e.key)) {
+      report(ctx, 'BAD_NAME', e, `the step id '${e.key}' may use only letters, digits, - and _ (64 at most)`);
+      allSteps = false;
+    }
+    const s = checkStep(ctx, e, handlers);
+    if (s) steps[e.key] = s;
+    else allSteps = false;
+  }
+
+  const startEntry = top('start');
+  let start: string | undefined;
+  if (!startEntry) report(ctx, 'MISSING_KEY', root, "missing 'start': the id of the first step");
+  else start = stepRef(ctx, startEntry.value, 'start: ');
+
+  checkTargets(ctx, order);
+  const clean = !ctx.diags.some((x) => x.severity === 'error');
+  if (allSteps && start !== undefined && start in steps && clean) {
+    const hangupAt = handlersEntry?.value.kind === 'map' ? entry(handlersEntry.value, 'hangup')?.value : undefined;
+    checkGraph(ctx, { steps, order, start, handlers, hangupAt });
+  }
+  checkVarRefs(ctx, Object.keys(vars), steps);
+
+  if (start === undefined) return undefined;
+  const model: FlowModel = { version: 1, name, file: ctx.file, start, voice: ctx.voice, vars, handlers, steps };
+  if (description !== undefined) model.description = description;
+  return model;
+}
+
+function sorted(diags: Diagnostic[]): Diagnostic[] {
+  const seen = new Set<string>();
+  return diags
+    .map((d, i) => ({ d, i }))
+    .sort((a, b) => a.d.line - b.d.line || a.d.column - b.d.column || a.i - b.i)
+    .map((x) => x.d)
+    .filter((d) => {
+      const k = `${d.line}:${d.column}:${d.code}:${d.message}`;
+      if (seen.has(k)) return false;
+      seen.add(k);
+      return true;
+    });
+}

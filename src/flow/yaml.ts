@@ -1,0 +1,266 @@
+/**
+ * Loads one YAML document into a small positioned tree (`YNode`) that the checkers walk.
+ * Aliases and merge keys (`<<: *base`) are resolved here, duplicate keys and YAML errors
+ * become diagnostics, and every node and key keeps its exact 1-based line and column.
+ * Integer scalars keep their source text, so 64-bit values (callids) stay exact.
+ */
+import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Node as YamlNode } from 'yaml';
+import type { Diagnostic } from '../errors/diagnostic.js';
+
+export interface Loc {
+  line: number; // 1-based
+  col: number; // 1-based
+}
+
+export type ScalarType = 'null' | 'bool' | 'int' | 'float' | 'string';
+
+interface NodeBase {
+  pos: Loc;
+  end: Loc;
+}
+
+export interface YScalar extends NodeBase {
+  kind: 'scalar';
+  type: ScalarType;
+  value: null | boolean | number | string;
+  /** The text as written (for plain scalars), or the string value (quoted ones). */
+  source: string;
+  /** Written with quotes or as a block scalar: always a string. */
+  quoted: boolean;
+}
+
+export interface YEntry {
+  key: string;
+  keyNode: YNode;
+  value: YNode;
+}
+
+export interface YMap extends NodeBase {
+  kind: 'map';
+  entries: YEntry[];
+}
+
+export interface YSeq extends NodeBase {
+  kind: 'seq';
+  items: YNode[];
+}
+
+export type YNode = YScalar | YMap | YSeq;
+
+export interface LoadResult {
+  /** Absent when the file is empty (or only comments) or when YAML errors were found. */
+  root?: YNode;
+  diagnostics: Diagnostic[];
+}
+
+const MAX_NODES = 200_000;
+const MAX_DEPTH = 300;
+
+interface LoadCtx {
+  file: string;
+  doc: Document;
+  lc: LineCounter;
+  diags: Diagnostic[];
+  nodes: number;
+  stack: Set<YamlNode>;
+  stopped: boolean;
+}
+
+function yamlDiag(ctx: LoadCtx, code: 'YAML_SYNTAX' | 'DUPLICATE_KEY', offset: number, message: string, hint?: string, endOffset?: number): void {
+  const at = ctx.lc.linePos(offset);
+  const d: Diagnostic = { code, severity: 'error', message, file: ctx.file, line: at.line, column: at.col };
+  if (endOffset !== undefined && endOffset > offset) {
+    const e = ctx.lc.linePos(endOffset);
+    d.endLine = e.line;
+    d.endColumn = e.col;
+  }
+  if (hint) d.hint = hint;
+  ctx.diags.push(d);
+}
+
+const YAML_HINT = 'Fix the YAML at the position shown: indent with spaces (never tabs), close quotes and brackets, keep one document per file.';
+
+/** Parses `text`; YAML errors (and warnings such as unknown tags) are reported as YAML_SYNTAX. */
+export function loadYaml(text: string, file: string): LoadResult {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: false, merge: true, prettyErrors: false, strict: true });
+  const ctx: LoadCtx = { file, doc, lc, diags: [], nodes: 0, stack: new Set(), stopped: false };
+  for (const e of [...doc.errors, ...doc.warnings]) {
+    const msg = e.code === 'MULTIPLE_DOCS' ? 'a flow file holds a single YAML document (remove the `---` separator)' : e.message.replace(/ at line \d+, column \d+[\s\S]*$/, '');
+    yamlDiag(ctx, 'YAML_SYNTAX', e.pos[0], `YAML: ${msg}`, YAML_HINT, e.pos[1]);
+  }
+  if (ctx.diags.length > 0) return { diagnostics: ctx.diags };
+  const contents = doc.contents as YamlNode | null;
+  if (contents === null || contents === undefined) return { diagnostics: [] };
+  const root = convert(ctx, contents, 0);
+  if (ctx.stopped) return { diagnostics: ctx.diags };
+  return { root, diagnostics: ctx.diags };
+}
+
+function locOf(ctx: LoadCtx, offset: number): Loc {
+  const p = ctx.lc.linePos(Math.max(0, offset));
+  return { line: p.line, col: p.col };
+}
+
+function rangeOf(ctx: LoadCtx, node: YamlNode): { pos: Loc; end: Loc } {
+  const r = node.range ?? [0, 0, 0];
+  return { pos: locOf(ctx, r[0]), end: locOf(ctx, r[1]) };
+}
+
+function stop(ctx: LoadCtx, node: YamlNode, message: string): YNode {
+  if (!ctx.stopped) {
+    ctx.stopped = true;
+    yamlDiag(ctx, 'YAML_SYNTAX', node.range?.[0] ?? 0, message, YAML_HINT);
+  }
+  return { kind: 'scalar', type: 'null', value: null, source: '', quoted: false, ...rangeOf(ctx, node) };
+}
+
+function convert(ctx: LoadCtx, node: YamlNode, depth: number): YNode {
+  if (ctx.stopped) return stop(ctx, node, '');
+  if (++ctx.nodes > MAX_NODES) return stop(ctx, node, `the document is too large once its aliases are expanded (over ${MAX_NODES} nodes)`);
+  if (depth > MAX_DEPTH) return stop(ctx, node, `values are nested too deeply (over ${MAX_DEPTH} levels)`);
+  if (isAlias(node)) {
+    const target = node.resolve(ctx.doc) as YamlNode | undefined;
+    if (!target) return stop(ctx, node, `the alias *${node.source} names no anchor defined before it`);
+    if (ctx.stack.has(target)) return stop(ctx, node, `the alias *${node.source} refers to a value that contains it (recursive alias)`);
+    return convert(ctx, target, depth + 1);
+  }
+  ctx.stack.add(node);
+  try {
+    if (isScalar(node)) return convertScalar(ctx, node);
+    if (isSeq(node)) {
+      const items = node.items.map((it) => (it === null || it === undefined ? nullAt(ctx, node) : convert(ctx, it as YamlNode, depth + 1)));
+      return { kind: 'seq', items, ...rangeOf(ctx, node) };
+    }
+    if (isMap(node)) return convertMap(ctx, node, depth);
+    return stop(ctx, node, 'unsupported YAML node');
+  } finally {
+    ctx.stack.delete(node);
+  }
+}
+
+function nullAt(ctx: LoadCtx, near: YamlNode): YScalar {
+  const r = rangeOf(ctx, near);
+  return { kind: 'scalar', type: 'null', value: null, source: '', quoted: false, pos: r.end, end: r.end };
+}
+
+function convertScalar(ctx: LoadCtx, node: YamlNode & { value: unknown; source?: string; type?: string }): YNode {
+  const v = node.value;
+  const quoted = node.type !== undefined && node.type !== 'PLAIN';
+  const source = typeof node.source === 'string' ? node.source : String(v ?? '');
+  const base = { kind: 'scalar' as const, source, quoted, ...rangeOf(ctx, node) };
+  if (v === null || v === undefined) return { ...base, type: 'null', value: null };
+  if (typeof v === 'boolean') return { ...base, type: 'bool', value: v };
+  if (typeof v === 'number') return { ...base, type: Number.isInteger(v) ? 'int' : 'float', value: v };
+  if (typeof v === 'bigint') return { ...base, type: 'int', value: Number(v) };
+  if (typeof v === 'string') return { ...base, type: 'string', value: v };
+  return stop(ctx, node, `unsupported YAML value${node.tag ? ` (tag ${node.tag})` : ''}: flows hold strings, numbers, booleans, null, lists and maps`);
+}
+
+function keyText(k: YNode): string {
+  if (k.kind !== 'scalar') return '';
+  if (k.quoted || k.type === 'string') return String(k.value);
+  return k.source;
+}
+
+function convertMap(ctx: LoadCtx, node: YamlNode & { items: { key: unknown; value: unknown }[] }, depth: number): YNode {
+  const explicit: YEntry[] = [];
+  const merges: { index: number; maps: YMap[] }[] = [];
+  const seen = new Map<string, YEntry>();
+  for (const pair of node.items) {
+    const keyNode = pair.key as YamlNode | null;
+    const valNode = pair.value as YamlNode | null;
+    if (keyNode && isScalar(keyNode) && typeof keyNode.value === 'symbol') {
+      // merge key `<<`: a map or a list of maps, whose keys come in where `<<` is written
+      const v = valNode ? convert(ctx, valNode, depth + 1) : nullAt(ctx, keyNode);
+      const maps = v.kind === 'seq' ? v.items : [v];
+      const ok: YMap[] = [];
+      for (const m of maps) {
+        if (m.kind === 'map') ok.push(m);
+        else if (!ctx.stopped) yamlDiag(ctx, 'YAML_SYNTAX', offsetOf(keyNode), 'YAML: a merge key `<<` takes a map or a list of maps (usually an alias such as *defaults)', YAML_HINT);
+      }
+      merges.push({ index: explicit.length, maps: ok });
+      continue;
+    }
+    const k = keyNode ? convert(ctx, keyNode, depth + 1) : nullAt(ctx, node);
+    if (k.kind !== 'scalar') {
+      yamlDiag(ctx, 'YAML_SYNTAX', keyNode?.range?.[0] ?? 0, 'YAML: a key must be a plain value, not a list or a map', YAML_HINT);
+      continue;
+    }
+    const value = valNode ? convert(ctx, valNode, depth + 1) : nullAt(ctx, keyNode ?? node);
+    const entry: YEntry = { key: keyText(k), keyNode: k, value };
+    const prev = seen.get(entry.key);
+    if (prev) {
+      const off = keyNode?.range?.[0] ?? 0;
+      yamlDiag(
+        ctx,
+        'DUPLICATE_KEY',
+        off,
+        `duplicate key '${entry.key}' (first at line ${prev.keyNode.pos.line}, column ${prev.keyNode.pos.col})`,
+        'Keep one of them. YAML would silently keep only one value; callscript refuses to guess which one you meant.',
+        keyNode?.range?.[1],
+      );
+      continue;
+    }
+    seen.set(entry.key, entry);
+    explicit.push(entry);
+  }
+  if (merges.length === 0) return { kind: 'map', entries: explicit, ...rangeOf(ctx, node) };
+  const entries: YEntry[] = [];
+  const taken = new Set(seen.keys());
+  let mi = 0;
+  for (let i = 0; i <= explicit.length; i++) {
+    while (mi < merges.length && merges[mi]!.index === i) {
+      for (const m of merges[mi]!.maps)
+        for (const e of m.entries)
+          if (!taken.has(e.key)) {
+            taken.add(e.key);
+            entries.push(e);
+          }
+      mi++;
+    }
+    if (i < explicit.length) entries.push(explicit[i]!);
+  }
+  return { kind: 'map', entries, ...rangeOf(ctx, node) };
+}
+
+function offsetOf(node: YamlNode): number {
+  return node.range?.[0] ?? 0;
+}
+
+/** A map's entry by key. */
+export function entry(map: YMap, key: string): YEntry | undefined {
+  return map.entries.find((e) => e.key === key);
+}
+
+/** The YAML node as plain data (aliases already resolved). */
+export function plain(node: YNode): unknown {
+  if (node.kind === 'scalar') return node.value;
+  if (node.kind === 'seq') return node.items.map(plain);
+  const o: Record<string, unknown> = {};
+  for (const e of node.entries) o[e.key] = plain(e.value);
+  return o;
+}
+
+/** Describes a node's type for messages: "a string", "a list"... */
+export function describe(node: YNode): string {
+  if (node.kind === 'map') return 'a map';
+  if (node.kind === 'seq') return 'a list';
+  switch (node.type) {
+    case 'null':
+      return 'nothing (null)';
+    case 'bool':
+      return `a boolean (${node.source})`;
+    case 'int':
+      return `an integer (${node.source})`;
+    case 'float':
+      return `a number (${node.source})`;
+    default:
+      return `a string ("${clip(String(node.value))}")`;
+  }
+}
+
+export function clip(s: string, n = 40): string {
+  const one = s.replace(/\s+/g, ' ');
+  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+}
