@@ -1,0 +1,249 @@
+/**
+ * The server config file (callscript.yaml): checked with the same YAML loader and
+ * diagnostics as flows. Shape and bounds come from a JSON Schema run by ajv (its errors
+ * mapped to positions); E.164 route keys, auth and the fallback media are checked by hand.
+ * Every key is optional; `ServerConfig` is the file with its defaults applied.
+ */
+import { writeFileSync } from 'node:fs';
+import { Ajv, type ErrorObject } from 'ajv';
+import type { Diagnostic } from '../errors/diagnostic.js';
+import { checkE164 } from '../protocol/formats.js';
+import { DEFAULT_VOICE, type MediaSpec } from './model.js';
+import { type Ctx, didYouMean, newCtx, report } from './check-context.js';
+import { checkMedia } from './check-media.js';
+import { clip, describe, entry, loadYaml, plain, type YMap, type YNode } from './yaml.js';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export const UNKNOWN_CALL_POLICIES = ['restart', 'hangup', 'reject'] as const;
+
+export interface ServerConfig {
+  server: {
+    port: number;
+    host: string;
+    /** As written, relative to the config file's directory. */
+    flows_dir: string;
+    deadline_ms: number;
+    body_limit: number;
+    call_ttl_s: number;
+    log_level: LogLevel;
+  };
+  /** HTTP Basic auth required on the real-time route. */
+  auth?: { login: string; password: string };
+  unknown_call: (typeof UNKNOWN_CALL_POLICIES)[number];
+  /** Played when the deadline is missed (TTS texts use the default voice). */
+  fallback?: MediaSpec;
+  routes: { apps: Record<string, string>; numbers: Record<string, string>; default?: string };
+}
+
+export const CONFIG_DEFAULTS: ServerConfig = {
+  server: { port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, call_ttl_s: 7200, log_level: 'info' },
+  unknown_call: 'restart',
+  routes: { apps: {}, numbers: {} },
+};
+
+const int = (min: number, max: number, def: number, description: string) => ({ type: 'integer', minimum: min, maximum: max, default: def, description });
+const flowName = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'A flow name (its `name:`, or its file name without extension).' };
+const section = (properties: Record<string, unknown>, description: string) => ({ type: ['object', 'null'], description, properties, additionalProperties: false });
+
+/** The JSON Schema of callscript.yaml (draft-07), for ajv and for editors. */
+export function configJsonSchema(): Record<string, unknown> {
+  return {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    $id: 'https://callscript.dev/schemas/config.schema.json',
+    title: 'callscript server config (callscript.yaml)',
+    type: ['object', 'null'],
+    additionalProperties: false,
+    properties: {
+      server: section(
+        {
+          port: int(0, 65535, 3000, 'Port to listen on (0: any free port).'),
+          host: { type: 'string', minLength: 1, default: '127.0.0.1', description: 'Address to listen on.' },
+          flows_dir: { type: 'string', minLength: 1, default: 'flows', description: 'Directory of the *.yaml flows, relative to this file.' },
+          deadline_ms: int(100, 4900, 4000, 'Answer every request within this many ms (the service allows 5000).'),
+          body_limit: int(1024, 1048576, 65536, 'Largest request body, in bytes.'),
+          call_ttl_s: int(60, 86400, 7200, 'Forget a call this many seconds after its last request.'),
+          log_level: { enum: [...LOG_LEVELS], default: 'info', description: 'Log level.' },
+        },
+        'The HTTP server.',
+      ),
+      auth: section(
+        {
+          login: { type: 'string', minLength: 1, description: 'HTTP Basic login (the REALTIME10 application\'s login).' },
+          password: { type: 'string', minLength: 1, description: 'HTTP Basic password.' },
+        },
+        'HTTP Basic auth on the real-time route; login and password go together.',
+      ),
+      unknown_call: { enum: [...UNKNOWN_CALL_POLICIES], default: 'restart', description: 'A non-first request for a call with no state: restart the flow, hang up, or reject with 4xx.' },
+      fallback: {
+        description: 'Played when a request would miss the deadline: a text (default voice), a media id, TTS|voice|text, or { say, voice }.',
+        anyOf: [
+          { type: 'string', minLength: 1 },
+          { type: 'integer', minimum: 0 },
+          { type: 'object', properties: { say: { type: 'string', minLength: 1 }, voice: { type: 'string' } }, required: ['say'], additionalProperties: false },
+        ],
+      },
+      routes: section(
+        {
+          apps: { type: ['object', 'null'], additionalProperties: flowName, description: 'Flow by REALTIME10 application hash.' },
+          numbers: { type: ['object', 'null'], additionalProperties: flowName, propertyNames: { pattern: '^\\+[1-9][0-9]{1,14}$' }, description: 'Flow by called number (E.164 keys).' },
+          default: { ...flowName, description: 'Flow for calls no other route matches.' },
+        },
+        'Which flow answers a call: by app, then by called number, then the default.',
+      ),
+    },
+  };
+}
+
+/** The committed file's content (schemas/config.schema.json). */
+export function configSchemaText(): string {
+  return `${JSON.stringify(configJsonSchema(), null, 2)}\n`;
+}
+
+export function writeConfigSchema(path: string): void {
+  writeFileSync(path, configSchemaText());
+}
+
+const validateShape = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true }).compile(configJsonSchema());
+
+export function checkConfig(text: string, file: string): { config?: ServerConfig; diagnostics: Diagnostic[] } {
+  try {
+    return run(String(text), file);
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    return { diagnostics: [{ code: 'INTERNAL_ERROR', severity: 'error', message: `the config checker failed: ${msg}`, file, line: 1, column: 1 }] };
+  }
+}
+
+function run(text: string, file: string): { config?: ServerConfig; diagnostics: Diagnostic[] } {
+  const loaded = loadYaml(text, file);
+  const ctx = newCtx(file, DEFAULT_VOICE);
+  ctx.diags.push(...loaded.diagnostics);
+  const root = loaded.root;
+  if (!root) return loaded.diagnostics.length ? { diagnostics: ctx.diags } : { config: structuredClone(CONFIG_DEFAULTS), diagnostics: [] };
+  if (!(root.kind === 'map' || (root.kind === 'scalar' && root.type === 'null'))) {
+    report(ctx, 'NOT_A_MAP', root, `the config file is a map (server, auth, unknown_call, fallback, routes), not ${describe(root)}`, 'Every key is optional: an empty file means all defaults; see docs/configuration.md.');
+    return { diagnostics: ctx.diags };
+  }
+  if (!validateShape(plain(root))) for (const e of validateShape.errors ?? []) ajvError(ctx, root, e);
+  const config = structuredClone(CONFIG_DEFAULTS);
+  if (root.kind === 'map') handChecks(ctx, root, config);
+  ctx.diags.sort((a, b) => a.line - b.line || a.column - b.column);
+  return ctx.diags.some((d) => d.severity === 'error') ? { diagnostics: ctx.diags } : { config, diagnostics: ctx.diags };
+}
+
+function handChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
+  const data = plain(root) as Record<string, Record<string, unknown> | null | undefined>;
+  Object.assign(config.server, data.server ?? {});
+  if (typeof data.unknown_call === 'string') config.unknown_call = data.unknown_call as ServerConfig['unknown_call'];
+
+  const auth = entry(root, 'auth');
+  if (auth && auth.value.kind === 'map') {
+    const login = entry(auth.value, 'login');
+    const password = entry(auth.value, 'password');
+    if (!login || !password) report(ctx, 'CONFIG_AUTH', auth, `auth needs both login and password (${login ? 'password' : 'login'} is missing)`);
+    else if (typeof data.auth?.login === 'string' && typeof data.auth.password === 'string') config.auth = { login: data.auth.login, password: data.auth.password };
+  } else if (auth && auth.value.kind === 'scalar' && auth.value.type === 'null') {
+    report(ctx, 'CONFIG_AUTH', auth, 'auth is empty: give login and password, or remove it');
+  }
+
+  const fb = entry(root, 'fallback');
+  if (fb) {
+    const m = checkMedia(ctx, fb.value, 'fallback', '', { say: true, templates: false });
+    if (m) config.fallback = m[0];
+    if (fb.value.kind === 'seq') report(ctx, 'BAD_MEDIA', fb.value, 'fallback is one media, not a list');
+  }
+
+  const routes = entry(root, 'routes');
+  if (routes && routes.value.kind === 'map') {
+    const r = data.routes ?? {};
+    const numbers = entry(routes.value, 'numbers');
+    if (numbers && numbers.value.kind === 'map') {
+      for (const e of numbers.value.entries) {
+        const err = checkE164(e.key);
+        if (err) report(ctx, 'BAD_FORMAT', e, `routes.numbers: '${clip(e.key)}' is not an E.164 number: ${err}`, 'Quote numbers as keys: "+33123456789": front-desk.');
+      }
+    }
+    if (r.apps && typeof r.apps === 'object') config.routes.apps = r.apps as Record<string, string>;
+    if (r.numbers && typeof r.numbers === 'object') config.routes.numbers = r.numbers as Record<string, string>;
+    if (typeof r.default === 'string') config.routes.default = r.default;
+  }
+}
+
+/** The YAML node (and the map entry holding it) at a JSON pointer. */
+function nodeAt(root: YNode, pointer: string): { node: YNode; key?: YMap['entries'][number] } {
+  let node = root;
+  let key: YMap['entries'][number] | undefined;
+  for (const raw of pointer.split('/').slice(1)) {
+    const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (node.kind === 'map') {
+      const e = entry(node, seg);
+      if (!e) break;
+      key = e;
+      node = e.value;
+    } else if (node.kind === 'seq' && node.items[Number(seg)]) {
+      key = undefined;
+      node = node.items[Number(seg)]!;
+    } else break;
+  }
+  return key ? { node, key } : { node };
+}
+
+function pathText(pointer: string): string {
+  return pointer.split('/').slice(1).join('.') || 'the file';
+}
+
+function ajvError(ctx: Ctx, root: YNode, e: ErrorObject): void {
+  if (e.schemaPath.startsWith('#/properties/fallback/')) return; // checked by hand, as a media
+  const { node, key } = nodeAt(root, e.instancePath);
+  const where = pathText(e.instancePath);
+  const p = e.params as Record<string, unknown>;
+  const parentSchema = e.parentSchema as { properties?: Record<string, unknown> } | undefined;
+  switch (e.keyword) {
+    case 'additionalProperties': {
+      const name = String(p.additionalProperty);
+      const at = node.kind === 'map' ? entry(node, name) : undefined;
+      const known = Object.keys(parentSchema?.properties ?? {});
+      report(ctx, 'UNKNOWN_KEY', at ?? node, `${where === 'the file' ? '' : `${where}: `}unknown key '${name}'`, didYouMean(name, known) ?? `Known keys: ${known.join(', ')}.`);
+      return;
+    }
+    case 'type':
+      report(ctx, 'TYPE_MISMATCH', node, `${where} must be ${typeText(String(p.type))}, not ${describe(node)}`);
+      return;
+    case 'minimum':
+    case 'maximum': {
+      const s = parentSchema as { minimum?: number; maximum?: number } | undefined;
+      report(ctx, 'OUT_OF_BOUNDS', node, `${where} must be between ${s?.minimum} and ${s?.maximum}, got ${node.kind === 'scalar' ? node.source : describe(node)}`);
+      return;
+    }
+    case 'enum': {
+      const allowed = (p.allowedValues as string[]) ?? [];
+      const v = node.kind === 'scalar' ? String(node.value) : '';
+      report(ctx, 'BAD_ENUM', node, `${where} must be one of ${allowed.join(', ')}, not ${node.kind === 'scalar' ? `"${clip(v)}"` : describe(node)}`, didYouMean(v, allowed));
+      return;
+    }
+    case 'minLength':
+      report(ctx, 'TYPE_MISMATCH', node, `${where} must not be empty`);
+      return;
+    case 'pattern':
+      if (e.schemaPath.includes('propertyNames')) return; // E.164 keys: reported by hand, with the reason
+      report(ctx, 'BAD_NAME', node, `${where}: '${clip(String(node.kind === 'scalar' ? node.value : ''))}' is not a flow name (letters, digits, - and _)`);
+      return;
+    case 'propertyNames':
+    case 'anyOf':
+    case 'required':
+    case 'additionalItems':
+      return; // fallback and auth are checked by hand
+    default:
+      report(ctx, 'TYPE_MISMATCH', key ?? node, `${where} ${e.message ?? 'is not valid'}`);
+  }
+}
+
+function typeText(t: string): string {
+  const names: Record<string, string> = { integer: 'an integer', string: 'a string', object: 'a map', boolean: 'true or false', array: 'a list', number: 'a number', null: 'empty' };
+  return t
+    .split(',')
+    .filter((x) => x !== 'null')
+    .map((x) => names[x] ?? x)
+    .join(' or ');
+}

@@ -1,0 +1,224 @@
+/**
+ * The JSON Schema (draft-07) of flow files, generated from the command catalogue, for
+ * editors (yaml-language-server: `# yaml-language-server: $schema=../schemas/flow.schema.json`).
+ * It describes the same language as the checker, never stricter; the checker adds what a
+ * schema cannot say (step targets, results, graph, templates, WAV data...).
+ * schemas/flow.schema.json is its committed output (`npm run schema` rewrites it).
+ */
+import { writeFileSync } from 'node:fs';
+import { COMMANDS, COMMAND_NAMES, PARAM_ALIASES, SCALAR_PARAM, type CommandName, type FormatName, type ParamSpec } from '../protocol/commands.js';
+import { REQUIRED_PARAMS } from './check-commands.js';
+
+type Schema = Record<string, unknown>;
+
+const TEMPLATE = '.*\\{[{%].*';
+const ID_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
+const VAR_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,63}$';
+const ref = (name: string): Schema => ({ $ref: `#/definitions/${name}` });
+
+/** Formats as patterns (strings only; a template is always accepted). */
+const FORMAT_PATTERNS: Partial<Record<FormatName, string>> = {
+  phone_number: '\\+[1-9][0-9]{1,14}',
+  cli_phone_number: 'BLOCKED|\\+[1-9][0-9]{1,14}',
+  cdr_customer_field: '[a-zA-Z0-9]{0,32}',
+  rt_conference_id: '[a-zA-Z0-9_.:-]{1,64}',
+  callid: '[0-9]{1,20}',
+  locale: '|[a-z]{2}_[A-Z]{2}',
+  dtmf_digits: '[0-9*#]{1,64}',
+  pin_code: '[0-9]{0,10}',
+};
+
+function paramSchema(p: ParamSpec): Schema {
+  switch (p.type) {
+    case 'int':
+      return { type: 'integer', minimum: p.min, maximum: p.max, ...(p.default !== undefined ? { default: p.default } : {}), description: `${p.doc} (${p.min}..${p.max})` };
+    case 'bool':
+      return { type: 'boolean', ...(p.default !== undefined ? { default: p.default } : {}), description: p.doc };
+    case 'media':
+      return { ...ref('media'), description: p.doc };
+    case 'targets':
+      return { ...ref('targets'), description: p.doc };
+    case 'string': {
+      if (p.enum) return { enum: [...p.enum], ...(p.default !== undefined ? { default: p.default } : {}), description: p.doc };
+      const pat = p.format ? FORMAT_PATTERNS[p.format] : undefined;
+      const s: Schema = { type: p.format === 'base64_wav' || p.format === 'media_file' ? 'string' : ['string', 'integer'], description: p.doc };
+      if (pat) s.pattern = `^(?:${pat}|${TEMPLATE})$`;
+      if (p.format === 'media_file' || p.format === 'base64_wav') s.minLength = 1;
+      return s;
+    }
+  }
+}
+
+function commandSchema(name: CommandName): Schema {
+  const spec = COMMANDS[name];
+  const aliases = PARAM_ALIASES[name] ?? {};
+  const properties: Schema = {};
+  for (const [k, p] of Object.entries(spec.params)) properties[k] = paramSchema(p);
+  for (const [alias, target] of Object.entries(aliases)) properties[alias] = { ...paramSchema(spec.params[target]!), description: `Alias of ${target}.` };
+  const map: Schema = { type: 'object', properties, additionalProperties: false };
+  const req = REQUIRED_PARAMS[name];
+  if (req) {
+    const names = [req, ...Object.entries(aliases).filter(([, t]) => t === req).map(([a]) => a)];
+    if (names.length === 1) map.required = [req];
+    else map.anyOf = names.map((n) => ({ required: [n] }));
+  }
+  const forms: Schema[] = [map];
+  if (!req) forms.unshift({ type: 'null' });
+  const scalar = SCALAR_PARAM[name];
+  if (scalar) forms.push(paramSchema(spec.params[scalar]!));
+  const results = spec.results;
+  const res =
+    results.kind === 'enum' ? `Results: ${results.values.join(', ')}.` : results.kind === 'digits' ? `Results: the keys pressed, or ${results.also.join(', ')}.` : results.kind === 'any' ? `Result: ${results.doc}.` : 'No result.';
+  return { description: `${spec.doc} ${res}`, anyOf: forms };
+}
+
+function definitions(): Schema {
+  const defs: Schema = {};
+  const mediaItem: Schema = {
+    anyOf: [
+      { type: 'integer', minimum: 0, description: 'A library media id; 0 means no media.' },
+      { type: 'string', minLength: 1, description: 'Text spoken in the flow voice, TTS|voice|text, a media id, or a template rendering a media.' },
+      {
+        type: 'object',
+        properties: { say: { type: 'string', minLength: 1, description: 'Text to speak.' }, voice: { type: 'string', pattern: ID_PATTERN, description: 'TTS voice, e.g. TTS_EN-GB_DANIEL.' } },
+        required: ['say'],
+        additionalProperties: false,
+      },
+    ],
+  };
+  defs.mediaItem = mediaItem;
+  defs.media = { anyOf: [ref('mediaItem'), { type: 'array', minItems: 1, items: ref('mediaItem'), description: 'Escalating prompts: the n-th visit plays the n-th entry.' }] };
+  defs.targets = {
+    anyOf: [
+      { type: 'string' },
+      {
+        type: 'array',
+        minItems: 1,
+        items: {
+          anyOf: [
+            { type: 'string', description: 'An E.164 number.' },
+            {
+              type: 'object',
+              properties: { number: paramSchema({ type: 'string', format: 'phone_number', doc: 'E.164 number to call.' }), timeout: { type: 'integer', minimum: 5, maximum: 300, description: 'Seconds to ring (5..300).' } },
+              required: ['number'],
+              additionalProperties: false,
+            },
+          ],
+        },
+      },
+    ],
+  };
+  defs.stepId = { type: 'string', pattern: ID_PATTERN };
+  defs.branch = {
+    description: 'Where a result leads: a step id, { goto, say } or { retry, then, say }.',
+    anyOf: [
+      ref('stepId'),
+      {
+        type: 'object',
+        properties: {
+          goto: { ...ref('stepId'), description: 'The step to go to.' },
+          retry: { type: 'integer', minimum: 1, maximum: 100, description: 'Run this step again at most this many times for this result, then go to `then`.' },
+          then: { ...ref('stepId'), description: 'Where to go once the retries are used up.' },
+          say: { ...ref('media'), description: 'Played before going on.' },
+        },
+        additionalProperties: false,
+        anyOf: [
+          { required: ['goto'], not: { anyOf: [{ required: ['retry'] }, { required: ['then'] }] } },
+          { required: ['retry', 'then'], not: { required: ['goto'] } },
+        ],
+      },
+    ],
+  };
+  defs.on = { type: 'object', description: 'Result -> branch: exact values, /regex/, _asterisk patterns, default, error.', additionalProperties: ref('branch') };
+  for (const name of COMMAND_NAMES) defs[`command_${name}`] = commandSchema(name);
+  defs.step = stepSchema();
+  defs.handlers = handlersSchema();
+  return defs;
+}
+
+function stepSchema(): Schema {
+  const properties: Schema = {};
+  for (const name of COMMAND_NAMES) properties[name] = ref(`command_${name}`);
+  properties.say = { ...ref('media'), description: 'Plays text in the flow voice (a play command).' };
+  properties.set = {
+    type: 'object',
+    description: 'Assigns variables: strings are templates, { expr: CEL } is computed, other values are taken as is.',
+    propertyNames: { pattern: VAR_PATTERN },
+  };
+  properties.switch = {
+    type: 'array',
+    minItems: 1,
+    description: 'Cases tried in order; the first whose condition holds wins.',
+    items: {
+      type: 'object',
+      properties: { when: { type: 'string', description: 'A CEL condition.' }, goto: ref('stepId') },
+      required: ['when', 'goto'],
+      additionalProperties: false,
+    },
+  };
+  properties.when = { type: 'string', description: 'A CEL condition; goes to `then` when it holds, else to `else`.' };
+  properties.then = ref('stepId');
+  properties.else = ref('stepId');
+  properties.default = { ...ref('stepId'), description: 'switch: where to go when no case holds.' };
+  properties.save = { type: 'string', pattern: VAR_PATTERN, description: 'Stores the result in vars.<name>.' };
+  properties.on = ref('on');
+  properties.next = { ...ref('branch'), description: 'Where to go after the command (same as on.default).' };
+  properties.handlers = { type: 'boolean', description: 'false: flow-wide result handlers do not apply to this step.' };
+  const actions = [...COMMAND_NAMES, 'say', 'set', 'switch', 'when'];
+  return {
+    type: 'object',
+    properties,
+    additionalProperties: false,
+    oneOf: actions.map((a) => ({ required: [a] })),
+  };
+}
+
+function handlersSchema(): Schema {
+  const on: Schema = {};
+  for (const name of COMMAND_NAMES) {
+    const kind = COMMANDS[name].results.kind;
+    if (kind === 'enum' || kind === 'digits') on[name] = { type: 'object', additionalProperties: ref('branch') };
+  }
+  return {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      hangup: { ...ref('stepId'), description: 'A logic step run when the call ends (no commands).' },
+      error: { ...ref('branch'), description: 'Where a command_error goes when the step does not handle it.' },
+      on: { type: 'object', properties: on, additionalProperties: false, description: 'Results handled on every step of a command, unless the step handles the key.' },
+    },
+  };
+}
+
+/** The JSON Schema of flow files. */
+export function flowJsonSchema(): Schema {
+  return {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    $id: 'https://callscript.dev/schemas/flow.schema.json',
+    title: 'callscript flow',
+    description: 'A call flow: steps issuing telephony commands and branching on their results. See docs/flow-language.md.',
+    type: 'object',
+    required: ['version', 'start', 'steps'],
+    additionalProperties: false,
+    properties: {
+      version: { const: 1, description: 'The language version: 1.' },
+      name: { type: 'string', pattern: ID_PATTERN, description: 'The flow name (default: the file name).' },
+      description: { type: 'string' },
+      start: { ...ref('stepId'), description: 'The first step.' },
+      voice: { type: 'string', pattern: ID_PATTERN, default: 'TTS_EN-GB_SERENA', description: 'TTS voice of say: and plain-text media.' },
+      vars: { type: ['object', 'null'], propertyNames: { pattern: VAR_PATTERN }, description: 'Initial variables.' },
+      handlers: ref('handlers'),
+      steps: { type: 'object', propertyNames: { pattern: ID_PATTERN }, additionalProperties: ref('step'), description: 'Step id -> step.' },
+    },
+    definitions: definitions(),
+  };
+}
+
+/** The committed file's content. */
+export function flowSchemaText(): string {
+  return `${JSON.stringify(flowJsonSchema(), null, 2)}\n`;
+}
+
+export function writeFlowSchema(path: string): void {
+  writeFileSync(path, flowSchemaText());
+}
