@@ -15,6 +15,7 @@ import { checkE164, checkFormat, checkRtMedia } from '../protocol/formats.js';
 import { isTemplate, render, type Scope } from '../flow/expr.js';
 import type { CommandCall, MediaParam, MediaSpec, Value } from '../flow/model.js';
 import type { WireValue } from '../protocol/rt.js';
+import { frozenParams } from './serialize.js';
 
 export type GetScope = () => Scope;
 
@@ -193,7 +194,7 @@ function fromSlots(slots: Slot[]): CommandBuilder {
     for (let n = 1; n <= levels; n++) {
       const o: Record<string, WireValue> = {};
       for (const s of slots) o[s.name] = (pick(s, n) as { v: WireValue }).v;
-      table.push(Object.freeze(o));
+      table.push(frozenParams(o));
     }
     return { constant, build: (_scope, n) => table[Math.min(Math.max(n, 1), levels) - 1]! };
   }

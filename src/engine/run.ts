@@ -8,6 +8,7 @@ import type { CommandName } from '../protocol/commands.js';
 import { evaluate, test } from '../flow/expr.js';
 import { ParamFailure, type Params } from './params.js';
 import { END, matchResult, type PBranch, type PCommand, type PSet, type PSwitch, type Program } from './program.js';
+import { frozenParams } from './serialize.js';
 import { addLog, scopeOf, setVar, type RunCtx } from './scope.js';
 import type { AfterSay, StepCounters } from './types.js';
 
@@ -28,7 +29,7 @@ interface Next {
   counters?: StepCounters;
 }
 
-const HANGUP_PARAMS: Params = Object.freeze({});
+const HANGUP_PARAMS: Params = frozenParams({});
 
 export function endOfFlow(ctx: RunCtx): Emit {
   return { command: 'hangup', params: HANGUP_PARAMS, step: ctx.lastStep, done: true };

@@ -6,6 +6,18 @@
  */
 import type { RtResponse, WireValue } from '../protocol/rt.js';
 
+/**
+ * A params object may carry its JSON text under this symbol (constant params, computed
+ * once when the flow compiles): the serializer then writes it as is.
+ */
+export const PARAMS_JSON: unique symbol = Symbol('callscript.paramsJson');
+
+/** Freezes a params object with its JSON text attached (for params reused on every call). */
+export function frozenParams<T extends Record<string, WireValue>>(params: T): Readonly<T> {
+  Object.defineProperty(params, PARAMS_JSON, { value: writeParams(params), enumerable: false });
+  return Object.freeze(params);
+}
+
 export function serializeReply(r: RtResponse): string {
   const raw = r.variablesRaw === '' ? '{}' : r.variablesRaw;
   return (
@@ -14,7 +26,7 @@ export function serializeReply(r: RtResponse): string {
     '","command_id":' +
     String(Math.trunc(r.command_id)) +
     ',"params":' +
-    writeParams(r.params) +
+    ((r.params as { [PARAMS_JSON]?: string })[PARAMS_JSON] ?? writeParams(r.params)) +
     ',"variables":' +
     raw +
     '}'
