@@ -55,7 +55,7 @@ function scopeOf(c: MachineContext) {
 }
 
 /** What the machine's active state asks the service to do. */
-export function describe(flow: CompiledFlow, snapshot: FlowSnapshot): XStep {
+export function describeSnapshot(flow: CompiledFlow, snapshot: FlowSnapshot): XStep {
   const meta = activeMeta(snapshot);
   const ctx = contextOf(snapshot);
   const base = { snapshot, state: activeState(snapshot), vars: ctx.vars, counters: ctx.c };
@@ -96,12 +96,12 @@ export function eventFor(snapshot: FlowSnapshot, req: RtRequest): MachineEvent {
 
 /** Starts the flow: the first command. */
 export function xstateStart(flow: CompiledFlow, req: RtRequest): XStep {
-  return describe(flow, machineStart(flow.machine, { call: callFields(req) }));
+  return describeSnapshot(flow, machineStart(flow.machine, { call: callFields(req) }));
 }
 
 /** Feeds one request (a result, an error, or a terminal status) and describes the next command. */
 export function xstateFeed(flow: CompiledFlow, snapshot: FlowSnapshot, req: RtRequest): XStep {
-  return describe(flow, machineSend(flow.machine, snapshot, eventFor(snapshot, req)));
+  return describeSnapshot(flow, machineSend(flow.machine, snapshot, eventFor(snapshot, req)));
 }
 
 /** The machine snapshot equivalent to an engine CallState (via machine.resolveState). */
