@@ -1,0 +1,184 @@
+/**
+ * One fixture per diagnostic code of src/errors/flow-codes.ts: the exact code, severity,
+ * line and column (and the key words of the message or hint). A last test fails when a
+ * code of the catalogue has no fixture here.
+ */
+import { describe, expect, it } from 'vitest';
+import { FLOW_CODES } from '../../src/errors/flow-codes.js';
+import { checkFlow } from '../../src/flow/check.js';
+import { checkConfig } from '../../src/flow/config.js';
+import type { Diagnostic } from '../../src/errors/diagnostic.js';
+
+/** A flow whose steps (lines given) start at line 4, column 3. */
+const flow = (...steps: string[]) => ['version: 1', 'start: a', 'steps:', ...steps].join('\n') + '\n';
+
+const WAV_8K = 'UklGRigAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQQAAAAAAAAA';
+const WAV_44K_STEREO = 'UklGRigAAABXQVZFZm10IBAAAAABAAIARKwAABCxAgAEABAAZGF0YQQAAAAAAAAA';
+
+interface Case {
+  name: string;
+  code: string;
+  text: string | (() => Diagnostic[]);
+  line: number;
+  column: number;
+  severity?: 'error' | 'warning';
+  message?: RegExp;
+  hint?: RegExp;
+}
+
+const CASES: Case[] = [
+  { name: 'tab indentation', code: 'YAML_SYNTAX', text: flow('\ta: { hangup: {} }'), line: 4, column: 1 },
+  { name: 'unclosed flow map', code: 'YAML_SYNTAX', text: flow('  a: { hangup: {}'), line: 5, column: 1 },
+  { name: 'two documents', code: 'YAML_SYNTAX', text: flow('  a: { hangup: {} }') + '---\nversion: 1\n', line: 5, column: 1, message: /single YAML document/ },
+  { name: 'unknown alias', code: 'YAML_SYNTAX', text: flow('  a: *nope'), line: 4, column: 6, message: /\*nope/ },
+  { name: 'recursive alias', code: 'YAML_SYNTAX', text: flow('  a: &x { say: [*x], next: a }'), line: 4, column: 17, message: /recursive/ },
+  { name: 'custom tag', code: 'YAML_SYNTAX', text: flow('  a: { say: !shout "hi" }'), line: 4, column: 13, message: /tag/ },
+  { name: 'duplicate key', code: 'DUPLICATE_KEY', text: flow('  a: { say: "Hi", next: b }', '  b: { hangup: {} }', '  a: { hangup: {} }'), line: 6, column: 3, message: /duplicate key 'a' \(first at line 4, column 3\)/ },
+  { name: 'alias and param name', code: 'DUPLICATE_KEY', text: flow('  a:', '    read: { prompt: "Hi", media_id: 12 }', '    next: a'), line: 5, column: 27, message: /'media_id' and 'prompt' are the same parameter of read/ },
+  { name: 'a list at top level', code: 'NOT_A_MAP', text: '- version: 1\n- start: a\n', line: 1, column: 1, message: /not a list/ },
+  { name: 'empty file', code: 'NOT_A_MAP', text: '# nothing\n', line: 1, column: 1, message: /empty/ },
+  { name: 'a step that is a string', code: 'NOT_A_MAP', text: flow('  a: hello'), line: 4, column: 6, message: /step 'a': a step must be a map/ },
+  { name: 'typo in a read param', code: 'UNKNOWN_KEY', text: flow('  a:', '    read: { promt: "Hi" }', '    next: a'), line: 5, column: 13, message: /step 'a': unknown key 'promt' in read/, hint: /did you mean 'prompt'\?/ },
+  { name: 'typo at top level', code: 'UNKNOWN_KEY', text: 'version: 1\nstart: a\nstpes: {}\n', line: 3, column: 1, hint: /did you mean 'steps'\?/ },
+  { name: 'typo in a command name', code: 'UNKNOWN_KEY', text: flow('  a: { hangpu: {} }'), line: 4, column: 8, hint: /did you mean 'hangup'\?/ },
+  { name: 'no start', code: 'MISSING_KEY', text: 'version: 1\nsteps:\n  a: { hangup: {} }\n', line: 1, column: 1, message: /missing 'start'/ },
+  { name: 'read without prompt', code: 'MISSING_KEY', text: flow('  a:', '    read: { max_digits: 2 }', '    next: a'), line: 5, column: 5, message: /read needs 'media_id' \(or its alias 'prompt'\)/ },
+  { name: 'retry without then', code: 'MISSING_KEY', text: flow('  a:', '    read: { prompt: "Hi" }', '    on: { default: { retry: 2 } }'), line: 6, column: 20, message: /needs 'then'/ },
+  { name: 'on: on a set step', code: 'MISPLACED_KEY', text: flow('  a: { set: { x: 1 }, on: { "1": a } }'), line: 4, column: 23, message: /'on' does not go with set/ },
+  { name: 'next after hangup', code: 'MISPLACED_KEY', text: flow('  a: { hangup: {}, next: a }'), line: 4, column: 20, message: /'next' does not go with hangup/ },
+  { name: 'quoted integer', code: 'TYPE_MISMATCH', text: flow('  a:', '    read: { prompt: "Hi", max_digits: "4" }', '    next: a'), line: 5, column: 39, message: /max_digits must be an integer \(1\.\.20\), not a string \("4"\)/, hint: /without quotes: max_digits: 4/ },
+  { name: 'template in an integer param', code: 'TYPE_MISMATCH', text: flow('  a: { wait: "{{ vars.t }}", next: a }'), line: 4, column: 14, hint: /cannot be templates/ },
+  { name: 'max_digits too large', code: 'OUT_OF_BOUNDS', text: flow('  a:', '    read: { prompt: "Hi", max_digits: 25 }', '    next: a'), line: 5, column: 39, message: /max_digits must be between 1 and 20, got 25/ },
+  { name: 'wait too long', code: 'OUT_OF_BOUNDS', text: flow('  a: { wait: 31, next: a }'), line: 4, column: 14, message: /wait must be between 1 and 30, got 31/ },
+  { name: 'retry 0', code: 'OUT_OF_BOUNDS', text: flow('  a: { say: "x", next: { retry: 0, then: a } }'), line: 4, column: 33 },
+  { name: 'national number', code: 'BAD_FORMAT', text: flow('  a:', '    dialout: { targets: [{ number: "0612345678", timeout: 30 }] }'), line: 5, column: 36, message: /number "0612345678": an E\.164 number/ },
+  { name: 'letters in a PIN', code: 'BAD_FORMAT', text: flow('  a: { conference: { id: room1, pin_code: "12ab" } }'), line: 4, column: 43, message: /digits only, 10 at most/ },
+  { name: 'callid beyond 64 bits', code: 'BAD_FORMAT', text: flow('  a: { hangup_callid: 18446744073709551616, next: a }'), line: 4, column: 23, message: /at most 18446744073709551615/ },
+  { name: 'bad ringtone', code: 'BAD_ENUM', text: flow('  a:', '    dialout: { targets: ["+33123456789"], ringtone: RIGN }'), line: 5, column: 53, message: /ringtone must be one of MUSIC, RING, not "RIGN"/, hint: /did you mean 'RING'\?/ },
+  { name: 'version 2', code: 'BAD_VERSION', text: 'version: 2\nstart: a\nsteps:\n  a: { hangup: {} }\n', line: 1, column: 10 },
+  { name: 'step id with a space', code: 'BAD_NAME', text: flow('  a: { say: "x", next: "b c" }', '  "b c": { hangup: {} }'), line: 5, column: 3, message: /step id 'b c'/ },
+  { name: 'save into a reserved word', code: 'BAD_NAME', text: flow('  a:', '    read: { prompt: "Hi" }', '    save: in', '    next: a'), line: 6, column: 11, message: /reserved word/ },
+  { name: 'negative media id', code: 'BAD_MEDIA', text: flow('  a: { play: -5, next: a }'), line: 4, column: 14, message: /-5 is not a media id/ },
+  { name: 'malformed TTS spec', code: 'BAD_MEDIA', text: flow('  a: { play: "TTS|bad voice|Hello", next: a }'), line: 4, column: 14, message: /not a voice id/ },
+  { name: 'empty prompt list', code: 'BAD_MEDIA', text: flow('  a: { read: { prompt: [] }, next: a }'), line: 4, column: 24, message: /empty list/ },
+  {
+    name: '44.1 kHz stereo WAV',
+    code: 'BAD_WAV',
+    text: flow(`  a: { play_wav_data: "${WAV_44K_STEREO}", next: a }`),
+    line: 4,
+    column: 23,
+    message: /^step 'a': audio_data: the WAV sample rate is 44100 Hz, not 8000 Hz, it has 2 channels, not 1 \(mono\); the service plays PCM 8000 Hz 16-bit mono only$/,
+  },
+  { name: 'not a WAV at all', code: 'BAD_WAV', text: flow('  a: { play_wav_data: "aGVsbG8gd29ybGQh", next: a }'), line: 4, column: 23, message: /not a WAV file/ },
+  { name: 'unclosed template', code: 'BAD_TEMPLATE', text: flow('  a: { say: "Hello {{ vars.name", next: a }'), line: 4, column: 13 },
+  { name: 'unknown filter', code: 'BAD_TEMPLATE', text: flow('  a: { say: "Hello {{ call.caller | shout }}", next: a }'), line: 4, column: 13, message: /shout/ },
+  { name: 'bad condition', code: 'BAD_EXPRESSION', text: flow('  a: { when: "vars.x ==", then: b, else: b }', '  b: { hangup: {} }'), line: 4, column: 14 },
+  { name: 'bad expr in set', code: 'BAD_EXPRESSION', text: flow('  a: { set: { n: { expr: "1 +* 2" } }, next: b }', '  b: { hangup: {} }'), line: 4, column: 26 },
+  { name: 'unclosed regex class', code: 'BAD_PATTERN', text: flow('  a:', '    read: { prompt: "Hi", max_digits: 4 }', '    on: { "/[0-9/": a, default: a }'), line: 6, column: 11, message: /invalid regular expression/ },
+  { name: 'letter in an Asterisk pattern', code: 'BAD_PATTERN', text: flow('  a:', '    read: { prompt: "Hi", max_digits: 4 }', '    on: { _1A: a, default: a }'), line: 6, column: 11, message: /'A' is not allowed/ },
+  { name: 'goto and retry', code: 'BAD_BRANCH', text: flow('  a: { say: "x", next: { goto: a, retry: 2, then: a } }'), line: 4, column: 35, message: /goto or retry, not both/ },
+  { name: 'neither goto nor retry', code: 'BAD_BRANCH', text: flow('  a: { say: "x", next: { say: "Sorry" } }'), line: 4, column: 24 },
+  { name: 'no action', code: 'NO_ACTION', text: flow('  a: { next: a }'), line: 4, column: 3, message: /step 'a': no action/ },
+  { name: 'two actions', code: 'MANY_ACTIONS', text: flow('  a: { say: "x", wait: 2, next: a }'), line: 4, column: 18, message: /two actions, 'say' and 'wait'/ },
+  { name: 'next and on.default', code: 'DUPLICATE_DEFAULT', text: flow('  a:', '    say: "x"', '    on: { default: a }', '    next: a'), line: 7, column: 5 },
+  { name: 'two keys on max_digits 1', code: 'IMPOSSIBLE_RESULT', text: flow('  a:', '    read: { prompt: "Hi", max_digits: 1 }', '    on: { "12": a, default: a }'), line: 6, column: 11, message: /'12' has 2 keys/ },
+  { name: 'TALK on play', code: 'IMPOSSIBLE_RESULT', text: flow('  a:', '    play: "Hi"', '    on: { TALK: a, default: a }'), line: 6, column: 11, message: /play returns 0, 1; 'TALK' can never happen/ },
+  { name: 'a result of hangup_callid', code: 'IMPOSSIBLE_RESULT', text: flow('  a:', '    hangup_callid: 12', '    on: { "0": a }'), line: 6, column: 11, message: /returns no result/ },
+  { name: '# in a read result', code: 'IMPOSSIBLE_RESULT', text: flow('  a:', '    read: { prompt: "Hi", max_digits: 4 }', '    on: { "12#": a, default: a }'), line: 6, column: 11, message: /# ends the input/ },
+  { name: 'an exact record file name', code: 'IMPOSSIBLE_RESULT', text: flow('  a:', '    record: {}', '    on: { "msg.wav": a }'), line: 6, column: 11, message: /cannot be known in advance/ },
+  {
+    name: 'menu without TIMEOUT nor default',
+    code: 'UNHANDLED_RESULT',
+    severity: 'warning',
+    text: flow('  a:', '    read: { prompt: "Press 1", max_digits: 1 }', '    on: { "1": b }', '  b: { hangup: {} }'),
+    line: 5,
+    column: 5,
+    message: /read results TIMEOUT, '0', '2', '3', '4', '5', '6' and 4 other key sequences lead nowhere/,
+  },
+  { name: 'conference without PIN results', code: 'UNHANDLED_RESULT', severity: 'warning', text: flow('  a:', '    conference: { id: room }', '    on: { CONFERENCE_CLOSED: b, LAST_PARTICIPANT: b, LEFT_CONFERENCE: b }', '  b: { hangup: {} }'), line: 5, column: 5, message: /PIN_ERROR, PIN_TIMEOUT/ },
+  { name: 'typo in a variable', code: 'UNKNOWN_VARIABLE', severity: 'warning', text: 'version: 1\nstart: a\nvars: { name: Ann }\nsteps:\n  a: { say: "Hi {{ vars.nmae }}" }\n', line: 5, column: 13, hint: /did you mean 'name'\?/ },
+  { name: 'unknown call field', code: 'UNKNOWN_VARIABLE', severity: 'warning', text: flow('  a: { when: "call.calller == \'x\'", then: b, else: b }', '  b: { hangup: {} }'), line: 4, column: 14, hint: /did you mean 'caller'\?/ },
+  { name: 'typo in a target', code: 'UNKNOWN_STEP', text: flow('  a: { say: "x", next: ned }', '  end: { hangup: {} }'), line: 4, column: 24, message: /no step 'ned'/, hint: /did you mean 'end'\?/ },
+  { name: 'unknown start', code: 'UNKNOWN_STEP', text: 'version: 1\nstart: begin\nsteps:\n  a: { hangup: {} }\n', line: 2, column: 8 },
+  { name: 'orphan step', code: 'UNREACHABLE_STEP', text: flow('  a: { hangup: {} }', '  b: { hangup: {} }'), line: 5, column: 3, message: /step 'b' is never reached/ },
+  { name: 'two steps bouncing', code: 'NO_PATH_TO_END', text: flow('  a: { say: "x", next: b }', '  b: { say: "y", next: a }'), line: 4, column: 3, message: /step 'a' can never reach the end.*'b'/ },
+  {
+    name: 'set and when looping',
+    code: 'EVENTLESS_LOOP',
+    text: flow('  a: { set: { x: 1 }, next: b }', '  b: { when: "vars.x > 0", then: a, else: c }', '  c: { hangup: {} }'),
+    line: 4,
+    column: 3,
+    message: /logic steps 'a' -> 'b' -> 'a' loop without issuing a command/,
+  },
+  { name: 'hangup handler on a command', code: 'HANDLER_COMMAND', text: 'version: 1\nstart: a\nhandlers: { hangup: a }\nsteps:\n  a: { hangup: {} }\n', line: 3, column: 21, message: /is a hangup step/ },
+  {
+    name: 'hangup handler leading to a command',
+    code: 'HANDLER_COMMAND',
+    text: 'version: 1\nstart: a\nhandlers: { hangup: log }\nsteps:\n  a: { hangup: {} }\n  log: { set: { done: true }, next: bye }\n  bye: { say: "Bye" }\n',
+    line: 3,
+    column: 21,
+    message: /leads to command step 'bye' \(log -> bye\)/,
+  },
+  { name: 'flow-wide record handler', code: 'HANDLER_RESULTS', text: 'version: 1\nstart: a\nhandlers:\n  on:\n    record: { "/x/": a }\nsteps:\n  a: { hangup: {} }\n', line: 5, column: 5 },
+  { name: 'auth without password', code: 'CONFIG_AUTH', text: () => checkConfig('auth:\n  login: me\n', 'callscript.yaml').diagnostics, line: 1, column: 1, message: /password is missing/ },
+  {
+    name: 'the checker itself fails',
+    code: 'INTERNAL_ERROR',
+    text: () =>
+      checkFlow(
+        {
+          toString() {
+            throw new Error('boom');
+          },
+        } as unknown as string,
+        'x.yaml',
+      ).diagnostics,
+    line: 1,
+    column: 1,
+    message: /boom/,
+  },
+];
+
+describe('every diagnostic code, at its exact position', () => {
+  for (const c of CASES) {
+    it(`${c.code}: ${c.name}`, () => {
+      const diags = typeof c.text === 'string' ? checkFlow(c.text, 'flows/t.yaml').diagnostics : c.text();
+      const found = diags.filter((d) => d.code === c.code);
+      expect(found, JSON.stringify(diags, null, 1)).not.toHaveLength(0);
+      const d = found[0]!;
+      expect({ line: d.line, column: d.column, severity: d.severity }).toEqual({ line: c.line, column: c.column, severity: c.severity ?? 'error' });
+      if (c.message) expect(d.message).toMatch(c.message);
+      if (c.hint) expect(d.hint).toMatch(c.hint);
+      expect(d.hint, 'every diagnostic has a hint').toBeTruthy();
+    });
+  }
+
+  it('has a fixture for every code of the catalogue', () => {
+    const covered = new Set(CASES.map((c) => c.code));
+    expect(FLOW_CODES.map((c) => c.code).filter((c) => !covered.has(c))).toEqual([]);
+  });
+
+  it('gives each catalogue severity to its diagnostics', () => {
+    for (const c of CASES) expect(FLOW_CODES.find((x) => x.code === c.code)?.severity, c.code).toBe(c.severity ?? 'error');
+  });
+});
+
+describe('a model only without errors', () => {
+  it('keeps the model when there are warnings only', () => {
+    const r = checkFlow(flow('  a:', '    read: { prompt: "Press 1" }', '    on: { "1": b }', '  b: { hangup: {} }'), 't.yaml');
+    expect(r.diagnostics.map((d) => d.severity)).toEqual(['warning']);
+    expect(r.model).toBeDefined();
+  });
+
+  it('gives no model when there is an error', () => {
+    const r = checkFlow(flow('  a: { wait: 99 }'), 't.yaml');
+    expect(r.model).toBeUndefined();
+  });
+
+  it('sorts diagnostics by position', () => {
+    const r = checkFlow(flow('  a: { wait: 99, next: b }', '  b: { wait: 0, next: c }', '  c: { wat: 1 }'), 't.yaml');
+    const at = r.diagnostics.map((d) => [d.line, d.column]);
+    expect(at).toEqual([...at].sort((x, y) => x[0]! - y[0]! || x[1]! - y[1]!));
+    expect(r.diagnostics.map((d) => d.code)).toEqual(['OUT_OF_BOUNDS', 'OUT_OF_BOUNDS', 'UNKNOWN_KEY']);
+  });
+});
