@@ -133,6 +133,8 @@ function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, 
 
 function start(flow: CompiledFlow, req: RtRequest, opts: EngineOptions, base: number, warn: LogEntry | undefined): Outcome {
   const ctx = newCtx(req, flow.program.initialVars, opts.maxLogicSteps ?? DEFAULT_MAX_LOGIC_STEPS, flow.program.start);
+  ctx.vars = Object.assign({}, ctx.vars); // the new call's own object, never the model's
+  ctx.varsOwned = true;
   if (warn) ctx.log = [warn];
   const emit = runFrom(flow.program, ctx, flow.program.start, undefined);
   return finish(flow, ctx, emit, base, opts.now, 0);

@@ -47,7 +47,13 @@ export function takeBranch(ctx: RunCtx, from: PCommand, b: PBranch | undefined, 
   if (b.retry !== undefined) {
     const used = counters?.r[b.key] ?? 0;
     k = used + 1;
-    next = used < b.retry ? { id: from.id, counters: { n: (counters?.n ?? 1) + 1, r: { ...counters?.r, [b.key]: k } } } : { id: b.then ?? END };
+    if (used < b.retry) {
+      const r: Record<string, number> = Object.assign({}, counters?.r);
+      r[b.key] = k;
+      next = { id: from.id, counters: { n: (counters?.n ?? 1) + 1, r } };
+    } else {
+      next = { id: b.then ?? END };
+    }
   } else {
     k = 1;
     next = { id: b.goto ?? END };

