@@ -117,3 +117,112 @@ steps:
     expect(c.start()).toBe(`{"command":"hangup_callid","command_id":1,"params":{"callid":18446744073709551615},"variables":${raw}}`);
   });
 });
+
+describe('flows written in YAML: handlers, errors, logic, patterns', () => {
+  const text = `
+version: 1
+name: desk
+start: route
+vars: { tries: 0, pin: "1234" }
+handlers:
+  hangup: log_call
+  error: sorry
+  on:
+    read:
+      "0": operator
+      "_9X": nines
+steps:
+  route:
+    switch:
+      - { when: 'vars.nope == 1', goto: operator }
+      - { when: 'call.caller.startsWith("+33")', goto: fr }
+    default: menu
+  fr: { say: "Bonjour.", next: menu }
+  menu:
+    read: { prompt: "Menu.", max_digits: 4 }
+    save: choice
+    on:
+      "1": pin
+      "/^[2-4]$/": { say: "Range {{ result }}.", goto: count }
+      "0": own_zero
+      error: step_error
+      default: menu_end
+  own_zero: { say: "Own zero.", next: pin }
+  pin:
+    read: { prompt: "PIN?", max_digits: 4 }
+    handlers: false
+    next: check
+  check:
+    when: 'result == vars.pin'
+    then: granted
+    else: menu_end
+  granted: { say: "Granted {{ vars.choice }}.", next: menu_end }
+  count:
+    set:
+      tries: { expr: "vars.tries + 1" }
+      label: "try {{ vars.tries }}"
+    next: again
+  again:
+    when: "vars.tries < 2"
+    then: menu
+    else: menu_end
+  operator: { say: "Operator.", next: menu_end }
+  nines: { say: "Nines.", next: menu_end }
+  step_error: { say: "Step error {{ error }}.", next: menu_end }
+  sorry: { say: "Sorry.", next: menu_end }
+  menu_end: { hangup: {} }
+  log_call:
+    set: { ended: "{{ call.status }}" }
+`;
+  const menuReply = (id: number) => reply('read', id, { media_id: tts('Menu.'), max_digits: 4 });
+
+  it('switch by caller, step key over handler key, handlers: false, when', async () => {
+    const f = await yamlFlow(text);
+    const c = new Call(f);
+    expect(c.start()).toBe(reply('play', 1, { media_id: tts('Bonjour.') }));
+    expect(c.last!.kind === 'reply' && c.last!.log?.map((l) => l.code)).toEqual(['RUNTIME_CONDITION']);
+    expect(c.result('0')).toBe(menuReply(2));
+    expect(c.result('0')).toBe(reply('play', 3, { media_id: tts('Own zero.') })); // the step's "0"
+    expect(c.result('0')).toBe(reply('read', 4, { media_id: tts('PIN?'), max_digits: 4 }));
+    expect(c.result('0')).toBe(reply('hangup', 5)); // handlers: false: no operator; when: 0 != pin
+    const d = new Call(f);
+    d.start();
+    d.result('0');
+    d.result('1');
+    expect(d.result('1234')).toBe(reply('play', 4, { media_id: tts('Granted 1.') }));
+  });
+
+  it('the handler pattern applies where the step has no such key; patterns and say with the result', async () => {
+    const f = await yamlFlow(text);
+    const c = new Call(f, OPTS, { cli_number: '+447700900123' });
+    expect(c.start()).toBe(menuReply(1));
+    expect(c.result('95')).toBe(reply('play', 2, { media_id: tts('Nines.') }));
+    const d = new Call(f, OPTS, { cli_number: '+447700900123' });
+    d.start();
+    expect(d.result('3')).toBe(reply('play', 2, { media_id: tts('Range 3.') }));
+    expect(d.result('0')).toBe(menuReply(3));
+    expect(d.state!.vars).toMatchObject({ tries: 1, label: 'try 1' }) // assignments run in order;
+    expect(d.result('2')).toBe(reply('play', 4, { media_id: tts('Range 2.') }));
+    expect(d.result('0')).toBe(reply('hangup', 5));
+    expect(d.state!.vars).toMatchObject({ tries: 2, label: 'try 2', choice: '2' });
+  });
+
+  it('command_error: the step error branch, else handlers.error', async () => {
+    const f = await yamlFlow(text);
+    const c = new Call(f, OPTS, { cli_number: '' });
+    c.start();
+    expect(c.error('BOOM')).toBe(reply('play', 2, { media_id: tts('Step error BOOM.') }));
+    const d = new Call(f, OPTS, { cli_number: '' });
+    d.start();
+    d.result('1');
+    expect(d.error('BOOM')).toBe(reply('play', 3, { media_id: tts('Sorry.') }));
+  });
+
+  it('terminal status runs handlers.hangup and drops the call', async () => {
+    const f = await yamlFlow(text);
+    const c = new Call(f, OPTS, { cli_number: '' });
+    c.start();
+    const out = advance(f, c.state, c.next({ call_status: 'BUSY' }), OPTS);
+    expect(out).toMatchObject({ kind: 'reply', replyJson: reply('hangup', 2), state: null, summary: { status: 'BUSY', vars: { ended: 'BUSY' } } });
+  });
+});
