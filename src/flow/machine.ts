@@ -19,7 +19,7 @@
 import { assign, createMachine, initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
 import { evaluate, test, type Scope } from './expr.js';
 import type { Branch, FlowModel, Step, Value } from './model.js';
-import type { PCommand, PSet, Program } from '../engine/program.js';
+import { branchByKey, type PCommand, type PSet, type Program } from '../engine/program.js';
 import type { StepCounters } from '../engine/types.js';
 
 export type FlowMachine = AnyStateMachine;
@@ -188,7 +188,21 @@ function stateFor(
     const via = (dest: string): string => {
       if (!b.say || b.say.length === 0) return dest;
       const name = `${id}@say:${i}>${dest}`;
-      states[name] = { meta: { kind: 'say', step: id, key, to: dest } satisfies StateMeta, on: { [EV_SAY_DONE]: { target: dest, actions: [setCall] } } };
+      const say = branchByKey(pc, key)?.say;
+      // A say whose media fails to render is skipped, as the engine does (it logs).
+      const sayFails: Guard = ({ context }) => {
+        try {
+          say?.build(() => scopeOf(context), context.sayK);
+          return false;
+        } catch {
+          return true;
+        }
+      };
+      states[name] = {
+        meta: { kind: 'say', step: id, key, to: dest } satisfies StateMeta,
+        ...(say && !say.constant ? { always: { guard: sayFails, target: dest } } : {}),
+        on: { [EV_SAY_DONE]: { target: dest, actions: [setCall] } },
+      };
       return name;
     };
     const g = (guard?: Guard): Guard | undefined => (extraGuard && guard ? (a) => extraGuard(a) && guard(a) : extraGuard ?? guard);

@@ -156,7 +156,7 @@ const handFlows = (): CompiledFlow[] => [
     vars: { target: '+33123456789', bad: 'nope', k: 0 },
     handlers: { error: { say: 'Handler.', goto: 'end' } },
     steps: {
-      a: cmd('read', { media_id: ['Target?'], max_digits: 1 }, { save: 'sel', on: { '1': 'good', '2': 'bad', default: 'kill' } }),
+      a: cmd('read', { media_id: ['Target?'], max_digits: 1 }, { save: 'sel', on: { '1': 'good', '2': 'bad', '3': { say: [{ kind: 'tts', voice: 'V', text: '{{ vars.msg }}' }], goto: 'a' }, default: 'kill' } }),
       good: cmd('dialout', { targets: [{ number: '{{ vars.target }}', timeout: 20 }] }, { on: { NOANSWER: 'a' } }),
       bad: cmd('dialout', { targets: [{ number: '{{ vars.bad }}', timeout: 20 }] }, { on: { NOANSWER: 'a', error: { retry: 1, say: 'Bad number.', then: 'tick' } } }),
       tick: set({ k: { expr: 'vars.k + 1' } }, 'a'),
