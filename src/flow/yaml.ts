@@ -53,7 +53,7 @@ export interface LoadResult {
   diagnostics: Diagnostic[];
 }
 
-const MAX_NODES = 200_000;
+const MAX_NODES = 50_000;
 const MAX_DEPTH = 300;
 
 interface LoadCtx {
@@ -63,6 +63,8 @@ interface LoadCtx {
   diags: Diagnostic[];
   nodes: number;
   stack: Set<YamlNode>;
+  /** Alias -> anchored node: yaml's resolve() searches the whole document each time. */
+  aliases: Map<YamlNode, YamlNode | undefined>;
   stopped: boolean;
 }
 
@@ -84,7 +86,7 @@ const YAML_HINT = 'Fix the YAML at the position shown: indent with spaces (never
 export function loadYaml(text: string, file: string): LoadResult {
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: false, merge: true, prettyErrors: false, strict: true });
-  const ctx: LoadCtx = { file, doc, lc, diags: [], nodes: 0, stack: new Set(), stopped: false };
+  const ctx: LoadCtx = { file, doc, lc, diags: [], nodes: 0, stack: new Set(), aliases: new Map(), stopped: false };
   for (const e of [...doc.errors, ...doc.warnings]) {
     const msg = e.code === 'MULTIPLE_DOCS' ? 'a flow file holds a single YAML document (remove the `---` separator)' : e.message.replace(/ at line \d+, column \d+[\s\S]*$/, '');
     yamlDiag(ctx, 'YAML_SYNTAX', e.pos[0], `YAML: ${msg}`, YAML_HINT, e.pos[1]);
@@ -120,7 +122,8 @@ function convert(ctx: LoadCtx, node: YamlNode, depth: number): YNode {
   if (++ctx.nodes > MAX_NODES) return stop(ctx, node, `the document is too large once its aliases are expanded (over ${MAX_NODES} nodes)`);
   if (depth > MAX_DEPTH) return stop(ctx, node, `values are nested too deeply (over ${MAX_DEPTH} levels)`);
   if (isAlias(node)) {
-    const target = node.resolve(ctx.doc) as YamlNode | undefined;
+    if (!ctx.aliases.has(node)) ctx.aliases.set(node, node.resolve(ctx.doc) as YamlNode | undefined);
+    const target = ctx.aliases.get(node);
     if (!target) return stop(ctx, node, `the alias *${node.source} names no anchor defined before it`);
     if (ctx.stack.has(target)) return stop(ctx, node, `the alias *${node.source} refers to a value that contains it (recursive alias)`);
     return convert(ctx, target, depth + 1);

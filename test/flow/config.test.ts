@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { CONFIG_DEFAULTS, checkConfig } from '../../src/flow/config.js';
+
+const at = (text: string) => checkConfig(text, 'callscript.yaml').diagnostics.map((d) => `${d.code}@${d.line}:${d.column}`);
+
+describe('checkConfig', () => {
+  it('an empty file (or only comments) is all defaults', () => {
+    for (const t of ['', '# nothing\n', 'server:\n']) {
+      const r = checkConfig(t, 'callscript.yaml');
+      expect(r.diagnostics).toEqual([]);
+      expect(r.config).toStrictEqual(CONFIG_DEFAULTS);
+    }
+    expect(CONFIG_DEFAULTS.server).toStrictEqual({ port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, call_ttl_s: 7200, log_level: 'info' });
+  });
+
+  it('applies the file over the defaults', () => {
+    const r = checkConfig(
+      [
+        'server: { port: 8080, deadline_ms: 2500, log_level: debug }',
+        'auth: { login: me, password: secret }',
+        'unknown_call: reject',
+        'fallback: "One moment please."',
+        'routes:',
+        '  apps: { A1B2C3D4: front-desk }',
+        '  numbers: { "+33123456789": support-line, +442079460000: uk }',
+        '  default: front-desk',
+      ].join('\n'),
+      'callscript.yaml',
+    );
+    expect(r.diagnostics).toEqual([]);
+    expect(r.config).toStrictEqual({
+      server: { ...CONFIG_DEFAULTS.server, port: 8080, deadline_ms: 2500, log_level: 'debug' },
+      auth: { login: 'me', password: 'secret' },
+      unknown_call: 'reject',
+      fallback: { kind: 'tts', voice: 'TTS_EN-GB_SERENA', text: 'One moment please.' },
+      routes: { apps: { A1B2C3D4: 'front-desk' }, numbers: { '+33123456789': 'support-line', '+442079460000': 'uk' }, default: 'front-desk' },
+    });
+  });
+
+  it('fallback: a media id, TTS|voice|text or { say, voice }', () => {
+    expect(checkConfig('fallback: 1234', 'c.yaml').config!.fallback).toStrictEqual({ kind: 'id', id: 1234 });
+    expect(checkConfig('fallback: "TTS|TTS_EN-GB_DANIEL|Hold on"', 'c.yaml').config!.fallback).toStrictEqual({ kind: 'tts', voice: 'TTS_EN-GB_DANIEL', text: 'Hold on' });
+    expect(checkConfig('fallback: { say: Hold on, voice: TTS_FR-FR_AUDREY }', 'c.yaml').config!.fallback).toStrictEqual({ kind: 'tts', voice: 'TTS_FR-FR_AUDREY', text: 'Hold on' });
+  });
+
+  it('reports unknown keys with did-you-mean, at the key', () => {
+    const r = checkConfig('server:\n  prot: 80\n', 'callscript.yaml');
+    expect(r.config).toBeUndefined();
+    expect(r.diagnostics).toMatchObject([{ code: 'UNKNOWN_KEY', line: 2, column: 3, message: "server: unknown key 'prot'", hint: "did you mean 'port'?" }]);
+    expect(at('rotues: {}\n')).toEqual(['UNKNOWN_KEY@1:1']);
+  });
+
+  it('reports types, bounds and enums at the value', () => {
+    expect(at('server:\n  port: 99999\n  deadline_ms: "4000"\n  log_level: verbose\n')).toEqual(['OUT_OF_BOUNDS@2:9', 'TYPE_MISMATCH@3:16', 'BAD_ENUM@4:14']);
+    expect(at('server:\n  deadline_ms: 5000\n')).toEqual(['OUT_OF_BOUNDS@2:16']);
+    expect(at('server:\n  body_limit: 100\n  call_ttl_s: 10\n')).toEqual(['OUT_OF_BOUNDS@2:15', 'OUT_OF_BOUNDS@3:15']);
+    expect(at('unknown_call: restrat\n')).toEqual(['BAD_ENUM@1:15']);
+    expect(checkConfig('unknown_call: restrat\n', 'c.yaml').diagnostics[0]!.hint).toBe("did you mean 'restart'?");
+    expect(at('server: 3000\n')).toEqual(['TYPE_MISMATCH@1:9']);
+  });
+
+  it('checks E.164 route keys and flow names', () => {
+    expect(at('routes:\n  numbers:\n    "0123456789": a\n    "+33999": b\n    "+33123456789": "not a name"\n')).toEqual(['BAD_FORMAT@3:5', 'BAD_FORMAT@4:5', 'BAD_NAME@5:21']);
+  });
+
+  it('needs login and password together', () => {
+    expect(at('auth: { password: x }\n')).toEqual(['CONFIG_AUTH@1:1']);
+    expect(at('auth:\n')).toEqual(['CONFIG_AUTH@1:1']);
+    expect(at('auth: { login: "", password: x }\n')).toEqual(['TYPE_MISMATCH@1:16']);
+  });
+
+  it('refuses templates and lists as fallback', () => {
+    expect(at('fallback: "{{ vars.x }}"\n')).toEqual(['BAD_MEDIA@1:11']);
+    expect(at('fallback: [1, 2]\n')).toEqual(['BAD_MEDIA@1:11']);
+  });
+
+  it('shares the YAML diagnostics of flows', () => {
+    expect(at('server: { port: 1\n')).toEqual(['YAML_SYNTAX@2:1']);
+    expect(at('server: {}\nserver: {}\n')).toEqual(['DUPLICATE_KEY@2:1']);
+    expect(at('- a\n')).toEqual(['NOT_A_MAP@1:1']);
+  });
+});

@@ -1,0 +1,56 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { Ajv } from 'ajv';
+import { parse } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { checkFlow } from '../../src/flow/check.js';
+import { configJsonSchema, configSchemaText } from '../../src/flow/config.js';
+import { flowJsonSchema, flowSchemaText } from '../../src/flow/schema.js';
+
+const ajv = () => new Ajv({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
+const EXAMPLES = readdirSync('flows')
+  .filter((f) => f.endsWith('.yaml'))
+  .map((f) => `flows/${f}`);
+
+describe('JSON Schemas', () => {
+  it('schemas/flow.schema.json is the generated schema', () => {
+    expect(readFileSync('schemas/flow.schema.json', 'utf8'), 'schemas/flow.schema.json is stale: run `npm run schema`').toBe(flowSchemaText());
+  });
+
+  it('schemas/config.schema.json is the generated schema', () => {
+    expect(readFileSync('schemas/config.schema.json', 'utf8'), 'schemas/config.schema.json is stale: run `npm run schema`').toBe(configSchemaText());
+  });
+
+  it('compile in ajv strict mode', () => {
+    expect(() => ajv().compile(flowJsonSchema())).not.toThrow();
+    expect(() => ajv().compile(configJsonSchema())).not.toThrow();
+  });
+
+  it('describes every command of the catalogue, with bounds', () => {
+    const s = flowJsonSchema() as { definitions: Record<string, { anyOf: { properties?: Record<string, { minimum?: number; maximum?: number }> }[] }> };
+    const read = s.definitions.command_read!.anyOf.find((f) => f.properties)!;
+    expect(read.properties!.max_digits).toMatchObject({ minimum: 1, maximum: 20 });
+    expect(Object.keys(s.definitions).filter((k) => k.startsWith('command_'))).toHaveLength(16);
+  });
+
+  it('accepts every example flow the checker accepts (never stricter than the checker)', () => {
+    expect(EXAMPLES.length).toBeGreaterThan(0);
+    const validate = ajv().compile(flowJsonSchema());
+    for (const f of EXAMPLES) {
+      const text = readFileSync(f, 'utf8');
+      expect(checkFlow(text, f).model, f).toBeDefined();
+      expect(validate(parse(text)), `${f}: ${JSON.stringify(validate.errors)}`).toBe(true);
+    }
+  });
+
+  it('refuses what editors should flag', () => {
+    const validate = ajv().compile(flowJsonSchema());
+    const ok = { version: 1, start: 'a', steps: { a: { hangup: null } } };
+    expect(validate(ok)).toBe(true);
+    expect(validate({ ...ok, steps: { a: { read: { promt: 'x' } } } })).toBe(false);
+    expect(validate({ ...ok, steps: { a: { read: { prompt: 'x', max_digits: 21 } } } })).toBe(false);
+    expect(validate({ ...ok, steps: { a: { say: 'x', wait: 1 } } })).toBe(false);
+    expect(validate({ ...ok, steps: { a: { next: 'a' } } })).toBe(false);
+    expect(validate({ ...ok, steps: { a: { say: 'x', next: { goto: 'a', retry: 2, then: 'a' } } } })).toBe(false);
+    expect(validate({ ...ok, version: 2 })).toBe(false);
+  });
+});
