@@ -42,9 +42,10 @@ function requests(path: string): autocannon.Request[] {
     method: 'POST',
     path,
     headers: { 'content-type': 'application/json' },
-    setupRequest: (req: autocannon.Request, ctx: Record<string, unknown>) => {
+    setupRequest: (req: autocannon.Request, context: object) => {
+      const ctx = context as { callid?: bigint };
       if (i === 0) ctx.callid = nextCall++;
-      return { ...req, body: body(ctx.callid as bigint, command, id, result, status) };
+      return { ...req, body: body(ctx.callid!, command, id, result, status) };
     },
   }));
 }

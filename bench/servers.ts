@@ -14,7 +14,7 @@ await bare.listen({ port: 0, host: '127.0.0.1' });
 const rt = await buildServer({ flowsDir: new URL('./flows', import.meta.url).pathname, logLevel: false });
 await rt.listen({ port: 0, host: '127.0.0.1' });
 
-const port = (a: typeof bare) => (a.server.address() as { port: number }).port;
+const port = (a: { server: { address(): unknown } }) => (a.server.address() as { port: number }).port;
 process.stdout.write(`ready ${port(bare)} ${port(rt)}\n`);
 process.on('SIGTERM', async () => {
   await Promise.all([bare.close(), rt.close()]);

@@ -44,7 +44,7 @@ describe('the error catalogue', () => {
 });
 
 describe('docs/errors.md', () => {
-  it('is the generated catalogue (run: npm run callscript -- errors --markdown > docs/errors.md)', async () => {
+  it('is the generated catalogue (run: npx tsx src/cli/main.ts errors --markdown > docs/errors.md)', async () => {
     const { errorsMarkdown } = await import('../src/errors/markdown.js');
     const { CATALOGUE_SECTIONS } = await import('../src/errors/catalogue.js');
     expect(doc).toBe(errorsMarkdown(CATALOGUE_SECTIONS));

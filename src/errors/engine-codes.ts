@@ -32,11 +32,6 @@ export const ENGINE_CODES: readonly CodeInfo[] = [
     hint: 'The CEL expression of an `expr:` assignment threw; the variable was left unchanged.',
   },
   {
-    code: 'UNKNOWN_CALL',
-    title: 'A non-first request arrived for a call with no state',
-    hint: 'The call state was lost (restart, TTL, another instance). The unknownCall policy decides: restart the flow (default), hang up, or reject the request.',
-  },
-  {
     code: 'UNHANDLED_RESULT_AT_RUNTIME',
     title: 'A command result matched no branch and the step has no default',
     hint: 'The flow ends there and the call is hung up. Add a `default:` (or `next:`) to the step, or a key for this result.',
@@ -45,11 +40,6 @@ export const ENGINE_CODES: readonly CodeInfo[] = [
     code: 'UNHANDLED_ERROR_AT_RUNTIME',
     title: 'A command failed and neither the step nor the flow handles errors',
     hint: 'The call is hung up. Add `error:` to the step\'s `on:` or a flow-wide `handlers.error`.',
-  },
-  {
-    code: 'HANDLER_COMMAND',
-    title: 'The hangup handler reached a command step',
-    hint: 'The call is over when the hangup handler runs: it may only run set/switch/when steps. The command was not issued.',
   },
   {
     code: 'FLOW_VERSION_MISMATCH',

@@ -112,7 +112,7 @@ export class CallService {
       case 'stale':
         return { status: 409, code: 'STALE_REQUEST', message: outcome.message };
       case 'rejected':
-        return { status: 404, code: outcome.code, message: outcome.message };
+        return { status: outcome.code === 'UNKNOWN_CALL' ? 404 : 500, code: outcome.code, message: outcome.message };
       case 'reply': {
         for (const l of outcome.log ?? []) log[l.level === 'error' ? 'error' : l.level === 'warn' ? 'warn' : 'info']({ callid: req.callid, ...l }, l.msg);
         if (outcome.state) await this.store.set(req.callid, encodeState(outcome.state), this.opts.callTtlMs);

@@ -211,6 +211,7 @@ describe('deadline', () => {
     const late = await post(app, '/rt/desk');
     expect(late.json()).toEqual({ command: 'wait', command_id: 0, params: { wait: 1 }, variables: {} });
     delay = 0;
+    await new Promise((r) => setTimeout(r, 300)); // the service plays the 1 s wait meanwhile
     const next = await post(app, '/rt/desk', { command: 'wait', command_id: 0, command_result: '0' });
     expect(next.json()).toMatchObject({ command: 'read', command_id: 1 });
   });
