@@ -3,7 +3,7 @@
  * the engine step, and the stores. Everything else is internal.
  */
 export { callscript } from './http/plugin.js';
-export { buildServer, type ServerOptions } from './http/server.js';
+export { buildServer, createServer, type ServerOptions, type Server } from './http/server.js';
 export type { CallscriptPluginOptions, RtOptions, Routes, UnknownCallPolicy } from './http/options.js';
 export { Registry, type LoadReport } from './registry/registry.js';
 export { checkFlow } from './flow/check.js';

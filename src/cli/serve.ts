@@ -1,4 +1,4 @@
-import { buildServer } from '../http/server.js';
+import { createServer } from '../http/server.js';
 import { formatDiagnostics } from '../flow/format.js';
 import { resolveSettings, type ServeFlags } from './settings.js';
 import type { FastifyInstance } from 'fastify';
@@ -12,10 +12,8 @@ export async function serve(flags: ServeFlags, out: NodeJS.WritableStream = proc
     return 2;
   }
   const { settings } = res;
-  const app = await buildServer(settings.server);
-  const report = app.callscript?.report;
+  const { app, registry, report } = await createServer(settings.server);
   if (report && report.diagnostics.length > 0) err.write(formatDiagnostics(report.diagnostics, report.sources) + '\n');
-  const registry = app.callscript!.registry;
   const routes = settings.server.routes ?? { apps: {}, numbers: {} };
   const named: [string, string][] = [
     ...Object.entries(routes.apps).map(([k, v]): [string, string] => [`routes.apps["${k}"]`, v]),

@@ -1,5 +1,5 @@
 import type { CallStore } from '../store/types.js';
-import type { Registry } from '../registry/registry.js';
+import type { LoadReport, Registry } from '../registry/registry.js';
 
 export type UnknownCallPolicy = 'restart' | 'hangup' | 'reject';
 
@@ -39,6 +39,8 @@ export const DEFAULT_RT_OPTIONS: RtOptions = {
 export interface CallscriptPluginOptions extends Partial<RtOptions> {
   /** A loaded registry; or give `flowsDir`. */
   registry?: Registry;
+  /** With `registry`: what loading it found, shown in /health and logged. */
+  report?: LoadReport;
   /** Directory of *.yaml flows, loaded at registration. Default `flows`. */
   flowsDir?: string;
   /** Where call snapshots live. Default: in memory. */

@@ -7,20 +7,13 @@
  */
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { MemoryStore } from '../store/memory.js';
-import { Registry, type LoadReport } from '../registry/registry.js';
+import { Registry } from '../registry/registry.js';
 import { parseRtRequest } from '../protocol/request.js';
 import { codeInfo } from '../errors/catalogue.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { basicAuthOk } from './auth.js';
 import { CallService } from './call-service.js';
 import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions, type RtOptions } from './options.js';
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Set by the callscript plugin: the loaded flows and their load report. */
-    callscript?: { registry: Registry; report?: LoadReport };
-  }
-}
 
 export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (app, options) => {
   const opts: RtOptions = {
@@ -29,17 +22,16 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     routes: { ...DEFAULT_RT_OPTIONS.routes, ...options.routes },
   };
   let registry = options.registry;
-  let report: LoadReport | undefined;
+  let report = options.report;
   if (!registry) {
     const loaded = await Registry.fromDirectory(options.flowsDir ?? 'flows');
     registry = loaded.registry;
     report = loaded.report;
-    for (const d of report.diagnostics) logDiagnostic(app, d);
   }
+  for (const d of report?.diagnostics ?? []) logDiagnostic(app, d);
   const store = options.store ?? new MemoryStore();
   if (!options.store) app.addHook('onClose', async () => store.close());
   const service = new CallService(registry, store, opts);
-  app.decorate('callscript', { registry, report });
 
   // The service sends application/json; take any body as text and parse it losslessly.
   app.removeAllContentTypeParsers();
