@@ -2,7 +2,7 @@
  * Steps: dispatch on the one action key of a step (a command, `say`, `set`, `switch`,
  * `when`), check the keys that may go with it, and build the model's Step.
  */
-import { COMMANDS, COMMAND_NAMES, isCommandName, type CommandName } from '../protocol/commands.js';
+import { COMMANDS, COMMAND_NAMES, PARAM_ALIASES, isCommandName, type CommandName } from '../protocol/commands.js';
 import type { Assignment, Branches, CommandCall, Handlers, Step, SwitchCase } from './model.js';
 import { type Ctx, asMap, checkVarName, didYouMean, knownEntries, posOf, report } from './check-context.js';
 import { checkCommand } from './check-commands.js';
@@ -49,8 +49,7 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
   const actions = node.entries.filter((e) => ACTIONS.includes(e.key));
   const unknown = node.entries.filter((e) => !ACTIONS.includes(e.key) && !(MODIFIERS as readonly string[]).includes(e.key));
   for (const e of unknown) {
-    const dym = didYouMean(e.key, [...ACTIONS, ...MODIFIERS]);
-    report(ctx, 'UNKNOWN_KEY', e, `${where}unknown key '${e.key}'`, dym ?? 'A step has one action (a command, say, set, switch or when) and save, on, next, handlers as they apply.');
+    report(ctx, 'UNKNOWN_KEY', e, `${where}unknown key '${e.key}'`, unknownStepKeyHint(e.key, actions[0]?.key));
   }
   if (actions.length === 0) {
     if (unknown.length === 0) report(ctx, 'NO_ACTION', stepEntry, `${where}no action: give it a command, say, set, switch or when`);
@@ -75,6 +74,15 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
   if (step) step.pos = pos;
   const errors = ctx.diags.filter((d) => d.severity === 'error').length;
   return errors === errorsBefore ? step : undefined;
+}
+
+function unknownStepKeyHint(key: string, action: string | undefined): string {
+  if (action && isCommandName(action)) {
+    const params = [...Object.keys(COMMANDS[action].params), ...Object.keys(PARAM_ALIASES[action] ?? {})];
+    if (params.includes(key)) return `'${key}' is a parameter of ${action}: indent it under ${action}: (${action}: { ${key}: ... }).`;
+  }
+  if (['goto', 'retry', 'then'].includes(key) && action !== undefined) return `'${key}' belongs in a branch: next: { ${key}: ... } or under on:.`;
+  return didYouMean(key, [...ACTIONS, ...MODIFIERS]) ?? 'A step has one action (a command, say, set, switch or when) and save, on, next, handlers as they apply.';
 }
 
 function checkCommandStep(ctx: Ctx, node: YMap, action: YEntry, id: string, where: string, handlers: Handlers): Step | undefined {

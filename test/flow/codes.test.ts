@@ -40,6 +40,7 @@ const CASES: Case[] = [
   { name: 'a step that is a string', code: 'NOT_A_MAP', text: flow('  a: hello'), line: 4, column: 6, message: /step 'a': a step must be a map/ },
   { name: 'typo in a read param', code: 'UNKNOWN_KEY', text: flow('  a:', '    read: { promt: "Hi" }', '    next: a'), line: 5, column: 13, message: /step 'a': unknown key 'promt' in read/, hint: /did you mean 'prompt'\?/ },
   { name: 'typo at top level', code: 'UNKNOWN_KEY', text: 'version: 1\nstart: a\nstpes: {}\n', line: 3, column: 1, hint: /did you mean 'steps'\?/ },
+  { name: 'a param beside its command', code: 'UNKNOWN_KEY', text: flow('  a:', '    read:', '    prompt: "Hi"', '    next: a'), line: 6, column: 5, hint: /'prompt' is a parameter of read: indent it under read:/ },
   { name: 'typo in a command name', code: 'UNKNOWN_KEY', text: flow('  a: { hangpu: {} }'), line: 4, column: 8, hint: /did you mean 'hangup'\?/ },
   { name: 'no start', code: 'MISSING_KEY', text: 'version: 1\nsteps:\n  a: { hangup: {} }\n', line: 1, column: 1, message: /missing 'start'/ },
   { name: 'read without prompt', code: 'MISSING_KEY', text: flow('  a:', '    read: { max_digits: 2 }', '    next: a'), line: 5, column: 5, message: /read needs 'media_id' \(or its alias 'prompt'\)/ },
