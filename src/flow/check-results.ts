@@ -186,7 +186,7 @@ export function unhandledResults(cmd: CommandName, call: CommandCall | undefined
       missing.push(keys.length > 6 ? `${shown.join(', ')} and ${keys.length - 6} other key sequences` : shown.join(', '));
     }
   } else if (res.length === 0) {
-    missing.push('the keys pressed (no pattern or default matches them)');
+    missing.push(Object.keys(exact).some((k) => /^[0-9*]+$/.test(k)) ? 'any other keys pressed' : 'any keys pressed');
   }
   return missing.length ? missing.join(', ') : null;
 }
