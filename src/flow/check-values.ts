@@ -130,7 +130,7 @@ export function checkBool(ctx: Ctx, node: YNode, name: string, where: string): b
 export function checkStringParam(ctx: Ctx, node: YNode, name: string, spec: Extract<ParamSpec, { type: 'string' }>, where: string): string | undefined {
   let s: string;
   if (node.kind === 'scalar' && node.type === 'string') s = node.value as string;
-  else if (node.kind === 'scalar' && node.type === 'int' && /^[0-9]+$/.test(node.source) && !spec.enum) s = node.source;
+  else if (node.kind === 'scalar' && node.type === 'int' && /^\+?[0-9]+$/.test(node.source) && !spec.enum) s = node.source;
   else {
     report(ctx, 'TYPE_MISMATCH', node, `${where}${name} must be a string, not ${describe(node)}`);
     return undefined;

@@ -266,6 +266,13 @@ describe('shorthands', () => {
     expect(s).toMatchObject({ kind: 'command', save: 'msg', command: { name: 'record', params: {}, media: {} } });
   });
 
+  it('an unquoted +E.164 number (a YAML integer) is kept as written', () => {
+    expect(cmd(one('{ dialout: { targets: [{ number: +33123456789, timeout: 20 }], cli: +442079460150 }, on: { NOANSWER: end } }'))!.params).toStrictEqual({
+      targets: [{ number: '+33123456789', timeout: 20 }],
+      cli: '+442079460150',
+    });
+  });
+
   it('a target given as a string is { number }', () => {
     expect(cmd(one('{ dialout: { targets: "+33123456789" }, on: { NOANSWER: end } }'))!.params.targets).toStrictEqual([{ number: '+33123456789' }]);
   });
