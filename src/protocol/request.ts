@@ -6,7 +6,7 @@
  * no number JSON.parse can round, so it takes the fast path; any other body is parsed by
  * lossless-json, which keeps every number's digits (callid and numbers in `variables`).
  */
-import { parse as parseLossless, stringify as stringifyLossless, isLosslessNumber } from 'lossless-json';
+import { parse as parseLossless, stringify as stringifyLossless, isLosslessNumber, LosslessNumber } from 'lossless-json';
 import { LIVE_STATUSES, TERMINAL_STATUSES, type CallStatus } from './commands.js';
 import { UINT64_MAX } from './formats.js';
 import type { RtRequest } from './rt.js';
@@ -50,12 +50,19 @@ export const RT_REQUEST_FIELDS = [
 ] as const;
 
 export function parseRtRequest(body: string): ParseResult {
-  const lossless = MAY_LOSE_DIGITS.test(body);
+  // A big callid alone does not need the slow parser: its digits are read from the text.
+  const callidText = MAY_LOSE_DIGITS.test(body) ? soleBigCallid(body) : undefined;
+  const lossless = callidText === null;
   let data: unknown;
   try {
     data = lossless ? parseLossless(body) : JSON.parse(body);
   } catch (err) {
     return { ok: false, code: 'BAD_JSON', message: `the body is not valid JSON: ${(err as Error).message}` };
+  }
+  if (callidText && data && typeof data === 'object' && typeof (data as { callid?: unknown }).callid === 'number') {
+    const o = data as { callid: unknown };
+    // The only "callid" key of the text is the top-level one when the parsed value agrees.
+    if (Number(callidText) === o.callid) o.callid = new LosslessNumber(callidText);
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     return bad('the body must be a JSON object (an RT.Request)');
@@ -112,6 +119,21 @@ export function parseRtRequest(body: string): ParseResult {
 
 export function isTerminal(status: CallStatus): boolean {
   return (TERMINAL_STATUSES as readonly string[]).includes(status);
+}
+
+const CALLID_MEMBER = /"callid"\s*:\s*([0-9]+)(?=\s*[,}])/g;
+
+/**
+ * When the only run of 16+ digits in the body is the value of the only "callid" key, its
+ * digits; null when the body needs the lossless parser (big numbers elsewhere, or
+ * several "callid" keys).
+ */
+function soleBigCallid(body: string): string | null {
+  CALLID_MEMBER.lastIndex = 0;
+  const m = CALLID_MEMBER.exec(body);
+  if (!m || CALLID_MEMBER.exec(body)) return null;
+  if (MAY_LOSE_DIGITS.test(body.slice(0, m.index)) || MAY_LOSE_DIGITS.test(body.slice(m.index + m[0].length))) return null;
+  return m[1]!;
 }
 
 function bad(message: string): ParseResult {

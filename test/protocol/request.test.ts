@@ -76,3 +76,24 @@ describe('parseRtRequest', () => {
     expect(rtFields().call_status).toBe('UP');
   });
 });
+
+describe('parseRtRequest big numbers: fast and lossless paths agree', () => {
+  it('takes a big callid from the text even when variables hold a nested "callid"', () => {
+    const raw = '{"callid":5,"other":{"callid":18446744073709551614}}';
+    const r = parseRtRequest(rtBody({ callid: '18446744073709551615', variables: raw }));
+    expect(r.ok && r.request.callid).toBe('18446744073709551615');
+    expect(r.ok && r.request.variablesRaw).toBe(raw);
+  });
+
+  it('a nested big "callid" never stands in for the top-level one', () => {
+    const raw = '{"callid":18446744073709551614}';
+    const r = parseRtRequest(rtBody({ callid: '7', variables: raw }));
+    expect(r.ok && r.request.callid).toBe('7');
+    expect(r.ok && r.request.variablesRaw).toBe(raw);
+  });
+
+  it('a quoted top-level callid is refused even if a nested numeric one exists', () => {
+    const r = parseRtRequest(rtBody({ callid: '"18446744073709551615"', variables: '{"callid":18446744073709551615}' }));
+    expect(r).toMatchObject({ ok: false, code: 'BAD_REQUEST' });
+  });
+});
