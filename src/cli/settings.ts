@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve, dirname } from 'node:path';
 import { checkConfig, type ServerConfig } from '../flow/config.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
+import type { MediaSpec } from '../flow/model.js';
 import type { ServerOptions } from '../http/server.js';
 import { DEFAULT_RT_OPTIONS, type UnknownCallPolicy } from '../http/options.js';
 
@@ -80,9 +81,24 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
         unknownCall: policy,
         auth: login !== undefined && password !== undefined ? { login, password } : undefined,
         routes: config?.routes ?? { apps: {}, numbers: {} },
+        fallback: config?.fallback ? fallbackMedia(config.fallback) : undefined,
       },
     },
   };
+}
+
+/** The config's fallback media as the rt_media string sent (none: the default wait). */
+function fallbackMedia(m: MediaSpec): string | undefined {
+  switch (m.kind) {
+    case 'none':
+      return undefined;
+    case 'id':
+      return String(m.id);
+    case 'tts':
+      return `TTS|${m.voice}|${m.text}`;
+    case 'raw':
+      return m.value;
+  }
 }
 
 function intSetting(name: string, raw: string | undefined, fallback: number, min: number, max: number): number | string {

@@ -58,9 +58,9 @@ export class CallService {
     try {
       const first = await Promise.race([work, late]);
       if (first !== 'late') return first;
-      log.warn({ callid: req.callid, code: 'DEADLINE', deadlineMs: this.opts.deadlineMs }, 'step missed the deadline: fallback wait answered');
+      log.warn({ callid: req.callid, code: 'DEADLINE', deadlineMs: this.opts.deadlineMs }, 'step missed the deadline: fallback answered');
       work.catch(() => undefined);
-      return { status: 200, body: fallbackReply(req), late: true };
+      return { status: 200, body: fallbackReply(req, this.opts.fallback), late: true };
     } finally {
       clearTimeout(timer);
     }
@@ -148,6 +148,12 @@ function hangupReply(req: RtRequest): string {
   return serializeReply({ command: 'hangup', command_id: req.command_id + 1, params: {}, variablesRaw: req.variablesRaw });
 }
 
-function fallbackReply(req: RtRequest): string {
-  return serializeReply({ command: 'wait', command_id: req.command_id, params: { wait: 1 }, variablesRaw: req.variablesRaw });
+/**
+ * What a late step answers: a short command echoing the request's command_id, so that
+ * the request that follows it is taken as a retry and gets the step's stored reply.
+ */
+function fallbackReply(req: RtRequest, media: string | undefined): string {
+  return media === undefined
+    ? serializeReply({ command: 'wait', command_id: req.command_id, params: { wait: 1 }, variablesRaw: req.variablesRaw })
+    : serializeReply({ command: 'play', command_id: req.command_id, params: { media_id: media }, variablesRaw: req.variablesRaw });
 }

@@ -25,6 +25,11 @@ export interface RtOptions {
   /** A non-first request for a call with no state. Default restart. */
   unknownCall: UnknownCallPolicy;
   routes: Routes;
+  /**
+   * The rt_media played when a step misses the deadline ("Please hold on."); without it,
+   * a 1-second `wait`.
+   */
+  fallback?: string;
 }
 
 export const DEFAULT_RT_OPTIONS: RtOptions = {

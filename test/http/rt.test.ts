@@ -215,6 +215,20 @@ describe('deadline', () => {
     const next = await post(app, '/rt/desk', { command: 'wait', command_id: 0, command_result: '0' });
     expect(next.json()).toMatchObject({ command: 'read', command_id: 1 });
   });
+
+  it('plays the configured fallback media instead of the wait', async () => {
+    const inner = new MemoryStore();
+    const slow: CallStore = {
+      get: async (k) => { await new Promise((r) => setTimeout(r, 250)); return inner.get(k); },
+      set: (k, v, t) => inner.set(k, v, t),
+      delete: (k) => inner.delete(k),
+      size: () => inner.size(),
+      close: () => inner.close(),
+    };
+    const { app } = await server({ store: slow, deadlineMs: 100, fallback: 'TTS|TTS_EN-GB_SERENA|Please hold on.' });
+    const late = await post(app, '/rt/desk', { command: 'read', command_id: 0 });
+    expect(late.json()).toEqual({ command: 'play', command_id: 0, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Please hold on.' }, variables: {} });
+  });
 });
 
 describe('GET /health', () => {

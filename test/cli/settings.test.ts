@@ -1,0 +1,65 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { resolveSettings } from '../../src/cli/settings.js';
+
+function dir(config?: string): string {
+  const d = mkdtempSync(join(tmpdir(), 'callscript-settings-'));
+  if (config !== undefined) writeFileSync(join(d, 'callscript.yaml'), config);
+  return d;
+}
+
+describe('resolveSettings', () => {
+  it('defaults without a config file', async () => {
+    const d = dir();
+    const r = await resolveSettings({}, {}, d);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.settings.port).toBe(3000);
+    expect(r.settings.host).toBe('127.0.0.1');
+    expect(r.settings.server.flowsDir).toBe(join(d, 'flows'));
+    expect(r.settings.server).toMatchObject({ logLevel: 'info', deadlineMs: 4000, unknownCall: 'restart', auth: undefined, fallback: undefined });
+  });
+
+  it('config file, then env, then flags', async () => {
+    const d = dir(`server: { port: 4000, host: 0.0.0.0, flows_dir: my-flows, deadline_ms: 3000 }
+auth: { login: svc, password: pw }
+unknown_call: hangup
+fallback: "Please hold on."
+routes: { default: front-desk, numbers: { "+33123456789": support-line } }
+`);
+    const r1 = await resolveSettings({}, {}, d);
+    expect(r1.ok && r1.settings.port).toBe(4000);
+    expect(r1.ok && r1.settings.server).toMatchObject({
+      flowsDir: join(d, 'my-flows'),
+      deadlineMs: 3000,
+      unknownCall: 'hangup',
+      auth: { login: 'svc', password: 'pw' },
+      fallback: 'TTS|TTS_EN-GB_SERENA|Please hold on.',
+      routes: { apps: {}, numbers: { '+33123456789': 'support-line' }, default: 'front-desk' },
+    });
+    const r2 = await resolveSettings({}, { PORT: '5000', RT_LOGIN: 'a', RT_PASSWORD: 'b', UNKNOWN_CALL: 'reject' }, d);
+    expect(r2.ok && r2.settings.port).toBe(5000);
+    expect(r2.ok && r2.settings.server.auth).toEqual({ login: 'a', password: 'b' });
+    expect(r2.ok && r2.settings.server.unknownCall).toBe('reject');
+    const r3 = await resolveSettings({ port: '6000', flows: 'x' }, { PORT: '5000' }, d);
+    expect(r3.ok && r3.settings.port).toBe(6000);
+    expect(r3.ok && r3.settings.server.flowsDir).toBe(join(d, 'x'));
+  });
+
+  it('refuses an invalid config with its diagnostics, and bad env values with a message', async () => {
+    const d = dir('server: { port: 99999, colour: blue }\n');
+    const r = await resolveSettings({}, {}, d);
+    expect(r.ok).toBe(false);
+    expect(r.diagnostics.map((x) => [x.code, x.line, x.column])).toEqual([
+      ['OUT_OF_BOUNDS', 1, 17],
+      ['UNKNOWN_KEY', 1, 24],
+    ]);
+    const d2 = dir();
+    expect(await resolveSettings({}, { PORT: 'abc' }, d2)).toMatchObject({ ok: false, message: 'port must be an integer from 0 to 65535, not "abc"' });
+    expect(await resolveSettings({}, { RT_LOGIN: 'x' }, d2)).toMatchObject({ ok: false });
+    expect(await resolveSettings({}, { UNKNOWN_CALL: 'drop' }, d2)).toMatchObject({ ok: false });
+    expect(await resolveSettings({ config: 'missing.yaml' }, {}, d2)).toMatchObject({ ok: false, message: 'cannot read config file missing.yaml: ENOENT' });
+  });
+});
