@@ -57,7 +57,60 @@ function parseTemplate(source: string): Template[] {
 /** Renders a template; a string without `{{`/`{%` is returned as is. Throws on render errors. */
 export function render(source: string, scope: Scope): string {
   if (!isTemplate(source)) return source;
+  const fast = fastTemplate(source);
+  if (fast) {
+    const out = renderFast(fast, scope);
+    if (out !== undefined) return out;
+  }
   return String(liquid.renderSync(parseTemplate(source), scope as unknown as object));
+}
+
+/**
+ * The common template, text with plain `{{ a.b.c }}` outputs (no filters, tags or
+ * whitespace control), rendered without liquid's machinery: the parts are literal text
+ * and property paths. Same output as liquid for scalars; anything else (an object, an
+ * array, liquid's `size`/`first`/`last`) falls back to liquid. See test/flow/expr.test.ts.
+ */
+type FastPart = string | readonly string[];
+const fastCache = new Map<string, readonly FastPart[] | null>();
+const SIMPLE_OUTPUT = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}/g;
+const LIQUID_SPECIAL = new Set(['size', 'first', 'last']);
+
+function fastTemplate(source: string): readonly FastPart[] | null {
+  let parts = fastCache.get(source);
+  if (parts !== undefined) return parts;
+  parts = [];
+  let at = 0;
+  for (const m of source.matchAll(SIMPLE_OUTPUT)) {
+    if (m.index! > at) parts.push(source.slice(at, m.index));
+    parts.push(m[1]!.split('.'));
+    at = m.index! + m[0].length;
+  }
+  if (at < source.length) parts.push(source.slice(at));
+  const literal = parts.filter((p): p is string => typeof p === 'string').join('');
+  const paths = parts.filter((p): p is readonly string[] => typeof p !== 'string');
+  if (literal.includes('{{') || literal.includes('{%') || literal.includes('}}') || paths.some((p) => p.some((seg) => LIQUID_SPECIAL.has(seg)))) parts = null;
+  fastCache.set(source, parts);
+  return parts;
+}
+
+function renderFast(parts: readonly FastPart[], scope: Scope): string | undefined {
+  let out = '';
+  for (const p of parts) {
+    if (typeof p === 'string') {
+      out += p;
+      continue;
+    }
+    let v: unknown = scope;
+    for (const seg of p) {
+      v = v !== null && typeof v === 'object' && Object.prototype.hasOwnProperty.call(v, seg) ? (v as Record<string, unknown>)[seg] : undefined;
+    }
+    if (v === undefined || v === null) continue;
+    if (typeof v === 'string') out += v;
+    else if (typeof v === 'number' || typeof v === 'boolean') out += String(v);
+    else return undefined;
+  }
+  return out;
 }
 
 /** null when the CEL expression parses, else the parser's message. */
