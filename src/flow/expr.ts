@@ -77,9 +77,9 @@ const SIMPLE_OUTPUT = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*
 const LIQUID_SPECIAL = new Set(['size', 'first', 'last']);
 
 function fastTemplate(source: string): readonly FastPart[] | null {
-  let parts = fastCache.get(source);
-  if (parts !== undefined) return parts;
-  parts = [];
+  const cached = fastCache.get(source);
+  if (cached !== undefined) return cached;
+  const parts: FastPart[] = [];
   let at = 0;
   for (const m of source.matchAll(SIMPLE_OUTPUT)) {
     if (m.index! > at) parts.push(source.slice(at, m.index));
@@ -89,9 +89,9 @@ function fastTemplate(source: string): readonly FastPart[] | null {
   if (at < source.length) parts.push(source.slice(at));
   const literal = parts.filter((p): p is string => typeof p === 'string').join('');
   const paths = parts.filter((p): p is readonly string[] => typeof p !== 'string');
-  if (literal.includes('{{') || literal.includes('{%') || literal.includes('}}') || paths.some((p) => p.some((seg) => LIQUID_SPECIAL.has(seg)))) parts = null;
-  fastCache.set(source, parts);
-  return parts;
+  const fast = literal.includes('{{') || literal.includes('{%') || literal.includes('}}') || paths.some((p) => p.some((seg) => LIQUID_SPECIAL.has(seg))) ? null : parts;
+  fastCache.set(source, fast);
+  return fast;
 }
 
 function renderFast(parts: readonly FastPart[], scope: Scope): string | undefined {
