@@ -1,0 +1,92 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { validate } from '../../src/cli/validate.js';
+import { errors } from '../../src/cli/errors.js';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+function capture(): { out: Writable; text: () => string } {
+  let s = '';
+  return { out: new Writable({ write(chunk, _e, cb) { s += chunk.toString(); cb(); } }), text: () => s };
+}
+
+describe('callscript validate', () => {
+  it('passes the example flows with no problems', async () => {
+    const c = capture();
+    expect(await validate([join(root, 'flows')], c.out)).toBe(0);
+    expect(c.text()).toBe('6 files checked, 6 valid: no problems\n');
+  });
+
+  it('prints file:line:col severity CODE message, a code frame and a hint; exit 1 on errors', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'callscript-validate-'));
+    const file = join(d, 'bad.yaml');
+    writeFileSync(file, 'version: 1\nstart: a\nsteps:\n  a:\n    wait: 31\n    next: a2\n');
+    const c = capture();
+    expect(await validate([d], c.out)).toBe(1);
+    const text = c.text();
+    expect(text).toContain(`${file}:5:11 error OUT_OF_BOUNDS step 'a': wait must be between 1 and 30, got 31\n`);
+    expect(text).toContain('5 |     wait: 31\n  |           ^^\n');
+    expect(text).toContain(`${file}:6:11 error UNKNOWN_STEP`);
+    expect(text).toMatch(/hint: /);
+    expect(text.trimEnd().split('\n').at(-1)).toBe('1 file checked, 0 valid: 2 errors, 0 warnings');
+  });
+
+  it('warnings alone exit 0; a missing path is an error', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'callscript-validate-'));
+    writeFileSync(join(d, 'warn.yaml'), 'version: 1\nstart: a\nsteps:\n  a:\n    read: { prompt: "Press 1", max_digits: 1 }\n    on: { "1": b }\n  b: { hangup: {} }\n');
+    const c = capture();
+    expect(await validate([d], c.out)).toBe(0);
+    expect(c.text()).toContain('warning UNHANDLED_RESULT');
+    const c2 = capture();
+    expect(await validate([join(d, 'nope.yaml')], c2.out)).toBe(1);
+    expect(c2.text()).toContain('error UNREADABLE_FILE cannot read');
+  });
+
+  it('checks callscript.yaml when named', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'callscript-validate-'));
+    writeFileSync(join(d, 'callscript.yaml'), 'server: { port: 3000 }\nroutes: { numbers: { "12345": x } }\n');
+    const c = capture();
+    expect(await validate([join(d, 'callscript.yaml')], c.out)).toBe(1);
+    expect(c.text()).toMatch(/callscript\.yaml:2:\d+ error BAD_FORMAT/);
+  });
+});
+
+describe('callscript errors', () => {
+  it('explains one code and refuses unknown ones', () => {
+    const c = capture();
+    expect(errors('unknown_key', {}, c.out)).toBe(0);
+    expect(c.text()).toMatch(/^UNKNOWN_KEY \(error\)\n {2}.+\n {2}hint: /);
+    expect(errors('NOPE', {}, capture().out)).toBe(1);
+  });
+});
+
+describe('callscript serve (a real process)', () => {
+  it('prints the URL and the flows it loaded, and answers on it', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0', '--flows', join(root, 'test/fixtures/http-flows'), '--log-level', 'warn'], { cwd: root });
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (d) => {
+          out += d;
+          const m = /on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(out);
+          if (m && out.includes('health:')) resolve(m[1]!);
+        });
+        child.on('exit', (code) => reject(new Error(`exited ${code}: ${err}`)));
+      });
+      expect(out).toMatch(/callscript serving 2 flows from .*http-flows on http:\/\/127\.0\.0\.1:\d+\n/);
+      expect(out).toMatch(/ {2}POST http:\/\/127\.0\.0\.1:\d+\/rt\/desk {2}\(desk\.yaml, version [0-9a-f]{12}\)\n/);
+      expect(out).toContain('refused (errors above):');
+      expect(err).toContain('broken.yaml:2:8 error UNKNOWN_STEP');
+      const res = await fetch(`${url}/health`);
+      expect(res.status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});
