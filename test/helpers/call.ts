@@ -111,10 +111,16 @@ export class CallDriver {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['content-type']).toContain('application/json');
     expect(JSON.parse(res.body)).toEqual({ command, command_id: this.pending, params, variables: this.variables });
+    this.expectVariablesVerbatim();
     this.id = this.pending;
     this.command = command;
     this.pending = undefined;
     return this;
+  }
+
+  /** Variables given as JSON text must come back as that very text (big numbers included). */
+  private expectVariablesVerbatim(): void {
+    if (typeof this.fields.variables === 'string') expect(this.res.body.endsWith(`,"variables":${this.fields.variables}}`), this.res.body).toBe(true);
   }
 
   /** Like `expect`, for a reply whose raw text is given exactly (bare big integers). */
@@ -153,6 +159,7 @@ export class CallDriver {
     const res = await this.send({ command: this.command, command_id: this.id, command_result: result, command_error: '', call_status: status });
     expect(res.statusCode, res.body).toBe(200);
     expect(JSON.parse(res.body)).toEqual({ command: 'hangup', command_id: this.id + 1, params: {}, variables: this.variables });
+    this.expectVariablesVerbatim();
     this.id += 1;
     this.command = 'hangup';
     return this;

@@ -166,6 +166,8 @@ describe('front-desk', () => {
     (await call.answer('NOANSWER')).expect('play', { media_id: OPERATOR_BUSY });
     await call.end('HANGUP'); // the caller hangs up during the message
     expect(await s.liveCalls()).toBe(0);
+    await call.retry(); // the terminal request again: the same hangup, the handler does not run twice
+    expect(await s.liveCalls()).toBe(0);
     await expectEnded(s, '1002', 'front-desk', {
       status: 'HANGUP',
       commands: 9,
@@ -211,6 +213,21 @@ describe('front-desk', () => {
     (await again.start()).expect('play', { media_id: WELCOME });
   });
 
+  // The menu saves every result in vars.choice, TIMEOUT included, so a caller who pressed
+  // nothing reaches the operator with the whisper "The caller chose TIMEOUT." and the log
+  // "after choice TIMEOUT": the flow's `default: 'nothing'` / `'none'` can then never
+  // apply once the menu was reached. The flow looks written for "nothing"; whether
+  // TIMEOUT is meant is not clear, hence it.fails (see the report).
+  it.fails('a caller who presses nothing reaches the operator, whispered as having chosen nothing', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '1007', ...UK });
+    (await call.start()).expect('play', { media_id: WELCOME });
+    (await call.answer('0')).expect('read', menu(0));
+    (await call.answer('TIMEOUT')).expect('read', menu(1));
+    (await call.answer('TIMEOUT')).expect('read', menu(2));
+    (await call.answer('TIMEOUT')).expect('dialout', OPERATOR('nothing'));
+  });
+
   it('closed outside 08:00-17:59 UTC: the closed message, goodbye, hangup', async () => {
     const s = await serve();
     const call = startCall(s.app, URL_, { callid: '1005', ...UK, date_started: '2026-11-20 19:30:00' });
@@ -237,5 +254,767 @@ describe('front-desk', () => {
     await call.start();
     if (state === 'open') call.expect('play', { media_id: WELCOME });
     else call.expect('play', { media_id: tts('Thank you for calling Acme. Our office is closed. We are open Monday to Friday, from 8 in the morning until 6 in the evening.') });
+  });
+});
+
+// ============================================================================================
+describe('voicemail', () => {
+  const URL_ = '/rt/voicemail';
+  const VARS = { owner: 'Claire Martin', takes: 0, max_takes: 3 };
+  const GREETING = tts(
+    'Hello, you have reached the voicemail of Claire Martin. I cannot take your call right now. Please leave your message after the tone, and press the hash key when you have finished.',
+    DANIEL,
+  );
+  const TONE = { media_id: '2001' };
+  const RECORD = { max_duration: 120, silence: 5 };
+  const REVIEW = { media_id: tts('Here is your message.') };
+  const KEEP = [
+    'To keep this message, press 1. To record it again, press 2.',
+    'Press 1 to keep your message, or 2 to record it again.',
+  ];
+  const keep = (n: number) => ({ media_id: tts(KEEP[n]!), max_digits: 1, timeout_ms: 5000 });
+  const REDO = { media_id: tts('Please record your message after the tone.') };
+  const GOODBYE = { media_id: tts('Thank you, Claire will call you back. Goodbye.') };
+  const CALLER = { cli_number: '+447700900456', number: '+447700900999' };
+
+  it('records three takes (one not playable), cannot record a fourth, keeps the last; retried requests mid-call', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '2001', ...CALLER });
+    (await call.start()).expect('play', { media_id: GREETING });
+    await call.retry(); // a retried first request
+    (await call.answer('0')).expect('play', TONE);
+    (await call.answer('0')).expect('record', RECORD);
+    (await call.answer('rec-1.wav')).expect('wait', { wait: 1 });
+    await call.retry(); // a retried request carrying the record's result: the file name is saved once
+    (await call.answer('0')).expect('play', REVIEW);
+    (await call.answer('0')).expect('play_record', { media_file: 'rec-1.wav' });
+    (await call.answer('0')).expect('read', keep(0));
+    // 2: takes 1 < 3, record again
+    (await call.answer('2')).expect('play', REDO);
+    (await call.answer('0')).expect('play', TONE);
+    (await call.answer('0')).expect('record', RECORD);
+    (await call.answer('rec-2.wav')).expect('wait', { wait: 1 });
+    (await call.answer('0')).expect('play', REVIEW);
+    (await call.answer('0')).expect('play_record', { media_file: 'rec-2.wav' });
+    (await call.answer('1')).expect('play', { media_id: tts('Sorry, your message cannot be played back, but it has been recorded.') });
+    (await call.answer('0')).expect('read', keep(0)); // a goto: a new visit, the first prompt
+    (await call.answer('2')).expect('play', REDO);
+    (await call.answer('0')).expect('play', TONE);
+    (await call.answer('0')).expect('record', RECORD);
+    (await call.answer('rec-3.wav')).expect('wait', { wait: 1 });
+    (await call.answer('0')).expect('play', REVIEW);
+    (await call.answer('0')).expect('play_record', { media_file: 'rec-3.wav' });
+    (await call.answer('0')).expect('read', keep(0));
+    // 2 again: takes 3 is not < 3
+    (await call.answer('2')).expect('play', { media_id: tts('Sorry, you cannot record your message again. Your last message has been kept.') });
+    (await call.answer('0')).expect('play', GOODBYE);
+    (await call.answer('0')).expect('hangup', {});
+    await call.end('HANGUP');
+    expect(await s.liveCalls()).toBe(0);
+    await expectEnded(s, '2001', 'voicemail', {
+      status: 'HANGUP',
+      commands: 25,
+      lastStep: 'end',
+      vars: {
+        ...VARS,
+        takes: 3,
+        message: 'rec-3.wav',
+        message_kept: true,
+        voicemail_file: 'rec-3.wav',
+        voicemail_takes: 3,
+        voicemail_from: '+447700900456',
+      },
+    });
+  });
+
+  it('keep menu: TIMEOUT retry with the second prompt, a wrong key with its say, a second TIMEOUT keeps the message', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '2002', ...CALLER, call_status: 'INCOMING_CALL' });
+    (await call.start()).expect('play', { media_id: GREETING });
+    (await call.answer('0')).expect('play', TONE);
+    (await call.answer('0')).expect('record', RECORD);
+    (await call.answer('msg-7f3a.wav')).expect('wait', { wait: 1 });
+    (await call.answer('0')).expect('play', REVIEW);
+    (await call.answer('0')).expect('play_record', { media_file: 'msg-7f3a.wav' });
+    (await call.answer('0')).expect('read', keep(0));
+    (await call.answer('TIMEOUT')).expect('read', keep(1));
+    (await call.answer('5')).expect('play', { media_id: tts('Please press 1 or 2.') });
+    (await call.answer('0')).expect('read', keep(1)); // visit 3: the last prompt of the list
+    // TIMEOUT's one retry is used: kept
+    (await call.answer('TIMEOUT')).expect('play', GOODBYE);
+    (await call.answer('0')).expect('hangup', {});
+    await call.end('HANGUP');
+    await expectEnded(s, '2002', 'voicemail', {
+      status: 'HANGUP',
+      commands: 12,
+      lastStep: 'end',
+      vars: { ...VARS, takes: 1, message: 'msg-7f3a.wav', message_kept: true, voicemail_file: 'msg-7f3a.wav', voicemail_takes: 1, voicemail_from: '+447700900456' },
+    });
+  });
+
+  it('a caller who hangs up right after recording (HANGUP mid-call): the hangup handler files the message', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '2003', ...CALLER });
+    (await call.start()).expect('play', { media_id: GREETING });
+    (await call.answer('0')).expect('play', TONE);
+    (await call.answer('0')).expect('record', RECORD);
+    (await call.answer('rec-9.wav')).expect('wait', { wait: 1 });
+    await call.end('HANGUP');
+    expect(await s.liveCalls()).toBe(0);
+    await expectEnded(s, '2003', 'voicemail', {
+      status: 'HANGUP',
+      commands: 4,
+      lastStep: 'pause',
+      vars: { ...VARS, takes: 1, message: 'rec-9.wav', voicemail_file: 'rec-9.wav', voicemail_takes: 1, voicemail_from: '+447700900456' },
+    });
+  });
+
+  it('a failed recording: the error say, goodbye; a withheld caller hangs up during it', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '2004', cli_number: '', cli_name: '', number: '+447700900999' });
+    (await call.start()).expect('play', { media_id: GREETING });
+    (await call.answer('0')).expect('play', TONE);
+    (await call.answer('0')).expect('record', RECORD);
+    (await call.fail('RECORD_FAILED')).expect('play', { media_id: tts('Sorry, your message could not be recorded.') });
+    (await call.answer('0')).expect('play', GOODBYE);
+    await call.end('HANGUP', '0');
+    expect(await s.liveCalls()).toBe(0);
+    await expectEnded(s, '2004', 'voicemail', {
+      status: 'HANGUP',
+      commands: 5,
+      lastStep: 'goodbye',
+      vars: { ...VARS, voicemail_file: '', voicemail_takes: 0, voicemail_from: 'withheld number' },
+    });
+  });
+});
+
+// ============================================================================================
+describe('support-line', () => {
+  const URL_ = '/rt/support-line';
+  const VARS = { priority_callers: ['+442079460555', '+12125550123'], support_number: '+442079460150' };
+  const WAV = /play_wav_data: "([A-Za-z0-9+/=]+)"/.exec(readFileSync(join(FLOWS, 'support-line.yaml'), 'utf8'))![1]!;
+  const WELCOME = { media_id: tts('Welcome to Acme Broadband technical support.') };
+  const TRIAGE = [
+    'If your internet connection is down, press 1. For help with your router or phone, press 2. If you know the extension of your engineer, press 3. To speak to an engineer, press 0.',
+    'Press 1 for a connection problem, 2 for your router or phone, 3 for an extension, or 0 for an engineer.',
+  ];
+  const triage = (n: number) => ({ media_id: tts(TRIAGE[n]!), max_digits: 1, timeout_ms: 5000 });
+  const ENGINEERS = (topic: string) => ({
+    targets: [
+      { number: '+442079460201', timeout: 20 },
+      { number: '+442079460202', timeout: 20 },
+      { number: '+12125550142', timeout: 30 },
+    ],
+    ringtone: 'MUSIC',
+    whisper: tts(`Support call, topic ${topic}.`, DANIEL),
+    cli: '+442079460150',
+    cdr_field: 'supportqueue',
+  });
+  const LEAVE = {
+    media_id: tts(
+      'Sorry, all our engineers are busy. After the tone, please leave your name, your account number and a short description of the problem, then press hash. We will call you back within two working hours.',
+    ),
+  };
+  const RECORD = { max_duration: 180, silence: 6 };
+  const CALLER = { cli_number: '+447700900789', number: '+442079460150' };
+
+  it('a priority caller skips the menu: priority desk NOANSWER, engineers NOANSWER, beep, message, thanks', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '3001', cli_number: '+442079460555', number: '+442079460150' });
+    (await call.start()).expect('play', WELCOME);
+    (await call.answer('0')).expect('dialout', {
+      targets: [
+        { number: '+442079460301', timeout: 20 },
+        { number: '+442079460302', timeout: 20 },
+      ],
+      ringtone: 'MUSIC',
+      whisper: tts('Priority customer.'),
+      cli: '+442079460150',
+      cdr_field: 'priority',
+    });
+    (await call.answer('NOANSWER')).expect('dialout', ENGINEERS('none'));
+    (await call.answer('NOANSWER')).expect('play', LEAVE);
+    (await call.answer('0')).expect('play_wav_data', { audio_data: WAV });
+    (await call.answer('0')).expect('record', RECORD);
+    (await call.answer('ticket-42.wav')).expect('play', { media_id: tts('Thank you. An engineer will call you back on the number ending 0 5 5 5. Goodbye.') });
+    (await call.answer('0')).expect('hangup', {});
+    await call.end('HANGUP');
+    expect(await s.liveCalls()).toBe(0);
+    await expectEnded(s, '3001', 'support-line', {
+      status: 'HANGUP',
+      commands: 8,
+      lastStep: 'end',
+      vars: { ...VARS, ticket_audio: 'ticket-42.wav', ticket: 'ticket-42.wav', log_topic: 'none', call_back: true },
+    });
+  });
+
+  it('router or phone: a line test with DTMF tones, TIMEOUT retries, the line sounds fine', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '3002', ...CALLER });
+    (await call.start()).expect('play', WELCOME);
+    (await call.answer('0')).expect('read', triage(0));
+    const PHONE = { media_id: tts('To test the sound on your phone line, press 1. To speak to an engineer, press 2.'), max_digits: 1, timeout_ms: 5000 };
+    (await call.answer('2')).expect('read', PHONE);
+    (await call.answer('TIMEOUT')).expect('read', PHONE);
+    (await call.answer('1')).expect('play', { media_id: tts('You will now hear six tones. Please listen carefully.') });
+    (await call.answer('0')).expect('send_dtmf', { digits: '159*0#', duration_ms: 400, timeout_ms: 400 });
+    await call.retry();
+    const RESULT = [
+      'If you heard six clear tones, press 1. If some were missing or the sound was crackly, press 2.',
+      'Press 1 if the tones were clear, or 2 if they were not.',
+    ];
+    (await call.answer('0')).expect('read', { media_id: tts(RESULT[0]!), max_digits: 1, timeout_ms: 6000 });
+    (await call.answer('TIMEOUT')).expect('read', { media_id: tts(RESULT[1]!), max_digits: 1, timeout_ms: 6000 });
+    (await call.answer('1')).expect('play', { media_id: tts('Your line sounds fine. If your phone still does not work, please restart your router and try again.') });
+    (await call.answer('0')).expect('hangup', {});
+    await call.end('HANGUP');
+    await expectEnded(s, '3002', 'support-line', {
+      status: 'HANGUP',
+      commands: 10,
+      lastStep: 'end',
+      vars: { ...VARS, topic: '2', ticket: '', log_topic: '2', call_back: false },
+    });
+  });
+
+  it('an extension (_2XX): a wrong one, then 250 NOANSWER, engineers fail, no beep, the recording fails, failure; BUSY mid-call', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '3003', ...CALLER });
+    (await call.start()).expect('play', WELCOME);
+    (await call.answer('0')).expect('read', triage(0));
+    (await call.answer('9')).expect('play', { media_id: tts('Sorry, that is not one of the choices.') });
+    (await call.answer('0')).expect('read', triage(1));
+    const EXT = { media_id: tts('Please enter the three digit extension of your engineer.'), max_digits: 3, timeout_ms: 8000 };
+    (await call.answer('3')).expect('read', EXT);
+    (await call.answer('305')).expect('play', { media_id: tts('Sorry, support extensions start with 2.') });
+    (await call.answer('0')).expect('read', EXT);
+    (await call.answer('250')).expect('dialout', {
+      targets: [{ number: '+442079460250', timeout: 30 }],
+      ringtone: 'RING',
+      whisper: tts('Direct call from +447700900789.'),
+      cdr_field: 'ext250',
+    });
+    (await call.answer('NOANSWER')).expect('play', { media_id: tts('Your engineer is not available. I will put you through to the next free engineer.') });
+    (await call.answer('0')).expect('dialout', ENGINEERS('3'));
+    (await call.fail('DIALOUT_FAILED')).expect('play', LEAVE);
+    (await call.answer('0')).expect('play_wav_data', { audio_data: WAV });
+    (await call.answer('1')).expect('record', RECORD); // the beep failed: record anyway
+    (await call.fail('RECORD_FAILED')).expect('play', { media_id: tts('We are sorry, something went wrong. Please call again later.') });
+    await call.end('BUSY');
+    expect(await s.liveCalls()).toBe(0);
+    await expectEnded(s, '3003', 'support-line', {
+      status: 'BUSY',
+      commands: 14,
+      lastStep: 'failure',
+      vars: { ...VARS, topic: '3', extension: '250', ticket: '', log_topic: '3', call_back: false },
+    });
+  });
+
+  it('a known outage (library media 3105), then the engineers; "0" in any read reaches the engineers', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '3004', ...CALLER });
+    (await call.start()).expect('play', WELCOME);
+    (await call.answer('0')).expect('read', triage(0));
+    (await call.answer('1')).expect('play', { media_id: '3105' });
+    (await call.answer('1')).expect('dialout', ENGINEERS('1')); // not played: go on anyway
+    await call.end('HANGUP'); // bridged to an engineer: the call ends with the bridge
+    await expectEnded(s, '3004', 'support-line', {
+      status: 'HANGUP',
+      commands: 4,
+      lastStep: 'engineers',
+      vars: { ...VARS, topic: '1', ticket: '', log_topic: '1', call_back: false },
+    });
+
+    const zero = startCall(s.app, URL_, { callid: '3005', ...CALLER });
+    (await zero.start()).expect('play', WELCOME);
+    (await zero.answer('0')).expect('read', triage(0));
+    (await zero.answer('TIMEOUT')).expect('read', triage(1));
+    (await zero.answer('0')).expect('dialout', ENGINEERS('0'));
+    await zero.end('HANGUP');
+    expect(await s.liveCalls()).toBe(0);
+  });
+});
+
+// ============================================================================================
+describe('conference', () => {
+  const URL_ = '/rt/conference';
+  const MEETINGS = {
+    '4321': { name: 'weekly sales review', pin: '2468' },
+    '5100': { name: 'board meeting', pin: '90210735' },
+    '7007': { name: 'support stand-up', pin: '1357' },
+  };
+  const WELCOME = { media_id: tts('Welcome to the Acme conference service.') };
+  const CHOOSE = [
+    'To join a meeting with a meeting number, press 1. To join the open room, press 2. For help, press 0.',
+    'Press 1 for a meeting, 2 for the open room, or 0 for help.',
+  ];
+  const choose = (n: number) => ({ media_id: tts(CHOOSE[n]!), max_digits: 1, timeout_ms: 5000 });
+  const NUMBER = ['Please enter your four digit meeting number.', 'Please enter the four digits of your meeting number, as written in your invitation.'];
+  const number = (n: number) => ({ media_id: tts(NUMBER[n]!), max_digits: 4, timeout_ms: 10000 });
+  const ROOM = (meeting: string, name: string, pin: string) => ({
+    id: `meeting-${meeting}`,
+    pin_code: pin,
+    pin_max_tries: 3,
+    pin_wait: 10,
+    pin_prompt: tts('Please enter the meeting PIN, followed by the hash key.'),
+    pin_error: tts('That PIN is not correct.', DANIEL),
+    pin_valid: tts('Thank you. You are now in the meeting. Press star to leave.'),
+    welcome: tts(`You are joining the ${name}.`),
+    waiting: '3001',
+    user_join: tts('Someone has joined the meeting.'),
+    user_leave: tts('Someone has left the meeting.'),
+    auto_leave_when_alone: true,
+    auto_leave_announce: tts('Everyone else has left, so the meeting is over for you too.'),
+  });
+  const AFTER = {
+    media_id: tts('You have left the meeting. To join it again, press 1. To join another meeting, press 2. Otherwise, just hang up.'),
+    max_digits: 1,
+    timeout_ms: 6000,
+  };
+  const GOODBYE = { media_id: tts('Thank you for using the Acme conference service. Goodbye.') };
+  const CALLER = { cli_number: '+447700900111', number: '+442079460900' };
+
+  it('help, a malformed and an unknown meeting number, the weekly sales review: leave, rejoin, closed by the organiser', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '4001', ...CALLER });
+    (await call.start()).expect('play', WELCOME);
+    (await call.answer('0')).expect('read', choose(0));
+    (await call.answer('0')).expect('play', {
+      media_id: tts('Your meeting number has four digits. It is in your invitation, next to the dial-in number. The open room needs no number.'),
+    });
+    (await call.answer('0')).expect('read', choose(0));
+    (await call.answer('1')).expect('read', number(0));
+    // handlers: false: "0" is not help here, it is a meeting number too short
+    (await call.answer('0')).expect('play', { media_id: tts('A meeting number has four digits.') });
+    (await call.answer('0')).expect('read', number(1));
+    (await call.answer('1234')).expect('play', { media_id: tts('Sorry, there is no meeting with the number 1 2 3 4.') });
+    (await call.answer('0')).expect('read', number(0));
+    (await call.answer('4321')).expect('conference', ROOM('4321', 'weekly sales review', '2468'));
+    (await call.answer('LEFT_CONFERENCE')).expect('read', AFTER);
+    (await call.answer('1')).expect('conference', ROOM('4321', 'weekly sales review', '2468'));
+    (await call.answer('CONFERENCE_CLOSED')).expect('play', { media_id: tts('The meeting has been closed by its organiser.') });
+    (await call.answer('0')).expect('play', GOODBYE);
+    (await call.answer('0')).expect('hangup', {});
+    await call.end('HANGUP');
+    expect(await s.liveCalls()).toBe(0);
+    await expectEnded(s, '4001', 'conference', {
+      status: 'HANGUP',
+      commands: 15,
+      lastStep: 'end',
+      vars: { meetings: MEETINGS, meeting: '4321', room_name: 'weekly sales review', room_pin: '2468', joined: 'weekly sales review' },
+    });
+  });
+
+  it('the open room: simple_conference, then goodbye; CONGESTION mid-call', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '4002', ...CALLER });
+    (await call.start()).expect('play', WELCOME);
+    (await call.answer('0')).expect('read', choose(0));
+    (await call.answer('2')).expect('play', { media_id: tts('You are joining the open room. Press star to leave.') });
+    (await call.answer('0')).expect('simple_conference', { id: 'open-room', auto_leave_when_alone: true });
+    (await call.answer('')).expect('play', GOODBYE);
+    await call.end('CONGESTION');
+    expect(await s.liveCalls()).toBe(0);
+    await expectEnded(s, '4002', 'conference', {
+      status: 'CONGESTION',
+      commands: 5,
+      lastStep: 'goodbye',
+      vars: { meetings: MEETINGS, joined: 'open room or none' },
+    });
+  });
+
+  it('a failing play: handlers.error says there is a problem; its own failure ends the call', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '4003', ...CALLER });
+    (await call.start()).expect('play', WELCOME);
+    (await call.fail('PLAY_FAILED')).expect('play', { media_id: tts('We are sorry, the conference service has a problem. Please call again later.') });
+    (await call.fail('PLAY_FAILED')).expect('hangup', {});
+    await call.end('HANGUP');
+    await expectEnded(s, '4003', 'conference', { status: 'HANGUP', commands: 3, lastStep: 'end', vars: { meetings: MEETINGS, joined: 'open room or none' } });
+  });
+
+  it.each([
+    ['LAST_PARTICIPANT', undefined],
+    ['PIN_ERROR', 'Sorry, that PIN is still not correct. Please check your invitation.'],
+    ['PIN_TIMEOUT', 'I did not receive a PIN.'],
+  ])('the board meeting (via another meeting), %s, goodbye', async (result, say) => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '4004', ...CALLER });
+    (await call.start()).expect('play', WELCOME);
+    (await call.answer('0')).expect('read', choose(0));
+    (await call.answer('1')).expect('read', number(0));
+    (await call.answer('7007')).expect('conference', ROOM('7007', 'support stand-up', '1357'));
+    (await call.answer('LEFT_CONFERENCE')).expect('read', AFTER);
+    (await call.answer('2')).expect('read', number(0));
+    (await call.answer('5100')).expect('conference', ROOM('5100', 'board meeting', '90210735'));
+    await call.answer(result);
+    if (say) {
+      call.expect('play', { media_id: tts(say) });
+      await call.answer('0');
+    }
+    call.expect('play', GOODBYE);
+    (await call.answer('0')).expect('hangup', {});
+    await call.end('HANGUP');
+    await expectEnded(s, '4004', 'conference', {
+      status: 'HANGUP',
+      commands: say ? 10 : 9,
+      lastStep: 'end',
+      vars: { meetings: MEETINGS, meeting: '5100', room_name: 'board meeting', room_pin: '90210735', joined: 'board meeting' },
+    });
+  });
+});
+
+// ============================================================================================
+describe('reminder (outbound)', () => {
+  const URL_ = '/rt/reminder';
+  const VARS = {
+    patient: 'Mr Smith',
+    dentist: 'Doctor Patel',
+    appointment: '2025-06-12T10:30:00',
+    practice: 'Riverside Dental Practice',
+    reception: '+442079460321',
+    extension: '',
+    other_callid: '',
+  };
+  /** An outbound call placed with calls.realtime: request_hash is the id it returned. */
+  const OUTBOUND = {
+    app: 'APPREMIND',
+    request_hash: '5f0c2e9a41d7b3c8',
+    cli_name: '',
+    cli_number: '+442079460321',
+    number: '+447700900321',
+    cdr_field: 'appt20250612',
+    call_status: 'UP',
+    date_started: '2025-06-11 16:00:00',
+  };
+  const OPENING = {
+    media_id: tts('Hello, this is Riverside Dental Practice calling for Mr Smith.'),
+    analysistime_ms: 5000,
+    min_ms: 300,
+    max_ms: 2500,
+    silence_ms: 800,
+  };
+  const CONFIRM = [
+    'This is a reminder of your appointment with Doctor Patel on Thursday 12 June at 10:30 AM. To confirm it, press 1. To cancel it, press 2. To speak to our reception, press 3. To hear this message again, press 9.',
+    'Press 1 to confirm your appointment, 2 to cancel it, or 3 to speak to our reception.',
+  ];
+  const confirm = (n: number) => ({ media_id: tts(CONFIRM[n]!), max_digits: 1, timeout_ms: 7000 });
+  const CONFIRMED = { media_id: tts('Thank you, your appointment on Thursday 12 June is confirmed. See you then.') };
+  const MAX = '18446744073709551615';
+
+  it('callid 18446744073709551615: a person answers (TALK), hears the message again (9), a wrong key, confirms', async () => {
+    const s = await serve();
+    const variables = '{"campaign":"june","batch":12345678901234567890}';
+    const call = startCall(s.app, URL_, { ...OUTBOUND, callid: MAX, variables });
+    (await call.start()).expect('play_talk_detect', OPENING);
+    expect(call.body.startsWith('{"command":"play_talk_detect","command_id":1,')).toBe(true);
+    (await call.answer('TALK')).expect('read', confirm(0));
+    (await call.answer('9')).expect('read', confirm(0)); // goto itself: visit 1 again
+    (await call.answer('4')).expect('play', { media_id: tts('Sorry, I did not understand.') });
+    await call.retry();
+    (await call.answer('0')).expect('read', confirm(1));
+    (await call.answer('1')).expect('play', CONFIRMED);
+    (await call.answer('0')).expect('hangup', {}); // no other call: other_call -> end
+    expect(await s.liveCalls()).toBe(1);
+    await call.end('HANGUP');
+    expect(await s.liveCalls()).toBe(0);
+    await expectEnded(s, MAX, 'reminder', {
+      status: 'HANGUP',
+      commands: 7,
+      lastStep: 'end',
+      vars: { ...VARS, answer: '1', outcome: 'confirmed', answered: '1' },
+    });
+    // forgotten: a first request for the same callid starts the flow over
+    const again = startCall(s.app, URL_, { ...OUTBOUND, callid: MAX, variables });
+    (await again.start()).expect('play_talk_detect', OPENING);
+  });
+
+  it('an answering machine ("0"): wait for silence, the message for the machine', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { ...OUTBOUND, callid: '5002' });
+    (await call.start()).expect('play_talk_detect', OPENING);
+    (await call.answer('0')).expect('wait_for_silence', { silence_ms: 1500, iterations: 3, timeout: 30 });
+    (await call.answer('TIMEOUT')).expect('play', {
+      media_id: tts(
+        'Hello, this is a message from Riverside Dental Practice for Mr Smith. This is a reminder of your appointment with Doctor Patel on Thursday 12 June at 10:30 AM. To change it, please call us on 020 7946 0321. Thank you, goodbye.',
+      ),
+    });
+    (await call.answer('0')).expect('hangup', {});
+    await call.end('HANGUP');
+    await expectEnded(s, '5002', 'reminder', { status: 'HANGUP', commands: 4, lastStep: 'end', vars: { ...VARS, outcome: 'message_left', answered: '' } });
+  });
+
+  it('the patient cancels; the call drops (NOANSWER) during the message', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { ...OUTBOUND, callid: '5003' });
+    (await call.start()).expect('play_talk_detect', OPENING);
+    (await call.answer('TALK')).expect('read', confirm(0));
+    (await call.answer('2')).expect('play', { media_id: tts('Your appointment has been cancelled. Please call us on 020 7946 0321 to book a new one. Goodbye.') });
+    await call.end('NOANSWER');
+    expect(await s.liveCalls()).toBe(0);
+    await expectEnded(s, '5003', 'reminder', {
+      status: 'NOANSWER',
+      commands: 3,
+      lastStep: 'thank_cancelled',
+      vars: { ...VARS, answer: '2', outcome: 'cancelled', answered: '2' },
+    });
+  });
+
+  it('the patient asks for reception after a TIMEOUT: the dialout shows the patient\'s number, NOANSWER, unchanged', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { ...OUTBOUND, callid: '5004' });
+    (await call.start()).expect('play_talk_detect', OPENING);
+    (await call.answer('TALK')).expect('read', confirm(0));
+    (await call.answer('TIMEOUT')).expect('read', confirm(1));
+    (await call.answer('3')).expect('dialout', {
+      targets: [{ number: '+442079460321', timeout: 30 }],
+      ringtone: 'MUSIC',
+      whisper: tts('Reminder call: Mr Smith, appointment 12/06 10:30.'),
+      cli: '+447700900321',
+      cdr_field: 'reminder',
+    });
+    (await call.answer('NOANSWER')).expect('play', { media_id: tts('Sorry, our reception is busy. Your appointment is unchanged.') });
+    (await call.answer('0')).expect('hangup', {});
+    await call.end('HANGUP');
+    await expectEnded(s, '5004', 'reminder', { status: 'HANGUP', commands: 6, lastStep: 'end', vars: { ...VARS, answer: '3', outcome: 'no_answer', answered: '3' } });
+  });
+
+  it('renders the appointment the same on a server west of UTC', async () => {
+    const tz = process.env.TZ;
+    process.env.TZ = 'America/New_York';
+    try {
+      const s = await serve();
+      const call = startCall(s.app, URL_, { ...OUTBOUND, callid: '5005' });
+      (await call.start()).expect('play_talk_detect', OPENING);
+      (await call.answer('TALK')).expect('read', confirm(0));
+      (await call.answer('1')).expect('play', CONFIRMED);
+    } finally {
+      if (tz === undefined) delete process.env.TZ;
+      else process.env.TZ = tz;
+    }
+  });
+
+  // vars.extension and vars.other_callid are flow constants (""), and nothing in a request
+  // can set them: the switchboard steps and end_other_call cannot be reached with the flow
+  // as it is. A copy of flows/reminder.yaml whose vars hold values reaches them.
+  it('(a copy with extension and other_callid set) a switchboard extension, then hangup_callid 18446744073709551615 as a bare JSON integer', async () => {
+    const text = readFileSync(join(FLOWS, 'reminder.yaml'), 'utf8');
+    const copy = text.replace('extension: ""', 'extension: "4417"').replace('other_callid: ""', `other_callid: "${MAX}"`);
+    expect(copy).not.toBe(text);
+    expect(copy).toContain('extension: "4417"');
+    expect(copy).toContain(`other_callid: "${MAX}"`);
+    const dir = mkdtempSync(join(tmpdir(), 'callscript-reminder-'));
+    tmpDirs.push(dir);
+    writeFileSync(join(dir, 'reminder.yaml'), copy);
+    const s = await serve(dir);
+    const call = startCall(s.app, URL_, { ...OUTBOUND, callid: '9007199254740993' });
+    (await call.start()).expect('wait', { wait: 3 });
+    (await call.answer('0')).expect('send_dtmf', { digits: '4417#' });
+    (await call.answer('0')).expect('wait', { wait: 8 });
+    (await call.answer('0')).expect('play_talk_detect', OPENING);
+    (await call.answer('TALK')).expect('read', confirm(0));
+    (await call.answer('1')).expect('play', CONFIRMED);
+    (await call.answer('0')).expectRaw('hangup_callid', `{"callid":${MAX}}`);
+    expect(call.body).toBe(`{"command":"hangup_callid","command_id":7,"params":{"callid":18446744073709551615},"variables":{}}`);
+    await call.retry(); // the same bytes again, the integer digit for digit
+    (await call.answer('')).expect('hangup', {});
+    await call.end('HANGUP');
+    expect(await s.liveCalls()).toBe(0);
+    await expectEnded(s, '9007199254740993', 'reminder', {
+      status: 'HANGUP',
+      commands: 8,
+      lastStep: 'end',
+      vars: { ...VARS, extension: '4417', other_callid: MAX, answer: '1', outcome: 'confirmed', answered: '1' },
+    });
+  });
+});
+
+// ============================================================================================
+describe('recording-consent', () => {
+  const URL_ = '/rt/recording-consent';
+  const VARS = { insurer: 'Acme Insurance', premium: '312.40', renewal_date: '2025-07-01', recorded: false };
+  const WELCOME = { media_id: tts('Welcome to Acme Insurance renewals.') };
+  const CONSENT = [
+    'To renew your policy by phone, we need to record this call as evidence of your agreement. To accept the recording, press 1. If you do not want to be recorded, press 2 and an advisor will help you.',
+    'Press 1 to accept the recording, or 2 to speak to an advisor without recording.',
+  ];
+  const consent = (n: number) => ({ media_id: tts(CONSENT[n]!), max_digits: 1, timeout_ms: 6000 });
+  const START = {
+    announce: tts('Thank you. This call is now recorded.'),
+    feeds: 'both',
+    locale: 'en_GB',
+    transcription: true,
+    ner: true,
+    pii: true,
+    sentiment: false,
+  };
+  const TERMS = {
+    media_id: tts(
+      'Your home insurance renews on 1 July 2025. Your new yearly premium is 312.40 pounds, with the same cover and an excess of 250 pounds. The full terms are in the letter we sent you.',
+    ),
+  };
+  const AGREE = [
+    'To agree to the renewal, press 1. To decline it, press 2. To hear the terms again, press 9. To speak to an advisor, press 0.',
+    'Press 1 to agree, 2 to decline, 9 to hear the terms again, or 0 for an advisor.',
+  ];
+  const agree = (n: number) => ({ media_id: tts(AGREE[n]!), max_digits: 1, timeout_ms: 8000 });
+  const ADVISOR = (recorded: boolean) => ({
+    targets: [
+      { number: '+442079460400', timeout: 30 },
+      { number: '+442079460401', timeout: 30 },
+    ],
+    ringtone: 'MUSIC',
+    whisper: tts(`Renewal call, recorded: ${recorded}.`),
+    cdr_field: 'renewal',
+  });
+  const CALL_BACK = { media_id: tts('Sorry, all our advisors are busy. Please call us again, we are open every day from 8 am to 8 pm. Goodbye.') };
+  const CALLER = { cli_number: '+447700900222', number: '+442079460404' };
+
+  it('consent, recording, terms heard twice (9), agreed: the recording stops, renewed', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '6001', ...CALLER });
+    (await call.start()).expect('play', WELCOME);
+    (await call.answer('0')).expect('read', consent(0));
+    (await call.answer('1')).expect('start_call_recording', START);
+    (await call.answer('R7K2M9Q4')).expect('play', TERMS);
+    (await call.answer('0')).expect('read', agree(0));
+    (await call.answer('9')).expect('play', TERMS);
+    (await call.answer('0')).expect('read', agree(0));
+    (await call.answer('1')).expect('stop_call_recording', { announce: tts('Recording has stopped.') });
+    (await call.answer('R7K2M9Q5')).expect('play', {
+      media_id: tts('Thank you. Your policy is renewed from 1 July. You will receive a confirmation by email. Goodbye.'),
+    });
+    (await call.answer('0')).expect('hangup', {});
+    await call.end('HANGUP');
+    expect(await s.liveCalls()).toBe(0);
+    await expectEnded(s, '6001', 'recording-consent', {
+      status: 'HANGUP',
+      commands: 10,
+      lastStep: 'end',
+      vars: {
+        ...VARS,
+        consent: '1',
+        recording_hash: 'R7K2M9Q5',
+        recorded: true,
+        decision: '1',
+        renewed: true,
+        summary: 'renewal accepted, recording R7K2M9Q5',
+        evidence: 'R7K2M9Q5',
+        consent_given: true,
+      },
+    });
+  });
+
+  it('no consent after a TIMEOUT: not recorded, the advisors do not answer; REJECTED mid-call', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '6002', ...CALLER });
+    (await call.start()).expect('play', WELCOME);
+    (await call.answer('0')).expect('read', consent(0));
+    (await call.answer('TIMEOUT')).expect('read', consent(1));
+    (await call.answer('2')).expect('play', { media_id: tts('No problem, this call will not be recorded.') });
+    (await call.answer('0')).expect('dialout', ADVISOR(false));
+    (await call.answer('NOANSWER')).expect('play', CALL_BACK); // advisor_busy: not recorded -> call_back
+    await call.end('REJECTED');
+    expect(await s.liveCalls()).toBe(0);
+    await expectEnded(s, '6002', 'recording-consent', {
+      status: 'REJECTED',
+      commands: 6,
+      lastStep: 'call_back',
+      vars: { ...VARS, consent: '2', evidence: 'none', consent_given: false },
+    });
+  });
+
+  it('recorded, declined: the recording stops, not renewed', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '6003', ...CALLER });
+    (await call.start()).expect('play', WELCOME);
+    (await call.answer('0')).expect('read', consent(0));
+    (await call.answer('1')).expect('start_call_recording', START);
+    (await call.answer('H1')).expect('play', TERMS);
+    (await call.answer('0')).expect('read', agree(0));
+    (await call.answer('5')).expect('play', { media_id: tts('Sorry, that is not one of the choices.') });
+    (await call.answer('0')).expect('read', agree(1));
+    (await call.answer('2')).expect('stop_call_recording', { announce: tts('Recording has stopped.') });
+    (await call.fail('NOT_RECORDING')).expect('play', {
+      media_id: tts('Your policy will not be renewed. If you change your mind, please call us before 1 July. Goodbye.'),
+    });
+    (await call.answer('0')).expect('hangup', {});
+    await call.end('HANGUP');
+    await expectEnded(s, '6003', 'recording-consent', {
+      status: 'HANGUP',
+      commands: 10,
+      lastStep: 'end',
+      vars: {
+        ...VARS,
+        consent: '1',
+        recording_hash: 'H1', // not changed by the failed stop
+        recorded: true,
+        decision: '2',
+        renewed: false,
+        summary: 'renewal declined, recording H1',
+        evidence: 'H1',
+        consent_given: true,
+      },
+    });
+  });
+
+  it('recorded, the terms cannot be played: the advisors do not answer, the recording stops silently', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '6004', ...CALLER });
+    (await call.start()).expect('play', WELCOME);
+    (await call.answer('0')).expect('read', consent(0));
+    (await call.answer('1')).expect('start_call_recording', START);
+    (await call.answer('H2')).expect('play', TERMS);
+    (await call.answer('1')).expect('dialout', ADVISOR(true));
+    (await call.answer('NOANSWER')).expect('stop_call_recording', { announce: '0' });
+    (await call.answer('H2')).expect('play', CALL_BACK);
+    (await call.answer('0')).expect('hangup', {});
+    await call.end('HANGUP');
+    await expectEnded(s, '6004', 'recording-consent', {
+      status: 'HANGUP',
+      commands: 8,
+      lastStep: 'end',
+      vars: { ...VARS, consent: '1', recording_hash: 'H2', recorded: true, evidence: 'H2', consent_given: true },
+    });
+  });
+
+  it('the recording cannot start: an advisor instead; the dialout fails: handlers.error', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '6005', ...CALLER });
+    (await call.start()).expect('play', WELCOME);
+    (await call.answer('0')).expect('read', consent(0));
+    (await call.answer('1')).expect('start_call_recording', START);
+    (await call.fail('RECORDING_UNAVAILABLE')).expect('play', { media_id: tts('Sorry, the call cannot be recorded at the moment.') });
+    (await call.answer('0')).expect('dialout', ADVISOR(false));
+    (await call.fail('DIALOUT_FAILED')).expect('play', { media_id: tts('We are sorry, something went wrong. Please call again later.') });
+    (await call.answer('0')).expect('hangup', {});
+    await call.end('HANGUP');
+    await expectEnded(s, '6005', 'recording-consent', {
+      status: 'HANGUP',
+      commands: 7,
+      lastStep: 'end',
+      vars: { ...VARS, consent: '1', evidence: 'none', consent_given: true },
+    });
+  });
+
+  // The renewal date is a calendar date: it must read the same whatever the server's time zone.
+  it('renders the renewal date the same on a server west of UTC', async () => {
+    const tz = process.env.TZ;
+    process.env.TZ = 'America/New_York';
+    try {
+      const s = await serve();
+      const call = startCall(s.app, URL_, { callid: '6006', ...CALLER });
+      (await call.start()).expect('play', WELCOME);
+      (await call.answer('0')).expect('read', consent(0));
+      (await call.answer('1')).expect('start_call_recording', START);
+      (await call.answer('H3')).expect('play', TERMS);
+      (await call.answer('0')).expect('read', agree(0));
+      (await call.answer('1')).expect('stop_call_recording', { announce: tts('Recording has stopped.') });
+      (await call.answer('H3')).expect('play', {
+        media_id: tts('Thank you. Your policy is renewed from 1 July. You will receive a confirmation by email. Goodbye.'),
+      });
+    } finally {
+      if (tz === undefined) delete process.env.TZ;
+      else process.env.TZ = tz;
+    }
   });
 });
