@@ -997,7 +997,10 @@ describe('recording-consent', () => {
     });
   });
 
-  // The renewal date is a calendar date: it must read the same whatever the server's time zone.
+  // The renewal date is a calendar date: it must read the same whatever the server's time
+  // zone. FAILS today: liquidjs reads the date-only "2025-07-01" as UTC midnight and the
+  // `date` filter formats it in the process's local zone, so a server in New York says
+  // "30 June 2025" and "renewed from 30 June" (the engine's Liquid setup fixes no zone).
   it('renders the renewal date the same on a server west of UTC', async () => {
     const tz = process.env.TZ;
     process.env.TZ = 'America/New_York';
