@@ -1,0 +1,100 @@
+/**
+ * SMS encoding and part count, as the service computes them (protocol-notes.md, "SMS REST
+ * (v1.1)"). The GSM 03.38 tables (basic set, and the extension characters that take two
+ * positions) come from sms-segments-calculator; only the part arithmetic and the
+ * transliteration for a forced GSM encoding live here.
+ *
+ * - Auto-detection: GSM unless one character is outside the GSM basic and extension
+ *   tables, then UNICODE (UCS-2).
+ * - units: GSM positions (extension characters ^ { } \ [ ] ~ | € and form feed count 2),
+ *   or UTF-16 code units for UNICODE (an emoji outside the BMP counts 2).
+ * - parts: GSM up to 160 units in one part, else ceil(units / 153); UNICODE up to 70 in
+ *   one part, else ceil(units / 67). These are the documented figures and nothing else:
+ *   a surrogate pair or an escape sequence that straddles a part boundary is not moved to
+ *   the next part (sms-segments-calculator's own segmentsCount does move it, and so can
+ *   count one part more in that case).
+ * - Empty body: GSM, 0 units, 1 part (an empty message still goes out as one SMS).
+ * - force 'GSM': characters GSM lacks are transliterated (see toGsm), the rest become '?'.
+ *   `text` is the transliterated body; units and parts are counted on it.
+ * - force 'UNICODE': the body is sent as is, counted in UTF-16 code units.
+ */
+import { SegmentedMessage } from 'sms-segments-calculator';
+
+export type SmsEncodingName = 'GSM' | 'UNICODE';
+
+export interface SmsEncodingResult {
+  encoding: SmsEncodingName;
+  /** Number of parts (each may be billed as one SMS); at least 1. */
+  parts: number;
+  /** GSM positions (extension characters count 2) or UTF-16 code units. */
+  units: number;
+  /** The body as it would be sent (transliterated when GSM is forced). */
+  text: string;
+}
+
+export const GSM_SINGLE_PART = 160;
+export const GSM_PART = 153;
+export const UNICODE_SINGLE_PART = 70;
+export const UNICODE_PART = 67;
+
+/** Number of parts for `units` units of the given encoding (0 units: 1 part). */
+export function smsParts(encoding: SmsEncodingName, units: number): number {
+  const [single, part] = encoding === 'GSM' ? [GSM_SINGLE_PART, GSM_PART] : [UNICODE_SINGLE_PART, UNICODE_PART];
+  return units <= single ? 1 : Math.ceil(units / part);
+}
+
+export function smsEncoding(body: string, force?: SmsEncodingName): SmsEncodingResult {
+  if (force === 'UNICODE') return unicode(body);
+  const msg = new SegmentedMessage(body);
+  if (msg.encodingName === 'GSM-7') return gsm(body, msg.numberOfCharacters);
+  if (force === 'GSM') {
+    const text = toGsm(msg);
+    return gsm(text, new SegmentedMessage(text, 'GSM-7').numberOfCharacters);
+  }
+  return unicode(body);
+}
+
+function gsm(text: string, units: number): SmsEncodingResult {
+  return { encoding: 'GSM', parts: smsParts('GSM', units), units, text };
+}
+
+function unicode(text: string): SmsEncodingResult {
+  // A JS string's length is its count of UTF-16 code units.
+  return { encoding: 'UNICODE', parts: smsParts('UNICODE', text.length), units: text.length, text };
+}
+
+function isGsm(s: string): boolean {
+  return s !== '' && new SegmentedMessage(s).encodingName === 'GSM-7';
+}
+
+const MARKS = /\p{Mn}/gu;
+
+/**
+ * Transliteration for a forced GSM encoding, one grapheme at a time, first match wins:
+ * 1. a grapheme GSM has stays as it is (so é è ù ì ò à Ç Ø Å Ä Ö Ñ Ü ß ... are kept), and a
+ *    decomposed one whose composed form GSM has is composed (e + U+0301 -> é);
+ * 2. its compatibility decomposition without the combining marks, if that is GSM:
+ *    ê -> e, ô -> o, ç -> c, Ê -> E, ă -> a, no-break space -> space, … -> ..., ﬁ -> fi,
+ *    full-width Ａ -> A;
+ * 3. a look-alike in the package's "smart encoding" map (curly quotes, dashes, ...) becomes
+ *    its GSM replacement: “hi” -> "hi", ’ -> ', – -> -;
+ * 4. anything else (emoji, other scripts, œ, ...) becomes a single '?'.
+ * No hand-written table: step 2 is Unicode normalisation (NFKD), step 3 the package's map.
+ */
+function toGsm(msg: SegmentedMessage): string {
+  let out = '';
+  for (const ch of msg.encodedChars) {
+    out += ch.isGSM7 ? ch.raw : gsmFor(ch.raw);
+  }
+  return out;
+}
+
+function gsmFor(g: string): string {
+  const composed = g.normalize('NFC');
+  if (isGsm(composed)) return composed;
+  const bare = g.normalize('NFKD').replace(MARKS, '');
+  if (isGsm(bare)) return bare;
+  const smart = new SegmentedMessage(g, 'auto', true).graphemes.join('');
+  if (smart !== g && isGsm(smart)) return smart;
+  return '?';
+}
