@@ -1,0 +1,194 @@
+/**
+ * smsEncoding against hand-picked edge cases. Every expectation is computed by hand from
+ * the rules (protocol-notes.md, "SMS REST (v1.1)"): GSM one part up to 160 positions, else
+ * ceil(n / 153); UNICODE one part up to 70 UTF-16 units, else ceil(n / 67); extension
+ * characters ^ { } \ [ ] ~ | € take 2 GSM positions. Nothing is read back from the package.
+ */
+import { describe, expect, it } from 'vitest';
+import { SegmentedMessage } from 'sms-segments-calculator';
+import { smsEncoding, smsParts } from '../../src/sms/encoding.js';
+
+const a = (n: number) => 'a'.repeat(n);
+/** 'д' (Cyrillic, U+0434) is outside GSM: forces UNICODE, 1 UTF-16 unit. */
+const d = (n: number) => 'д'.repeat(n);
+const EMOJI = '😀'; // U+1F600, outside the BMP: a surrogate pair, 2 UTF-16 units
+
+describe('GSM', () => {
+  it('empty body: GSM, 0 units, 1 part (decision)', () => {
+    expect(smsEncoding('')).toEqual({ encoding: 'GSM', parts: 1, units: 0, text: '' });
+  });
+
+  it('160 vs 161 positions', () => {
+    // 160 <= 160: one part
+    expect(smsEncoding(a(160))).toMatchObject({ encoding: 'GSM', units: 160, parts: 1 });
+    // 161 > 160: ceil(161 / 153) = ceil(1.05) = 2
+    expect(smsEncoding(a(161))).toMatchObject({ encoding: 'GSM', units: 161, parts: 2 });
+  });
+
+  it('153 * 2 and 153 * 2 + 1', () => {
+    // 306 / 153 = 2 exactly
+    expect(smsEncoding(a(306))).toMatchObject({ units: 306, parts: 2 });
+    // 307 / 153 = 2.006 -> 3
+    expect(smsEncoding(a(307))).toMatchObject({ units: 307, parts: 3 });
+    // 153 * 3 = 459 -> 3; 460 -> 4
+    expect(smsEncoding(a(459)).parts).toBe(3);
+    expect(smsEncoding(a(460)).parts).toBe(4);
+  });
+
+  it('each extension character takes two positions', () => {
+    for (const ch of ['^', '{', '}', '\\', '[', ']', '~', '|', '€']) {
+      // 'x' + ch + 'x' = 1 + 2 + 1 = 4 positions, still GSM
+      expect(smsEncoding(`x${ch}x`), ch).toMatchObject({ encoding: 'GSM', units: 4, parts: 1 });
+    }
+  });
+
+  it('extension character at the 160 boundary', () => {
+    // 158 + 2 = 160 positions: one part
+    expect(smsEncoding(a(158) + '€')).toMatchObject({ encoding: 'GSM', units: 160, parts: 1 });
+    // 159 + 2 = 161 positions: ceil(161 / 153) = 2 parts (160 characters only)
+    expect(smsEncoding(a(159) + '€')).toMatchObject({ encoding: 'GSM', units: 161, parts: 2 });
+    // 80 '[' = 80 * 2 = 160 positions: one part
+    expect(smsEncoding('['.repeat(80))).toMatchObject({ units: 160, parts: 1 });
+    // 81 '[' = 162 positions: 2 parts
+    expect(smsEncoding('['.repeat(81))).toMatchObject({ units: 162, parts: 2 });
+  });
+
+  it('GSM accented letters and Greek capitals stay GSM, one position each', () => {
+    // é è ù ì ò Ç Ø ø Å å Ä Ö Ñ Ü ä ö ñ ü à ß É Æ æ Δ Φ Γ Λ Ω Π Ψ Σ Θ Ξ £ ¥ § ¿ ¡ ¤ @ $ = 41 characters
+    const body = 'éèùìòÇØøÅåÄÖÑÜäöñüàßÉÆæΔΦΓΛΩΠΨΣΘΞ£¥§¿¡¤@$';
+    expect(body.length).toBe(41);
+    expect(smsEncoding(body)).toMatchObject({ encoding: 'GSM', units: 41, parts: 1, text: body });
+  });
+
+  it('newlines are GSM: \\r\\n is two positions', () => {
+    expect(smsEncoding('a\r\nb')).toMatchObject({ encoding: 'GSM', units: 4, parts: 1 });
+  });
+});
+
+describe('UNICODE', () => {
+  it('one character outside GSM makes the message UNICODE', () => {
+    // 'ê' is not in GSM 03.38: 'fête' is 4 UTF-16 units, 1 part
+    expect(smsEncoding('fête')).toEqual({ encoding: 'UNICODE', parts: 1, units: 4, text: 'fête' });
+  });
+
+  it('70 vs 71 UCS-2 units', () => {
+    expect(smsEncoding(d(70))).toMatchObject({ encoding: 'UNICODE', units: 70, parts: 1 });
+    // 71 > 70: ceil(71 / 67) = 2
+    expect(smsEncoding(d(71))).toMatchObject({ encoding: 'UNICODE', units: 71, parts: 2 });
+  });
+
+  it('67 * 2 boundaries', () => {
+    // 134 / 67 = 2 exactly
+    expect(smsEncoding(d(134))).toMatchObject({ units: 134, parts: 2 });
+    // 135 / 67 = 2.01 -> 3
+    expect(smsEncoding(d(135))).toMatchObject({ units: 135, parts: 3 });
+  });
+
+  it('GSM characters in a UNICODE message count one unit each, extension ones too', () => {
+    // 'д' + 'aaa' + '€' = 1 + 3 + 1 = 5 UTF-16 units (no doubling outside GSM)
+    expect(smsEncoding('дaaa€')).toMatchObject({ encoding: 'UNICODE', units: 5 });
+    // 'д' + 68 'a' + '[' = 70 units: 1 part; one more 'a' = 71: 2 parts
+    expect(smsEncoding('д' + a(68) + '[')).toMatchObject({ units: 70, parts: 1 });
+    expect(smsEncoding('д' + a(69) + '[')).toMatchObject({ units: 71, parts: 2 });
+  });
+
+  it('an emoji counts two UTF-16 units', () => {
+    // 'hi ' (3) + emoji (2) = 5 units
+    expect(smsEncoding(`hi ${EMOJI}`)).toEqual({ encoding: 'UNICODE', parts: 1, units: 5, text: `hi ${EMOJI}` });
+    // 68 + 2 = 70 units: one part
+    expect(smsEncoding(a(68) + EMOJI)).toMatchObject({ units: 70, parts: 1 });
+    // 69 + 2 = 71 units: ceil(71 / 67) = 2 parts, though only 70 code points
+    expect(smsEncoding(a(69) + EMOJI)).toMatchObject({ units: 71, parts: 2 });
+    // 35 emoji = 70 units: 1 part; 36 emoji = 72 units: ceil(72 / 67) = 2 parts
+    expect(smsEncoding(EMOJI.repeat(35))).toMatchObject({ units: 70, parts: 1 });
+    expect(smsEncoding(EMOJI.repeat(36))).toMatchObject({ units: 72, parts: 2 });
+  });
+
+  it('an emoji straddling the 67-unit part boundary does not add a part (documented rule)', () => {
+    // 66 'a' + emoji (units 67-68) + 66 'a' = 66 + 2 + 66 = 134 units = 67 * 2: 2 parts.
+    // A segmenter that never splits a surrogate pair would need 3 (66 | 68 -> 67 + 1).
+    const body = a(66) + EMOJI + a(66);
+    expect(smsEncoding(body)).toMatchObject({ encoding: 'UNICODE', units: 134, parts: 2 });
+    // The package's own segmenter does move the pair: this is where the two differ.
+    expect(new SegmentedMessage(body).segmentsCount).toBe(3);
+  });
+});
+
+describe('forced encodings', () => {
+  it('forced GSM transliterates accented letters GSM lacks', () => {
+    // ê -> e, â -> a, ç -> c, ô -> o, î -> i; é and à are GSM and stay
+    const r = smsEncoding('Fête à Noël, ça coûte: côté île', 'GSM');
+    // ë -> e, û -> u
+    expect(r.text).toBe('Fete à Noel, ca coute: coté ile');
+    // 31 characters, none an extension one
+    expect(r).toMatchObject({ encoding: 'GSM', units: 31, parts: 1 });
+  });
+
+  it('forced GSM: look-alike punctuation replaced, the rest becomes ?', () => {
+    // “ ” -> "  ’ -> '  … -> ...  emoji -> ?  Cyrillic д -> ?
+    const r = smsEncoding('“Hi” it’s… 😀 д', 'GSM');
+    expect(r.text).toBe('"Hi" it\'s... ? ?');
+    // 16 characters, one position each
+    expect(r).toMatchObject({ encoding: 'GSM', units: 16, parts: 1 });
+  });
+
+  it('forced GSM: a decomposed accent is composed when GSM has the result', () => {
+    // 'e' + U+0301 (combining acute) -> 'é' (GSM); 'e' + U+0302 (combining circumflex) -> 'e'
+    expect(smsEncoding('e\u0301 e\u0302', 'GSM')).toMatchObject({ text: 'é e', units: 3 });
+  });
+
+  it('forced GSM counts parts on the transliterated text', () => {
+    // 161 'ê' would be UNICODE: 161 units, ceil(161 / 67) = 3 parts
+    expect(smsEncoding('ê'.repeat(161))).toMatchObject({ encoding: 'UNICODE', parts: 3 });
+    // forced GSM: 161 'e' = 161 positions, ceil(161 / 153) = 2 parts
+    expect(smsEncoding('ê'.repeat(161), 'GSM')).toMatchObject({ encoding: 'GSM', text: 'e'.repeat(161), units: 161, parts: 2 });
+    // forced GSM on 70 emoji: 70 '?' = 70 positions, 1 part
+    expect(smsEncoding(EMOJI.repeat(70), 'GSM')).toMatchObject({ text: '?'.repeat(70), units: 70, parts: 1 });
+  });
+
+  it('forced GSM on text already GSM changes nothing', () => {
+    expect(smsEncoding(a(159) + '€', 'GSM')).toMatchObject({ encoding: 'GSM', units: 161, parts: 2, text: a(159) + '€' });
+  });
+
+  it('forced UNICODE on plain text', () => {
+    // 'Hello' = 5 UTF-16 units
+    expect(smsEncoding('Hello', 'UNICODE')).toEqual({ encoding: 'UNICODE', parts: 1, units: 5, text: 'Hello' });
+    // 71 'a' in GSM is one part, forced UNICODE: 71 > 70, ceil(71 / 67) = 2
+    expect(smsEncoding(a(71)).parts).toBe(1);
+    expect(smsEncoding(a(71), 'UNICODE')).toMatchObject({ units: 71, parts: 2 });
+    // '€' is one UTF-16 unit in UNICODE (two positions in GSM)
+    expect(smsEncoding('€', 'UNICODE').units).toBe(1);
+    // empty body forced UNICODE: 0 units, 1 part
+    expect(smsEncoding('', 'UNICODE')).toEqual({ encoding: 'UNICODE', parts: 1, units: 0, text: '' });
+  });
+});
+
+describe('smsParts', () => {
+  it('the two thresholds', () => {
+    expect([0, 1, 160, 161, 306, 307].map((n) => smsParts('GSM', n))).toEqual([1, 1, 1, 2, 2, 3]);
+    expect([0, 1, 70, 71, 134, 135].map((n) => smsParts('UNICODE', n))).toEqual([1, 1, 1, 2, 2, 3]);
+  });
+});
+
+describe('cross-check with the package where the documented rule and its segmenter agree', () => {
+  // Bodies with neither surrogate pairs nor extension characters: nothing can straddle a
+  // part boundary, so the package's segment count must equal ours.
+  const pools = ['abc XYZ 019 .,!?éàÑΔ@£', 'abc деф xyz 123 éê'];
+  let seed = 7;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  it('200 random bodies of 0..500 characters', () => {
+    for (let i = 0; i < 200; i++) {
+      const pool = pools[i % 2]!;
+      const len = rand(501);
+      let body = '';
+      for (let j = 0; j < len; j++) body += pool[rand(pool.length)];
+      const ours = smsEncoding(body);
+      const theirs = new SegmentedMessage(body);
+      expect(ours.encoding, body).toBe(theirs.encodingName === 'GSM-7' ? 'GSM' : 'UNICODE');
+      expect(ours.parts, body).toBe(theirs.segmentsCount);
+    }
+  });
+});
