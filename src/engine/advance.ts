@@ -17,7 +17,7 @@ import type { RtRequest, RtResponse } from '../protocol/rt.js';
 import { DEFAULT_MAX_LOGIC_STEPS, type EngineOptions, type LogEntry, type Outcome } from './outcome.js';
 import type { Params } from './params.js';
 import { END } from './program.js';
-import { endOfFlow, feedResult, runFrom, type Emit } from './run.js';
+import { endOfFlow, feedResult, resumeEffect, runFrom, type Emit, type RunOut } from './run.js';
 import { newCtx, type RunCtx } from './scope.js';
 import { serializeReply } from './serialize.js';
 import type { CallState, CallSummary } from './types.js';
@@ -35,8 +35,13 @@ export function isFirstRequest(req: RtRequest): boolean {
 }
 
 export function advance(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, opts: EngineOptions): Outcome {
+  return guarded(prior, req, () => step(flow, prior, req, opts));
+}
+
+/** Runs `fn`, turning a thrown bug into a hangup (never a crash). */
+function guarded(prior: CallState | undefined, req: RtRequest, fn: () => Outcome): Outcome {
   try {
-    return step(flow, prior, req, opts);
+    return fn();
   } catch (err) {
     // A bug, not flow content: answer hangup rather than crash, and drop the call.
     const reply = response('hangup', {}, (prior?.commandId ?? req.command_id) + 1, req);
@@ -112,7 +117,7 @@ function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, 
   }
 
   const ctx = newCtx(req, prior.vars, max, prior.step);
-  let emit: Emit;
+  let emit: RunOut;
   if (prior.done) {
     emit = endOfFlow(ctx); // we already hung up: say it again
   } else if (prior.after) {
@@ -128,7 +133,25 @@ function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, 
     ctx.error = req.command_error;
     emit = feedResult(flow.program, ctx, at, prior.counters);
   }
-  return finish(flow, ctx, emit, prior.commandId, prior.started, prior.commands);
+  return settle(flow, ctx, prior, emit, (e) => finish(flow, ctx, e, prior.commandId, prior.started, prior.commands));
+}
+
+/**
+ * Ends a run: a command goes to `tail`; an effect suspends the request, and its `resume`
+ * goes on from there (through further effects, if any) to the same `tail`.
+ */
+function settle(flow: CompiledFlow, ctx: RunCtx, prior: CallState | undefined, out: RunOut, tail: (e: Emit) => Outcome): Outcome {
+  if (!('suspend' in out)) return tail(out);
+  let resumed = false;
+  return {
+    kind: 'effect',
+    effect: out.effect,
+    resume: (res) => {
+      if (resumed) throw new Error('an effect outcome was resumed twice');
+      resumed = true;
+      return guarded(prior, ctx.req, () => settle(flow, ctx, prior, resumeEffect(flow.program, ctx, out, res), tail));
+    },
+  };
 }
 
 function start(flow: CompiledFlow, req: RtRequest, opts: EngineOptions, base: number, warn: LogEntry | undefined): Outcome {
@@ -137,7 +160,7 @@ function start(flow: CompiledFlow, req: RtRequest, opts: EngineOptions, base: nu
   ctx.varsOwned = true;
   if (warn) ctx.log = [warn];
   const emit = runFrom(flow.program, ctx, flow.program.start, undefined);
-  return finish(flow, ctx, emit, base, opts.now, 0);
+  return settle(flow, ctx, undefined, emit, (e) => finish(flow, ctx, e, base, opts.now, 0));
 }
 
 function finish(flow: CompiledFlow, ctx: RunCtx, emit: Emit, base: number, started: number, commands: number): Outcome {
@@ -167,6 +190,7 @@ function hangupHandler(flow: CompiledFlow, prior: CallState, req: RtRequest, opt
   ctx.result = req.command_result;
   ctx.error = req.command_error;
   const h = flow.program.hangupHandler;
-  if (h !== undefined && h !== END) runFrom(flow.program, ctx, h, undefined, true);
-  return dropWithHangup(req, prior.commandId + 1, ctx.log, summaryOf(flow, prior, req, opts, ctx.vars));
+  const done = () => dropWithHangup(req, prior.commandId + 1, ctx.log, summaryOf(flow, prior, req, opts, ctx.vars));
+  if (h === undefined || h === END) return done();
+  return settle(flow, ctx, prior, runFrom(flow.program, ctx, h, undefined, true), done);
 }

@@ -22,7 +22,25 @@ export interface LogEntry {
   [k: string]: unknown;
 }
 
+/** Work outside the call that the engine suspends on; the server performs it and resumes. */
+export interface SmsEffect {
+  kind: 'sms';
+  /** The step that asked for it. */
+  step: string;
+  /** Rendered and checked: to (E.164), body, and from, force_encoding, nature, user_data, flash_message, webhook when given. */
+  params: Readonly<Record<string, string | boolean>>;
+}
+export type Effect = SmsEffect;
+
+/** How an effect went: its value (the SMS hash), or an error kind with a message for the log. */
+export type EffectResult = { ok: true; value: string } | { ok: false; error: string; message?: string };
+
 export type Outcome =
+  /**
+   * The flow reached an effect: perform it, then call `resume` with its result (once) to
+   * get the request's Outcome (which may be another effect).
+   */
+  | { kind: 'effect'; effect: Effect; resume(result: EffectResult): Outcome }
   /** Answer `replyJson` (HTTP 200); store `state`, or delete the call when it is null. */
   | { kind: 'reply'; reply: RtResponse; replyJson: string; state: CallState | null; summary?: CallSummary; log?: LogEntry[] }
   /** A retried request: answer `replyJson` (the stored reply, same bytes); store nothing. */

@@ -10,7 +10,8 @@
  * - `hangup_callid.callid` is a bigint (a bare JSON integer, digit for digit);
  * - params the flow did not give are omitted; params are written in catalogue order.
  */
-import { COMMANDS, type ParamSpec } from '../protocol/commands.js';
+import type { ParamSpec } from '../protocol/commands.js';
+import { ACTION_SPECS } from '../flow/actions.js';
 import { checkE164, checkFormat, checkRtMedia } from '../protocol/formats.js';
 import { isTemplate, render, type Scope } from '../flow/expr.js';
 import type { CommandCall, MediaParam, MediaSpec, Value } from '../flow/model.js';
@@ -213,7 +214,7 @@ function fromSlots(slots: Slot[]): CommandBuilder {
 
 /** The builder of a command step. */
 export function commandBuilder(call: CommandCall): CommandBuilder {
-  const specs = COMMANDS[call.name].params;
+  const specs = ACTION_SPECS[call.name].params;
   const names = [...Object.keys(specs), ...Object.keys(call.params), ...Object.keys(call.media)];
   const seen = new Set<string>();
   const slots: Slot[] = [];

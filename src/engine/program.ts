@@ -4,7 +4,7 @@
  * step, the error branch resolved) and the logic of set/switch steps. `advance` runs on
  * this; the xstate machine is the formal model of the same decisions.
  */
-import type { CommandName } from '../protocol/commands.js';
+import type { ActionName } from '../flow/actions.js';
 import type { Branch, FlowModel, ResultPattern, Step, Value } from '../flow/model.js';
 import { commandBuilder, literalValue, playBuilder, type CommandBuilder, type GetScope } from './params.js';
 
@@ -30,7 +30,8 @@ export interface PPattern {
 export interface PCommand {
   kind: 'command';
   id: string;
-  command: CommandName;
+  /** A call command, or an effect (sms) that the engine suspends on. */
+  command: ActionName;
   builder: CommandBuilder;
   save?: string;
   exact: Map<string, PBranch>;

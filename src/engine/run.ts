@@ -5,6 +5,8 @@
  * flow content (templates, conditions and params fail into logs and error branches).
  */
 import type { CommandName } from '../protocol/commands.js';
+import { isEffect } from '../flow/actions.js';
+import type { Effect, EffectResult } from './outcome.js';
 import { evaluate, test } from '../flow/expr.js';
 import { ParamFailure, type Params } from './params.js';
 import { END, matchResult, type PBranch, type PCommand, type PSet, type PSwitch, type Program } from './program.js';
@@ -23,6 +25,17 @@ export interface Emit {
   /** The flow is over on our side (hangup sent). */
   done?: boolean;
 }
+
+/** The run stopped at an effect step: perform `effect`, then `resumeEffect`. */
+export interface Suspend {
+  suspend: true;
+  effect: Effect;
+  step: PCommand;
+  counters?: StepCounters;
+  handler: boolean;
+}
+
+export type RunOut = Emit | Suspend;
 
 interface Next {
   id: string;
@@ -116,7 +129,7 @@ function runSwitch(ctx: RunCtx, step: PSwitch): string {
  * `handler`: the hangup handler's run: logic steps only, and no command is ever emitted
  * (the returned Emit is the end of flow).
  */
-export function runFrom(program: Program, ctx: RunCtx, id: string, counters: StepCounters | undefined, handler = false): Emit {
+export function runFrom(program: Program, ctx: RunCtx, id: string, counters: StepCounters | undefined, handler = false): RunOut {
   for (;;) {
     if (id === END) return endOfFlow(ctx);
     const step = program.steps.get(id);
@@ -124,7 +137,7 @@ export function runFrom(program: Program, ctx: RunCtx, id: string, counters: Ste
       addLog(ctx, { level: 'error', code: 'STATE_INVALID', msg: `no step "${id}" in the flow`, step: id });
       return endOfFlow(ctx);
     }
-    if (step.kind === 'command' && handler) {
+    if (step.kind === 'command' && handler && !isEffect(step.command)) {
       addLog(ctx, { level: 'warn', code: 'HANDLER_COMMAND', msg: `the hangup handler reached command step ${id} (${step.command}); not issued`, step: id });
       return endOfFlow(ctx);
     }
@@ -163,6 +176,12 @@ export function runFrom(program: Program, ctx: RunCtx, id: string, counters: Ste
           counters = r.counters;
           continue;
         }
+        if (isEffect(step.command)) {
+          ctx.iterations++;
+          const out: Suspend = { suspend: true, effect: { kind: step.command, step: id, params: params as Effect['params'] }, step, handler };
+          if (counters) out.counters = counters;
+          return out;
+        }
         const emit: Emit = { command: step.command, params, step: id };
         if (counters && (counters.n !== 1 || Object.keys(counters.r).length > 0)) emit.counters = counters;
         if (step.final) emit.done = true;
@@ -173,7 +192,7 @@ export function runFrom(program: Program, ctx: RunCtx, id: string, counters: Ste
 }
 
 /** Feeds the outstanding command's result (or error) at `step` and runs to the next command. */
-export function feedResult(program: Program, ctx: RunCtx, step: PCommand, counters: StepCounters | undefined): Emit {
+export function feedResult(program: Program, ctx: RunCtx, step: PCommand, counters: StepCounters | undefined, handler = false): RunOut {
   let b: PBranch | undefined;
   if (ctx.error !== '') {
     b = step.error;
@@ -184,6 +203,23 @@ export function feedResult(program: Program, ctx: RunCtx, step: PCommand, counte
     if (!b && !step.final) addLog(ctx, { level: 'info', code: 'UNHANDLED_RESULT_AT_RUNTIME', msg: `result "${ctx.result}" of ${step.command} at ${step.id} has no branch: end of flow`, step: step.id });
   }
   const r = takeBranch(ctx, step, b, counters);
-  if ('command' in r) return r;
-  return runFrom(program, ctx, r.id, r.counters);
+  if ('command' in r) {
+    if (!handler) return r;
+    addLog(ctx, { level: 'warn', code: 'HANDLER_COMMAND', msg: `the hangup handler reached a say at ${step.id}; not issued`, step: step.id });
+    return endOfFlow(ctx);
+  }
+  return runFrom(program, ctx, r.id, r.counters, handler);
+}
+
+/** Goes on after an effect: its value is the step's result, its failure the step's error. */
+export function resumeEffect(program: Program, ctx: RunCtx, s: Suspend, res: EffectResult): RunOut {
+  if (res.ok) {
+    ctx.result = res.value;
+    ctx.error = '';
+  } else {
+    ctx.result = '';
+    ctx.error = res.error;
+    addLog(ctx, { level: 'warn', code: 'EFFECT_FAILED', msg: `${s.effect.kind} at ${s.step.id} failed: ${res.error}${res.message ? ` (${res.message})` : ''}`, step: s.step.id });
+  }
+  return feedResult(program, ctx, s.step, s.counters, s.handler);
 }

@@ -27,7 +27,7 @@ import {
   type MachineEvent,
 } from '../flow/machine.js';
 import type { Value } from '../flow/model.js';
-import type { CommandName } from '../protocol/commands.js';
+import type { ActionName } from '../flow/actions.js';
 import type { RtRequest } from '../protocol/rt.js';
 import type { Params } from './params.js';
 import { branchByKey } from './program.js';
@@ -40,7 +40,8 @@ export interface XStep {
   state: string;
   /** The step whose command is outstanding (for a say play: the step whose branch plays it); undefined once over. */
   step: string | undefined;
-  command: CommandName;
+  /** The command to send, or the effect (sms) to perform. */
+  command: ActionName;
   params: Params;
   /** The flow is over (hangup sent, or the call ended). */
   done: boolean;

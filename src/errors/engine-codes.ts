@@ -42,6 +42,11 @@ export const ENGINE_CODES: readonly CodeInfo[] = [
     hint: 'The call is hung up. Add `error:` to the step\'s `on:` or a flow-wide `handlers.error`.',
   },
   {
+    code: 'EFFECT_FAILED',
+    title: 'A step that acts outside the call (sms) failed; the step takes its error branch',
+    hint: 'The log line gives the error kind (UNAVAILABLE: no SMS account configured; TIMEOUT: no answer before the reply deadline; NETWORK; REJECTED: the API refused it; FAILED) and the API\'s message. Handle it with on: { error: ... } on the step.',
+  },
+  {
     code: 'FLOW_VERSION_MISMATCH',
     title: 'The call state belongs to another version of the flow',
     hint: 'A live call is pinned to the flow version it started on; the registry must hand the engine that version.',

@@ -3,7 +3,8 @@
  * catalogue (params, aliases, scalar shorthands, bounds, formats, required params) and
  * turned into a CommandCall.
  */
-import { COMMANDS, PARAM_ALIASES, SCALAR_PARAM, type CommandName, type ParamSpec } from '../protocol/commands.js';
+import { PARAM_ALIASES, SCALAR_PARAM, type CommandName, type ParamSpec } from '../protocol/commands.js';
+import { ACTION_SPECS, type ActionName } from './actions.js';
 import { checkFormat } from '../protocol/formats.js';
 import { isTemplate } from './expr.js';
 import type { CommandCall, Value } from './model.js';
@@ -13,27 +14,28 @@ import { checkBool, checkInt, checkStringParam, checkTemplateText } from './chec
 import { clip, describe, type YEntry, type YMap, type YNode } from './yaml.js';
 
 /** Parameters without which a command is meaningless (the reference does not say; we do). */
-export const REQUIRED_PARAMS: Partial<Record<CommandName, string>> = {
-  conference: 'id',
-  dialout: 'targets',
-  hangup_callid: 'callid',
-  play: 'media_id',
-  play_record: 'media_file',
-  play_talk_detect: 'media_id',
-  play_wav_data: 'audio_data',
-  read: 'media_id',
-  send_dtmf: 'digits',
-  simple_conference: 'id',
-  wait: 'wait',
+export const REQUIRED_PARAMS: Partial<Record<ActionName, readonly string[]>> = {
+  conference: ['id'],
+  dialout: ['targets'],
+  hangup_callid: ['callid'],
+  play: ['media_id'],
+  play_record: ['media_file'],
+  play_talk_detect: ['media_id'],
+  play_wav_data: ['audio_data'],
+  read: ['media_id'],
+  send_dtmf: ['digits'],
+  simple_conference: ['id'],
+  wait: ['wait'],
+  sms: ['to', 'body'],
 };
 
 /** Checks a command's value (`read: {...}`, `wait: 5`, `hangup:`); undefined after an error. */
-export function checkCommand(ctx: Ctx, name: CommandName, action: YEntry, where: string): CommandCall | undefined {
+export function checkCommand(ctx: Ctx, name: ActionName, action: YEntry, where: string): CommandCall | undefined {
   const call: CommandCall = { name, params: {}, media: {} };
-  const spec = COMMANDS[name];
+  const spec = ACTION_SPECS[name];
   const node = action.value;
-  const scalar = SCALAR_PARAM[name];
-  const aliases = PARAM_ALIASES[name] ?? {};
+  const scalar = SCALAR_PARAM[name as CommandName];
+  const aliases = PARAM_ALIASES[name as CommandName] ?? {};
   const errorsBefore = ctx.diags.length;
   const given = new Map<string, YEntry>();
 
@@ -67,8 +69,8 @@ export function checkCommand(ctx: Ctx, name: CommandName, action: YEntry, where:
     return undefined;
   }
 
-  const req = REQUIRED_PARAMS[name];
-  if (req && !given.has(req)) {
+  for (const req of REQUIRED_PARAMS[name] ?? []) {
+    if (given.has(req)) continue;
     const alias = Object.entries(aliases).find(([, c]) => c === req)?.[0];
     report(ctx, 'MISSING_KEY', action, `${where}${name} needs '${req}'${alias ? ` (or its alias '${alias}')` : ''}`);
   }

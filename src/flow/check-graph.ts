@@ -2,7 +2,7 @@
  * Checks on the flow as a graph of steps: unknown targets, unreachable steps, steps that
  * can never reach the end of the call, loops of logic steps, and the hangup handler.
  */
-import { COMMANDS } from '../protocol/commands.js';
+import { ACTION_SPECS, isEffect } from './actions.js';
 import type { Branch, Handlers, Step } from './model.js';
 import { type Ctx, didYouMean, report } from './check-context.js';
 import { unhandledResults } from './check-results.js';
@@ -41,7 +41,7 @@ export function canEndHere(step: Step, handlers: Handlers): boolean {
   const name = step.command.name;
   if (name === 'hangup' || name === 'dialout') return true;
   if (step.on.default) return false;
-  const kind = COMMANDS[name].results.kind;
+  const kind = ACTION_SPECS[name].results.kind;
   if (kind === 'none' || kind === 'any') return true;
   return unhandledResults(name, step.command, step.on, step.inheritHandlers ? handlers.on[name] : undefined) !== null;
 }
@@ -90,7 +90,7 @@ export function checkGraph(ctx: Ctx, g: GraphInput): void {
   }
 
   // loops made only of logic steps
-  const logic = (id: string) => steps[id]!.kind !== 'command';
+  const logic = (id: string) => isLogic(steps[id]!);
   for (const scc of sccs(order.filter(logic), (id) => next.get(id)!.filter(logic))) {
     const self = scc.length === 1 && next.get(scc[0]!)!.includes(scc[0]!);
     if (scc.length < 2 && !self) continue;
@@ -101,7 +101,7 @@ export function checkGraph(ctx: Ctx, g: GraphInput): void {
   // the hangup handler runs logic steps only
   const h = handlers.hangup;
   if (h && h in steps && g.hangupAt) {
-    if (steps[h]!.kind === 'command') {
+    if (!isLogic(steps[h]!)) {
       const s = steps[h]!;
       const what = s.kind === 'command' ? s.command.name : s.kind;
       report(ctx, 'HANDLER_COMMAND', g.hangupAt, `the hangup handler '${h}' is a ${what} step; it must be a logic step (set, switch, when)`);
@@ -114,13 +114,18 @@ export function checkGraph(ctx: Ctx, g: GraphInput): void {
           if (seen.has(t)) continue;
           seen.add(t);
           const s = steps[t]!;
-          if (s.kind === 'command') {
+          if (!isLogic(s)) {
             report(ctx, 'HANDLER_COMMAND', g.hangupAt, `the hangup handler leads to command step '${t}' (${path} -> ${t}); the call is over when it runs`);
           } else q.push([t, `${path} -> ${t}`]);
         }
       }
     }
   }
+}
+
+/** Logic steps issue no call command: set, switch/when, and effects such as sms. */
+function isLogic(step: Step): boolean {
+  return step.kind !== 'command' || isEffect(step.command.name);
 }
 
 function reachableFrom(next: Map<string, string[]>, from: string): Set<string> {

@@ -2,7 +2,8 @@
  * Result keys of `on:` maps: exact values, `/regex/` and Asterisk `_1XX` patterns (both
  * turned into anchored regular expressions), and what a command can possibly return.
  */
-import { COMMANDS, type CommandName, type ResultSet } from '../protocol/commands.js';
+import type { ResultSet } from '../protocol/commands.js';
+import { ACTION_SPECS, type ActionName } from './actions.js';
 
 export type ResultKey =
   | { kind: 'default' }
@@ -106,7 +107,7 @@ export function enumerateDigits(maxDigits: number): string[] | undefined {
   return out;
 }
 
-export function resultSetText(name: CommandName, set: ResultSet, maxDigits: number): string {
+export function resultSetText(name: ActionName, set: ResultSet, maxDigits: number): string {
   switch (set.kind) {
     case 'enum':
       return `${name} returns ${set.values.join(', ')}`;
@@ -120,8 +121,8 @@ export function resultSetText(name: CommandName, set: ResultSet, maxDigits: numb
 }
 
 /** null when the command can return something the key matches, else why not. */
-export function impossibility(name: CommandName, key: ResultKey, maxDigits: number): string | null {
-  const set = COMMANDS[name].results;
+export function impossibility(name: ActionName, key: ResultKey, maxDigits: number): string | null {
+  const set = ACTION_SPECS[name].results;
   if (key.kind === 'default' || key.kind === 'error') return null;
   const what = resultSetText(name, set, maxDigits);
   if (set.kind === 'none') return `${what}: only next/default and error apply`;

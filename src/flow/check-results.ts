@@ -4,6 +4,7 @@
  * (UNHANDLED_RESULT).
  */
 import { COMMANDS, COMMAND_NAMES, type CommandName } from '../protocol/commands.js';
+import { ACTION_SPECS, type ActionName } from './actions.js';
 import type { Branch, Branches, CommandCall, Handlers, ResultPattern } from './model.js';
 import { type Ctx, asMap, asString, didYouMean, knownEntries, posOf, report } from './check-context.js';
 import { checkMedia } from './check-media.js';
@@ -63,7 +64,7 @@ export function maxDigitsOf(call: CommandCall | undefined): number {
 }
 
 /** A step's `on:` map and `next:` into Branches. */
-export function checkOn(ctx: Ctx, cmd: CommandName, call: CommandCall | undefined, on: YEntry | undefined, next: YEntry | undefined, where: string): Branches {
+export function checkOn(ctx: Ctx, cmd: ActionName, call: CommandCall | undefined, on: YEntry | undefined, next: YEntry | undefined, where: string): Branches {
   const out = emptyBranches();
   const maxDigits = maxDigitsOf(call);
   let defaultEntry: YEntry | undefined;
@@ -74,9 +75,9 @@ export function checkOn(ctx: Ctx, cmd: CommandName, call: CommandCall | undefine
       report(ctx, 'BAD_PATTERN', e, `${where}result key '${e.key}': ${k}`);
       continue;
     }
-    const why = call || COMMANDS[cmd].results.kind !== 'digits' ? impossibility(cmd, k, maxDigits) : null;
+    const why = call || ACTION_SPECS[cmd].results.kind !== 'digits' ? impossibility(cmd, k, maxDigits) : null;
     if (why) {
-      const set = COMMANDS[cmd].results;
+      const set = ACTION_SPECS[cmd].results;
       const dym = set.kind === 'enum' && k.kind === 'exact' ? didYouMean(k.value, set.values) : undefined;
       report(ctx, 'IMPOSSIBLE_RESULT', e, `${where}${why}`, dym);
       continue;
@@ -165,9 +166,9 @@ function checkHandlersOn(ctx: Ctx, node: YNode, h: Handlers): void {
  * when the step has no default: for enum sets, each value; for read, TIMEOUT and the keys.
  * Returns the description of what is unhandled, or null.
  */
-export function unhandledResults(cmd: CommandName, call: CommandCall | undefined, on: Branches, flowWide: Handlers['on'][CommandName] | undefined): string | null {
+export function unhandledResults(cmd: ActionName, call: CommandCall | undefined, on: Branches, flowWide: Handlers['on'][ActionName] | undefined): string | null {
   if (on.default) return null;
-  const set = COMMANDS[cmd].results;
+  const set = ACTION_SPECS[cmd].results;
   const exact = { ...(flowWide?.exact ?? {}), ...on.exact };
   const res = [...on.patterns, ...(flowWide?.patterns ?? [])].map((p) => new RegExp(p.regex));
   const covered = (v: string) => v in exact || res.some((r) => r.test(v));

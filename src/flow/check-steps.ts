@@ -2,7 +2,9 @@
  * Steps: dispatch on the one action key of a step (a command, `say`, `set`, `switch`,
  * `when`), check the keys that may go with it, and build the model's Step.
  */
-import { COMMANDS, COMMAND_NAMES, PARAM_ALIASES, isCommandName, type CommandName } from '../protocol/commands.js';
+import { PARAM_ALIASES, type CommandName } from '../protocol/commands.js';
+import { ACTION_SPECS, EFFECT_NAMES, isAction, type ActionName } from './actions.js';
+import { COMMAND_NAMES } from '../protocol/commands.js';
 import type { Assignment, Branches, CommandCall, Handlers, Step, SwitchCase } from './model.js';
 import { type Ctx, asMap, checkVarName, didYouMean, knownEntries, posOf, report } from './check-context.js';
 import { checkCommand } from './check-commands.js';
@@ -12,7 +14,7 @@ import { checkCel, toValue } from './check-values.js';
 import { describe, entry, type YEntry, type YMap } from './yaml.js';
 
 export const LOGIC_ACTIONS = ['set', 'switch', 'when'] as const;
-export const ACTIONS: readonly string[] = [...COMMAND_NAMES, 'say', ...LOGIC_ACTIONS];
+export const ACTIONS: readonly string[] = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', ...LOGIC_ACTIONS];
 const MODIFIERS = ['save', 'on', 'next', 'handlers', 'default', 'then', 'else'] as const;
 
 type Kind = 'command' | 'hangup' | 'set' | 'switch' | 'when';
@@ -59,7 +61,7 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
     report(ctx, 'MANY_ACTIONS', extra, `${where}has two actions, '${actions[0]!.key}' and '${extra.key}'; a step does one thing`);
   }
   const action = actions[0]!;
-  const kind: Kind = action.key === 'hangup' ? 'hangup' : isCommandName(action.key) || action.key === 'say' ? 'command' : (action.key as Kind);
+  const kind: Kind = action.key === 'hangup' ? 'hangup' : isAction(action.key) || action.key === 'say' ? 'command' : (action.key as Kind);
   for (const e of node.entries) {
     if (e === action || actions.includes(e) || unknown.includes(e) || ALLOWED[kind].includes(e.key)) continue;
     const what = kind === 'hangup' ? 'nothing runs after hangup in this call (use handlers.hangup for logic at the end)' : MISPLACED_HINT[e.key];
@@ -77,8 +79,8 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
 }
 
 function unknownStepKeyHint(key: string, action: string | undefined): string {
-  if (action && isCommandName(action)) {
-    const params = [...Object.keys(COMMANDS[action].params), ...Object.keys(PARAM_ALIASES[action] ?? {})];
+  if (action && isAction(action)) {
+    const params = [...Object.keys(ACTION_SPECS[action].params), ...Object.keys(PARAM_ALIASES[action as CommandName] ?? {})];
     if (params.includes(key)) return `'${key}' is a parameter of ${action}: indent it under ${action}: (${action}: { ${key}: ... }).`;
   }
   if (['goto', 'retry', 'then'].includes(key) && action !== undefined) return `'${key}' belongs in a branch: next: { ${key}: ... } or under on:.`;
@@ -86,7 +88,7 @@ function unknownStepKeyHint(key: string, action: string | undefined): string {
 }
 
 function checkCommandStep(ctx: Ctx, node: YMap, action: YEntry, id: string, where: string, handlers: Handlers): Step | undefined {
-  const cmd: CommandName = action.key === 'say' ? 'play' : (action.key as CommandName);
+  const cmd: ActionName = action.key === 'say' ? 'play' : (action.key as ActionName);
   let call: CommandCall | undefined;
   if (action.key === 'say') {
     const m = checkMedia(ctx, action.value, 'say', where, { say: true });
@@ -99,7 +101,7 @@ function checkCommandStep(ctx: Ctx, node: YMap, action: YEntry, id: string, wher
   if (save) {
     if (cmd === 'hangup') {
       // reported as MISPLACED_KEY above
-    } else if (COMMANDS[cmd].results.kind === 'none') {
+    } else if (ACTION_SPECS[cmd].results.kind === 'none') {
       report(ctx, 'MISPLACED_KEY', save, `${where}${cmd} returns no result: there is nothing to save`);
     } else if (save.value.kind !== 'scalar' || save.value.type !== 'string') {
       report(ctx, 'TYPE_MISMATCH', save.value, `${where}save must be a variable name, not ${describe(save.value)}`);

@@ -5,6 +5,7 @@
  * string targets), so later stages see one canonical form.
  */
 import type { CommandName } from '../protocol/commands.js';
+import type { ActionName } from './actions.js';
 
 export interface Pos {
   file: string;
@@ -29,7 +30,8 @@ export type MediaSpec =
 export type MediaParam = MediaSpec[];
 
 export interface CommandCall {
-  name: CommandName;
+  /** A call command, or an effect (`sms`) that the engine performs outside the call. */
+  name: ActionName;
   /** Non-media params by their reference names; strings may be templates. */
   params: Record<string, Value>;
   /** Media params by their reference names. */
@@ -100,7 +102,7 @@ export interface Handlers {
   /** A command_error that the step does not handle. */
   error?: Branch;
   /** Result branches that apply on every step of a command unless the step handles the key. */
-  on: Partial<Record<CommandName, { exact: Record<string, Branch>; patterns: ResultPattern[] }>>;
+  on: Partial<Record<ActionName, { exact: Record<string, Branch>; patterns: ResultPattern[] }>>;
 }
 
 export interface FlowModel {

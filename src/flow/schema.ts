@@ -7,6 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { COMMANDS, COMMAND_NAMES, PARAM_ALIASES, SCALAR_PARAM, type CommandName, type FormatName, type ParamSpec } from '../protocol/commands.js';
+import { ACTION_SPECS, EFFECT_NAMES, type ActionName } from './actions.js';
 import { REQUIRED_PARAMS } from './check-commands.js';
 
 type Schema = Record<string, unknown>;
@@ -49,22 +50,22 @@ function paramSchema(p: ParamSpec): Schema {
   }
 }
 
-function commandSchema(name: CommandName): Schema {
-  const spec = COMMANDS[name];
-  const aliases = PARAM_ALIASES[name] ?? {};
+function commandSchema(name: ActionName): Schema {
+  const spec = ACTION_SPECS[name];
+  const aliases = PARAM_ALIASES[name as CommandName] ?? {};
   const properties: Schema = {};
   for (const [k, p] of Object.entries(spec.params)) properties[k] = paramSchema(p);
   for (const [alias, target] of Object.entries(aliases)) properties[alias] = { ...paramSchema(spec.params[target]!), description: `Alias of ${target}.` };
   const map: Schema = { type: 'object', properties, additionalProperties: false };
-  const req = REQUIRED_PARAMS[name];
-  if (req) {
-    const names = [req, ...Object.entries(aliases).filter(([, t]) => t === req).map(([a]) => a)];
-    if (names.length === 1) map.required = [req];
-    else map.anyOf = names.map((n) => ({ required: [n] }));
+  const required = REQUIRED_PARAMS[name] ?? [];
+  const plain = required.filter((r) => !Object.values(aliases).includes(r));
+  if (plain.length > 0) map.required = plain;
+  for (const req of required.filter((r) => Object.values(aliases).includes(r))) {
+    map.anyOf = [req, ...Object.entries(aliases).filter(([, t]) => t === req).map(([a]) => a)].map((n) => ({ required: [n] }));
   }
   const forms: Schema[] = [map];
-  if (!req) forms.unshift({ type: 'null' });
-  const scalar = SCALAR_PARAM[name];
+  if (required.length === 0) forms.unshift({ type: 'null' });
+  const scalar = SCALAR_PARAM[name as CommandName];
   if (scalar) forms.push(paramSchema(spec.params[scalar]!));
   const results = spec.results;
   const res =
@@ -130,7 +131,7 @@ function definitions(): Schema {
     ],
   };
   defs.on = { type: 'object', description: 'Result -> branch: exact values, /regex/, _asterisk patterns, default, error.', additionalProperties: ref('branch') };
-  for (const name of COMMAND_NAMES) defs[`command_${name}`] = commandSchema(name);
+  for (const name of [...COMMAND_NAMES, ...EFFECT_NAMES]) defs[`command_${name}`] = commandSchema(name);
   defs.step = stepSchema();
   defs.handlers = handlersSchema();
   return defs;
@@ -138,7 +139,7 @@ function definitions(): Schema {
 
 function stepSchema(): Schema {
   const properties: Schema = {};
-  for (const name of COMMAND_NAMES) properties[name] = ref(`command_${name}`);
+  for (const name of [...COMMAND_NAMES, ...EFFECT_NAMES]) properties[name] = ref(`command_${name}`);
   properties.say = { ...ref('media'), description: 'Plays text in the flow voice (a play command).' };
   properties.set = {
     type: 'object',
@@ -164,7 +165,7 @@ function stepSchema(): Schema {
   properties.on = ref('on');
   properties.next = { ...ref('branch'), description: 'Where to go after the command (same as on.default).' };
   properties.handlers = { type: 'boolean', description: 'false: flow-wide result handlers do not apply to this step.' };
-  const actions = [...COMMAND_NAMES, 'say', 'set', 'switch', 'when'];
+  const actions = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', 'set', 'switch', 'when'];
   return {
     type: 'object',
     properties,

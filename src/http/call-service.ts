@@ -13,6 +13,10 @@ import type { RtRequest } from '../protocol/rt.js';
 import type { Registry } from '../registry/registry.js';
 import type { CallStore } from '../store/types.js';
 import type { RtOptions } from './options.js';
+import { performEffect, type Effects } from './effects.js';
+
+/** Time kept back from the deadline for saving the state and answering. */
+const EFFECT_MARGIN_MS = 250;
 
 export type Answer =
   | { status: 200; body: string; late?: boolean }
@@ -33,6 +37,7 @@ export class CallService {
     private readonly registry: Registry,
     private readonly store: CallStore,
     private readonly opts: RtOptions,
+    private readonly effects: Effects = {},
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -50,7 +55,8 @@ export class CallService {
    * the late step stored. The work itself is never abandoned half-way.
    */
   async handle(req: RtRequest, flowName: string | undefined, log: CallLogger): Promise<Answer> {
-    const work = this.serialised(req.callid, () => this.step(req, flowName, log));
+    const started = this.now();
+    const work = this.serialised(req.callid, () => this.step(req, flowName, log, started));
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), this.opts.deadlineMs);
@@ -77,7 +83,7 @@ export class CallService {
     return run;
   }
 
-  private async step(req: RtRequest, flowName: string | undefined, log: CallLogger): Promise<Answer> {
+  private async step(req: RtRequest, flowName: string | undefined, log: CallLogger, started: number): Promise<Answer> {
     const raw = await this.store.get(req.callid);
     let prior: CallState | undefined;
     if (raw !== undefined) {
@@ -104,7 +110,13 @@ export class CallService {
         return { status: 404, code: 'NO_ROUTE', message: `no route for app "${req.app}" or number "${req.number}" and no default flow` };
       }
     }
-    const outcome: Outcome = advance(flow, prior, req, { now: this.now(), unknownCall: this.opts.unknownCall });
+    let outcome: Outcome = advance(flow, prior, req, { now: this.now(), unknownCall: this.opts.unknownCall });
+    while (outcome.kind === 'effect') {
+      const budget = this.opts.deadlineMs - (this.now() - started) - EFFECT_MARGIN_MS;
+      const result = await performEffect(this.effects, outcome.effect, budget);
+      if (result.ok) log.debug({ callid: req.callid, effect: outcome.effect.kind, step: outcome.effect.step, value: result.value }, `${outcome.effect.kind} done`);
+      outcome = outcome.resume(result);
+    }
     switch (outcome.kind) {
       case 'replay':
         log.debug({ callid: req.callid, command_id: req.command_id }, 'retried request: previous reply sent again');

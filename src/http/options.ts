@@ -1,5 +1,6 @@
 import type { CallStore } from '../store/types.js';
 import type { LoadReport, Registry } from '../registry/registry.js';
+import type { Effects } from './effects.js';
 
 export type UnknownCallPolicy = 'restart' | 'hangup' | 'reject';
 
@@ -50,4 +51,6 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
   flowsDir?: string;
   /** Where call snapshots live. Default: in memory. */
   store?: CallStore;
+  /** How the flows' effects are performed (sms steps); without `sms`, they fail with UNAVAILABLE. */
+  effects?: Effects;
 }

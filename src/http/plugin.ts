@@ -31,7 +31,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   for (const d of report?.diagnostics ?? []) logDiagnostic(app, d);
   const store = options.store ?? new MemoryStore();
   if (!options.store) app.addHook('onClose', async () => store.close());
-  const service = new CallService(registry, store, opts);
+  const service = new CallService(registry, store, opts, options.effects ?? {});
 
   // The service sends application/json; take any body as text and parse it losslessly.
   app.removeAllContentTypeParsers();

@@ -38,7 +38,10 @@ export type FormatName =
   | 'dtmf_digits'
   | 'pin_code'
   | 'base64_wav'
-  | 'media_file';
+  | 'media_file'
+  | 'sms_sender'
+  | 'sms_user_data'
+  | 'url';
 
 export type ParamSpec =
   | { type: 'int'; min: number; max: number; default?: number; doc: string }

@@ -49,6 +49,16 @@ export function checkDatetime(v: string): string | null {
   return null;
 }
 
+export function checkUrl(v: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    return 'not a URL (e.g. https://example.com/sms-status)';
+  }
+  return u.protocol === 'http:' || u.protocol === 'https:' ? null : 'a webhook URL is http: or https:';
+}
+
 const CHECKS: Record<FormatName, (v: string) => string | null> = {
   rt_media: checkRtMedia,
   phone_number: checkE164,
@@ -61,6 +71,9 @@ const CHECKS: Record<FormatName, (v: string) => string | null> = {
   pin_code: (v) => (/^[0-9]{0,10}$/.test(v) ? null : 'a PIN is digits only, 10 at most (empty: no PIN)'),
   base64_wav: (v) => (/^[A-Za-z0-9+/\s]+={0,2}$/.test(v) && v.length >= 8 ? null : 'audio_data is a base64-encoded WAV file'),
   media_file: (v) => (v.trim() !== '' ? null : 'a media file name is not empty'),
+  sms_sender: checkSmsSender,
+  sms_user_data: (v) => ([...v].length <= 32 ? null : 'user_data is 32 characters at most'),
+  url: checkUrl,
 };
 
 export function checkFormat(format: FormatName, value: string): string | null {

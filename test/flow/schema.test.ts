@@ -1,3 +1,4 @@
+import { COMMAND_NAMES } from '../../src/protocol/commands.js';
 import { readFileSync, readdirSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
@@ -29,7 +30,9 @@ describe('JSON Schemas', () => {
     const s = flowJsonSchema() as { definitions: Record<string, { anyOf: { properties?: Record<string, { minimum?: number; maximum?: number }> }[] }> };
     const read = s.definitions.command_read!.anyOf.find((f) => f.properties)!;
     expect(read.properties!.max_digits).toMatchObject({ minimum: 1, maximum: 20 });
-    expect(Object.keys(s.definitions).filter((k) => k.startsWith('command_'))).toHaveLength(16);
+    // the 16 commands of the reference, and the sms effect
+    expect(Object.keys(s.definitions).filter((k) => k.startsWith('command_')).sort()).toEqual([...COMMAND_NAMES, 'sms'].map((n) => `command_${n}`).sort());
+    expect(s.definitions.command_sms!.anyOf.find((f) => f.properties)).toMatchObject({ required: ['to', 'body'] });
   });
 
   it('accepts every example flow the checker accepts (never stricter than the checker)', () => {

@@ -1,0 +1,45 @@
+/**
+ * What a flow step can do: the 16 call commands of the reference (src/protocol/commands.ts)
+ * and the flow's own *effects*, steps that act outside the call (send an SMS) without
+ * issuing a call command. Effects are described like commands (params with types, bounds
+ * and formats; a result set), so the checker and the engine treat both alike, except that
+ * an effect never goes to the telephony service: the engine suspends, the server performs
+ * it, and the flow goes on with its outcome.
+ */
+import { COMMANDS, isCommandName, type CommandName, type CommandSpec } from '../protocol/commands.js';
+
+export const EFFECT_NAMES = ['sms'] as const;
+export type EffectName = (typeof EFFECT_NAMES)[number];
+export type ActionName = CommandName | EffectName;
+
+export interface ActionSpec extends Omit<CommandSpec, 'name'> {
+  name: ActionName;
+}
+
+export const EFFECTS: Record<EffectName, ActionSpec> = {
+  sms: {
+    name: 'sms',
+    doc: 'Sends an SMS through the SMS REST API (no call command). The result is the new SMS hash; a failure takes the error branch.',
+    params: {
+      to: { type: 'string', format: 'phone_number', doc: 'Recipient, E.164; often "{{ call.caller }}".' },
+      body: { type: 'string', doc: 'The text (templated). Encoding and parts follow GSM 03.38 / UCS-2; %STOPNUM% is replaced with a custom sender.' },
+      from: { type: 'string', format: 'sms_sender', doc: 'Sender: 1 to 11 of a-z A-Z 0-9 space - _ with a letter; empty or absent: a shared short code.' },
+      force_encoding: { type: 'string', enum: ['GSM', 'UNICODE'], doc: 'Force the encoding (GSM transliterates what it lacks).' },
+      nature: { type: 'string', enum: ['ALERTING', 'MARKETING'], doc: 'The nature of the message.' },
+      user_data: { type: 'string', format: 'sms_user_data', doc: 'Free text kept with the SMS (32 characters at most).' },
+      flash_message: { type: 'bool', doc: 'Display the message immediately (class 0).' },
+      webhook: { type: 'string', format: 'url', doc: 'URL notified of status changes (options.webhook.endpoint).' },
+    },
+    results: { kind: 'any', doc: 'the SMS hash' },
+  },
+};
+
+export const ACTION_SPECS: Record<ActionName, ActionSpec> = { ...COMMANDS, ...EFFECTS };
+
+export function isEffect(name: string): name is EffectName {
+  return (EFFECT_NAMES as readonly string[]).includes(name);
+}
+
+export function isAction(name: string): name is ActionName {
+  return isCommandName(name) || isEffect(name);
+}
