@@ -6,7 +6,7 @@
  * Parsed forms are cached per source string: flows are compiled once, so each template
  * and expression is parsed once per process.
  */
-import { Liquid, type Template } from 'liquidjs';
+import { Liquid, filters, type Template } from 'liquidjs';
 import { parse as parseCel } from '@marcbachmann/cel-js';
 import type { Value } from './model.js';
 
@@ -25,6 +25,20 @@ const liquid = new Liquid({
   strictVariables: false, // an unset variable renders as "" (use `| default:`)
   ownPropertyOnly: true,
   cache: false,
+  // A date with an offset ("...T10:30:00+02:00", "...Z") prints in its own zone.
+  preserveTimezones: true,
+});
+
+/**
+ * Dates print as written, whatever the server's time zone: a date or date-time without an
+ * offset ("2025-07-01", "2025-06-12T10:30:00") is a wall-clock time, not an instant in the
+ * server's zone (JavaScript would read the first as UTC and the second as local time).
+ */
+const ZONELESS = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?$/;
+const liquidDate = filters.date as (this: unknown, v: unknown, ...args: unknown[]) => unknown;
+liquid.registerFilter('date', function (this: unknown, v: unknown, ...args: unknown[]) {
+  const wallClock = typeof v === 'string' && ZONELESS.test(v.trim()) ? `${v.trim().replace(' ', 'T')}${v.includes(':') ? '' : 'T00:00:00'}Z` : v;
+  return liquidDate.call(this, wallClock, ...args);
 });
 
 const templateCache = new Map<string, Template[]>();

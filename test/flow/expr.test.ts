@@ -48,3 +48,15 @@ describe('CEL expressions', () => {
     expect(() => evaluate('process.exit(1)', scope)).toThrow();
   });
 });
+
+describe('dates print as written, whatever the server time zone', () => {
+  it.each([
+    ['{{ "2025-07-01" | date: "%-d %B %Y" }}', '1 July 2025'],
+    ['{{ "2025-06-12T10:30:00" | date: "%-d %B at %H:%M" }}', '12 June at 10:30'],
+    ['{{ "2025-06-12 23:30" | date: "%Y-%m-%d %H:%M" }}', '2025-06-12 23:30'],
+    ['{{ "2025-06-12T10:30:00+02:00" | date: "%H:%M %z" }}', '10:30 +0200'],
+    ['{{ "2025-06-12T10:30:00Z" | date: "%H:%M" }}', '10:30'],
+  ])('%s', (tpl, want) => {
+    expect(render(tpl, scope)).toBe(want);
+  });
+});
