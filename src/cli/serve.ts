@@ -32,6 +32,9 @@ export async function serve(flags: ServeFlags, out: NodeJS.WritableStream = proc
   for (const f of flows) out.write(`  POST ${base}/rt/${f.name}  (${f.file}, version ${f.version})\n`);
   if (report && report.refused.length > 0) out.write(`  refused (errors above): ${report.refused.join(', ')}\n`);
   out.write(`  health: GET ${base}/health${settings.server.auth ? '   (Basic auth on /rt)' : ''}\n`);
+  const smsFlows = flows.filter((f) => Object.values(registry.current(f.name)!.model.steps).some((s) => s.kind === 'command' && s.command.name === 'sms'));
+  if (settings.sms) out.write(`  sms steps send through ${settings.sms.baseUrl} as ${settings.sms.login}\n`);
+  else if (smsFlows.length > 0) err.write(`callscript serve: warning: ${smsFlows.map((f) => f.name).join(', ')} send SMS but no SMS account is configured (sms: in callscript.yaml, or SMS_LOGIN and SMS_PASSWORD): their sms steps will take their error branch (UNAVAILABLE)\n`);
   const stop = async () => {
     await app.close();
     process.exit(0);

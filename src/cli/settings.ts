@@ -10,6 +10,7 @@ import type { Diagnostic } from '../errors/diagnostic.js';
 import type { MediaSpec } from '../flow/model.js';
 import type { ServerOptions } from '../http/server.js';
 import { DEFAULT_RT_OPTIONS, type UnknownCallPolicy } from '../http/options.js';
+import { smsSender, type SmsAccount } from '../http/sms-effect.js';
 
 export interface ServeFlags {
   port?: string;
@@ -23,6 +24,8 @@ export interface Settings {
   port: number;
   host: string;
   configFile?: string;
+  /** The SMS account of sms steps, if any (its password is not repeated here). */
+  sms?: Omit<SmsAccount, 'password'>;
   server: ServerOptions & { flowsDir: string };
 }
 
@@ -63,6 +66,17 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
   if ((login === undefined) !== (password === undefined)) {
     return { ok: false, message: 'Basic auth needs both a login and a password (RT_LOGIN and RT_PASSWORD, or auth.login and auth.password)', diagnostics, sources };
   }
+  const smsLogin = env.SMS_LOGIN ?? config?.sms?.login;
+  const smsPassword = env.SMS_PASSWORD ?? config?.sms?.password;
+  if ((smsLogin === undefined) !== (smsPassword === undefined)) {
+    return { ok: false, message: 'the SMS account needs both a login and a password (SMS_LOGIN and SMS_PASSWORD, or sms.login and sms.password)', diagnostics, sources };
+  }
+  const smsTimeout = intSetting('SMS_TIMEOUT_MS', env.SMS_TIMEOUT_MS, config?.sms?.timeout_ms ?? 3000, 100, 30000);
+  if (typeof smsTimeout === 'string') return { ok: false, message: smsTimeout, diagnostics, sources };
+  const account: SmsAccount | undefined =
+    smsLogin !== undefined && smsPassword !== undefined
+      ? { baseUrl: env.SMS_BASE_URL ?? config?.sms?.base_url ?? 'http://127.0.0.1:4010/rest/v1.1', login: smsLogin, password: smsPassword, timeoutMs: smsTimeout }
+      : undefined;
   const flowsDir = flags.flows ?? env.FLOWS_DIR ?? (config ? resolve(baseDir, config.server.flows_dir) : 'flows');
   return {
     ok: true,
@@ -72,7 +86,9 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
       port,
       host: flags.host ?? env.HOST ?? config?.server.host ?? '127.0.0.1',
       configFile: configPath,
+      ...(account ? { sms: { baseUrl: account.baseUrl, login: account.login, timeoutMs: account.timeoutMs } } : {}),
       server: {
+        effects: account ? { sms: smsSender(account) } : {},
         flowsDir: resolve(cwd, flowsDir),
         logLevel: flags.logLevel ?? env.LOG_LEVEL ?? config?.server.log_level ?? 'info',
         deadlineMs: deadline,

@@ -34,6 +34,8 @@ export interface ServerConfig {
   /** Played when the deadline is missed (TTS texts use the default voice). */
   fallback?: MediaSpec;
   routes: { apps: Record<string, string>; numbers: Record<string, string>; default?: string };
+  /** The SMS account the flows' sms steps send through (SMS REST API v1.1). */
+  sms?: { base_url: string; login: string; password: string; timeout_ms: number };
 }
 
 export const CONFIG_DEFAULTS: ServerConfig = {
@@ -83,6 +85,15 @@ export function configJsonSchema(): Record<string, unknown> {
           { type: 'object', properties: { say: { type: 'string', minLength: 1 }, voice: { type: 'string' } }, required: ['say'], additionalProperties: false },
         ],
       },
+      sms: section(
+        {
+          base_url: { type: 'string', pattern: '^https?://', default: 'http://127.0.0.1:4010/rest/v1.1', description: 'The SMS REST API v1.1 address (default: the emulator).' },
+          login: { type: 'string', minLength: 1, description: 'The account login (API_LOGIN).' },
+          password: { type: 'string', minLength: 1, description: 'The account password (API_PASSWORD).' },
+          timeout_ms: int(100, 30000, 3000, 'Longest wait for the API per SMS; never past the reply deadline.'),
+        },
+        'The SMS account of the flows\' sms steps; login and password go together.',
+      ),
       routes: section(
         {
           apps: { type: ['object', 'null'], additionalProperties: flowName, description: 'Flow by REALTIME10 application hash.' },
@@ -145,6 +156,21 @@ function handChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
     else if (typeof data.auth?.login === 'string' && typeof data.auth.password === 'string') config.auth = { login: data.auth.login, password: data.auth.password };
   } else if (auth && auth.value.kind === 'scalar' && auth.value.type === 'null') {
     report(ctx, 'CONFIG_AUTH', auth, 'auth is empty: give login and password, or remove it');
+  }
+
+  const sms = entry(root, 'sms');
+  if (sms && sms.value.kind === 'map') {
+    const s = (data.sms ?? {}) as Record<string, unknown>;
+    if (typeof s.login !== 'string' || typeof s.password !== 'string') {
+      report(ctx, 'CONFIG_AUTH', sms, `sms needs both login and password (${typeof s.login === 'string' ? 'password' : 'login'} is missing)`);
+    } else {
+      config.sms = {
+        base_url: typeof s.base_url === 'string' ? s.base_url : 'http://127.0.0.1:4010/rest/v1.1',
+        login: s.login,
+        password: s.password,
+        timeout_ms: typeof s.timeout_ms === 'number' ? s.timeout_ms : 3000,
+      };
+    }
   }
 
   const fb = entry(root, 'fallback');

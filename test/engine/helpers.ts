@@ -3,6 +3,7 @@
  * the checker), requests with defaults, and a call driver that chains requests.
  */
 import { advance, type EngineOptions, type Outcome } from '../../src/engine/advance.js';
+import type { Effect, EffectResult } from '../../src/engine/outcome.js';
 import type { CallState } from '../../src/engine/types.js';
 import { compileFlow, type CompiledFlow } from '../../src/flow/compile.js';
 import type { Branch, Branches, CommandCall, FlowModel, Handlers, MediaParam, MediaSpec, Pos, ResultPattern, Step, Value } from '../../src/flow/model.js';
@@ -198,9 +199,17 @@ export class Call {
     return req({ ...this.base, command: cmd, command_id: s.commandId, ...p });
   }
 
+  /** How the call's effects (sms steps) turn out; every one sent is recorded in `effects`. */
+  effectResult: (e: Effect) => EffectResult = () => ({ ok: true, value: 'SMS00001' });
+  effects: Effect[] = [];
+
   send(r: RtRequest): string {
     this.now += 1000;
-    const out = advance(this.flow, this.state, r, { ...this.opts, now: this.now });
+    let out = advance(this.flow, this.state, r, { ...this.opts, now: this.now });
+    while (out.kind === 'effect') {
+      this.effects.push(out.effect);
+      out = out.resume(this.effectResult(out.effect));
+    }
     this.last = out;
     if (out.kind === 'reply') {
       this.state = out.state ?? undefined;
