@@ -112,13 +112,74 @@ export function parseRtRequest(body: string): ParseResult {
       call_status: status as CallStatus,
       cdr_field: o.cdr_field as string,
       variables: lossless ? (toPlain(vars) as Record<string, unknown>) : (vars as Record<string, unknown>),
-      variablesRaw: lossless ? stringifyLossless(vars)! : JSON.stringify(vars),
+      // echoed byte for byte; re-serialised only if the key was written with escapes
+      variablesRaw: rawTopLevelMember(body, 'variables') ?? (lossless ? stringifyLossless(vars)! : JSON.stringify(vars)),
     },
   };
 }
 
 export function isTerminal(status: CallStatus): boolean {
   return (TERMINAL_STATUSES as readonly string[]).includes(status);
+}
+
+const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 13;
+
+/** Index just past the JSON string starting at `i` (a quote). */
+function skipString(text: string, i: number): number {
+  for (i++; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 92) i++;
+    else if (c === 34) return i + 1;
+  }
+  return i;
+}
+
+/** Index just past the JSON value starting at `i` (the text is known to be valid JSON). */
+function skipValue(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c === 34) return skipString(text, i);
+  if (c !== 123 && c !== 91) {
+    for (let d = text.charCodeAt(i); i < text.length && d !== 44 && d !== 125 && d !== 93 && !isSpace(d); d = text.charCodeAt(++i));
+    return i;
+  }
+  let depth = 0;
+  while (i < text.length) {
+    const d = text.charCodeAt(i);
+    if (d === 34) {
+      i = skipString(text, i);
+      continue;
+    }
+    if (d === 123 || d === 91) depth++;
+    else if (d === 125 || d === 93) {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+    i++;
+  }
+  return i;
+}
+
+/**
+ * The exact text of a member of the top-level object of valid JSON `text` (the last one if
+ * the key is repeated, as JSON.parse does), or undefined.
+ */
+export function rawTopLevelMember(text: string, key: string): string | undefined {
+  let i = 0;
+  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
+  if (text.charCodeAt(i) !== 123) return undefined;
+  i++;
+  let found: string | undefined;
+  for (;;) {
+    while (i < text.length && (isSpace(text.charCodeAt(i)) || text.charCodeAt(i) === 44)) i++;
+    if (i >= text.length || text.charCodeAt(i) !== 34) return found;
+    const keyEnd = skipString(text, i);
+    const name = text.slice(i + 1, keyEnd - 1);
+    i = keyEnd;
+    while (i < text.length && (isSpace(text.charCodeAt(i)) || text.charCodeAt(i) === 58)) i++;
+    const end = skipValue(text, i);
+    if (name === key) found = text.slice(i, end);
+    i = end;
+  }
 }
 
 const CALLID_MEMBER = /"callid"\s*:\s*([0-9]+)(?=\s*[,}])/g;

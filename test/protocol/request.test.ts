@@ -97,3 +97,23 @@ describe('parseRtRequest big numbers: fast and lossless paths agree', () => {
     expect(r).toMatchObject({ ok: false, code: 'BAD_REQUEST' });
   });
 });
+
+describe('variables are echoed byte for byte', () => {
+  it.each([
+    '{"a": 1.0, "b":"\\u00e9", "c" : [ 1 , {"d":"}"} ] }',
+    '{}',
+    '{ }',
+    '{"variables":{"nested":true},"s":"a \\" quote"}',
+  ])('%s', (raw) => {
+    const r = parseRtRequest(rtBody({ variables: raw }));
+    expect(r.ok && r.request.variablesRaw).toBe(raw);
+  });
+
+  it('takes the top-level member, not a nested one, and the last of repeated keys', async () => {
+    const { rawTopLevelMember } = await import('../../src/protocol/request.js');
+    expect(rawTopLevelMember('{"x":{"variables":1},"variables":{"a":2}}', 'variables')).toBe('{"a":2}');
+    expect(rawTopLevelMember('{"variables":{"a":1},"variables":{"b":2}}', 'variables')).toBe('{"b":2}');
+    expect(rawTopLevelMember(' { "variables" : {"a":[1,"]"]} } ', 'variables')).toBe('{"a":[1,"]"]}');
+    expect(rawTopLevelMember('{"a":1}', 'variables')).toBeUndefined();
+  });
+});
