@@ -1,0 +1,49 @@
+/**
+ * Everything the emulator's parts share, passed explicitly (no module-level state):
+ * the store, the clock, the account, the SMS and call settings, and the live calls.
+ */
+import type { EmulatorStore } from './store.js';
+import type { Clock, Sleep } from './time.js';
+import type { SmsSettings } from './sms/record.js';
+
+export interface Account {
+  login: string;
+  password: string;
+}
+
+/** A call in progress, as other calls (hangup_callid) and shutdown see it. */
+export interface LiveCall {
+  id: string;
+  callid: string;
+  /** Asks the call to end at its next step; `by` says why. */
+  hangUp(by: 'hangup_callid' | 'emulator', reason: string): void;
+}
+
+export interface Logger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface CallSettings {
+  /** Wait for real the simulated duration of each command. */
+  realtime: boolean;
+  /** The reply time limit (the service's 5 seconds). */
+  replyTimeoutMs: number;
+  /** Longest a call may run, in commands, before the emulator hangs up. */
+  maxCommands: number;
+}
+
+export interface EmulatorContext {
+  store: EmulatorStore;
+  clock: Clock;
+  sleep: Sleep;
+  account: Account;
+  sms: SmsSettings;
+  calls: CallSettings;
+  /** callid -> the live call. */
+  live: Map<string, LiveCall>;
+  /** Calls running in the background (calls.realtime, control API without wait). */
+  background: Set<Promise<unknown>>;
+  log: Logger;
+}

@@ -1,0 +1,86 @@
+/**
+ * The JSON-RPC 2.0 transport at /json-rpc/v1.1/ as the service runs it: POST, body
+ * `application/json-rpc; charset=utf-8` (application/json accepted too), positional
+ * params only, one call per request (a batch gets -32600), HTTP Basic auth (code 22).
+ * Every JSON-RPC answer is HTTP 200; only a wrong method or Content-Type gets 405 / 415.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { EmulatorContext } from '../context.js';
+import { basicAuthOk } from '../auth.js';
+import { ERR } from '../errors.js';
+import { RpcError, rpcMethods, type RpcMethod } from './methods.js';
+
+type Id = string | number | null;
+
+export function jsonRpc(ctx: EmulatorContext) {
+  const methods = rpcMethods(ctx);
+  return async function plugin(app: FastifyInstance): Promise<void> {
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+    app.setErrorHandler((err: { statusCode?: number; message: string }, _req, reply) => {
+      if (err.statusCode === 413) return answer(reply, null, { code: -32600, message: 'the request is too large' });
+      ctx.log.error({ err }, 'JSON-RPC internal error');
+      return answer(reply, null, { code: -32603, message: 'internal error of the emulator' });
+    });
+
+    const handler = async (req: { method: string; headers: Record<string, string | string[] | undefined>; body: unknown }, reply: FastifyReply) => {
+      if (req.method !== 'POST') {
+        reply.header('allow', 'POST');
+        return reply.code(405).send(envelope(null, { code: -32600, message: `JSON-RPC requests are POSTed, not sent with ${req.method}` }));
+      }
+      const type = String(req.headers['content-type'] ?? '');
+      if (!/^application\/(json-rpc|json)\s*(;|$)/i.test(type)) {
+        return reply.code(415).send(envelope(null, { code: -32600, message: `Content-Type must be application/json-rpc; charset=utf-8 (or application/json), got ${type || 'none'}` }));
+      }
+      let msg: unknown;
+      try {
+        msg = JSON.parse(String(req.body ?? ''));
+      } catch (err) {
+        return answer(reply, null, { code: -32700, message: `parse error: the body is not JSON (${(err as Error).message})` });
+      }
+      if (Array.isArray(msg)) return answer(reply, null, { code: -32600, message: 'batches are not supported: send one JSON-RPC call per HTTP request' });
+      if (!msg || typeof msg !== 'object') return answer(reply, null, { code: -32600, message: 'invalid request: the body must be a JSON-RPC 2.0 request object' });
+      const m = msg as Record<string, unknown>;
+      const id = validId(m.id) ? (m.id as Id) : null;
+      if (!validId(m.id) && 'id' in m) return answer(reply, null, { code: -32600, message: 'invalid request: id must be a string, a number or null' });
+      if (m.jsonrpc !== '2.0') return answer(reply, id, { code: -32600, message: 'invalid request: jsonrpc must be "2.0"' });
+      if (typeof m.method !== 'string') return answer(reply, id, { code: -32600, message: 'invalid request: method must be a string' });
+      if (m.params !== undefined && !Array.isArray(m.params)) {
+        return answer(reply, id, { code: -32602, message: 'invalid params: params must be a positional array (named params are not supported)' });
+      }
+      if (!basicAuthOk(req.headers.authorization as string | undefined, ctx.account)) {
+        return answer(reply, id, { code: ERR.AUTH, message: 'authentication failed: HTTP Basic with the account login and password is required' });
+      }
+      const method: RpcMethod | undefined = Object.prototype.hasOwnProperty.call(methods, m.method) ? methods[m.method] : undefined;
+      if (!method) {
+        return answer(reply, id, { code: -32601, message: `method not found: ${m.method}; this emulator has ${Object.keys(methods).join(', ')}` });
+      }
+      const params = (m.params as unknown[] | undefined) ?? [];
+      let result: unknown;
+      try {
+        result = await method(params);
+      } catch (err) {
+        if (err instanceof RpcError) return answer(reply, id, { code: err.code, message: err.message });
+        ctx.log.error({ err, method: m.method }, 'JSON-RPC method failed');
+        return answer(reply, id, { code: -32603, message: 'internal error of the emulator' });
+      }
+      // A notification (no id) gets no answer.
+      if (!('id' in m)) return reply.code(204).send();
+      return answer(reply, id, undefined, result);
+    };
+    app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], url: '/', handler });
+  };
+}
+
+function validId(v: unknown): boolean {
+  return v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+}
+
+function envelope(id: Id, error?: { code: number; message: string }, result?: unknown): Record<string, unknown> {
+  return error ? { jsonrpc: '2.0', id, error } : { jsonrpc: '2.0', id, result: result ?? null };
+}
+
+function answer(reply: FastifyReply, id: Id, error?: { code: number; message: string }, result?: unknown) {
+  return reply.code(200).type('application/json-rpc; charset=utf-8').send(JSON.stringify(envelope(id, error, result)));
+}

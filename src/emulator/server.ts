@@ -1,0 +1,121 @@
+/**
+ * The emulator of the telephony service, as one Fastify app:
+ *   /rest/v1.1/...      the SMS REST API (sms/rest.ts)
+ *   /json-rpc/v1.1/     JSON-RPC 2.0 (rpc/jsonrpc.ts)
+ *   /emulator/...       the control API: run calls, transcripts, test hooks (control/routes.ts)
+ * and the real-time driver behind calls.realtime and POST /emulator/calls.
+ * It talks to callscript (or any customer server) over HTTP only.
+ */
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { EmulatorContext, Logger } from './context.js';
+import { controlApi } from './control/routes.js';
+import { loadDataFile, Persister } from './persist.js';
+import { jsonRpc } from './rpc/jsonrpc.js';
+import { DEFAULT_SMS_SETTINGS, type SmsSettings } from './sms/record.js';
+import { smsRest } from './sms/rest.js';
+import { EmulatorStore } from './store.js';
+import { realSleep, systemClock, type Clock, type Sleep } from './time.js';
+
+export const DEFAULT_PORT = 4010;
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_LOGIN = 'emulator';
+export const DEFAULT_PASSWORD = 'emulator';
+export const DEFAULT_SEED = 'callscript';
+
+export interface EmulatorOptions {
+  login?: string;
+  password?: string;
+  /** A JSON file that keeps the data across restarts. */
+  dataFile?: string;
+  /** Seed of the ids (callids, hashes); the data file's state wins when there is one. */
+  seed?: string;
+  /** Wait for real the simulated duration of commands. */
+  realtime?: boolean;
+  /** The reply time limit, 5000 ms like the service. */
+  replyTimeoutMs?: number;
+  /** The emulator hangs up a call after this many commands (default 500). */
+  maxCommands?: number;
+  /** Transcripts kept (default 1000; older ones are forgotten). */
+  maxTranscripts?: number;
+  clock?: Clock;
+  sleep?: Sleep;
+  sms?: Partial<SmsSettings>;
+  /** pino level, or false for no logs (default warn). */
+  logLevel?: string | false;
+}
+
+export interface Emulator {
+  app: FastifyInstance;
+  ctx: EmulatorContext;
+  /** Listens; resolves to the base URL. */
+  listen(port?: number, host?: string): Promise<string>;
+  /** Ends live calls, waits for them, stops listening, writes the data file. */
+  close(): Promise<void>;
+}
+
+export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulator> {
+  const app = Fastify({
+    logger: opts.logLevel === false ? false : { level: opts.logLevel ?? 'warn' },
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 2 * 1024 * 1024,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  const log: Logger = {
+    info: (o, m) => app.log.info(o, m),
+    warn: (o, m) => app.log.warn(o, m),
+    error: (o, m) => app.log.error(o, m),
+  };
+  let persister: Persister | undefined;
+  const store = new EmulatorStore(opts.seed ?? DEFAULT_SEED, opts.maxTranscripts ?? 1000, () => persister?.schedule());
+  if (opts.dataFile) {
+    const loaded = await loadDataFile(opts.dataFile);
+    if (!loaded.ok) throw new Error(loaded.message);
+    if (loaded.data) store.load(loaded.data);
+    persister = new Persister(opts.dataFile, () => store.toJSON(), (err) => log.error({ err, file: opts.dataFile }, 'cannot write the data file'));
+    persister.schedule();
+  }
+  const ctx: EmulatorContext = {
+    store,
+    clock: opts.clock ?? systemClock,
+    sleep: opts.sleep ?? realSleep,
+    account: { login: opts.login ?? DEFAULT_LOGIN, password: opts.password ?? DEFAULT_PASSWORD },
+    sms: { ...DEFAULT_SMS_SETTINGS, ...opts.sms },
+    calls: { realtime: opts.realtime ?? false, replyTimeoutMs: opts.replyTimeoutMs ?? 5000, maxCommands: opts.maxCommands ?? 500 },
+    live: new Map(),
+    background: new Set(),
+    log,
+  };
+
+  await app.register(smsRest(ctx), { prefix: '/rest/v1.1' });
+  await app.register(jsonRpc(ctx), { prefix: '/json-rpc/v1.1' });
+  await app.register(controlApi(ctx), { prefix: '/emulator' });
+  app.get('/', async () => ({
+    name: 'callscript emulator',
+    endpoints: {
+      sms_rest: '/rest/v1.1/sms',
+      json_rpc: '/json-rpc/v1.1/',
+      control: '/emulator/calls',
+      health: '/emulator/health',
+    },
+    docs: 'docs/emulator.md',
+  }));
+  app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: { code: 'NOT_FOUND', message: `no endpoint ${req.method} ${req.url.split('?')[0]}: see GET / for the emulator's endpoints` } }));
+  await app.ready();
+
+  return {
+    app,
+    ctx,
+    async listen(port = DEFAULT_PORT, host = DEFAULT_HOST) {
+      await app.listen({ port, host });
+      const addr = app.server.address();
+      const p = typeof addr === 'object' && addr ? addr.port : port;
+      return `http://${host.includes(':') ? `[${host}]` : host}:${p}`;
+    },
+    async close() {
+      for (const c of ctx.live.values()) c.hangUp('emulator', 'the emulator is shutting down');
+      await Promise.allSettled([...ctx.background]);
+      await app.close();
+      await persister?.flush();
+    },
+  };
+}
