@@ -5,6 +5,8 @@ import { serve } from './serve.js';
 import { validate } from './validate.js';
 import { schema } from './schema.js';
 import { errors } from './errors.js';
+import { emulator } from './emulator.js';
+import { call } from './call.js';
 
 const program = new Command();
 program.name('callscript').description('Declarative IVR engine: YAML call flows served as a real-time telephony endpoint').version('0.1.0');
@@ -45,6 +47,43 @@ program
   .option('--markdown', 'print the whole catalogue as Markdown')
   .action((code: string | undefined, flags: { markdown?: boolean }) => {
     process.exitCode = errors(code, flags);
+  });
+
+program
+  .command('emulator')
+  .description('run the telephony service emulator: SMS REST v1.1, JSON-RPC, real-time calls (docs/emulator.md)')
+  .option('-p, --port <port>', 'port to listen on (env EMULATOR_PORT, default 4010)')
+  .option('-H, --host <host>', 'address to listen on (env EMULATOR_HOST, default 127.0.0.1)')
+  .option('--login <login>', 'account login (env EMULATOR_LOGIN, default emulator)')
+  .option('--password <password>', 'account password (env EMULATOR_PASSWORD, default emulator)')
+  .option('--data <file.json>', 'keep the data in this JSON file across restarts (env EMULATOR_DATA)')
+  .option('--realtime', 'run commands in real time instead of simulated time')
+  .option('--reply-timeout <ms>', 'reply time limit of the real-time server (default 5000)')
+  .option('--seed <seed>', 'seed of callids and hashes (default callscript)')
+  .option('-l, --log-level <level>', 'fatal|error|warn|info|debug|silent (default warn)')
+  .action(async (flags) => {
+    const r = await emulator(flags);
+    if (typeof r === 'number') process.exitCode = r;
+  });
+
+program
+  .command('call')
+  .description('run one call through the emulator and print its transcript (docs/emulator.md); exit 1 on protocol violations')
+  .option('--url <url>', 'real-time URL to call, e.g. http://127.0.0.1:3000/rt/front-desk')
+  .option('--app <hash>', 'call the URL of this REALTIME10 application')
+  .option('--did <number>', 'call the number routed to an application')
+  .option('--outbound <number>', 'an outbound call to this number (calls.realtime), instead of an inbound one')
+  .option('--caller <file>', 'caller script, YAML or JSON (docs/caller-script.md); default: press 1 at every read')
+  .option('--emulator <url>', 'the emulator (env EMULATOR_URL, default http://127.0.0.1:4010)')
+  .option('--login <login>', 'emulator account login (env EMULATOR_LOGIN)')
+  .option('--password <password>', 'emulator account password (env EMULATOR_PASSWORD)')
+  .option('--auth <login:password>', 'Basic credentials for --url (env RT_LOGIN / RT_PASSWORD)')
+  .option('--json', 'print the transcript as JSON')
+  .option('--full', 'print params in full')
+  .option('--realtime', 'run the commands in real time')
+  .option('--reply-timeout <ms>', 'reply time limit for this call (default: the emulator\'s)')
+  .action(async (flags) => {
+    process.exitCode = await call(flags);
   });
 
 program.parseAsync(process.argv).catch((err: Error) => {

@@ -14,16 +14,16 @@ export function suggest(word: string, names: readonly string[]): string {
   return best !== undefined && bestD <= Math.max(1, Math.floor(word.length / 3)) ? ` (did you mean ${best}?)` : '';
 }
 
+/** Optimal string alignment distance (a swap of two neighbours counts 1). */
 function distance(a: string, b: string): number {
-  const d = Array.from({ length: b.length + 1 }, (_, i) => i);
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
   for (let i = 1; i <= a.length; i++) {
-    let prev = d[0]!;
-    d[0] = i;
     for (let j = 1; j <= b.length; j++) {
-      const tmp = d[j]!;
-      d[j] = Math.min(d[j]! + 1, d[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = tmp;
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
     }
   }
-  return d[b.length]!;
+  return d[a.length]![b.length]!;
 }

@@ -6,6 +6,7 @@
 import { COMMANDS, type CommandName } from '../../protocol/commands.js';
 import { checkE164 } from '../../protocol/formats.js';
 import type { Outcome } from './types.js';
+import { suggest } from '../suggest.js';
 
 export type Parsed = { ok: true; outcome: Outcome } | { ok: false; message: string; field?: string };
 
@@ -83,7 +84,7 @@ export function scalarOutcome(command: CommandName, raw: string): Parsed {
 export function mapOutcome(command: CommandName, keys: string[], get: (k: string) => unknown): Parsed {
   const allowed = [...OUTCOME_FIELDS[command], 'error'];
   for (const k of keys) {
-    if (!allowed.includes(k)) return fail(`${k} is not a field of a ${command} outcome; its fields are ${allowed.join(', ')}`, k);
+    if (!allowed.includes(k)) return fail(`${k} is not a field of a ${command} outcome${suggest(k, allowed)}; its fields are ${allowed.join(', ')}`, k);
   }
   const out: Outcome = {};
   for (const k of keys) {

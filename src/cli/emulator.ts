@@ -1,0 +1,69 @@
+/** `callscript emulator`: the telephony service on a laptop (src/emulator). */
+import { createEmulator, DEFAULT_HOST, DEFAULT_LOGIN, DEFAULT_PASSWORD, DEFAULT_PORT, DEFAULT_SEED, type Emulator } from '../emulator/server.js';
+
+export interface EmulatorFlags {
+  port?: string;
+  host?: string;
+  login?: string;
+  password?: string;
+  data?: string;
+  realtime?: boolean;
+  replyTimeout?: string;
+  seed?: string;
+  logLevel?: string;
+}
+
+export async function emulator(flags: EmulatorFlags, env: NodeJS.ProcessEnv = process.env, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<Emulator | number> {
+  const port = Number(flags.port ?? env.EMULATOR_PORT ?? DEFAULT_PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    err.write(`callscript emulator: --port must be 0 to 65535, got ${flags.port ?? env.EMULATOR_PORT}\n`);
+    return 2;
+  }
+  const timeout = Number(flags.replyTimeout ?? 5000);
+  if (!Number.isInteger(timeout) || timeout < 50 || timeout > 60000) {
+    err.write(`callscript emulator: --reply-timeout must be 50 to 60000 ms, got ${flags.replyTimeout}\n`);
+    return 2;
+  }
+  const host = flags.host ?? env.EMULATOR_HOST ?? DEFAULT_HOST;
+  const login = flags.login ?? env.EMULATOR_LOGIN ?? DEFAULT_LOGIN;
+  const password = flags.password ?? env.EMULATOR_PASSWORD ?? DEFAULT_PASSWORD;
+  const dataFile = flags.data ?? env.EMULATOR_DATA;
+  let emu: Emulator;
+  try {
+    emu = await createEmulator({
+      login,
+      password,
+      realtime: flags.realtime ?? false,
+      replyTimeoutMs: timeout,
+      seed: flags.seed ?? DEFAULT_SEED,
+      logLevel: flags.logLevel ?? env.LOG_LEVEL ?? 'warn',
+      ...(dataFile ? { dataFile } : {}),
+    });
+  } catch (e) {
+    err.write(`callscript emulator: ${(e as Error).message}\n`);
+    return 2;
+  }
+  let base: string;
+  try {
+    base = await emu.listen(port, host);
+  } catch (e) {
+    err.write(`callscript emulator: cannot listen on ${host}:${port}: ${(e as Error).message}\n`);
+    await emu.close().catch(() => undefined);
+    return 2;
+  }
+  const s = emu.ctx.store;
+  out.write(`callscript emulator on ${base}  (account ${login} / ${password === DEFAULT_PASSWORD ? password : '****'})\n`);
+  out.write(`  SMS REST v1.1  ${base}/rest/v1.1/sms\n`);
+  out.write(`  JSON-RPC       ${base}/json-rpc/v1.1/\n`);
+  out.write(`  control API    ${base}/emulator/calls\n`);
+  out.write(`  data           ${dataFile ? `${dataFile} (${s.apps.size} apps, ${s.sms.size} SMS, ${s.calls.size} calls)` : 'in memory (--data file.json to keep it)'}\n`);
+  out.write(`  calls          ${flags.realtime ? 'real time' : 'simulated time'}, replies within ${timeout} ms\n`);
+  out.write(`run a call: callscript call --url http://127.0.0.1:3000/rt/front-desk --caller caller.yaml\n`);
+  const stop = async () => {
+    await emu.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return emu;
+}
