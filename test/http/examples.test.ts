@@ -3,33 +3,36 @@
  * service makes them: each request is answered with the exact command, command_id and
  * params the flow says (templates resolved), each call ends with a terminal request whose
  * hangup handler is checked through the `call ended` log line, and the call is forgotten.
+ * The plugin is registered with a fake SMS account (`effects.sms`) that records every
+ * message, so that the SMS the flows send (voicemail) are checked exactly too.
  *
- * Steps reached, per flow (every step of every flow, except where noted):
+ * Steps reached, per flow (every step of every flow):
  * - front-desk: route, welcome, welcome_fr, menu, sales, accounts, info, count_visit,
- *   again, operator, operator_busy, closed, technical_problem, goodbye, end, log_call.
+ *   again, no_choice, operator, operator_busy, closed, technical_problem, goodbye, end,
+ *   log_call.
  * - voicemail: greeting, tone, record_message, count_take, pause, review_intro, playback,
- *   keep_or_redo, can_redo, redo, last_take, kept, goodbye, end, file_message.
+ *   keep_or_redo, can_redo, redo, last_take, kept, confirm_by_sms, send_confirmation,
+ *   goodbye, end, file_message, notify_owner, text_owner, filed.
  * - support-line: welcome, priority, triage, outage_check, phone_help, line_test_intro,
  *   line_test, line_test_result, extension, direct, priority_desk, engineers,
- *   leave_message, beep, record_problem, thanks, failure, end, log_call.
+ *   leave_message, beep, record_problem, thanks, supervisor, supervisor_pin, stuck_call,
+ *   take_stuck_callid, confirm_stuck_call, end_stuck_call, stuck_call_ended,
+ *   stuck_call_goodbye, failure, end, log_call.
  * - conference: welcome, choose_room, help, meeting_number, find_meeting, unknown_meeting,
  *   meeting_found, meeting_room, after_leaving, open_room, open_room_bridge,
  *   technical_problem, goodbye, end, log_call.
- * - reminder: check_extension, opening, machine, machine_message, left_on_machine,
- *   confirm, confirmed, thank_confirmed, cancelled, thank_cancelled, other_call,
- *   reception, end, record_outcome. switchboard_pause, dial_extension, extension_ring and
- *   end_other_call need vars.extension / vars.other_callid, which no request can set
- *   (they are flow constants): they are reached with a copy of the flow whose vars hold
- *   values (see the last reminder test).
+ * - reminder: check_extension, switchboard_pause, dial_extension, extension_ring, opening,
+ *   machine, machine_message, left_on_machine, confirm, confirmed, thank_confirmed,
+ *   cancelled, thank_cancelled, reception, end, record_outcome.
  * - recording-consent: welcome, ask_consent, no_consent, start_recording, mark_recorded,
  *   terms, agree, stop_recording, decide, outcome, renewed, declined, advisor,
  *   advisor_busy, stop_silently, call_back, problem, end, file_call.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { EffectError, type SmsMessage } from '../../src/http/effects.js';
 import { callscript } from '../../src/http/plugin.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { DANIEL, startCall, tts } from '../helpers/call.js';
@@ -49,10 +52,30 @@ interface LogLine {
   [k: string]: unknown;
 }
 
+/** One SMS the fake account was asked to send, and the time it was given. */
+interface SentSms {
+  msg: SmsMessage;
+  timeoutMs: number;
+}
+
+interface ServeOptions {
+  /** Default: flows/. */
+  flowsDir?: string;
+  /**
+   * The fake SMS account: answers the SMS hash, or throws (an EffectError). Default: the
+   * hashes SMS00001, SMS00002, ... in turn. null: no SMS account (no `effects.sms`).
+   */
+  sms?: ((msg: SmsMessage) => string) | null;
+}
+
 interface Served {
   app: FastifyInstance;
+  /** Every SMS the flows asked the fake account to send, in order (failed ones too). */
+  sms: SentSms[];
   /** The `call ended` log lines so far. */
   ended(): LogLine[];
+  /** The warning log lines so far. */
+  warnings(): LogLine[];
   /** GET /health `calls`. */
   liveCalls(): Promise<number>;
   /** The loaded version of a flow. */
@@ -60,25 +83,34 @@ interface Served {
 }
 
 let current: FastifyInstance | undefined;
-const tmpDirs: string[] = [];
 
 afterEach(async () => {
   await current?.close();
   current = undefined;
-  for (const d of tmpDirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** The callscript plugin on our own Fastify, its pino logger writing to memory. */
-async function serve(flowsDir = FLOWS): Promise<Served> {
+/**
+ * The callscript plugin on our own Fastify, its pino logger writing to memory, with a
+ * fake SMS account that records what it is asked to send.
+ */
+async function serve(opts: ServeOptions = {}): Promise<Served> {
   const lines: string[] = [];
+  const sms: SentSms[] = [];
+  const answer = opts.sms === undefined ? () => `SMS${String(sms.length).padStart(5, '0')}` : opts.sms;
+  const effects = answer === null ? {} : { sms: async (msg: SmsMessage, timeoutMs: number) => (sms.push({ msg, timeoutMs }), answer(msg)) };
   const app = Fastify({ logger: { level: 'info', stream: { write: (l: string) => void lines.push(l) } } });
-  await app.register(callscript, { flowsDir, store: new MemoryStore() });
+  await app.register(callscript, { flowsDir: opts.flowsDir ?? FLOWS, store: new MemoryStore(), effects });
   await app.ready();
   current = app;
   const health = async () => (await app.inject({ method: 'GET', url: '/health' })).json();
+  const logged = () => lines.map((l) => JSON.parse(l) as LogLine);
   return {
     app,
-    ended: () => lines.map((l) => JSON.parse(l) as LogLine).filter((l) => l.msg === 'call ended'),
+    sms,
+    ended: () => logged().filter((l) => l.msg === 'call ended'),
+    // pino writes the numeric level first; read it from the text, as the engine's log
+    // entries also carry a `level` field of their own ("warn") that comes later in the line
+    warnings: () => lines.filter((l) => l.startsWith('{"level":40,')).map((l) => JSON.parse(l) as LogLine),
     liveCalls: async () => (await health()).calls,
     version: async (flow) => (await health()).flows.find((f: { name: string }) => f.name === flow).version,
   };
@@ -214,12 +246,10 @@ describe('front-desk', () => {
     (await again.start()).expect('play', { media_id: WELCOME });
   });
 
-  // The menu saves every result in vars.choice, TIMEOUT included, so a caller who pressed
-  // nothing reaches the operator with the whisper "The caller chose TIMEOUT." and the log
-  // "after choice TIMEOUT": the flow's `default: 'nothing'` / `'none'` can then never
-  // apply once the menu was reached. The flow looks written for "nothing"; whether
-  // TIMEOUT is meant is not clear, hence it.fails (see the report).
-  it.fails('a caller who presses nothing reaches the operator, whispered as having chosen nothing', async () => {
+  // The menu saves every result in vars.choice, TIMEOUT included: once its retries are
+  // used up, no_choice sets it to "nothing", so the operator never hears "The caller chose
+  // TIMEOUT." and the log never says "after choice TIMEOUT".
+  it('a caller who presses nothing reaches the operator, whispered as having chosen nothing; the operator answers', async () => {
     const s = await serve();
     const call = startCall(s.app, URL_, { callid: '1007', ...UK });
     (await call.start()).expect('play', { media_id: WELCOME });
@@ -227,6 +257,38 @@ describe('front-desk', () => {
     (await call.answer('TIMEOUT')).expect('read', menu(1));
     (await call.answer('TIMEOUT')).expect('read', menu(2));
     (await call.answer('TIMEOUT')).expect('dialout', OPERATOR('nothing'));
+    await call.end('HANGUP'); // bridged to the operator: the call ends with the bridge
+    expect(await s.liveCalls()).toBe(0);
+    await expectEnded(s, '1007', 'front-desk', {
+      status: 'HANGUP',
+      commands: 5,
+      lastStep: 'operator',
+      vars: { ...VARS, choice: 'nothing', outcome: 'nothing', summary: 'front-desk call 1007 from +447700900123 ended (hangup) after choice nothing' },
+    });
+  });
+
+  it('a caller who presses only wrong keys reaches the operator as having chosen nothing, not the last wrong key', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '1008', ...UK });
+    (await call.start()).expect('play', { media_id: WELCOME });
+    (await call.answer('0')).expect('read', menu(0));
+    (await call.answer('7')).expect('play', { media_id: tts('Sorry, 7 is not one of the choices.') });
+    (await call.answer('0')).expect('read', menu(1));
+    (await call.answer('*')).expect('play', { media_id: tts('Sorry, * is not one of the choices.') });
+    (await call.answer('0')).expect('read', menu(2));
+    // default's 2 retries are used: its say, then no_choice and the operator
+    (await call.answer('9')).expect('play', { media_id: tts('Sorry, 9 is not one of the choices.') });
+    (await call.answer('0')).expect('dialout', OPERATOR('nothing'));
+    (await call.answer('NOANSWER')).expect('play', { media_id: OPERATOR_BUSY });
+    (await call.answer('0')).expect('play', { media_id: GOODBYE });
+    (await call.answer('0')).expect('hangup', {});
+    await call.end('HANGUP');
+    await expectEnded(s, '1008', 'front-desk', {
+      status: 'HANGUP',
+      commands: 11,
+      lastStep: 'end',
+      vars: { ...VARS, choice: 'nothing', outcome: 'nothing', summary: 'front-desk call 1008 from +447700900123 ended (hangup) after choice nothing' },
+    });
   });
 
   it('closed outside 08:00-17:59 UTC: the closed message, goodbye, hangup', async () => {
@@ -261,7 +323,7 @@ describe('front-desk', () => {
 // ============================================================================================
 describe('voicemail', () => {
   const URL_ = '/rt/voicemail';
-  const VARS = { owner: 'Claire Martin', takes: 0, max_takes: 3 };
+  const VARS = { owner: 'Claire Martin', owner_mobile: '+447911123456', takes: 0, max_takes: 3 };
   const GREETING = tts(
     'Hello, you have reached the voicemail of Claire Martin. I cannot take your call right now. Please leave your message after the tone, and press the hash key when you have finished.',
     DANIEL,
@@ -277,8 +339,25 @@ describe('voicemail', () => {
   const REDO = { media_id: tts('Please record your message after the tone.') };
   const GOODBYE = { media_id: tts('Thank you, Claire will call you back. Goodbye.') };
   const CALLER = { cli_number: '+447700900456', number: '+447700900999' };
+  /** send_confirmation: the text to the caller once the message is kept. */
+  const CONFIRMATION = (to: string): SmsMessage => ({ to, from: 'Acme', body: 'Your message for Claire Martin has been received. Claire will call you back.' });
+  /** text_owner (hangup handler): the text to the owner, with no sender (the shared short code). */
+  const TO_OWNER = (from: string, takes: number): SmsMessage => ({
+    to: '+447911123456',
+    body: `New voicemail from ${from} (${takes} take(s)).`,
+    options: { nature: 'ALERTING' },
+  });
 
-  it('records three takes (one not playable), cannot record a fourth, keeps the last; retried requests mid-call', async () => {
+  /** Exactly these SMS were sent so far, in this order, each within the reply deadline (4000 ms less the 250 ms margin). */
+  function expectSms(s: Served, want: SmsMessage[]) {
+    expect(s.sms.map((x) => x.msg)).toStrictEqual(want);
+    for (const { timeoutMs } of s.sms) {
+      expect(timeoutMs).toBeGreaterThan(0);
+      expect(timeoutMs).toBeLessThanOrEqual(3750);
+    }
+  }
+
+  it('records three takes (one not playable), cannot record a fourth, keeps the last: the caller and the owner get a text; retried requests mid-call', async () => {
     const s = await serve();
     const call = startCall(s.app, URL_, { callid: '2001', ...CALLER });
     (await call.start()).expect('play', { media_id: GREETING });
@@ -308,10 +387,16 @@ describe('voicemail', () => {
     (await call.answer('0')).expect('read', keep(0));
     // 2 again: takes 3 is not < 3
     (await call.answer('2')).expect('play', { media_id: tts('Sorry, you cannot record your message again. Your last message has been kept.') });
+    expectSms(s, []);
+    // kept: the confirmation goes out between this request and its reply
     (await call.answer('0')).expect('play', GOODBYE);
+    expectSms(s, [CONFIRMATION('+447700900456')]);
+    await call.retry(); // a retried request gets the stored reply: no second SMS
+    expectSms(s, [CONFIRMATION('+447700900456')]);
     (await call.answer('0')).expect('hangup', {});
     await call.end('HANGUP');
     expect(await s.liveCalls()).toBe(0);
+    expectSms(s, [CONFIRMATION('+447700900456'), TO_OWNER('+447700900456', 3)]);
     await expectEnded(s, '2001', 'voicemail', {
       status: 'HANGUP',
       commands: 25,
@@ -321,11 +406,14 @@ describe('voicemail', () => {
         takes: 3,
         message: 'rec-3.wav',
         message_kept: true,
+        confirmation_sms: 'SMS00001',
         voicemail_file: 'rec-3.wav',
         voicemail_takes: 3,
         voicemail_from: '+447700900456',
+        voicemail_filed: true,
       },
     });
+    expect(s.warnings()).toEqual([]);
   });
 
   it('keep menu: TIMEOUT retry with the second prompt, a wrong key with its say, a second TIMEOUT keeps the message', async () => {
@@ -341,19 +429,31 @@ describe('voicemail', () => {
     (await call.answer('TIMEOUT')).expect('read', keep(1));
     (await call.answer('5')).expect('play', { media_id: tts('Please press 1 or 2.') });
     (await call.answer('0')).expect('read', keep(1)); // visit 3: the last prompt of the list
-    // TIMEOUT's one retry is used: kept
+    // TIMEOUT's one retry is used: kept, the caller gets the confirmation
     (await call.answer('TIMEOUT')).expect('play', GOODBYE);
+    expectSms(s, [CONFIRMATION('+447700900456')]);
     (await call.answer('0')).expect('hangup', {});
     await call.end('HANGUP');
+    expectSms(s, [CONFIRMATION('+447700900456'), TO_OWNER('+447700900456', 1)]);
     await expectEnded(s, '2002', 'voicemail', {
       status: 'HANGUP',
       commands: 12,
       lastStep: 'end',
-      vars: { ...VARS, takes: 1, message: 'msg-7f3a.wav', message_kept: true, voicemail_file: 'msg-7f3a.wav', voicemail_takes: 1, voicemail_from: '+447700900456' },
+      vars: {
+        ...VARS,
+        takes: 1,
+        message: 'msg-7f3a.wav',
+        message_kept: true,
+        confirmation_sms: 'SMS00001',
+        voicemail_file: 'msg-7f3a.wav',
+        voicemail_takes: 1,
+        voicemail_from: '+447700900456',
+        voicemail_filed: true,
+      },
     });
   });
 
-  it('a caller who hangs up right after recording (HANGUP mid-call): the hangup handler files the message', async () => {
+  it('a caller who hangs up right after recording (HANGUP mid-call): the hangup handler files the message and texts the owner', async () => {
     const s = await serve();
     const call = startCall(s.app, URL_, { callid: '2003', ...CALLER });
     (await call.start()).expect('play', { media_id: GREETING });
@@ -362,15 +462,16 @@ describe('voicemail', () => {
     (await call.answer('rec-9.wav')).expect('wait', { wait: 1 });
     await call.end('HANGUP');
     expect(await s.liveCalls()).toBe(0);
+    expectSms(s, [TO_OWNER('+447700900456', 1)]); // never kept in the menu: no confirmation
     await expectEnded(s, '2003', 'voicemail', {
       status: 'HANGUP',
       commands: 4,
       lastStep: 'pause',
-      vars: { ...VARS, takes: 1, message: 'rec-9.wav', voicemail_file: 'rec-9.wav', voicemail_takes: 1, voicemail_from: '+447700900456' },
+      vars: { ...VARS, takes: 1, message: 'rec-9.wav', voicemail_file: 'rec-9.wav', voicemail_takes: 1, voicemail_from: '+447700900456', voicemail_filed: true },
     });
   });
 
-  it('a failed recording: the error say, goodbye; a withheld caller hangs up during it', async () => {
+  it('a failed recording: the error say, goodbye; a withheld caller hangs up during it: no message, no SMS', async () => {
     const s = await serve();
     const call = startCall(s.app, URL_, { callid: '2004', cli_number: '', cli_name: '', number: '+447700900999' });
     (await call.start()).expect('play', { media_id: GREETING });
@@ -380,12 +481,93 @@ describe('voicemail', () => {
     (await call.answer('0')).expect('play', GOODBYE);
     await call.end('HANGUP', '0');
     expect(await s.liveCalls()).toBe(0);
+    expectSms(s, []); // notify_owner: no vars.message, straight to filed
     await expectEnded(s, '2004', 'voicemail', {
       status: 'HANGUP',
       commands: 5,
       lastStep: 'goodbye',
-      vars: { ...VARS, voicemail_file: '', voicemail_takes: 0, voicemail_from: 'withheld number' },
+      vars: { ...VARS, voicemail_file: '', voicemail_takes: 0, voicemail_from: 'withheld number', voicemail_filed: true },
     });
+  });
+
+  it('a withheld caller keeps the message: no text to a number we do not have; the owner is told it was withheld', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '2005', cli_number: '', cli_name: '', number: '+447700900999' });
+    (await call.start()).expect('play', { media_id: GREETING });
+    (await call.answer('0')).expect('play', TONE);
+    (await call.answer('0')).expect('record', RECORD);
+    (await call.answer('rec-w.wav')).expect('wait', { wait: 1 });
+    (await call.answer('0')).expect('play', REVIEW);
+    (await call.answer('0')).expect('play_record', { media_file: 'rec-w.wav' });
+    (await call.answer('0')).expect('read', keep(0));
+    (await call.answer('1')).expect('play', GOODBYE); // confirm_by_sms: the caller is not a "+" number
+    expectSms(s, []);
+    (await call.answer('0')).expect('hangup', {});
+    await call.end('HANGUP');
+    expectSms(s, [TO_OWNER('withheld number', 1)]);
+    await expectEnded(s, '2005', 'voicemail', {
+      status: 'HANGUP',
+      commands: 9,
+      lastStep: 'end',
+      vars: { ...VARS, takes: 1, message: 'rec-w.wav', message_kept: true, voicemail_file: 'rec-w.wav', voicemail_takes: 1, voicemail_from: 'withheld number', voicemail_filed: true },
+    });
+  });
+
+  it('the SMS API refuses the confirmation to a landline (REJECTED): goodbye all the same, no hash saved, a warning; the owner is still texted', async () => {
+    const s = await serve({
+      sms: (msg) => {
+        if (msg.to === '+442079460999') throw new EffectError('REJECTED', '400 invalid_number: not a mobile number');
+        return '8242D945';
+      },
+    });
+    const call = startCall(s.app, URL_, { callid: '2006', cli_number: '+442079460999', number: '+447700900999' });
+    (await call.start()).expect('play', { media_id: GREETING });
+    (await call.answer('0')).expect('play', TONE);
+    (await call.answer('0')).expect('record', RECORD);
+    (await call.answer('rec-l.wav')).expect('wait', { wait: 1 });
+    (await call.answer('0')).expect('play', REVIEW);
+    (await call.answer('0')).expect('play_record', { media_file: 'rec-l.wav' });
+    (await call.answer('0')).expect('read', keep(0));
+    (await call.answer('1')).expect('play', GOODBYE); // on.error: goodbye
+    expectSms(s, [CONFIRMATION('+442079460999')]);
+    (await call.answer('0')).expect('hangup', {});
+    await call.end('HANGUP');
+    expectSms(s, [CONFIRMATION('+442079460999'), TO_OWNER('+442079460999', 1)]);
+    await expectEnded(s, '2006', 'voicemail', {
+      status: 'HANGUP',
+      commands: 9,
+      lastStep: 'end',
+      vars: { ...VARS, takes: 1, message: 'rec-l.wav', message_kept: true, voicemail_file: 'rec-l.wav', voicemail_takes: 1, voicemail_from: '+442079460999', voicemail_filed: true },
+    });
+    expect(s.warnings().map(({ callid, code, step, msg }) => ({ callid, code, step, msg }))).toEqual([
+      { callid: '2006', code: 'EFFECT_FAILED', step: 'send_confirmation', msg: 'sms at send_confirmation failed: REJECTED (400 invalid_number: not a mobile number)' },
+    ]);
+  });
+
+  it('no SMS account configured: both texts fail with UNAVAILABLE, the call and the filing go on as usual', async () => {
+    const s = await serve({ sms: null });
+    const call = startCall(s.app, URL_, { callid: '2007', ...CALLER });
+    (await call.start()).expect('play', { media_id: GREETING });
+    (await call.answer('0')).expect('play', TONE);
+    (await call.answer('0')).expect('record', RECORD);
+    (await call.answer('rec-u.wav')).expect('wait', { wait: 1 });
+    (await call.answer('0')).expect('play', REVIEW);
+    (await call.answer('0')).expect('play_record', { media_file: 'rec-u.wav' });
+    (await call.answer('0')).expect('read', keep(0));
+    (await call.answer('1')).expect('play', GOODBYE);
+    (await call.answer('0')).expect('hangup', {});
+    await call.end('HANGUP');
+    await expectEnded(s, '2007', 'voicemail', {
+      status: 'HANGUP',
+      commands: 9,
+      lastStep: 'end',
+      vars: { ...VARS, takes: 1, message: 'rec-u.wav', message_kept: true, voicemail_file: 'rec-u.wav', voicemail_takes: 1, voicemail_from: '+447700900456', voicemail_filed: true },
+    });
+    expect(s.warnings().map(({ code, step }) => ({ code, step }))).toEqual([
+      { code: 'EFFECT_FAILED', step: 'send_confirmation' },
+      { code: 'EFFECT_FAILED', step: 'text_owner' },
+    ]);
+    expect(s.warnings().every((w) => String(w.msg).includes('failed: UNAVAILABLE (no SMS account configured'))).toBe(true);
   });
 });
 
@@ -533,6 +715,124 @@ describe('support-line', () => {
     await zero.end('HANGUP');
     expect(await s.liveCalls()).toBe(0);
   });
+  describe('supervisor: ending a stuck call', () => {
+    const PIN = { media_id: tts('Supervisor access. Please enter your PIN, followed by the hash key.'), max_digits: 6, timeout_ms: 10000 };
+    const STUCK = { media_id: tts('Please enter the call ID of the call to end, followed by the hash key.'), max_digits: 20, timeout_ms: 20000 };
+    const confirmStuck = (spelled: string) => ({
+      media_id: tts(`You entered ${spelled}. To end that call, press 1. To enter another call ID, press 2.`),
+      max_digits: 1,
+      timeout_ms: 8000,
+    });
+    const NOT_ENDED = { media_id: tts('That call could not be ended. Please check the call ID.') };
+    const MAX = '18446744073709551615';
+    const SUPERVISOR = { cli_number: '+442079460199', number: '+442079460150' };
+
+    it('star (not announced), a wrong PIN ("0" is a PIN digit here, not the engineers), the PIN, a callid read back, another, hangup_callid 18446744073709551615 digit for digit', async () => {
+      const s = await serve();
+      const call = startCall(s.app, URL_, { callid: '3006', ...SUPERVISOR });
+      (await call.start()).expect('play', WELCOME);
+      (await call.answer('0')).expect('read', triage(0));
+      (await call.answer('*')).expect('read', PIN);
+      (await call.answer('0')).expect('play', { media_id: tts('That PIN is not correct.') }); // handlers: false
+      (await call.answer('0')).expect('read', PIN);
+      (await call.answer('739514')).expect('read', STUCK);
+      (await call.answer('4242')).expect('read', confirmStuck('4 2 4 2'));
+      (await call.answer('2')).expect('read', STUCK); // another call ID
+      (await call.answer(MAX)).expect('read', confirmStuck('1 8 4 4 6 7 4 4 0 7 3 7 0 9 5 5 1 6 1 5'));
+      (await call.answer('1')).expectRaw('hangup_callid', `{"callid":${MAX}}`);
+      expect(call.body).toBe(`{"command":"hangup_callid","command_id":10,"params":{"callid":18446744073709551615},"variables":{}}`);
+      await call.retry(); // the same bytes again, the integer digit for digit
+      (await call.answer('')).expect('play', { media_id: tts('The call has been ended. Goodbye.') });
+      (await call.answer('0')).expect('hangup', {});
+      await call.end('HANGUP');
+      expect(await s.liveCalls()).toBe(0);
+      await expectEnded(s, '3006', 'support-line', {
+        status: 'HANGUP',
+        commands: 12,
+        lastStep: 'end',
+        vars: { ...VARS, topic: 'supervisor', stuck_callid: MAX, ended_callid: MAX, ticket: '', log_topic: 'supervisor', call_back: false },
+      });
+    });
+
+    it('a callid above 2^64-1 is refused before it is sent; one the service refuses; a star in a callid; then nothing: hangup', async () => {
+      const s = await serve();
+      const call = startCall(s.app, URL_, { callid: '3007', ...SUPERVISOR, variables: '{"desk":"night","ticket":98765432109876543210}' });
+      (await call.start()).expect('play', WELCOME);
+      (await call.answer('0')).expect('read', triage(0));
+      (await call.answer('*')).expect('read', PIN);
+      (await call.answer('739514')).expect('read', STUCK);
+      (await call.answer('18446744073709551616')).expect('read', confirmStuck('1 8 4 4 6 7 4 4 0 7 3 7 0 9 5 5 1 6 1 6'));
+      // 2^64 is no callid: the rendered param is refused, the step's error branch
+      (await call.answer('1')).expect('play', NOT_ENDED);
+      (await call.answer('0')).expect('read', STUCK);
+      (await call.answer('77')).expect('read', confirmStuck('7 7'));
+      (await call.answer('1')).expectRaw('hangup_callid', '{"callid":77}');
+      (await call.fail('CALL_NOT_FOUND')).expect('play', NOT_ENDED);
+      (await call.answer('0')).expect('read', STUCK);
+      (await call.answer('12*4')).expect('play', { media_id: tts('A call ID has digits only.') });
+      (await call.answer('0')).expect('read', STUCK);
+      (await call.answer('TIMEOUT')).expect('read', STUCK); // retries count per key: TIMEOUT has its own
+      (await call.answer('TIMEOUT')).expect('hangup', {});
+      await call.end('HANGUP');
+      await expectEnded(s, '3007', 'support-line', {
+        status: 'HANGUP',
+        commands: 15,
+        lastStep: 'end',
+        vars: { ...VARS, topic: 'supervisor', stuck_callid: '77', ticket: '', log_topic: 'supervisor', call_back: false }, // neither "12*4" nor TIMEOUT, and nothing ended
+      });
+      expect(s.warnings().map(({ code, step }) => ({ code, step }))).toEqual([{ code: 'RUNTIME_PARAM', step: 'end_stuck_call' }]);
+    });
+
+    it.each([
+      ['two wrong PINs', ['123456', '0'], "That PIN is not correct."],
+      ['no PIN at all', ['TIMEOUT', 'TIMEOUT'], undefined],
+    ])('%s: hung up, no call ID asked', async (_what, keys, say) => {
+      const s = await serve();
+      const call = startCall(s.app, URL_, { callid: '3008', ...SUPERVISOR });
+      (await call.start()).expect('play', WELCOME);
+      (await call.answer('0')).expect('read', triage(0));
+      (await call.answer('*')).expect('read', PIN);
+      await call.answer(keys[0]!);
+      if (say) {
+        call.expect('play', { media_id: tts(say) });
+        await call.answer('0');
+      }
+      call.expect('read', PIN);
+      await call.answer(keys[1]!);
+      if (say) {
+        call.expect('play', { media_id: tts(say) });
+        await call.answer('0');
+      }
+      call.expect('hangup', {});
+      await call.end('HANGUP');
+      await expectEnded(s, '3008', 'support-line', {
+        status: 'HANGUP',
+        commands: say ? 7 : 5,
+        lastStep: 'end',
+        vars: { ...VARS, topic: 'supervisor', ticket: '', log_topic: 'supervisor', call_back: false },
+      });
+    });
+
+    it('no clear answer to the confirmation: hangup, nothing ended', async () => {
+      const s = await serve();
+      const call = startCall(s.app, URL_, { callid: '3009', ...SUPERVISOR });
+      (await call.start()).expect('play', WELCOME);
+      (await call.answer('0')).expect('read', triage(0));
+      (await call.answer('*')).expect('read', PIN);
+      (await call.answer('739514')).expect('read', STUCK);
+      (await call.answer('90210')).expect('read', confirmStuck('9 0 2 1 0'));
+      (await call.answer('TIMEOUT')).expect('read', confirmStuck('9 0 2 1 0'));
+      (await call.answer('0')).expect('read', confirmStuck('9 0 2 1 0')); // handlers: false: "0" is no way to the engineers here
+      (await call.answer('TIMEOUT')).expect('hangup', {});
+      await call.end('HANGUP');
+      await expectEnded(s, '3009', 'support-line', {
+        status: 'HANGUP',
+        commands: 8,
+        lastStep: 'end',
+        vars: { ...VARS, topic: 'supervisor', stuck_callid: '90210', ticket: '', log_topic: 'supervisor', call_back: false },
+      });
+    });
+  });
 });
 
 // ============================================================================================
@@ -673,10 +973,12 @@ describe('reminder (outbound)', () => {
     appointment: '2025-06-12T10:30:00',
     practice: 'Riverside Dental Practice',
     reception: '+442079460321',
-    extension: '',
-    other_callid: '',
   };
-  /** An outbound call placed with calls.realtime: request_hash is the id it returned. */
+  /**
+   * An outbound call placed with calls.realtime: request_hash is the id it returned,
+   * cdr_field the options.cdr_field the scheduler gave (here the appointment's reference:
+   * the number is the patient's own, no switchboard).
+   */
   const OUTBOUND = {
     app: 'APPREMIND',
     request_hash: '5f0c2e9a41d7b3c8',
@@ -714,7 +1016,7 @@ describe('reminder (outbound)', () => {
     await call.retry();
     (await call.answer('0')).expect('read', confirm(1));
     (await call.answer('1')).expect('play', CONFIRMED);
-    (await call.answer('0')).expect('hangup', {}); // no other call: other_call -> end
+    (await call.answer('0')).expect('hangup', {});
     expect(await s.liveCalls()).toBe(1);
     await call.end('HANGUP');
     expect(await s.liveCalls()).toBe(0);
@@ -794,38 +1096,41 @@ describe('reminder (outbound)', () => {
     }
   });
 
-  // vars.extension and vars.other_callid are flow constants (""), and nothing in a request
-  // can set them: the switchboard steps and end_other_call cannot be reached with the flow
-  // as it is. A copy of flows/reminder.yaml whose vars hold values reaches them.
-  it('(a copy with extension and other_callid set) a switchboard extension, then hangup_callid 18446744073709551615 as a bare JSON integer', async () => {
-    const text = readFileSync(join(FLOWS, 'reminder.yaml'), 'utf8');
-    const copy = text.replace('extension: ""', 'extension: "4417"').replace('other_callid: ""', `other_callid: "${MAX}"`);
-    expect(copy).not.toBe(text);
-    expect(copy).toContain('extension: "4417"');
-    expect(copy).toContain(`other_callid: "${MAX}"`);
-    const dir = mkdtempSync(join(tmpdir(), 'callscript-reminder-'));
-    tmpDirs.push(dir);
-    writeFileSync(join(dir, 'reminder.yaml'), copy);
-    const s = await serve(dir);
-    const call = startCall(s.app, URL_, { ...OUTBOUND, callid: '9007199254740993' });
+  it('cdr_field "ext4417": the number is a switchboard: wait for its greeting, key the extension, let it ring; the patient confirms', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { ...OUTBOUND, number: '+442079460777', cdr_field: 'ext4417', callid: '5006' });
     (await call.start()).expect('wait', { wait: 3 });
     (await call.answer('0')).expect('send_dtmf', { digits: '4417#' });
     (await call.answer('0')).expect('wait', { wait: 8 });
     (await call.answer('0')).expect('play_talk_detect', OPENING);
     (await call.answer('TALK')).expect('read', confirm(0));
     (await call.answer('1')).expect('play', CONFIRMED);
-    (await call.answer('0')).expectRaw('hangup_callid', `{"callid":${MAX}}`);
-    expect(call.body).toBe(`{"command":"hangup_callid","command_id":7,"params":{"callid":18446744073709551615},"variables":{}}`);
-    await call.retry(); // the same bytes again, the integer digit for digit
-    (await call.answer('')).expect('hangup', {});
+    (await call.answer('0')).expect('hangup', {});
     await call.end('HANGUP');
     expect(await s.liveCalls()).toBe(0);
-    await expectEnded(s, '9007199254740993', 'reminder', {
+    await expectEnded(s, '5006', 'reminder', {
       status: 'HANGUP',
-      commands: 8,
+      commands: 7,
       lastStep: 'end',
-      vars: { ...VARS, extension: '4417', other_callid: MAX, answer: '1', outcome: 'confirmed', answered: '1' },
+      vars: { ...VARS, answer: '1', outcome: 'confirmed', answered: '1' },
     });
+  });
+
+  it('a switchboard that drops the call while the extension rings (NOANSWER): no answer recorded', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { ...OUTBOUND, number: '+442079460777', cdr_field: 'ext20', callid: '5007' });
+    (await call.start()).expect('wait', { wait: 3 });
+    (await call.answer('0')).expect('send_dtmf', { digits: '20#' });
+    (await call.answer('0')).expect('wait', { wait: 8 });
+    await call.end('NOANSWER');
+    await expectEnded(s, '5007', 'reminder', { status: 'NOANSWER', commands: 3, lastStep: 'extension_ring', vars: { ...VARS, outcome: 'no_answer', answered: '' } });
+  });
+
+  // Only "ext" followed by 1 to 10 digits names an extension; anything else is a plain tag.
+  it.each(['', 'appt20250612', '4417', 'ext', 'ext44A7', 'EXT4417', 'ext12345678901'])('cdr_field %j: no switchboard, the opening message first', async (cdr_field) => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { ...OUTBOUND, cdr_field, callid: '5008' });
+    (await call.start()).expect('play_talk_detect', OPENING);
   });
 });
 
