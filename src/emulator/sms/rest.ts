@@ -16,6 +16,7 @@ const HINTS: Record<string, string> = { text: 'body', message: 'body', sender: '
 
 export function smsRest(ctx: EmulatorContext) {
   return async function plugin(app: FastifyInstance): Promise<void> {
+    app.removeContentTypeParser('text/plain');
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
