@@ -15,8 +15,8 @@
  *   goodbye, end, file_message, notify_owner, text_owner, filed.
  * - support-line: welcome, priority, triage, outage_check, phone_help, line_test_intro,
  *   line_test, line_test_result, extension, direct, priority_desk, engineers,
- *   leave_message, beep, record_problem, thanks, supervisor, supervisor_pin, stuck_call,
- *   take_stuck_callid, confirm_stuck_call, end_stuck_call, stuck_call_ended,
+ *   leave_message, beep, record_problem, thanks, no_topic, supervisor, supervisor_pin,
+ *   stuck_call, take_stuck_callid, confirm_stuck_call, end_stuck_call, stuck_call_ended,
  *   stuck_call_goodbye, failure, end, log_call.
  * - conference: welcome, choose_room, help, meeting_number, find_meeting, unknown_meeting,
  *   meeting_found, meeting_room, after_leaving, open_room, open_room_bridge,
@@ -463,6 +463,8 @@ describe('voicemail', () => {
     await call.end('HANGUP');
     expect(await s.liveCalls()).toBe(0);
     expectSms(s, [TO_OWNER('+447700900456', 1)]); // never kept in the menu: no confirmation
+    await call.retry(); // the terminal request again: the same hangup, the owner is not texted twice
+    expectSms(s, [TO_OWNER('+447700900456', 1)]);
     await expectEnded(s, '2003', 'voicemail', {
       status: 'HANGUP',
       commands: 4,
@@ -715,6 +717,28 @@ describe('support-line', () => {
     await zero.end('HANGUP');
     expect(await s.liveCalls()).toBe(0);
   });
+
+  // triage saves every result in vars.topic, TIMEOUT and wrong keys included: once its
+  // retries are used up, no_topic sets it to "none" for the whisper and the log.
+  it('no choice in the menu (a wrong key, then nothing): the engineers hear topic none, not TIMEOUT', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { callid: '3010', ...CALLER });
+    (await call.start()).expect('play', WELCOME);
+    (await call.answer('0')).expect('read', triage(0));
+    (await call.answer('8')).expect('play', { media_id: tts('Sorry, that is not one of the choices.') });
+    (await call.answer('0')).expect('read', triage(1));
+    (await call.answer('TIMEOUT')).expect('read', triage(1));
+    (await call.answer('TIMEOUT')).expect('read', triage(1));
+    (await call.answer('TIMEOUT')).expect('dialout', ENGINEERS('none'));
+    await call.end('HANGUP');
+    await expectEnded(s, '3010', 'support-line', {
+      status: 'HANGUP',
+      commands: 7,
+      lastStep: 'engineers',
+      vars: { ...VARS, topic: 'none', ticket: '', log_topic: 'none', call_back: false },
+    });
+  });
+
   describe('supervisor: ending a stuck call', () => {
     const PIN = { media_id: tts('Supervisor access. Please enter your PIN, followed by the hash key.'), max_digits: 6, timeout_ms: 10000 };
     const STUCK = { media_id: tts('Please enter the call ID of the call to end, followed by the hash key.'), max_digits: 20, timeout_ms: 20000 };
