@@ -34,6 +34,13 @@ export interface CallSettings {
   maxCommands: number;
 }
 
+/** An injected SMS failure (control API): sends to that number fail with it. */
+export interface SmsFailure {
+  http: number;
+  code: number;
+  message: string;
+}
+
 export interface EmulatorContext {
   store: EmulatorStore;
   clock: Clock;
@@ -41,6 +48,8 @@ export interface EmulatorContext {
   account: Account;
   sms: SmsSettings;
   calls: CallSettings;
+  /** Recipient (E.164) -> the failure its SMS get (control API; not persisted). */
+  smsFailures: Map<string, SmsFailure>;
   /** callid -> the live call. */
   live: Map<string, LiveCall>;
   /** Calls running in the background (calls.realtime, control API without wait). */

@@ -81,6 +81,7 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
     account: { login: opts.login ?? DEFAULT_LOGIN, password: opts.password ?? DEFAULT_PASSWORD },
     sms: { ...DEFAULT_SMS_SETTINGS, ...opts.sms },
     calls: { realtime: opts.realtime ?? false, replyTimeoutMs: opts.replyTimeoutMs ?? 5000, maxCommands: opts.maxCommands ?? 500 },
+    smsFailures: new Map(),
     live: new Map(),
     background: new Set(),
     log,

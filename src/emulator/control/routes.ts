@@ -82,6 +82,25 @@ export function controlApi(ctx: EmulatorContext) {
       return smsObject(r, ctx.clock.now());
     });
 
+    app.put('/sms-failures/:number', async (req, reply) => {
+      const number = (req.params as { number: string }).number;
+      const bad = checkE164(number);
+      if (bad) return error(reply, 400, 'BAD_REQUEST', `${number}: ${bad}`);
+      const b = (req.body ?? {}) as Record<string, unknown>;
+      const http = b.http ?? 400;
+      const code = b.code ?? 11;
+      const message = b.message ?? `the recipient ${number} cannot receive SMS`;
+      if (typeof http !== 'number' || !Number.isInteger(http) || http < 400 || http > 599) return error(reply, 400, 'BAD_REQUEST', 'http is the HTTP status of the failure, 400 to 599');
+      if (typeof code !== 'number' || !Number.isInteger(code)) return error(reply, 400, 'BAD_REQUEST', 'code is the error code of the envelope (an integer)');
+      if (typeof message !== 'string' || message === '') return error(reply, 400, 'BAD_REQUEST', 'message must be a non-empty string');
+      ctx.smsFailures.set(number, { http, code, message });
+      return { number, http, code, message };
+    });
+    app.delete('/sms-failures/:number', async (req, reply) => {
+      if (!ctx.smsFailures.delete((req.params as { number: string }).number)) return error(reply, 404, 'NOT_FOUND', 'no SMS failure for this number');
+      return reply.code(204).send();
+    });
+
     app.get('/dids', async () => Object.fromEntries(ctx.store.dids));
     app.put('/dids/:number', async (req, reply) => {
       const number = (req.params as { number: string }).number;
@@ -121,6 +140,7 @@ export function controlApi(ctx: EmulatorContext) {
 
     app.post('/reset', async () => {
       ctx.store.reset();
+      ctx.smsFailures.clear();
       return { status: 'ok' };
     });
   };

@@ -69,7 +69,23 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
   const t = newTranscript(spec);
   ctx.store.putCall(t);
   let remote: { by: 'hangup_callid' | 'emulator'; reason: string } | undefined;
-  const live: LiveCall = { id: spec.id, callid: spec.callid, hangUp: (by, reason) => void (remote ??= { by, reason }) };
+  const abort = new AbortController();
+  const aborted = new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }));
+  const live: LiveCall = {
+    id: spec.id,
+    callid: spec.callid,
+    hangUp: (by, reason) => {
+      remote ??= { by, reason };
+      abort.abort();
+    },
+  };
+  const hungUp = () => remote;
+  /** Real time: waits `ms`, or less when the call is hung up meanwhile; the ms waited. */
+  const pause = async (ms: number): Promise<number> => {
+    const t0 = performance.now();
+    await Promise.race([ctx.sleep(ms), aborted]);
+    return Math.round(performance.now() - t0);
+  };
   ctx.live.set(spec.callid, live);
   const actor = new CallerActor(spec.script);
   const media: CallMedia = { callid: spec.callid, ids: ctx.store.ids, recordings: new Map() };
@@ -169,11 +185,22 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
         e.duration_ms = Math.max(0, hangupAt - clock);
         e.caller = `hung up ${spec.script.call.hangup_at} s into the call`;
         clock += e.duration_ms;
-        if (spec.realtime) await ctx.sleep(e.duration_ms);
+        if (spec.realtime) await pause(e.duration_ms);
         await end('HANGUP', { command: reply.command, command_id: reply.commandId, result: '', error: '' }, 'caller', `the caller hung up at ${spec.script.call.hangup_at} s (call.hangup_at)`);
         break;
       }
-      if (spec.realtime) await ctx.sleep(sim.durationMs);
+      if (spec.realtime) {
+        const waited = await pause(sim.durationMs);
+        const r = hungUp();
+        if (r) {
+          e.status = 'interrupted';
+          e.duration_ms = waited;
+          e.caller = `interrupted after ${waited} ms: ${r.reason}`;
+          clock += waited;
+          await end('HANGUP', { command: reply.command, command_id: reply.commandId, result: '', error: '' }, r.by, r.reason);
+          break;
+        }
+      }
       e.result = sim.result;
       e.error = sim.error;
       e.duration_ms = sim.durationMs;

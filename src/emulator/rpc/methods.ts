@@ -95,7 +95,9 @@ export function rpcMethods(ctx: EmulatorContext): Record<string, RpcMethod> {
       arity('sms.send', p, 3, 4, ['from', 'to', 'body', 'options']);
       const r = checkSmsToSend({ from: p[0], to: p[1], body: p[2], options: p[3] }, (k) => k !== 'options' || p.length > 3);
       if (!r.ok) throw invalid(r.message);
-      return sendSms(ctx, r.value);
+      const sent = sendSms(ctx, r.value);
+      if (!sent.ok) throw new RpcError(sent.failure.code, sent.failure.message);
+      return sent.hash;
     },
 
     'sms.get': (p) => {

@@ -89,7 +89,8 @@ export function smsRest(ctx: EmulatorContext) {
     function send(_req: FastifyRequest, reply: FastifyReply, input: Record<string, unknown>, has: (k: string) => boolean) {
       const r = checkSmsToSend(input, has);
       if (!r.ok) return fail(reply, 400, ERR.INVALID_PARAM, r.message);
-      return ok(reply, sendSms(ctx, r.value));
+      const sent = sendSms(ctx, r.value);
+      return sent.ok ? ok(reply, sent.hash) : fail(reply, sent.failure.http, sent.failure.code, sent.failure.message);
     }
   };
 }

@@ -1,17 +1,22 @@
 /** The account's SMS operations, shared by the REST API, JSON-RPC and the control API. */
 import { checkDatetime } from '../../protocol/formats.js';
-import type { EmulatorContext } from '../context.js';
+import type { EmulatorContext, SmsFailure } from '../context.js';
 import { parseDatetime } from '../time.js';
 import { newInboundSms, newOutboundSms, smsObject } from './record.js';
 import type { Checked, SmsToSend } from './validate.js';
 
 export const HASH = /^[A-Z0-9]{8}$/;
 
-export function sendSms(ctx: EmulatorContext, sms: SmsToSend): string {
+export type Sent = { ok: true; hash: string } | { ok: false; failure: SmsFailure };
+
+/** Stores and sends an SMS, unless a failure was injected for its recipient. */
+export function sendSms(ctx: EmulatorContext, sms: SmsToSend): Sent {
+  const failure = ctx.smsFailures.get(sms.to);
+  if (failure) return { ok: false, failure };
   const hash = ctx.store.newHash();
   ctx.store.sms.set(hash, newOutboundSms(hash, sms, ctx.clock.now(), ctx.sms));
   ctx.store.changed();
-  return hash;
+  return { ok: true, hash };
 }
 
 export function receiveSms(ctx: EmulatorContext, from: string, to: string, body: string): string {
