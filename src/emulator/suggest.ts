@@ -11,7 +11,7 @@ export function suggest(word: string, names: readonly string[]): string {
       best = n;
     }
   }
-  return best !== undefined && bestD <= Math.max(1, Math.floor(word.length / 3)) ? ` (did you mean ${best}?)` : '';
+  return best !== undefined && bestD <= Math.max(1, Math.round(word.length / 3)) ? ` (did you mean ${best}?)` : '';
 }
 
 /** Optimal string alignment distance (a swap of two neighbours counts 1). */
