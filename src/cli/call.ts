@@ -60,7 +60,8 @@ export async function call(flags: CallFlags, env: NodeJS.ProcessEnv = process.en
       body: JSON.stringify(body),
     });
   } catch (e) {
-    const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
+    const c = (e as { cause?: { code?: string; message?: string } }).cause;
+    const cause = c?.code ?? c?.message ?? (e as Error).message;
     return fail(`cannot reach the emulator at ${base} (${cause}); start it with: callscript emulator`);
   }
   const text = await res.text();
