@@ -52,31 +52,53 @@ export async function call(flags: CallFlags, env: NodeJS.ProcessEnv = process.en
   const base = (flags.emulator ?? env.EMULATOR_URL ?? `http://127.0.0.1:${DEFAULT_PORT}`).replace(/\/+$/, '');
   const login = flags.login ?? env.EMULATOR_LOGIN ?? DEFAULT_LOGIN;
   const password = flags.password ?? env.EMULATOR_PASSWORD ?? DEFAULT_PASSWORD;
-  let res: Response;
-  try {
-    res = await fetch(`${base}/emulator/calls`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: 'Basic ' + Buffer.from(`${login}:${password}`).toString('base64') },
-      body: JSON.stringify(body),
-    });
-  } catch (e) {
-    const c = (e as { cause?: { code?: string; message?: string } }).cause;
-    const cause = c?.code ?? c?.message ?? (e as Error).message;
-    return fail(`cannot reach the emulator at ${base} (${cause}); start it with: callscript emulator`);
-  }
-  const text = await res.text();
+  const authorization = 'Basic ' + Buffer.from(`${login}:${password}`).toString('base64');
+  // The call runs in the emulator; poll its transcript (a real-time call can outlast an HTTP request).
+  body.wait = false;
+  const started = await request(base, '/emulator/calls', authorization, body);
+  if (!started.ok) return fail(started.message);
+  if (started.status !== 202) return fail(apiError(started.status, started.data));
+  const id = (started.data as { id: string }).id;
   let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    return fail(`the emulator at ${base} answered HTTP ${res.status} with a body that is not JSON: ${text.slice(0, 200)}`);
-  }
-  if (res.status !== 200) {
-    const e = (data as { error?: { code?: string; message?: string } }).error;
-    return fail(`${e?.code ?? `HTTP ${res.status}`}${e?.code === 'BAD_CALLER' ? '\n' : ': '}${e?.message ?? text}`);
+  for (;;) {
+    const r = await request(base, `/emulator/calls/${id}`, authorization);
+    if (!r.ok) return fail(r.message);
+    if (r.status !== 200) return fail(apiError(r.status, r.data));
+    if ((r.data as Transcript).status === 'ended') {
+      data = r.data;
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, flags.realtime ? 500 : 50));
   }
   const t = data as Transcript;
   if (flags.json) out.write(JSON.stringify(t, null, 2) + '\n');
   else out.write(formatTranscript(t, { full: flags.full ?? false }) + '\n');
   return t.violations.length > 0 ? 1 : 0;
+}
+
+type Answer = { ok: true; status: number; data: unknown } | { ok: false; message: string };
+
+async function request(base: string, path: string, authorization: string, body?: unknown): Promise<Answer> {
+  let res: Response;
+  try {
+    res = await fetch(base + path, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  } catch (e) {
+    const c = (e as { cause?: { code?: string; message?: string } }).cause;
+    return { ok: false, message: `cannot reach the emulator at ${base} (${c?.code ?? c?.message ?? (e as Error).message}); start it with: callscript emulator` };
+  }
+  const text = await res.text();
+  try {
+    return { ok: true, status: res.status, data: JSON.parse(text) };
+  } catch {
+    return { ok: false, message: `the emulator at ${base} answered HTTP ${res.status} with a body that is not JSON: ${text.slice(0, 200)}` };
+  }
+}
+
+function apiError(status: number, data: unknown): string {
+  const e = (data as { error?: { code?: string; message?: string } } | null)?.error;
+  return `${e?.code ?? `HTTP ${status}`}${e?.code === 'BAD_CALLER' ? '\n' : ': '}${e?.message ?? JSON.stringify(data)}`;
 }
