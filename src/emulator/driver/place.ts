@@ -76,7 +76,11 @@ export function placeCall(ctx: EmulatorContext, req: PlaceRequest): Placed {
   if (auth) spec.authorization = basicAuthHeader(auth.login, auth.password);
   const done = runCall(ctx, spec);
   ctx.background.add(done);
-  void done.finally(() => ctx.background.delete(done));
+  const forget = () => void ctx.background.delete(done);
+  done.then(forget, (err: unknown) => {
+    forget();
+    ctx.log.error({ err, call: id }, 'emulated call failed');
+  });
   return { ok: true, id, callid, done };
 }
 
