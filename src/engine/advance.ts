@@ -107,11 +107,22 @@ function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, 
 
   if (terminal) return hangupHandler(flow, prior, req, opts, max);
 
-  if (req.command_id === prior.commandId - 1) return { kind: 'replay', replyJson: prior.reply };
+  if (req.command_id === prior.commandId - 1) return { kind: 'replay', replyJson: fullReply(prior.reply, req) };
   if (req.command_id !== prior.commandId) {
+    const ahead = req.command_id > prior.commandId;
     return {
       kind: 'stale',
-      message: `command_id ${req.command_id} is stale: the call's latest command is ${prior.commandId}`,
+      message: ahead
+        ? `command_id ${req.command_id} is ahead of the call's latest command ${prior.commandId}: no such command was sent`
+        : `command_id ${req.command_id} is stale: the call's latest command is ${prior.commandId}`,
+      latest: prior.commandId,
+    };
+  }
+  const sent = replyCommand(prior.reply);
+  if (req.command !== sent) {
+    return {
+      kind: 'stale',
+      message: `the request reports command "${req.command}" #${req.command_id}, but command #${prior.commandId} of this call is "${sent}"`,
       latest: prior.commandId,
     };
   }
@@ -154,6 +165,28 @@ function settle(flow: CompiledFlow, ctx: RunCtx, prior: CallState | undefined, o
   };
 }
 
+/**
+ * The stored reply is the reply without its `variables` (the request's, echoed): a retried
+ * request carries the same variables, so the reply is rebuilt byte for byte, and the
+ * snapshot stays small whatever the size of the service's variables map.
+ */
+function replyHead(replyJson: string, req: RtRequest): string {
+  return replyJson.slice(0, replyJson.length - variablesText(req).length - 1);
+}
+
+function fullReply(head: string, req: RtRequest): string {
+  return head + variablesText(req) + '}';
+}
+
+function variablesText(req: RtRequest): string {
+  return req.variablesRaw === '' ? '{}' : req.variablesRaw;
+}
+
+/** The command name of a stored reply (it starts with {"command":"<name>"). */
+export function replyCommand(head: string): string {
+  return head.slice(12, head.indexOf('"', 12));
+}
+
 function start(flow: CompiledFlow, req: RtRequest, opts: EngineOptions, base: number, warn: LogEntry | undefined): Outcome {
   const ctx = newCtx(req, flow.program.initialVars, opts.maxLogicSteps ?? DEFAULT_MAX_LOGIC_STEPS, flow.program.start);
   ctx.vars = Object.assign({}, ctx.vars); // the new call's own object, never the model's
@@ -173,7 +206,7 @@ function finish(flow: CompiledFlow, ctx: RunCtx, emit: Emit, base: number, start
     step: emit.step,
     vars: ctx.vars,
     commandId: base + 1,
-    reply: replyJson,
+    reply: replyHead(replyJson, ctx.req),
     started,
     commands: commands + 1,
   };

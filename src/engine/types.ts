@@ -46,7 +46,10 @@ export interface CallState {
   counters?: StepCounters;
   /** Id of the outstanding command (1, 2, 3, ... per call; base req.command_id on a restart). */
   commandId: number;
-  /** The reply last sent, serialised: sent again, byte for byte, to a retried request. */
+  /**
+   * The reply last sent, serialised, without its trailing `variables` member (rebuilt from
+   * the retried request, which carries the same): sent again byte for byte on a retry.
+   */
   reply: string;
   /** Epoch ms when the call started here. */
   started: number;

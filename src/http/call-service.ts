@@ -49,12 +49,26 @@ export class CallService {
   }
 
   /**
-   * Answers one request before the deadline. If the work is late, the answer is a short
-   * `wait` echoing the request's command_id: when it completes, the service sends that
-   * command_id again, which the engine recognises as a retry and answers with the reply
-   * the late step stored. The work itself is never abandoned half-way.
+   * Requests answered with a fallback, by callid: the fallback's own result, when it comes
+   * back, stands for the request it replaced (see `handle`).
    */
-  async handle(req: RtRequest, flowName: string | undefined, log: CallLogger): Promise<Answer> {
+  private readonly replaced = new Map<string, { command: string; req: RtRequest }>();
+
+  /**
+   * Answers one request before the deadline. If the work is late, the answer is a short
+   * fallback command (`wait`, or the configured media) echoing the request's command_id,
+   * and the work goes on. When the fallback completes, the service reports it with that
+   * command_id; that report is taken as the replaced request again: a retry that gets the
+   * reply the late step stored, or, if the step failed, the original result fed anew. So
+   * the fallback's own result ("0") is never mistaken for the caller's input.
+   */
+  async handle(incoming: RtRequest, flowName: string | undefined, log: CallLogger): Promise<Answer> {
+    let req = incoming;
+    const pending = this.replaced.get(req.callid);
+    if (pending) {
+      this.replaced.delete(req.callid);
+      if (req.command === pending.command && req.command_id === pending.req.command_id && req.command_error === '') req = { ...pending.req, variablesRaw: req.variablesRaw, variables: req.variables };
+    }
     const started = this.now();
     const work = this.serialised(req.callid, () => this.step(req, flowName, log, started));
     let timer: NodeJS.Timeout | undefined;
@@ -65,7 +79,8 @@ export class CallService {
       const first = await Promise.race([work, late]);
       if (first !== 'late') return first;
       log.warn({ callid: req.callid, code: 'DEADLINE', deadlineMs: this.opts.deadlineMs }, 'step missed the deadline: fallback answered');
-      work.catch(() => undefined);
+      work.catch((err: unknown) => log.error({ callid: req.callid, err }, 'a late step failed: the call stays where it was'));
+      if (req.command_id === incoming.command_id) this.replaced.set(req.callid, { command: this.opts.fallback === undefined ? 'wait' : 'play', req });
       return { status: 200, body: fallbackReply(req, this.opts.fallback), late: true };
     } finally {
       clearTimeout(timer);
@@ -126,7 +141,7 @@ export class CallService {
       case 'rejected':
         return { status: outcome.code === 'UNKNOWN_CALL' ? 404 : 500, code: outcome.code, message: outcome.message };
       case 'reply': {
-        for (const l of outcome.log ?? []) log[l.level === 'error' ? 'error' : l.level === 'warn' ? 'warn' : 'info']({ callid: req.callid, ...l }, l.msg);
+        for (const { level, msg, ...fields } of outcome.log ?? []) log[level === 'error' ? 'error' : level === 'warn' ? 'warn' : 'info']({ callid: req.callid, ...fields }, msg);
         if (outcome.state) await this.store.set(req.callid, encodeState(outcome.state), this.opts.callTtlMs);
         else await this.store.delete(req.callid);
         if (outcome.summary) logSummary(log, outcome.summary);

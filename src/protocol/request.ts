@@ -211,9 +211,16 @@ function integerDigits(v: unknown): string | null {
   return null;
 }
 
-/** lossless-json numbers to plain numbers, for templates (the raw text keeps the digits). */
+/**
+ * lossless-json numbers to plain values for templates and conditions: a number that a JS
+ * number holds exactly stays a number; any other (an integer above 2^53, a long decimal)
+ * becomes its exact decimal text, so `{{ call.variables.other }}` renders every digit.
+ */
 function toPlain(v: unknown): unknown {
-  if (isLosslessNumber(v)) return Number(v.value);
+  if (isLosslessNumber(v)) {
+    const n = Number(v.value);
+    return String(n) === v.value ? n : v.value;
+  }
   if (Array.isArray(v)) return v.map(toPlain);
   if (v && typeof v === 'object') {
     const o: Record<string, unknown> = {};

@@ -2,7 +2,7 @@
  * Test helpers for the engine: flow models built by hand (until every test goes through
  * the checker), requests with defaults, and a call driver that chains requests.
  */
-import { advance, type EngineOptions, type Outcome } from '../../src/engine/advance.js';
+import { advance, replyCommand, type EngineOptions, type Outcome } from '../../src/engine/advance.js';
 import type { Effect, EffectResult } from '../../src/engine/outcome.js';
 import type { CallState } from '../../src/engine/types.js';
 import { compileFlow, type CompiledFlow } from '../../src/flow/compile.js';
@@ -195,7 +195,7 @@ export class Call {
   next(p: Partial<RtRequest> = {}): RtRequest {
     const s = this.state;
     if (!s) throw new Error('no call state');
-    const cmd = (JSON.parse(s.reply) as { command: string }).command;
+    const cmd = replyCommand(s.reply);
     return req({ ...this.base, command: cmd, command_id: s.commandId, ...p });
   }
 

@@ -229,6 +229,35 @@ describe('deadline', () => {
     const late = await post(app, '/rt/desk', { command: 'read', command_id: 0 });
     expect(late.json()).toEqual({ command: 'play', command_id: 0, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Please hold on.' }, variables: {} });
   });
+
+  it('a late step that failed: the fallback result is not taken as the caller input', async () => {
+    const inner = new MemoryStore();
+    let failSet = true;
+    const flaky: CallStore = {
+      get: (k) => inner.get(k),
+      set: async (k, v, t) => {
+        if (failSet) {
+          await new Promise((r) => setTimeout(r, 250));
+          throw new Error('store down');
+        }
+        return inner.set(k, v, t);
+      },
+      delete: (k) => inner.delete(k),
+      size: () => inner.size(),
+      close: () => inner.close(),
+    };
+    const { app } = await server({ store: flaky, deadlineMs: 100 });
+    failSet = false;
+    await post(app, '/rt/desk'); // read #1
+    failSet = true;
+    const late = await post(app, '/rt/desk', { command: 'read', command_id: 1, command_result: '1' });
+    expect(late.json()).toEqual({ command: 'wait', command_id: 1, params: { wait: 1 }, variables: {} });
+    await new Promise((r) => setTimeout(r, 300)); // the late step fails meanwhile
+    failSet = false;
+    const next = await post(app, '/rt/desk', { command: 'wait', command_id: 1, command_result: '0' });
+    // the caller pressed 1 (sales), not 0
+    expect(next.json()).toEqual({ command: 'dialout', command_id: 2, params: { targets: [{ number: '+33123456789', timeout: 30 }] }, variables: {} });
+  });
 });
 
 describe('GET /health', () => {
@@ -244,5 +273,32 @@ describe('GET /health', () => {
     expect(h.refused[0].file).toMatch(/broken\.yaml$/);
     expect(h.refused[0].diagnostics[0].code).toBe('UNKNOWN_STEP');
     expect(h.calls).toBe(0);
+  });
+});
+
+describe('numbers beyond 2^53 in variables', () => {
+  it('reach hangup_callid digit for digit through call.variables', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'callscript-vars-'));
+    writeFileSync(join(dir, 'kill.yaml'), 'version: 1\nstart: k\nsteps:\n  k:\n    hangup_callid: "{{ call.variables.other }}"\n    next: end\n  end: { hangup: {} }\n');
+    app = await buildServer({ flowsDir: dir, logLevel: false });
+    const res = await post(app, '/rt/kill', { variables: '{"other":9007199254740993}' });
+    expect(res.body).toBe('{"command":"hangup_callid","command_id":1,"params":{"callid":9007199254740993},"variables":{"other":9007199254740993}}');
+  });
+});
+
+describe('a request must report the command it answers', () => {
+  it('409 when the command name differs from the one sent, and nothing changes', async () => {
+    const { app, store } = await server();
+    await post(app, '/rt/desk');
+    const before = await store.get('4242');
+    const res = await post(app, '/rt/desk', { command: 'play', command_id: 1, command_result: '0' });
+    expect(res.statusCode).toBe(409);
+    expect(res.json().error).toEqual({ code: 'STALE_REQUEST', message: 'the request reports command "play" #1, but command #1 of this call is "read"' });
+    expect(await store.get('4242')).toBe(before);
+    const ahead = await post(app, '/rt/desk', { command: 'read', command_id: 9, command_result: '1' });
+    expect(ahead.json().error.message).toBe("command_id 9 is ahead of the call's latest command 1: no such command was sent");
   });
 });
