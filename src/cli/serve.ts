@@ -14,6 +14,10 @@ export async function serve(flags: ServeFlags, out: NodeJS.WritableStream = proc
   const { settings } = res;
   const { app, registry, report } = await createServer(settings.server);
   if (report && report.diagnostics.length > 0) err.write(formatDiagnostics(report.diagnostics, report.sources) + '\n');
+  if (report?.diagnostics.some((d) => d.code === 'FLOWS_DIR_MISSING')) {
+    await app.close();
+    return 2;
+  }
   const routes = settings.server.routes ?? { apps: {}, numbers: {} };
   const named: [string, string][] = [
     ...Object.entries(routes.apps).map(([k, v]): [string, string] => [`routes.apps["${k}"]`, v]),

@@ -61,13 +61,14 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
   if (!['restart', 'hangup', 'reject'].includes(policy)) {
     return { ok: false, message: `UNKNOWN_CALL must be restart, hangup or reject, not "${policy}"`, diagnostics, sources };
   }
-  const login = env.RT_LOGIN ?? config?.auth?.login;
-  const password = env.RT_PASSWORD ?? config?.auth?.password;
+  // An empty variable counts as unset: RT_LOGIN= must not switch auth on with no password.
+  const login = nonEmpty(env.RT_LOGIN) ?? config?.auth?.login;
+  const password = nonEmpty(env.RT_PASSWORD) ?? config?.auth?.password;
   if ((login === undefined) !== (password === undefined)) {
     return { ok: false, message: 'Basic auth needs both a login and a password (RT_LOGIN and RT_PASSWORD, or auth.login and auth.password)', diagnostics, sources };
   }
-  const smsLogin = env.SMS_LOGIN ?? config?.sms?.login;
-  const smsPassword = env.SMS_PASSWORD ?? config?.sms?.password;
+  const smsLogin = nonEmpty(env.SMS_LOGIN) ?? config?.sms?.login;
+  const smsPassword = nonEmpty(env.SMS_PASSWORD) ?? config?.sms?.password;
   if ((smsLogin === undefined) !== (smsPassword === undefined)) {
     return { ok: false, message: 'the SMS account needs both a login and a password (SMS_LOGIN and SMS_PASSWORD, or sms.login and sms.password)', diagnostics, sources };
   }
@@ -115,6 +116,10 @@ function fallbackMedia(m: MediaSpec): string | undefined {
     case 'raw':
       return m.value;
   }
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v === '' ? undefined : v;
 }
 
 function intSetting(name: string, raw: string | undefined, fallback: number, min: number, max: number): number | string {

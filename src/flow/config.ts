@@ -35,7 +35,8 @@ export interface ServerConfig {
   fallback?: MediaSpec;
   routes: { apps: Record<string, string>; numbers: Record<string, string>; default?: string };
   /** The SMS account the flows' sms steps send through (SMS REST API v1.1). */
-  sms?: { base_url: string; login: string; password: string; timeout_ms: number };
+  /** Login and password may come from the environment instead (SMS_LOGIN, SMS_PASSWORD). */
+  sms?: { base_url: string; login?: string; password?: string; timeout_ms: number };
 }
 
 export const CONFIG_DEFAULTS: ServerConfig = {
@@ -160,17 +161,15 @@ function handChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
 
   const sms = entry(root, 'sms');
   if (sms && sms.value.kind === 'map') {
+    // login and password may be left to SMS_LOGIN / SMS_PASSWORD (secrets out of the file);
+    // serve checks that both are known in the end.
     const s = (data.sms ?? {}) as Record<string, unknown>;
-    if (typeof s.login !== 'string' || typeof s.password !== 'string') {
-      report(ctx, 'CONFIG_AUTH', sms, `sms needs both login and password (${typeof s.login === 'string' ? 'password' : 'login'} is missing)`);
-    } else {
-      config.sms = {
-        base_url: typeof s.base_url === 'string' ? s.base_url : 'http://127.0.0.1:4010/rest/v1.1',
-        login: s.login,
-        password: s.password,
-        timeout_ms: typeof s.timeout_ms === 'number' ? s.timeout_ms : 3000,
-      };
-    }
+    config.sms = {
+      base_url: typeof s.base_url === 'string' ? s.base_url : 'http://127.0.0.1:4010/rest/v1.1',
+      timeout_ms: typeof s.timeout_ms === 'number' ? s.timeout_ms : 3000,
+    };
+    if (typeof s.login === 'string') config.sms.login = s.login;
+    if (typeof s.password === 'string') config.sms.password = s.password;
   }
 
   const fb = entry(root, 'fallback');
@@ -253,6 +252,10 @@ function ajvError(ctx: Ctx, root: YNode, e: ErrorObject): void {
       return;
     case 'pattern':
       if (e.schemaPath.includes('propertyNames')) return; // E.164 keys: reported by hand, with the reason
+      if (e.instancePath === '/sms/base_url') {
+        report(ctx, 'BAD_FORMAT', node, `sms.base_url must be an http:// or https:// URL, got '${clip(String(node.kind === 'scalar' ? node.value : ''))}'`, 'e.g. http://127.0.0.1:4010/rest/v1.1 (the emulator) or the service\'s REST address for version 1.1.');
+        return;
+      }
       report(ctx, 'BAD_NAME', node, `${where}: '${clip(String(node.kind === 'scalar' ? node.value : ''))}' is not a flow name (letters, digits, - and _)`);
       return;
     case 'propertyNames':

@@ -107,6 +107,7 @@ export class CallService {
     }
     let flow: CompiledFlow | undefined;
     if (prior) {
+      if (flowName !== undefined && flowName !== prior.flow) log.warn({ callid: req.callid, flow: prior.flow, url: flowName }, `request for flow "${flowName}" on a call of flow "${prior.flow}": the call stays on its flow`);
       flow = this.registry.get(prior.flow, prior.version);
       if (!flow) {
         if (isTerminal(req.call_status)) {

@@ -5,6 +5,7 @@
  *
  *   app.register(callscript, { flowsDir: 'flows', prefix: '/ivr' })
  */
+import { basename } from 'node:path';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { MemoryStore } from '../store/memory.js';
 import { Registry } from '../registry/registry.js';
@@ -21,6 +22,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     ...stripUndefined(options),
     routes: { ...DEFAULT_RT_OPTIONS.routes, ...options.routes },
   };
+  checkOptions(opts);
   let registry = options.registry;
   let report = options.report;
   if (!registry) {
@@ -45,11 +47,18 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   });
   app.setNotFoundHandler((req, reply) => sendError(reply, 404, 'NOT_FOUND', `no route ${req.method} ${req.url}`));
 
+  // Credentials are checked before the body is read (onRequest), so an unauthenticated
+  // request costs nothing and never reaches the call state.
+  const auth = opts.auth;
+  const requireAuth = auth
+    ? async (req: FastifyRequest, reply: FastifyReply) => {
+        if (basicAuthOk(req.headers.authorization, auth.login, auth.password)) return;
+        reply.header('www-authenticate', 'Basic realm="callscript", charset="UTF-8"');
+        return sendError(reply, 401, 'AUTH_REQUIRED', 'valid HTTP Basic credentials are required');
+      }
+    : undefined;
+
   const rt = async (req: FastifyRequest<{ Params: { flow?: string }; Body: unknown }>, reply: FastifyReply) => {
-    if (opts.auth && !basicAuthOk(req.headers.authorization, opts.auth.login, opts.auth.password)) {
-      reply.header('www-authenticate', 'Basic realm="callscript", charset="UTF-8"');
-      return sendError(reply, 401, 'AUTH_REQUIRED', 'valid HTTP Basic credentials are required');
-    }
     const body = typeof req.body === 'string' ? req.body : '';
     const parsed = parseRtRequest(body);
     if (!parsed.ok) return sendError(reply, 400, parsed.code, parsed.message);
@@ -57,22 +66,36 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     if (answer.status !== 200) return sendError(reply, answer.status, answer.code, answer.message);
     return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(answer.body);
   };
-  app.post('/rt', rt);
-  app.post('/rt/:flow', rt);
-  for (const path of ['/rt', '/rt/:flow']) {
-    app.route({ method: ['GET', 'PUT', 'DELETE', 'PATCH'], url: path, handler: (_req, reply) => sendError(reply.header('allow', 'POST'), 405, 'METHOD_NOT_ALLOWED', 'the real-time endpoint only takes POST') });
-  }
+  for (const url of ['/rt', '/rt/:flow']) app.route({ method: 'POST', url, handler: rt, ...(requireAuth ? { onRequest: requireAuth } : {}) });
+  const notAllowed = (allow: string, what: string) => (_req: FastifyRequest, reply: FastifyReply) =>
+    sendError(reply.header('allow', allow), 405, 'METHOD_NOT_ALLOWED', what);
+  const OTHER = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'PUT'] as const;
+  for (const url of ['/rt', '/rt/:flow']) app.route({ method: [...OTHER], url, handler: notAllowed('POST', 'the real-time endpoint only takes POST') });
 
+  // Health is open (load balancers probe it) and shows only names: file names, no paths.
   app.get('/health', async () => ({
     status: 'ok',
     flows: registry.list(),
     refused: (report?.refused ?? []).map((file) => ({
-      file,
-      diagnostics: (report?.diagnostics ?? []).filter((d) => d.file === file && d.severity === 'error'),
+      file: basename(file),
+      diagnostics: (report?.diagnostics ?? []).filter((d) => d.file === file && d.severity === 'error').map((d) => ({ ...d, file: basename(d.file) })),
     })),
     calls: await store.size(),
   }));
+  app.route({ method: ['DELETE', 'PATCH', 'POST', 'PUT'], url: '/health', handler: notAllowed('GET, HEAD', 'health only takes GET') });
 };
+
+/** Options given to the plugin by code are checked like the config file's: a clear error at registration. */
+function checkOptions(o: RtOptions): void {
+  const bad = (what: string) => {
+    throw new Error(`callscript plugin: ${what}`);
+  };
+  if (!Number.isInteger(o.deadlineMs) || o.deadlineMs < 100 || o.deadlineMs > 4900) bad(`deadlineMs must be an integer from 100 to 4900, got ${o.deadlineMs}`);
+  if (!Number.isInteger(o.bodyLimit) || o.bodyLimit < 1024 || o.bodyLimit > 1048576) bad(`bodyLimit must be an integer from 1024 to 1048576, got ${o.bodyLimit}`);
+  if (!Number.isInteger(o.callTtlMs) || o.callTtlMs < 1000) bad(`callTtlMs must be an integer of at least 1000, got ${o.callTtlMs}`);
+  if (!['restart', 'hangup', 'reject'].includes(o.unknownCall)) bad(`unknownCall must be restart, hangup or reject, got ${String(o.unknownCall)}`);
+  if (o.auth && (typeof o.auth.login !== 'string' || typeof o.auth.password !== 'string' || o.auth.login === '' || o.auth.password === '')) bad('auth needs a non-empty login and password');
+}
 
 function sendError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
   codeInfo(code); // every code answered is in the catalogue

@@ -78,7 +78,12 @@ export function parseRtRequest(body: string): ParseResult {
   if (o.request_hash !== null && typeof o.request_hash !== 'string') {
     return bad(`field request_hash must be a string or null, got ${describe(o.request_hash)}`);
   }
+  // Integers as the service writes them: digits only (not 1e3, 1.0, -0).
+  const raw = rawTopLevelMembers(body);
+  const INTEGER = /^(0|[1-9][0-9]*)$/;
   const callid = integerDigits(o.callid);
+  if (callid !== null && raw.callid !== undefined && !INTEGER.test(raw.callid)) return bad(`field callid must be an unsigned 64-bit integer written with digits only, got ${raw.callid.slice(0, 40)}`);
+  if (integerDigits(o.command_id) !== null && raw.command_id !== undefined && !INTEGER.test(raw.command_id)) return bad(`field command_id must be a non-negative integer written with digits only, got ${raw.command_id.slice(0, 40)}`);
   if (callid === null || BigInt(callid) > UINT64_MAX) {
     return bad(`field callid must be an unsigned 64-bit integer, got ${describe(o.callid)}`);
   }
@@ -113,7 +118,7 @@ export function parseRtRequest(body: string): ParseResult {
       cdr_field: o.cdr_field as string,
       variables: lossless ? (toPlain(vars) as Record<string, unknown>) : (vars as Record<string, unknown>),
       // echoed byte for byte; re-serialised only if the key was written with escapes
-      variablesRaw: rawTopLevelMember(body, 'variables') ?? (lossless ? stringifyLossless(vars)! : JSON.stringify(vars)),
+      variablesRaw: raw.variables ?? (lossless ? stringifyLossless(vars)! : JSON.stringify(vars)),
     },
   };
 }
@@ -164,11 +169,16 @@ function skipValue(text: string, i: number): number {
  * the key is repeated, as JSON.parse does), or undefined.
  */
 export function rawTopLevelMember(text: string, key: string): string | undefined {
+  return rawTopLevelMembers(text)[key];
+}
+
+/** The exact text of every member of the top-level object of valid JSON `text`, in one pass. */
+export function rawTopLevelMembers(text: string): Record<string, string> {
+  const found: Record<string, string> = {};
   let i = 0;
   while (i < text.length && isSpace(text.charCodeAt(i))) i++;
-  if (text.charCodeAt(i) !== 123) return undefined;
+  if (text.charCodeAt(i) !== 123) return found;
   i++;
-  let found: string | undefined;
   for (;;) {
     while (i < text.length && (isSpace(text.charCodeAt(i)) || text.charCodeAt(i) === 44)) i++;
     if (i >= text.length || text.charCodeAt(i) !== 34) return found;
@@ -177,7 +187,7 @@ export function rawTopLevelMember(text: string, key: string): string | undefined
     i = keyEnd;
     while (i < text.length && (isSpace(text.charCodeAt(i)) || text.charCodeAt(i) === 58)) i++;
     const end = skipValue(text, i);
-    if (name === key) found = text.slice(i, end);
+    found[name] = text.slice(i, end);
     i = end;
   }
 }

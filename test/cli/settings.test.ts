@@ -63,3 +63,24 @@ routes: { default: front-desk, numbers: { "+33123456789": support-line } }
     expect(await resolveSettings({ config: 'missing.yaml' }, {}, d2)).toMatchObject({ ok: false, message: 'cannot read config file missing.yaml: ENOENT' });
   });
 });
+
+describe('resolveSettings: secrets from the environment', () => {
+  it('takes sms.base_url from the file and the credentials from SMS_LOGIN / SMS_PASSWORD', async () => {
+    const d = dir('sms: { base_url: "http://127.0.0.1:4010/rest/v1.1", timeout_ms: 2000 }\n');
+    const r = await resolveSettings({}, { SMS_LOGIN: 'a', SMS_PASSWORD: 'b' }, d);
+    expect(r.ok && r.settings.sms).toEqual({ baseUrl: 'http://127.0.0.1:4010/rest/v1.1', login: 'a', timeoutMs: 2000 });
+    expect(r.ok && typeof r.settings.server.effects?.sms).toBe('function');
+    const half = await resolveSettings({}, { SMS_LOGIN: 'a' }, d);
+    expect(half).toMatchObject({ ok: false, message: 'the SMS account needs both a login and a password (SMS_LOGIN and SMS_PASSWORD, or sms.login and sms.password)' });
+  });
+
+  it('an empty RT_LOGIN / RT_PASSWORD does not switch auth on', async () => {
+    const r = await resolveSettings({}, { RT_LOGIN: '', RT_PASSWORD: '' }, dir());
+    expect(r.ok && r.settings.server.auth).toBeUndefined();
+  });
+
+  it('reports a non-URL sms.base_url as BAD_FORMAT', async () => {
+    const r = await resolveSettings({}, {}, dir('sms: { base_url: "ftp//x" }\n'));
+    expect(r.diagnostics.map((x) => `${x.line}:${x.column} ${x.code}`)).toEqual(['1:18 BAD_FORMAT']);
+  });
+});

@@ -302,3 +302,33 @@ describe('a request must report the command it answers', () => {
     expect(ahead.json().error.message).toBe("command_id 9 is ahead of the call's latest command 1: no such command was sent");
   });
 });
+
+describe('review fixes', () => {
+  it('checks credentials before reading the body: a big unauthenticated body gets 401, not 413', async () => {
+    const { app } = await server({ auth: { login: 'svc', password: 'pw' }, bodyLimit: 2048 });
+    const res = await post(app, '/rt/desk', { variables: { blob: 'x'.repeat(10000) } });
+    expect(res.statusCode).toBe(401);
+  });
+
+  it('answers 405 with Allow for every other method on /rt and /health', async () => {
+    const { app } = await server();
+    for (const [method, url, allow] of [['OPTIONS', '/rt/desk', 'POST'], ['PUT', '/rt', 'POST'], ['POST', '/health', 'GET, HEAD'], ['DELETE', '/health', 'GET, HEAD']] as const) {
+      const res = await app.inject({ method, url });
+      expect(res.statusCode, `${method} ${url}`).toBe(405);
+      expect(res.headers.allow).toBe(allow);
+      expect(res.json().error.code).toBe('METHOD_NOT_ALLOWED');
+    }
+  });
+
+  it('shows refused files by name only in /health', async () => {
+    const { app } = await server();
+    const h = (await app.inject({ method: 'GET', url: '/health' })).json();
+    expect(h.refused[0].file).toBe('broken.yaml');
+    expect(h.refused[0].diagnostics[0].file).toBe('broken.yaml');
+  });
+
+  it('refuses bad plugin options at registration with a clear message', async () => {
+    await expect(buildServer({ flowsDir: FLOWS, logLevel: false, deadlineMs: -5 })).rejects.toThrow('callscript plugin: deadlineMs must be an integer from 100 to 4900, got -5');
+    await expect(buildServer({ flowsDir: FLOWS, logLevel: false, unknownCall: 'foo' as never })).rejects.toThrow('unknownCall must be restart, hangup or reject, got foo');
+  });
+});

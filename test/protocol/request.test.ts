@@ -118,3 +118,13 @@ describe('variables are echoed byte for byte', () => {
     expect(rawTopLevelMember('{"a":1}', 'variables')).toBeUndefined();
   });
 });
+
+describe('integers are digits only', () => {
+  it.each(['1e3', '1.0', '1E3'])('refuses callid %s', (c) => {
+    expect(parseRtRequest(rtBody({ callid: c }))).toMatchObject({ ok: false, code: 'BAD_REQUEST', message: `field callid must be an unsigned 64-bit integer written with digits only, got ${c}` });
+  });
+  it('refuses command_id 3.0', () => {
+    const body = rtBody({ command: 'read', command_id: 3 }).replace('"command_id":3', '"command_id":3.0');
+    expect(parseRtRequest(body)).toMatchObject({ ok: false, message: 'field command_id must be a non-negative integer written with digits only, got 3.0' });
+  });
+});
