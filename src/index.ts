@@ -19,3 +19,7 @@ export { COMMANDS, COMMAND_NAMES, type CommandName } from './protocol/commands.j
 export { parseRtRequest } from './protocol/request.js';
 export type { RtRequest, RtResponse } from './protocol/rt.js';
 export type { FlowModel } from './flow/model.js';
+export { smsSender, type SmsAccount } from './http/sms-effect.js';
+export { EffectError, type Effects, type SmsSender, type SmsMessage } from './http/effects.js';
+export type { Effect, EffectResult } from './engine/outcome.js';
+export { SmsClient, smsEncoding } from './sms/index.js';
