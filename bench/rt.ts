@@ -9,7 +9,7 @@
  *
  * Targets (issue #2): /rt >= 50% of the bare route's requests/s, p99 <= 2x the bare
  * route's, < 2 KB per stored call. Env: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (50),
- * BENCH_ROUNDS (3: rounds alternate bare and /rt; the best of each is compared).
+ * BENCH_ROUNDS (3: each round loads bare then /rt; the ratios are the median of the rounds').
  */
 import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
@@ -102,14 +102,17 @@ const ports = await new Promise<[number, number]>((resolve, reject) => {
 });
 try {
   console.log(`callscript bench: ${connections} connections, ${seconds} s per target, calls of ${CALL.length} requests`);
-  // Alternate the two targets so that noise from a shared machine hits both alike; keep
-  // each target's best round (the first round of each also warms the JIT up).
+  // Alternate the two targets so that noise from a shared machine hits both alike.
   let bare: Run | undefined;
   let rt: Run | undefined;
+  const ratios: number[] = [];
+  const p99s: number[] = [];
   for (let round = 0; round < rounds; round++) {
     const b = await load(`http://127.0.0.1:${ports[0]}`, '/bare');
     const r = await load(`http://127.0.0.1:${ports[1]}`, '/rt/bench');
     console.log(`round ${round + 1}: bare ${b.result.requests.average.toFixed(0)} req/s p99 ${b.p99.toFixed(2)} ms, /rt ${r.result.requests.average.toFixed(0)} req/s p99 ${r.p99.toFixed(2)} ms`);
+    ratios.push(r.result.requests.average / b.result.requests.average);
+    p99s.push(r.p99 / b.p99);
     if (!bare || b.result.requests.average > bare.result.requests.average) bare = b;
     if (!rt || r.result.requests.average > rt.result.requests.average) rt = r;
   }
@@ -117,8 +120,12 @@ try {
   console.log('best rounds:');
   console.log(line('bare', bare));
   console.log(line('/rt', rt));
-  const ratio = rt.result.requests.average / bare.result.requests.average;
-  const p99 = rt.p99 / bare.p99;
+  // Each round compares the two targets under the same machine load; the median round
+  // keeps a noisy round (a neighbour's burst) from deciding.
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const ratio = median(ratios);
+  const p99 = median(p99s);
+  console.log(`per round: throughput ${ratios.map((x) => `${(x * 100).toFixed(0)}%`).join(', ')}; p99 ${p99s.map((x) => `${x.toFixed(2)}x`).join(', ')} (medians below)`);
   console.log(`throughput ratio /rt : bare = ${(ratio * 100).toFixed(0)}% (target >= 50%)  ${ratio >= 0.5 ? 'OK' : 'BELOW TARGET'}`);
   console.log(`p99 ratio /rt : bare = ${p99.toFixed(2)}x (target <= 2x)  ${p99 <= 2 ? 'OK' : 'ABOVE TARGET'}`);
   const mem = await bytesPerCall(2000);
