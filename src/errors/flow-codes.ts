@@ -53,14 +53,14 @@ export const FLOW_CODES: readonly CodeInfo[] = [
   {
     code: 'OUT_OF_BOUNDS',
     severity: 'error',
-    title: 'A number outside the range the telephony service accepts for this parameter.',
-    hint: 'Use a value within the bounds given in the message (they come from the service reference, e.g. read max_digits 1..20, timeout_ms 100..30000).',
+    title: 'A number outside the range allowed for this value (a command parameter, a branch\'s retry, a setting of callscript.yaml), or greater than the value it must not exceed (play_talk_detect min_ms and max_ms).',
+    hint: 'Use a value within the bounds given in the message; each diagnostic\'s hint says what the value means and where its bounds come from (the telephony service for command parameters, callscript for retry and for callscript.yaml settings).',
   },
   {
     code: 'BAD_FORMAT',
     severity: 'error',
-    title: 'A string that does not have the format the parameter requires (E.164 number, caller id, PIN, DTMF digits, callid, locale, cdr_field, base64, voice id).',
-    hint: 'Follow the format in the message, e.g. "+33123456789" (E.164: +, country code, number, no spaces), pin_code digits only (10 max), cdr_field up to 32 letters and digits. A value computed at run time can be written as a template ("{{ vars.number }}").',
+    title: 'A string that does not have the format the parameter requires (E.164 number, caller id, PIN, DTMF digits, callid, locale, cdr_field, base64, voice id, URL), or an empty text where one is required (an sms body).',
+    hint: 'Follow the format given in the message; a value computed at run time can be written as a template ("{{ vars.x }}").',
   },
   {
     code: 'BAD_ENUM',
@@ -140,7 +140,7 @@ export const FLOW_CODES: readonly CodeInfo[] = [
   {
     code: 'IMPOSSIBLE_RESULT',
     severity: 'error',
-    title: 'A result key that this command can never return.',
+    title: 'A result key that this command can never return (often a misspelt `default`, `error` or result name: the hint then says which one; result names are case-sensitive, `TIMEOUT` not `timeout`).',
     hint: 'Use a result from the command\'s result set (e.g. read returns 1..max_digits keys of 0-9 and *, or TIMEOUT; play returns 0 or 1); raise max_digits if a key is longer. Commands without a result take only `next`/`default` and `error`; opaque results (record file names, recording hashes) take patterns, `default` or `save`.',
   },
   {

@@ -8,9 +8,9 @@ import { ACTION_SPECS, type ActionName } from './actions.js';
 import { checkFormat } from '../protocol/formats.js';
 import { isTemplate } from './expr.js';
 import type { CommandCall, Value } from './model.js';
-import { type Ctx, didYouMean, report } from './check-context.js';
+import { type Ctx, closest, didYouMean, report } from './check-context.js';
 import { checkMedia, checkWav } from './check-media.js';
-import { checkBool, checkInt, checkStringParam, checkTemplateText } from './check-values.js';
+import { FORMAT_HINTS, checkBool, checkInt, checkStringParam, checkTemplateText } from './check-values.js';
 import { clip, describe, type YEntry, type YMap, type YNode } from './yaml.js';
 
 /** Parameters without which a command is meaningless (the reference does not say; we do). */
@@ -29,8 +29,12 @@ export const REQUIRED_PARAMS: Partial<Record<ActionName, readonly string[]>> = {
   sms: ['to', 'body'],
 };
 
-/** Checks a command's value (`read: {...}`, `wait: 5`, `hangup:`); undefined after an error. */
-export function checkCommand(ctx: Ctx, name: ActionName, action: YEntry, where: string): CommandCall | undefined {
+/**
+ * Checks a command's value (`read: {...}`, `wait: 5`, `hangup:`); undefined after an error.
+ * `excused`: required params that an UNKNOWN_KEY already accounts for (a parameter written
+ * beside the command instead of under it), so that one mistake gives one error.
+ */
+export function checkCommand(ctx: Ctx, name: ActionName, action: YEntry, where: string, excused: ReadonlySet<string> = new Set()): CommandCall | undefined {
   const call: CommandCall = { name, params: {}, media: {} };
   const spec = ACTION_SPECS[name];
   const node = action.value;
@@ -38,6 +42,8 @@ export function checkCommand(ctx: Ctx, name: ActionName, action: YEntry, where: 
   const aliases = PARAM_ALIASES[name as CommandName] ?? {};
   const errorsBefore = ctx.diags.length;
   const given = new Map<string, YEntry>();
+  // a typo of a required param (`promt:`) is reported once, as UNKNOWN_KEY with its did-you-mean
+  const typos = new Set<string>(excused);
 
   if (node.kind === 'map' && !(scalar && spec.params[scalar]?.type === 'media' && node.entries.some((e) => e.key === 'say'))) {
     for (const e of node.entries) {
@@ -45,9 +51,10 @@ export function checkCommand(ctx: Ctx, name: ActionName, action: YEntry, where: 
       const p = spec.params[canonical];
       if (!p) {
         const known = [...Object.keys(spec.params), ...Object.keys(aliases)];
-        const dym = didYouMean(e.key, known);
+        const near = closest(e.key, known);
+        if (near !== undefined) typos.add(aliases[near] ?? near);
         const none = known.length === 0 ? `${name} takes no parameters` : `known: ${known.join(', ')}`;
-        report(ctx, 'UNKNOWN_KEY', e, `${where}unknown key '${e.key}' in ${name}`, dym ?? `Remove it (${none}).`);
+        report(ctx, 'UNKNOWN_KEY', e, `${where}unknown key '${e.key}' in ${name}`, near !== undefined ? `did you mean '${near}'?` : `Remove it (${none}).`);
         continue;
       }
       const prev = given.get(canonical);
@@ -70,11 +77,42 @@ export function checkCommand(ctx: Ctx, name: ActionName, action: YEntry, where: 
   }
 
   for (const req of REQUIRED_PARAMS[name] ?? []) {
-    if (given.has(req)) continue;
+    if (given.has(req) || typos.has(req)) continue;
     const alias = Object.entries(aliases).find(([, c]) => c === req)?.[0];
     report(ctx, 'MISSING_KEY', action, `${where}${name} needs '${req}'${alias ? ` (or its alias '${alias}')` : ''}`);
   }
+  if (ctx.diags.length === errorsBefore) checkOrder(ctx, call, given, where);
   return ctx.diags.length === errorsBefore ? call : undefined;
+}
+
+/** Pairs of int params where the first may not exceed the second (defaults count when one is not given). */
+const ORDERED_PARAMS: Partial<Record<ActionName, readonly (readonly [string, string, string])[]>> = {
+  play_talk_detect: [['min_ms', 'max_ms', 'the shortest talk counted cannot be longer than the longest one: no speech could ever be detected']],
+};
+
+function checkOrder(ctx: Ctx, call: CommandCall, given: Map<string, YEntry>, where: string): void {
+  const spec = ACTION_SPECS[call.name];
+  for (const [lo, hi, why] of ORDERED_PARAMS[call.name] ?? []) {
+    const value = (p: string): number | undefined => {
+      const v = call.params[p];
+      if (typeof v === 'number') return v;
+      const s = spec.params[p];
+      return s?.type === 'int' ? s.default : undefined;
+    };
+    const a = value(lo);
+    const b = value(hi);
+    if (a === undefined || b === undefined || a <= b) continue;
+    const at = given.get(lo) ?? given.get(hi);
+    if (!at) continue;
+    const shown = (p: string, v: number) => (given.has(p) ? `${p} (${v})` : `${p}'s default (${v})`);
+    report(
+      ctx,
+      'OUT_OF_BOUNDS',
+      at.value,
+      `${where}${call.name} ${shown(lo, a)} is greater than ${shown(hi, b)}: ${why}`,
+      `Make ${lo} at most ${hi}, e.g. ${lo}: ${Math.min(a, b)} or ${hi}: ${Math.max(a, b)}.`,
+    );
+  }
 }
 
 function checkParam(ctx: Ctx, call: CommandCall, name: string, spec: ParamSpec, node: YNode, where: string): void {
@@ -86,7 +124,7 @@ function checkParam(ctx: Ctx, call: CommandCall, name: string, spec: ParamSpec, 
       return;
     }
     case 'int':
-      v = checkInt(ctx, node, name, spec.min, spec.max, where);
+      v = checkInt(ctx, node, name, spec.min, spec.max, where, `The telephony service accepts ${call.name} ${name} from ${spec.min} to ${spec.max} (${spec.doc.replace(/\.$/, '').toLowerCase()}${spec.default !== undefined ? `; ${spec.default} when not given` : ''}).`);
       break;
     case 'bool':
       v = checkBool(ctx, node, name, where);
@@ -95,6 +133,11 @@ function checkParam(ctx: Ctx, call: CommandCall, name: string, spec: ParamSpec, 
       v = checkTargets(ctx, node, where);
       break;
     case 'string':
+      if (node.kind === 'scalar' && node.type === 'string' && String(node.value).trim() === '' && REQUIRED_PARAMS[call.name]?.includes(name)) {
+        const hint = name === 'body' ? 'Give the SMS a text, e.g. body: "Your code is {{ vars.code }}".' : spec.format ? FORMAT_HINTS[spec.format] : undefined;
+        report(ctx, 'BAD_FORMAT', node, `${where}${call.name} ${name} is empty${name === 'body' ? ': an SMS needs a text' : ''}`, hint ?? `Give ${name} a value.`);
+        return;
+      }
       if (spec.format === 'callid') v = checkCallid(ctx, node, name, where);
       else if (spec.format === 'base64_wav') v = checkAudio(ctx, node, name, where);
       else v = checkStringParam(ctx, node, name, spec, where);
@@ -117,7 +160,7 @@ function checkCallid(ctx: Ctx, node: YNode, name: string, where: string): string
     }
     const err = digits === undefined ? 'a callid is a 64-bit unsigned integer (digits only)' : checkFormat('callid', digits);
     if (err) {
-      report(ctx, 'BAD_FORMAT', node, `${where}${name} ${node.source}: ${err}`);
+      report(ctx, 'BAD_FORMAT', node, `${where}${name} ${node.source}: ${err}`, FORMAT_HINTS.callid);
       return undefined;
     }
     return digits;
@@ -127,7 +170,7 @@ function checkCallid(ctx: Ctx, node: YNode, name: string, where: string): string
     if (isTemplate(s)) return checkTemplateText(ctx, s, node, where) ? s : undefined;
     const err = checkFormat('callid', s.trim());
     if (err) {
-      report(ctx, 'BAD_FORMAT', node, `${where}${name} "${clip(s)}": ${err}`);
+      report(ctx, 'BAD_FORMAT', node, `${where}${name} "${clip(s)}": ${err}`, FORMAT_HINTS.callid);
       return undefined;
     }
     return BigInt(s.trim()).toString();
@@ -146,7 +189,7 @@ function checkAudio(ctx: Ctx, node: YNode, name: string, where: string): string 
   if (isTemplate(s)) return checkTemplateText(ctx, s, node, where) ? s : undefined;
   const err = checkFormat('base64_wav', s);
   if (err) {
-    report(ctx, 'BAD_FORMAT', node, `${where}${name}: ${err}`);
+    report(ctx, 'BAD_FORMAT', node, `${where}${name}: ${err}`, FORMAT_HINTS.base64_wav);
     return undefined;
   }
   const wav = checkWav(Buffer.from(s.replace(/\s+/g, ''), 'base64'));
@@ -197,7 +240,7 @@ function checkTarget(ctx: Ctx, node: YNode, where: string): Record<string, Value
       if (n === undefined) ok = false;
       else out.number = n;
     } else if (e.key === 'timeout') {
-      const t = checkInt(ctx, e.value, 'timeout', 5, 300, `${where}target: `);
+      const t = checkInt(ctx, e.value, 'timeout', 5, 300, `${where}target: `, 'A target rings for timeout seconds, from 5 to 300 (the telephony service\'s bounds); give the step a NOANSWER branch for what comes next.');
       if (t === undefined) ok = false;
       else out.timeout = t;
     } else {

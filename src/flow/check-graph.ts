@@ -104,7 +104,11 @@ export function checkGraph(ctx: Ctx, g: GraphInput): void {
     if (!isLogic(steps[h]!)) {
       const s = steps[h]!;
       const what = s.kind === 'command' ? s.command.name : s.kind;
-      report(ctx, 'HANDLER_COMMAND', g.hangupAt, `the hangup handler '${h}' is a ${what} step; it must be a logic step (set, switch, when)`);
+      const hint =
+        what === 'hangup'
+          ? `The call is already hung up when the handler runs: remove handlers.hangup, or point it at a set step (e.g. one that logs how the call ended).`
+          : `Nothing can be played or sent to the call once it is over: point handlers.hangup at a set, switch or when step.`;
+      report(ctx, 'HANDLER_COMMAND', g.hangupAt, `the hangup handler '${h}' is a ${what} step; it must be a logic step (set, switch, when)`, hint);
     } else {
       const seen = new Set([h]);
       const q: [string, string][] = [[h, h]];
@@ -115,12 +119,25 @@ export function checkGraph(ctx: Ctx, g: GraphInput): void {
           seen.add(t);
           const s = steps[t]!;
           if (!isLogic(s)) {
-            report(ctx, 'HANDLER_COMMAND', g.hangupAt, `the hangup handler leads to command step '${t}' (${path} -> ${t}); the call is over when it runs`);
+            report(ctx, 'HANDLER_COMMAND', g.hangupAt, `the hangup handler leads to command step '${t}' (${path} -> ${t}); the call is over when it runs`, handlerExitHint(steps[id]!, s));
           } else q.push([t, `${path} -> ${t}`]);
         }
       }
     }
   }
+}
+
+/** What to do when logic step `from` of the hangup handler leads to command step `to`. */
+function handlerExitHint(from: Step, to: Step): string {
+  const hangup = to.kind === 'command' && to.command.name === 'hangup';
+  const viaNext = from.kind === 'set' ? from.next === to.id : from.kind === 'command' && from.on.default?.goto === to.id;
+  if (viaNext) {
+    return hangup
+      ? `Drop \`next: ${to.id}\` from '${from.id}': without next, the handler ends the flow by itself (the call is already hung up).`
+      : `Drop \`next: ${to.id}\` from '${from.id}' (without next, the handler ends there): nothing can be played once the call is over.`;
+  }
+  const end = hangup ? 'the handler ends the flow by itself when it reaches a set step without next' : 'nothing can be played once the call is over';
+  return `Make '${from.id}' lead to logic steps only (set, switch, when, sms): ${end}.`;
 }
 
 /** Logic steps issue no call command: set, switch/when, and effects such as sms. */

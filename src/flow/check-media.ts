@@ -33,7 +33,7 @@ export function checkVoice(ctx: Ctx, node: YNode, where: string): string | undef
   }
   const v = String(node.value);
   if (!VOICE_RE.test(v)) {
-    report(ctx, 'BAD_FORMAT', node, `${where}"${clip(v)}" is not a voice id: letters, digits, - and _ (e.g. TTS_EN-GB_SERENA)`);
+    report(ctx, 'BAD_FORMAT', node, `${where}"${clip(v)}" is not a voice id: letters, digits, - and _ (e.g. TTS_EN-GB_SERENA)`, 'Write the id of a TTS voice of the service, e.g. TTS_EN-GB_SERENA or TTS_FR-FR_AUDREY, without spaces.');
     return undefined;
   }
   return v;

@@ -112,7 +112,7 @@ export function resultSetText(name: ActionName, set: ResultSet, maxDigits: numbe
     case 'enum':
       return `${name} returns ${set.values.join(', ')}`;
     case 'digits':
-      return `${name} returns 1 to ${maxDigits} key${maxDigits > 1 ? 's' : ''} of 0-9 and * (max_digits: ${maxDigits}), or ${set.also.join(', ')}`;
+      return `${name} returns ${maxDigits > 1 ? `1 to ${maxDigits} keys` : 'one key'} of 0-9 and * (max_digits: ${maxDigits}), or ${set.also.join(', ')}`;
     case 'any':
       return `${name} returns ${set.doc}, which cannot be known in advance`;
     case 'none':

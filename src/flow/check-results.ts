@@ -19,6 +19,8 @@ export function stepRef(ctx: Ctx, node: YNode, where: string): string | undefine
   return id;
 }
 
+const RETRY_HINT = 'retry is how many times the step runs again for this result before going to then: (1 to 100, a limit of callscript, not of the service); to leave at once, write { goto: step }.';
+
 /** A branch: `step`, `{ goto, say }` or `{ retry, then, say }`. */
 export function checkBranch(ctx: Ctx, node: YNode, where: string): Branch | undefined {
   if (node.kind === 'scalar' && node.type === 'string') {
@@ -35,7 +37,7 @@ export function checkBranch(ctx: Ctx, node: YNode, where: string): Branch | unde
   for (const e of keys) {
     if (e.key === 'goto') b.goto = stepRef(ctx, e.value, where);
     else if (e.key === 'then') b.then = stepRef(ctx, e.value, where);
-    else if (e.key === 'retry') b.retry = checkInt(ctx, e.value, 'retry', 1, 100, where);
+    else if (e.key === 'retry') b.retry = checkInt(ctx, e.value, 'retry', 1, 100, where, RETRY_HINT);
     else if (e.key === 'say') b.say = checkMedia(ctx, e.value, 'say', where, { say: true });
   }
   const has = (k: string) => keys.some((e) => e.key === k);
@@ -63,8 +65,17 @@ export function maxDigitsOf(call: CommandCall | undefined): number {
   return spec?.type === 'int' ? (spec.default ?? 1) : 1;
 }
 
+/** What checkOn saw besides the branches. */
+export interface OnNotes {
+  /**
+   * A key of `on:` was reported as a misspelt `default` or result name: UNHANDLED_RESULT
+   * would only repeat that mistake, so the step gets none until it is fixed.
+   */
+  typo?: boolean;
+}
+
 /** A step's `on:` map and `next:` into Branches. */
-export function checkOn(ctx: Ctx, cmd: ActionName, call: CommandCall | undefined, on: YEntry | undefined, next: YEntry | undefined, where: string): Branches {
+export function checkOn(ctx: Ctx, cmd: ActionName, call: CommandCall | undefined, on: YEntry | undefined, next: YEntry | undefined, where: string, notes: OnNotes = {}): Branches {
   const out = emptyBranches();
   const maxDigits = maxDigitsOf(call);
   let defaultEntry: YEntry | undefined;
@@ -77,9 +88,9 @@ export function checkOn(ctx: Ctx, cmd: ActionName, call: CommandCall | undefined
     }
     const why = call || ACTION_SPECS[cmd].results.kind !== 'digits' ? impossibility(cmd, k, maxDigits) : null;
     if (why) {
-      const set = ACTION_SPECS[cmd].results;
-      const dym = set.kind === 'enum' && k.kind === 'exact' ? didYouMean(k.value, set.values) : undefined;
-      report(ctx, 'IMPOSSIBLE_RESULT', e, `${where}${why}`, dym);
+      const hint = k.kind === 'exact' ? resultKeyHint(cmd, k.value, true) : undefined;
+      if (hint?.startsWith('did you mean')) notes.typo = true;
+      report(ctx, 'IMPOSSIBLE_RESULT', e, `${where}${why}`, hint);
       continue;
     }
     const b = checkBranch(ctx, e.value, where);
@@ -100,6 +111,28 @@ export function checkOn(ctx: Ctx, cmd: ActionName, call: CommandCall | undefined
     }
   }
   return out;
+}
+
+/**
+ * The hint of an IMPOSSIBLE_RESULT on an exact key: a did-you-mean among the command's
+ * result names and (on a step's `on:`) the branch keywords default and error, compared
+ * case-insensitively and by edit distance (`defualt`, `Default`, `eror`, `timeout`).
+ * Digit keys are not compared with the digit results of an enum set ('2' is not a typo
+ * of '0'): the hint says which results exist instead. undefined: the catalogue's hint.
+ */
+export function resultKeyHint(cmd: ActionName, key: string, keywords: boolean): string | undefined {
+  const set = ACTION_SPECS[cmd].results;
+  const names = set.kind === 'enum' ? set.values : set.kind === 'digits' ? set.also : [];
+  const digitKey = /^[0-9*#]+$/.test(key);
+  const candidates = [...(digitKey ? names.filter((n) => !/^[0-9*#]+$/.test(n)) : names), ...(keywords ? ['default', 'error'] : [])];
+  const dym = didYouMean(key, candidates);
+  if (dym) return dym;
+  const rest = keywords ? ', or default: (or next:) for any result' : '';
+  if (set.kind === 'enum') {
+    const list = set.values.length === 1 ? `only ${set.values[0]}` : `${set.values.slice(0, -1).join(', ')} or ${set.values.at(-1)}`;
+    return `${cmd} returns ${list}: use ${set.values.length === 1 ? 'it' : 'those'} as result keys${rest}.`;
+  }
+  return undefined;
 }
 
 /** The flow-wide `handlers:` map. */
@@ -149,7 +182,7 @@ function checkHandlersOn(ctx: Ctx, node: YNode, h: Handlers): void {
       }
       const why = impossibility(cmd, k, 20);
       if (why) {
-        report(ctx, 'IMPOSSIBLE_RESULT', e, `${where}${why}`);
+        report(ctx, 'IMPOSSIBLE_RESULT', e, `${where}${why}`, k.kind === 'exact' ? resultKeyHint(cmd, k.value, false) : undefined);
         continue;
       }
       const b = checkBranch(ctx, e.value, where);

@@ -6,10 +6,10 @@ import { PARAM_ALIASES, type CommandName } from '../protocol/commands.js';
 import { ACTION_SPECS, EFFECT_NAMES, isAction, type ActionName } from './actions.js';
 import { COMMAND_NAMES } from '../protocol/commands.js';
 import type { Assignment, Branches, CommandCall, Handlers, Step, SwitchCase } from './model.js';
-import { type Ctx, asMap, checkVarName, didYouMean, knownEntries, posOf, report } from './check-context.js';
+import { type Ctx, asMap, checkVarName, closest, didYouMean, knownEntries, posOf, report } from './check-context.js';
 import { checkCommand } from './check-commands.js';
 import { checkMedia } from './check-media.js';
-import { checkOn, emptyBranches, stepRef, unhandledResults } from './check-results.js';
+import { type OnNotes, checkOn, emptyBranches, stepRef, unhandledResults } from './check-results.js';
 import { checkCel, toValue } from './check-values.js';
 import { describe, entry, type YEntry, type YMap } from './yaml.js';
 
@@ -50,8 +50,12 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
   const errorsBefore = ctx.diags.filter((d) => d.severity === 'error').length;
   const actions = node.entries.filter((e) => ACTIONS.includes(e.key));
   const unknown = node.entries.filter((e) => !ACTIONS.includes(e.key) && !(MODIFIERS as readonly string[]).includes(e.key));
+  // required params of the action written beside it (or misspelt there): one error each, the UNKNOWN_KEY
+  const excused = new Set<string>();
   for (const e of unknown) {
-    report(ctx, 'UNKNOWN_KEY', e, `${where}unknown key '${e.key}'`, unknownStepKeyHint(e.key, actions[0]?.key));
+    const u = unknownStepKey(e.key, actions[0]?.key);
+    if (u.param) excused.add(u.param);
+    report(ctx, 'UNKNOWN_KEY', e, `${where}unknown key '${e.key}'`, u.hint);
   }
   if (actions.length === 0) {
     if (unknown.length === 0) report(ctx, 'NO_ACTION', stepEntry, `${where}no action: give it a command, say, set, switch or when`);
@@ -72,29 +76,33 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
   if (kind === 'set') step = checkSet(ctx, node, action, id, where);
   else if (kind === 'switch') step = checkSwitch(ctx, node, action, id, where);
   else if (kind === 'when') step = checkWhen(ctx, node, action, id, where);
-  else step = checkCommandStep(ctx, node, action, id, where, handlers);
+  else step = checkCommandStep(ctx, node, action, id, where, handlers, excused);
   if (step) step.pos = pos;
   const errors = ctx.diags.filter((d) => d.severity === 'error').length;
   return errors === errorsBefore ? step : undefined;
 }
 
-function unknownStepKeyHint(key: string, action: string | undefined): string {
-  if (action && isAction(action)) {
-    const params = [...Object.keys(ACTION_SPECS[action].params), ...Object.keys(PARAM_ALIASES[action as CommandName] ?? {})];
-    if (params.includes(key)) return `'${key}' is a parameter of ${action}: indent it under ${action}: (${action}: { ${key}: ... }).`;
-  }
-  if (['goto', 'retry', 'then'].includes(key) && action !== undefined) return `'${key}' belongs in a branch: next: { ${key}: ... } or under on:.`;
-  return didYouMean(key, [...ACTIONS, ...MODIFIERS]) ?? 'A step has one action (a command, say, set, switch or when) and save, on, next, handlers as they apply.';
+/** The hint of an unknown key of a step, and the action's param it stands for, if any. */
+function unknownStepKey(key: string, action: string | undefined): { hint: string; param?: string } {
+  const aliases: Record<string, string> = action && isAction(action) ? (PARAM_ALIASES[action as CommandName] ?? {}) : {};
+  const params = action && isAction(action) ? [...Object.keys(ACTION_SPECS[action].params), ...Object.keys(aliases)] : [];
+  if (params.includes(key)) return { hint: `'${key}' is a parameter of ${action}: indent it under ${action}: (${action}: { ${key}: ... }).`, param: aliases[key] ?? key };
+  if (['goto', 'retry', 'then'].includes(key) && action !== undefined) return { hint: `'${key}' belongs in a branch: next: { ${key}: ... } or under on:.` };
+  const dym = didYouMean(key, [...ACTIONS, ...MODIFIERS]);
+  if (dym) return { hint: dym };
+  const near = closest(key, params);
+  if (near !== undefined) return { hint: `did you mean '${near}'? It is a parameter of ${action}: indent it under ${action}: (${action}: { ${near}: ... }).`, param: aliases[near] ?? near };
+  return { hint: 'A step has one action (a command, say, set, switch or when) and save, on, next, handlers as they apply.' };
 }
 
-function checkCommandStep(ctx: Ctx, node: YMap, action: YEntry, id: string, where: string, handlers: Handlers): Step | undefined {
+function checkCommandStep(ctx: Ctx, node: YMap, action: YEntry, id: string, where: string, handlers: Handlers, excused: ReadonlySet<string>): Step | undefined {
   const cmd: ActionName = action.key === 'say' ? 'play' : (action.key as ActionName);
   let call: CommandCall | undefined;
   if (action.key === 'say') {
     const m = checkMedia(ctx, action.value, 'say', where, { say: true });
     if (m) call = { name: 'play', params: {}, media: { media_id: m } };
   } else {
-    call = checkCommand(ctx, cmd, action, where);
+    call = checkCommand(ctx, cmd, action, where, excused);
   }
   const save = entry(node, 'save');
   let saveName: string | undefined;
@@ -115,11 +123,12 @@ function checkCommandStep(ctx: Ctx, node: YMap, action: YEntry, id: string, wher
     if (h.value.kind === 'scalar' && h.value.type === 'bool') inherit = h.value.value as boolean;
     else report(ctx, 'TYPE_MISMATCH', h.value, `${where}handlers on a step is true or false (false: flow-wide result handlers do not apply here), not ${describe(h.value)}`, 'Flow-wide handlers are set at the top level; a step overrides one result simply by handling it under on:.');
   }
-  const on: Branches = cmd === 'hangup' ? emptyBranches() : checkOn(ctx, cmd, call, entry(node, 'on'), entry(node, 'next'), where);
+  const notes: OnNotes = {};
+  const on: Branches = cmd === 'hangup' ? emptyBranches() : checkOn(ctx, cmd, call, entry(node, 'on'), entry(node, 'next'), where, notes);
   // Results matter where the step branches on them (a read always does); a step with no
   // result key of its own that simply ends the flow after it is deliberate.
   const branches = cmd === 'read' || Object.keys(on.exact).length > 0 || on.patterns.length > 0;
-  if (call && cmd !== 'hangup' && branches) {
+  if (call && cmd !== 'hangup' && branches && !notes.typo) {
     const missing = unhandledResults(cmd, call, on, inherit ? handlers.on[cmd] : undefined);
     if (missing) {
       report(ctx, 'UNHANDLED_RESULT', action, `${where}${action.key === 'say' ? 'say (play)' : cmd} results ${missing} lead nowhere: with no default or next, the call would be hung up`);

@@ -3,7 +3,7 @@
  * and the typed parameters of commands (int, bool, string with a format or an enum).
  */
 import { checkFormat } from '../protocol/formats.js';
-import type { ParamSpec } from '../protocol/commands.js';
+import type { FormatName, ParamSpec } from '../protocol/commands.js';
 import { checkExpression, checkTemplate, isTemplate } from './expr.js';
 import type { Value } from './model.js';
 import { type Ctx, didYouMean, report } from './check-context.js';
@@ -94,8 +94,12 @@ function scalarValue(ctx: Ctx, node: YScalar, where: string, templates: boolean)
   return node.value;
 }
 
-/** An integer parameter within its bounds. */
-export function checkInt(ctx: Ctx, node: YNode, name: string, min: number, max: number, where: string): number | undefined {
+/**
+ * An integer parameter within its bounds. `bounds` is the hint of OUT_OF_BOUNDS: where the
+ * bounds come from and what the value means (it differs for a command param, a branch's
+ * retry, a dialout target's timeout).
+ */
+export function checkInt(ctx: Ctx, node: YNode, name: string, min: number, max: number, where: string, bounds?: string): number | undefined {
   if (node.kind !== 'scalar' || node.type !== 'int') {
     const quoted = node.kind === 'scalar' && node.type === 'string' && /^-?[0-9]+$/.test(String(node.value).trim());
     const tpl = node.kind === 'scalar' && node.type === 'string' && isTemplate(String(node.value));
@@ -109,7 +113,7 @@ export function checkInt(ctx: Ctx, node: YNode, name: string, min: number, max: 
   }
   const v = node.value as number;
   if (v < min || v > max) {
-    report(ctx, 'OUT_OF_BOUNDS', node, `${where}${name} must be between ${min} and ${max}, got ${node.source}`);
+    report(ctx, 'OUT_OF_BOUNDS', node, `${where}${name} must be between ${min} and ${max}, got ${node.source}`, bounds ?? `Use a value from ${min} to ${max}.`);
     return undefined;
   }
   return v;
@@ -144,9 +148,29 @@ export function checkStringParam(ctx: Ctx, node: YNode, name: string, spec: Extr
   if (spec.format) {
     const err = checkFormat(spec.format, s);
     if (err) {
-      report(ctx, 'BAD_FORMAT', node, `${where}${name} "${clip(s)}": ${err}`);
+      report(ctx, 'BAD_FORMAT', node, `${where}${name} "${clip(s)}": ${err}`, FORMAT_HINTS[spec.format]);
       return undefined;
     }
   }
   return s;
 }
+
+const RUNTIME = 'A value known only at run time can be a template ("{{ vars.x }}"), checked when the command is sent.';
+
+/** The hint of a BAD_FORMAT, by the format of the value checked. */
+export const FORMAT_HINTS: Record<FormatName, string> = {
+  rt_media: 'A media is an integer media id, 0 for none, or TTS|<voice>|<text>.',
+  phone_number: `Write the number in E.164: +, the country code, then the number without its leading 0, no spaces or dots (e.g. "+33123456789"). ${RUNTIME}`,
+  cli_phone_number: `A caller id is an E.164 number ("+33123456789") or BLOCKED to hide it. ${RUNTIME}`,
+  cdr_customer_field: 'cdr_field is up to 32 letters and digits, no spaces or punctuation (e.g. "order12345").',
+  rt_conference_id: 'A room id is 1 to 64 letters, digits, -, _, . and : (e.g. "sales-weekly"); every call that joins the same id is in the same room.',
+  callid: 'A callid is the decimal 64-bit number of a call, usually "{{ call.callid }}" or a saved variable; write it without quotes or as a digit string.',
+  locale: 'Write the language as ll_CC, e.g. en_GB or fr_FR (lowercase language, underscore, uppercase country), or "" for auto-detection.',
+  dtmf_digits: 'Send 1 to 64 of 0-9, * and #, e.g. "1234#"; quote the digits so that YAML keeps them as written.',
+  pin_code: 'A PIN is up to 10 digits, quoted to keep leading zeros (e.g. pin_code: "0123"); "" means no PIN.',
+  base64_wav: 'Encode the WAV file with base64 (e.g. `base64 -w0 prompt.wav`) and paste the text; no data: URL prefix.',
+  media_file: 'Give the file name a record step returned, usually saved with save: and written "{{ vars.message }}".',
+  sms_sender: 'A sender is 1 to 11 of letters, digits, space, - and _, with at least one letter (e.g. "Acme"); leave from out to send from a shared short code.',
+  sms_user_data: 'Shorten user_data to 32 characters; it is kept with the SMS, not sent.',
+  url: 'Write a full http:// or https:// URL, e.g. https://example.com/sms-status.',
+};

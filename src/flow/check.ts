@@ -68,7 +68,9 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
   const version = top('version');
   if (!version) report(ctx, 'MISSING_KEY', root, "missing 'version: 1' (the language version)");
   else if (version.value.kind !== 'scalar' || version.value.type !== 'int' || version.value.value !== 1) {
-    report(ctx, 'BAD_VERSION', version.value, `version must be 1, not ${describe(version.value)}`);
+    const v = version.value;
+    const got = v.kind === 'scalar' && !v.quoted && (v.type === 'int' || v.type === 'float') ? v.source : describe(v);
+    report(ctx, 'BAD_VERSION', v, `version must be 1, got ${got}`, v.kind === 'scalar' && v.type === 'string' && v.value === '1' ? 'Write version: 1 without quotes (an integer).' : undefined);
   }
 
   let name = defaultFlowName(ctx.file);

@@ -87,9 +87,15 @@ export function loadYaml(text: string, file: string): LoadResult {
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: false, merge: true, prettyErrors: false, strict: true });
   const ctx: LoadCtx = { file, doc, lc, diags: [], nodes: 0, stack: new Set(), aliases: new Map(), stopped: false };
+  const lines = new Set<number>();
   for (const e of [...doc.errors, ...doc.warnings]) {
     const msg = e.code === 'MULTIPLE_DOCS' ? 'a flow file holds a single YAML document (remove the `---` separator)' : e.message.replace(/ at line \d+, column \d+[\s\S]*$/, '');
-    yamlDiag(ctx, 'YAML_SYNTAX', e.pos[0], `YAML: ${msg}`, YAML_HINT, e.pos[1]);
+    const [start, end] = errorSpan(text, e.pos[0], e.pos[1]);
+    // one YAML mistake often yields several errors on its line: the first one says it
+    const line = lc.linePos(start).line;
+    if (lines.has(line)) continue;
+    lines.add(line);
+    yamlDiag(ctx, 'YAML_SYNTAX', start, `YAML: ${msg}`, YAML_HINT, end);
   }
   if (ctx.diags.length > 0) return { diagnostics: ctx.diags };
   const contents = doc.contents as YamlNode | null;
@@ -97,6 +103,23 @@ export function loadYaml(text: string, file: string): LoadResult {
   const root = convert(ctx, contents, 0);
   if (ctx.stopped) return { diagnostics: ctx.diags };
   return { root, diagnostics: ctx.diags };
+}
+
+/**
+ * Where a YAML error really is. The yaml package puts indentation errors (BAD_INDENT,
+ * a misplaced `- item`) at the start of the line, i.e. column 1 of its `linePos`, while
+ * the offending thing is the first character after the indentation: move there, and span
+ * the token (the key) that starts at it. Tabs stay where they are (they are the error).
+ */
+export function errorSpan(text: string, start: number, end: number): [number, number] {
+  let i = start;
+  const lineStart = text.lastIndexOf('\n', start - 1) + 1;
+  if (!/^ *$/.test(text.slice(lineStart, start))) return [start, end];
+  while (i < text.length && text[i] === ' ') i++;
+  if (i === start || i >= text.length || /[\r\n\t]/.test(text[i]!)) return [start, end];
+  let j = i;
+  while (j < text.length && !/[\s:]/.test(text[j]!)) j++;
+  return [i, Math.max(j, i + 1)];
 }
 
 function locOf(ctx: LoadCtx, offset: number): Loc {
