@@ -1,40 +1,111 @@
 import { readFile, stat } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { checkConfig } from '../flow/config.js';
 import { formatDiagnostics, summarize } from '../flow/format.js';
 import { compileAll, listFlowFiles } from '../registry/registry.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 
+export interface ValidateOptions {
+  /** Files checked as server config files whatever their name (`--config prod.yaml`, repeatable). */
+  configs?: string[];
+}
+
+const quiet = new WeakSet<NodeJS.WritableStream>();
+
 /**
- * `callscript validate [files or dirs]`: the same checks the server runs when it loads
- * flows. Prints every problem with a code frame; exit code 1 when there is an error.
+ * A reader that goes away (`callscript validate flows | head -1`) is no error: the rest of
+ * the output is dropped, the exit code stays that of the checks. Other stream errors are
+ * not hidden.
  */
-export async function validate(paths: string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
-  const targets = paths.length > 0 ? paths : ['flows'];
+function ignoreClosedReader(out: NodeJS.WritableStream): void {
+  if (quiet.has(out) || typeof out.on !== 'function') return;
+  quiet.add(out);
+  out.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') return;
+    throw err;
+  });
+}
+
+function unreadable(p: string, err: unknown): Diagnostic {
+  return { code: 'UNREADABLE_FILE', severity: 'error', message: `cannot read ${p}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, file: p, line: 1, column: 1, hint: 'Check that the path exists and is readable.' };
+}
+
+const n = (k: number, word: string) => `${k} ${word}${k === 1 ? '' : 's'}`;
+
+/**
+ * `callscript validate [files or dirs] [--config file]...`: the same checks the server runs
+ * when it loads flows and its config. Directories give their flow files; a file named
+ * callscript.yaml (or .yml), and every `--config` file, is checked as a config file.
+ * Prints every problem with a code frame, then a summary line; exit code 1 when there is
+ * an error.
+ */
+export async function validate(paths: string[], out: NodeJS.WritableStream = process.stdout, opts: ValidateOptions = {}): Promise<number> {
+  ignoreClosedReader(out);
+  const configs = opts.configs ?? [];
+  const asConfig = new Set(configs.map((f) => resolve(f)));
+  const seenConfigs = new Set<string>();
+  const targets = paths.length > 0 || configs.length > 0 ? paths : ['flows'];
   const diagnostics: Diagnostic[] = [];
   const sources = new Map<string, string>();
   const flowFiles: { file: string; text: string }[] = [];
+  const configFiles: string[] = [];
+  let configsValid = 0;
+  const addConfig = (file: string, text: string) => {
+    if (seenConfigs.has(resolve(file))) return;
+    seenConfigs.add(resolve(file));
+    configFiles.push(file);
+    sources.set(file, text);
+    const found = checkConfig(text, file).diagnostics;
+    diagnostics.push(...found);
+    if (!found.some((d) => d.severity === 'error')) configsValid++;
+  };
   for (const p of targets) {
     let files: string[];
     try {
       files = (await stat(p)).isDirectory() ? await listFlowFiles(p) : [p];
     } catch (err) {
-      diagnostics.push({ code: 'UNREADABLE_FILE', severity: 'error', message: `cannot read ${p}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, file: p, line: 1, column: 1, hint: 'Check that the path exists and is readable.' });
+      diagnostics.push(unreadable(p, err));
       continue;
     }
     for (const file of files) {
-      const text = await readFile(file, 'utf8');
-      if (/^callscript\.ya?ml$/.test(basename(file))) {
-        sources.set(file, text);
-        diagnostics.push(...checkConfig(text, file).diagnostics);
-      } else flowFiles.push({ file, text });
+      let text: string;
+      try {
+        text = await readFile(file, 'utf8');
+      } catch (err) {
+        diagnostics.push(unreadable(file, err));
+        continue;
+      }
+      if (/^callscript\.ya?ml$/.test(basename(file)) || asConfig.has(resolve(file))) addConfig(file, text);
+      else flowFiles.push({ file, text });
     }
+  }
+  for (const file of configs) {
+    if (seenConfigs.has(resolve(file))) continue;
+    let text: string;
+    try {
+      if ((await stat(file)).isDirectory()) throw Object.assign(new Error('a directory, not a config file'), { code: 'EISDIR' });
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      diagnostics.push(unreadable(file, err));
+      continue;
+    }
+    addConfig(file, text);
   }
   const { flows, report } = compileAll(flowFiles);
   diagnostics.push(...report.diagnostics);
   for (const [f, t] of report.sources) sources.set(f, t);
   if (diagnostics.length > 0) out.write(formatDiagnostics(diagnostics, sources) + '\n');
   const errors = diagnostics.filter((d) => d.severity === 'error').length;
-  out.write(`${flowFiles.length} file${flowFiles.length === 1 ? '' : 's'} checked, ${flows.length} valid: ${summarize(diagnostics)}\n`);
+  out.write(`${summaryLine(flowFiles.length, configFiles.length, flows.length + configsValid)}: ${summarize(diagnostics)}\n`);
   return errors > 0 ? 1 : 0;
+}
+
+/**
+ * "6 files checked, 6 valid" (flows only), or, when config files were checked,
+ * "7 files checked (6 flows, 1 config), 7 valid".
+ */
+export function summaryLine(flowCount: number, configCount: number, valid: number): string {
+  const total = flowCount + configCount;
+  const parts = configCount === 0 ? '' : ` (${n(flowCount, 'flow')}, ${n(configCount, 'config')})`;
+  return `${n(total, 'file')} checked${parts}, ${valid} valid`;
 }

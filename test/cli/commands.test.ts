@@ -52,6 +52,57 @@ describe('callscript validate', () => {
     const c = capture();
     expect(await validate([join(d, 'callscript.yaml')], c.out)).toBe(1);
     expect(c.text()).toMatch(/callscript\.yaml:2:\d+ error BAD_FORMAT/);
+    expect(c.text().trimEnd().split('\n').at(-1)).toBe('1 file checked (0 flows, 1 config), 0 valid: 1 error, 0 warnings');
+  });
+
+  it('counts config files in the summary', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'callscript-validate-'));
+    writeFileSync(join(d, 'callscript.yaml'), 'server: { port: 3000 }\n');
+    writeFileSync(join(d, 'hello.yaml'), 'version: 1\nstart: a\nsteps:\n  a: { hangup: {} }\n');
+    const c = capture();
+    expect(await validate([join(d, 'hello.yaml'), join(d, 'callscript.yaml')], c.out)).toBe(0);
+    expect(c.text()).toBe('2 files checked (1 flow, 1 config), 2 valid: no problems\n');
+  });
+
+  it('--config checks a config file under another name as a config, not as a flow', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'callscript-validate-'));
+    const prod = join(d, 'prod.yaml');
+    writeFileSync(prod, 'server:\n  port: 8080\nroutes:\n  default: front-desk\n');
+    const c = capture();
+    expect(await validate([join(root, 'flows')], c.out, { configs: [prod] })).toBe(0);
+    expect(c.text()).toBe('7 files checked (6 flows, 1 config), 7 valid: no problems\n');
+    // as a flow it would be refused (no version, no steps...)
+    const asFlow = capture();
+    expect(await validate([prod], asFlow.out)).toBe(1);
+
+    writeFileSync(join(d, 'staging.yaml'), 'server:\n  prot: 8080\n');
+    const bad = capture();
+    expect(await validate([], bad.out, { configs: [prod, join(d, 'staging.yaml')] })).toBe(1);
+    expect(bad.text()).toContain(`${join(d, 'staging.yaml')}:2:3 error UNKNOWN_KEY server: unknown key 'prot'\n`);
+    expect(bad.text()).toContain("hint: did you mean 'port'?");
+    expect(bad.text().trimEnd().split('\n').at(-1)).toBe('2 files checked (0 flows, 2 configs), 1 valid: 1 error, 0 warnings');
+  });
+
+  it('--config: a file inside a directory given is checked once, as a config', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'callscript-validate-'));
+    writeFileSync(join(d, 'prod.yaml'), 'server: { port: 8080 }\n');
+    writeFileSync(join(d, 'hello.yaml'), 'version: 1\nstart: a\nsteps:\n  a: { hangup: {} }\n');
+    const c = capture();
+    expect(await validate([d], c.out, { configs: [join(d, 'prod.yaml')] })).toBe(0);
+    expect(c.text()).toBe('2 files checked (1 flow, 1 config), 2 valid: no problems\n');
+    const missing = capture();
+    expect(await validate([], missing.out, { configs: [join(d, 'nope.yaml')] })).toBe(1);
+    expect(missing.text()).toContain('error UNREADABLE_FILE cannot read');
+  });
+
+  it('a reader that goes away (validate flows | head -1) ends it quietly, with no EPIPE stack trace', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'validate', join(root, 'flows')], { cwd: root });
+    child.stdout.destroy(); // the reader is gone before the first write
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(err).not.toMatch(/EPIPE|Error|at /);
+    expect(code).toBe(0);
   });
 });
 
