@@ -1,6 +1,6 @@
 import { createServer } from '../http/server.js';
 import { formatDiagnostics } from '../flow/format.js';
-import { resolveSettings, type ServeFlags } from './settings.js';
+import { resolveSettings, settingsChanges, type ServeFlags, type Settings } from './settings.js';
 import type { FastifyInstance } from 'fastify';
 
 /** `callscript serve`: load flows, listen, print the URL and the flows. Returns the exit code on failure. */
@@ -12,7 +12,37 @@ export async function serve(flags: ServeFlags, out: NodeJS.WritableStream = proc
     return 2;
   }
   const { settings } = res;
-  const { app, registry, report } = await createServer(settings.server);
+  // The config file's changes (watched with the flows): routes and canary apply, the rest at restart.
+  let applied: Settings = settings;
+  const ctl: { apply?: () => Promise<void> } = {};
+  const { app, registry, report, control } = await createServer({
+    ...settings.server,
+    watch: settings.server.watch,
+    onConfigChange: () => void ctl.apply?.(),
+  });
+  ctl.apply = async () => {
+    const next = await resolveSettings(flags, process.env, process.cwd());
+    if (!next.ok) {
+      if (next.diagnostics.length > 0) err.write(formatDiagnostics(next.diagnostics, next.sources) + '\n');
+      app.log.error({ code: 'CONFIG_NEEDS_RESTART', file: settings.configFile }, `config change refused: ${next.message ?? 'the file has errors (above)'}; the running settings stay`);
+      return;
+    }
+    const ch = settingsChanges(applied, next.settings);
+    if (ch.routes) {
+      control.setRoutes?.(ch.routes);
+      app.log.info({ file: settings.configFile }, 'config change: routes applied to new calls');
+    }
+    if (ch.canary) {
+      const before = applied.server.canary ?? {};
+      for (const name of Object.keys(before)) if (!(name in ch.canary)) registry.setCanary(name, undefined);
+      for (const [name, p] of Object.entries(ch.canary)) {
+        if (registry.setCanary(name, p) !== 'ok') app.log.warn({ flow: name }, `canary: no flow named "${name}" is loaded`);
+      }
+      app.log.info({ file: settings.configFile, canary: ch.canary }, 'config change: canary applied to new calls');
+    }
+    if (ch.restart.length > 0) app.log.warn({ code: 'CONFIG_NEEDS_RESTART', file: settings.configFile, settings: ch.restart }, `config change: ${ch.restart.join(', ')} apply at the next start of callscript serve`);
+    applied = { ...next.settings, port: applied.port, host: applied.host, ...(applied.sms ? { sms: applied.sms } : {}), server: { ...next.settings.server, ...restartOnly(applied) } };
+  };
   if (report && report.diagnostics.length > 0) err.write(formatDiagnostics(report.diagnostics, report.sources) + '\n');
   if (report?.diagnostics.some((d) => d.code === 'FLOWS_DIR_MISSING')) {
     await app.close();
@@ -39,11 +69,25 @@ export async function serve(flags: ServeFlags, out: NodeJS.WritableStream = proc
   const smsFlows = flows.filter((f) => Object.values(registry.current(f.name)!.model.steps).some((s) => s.kind === 'command' && s.command.name === 'sms'));
   if (settings.sms) out.write(`  sms steps send through ${settings.sms.baseUrl} as ${settings.sms.login}\n`);
   else if (smsFlows.length > 0) err.write(`callscript serve: warning: ${smsFlows.map((f) => f.name).join(', ')} send SMS but no SMS account is configured (sms: in callscript.yaml, or SMS_LOGIN and SMS_PASSWORD): their sms steps will take their error branch (UNAVAILABLE)\n`);
+  if (settings.server.admin) out.write(`  admin: ${base}/admin/flows   (its own Basic auth; see docs/admin.md)\n`);
+  if (settings.server.watch) out.write(`  watching ${settings.server.flowsDir}${settings.configFile ? ` and ${settings.configFile}` : ''}: changes reload (also on SIGHUP)\n`);
+  const hup = () => {
+    void control.reload?.('SIGHUP');
+    void ctl.apply?.();
+  };
+  process.on('SIGHUP', hup);
   const stop = async () => {
+    process.off('SIGHUP', hup);
     await app.close();
     process.exit(0);
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   return app;
+}
+
+/** The settings that stay as started until a restart (so a later change is still reported against them). */
+function restartOnly(s: Settings): Partial<Settings['server']> {
+  const { flowsDir, deadlineMs, bodyLimit, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin } = s.server;
+  return { flowsDir, deadlineMs, bodyLimit, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin };
 }

@@ -67,6 +67,11 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
   if ((login === undefined) !== (password === undefined)) {
     return { ok: false, message: 'Basic auth needs both a login and a password (RT_LOGIN and RT_PASSWORD, or auth.login and auth.password)', diagnostics, sources };
   }
+  const adminLogin = nonEmpty(env.ADMIN_LOGIN) ?? config?.admin?.login;
+  const adminPassword = nonEmpty(env.ADMIN_PASSWORD) ?? config?.admin?.password;
+  if ((adminLogin === undefined) !== (adminPassword === undefined)) {
+    return { ok: false, message: 'the admin API needs both a login and a password (ADMIN_LOGIN and ADMIN_PASSWORD, or admin.login and admin.password)', diagnostics, sources };
+  }
   const smsLogin = nonEmpty(env.SMS_LOGIN) ?? config?.sms?.login;
   const smsPassword = nonEmpty(env.SMS_PASSWORD) ?? config?.sms?.password;
   if ((smsLogin === undefined) !== (smsPassword === undefined)) {
@@ -98,10 +103,42 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
         unknownCall: policy,
         auth: login !== undefined && password !== undefined ? { login, password } : undefined,
         routes: config?.routes ?? { apps: {}, numbers: {} },
+        admin: adminLogin !== undefined && adminPassword !== undefined ? { login: adminLogin, password: adminPassword } : undefined,
+        canary: config?.canary ?? {},
+        watch: config?.server.watch ?? true,
+        configFile: configPath ? resolve(cwd, configPath) : undefined,
         fallback: config?.fallback ? fallbackMedia(config.fallback) : undefined,
       },
     },
   };
+}
+
+/**
+ * What a changed config file does to a running server: routes and canary apply at once;
+ * the other settings only at the next start (listed by name in `restart`).
+ */
+export function settingsChanges(before: Settings, after: Settings): { routes?: Settings['server']['routes']; canary?: Record<string, number>; restart: string[] } {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const out: ReturnType<typeof settingsChanges> = { restart: [] };
+  if (!same(before.server.routes, after.server.routes)) out.routes = after.server.routes;
+  if (!same(before.server.canary, after.server.canary)) out.canary = after.server.canary ?? {};
+  const atStart: [string, unknown, unknown][] = [
+    ['server.port', before.port, after.port],
+    ['server.host', before.host, after.host],
+    ['server.flows_dir', before.server.flowsDir, after.server.flowsDir],
+    ['server.deadline_ms', before.server.deadlineMs, after.server.deadlineMs],
+    ['server.body_limit', before.server.bodyLimit, after.server.bodyLimit],
+    ['server.call_ttl_s', before.server.callTtlMs, after.server.callTtlMs],
+    ['server.log_level', before.server.logLevel, after.server.logLevel],
+    ['server.watch', before.server.watch, after.server.watch],
+    ['unknown_call', before.server.unknownCall, after.server.unknownCall],
+    ['fallback', before.server.fallback, after.server.fallback],
+    ['auth', before.server.auth, after.server.auth],
+    ['admin', before.server.admin, after.server.admin],
+    ['sms', before.sms, after.sms],
+  ];
+  for (const [name, a, b] of atStart) if (!same(a, b)) out.restart.push(name);
+  return out;
 }
 
 /** The config's fallback media as the rt_media string sent (none: the default wait). */

@@ -14,5 +14,9 @@ export const HTTP_CODES: readonly CodeInfo[] = [
   { code: 'DEADLINE', http: 200, title: 'The step did not finish before the deadline; a fallback command was answered.', hint: 'Logged, not returned: the call gets the fallback (a short wait) and goes on when the step lands. Look at store latency or slow logic steps.' },
   { code: 'NOT_FOUND', http: 404, title: 'No such route.', hint: 'The real-time endpoint is POST /rt or POST /rt/:flow; health is GET /health.' },
   { code: 'METHOD_NOT_ALLOWED', http: 405, title: 'The real-time endpoint only takes POST.', hint: 'The telephony service POSTs RT.Requests.' },
+  { code: 'ADMIN_AUTH_REQUIRED', http: 401, title: 'An admin API request has no valid admin HTTP Basic credentials.', hint: 'Send the admin login and password (admin.login/admin.password in callscript.yaml, or ADMIN_LOGIN/ADMIN_PASSWORD); they are not the real-time route\'s.' },
+  { code: 'BAD_ADMIN_BODY', http: 400, title: 'An admin API POST body is not the JSON object the route expects.', hint: 'POST /admin/flows/:name/current takes {"version": "..."}; POST /admin/flows/:name/canary takes {"percent": 0..100} or {"percent": null}. See docs/admin.md.' },
+  { code: 'UNKNOWN_VERSION', http: 404, title: 'The flow has no such version (never published, or released and its source not kept).', hint: 'List the versions with GET /admin/flows/:name.' },
+  { code: 'CALL_NOT_FOUND', http: 404, title: 'GET /admin/calls/:callid: no live call has that callid.', hint: 'The call ended, or its state expired (server.call_ttl_s). Live calls are counted in GET /admin/flows.' },
   { code: 'INTERNAL', http: 500, title: 'An unexpected error; the call state was not changed.', hint: 'A bug: the log line with the same request id has the stack. Please report it.' },
 ];

@@ -27,7 +27,13 @@ export interface ServerConfig {
     body_limit: number;
     call_ttl_s: number;
     log_level: LogLevel;
+    /** Reload flows (and this file) when they change (absent: true). */
+    watch?: boolean;
   };
+  /** HTTP Basic auth of the admin API (/admin/...); without it the admin API is off. */
+  admin?: { login: string; password: string };
+  /** Canary per flow: the percent of new calls sent to the flow's newest version. */
+  canary?: Record<string, number>;
   /** HTTP Basic auth required on the real-time route. */
   auth?: { login: string; password: string };
   unknown_call: (typeof UNKNOWN_CALL_POLICIES)[number];
@@ -67,9 +73,23 @@ export function configJsonSchema(): Record<string, unknown> {
           body_limit: int(1024, 1048576, 65536, 'Largest request body, in bytes.'),
           call_ttl_s: int(60, 86400, 7200, 'Forget a call this many seconds after its last request.'),
           log_level: { enum: [...LOG_LEVELS], default: 'info', description: 'Log level.' },
+          watch: { type: 'boolean', default: true, description: 'Reload the flows (and this file) when they change on disk.' },
         },
         'The HTTP server.',
       ),
+      admin: section(
+        {
+          login: { type: 'string', minLength: 1, description: 'Admin API HTTP Basic login (not the real-time route\'s).' },
+          password: { type: 'string', minLength: 1, description: 'Admin API HTTP Basic password.' },
+        },
+        'Turns the admin API (/admin/...) on, behind these credentials; login and password go together.',
+      ),
+      canary: {
+        type: ['object', 'null'],
+        description: 'Per flow name, the percent (0..100) of new calls sent to its newest version; the rest get the previous one.',
+        propertyNames: flowName,
+        additionalProperties: { type: 'number', minimum: 0, maximum: 100 },
+      },
       auth: section(
         {
           login: { type: 'string', minLength: 1, description: 'HTTP Basic login (the REALTIME10 application\'s login).' },
@@ -157,6 +177,20 @@ function handChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
     else if (typeof data.auth?.login === 'string' && typeof data.auth.password === 'string') config.auth = { login: data.auth.login, password: data.auth.password };
   } else if (auth && auth.value.kind === 'scalar' && auth.value.type === 'null') {
     report(ctx, 'CONFIG_AUTH', auth, 'auth is empty: give login and password, or remove it');
+  }
+
+  const admin = entry(root, 'admin');
+  if (admin && admin.value.kind === 'map') {
+    const login = entry(admin.value, 'login');
+    const password = entry(admin.value, 'password');
+    if (!login || !password) report(ctx, 'CONFIG_AUTH', admin, `admin needs both login and password (${login ? 'password' : 'login'} is missing)`);
+    else if (typeof data.admin?.login === 'string' && typeof data.admin.password === 'string') config.admin = { login: data.admin.login, password: data.admin.password };
+  } else if (admin && admin.value.kind === 'scalar' && admin.value.type === 'null') {
+    report(ctx, 'CONFIG_AUTH', admin, 'admin is empty: give login and password, or remove it');
+  }
+  if (data.canary && typeof data.canary === 'object') {
+    config.canary = {};
+    for (const [k, v] of Object.entries(data.canary)) if (typeof v === 'number') config.canary[k] = v;
   }
 
   const sms = entry(root, 'sms');
@@ -259,6 +293,12 @@ function ajvError(ctx: Ctx, root: YNode, e: ErrorObject): void {
       report(ctx, 'BAD_NAME', node, `${where}: '${clip(String(node.kind === 'scalar' ? node.value : ''))}' is not a flow name (letters, digits, - and _)`);
       return;
     case 'propertyNames':
+      if (e.instancePath === '/canary') {
+        const name = String(p.propertyName);
+        const at = node.kind === 'map' ? entry(node, name) : undefined;
+        report(ctx, 'BAD_NAME', at ?? node, `canary: '${clip(name)}' is not a flow name (letters, digits, - and _)`);
+      }
+      return;
     case 'anyOf':
     case 'required':
     case 'additionalItems':

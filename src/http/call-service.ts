@@ -11,6 +11,8 @@ import type { CompiledFlow } from '../flow/compile.js';
 import { isTerminal } from '../protocol/request.js';
 import type { RtRequest } from '../protocol/rt.js';
 import type { Registry } from '../registry/registry.js';
+import { LiveCalls } from '../registry/live.js';
+import type { Routes } from './options.js';
 import type { CallStore } from '../store/types.js';
 import type { RtOptions } from './options.js';
 import { performEffect, type Effects } from './effects.js';
@@ -39,13 +41,25 @@ export class CallService {
     private readonly opts: RtOptions,
     private readonly effects: Effects = {},
     private readonly now: () => number = Date.now,
+    /** Which version and step each live call is at, and per-version counts (see registry/live.ts). */
+    readonly live: LiveCalls = new LiveCalls(opts.callTtlMs, now),
   ) {}
 
-  /** The flow a new call gets: the URL's, else by app, by called number, by default. */
+  /** The flow a new call gets: the URL's, else by app, by called number, by default; its version by the flow's pin and canary. */
   route(req: RtRequest, flowName?: string): { flow?: CompiledFlow; name?: string } {
     const r = this.opts.routes;
     const name = flowName ?? r.apps[req.app] ?? r.numbers[req.number] ?? r.default;
-    return { name, flow: name === undefined ? undefined : this.registry.current(name) };
+    return { name, flow: name === undefined ? undefined : this.registry.pick(name, req.callid) };
+  }
+
+  /** New routes (a config reload); live calls are not affected. */
+  setRoutes(routes: Routes): void {
+    this.opts.routes = routes;
+  }
+
+  /** Forgets the live call (its state is dropped) and releases versions no call uses any more. */
+  private ended(callid: string): void {
+    if (this.live.end(callid)) this.registry.release(this.live);
   }
 
   /**
@@ -98,7 +112,22 @@ export class CallService {
     return run;
   }
 
+  /** One step, with the live-call bookkeeping: version and step per call, calls and errors per version. */
   private async step(req: RtRequest, flowName: string | undefined, log: CallLogger, started: number): Promise<Answer> {
+    if (this.live.purge() > 0) this.registry.release(this.live);
+    const seen: Seen = {};
+    let answer: Answer | undefined;
+    try {
+      answer = await this.stepCore(req, flowName, log, started, seen);
+      return answer;
+    } finally {
+      if (seen.flow && (!answer || answer.status >= 500)) this.live.error(seen.flow.name, seen.flow.version);
+      // A new call that got no state (rejected, failed) is not live.
+      if (seen.isNew && !seen.kept) this.ended(req.callid);
+    }
+  }
+
+  private async stepCore(req: RtRequest, flowName: string | undefined, log: CallLogger, started: number, seen: Seen): Promise<Answer> {
     const raw = await this.store.get(req.callid);
     let prior: CallState | undefined;
     if (raw !== undefined) {
@@ -112,8 +141,10 @@ export class CallService {
       if (!flow) {
         if (isTerminal(req.call_status)) {
           await this.store.delete(req.callid);
+          this.ended(req.callid);
           return { status: 200, body: hangupReply(req) };
         }
+        this.live.error(prior.flow, prior.version);
         return { status: 500, code: 'FLOW_VERSION_GONE', message: `the call runs flow ${prior.flow} version ${prior.version}, which is no longer loaded` };
       }
     } else {
@@ -125,7 +156,11 @@ export class CallService {
         if (routed.name !== undefined) return { status: 404, code: 'UNKNOWN_FLOW', message: `no flow named "${routed.name}" is loaded` };
         return { status: 404, code: 'NO_ROUTE', message: `no route for app "${req.app}" or number "${req.number}" and no default flow` };
       }
+      // Counted live from now: a reload while this step runs must not release its version.
+      this.live.set(req.callid, flow.name, flow.version, flow.model.start);
+      seen.isNew = true;
     }
+    seen.flow = flow;
     let outcome: Outcome = advance(flow, prior, req, { now: this.now(), unknownCall: this.opts.unknownCall });
     while (outcome.kind === 'effect') {
       const budget = this.opts.deadlineMs - (this.now() - started) - EFFECT_MARGIN_MS;
@@ -143,13 +178,30 @@ export class CallService {
         return { status: outcome.code === 'UNKNOWN_CALL' ? 404 : 500, code: outcome.code, message: outcome.message };
       case 'reply': {
         for (const { level, msg, ...fields } of outcome.log ?? []) log[level === 'error' ? 'error' : level === 'warn' ? 'warn' : 'info']({ callid: req.callid, ...fields }, msg);
-        if (outcome.state) await this.store.set(req.callid, encodeState(outcome.state), this.opts.callTtlMs);
-        else await this.store.delete(req.callid);
+        if (seen.isNew) this.live.started(flow.name, flow.version);
+        if (req.command_error !== '' || (outcome.log ?? []).some((l) => l.level === 'error')) this.live.error(flow.name, flow.version);
+        if (outcome.state) {
+          await this.store.set(req.callid, encodeState(outcome.state), this.opts.callTtlMs);
+          this.live.set(req.callid, outcome.state.flow, outcome.state.version, outcome.state.step);
+          seen.kept = true;
+        } else {
+          await this.store.delete(req.callid);
+          this.ended(req.callid);
+        }
         if (outcome.summary) logSummary(log, outcome.summary);
         return { status: 200, body: outcome.replyJson };
       }
     }
   }
+}
+
+/** What a step found out, for the bookkeeping around it. */
+interface Seen {
+  flow?: CompiledFlow;
+  /** The call started with this request. */
+  isNew?: boolean;
+  /** Its state was saved. */
+  kept?: boolean;
 }
 
 function logSummary(log: CallLogger, s: CallSummary): void {

@@ -1,6 +1,8 @@
 import type { CallStore } from '../store/types.js';
 import type { LoadReport, Registry } from '../registry/registry.js';
 import type { Effects } from './effects.js';
+import type { LiveCalls } from '../registry/live.js';
+import type { Reloader, ReloadSummary } from '../registry/reloader.js';
 
 export type UnknownCallPolicy = 'restart' | 'hangup' | 'reject';
 
@@ -53,4 +55,19 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
   store?: CallStore;
   /** How the flows' effects are performed (sms steps); without `sms`, they fail with UNAVAILABLE. */
   effects?: Effects;
+  /** HTTP Basic credentials of the admin API (/admin/...); without them the admin routes do not exist. */
+  admin?: { login: string; password: string };
+  /** Canary per flow: the percent (0..100) of new calls sent to the newest version. */
+  canary?: Record<string, number>;
+  /** Reloads the flows (createServer makes one); default: one over `flowsDir`. */
+  reloader?: Reloader;
+  /** The live calls (shared with `reloader`); default: a new one. */
+  live?: LiveCalls;
+  /** Filled in at registration: handles on the running plugin, for a config reload. */
+  control?: PluginControl;
+}
+
+export interface PluginControl {
+  setRoutes?: (routes: Routes) => void;
+  reload?: (reason: string) => Promise<ReloadSummary>;
 }

@@ -9,6 +9,9 @@ import { basename } from 'node:path';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { MemoryStore } from '../store/memory.js';
 import { Registry } from '../registry/registry.js';
+import { LiveCalls } from '../registry/live.js';
+import { Reloader } from '../registry/reloader.js';
+import { registerAdmin, pendingView } from './admin.js';
 import { parseRtRequest } from '../protocol/request.js';
 import { codeInfo } from '../errors/catalogue.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
@@ -22,8 +25,8 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     ...stripUndefined(options),
     routes: { ...DEFAULT_RT_OPTIONS.routes, ...options.routes },
   };
-  checkOptions(opts);
-  let registry = options.registry;
+  checkOptions({ ...opts, admin: options.admin, canary: options.canary });
+  let registry = options.reloader?.registry ?? options.registry;
   let report = options.report;
   if (!registry) {
     const loaded = await Registry.fromDirectory(options.flowsDir ?? 'flows');
@@ -33,7 +36,17 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   for (const d of report?.diagnostics ?? []) logDiagnostic(app, d);
   const store = options.store ?? new MemoryStore();
   if (!options.store) app.addHook('onClose', async () => store.close());
-  const service = new CallService(registry, store, opts, options.effects ?? {});
+  const live = options.live ?? new LiveCalls(opts.callTtlMs);
+  const reloader = options.reloader ?? new Reloader(registry, options.registry ? options.flowsDir : (options.flowsDir ?? 'flows'), live);
+  const service = new CallService(registry, store, opts, options.effects ?? {}, Date.now, live);
+  for (const [name, percent] of Object.entries(options.canary ?? {})) {
+    if (registry.setCanary(name, percent) !== 'ok') app.log.warn({ flow: name }, `canary: no flow named "${name}" is loaded`);
+  }
+  const reload = (reason: string) => reloader.reload(reason, app.log);
+  if (options.control) {
+    options.control.setRoutes = (routes) => service.setRoutes(routes);
+    options.control.reload = reload;
+  }
 
   // The service sends application/json; take any body as text and parse it losslessly.
   app.removeAllContentTypeParsers();
@@ -73,20 +86,28 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   for (const url of ['/rt', '/rt/:flow']) app.route({ method: [...OTHER], url, handler: notAllowed('POST', 'the real-time endpoint only takes POST') });
 
   // Health is open (load balancers probe it) and shows only names: file names, no paths.
-  app.get('/health', async () => ({
-    status: 'ok',
-    flows: registry.list(),
-    refused: (report?.refused ?? []).map((file) => ({
-      file: basename(file),
-      diagnostics: (report?.diagnostics ?? []).filter((d) => d.file === file && d.severity === 'error').map((d) => ({ ...d, file: basename(d.file) })),
-    })),
-    calls: await store.size(),
-  }));
+  // `errors`: the pending diagnostics of a refused edit (the flow serves its previous version).
+  app.get('/health', async () => {
+    const pending = registry.pendingErrors();
+    return {
+      status: 'ok',
+      flows: registry.list().map((f) => ({ ...f, errors: pendingView(pending.get(registry.entry(f.name)!.file)) })),
+      refused: registry.reloaded
+        ? [...pending.entries()].map(([file, ds]) => ({ file: basename(file), diagnostics: pendingView(ds) }))
+        : (report?.refused ?? []).map((file) => ({
+            file: basename(file),
+            diagnostics: pendingView((report?.diagnostics ?? []).filter((d) => d.file === file && d.severity === 'error')),
+          })),
+      calls: await store.size(),
+    };
+  });
   app.route({ method: ['DELETE', 'PATCH', 'POST', 'PUT'], url: '/health', handler: notAllowed('GET, HEAD', 'health only takes GET') });
+
+  if (options.admin) await registerAdmin(app, { auth: options.admin, registry, live, store, reload });
 };
 
 /** Options given to the plugin by code are checked like the config file's: a clear error at registration. */
-function checkOptions(o: RtOptions): void {
+function checkOptions(o: RtOptions & Pick<CallscriptPluginOptions, 'admin' | 'canary'>): void {
   const bad = (what: string) => {
     throw new Error(`callscript plugin: ${what}`);
   };
@@ -94,6 +115,8 @@ function checkOptions(o: RtOptions): void {
   if (!Number.isInteger(o.bodyLimit) || o.bodyLimit < 1024 || o.bodyLimit > 1048576) bad(`bodyLimit must be an integer from 1024 to 1048576, got ${o.bodyLimit}`);
   if (!Number.isInteger(o.callTtlMs) || o.callTtlMs < 1000) bad(`callTtlMs must be an integer of at least 1000, got ${o.callTtlMs}`);
   if (!['restart', 'hangup', 'reject'].includes(o.unknownCall)) bad(`unknownCall must be restart, hangup or reject, got ${String(o.unknownCall)}`);
+  if (o.admin && (typeof o.admin.login !== 'string' || typeof o.admin.password !== 'string' || o.admin.login === '' || o.admin.password === '')) bad('admin needs a non-empty login and password');
+  for (const [name, p] of Object.entries(o.canary ?? {})) if (typeof p !== 'number' || !(p >= 0 && p <= 100)) bad(`canary.${name} must be a percent from 0 to 100, got ${String(p)}`);
   if (o.auth && (typeof o.auth.login !== 'string' || typeof o.auth.password !== 'string' || o.auth.login === '' || o.auth.password === '')) bad('auth needs a non-empty login and password');
 }
 

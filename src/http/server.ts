@@ -5,12 +5,20 @@
  */
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { callscript } from './plugin.js';
-import type { CallscriptPluginOptions } from './options.js';
+import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions, type PluginControl } from './options.js';
 import { Registry, type LoadReport } from '../registry/registry.js';
+import { LiveCalls } from '../registry/live.js';
+import { Reloader } from '../registry/reloader.js';
+import { watchFlows } from '../registry/watch.js';
 
 export interface ServerOptions extends CallscriptPluginOptions {
   /** pino level (fatal, error, warn, info, debug, trace, silent) or false for no logger. */
   logLevel?: string | false;
+  /** Watch the flows directory (and `configFile`) and reload on change. Default off (serve turns it on). */
+  watch?: boolean | { debounceMs?: number };
+  /** The config file to watch; `onConfigChange` runs when it changes. */
+  configFile?: string;
+  onConfigChange?: () => void;
 }
 
 export interface Server {
@@ -18,21 +26,29 @@ export interface Server {
   registry: Registry;
   /** What loading the flows directory found (absent when a registry was given). */
   report?: LoadReport;
+  reloader: Reloader;
+  live: LiveCalls;
+  /** Handles on the running plugin: reload, new routes. */
+  control: PluginControl;
 }
 
 export async function buildServer(options: ServerOptions = {}): Promise<FastifyInstance> {
   return (await createServer(options)).app;
 }
 
-/** Like buildServer, and also hands back the registry and the load report. */
+/** Like buildServer, and also hands back the registry, the load report and the reload handles. */
 export async function createServer(options: ServerOptions = {}): Promise<Server> {
-  const { logLevel = 'info', ...plugin } = options;
+  const { logLevel = 'info', watch, configFile, onConfigChange, ...plugin } = options;
   let { registry, report } = plugin;
+  const flowsDir = registry ? plugin.flowsDir : (plugin.flowsDir ?? 'flows');
   if (!registry) {
-    const loaded = await Registry.fromDirectory(plugin.flowsDir ?? 'flows');
+    const loaded = await Registry.fromDirectory(flowsDir!);
     registry = loaded.registry;
     report = loaded.report;
   }
+  const live = plugin.live ?? new LiveCalls(plugin.callTtlMs ?? DEFAULT_RT_OPTIONS.callTtlMs);
+  const reloader = plugin.reloader ?? new Reloader(registry, flowsDir, live);
+  const control: PluginControl = plugin.control ?? {};
   const perRequest = logLevel === 'debug' || logLevel === 'trace';
   const app = Fastify({
     logger: logLevel === false ? false : { level: logLevel },
@@ -42,6 +58,18 @@ export async function createServer(options: ServerOptions = {}): Promise<Server>
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
   });
-  await app.register(callscript, { ...plugin, registry, report });
-  return { app, registry, report };
+  await app.register(callscript, { ...plugin, registry, report, reloader, live, control });
+  if (watch && flowsDir !== undefined) {
+    const reload = control.reload!;
+    const watcher = watchFlows({
+      dir: flowsDir,
+      configFile,
+      debounceMs: typeof watch === 'object' ? watch.debounceMs : undefined,
+      onFlows: () => void reload('file change').catch((err: unknown) => app.log.error({ err }, 'reload failed')),
+      onConfig: onConfigChange,
+      onError: (err) => app.log.error({ err }, 'watching the flows directory failed: reload with SIGHUP or POST /admin/reload'),
+    });
+    app.addHook('onClose', async () => watcher.close());
+  }
+  return { app, registry, report, reloader, live, control };
 }

@@ -1,19 +1,53 @@
 /**
  * The loaded flows: each flow by name, its versions by content hash, and which version
  * new calls get. A live call names its version in its snapshot and is served by it.
+ *
+ * `reload` takes the full list of flow texts (no fs here: see load.ts) and, per flow:
+ * same hash, nothing; a new hash that validates, a new current version (old ones kept);
+ * errors, the current version stays and the diagnostics are kept as the file's pending
+ * errors until fixed; file gone, the flow is deleted (no new calls, live calls finish).
+ * Versions no live call uses are released by `release` (the newest, the pinned and the
+ * previous one stay loaded).
  */
-import { readdir, readFile } from 'node:fs/promises';
-import { join, basename } from 'node:path';
+import { basename } from 'node:path';
 import { checkFlow } from '../flow/check.js';
 import { compileFlow, type CompiledFlow } from '../flow/compile.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { hasErrors } from '../errors/diagnostic.js';
+import { seededRoll, toCanary, type Roll } from './canary.js';
+import { impactReport, type ImpactReport } from './impact.js';
+import { readFlows } from './load.js';
+
+export { listFlowFiles } from './load.js';
+
+export interface VersionRecord {
+  version: string;
+  file: string;
+  /** Epoch ms. */
+  publishedAt: number;
+  /** The source text (to load the version again for a rollback once released). */
+  source: string;
+}
 
 export interface FlowEntry {
   name: string;
   file: string;
-  current: CompiledFlow;
+  /** The last version published. */
+  newest: CompiledFlow;
+  /** The version that was current when `newest` was published: the canary's other side. */
+  previous?: string;
+  /** Set by a rollback: new calls get this version instead of the newest. */
+  pinned?: string;
+  /** Percent of new calls sent to `newest` while the rest get `pinned ?? previous`. */
+  canary?: number;
+  /** The file is gone: no new calls; the versions stay while live calls use them. */
+  deleted: boolean;
+  /** Loaded versions by hash. */
   versions: Map<string, CompiledFlow>;
+  /** Every version published, oldest first. */
+  history: VersionRecord[];
+  /** The report of the last publish that replaced a version. */
+  impact?: ImpactReport;
 }
 
 export interface LoadReport {
@@ -25,13 +59,27 @@ export interface LoadReport {
   refused: string[];
 }
 
-/** Flow files of a directory: *.yaml and *.yml, not scenarios (*.test.yaml) nor the config. */
-export async function listFlowFiles(dir: string): Promise<string[]> {
-  const names = await readdir(dir);
-  return names
-    .filter((n) => /\.ya?ml$/.test(n) && !/\.test\.ya?ml$/.test(n) && !/^callscript\.ya?ml$/.test(n))
-    .sort()
-    .map((n) => join(dir, n));
+export interface ReloadResult extends LoadReport {
+  published: { name: string; version: string; from?: string; impact?: ImpactReport }[];
+  unchanged: string[];
+  deleted: string[];
+  /** Flows whose file has errors: they keep serving their current version. */
+  kept: string[];
+}
+
+/** Where live calls are, per version: given by the HTTP layer (LiveCalls). */
+export interface LiveView {
+  count(flow: string, version: string): number;
+  of(flow: string, version: string): Iterable<{ step: string }>;
+}
+
+const NO_LIVE: LiveView = { count: () => 0, of: () => [] };
+
+export interface RegistryOptions {
+  /** The canary's coin (default: seeded from `seed`, itself default "callscript"). */
+  roll?: Roll;
+  seed?: string;
+  now?: () => number;
 }
 
 /** Checks and compiles flow texts; flows with errors (or a taken name) are refused. */
@@ -69,47 +117,108 @@ export function compileAll(files: { file: string; text: string }[]): { flows: Co
 
 export class Registry {
   private readonly entries = new Map<string, FlowEntry>();
+  /** Error diagnostics of refused files, by file path: the pending errors. */
+  private pending = new Map<string, Diagnostic[]>();
+  private readonly roll: Roll;
+  private readonly now: () => number;
+  /** Whether `reload` ran (pending errors are then this registry's own). */
+  reloaded = false;
+
+  constructor(opts: RegistryOptions = {}) {
+    this.roll = opts.roll ?? seededRoll(opts.seed ?? 'callscript');
+    this.now = opts.now ?? Date.now;
+  }
 
   /** Loads every flow file of `dir`. Never throws for bad flows: they are reported. */
-  static async fromDirectory(dir: string): Promise<{ registry: Registry; report: LoadReport }> {
-    const registry = new Registry();
-    let files: string[];
+  static async fromDirectory(dir: string, opts: RegistryOptions = {}): Promise<{ registry: Registry; report: LoadReport }> {
+    const registry = new Registry(opts);
+    let texts: { file: string; text: string }[];
     try {
-      files = await listFlowFiles(dir);
+      texts = await readFlows(dir);
     } catch (err) {
-      const report: LoadReport = { diagnostics: [], sources: new Map(), refused: [] };
-      report.diagnostics.push({
-        code: 'FLOWS_DIR_MISSING',
-        severity: 'error',
-        message: `cannot read the flows directory ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-        file: dir,
-        line: 1,
-        column: 1,
-        hint: 'Create it, or point FLOWS_DIR / --flows / server.flows_dir at the folder holding your *.yaml flows.',
-      });
-      return { registry, report };
+      return { registry, report: { diagnostics: [dirMissing(dir, err)], sources: new Map(), refused: [] } };
     }
-    const texts = await Promise.all(files.map(async (file) => ({ file, text: await readFile(file, 'utf8') })));
-    const { flows, report } = compileAll(texts);
-    for (const f of flows) registry.publish(f, f.model.file);
-    return { registry, report };
+    return { registry, report: registry.reload(texts) };
   }
 
-  /** Adds a version and makes it current for new calls. */
-  publish(flow: CompiledFlow, file: string): void {
+  /** Applies the full list of flow texts (see the module comment). */
+  reload(files: { file: string; text: string }[], live: LiveView = NO_LIVE): ReloadResult {
+    this.reloaded = true;
+    // Files that already own a flow are compiled first: a new file cannot take their name.
+    const owners = new Set([...this.entries.values()].filter((e) => !e.deleted).map((e) => e.file));
+    const ordered = [...files].sort((a, b) => Number(owners.has(b.file)) - Number(owners.has(a.file)) || a.file.localeCompare(b.file));
+    const { flows, report } = compileAll(ordered);
+    const result: ReloadResult = { ...report, published: [], unchanged: [], deleted: [], kept: [] };
+    this.pending = new Map();
+    for (const file of report.refused) this.pending.set(file, report.diagnostics.filter((d) => d.file === file && d.severity === 'error'));
+    const seen = new Set<string>();
+    for (const flow of flows) {
+      seen.add(flow.name);
+      const file = flow.model.file;
+      const entry = this.entries.get(flow.name);
+      if (entry && !entry.deleted && entry.newest.version === flow.version) {
+        entry.file = file;
+        result.unchanged.push(flow.name);
+        continue;
+      }
+      const from = entry && !entry.deleted ? this.currentOf(entry) : undefined;
+      this.publish(flow, file, report.sources.get(file) ?? '');
+      const e = this.entries.get(flow.name)!;
+      if (from && from.version !== flow.version) {
+        e.impact = impactReport(from, flow, [...live.of(flow.name, from.version)].map((c) => c.step), this.now());
+      }
+      result.published.push({ name: flow.name, version: flow.version, ...(from ? { from: from.version } : {}), ...(e.impact?.to === flow.version ? { impact: e.impact } : {}) });
+    }
+    for (const e of this.entries.values()) {
+      if (seen.has(e.name) || e.deleted) continue;
+      if (this.pending.has(e.file)) {
+        result.kept.push(e.name);
+        continue;
+      }
+      e.deleted = true;
+      e.canary = undefined;
+      e.pinned = undefined;
+      result.deleted.push(e.name);
+    }
+    this.release(live);
+    return result;
+  }
+
+  /** Adds a version and makes it current for new calls (a rollback pin is cleared). */
+  publish(flow: CompiledFlow, file: string, source = ''): void {
+    const record: VersionRecord = { version: flow.version, file, publishedAt: this.now(), source };
     const entry = this.entries.get(flow.name);
-    if (entry) {
-      entry.versions.set(flow.version, flow);
-      entry.current = flow;
-      entry.file = file;
-    } else {
-      this.entries.set(flow.name, { name: flow.name, file, current: flow, versions: new Map([[flow.version, flow]]) });
+    if (!entry) {
+      this.entries.set(flow.name, { name: flow.name, file, newest: flow, deleted: false, versions: new Map([[flow.version, flow]]), history: [record] });
+      return;
     }
+    const before = entry.deleted ? undefined : this.currentOf(entry).version;
+    if (before !== undefined && before !== flow.version) entry.previous = before;
+    if (entry.previous === flow.version) entry.previous = undefined;
+    const loaded = entry.versions.get(flow.version);
+    if (!loaded) entry.versions.set(flow.version, flow);
+    entry.newest = loaded ?? flow;
+    entry.pinned = undefined;
+    entry.deleted = false;
+    entry.file = file;
+    entry.history.push(record);
   }
 
-  /** The version new calls of `name` get. */
+  /** The version new calls of `name` get, the canary aside. */
   current(name: string): CompiledFlow | undefined {
-    return this.entries.get(name)?.current;
+    const e = this.entries.get(name);
+    return e && !e.deleted ? this.currentOf(e) : undefined;
+  }
+
+  /** The version a new call gets, the canary included. */
+  pick(name: string, callid: string): CompiledFlow | undefined {
+    const e = this.entries.get(name);
+    if (!e || e.deleted) return undefined;
+    const base = e.pinned ?? e.previous;
+    if (e.canary === undefined || base === undefined || base === e.newest.version) return this.currentOf(e);
+    const other = e.versions.get(base);
+    if (!other) return this.currentOf(e);
+    return toCanary(this.roll(callid, name), e.canary) ? e.newest : other;
   }
 
   /** A given version (a live call's). */
@@ -117,13 +226,94 @@ export class Registry {
     return this.entries.get(name)?.versions.get(version);
   }
 
+  /** A flow that takes new calls. */
   has(name: string): boolean {
-    return this.entries.has(name);
+    const e = this.entries.get(name);
+    return !!e && !e.deleted;
   }
 
   list(): { name: string; version: string; file: string }[] {
     return [...this.entries.values()]
-      .map((e) => ({ name: e.name, version: e.current.version, file: basename(e.file) }))
+      .filter((e) => !e.deleted)
+      .map((e) => ({ name: e.name, version: this.currentOf(e).version, file: basename(e.file) }))
       .sort((a, b) => a.name.localeCompare(b.name));
   }
+
+  /** Every flow, deleted ones included (read-only views for the admin API). */
+  entriesList(): readonly FlowEntry[] {
+    return [...this.entries.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  entry(name: string): FlowEntry | undefined {
+    return this.entries.get(name);
+  }
+
+  /** Pending errors of refused files, by file path. */
+  pendingErrors(): ReadonlyMap<string, Diagnostic[]> {
+    return this.pending;
+  }
+
+  /** Pins (rolls back) the version new calls get; the newest version unpins. Clears the flow's canary. */
+  setCurrent(name: string, version: string): 'ok' | 'UNKNOWN_FLOW' | 'UNKNOWN_VERSION' {
+    const e = this.entries.get(name);
+    if (!e || e.deleted) return 'UNKNOWN_FLOW';
+    if (!e.versions.has(version)) {
+      const rec = [...e.history].reverse().find((r) => r.version === version && r.source !== '');
+      if (!rec) return 'UNKNOWN_VERSION';
+      const { flows } = compileAll([{ file: rec.file, text: rec.source }]);
+      const flow = flows[0];
+      if (!flow || flow.version !== version || flow.name !== name) return 'UNKNOWN_VERSION';
+      e.versions.set(version, flow);
+    }
+    e.pinned = version === e.newest.version ? undefined : version;
+    e.canary = undefined;
+    return 'ok';
+  }
+
+  /** Sets (0..100) or clears (undefined) the flow's canary. */
+  setCanary(name: string, percent: number | undefined): 'ok' | 'UNKNOWN_FLOW' {
+    const e = this.entries.get(name);
+    if (!e || e.deleted) return 'UNKNOWN_FLOW';
+    e.canary = percent;
+    return 'ok';
+  }
+
+  /** The versions kept loaded whatever the live calls: newest, pinned, and the canary's base. */
+  private keep(e: FlowEntry): Set<string> {
+    if (e.deleted) return new Set();
+    return new Set([e.newest.version, e.pinned, e.previous].filter((v): v is string => v !== undefined));
+  }
+
+  /** Unloads versions that no live call uses and that are not kept; forgets deleted flows with none left. */
+  release(live: LiveView): { name: string; version: string }[] {
+    const out: { name: string; version: string }[] = [];
+    for (const e of [...this.entries.values()]) {
+      const keep = this.keep(e);
+      for (const v of [...e.versions.keys()]) {
+        if (keep.has(v) || live.count(e.name, v) > 0) continue;
+        e.versions.delete(v);
+        out.push({ name: e.name, version: v });
+      }
+      if (e.deleted && e.versions.size === 0) this.entries.delete(e.name);
+    }
+    return out;
+  }
+
+  private currentOf(e: FlowEntry): CompiledFlow {
+    return (e.pinned !== undefined ? e.versions.get(e.pinned) : undefined) ?? e.newest;
+  }
 }
+
+function dirMissing(dir: string, err: unknown): Diagnostic {
+  return {
+    code: 'FLOWS_DIR_MISSING',
+    severity: 'error',
+    message: `cannot read the flows directory ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    file: dir,
+    line: 1,
+    column: 1,
+    hint: 'Create it, or point FLOWS_DIR / --flows / server.flows_dir at the folder holding your *.yaml flows.',
+  };
+}
+
+export { dirMissing };

@@ -1,0 +1,146 @@
+/**
+ * The admin API (/admin/...): flows and their versions, live calls, rollback, canary,
+ * reload. Registered only when admin credentials are configured; those are its own
+ * (not the real-time route's), checked in onRequest before any body is read. Answers are
+ * JSON; errors use the `{"error":{"code","message"}}` envelope with catalogue codes.
+ */
+import { basename } from 'node:path';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { codeInfo } from '../errors/catalogue.js';
+import type { Diagnostic } from '../errors/diagnostic.js';
+import type { LiveCalls } from '../registry/live.js';
+import type { FlowEntry, Registry } from '../registry/registry.js';
+import type { ReloadSummary } from '../registry/reloader.js';
+import type { CallStore } from '../store/types.js';
+import { basicAuthOk } from './auth.js';
+import { decodeState } from './call-service.js';
+
+export interface AdminDeps {
+  auth: { login: string; password: string };
+  registry: Registry;
+  live: LiveCalls;
+  store: CallStore;
+  reload: (reason: string) => Promise<ReloadSummary>;
+}
+
+/** Diagnostics as shown over HTTP: file names only, never absolute paths. */
+export function pendingView(ds: readonly Diagnostic[] | undefined): Diagnostic[] {
+  return (ds ?? []).map((d) => ({ ...d, file: basename(d.file) }));
+}
+
+function fail(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
+  codeInfo(code);
+  return reply.code(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify({ error: { code, message } }));
+}
+
+/** A flow as the admin API shows it. */
+export function flowView(e: FlowEntry, d: Pick<AdminDeps, 'registry' | 'live'>, detail: boolean) {
+  const current = d.registry.current(e.name)?.version ?? null;
+  const last = new Map<string, number>();
+  for (const r of e.history) last.set(r.version, r.publishedAt);
+  for (const v of e.versions.keys()) if (!last.has(v)) last.set(v, 0);
+  const versions = [...last.entries()]
+    .sort((a, b) => a[1] - b[1])
+    .map(([version, at]) => ({
+      version,
+      publishedAt: at ? new Date(at).toISOString() : null,
+      loaded: e.versions.has(version),
+      current: version === current,
+      newest: version === e.newest.version,
+      liveCalls: d.live.count(e.name, version),
+      ...d.live.statsFor(e.name, version),
+    }));
+  return {
+    name: e.name,
+    file: basename(e.file),
+    deleted: e.deleted,
+    current,
+    newest: e.newest.version,
+    previous: e.previous ?? null,
+    pinned: e.pinned ?? null,
+    canary: e.canary === undefined ? null : { percent: e.canary, newest: e.newest.version, base: e.pinned ?? e.previous ?? null },
+    liveCalls: versions.reduce((n, v) => n + v.liveCalls, 0),
+    errors: pendingView(d.registry.pendingErrors().get(e.file)),
+    versions,
+    ...(detail ? { impact: e.impact ?? null } : {}),
+  };
+}
+
+/** The JSON object of a POST body ({} when empty); a string message when it is not one. */
+function bodyObject(req: FastifyRequest): Record<string, unknown> | string {
+  const text = typeof req.body === 'string' ? req.body.trim() : '';
+  if (text === '') return {};
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : 'the body must be a JSON object';
+  } catch {
+    return 'the body is not valid JSON';
+  }
+}
+
+export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise<void> {
+  await app.register(
+    async (admin) => {
+      admin.addHook('onRequest', async (req, reply) => {
+        if (basicAuthOk(req.headers.authorization, d.auth.login, d.auth.password)) return;
+        reply.header('www-authenticate', 'Basic realm="callscript-admin", charset="UTF-8"');
+        return fail(reply, 401, 'ADMIN_AUTH_REQUIRED', 'valid admin HTTP Basic credentials are required');
+      });
+
+      admin.get('/flows', async () => ({
+        flows: d.registry.entriesList().map((e) => flowView(e, d, false)),
+        refused: [...d.registry.pendingErrors().entries()].map(([file, ds]) => ({ file: basename(file), diagnostics: pendingView(ds) })),
+        liveCalls: d.live.size,
+      }));
+
+      admin.get<{ Params: { name: string } }>('/flows/:name', async (req, reply) => {
+        const e = d.registry.entry(req.params.name);
+        if (!e) return fail(reply, 404, 'UNKNOWN_FLOW', `no flow named "${req.params.name}" is loaded`);
+        return flowView(e, d, true);
+      });
+
+      admin.post<{ Params: { name: string } }>('/flows/:name/current', async (req, reply) => {
+        const body = bodyObject(req);
+        if (typeof body === 'string') return fail(reply, 400, 'BAD_ADMIN_BODY', body);
+        if (typeof body.version !== 'string') return fail(reply, 400, 'BAD_ADMIN_BODY', 'give the version to make current: {"version": "<12 hex digits>"}');
+        const r = d.registry.setCurrent(req.params.name, body.version);
+        if (r === 'UNKNOWN_FLOW') return fail(reply, 404, 'UNKNOWN_FLOW', `no flow named "${req.params.name}" takes calls`);
+        if (r === 'UNKNOWN_VERSION') return fail(reply, 404, 'UNKNOWN_VERSION', `flow ${req.params.name} has no version ${body.version}`);
+        req.log.warn({ code: 'FLOW_PINNED', flow: req.params.name, version: body.version }, `flow ${req.params.name}: new calls get version ${body.version} (set by the admin API)`);
+        return flowView(d.registry.entry(req.params.name)!, d, true);
+      });
+
+      admin.post<{ Params: { name: string } }>('/flows/:name/canary', async (req, reply) => {
+        const body = bodyObject(req);
+        if (typeof body === 'string') return fail(reply, 400, 'BAD_ADMIN_BODY', body);
+        const p = body.percent;
+        if (!(p === null || (typeof p === 'number' && p >= 0 && p <= 100))) return fail(reply, 400, 'BAD_ADMIN_BODY', 'give the percent of new calls for the newest version: {"percent": 0..100}, or {"percent": null} to stop the canary');
+        if (d.registry.setCanary(req.params.name, p ?? undefined) !== 'ok') return fail(reply, 404, 'UNKNOWN_FLOW', `no flow named "${req.params.name}" takes calls`);
+        req.log.warn({ code: 'FLOW_CANARY', flow: req.params.name, percent: p }, `flow ${req.params.name}: canary ${p === null ? 'off' : `${p}% of new calls to the newest version`} (set by the admin API)`);
+        return flowView(d.registry.entry(req.params.name)!, d, true);
+      });
+
+      admin.post('/reload', async () => d.reload('admin API'));
+
+      admin.get<{ Params: { callid: string } }>('/calls/:callid', async (req, reply) => {
+        const { callid } = req.params;
+        const live = d.live.get(callid);
+        const raw = await d.store.get(callid);
+        const state = raw === undefined ? undefined : decodeState(raw);
+        if (!state && !live) return fail(reply, 404, 'CALL_NOT_FOUND', `no live call ${callid}`);
+        return {
+          callid,
+          flow: state?.flow ?? live!.flow,
+          version: state?.version ?? live!.version,
+          step: state?.step ?? live!.step,
+          vars: state?.vars ?? {},
+          commandId: state?.commandId ?? null,
+          commands: state?.commands ?? null,
+          started: state ? new Date(state.started).toISOString() : null,
+          lastSeen: live ? new Date(live.lastSeen).toISOString() : null,
+        };
+      });
+    },
+    { prefix: '/admin' },
+  );
+}

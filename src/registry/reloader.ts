@@ -1,0 +1,97 @@
+/**
+ * The shell around `Registry.reload`: read the flows directory until stable, apply, log
+ * what happened (refused files with their diagnostics, each publish with its impact
+ * report, deleted flows), release idle versions. Reloads never overlap: one asked for
+ * while another runs starts when it ends (and one more covers any number of asks).
+ */
+import { basename } from 'node:path';
+import type { Diagnostic } from '../errors/diagnostic.js';
+import { impactText } from './impact.js';
+import { readStableFlows } from './load.js';
+import { dirMissing, type LiveView, type Registry, type ReloadResult } from './registry.js';
+
+export interface ReloadLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** What a reload did, as the admin API answers it (file names only, no paths). */
+export interface ReloadSummary {
+  ok: boolean;
+  reason: string;
+  published: ReloadResult['published'];
+  unchanged: string[];
+  deleted: string[];
+  kept: string[];
+  refused: { file: string; diagnostics: Diagnostic[] }[];
+  /** Set when the directory could not be read or never settled: nothing changed. */
+  message?: string;
+}
+
+export class Reloader {
+  private running: Promise<ReloadSummary> | undefined;
+  private again: Promise<ReloadSummary> | undefined;
+
+  constructor(
+    readonly registry: Registry,
+    readonly dir: string | undefined,
+    private readonly live: LiveView,
+    private readonly read: (dir: string) => Promise<{ file: string; text: string }[] | undefined> = (d) => readStableFlows(d),
+  ) {}
+
+  /** Reloads now, or right after the reload under way. */
+  reload(reason: string, log: ReloadLogger): Promise<ReloadSummary> {
+    if (!this.running) {
+      this.running = this.run(reason, log).finally(() => {
+        this.running = undefined;
+      });
+      return this.running;
+    }
+    if (!this.again) {
+      this.again = this.running.then(() => {
+        this.again = undefined;
+        return this.reload(reason, log);
+      });
+    }
+    return this.again;
+  }
+
+  private async run(reason: string, log: ReloadLogger): Promise<ReloadSummary> {
+    const empty = { reason, published: [], unchanged: [], deleted: [], kept: [], refused: [] };
+    if (this.dir === undefined) return { ok: false, ...empty, message: 'no flows directory to reload from (the registry was given by code)' };
+    let files: { file: string; text: string }[] | undefined;
+    try {
+      files = await this.read(this.dir);
+    } catch (err) {
+      const d = dirMissing(this.dir, err);
+      log.error({ code: d.code, reason }, `reload refused: ${d.message}; the loaded flows keep serving`);
+      return { ok: false, ...empty, message: d.message };
+    }
+    if (!files) {
+      const message = `the files of ${this.dir} kept changing: nothing reloaded; the next change retries`;
+      log.warn({ code: 'FILES_UNSTABLE', reason }, message);
+      return { ok: false, ...empty, message };
+    }
+    const r = this.registry.reload(files, this.live);
+    for (const file of r.refused) {
+      for (const d of r.diagnostics.filter((x) => x.file === file && x.severity === 'error')) {
+        log.error({ code: d.code, file: basename(d.file), line: d.line, column: d.column, reason }, `${d.file}:${d.line}:${d.column} error ${d.code} ${d.message} (edit refused: the previous version keeps serving)`);
+      }
+    }
+    for (const p of r.published) {
+      log.info({ code: 'FLOW_PUBLISHED', flow: p.name, version: p.version, from: p.from, reason }, `flow ${p.name} version ${p.version} published${p.from ? ` (was ${p.from})` : ''}: new calls get it`);
+      if (p.impact) log.info({ code: 'FLOW_IMPACT', ...p.impact }, impactText(p.impact));
+    }
+    for (const name of r.deleted) log.warn({ code: 'FLOW_DELETED', flow: name, reason }, `flow ${name}: its file is gone; no new calls, live calls finish on their version`);
+    return {
+      ok: true,
+      reason,
+      published: r.published,
+      unchanged: r.unchanged,
+      deleted: r.deleted,
+      kept: r.kept,
+      refused: r.refused.map((file) => ({ file: basename(file), diagnostics: (this.registry.pendingErrors().get(file) ?? []).map((d) => ({ ...d, file: basename(d.file) })) })),
+    };
+  }
+}
