@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -106,6 +106,44 @@ describe('callscript validate', () => {
   });
 });
 
+describe('README.md shows real output', () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+
+  it('of validate, for its flow with prompt misspelt', async () => {
+    const flowYaml = /## A flow\n\n```yaml\n([\s\S]*?)```/.exec(readme)![1]!;
+    const shown = /misspelt `promt:`, it prints:\n\n```\n([\s\S]*?)```/.exec(readme)![1]!;
+    const d = join(mkdtempSync(join(tmpdir(), 'callscript-readme-')), 'flows');
+    mkdirSync(d);
+    for (const f of readdirSync(join(root, 'flows'))) copyFileSync(join(root, 'flows', f), join(d, f));
+    expect(flowYaml).toContain('      prompt: [');
+    writeFileSync(join(d, 'hello.yaml'), flowYaml.replace('      prompt: [', '      promt: ['));
+    const c = capture();
+    expect(await validate([`${d}/`], c.out)).toBe(1);
+    expect(c.text().split(`${d}/`).join('flows/')).toBe(shown);
+  });
+
+  it('of the quick start curl: the first answer of front-desk', async () => {
+    const body = /curl -s localhost:3000\/rt\/front-desk -H 'content-type: application\/json' -d '([\s\S]*?)'\n/.exec(readme)![1]!;
+    const shown = /greets in French before its English menu:\n\n```json\n(.*)\n```/.exec(readme)![1]!;
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0', '--flows', join(root, 'flows'), '--log-level', 'warn'], { cwd: root });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.on('data', (x) => {
+          out += x;
+          const m = /on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(out);
+          if (m && out.includes('health:')) resolve(m[1]!);
+        });
+        child.on('exit', (code) => reject(new Error(`exited ${code}`)));
+      });
+      const res = await fetch(`${url}/rt/front-desk`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect(await res.text()).toBe(shown);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});
+
 describe('callscript errors', () => {
   it('explains one code and refuses unknown ones', () => {
     const c = capture();
@@ -120,13 +158,20 @@ describe('callscript serve (a real process)', () => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0', '--flows', join(root, 'test/fixtures/http-flows'), '--log-level', 'warn'], { cwd: root });
     let out = '';
     let err = '';
-    child.stderr.on('data', (d) => (err += d));
     try {
       const url = await new Promise<string>((resolve, reject) => {
+        // stdout and stderr arrive in either order: wait for the URL and the refused flow's diagnostic
+        const ready = () => {
+          const m = /on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(out);
+          if (m && out.includes('health:') && err.includes('broken.yaml')) resolve(m[1]!);
+        };
+        child.stderr.on('data', (d) => {
+          err += d;
+          ready();
+        });
         child.stdout.on('data', (d) => {
           out += d;
-          const m = /on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(out);
-          if (m && out.includes('health:')) resolve(m[1]!);
+          ready();
         });
         child.on('exit', (code) => reject(new Error(`exited ${code}: ${err}`)));
       });
