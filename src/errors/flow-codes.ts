@@ -54,7 +54,7 @@ export const FLOW_CODES: readonly CodeInfo[] = [
     code: 'OUT_OF_BOUNDS',
     severity: 'error',
     title: 'A number outside the range allowed for this value (a command parameter, a branch\'s retry, a setting of callscript.yaml), or greater than the value it must not exceed (play_talk_detect min_ms and max_ms).',
-    hint: 'Use a value within the bounds given in the message; each diagnostic\'s hint says what the value means and where its bounds come from (the telephony service for command parameters, callscript for retry and for callscript.yaml settings).',
+    hint: 'Use a value within the bounds given in the message.',
   },
   {
     code: 'BAD_FORMAT',
