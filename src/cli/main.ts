@@ -8,6 +8,12 @@ import { errors } from './errors.js';
 import { emulator } from './emulator.js';
 import { call } from './call.js';
 
+// A reader that goes away (`callscript errors | head -1`) ends the output quietly.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw err;
+});
+
 const program = new Command();
 program.name('callscript').description('Declarative IVR engine: YAML call flows served as a real-time telephony endpoint').version('0.1.0');
 
@@ -28,8 +34,9 @@ program
   .command('validate')
   .description('check flow files (and callscript.yaml) and print every problem; exit 1 on errors')
   .argument('[paths...]', 'flow files or directories (default: flows)')
-  .action(async (paths: string[]) => {
-    process.exitCode = await validate(paths);
+  .option('-c, --config <file>', 'check this file as a server config file, whatever its name (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+  .action(async (paths: string[], flags: { config?: string[] }) => {
+    process.exitCode = await validate(paths, process.stdout, { configs: flags.config ?? [] });
   });
 
 program
