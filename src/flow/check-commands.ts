@@ -3,7 +3,7 @@
  * catalogue (params, aliases, scalar shorthands, bounds, formats, required params) and
  * turned into a CommandCall.
  */
-import { PARAM_ALIASES, SCALAR_PARAM, type CommandName, type ParamSpec } from '../protocol/commands.js';
+import { PARAM_ALIASES, REQUIRED_COMMAND_PARAMS, SCALAR_PARAM, type CommandName, type ParamSpec } from '../protocol/commands.js';
 import { ACTION_SPECS, type ActionName } from './actions.js';
 import { checkFormat } from '../protocol/formats.js';
 import { isTemplate } from './expr.js';
@@ -13,19 +13,9 @@ import { checkMedia, checkWav } from './check-media.js';
 import { FORMAT_HINTS, checkBool, checkInt, checkStringParam, checkTemplateText } from './check-values.js';
 import { clip, describe, type YEntry, type YMap, type YNode } from './yaml.js';
 
-/** Parameters without which a command is meaningless (the reference does not say; we do). */
+/** Parameters without which an action is meaningless: the commands' (protocol) and the effects'. */
 export const REQUIRED_PARAMS: Partial<Record<ActionName, readonly string[]>> = {
-  conference: ['id'],
-  dialout: ['targets'],
-  hangup_callid: ['callid'],
-  play: ['media_id'],
-  play_record: ['media_file'],
-  play_talk_detect: ['media_id'],
-  play_wav_data: ['audio_data'],
-  read: ['media_id'],
-  send_dtmf: ['digits'],
-  simple_conference: ['id'],
-  wait: ['wait'],
+  ...REQUIRED_COMMAND_PARAMS,
   sms: ['to', 'body'],
 };
 

@@ -250,6 +250,25 @@ export const SCALAR_PARAM: Partial<Record<CommandName, string>> = {
   stop_call_recording: 'announce',
 };
 
+/**
+ * Parameters without which a command is meaningless. The reference does not say which
+ * params are required: this is our decision, shared by the flow checker and the emulator's
+ * conformance checks.
+ */
+export const REQUIRED_COMMAND_PARAMS: Partial<Record<CommandName, readonly string[]>> = {
+  conference: ['id'],
+  dialout: ['targets'],
+  hangup_callid: ['callid'],
+  play: ['media_id'],
+  play_record: ['media_file'],
+  play_talk_detect: ['media_id'],
+  play_wav_data: ['audio_data'],
+  read: ['media_id'],
+  send_dtmf: ['digits'],
+  simple_conference: ['id'],
+  wait: ['wait'],
+};
+
 /** Friendly aliases accepted in flows, mapped to the reference's parameter names. */
 export const PARAM_ALIASES: Partial<Record<CommandName, Record<string, string>>> = {
   read: { prompt: 'media_id' },

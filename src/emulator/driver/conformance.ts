@@ -6,7 +6,7 @@
  * spellings (`seconds`, `digit`, `timeout_ms`) are accepted and reported.
  */
 import { isLosslessNumber, parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
-import { COMMAND_NAMES, COMMANDS, isCommandName, type CommandName, type ParamSpec } from '../../protocol/commands.js';
+import { COMMAND_NAMES, COMMANDS, REQUIRED_COMMAND_PARAMS, isCommandName, type CommandName, type ParamSpec } from '../../protocol/commands.js';
 import { checkCallid, checkFormat, checkRtMedia } from '../../protocol/formats.js';
 import { suggest } from '../suggest.js';
 import type { PostResult } from './wire.js';
@@ -36,19 +36,7 @@ export type Checked =
   | { ok: false; violations: Finding[]; warnings: Finding[]; command?: string; commandId?: string; shown?: Record<string, unknown> };
 
 /** Params a command cannot run without (the reference does not say; our decision). */
-export const REQUIRED: Partial<Record<CommandName, string[]>> = {
-  conference: ['id'],
-  dialout: ['targets'],
-  hangup_callid: ['callid'],
-  play: ['media_id'],
-  play_record: ['media_file'],
-  play_talk_detect: ['media_id'],
-  play_wav_data: ['audio_data'],
-  read: ['media_id'],
-  send_dtmf: ['digits'],
-  simple_conference: ['id'],
-  wait: ['wait'],
-};
+export const REQUIRED = REQUIRED_COMMAND_PARAMS;
 
 /** Older spellings: old name -> standard name, the old spec, and how to convert. */
 export const OLD_SPELLINGS: Partial<Record<CommandName, Record<string, { standard: string; spec: ParamSpec; scale?: number }>>> = {
