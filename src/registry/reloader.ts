@@ -84,6 +84,8 @@ export class Reloader {
       if (p.impact) log.info({ code: 'FLOW_IMPACT', ...p.impact }, impactText(p.impact));
     }
     for (const name of r.deleted) log.warn({ code: 'FLOW_DELETED', flow: name, reason }, `flow ${name}: its file is gone; no new calls, live calls finish on their version`);
+    // Asked for (SIGHUP, the admin API) and nothing to do: say so, so the operator knows it ran.
+    if (reason !== 'file change' && r.published.length + r.deleted.length + r.refused.length === 0) log.info({ reason }, `reload (${reason}): no flow changed`);
     return {
       ok: true,
       reason,
