@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { replyCommand } from '../../src/engine/advance.js';
 import { compileAll } from '../../src/registry/registry.js';
 import type { CompiledFlow } from '../../src/flow/compile.js';
+import type { RtRequest } from '../../src/protocol/rt.js';
 import { generateCases, sampleFor, scenarioYaml, transitionIds, uncovered, type GeneratedCase } from '../../src/testing/paths.js';
 import { Call, cmd, flow, hangup, say, sw } from '../engine/helpers.js';
 
@@ -29,7 +30,7 @@ function drive(f: CompiledFlow, c: GeneratedCase): { commands: string[]; afterCl
     commands.push(cmd);
     expect(cmd, `${c.transition}: step ${i}`).toBe(s.expect);
     if (s.expect === 'hangup') return;
-    if (s.status) call.send(call.next({ call_status: s.status }));
+    if (s.status) call.send(call.next({ call_status: s.status as RtRequest['call_status'] }));
     else if (s.error) call.error(s.error);
     else call.result(s.result ?? (s.expect === 'read' ? '1' : s.expect === 'dialout' ? 'NOANSWER' : '0'));
     if (i === lastOfClaim) afterClaim = call.state?.step;
