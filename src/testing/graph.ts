@@ -1,0 +1,183 @@
+/**
+ * `callscript graph`: the flow's transition graph (src/testing/paths.ts `flowEdges`, read
+ * from the compiled machine) as a Mermaid `flowchart TD` or a Graphviz digraph.
+ *
+ * - nodes: steps, labelled `id` and the command (say text truncated, read max_digits),
+ *   logic steps as `set` / `switch`, plus `@end` ("end") and `start`;
+ * - edges: labelled with the result key; a retry is a self-loop `KEY ×n`, the exhausted
+ *   edge `KEY (retries used up)`; a branch `say:` adds ` + say`; switch cases are labelled
+ *   with their condition (truncated); a flow-wide result handler's edge is dashed and
+ *   marked `(flow-wide)`; the hangup handler hangs off a `call ends` node;
+ * - with coverage data: an edge whose transition was never taken is red and dashed,
+ *   labelled `(untaken)`; taken edges show their count.
+ */
+import type { CompiledFlow } from '../flow/compile.js';
+import { END_STATE } from '../flow/machine.js';
+import type { MediaParam, Value } from '../flow/model.js';
+import { COVERABLE, flowEdges, type CoverageFile, type FlowEdge } from './paths.js';
+
+export type GraphFormat = 'mermaid' | 'dot';
+
+export interface GraphOptions {
+  format?: GraphFormat;
+  coverage?: CoverageFile;
+  /** Longest label text (say text, conditions) before truncation with "…". */
+  width?: number;
+}
+
+const trunc = (s: string, n: number) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+
+function mediaText(m: MediaParam | undefined): string | undefined {
+  const first = m?.[0];
+  if (!first) return undefined;
+  if (first.kind === 'tts') return first.text;
+  if (first.kind === 'id') return `media ${first.id}`;
+  if (first.kind === 'raw') return first.value;
+  return undefined;
+}
+
+const scalar = (v: Value | undefined) => (v === undefined || v === null || typeof v === 'object' ? undefined : String(v));
+
+/** The node label lines of a step. */
+export function stepLabel(flow: CompiledFlow, id: string, width = 40): string[] {
+  const step = flow.model.steps[id];
+  if (!step) return [id];
+  if (step.kind === 'set') return [id, `set ${step.assign.map((a) => a.name).join(', ')}`];
+  if (step.kind === 'switch') return [id, 'switch'];
+  const c = step.command;
+  const lines = [id, c.name];
+  const text = mediaText(c.media.media_id ?? c.media.prompt ?? c.media.welcome);
+  if (text !== undefined) lines[1] += `: "${trunc(text, width)}"`;
+  const md = scalar(c.params.max_digits);
+  if (md !== undefined) lines.push(`max_digits ${md}`);
+  if (c.name === 'sms' && scalar(c.params.to) !== undefined) lines.push(`to ${trunc(scalar(c.params.to)!, width)}`);
+  return lines;
+}
+
+export function edgeLabel(e: FlowEdge, width = 40): string {
+  let l: string;
+  switch (e.kind) {
+    case 'retry':
+      l = `${e.key} ×${e.retry}`;
+      break;
+    case 'then':
+      l = `${e.key} (retries used up)`;
+      break;
+    case 'case':
+      l = trunc(e.condition ?? '', width);
+      break;
+    case 'switch-default':
+      l = 'default';
+      break;
+    case 'next':
+      l = '';
+      break;
+    default:
+      l = e.key ?? '';
+  }
+  if (e.say) l += ' + say';
+  if (e.flowWide) l += ' (flow-wide)';
+  return l;
+}
+
+interface GNode {
+  id: string;
+  lines: string[];
+  shape: 'box' | 'logic' | 'end' | 'start';
+}
+interface GEdge {
+  from: string;
+  to: string;
+  label: string;
+  dashed: boolean;
+  untaken: boolean;
+  transition?: string;
+}
+
+/** The graph, format-neutral. Node ids are `s0`, `s1`, ... (steps in flow order), `start`, `flow_end`, `call_ends` (`end` is reserved in Mermaid). */
+export function buildGraph(flow: CompiledFlow, opts: GraphOptions = {}): { nodes: GNode[]; edges: GEdge[] } {
+  const width = opts.width ?? 40;
+  const ids = new Map<string, string>();
+  const nodes: GNode[] = [{ id: 'start', lines: ['start'], shape: 'start' }];
+  Object.keys(flow.model.steps).forEach((id, i) => {
+    ids.set(id, `s${i}`);
+    const step = flow.model.steps[id]!;
+    const final = step.kind === 'command' && step.command.name === 'hangup';
+    nodes.push({ id: `s${i}`, lines: stepLabel(flow, id, width), shape: step.kind === 'command' ? (final ? 'end' : 'box') : 'logic' });
+  });
+  nodes.push({ id: 'flow_end', lines: ['end (hangup)'], shape: 'end' });
+  const nid = (s: string) => (s === END_STATE ? 'flow_end' : ids.get(s) ?? 'flow_end');
+  const cov = opts.coverage?.flows?.[flow.name]?.transitions;
+  const edges: GEdge[] = [{ from: 'start', to: nid(flow.model.start), label: '', dashed: false, untaken: false }];
+  let handlerEdge = false;
+  for (const e of flowEdges(flow)) {
+    if (e.kind === 'status') {
+      if (!handlerEdge && flow.model.handlers.hangup !== undefined) {
+        nodes.push({ id: 'call_ends', lines: ['call ends', '(any step)'], shape: 'start' });
+        edges.push({ from: 'call_ends', to: nid(flow.model.handlers.hangup), label: 'hangup handler (flow-wide)', dashed: true, untaken: false });
+        handlerEdge = true;
+      }
+      continue;
+    }
+    const count = cov ? cov[e.id] ?? 0 : undefined;
+    const untaken = count === 0 && COVERABLE.has(e.kind);
+    let label = edgeLabel(e, width);
+    if (untaken) label += label ? ' (untaken)' : '(untaken)';
+    else if (count !== undefined && COVERABLE.has(e.kind)) label += ` [${count}]`;
+    edges.push({ from: nid(e.from), to: nid(e.to), label, dashed: Boolean(e.flowWide) || untaken, untaken, transition: e.id });
+  }
+  return { nodes, edges };
+}
+
+// ---- mermaid ------------------------------------------------------------------------------------
+
+/** Text inside a quoted Mermaid label: quotes and markup characters as entity codes. */
+export function mermaidText(s: string): string {
+  return s.replace(/[#"<>&]/g, (c) => `#${c.charCodeAt(0)};`);
+}
+
+export function toMermaid(flow: CompiledFlow, opts: GraphOptions = {}): string {
+  const g = buildGraph(flow, opts);
+  const out = ['flowchart TD'];
+  for (const n of g.nodes) {
+    const t = `"${n.lines.map(mermaidText).join('<br/>')}"`;
+    const shaped = n.shape === 'logic' ? `{{${t}}}` : n.shape === 'end' ? `([${t}])` : n.shape === 'start' ? `((${t}))` : `[${t}]`;
+    out.push(`  ${n.id}${shaped}`);
+  }
+  const untaken: number[] = [];
+  g.edges.forEach((e, i) => {
+    const arrow = e.dashed ? '-.->' : '-->';
+    out.push(e.label ? `  ${e.from} ${arrow}|"${mermaidText(e.label)}"| ${e.to}` : `  ${e.from} ${arrow} ${e.to}`);
+    if (e.untaken) untaken.push(i);
+  });
+  if (untaken.length > 0) out.push(`  linkStyle ${untaken.join(',')} stroke:#d00,color:#d00`);
+  return out.join('\n') + '\n';
+}
+
+// ---- dot ---------------------------------------------------------------------------------------
+
+/** A Graphviz double-quoted string. */
+export function dotString(s: string): string {
+  return `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
+}
+
+export function toDot(flow: CompiledFlow, opts: GraphOptions = {}): string {
+  const g = buildGraph(flow, opts);
+  const out = [`digraph ${dotString(flow.name)} {`, '  rankdir=TB;', '  node [shape=box, fontname="Helvetica"];', '  edge [fontname="Helvetica", fontsize=10];'];
+  for (const n of g.nodes) {
+    const shape = n.shape === 'logic' ? 'hexagon' : n.shape === 'end' ? 'doubleoctagon' : n.shape === 'start' ? 'oval' : 'box';
+    out.push(`  ${n.id} [label=${dotString(n.lines.join('\n'))}, shape=${shape}];`);
+  }
+  for (const e of g.edges) {
+    const attrs = [`label=${dotString(e.label)}`];
+    if (e.dashed) attrs.push('style=dashed');
+    if (e.untaken) attrs.push('color=red', 'fontcolor=red');
+    out.push(`  ${e.from} -> ${e.to} [${attrs.join(', ')}];`);
+  }
+  out.push('}');
+  return out.join('\n') + '\n';
+}
+
+export function renderGraph(flow: CompiledFlow, opts: GraphOptions = {}): string {
+  return (opts.format ?? 'mermaid') === 'dot' ? toDot(flow, opts) : toMermaid(flow, opts);
+}
