@@ -16,6 +16,7 @@ import type { Routes } from './options.js';
 import type { CallStore } from '../store/types.js';
 import type { RtOptions } from './options.js';
 import { performEffect, type Effects } from './effects.js';
+import type { Exchange } from '../testing/record.js';
 
 /** Time kept back from the deadline for saving the state and answering. */
 const EFFECT_MARGIN_MS = 250;
@@ -161,10 +162,13 @@ export class CallService {
       seen.isNew = true;
     }
     seen.flow = flow;
-    let outcome: Outcome = advance(flow, prior, req, { now: this.now(), unknownCall: this.opts.unknownCall });
+    const at = this.now();
+    let outcome: Outcome = advance(flow, prior, req, { now: at, unknownCall: this.opts.unknownCall });
+    const effects: Exchange['effects'] = [];
     while (outcome.kind === 'effect') {
       const budget = this.opts.deadlineMs - (this.now() - started) - EFFECT_MARGIN_MS;
       const result = await performEffect(this.effects, outcome.effect, budget);
+      if (this.opts.recorder) effects.push({ effect: outcome.effect, result });
       if (result.ok) log.debug({ callid: req.callid, effect: outcome.effect.kind, step: outcome.effect.step, value: result.value }, `${outcome.effect.kind} done`);
       outcome = outcome.resume(result);
     }
@@ -189,6 +193,7 @@ export class CallService {
           this.ended(req.callid);
         }
         if (outcome.summary) logSummary(log, outcome.summary);
+        this.opts.recorder?.exchange({ request: req, flow: { name: flow.name, version: flow.version }, now: at, effects, reply: outcome.reply, ...(outcome.state ? { step: outcome.state.step } : {}), ended: !outcome.state });
         return { status: 200, body: outcome.replyJson };
       }
     }

@@ -3,6 +3,7 @@ import type { LoadReport, Registry } from '../registry/registry.js';
 import type { Effects } from './effects.js';
 import type { LiveCalls } from '../registry/live.js';
 import type { Reloader, ReloadSummary } from '../registry/reloader.js';
+import type { CallObserver } from './recorder.js';
 
 export type UnknownCallPolicy = 'restart' | 'hangup' | 'reject';
 
@@ -33,6 +34,8 @@ export interface RtOptions {
    * a 1-second `wait`.
    */
   fallback?: string;
+  /** Told about each request advanced (its effects and reply): `serve --record` (src/http/recorder.ts). */
+  recorder?: CallObserver;
 }
 
 export const DEFAULT_RT_OPTIONS: RtOptions = {

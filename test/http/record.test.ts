@@ -1,0 +1,122 @@
+/**
+ * `serve --record`: a call through fastify.inject is written as a scenario file when it
+ * ends; the file replays green on the same flow version, and after an edit of the flow
+ * (a prompt text, a branch target) the replay names the request where it diverges.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { createServer } from '../../src/http/server.js';
+import { Recorder } from '../../src/http/recorder.js';
+import { replayRecording } from '../../src/testing/replay.js';
+import { yamlFlow } from '../engine/yaml.js';
+import { rtBody, type RtFields } from '../helpers/rt.js';
+import type { FastifyInstance } from 'fastify';
+
+const FLOWS = new URL('../../flows', import.meta.url).pathname;
+const FRONT_DESK = readFileSync(join(FLOWS, 'front-desk.yaml'), 'utf8');
+
+let dir: string;
+let app: FastifyInstance | undefined;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'callscript-record-'));
+});
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A call driven by hand: each request reports the last reply's command with a result. */
+async function call(a: FastifyInstance, url: string, fields: Partial<RtFields>, results: (string | { error: string } | { status: string })[]): Promise<{ command: string; params: unknown }[]> {
+  const replies: { command: string; command_id: number; params: unknown }[] = [];
+  const send = async (over: Partial<RtFields>) => {
+    const res = await a.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: rtBody({ ...fields, ...over }) });
+    expect(res.statusCode, res.body).toBe(200);
+    const r = JSON.parse(res.body) as { command: string; command_id: number; params: unknown };
+    replies.push(r);
+    return r;
+  };
+  let last = await send({});
+  for (const x of results) {
+    const over: Partial<RtFields> = { command: last.command, command_id: last.command_id };
+    if (typeof x === 'string') over.command_result = x;
+    else if ('error' in x) over.command_error = x.error;
+    else over.call_status = x.status;
+    last = await send(over);
+  }
+  return replies;
+}
+
+async function recordingServer(): Promise<Recorder> {
+  const recorder = new Recorder(dir);
+  const s = await createServer({ flowsDir: FLOWS, logLevel: false, recorder });
+  app = s.app;
+  return recorder;
+}
+
+describe('serve --record', () => {
+  it('writes a finished call as a scenario file that replays green on the same version', async () => {
+    const recorder = await recordingServer();
+    const fields = { callid: '7001', cli_number: '+447700900123', variables: { crm: 'A-1' } };
+    await call(app!, '/rt/front-desk', fields, ['0', '9', '0', '1', { status: 'HANGUP' }]);
+    expect(recorder.open).toBe(0);
+    await recorder.flush();
+    expect(readdirSync(dir)).toEqual(['front-desk-7001.test.yaml']);
+    const text = readFileSync(join(dir, 'front-desk-7001.test.yaml'), 'utf8');
+    const version = (await yamlFlow(FRONT_DESK, 'flows/front-desk.yaml')).version;
+    expect(text).toMatch(new RegExp(`^# Recorded by callscript serve --record: flow front-desk, version ${version}, \\d{4}-\\d\\d-\\d\\dT`));
+    const data = parse(text) as { flow: string; cases: { call: Record<string, unknown>; steps: Record<string, unknown>[]; mocks: { now: string } }[] };
+    expect(data.flow).toBe('front-desk');
+    expect(data.cases[0]!.call).toMatchObject({ caller: '+447700900123', callid: '7001', variables: { crm: 'A-1' }, request_hash: null });
+    expect(data.cases[0]!.steps).toEqual([
+      { expect: { command: 'play', params: { media_id: 'TTS|TTS_EN-GB_SERENA|Thank you for calling Acme.' } }, result: '0' },
+      { expect: { command: 'read', params: expect.objectContaining({ max_digits: 1 }) }, result: '9' },
+      { expect: { command: 'play', params: { media_id: 'TTS|TTS_EN-GB_SERENA|Sorry, 9 is not one of the choices.' } }, result: '0' },
+      { expect: { command: 'read', params: expect.objectContaining({ max_digits: 1 }) }, result: '1' },
+      { expect: { command: 'dialout', params: expect.objectContaining({ cdr_field: 'sales' }) }, status: 'HANGUP' },
+    ]);
+    expect(text).toContain('# step welcome');
+    const report = replayRecording(await yamlFlow(FRONT_DESK, 'flows/front-desk.yaml'), text);
+    expect(report).toMatchObject({ ok: true, divergences: [], recordedVersion: version, version });
+  });
+
+  it('after a prompt text edit, replay reports the request with expected vs actual', async () => {
+    const recorder = await recordingServer();
+    await call(app!, '/rt/front-desk', { callid: '7002', cli_number: '+447700900123' }, ['0', '1', { status: 'HANGUP' }]);
+    await recorder.flush();
+    const text = readFileSync(join(dir, 'front-desk-7002.test.yaml'), 'utf8');
+    const edited = await yamlFlow(FRONT_DESK.replace('"For sales, press 1. For accounts', '"For sales, press 1 now. For accounts'), 'flows/front-desk.yaml');
+    const report = replayRecording(edited, text);
+    expect(report.ok).toBe(false);
+    const [d] = report.divergences;
+    expect(d).toMatchObject({ request: 2, stepIndex: 1, flowStep: 'menu' });
+    expect(JSON.stringify(d!.expected)).toContain('For sales, press 1. For accounts');
+    expect(JSON.stringify(d!.actual)).toContain('For sales, press 1 now. For accounts');
+    const lines = text.split('\n');
+    expect(lines[d!.line! - 1]).toMatch(/^\s*- expect:/);
+    expect(lines[d!.line!]).toMatch(/^\s*command: read$/);
+    expect(lines[d!.line! - 2]).toMatch(/^\s*# step menu$/);
+    expect(d!.message).toMatch(/^request 2 \(step 2 of the recording\): expected read .*the flow answered read .* at step "menu"$/);
+  });
+
+  it('after a branch target edit, replay reports the request that took the branch', async () => {
+    const recorder = await recordingServer();
+    await call(app!, '/rt/front-desk', { callid: '7003', cli_number: '+447700900123' }, ['0', '1', 'NOANSWER', '0', { status: 'HANGUP' }]);
+    await recorder.flush();
+    const text = readFileSync(join(dir, 'front-desk-7003.test.yaml'), 'utf8');
+    const before = 'NOANSWER: { say: "Our sales team is busy at the moment.", goto: operator }';
+    expect(FRONT_DESK).toContain(before);
+    const edited = await yamlFlow(FRONT_DESK.replace(before, before.replace('goto: operator', 'goto: goodbye')), 'flows/front-desk.yaml');
+    const [d] = replayRecording(edited, text).divergences;
+    expect(d).toMatchObject({
+      request: 5,
+      stepIndex: 4,
+      flowStep: 'goodbye',
+      expected: { command: 'dialout', params: { cdr_field: 'operator' } },
+      actual: { command: 'play', params: { media_id: 'TTS|TTS_EN-GB_SERENA|Thank you for calling. Goodbye.' } },
+    });
+  });
+});
