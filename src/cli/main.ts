@@ -7,6 +7,7 @@ import { schema } from './schema.js';
 import { errors } from './errors.js';
 import { emulator } from './emulator.js';
 import { call } from './call.js';
+import { test } from './test.js';
 
 // A reader that goes away (`callscript errors | head -1`) ends the output quietly.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -91,6 +92,18 @@ program
   .option('--reply-timeout <ms>', 'reply time limit for this call (default: the emulator\'s)')
   .action(async (flags) => {
     process.exitCode = await call(flags);
+  });
+
+program
+  .command('test')
+  .description('run scenario files (*.test.yaml) against the flows, in process (docs/testing.md); exit 1 on a failure, 2 on an invalid file')
+  .argument('[paths...]', 'scenario files or directories (default: flows and test)')
+  .option('-f, --flows <dir>', 'directory of the flows (default flows)')
+  .option('--coverage', 'report the steps and transitions of each flow that the scenarios exercised')
+  .option('--coverage-json <file>', 'write the raw coverage data (JSON) to this file')
+  .option('--min-coverage <percent>', 'exit 1 when under this percentage of transitions')
+  .action(async (paths: string[], flags) => {
+    process.exitCode = await test(paths, flags);
   });
 
 program.parseAsync(process.argv).catch((err: Error) => {

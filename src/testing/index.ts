@@ -1,0 +1,126 @@
+/**
+ * Flow tests (`callscript test`, docs/testing.md): scenario files, the runner, coverage,
+ * and the text output shared by the CLI and the tests.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import type { CompiledFlow } from '../flow/compile.js';
+import { compileAll, listFlowFiles } from '../registry/registry.js';
+import { Coverage } from './coverage.js';
+import { runCase, type CaseResult } from './runner.js';
+import { formatScenarioError, parseScenario, ScenarioFileError, type Scenario, type ScenarioError } from './scenario.js';
+
+export * from './scenario.js';
+export * from './runner.js';
+export * from './coverage.js';
+
+export const SCENARIO_FILE = /\.test\.ya?ml$/;
+
+/** Scenario files under the given files and directories (recursively), sorted; dotfiles and node_modules skipped. */
+export async function collectScenarioFiles(paths: string[]): Promise<string[]> {
+  const out = new Set<string>();
+  const walk = async (dir: string): Promise<void> => {
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch {
+      return;
+    }
+    for (const n of names.sort()) {
+      if (n.startsWith('.') || n === 'node_modules') continue;
+      const p = join(dir, n);
+      const s = await stat(p).catch(() => undefined);
+      if (s?.isDirectory()) await walk(p);
+      else if (s?.isFile() && SCENARIO_FILE.test(n)) out.add(p);
+    }
+  };
+  for (const p of paths) {
+    const s = await stat(p).catch(() => undefined);
+    if (s?.isDirectory()) await walk(p);
+    else out.add(p); // a file given by name, whatever its name (unreadable ones fail on load)
+  }
+  return [...out];
+}
+
+export interface FlowSet {
+  byName: Map<string, CompiledFlow>;
+  /** Problems of flow files that did not compile ("file:line:col: message"). */
+  problems: string[];
+}
+
+/** Compiles the flows of a directory (a missing directory gives no flows). */
+export async function loadFlowDir(dir: string): Promise<FlowSet> {
+  const files = await listFlowFiles(dir).catch(() => [] as string[]);
+  const texts = await Promise.all(files.map(async (file) => ({ file, text: await readFile(file, 'utf8') })));
+  const { flows, report } = compileAll(texts);
+  return {
+    byName: new Map(flows.map((f) => [f.name, f])),
+    problems: report.diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.file}:${d.line}:${d.column}: ${d.message}`),
+  };
+}
+
+export interface FileRun {
+  file: string;
+  /** Problems of the file itself (unreadable, invalid, unknown flow): exit code 2. */
+  errors: ScenarioError[];
+  cases: CaseResult[];
+}
+
+/** Loads and runs one scenario file. */
+export async function runScenarioFile(file: string, flows: FlowSet, coverage?: Coverage): Promise<FileRun> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    return { file, errors: [{ file, line: 1, column: 1, message: `cannot read the file: ${(err as NodeJS.ErrnoException).code ?? String(err)}` }], cases: [] };
+  }
+  let scenario: Scenario;
+  try {
+    scenario = parseScenario(text, file);
+  } catch (err) {
+    if (err instanceof ScenarioFileError) return { file, errors: err.errors, cases: [] };
+    throw err;
+  }
+  const flow = await resolveFlow(scenario, flows);
+  if ('error' in flow) return { file, errors: [flow.error], cases: [] };
+  const run = coverage ? coverage.instrument(flow.flow) : flow.flow;
+  return { file, errors: [], cases: scenario.cases.map((c) => runCase(run, c)) };
+}
+
+async function resolveFlow(s: Scenario, flows: FlowSet): Promise<{ flow: CompiledFlow } | { error: ScenarioError }> {
+  const at = (message: string) => ({ error: { file: s.file, line: s.flowPos.line, column: s.flowPos.col, message } });
+  if (/\.ya?ml$/.test(s.flow)) {
+    const path = resolve(dirname(s.file), s.flow);
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      return at(`flow: cannot read ${s.flow}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    }
+    const { flows: compiled, report } = compileAll([{ file: path, text }]);
+    const first = report.diagnostics.find((d) => d.severity === 'error');
+    if (!compiled[0] || first) return at(`flow: ${s.flow} has errors (${first ? `${first.file}:${first.line}:${first.column}: ${first.message}` : 'not compiled'})`);
+    // The flows dir's version when it is the same flow (one coverage entry per flow).
+    const same = flows.byName.get(compiled[0].name);
+    return { flow: same && same.version === compiled[0].version ? same : compiled[0] };
+  }
+  const f = flows.byName.get(s.flow);
+  if (!f) {
+    const known = [...flows.byName.keys()].sort();
+    return at(`flow: no flow named "${s.flow}" in the flows directory${known.length ? ` (flows: ${known.join(', ')})` : ''}`);
+  }
+  return { flow: f };
+}
+
+/** The output lines of one case: `✓ file › name`, or `✗ ...` with the failure. */
+export function formatCase(file: string, r: CaseResult): string[] {
+  if (r.ok) return [`✓ ${file} › ${r.name}`];
+  const f = r.failure!;
+  const lines = [`✗ ${file} › ${r.name}`, `    ${file}:${f.pos.line}: step ${f.step + 1}: ${f.message}`];
+  if (f.expected !== undefined) lines.push(`      expected: ${f.expected}`);
+  if (f.actual !== undefined) lines.push(`      actual:   ${f.actual}`);
+  for (const d of f.diff ?? []) lines.push(`      ${d}`);
+  return lines;
+}
+
+export { formatScenarioError };

@@ -1,0 +1,386 @@
+/**
+ * Scenario files (`*.test.yaml`, docs/testing.md "Scenario files"): their types and a loader
+ * that validates them by hand over the positioned YAML tree of src/flow/yaml.ts, so that
+ * every problem is reported at its file:line:col.
+ */
+import { loadYaml, type Loc, type YMap, type YNode } from '../flow/yaml.js';
+import type { EffectResult } from '../engine/outcome.js';
+import { isAction } from '../flow/actions.js';
+
+/** One problem of a scenario file (1-based line and column). */
+export interface ScenarioError {
+  file: string;
+  line: number;
+  column: number;
+  message: string;
+}
+
+export class ScenarioFileError extends Error {
+  constructor(readonly errors: ScenarioError[]) {
+    super(errors.map(formatScenarioError).join('\n'));
+  }
+}
+
+export function formatScenarioError(e: ScenarioError): string {
+  return `${e.file}:${e.line}:${e.column}: ${e.message}`;
+}
+
+export type Plain = null | boolean | number | string | Plain[] | { [k: string]: Plain };
+
+export const TERMINAL_STEP_STATUSES = ['HANGUP', 'NOANSWER', 'BUSY', 'CONGESTION', 'REJECTED'] as const;
+export type StepStatus = (typeof TERMINAL_STEP_STATUSES)[number];
+
+/** The call's fields (RT.Request), with the defaults of docs/testing.md. */
+export interface CallFields {
+  caller: string;
+  caller_name: string;
+  called: string;
+  app: string;
+  cdr_field: string;
+  request_hash: string | null;
+  date_started: string;
+  variables: Record<string, Plain>;
+  callid: string;
+}
+
+export const DEFAULT_CALL: Readonly<CallFields> = {
+  caller: '+33612345678',
+  caller_name: '',
+  called: '+33123456789',
+  app: 'APP00001',
+  cdr_field: '',
+  request_hash: null,
+  date_started: '2026-11-22 10:00:00',
+  variables: {},
+  callid: '1000',
+};
+
+export type Expectation =
+  | { kind: 'command'; command: string; params?: Record<string, Plain> }
+  | { kind: 'sms'; params: Record<string, Plain> };
+
+export interface ScenarioStep {
+  pos: Loc;
+  expect: Expectation;
+  result?: string;
+  error?: string;
+  status?: StepStatus;
+}
+
+export interface Mocks {
+  /** The sms effects' outcomes in order; past the list, success with SMS0000n. */
+  sms: EffectResult[];
+  /** Epoch ms of the engine's clock. */
+  now: number;
+}
+
+export interface ScenarioCase {
+  name: string;
+  pos: Loc;
+  call: CallFields;
+  mocks: Mocks;
+  steps: ScenarioStep[];
+}
+
+export interface Scenario {
+  file: string;
+  /** A flow name, or a path to a flow file (resolved against the scenario's directory). */
+  flow: string;
+  flowPos: Loc;
+  cases: ScenarioCase[];
+}
+
+class Collector {
+  errors: ScenarioError[] = [];
+  constructor(readonly file: string) {}
+  at(node: { pos: Loc } | Loc, message: string): void {
+    const pos = 'pos' in node ? node.pos : node;
+    this.errors.push({ file: this.file, line: pos.line, column: pos.col, message });
+  }
+}
+
+export function plain(n: YNode): Plain {
+  switch (n.kind) {
+    case 'scalar':
+      return n.value;
+    case 'seq':
+      return n.items.map(plain);
+    case 'map': {
+      const o: Record<string, Plain> = {};
+      for (const e of n.entries) o[e.key] = plain(e.value);
+      return o;
+    }
+  }
+}
+
+/** A scalar as a string: as written for numbers (so `result: 0` is "0"). */
+function scalarText(n: YNode): string | undefined {
+  if (n.kind !== 'scalar' || n.value === null) return undefined;
+  if (typeof n.value === 'string') return n.value;
+  return n.quoted ? String(n.value) : n.source;
+}
+
+function describe(n: YNode): string {
+  if (n.kind === 'map') return 'a map';
+  if (n.kind === 'seq') return 'a list';
+  return n.value === null ? 'null' : typeof n.value === 'string' ? 'a string' : `${n.type === 'bool' ? 'a boolean' : 'a number'}`;
+}
+
+function checkKeys(c: Collector, m: YMap, allowed: readonly string[], where: string): void {
+  for (const e of m.entries) {
+    if (!allowed.includes(e.key)) c.at(e.keyNode, `unknown key "${e.key}" in ${where} (allowed: ${allowed.join(', ')})`);
+  }
+}
+
+function get(m: YMap, key: string): YNode | undefined {
+  return m.entries.find((e) => e.key === key)?.value;
+}
+
+function str(c: Collector, n: YNode | undefined, what: string): string | undefined {
+  if (!n) return undefined;
+  const s = scalarText(n);
+  if (s === undefined) c.at(n, `${what} must be a string, not ${describe(n)}`);
+  return s;
+}
+
+function paramsOf(c: Collector, n: YNode, what: string): Record<string, Plain> | undefined {
+  if (n.kind !== 'map') {
+    c.at(n, `${what} must be a map of params, not ${describe(n)}`);
+    return undefined;
+  }
+  return plain(n) as Record<string, Plain>;
+}
+
+function parseExpect(c: Collector, n: YNode): Expectation | undefined {
+  if (n.kind === 'scalar') {
+    const name = scalarText(n);
+    if (name === undefined || !isAction(name)) {
+      c.at(n, `expect: "${name ?? String(n.value)}" is not a command name`);
+      return undefined;
+    }
+    return name === 'sms' ? { kind: 'sms', params: {} } : { kind: 'command', command: name };
+  }
+  if (n.kind !== 'map') {
+    c.at(n, 'expect must be a command name, { command, params } or { sms: params }');
+    return undefined;
+  }
+  const sms = get(n, 'sms');
+  if (sms) {
+    checkKeys(c, n, ['sms'], 'expect');
+    if (sms.kind === 'scalar' && sms.value === null) return { kind: 'sms', params: {} };
+    const params = paramsOf(c, sms, 'expect.sms');
+    return params ? { kind: 'sms', params } : undefined;
+  }
+  checkKeys(c, n, ['command', 'params'], 'expect');
+  const cmd = get(n, 'command');
+  if (!cmd) {
+    c.at(n, 'expect needs `command:` (or `sms:`)');
+    return undefined;
+  }
+  const name = str(c, cmd, 'expect.command');
+  if (name === undefined) return undefined;
+  if (!isAction(name)) {
+    c.at(cmd, `expect.command: "${name}" is not a command name`);
+    return undefined;
+  }
+  const p = get(n, 'params');
+  if (name === 'sms') {
+    if (!p) return { kind: 'sms', params: {} };
+    const params = paramsOf(c, p, 'expect.params');
+    return params ? { kind: 'sms', params } : undefined;
+  }
+  if (!p) return { kind: 'command', command: name };
+  const params = paramsOf(c, p, 'expect.params');
+  return params ? { kind: 'command', command: name, params } : undefined;
+}
+
+function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
+  if (n.kind !== 'map') {
+    c.at(n, `a step must be a map with \`expect:\`, not ${describe(n)}`);
+    return undefined;
+  }
+  checkKeys(c, n, ['expect', 'result', 'error', 'status'], 'a step');
+  const e = get(n, 'expect');
+  if (!e) {
+    c.at(n, 'a step needs `expect:`');
+    return undefined;
+  }
+  const expect = parseExpect(c, e);
+  const step: ScenarioStep = { pos: n.pos, expect: expect ?? { kind: 'command', command: 'play' } };
+  const given = ['result', 'error', 'status'].filter((k) => get(n, k) !== undefined);
+  if (given.length > 1) c.at(get(n, given[1]!)!, `a step has one of result, error and status, not ${given.join(' and ')}`);
+  const r = get(n, 'result');
+  if (r) {
+    const s = str(c, r, 'result');
+    if (s !== undefined) step.result = s;
+  }
+  const er = get(n, 'error');
+  if (er) {
+    const s = str(c, er, 'error');
+    if (s !== undefined) {
+      if (s === '') c.at(er, 'error must not be empty');
+      else step.error = s;
+    }
+  }
+  const st = get(n, 'status');
+  if (st) {
+    const s = str(c, st, 'status');
+    if (s !== undefined) {
+      if ((TERMINAL_STEP_STATUSES as readonly string[]).includes(s)) step.status = s as StepStatus;
+      else c.at(st, `status: "${s}" is not one of ${TERMINAL_STEP_STATUSES.join(', ')}`);
+    }
+  }
+  if (expect?.kind === 'sms' && given.length > 0) {
+    c.at(get(n, given[0]!)!, `an sms step takes its outcome from mocks.sms, not \`${given[0]}:\``);
+  }
+  return expect ? step : undefined;
+}
+
+function parseCall(c: Collector, n: YNode | undefined): CallFields {
+  const call: CallFields = { ...DEFAULT_CALL, variables: {} };
+  if (!n) return call;
+  if (n.kind !== 'map') {
+    c.at(n, `call must be a map, not ${describe(n)}`);
+    return call;
+  }
+  const keys = Object.keys(DEFAULT_CALL) as (keyof CallFields)[];
+  checkKeys(c, n, keys, 'call');
+  for (const e of n.entries) {
+    if (e.key === 'variables') {
+      if (e.value.kind !== 'map') c.at(e.value, `call.variables must be a map, not ${describe(e.value)}`);
+      else call.variables = plain(e.value) as Record<string, Plain>;
+    } else if (e.key === 'request_hash') {
+      if (e.value.kind === 'scalar' && e.value.value === null) call.request_hash = null;
+      else {
+        const s = str(c, e.value, 'call.request_hash');
+        if (s !== undefined) call.request_hash = s;
+      }
+    } else if ((keys as string[]).includes(e.key)) {
+      const s = str(c, e.value, `call.${e.key}`);
+      if (s === undefined) continue;
+      if (e.key === 'callid' && !/^[0-9]{1,20}$/.test(s)) c.at(e.value, 'call.callid must be digits');
+      else if (e.key === 'date_started' && !/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(s)) c.at(e.value, 'call.date_started must be "YYYY-MM-DD HH:MM:SS"');
+      else (call as unknown as Record<string, string>)[e.key] = s;
+    }
+  }
+  return call;
+}
+
+function parseMocks(c: Collector, n: YNode | undefined, call: CallFields): Mocks {
+  const mocks: Mocks = { sms: [], now: Date.parse(call.date_started.replace(' ', 'T') + 'Z') };
+  if (!n) return mocks;
+  if (n.kind !== 'map') {
+    c.at(n, `mocks must be a map, not ${describe(n)}`);
+    return mocks;
+  }
+  checkKeys(c, n, ['sms', 'now'], 'mocks');
+  const now = get(n, 'now');
+  if (now) {
+    const s = str(c, now, 'mocks.now');
+    if (s !== undefined) {
+      const t = /^\d+$/.test(s) ? Number(s) : Date.parse(s);
+      if (Number.isNaN(t)) c.at(now, `mocks.now: "${s}" is not a date (ISO 8601, e.g. 2026-11-22T10:00:00Z) nor epoch ms`);
+      else mocks.now = t;
+    }
+  }
+  const sms = get(n, 'sms');
+  if (sms) {
+    if (sms.kind !== 'seq') c.at(sms, `mocks.sms must be a list of { hash } or { error }, not ${describe(sms)}`);
+    else {
+      for (const item of sms.items) {
+        if (item.kind !== 'map') {
+          c.at(item, 'an sms outcome is { hash: SMS... } or { error: KIND, message? }');
+          continue;
+        }
+        checkKeys(c, item, ['hash', 'error', 'message'], 'an sms outcome');
+        const hash = get(item, 'hash');
+        const error = get(item, 'error');
+        if ((hash === undefined) === (error === undefined)) {
+          c.at(item, 'an sms outcome has either `hash:` or `error:`');
+          continue;
+        }
+        if (hash) {
+          const h = str(c, hash, 'hash');
+          if (h !== undefined) mocks.sms.push({ ok: true, value: h });
+        } else {
+          const k = str(c, error!, 'error');
+          const m = get(item, 'message');
+          const msg = m ? str(c, m, 'message') : undefined;
+          if (k !== undefined) mocks.sms.push(msg === undefined ? { ok: false, error: k } : { ok: false, error: k, message: msg });
+        }
+      }
+    }
+  }
+  return mocks;
+}
+
+function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc>): ScenarioCase | undefined {
+  if (n.kind !== 'map') {
+    c.at(n, `a case must be a map with name and steps, not ${describe(n)}`);
+    return undefined;
+  }
+  checkKeys(c, n, ['name', 'call', 'mocks', 'steps'], 'a case');
+  const nameNode = get(n, 'name');
+  let name = `case ${index + 1}`;
+  if (!nameNode) c.at(n, 'a case needs `name:`');
+  else {
+    const s = str(c, nameNode, 'name');
+    if (s !== undefined) {
+      name = s;
+      const seen = names.get(s);
+      if (seen) c.at(nameNode, `case name "${s}" is already used at line ${seen.line}`);
+      else names.set(s, nameNode.pos);
+    }
+  }
+  const call = parseCall(c, get(n, 'call'));
+  const mocks = parseMocks(c, get(n, 'mocks'), call);
+  const steps: ScenarioStep[] = [];
+  const sn = get(n, 'steps');
+  if (!sn) c.at(n, 'a case needs `steps:`');
+  else if (sn.kind !== 'seq') c.at(sn, `steps must be a list, not ${describe(sn)}`);
+  else {
+    if (sn.items.length === 0) c.at(sn, 'steps must not be empty');
+    let ended: string | undefined;
+    for (const item of sn.items) {
+      const s = parseStep(c, item);
+      if (!s) continue;
+      if (ended !== undefined && s.expect.kind !== 'sms') {
+        c.at(item, `no step can follow ${ended} (only sms effects of the hangup handler)`);
+      }
+      if (s.status) ended = `the status ${s.status} at line ${s.pos.line}`;
+      else if (s.expect.kind === 'command' && s.expect.command === 'hangup' && ended === undefined) ended = `the hangup at line ${s.pos.line}`;
+      steps.push(s);
+    }
+  }
+  return { name, pos: n.pos, call, mocks, steps };
+}
+
+/** Parses a scenario file's text; throws ScenarioFileError with every problem. */
+export function parseScenario(text: string, file: string): Scenario {
+  const c = new Collector(file);
+  const { root, diagnostics } = loadYaml(text, file);
+  for (const d of diagnostics) if (d.severity === 'error') c.errors.push({ file, line: d.line, column: d.column, message: d.message });
+  if (c.errors.length > 0) throw new ScenarioFileError(c.errors);
+  if (!root || root.kind !== 'map') {
+    c.at(root ?? { line: 1, col: 1 }, 'a scenario file is a map with `flow:` and `cases:`');
+    throw new ScenarioFileError(c.errors);
+  }
+  checkKeys(c, root, ['flow', 'cases'], 'the scenario file');
+  const flowNode = get(root, 'flow');
+  let flow = '';
+  if (!flowNode) c.at(root, 'a scenario file needs `flow:` (a flow name or a path to a flow file)');
+  else flow = str(c, flowNode, 'flow') ?? '';
+  const cases: ScenarioCase[] = [];
+  const cn = get(root, 'cases');
+  if (!cn) c.at(root, 'a scenario file needs `cases:`');
+  else if (cn.kind !== 'seq') c.at(cn, `cases must be a list, not ${describe(cn)}`);
+  else {
+    const names = new Map<string, Loc>();
+    cn.items.forEach((item, i) => {
+      const k = parseCase(c, item, i, names);
+      if (k) cases.push(k);
+    });
+  }
+  if (c.errors.length > 0) throw new ScenarioFileError(c.errors);
+  return { file, flow, flowPos: flowNode?.pos ?? { line: 1, col: 1 }, cases };
+}
