@@ -26,6 +26,7 @@ program
   .option('-f, --flows <dir>', 'directory of *.yaml flows (env FLOWS_DIR, default flows)')
   .option('-c, --config <file>', 'config file (env CALLSCRIPT_CONFIG, default ./callscript.yaml if present)')
   .option('-l, --log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL, default info)')
+  .option('--record <dir>', 'write each finished call as a replayable scenario file <dir>/<flow>-<callid>.test.yaml (docs/testing.md)')
   .action(async (flags) => {
     const r = await serve(flags);
     if (typeof r === 'number') process.exitCode = r;

@@ -2,9 +2,11 @@ import { createServer } from '../http/server.js';
 import { formatDiagnostics } from '../flow/format.js';
 import { resolveSettings, settingsChanges, type ServeFlags, type Settings } from './settings.js';
 import type { FastifyInstance } from 'fastify';
+import { resolve } from 'node:path';
+import { Recorder } from '../http/recorder.js';
 
 /** `callscript serve`: load flows, listen, print the URL and the flows. Returns the exit code on failure. */
-export async function serve(flags: ServeFlags, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<FastifyInstance | number> {
+export async function serve(flags: ServeFlags & { record?: string }, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<FastifyInstance | number> {
   const res = await resolveSettings(flags, process.env, process.cwd());
   if (res.diagnostics.length > 0) err.write(formatDiagnostics(res.diagnostics, res.sources) + '\n');
   if (!res.ok) {
@@ -15,11 +17,24 @@ export async function serve(flags: ServeFlags, out: NodeJS.WritableStream = proc
   // The config file's changes (watched with the flows): routes and canary apply, the rest at restart.
   let applied: Settings = settings;
   const ctl: { apply?: () => Promise<void> } = {};
+  // --record <dir>: each finished call written as a scenario file (src/http/recorder.ts).
+  const log: { app?: FastifyInstance } = {};
+  const recorder =
+    flags.record !== undefined
+      ? new Recorder(resolve(process.cwd(), flags.record), {
+          maxIdleMs: settings.server.callTtlMs,
+          onWrite: (file) => log.app?.log.info({ file }, 'call recorded'),
+          onError: (e, callid) => log.app?.log.error({ err: e, callid }, 'recording the call failed'),
+        })
+      : undefined;
   const { app, registry, report, control } = await createServer({
     ...settings.server,
+    ...(recorder ? { recorder } : {}),
     watch: settings.server.watch,
     onConfigChange: () => void ctl.apply?.(),
   });
+  log.app = app;
+  if (recorder) app.addHook('onClose', async () => recorder.flush());
   ctl.apply = async () => {
     const next = await resolveSettings(flags, process.env, process.cwd());
     if (!next.ok) {
@@ -70,6 +85,7 @@ export async function serve(flags: ServeFlags, out: NodeJS.WritableStream = proc
   if (settings.sms) out.write(`  sms steps send through ${settings.sms.baseUrl} as ${settings.sms.login}\n`);
   else if (smsFlows.length > 0) err.write(`callscript serve: warning: ${smsFlows.map((f) => f.name).join(', ')} send SMS but no SMS account is configured (sms: in callscript.yaml, or SMS_LOGIN and SMS_PASSWORD): their sms steps will take their error branch (UNAVAILABLE)\n`);
   if (settings.server.admin) out.write(`  admin: ${base}/admin/flows   (its own Basic auth; see docs/admin.md)\n`);
+  if (recorder) out.write(`  recording each finished call to ${recorder.dir}/<flow>-<callid>.test.yaml\n`);
   if (settings.server.watch) out.write(`  watching ${settings.server.flowsDir}${settings.configFile ? ` and ${settings.configFile}` : ''}: changes reload (also on SIGHUP)\n`);
   const hup = () => {
     void control.reload?.('SIGHUP');
