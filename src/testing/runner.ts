@@ -207,6 +207,8 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
 
   function mismatch(index: number, step: ScenarioStep, actual: Actual, diff: string[]): CaseResult {
     const exp = describeExpectation(step.expect);
-    return fail(index, `expected ${exp.split(' ')[0]}, got ${actual.command}`, { expected: exp, actual: describeActual(actual), diff });
+    const name = step.expect.kind === 'sms' ? 'sms' : step.expect.command;
+    const message = name === actual.command ? `${name}: params differ` : `expected ${name}, got ${actual.command}`;
+    return fail(index, message, { expected: exp, actual: describeActual(actual), diff });
   }
 }
