@@ -7,7 +7,10 @@ import { schema } from './schema.js';
 import { errors } from './errors.js';
 import { emulator } from './emulator.js';
 import { call } from './call.js';
+import { paths } from './paths.js';
+import { graph } from './graph.js';
 import { test } from './test.js';
+import { simulate } from './simulate.js';
 
 // A reader that goes away (`callscript errors | head -1`) ends the output quietly.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -105,6 +108,40 @@ program
   .option('--min-coverage <percent>', 'exit 1 when under this percentage of transitions')
   .action(async (paths: string[], flags) => {
     process.exitCode = await test(paths, flags);
+  });
+
+program
+  .command('simulate')
+  .description('an interactive call of a flow in the terminal, or played by a caller script (docs/simulate.md)')
+  .argument('<flow>', 'a flow name (in --flows) or a .yaml file')
+  .option('-f, --flows <dir>', 'directory of *.yaml flows (env FLOWS_DIR, default flows)')
+  .option('--caller <file>', 'play the caller from this caller script (docs/caller-script.md) instead of asking')
+  .option('--from <number>', 'the caller\'s number (cli_number)')
+  .option('--to <number>', 'the number dialled')
+  .action(async (flow: string, flags) => {
+    process.exitCode = await simulate(flow, flags);
+  });
+
+program
+  .command('paths')
+  .description('write a scenario file with one case per transition not yet covered, each the shortest path from the start (docs/testing.md)')
+  .argument('<flow>', 'a flow name (in the flows dir) or a path to a .yaml flow')
+  .option('-f, --flows <dir>', 'directory of flows (default flows)')
+  .option('-o, --out <file>', 'write the scenario file here instead of stdout')
+  .option('--covered <coverage.json>', 'leave out the transitions covered there (callscript test --coverage-json)')
+  .action(async (flow: string, flags: { flows?: string; out?: string; covered?: string }) => {
+    process.exitCode = await paths(flow, flags);
+  });
+
+program
+  .command('graph')
+  .description('print a flow as a Mermaid flowchart or a Graphviz digraph (docs/testing.md)')
+  .argument('<flow>', 'a flow name (in the flows dir) or a path to a .yaml flow')
+  .option('--format <format>', 'mermaid|dot (default mermaid)')
+  .option('--coverage <coverage.json>', 'mark the transitions never taken (callscript test --coverage-json)')
+  .option('-f, --flows <dir>', 'directory of flows (default flows)')
+  .action(async (flow: string, flags: { format?: string; coverage?: string; flows?: string }) => {
+    process.exitCode = await graph(flow, flags);
   });
 
 program.parseAsync(process.argv).catch((err: Error) => {
