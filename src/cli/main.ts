@@ -10,6 +10,7 @@ import { call } from './call.js';
 import { paths } from './paths.js';
 import { graph } from './graph.js';
 import { test } from './test.js';
+import { simulate } from './simulate.js';
 
 // A reader that goes away (`callscript errors | head -1`) ends the output quietly.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -107,6 +108,18 @@ program
   .option('--min-coverage <percent>', 'exit 1 when under this percentage of transitions')
   .action(async (paths: string[], flags) => {
     process.exitCode = await test(paths, flags);
+  });
+
+program
+  .command('simulate')
+  .description('an interactive call of a flow in the terminal, or played by a caller script (docs/simulate.md)')
+  .argument('<flow>', 'a flow name (in --flows) or a .yaml file')
+  .option('-f, --flows <dir>', 'directory of *.yaml flows (env FLOWS_DIR, default flows)')
+  .option('--caller <file>', 'play the caller from this caller script (docs/caller-script.md) instead of asking')
+  .option('--from <number>', 'the caller\'s number (cli_number)')
+  .option('--to <number>', 'the number dialled')
+  .action(async (flow: string, flags) => {
+    process.exitCode = await simulate(flow, flags);
   });
 
 program
