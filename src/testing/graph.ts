@@ -119,7 +119,7 @@ export function buildGraph(flow: CompiledFlow, opts: GraphOptions = {}): { nodes
       }
       continue;
     }
-    const count = cov ? cov[e.id] ?? 0 : undefined;
+    const count = cov ? cov[e.cover ?? e.id] ?? 0 : undefined;
     const untaken = count === 0 && COVERABLE.has(e.kind);
     let label = edgeLabel(e, width);
     if (untaken) label += label ? ' (untaken)' : '(untaken)';

@@ -9,6 +9,9 @@
  *   `default`, `error`); for a `retry` branch, the retry itself (the step runs again);
  * - `<step>:<key>:then`: the retries of that key are used up (`then`);
  * - `<step>:case:<n>` (1-based) and `<step>:default`: a switch (or `when`) step's cases.
+ * Coverage data (src/testing/coverage.ts) keys some of them differently (`case<n>`, a
+ * flow-wide handler once per flow as `handlers.on.<command>:<key>` / `handlers:error`):
+ * each edge's `cover` is its key there.
  */
 import type { CompiledFlow } from '../flow/compile.js';
 import { END_STATE, type StateMeta } from '../flow/machine.js';
@@ -33,6 +36,8 @@ export interface FlowEdge {
   say?: boolean;
   /** Edge comes from the flow-wide handlers (handlers.on / handlers.error). */
   flowWide?: boolean;
+  /** The key of this transition in coverage data (src/testing/coverage.ts), when it has one. */
+  cover?: string;
   /** The CEL condition that must hold (a case), or the cases that must not (a switch default). */
   condition?: string;
 }
@@ -66,9 +71,9 @@ export function flowEdges(flow: CompiledFlow): FlowEdge[] {
       continue;
     }
     if (p.kind === 'switch') {
-      p.cases.forEach((c, i) => edges.push({ id: `${id}:case:${i + 1}`, kind: 'case', from: id, to: tgt(c.goto), condition: c.when }));
+      p.cases.forEach((c, i) => edges.push({ id: `${id}:case:${i + 1}`, kind: 'case', from: id, to: tgt(c.goto), condition: c.when, cover: `${id}:case${i + 1}` }));
       const not = p.cases.map((c) => `!(${c.when})`).join(' && ');
-      edges.push({ id: `${id}:default`, kind: 'switch-default', from: id, to: tgt(p.default), condition: not || 'true' });
+      edges.push({ id: `${id}:default`, kind: 'switch-default', from: id, to: tgt(p.default), condition: not || 'true', cover: `${id}:default` });
       continue;
     }
     if (p.final) continue;
@@ -78,11 +83,12 @@ export function flowEdges(flow: CompiledFlow): FlowEdge[] {
         return;
       }
       const extra = { key, ...(b.say ? { say: true } : {}), ...(flowWide ? { flowWide: true } : {}) };
+      const owner = !flowWide ? id : key === 'error' ? 'handlers' : `handlers.on.${p.command}`;
       if (b.retry !== undefined) {
-        edges.push({ id: `${id}:${key}`, kind: 'retry', from: id, to: id, retry: b.retry, ...extra });
-        edges.push({ id: `${id}:${key}:then`, kind: 'then', from: id, to: tgt(b.then), retry: b.retry, ...extra });
+        edges.push({ id: `${id}:${key}`, kind: 'retry', from: id, to: id, retry: b.retry, ...extra, cover: `${owner}:${key}` });
+        edges.push({ id: `${id}:${key}:then`, kind: 'then', from: id, to: tgt(b.then), retry: b.retry, ...extra, cover: `${owner}:${key}:then` });
       } else {
-        edges.push({ id: `${id}:${key}`, kind: 'key', from: id, to: tgt(b.goto), ...extra });
+        edges.push({ id: `${id}:${key}`, kind: 'key', from: id, to: tgt(b.goto), ...extra, cover: `${owner}:${key}` });
       }
     };
     for (const key of machineKeys(flow, id)) add(key, branchByKey(p, key), inherited(p, key));
@@ -380,9 +386,11 @@ export interface CoverageFile {
 
 /** The transitions of `flow` with no count in the coverage data. */
 export function uncovered(flow: CompiledFlow, coverage: CoverageFile | undefined): string[] {
-  const ids = transitionIds(flow);
   const taken = coverage?.flows?.[flow.name]?.transitions ?? {};
-  return ids.filter((id) => !((taken[id] ?? 0) > 0));
+  return flowEdges(flow)
+    .filter((e) => COVERABLE.has(e.kind))
+    .filter((e) => !((taken[e.cover ?? e.id] ?? 0) > 0))
+    .map((e) => e.id);
 }
 
 const q = (s: string) => JSON.stringify(s);
