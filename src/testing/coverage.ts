@@ -7,7 +7,8 @@
  * program is made of wrappers around the original steps and branches, with getters on
  * the fields the step loop (src/engine/run.ts) reads exactly when it takes a decision:
  * - a branch without retry: its `goto` (read once by takeBranch);
- * - a branch with retry: its `retry` (the key fired), its `then` (retries used up);
+ * - a branch with retry: its `retry` (the key fired; read twice per decision), its
+ *   `then` (retries used up);
  * - a switch case: its `goto` (read only when its condition held), the switch's
  *   `default` (read only when no case held), the switch's `cases` (the step ran);
  * - a set step: its `next` (the step ran);
@@ -191,7 +192,17 @@ function wrapBranch(b: PBranch, key: string, d: FlowCoverageData): PBranch {
   if (b.retry !== undefined) {
     const retry = b.retry;
     const then = b.then;
-    Object.defineProperty(w, 'retry', { enumerable: true, get: () => (bump(d.transitions, key), retry) });
+    // takeBranch reads `retry` twice per decision (`!== undefined`, then `used < retry`):
+    // count the first read of each pair.
+    let odd = false;
+    Object.defineProperty(w, 'retry', {
+      enumerable: true,
+      get: () => {
+        odd = !odd;
+        if (odd) bump(d.transitions, key);
+        return retry;
+      },
+    });
     Object.defineProperty(w, 'then', { enumerable: true, get: () => (bump(d.transitions, `${key}:then`), then) });
   } else {
     const goto = b.goto;

@@ -176,7 +176,7 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     const internal = out.log?.find((l) => l.code === 'ENGINE_INTERNAL');
     if (internal) return fail(i, `engine error: ${internal.msg}`);
     const actual: Actual = { kind: 'command', command: out.reply.command, params: { ...(out.reply.params as Record<string, unknown>) } };
-    trace.push(describeActual(actual));
+    if (out.state !== null) trace.push(describeActual(actual));
     if (unchecked || i >= c.steps.length) return pass();
     const step = c.steps[i]!;
     if (out.state === null) {

@@ -1,0 +1,104 @@
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { test as testCommand } from '../../src/cli/test.js';
+import { checkFlow } from '../../src/flow/check.js';
+import { compileFlow } from '../../src/flow/compile.js';
+import { parseScenario, runCase, ScenarioFileError } from '../../src/testing/index.js';
+
+const DIR = 'test/fixtures/scenarios';
+
+async function menuFlow() {
+  const file = `${DIR}/menu.yaml`;
+  const text = await readFile(file, 'utf8');
+  const { model } = checkFlow(text, file);
+  return compileFlow(model!, text);
+}
+
+async function cli(args: string[], flags: Record<string, string | boolean> = {}) {
+  let out = '';
+  const code = await testCommand(args, { flows: DIR, ...flags }, { write: (s: string) => (out += s) });
+  return { code, lines: out.split('\n') };
+}
+
+describe('callscript test', () => {
+  it('reports a failing case with the diff, the step line and exit code 1', async () => {
+    const { code, lines } = await cli([`${DIR}/cases/fail.scenario.yaml`]);
+    expect(code).toBe(1);
+    expect(lines).toEqual([
+      `✓ ${DIR}/cases/fail.scenario.yaml › passes`,
+      `✗ ${DIR}/cases/fail.scenario.yaml › wrong command`,
+      `    ${DIR}/cases/fail.scenario.yaml:12: step 2: expected read, got play`,
+      '      expected: read { max_digits: 1 }',
+      '      actual:   play { media_id: "TTS|TTS_EN-GB_SERENA|One." }',
+      '      - command: read',
+      '      + command: play',
+      '',
+      '1 passed, 1 failed',
+      '',
+    ]);
+  });
+
+  it('reports invalid scenario files at file:line:col with exit code 2', async () => {
+    const { code, lines } = await cli([`${DIR}/cases/bad.scenario.yaml`]);
+    expect(code).toBe(2);
+    expect(lines.slice(0, 2)).toEqual([
+      `${DIR}/cases/bad.scenario.yaml:5:17: expect: "jump" is not a command name`,
+      `${DIR}/cases/bad.scenario.yaml:7:17: status: "GONE" is not one of HANGUP, NOANSWER, BUSY, CONGESTION, REJECTED`,
+    ]);
+    expect(lines).toContain('0 passed, 0 failed');
+  });
+
+  it('the example flows pass their scenarios', async () => {
+    const { code, lines } = await cli(['flows'], { flows: 'flows' });
+    expect(lines.filter((l) => l.startsWith('✗'))).toEqual([]);
+    expect(code).toBe(0);
+  });
+});
+
+describe('scenario files', () => {
+  it('gives positioned errors', () => {
+    const text = 'flow: menu\ncases:\n  - name: a\n    call: { callid: "12x" }\n    steps: []\n  - name: a\n    steps:\n      - expect: play\n      - expect: read\n        result: "1"\n        error: FAILED\n';
+    let errors: string[] = [];
+    try {
+      parseScenario(text, 's.test.yaml');
+    } catch (e) {
+      errors = (e as ScenarioFileError).errors.map((x) => `${x.line}:${x.column}: ${x.message}`);
+    }
+    expect(errors).toEqual([
+      '4:21: call.callid must be digits',
+      '5:12: steps must not be empty',
+      '6:11: case name "a" is already used at line 3',
+      '11:16: a step has one of result, error and status, not result and error',
+    ]);
+  });
+
+  it('YAML syntax errors are positioned too', () => {
+    expect(() => parseScenario('flow: [menu\n', 'x.test.yaml')).toThrow(/^x\.test\.yaml:\d+:\d+: /);
+  });
+});
+
+describe('mocks', () => {
+  const steps = (extra: string) => `flow: menu\ncases:\n  - name: c\n${extra}    steps:\n      - expect: read\n        result: "2"\n      - expect: { sms: { to: "+33612345678", body: Hello } }\n      - expect: hangup\n`;
+
+  it('an sms error takes the error branch', async () => {
+    const s = parseScenario(steps('    mocks: { sms: [{ error: REJECTED }] }\n'), 't.yaml');
+    const r = runCase(await menuFlow(), s.cases[0]!);
+    expect(r.ok).toBe(true);
+    expect(r.trace).toEqual(['read { media_id: "TTS|TTS_EN-GB_SERENA|Press 1 or 2.", max_digits: 1, timeout_ms: 5000 }', 'sms { to: "+33612345678", body: "Hello" }', 'hangup {}']);
+  });
+
+  it('an sms hash other than SMS00001 goes on to another command', async () => {
+    const s = parseScenario(steps('    mocks: { sms: [{ hash: SMS99 }] }\n'), 't.yaml');
+    const r = runCase(await menuFlow(), s.cases[0]!);
+    expect(r.ok).toBe(false);
+    expect(r.failure?.message).toBe('expected hangup, got play');
+  });
+
+  it('mocks.now is the engine clock (the summary duration)', async () => {
+    const s = parseScenario('flow: menu\ncases:\n  - name: c\n    mocks: { now: "2026-11-22T10:00:00Z" }\n    steps:\n      - expect: read\n', 't.yaml');
+    expect(s.cases[0]!.mocks.now).toBe(Date.parse('2026-11-22T10:00:00Z'));
+    expect(runCase(await menuFlow(), s.cases[0]!).ok).toBe(true);
+    const bad = 'flow: menu\ncases:\n  - name: c\n    mocks: { now: "soon" }\n    steps:\n      - expect: read\n';
+    expect(() => parseScenario(bad, 't.yaml')).toThrow('t.yaml:4:19: mocks.now: "soon" is not a date');
+  });
+});
