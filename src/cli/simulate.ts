@@ -120,7 +120,7 @@ export async function simulate(ref: string, flags: SimulateFlags, io: SimulateIo
       }
       if (!tty) io.output.write(`> ${line}\n`);
       const p = parseLine(q, line);
-      if (p.kind === 'vars') io.output.write(`  vars: ${varsText(session.vars)}\n`);
+      if (p.kind === 'vars') io.output.write(`  vars${q.kind === 'sms' ? ' (as of the last command)' : ''}: ${varsText(session.vars)}\n`);
       else if (p.kind === 'invalid') io.output.write(`  ${p.message}\n`);
       else out([{ kind: 'answered', text: p.text }, ...session.answer(p.answer)]);
     }

@@ -367,7 +367,7 @@ export function parseLine(q: Question, line: string): Parsed {
     }
     case 'menu':
     case 'sms': {
-      const o = q.options.find((x) => x.key === s) ?? (q.options.length === 1 && s === '' ? q.options[0] : undefined);
+      const o = q.options.find((x) => x.key === s) ?? (s === '' ? q.options[0] : undefined);
       if (o) return { kind: 'answer', answer: o.answer, text: o.label };
       const keys = q.options.map((x) => x.key).join(', ');
       return { kind: 'invalid', message: `choose ${keys}${q.kind === 'menu' ? ', h (hang up), e [CODE] (fail)' : ''} or v (vars)` };
@@ -435,9 +435,9 @@ export function promptText(q: Question): string {
     case 'text':
       return `${q.command} result (Enter = ${q.suggested}; h hang up, e fail, v vars)`;
     case 'menu':
-      return `${q.command}: ${q.options.map((o) => `${o.key}) ${o.label}`).join('  ')}  h) hang up  e) fail  v) vars`;
+      return `${q.command}: ${q.options.map((o) => `${o.key}) ${o.label}`).join('  ')}  h) hang up  e) fail  v) vars (Enter = 1)`;
     case 'sms':
-      return `sms: ${q.options.map((o) => `${o.key}) ${o.label}`).join('  ')}  v) vars`;
+      return `sms: ${q.options.map((o) => `${o.key}) ${o.label}`).join('  ')}  v) vars (Enter = 1)`;
   }
 }
 
