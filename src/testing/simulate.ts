@@ -450,7 +450,11 @@ export function render(e: SimEvent, o: RenderOptions = {}): string {
     case 'command': {
       const head = `#${e.n} ${e.say ? `${e.step} (branch say)` : e.step}: ${e.command}`;
       const lines = [paint(c, '1;36', head)];
-      for (const h of e.hears) lines.push(`  hears: ${paint(c, '32', h)}`);
+      for (const h of e.hears) {
+        // media_id is what the caller hears; other media params (welcome, whisper...) are named.
+        const named = /^([a-z_]+): (.*)$/s.exec(h);
+        lines.push(named ? `  ${named[1]}: ${paint(c, '32', named[2]!)}` : `  hears: ${paint(c, '32', h)}`);
+      }
       for (const d of e.details) lines.push(`  ${d}`);
       return lines.join('\n') + '\n';
     }
