@@ -89,8 +89,10 @@ export function buildRecording(exchanges: readonly Exchange[], date: Date = new 
   const steps: RecordedStep[] = [];
   const sms: ({ hash: string } | { error: string })[] = [];
   let pending: RecordedStep | undefined; // the last command step, waiting for what happened to it
+  let hungUp = false; // the flow's last reply was its own hangup
   for (const ex of exchanges) {
     const q = ex.request;
+    const statusStep = TERMINAL.has(q.call_status) && pending !== undefined;
     if (pending) {
       if (TERMINAL.has(q.call_status)) pending.status = q.call_status;
       else if (q.command_error !== '') pending.error = q.command_error;
@@ -99,14 +101,16 @@ export function buildRecording(exchanges: readonly Exchange[], date: Date = new 
     }
     for (const { effect, result } of ex.effects) {
       sms.push(result.ok ? { hash: result.value } : { error: result.error });
-      // After a terminal status no later step is allowed: the hangup handler's effects are only mocks.
-      if (!TERMINAL.has(q.call_status)) steps.push({ expect: { sms: plain(effect.params as Record<string, WireValue>) as Record<string, JsonValue> }, at: effect.step });
+      // After a step's terminal status no later step is allowed: the hangup handler's effects are
+      // only mocks then. After the flow's own hangup, they are steps (as the runner checks them).
+      if (!statusStep && (!TERMINAL.has(q.call_status) || hungUp)) steps.push({ expect: { sms: plain(effect.params as Record<string, WireValue>) as Record<string, JsonValue> }, at: effect.step });
     }
     if (TERMINAL.has(q.call_status) || ex.ended) break;
     const step: RecordedStep = { expect: { command: ex.reply.command, params: plain(ex.reply.params) as Record<string, JsonValue> } };
     if (ex.step !== undefined) step.at = ex.step;
     steps.push(step);
-    pending = ex.reply.command === 'hangup' ? undefined : step;
+    hungUp = ex.reply.command === 'hangup';
+    pending = hungUp ? undefined : step;
   }
   const c: RecordedCase = {
     name: `recorded call ${r.callid}`,

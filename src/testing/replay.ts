@@ -97,6 +97,10 @@ export function replayCase(flow: CompiledFlow, c: RecordedCase, opts: ReplayOpti
   const now = c.mocks?.now !== undefined ? Date.parse(c.mocks.now) : Date.parse('2026-11-22T10:00:00Z');
   const mocks = c.mocks?.sms ?? [];
   let smsUsed = 0;
+  const mockSms = (): EffectResult => {
+    const m = mocks[smsUsed++];
+    return m === undefined ? { ok: true, value: `SMS${String(smsUsed).padStart(5, '0')}` } : 'hash' in m ? { ok: true, value: m.hash } : { ok: false, error: m.error };
+  };
   let state: CallState | undefined;
   let req = base;
   let idx = 0;
@@ -123,9 +127,7 @@ export function replayCase(flow: CompiledFlow, c: RecordedCase, opts: ReplayOpti
         if (!exp || !('sms' in exp) || !same(exp.sms, params)) return diverge(n, { sms: params }, out.effect.step);
         idx++;
       }
-      const m = mocks[smsUsed++];
-      const result: EffectResult = m === undefined ? { ok: true, value: `SMS${String(smsUsed).padStart(5, '0')}` } : 'hash' in m ? { ok: true, value: m.hash } : { ok: false, error: m.error };
-      out = out.resume(result);
+      out = out.resume(mockSms());
     }
     if (terminal) return idx < steps.length ? diverge(n, { end: `call ended (${req.call_status})` }, undefined) : undefined;
     if (out.kind !== 'reply') return diverge(n, { end: `${out.kind}${'message' in out ? `: ${out.message}` : ''}` }, state?.step);
@@ -136,9 +138,21 @@ export function replayCase(flow: CompiledFlow, c: RecordedCase, opts: ReplayOpti
     idx++;
     state = out.state ?? undefined;
     const reported = s.status ?? s.error ?? s.result;
-    if (!state || (actual.command === 'hangup' && reported === undefined)) {
-      // The flow hung up: the recording must end here.
-      return idx < steps.length ? diverge(n + 1, { end: 'the flow hung up' }, flowStep) : undefined;
+    if (!state) return idx < steps.length ? diverge(n + 1, { end: 'the call ended' }, flowStep) : undefined;
+    if (actual.command === 'hangup' && reported === undefined) {
+      // The flow hung up: the service ends the call with a terminal request, which runs the
+      // hangup handler; its sms effects are the steps left, if any.
+      state = out.state ?? undefined;
+      n++;
+      let end = advance(flow, state, { ...base, command: 'hangup', command_id: out.reply.command_id, call_status: 'HANGUP' }, { now, unknownCall: 'restart' });
+      while (end.kind === 'effect') {
+        const params = plain(end.effect.params as Record<string, WireValue>) as Record<string, JsonValue>;
+        const exp = steps[idx]?.expect;
+        if (!exp || !('sms' in exp) || !same(exp.sms, params)) return diverge(n, { sms: params }, end.effect.step);
+        idx++;
+        end = end.resume(mockSms());
+      }
+      return idx < steps.length ? diverge(n, { end: 'the flow hung up' }, flowStep) : undefined;
     }
     req = {
       ...base,

@@ -11,6 +11,8 @@ import { parse } from 'yaml';
 import { createServer } from '../../src/http/server.js';
 import { Recorder } from '../../src/http/recorder.js';
 import { replayRecording } from '../../src/testing/replay.js';
+import { runCase } from '../../src/testing/runner.js';
+import { parseScenario } from '../../src/testing/scenario.js';
 import { yamlFlow } from '../engine/yaml.js';
 import { rtBody, type RtFields } from '../helpers/rt.js';
 import type { FastifyInstance } from 'fastify';
@@ -79,8 +81,13 @@ describe('serve --record', () => {
       { expect: { command: 'dialout', params: expect.objectContaining({ cdr_field: 'sales' }) }, status: 'HANGUP' },
     ]);
     expect(text).toContain('# step welcome');
-    const report = replayRecording(await yamlFlow(FRONT_DESK, 'flows/front-desk.yaml'), text);
+    const flow = await yamlFlow(FRONT_DESK, 'flows/front-desk.yaml');
+    const report = replayRecording(flow, text);
     expect(report).toMatchObject({ ok: true, divergences: [], recordedVersion: version, version });
+    // An ordinary scenario file: `callscript test` runs it.
+    const scenario = parseScenario(text, 'front-desk-7001.test.yaml');
+    expect(scenario.flow).toBe('front-desk');
+    expect(scenario.cases.map((c) => runCase(flow, c).ok)).toEqual([true]);
   });
 
   it('after a prompt text edit, replay reports the request with expected vs actual', async () => {
