@@ -10,7 +10,7 @@ import { generateCases, sampleFor, scenarioYaml, transitionIds, uncovered, type 
 import { Call, cmd, flow, hangup, say, sw } from '../engine/helpers.js';
 
 const dir = 'flows';
-const flows = compileAll(readdirSync(dir).filter((f) => f.endsWith('.yaml')).map((f) => ({ file: join(dir, f), text: readFileSync(join(dir, f), 'utf8') }))).flows;
+const flows = compileAll(readdirSync(dir).filter((f) => f.endsWith('.yaml') && !f.endsWith('.test.yaml')).map((f) => ({ file: join(dir, f), text: readFileSync(join(dir, f), 'utf8') }))).flows;
 
 /** Drives a generated case through the engine; returns the engine's step after the claimed transition. */
 function drive(f: CompiledFlow, c: GeneratedCase): { commands: string[]; afterClaim: string | undefined } {
