@@ -3,7 +3,7 @@
  * ends; the file replays green on the same flow version, and after an edit of the flow
  * (a prompt text, a branch target) the replay names the request where it diverges.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -125,5 +125,23 @@ describe('serve --record', () => {
       expected: { command: 'dialout', params: { cdr_field: 'operator' } },
       actual: { command: 'play', params: { media_id: 'TTS|TTS_EN-GB_SERENA|Thank you for calling. Goodbye.' } },
     });
+  });
+
+  it('a call still running is not written; a failed write is reported, the replies are not affected', async () => {
+    const recorder = await recordingServer();
+    await call(app!, '/rt/front-desk', { callid: '7004', cli_number: '+447700900123' }, ['0']);
+    await recorder.flush();
+    expect(recorder.open).toBe(1);
+    expect(readdirSync(dir)).toEqual([]);
+    await app!.close();
+
+    const blocked = join(dir, 'blocked');
+    writeFileSync(blocked, 'a file, not a directory');
+    const errors: string[] = [];
+    const failing = new Recorder(blocked, { onError: (_e, callid) => errors.push(callid) });
+    app = (await createServer({ flowsDir: FLOWS, logLevel: false, recorder: failing })).app;
+    await call(app, '/rt/front-desk', { callid: '7005', cli_number: '+447700900123' }, ['0', { status: 'HANGUP' }]);
+    await failing.flush();
+    expect(errors).toEqual(['7005']);
   });
 });
