@@ -10,6 +10,7 @@ import type { CompiledFlow } from '../flow/compile.js';
 import { ACTION_SPECS, isAction } from '../flow/actions.js';
 import type { RtRequest } from '../protocol/rt.js';
 import type { Loc } from '../flow/yaml.js';
+import type { Value } from '../flow/model.js';
 import type { Expectation, Plain, ScenarioCase, ScenarioStep } from './scenario.js';
 
 export interface CaseFailure {
@@ -152,7 +153,10 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
   /** After the last step: the flow goes on with mocked outcomes, unchecked, to the next command. */
   let unchecked = false;
   let state: CallState | undefined;
-  let out: Outcome = advance(flow, undefined, base, engine);
+  // The case's `vars:` override the flow's initial vars (read only when the call starts).
+  const startFlow: CompiledFlow =
+    Object.keys(c.vars).length === 0 ? flow : { ...flow, program: { ...flow.program, initialVars: { ...flow.program.initialVars, ...(c.vars as Record<string, Value>) } } };
+  let out: Outcome = advance(startFlow, undefined, base, engine);
   for (let requests = 1; ; requests++) {
     if (requests > max) return fail(i, `more than ${max} requests: the flow does not end`);
     // Effects first: each is the next step (an sms expectation), resumed with its mock.

@@ -78,6 +78,8 @@ export interface ScenarioCase {
   name: string;
   pos: Loc;
   call: CallFields;
+  /** Overrides of the flow's initial vars for this case (a mock of flow constants); {} when none. */
+  vars: Record<string, Plain>;
   mocks: Mocks;
   steps: ScenarioStep[];
 }
@@ -319,7 +321,7 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
     c.at(n, `a case must be a map with name and steps, not ${describe(n)}`);
     return undefined;
   }
-  checkKeys(c, n, ['name', 'call', 'mocks', 'steps'], 'a case');
+  checkKeys(c, n, ['name', 'call', 'vars', 'mocks', 'steps'], 'a case');
   const nameNode = get(n, 'name');
   let name = `case ${index + 1}`;
   if (!nameNode) c.at(n, 'a case needs `name:`');
@@ -333,6 +335,12 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
     }
   }
   const call = parseCall(c, get(n, 'call'));
+  let vars: Record<string, Plain> = {};
+  const vn = get(n, 'vars');
+  if (vn) {
+    if (vn.kind === 'map') vars = plain(vn) as Record<string, Plain>;
+    else if (!(vn.kind === 'scalar' && vn.value === null)) c.at(vn, `vars must be a map of flow vars, not ${describe(vn)}`);
+  }
   const mocks = parseMocks(c, get(n, 'mocks'), call);
   const steps: ScenarioStep[] = [];
   const sn = get(n, 'steps');
@@ -352,7 +360,7 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
       steps.push(s);
     }
   }
-  return { name, pos: n.pos, call, mocks, steps };
+  return { name, pos: n.pos, call, vars, mocks, steps };
 }
 
 /** Parses a scenario file's text; throws ScenarioFileError with every problem. */

@@ -102,3 +102,36 @@ describe('mocks', () => {
     expect(() => parseScenario(bad, 't.yaml')).toThrow('t.yaml:4:19: mocks.now: "soon" is not a date');
   });
 });
+
+describe('case vars', () => {
+  async function frontDesk() {
+    const file = 'flows/front-desk.yaml';
+    const text = await readFile(file, 'utf8');
+    const { model } = checkFlow(text, file);
+    return compileFlow(model!, text);
+  }
+  const scenario = (vars: string) =>
+    `flow: front-desk\ncases:\n  - name: c\n${vars}    call: { caller: "+442071234567" }\n    steps:\n      - expect: { command: play, params: { media_id: "TTS|TTS_EN-GB_SERENA|Thank you for calling Acme Ltd. Our office is closed. We are open Monday to Friday, from 8 in the morning until 6 in the evening." } }\n      - expect: play\n      - expect: hangup\n`;
+
+  it('override the flow initial vars for the case only', async () => {
+    const flow = await frontDesk();
+    const before = flow.program.initialVars;
+    const s = parseScenario(scenario('    vars: { office_open: false, company: Acme Ltd }\n'), 't.yaml');
+    expect(s.cases[0]!.vars).toEqual({ office_open: false, company: 'Acme Ltd' });
+    const r = runCase(flow, s.cases[0]!);
+    expect(r.failure).toBeUndefined();
+    expect(r.ok).toBe(true);
+    // the compiled flow is untouched: without vars, the office is open
+    expect(flow.program.initialVars).toBe(before);
+    expect(flow.program.initialVars).toMatchObject({ office_open: true, company: 'Acme' });
+    const open = runCase(flow, parseScenario(scenario(''), 't.yaml').cases[0]!);
+    expect(open.ok).toBe(false);
+    expect(s.cases[0]!.vars).toEqual({ office_open: false, company: 'Acme Ltd' });
+  });
+
+  it('vars must be a map; unknown case keys are still refused', () => {
+    expect(() => parseScenario(scenario('    vars: [office_open]\n'), 't.yaml')).toThrow('t.yaml:4:11: vars must be a map of flow vars, not a list');
+    expect(() => parseScenario(scenario('    var: { office_open: false }\n'), 't.yaml')).toThrow('t.yaml:4:5: unknown key "var" in a case (allowed: name, call, vars, mocks, steps)');
+    expect(parseScenario(scenario(''), 't.yaml').cases[0]!.vars).toEqual({});
+  });
+});
