@@ -53,6 +53,8 @@ function lineReader(io: SimulateIo, tty: boolean) {
     if (w) w(l);
     else queue.push(l);
   });
+  // Ctrl-C at a prompt: the caller hangs up (the path is still printed).
+  rl.on('SIGINT', () => rl.close());
   rl.on('close', () => {
     closed = true;
     for (const w of waiting.splice(0)) w(null);
@@ -114,7 +116,7 @@ export async function simulate(ref: string, flags: SimulateFlags, io: SimulateIo
       io.output.write(`? ${promptText(q)}\n`);
       const line = await lines.next('> ');
       if (line === null) {
-        io.output.write('  (end of input: the caller hangs up)\n');
+        io.output.write(`${tty ? '\n' : ''}  (end of input: the caller hangs up)\n`);
         out(session.hangUp());
         break;
       }
