@@ -29,7 +29,7 @@ export async function exampleFlows(): Promise<CompiledFlow[]> {
   if (!(await checker())) return [];
   const dir = join(root, 'flows');
   const out: CompiledFlow[] = [];
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.yaml')).sort()) {
+  for (const name of readdirSync(dir).filter((n) => n.endsWith('.yaml') && !n.endsWith('.test.yaml')).sort()) {
     out.push(await yamlFlow(readFileSync(join(dir, name), 'utf8'), `flows/${name}`));
   }
   return out;

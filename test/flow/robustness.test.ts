@@ -20,7 +20,7 @@ function rng(seed: number): () => number {
 }
 
 const EXAMPLES = readdirSync('flows')
-  .filter((f) => f.endsWith('.yaml'))
+  .filter((f) => f.endsWith('.yaml') && !f.endsWith('.test.yaml'))
   .map((f) => readFileSync(`flows/${f}`, 'utf8'));
 
 const ODD = [

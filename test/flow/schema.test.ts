@@ -9,7 +9,7 @@ import { flowJsonSchema, flowSchemaText } from '../../src/flow/schema.js';
 
 const ajv = () => new Ajv({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
 const EXAMPLES = readdirSync('flows')
-  .filter((f) => f.endsWith('.yaml'))
+  .filter((f) => f.endsWith('.yaml') && !f.endsWith('.test.yaml'))
   .map((f) => `flows/${f}`);
 
 describe('JSON Schemas', () => {
