@@ -63,7 +63,9 @@ const MAX_VALUE = 60;
 
 function show(v: unknown): string {
   if (v === undefined) return '(absent)';
-  let s = typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v);
+  // A bigint (hangup_callid's callid) goes out as a bare integer: shown digit for digit.
+  if (typeof v === 'bigint') return v.toString();
+  let s = JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x)) ?? String(v);
   if (s.length > MAX_VALUE) s = s.slice(0, MAX_VALUE - 4) + '...' + s.slice(-1);
   return s;
 }

@@ -135,3 +135,17 @@ describe('case vars', () => {
     expect(parseScenario(scenario(''), 't.yaml').cases[0]!.vars).toEqual({});
   });
 });
+
+describe('bigint params', () => {
+  it('hangup_callid callid (a bigint) is matched and shown digit for digit', async () => {
+    const file = 'flows/support-line.yaml';
+    const text = await readFile(file, 'utf8');
+    const flow = compileFlow(checkFlow(text, file).model!, text);
+    const scenario = (callid: string) =>
+      `flow: support-line\ncases:\n  - name: c\n    steps:\n      - expect: play\n      - expect: read\n        result: "*"\n      - expect: read\n        result: "739514"\n      - expect: read\n        result: "18446744073709551615"\n      - expect: read\n        result: "1"\n      - expect: { command: hangup_callid, params: { callid: "${callid}" } }\n`;
+    expect(runCase(flow, parseScenario(scenario('18446744073709551615'), 't.yaml').cases[0]!).ok).toBe(true);
+    const r = runCase(flow, parseScenario(scenario('5678'), 't.yaml').cases[0]!);
+    expect(r.failure?.actual).toBe('hangup_callid { callid: 18446744073709551615 }');
+    expect(r.failure?.diff).toEqual(['- params.callid: "5678"', '+ params.callid: 18446744073709551615']);
+  });
+});
