@@ -1,0 +1,80 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
+import { parse } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { ACTION_SPECS } from '../../src/flow/actions.js';
+import { parseScenario, TERMINAL_STEP_STATUSES } from '../../src/testing/scenario.js';
+
+const schema = JSON.parse(readFileSync('schemas/scenario.schema.json', 'utf8')) as {
+  definitions: { action: { enum: string[] }; step: { properties: { status: { enum: string[] } } } };
+};
+const validate = new Ajv({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true }).compile(schema);
+const SCENARIOS = readdirSync('flows')
+  .filter((f) => f.endsWith('.test.yaml'))
+  .map((f) => `flows/${f}`);
+
+const errorsOf = (doc: unknown) => (validate(doc) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`));
+
+describe('schemas/scenario.schema.json', () => {
+  it('names every command and effect, and every terminal status', () => {
+    expect([...schema.definitions.action.enum].sort()).toEqual(Object.keys(ACTION_SPECS).sort());
+    expect(schema.definitions.step.properties.status.enum).toEqual([...TERMINAL_STEP_STATUSES]);
+  });
+
+  it.each(SCENARIOS)('accepts %s', (file) => {
+    expect(SCENARIOS.length).toBeGreaterThanOrEqual(6);
+    expect(errorsOf(parse(readFileSync(file, 'utf8')))).toEqual([]);
+  });
+
+  it('accepts the docs example forms', () => {
+    const ok = `flow: front-desk
+cases:
+  - name: all forms
+    call: { caller: "+33612345678", caller_name: "", called: "+33123456789", app: APP00001, cdr_field: "", request_hash: null, date_started: "2026-11-22 10:00:00", variables: {}, callid: "1000" }
+    vars: { office_open: false }
+    mocks: { sms: [{ hash: SMS00001 }, { error: REJECTED, message: no }], now: "2026-11-22T10:00:00Z" }
+    steps:
+      - expect: play
+        result: 0
+      - expect: { command: read, params: { max_digits: 1 } }
+        result: "1"
+      - expect: { command: dialout }
+        error: FAILED
+      - expect: { sms: { to: "+33612345678" } }
+      - expect: sms
+      - expect: { command: sms, params: { to: "+33612345678" } }
+      - expect: play
+        status: HANGUP
+`;
+    expect(errorsOf(parse(ok))).toEqual([]);
+    expect(() => parseScenario(ok, 'ok.test.yaml')).not.toThrow();
+  });
+
+  const head = 'flow: front-desk\ncases:\n  - name: c\n';
+  const bad: [string, string][] = [
+    ['an unknown case key', `${head}    mock: {}\n    steps:\n      - expect: play\n`],
+    ['an unknown top-level key', `flow: x\ncases: []\nextra: 1\n`],
+    ['no flow', `cases: []\n`],
+    ['a case without steps', `${head}    vars: {}\n`],
+    ['empty steps', `${head}    steps: []\n`],
+    ['vars not a map', `${head}    vars: [a]\n    steps:\n      - expect: play\n`],
+    ['a missing expect', `${head}    steps:\n      - result: "1"\n`],
+    ['an unknown command', `${head}    steps:\n      - expect: jump\n`],
+    ['expect without command', `${head}    steps:\n      - expect: { params: {} }\n`],
+    ['a bad status', `${head}    steps:\n      - expect: play\n        status: GONE\n`],
+    ['result and error', `${head}    steps:\n      - expect: read\n        result: "1"\n        error: FAILED\n`],
+    ['an empty error', `${head}    steps:\n      - expect: read\n        error: ""\n`],
+    ['an sms step with a result', `${head}    steps:\n      - expect: { sms: {} }\n        result: SMS1\n`],
+    ['callid not digits', `${head}    call: { callid: "12x" }\n    steps:\n      - expect: play\n`],
+    ['an unknown call field', `${head}    call: { number: "+33" }\n    steps:\n      - expect: play\n`],
+    ['a bad date_started', `${head}    call: { date_started: "2026-11-22" }\n    steps:\n      - expect: play\n`],
+    ['an sms mock with hash and error', `${head}    mocks: { sms: [{ hash: S, error: E }] }\n    steps:\n      - expect: play\n`],
+    ['an sms mock with neither', `${head}    mocks: { sms: [{ message: m }] }\n    steps:\n      - expect: play\n`],
+    ['an unknown mock', `${head}    mocks: { clock: 1 }\n    steps:\n      - expect: play\n`],
+  ];
+
+  it.each(bad)('rejects %s, as the loader does', (_what, text) => {
+    expect(errorsOf(parse(text))).not.toEqual([]);
+    expect(() => parseScenario(text, 'bad.test.yaml')).toThrow(/^bad\.test\.yaml:\d+:\d+: /);
+  });
+});
