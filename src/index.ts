@@ -23,3 +23,4 @@ export { smsSender, type SmsAccount } from './http/sms-effect.js';
 export { EffectError, type Effects, type SmsSender, type SmsMessage } from './http/effects.js';
 export type { Effect, EffectResult } from './engine/outcome.js';
 export { SmsClient, smsEncoding } from './sms/index.js';
+export { replayRecording } from './testing/replay.js';
