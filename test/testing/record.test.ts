@@ -15,6 +15,7 @@ import { replayRecording } from '../../src/testing/replay.js';
 import { runCase } from '../../src/testing/runner.js';
 import { parseScenario } from '../../src/testing/scenario.js';
 import { yamlFlow } from '../engine/yaml.js';
+import { req as request } from '../engine/helpers.js';
 
 const CONFIRM = readFileSync(new URL('../fixtures/sms-flows/confirm.yaml', import.meta.url), 'utf8');
 const FRONT_DESK = readFileSync(new URL('../../flows/front-desk.yaml', import.meta.url), 'utf8');
@@ -24,24 +25,15 @@ type Reported = string | { error: string } | { status: string };
 
 /** A call as the call service runs it, collecting its exchanges; the last reported is usually a status. */
 function drive(flow: CompiledFlow, reported: Reported[], sms: EffectResult[] = [], fields: Partial<RtRequest> = {}): Exchange[] {
-  const base: RtRequest = {
+  const base: RtRequest = request({
     app: 'APP00001',
     callid: '1234',
-    request_hash: null,
     cli_name: '',
     cli_number: '+447700900123',
     date_started: '2026-11-22 10:00:00',
     number: '+442079460000',
-    command: '',
-    command_id: 0,
-    command_result: '',
-    command_error: '',
-    call_status: 'UP',
-    cdr_field: '',
-    variables: {},
-    variablesRaw: '{}',
     ...fields,
-  };
+  });
   const out: Exchange[] = [];
   let state: CallState | undefined;
   let req = base;
