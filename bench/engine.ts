@@ -1,6 +1,6 @@
 /**
- * Micro-benchmark of the call step: ns per request of `advance` (the fast program) against
- * the xstate stepper (the same decisions through xstate's pure transition functions), on
+ * Micro-benchmark of the call step: ns per request of `advance` (restore the call's xstate
+ * snapshot, one macrostep of the flow's machine, the reply and the state to store), on
  * the front-desk example flow. Also the reply serializer alone.
  *
  *   npx tsx bench/engine.ts
@@ -9,9 +9,8 @@ import { readFileSync } from 'node:fs';
 import { advance } from '../src/engine/advance.js';
 import { serializeReply } from '../src/engine/serialize.js';
 import type { CallState } from '../src/engine/types.js';
-import { xstateFeed, xstateStart } from '../src/engine/xstate-step.js';
 import { checkFlow } from '../src/flow/check.js';
-import { compileFlow } from '../src/flow/compile.js';
+import { compileFlow } from '../src/engine/compile.js';
 import type { RtRequest } from '../src/protocol/rt.js';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -78,12 +77,3 @@ results.zero = bench('advance: read "0" -> handler -> dialout (template)', () =>
 results.replay = bench('advance: retried request (replay)', () => advance(flow, m.state!, retry, opts));
 bench('serializeReply (read)', () => serializeReply(m.reply));
 
-const xs0 = xstateStart(flow, base);
-const xsMenu = xstateFeed(flow, xs0.snapshot, toMenu);
-const x: Record<string, number> = {};
-x.play = bench('xstate: play result -> read', () => xstateFeed(flow, xs0.snapshot, toMenu));
-x.timeout = bench('xstate: read TIMEOUT -> retry', () => xstateFeed(flow, xsMenu.snapshot, timeout));
-x.wrong = bench('xstate: read "7" -> default say', () => xstateFeed(flow, xsMenu.snapshot, wrong));
-x.zero = bench('xstate: read "0" -> handler -> dialout', () => xstateFeed(flow, xsMenu.snapshot, zero));
-console.log('\nxstate stepper / advance:');
-for (const k of Object.keys(x)) console.log(`  ${k.padEnd(8)} x${(x[k]! / results[k]!).toFixed(1)}`);

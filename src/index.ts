@@ -8,7 +8,7 @@ export type { CallscriptPluginOptions, RtOptions, Routes, UnknownCallPolicy } fr
 export { Registry, type LoadReport } from './registry/registry.js';
 export { checkFlow } from './flow/check.js';
 export { formatDiagnostic, formatDiagnostics } from './flow/format.js';
-export { compileFlow, type CompiledFlow } from './flow/compile.js';
+export { compileFlow, type CompiledFlow } from './engine/compile.js';
 export { advance } from './engine/advance.js';
 export type { CallState, CallSummary } from './engine/types.js';
 export type { CallStore } from './store/types.js';

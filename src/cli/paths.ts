@@ -1,7 +1,7 @@
 /** `callscript paths <flow>`: a scenario file with one case per transition not yet covered. */
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
-import { compileFlow, type CompiledFlow } from '../flow/compile.js';
+import { compileFlow, type CompiledFlow } from '../engine/compile.js';
 import { checkFlow } from '../flow/check.js';
 import { formatDiagnostics } from '../flow/format.js';
 import { compileAll, listFlowFiles } from '../registry/registry.js';

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { checkFlow } from '../flow/check.js';
-import { compileFlow, type CompiledFlow } from '../flow/compile.js';
+import { compileFlow, type CompiledFlow } from '../engine/compile.js';
 import { formatDiagnostics } from '../flow/format.js';
 import { compileAll, listFlowFiles } from '../registry/registry.js';
 import { loadCallerScript } from '../emulator/caller/load.js';

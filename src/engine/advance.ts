@@ -1,7 +1,10 @@
 /**
  * The call step, a pure function: given a compiled flow, the call's prior state and one
- * RT.Request, decide the reply and the next state. No I/O, no clock (opts.now), no
- * throwing: every failure is an Outcome (see outcome.ts) with its log entries.
+ * RT.Request, decide the reply and the next state. The flow's xstate machine takes every
+ * decision: the request becomes one event (`result`, `error` or `call.end`), the machine
+ * runs to the next state that emits a command (or an effect), and this module turns that
+ * state into the reply and the stored snapshot. No I/O, no clock (opts.now), no throwing:
+ * every failure is an Outcome (see outcome.ts) with its log entries.
  *
  * Order of decisions (protocol-notes.md):
  * 1. no prior state: a terminal status is answered hangup; a first request starts the
@@ -10,21 +13,22 @@
  * 3. command_id one before the latest: replay the stored reply; any other but the latest: stale;
  * 4. the latest: feed the result (or error) and run to the next command.
  */
-import type { CompiledFlow } from '../flow/compile.js';
+import { EV_CALL_END, EV_ERROR, EV_RESULT } from '../flow/machine-config.js';
 import type { Value } from '../flow/model.js';
 import { TERMINAL_STATUSES, type CommandName } from '../protocol/commands.js';
 import type { RtRequest, RtResponse } from '../protocol/rt.js';
-import { DEFAULT_MAX_LOGIC_STEPS, type EngineOptions, type LogEntry, type Outcome } from './outcome.js';
+import { addLog, newRun, type Ctx, type Run } from './behaviour.js';
+import { metaOf, type CompiledFlow } from './compile.js';
+import type { FlowSnapshot, Persisted } from './machine.js';
+import { DEFAULT_MAX_LOGIC_STEPS, type EffectResult, type EngineOptions, type LogEntry, type Outcome } from './outcome.js';
 import type { Params } from './params.js';
-import { END } from './program.js';
-import { endOfFlow, feedResult, resumeEffect, runFrom, type Emit, type RunOut } from './run.js';
-import { newCtx, type RunCtx } from './scope.js';
-import { serializeReply } from './serialize.js';
+import { frozenParams, serializeReply } from './serialize.js';
 import type { CallState, CallSummary } from './types.js';
 
 export type { EngineOptions, LogEntry, Outcome } from './outcome.js';
 
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_STATUSES);
+const HANGUP_PARAMS: Params = frozenParams({});
 
 export function isTerminalStatus(status: string): boolean {
   return TERMINAL.has(status);
@@ -32,6 +36,11 @@ export function isTerminalStatus(status: string): boolean {
 
 export function isFirstRequest(req: RtRequest): boolean {
   return req.command === '' && req.command_id === 0;
+}
+
+/** A say state (`<step>@say:<i>`): the outstanding command is a branch's `say:` play. */
+export function isSayState(s: string): boolean {
+  return s.includes('@say:');
 }
 
 export function advance(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, opts: EngineOptions): Outcome {
@@ -59,7 +68,7 @@ function response(command: CommandName, params: Params, commandId: number, req: 
   return { command, command_id: commandId, params: params as RtResponse['params'], variablesRaw: req.variablesRaw };
 }
 
-function summaryOf(flow: CompiledFlow, prior: CallState, req: RtRequest, opts: EngineOptions, vars: Record<string, Value>): CallSummary {
+function summaryOf(prior: CallState, req: RtRequest, opts: EngineOptions, vars: Record<string, Value>): CallSummary {
   return {
     callid: req.callid,
     flow: prior.flow,
@@ -81,8 +90,15 @@ function dropWithHangup(req: RtRequest, commandId: number, log: LogEntry[] | und
   return out;
 }
 
+function persisted(s: CallState): Persisted {
+  return { vars: s.vars, c: s.c ?? { n: 1, r: {} }, res: s.res ?? '', err: s.err ?? '', k: s.k ?? 1, h: 0 };
+}
+
+function resultEvent(result: string, error: string) {
+  return error !== '' ? { type: EV_ERROR, result, error } : { type: EV_RESULT, result, error: '' };
+}
+
 function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, opts: EngineOptions): Outcome {
-  const max = opts.maxLogicSteps ?? DEFAULT_MAX_LOGIC_STEPS;
   const terminal = TERMINAL.has(req.call_status);
 
   if (!prior) {
@@ -101,11 +117,11 @@ function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, 
 
   if (prior.version !== flow.version || prior.flow !== flow.name) {
     const msg = `call ${req.callid} runs ${prior.flow}@${prior.version}, the engine was given ${flow.name}@${flow.version}`;
-    if (terminal) return dropWithHangup(req, prior.commandId + 1, [{ level: 'error', code: 'FLOW_VERSION_MISMATCH', msg }], summaryOf(flow, prior, req, opts, prior.vars));
+    if (terminal) return dropWithHangup(req, prior.commandId + 1, [{ level: 'error', code: 'FLOW_VERSION_MISMATCH', msg }], summaryOf(prior, req, opts, prior.vars));
     return { kind: 'rejected', code: 'FLOW_VERSION_MISMATCH', message: msg };
   }
 
-  if (terminal) return hangupHandler(flow, prior, req, opts, max);
+  if (terminal) return hangupHandler(flow, prior, req, opts);
 
   if (req.command_id === prior.commandId - 1) return { kind: 'replay', replyJson: fullReply(prior.reply, req) };
   if (req.command_id !== prior.commandId) {
@@ -127,42 +143,77 @@ function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, 
     };
   }
 
-  const ctx = newCtx(req, prior.vars, max, prior.step);
-  let emit: RunOut;
+  const rt = newRun(req, opts.maxLogicSteps ?? DEFAULT_MAX_LOGIC_STEPS, prior.step, opts.hooks);
+  const p = persisted(prior);
   if (prior.done) {
-    emit = endOfFlow(ctx); // we already hung up: say it again
-  } else if (prior.after) {
-    ctx.result = prior.after.res ?? '';
-    ctx.error = prior.after.err ?? '';
-    emit = runFrom(flow.program, ctx, prior.after.to, prior.after.keep ? prior.counters : undefined);
-  } else {
-    const at = flow.program.steps.get(prior.step);
-    if (!at || at.kind !== 'command') {
-      return dropWithHangup(req, prior.commandId + 1, [{ level: 'error', code: 'STATE_INVALID', msg: `the call is at "${prior.step}", not a command step of ${flow.name}`, step: prior.step }], summaryOf(flow, prior, req, opts, prior.vars));
-    }
-    ctx.result = req.command_result;
-    ctx.error = req.command_error;
-    emit = feedResult(flow.program, ctx, at, prior.counters);
+    // We already hung up: say it again.
+    return finish(flow, rt, p, { command: 'hangup', params: HANGUP_PARAMS, state: prior.s, step: prior.step, done: true }, prior.commandId, prior.started, prior.commands);
   }
-  return settle(flow, ctx, prior, emit, (e) => finish(flow, ctx, e, prior.commandId, prior.started, prior.commands));
+  let snap: FlowSnapshot;
+  try {
+    snap = flow.machine.restore(prior.s, p, rt);
+  } catch {
+    const log: LogEntry[] = [{ level: 'error', code: 'STATE_INVALID', msg: `the call is at "${prior.s}", not a state of ${flow.name}`, step: prior.step }];
+    return dropWithHangup(req, prior.commandId + 1, log, summaryOf(prior, req, opts, prior.vars));
+  }
+  snap = flow.machine.send(snap, resultEvent(req.command_result, req.command_error));
+  return settle(flow, rt, snap, prior, (e, ctx) => finish(flow, rt, ctx, e, prior.commandId, prior.started, prior.commands));
+}
+
+/** What a settled machine sends: a command, or the end of the flow (hangup). */
+interface Emit {
+  command: CommandName;
+  params: Params;
+  /** The machine state. */
+  state: string;
+  /** The step it belongs to (state.step). */
+  step: string;
+  done?: boolean;
 }
 
 /**
- * Ends a run: a command goes to `tail`; an effect suspends the request, and its `resume`
- * goes on from there (through further effects, if any) to the same `tail`.
+ * The machine has settled (no more eventless or raised transitions): answer what its
+ * state emits. An effect suspends the request; its `resume` sends the effect's result
+ * to the machine and settles again (through further effects, if any) to the same `tail`.
  */
-function settle(flow: CompiledFlow, ctx: RunCtx, prior: CallState | undefined, out: RunOut, tail: (e: Emit) => Outcome): Outcome {
-  if (!('suspend' in out)) return tail(out);
-  let resumed = false;
-  return {
-    kind: 'effect',
-    effect: out.effect,
-    resume: (res) => {
-      if (resumed) throw new Error('an effect outcome was resumed twice');
-      resumed = true;
-      return guarded(prior, ctx.req, () => settle(flow, ctx, prior, resumeEffect(flow.program, ctx, out, res), tail));
-    },
-  };
+function settle(flow: CompiledFlow, rt: Run, snap: FlowSnapshot, prior: CallState | undefined, tail: (e: Emit, ctx: Ctx) => Outcome): Outcome {
+  const state = String(snap.value);
+  const ctx = snap.context as Ctx;
+  const meta = metaOf(flow, state);
+  const end = (): Outcome => tail({ command: 'hangup', params: HANGUP_PARAMS, state, step: rt.last, done: true }, ctx);
+  if (meta.kind === 'end' || meta.kind === 'logic') return end();
+  const out = rt.out;
+  if (!out || out.state !== state) throw new Error(`the machine settled in "${state}" without building its command`);
+  if (meta.kind === 'command' && meta.effect) {
+    if (rt.i >= rt.max) {
+      addLog(rt, { level: 'error', code: 'ITERATION_LIMIT', msg: `${rt.max} logic steps and effects ran without a command (at ${meta.step}); hanging up`, step: meta.step });
+      return end();
+    }
+    rt.i++;
+    let resumed = false;
+    return {
+      kind: 'effect',
+      effect: { kind: 'sms', step: out.step, params: out.params as Record<string, string | boolean> },
+      resume: (res: EffectResult) => {
+        if (resumed) throw new Error('an effect outcome was resumed twice');
+        resumed = true;
+        return guarded(prior, rt.req, () => {
+          if (!res.ok) addLog(rt, { level: 'warn', code: 'EFFECT_FAILED', msg: `${out.command} at ${out.step} failed: ${res.error}${res.message ? ` (${res.message})` : ''}`, step: out.step });
+          rt.out = undefined;
+          const next = flow.machine.send(snap, res.ok ? resultEvent(res.value, '') : resultEvent('', res.error));
+          return settle(flow, rt, next, prior, tail);
+        });
+      },
+    };
+  }
+  if (ctx.h === 1) {
+    const what = meta.kind === 'say' ? `a say at ${out.step}` : `command step ${out.step} (${out.command})`;
+    addLog(rt, { level: 'warn', code: 'HANDLER_COMMAND', msg: `the hangup handler reached ${what}; not issued`, step: out.step });
+    return end();
+  }
+  const e: Emit = { command: out.command as CommandName, params: out.params, state, step: out.step };
+  if (meta.kind === 'command' && meta.final) e.done = true;
+  return tail(e, ctx);
 }
 
 /**
@@ -188,42 +239,52 @@ export function replyCommand(head: string): string {
 }
 
 function start(flow: CompiledFlow, req: RtRequest, opts: EngineOptions, base: number, warn: LogEntry | undefined): Outcome {
-  const ctx = newCtx(req, flow.program.initialVars, opts.maxLogicSteps ?? DEFAULT_MAX_LOGIC_STEPS, flow.program.start);
-  ctx.vars = Object.assign({}, ctx.vars); // the new call's own object, never the model's
-  ctx.varsOwned = true;
-  if (warn) ctx.log = [warn];
-  const emit = runFrom(flow.program, ctx, flow.program.start, undefined);
-  return settle(flow, ctx, undefined, emit, (e) => finish(flow, ctx, e, base, opts.now, 0));
+  const rt = newRun(req, opts.maxLogicSteps ?? DEFAULT_MAX_LOGIC_STEPS, flow.model.start, opts.hooks);
+  if (warn) rt.log = [warn];
+  const vars = opts.vars ? Object.assign({}, flow.tables.initialVars, opts.vars) : flow.tables.initialVars;
+  const snap = flow.machine.start(vars, rt);
+  return settle(flow, rt, snap, undefined, (e, ctx) => finish(flow, rt, ctx, e, base, opts.now, 0));
 }
 
-function finish(flow: CompiledFlow, ctx: RunCtx, emit: Emit, base: number, started: number, commands: number): Outcome {
-  const reply = response(emit.command, emit.params, base + 1, ctx.req);
+function finish(flow: CompiledFlow, rt: Run, ctx: Persisted, emit: Emit, base: number, started: number, commands: number): Outcome {
+  const reply = response(emit.command, emit.params, base + 1, rt.req);
   const replyJson = serializeReply(reply);
   const state: CallState = {
-    v: 1,
+    v: 2,
     flow: flow.name,
     version: flow.version,
+    s: emit.state,
     step: emit.step,
     vars: ctx.vars,
     commandId: base + 1,
-    reply: replyHead(replyJson, ctx.req),
+    reply: replyHead(replyJson, rt.req),
     started,
     commands: commands + 1,
   };
-  if (emit.after) state.after = emit.after;
-  if (emit.counters) state.counters = emit.counters;
+  if (ctx.c.n !== 1 || hasKeys(ctx.c.r)) state.c = ctx.c;
+  if (ctx.res !== '') state.res = ctx.res;
+  if (ctx.err !== '') state.err = ctx.err;
+  if (ctx.k !== 1) state.k = ctx.k;
   if (emit.done) state.done = true;
   const out: Outcome = { kind: 'reply', reply, replyJson, state };
-  if (ctx.log) out.log = ctx.log;
+  if (rt.log) out.log = rt.log;
   return out;
 }
 
-function hangupHandler(flow: CompiledFlow, prior: CallState, req: RtRequest, opts: EngineOptions, max: number): Outcome {
-  const ctx = newCtx(req, prior.vars, max, prior.step);
-  ctx.result = req.command_result;
-  ctx.error = req.command_error;
-  const h = flow.program.hangupHandler;
-  const done = () => dropWithHangup(req, prior.commandId + 1, ctx.log, summaryOf(flow, prior, req, opts, ctx.vars));
-  if (h === undefined || h === END) return done();
-  return settle(flow, ctx, prior, runFrom(flow.program, ctx, h, undefined, true), done);
+function hasKeys(o: object): boolean {
+  for (const _ in o) return true;
+  return false;
+}
+
+function hangupHandler(flow: CompiledFlow, prior: CallState, req: RtRequest, opts: EngineOptions): Outcome {
+  const rt = newRun(req, opts.maxLogicSteps ?? DEFAULT_MAX_LOGIC_STEPS, prior.step, opts.hooks);
+  const done = (ctx: Ctx): Outcome => dropWithHangup(req, prior.commandId + 1, rt.log, summaryOf(prior, req, opts, ctx.vars));
+  let snap: FlowSnapshot;
+  try {
+    snap = flow.machine.restore(prior.s, persisted(prior), rt);
+  } catch {
+    return dropWithHangup(req, prior.commandId + 1, [{ level: 'error', code: 'STATE_INVALID', msg: `the call is at "${prior.s}", not a state of ${flow.name}`, step: prior.step }], summaryOf(prior, req, opts, prior.vars));
+  }
+  snap = flow.machine.send(snap, { type: EV_CALL_END, result: req.command_result, error: req.command_error });
+  return settle(flow, rt, snap, prior, (_e, ctx) => done(ctx));
 }

@@ -1,5 +1,7 @@
 /** The contract of `advance`: its options and what it answers. */
+import type { Value } from '../flow/model.js';
 import type { RtResponse } from '../protocol/rt.js';
+import type { RunHooks } from './behaviour.js';
 import type { CallState, CallSummary } from './types.js';
 
 export interface EngineOptions {
@@ -9,6 +11,10 @@ export interface EngineOptions {
   maxLogicSteps?: number;
   /** What to do with a non-first request for a call that has no state. */
   unknownCall: 'restart' | 'hangup' | 'reject';
+  /** A new call starts with these vars instead of the flow's (scenario cases). */
+  vars?: Record<string, Value>;
+  /** Observers of the run: transitions taken, steps entered (coverage, paths). */
+  hooks?: RunHooks;
 }
 
 export const DEFAULT_MAX_LOGIC_STEPS = 100;

@@ -13,37 +13,30 @@ export interface StepCounters {
 }
 
 /**
- * Set while the outstanding command is a branch's `say:` (a play inserted before the
- * transition): where to go once it completes, whatever its result or error.
- */
-export interface AfterSay {
-  /** The step to enter once the play completes. */
-  to: string;
-  /** 1: `to` is a retry of the same step: enter it with `counters` (else fresh). */
-  keep?: 1;
-  /** The result and error that fired the branch: templates after the play still see them. */
-  res?: string;
-  err?: string;
-}
-
-/**
- * A call's snapshot, kept in the CallStore between two requests. Plain JSON, small
- * (under 2 KB serialised for the example flows): it holds no part of the flow model.
+ * A call's snapshot, kept in the CallStore between two requests. Plain JSON, small (a few
+ * hundred bytes for the example flows): the machine's state and the persisted part of its
+ * context; no part of the flow model.
  */
 export interface CallState {
-  v: 1;
+  v: 2;
   flow: string;
   /** Content hash of the flow version the call started on; the call stays on it. */
   version: string;
+  /** The machine state the call is at (a step id, a say state `<step>@say:<i>`, or `@end`). */
+  s: string;
   /**
-   * The step whose command is outstanding. While a branch's `say:` play is outstanding
-   * (`after` set), the step whose branch played it. Once `done`, the last step run.
+   * The step whose command is outstanding (for a say play: the step whose branch plays
+   * it); once the flow is over, the last step run.
    */
   step: string;
-  after?: AfterSay;
   vars: Record<string, Value>;
-  /** Counters of `step` (or of `after.to` when `after.keep`); absent means visit 1, no retries. */
-  counters?: StepCounters;
+  /** Counters of the current step; absent means visit 1, no retries. */
+  c?: StepCounters;
+  /** The result and error last fed (absent when empty): templates after a say still see them. */
+  res?: string;
+  err?: string;
+  /** Escalation index of an outstanding say play (absent: 1). */
+  k?: number;
   /** Id of the outstanding command (1, 2, 3, ... per call; base req.command_id on a restart). */
   commandId: number;
   /**

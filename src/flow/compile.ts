@@ -1,34 +1,25 @@
 /**
- * Compiles a checked flow model: the fast runtime program that `advance` runs, the xstate
- * machine that formally models the same decisions (for diagrams, path generation and an
- * equivalence test), and the version: the first 12 hex digits of the SHA-256 of the
- * flow's source text, to which live calls are pinned.
+ * The flow stage's compiler: a checked flow model becomes its xstate machine config (plain
+ * data, src/flow/machine-config.ts) and its version: the first 12 hex digits of the
+ * SHA-256 of the flow's source text, to which live calls are pinned. The engine makes the
+ * runnable machine from this (src/engine/compile.ts).
  */
 import { createHash } from 'node:crypto';
-import { buildProgram, type Program } from '../engine/program.js';
-import { buildMachine, type FlowMachine } from './machine.js';
+import { buildMachineConfig, type MachineConfig } from './machine-config.js';
 import type { FlowModel } from './model.js';
 
-export interface CompiledFlow {
+export interface FlowConfig {
   name: string;
   /** Content hash of the source: 12 lowercase hex digits. */
   version: string;
   model: FlowModel;
-  machine: FlowMachine;
-  program: Program;
+  config: MachineConfig;
 }
 
 export function flowVersion(source: string): string {
   return createHash('sha256').update(source, 'utf8').digest('hex').slice(0, 12);
 }
 
-export function compileFlow(model: FlowModel, source: string): CompiledFlow {
-  const program = buildProgram(model);
-  return {
-    name: model.name,
-    version: flowVersion(source),
-    model,
-    machine: buildMachine(model, program),
-    program,
-  };
+export function compileConfig(model: FlowModel, source: string): FlowConfig {
+  return { name: model.name, version: flowVersion(source), model, config: buildMachineConfig(model) };
 }

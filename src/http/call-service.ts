@@ -7,7 +7,7 @@
 import { advance, type Outcome } from '../engine/advance.js';
 import { serializeReply } from '../engine/serialize.js';
 import type { CallState, CallSummary } from '../engine/types.js';
-import type { CompiledFlow } from '../flow/compile.js';
+import type { CompiledFlow } from '../engine/compile.js';
 import { isTerminal } from '../protocol/request.js';
 import type { RtRequest } from '../protocol/rt.js';
 import type { Registry } from '../registry/registry.js';
@@ -223,7 +223,7 @@ export function encodeState(s: CallState): string {
 export function decodeState(raw: string): CallState | undefined {
   try {
     const s = JSON.parse(raw) as CallState;
-    return s && s.v === 1 && typeof s.flow === 'string' && typeof s.commandId === 'number' ? s : undefined;
+    return s && s.v === 2 && typeof s.flow === 'string' && typeof s.commandId === 'number' ? s : undefined;
   } catch {
     return undefined;
   }

@@ -11,7 +11,7 @@
  */
 import { basename } from 'node:path';
 import { checkFlow } from '../flow/check.js';
-import { compileFlow, type CompiledFlow } from '../flow/compile.js';
+import { compileFlow, type CompiledFlow } from '../engine/compile.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { hasErrors } from '../errors/diagnostic.js';
 import { seededRoll, toCanary, type Roll } from './canary.js';

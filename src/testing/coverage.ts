@@ -2,21 +2,13 @@
  * Flow coverage of `callscript test --coverage` (docs/testing.md "Coverage"): which steps
  * ran and which result transitions were taken.
  *
- * The engine (src/engine) has no trace hook, so coverage is observed from outside:
- * `instrument` gives a copy of a compiled flow (same name and version) whose runtime
- * program is made of wrappers around the original steps and branches, with getters on
- * the fields the step loop (src/engine/run.ts) reads exactly when it takes a decision:
- * - a branch without retry: its `goto` (read once by takeBranch);
- * - a branch with retry: its `retry` (the key fired; read twice per decision), its
- *   `then` (retries used up);
- * - a switch case: its `goto` (read only when its condition held), the switch's
- *   `default` (read only when no case held), the switch's `cases` (the step ran);
- * - a set step: its `next` (the step ran);
- * - a command step: its builder's `build` (the step was entered).
+ * Observed on the machine that serves calls: every transition of a flow's machine config
+ * names its coverage keys (its `took` action, src/flow/machine-config.ts), and the
+ * engine's run hooks report each key taken and each step entered (`hooksFor`).
  */
-import type { CompiledFlow } from '../flow/compile.js';
+import type { CompiledFlow } from '../engine/compile.js';
 import type { FlowModel, Pos, Step } from '../flow/model.js';
-import type { PBranch, PCommand, PPattern, PSet, PStep, PSwitch, Program } from '../engine/program.js';
+import type { RunHooks } from '../engine/behaviour.js';
 
 /** The raw data, also written by `--coverage-json` (read by `callscript graph --coverage`). */
 export interface CoverageData {
@@ -95,7 +87,6 @@ function transitionsOf(id: string, s: Step, add: (k: string, p: Pos) => void): v
 export class Coverage {
   readonly data: CoverageData = { flows: {} };
   private readonly info = new Map<string, FlowInfo>();
-  private readonly instrumented = new WeakMap<CompiledFlow, CompiledFlow>();
 
   /** Registers a flow (every step and transition at 0); idempotent per name. */
   register(flow: CompiledFlow): FlowCoverageData {
@@ -112,14 +103,10 @@ export class Coverage {
     return d;
   }
 
-  /** The flow to run instead of `flow` to record its coverage here. */
-  instrument(flow: CompiledFlow): CompiledFlow {
-    const done = this.instrumented.get(flow);
-    if (done) return done;
+  /** The engine's run hooks that record `flow`'s coverage here. */
+  hooksFor(flow: CompiledFlow): RunHooks {
     const d = this.register(flow);
-    const out = { ...flow, program: instrumentProgram(flow, d) };
-    this.instrumented.set(flow, out);
-    return out;
+    return { took: (k) => bump(d.transitions, k), entered: (step) => bump(d.steps, step) };
   }
 
   report(): FlowReport[] {
@@ -180,98 +167,6 @@ export function totalTransitionPercent(reports: FlowReport[]): number {
   return pct(c, t);
 }
 
-// ---- instrumentation ------------------------------------------------------------------------
-
 function bump(map: Record<string, number>, key: string): void {
   map[key] = (map[key] ?? 0) + 1;
-}
-
-function wrapBranch(b: PBranch, key: string, d: FlowCoverageData): PBranch {
-  const w = { key: b.key } as PBranch;
-  if (b.say) w.say = b.say;
-  if (b.retry !== undefined) {
-    const retry = b.retry;
-    const then = b.then;
-    // takeBranch reads `retry` twice per decision (`!== undefined`, then `used < retry`):
-    // count the first read of each pair.
-    let odd = false;
-    Object.defineProperty(w, 'retry', {
-      enumerable: true,
-      get: () => {
-        odd = !odd;
-        if (odd) bump(d.transitions, key);
-        return retry;
-      },
-    });
-    Object.defineProperty(w, 'then', { enumerable: true, get: () => (bump(d.transitions, `${key}:then`), then) });
-  } else {
-    const goto = b.goto;
-    Object.defineProperty(w, 'goto', { enumerable: true, get: () => (bump(d.transitions, key), goto) });
-  }
-  return w;
-}
-
-function wrapCommand(s: PCommand, model: FlowModel, d: FlowCoverageData): PCommand {
-  const own = (k: string) => `${s.id}:${k}`;
-  const inherited = (k: string) => `handlers.on.${s.command}:${k}`;
-  const exact = new Map<string, PBranch>();
-  for (const [k, b] of s.exact) exact.set(k, wrapBranch(b, own(k), d));
-  const inheritedExact = new Map<string, PBranch>();
-  for (const [k, b] of s.inheritedExact) inheritedExact.set(k, wrapBranch(b, inherited(k), d));
-  const pats = (list: PPattern[], name: (k: string) => string) => list.map((p) => ({ key: p.key, re: p.re, branch: wrapBranch(p.branch, name(p.key), d) }));
-  const builder = s.builder;
-  const out: PCommand = {
-    ...s,
-    exact,
-    patterns: pats(s.patterns, own),
-    inheritedExact,
-    inheritedPatterns: pats(s.inheritedPatterns, inherited),
-    builder: {
-      constant: builder.constant,
-      build: (scope, n) => {
-        bump(d.steps, s.id);
-        return builder.build(scope, n);
-      },
-    },
-  };
-  if (s.default) out.default = wrapBranch(s.default, own('default'), d);
-  if (s.error) {
-    const step = model.steps[s.id];
-    const isOwn = step?.kind === 'command' && step.on.error !== undefined;
-    out.error = wrapBranch(s.error, isOwn ? own('error') : 'handlers:error', d);
-  }
-  return out;
-}
-
-function wrapSwitch(s: PSwitch, d: FlowCoverageData): PSwitch {
-  const cases = s.cases.map((c, i) => {
-    const w = { when: c.when } as { when: string; goto: string };
-    Object.defineProperty(w, 'goto', { enumerable: true, get: () => (bump(d.transitions, `${s.id}:case${i + 1}`), c.goto) });
-    return w;
-  });
-  const w = { kind: 'switch', id: s.id } as PSwitch;
-  Object.defineProperty(w, 'cases', { enumerable: true, get: () => (bump(d.steps, s.id), cases) });
-  Object.defineProperty(w, 'default', { enumerable: true, get: () => (bump(d.transitions, `${s.id}:default`), s.default) });
-  return w;
-}
-
-function wrapSet(s: PSet, d: FlowCoverageData): PSet {
-  const w = { kind: 'set', id: s.id, assign: s.assign } as PSet;
-  Object.defineProperty(w, 'next', {
-    enumerable: true,
-    get: () => {
-      bump(d.steps, s.id);
-      bump(d.transitions, `${s.id}:next`);
-      return s.next;
-    },
-  });
-  return w;
-}
-
-function instrumentProgram(flow: CompiledFlow, d: FlowCoverageData): Program {
-  const steps = new Map<string, PStep>();
-  for (const [id, s] of flow.program.steps) {
-    steps.set(id, s.kind === 'command' ? wrapCommand(s, flow.model, d) : s.kind === 'switch' ? wrapSwitch(s, d) : wrapSet(s, d));
-  }
-  return { ...flow.program, steps };
 }

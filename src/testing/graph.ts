@@ -11,8 +11,8 @@
  * - with coverage data: an edge whose transition was never taken is red and dashed,
  *   labelled `(untaken)`; taken edges show their count.
  */
-import type { CompiledFlow } from '../flow/compile.js';
-import { END_STATE } from '../flow/machine.js';
+import type { CompiledFlow } from '../engine/compile.js';
+import { END_STATE } from '../flow/machine-config.js';
 import type { MediaParam, Value } from '../flow/model.js';
 import { COVERABLE, flowEdges, type CoverageFile, type FlowEdge } from './paths.js';
 

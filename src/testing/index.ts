@@ -4,7 +4,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import type { CompiledFlow } from '../flow/compile.js';
+import type { CompiledFlow } from '../engine/compile.js';
 import { compileAll, listFlowFiles } from '../registry/registry.js';
 import { Coverage } from './coverage.js';
 import { runCase, type CaseResult } from './runner.js';
@@ -83,8 +83,8 @@ export async function runScenarioFile(file: string, flows: FlowSet, coverage?: C
   }
   const flow = await resolveFlow(scenario, flows);
   if ('error' in flow) return { file, errors: [flow.error], cases: [] };
-  const run = coverage ? coverage.instrument(flow.flow) : flow.flow;
-  return { file, errors: [], cases: scenario.cases.map((c) => runCase(run, c)) };
+  const opts = coverage ? { hooks: coverage.hooksFor(flow.flow) } : {};
+  return { file, errors: [], cases: scenario.cases.map((c) => runCase(flow.flow, c, opts)) };
 }
 
 async function resolveFlow(s: Scenario, flows: FlowSet): Promise<{ flow: CompiledFlow } | { error: ScenarioError }> {

@@ -1,6 +1,6 @@
 /**
  * `callscript paths`: the transition graph of a compiled flow (read from its xstate
- * machine's states and the runtime program), and one scenario case per transition not yet
+ * machine config; sample results checked on the machine itself), and one scenario case per transition not yet
  * covered, each the shortest way there from the start (BFS), written in the scenario
  * format of docs/testing.md with `# TODO` comments where a value cannot be derived.
  *
@@ -13,11 +13,11 @@
  * flow-wide handler once per flow as `handlers.on.<command>:<key>` / `handlers:error`):
  * each edge's `cover` is its key there.
  */
-import type { CompiledFlow } from '../flow/compile.js';
-import { END_STATE, type StateMeta } from '../flow/machine.js';
+import type { CompiledFlow } from '../engine/compile.js';
+import { END_STATE, EV_ERROR, EV_RESULT, type TransitionConfig } from '../flow/machine-config.js';
 import type { Value } from '../flow/model.js';
-import { ACTION_SPECS } from '../flow/actions.js';
-import { branchByKey, matchResult, type PBranch, type PCommand } from '../engine/program.js';
+import { ACTION_SPECS, isAction } from '../flow/actions.js';
+import { keysTaken } from '../engine/probe.js';
 
 export type EdgeKind = 'key' | 'retry' | 'then' | 'case' | 'switch-default' | 'next' | 'status';
 
@@ -45,56 +45,70 @@ export interface FlowEdge {
 /** Kinds that are transitions to cover. */
 export const COVERABLE: ReadonlySet<EdgeKind> = new Set<EdgeKind>(['key', 'retry', 'then', 'case', 'switch-default']);
 
-const tgt = (s: string | undefined): string => (s === undefined || s === '' ? END_STATE : s);
-
-/** The command keys of a step, in the order the machine matches them. */
-function machineKeys(flow: CompiledFlow, step: string): string[] {
-  const node = (flow.machine.states as Record<string, { meta?: unknown }>)[step];
-  const meta = node?.meta as StateMeta | undefined;
-  return meta && meta.kind === 'command' ? meta.keys.map((k) => k.key) : [];
+/** The coverage keys a transition names (its `took` action). */
+function tookKeys(t: TransitionConfig): string[] {
+  const a = t.actions.find((x) => x.type === 'took');
+  return (a?.params?.keys as string[] | undefined) ?? [];
 }
 
-function inherited(pc: PCommand, key: string): boolean {
-  if (pc.exact.has(key) || pc.patterns.some((p) => p.key === key)) return false;
-  return pc.inheritedExact.has(key) || pc.inheritedPatterns.some((p) => p.key === key);
+/** Where a transition leads, past a say state; and whether a say plays first. */
+function dest(flow: CompiledFlow, target: string): { to: string; say: boolean } {
+  const m = flow.config.states[target]?.meta;
+  return m && m.kind === 'say' ? { to: m.to, say: true } : { to: target, say: false };
 }
 
-/** Every edge of the flow's transition graph. */
+/**
+ * Every edge of the flow's transition graph, read from its machine config: the states'
+ * `always` lists (set and switch steps) and `result` and `error` lists (command steps).
+ */
 export function flowEdges(flow: CompiledFlow): FlowEdge[] {
   const edges: FlowEdge[] = [];
   const handler = flow.model.handlers.hangup;
-  for (const [id, step] of Object.entries(flow.model.steps)) {
-    const p = flow.program.steps.get(id);
-    if (!p) continue;
-    if (p.kind === 'set') {
-      edges.push({ id: `${id}:next`, kind: 'next', from: id, to: tgt(p.next) });
+  for (const [id, sc] of Object.entries(flow.config.states)) {
+    const meta = sc.meta;
+    const step = flow.model.steps[id];
+    if (meta.kind === 'logic' && step) {
+      const cases = step.kind === 'switch' ? step.cases : [];
+      for (const t of sc.always ?? []) {
+        if (t.guard?.type === 'budget') continue;
+        const cover = tookKeys(t)[0] ?? '';
+        if (step.kind === 'set') {
+          edges.push({ id: `${id}:next`, kind: 'next', from: id, to: t.target });
+        } else if (t.guard?.type === 'when') {
+          const i = Number(t.guard.params?.i);
+          edges.push({ id: `${id}:case:${i + 1}`, kind: 'case', from: id, to: t.target, condition: cases[i]?.when ?? 'true', cover });
+        } else {
+          const not = cases.map((c) => `!(${c.when})`).join(' && ');
+          edges.push({ id: `${id}:default`, kind: 'switch-default', from: id, to: t.target, condition: not || 'true', cover });
+        }
+      }
       continue;
     }
-    if (p.kind === 'switch') {
-      p.cases.forEach((c, i) => edges.push({ id: `${id}:case:${i + 1}`, kind: 'case', from: id, to: tgt(c.goto), condition: c.when, cover: `${id}:case${i + 1}` }));
-      const not = p.cases.map((c) => `!(${c.when})`).join(' && ');
-      edges.push({ id: `${id}:default`, kind: 'switch-default', from: id, to: tgt(p.default), condition: not || 'true', cover: `${id}:default` });
-      continue;
+    if (meta.kind !== 'command' || meta.final) continue;
+    const regexKey = new Map(meta.keys.filter((k) => k.regex !== undefined).map((k) => [k.regex!, k.key]));
+    const lists: [string, TransitionConfig[]][] = [
+      ['default', sc.on?.[EV_RESULT] ?? []],
+      ['error', sc.on?.[EV_ERROR] ?? []],
+    ];
+    for (const [fallback, list] of lists) {
+      for (const t of list) {
+        const cover = tookKeys(t);
+        const p = t.guard?.params ?? {};
+        const key = typeof p.exact === 'string' ? p.exact : typeof p.re === 'string' ? regexKey.get(p.re) ?? p.re : fallback;
+        if (cover.length === 0) {
+          // No branch: the result (or error) ends the flow.
+          edges.push({ id: `${id}:${key}`, kind: 'key', from: id, to: END_STATE, key });
+          continue;
+        }
+        const d = dest(flow, t.target);
+        const extra = { key, ...(d.say ? { say: true } : {}), ...(cover[0]!.startsWith('handlers') ? { flowWide: true } : {}) };
+        if (typeof p.max === 'number') edges.push({ id: `${id}:${key}`, kind: 'retry', from: id, to: id, retry: p.max, ...extra, cover: cover[0]! });
+        else if (cover.length > 1) {
+          const retry = list.find((x) => x !== t && tookKeys(x)[0] === cover[0] && typeof x.guard?.params?.max === 'number')?.guard?.params?.max as number | undefined;
+          edges.push({ id: `${id}:${key}:then`, kind: 'then', from: id, to: d.to, ...(retry !== undefined ? { retry } : {}), ...extra, cover: cover[1]! });
+        } else edges.push({ id: `${id}:${key}`, kind: 'key', from: id, to: d.to, ...extra, cover: cover[0]! });
+      }
     }
-    if (p.final) continue;
-    const add = (key: string, b: PBranch | undefined, flowWide: boolean): void => {
-      if (!b) {
-        edges.push({ id: `${id}:${key}`, kind: 'key', from: id, to: END_STATE, key });
-        return;
-      }
-      const extra = { key, ...(b.say ? { say: true } : {}), ...(flowWide ? { flowWide: true } : {}) };
-      const owner = !flowWide ? id : key === 'error' ? 'handlers' : `handlers.on.${p.command}`;
-      if (b.retry !== undefined) {
-        edges.push({ id: `${id}:${key}`, kind: 'retry', from: id, to: id, retry: b.retry, ...extra, cover: `${owner}:${key}` });
-        edges.push({ id: `${id}:${key}:then`, kind: 'then', from: id, to: tgt(b.then), retry: b.retry, ...extra, cover: `${owner}:${key}:then` });
-      } else {
-        edges.push({ id: `${id}:${key}`, kind: 'key', from: id, to: tgt(b.goto), ...extra, cover: `${owner}:${key}` });
-      }
-    };
-    for (const key of machineKeys(flow, id)) add(key, branchByKey(p, key), inherited(p, key));
-    add('default', p.default, false);
-    const ownError = step.kind === 'command' && step.on.error !== undefined;
-    add('error', p.error, !ownError && p.error !== undefined);
     if (handler !== undefined) edges.push({ id: `${id}:hangup`, kind: 'status', from: id, to: handler });
   }
   return edges;
@@ -207,25 +221,28 @@ function esc(c: string): string {
 
 const DEFAULT_CANDIDATES = ['9', '8', '7', '6', '5', '4', '3', '2', '1', '0', '99', '999', '*', '#', 'OTHER', 'UNKNOWN', 'x'];
 
-/** A result the step sends to `key`, with whether it is only a guess. */
-export function resultFor(pc: PCommand, key: string): { value: string; todo?: string } {
+/** A result that takes `e` (a key, retry or then edge of a command step), with whether it is only a guess. */
+export function resultFor(flow: CompiledFlow, e: FlowEdge): { value: string; todo?: string } {
+  const key = e.key!;
+  const meta = flow.config.states[e.from]?.meta;
+  const keys = meta && meta.kind === 'command' ? meta.keys : [];
+  // The transition's first coverage key: what the machine reports when it takes it.
+  const first = e.kind === 'then' ? e.cover?.replace(/:then$/, '') : e.cover;
+  const takes = (value: string) => keysTaken(flow, e.from, value)[0] === first;
   if (key === 'default') {
-    const spec = ACTION_SPECS[pc.command]?.results;
+    const command = meta && meta.kind === 'command' ? meta.command : '';
+    const spec = isAction(command) ? ACTION_SPECS[command].results : undefined;
     const known = spec && spec.kind === 'enum' ? spec.values : spec && spec.kind === 'digits' ? [] : undefined;
     for (const c of [...(known ?? []), ...DEFAULT_CANDIDATES]) {
-      const b = matchResult(pc, c);
-      if (b === pc.default) return known?.includes(c) ? { value: c } : { value: c, todo: 'any result that no other key of the step matches' };
+      if (first === undefined ? keysTaken(flow, e.from, c).length === 0 : takes(c)) return known?.includes(c) ? { value: c } : { value: c, todo: 'any result that no other key of the step matches' };
     }
     return { value: 'OTHER', todo: 'a result that no other key of the step matches' };
   }
-  if (pc.exact.has(key) || pc.inheritedExact.has(key)) return { value: key };
-  const pat = [...pc.patterns, ...pc.inheritedPatterns].find((p) => p.key === key);
-  if (pat) {
-    const s = sampleFor(pat.re.source);
-    if (s !== undefined && matchResult(pc, s)?.key === key) return { value: s };
-    return { value: s ?? '', todo: `a result matching ${key}` };
-  }
-  return { value: key };
+  const km = keys.find((k) => k.key === key);
+  if (!km || km.exact !== undefined) return { value: key };
+  const s = sampleFor(km.regex!);
+  if (s !== undefined && takes(s)) return { value: s };
+  return { value: s ?? '', todo: `a result matching ${key}` };
 }
 
 // ---- shortest paths -------------------------------------------------------------------------
@@ -241,8 +258,7 @@ const nodeKey = (n: Node) => (n.ended ? '!' : '') + n.step;
 function outEdges(flow: CompiledFlow, bySource: Map<string, FlowEdge[]>, n: Node): FlowEdge[] {
   const list = bySource.get(n.step) ?? [];
   if (!n.ended) return list;
-  const p = flow.program.steps.get(n.step);
-  return p && p.kind !== 'command' ? list : [];
+  return flow.config.states[n.step]?.meta.kind === 'logic' ? list : [];
 }
 
 function bfs(flow: CompiledFlow, edges: FlowEdge[], from: Node): Map<string, { prev?: string; edge?: FlowEdge; node: Node }> {
@@ -348,9 +364,10 @@ function render(flow: CompiledFlow, e: FlowEdge, path: FlowEdge[], claimAt: numb
     if (pe.kind === 'case') pending.push(`TODO: ${pe.from} takes case ${pe.id.split(':').pop()}${claim}: this must hold: ${pe.condition}`);
     if (pe.kind === 'switch-default') pending.push(`TODO: ${pe.from} takes its default${claim}: no case holds: ${pe.condition}`);
     if (pe.kind === 'next' || pe.kind === 'case' || pe.kind === 'switch-default') return;
-    const p = flow.program.steps.get(pe.from) as PCommand;
-    const isSms = p.command === 'sms';
-    const step: ScenarioStep = { expect: isSms ? { sms: {} } : p.command, comments: pending, edge: i };
+    const meta = flow.config.states[pe.from]?.meta;
+    const command = meta && meta.kind === 'command' ? meta.command : 'hangup';
+    const isSms = command === 'sms';
+    const step: ScenarioStep = { expect: isSms ? { sms: {} } : command, comments: pending, edge: i };
     pending = [];
     if (pe.kind === 'status') {
       step.status = 'HANGUP';
@@ -359,10 +376,10 @@ function render(flow: CompiledFlow, e: FlowEdge, path: FlowEdge[], claimAt: numb
       if (isSms) mocksSms.push({ error: 'FAILED' });
       else step.error = 'FAILED';
       step.comments.push(`TODO: the error code (any command_error takes the error branch)${claim}`);
-    } else if (pe.key === 'default' && machineKeys(flow, pe.from).length === 0 && !isSms) {
+    } else if (pe.key === 'default' && meta?.kind === 'command' && meta.keys.length === 0 && !isSms) {
       // `next:`: whatever the command returns; the runner sends its first success result.
     } else {
-      const r = resultFor(p, pe.key!);
+      const r = resultFor(flow, pe);
       if (isSms) mocksSms.push({ hash: pe.key === 'default' ? `SMS${String(++smsN).padStart(5, '0')}` : r.value });
       else step.result = r.value;
       if (r.todo) step.comments.push(`TODO: ${r.todo}${claim}`);

@@ -12,7 +12,7 @@ import { LineCounter, parseDocument, isMap, isSeq } from 'yaml';
 import { advance } from '../engine/advance.js';
 import type { EffectResult } from '../engine/outcome.js';
 import type { CallState } from '../engine/types.js';
-import type { CompiledFlow } from '../flow/compile.js';
+import type { CompiledFlow } from '../engine/compile.js';
 import { TERMINAL_STATUSES, type CallStatus } from '../protocol/commands.js';
 import type { RtRequest, WireValue } from '../protocol/rt.js';
 import { parseRecording, plain, type JsonValue, type RecordedCase, type RecordedExpect, type Recording } from './record.js';

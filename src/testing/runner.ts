@@ -5,8 +5,9 @@
  */
 import { advance, type Outcome } from '../engine/advance.js';
 import type { EffectResult } from '../engine/outcome.js';
+import type { RunHooks } from '../engine/behaviour.js';
 import type { CallState } from '../engine/types.js';
-import type { CompiledFlow } from '../flow/compile.js';
+import type { CompiledFlow } from '../engine/compile.js';
 import { ACTION_SPECS, isAction } from '../flow/actions.js';
 import type { RtRequest } from '../protocol/rt.js';
 import type { Loc } from '../flow/yaml.js';
@@ -35,6 +36,8 @@ export interface CaseResult {
 export interface RunOptions {
   /** The most requests in one case before giving up (a flow looping on default results). */
   maxRequests?: number;
+  /** Observers of the engine's runs (coverage). */
+  hooks?: RunHooks;
 }
 
 /** The result sent for a step that gives none: the command's first success result. */
@@ -133,12 +136,12 @@ function baseRequest(c: ScenarioCase): RtRequest {
   };
 }
 
-/** Runs one case. `flow` may be an instrumented flow (coverage.ts). */
+/** Runs one case. */
 export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = {}): CaseResult {
   const max = opts.maxRequests ?? 1000;
   const trace: string[] = [];
   const base = baseRequest(c);
-  const engine = { now: c.mocks.now, unknownCall: 'reject' as const };
+  const engine = { now: c.mocks.now, unknownCall: 'reject' as const, ...(opts.hooks ? { hooks: opts.hooks } : {}) };
   let smsCount = 0;
   const smsOutcome = (): EffectResult => {
     const m = c.mocks.sms[smsCount];
@@ -156,9 +159,7 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
   let unchecked = false;
   let state: CallState | undefined;
   // The case's `vars:` override the flow's initial vars (read only when the call starts).
-  const startFlow: CompiledFlow =
-    Object.keys(c.vars).length === 0 ? flow : { ...flow, program: { ...flow.program, initialVars: { ...flow.program.initialVars, ...(c.vars as Record<string, Value>) } } };
-  let out: Outcome = advance(startFlow, undefined, base, engine);
+  let out: Outcome = advance(flow, undefined, base, Object.keys(c.vars).length === 0 ? engine : { ...engine, vars: c.vars as Record<string, Value> });
   for (let requests = 1; ; requests++) {
     if (requests > max) return fail(i, `more than ${max} requests: the flow does not end`);
     // Effects first: each is the next step (an sms expectation), resumed with its mock.

@@ -4,10 +4,10 @@
  * the session's questions (a terminal, piped lines, or a caller script). Pure: no I/O and
  * no clock; the session is fed answers and returns display events.
  */
-import { advance } from '../engine/advance.js';
+import { advance, isSayState } from '../engine/advance.js';
 import type { EffectResult, Outcome, SmsEffect } from '../engine/outcome.js';
 import type { CallState } from '../engine/types.js';
-import type { CompiledFlow } from '../flow/compile.js';
+import type { CompiledFlow } from '../engine/compile.js';
 import type { Value } from '../flow/model.js';
 import { COMMANDS, type CallStatus, type CommandName } from '../protocol/commands.js';
 import type { RtRequest, RtResponse, WireValue } from '../protocol/rt.js';
@@ -135,7 +135,7 @@ export class SimSession {
   /** The first request: runs the flow to its first question (or its end). */
   start(): SimEvent[] {
     const ev: SimEvent[] = [{ kind: 'start', flow: this.flow.name, from: this.base.cli_number, to: this.base.number }];
-    this.lastVars = { ...(this.flow.program.initialVars as Record<string, Value>) };
+    this.lastVars = { ...(this.flow.tables.initialVars as Record<string, Value>) };
     this.send({ command: '', command_id: 0, command_result: '', command_error: '', call_status: this.opts.status ?? 'UP' }, ev);
     return ev;
   }
@@ -238,7 +238,7 @@ export class SimSession {
       this.finish(this.ending?.status ?? 'HANGUP', this.ending?.why ?? 'the flow hung up', ev);
       return;
     }
-    const say = out.state.after !== undefined;
+    const say = isSayState(out.state.s);
     this.commands++;
     ev.push({ kind: 'command', n: this.commands, step: out.state.step, say, command: reply.command, params: reply.params, hears: hears(reply.command, reply.params), details: details(reply.command, reply.params) });
     ev.push({ kind: 'vars', vars: out.state.vars });

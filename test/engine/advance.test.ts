@@ -38,7 +38,7 @@ describe('advance: a call step by step', () => {
   it('answers the first request with the start step, command_id 1', () => {
     const c = new Call(menuFlow());
     expect(c.start()).toBe('{"command":"play","command_id":1,"params":{"media_id":"TTS|TTS_EN-GB_SERENA|Welcome to Acme."},"variables":{}}');
-    expect(c.state).toMatchObject({ v: 1, flow: 'test', step: 'welcome', commandId: 1, commands: 1, vars: { tries: 0 } });
+    expect(c.state).toMatchObject({ v: 2, flow: 'test', s: 'welcome', step: 'welcome', commandId: 1, commands: 1, vars: { tries: 0 } });
     expect(c.state!.reply + '{}}').toBe(c.last!.kind === 'reply' ? c.last!.replyJson : '');
   });
 
@@ -57,11 +57,11 @@ describe('advance: a call step by step', () => {
     c.start();
     expect(c.result('0')).toBe(READ(P1, 2));
     expect(c.result('TIMEOUT')).toBe(READ(P2, 3));
-    expect(c.state!.counters).toEqual({ n: 2, r: { TIMEOUT: 1 } });
+    expect(c.state!.c).toEqual({ n: 2, r: { TIMEOUT: 1 } });
     expect(c.result('TIMEOUT')).toBe(READ(P2, 4));
-    expect(c.state!.counters).toEqual({ n: 3, r: { TIMEOUT: 2 } });
+    expect(c.state!.c).toEqual({ n: 3, r: { TIMEOUT: 2 } });
     expect(c.result('TIMEOUT')).toBe(reply('play', 5, { media_id: tts('Goodbye.') }));
-    expect(c.state!.counters).toBeUndefined();
+    expect(c.state!.c).toBeUndefined();
   });
 
   it('plays a default branch `say:` first, then retries; say escalates per key, counters per key', () => {
@@ -70,12 +70,13 @@ describe('advance: a call step by step', () => {
     c.result('0');
     expect(c.result('TIMEOUT')).toBe(READ(P2, 3)); // visit 2
     expect(c.result('7')).toBe(reply('play', 4, { media_id: tts('Sorry, that is not a choice.') })); // 1st nomatch
-    expect(c.state).toMatchObject({ step: 'menu', after: { to: 'menu', keep: 1, res: '7' }, counters: { n: 3, r: { TIMEOUT: 1, default: 1 } } });
+    expect(c.state).toMatchObject({ s: 'menu@say:0>menu', step: 'menu', res: '7', c: { n: 3, r: { TIMEOUT: 1, default: 1 } } });
     expect(c.result('0')).toBe(READ(P2, 5)); // whatever the play returned: back to the menu, visit 3
     expect(c.result('8')).toBe(reply('play', 6, { media_id: tts('Still not a choice.') }));
     expect(c.result('1', { command_error: '' })).toBe(READ(P2, 7)); // visit 4: last prompt again
     expect(c.result('9')).toBe(reply('play', 8, { media_id: tts('Still not a choice.') })); // retries used up: say, then `then`
-    expect(c.state!.after).toEqual({ to: 'goodbye', res: '9' });
+    expect(c.state).toMatchObject({ s: 'menu@say:0>goodbye', res: '9', k: 3 });
+    expect(c.state!.c).toBeUndefined();
     expect(c.result('0')).toBe(reply('play', 9, { media_id: tts('Goodbye.') }));
   });
 
@@ -98,7 +99,7 @@ describe('advance: a call step by step', () => {
     expect(c.start()).toBe(reply('read', 1, { media_id: tts('A'), max_digits: 1 }));
     expect(c.result('TIMEOUT')).toBe(reply('read', 2, { media_id: tts('B'), max_digits: 1 }));
     expect(c.result('5')).toBe(reply('read', 3, { media_id: tts('A'), max_digits: 1 }));
-    expect(c.state!.counters).toBeUndefined();
+    expect(c.state!.c).toBeUndefined();
   });
 });
 

@@ -5,7 +5,7 @@
 import { advance, replyCommand, type EngineOptions, type Outcome } from '../../src/engine/advance.js';
 import type { Effect, EffectResult } from '../../src/engine/outcome.js';
 import type { CallState } from '../../src/engine/types.js';
-import { compileFlow, type CompiledFlow } from '../../src/flow/compile.js';
+import { compileFlow, type CompiledFlow } from '../../src/engine/compile.js';
 import type { Branch, Branches, CommandCall, FlowModel, Handlers, MediaParam, MediaSpec, Pos, ResultPattern, Step, Value } from '../../src/flow/model.js';
 import type { CommandName } from '../../src/protocol/commands.js';
 import type { RtRequest } from '../../src/protocol/rt.js';

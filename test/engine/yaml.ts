@@ -3,7 +3,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { compileFlow, type CompiledFlow } from '../../src/flow/compile.js';
+import { compileFlow, type CompiledFlow } from '../../src/engine/compile.js';
 import type { FlowModel } from '../../src/flow/model.js';
 
 const root = new URL('../..', import.meta.url).pathname;

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type Server } from '../../src/http/server.js';
-import { flowVersion } from '../../src/flow/compile.js';
+import { flowVersion } from '../../src/engine/compile.js';
 import { rtBody, type RtFields } from '../helpers/rt.js';
 import { V1, V2 } from '../registry/fixtures.js';
 

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { checkFlow } from '../../src/flow/check.js';
-import { compileFlow } from '../../src/flow/compile.js';
+import { compileFlow } from '../../src/engine/compile.js';
 import { Coverage, parseScenario, runCase, totalTransitionPercent } from '../../src/testing/index.js';
 
 async function menuFlow() {
@@ -34,9 +34,8 @@ describe('coverage', () => {
       ].join('\n'),
       't.yaml',
     );
-    const run = cov.instrument(flow);
-    expect(run.version).toBe(flow.version);
-    for (const c of s.cases) expect(runCase(run, c).ok).toBe(true);
+    const hooks = cov.hooksFor(flow);
+    for (const c of s.cases) expect(runCase(flow, c, { hooks }).ok).toBe(true);
     expect(cov.data).toEqual({
       flows: {
         menu: {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { replyCommand } from '../../src/engine/advance.js';
 import { compileAll } from '../../src/registry/registry.js';
-import type { CompiledFlow } from '../../src/flow/compile.js';
+import type { CompiledFlow } from '../../src/engine/compile.js';
 import type { RtRequest } from '../../src/protocol/rt.js';
 import { generateCases, sampleFor, scenarioYaml, transitionIds, uncovered, type GeneratedCase } from '../../src/testing/paths.js';
 import { Call, cmd, flow, hangup, say, sw } from '../engine/helpers.js';
@@ -93,7 +93,7 @@ describe('callscript paths', () => {
         if (c.conditional) continue; // a condition the author makes hold
         const { afterClaim } = drive(f, c);
         const e = c.edge;
-        if (e.to !== '@end' && f.program.steps.get(e.to)?.kind === 'command' && !e.say) expect(afterClaim, c.transition).toBe(e.to);
+        if (e.to !== '@end' && f.config.states[e.to]?.meta.kind === 'command' && !e.say) expect(afterClaim, c.transition).toBe(e.to);
         driven++;
       }
       // flows behind a routing switch have no path without a condition

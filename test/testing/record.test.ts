@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { advance } from '../../src/engine/advance.js';
 import type { EffectResult } from '../../src/engine/outcome.js';
 import type { CallState } from '../../src/engine/types.js';
-import type { CompiledFlow } from '../../src/flow/compile.js';
+import type { CompiledFlow } from '../../src/engine/compile.js';
 import type { RtRequest } from '../../src/protocol/rt.js';
 import { buildRecording, parseRecording, recordingFileName, recordingYaml, type Exchange } from '../../src/testing/record.js';
 import { replayRecording } from '../../src/testing/replay.js';

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { test as testCommand } from '../../src/cli/test.js';
 import { checkFlow } from '../../src/flow/check.js';
-import { compileFlow } from '../../src/flow/compile.js';
+import { compileFlow } from '../../src/engine/compile.js';
 import { parseScenario, runCase, ScenarioFileError } from '../../src/testing/index.js';
 
 const DIR = 'test/fixtures/scenarios';
@@ -115,15 +115,15 @@ describe('case vars', () => {
 
   it('override the flow initial vars for the case only', async () => {
     const flow = await frontDesk();
-    const before = flow.program.initialVars;
+    const before = flow.tables.initialVars;
     const s = parseScenario(scenario('    vars: { office_open: false, company: Acme Ltd }\n'), 't.yaml');
     expect(s.cases[0]!.vars).toEqual({ office_open: false, company: 'Acme Ltd' });
     const r = runCase(flow, s.cases[0]!);
     expect(r.failure).toBeUndefined();
     expect(r.ok).toBe(true);
     // the compiled flow is untouched: without vars, the office is open
-    expect(flow.program.initialVars).toBe(before);
-    expect(flow.program.initialVars).toMatchObject({ office_open: true, company: 'Acme' });
+    expect(flow.tables.initialVars).toBe(before);
+    expect(flow.tables.initialVars).toMatchObject({ office_open: true, company: 'Acme' });
     const open = runCase(flow, parseScenario(scenario(''), 't.yaml').cases[0]!);
     expect(open.ok).toBe(false);
     expect(s.cases[0]!.vars).toEqual({ office_open: false, company: 'Acme Ltd' });

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { simulate } from '../../src/cli/simulate.js';
 import { parseLine, SimSession } from '../../src/testing/simulate.js';
 import { checkFlow } from '../../src/flow/check.js';
-import { compileFlow } from '../../src/flow/compile.js';
+import { compileFlow } from '../../src/engine/compile.js';
 
 const FLOW = `version: 1
 name: sim-demo

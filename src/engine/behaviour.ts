@@ -1,0 +1,244 @@
+/**
+ * The engine's guards and actions, as plain functions of the machine's context and event.
+ * src/engine/machine.ts registers them with xstate's `setup()` under the names the machine
+ * config uses (src/flow/machine-config.ts); xstate decides which run, in which order.
+ *
+ * Context: what a call keeps between requests (vars, counters of the current step, the
+ * last result and error, the say escalation index, whether the hangup handler runs) and
+ * `rt`, the request's run: never stored, set again on every request. Flow content never
+ * throws out of here: templates, conditions and params fail into logs and error branches.
+ */
+import { evaluate, test, type Scope } from '../flow/expr.js';
+import type { Value } from '../flow/model.js';
+import type { RtRequest } from '../protocol/rt.js';
+import type { LogEntry } from './outcome.js';
+import { ParamFailure, type Params } from './params.js';
+import type { FlowTables } from './tables.js';
+import type { StepCounters } from './types.js';
+import type { ActionName } from '../flow/actions.js';
+
+/** What the settled state asks for: built on entry by `emit` or `say`. */
+export interface Out {
+  /** The machine state that built it. */
+  state: string;
+  /** The step it belongs to (a say's: the step whose branch plays it). */
+  step: string;
+  command: ActionName;
+  params: Params;
+}
+
+/** Observes the run (coverage, paths, traces): each transition's keys, each step entered. */
+export interface RunHooks {
+  took?(key: string): void;
+  entered?(step: string): void;
+}
+
+/** One request's run: mutable, never stored. */
+export interface Run {
+  req: RtRequest;
+  /** Logic steps (and failed builds, effects) run so far in this request. */
+  i: number;
+  max: number;
+  scope: Scope | undefined;
+  log: LogEntry[] | undefined;
+  out: Out | undefined;
+  /** The last step entered. */
+  last: string;
+  hooks: RunHooks | undefined;
+}
+
+export interface Ctx {
+  vars: Record<string, Value>;
+  c: StepCounters;
+  res: string;
+  err: string;
+  /** Escalation index of the outstanding `say:` play. */
+  k: number;
+  /** 1 once the hangup handler runs. */
+  h: 0 | 1;
+  rt: Run;
+}
+
+export interface Ev {
+  type: string;
+  result?: string;
+  error?: string;
+}
+
+export const FRESH: StepCounters = Object.freeze({ n: 1, r: Object.freeze({}) }) as StepCounters;
+
+export function newRun(req: RtRequest, max: number, last: string, hooks: RunHooks | undefined): Run {
+  return { req, i: 0, max, scope: undefined, log: undefined, out: undefined, last, hooks };
+}
+
+/** The `call.*` fields of templates and conditions. */
+export function callFields(req: RtRequest): Record<string, Value> {
+  return {
+    callid: req.callid,
+    caller: req.cli_number,
+    caller_name: req.cli_name,
+    called: req.number,
+    app: req.app,
+    cdr_field: req.cdr_field,
+    request_hash: req.request_hash,
+    date_started: req.date_started,
+    status: req.call_status,
+    variables: req.variables as Record<string, Value>,
+  };
+}
+
+/** The template and condition scope, built once per request and kept up to date. */
+export function scopeOf(ctx: Ctx): Scope {
+  let s = ctx.rt.scope;
+  if (!s) {
+    s = { vars: ctx.vars, call: callFields(ctx.rt.req), result: ctx.res, error: ctx.err };
+    ctx.rt.scope = s;
+  } else {
+    s.vars = ctx.vars;
+    s.result = ctx.res;
+    s.error = ctx.err;
+  }
+  return s;
+}
+
+export function addLog(rt: Run, entry: LogEntry): void {
+  (rt.log ??= []).push(entry);
+}
+
+function message(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
+}
+
+export function behaviour(t: FlowTables) {
+  const regexOf = (source: string): RegExp => t.regexes.get(source) ?? /(?!)/;
+  return {
+    guards: {
+      /** The result matches (`exact` or `re`; neither: any) and, with `max`, the key has retries left. */
+      match(ctx: Ctx, ev: Ev, p: { exact?: string; re?: string; key?: string; max?: number }): boolean {
+        const r = ev.result ?? '';
+        if (p.exact !== undefined ? r !== p.exact : p.re !== undefined && !regexOf(p.re).test(r)) return false;
+        return p.max === undefined || (ctx.c.r[p.key!] ?? 0) < p.max;
+      },
+      /** The request's budget of logic steps is spent. */
+      budget(ctx: Ctx): boolean {
+        return ctx.rt.i >= ctx.rt.max;
+      },
+      /** A switch case's condition; one that fails to evaluate counts as false (logged). */
+      when(ctx: Ctx, p: { step: string; i: number }): boolean {
+        const when = t.cases.get(p.step)?.[p.i];
+        if (when === undefined) return false;
+        try {
+          return test(when, scopeOf(ctx));
+        } catch (err) {
+          addLog(ctx.rt, { level: 'warn', code: 'RUNTIME_CONDITION', msg: `${when} at ${p.step}: ${message(err)} (counted as false)`, step: p.step });
+          return false;
+        }
+      },
+    },
+    /** Context updates (xstate `assign`). */
+    assigns: {
+      result(_ctx: Ctx, ev: Ev): Partial<Ctx> {
+        return { res: ev.result ?? '', err: ev.error ?? '' };
+      },
+      save(ctx: Ctx, ev: Ev, p: { name: string }): Partial<Ctx> {
+        return { vars: Object.assign({}, ctx.vars, { [p.name]: ev.result ?? '' }) };
+      },
+      /** A retry: one more visit, one more retry of the key; the say plays its next media. */
+      retry(ctx: Ctx, p: { key: string }): Partial<Ctx> {
+        const used = ctx.c.r[p.key] ?? 0;
+        const r: Record<string, number> = Object.assign({}, ctx.c.r);
+        r[p.key] = used + 1;
+        return { c: { n: ctx.c.n + 1, r }, k: used + 1 };
+      },
+      /** Any other branch: the next step starts fresh (with `key`: a retry branch used up). */
+      fresh(ctx: Ctx, p: { key?: string } | undefined): Partial<Ctx> {
+        return { c: FRESH, k: p?.key !== undefined ? (ctx.c.r[p.key] ?? 0) + 1 : 1 };
+      },
+      handler(): Partial<Ctx> {
+        return { h: 1 };
+      },
+      set(ctx: Ctx, p: { step: string }): Partial<Ctx> {
+        const rt = ctx.rt;
+        rt.i++;
+        rt.last = p.step;
+        rt.hooks?.entered?.(p.step);
+        const vars = Object.assign({}, ctx.vars);
+        const view: Ctx = { ...ctx, vars };
+        for (const a of t.sets.get(p.step) ?? []) {
+          try {
+            if (a.kind === 'expr') vars[a.name] = evaluate(a.expr, scopeOf(view));
+            else vars[a.name] = a.value.c ? a.value.v : a.value.f(() => scopeOf(view));
+          } catch (err) {
+            const what = a.kind === 'expr' ? `set ${a.name} = ${a.expr}` : `set ${a.name}`;
+            addLog(rt, { level: 'warn', code: a.kind === 'expr' ? 'RUNTIME_EXPRESSION' : 'RUNTIME_TEMPLATE', msg: `${what} at ${p.step}: ${message(err)}`, step: p.step });
+          }
+        }
+        return { vars };
+      },
+    },
+    /**
+     * Entry of a command (or effect) state, and of a say state: builds what it sends.
+     * False: a value failed its check (logged); the adapter raises `param.invalid`.
+     */
+    builds: {
+      emit(ctx: Ctx, state: string, p: { step: string }): boolean {
+        const rt = ctx.rt;
+        rt.last = p.step;
+        rt.hooks?.entered?.(p.step);
+        const cmd = t.commands.get(p.step);
+        if (!cmd) throw new Error(`no command step "${p.step}"`);
+        try {
+          rt.out = { state, step: p.step, command: cmd.command, params: cmd.builder.build(() => scopeOf(ctx), ctx.c.n) };
+          return true;
+        } catch (err) {
+          rt.i++;
+          const f = err instanceof ParamFailure ? err : undefined;
+          if (f?.code === 'RUNTIME_TEMPLATE') addLog(rt, { level: 'warn', code: 'RUNTIME_TEMPLATE', msg: `${cmd.command} at ${p.step}: ${f.message}`, step: p.step });
+          addLog(rt, { level: 'warn', code: 'RUNTIME_PARAM', msg: `${cmd.command} at ${p.step}: ${message(err)}; taking the error branch (INVALID_PARAM)`, step: p.step });
+          return false;
+        }
+      },
+      say(ctx: Ctx, state: string, p: { step: string; i: number }): boolean {
+        const rt = ctx.rt;
+        const say = t.commands.get(p.step)?.says[p.i];
+        if (!say) throw new Error(`no say ${p.i} at step "${p.step}"`);
+        try {
+          rt.out = { state, step: p.step, command: 'play', params: say.build(() => scopeOf(ctx), ctx.k) };
+          return true;
+        } catch (err) {
+          rt.i++;
+          const f = err instanceof ParamFailure ? err : undefined;
+          addLog(rt, { level: 'warn', code: f?.code ?? 'RUNTIME_PARAM', msg: `say at ${p.step} skipped: ${message(err)}`, step: p.step });
+          return false;
+        }
+      },
+    },
+    /** Side effects on the request's run only (logs, counts, hooks). */
+    effects: {
+      tick(ctx: Ctx, p: { step?: string } | undefined): void {
+        ctx.rt.i++;
+        if (p?.step !== undefined) {
+          ctx.rt.last = p.step;
+          ctx.rt.hooks?.entered?.(p.step);
+        }
+      },
+      took(ctx: Ctx, p: { keys: string[] }): void {
+        const took = ctx.rt.hooks?.took;
+        if (took) for (const k of p.keys) took(k);
+      },
+      limit(ctx: Ctx): void {
+        addLog(ctx.rt, { level: 'error', code: 'ITERATION_LIMIT', msg: `${ctx.rt.max} logic steps ran without a command (after ${ctx.rt.last}); hanging up`, step: ctx.rt.last });
+      },
+      unhandled(ctx: Ctx, ev: Ev, p: { step: string }): void {
+        const cmd = t.commands.get(p.step)?.command ?? 'command';
+        if (ev.type === 'result') {
+          addLog(ctx.rt, { level: 'info', code: 'UNHANDLED_RESULT_AT_RUNTIME', msg: `result "${ev.result ?? ''}" of ${cmd} at ${p.step} has no branch: end of flow`, step: p.step });
+        } else {
+          addLog(ctx.rt, { level: 'info', code: 'UNHANDLED_ERROR_AT_RUNTIME', msg: `${cmd} failed at ${p.step} (${ev.error ?? ctx.err}) and no error branch applies: hanging up`, step: p.step });
+        }
+      },
+    },
+  };
+}
+
+export type Behaviour = ReturnType<typeof behaviour>;

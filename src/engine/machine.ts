@@ -1,0 +1,122 @@
+/**
+ * The xstate adapter: THE one module that imports xstate (a test checks it). It makes a
+ * flow's machine from its config (plain data, src/flow/machine-config.ts) with the engine's
+ * guards and actions (src/engine/behaviour.ts) registered through `setup()`, and steps it.
+ *
+ * Speed: xstate's pure `transition()` builds a throw-away actor on every call. Here one
+ * actor scope is made per compiled machine and reused: `machine.transition(snapshot,
+ * event, scope)` and `machine.getInitialSnapshot(scope, input)` are the machine's
+ * ActorLogic methods (xstate's public interface for actor logic). The scope's action
+ * executor runs the engine's custom actions at once (logs, counts, coverage hooks), in
+ * the order xstate resolves them; builtin actions (assign, raise, enqueueActions) are
+ * resolved by xstate itself. xstate's version is pinned exactly in package.json.
+ */
+import { assign, createActor, enqueueActions, setup, type ActorScope, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
+import { END_STATE, EV_PARAM_INVALID, type MachineConfig } from '../flow/machine-config.js';
+import type { Value } from '../flow/model.js';
+import { behaviour, FRESH, type Ctx, type Ev, type Run } from './behaviour.js';
+import type { FlowTables } from './tables.js';
+import type { StepCounters } from './types.js';
+
+export type FlowSnapshot = AnyMachineSnapshot;
+
+/** What a call keeps of the machine's context between requests. */
+export interface Persisted {
+  vars: Record<string, Value>;
+  c: StepCounters;
+  res: string;
+  err: string;
+  k: number;
+  h: 0 | 1;
+}
+
+export interface FlowMachine {
+  /** The xstate machine itself (for tools and tests of the public API). */
+  readonly machine: AnyStateMachine;
+  /** The initial snapshot: the start state entered, logic steps run, its command built into `rt.out`. */
+  start(vars: Record<string, Value>, rt: Run): FlowSnapshot;
+  /** The snapshot of a stored call, at state `value`, running the request `rt`. */
+  restore(value: string, p: Persisted, rt: Run): FlowSnapshot;
+  /** One macrostep: the event, then every eventless and raised transition it leads to. */
+  send(snapshot: FlowSnapshot, event: Ev): FlowSnapshot;
+}
+
+interface Input {
+  vars: Record<string, Value>;
+  rt: Run;
+}
+
+type Args = { context: Ctx; event: Ev };
+type P<T> = T & Record<string, unknown>;
+
+export function createFlowMachine(config: MachineConfig, tables: FlowTables): FlowMachine {
+  const b = behaviour(tables);
+  const build = (kind: 'emit' | 'say') =>
+    enqueueActions(({ context, event, enqueue }: Args & { enqueue: { assign(u: Partial<Ctx>): void; raise(e: Ev): void } }, p: P<{ step: string; i?: number; state?: string }>) => {
+      void event;
+      if (kind === 'emit') {
+        if (!b.builds.emit(context, p.step, p as { step: string })) enqueue.raise({ type: EV_PARAM_INVALID, result: '', error: 'INVALID_PARAM' });
+      } else if (!b.builds.say(context, p.state!, p as { step: string; i: number })) {
+        enqueue.raise({ type: EV_PARAM_INVALID });
+      }
+    });
+  const logic = setup({
+    types: {} as { context: Ctx; events: Ev; input: Input },
+    guards: {
+      match: ({ context, event }: Args, p: P<{ exact?: string; re?: string; key?: string; max?: number }>) => b.guards.match(context, event, p),
+      budget: ({ context }: Args) => b.guards.budget(context),
+      when: ({ context }: Args, p: P<{ step: string; i: number }>) => b.guards.when(context, p),
+    },
+    actions: {
+      result: assign(({ context, event }: Args) => b.assigns.result(context, event)),
+      save: assign(({ context, event }: Args, p: P<{ name: string }>) => b.assigns.save(context, event, p)),
+      retry: assign(({ context }: Args, p: P<{ key: string }>) => b.assigns.retry(context, p)),
+      fresh: assign(({ context }: Args, p: P<{ key?: string }> | undefined) => b.assigns.fresh(context, p)),
+      handler: assign(() => b.assigns.handler()),
+      set: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.set(context, p)),
+      emit: build('emit'),
+      say: build('say'),
+      tick: ({ context }: Args, p: P<{ step?: string }> | undefined) => b.effects.tick(context, p),
+      took: ({ context }: Args, p: P<{ keys: string[] }>) => b.effects.took(context, p),
+      limit: ({ context }: Args) => b.effects.limit(context),
+      unhandled: ({ context, event }: Args, p: P<{ step: string }>) => b.effects.unhandled(context, event, p),
+    } as never,
+  } as never) as unknown as { createMachine(c: unknown): AnyStateMachine };
+
+  const machine = logic.createMachine({
+    ...config,
+    context: ({ input }: { input: Input }): Ctx => ({ vars: input.vars, c: FRESH, res: '', err: '', k: 1, h: 0, rt: input.rt }),
+  });
+
+  // One actor scope for every step of this machine. The actor is never started: it only
+  // lends the scope its `self` and `system`; restoring it at @end runs no flow code.
+  const self = createActor(machine, { snapshot: machine.resolveState({ value: END_STATE, context: {} }) });
+  const scope = {
+    self,
+    system: self.system,
+    id: '',
+    sessionId: '',
+    logger: () => {},
+    defer: () => {},
+    emit: () => {},
+    stopChild: () => {},
+    actionExecutor: (a: { exec?: (info: unknown, params: unknown) => void; info: unknown; params: unknown }) => {
+      if (a.exec) a.exec(a.info, a.params);
+    },
+  } as unknown as ActorScope<FlowSnapshot, Ev>;
+
+  return {
+    machine,
+    start(vars, rt) {
+      const s = machine.getInitialSnapshot(scope, { vars, rt } satisfies Input) as FlowSnapshot;
+      if (s.status === 'error') throw s.error instanceof Error ? s.error : new Error(String(s.error));
+      return s;
+    },
+    restore(value, p, rt) {
+      return machine.resolveState({ value, context: { vars: p.vars, c: p.c, res: p.res, err: p.err, k: p.k, h: p.h, rt } satisfies Ctx }) as FlowSnapshot;
+    },
+    send(snapshot, event) {
+      return machine.transition(snapshot, event, scope) as FlowSnapshot;
+    },
+  };
+}

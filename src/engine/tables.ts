@@ -1,0 +1,86 @@
+/**
+ * What the engine's guards and actions need of a flow, made once when it compiles:
+ * per command step its command builder (params rendered and checked), per `say:` branch
+ * its play builder, the compiled result patterns, the switch conditions and set steps.
+ * Looked up by the step ids and indices the machine config names; no decision here.
+ */
+import type { ActionName } from '../flow/actions.js';
+import type { Branch, FlowModel, Value } from '../flow/model.js';
+import { commandBuilder, literalValue, playBuilder, type CommandBuilder } from './params.js';
+
+export type Literal = ReturnType<typeof literalValue>;
+export type Assign = { name: string; kind: 'literal'; value: Literal } | { name: string; kind: 'expr'; expr: string };
+
+export interface CommandTable {
+  command: ActionName;
+  builder: CommandBuilder;
+  /** The builders of the step's `say:` branches, in the machine config's order. */
+  says: CommandBuilder[];
+}
+
+export interface FlowTables {
+  commands: Map<string, CommandTable>;
+  sets: Map<string, Assign[]>;
+  /** Switch conditions (CEL) by step, in case order. */
+  cases: Map<string, string[]>;
+  /** Result patterns by their anchored regex source. */
+  regexes: Map<string, RegExp>;
+  initialVars: Record<string, Value>;
+}
+
+function sayOf(b: Branch | undefined, out: CommandBuilder[]): void {
+  if (b?.say && b.say.length > 0) out.push(playBuilder(b.say));
+}
+
+export function buildTables(model: FlowModel): FlowTables {
+  const t: FlowTables = { commands: new Map(), sets: new Map(), cases: new Map(), regexes: new Map(), initialVars: model.vars };
+  const regex = (source: string) => {
+    if (t.regexes.has(source)) return;
+    try {
+      t.regexes.set(source, new RegExp(source));
+    } catch {
+      t.regexes.set(source, /(?!)/); // the checker refuses bad patterns; never crash on one here
+    }
+  };
+  for (const [id, step] of Object.entries(model.steps)) {
+    if (step.kind === 'set') {
+      t.sets.set(
+        id,
+        step.assign.map((a): Assign => (a.value.kind === 'expr' ? { name: a.name, kind: 'expr', expr: a.value.expr } : { name: a.name, kind: 'literal', value: literalValue(a.value.value) })),
+      );
+      continue;
+    }
+    if (step.kind === 'switch') {
+      t.cases.set(id, step.cases.map((c) => c.when));
+      continue;
+    }
+    // The say builders in the order machine-config.ts numbers them: own keys, patterns,
+    // inherited keys and patterns not overridden, default, error.
+    const says: CommandBuilder[] = [];
+    const seen = new Set<string>();
+    const add = (key: string, b: Branch) => {
+      if (seen.has(key)) return;
+      seen.add(key);
+      sayOf(b, says);
+    };
+    for (const [k, b] of Object.entries(step.on.exact)) add(k, b);
+    for (const p of step.on.patterns) {
+      regex(p.regex);
+      add(p.source, p.branch);
+    }
+    const h = step.inheritHandlers ? model.handlers.on[step.command.name] : undefined;
+    if (h) {
+      for (const [k, b] of Object.entries(h.exact)) add(k, b);
+      for (const p of h.patterns) {
+        regex(p.regex);
+        add(p.source, p.branch);
+      }
+    }
+    if (step.command.name !== 'hangup') {
+      sayOf(step.on.default, says);
+      sayOf(step.on.error ?? model.handlers.error, says);
+    }
+    t.commands.set(id, { command: step.command.name, builder: commandBuilder(step.command), says });
+  }
+  return t;
+}

@@ -1,0 +1,208 @@
+/**
+ * The flow model as an xstate machine config: plain JSON data, no functions. Guards and
+ * actions are named (`{ type, params }`) and implemented by the engine (src/engine/
+ * machine.ts registers them through xstate's `setup()`); this module never imports xstate.
+ * `callscript graph --format xstate` writes this config as it is.
+ *
+ * - one state per step, plus `@end` (the end of the flow: the engine answers hangup) and
+ *   one state per branch with a `say:` and destination (`<step>@say:<i>><dest>`), left on the play's result;
+ * - command (and effect) states build their command on entry (`emit`); a result is the
+ *   event `result`, a command_error the event `error`, tried against guarded transitions
+ *   in the order the language defines: exact keys, patterns, flow-wide handlers, default;
+ * - a branch with `retry` is two transitions: back to the step while the key's retries
+ *   are left (guard `match` with `max`), then to `then`;
+ * - set and switch steps are `always` transitions; every `always` list and every
+ *   `param.invalid` list starts with the `budget` guard, so a loop of logic steps or of
+ *   failing params ends the call instead of spinning;
+ * - a param that fails its check at run time raises `param.invalid`: the error branch;
+ * - `call.end` (a terminal call_status), from any state, enters the hangup handler.
+ *
+ * Each transition names what it covers (`took`): `<step>:<key>`, `<step>:<key>:then`,
+ * `handlers.on.<command>:<key>`, `handlers:error`, `<step>:case<i>`, `<step>:default`,
+ * `<step>:next`: the coverage keys of `callscript test --coverage` and of `paths`.
+ */
+import type { Branch, Branches, FlowModel, Step, Value } from './model.js';
+
+export const END_STATE = '@end';
+export const EV_RESULT = 'result';
+export const EV_ERROR = 'error';
+export const EV_PARAM_INVALID = 'param.invalid';
+export const EV_CALL_END = 'call.end';
+
+/** One way a result is matched at a command state, in the order they are tried. */
+export interface KeyMeta {
+  /** The key as written: an exact result, a pattern's source, `default`. */
+  key: string;
+  /** Exact result; else `regex` (a pattern); neither: default. */
+  exact?: string;
+  regex?: string;
+  /** The branch comes from handlers.on. */
+  inherited?: boolean;
+}
+
+export type StateMeta =
+  | { kind: 'command'; step: string; command: string; keys: KeyMeta[]; final?: boolean; effect?: boolean }
+  | { kind: 'say'; step: string; key: string; to: string }
+  | { kind: 'logic'; step: string }
+  | { kind: 'end' };
+
+export interface GuardRef {
+  type: 'match' | 'budget' | 'when';
+  params?: Record<string, unknown>;
+}
+
+export interface ActionRef {
+  type: string;
+  params?: Record<string, unknown>;
+}
+
+export interface TransitionConfig {
+  target: string;
+  guard?: GuardRef;
+  reenter?: boolean;
+  actions: ActionRef[];
+}
+
+export interface StateConfig {
+  meta: StateMeta;
+  entry?: ActionRef[];
+  on?: Record<string, TransitionConfig[]>;
+  always?: TransitionConfig[];
+}
+
+export interface MachineConfig {
+  id: string;
+  initial: string;
+  /** The flow's initial vars (the engine's context factory starts from them). */
+  context: { vars: Record<string, Value> };
+  on: Record<string, TransitionConfig>;
+  states: Record<string, StateConfig>;
+}
+
+const BUDGET: TransitionConfig = { guard: { type: 'budget' }, target: END_STATE, actions: [{ type: 'limit' }] };
+const RESULT: ActionRef = { type: 'result' };
+
+/** The say state of the i-th `say:` branch of a step, on its way to `dest`. */
+export function sayStateName(step: string, i: number, dest: string): string {
+  return `${step}@say:${i}>${dest}`;
+}
+
+export function buildMachineConfig(model: FlowModel): MachineConfig {
+  const states: Record<string, StateConfig> = {};
+  for (const [id, step] of Object.entries(model.steps)) states[id] = stateFor(model, id, step, states);
+  states[END_STATE] = { meta: { kind: 'end' } };
+  const handler = model.handlers.hangup;
+  return {
+    id: 'flow',
+    initial: model.start,
+    context: { vars: model.vars },
+    on: { [EV_CALL_END]: { target: '.' + target(handler), actions: [RESULT, { type: 'handler' }] } },
+    states,
+  };
+}
+
+function target(id: string | undefined): string {
+  return id === undefined || id === '' ? END_STATE : id;
+}
+
+function took(...keys: string[]): ActionRef {
+  return { type: 'took', params: { keys } };
+}
+
+function stateFor(model: FlowModel, id: string, step: Step, states: Record<string, StateConfig>): StateConfig {
+  if (step.kind === 'set') {
+    return { meta: { kind: 'logic', step: id }, always: [BUDGET, { target: target(step.next), actions: [{ type: 'set', params: { step: id } }, took(`${id}:next`)] }] };
+  }
+  if (step.kind === 'switch') {
+    const cases: TransitionConfig[] = step.cases.map((c, i) => ({
+      guard: { type: 'when', params: { step: id, i } },
+      target: target(c.goto),
+      actions: [{ type: 'tick', params: { step: id } }, took(`${id}:case${i + 1}`)],
+    }));
+    return { meta: { kind: 'logic', step: id }, always: [BUDGET, ...cases, { target: target(step.default), actions: [{ type: 'tick', params: { step: id } }, took(`${id}:default`)] }] };
+  }
+  const name = step.command.name;
+  const keys: KeyMeta[] = [];
+  const meta: StateMeta = { kind: 'command', step: id, command: name, keys };
+  if (name === 'hangup') meta.final = true;
+  if (name === 'sms') meta.effect = true;
+  const state: StateConfig = { meta, entry: [{ type: 'emit', params: { step: id } }] };
+  // A hangup step ends the flow: later results change nothing (the engine says hangup again).
+  if (meta.final) return state;
+
+  let says = 0;
+  const branch = (key: string, label: string, b: Branch, match: Record<string, unknown>, pre: ActionRef[]): TransitionConfig[] => {
+    let via = (dest: string) => dest;
+    if (b.say && b.say.length > 0) {
+      const i = says++;
+      via = (dest) => {
+        const name = sayStateName(id, i, dest);
+        states[name] = {
+          meta: { kind: 'say', step: id, key, to: dest },
+          entry: [{ type: 'say', params: { step: id, i, state: name } }],
+          on: {
+            [EV_RESULT]: [{ target: dest, actions: [] }],
+            [EV_ERROR]: [{ target: dest, actions: [] }],
+            [EV_PARAM_INVALID]: [BUDGET, { target: dest, actions: [] }],
+          },
+        };
+        return name;
+      };
+    }
+    const guarded = (extra: Record<string, unknown>): GuardRef | undefined => {
+      const p = { ...match, ...extra };
+      return Object.keys(p).length > 0 ? { type: 'match', params: p } : undefined;
+    };
+    const t = (to: string, g: GuardRef | undefined, actions: ActionRef[]): TransitionConfig => (g ? { guard: g, target: to, reenter: true, actions } : { target: to, reenter: true, actions });
+    if (b.retry !== undefined) {
+      const then = target(b.then);
+      return [
+        t(via(id), guarded({ key, max: b.retry }), [...pre, { type: 'retry', params: { key } }, took(label)]),
+        t(via(then), guarded({}), [...pre, { type: 'fresh', params: { key } }, took(label, `${label}:then`)]),
+      ];
+    }
+    return [t(via(target(b.goto)), guarded({}), [...pre, { type: 'fresh' }, took(label)])];
+  };
+
+  const onResult: ActionRef[] = step.save !== undefined ? [RESULT, { type: 'save', params: { name: step.save } }] : [RESULT];
+  const result: TransitionConfig[] = [];
+  const seen = new Set<string>();
+  const add = (km: KeyMeta, b: Branch, label: string): void => {
+    if (seen.has(km.key)) return;
+    seen.add(km.key);
+    keys.push(km);
+    const match: Record<string, unknown> = km.exact !== undefined ? { exact: km.exact } : { re: km.regex };
+    result.push(...branch(km.key, label, b, match, onResult));
+  };
+  const own = step.on;
+  for (const [k, b] of Object.entries(own.exact)) add({ key: k, exact: k }, b, `${id}:${k}`);
+  for (const p of own.patterns) add({ key: p.source, regex: p.regex }, p.branch, `${id}:${p.source}`);
+  const h = step.inheritHandlers ? model.handlers.on[name] : undefined;
+  if (h) {
+    const owner = `handlers.on.${name}`;
+    for (const [k, b] of Object.entries(h.exact)) add({ key: k, exact: k, inherited: true }, b, `${owner}:${k}`);
+    for (const p of h.patterns) add({ key: p.source, regex: p.regex, inherited: true }, p.branch, `${owner}:${p.source}`);
+  }
+  if (own.default) {
+    keys.push({ key: 'default' });
+    result.push(...branch('default', `${id}:default`, own.default, {}, onResult));
+  } else {
+    result.push({ target: END_STATE, actions: [...onResult, { type: 'unhandled', params: { step: id } }] });
+  }
+
+  const errorTransitions = (pre: ActionRef[]): TransitionConfig[] => {
+    const e = errorBranchOf(model, own);
+    if (!e) return [{ target: END_STATE, actions: [...pre, { type: 'unhandled', params: { step: id } }] }];
+    return branch('error', e.label(id), e.branch, {}, pre);
+  };
+  // One list for both: a failed command and a param that fails its check take the same branch.
+  const error = errorTransitions([RESULT]);
+  state.on = { [EV_RESULT]: result, [EV_ERROR]: error, [EV_PARAM_INVALID]: [BUDGET, ...error] };
+  return state;
+}
+
+function errorBranchOf(model: FlowModel, own: Branches): { branch: Branch; label: (id: string) => string } | undefined {
+  if (own.error) return { branch: own.error, label: (id) => `${id}:error` };
+  if (model.handlers.error) return { branch: model.handlers.error, label: () => 'handlers:error' };
+  return undefined;
+}
