@@ -177,7 +177,7 @@ interface Emit {
  * to the machine and settles again (through further effects, if any) to the same `tail`.
  */
 function settle(flow: CompiledFlow, rt: Run, snap: FlowSnapshot, prior: CallState | undefined, tail: (e: Emit, ctx: Ctx) => Outcome): Outcome {
-  const state = String(snap.value);
+  const state = flow.machine.stateOf(snap);
   const ctx = snap.context as Ctx;
   const meta = metaOf(flow, state);
   const end = (): Outcome => tail({ command: 'hangup', params: HANGUP_PARAMS, state, step: rt.last, done: true }, ctx);

@@ -12,7 +12,7 @@
  * resolved by xstate itself. xstate's version is pinned exactly in package.json.
  */
 import { assign, createActor, enqueueActions, setup, type ActorScope, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
-import { END_STATE, EV_PARAM_INVALID, type MachineConfig } from '../flow/machine-config.js';
+import { CALL_STATE, END_STATE, EV_PARAM_INVALID, xstateConfig, type MachineConfig } from '../flow/machine-config.js';
 import type { Value } from '../flow/model.js';
 import { behaviour, FRESH, type Ctx, type Ev, type Run } from './behaviour.js';
 import type { FlowTables } from './tables.js';
@@ -39,6 +39,8 @@ export interface FlowMachine {
   restore(value: string, p: Persisted, rt: Run): FlowSnapshot;
   /** One macrostep: the event, then every eventless and raised transition it leads to. */
   send(snapshot: FlowSnapshot, event: Ev): FlowSnapshot;
+  /** The flow state a snapshot is in (a key of the config's `states`). */
+  stateOf(snapshot: FlowSnapshot): string;
 }
 
 interface Input {
@@ -84,13 +86,13 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
   } as never) as unknown as { createMachine(c: unknown): AnyStateMachine };
 
   const machine = logic.createMachine({
-    ...config,
+    ...xstateConfig(config),
     context: ({ input }: { input: Input }): Ctx => ({ vars: input.vars, c: FRESH, res: '', err: '', k: 1, h: 0, rt: input.rt }),
   });
 
   // One actor scope for every step of this machine. The actor is never started: it only
   // lends the scope its `self` and `system`; restoring it at @end runs no flow code.
-  const self = createActor(machine, { snapshot: machine.resolveState({ value: END_STATE, context: {} }) });
+  const self = createActor(machine, { snapshot: machine.resolveState({ value: { [CALL_STATE]: END_STATE }, context: {} }) });
   const scope = {
     self,
     system: self.system,
@@ -113,10 +115,14 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
       return s;
     },
     restore(value, p, rt) {
-      return machine.resolveState({ value, context: { vars: p.vars, c: p.c, res: p.res, err: p.err, k: p.k, h: p.h, rt } satisfies Ctx }) as FlowSnapshot;
+      return machine.resolveState({ value: { [CALL_STATE]: value }, context: { vars: p.vars, c: p.c, res: p.res, err: p.err, k: p.k, h: p.h, rt } satisfies Ctx }) as FlowSnapshot;
     },
     send(snapshot, event) {
       return machine.transition(snapshot, event, scope) as FlowSnapshot;
+    },
+    stateOf(snapshot) {
+      const v = snapshot.value as Record<string, string> | string;
+      return typeof v === 'string' ? v : (v[CALL_STATE] ?? END_STATE);
     },
   };
 }

@@ -87,6 +87,25 @@ export function sayStateName(step: string, i: number, dest: string): string {
   return `${step}@say:${i}>${dest}`;
 }
 
+/** The state that holds the flow's states in the xstate machine (see `xstateConfig`). */
+export const CALL_STATE = 'call';
+
+/**
+ * The config as xstate takes it: the flow's states inside one compound state `call`.
+ * xstate checks whether the root's direct children include a final state on every
+ * snapshot it makes; one child keeps that check (and so each step) independent of the
+ * number of states in the flow. `call.end` is handled on `call`, so entering the hangup
+ * handler exits and enters one atomic state, not the whole machine.
+ */
+export function xstateConfig(config: MachineConfig): Record<string, unknown> {
+  return {
+    id: config.id,
+    initial: CALL_STATE,
+    context: config.context,
+    states: { [CALL_STATE]: { initial: config.initial, on: config.on, states: config.states } },
+  };
+}
+
 export function buildMachineConfig(model: FlowModel): MachineConfig {
   const states: Record<string, StateConfig> = {};
   for (const [id, step] of Object.entries(model.steps)) states[id] = stateFor(model, id, step, states);
