@@ -1,5 +1,9 @@
-/** `callscript graph <flow>`: the flow as a Mermaid or Graphviz diagram. */
+/**
+ * `callscript graph <flow>`: the flow as a Mermaid or Graphviz diagram, or (`--format
+ * xstate`) the JSON config of the xstate machine that serves its calls.
+ */
 import { readFile } from 'node:fs/promises';
+import { xstateConfig } from '../flow/machine-config.js';
 import { renderGraph, type GraphFormat } from '../testing/graph.js';
 import type { CoverageFile } from '../testing/paths.js';
 import { loadFlow } from './paths.js';
@@ -11,13 +15,18 @@ export interface GraphFlags {
 }
 
 export async function graph(ref: string, flags: GraphFlags, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
-  const format = (flags.format ?? 'mermaid') as GraphFormat;
-  if (format !== 'mermaid' && format !== 'dot') {
-    err.write(`callscript graph: --format is mermaid or dot, not "${flags.format}"\n`);
+  const format = (flags.format ?? 'mermaid') as GraphFormat | 'xstate';
+  if (format !== 'mermaid' && format !== 'dot' && format !== 'xstate') {
+    err.write(`callscript graph: --format is mermaid, dot or xstate, not "${flags.format}"\n`);
     return 2;
   }
   try {
     const flow = await loadFlow(ref, flags.flows);
+    if (format === 'xstate') {
+      if (flags.coverage) throw new Error('--coverage marks a diagram: use it with --format mermaid or dot');
+      out.write(JSON.stringify(xstateConfig(flow.config), null, 2) + '\n');
+      return 0;
+    }
     const coverage = flags.coverage ? (JSON.parse(await readFile(flags.coverage, 'utf8')) as CoverageFile) : undefined;
     out.write(renderGraph(flow, { format, ...(coverage ? { coverage } : {}) }));
     return 0;

@@ -135,9 +135,9 @@ program
 
 program
   .command('graph')
-  .description('print a flow as a Mermaid flowchart or a Graphviz digraph (docs/testing.md)')
+  .description('print a flow as a Mermaid flowchart, a Graphviz digraph, or its xstate machine config (docs/testing.md)')
   .argument('<flow>', 'a flow name (in the flows dir) or a path to a .yaml flow')
-  .option('--format <format>', 'mermaid|dot (default mermaid)')
+  .option('--format <format>', 'mermaid|dot|xstate (default mermaid)')
   .option('--coverage <coverage.json>', 'mark the transitions never taken (callscript test --coverage-json)')
   .option('-f, --flows <dir>', 'directory of flows (default flows)')
   .action(async (flow: string, flags: { format?: string; coverage?: string; flows?: string }) => {

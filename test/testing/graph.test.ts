@@ -1,6 +1,9 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
+import { createMachine } from 'xstate';
+import { graph } from '../../src/cli/graph.js';
 import { compileAll } from '../../src/registry/registry.js';
 import { dotString, toDot, toMermaid } from '../../src/testing/graph.js';
 import { cmd, flow, hangup, say } from '../engine/helpers.js';
@@ -91,5 +94,37 @@ describe('callscript graph', () => {
       expect(m.startsWith('flowchart TD\n')).toBe(true);
       expect(m).not.toMatch(/\bend\b -->|--> end$/m);
     }
+  });
+});
+
+describe('callscript graph --format xstate', () => {
+  const capture = () => {
+    let text = '';
+    const w = new Writable({ write: (c: Buffer, _e, cb) => ((text += c.toString()), cb()) });
+    return { w, text: () => text };
+  };
+
+  it('writes the JSON config of the machine that serves the flow, which xstate accepts as it is', async () => {
+    const out = capture();
+    const err = capture();
+    expect(await graph('flows/front-desk.yaml', { format: 'xstate' }, out.w, err.w)).toBe(0);
+    expect(err.text()).toBe('');
+    const json = JSON.parse(out.text()) as { initial: string; states: { call: { initial: string; states: Record<string, { on?: Record<string, { guard?: unknown; target: string }[]> }> } } };
+    expect(json.initial).toBe('call');
+    expect(json.states.call.initial).toBe('route');
+    // The menu's "1" is a named, parameterised guard; targets are step ids.
+    expect(json.states.call.states.menu!.on!.result).toContainEqual(expect.objectContaining({ guard: { type: 'match', params: { exact: '1' } }, target: 'sales' }));
+    // xstate takes the JSON with no change (guards and actions by name are resolved at run time).
+    const m = createMachine(json as never);
+    expect(Object.keys(m.states.call!.states)).toContain('menu');
+  });
+
+  it('refuses --coverage with xstate and an unknown format, with exit code 2', async () => {
+    const err = capture();
+    expect(await graph('flows/front-desk.yaml', { format: 'xstate', coverage: 'c.json' }, capture().w, err.w)).toBe(2);
+    expect(err.text()).toBe('callscript graph: --coverage marks a diagram: use it with --format mermaid or dot\n');
+    const err2 = capture();
+    expect(await graph('flows/front-desk.yaml', { format: 'svg' }, capture().w, err2.w)).toBe(2);
+    expect(err2.text()).toBe('callscript graph: --format is mermaid, dot or xstate, not "svg"\n');
   });
 });
