@@ -13,7 +13,7 @@ import type { FlowEntry, Registry } from '../registry/registry.js';
 import type { ReloadSummary } from '../registry/reloader.js';
 import type { CallStore } from '../store/types.js';
 import { basicAuthOk } from './auth.js';
-import { decodeState } from './call-service.js';
+import { decodeState } from '../engine/call.js';
 
 export interface AdminDeps {
   auth: { login: string; password: string };

@@ -3,18 +3,10 @@ import type { LoadReport, Registry } from '../registry/registry.js';
 import type { Effects } from './effects.js';
 import type { LiveCalls } from '../registry/live.js';
 import type { Reloader, ReloadSummary } from '../registry/reloader.js';
-import type { CallObserver } from './recorder.js';
+import type { CallObserver, Routes } from '../engine/call.js';
 
+export type { Routes } from '../engine/call.js';
 export type UnknownCallPolicy = 'restart' | 'hangup' | 'reject';
-
-export interface Routes {
-  /** By the request's `app` (the REALTIME10 application hash). */
-  apps: Record<string, string>;
-  /** By the called `number` (E.164). */
-  numbers: Record<string, string>;
-  /** When neither matches. */
-  default?: string;
-}
 
 /** How the real-time endpoint behaves; every field has a default. */
 export interface RtOptions {

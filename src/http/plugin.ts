@@ -16,7 +16,8 @@ import { parseRtRequest } from '../protocol/request.js';
 import { codeInfo } from '../errors/catalogue.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { basicAuthOk } from './auth.js';
-import { CallService } from './call-service.js';
+import { CallHandler } from '../engine/call.js';
+import { performEffect } from './effects.js';
 import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions, type RtOptions } from './options.js';
 
 export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (app, options) => {
@@ -38,7 +39,13 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   if (!options.store) app.addHook('onClose', async () => store.close());
   const live = options.live ?? new LiveCalls(opts.callTtlMs);
   const reloader = options.reloader ?? new Reloader(registry, options.registry ? options.flowsDir : (options.flowsDir ?? 'flows'), live);
-  const service = new CallService(registry, store, opts, options.effects ?? {}, Date.now, live);
+  const effects = options.effects ?? {};
+  const versions = registry;
+  const service = new CallHandler(
+    { versions, store, live, release: () => versions.release(live), perform: (e, budget) => performEffect(effects, e, budget) },
+    { deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}) },
+  );
+  app.addHook('onClose', async () => service.close());
   for (const [name, percent] of Object.entries(options.canary ?? {})) {
     if (registry.setCanary(name, percent) !== 'ok') app.log.warn({ flow: name }, `canary: no flow named "${name}" is loaded`);
   }

@@ -8,10 +8,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildRecording, recordingFileName, recordingYaml, type Exchange } from '../testing/record.js';
 
-/** What the call service tells about each request it advanced (see CallService.stepCore). */
-export interface CallObserver {
-  exchange(ex: Exchange): void;
-}
+export type { CallObserver } from '../engine/call.js';
+import type { CallObserver } from '../engine/call.js';
 
 export interface RecorderOptions {
   /** Calls with no request for this long are dropped unwritten (a lost terminal request). Default 2 h. */

@@ -10,25 +10,14 @@
  * that answered it.
  */
 import { parseDocument, stringify } from 'yaml';
+import type { StepRecord } from '../engine/call.js';
 import type { Effect, EffectResult } from '../engine/outcome.js';
 import { TERMINAL_STATUSES } from '../protocol/commands.js';
 import type { RtRequest, RtResponse, WireValue } from '../protocol/rt.js';
 
 /** One request the engine advanced, with what it did: its effects and its reply. */
-export interface Exchange {
-  request: RtRequest;
-  flow: { name: string; version: string };
-  /** Epoch ms the engine was given for this request. */
-  now: number;
-  /** The effects performed for this request, in order, with their outcomes. */
-  effects: { effect: Effect; result: EffectResult }[];
-  /** The reply answered. */
-  reply: RtResponse;
-  /** The flow step of the reply (the call's step after this request), when the call goes on. */
-  step?: string;
-  /** The call ended with this request (its state was dropped). */
-  ended: boolean;
-}
+/** One request the engine advanced, with its effects and its reply (src/engine/call.ts). */
+export type Exchange = StepRecord;
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [k: string]: JsonValue };
 

@@ -1,0 +1,376 @@
+/**
+ * The call step as a whole, for one parsed real-time request: find the call's flow version
+ * (its pinned one, or a new call's by route, pin and canary), load its snapshot, step the
+ * machine (`advance`), perform effects within the time left, save, answer. The server and
+ * any other front end call `handle`; the store, the flow versions, the effects and the
+ * live-call bookkeeping are interfaces given by the caller (no HTTP, no Fastify here).
+ *
+ * - Requests of one callid run one at a time (a per-callid queue, made only when a second
+ *   request of the same call arrives while the first runs).
+ * - Every request is answered before the deadline: a late step gets a fallback reply
+ *   (`wait`, or the configured media) and still lands; the fallback's own result, when it
+ *   comes back, stands for the request it replaced (see `handle`). One timer serves every
+ *   pending request (deadlines are equal, so they expire in arrival order).
+ */
+import { advance, type Outcome } from './advance.js';
+import type { CompiledFlow } from './compile.js';
+import type { Effect, EffectResult, EngineOptions } from './outcome.js';
+import { serializeReply } from './serialize.js';
+import type { CallState, CallSummary } from './types.js';
+import { isTerminal } from '../protocol/request.js';
+import type { RtRequest, RtResponse } from '../protocol/rt.js';
+
+/** Time kept back from the deadline for saving the state and answering. */
+const EFFECT_MARGIN_MS = 250;
+
+export type Answer = { status: 200; body: string; late?: boolean } | { status: 404 | 409 | 500; code: string; message: string };
+
+export interface CallLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+/** Where call snapshots live (src/store: memory or Redis); values are JSON text. */
+export interface SnapshotStore {
+  get(callid: string): Promise<string | undefined>;
+  set(callid: string, value: string, ttlMs: number): Promise<void>;
+  delete(callid: string): Promise<void>;
+}
+
+/** The loaded flow versions (src/registry). */
+export interface FlowVersions {
+  /** A version a live call is pinned to. */
+  get(name: string, version: string): CompiledFlow | undefined;
+  /** The version a new call of this flow gets (pin, canary). */
+  pick(name: string, callid: string): CompiledFlow | undefined;
+}
+
+/** Which version and step each live call is at, and counts per version (src/registry/live.ts). */
+export interface LiveTracker {
+  set(callid: string, flow: string, version: string, step: string): void;
+  /** The call is over; truthy when it was live. */
+  end(callid: string): unknown;
+  /** Forgets calls idle past their TTL; the number forgotten. */
+  purge(): number;
+  started(flow: string, version: string): void;
+  error(flow: string, version: string): void;
+}
+
+export interface Routes {
+  /** By the request's `app` (the REALTIME10 application hash). */
+  apps: Record<string, string>;
+  /** By the called `number` (E.164). */
+  numbers: Record<string, string>;
+  /** When neither matches. */
+  default?: string;
+}
+
+/** One request the engine advanced, with what it did: its effects and its reply (recordings). */
+export interface StepRecord {
+  request: RtRequest;
+  flow: { name: string; version: string };
+  /** Epoch ms the engine was given for this request. */
+  now: number;
+  /** The effects performed for this request, in order, with their outcomes. */
+  effects: { effect: Effect; result: EffectResult }[];
+  /** The reply answered. */
+  reply: RtResponse;
+  /** The flow step of the reply (the call's step after this request), when the call goes on. */
+  step?: string;
+  /** The call ended with this request (its state was dropped). */
+  ended: boolean;
+}
+
+export interface CallObserver {
+  exchange(ex: StepRecord): void;
+}
+
+export interface CallOptions {
+  deadlineMs: number;
+  callTtlMs: number;
+  unknownCall: EngineOptions['unknownCall'];
+  routes: Routes;
+  /** The rt_media played when a step misses the deadline; without it, a 1-second `wait`. */
+  fallback?: string;
+  recorder?: CallObserver;
+}
+
+export interface CallDeps {
+  versions: FlowVersions;
+  store: SnapshotStore;
+  live: LiveTracker;
+  /** Versions no live call uses may go (after a call ends or calls are purged). */
+  release(): void;
+  /** Performs an effect within `budgetMs`; never throws. */
+  perform(effect: Effect, budgetMs: number): Promise<EffectResult>;
+  now?: () => number;
+}
+
+interface Pending {
+  at: number;
+  fire(): void;
+}
+
+export class CallHandler {
+  private readonly now: () => number;
+  /** The request running per callid, and the ones waiting behind it. */
+  private readonly running = new Map<string, Promise<unknown>>();
+  /**
+   * Requests answered with a fallback, by callid: the fallback's own result, when it comes
+   * back, stands for the request it replaced (see `handle`).
+   */
+  private readonly replaced = new Map<string, { command: string; req: RtRequest }>();
+  private readonly pending = new Set<Pending>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly deps: CallDeps,
+    private readonly opts: CallOptions,
+  ) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** The flow a new call gets: the URL's, else by app, by called number, by default; its version by the flow's pin and canary. */
+  route(req: RtRequest, flowName?: string): { flow?: CompiledFlow; name?: string } {
+    const r = this.opts.routes;
+    const name = flowName ?? r.apps[req.app] ?? r.numbers[req.number] ?? r.default;
+    return { name, flow: name === undefined ? undefined : this.deps.versions.pick(name, req.callid) };
+  }
+
+  /** New routes (a config reload); live calls are not affected. */
+  setRoutes(routes: Routes): void {
+    this.opts.routes = routes;
+  }
+
+  /**
+   * Answers one request before the deadline. If the work is late, the answer is a short
+   * fallback command (`wait`, or the configured media) echoing the request's command_id,
+   * and the work goes on. When the fallback completes, the service reports it with that
+   * command_id; that report is taken as the replaced request again: a retry that gets the
+   * reply the late step stored, or, if the step failed, the original result fed anew. So
+   * the fallback's own result ("0") is never mistaken for the caller's input.
+   */
+  handle(incoming: RtRequest, flowName: string | undefined, log: CallLogger): Promise<Answer> {
+    let req = incoming;
+    const replaced = this.replaced.get(req.callid);
+    if (replaced) {
+      this.replaced.delete(req.callid);
+      if (req.command === replaced.command && req.command_id === replaced.req.command_id && req.command_error === '') req = { ...replaced.req, variablesRaw: req.variablesRaw, variables: req.variables };
+    }
+    const work = this.serialised(req.callid, () => this.step(req, flowName, log, this.now()));
+    return new Promise<Answer>((resolve) => {
+      let done = false;
+      const entry: Pending = {
+        at: performance.now() + this.opts.deadlineMs,
+        fire: () => {
+          if (done) return;
+          done = true;
+          log.warn({ callid: req.callid, code: 'DEADLINE', deadlineMs: this.opts.deadlineMs }, 'step missed the deadline: fallback answered');
+          if (req.command_id === incoming.command_id) this.replaced.set(req.callid, { command: this.opts.fallback === undefined ? 'wait' : 'play', req });
+          resolve({ status: 200, body: fallbackReply(req, this.opts.fallback), late: true });
+        },
+      };
+      this.addPending(entry);
+      work.then(
+        (answer) => {
+          this.pending.delete(entry);
+          if (done) return;
+          done = true;
+          resolve(answer);
+        },
+        (err: unknown) => {
+          this.pending.delete(entry);
+          if (done) {
+            log.error({ callid: req.callid, err }, 'a late step failed: the call stays where it was');
+            return;
+          }
+          done = true;
+          log.error({ callid: req.callid, err }, 'the step failed: the call stays where it was');
+          resolve({ status: 500, code: 'INTERNAL', message: 'the step failed; the call state was not changed' });
+        },
+      );
+    });
+  }
+
+  /** Stops the deadline timer (the server closes). */
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private addPending(p: Pending): void {
+    this.pending.add(p);
+    if (!this.timer) this.schedule(p.at);
+  }
+
+  private schedule(at: number): void {
+    this.timer = setTimeout(() => this.sweep(), Math.max(1, Math.ceil(at - performance.now())));
+    this.timer.unref?.();
+  }
+
+  /** Fires every pending request whose deadline has come (they expire in arrival order). */
+  private sweep(): void {
+    this.timer = undefined;
+    const now = performance.now();
+    for (const p of this.pending) {
+      if (p.at > now) {
+        this.schedule(p.at);
+        return;
+      }
+      this.pending.delete(p);
+      p.fire();
+    }
+  }
+
+  private serialised<T>(callid: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.running.get(callid);
+    const run = prev ? prev.then(fn, fn) : fn();
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.running.set(callid, tail);
+    void tail.then(() => {
+      if (this.running.get(callid) === tail) this.running.delete(callid);
+    });
+    return run;
+  }
+
+  private ended(callid: string): void {
+    if (this.deps.live.end(callid)) this.deps.release();
+  }
+
+  /** One step, with the live-call bookkeeping: version and step per call, calls and errors per version. */
+  private async step(req: RtRequest, flowName: string | undefined, log: CallLogger, started: number): Promise<Answer> {
+    if (this.deps.live.purge() > 0) this.deps.release();
+    const seen: Seen = {};
+    let answer: Answer | undefined;
+    try {
+      answer = await this.stepCore(req, flowName, log, started, seen);
+      return answer;
+    } finally {
+      if (seen.flow && (!answer || answer.status >= 500)) this.deps.live.error(seen.flow.name, seen.flow.version);
+      // A new call that got no state (rejected, failed) is not live.
+      if (seen.isNew && !seen.kept) this.ended(req.callid);
+    }
+  }
+
+  private async stepCore(req: RtRequest, flowName: string | undefined, log: CallLogger, started: number, seen: Seen): Promise<Answer> {
+    const { store, live } = this.deps;
+    const raw = await store.get(req.callid);
+    let prior: CallState | undefined;
+    if (raw !== undefined) {
+      prior = decodeState(raw);
+      if (!prior) log.error({ callid: req.callid }, 'unreadable call snapshot: treated as unknown call');
+    }
+    let flow: CompiledFlow | undefined;
+    if (prior) {
+      if (flowName !== undefined && flowName !== prior.flow) log.warn({ callid: req.callid, flow: prior.flow, url: flowName }, `request for flow "${flowName}" on a call of flow "${prior.flow}": the call stays on its flow`);
+      flow = this.deps.versions.get(prior.flow, prior.version);
+      if (!flow) {
+        if (isTerminal(req.call_status)) {
+          await store.delete(req.callid);
+          this.ended(req.callid);
+          return { status: 200, body: hangupReply(req) };
+        }
+        live.error(prior.flow, prior.version);
+        return { status: 500, code: 'FLOW_VERSION_GONE', message: `the call runs flow ${prior.flow} version ${prior.version}, which is no longer loaded` };
+      }
+    } else {
+      const routed = this.route(req, flowName);
+      flow = routed.flow;
+      if (!flow) {
+        // A terminal request for a call we never knew: nothing to run, answer hangup.
+        if (isTerminal(req.call_status)) return { status: 200, body: hangupReply(req) };
+        if (routed.name !== undefined) return { status: 404, code: 'UNKNOWN_FLOW', message: `no flow named "${routed.name}" is loaded` };
+        return { status: 404, code: 'NO_ROUTE', message: `no route for app "${req.app}" or number "${req.number}" and no default flow` };
+      }
+      // Counted live from now: a reload while this step runs must not release its version.
+      live.set(req.callid, flow.name, flow.version, flow.model.start);
+      seen.isNew = true;
+    }
+    seen.flow = flow;
+    const at = this.now();
+    let outcome: Outcome = advance(flow, prior, req, { now: at, unknownCall: this.opts.unknownCall });
+    const recorder = this.opts.recorder;
+    const effects: StepRecord['effects'] = [];
+    while (outcome.kind === 'effect') {
+      const budget = this.opts.deadlineMs - (this.now() - started) - EFFECT_MARGIN_MS;
+      const result = await this.deps.perform(outcome.effect, budget);
+      if (recorder) effects.push({ effect: outcome.effect, result });
+      if (result.ok) log.debug({ callid: req.callid, effect: outcome.effect.kind, step: outcome.effect.step, value: result.value }, `${outcome.effect.kind} done`);
+      outcome = outcome.resume(result);
+    }
+    switch (outcome.kind) {
+      case 'replay':
+        log.debug({ callid: req.callid, command_id: req.command_id }, 'retried request: previous reply sent again');
+        return { status: 200, body: outcome.replyJson };
+      case 'stale':
+        return { status: 409, code: 'STALE_REQUEST', message: outcome.message };
+      case 'rejected':
+        return { status: outcome.code === 'UNKNOWN_CALL' ? 404 : 500, code: outcome.code, message: outcome.message };
+      case 'reply': {
+        const logs = outcome.log;
+        if (logs) for (const { level, msg, ...fields } of logs) log[level === 'error' ? 'error' : level === 'warn' ? 'warn' : 'info']({ callid: req.callid, ...fields }, msg);
+        if (seen.isNew) live.started(flow.name, flow.version);
+        if (req.command_error !== '' || (logs && logs.some((l) => l.level === 'error'))) live.error(flow.name, flow.version);
+        if (outcome.state) {
+          await store.set(req.callid, encodeState(outcome.state), this.opts.callTtlMs);
+          live.set(req.callid, outcome.state.flow, outcome.state.version, outcome.state.step);
+          seen.kept = true;
+        } else {
+          await store.delete(req.callid);
+          this.ended(req.callid);
+        }
+        if (outcome.summary) logSummary(log, outcome.summary);
+        recorder?.exchange({ request: req, flow: { name: flow.name, version: flow.version }, now: at, effects, reply: outcome.reply, ...(outcome.state ? { step: outcome.state.step } : {}), ended: !outcome.state });
+        return { status: 200, body: outcome.replyJson };
+      }
+    }
+  }
+}
+
+/** What a step found out, for the bookkeeping around it. */
+interface Seen {
+  flow?: CompiledFlow;
+  /** The call started with this request. */
+  isNew?: boolean;
+  /** Its state was saved. */
+  kept?: boolean;
+}
+
+function logSummary(log: CallLogger, s: CallSummary): void {
+  log.info(
+    { callid: s.callid, flow: s.flow, version: s.version, status: s.status, commands: s.commands, durationMs: s.durationMs, lastStep: s.lastStep, vars: s.vars },
+    'call ended',
+  );
+}
+
+export function encodeState(s: CallState): string {
+  return JSON.stringify(s);
+}
+
+export function decodeState(raw: string): CallState | undefined {
+  try {
+    const s = JSON.parse(raw) as CallState;
+    return s && s.v === 2 && typeof s.flow === 'string' && typeof s.s === 'string' && typeof s.commandId === 'number' ? s : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function hangupReply(req: RtRequest): string {
+  return serializeReply({ command: 'hangup', command_id: req.command_id + 1, params: {}, variablesRaw: req.variablesRaw });
+}
+
+/**
+ * What a late step answers: a short command echoing the request's command_id, so that
+ * the request that follows it is taken as a retry and gets the step's stored reply.
+ */
+function fallbackReply(req: RtRequest, media: string | undefined): string {
+  return media === undefined
+    ? serializeReply({ command: 'wait', command_id: req.command_id, params: { wait: 1 }, variablesRaw: req.variablesRaw })
+    : serializeReply({ command: 'play', command_id: req.command_id, params: { media_id: media }, variablesRaw: req.variablesRaw });
+}
