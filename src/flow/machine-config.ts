@@ -21,7 +21,8 @@
  * `handlers.on.<command>:<key>`, `handlers:error`, `<step>:case<i>`, `<step>:default`,
  * `<step>:next`: the coverage keys of `callscript test --coverage` and of `paths`.
  */
-import type { Branch, Branches, FlowModel, Step, Value } from './model.js';
+import { isTemplate } from './expr.js';
+import type { Branch, Branches, CommandCall, FlowModel, MediaParam, Step, Value } from './model.js';
 
 export const END_STATE = '@end';
 export const EV_RESULT = 'result';
@@ -162,7 +163,8 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
           on: {
             [EV_RESULT]: [{ target: dest, actions: [] }],
             [EV_ERROR]: [{ target: dest, actions: [] }],
-            [EV_PARAM_INVALID]: [BUDGET, { target: dest, actions: [] }],
+            // A templated say that fails to render is skipped.
+            ...(templated(b.say!) ? { [EV_PARAM_INVALID]: [BUDGET, { target: dest, actions: [] }] } : {}),
           },
         };
         return name;
@@ -214,10 +216,20 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
     if (!e) return [{ target: END_STATE, actions: [...pre, { type: 'unhandled', params: { step: id } }] }];
     return branch('error', e.label(id), e.branch, {}, pre);
   };
-  // One list for both: a failed command and a param that fails its check take the same branch.
+  // A failed command and a templated param that fails its check take the same branch
+  // (constant params were checked when the flow loaded: they cannot fail).
   const error = errorTransitions([RESULT]);
-  state.on = { [EV_RESULT]: result, [EV_ERROR]: error, [EV_PARAM_INVALID]: [BUDGET, ...error] };
+  state.on = { [EV_RESULT]: result, [EV_ERROR]: error };
+  if (templated(step.command)) state.on[EV_PARAM_INVALID] = [BUDGET, ...error];
   return state;
+}
+
+/** A command's params or a media list hold a template (rendered at run time, so they may fail their check). */
+function templated(v: CommandCall | MediaParam | Value): boolean {
+  if (typeof v === 'string') return isTemplate(v);
+  if (Array.isArray(v)) return v.some((x) => templated(x as Value));
+  if (v && typeof v === 'object') return Object.values(v).some((x) => templated(x as Value));
+  return false;
 }
 
 function errorBranchOf(model: FlowModel, own: Branches): { branch: Branch; label: (id: string) => string } | undefined {
