@@ -298,6 +298,41 @@ describe('advance: logic steps', () => {
     expect(d.state!.vars.i).toBe(50);
   });
 
+  it('a loop through a param that always fails its check stops too (the machine\'s budget guard), no throw', () => {
+    // dialout's target renders to "nope" (not E.164) every time; its error branch goes back to it.
+    const f = flow({
+      steps: {
+        d: cmd('dialout', { targets: [{ number: '{{ vars.nobody }}nope', timeout: 30 }] }, { on: { error: 'd' } }),
+      },
+    });
+    const c = new Call(f, { ...OPTS, maxLogicSteps: 7 });
+    expect(c.start()).toBe(reply('hangup', 1));
+    const codes = (c.last!.kind === 'reply' && c.last!.log?.map((l) => l.code)) || [];
+    expect(codes.filter((x) => x === 'RUNTIME_PARAM')).toHaveLength(7);
+    expect(codes[codes.length - 1]).toBe('ITERATION_LIMIT');
+  });
+
+  it('a loop of failing says and params is bounded as well', () => {
+    const f = flow({
+      steps: {
+        d: cmd('dialout', { targets: [{ number: '{{ vars.x }}', timeout: 30 }] }, { on: { error: { goto: 'd', say: '{{ vars.x | nosuchfilter }}' } } }),
+      },
+    });
+    const c = new Call(f);
+    expect(c.start()).toBe(reply('hangup', 1));
+    const codes = (c.last!.kind === 'reply' && c.last!.log?.map((l) => l.code)) || [];
+    expect(codes.length).toBeLessThanOrEqual(2 * 100 + 1);
+    expect(codes[codes.length - 1]).toBe('ITERATION_LIMIT');
+  });
+
+  it('a loop of sms effects sends at most maxLogicSteps of them in one request', () => {
+    const f = flow({ steps: { s: cmd('sms' as never, { to: '+33612345678', body: 'spam' }, { on: { default: 's', error: 's' } }) } });
+    const c = new Call(f, { ...OPTS, maxLogicSteps: 5 });
+    expect(c.start()).toBe(reply('hangup', 1));
+    expect(c.effects).toHaveLength(5);
+    expect(c.last!.kind === 'reply' && c.last!.log?.map((l) => l.code)).toEqual(['ITERATION_LIMIT']);
+  });
+
   it('a set with no next ends the flow; a failing expr leaves the variable unchanged (logged)', () => {
     const f = flow({ vars: { x: 1 }, steps: { s: set({ x: { expr: 'vars.nope + 1' }, y: 2 }) } });
     const c = new Call(f);
