@@ -38,6 +38,8 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   if (!options.store) app.addHook('onClose', async () => store.close());
   const live = options.live ?? new LiveCalls(opts.callTtlMs);
   const reloader = options.reloader ?? new Reloader(registry, options.registry ? options.flowsDir : (options.flowsDir ?? 'flows'), live);
+  // A reloader made here is closed here (its checker's worker); one given is its owner's.
+  if (!options.reloader) app.addHook('onClose', async () => reloader.close());
   const service = new CallService(registry, store, opts, options.effects ?? {}, Date.now, live);
   for (const [name, percent] of Object.entries(options.canary ?? {})) {
     if (registry.setCanary(name, percent) !== 'ok') app.log.warn({ flow: name }, `canary: no flow named "${name}" is loaded`);
