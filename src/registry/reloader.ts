@@ -103,6 +103,14 @@ export class Reloader {
       log.info({ code: 'FLOW_PUBLISHED', flow: p.name, version: p.version, from: p.from, reason }, `flow ${p.name} version ${p.version} published${p.from ? ` (was ${p.from})` : ''}: new calls get it`);
       if (p.impact) log.info({ code: 'FLOW_IMPACT', ...p.impact }, impactText(p.impact));
     }
+    if (r.checked.length > 0) {
+      const t = r.timings;
+      const ms = (x: number) => Math.round(x * 10) / 10;
+      log.info(
+        { reason, checked: r.checked.map((f) => basename(f)), checkMs: ms(t.checkMs), compileMs: ms(t.compileMs), applyMs: ms(t.applyMs) },
+        `reload (${reason}): ${r.checked.length} changed file${r.checked.length === 1 ? '' : 's'} checked in ${ms(t.checkMs)} ms (off the event loop), compiled in ${ms(t.compileMs)} ms, applied in ${ms(t.applyMs)} ms`,
+      );
+    }
     for (const name of r.deleted) log.warn({ code: 'FLOW_DELETED', flow: name, reason }, `flow ${name}: its file is gone; no new calls, live calls finish on their version`);
     // Asked for (SIGHUP, the admin API) and nothing to do: say so, so the operator knows it ran.
     if (reason !== 'file change' && r.published.length + r.deleted.length + r.refused.length === 0) log.info({ reason }, `reload (${reason}): no flow changed`);

@@ -95,9 +95,10 @@ describe('incremental reload', () => {
     const b = new Registry({ now: () => 1000 });
     const checker = recordingChecker();
     const step = async (files: FlowFile[]) => {
-      const x = a.reload(files);
-      const y = await b.reloadAsync(files, new LiveCalls(60_000), { checker, log: quiet });
+      const { timings: tx, ...x } = a.reload(files);
+      const { timings: ty, ...y } = await b.reloadAsync(files, new LiveCalls(60_000), { checker, log: quiet });
       expect(y).toEqual(x);
+      expect(Object.keys(ty)).toEqual(Object.keys(tx));
       expect([...b.pendingErrors()]).toEqual([...a.pendingErrors()]);
       expect(b.list()).toEqual(a.list());
       return y;
@@ -148,6 +149,13 @@ describe('Reloader with its checker worker', () => {
     expect(r.unchanged).toEqual(['other']);
     expect(registry.current('other')).toBe(other);
     expect(lines.filter((l) => l.level !== 'info')).toEqual([]);
+    const timing = lines.find((l) => 'checked' in l.obj)!;
+    expect(timing.obj).toEqual({ reason: 'test', checked: ['desk.yaml'], checkMs: expect.any(Number), compileMs: expect.any(Number), applyMs: expect.any(Number) });
+    expect(timing.msg).toMatch(/^reload \(test\): 1 changed file checked in [\d.]+ ms \(off the event loop\), compiled in [\d.]+ ms, applied in [\d.]+ ms$/);
+    // Nothing changed: nothing checked, no timing line.
+    lines.length = 0;
+    expect((await reloader!.reload('test', log)).unchanged).toEqual(['desk', 'other']);
+    expect(lines.filter((l) => 'checked' in l.obj)).toEqual([]);
   });
 
   it('falls back to checking on the main thread when the worker crashes: same outcome, one warning', async () => {
