@@ -46,6 +46,8 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     { deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}) },
   );
   app.addHook('onClose', async () => service.close());
+  // A reloader made here is closed here (its checker's worker); one given is its owner's.
+  if (!options.reloader) app.addHook('onClose', async () => reloader.close());
   for (const [name, percent] of Object.entries(options.canary ?? {})) {
     if (registry.setCanary(name, percent) !== 'ok') app.log.warn({ flow: name }, `canary: no flow named "${name}" is loaded`);
   }

@@ -58,6 +58,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Server>
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
   });
+  if (!plugin.reloader) app.addHook('onClose', async () => reloader.close());
   await app.register(callscript, { ...plugin, registry, report, reloader, live, control });
   if (watch && flowsDir !== undefined) {
     const reload = control.reload!;

@@ -25,10 +25,47 @@ export interface ImpactReport {
   byStep: Record<string, number>;
 }
 
-/** A step's model without source positions, as comparable JSON. */
-function shape(value: unknown): string {
-  return JSON.stringify(value, (key, v: unknown) => (key === 'pos' ? undefined : v));
+/**
+ * Whether two step models are the same, positions aside: exactly whether their JSON texts
+ * without any `pos` key would be equal (same keys in the same order, undefined properties
+ * left out, JSON's numbers), but compared in place: building the JSON of every step of a
+ * 2,000-step flow with a replacer kept the event loop busy for 60 to 200 ms per publish.
+ */
+export function sameStep(a: unknown, b: unknown): boolean {
+  const objA = typeof a === 'object' && a !== null;
+  const objB = typeof b === 'object' && b !== null;
+  if (!objA || !objB) {
+    if (objA || objB) return false;
+    if (typeof a === 'string' || typeof a === 'boolean') return a === b;
+    if (typeof a === 'number' && typeof b === 'number' && Number.isFinite(a) && Number.isFinite(b)) return a === b;
+    return JSON.stringify(a) === JSON.stringify(b); // null, NaN, Infinity, undefined: as JSON writes them
+  }
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameStep(inArray(a[i]), inArray(b[i]))) return false;
+    return true;
+  }
+  const oa = a as Record<string, unknown>;
+  const ob = b as Record<string, unknown>;
+  const ka = Object.keys(oa);
+  const kb = Object.keys(ob);
+  let i = 0;
+  let j = 0;
+  for (;;) {
+    while (i < ka.length && skipped(ka[i]!, oa[ka[i]!])) i++;
+    while (j < kb.length && skipped(kb[j]!, ob[kb[j]!])) j++;
+    if (i === ka.length || j === kb.length) return i === ka.length && j === kb.length;
+    if (ka[i] !== kb[j] || !sameStep(oa[ka[i]!], ob[kb[j]!])) return false;
+    i++;
+    j++;
+  }
 }
+
+/** What JSON writes for a value that it would leave out of an object: null, in an array. */
+const inArray = (v: unknown) => (v === undefined || typeof v === 'function' || typeof v === 'symbol' ? null : v);
+/** The properties left out of the comparison: positions, and what JSON leaves out. */
+const skipped = (k: string, v: unknown) => k === 'pos' || v === undefined || typeof v === 'function' || typeof v === 'symbol';
 
 export function diffSteps(from: FlowModel, to: FlowModel): { changed: string[]; added: string[]; removed: string[] } {
   const changed: string[] = [];
@@ -37,7 +74,7 @@ export function diffSteps(from: FlowModel, to: FlowModel): { changed: string[]; 
   for (const [id, step] of Object.entries(to.steps)) {
     const old = from.steps[id];
     if (!old) added.push(id);
-    else if (shape(old) !== shape(step)) changed.push(id);
+    else if (!sameStep(old, step)) changed.push(id);
   }
   for (const id of Object.keys(from.steps)) if (!(id in to.steps)) removed.push(id);
   return { changed: changed.sort(), added: added.sort(), removed: removed.sort() };

@@ -1,13 +1,16 @@
 /**
- * The shell around `Registry.reload`: read the flows directory until stable, apply, log
- * what happened (refused files with their diagnostics, each publish with its impact
+ * The shell around `Registry.reloadAsync`: read the flows directory until stable, apply,
+ * log what happened (refused files with their diagnostics, each publish with its impact
  * report, deleted flows), release idle versions. Reloads never overlap: one asked for
  * while another runs starts when it ends (and one more covers any number of asks).
+ * Changed files are checked on the checker's worker thread (checker.ts), so a reload never
+ * keeps the calls in progress waiting for the checker; unchanged files are not checked.
  */
 import { basename } from 'node:path';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { impactText } from './impact.js';
 import { readStableFlows } from './load.js';
+import { WorkerChecker, type FlowChecker } from './checker.js';
 import { dirMissing, type LiveView, type Registry, type ReloadResult } from './registry.js';
 
 export interface ReloadLogger {
@@ -29,16 +32,33 @@ export interface ReloadSummary {
   message?: string;
 }
 
+export interface ReloaderOptions {
+  /** Reads the flows directory. Default: readStableFlows. */
+  read?: (dir: string) => Promise<{ file: string; text: string }[] | undefined>;
+  /** Checks the changed texts. Default: a WorkerChecker (one worker thread, started at the first reload). */
+  checker?: FlowChecker;
+}
+
 export class Reloader {
   private running: Promise<ReloadSummary> | undefined;
   private again: Promise<ReloadSummary> | undefined;
+  private readonly read: (dir: string) => Promise<{ file: string; text: string }[] | undefined>;
+  readonly checker: FlowChecker;
 
   constructor(
     readonly registry: Registry,
     readonly dir: string | undefined,
     private readonly live: LiveView,
-    private readonly read: (dir: string) => Promise<{ file: string; text: string }[] | undefined> = (d) => readStableFlows(d),
-  ) {}
+    opts: ReloaderOptions = {},
+  ) {
+    this.read = opts.read ?? ((d) => readStableFlows(d));
+    this.checker = opts.checker ?? new WorkerChecker();
+  }
+
+  /** Stops the checker's worker (a reload under way finishes, checking on the main thread). */
+  close(): Promise<void> {
+    return this.checker.close();
+  }
 
   /** Reloads now, or right after the reload under way. */
   reload(reason: string, log: ReloadLogger): Promise<ReloadSummary> {
@@ -73,7 +93,7 @@ export class Reloader {
       log.warn({ code: 'FILES_UNSTABLE', reason }, message);
       return { ok: false, ...empty, message };
     }
-    const r = this.registry.reload(files, this.live);
+    const r = await this.registry.reloadAsync(files, this.live, { checker: this.checker, log });
     for (const file of r.refused) {
       for (const d of r.diagnostics.filter((x) => x.file === file && x.severity === 'error')) {
         log.error({ code: d.code, file: basename(d.file), line: d.line, column: d.column, reason }, `${d.file}:${d.line}:${d.column} error ${d.code} ${d.message} (edit refused: the previous version keeps serving)`);
@@ -82,6 +102,14 @@ export class Reloader {
     for (const p of r.published) {
       log.info({ code: 'FLOW_PUBLISHED', flow: p.name, version: p.version, from: p.from, reason }, `flow ${p.name} version ${p.version} published${p.from ? ` (was ${p.from})` : ''}: new calls get it`);
       if (p.impact) log.info({ code: 'FLOW_IMPACT', ...p.impact }, impactText(p.impact));
+    }
+    if (r.checked.length > 0) {
+      const t = r.timings;
+      const ms = (x: number) => Math.round(x * 10) / 10;
+      log.info(
+        { reason, checked: r.checked.map((f) => basename(f)), checkMs: ms(t.checkMs), compileMs: ms(t.compileMs), applyMs: ms(t.applyMs) },
+        `reload (${reason}): ${r.checked.length} changed file${r.checked.length === 1 ? '' : 's'} checked in ${ms(t.checkMs)} ms (off the event loop), compiled in ${ms(t.compileMs)} ms, applied in ${ms(t.applyMs)} ms`,
+      );
     }
     for (const name of r.deleted) log.warn({ code: 'FLOW_DELETED', flow: name, reason }, `flow ${name}: its file is gone; no new calls, live calls finish on their version`);
     // Asked for (SIGHUP, the admin API) and nothing to do: say so, so the operator knows it ran.

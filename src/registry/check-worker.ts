@@ -1,0 +1,27 @@
+/**
+ * The flow checker's thread (see checker.ts): loads and checks the flow texts it is sent,
+ * one message per file, and answers each with its CheckResult (plain data: diagnostics and
+ * the FlowModel, which cross the thread boundary by structured clone). No state between
+ * messages; `checkFlow` never throws (a checker bug becomes an INTERNAL_ERROR diagnostic).
+ */
+import { parentPort } from 'node:worker_threads';
+import { checkFlow } from '../flow/check.js';
+
+export interface CheckRequest {
+  id: number;
+  file: string;
+  text: string;
+}
+
+export interface CheckAnswer {
+  id: number;
+  result: ReturnType<typeof checkFlow>;
+}
+
+const port = parentPort;
+if (port) {
+  port.on('message', (m: CheckRequest) => {
+    const answer: CheckAnswer = { id: m.id, result: checkFlow(m.text, m.file) };
+    port.postMessage(answer);
+  });
+}
