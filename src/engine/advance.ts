@@ -38,9 +38,9 @@ export function isFirstRequest(req: RtRequest): boolean {
   return req.command === '' && req.command_id === 0;
 }
 
-/** A say state (`<step>@say:<i>`): the outstanding command is a branch's `say:` play. */
+/** A say state (`<dest>@say`): the outstanding command is a branch's `say:` play. */
 export function isSayState(s: string): boolean {
-  return s.includes('@say:');
+  return s.endsWith('@say');
 }
 
 export function advance(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, opts: EngineOptions): Outcome {

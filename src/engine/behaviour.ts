@@ -56,6 +56,8 @@ export interface Ctx {
   k: number;
   /** 1 once the hangup handler runs. */
   h: 0 | 1;
+  /** The say the branch taken picked: its step and index (read by the say state's entry). */
+  sy?: [string, number];
   rt: Run;
 }
 
@@ -157,6 +159,9 @@ export function behaviour(t: FlowTables) {
       handler(): Partial<Ctx> {
         return { h: 1 };
       },
+      pick(_ctx: Ctx, p: { step: string; i: number }): Partial<Ctx> {
+        return { sy: [p.step, p.i] };
+      },
       set(ctx: Ctx, p: { step: string }): Partial<Ctx> {
         const rt = ctx.rt;
         rt.i++;
@@ -185,7 +190,7 @@ export function behaviour(t: FlowTables) {
         const rt = ctx.rt;
         rt.last = p.step;
         rt.hooks?.entered?.(p.step);
-        const cmd = t.commands.get(p.step);
+        const cmd = t.command(p.step);
         if (!cmd) throw new Error(`no command step "${p.step}"`);
         try {
           rt.out = { state, step: p.step, command: cmd.command, params: cmd.builder.build(() => scopeOf(ctx), ctx.c.n) };
@@ -198,17 +203,18 @@ export function behaviour(t: FlowTables) {
           return false;
         }
       },
-      say(ctx: Ctx, state: string, p: { step: string; i: number }): boolean {
+      say(ctx: Ctx, state: string): boolean {
         const rt = ctx.rt;
-        const say = t.commands.get(p.step)?.says[p.i];
-        if (!say) throw new Error(`no say ${p.i} at step "${p.step}"`);
+        const [step, i] = ctx.sy ?? ['', -1];
+        const say = t.command(step)?.says[i];
+        if (!say) throw new Error(`no say ${i} at step "${step}"`);
         try {
-          rt.out = { state, step: p.step, command: 'play', params: say.build(() => scopeOf(ctx), ctx.k) };
+          rt.out = { state, step, command: 'play', params: say.build(() => scopeOf(ctx), ctx.k) };
           return true;
         } catch (err) {
           rt.i++;
           const f = err instanceof ParamFailure ? err : undefined;
-          addLog(rt, { level: 'warn', code: f?.code ?? 'RUNTIME_PARAM', msg: `say at ${p.step} skipped: ${message(err)}`, step: p.step });
+          addLog(rt, { level: 'warn', code: f?.code ?? 'RUNTIME_PARAM', msg: `say at ${step} skipped: ${message(err)}`, step });
           return false;
         }
       },
@@ -229,12 +235,14 @@ export function behaviour(t: FlowTables) {
       limit(ctx: Ctx): void {
         addLog(ctx.rt, { level: 'error', code: 'ITERATION_LIMIT', msg: `${ctx.rt.max} logic steps ran without a command (after ${ctx.rt.last}); hanging up`, step: ctx.rt.last });
       },
-      unhandled(ctx: Ctx, ev: Ev, p: { step: string }): void {
-        const cmd = t.commands.get(p.step)?.command ?? 'command';
+      /** A result or error with no branch at the step the call is at (`rt.last`): the flow ends. */
+      unhandled(ctx: Ctx, ev: Ev): void {
+        const step = ctx.rt.last;
+        const cmd = t.command(step)?.command ?? 'command';
         if (ev.type === 'result') {
-          addLog(ctx.rt, { level: 'info', code: 'UNHANDLED_RESULT_AT_RUNTIME', msg: `result "${ev.result ?? ''}" of ${cmd} at ${p.step} has no branch: end of flow`, step: p.step });
+          addLog(ctx.rt, { level: 'info', code: 'UNHANDLED_RESULT_AT_RUNTIME', msg: `result "${ev.result ?? ''}" of ${cmd} at ${step} has no branch: end of flow`, step });
         } else {
-          addLog(ctx.rt, { level: 'info', code: 'UNHANDLED_ERROR_AT_RUNTIME', msg: `${cmd} failed at ${p.step} (${ev.error ?? ctx.err}) and no error branch applies: hanging up`, step: p.step });
+          addLog(ctx.rt, { level: 'info', code: 'UNHANDLED_ERROR_AT_RUNTIME', msg: `${cmd} failed at ${step} (${ev.error ?? ctx.err}) and no error branch applies: hanging up`, step });
         }
       },
     },

@@ -54,11 +54,10 @@ type P<T> = T & Record<string, unknown>;
 export function createFlowMachine(config: MachineConfig, tables: FlowTables): FlowMachine {
   const b = behaviour(tables);
   const build = (kind: 'emit' | 'say') =>
-    enqueueActions(({ context, event, enqueue }: Args & { enqueue: { assign(u: Partial<Ctx>): void; raise(e: Ev): void } }, p: P<{ step: string; i?: number; state?: string }>) => {
-      void event;
+    enqueueActions(({ context, enqueue }: Args & { enqueue: { raise(e: Ev): void } }, p: P<{ step?: string; state?: string }>) => {
       if (kind === 'emit') {
-        if (!b.builds.emit(context, p.step, p as { step: string })) enqueue.raise({ type: EV_PARAM_INVALID, result: '', error: 'INVALID_PARAM' });
-      } else if (!b.builds.say(context, p.state!, p as { step: string; i: number })) {
+        if (!b.builds.emit(context, p.step!, p as { step: string })) enqueue.raise({ type: EV_PARAM_INVALID, result: '', error: 'INVALID_PARAM' });
+      } else if (!b.builds.say(context, p.state!)) {
         enqueue.raise({ type: EV_PARAM_INVALID });
       }
     });
@@ -75,13 +74,14 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
       retry: assign(({ context }: Args, p: P<{ key: string }>) => b.assigns.retry(context, p)),
       fresh: assign(({ context }: Args, p: P<{ key?: string }> | undefined) => b.assigns.fresh(context, p)),
       handler: assign(() => b.assigns.handler()),
+      pick: assign(({ context }: Args, p: P<{ step: string; i: number }>) => b.assigns.pick(context, p)),
       set: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.set(context, p)),
       emit: build('emit'),
       say: build('say'),
       tick: ({ context }: Args, p: P<{ step?: string }> | undefined) => b.effects.tick(context, p),
       took: ({ context }: Args, p: P<{ keys: string[] }>) => b.effects.took(context, p),
       limit: ({ context }: Args) => b.effects.limit(context),
-      unhandled: ({ context, event }: Args, p: P<{ step: string }>) => b.effects.unhandled(context, event, p),
+      unhandled: ({ context, event }: Args) => b.effects.unhandled(context, event),
     } as never,
   } as never) as unknown as { createMachine(c: unknown): AnyStateMachine };
 

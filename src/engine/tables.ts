@@ -19,7 +19,8 @@ export interface CommandTable {
 }
 
 export interface FlowTables {
-  commands: Map<string, CommandTable>;
+  /** A command step's builders, made on the step's first use (a big flow loads without building them all). */
+  command(step: string): CommandTable | undefined;
   sets: Map<string, Assign[]>;
   /** Switch conditions (CEL) by step, in case order. */
   cases: Map<string, string[]>;
@@ -33,7 +34,22 @@ function sayOf(b: Branch | undefined, out: CommandBuilder[]): void {
 }
 
 export function buildTables(model: FlowModel): FlowTables {
-  const t: FlowTables = { commands: new Map(), sets: new Map(), cases: new Map(), regexes: new Map(), initialVars: model.vars };
+  const commands = new Map<string, CommandTable>();
+  const t: FlowTables = {
+    command(id) {
+      let c = commands.get(id);
+      if (c) return c;
+      const step = model.steps[id];
+      if (!step || step.kind !== 'command') return undefined;
+      c = commandTable(model, step, regex);
+      commands.set(id, c);
+      return c;
+    },
+    sets: new Map(),
+    cases: new Map(),
+    regexes: new Map(),
+    initialVars: model.vars,
+  };
   const regex = (source: string) => {
     if (t.regexes.has(source)) return;
     try {
@@ -48,39 +64,45 @@ export function buildTables(model: FlowModel): FlowTables {
         id,
         step.assign.map((a): Assign => (a.value.kind === 'expr' ? { name: a.name, kind: 'expr', expr: a.value.expr } : { name: a.name, kind: 'literal', value: literalValue(a.value.value) })),
       );
-      continue;
-    }
-    if (step.kind === 'switch') {
+    } else if (step.kind === 'switch') {
       t.cases.set(id, step.cases.map((c) => c.when));
-      continue;
+    } else {
+      for (const p of step.on.patterns) regex(p.regex);
+      const h = step.inheritHandlers ? model.handlers.on[step.command.name] : undefined;
+      for (const p of h?.patterns ?? []) regex(p.regex);
     }
-    // The say builders in the order machine-config.ts numbers them: own keys, patterns,
-    // inherited keys and patterns not overridden, default, error.
-    const says: CommandBuilder[] = [];
-    const seen = new Set<string>();
-    const add = (key: string, b: Branch) => {
-      if (seen.has(key)) return;
-      seen.add(key);
-      sayOf(b, says);
-    };
-    for (const [k, b] of Object.entries(step.on.exact)) add(k, b);
-    for (const p of step.on.patterns) {
+  }
+  return t;
+}
+
+/**
+ * The say builders in the order machine-config.ts numbers them: own keys, patterns,
+ * inherited keys and patterns not overridden, default, error.
+ */
+function commandTable(model: FlowModel, step: Extract<FlowModel['steps'][string], { kind: 'command' }>, regex: (source: string) => void): CommandTable {
+  const says: CommandBuilder[] = [];
+  const seen = new Set<string>();
+  const add = (key: string, b: Branch) => {
+    if (seen.has(key)) return;
+    seen.add(key);
+    sayOf(b, says);
+  };
+  for (const [k, b] of Object.entries(step.on.exact)) add(k, b);
+  for (const p of step.on.patterns) {
+    regex(p.regex);
+    add(p.source, p.branch);
+  }
+  const h = step.inheritHandlers ? model.handlers.on[step.command.name] : undefined;
+  if (h) {
+    for (const [k, b] of Object.entries(h.exact)) add(k, b);
+    for (const p of h.patterns) {
       regex(p.regex);
       add(p.source, p.branch);
     }
-    const h = step.inheritHandlers ? model.handlers.on[step.command.name] : undefined;
-    if (h) {
-      for (const [k, b] of Object.entries(h.exact)) add(k, b);
-      for (const p of h.patterns) {
-        regex(p.regex);
-        add(p.source, p.branch);
-      }
-    }
-    if (step.command.name !== 'hangup') {
-      sayOf(step.on.default, says);
-      sayOf(step.on.error ?? model.handlers.error, says);
-    }
-    t.commands.set(id, { command: step.command.name, builder: commandBuilder(step.command), says });
   }
-  return t;
+  if (step.command.name !== 'hangup') {
+    sayOf(step.on.default, says);
+    sayOf(step.on.error ?? model.handlers.error, says);
+  }
+  return { command: step.command.name, builder: commandBuilder(step.command), says };
 }

@@ -22,7 +22,7 @@ export interface CallState {
   flow: string;
   /** Content hash of the flow version the call started on; the call stays on it. */
   version: string;
-  /** The machine state the call is at (a step id, a say state `<step>@say:<i>`, or `@end`). */
+  /** The machine state the call is at (a step id, a say state `<dest>@say`, or `@end`). */
   s: string;
   /**
    * The step whose command is outstanding (for a say play: the step whose branch plays

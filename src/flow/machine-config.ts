@@ -5,7 +5,8 @@
  * `callscript graph --format xstate` writes this config as it is.
  *
  * - one state per step, plus `@end` (the end of the flow: the engine answers hangup) and
- *   one state per branch with a `say:` and destination (`<step>@say:<i>><dest>`), left on the play's result;
+ *   one state per destination reached through a branch's `say:` (`<dest>@say`): it plays
+ *   the say the branch picked (`pick`), then enters the destination on the play's result;
  * - command (and effect) states build their command on entry (`emit`); a result is the
  *   event `result`, a command_error the event `error`, tried against guarded transitions
  *   in the order the language defines: exact keys, patterns, flow-wide handlers, default;
@@ -43,7 +44,7 @@ export interface KeyMeta {
 
 export type StateMeta =
   | { kind: 'command'; step: string; command: string; keys: KeyMeta[]; final?: boolean; effect?: boolean }
-  | { kind: 'say'; step: string; key: string; to: string }
+  | { kind: 'say'; to: string }
   | { kind: 'logic'; step: string }
   | { kind: 'end' };
 
@@ -76,16 +77,19 @@ export interface MachineConfig {
   initial: string;
   /** The flow's initial vars (the engine's context factory starts from them). */
   context: { vars: Record<string, Value> };
-  on: Record<string, TransitionConfig>;
+  on: Record<string, TransitionConfig[]>;
   states: Record<string, StateConfig>;
 }
 
 const BUDGET: TransitionConfig = { guard: { type: 'budget' }, target: END_STATE, actions: [{ type: 'limit' }] };
 const RESULT: ActionRef = { type: 'result' };
 
-/** The say state of the i-th `say:` branch of a step, on its way to `dest`. */
-export function sayStateName(step: string, i: number, dest: string): string {
-  return `${step}@say:${i}>${dest}`;
+/**
+ * The say state on the way to `dest`: it plays the `say:` of the branch taken (the branch
+ * names it with `pick`), then enters `dest`. One per destination, whatever the branch.
+ */
+export function sayStateName(dest: string): string {
+  return `${dest}@say`;
 }
 
 /** The state that holds the flow's states in the xstate machine (see `xstateConfig`). */
@@ -116,7 +120,13 @@ export function buildMachineConfig(model: FlowModel): MachineConfig {
     id: 'flow',
     initial: model.start,
     context: { vars: model.vars },
-    on: { [EV_CALL_END]: { target: '.' + target(handler), actions: [RESULT, { type: 'handler' }] } },
+    on: {
+      [EV_CALL_END]: [{ target: '.' + target(handler), actions: [RESULT, { type: 'handler' }] }],
+      // A result or error that the step has no branch for ends the flow (logged). On the
+      // parent of every step: one transition for the whole flow, not one per step.
+      [EV_RESULT]: [{ target: '.' + END_STATE, actions: [RESULT, { type: 'unhandled' }] }],
+      [EV_ERROR]: [{ target: '.' + END_STATE, actions: [RESULT, { type: 'unhandled' }] }],
+    },
     states,
   };
 }
@@ -153,20 +163,18 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   let says = 0;
   const branch = (key: string, label: string, b: Branch, match: Record<string, unknown>, pre: ActionRef[]): TransitionConfig[] => {
     let via = (dest: string) => dest;
+    let pick: ActionRef[] = [];
     if (b.say && b.say.length > 0) {
-      const i = says++;
+      pick = [{ type: 'pick', params: { step: id, i: says++ } }];
       via = (dest) => {
-        const name = sayStateName(id, i, dest);
-        states[name] = {
-          meta: { kind: 'say', step: id, key, to: dest },
-          entry: [{ type: 'say', params: { step: id, i, state: name } }],
-          on: {
-            [EV_RESULT]: [{ target: dest, actions: [] }],
-            [EV_ERROR]: [{ target: dest, actions: [] }],
-            // A templated say that fails to render is skipped.
-            ...(templated(b.say!) ? { [EV_PARAM_INVALID]: [BUDGET, { target: dest, actions: [] }] } : {}),
-          },
-        };
+        const name = sayStateName(dest);
+        const say = (states[name] ??= {
+          meta: { kind: 'say', to: dest },
+          entry: [{ type: 'say', params: { state: name } }],
+          on: { [EV_RESULT]: [{ target: dest, actions: [] }], [EV_ERROR]: [{ target: dest, actions: [] }] },
+        });
+        // A templated say that fails to render is skipped.
+        if (templated(b.say!)) say.on![EV_PARAM_INVALID] ??= [BUDGET, { target: dest, actions: [] }];
         return name;
       };
     }
@@ -178,11 +186,11 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
     if (b.retry !== undefined) {
       const then = target(b.then);
       return [
-        t(via(id), guarded({ key, max: b.retry }), [...pre, { type: 'retry', params: { key } }, took(label)]),
-        t(via(then), guarded({}), [...pre, { type: 'fresh', params: { key } }, took(label, `${label}:then`)]),
+        t(via(id), guarded({ key, max: b.retry }), [...pre, ...pick, { type: 'retry', params: { key } }, took(label)]),
+        t(via(then), guarded({}), [...pre, ...pick, { type: 'fresh', params: { key } }, took(label, `${label}:then`)]),
       ];
     }
-    return [t(via(target(b.goto)), guarded({}), [...pre, { type: 'fresh' }, took(label)])];
+    return [t(via(target(b.goto)), guarded({}), [...pre, ...pick, { type: 'fresh' }, took(label)])];
   };
 
   const onResult: ActionRef[] = step.save !== undefined ? [RESULT, { type: 'save', params: { name: step.save } }] : [RESULT];
@@ -207,20 +215,22 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   if (own.default) {
     keys.push({ key: 'default' });
     result.push(...branch('default', `${id}:default`, own.default, {}, onResult));
-  } else {
-    result.push({ target: END_STATE, actions: [...onResult, { type: 'unhandled', params: { step: id } }] });
+  } else if (step.save !== undefined) {
+    // No branch: the flow ends (the parent's transition), but the result is saved first.
+    result.push({ target: END_STATE, actions: [...onResult, { type: 'unhandled' }] });
   }
 
   const errorTransitions = (pre: ActionRef[]): TransitionConfig[] => {
     const e = errorBranchOf(model, own);
-    if (!e) return [{ target: END_STATE, actions: [...pre, { type: 'unhandled', params: { step: id } }] }];
+    if (!e) return []; // the parent's transition: the flow ends
     return branch('error', e.label(id), e.branch, {}, pre);
   };
   // A failed command and a templated param that fails its check take the same branch
   // (constant params were checked when the flow loaded: they cannot fail).
   const error = errorTransitions([RESULT]);
-  state.on = { [EV_RESULT]: result, [EV_ERROR]: error };
-  if (templated(step.command)) state.on[EV_PARAM_INVALID] = [BUDGET, ...error];
+  state.on = { [EV_RESULT]: result };
+  if (error.length > 0) state.on[EV_ERROR] = error;
+  if (templated(step.command)) state.on[EV_PARAM_INVALID] = [BUDGET, ...(error.length > 0 ? error : [{ target: END_STATE, actions: [RESULT, { type: 'unhandled' }] }])];
   return state;
 }
 

@@ -108,6 +108,8 @@ export function flowEdges(flow: CompiledFlow): FlowEdge[] {
           edges.push({ id: `${id}:${key}:then`, kind: 'then', from: id, to: d.to, ...(retry !== undefined ? { retry } : {}), ...extra, cover: cover[1]! });
         } else edges.push({ id: `${id}:${key}`, kind: 'key', from: id, to: d.to, ...extra, cover: cover[0]! });
       }
+      // No default (or error) transition of the step's own: the flow's catch-all ends it.
+      if (!list.some((t) => !t.guard)) edges.push({ id: `${id}:${fallback}`, kind: 'key', from: id, to: END_STATE, key: fallback });
     }
     if (handler !== undefined) edges.push({ id: `${id}:hangup`, kind: 'status', from: id, to: handler });
   }

@@ -70,12 +70,12 @@ describe('advance: a call step by step', () => {
     c.result('0');
     expect(c.result('TIMEOUT')).toBe(READ(P2, 3)); // visit 2
     expect(c.result('7')).toBe(reply('play', 4, { media_id: tts('Sorry, that is not a choice.') })); // 1st nomatch
-    expect(c.state).toMatchObject({ s: 'menu@say:0>menu', step: 'menu', res: '7', c: { n: 3, r: { TIMEOUT: 1, default: 1 } } });
+    expect(c.state).toMatchObject({ s: 'menu@say', step: 'menu', res: '7', c: { n: 3, r: { TIMEOUT: 1, default: 1 } } });
     expect(c.result('0')).toBe(READ(P2, 5)); // whatever the play returned: back to the menu, visit 3
     expect(c.result('8')).toBe(reply('play', 6, { media_id: tts('Still not a choice.') }));
     expect(c.result('1', { command_error: '' })).toBe(READ(P2, 7)); // visit 4: last prompt again
     expect(c.result('9')).toBe(reply('play', 8, { media_id: tts('Still not a choice.') })); // retries used up: say, then `then`
-    expect(c.state).toMatchObject({ s: 'menu@say:0>goodbye', res: '9', k: 3 });
+    expect(c.state).toMatchObject({ s: 'goodbye@say', res: '9', k: 3 });
     expect(c.state!.c).toBeUndefined();
     expect(c.result('0')).toBe(reply('play', 9, { media_id: tts('Goodbye.') }));
   });
