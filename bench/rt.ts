@@ -19,7 +19,8 @@
  * Env: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (50), BENCH_ROUNDS (3: each round
  * loads bare then /rt; the ratios are taken per round, then the median), BENCH_WARMUP
  * (seconds of unmeasured load on each server first, default 3), BENCH_LOG_LEVEL (the /rt
- * server's log level, default info as `callscript serve`; false for no logger).
+ * server's log level, default info as `callscript serve`; false for no logger), BENCH_PROFILE
+(a directory: the /rt server runs with `node --cpu-prof` and writes its profile there).
  * Heap per live call: `npm run bench:memory`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -74,7 +75,8 @@ interface Server {
 
 function startServer(kind: 'bare' | 'rt'): Promise<Server> {
   // stdout to /dev/null: the /rt server's log lines are written (a cost), not read.
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./servers.ts', import.meta.url).pathname, kind], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const profile = process.env.BENCH_PROFILE && kind === 'rt' ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', new URL('./servers.ts', import.meta.url).pathname, kind], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     child.once('message', (m: { ready?: number }) => {
       if (m.ready) resolve({ child, url: `http://127.0.0.1:${m.ready}`, path: kind === 'bare' ? '/bare' : '/rt/front-desk' });
