@@ -1,7 +1,8 @@
-/** What the server sets up around the route: per-request loggers. */
+/** What the server and plugin set up around the route: per-request loggers, the body parser. */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/http/server.js';
+import { rtBody } from '../helpers/rt.js';
 
 const FLOWS = new URL('../fixtures/http-flows', import.meta.url).pathname;
 let app: FastifyInstance | undefined;
@@ -33,3 +34,17 @@ describe('per-request loggers', () => {
   });
 });
 
+describe('request bodies are read as text whatever the content type', () => {
+  it.each(['application/json', 'application/json; charset=utf-8', 'Application/JSON', 'text/plain', 'application/x-www-form-urlencoded'])('%s', async (type) => {
+    app = await buildServer({ flowsDir: FLOWS, logLevel: false });
+    for (let i = 0; i < 2; i++) {
+      // twice: the second request takes the parser Fastify cached for the content type
+      const res = await app.inject({ method: 'POST', url: '/rt/desk', headers: { 'content-type': type }, payload: rtBody({ callid: String(100 + i) }) });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toMatchObject({ command: 'read', command_id: 1 });
+    }
+    const bad = await app.inject({ method: 'POST', url: '/rt/desk', headers: { 'content-type': type }, payload: '{"app":' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toMatchObject({ error: { code: 'BAD_JSON' } });
+  });
+});
