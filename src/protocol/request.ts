@@ -90,7 +90,8 @@ export function parseRtRequest(body: string): ParseResult {
   const callid = integerDigits(o.callid);
   if (callid !== null && raw.callid !== undefined && !INTEGER.test(raw.callid)) return bad(`field callid must be an unsigned 64-bit integer written with digits only, got ${raw.callid.slice(0, 40)}`);
   if (integerDigits(o.command_id) !== null && raw.command_id !== undefined && !INTEGER.test(raw.command_id)) return bad(`field command_id must be a non-negative integer written with digits only, got ${raw.command_id.slice(0, 40)}`);
-  if (callid === null || BigInt(callid) > UINT64_MAX) {
+  const callidValue = callid === null ? null : BigInt(callid);
+  if (callidValue === null || callidValue > UINT64_MAX) {
     return bad(`field callid must be an unsigned 64-bit integer, got ${describe(o.callid)}`);
   }
   const commandIdDigits = integerDigits(o.command_id);
@@ -110,7 +111,9 @@ export function parseRtRequest(body: string): ParseResult {
     ok: true,
     request: {
       app: o.app as string,
-      callid,
+      // The same digits as a string of its own: the ones read from the text are a slice of
+      // the body, which would stay in memory as long as the call (store keys, live calls).
+      callid: callidValue.toString(),
       request_hash: o.request_hash as string | null,
       cli_name: o.cli_name as string,
       cli_number: o.cli_number as string,
