@@ -1,17 +1,29 @@
 /**
- * `npm run bench`: throughput and p99 latency of callscript's /rt next to a bare Fastify
- * route in the same run, and the bytes per stored call.
+ * `npm run bench`: throughput, p99 latency and server CPU time per request of callscript's
+ * /rt next to a bare Fastify route in the same run, and the bytes per stored call.
  *
- * The servers run in a child process; autocannon loads them from this one. Each
- * autocannon connection plays whole calls of bench/flows/bench.yaml with a fresh callid
- * per call (above 2^53, to exercise the lossless path): first request, the result of each
- * command, then the HANGUP request. The bare route gets the same bodies.
+ * Each server runs in a child process of its own (bench/servers.ts); autocannon loads them
+ * from this one. The CPU per request is the server process's own CPU time
+ * (process.cpuUsage(), user + system, all its threads, GC included), sampled over IPC just
+ * before and just after each load phase, divided by the responses autocannon got in that
+ * phase: what the server spent, not wall time, so autocannon's own CPU and the other
+ * server's do not count.
+ *
+ * Each autocannon connection plays whole calls of flows/front-desk.yaml with a fresh callid
+ * per call (above 2^53, to exercise the lossless path): welcome, menu, "3" (the address),
+ * menu again, "1" (sales dialout), then the terminal HANGUP request once sales answered and
+ * the call was over. The bare route gets the same bodies.
  *
  * Targets (issue #2): /rt >= 50% of the bare route's requests/s, p99 <= 2x the bare
- * route's, < 2 KB per stored call. Env: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (50),
- * BENCH_ROUNDS (3: each round loads bare then /rt; the ratios are the median of the rounds').
+ * route's, < 2 KB per stored call; issue #8: CPU per request <= 1.8x the bare route's.
+ * Env: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (50), BENCH_ROUNDS (3: each round
+ * loads bare then /rt; the ratios are taken per round, then the median), BENCH_WARMUP
+ * (seconds of unmeasured load on each server first, default 3), BENCH_LOG_LEVEL (the /rt
+ * server's log level, default info as `callscript serve`; false for no logger), BENCH_PROFILE
+(a directory: the /rt server runs with `node --cpu-prof` and writes its profile there).
+ * Heap per live call: `npm run bench:memory`.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { buildServer } from '../src/http/server.js';
 import { MemoryStore } from '../src/store/memory.js';
@@ -19,24 +31,27 @@ import { MemoryStore } from '../src/store/memory.js';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const warmup = Number(process.env.BENCH_WARMUP ?? 3);
+const FLOWS = new URL('../flows', import.meta.url).pathname;
 
 let nextCall = 10_000_000_000_000_000n;
 function body(callid: bigint, command: string, id: number, result: string, status = 'UP'): string {
   return (
-    `{"app":"BENCHAPP","callid":${callid},"request_hash":null,"cli_name":"","cli_number":"+33612345678",` +
-    `"date_started":"2026-11-22 10:00:00","number":"+33123456789","command":${JSON.stringify(command)},` +
+    `{"app":"BENCHAPP","callid":${callid},"request_hash":null,"cli_name":"","cli_number":"+447700900123",` +
+    `"date_started":"2026-11-22 10:00:00","number":"+442079460000","command":${JSON.stringify(command)},` +
     `"command_id":${id},"command_result":${JSON.stringify(result)},"command_error":"","call_status":"${status}",` +
     `"cdr_field":"","variables":{}}`
   );
 }
 
-/** One call of the bench flow: [command just finished, its id, its result, status]. */
-const CALL: [string, number, string, string][] = [
-  ['', 0, '', 'UP'], // -> play welcome (1)
-  ['play', 1, '0', 'UP'], // -> read menu (2)
-  ['read', 2, '1', 'UP'], // -> play news (3)
-  ['play', 3, '0', 'UP'], // -> hangup (4)
-  ['hangup', 4, '', 'HANGUP'], // -> end
+/** One front-desk call: [command just finished, its id, its result, status, the command /rt must answer ("" for the end)]. */
+const CALL: [string, number, string, string, string][] = [
+  ['', 0, '', 'UP', 'play'], // -> welcome (1)
+  ['play', 1, '0', 'UP', 'read'], // -> menu (2)
+  ['read', 2, '3', 'UP', 'play'], // -> info (3)
+  ['play', 3, '0', 'UP', 'read'], // count_visit, again -> menu (4)
+  ['read', 4, '1', 'UP', 'dialout'], // -> sales (5)
+  ['dialout', 5, '', 'HANGUP', ''], // sales answered, the call is over: hangup handler, end
 ];
 
 function requests(path: string): autocannon.Request[] {
@@ -52,84 +67,127 @@ function requests(path: string): autocannon.Request[] {
   }));
 }
 
+interface Server {
+  child: ChildProcess;
+  url: string;
+  path: string;
+}
+
+function startServer(kind: 'bare' | 'rt'): Promise<Server> {
+  // stdout to /dev/null: the /rt server's log lines are written (a cost), not read.
+  const profile = process.env.BENCH_PROFILE && kind === 'rt' ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', new URL('./servers.ts', import.meta.url).pathname, kind], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m: { ready?: number }) => {
+      if (m.ready) resolve({ child, url: `http://127.0.0.1:${m.ready}`, path: kind === 'bare' ? '/bare' : '/rt/front-desk' });
+    });
+    child.once('exit', (code) => reject(new Error(`bench server ${kind} exited with ${code}`)));
+  });
+}
+
+/** The server process's CPU time so far (user and system), µs. */
+function cpuOf(s: Server): Promise<NodeJS.CpuUsage> {
+  return new Promise((resolve) => {
+    const on = (m: { cpu?: NodeJS.CpuUsage }) => {
+      if (!m.cpu) return;
+      s.child.off('message', on);
+      resolve(m.cpu);
+    };
+    s.child.on('message', on);
+    s.child.send('cpu');
+  });
+}
+
+/** One call over HTTP, checking every reply: the load must measure the call path, not errors. */
+async function checkCall(s: Server): Promise<void> {
+  const callid = nextCall++;
+  for (const [command, id, result, status, want] of CALL) {
+    const res = await fetch(s.url + s.path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(callid, command, id, result, status) });
+    const text = await res.text();
+    const got = res.status === 200 && want !== '' ? (JSON.parse(text) as { command?: string }).command : '';
+    if (res.status !== 200 || got !== want) throw new Error(`bench call: after ${command || 'the first request'} (${id}) /rt answered ${res.status} ${text.slice(0, 200)}, expected ${want || 'the end'}`);
+  }
+}
+
 interface Run {
   result: autocannon.Result;
   /** Exact percentiles from every response time (autocannon's histogram keeps whole ms). */
   p50: number;
   p99: number;
+  /** Server CPU time (user + system) per response, µs. */
+  cpu: number;
+  /** Of which system time, µs. */
+  sys: number;
 }
 
-async function load(url: string, path: string): Promise<Run> {
+async function load(s: Server, duration: number): Promise<Run> {
   const times: number[] = [];
+  const before = await cpuOf(s);
   // Without a callback, autocannon returns its instance: an event emitter that is also a promise.
-  const instance = autocannon({ url, connections, duration: seconds, requests: requests(path) }) as unknown as Promise<autocannon.Result> & import('node:events').EventEmitter;
+  const instance = autocannon({ url: s.url, connections, duration, requests: requests(s.path) }) as unknown as Promise<autocannon.Result> & import('node:events').EventEmitter;
   instance.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => times.push(ms));
   const result = await instance;
+  const after = await cpuOf(s);
   times.sort((a, b) => a - b);
   const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? NaN;
-  return { result, p50: at(0.5), p99: at(0.99) };
+  const n = result.requests.total;
+  return { result, p50: at(0.5), p99: at(0.99), cpu: (after.user + after.system - before.user - before.system) / n, sys: (after.system - before.system) / n };
 }
 
+const reqs = (r: Run) => r.result.requests.average.toFixed(0);
 function line(name: string, r: Run): string {
-  return `${name.padEnd(10)} ${r.result.requests.average.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   non-2xx ${r.result.non2xx}   errors ${r.result.errors}`;
+  return `${name.padEnd(6)} ${reqs(r).padStart(7)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   cpu ${r.cpu.toFixed(1).padStart(6)} µs/req (sys ${r.sys.toFixed(1)})   non-2xx ${r.result.non2xx}   errors ${r.result.errors}`;
 }
 
-async function bytesPerCall(n: number): Promise<{ snapshot: number; heap: number }> {
+/** Snapshot bytes of a call held at the front-desk menu (in this process, through inject). */
+async function snapshotBytes(n: number): Promise<number> {
   const store = new MemoryStore();
-  const app = await buildServer({ flowsDir: new URL('./flows', import.meta.url).pathname, logLevel: false, store });
-  global.gc?.();
-  const before = process.memoryUsage().heapUsed;
+  const app = await buildServer({ flowsDir: FLOWS, logLevel: false, store });
+  let total = 0;
   for (let i = 0; i < n; i++) {
     const id = 20_000_000_000_000_000n + BigInt(i);
-    await app.inject({ method: 'POST', url: '/rt/bench', headers: { 'content-type': 'application/json' }, payload: body(id, '', 0, '') });
-    await app.inject({ method: 'POST', url: '/rt/bench', headers: { 'content-type': 'application/json' }, payload: body(id, 'play', 1, '0') });
+    for (const [command, cid, result, status] of CALL.slice(0, 2)) {
+      await app.inject({ method: 'POST', url: '/rt/front-desk', headers: { 'content-type': 'application/json' }, payload: body(id, command, cid, result, status) });
+    }
+    total += Buffer.byteLength((await store.get(String(id))) ?? '');
   }
-  global.gc?.();
-  const heap = (process.memoryUsage().heapUsed - before) / n;
-  let total = 0;
-  for (let i = 0; i < n; i++) total += Buffer.byteLength((await store.get(String(20_000_000_000_000_000n + BigInt(i))))!);
   await app.close();
-  return { snapshot: total / n, heap };
+  return total / n;
 }
 
-const child = spawn(process.execPath, ['--import', 'tsx', new URL('./servers.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] });
-const ports = await new Promise<[number, number]>((resolve, reject) => {
-  child.stdout.on('data', (d: Buffer) => {
-    const m = /ready (\d+) (\d+)/.exec(d.toString());
-    if (m) resolve([Number(m[1]), Number(m[2])]);
-  });
-  child.on('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
-});
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const servers = await Promise.all([startServer('bare'), startServer('rt')]);
+const [bareServer, rtServer] = servers;
 try {
-  console.log(`callscript bench: ${connections} connections, ${seconds} s per target, calls of ${CALL.length} requests`);
-  // Alternate the two targets so that noise from a shared machine hits both alike.
-  let bare: Run | undefined;
-  let rt: Run | undefined;
-  const ratios: number[] = [];
-  const p99s: number[] = [];
-  for (let round = 0; round < rounds; round++) {
-    const b = await load(`http://127.0.0.1:${ports[0]}`, '/bare');
-    const r = await load(`http://127.0.0.1:${ports[1]}`, '/rt/bench');
-    console.log(`round ${round + 1}: bare ${b.result.requests.average.toFixed(0)} req/s p99 ${b.p99.toFixed(2)} ms, /rt ${r.result.requests.average.toFixed(0)} req/s p99 ${r.p99.toFixed(2)} ms`);
-    ratios.push(r.result.requests.average / b.result.requests.average);
-    p99s.push(r.p99 / b.p99);
-    if (!bare || b.result.requests.average > bare.result.requests.average) bare = b;
-    if (!rt || r.result.requests.average > rt.result.requests.average) rt = r;
+  if (rounds < 1) throw new Error('BENCH_ROUNDS must be at least 1');
+  await checkCall(rtServer);
+  console.log(`callscript bench: ${connections} connections, ${seconds} s per target and round, front-desk calls of ${CALL.length} requests; /rt logs at ${process.env.BENCH_LOG_LEVEL ?? 'info'}`);
+  if (warmup > 0) {
+    await load(bareServer, warmup);
+    await load(rtServer, warmup);
   }
-  if (!bare || !rt) throw new Error('BENCH_ROUNDS must be at least 1');
-  console.log('best rounds:');
-  console.log(line('bare', bare));
-  console.log(line('/rt', rt));
-  // Each round compares the two targets under the same machine load; the median round
-  // keeps a noisy round (a neighbour's burst) from deciding.
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const ratio = median(ratios);
-  const p99 = median(p99s);
-  console.log(`per round: throughput ${ratios.map((x) => `${(x * 100).toFixed(0)}%`).join(', ')}; p99 ${p99s.map((x) => `${x.toFixed(2)}x`).join(', ')} (medians below)`);
-  console.log(`throughput ratio /rt : bare = ${(ratio * 100).toFixed(0)}% (target >= 50%)  ${ratio >= 0.5 ? 'OK' : 'BELOW TARGET'}`);
+  // Alternate the two targets so that noise from a shared machine hits both alike; each
+  // round's ratios compare the two under the same machine load.
+  const runs: { bare: Run; rt: Run }[] = [];
+  for (let round = 1; round <= rounds; round++) {
+    const bare = await load(bareServer, seconds);
+    const rt = await load(rtServer, seconds);
+    runs.push({ bare, rt });
+    console.log(`round ${round}:`);
+    console.log(`  ${line('bare', bare)}`);
+    console.log(`  ${line('/rt', rt)}`);
+    console.log(`  /rt : bare  throughput ${((rt.result.requests.average / bare.result.requests.average) * 100).toFixed(0)}%   p99 ${(rt.p99 / bare.p99).toFixed(2)}x   cpu per request ${(rt.cpu / bare.cpu).toFixed(2)}x`);
+  }
+  // The median round keeps a noisy round (a neighbour's burst) from deciding.
+  const throughput = median(runs.map((r) => r.rt.result.requests.average / r.bare.result.requests.average));
+  const p99 = median(runs.map((r) => r.rt.p99 / r.bare.p99));
+  const cpu = median(runs.map((r) => r.rt.cpu / r.bare.cpu));
+  console.log(`medians of ${rounds} rounds: bare ${median(runs.map((r) => r.bare.cpu)).toFixed(1)} µs/req, /rt ${median(runs.map((r) => r.rt.cpu)).toFixed(1)} µs/req of server CPU`);
+  console.log(`throughput ratio /rt : bare = ${(throughput * 100).toFixed(0)}% (target >= 50%)  ${throughput >= 0.5 ? 'OK' : 'BELOW TARGET'}`);
   console.log(`p99 ratio /rt : bare = ${p99.toFixed(2)}x (target <= 2x)  ${p99 <= 2 ? 'OK' : 'ABOVE TARGET'}`);
-  const mem = await bytesPerCall(2000);
-  console.log(`stored call: ${mem.snapshot.toFixed(0)} bytes of snapshot (target < 2048) ${mem.snapshot < 2048 ? 'OK' : 'ABOVE TARGET'}; heap ~${mem.heap.toFixed(0)} bytes per call in the memory store${global.gc ? '' : ' (run with --expose-gc for a steadier figure)'}`);
+  console.log(`cpu per request ratio /rt : bare = ${cpu.toFixed(2)}x (target <= 1.8x)  ${cpu <= 1.8 ? 'OK' : 'ABOVE TARGET'}`);
+  const snapshot = await snapshotBytes(1000);
+  console.log(`stored call at the menu: ${snapshot.toFixed(0)} bytes of snapshot (target < 2048) ${snapshot < 2048 ? 'OK' : 'ABOVE TARGET'}; heap per live call: npm run bench:memory`);
 } finally {
-  child.kill('SIGTERM');
+  for (const s of servers) s.child.disconnect();
 }

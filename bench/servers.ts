@@ -1,22 +1,42 @@
 /**
- * The two servers the benchmark compares, in one process (the child of bench/rt.ts): a
- * bare Fastify route answering a fixed JSON reply, and callscript's /rt, both without logs.
- * Prints `ready <barePort> <rtPort>` when listening.
+ * One of the servers the benchmark compares, in a process of its own (a child of
+ * bench/rt.ts, which runs autocannon): so that the CPU counters it reports are that
+ * server's only, not autocannon's nor the other server's (its timers, its garbage).
+ *
+ *   node --import tsx bench/servers.ts bare   a bare Fastify route answering a fixed JSON
+ *   node --import tsx bench/servers.ts rt     callscript's /rt as `callscript serve` runs it
+ *                                             (logger at BENCH_LOG_LEVEL, default info, request
+ *                                             logging off), on flows/ (front-desk)
+ *
+ * Talks to its parent over the IPC channel: sends `{ ready: port }` when listening, answers
+ * `'cpu'` with `{ cpu: process.cpuUsage() }` (user + system µs of this process, all threads).
+ * Logs go to this process's stdout (the parent sends it to /dev/null): writing them is part
+ * of the cost.
  */
-import Fastify from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { buildServer } from '../src/http/server.js';
 
-const fixed = JSON.stringify({ command: 'play', command_id: 1, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Welcome to the benchmark line.' }, variables: {} });
-const bare = Fastify({ logger: false });
-bare.post('/bare', async (_req, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(fixed));
-await bare.listen({ port: 0, host: '127.0.0.1' });
+const kind = process.argv[2];
+const send = (m: object) => process.send!(m);
 
-const rt = await buildServer({ flowsDir: new URL('./flows', import.meta.url).pathname, logLevel: false });
-await rt.listen({ port: 0, host: '127.0.0.1' });
+async function start(): Promise<FastifyInstance> {
+  if (kind === 'bare') {
+    const fixed = JSON.stringify({ command: 'play', command_id: 1, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Thank you for calling Acme.' }, variables: {} });
+    const bare = Fastify({ logger: false });
+    bare.post('/bare', async (_req, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(fixed));
+    return bare;
+  }
+  if (kind === 'rt') {
+    const level = process.env.BENCH_LOG_LEVEL ?? 'info';
+    return buildServer({ flowsDir: new URL('../flows', import.meta.url).pathname, logLevel: level === 'false' ? false : level });
+  }
+  throw new Error(`bench/servers.ts: unknown server "${kind}" (bare or rt)`);
+}
 
-const port = (a: { server: { address(): unknown } }) => (a.server.address() as { port: number }).port;
-process.stdout.write(`ready ${port(bare)} ${port(rt)}\n`);
-process.on('SIGTERM', async () => {
-  await Promise.all([bare.close(), rt.close()]);
-  process.exit(0);
+const app = await start();
+await app.listen({ port: 0, host: '127.0.0.1' });
+process.on('message', (m) => {
+  if (m === 'cpu') send({ cpu: process.cpuUsage() });
 });
+process.on('disconnect', () => void app.close().then(() => process.exit(0)));
+send({ ready: (app.server.address() as { port: number }).port });

@@ -6,7 +6,8 @@
  * Parsed forms are cached per source string: flows are compiled once, so each template
  * and expression is parsed once per process.
  */
-import { Liquid, filters, type Template } from 'liquidjs';
+import { Liquid, filters, type FilterImplOptions, type Template } from 'liquidjs';
+import { cachedDateFilter, DateNames, type DateFilter, type DateFilterThis } from './dates.js';
 import { parse as parseCel } from '@marcbachmann/cel-js';
 import type { Value } from './model.js';
 
@@ -20,14 +21,26 @@ export interface Scope {
   error: string;
 }
 
-const liquid = new Liquid({
-  strictFilters: true, // an unknown filter is an error at load time
-  strictVariables: false, // an unset variable renders as "" (use `| default:`)
-  ownPropertyOnly: true,
-  cache: false,
-  // A date with an offset ("...T10:30:00+02:00", "...Z") prints in its own zone.
-  preserveTimezones: true,
-});
+/**
+ * The liquid engine templates render with. Its `date` filter reads dates as written (see
+ * `wallClock`) and takes weekday and month names from cached formatters (src/flow/dates.ts):
+ * the cache belongs to this engine, like its parsed templates.
+ */
+function createLiquid(): Liquid {
+  const engine = new Liquid({
+    strictFilters: true, // an unknown filter is an error at load time
+    strictVariables: false, // an unset variable renders as "" (use `| default:`)
+    ownPropertyOnly: true,
+    cache: false,
+    // A date with an offset ("...T10:30:00+02:00", "...Z") prints in its own zone.
+    preserveTimezones: true,
+  });
+  const date = cachedDateFilter(new DateNames(), filters.date as DateFilter);
+  engine.registerFilter('date', function (this: DateFilterThis, v: unknown, ...args: unknown[]) {
+    return date.call(this, wallClock(v), ...args);
+  } as FilterImplOptions);
+  return engine;
+}
 
 /**
  * Dates print as written, whatever the server's time zone: a date or date-time without an
@@ -35,11 +48,11 @@ const liquid = new Liquid({
  * server's zone (JavaScript would read the first as UTC and the second as local time).
  */
 const ZONELESS = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?$/;
-const liquidDate = filters.date as (this: unknown, v: unknown, ...args: unknown[]) => unknown;
-liquid.registerFilter('date', function (this: unknown, v: unknown, ...args: unknown[]) {
-  const wallClock = typeof v === 'string' && ZONELESS.test(v.trim()) ? `${v.trim().replace(' ', 'T')}${v.includes(':') ? '' : 'T00:00:00'}Z` : v;
-  return liquidDate.call(this, wallClock, ...args);
-});
+function wallClock(v: unknown): unknown {
+  return typeof v === 'string' && ZONELESS.test(v.trim()) ? `${v.trim().replace(' ', 'T')}${v.includes(':') ? '' : 'T00:00:00'}Z` : v;
+}
+
+const liquid = createLiquid();
 
 const templateCache = new Map<string, Template[]>();
 type CelFn = ReturnType<typeof parseCel>;

@@ -1,9 +1,10 @@
 /**
  * A ready-to-listen Fastify app with the callscript plugin at the root: what
  * `callscript serve` runs. Logs go through Fastify's pino logger, one line per call
- * (request logging is off; `LOG_LEVEL=debug` adds a line per request).
+ * (request logging is off, and so are the per-request child loggers; `LOG_LEVEL=debug`
+ * adds a line per request, with a reqId on every line).
  */
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { callscript } from './plugin.js';
 import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions, type PluginControl } from './options.js';
 import { Registry, type LoadReport } from '../registry/registry.js';
@@ -53,6 +54,10 @@ export async function createServer(options: ServerOptions = {}): Promise<Server>
   const app = Fastify({
     logger: logLevel === false ? false : { level: logLevel },
     logController: new LogController({ disableRequestLogging: !perRequest }),
+    // Fastify makes a child logger per request, bound to its reqId; with request logging
+    // off no line carries that id to correlate with, so requests log through the app's
+    // logger itself (the call lines carry the callid) and the per-request child is not built.
+    ...(perRequest ? {} : { childLoggerFactory: (logger: FastifyBaseLogger) => logger }),
     bodyLimit: plugin.bodyLimit ?? 65536,
     // Keep-alive connections from the service are reused for many requests.
     keepAliveTimeout: 72_000,

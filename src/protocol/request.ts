@@ -3,8 +3,13 @@
  *
  * `callid` is a 64-bit unsigned integer sent as a JSON number (protocol-notes): values
  * above 2^53 would be rounded by JSON.parse. A body with no run of 16 or more digits has
- * no number JSON.parse can round, so it takes the fast path; any other body is parsed by
+ * no number JSON.parse can round, so it takes the fast path, and so does a body whose only
+ * such run is the callid (its digits are read from the text); any other body is parsed by
  * lossless-json, which keeps every number's digits (callid and numbers in `variables`).
+ *
+ * This runs on every request: the text is scanned with indexOf and strided digit checks,
+ * not character by character or with regular expressions that try every position
+ * (bench/parse.ts measures it against JSON.parse alone).
  */
 import { parse as parseLossless, stringify as stringifyLossless, isLosslessNumber, LosslessNumber } from 'lossless-json';
 import { LIVE_STATUSES, TERMINAL_STATUSES, type CallStatus } from './commands.js';
@@ -16,7 +21,7 @@ export type ParseResult =
   | { ok: false; code: 'BAD_JSON' | 'BAD_REQUEST'; message: string };
 
 const STATUSES = new Set<string>([...LIVE_STATUSES, ...TERMINAL_STATUSES]);
-const MAY_LOSE_DIGITS = /[0-9]{16}/;
+const INTEGER = /^(0|[1-9][0-9]*)$/;
 
 const STRING_FIELDS = [
   'app',
@@ -51,7 +56,8 @@ export const RT_REQUEST_FIELDS = [
 
 export function parseRtRequest(body: string): ParseResult {
   // A big callid alone does not need the slow parser: its digits are read from the text.
-  const callidText = MAY_LOSE_DIGITS.test(body) ? soleBigCallid(body) : undefined;
+  const run = digitRun(body, 0);
+  const callidText = run < 0 ? undefined : soleBigCallid(body, run);
   const lossless = callidText === null;
   let data: unknown;
   try {
@@ -68,8 +74,9 @@ export function parseRtRequest(body: string): ParseResult {
     return bad('the body must be a JSON object (an RT.Request)');
   }
   const o = data as Record<string, unknown>;
-  const missing = RT_REQUEST_FIELDS.filter((f) => !(f in o));
-  if (missing.length > 0) {
+  let missing: string[] | undefined;
+  for (const f of RT_REQUEST_FIELDS) if (!(f in o)) (missing ??= []).push(f);
+  if (missing) {
     return bad(`missing field${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: an RT.Request has all 14 fields`);
   }
   for (const f of STRING_FIELDS) {
@@ -79,12 +86,12 @@ export function parseRtRequest(body: string): ParseResult {
     return bad(`field request_hash must be a string or null, got ${describe(o.request_hash)}`);
   }
   // Integers as the service writes them: digits only (not 1e3, 1.0, -0).
-  const raw = rawTopLevelMembers(body);
-  const INTEGER = /^(0|[1-9][0-9]*)$/;
+  const raw = wantedMembers(body);
   const callid = integerDigits(o.callid);
   if (callid !== null && raw.callid !== undefined && !INTEGER.test(raw.callid)) return bad(`field callid must be an unsigned 64-bit integer written with digits only, got ${raw.callid.slice(0, 40)}`);
   if (integerDigits(o.command_id) !== null && raw.command_id !== undefined && !INTEGER.test(raw.command_id)) return bad(`field command_id must be a non-negative integer written with digits only, got ${raw.command_id.slice(0, 40)}`);
-  if (callid === null || BigInt(callid) > UINT64_MAX) {
+  const callidValue = callid === null ? null : BigInt(callid);
+  if (callidValue === null || callidValue > UINT64_MAX) {
     return bad(`field callid must be an unsigned 64-bit integer, got ${describe(o.callid)}`);
   }
   const commandIdDigits = integerDigits(o.command_id);
@@ -104,7 +111,9 @@ export function parseRtRequest(body: string): ParseResult {
     ok: true,
     request: {
       app: o.app as string,
-      callid,
+      // The same digits as a string of its own: the ones read from the text are a slice of
+      // the body, which would stay in memory as long as the call (store keys, live calls).
+      callid: callidValue.toString(),
       request_hash: o.request_hash as string | null,
       cli_name: o.cli_name as string,
       cli_number: o.cli_number as string,
@@ -129,14 +138,16 @@ export function isTerminal(status: CallStatus): boolean {
 
 const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 13;
 
-/** Index just past the JSON string starting at `i` (a quote). */
+/** Index just past the JSON string starting at `i` (a quote): the next quote not escaped. */
 function skipString(text: string, i: number): number {
-  for (i++; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 92) i++;
-    else if (c === 34) return i + 1;
+  for (;;) {
+    const q = text.indexOf('"', i + 1);
+    if (q < 0) return text.length;
+    let backslashes = 0;
+    while (text.charCodeAt(q - 1 - backslashes) === 92) backslashes++;
+    if ((backslashes & 1) === 0) return q + 1;
+    i = q;
   }
-  return i;
 }
 
 /** Index just past the JSON value starting at `i` (the text is known to be valid JSON). */
@@ -165,6 +176,28 @@ function skipValue(text: string, i: number): number {
 }
 
 /**
+ * Walks the members of the top-level object of valid JSON `text`, calling `member` with the
+ * key's raw text (between its quotes, escapes as written) and the value's bounds.
+ */
+function eachTopLevelMember(text: string, member: (keyStart: number, keyEnd: number, valueStart: number, valueEnd: number) => void): void {
+  let i = 0;
+  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
+  if (text.charCodeAt(i) !== 123) return;
+  i++;
+  for (;;) {
+    while (i < text.length && (isSpace(text.charCodeAt(i)) || text.charCodeAt(i) === 44)) i++;
+    if (i >= text.length || text.charCodeAt(i) !== 34) return;
+    const keyEnd = skipString(text, i);
+    const keyStart = i + 1;
+    i = keyEnd;
+    while (i < text.length && (isSpace(text.charCodeAt(i)) || text.charCodeAt(i) === 58)) i++;
+    const end = skipValue(text, i);
+    member(keyStart, keyEnd - 1, i, end);
+    i = end;
+  }
+}
+
+/**
  * The exact text of a member of the top-level object of valid JSON `text` (the last one if
  * the key is repeated, as JSON.parse does), or undefined.
  */
@@ -175,35 +208,56 @@ export function rawTopLevelMember(text: string, key: string): string | undefined
 /** The exact text of every member of the top-level object of valid JSON `text`, in one pass. */
 export function rawTopLevelMembers(text: string): Record<string, string> {
   const found: Record<string, string> = {};
-  let i = 0;
-  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
-  if (text.charCodeAt(i) !== 123) return found;
-  i++;
-  for (;;) {
-    while (i < text.length && (isSpace(text.charCodeAt(i)) || text.charCodeAt(i) === 44)) i++;
-    if (i >= text.length || text.charCodeAt(i) !== 34) return found;
-    const keyEnd = skipString(text, i);
-    const name = text.slice(i + 1, keyEnd - 1);
-    i = keyEnd;
-    while (i < text.length && (isSpace(text.charCodeAt(i)) || text.charCodeAt(i) === 58)) i++;
-    const end = skipValue(text, i);
-    found[name] = text.slice(i, end);
-    i = end;
-  }
+  eachTopLevelMember(text, (ks, ke, vs, ve) => {
+    found[text.slice(ks, ke)] = text.slice(vs, ve);
+  });
+  return found;
 }
 
-const CALLID_MEMBER = /"callid"\s*:\s*([0-9]+)(?=\s*[,}])/g;
+/** The raw text of the three members whose text matters (the last of repeated keys), sliced only for them. */
+function wantedMembers(text: string): { callid?: string; command_id?: string; variables?: string } {
+  const found: { callid?: string; command_id?: string; variables?: string } = {};
+  eachTopLevelMember(text, (ks, ke, vs, ve) => {
+    const n = ke - ks;
+    if (n === 6 && text.startsWith('callid', ks)) found.callid = text.slice(vs, ve);
+    else if (n === 10 && text.startsWith('command_id', ks)) found.command_id = text.slice(vs, ve);
+    else if (n === 9 && text.startsWith('variables', ks)) found.variables = text.slice(vs, ve);
+  });
+  return found;
+}
+
+
+const isDigit = (c: number) => c >= 48 && c <= 57;
 
 /**
- * When the only run of 16+ digits in the body is the value of the only "callid" key, its
- * digits; null when the body needs the lossless parser (big numbers elsewhere, or
- * several "callid" keys).
+ * Where the first run of 16 or more digits at or after `from` starts, else -1: a number
+ * JSON.parse may round. Such a run covers one of the positions from+15, from+31, ..., so
+ * only those are looked at (a regular expression tries every position: ten times slower).
  */
-function soleBigCallid(body: string): string | null {
-  CALLID_MEMBER.lastIndex = 0;
+function digitRun(text: string, from: number): number {
+  for (let i = from + 15; i < text.length; i += 16) {
+    if (!isDigit(text.charCodeAt(i))) continue;
+    let start = i;
+    while (start > from && isDigit(text.charCodeAt(start - 1))) start--;
+    let end = i + 1;
+    while (end < text.length && isDigit(text.charCodeAt(end))) end++;
+    if (end - start >= 16) return start;
+  }
+  return -1;
+}
+
+/**
+ * When the only run of 16+ digits in the body (the first starts at `run`) is the value of
+ * the only "callid" key, its digits; null when the body needs the lossless parser (big
+ * numbers elsewhere, or several "callid" keys).
+ */
+function soleBigCallid(body: string, run: number): string | null {
+  // A literal here, not at module level: a /g regex carries lastIndex, state of its own.
+  const CALLID_MEMBER = /"callid"\s*:\s*([0-9]+)(?=\s*[,}])/g;
   const m = CALLID_MEMBER.exec(body);
   if (!m || CALLID_MEMBER.exec(body)) return null;
-  if (MAY_LOSE_DIGITS.test(body.slice(0, m.index)) || MAY_LOSE_DIGITS.test(body.slice(m.index + m[0].length))) return null;
+  const end = m.index + m[0].length;
+  if (run !== end - m[1]!.length || digitRun(body, end) >= 0) return null;
   return m[1]!;
 }
 

@@ -38,6 +38,13 @@ export class LiveCalls {
   /** Sets (or moves) a call; returns the version it left, if it moved to another one. */
   set(callid: string, flow: string, version: string, step: string): void {
     const prev = this.calls.get(callid);
+    if (prev && prev.flow === flow && prev.version === version) {
+      // Each request of a call lands here: the record is updated in place, so a live call
+      // keeps one record and one callid string (the map's key), not one per request.
+      prev.step = step;
+      prev.lastSeen = this.now();
+      return;
+    }
     if (prev) this.dec(prev);
     this.calls.set(callid, { callid, flow, version, step, lastSeen: this.now() });
     const k = key(flow, version);

@@ -128,3 +128,26 @@ describe('integers are digits only', () => {
     expect(parseRtRequest(body)).toMatchObject({ ok: false, message: 'field command_id must be a non-negative integer written with digits only, got 3.0' });
   });
 });
+
+describe('the scan of the body text (indexOf and strided digit checks)', () => {
+  it('skips strings ending in escaped backslashes or holding escaped quotes and braces', () => {
+    const raw = '{"k":"x\\\\","l":"a \\" } { \\\\\\"","m":[1,"]"]}';
+    const body = rtBody({ cli_name: 'A \\ "B" }', command_result: '\\', variables: raw });
+    const r = parseRtRequest(body);
+    expect(r.ok && r.request.variablesRaw).toBe(raw);
+    expect(r.ok && r.request.cli_name).toBe('A \\ "B" }');
+    expect(r.ok && r.request.command_result).toBe('\\');
+  });
+
+  it.each(['999999999999999', '1000000000000000', '9007199254740993', '18446744073709551615'])('reads callid %s (15 to 20 digits) from the text', (id) => {
+    const r = parseRtRequest(rtBody({ callid: id, cli_number: '+1234567890123' }));
+    expect(r.ok && r.request.callid).toBe(id);
+  });
+
+  it('a run of 16 digits elsewhere (a string, a variable, command_id) is read losslessly too', () => {
+    const inString = parseRtRequest(rtBody({ callid: '18446744073709551615', cdr_field: 'ref 12345678901234567' }));
+    expect(inString.ok && [inString.request.callid, inString.request.cdr_field]).toEqual(['18446744073709551615', 'ref 12345678901234567']);
+    const bigId = parseRtRequest(rtBody({ callid: '18446744073709551615', command_id: 12345678901234567 }).replace('12345678901234568', '12345678901234567'));
+    expect(bigId).toEqual({ ok: false, code: 'BAD_REQUEST', message: 'field command_id must be a non-negative integer, got 12345678901234567' });
+  });
+});

@@ -1,0 +1,63 @@
+/**
+ * `npm run bench:memory` (node --expose-gc): heap bytes per live call. Holds BENCH_CALLS
+ * (default 50 000) calls of flows/front-desk.yaml at its menu in the memory call store,
+ * each brought there by real request handling (fastify.inject on /rt/front-desk: the first
+ * request, then the welcome's result), after a warm-up of whole calls; the heap is measured
+ * after full garbage collections, before and after. Everything the server keeps per call
+ * counts: the store's entry and snapshot, the live-call record, anything else left behind.
+ *
+ * Target (issue #8): <= 1.1 KB per live call.
+ */
+import { buildServer } from '../src/http/server.js';
+import { MemoryStore } from '../src/store/memory.js';
+
+if (!global.gc) throw new Error('run with node --expose-gc (npm run bench:memory)');
+const gc = global.gc;
+const calls = Number(process.env.BENCH_CALLS ?? 50_000);
+const warmup = Number(process.env.BENCH_WARMUP_CALLS ?? 2_000);
+
+function body(callid: bigint, command: string, id: number, result: string, status = 'UP'): string {
+  return (
+    `{"app":"BENCHAPP","callid":${callid},"request_hash":null,"cli_name":"","cli_number":"+447700900123",` +
+    `"date_started":"2026-11-22 10:00:00","number":"+442079460000","command":${JSON.stringify(command)},` +
+    `"command_id":${id},"command_result":${JSON.stringify(result)},"command_error":"","call_status":"${status}",` +
+    `"cdr_field":"","variables":{}}`
+  );
+}
+
+function heap(): number {
+  for (let i = 0; i < 4; i++) gc();
+  return process.memoryUsage().heapUsed;
+}
+
+const store = new MemoryStore();
+const app = await buildServer({ flowsDir: new URL('../flows', import.meta.url).pathname, logLevel: false, store });
+const post = async (payload: string, want: string) => {
+  const res = await app.inject({ method: 'POST', url: '/rt/front-desk', headers: { 'content-type': 'application/json' }, payload });
+  if (res.statusCode !== 200 || (want && !res.body.startsWith(`{"command":"${want}"`))) throw new Error(`unexpected reply ${res.statusCode} ${res.body.slice(0, 200)}`);
+};
+/** Brings a call to the menu: first request (welcome), then the welcome's result (menu read). */
+const toMenu = async (callid: bigint) => {
+  await post(body(callid, '', 0, ''), 'play');
+  await post(body(callid, 'play', 1, '0'), 'read');
+};
+
+// Warm-up: whole calls (to the menu, then hung up), so that code, caches and maps are warm.
+for (let i = 0; i < warmup; i++) {
+  const id = 30_000_000_000_000_000n + BigInt(i);
+  await toMenu(id);
+  await post(body(id, 'read', 2, '', 'HANGUP'), '');
+}
+const storedBefore = await store.size();
+const before = heap();
+for (let i = 0; i < calls; i++) await toMenu(10_000_000_000_000_000n + BigInt(i) * 7919n);
+const after = heap();
+const held = (await store.size()) - storedBefore;
+if (held !== calls) throw new Error(`the store holds ${held} more calls, expected ${calls}`);
+
+let snapshot = 0;
+for (let i = 0; i < 1000; i++) snapshot += Buffer.byteLength((await store.get(String(10_000_000_000_000_000n + BigInt(i) * 7919n)))!);
+const perCall = (after - before) / calls;
+console.log(`${calls} live calls at the front-desk menu (memory store, after ${warmup} warm-up calls): heap +${((after - before) / 2 ** 20).toFixed(1)} MB`);
+console.log(`heap per live call: ${perCall.toFixed(0)} bytes (target <= 1126) ${perCall <= 1126 ? 'OK' : 'ABOVE TARGET'}; snapshot ${(snapshot / 1000).toFixed(0)} bytes of JSON`);
+await app.close();
