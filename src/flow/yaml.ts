@@ -94,6 +94,8 @@ interface LoadCtx {
   aliasWeight: number;
   /** The deepest level reached so far. */
   deepest: number;
+  /** The line (0-based) of the last position looked up. */
+  line: number;
   stopped: boolean;
 }
 
@@ -127,7 +129,7 @@ export function loadYaml(text: string, file: string): LoadResult {
   }
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: false, merge: true, prettyErrors: false, strict: true });
-  const ctx: LoadCtx = { file, doc, lc, diags: [], stack: new Set(), anchored: new Map(), weight: 0, aliasWeight: 0, deepest: 0, stopped: false };
+  const ctx: LoadCtx = { file, doc, lc, diags: [], stack: new Set(), anchored: new Map(), weight: 0, aliasWeight: 0, deepest: 0, line: 0, stopped: false };
   const lines = new Set<number>();
   for (const e of [...doc.errors, ...doc.warnings]) {
     const msg = e.code === 'MULTIPLE_DOCS' ? 'a flow file holds a single YAML document (remove the `---` separator)' : e.message.replace(/ at line \d+, column \d+[\s\S]*$/, '');
@@ -163,14 +165,29 @@ export function errorSpan(text: string, start: number, end: number): [number, nu
   return [i, Math.max(j, i + 1)];
 }
 
+/**
+ * The line and column of an offset. Nodes come mostly in the order of the text, so the
+ * line of the previous lookup (or the next one) usually holds it; else a binary search.
+ */
 function locOf(ctx: LoadCtx, offset: number): Loc {
-  const p = ctx.lc.linePos(Math.max(0, offset));
-  return { line: p.line, col: p.col };
+  const o = Math.max(0, offset);
+  const starts = ctx.lc.lineStarts;
+  let i = ctx.line;
+  if (!(i < starts.length && starts[i]! <= o && (i + 1 === starts.length || o < starts[i + 1]!))) {
+    if (i + 2 < starts.length && starts[i + 1]! <= o && o < starts[i + 2]!) i++;
+    else {
+      const p = ctx.lc.linePos(o);
+      if (p.line < 1) return { line: p.line, col: p.col };
+      i = p.line - 1;
+    }
+    ctx.line = i;
+  }
+  return { line: i + 1, col: o - starts[i]! + 1 };
 }
 
 function rangeOf(ctx: LoadCtx, node: YamlNode): { pos: Loc; end: Loc } {
-  const r = node.range ?? [0, 0, 0];
-  return { pos: locOf(ctx, r[0]), end: locOf(ctx, r[1]) };
+  const r = node.range;
+  return r ? { pos: locOf(ctx, r[0]), end: locOf(ctx, r[1]) } : { pos: locOf(ctx, 0), end: locOf(ctx, 0) };
 }
 
 /** Stops the loader with one diagnostic at `node`: everything after it is left unchecked. */
@@ -267,13 +284,19 @@ function convertScalar(ctx: LoadCtx, node: YamlNode & { value: unknown; source?:
   const source = typeof node.source === 'string' ? node.source : String(v ?? '');
   // a scalar weighs its text: the checkers' work on it grows with its length
   ctx.weight += 1 + (typeof v === 'string' ? v.length : source.length);
-  const base = { kind: 'scalar' as const, source, quoted, ...rangeOf(ctx, node) };
-  if (v === null || v === undefined) return { ...base, type: 'null', value: null };
-  if (typeof v === 'boolean') return { ...base, type: 'bool', value: v };
-  if (typeof v === 'number') return { ...base, type: Number.isInteger(v) ? 'int' : 'float', value: v };
-  if (typeof v === 'bigint') return { ...base, type: 'int', value: Number(v) };
-  if (typeof v === 'string') return { ...base, type: 'string', value: v };
-  return stop(ctx, node, `unsupported YAML value${node.tag ? ` (tag ${node.tag})` : ''}: flows hold strings, numbers, booleans, null, lists and maps`);
+  let type: ScalarType;
+  let value: YScalar['value'];
+  if (v === null || v === undefined) (type = 'null'), (value = null);
+  else if (typeof v === 'boolean') (type = 'bool'), (value = v);
+  else if (typeof v === 'number') (type = Number.isInteger(v) ? 'int' : 'float'), (value = v);
+  else if (typeof v === 'bigint') (type = 'int'), (value = Number(v));
+  else if (typeof v === 'string') (type = 'string'), (value = v);
+  else
+    return stop(ctx, node, `unsupported YAML value${node.tag ? ` (tag ${node.tag})` : ''}: flows hold strings, numbers, booleans, null, lists and maps`);
+  const r = node.range;
+  const pos = locOf(ctx, r ? r[0] : 0);
+  // one object shape for every scalar (the checkers read millions of them)
+  return { kind: 'scalar', type, value, source, quoted, pos, end: r ? locOf(ctx, r[1]) : pos };
 }
 
 function keyText(k: YNode): string {
