@@ -108,7 +108,7 @@ export const FLOW_CODES: readonly CodeInfo[] = [
   {
     code: 'BAD_TEMPLATE',
     severity: 'error',
-    title: 'A `{{ }}` template that does not parse, or uses an unknown filter.',
+    title: 'A `{{ }}` template that does not parse, uses an unknown filter, or holds more than 1,000 `{{ }}`/`{% %}` tags in one text.',
     hint: 'Templates use Liquid syntax: `{{ vars.name | default: "caller" }}`. Close every `{{` with `}}` and use only Liquid filters.',
   },
   {

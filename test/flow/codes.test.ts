@@ -46,6 +46,7 @@ const CASES: Case[] = [
     column: 37,
     message: /the alias \*l4 makes the aliases repeat more than 4,194,304 characters/,
   },
+  { name: 'a template of 1,001 tags', code: 'BAD_TEMPLATE', text: flow(`  a: { say: "${Array(1001).fill('{{ vars.x }}').join(' ')}", next: b }`, '  b: { hangup: {} }'), line: 4, column: 13, message: /step 'a': the text holds 1,001 \{\{ \}\} or \{% %\} tags; a template may hold at most 1,000/ },
   { name: 'a list at top level', code: 'NOT_A_MAP', text: '- version: 1\n- start: a\n', line: 1, column: 1, message: /not a list/ },
   { name: 'empty file', code: 'NOT_A_MAP', text: '# nothing\n', line: 1, column: 1, message: /empty/ },
   { name: 'a step that is a string', code: 'NOT_A_MAP', text: flow('  a: hello'), line: 4, column: 6, message: /step 'a': a step must be a map/ },
