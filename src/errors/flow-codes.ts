@@ -25,6 +25,18 @@ export const FLOW_CODES: readonly CodeInfo[] = [
     title: 'The file (or a step) is not a YAML map of keys to values.',
     hint: 'A flow file is a map with at least `version: 1`, `start:` and `steps:`; each step is a map such as `{ say: "Hello", next: menu }`.',
   },
+  {
+    code: 'FILE_TOO_LARGE',
+    severity: 'error',
+    title: 'The file is larger than 4 MiB (4,194,304 bytes), the limit of a flow, config or scenario file; it is not parsed.',
+    hint: 'Split the service into several flows, or shorten the file: an anchor and its aliases (&text, *text) repeat a value without copying it.',
+  },
+  {
+    code: 'ALIAS_LIMIT',
+    severity: 'error',
+    title: 'The aliases of the file repeat more than 4 MiB of values in all (a "billion laughs" alias bomb, or a very heavy use of aliases); reported once, at the alias that goes past the limit, and nothing after it is checked.',
+    hint: 'Aliases may repeat at most 4 MiB of values in all, aliases inside aliased values counted as expanded. Write the values out, or use fewer, smaller anchors.',
+  },
   // --- shape of keys and values
   {
     code: 'UNKNOWN_KEY',
@@ -96,7 +108,7 @@ export const FLOW_CODES: readonly CodeInfo[] = [
   {
     code: 'BAD_TEMPLATE',
     severity: 'error',
-    title: 'A `{{ }}` template that does not parse, or uses an unknown filter.',
+    title: 'A `{{ }}` template that does not parse, uses an unknown filter, or holds more than 1,000 `{{ }}`/`{% %}` tags in one text.',
     hint: 'Templates use Liquid syntax: `{{ vars.name | default: "caller" }}`. Close every `{{` with `}}` and use only Liquid filters.',
   },
   {

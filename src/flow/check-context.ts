@@ -23,11 +23,25 @@ export interface Ctx {
   refs: VarRef[];
   /** Every step id the flow refers to (targets, start, handlers), checked by the graph pass. */
   targets: { id: string; at: YNode }[];
+  /** What did-you-mean suggestions among the flow's own names (step ids, variables) may still cost. */
+  suggest: SuggestBudget;
 }
 
 export function newCtx(file: string, voice: string): Ctx {
-  return { file, diags: [], voice, refs: [], targets: [] };
+  return { file, diags: [], voice, refs: [], targets: [], suggest: { left: SUGGEST_BUDGET } };
 }
+
+/**
+ * Work left for did-you-mean suggestions, in characters compared. Suggesting among n step
+ * ids costs O(n) per misspelt id: a file with thousands of misspelt ids among thousands of
+ * steps would take minutes. Once the budget of a check is spent (a few hundred misspelt
+ * names among 10,000 steps), its other diagnostics keep their generic hint.
+ */
+export interface SuggestBudget {
+  left: number;
+}
+
+export const SUGGEST_BUDGET = 20_000_000;
 
 const CODES = new Map(FLOW_CODES.map((c) => [c.code, c]));
 
@@ -81,24 +95,49 @@ export function distance(a: string, b: string): number {
   return prev[n]!;
 }
 
-/** The closest candidate, if close enough to be a likely typo. */
-export function closest(word: string, candidates: Iterable<string>): string | undefined {
+/**
+ * The closest candidate, if close enough to be a likely typo (the first one at the least
+ * distance). Candidates that cannot beat the best so far are skipped on cheap lower
+ * bounds of the distance (length difference, characters in common) before the table is
+ * computed. With a budget, the work is charged to it; none left: no suggestion.
+ */
+export function closest(word: string, candidates: Iterable<string>, budget?: SuggestBudget): string | undefined {
   let best: string | undefined;
   let bestD = Infinity;
   const w = word.toLowerCase();
+  const limit = Math.max(1, Math.floor(word.length / 3));
+  const counts = new Int32Array(128);
+  for (let i = 0; i < w.length; i++) counts[w.charCodeAt(i) & 127]!++;
+  const scratch = new Int32Array(128);
   for (const c of candidates) {
-    const d = distance(w, c.toLowerCase());
+    const lc = c.toLowerCase();
+    if (budget && (budget.left -= lc.length + 1) < 0) return undefined;
+    // only a distance within the limit, and below the best so far, can change the answer
+    const bound = Math.min(limit, bestD - 1);
+    if (Math.abs(lc.length - w.length) > bound) continue;
+    // an edit changes the characters' counts by 2 at most: distance >= (characters not in common) / 2
+    scratch.set(counts);
+    let common = 0;
+    for (let i = 0; i < lc.length; i++) {
+      const k = lc.charCodeAt(i) & 127;
+      if (scratch[k]! > 0) {
+        scratch[k]!--;
+        common++;
+      }
+    }
+    if (Math.ceil((w.length + lc.length - 2 * common) / 2) > bound) continue;
+    if (budget && (budget.left -= (w.length + 1) * (lc.length + 1)) < 0) return undefined;
+    const d = distance(w, lc);
     if (d < bestD) {
       bestD = d;
       best = c;
     }
   }
-  const limit = Math.max(1, Math.floor(word.length / 3));
   return best !== undefined && bestD <= limit ? best : undefined;
 }
 
-export function didYouMean(word: string, candidates: Iterable<string>): string | undefined {
-  const c = closest(word, candidates);
+export function didYouMean(word: string, candidates: Iterable<string>, budget?: SuggestBudget): string | undefined {
+  const c = closest(word, candidates, budget);
   return c === undefined ? undefined : `did you mean '${c}'?`;
 }
 

@@ -11,9 +11,15 @@ import type { Loc, YNode } from './yaml.js';
 /** UNKNOWN_STEP for every reference to a step id that is not defined. */
 export function checkTargets(ctx: Ctx, ids: readonly string[]): void {
   const known = new Set(ids);
+  const hints = new Map<string, string>();
   for (const t of ctx.targets) {
     if (known.has(t.id)) continue;
-    report(ctx, 'UNKNOWN_STEP', t.at, `no step '${t.id}' in this flow`, didYouMean(t.id, ids) ?? (ids.length ? `Steps are: ${ids.slice(0, 12).join(', ')}${ids.length > 12 ? ', ...' : ''}.` : 'Define it under steps:.'));
+    let hint = hints.get(t.id);
+    if (hint === undefined) {
+      hint = didYouMean(t.id, ids, ctx.suggest) ?? (ids.length ? `Steps are: ${ids.slice(0, 12).join(', ')}${ids.length > 12 ? ', ...' : ''}.` : 'Define it under steps:.');
+      hints.set(t.id, hint);
+    }
+    report(ctx, 'UNKNOWN_STEP', t.at, `no step '${t.id}' in this flow`, hint);
   }
 }
 
@@ -62,13 +68,15 @@ export interface GraphInput {
 
 export function checkGraph(ctx: Ctx, g: GraphInput): void {
   const { steps, order, handlers } = g;
+  const rank = new Map(order.map((id, i) => [id, i]));
+  const byRank = (a: string, b: string) => rank.get(a)! - rank.get(b)!;
   const next = new Map(order.map((id) => [id, successors(steps[id]!, handlers).filter((t) => t in steps)]));
   const roots = [g.start, ...(handlers.hangup ? [handlers.hangup] : [])].filter((r) => r in steps);
 
   // reachable from start and the hangup handler
   const reached = new Set<string>(roots);
   const queue = [...roots];
-  while (queue.length) for (const t of next.get(queue.shift()!)!) if (!reached.has(t)) reached.add(t), queue.push(t);
+  for (let i = 0; i < queue.length; i++) for (const t of next.get(queue[i]!)!) if (!reached.has(t)) reached.add(t), queue.push(t);
   for (const id of order) {
     if (!reached.has(id)) report(ctx, 'UNREACHABLE_STEP', loc(steps[id]!), `step '${id}' is never reached from start '${g.start}'${handlers.hangup ? ' or the hangup handler' : ''}`);
   }
@@ -78,13 +86,15 @@ export function checkGraph(ctx: Ctx, g: GraphInput): void {
   for (const [from, tos] of next) for (const t of tos) prev.get(t)!.push(from);
   const ends = new Set(order.filter((id) => canEndHere(steps[id]!, handlers)));
   const back = [...ends];
-  while (back.length) for (const p of prev.get(back.shift()!)!) if (!ends.has(p)) ends.add(p), back.push(p);
+  for (let i = 0; i < back.length; i++) for (const p of prev.get(back[i]!)!) if (!ends.has(p)) ends.add(p), back.push(p);
+  // what a trapped step leads to is trapped too (else it could reach an end through it)
   const trapped = order.filter((id) => reached.has(id) && !ends.has(id));
   const trappedSet = new Set(trapped);
+  const leadsTo = trapped.length ? firstReachable(trapped, (id) => next.get(id)!, byRank, 7) : new Map<string, string[]>();
   for (const id of trapped) {
     // reported where the trap is entered: a root, or a step reached from outside the trap
     if (!roots.includes(id) && !prev.get(id)!.some((p) => reached.has(p) && !trappedSet.has(p))) continue;
-    const loop = trapped.filter((o) => o !== id && reachableFrom(next, id).has(o));
+    const loop = leadsTo.get(id)!.filter((o) => o !== id);
     const via = loop.length ? ` (it only leads to ${loop.slice(0, 5).map((o) => `'${o}'`).join(', ')}${loop.length > 5 ? ', ...' : ''})` : '';
     report(ctx, 'NO_PATH_TO_END', loc(steps[id]!), `step '${id}' can never reach the end of the call: every way out of it loops back${via}`);
   }
@@ -94,7 +104,7 @@ export function checkGraph(ctx: Ctx, g: GraphInput): void {
   for (const scc of sccs(order.filter(logic), (id) => next.get(id)!.filter(logic))) {
     const self = scc.length === 1 && next.get(scc[0]!)!.includes(scc[0]!);
     if (scc.length < 2 && !self) continue;
-    const names = order.filter((id) => scc.includes(id));
+    const names = [...scc].sort(byRank);
     report(ctx, 'EVENTLESS_LOOP', loc(steps[names[0]!]!), `logic steps ${[...names, names[0]].map((n) => `'${n}'`).join(' -> ')} loop without issuing a command`);
   }
 
@@ -110,21 +120,50 @@ export function checkGraph(ctx: Ctx, g: GraphInput): void {
           : `Nothing can be played or sent to the call once it is over: point handlers.hangup at a set, switch or when step.`;
       report(ctx, 'HANDLER_COMMAND', g.hangupAt, `the hangup handler '${h}' is a ${what} step; it must be a logic step (set, switch, when)`, hint);
     } else {
-      const seen = new Set([h]);
-      const q: [string, string][] = [[h, h]];
-      while (q.length) {
-        const [id, path] = q.shift()!;
+      // breadth first from the handler through logic steps; a path is rebuilt only when reported
+      const from = new Map<string, string>([[h, '']]);
+      const q = [h];
+      for (let i = 0; i < q.length; i++) {
+        const id = q[i]!;
         for (const t of next.get(id)!) {
-          if (seen.has(t)) continue;
-          seen.add(t);
+          if (from.has(t)) continue;
+          from.set(t, id);
           const s = steps[t]!;
           if (!isLogic(s)) {
-            report(ctx, 'HANDLER_COMMAND', g.hangupAt, `the hangup handler leads to command step '${t}' (${path} -> ${t}); the call is over when it runs`, handlerExitHint(steps[id]!, s));
-          } else q.push([t, `${path} -> ${t}`]);
+            report(ctx, 'HANDLER_COMMAND', g.hangupAt, `the hangup handler leads to command step '${t}' (${pathTo(from, t)}); the call is over when it runs`, handlerExitHint(steps[id]!, s));
+          } else q.push(t);
         }
       }
     }
   }
+}
+
+/** "h -> a -> b -> t" from the breadth-first parents; a long path shows its first and last steps. */
+function pathTo(from: ReadonlyMap<string, string>, to: string): string {
+  const path = [to];
+  for (let p = from.get(to); p; p = from.get(p)) path.push(p);
+  path.reverse();
+  return (path.length > 10 ? [...path.slice(0, 4), '...', ...path.slice(-4)] : path).join(' -> ');
+}
+
+/**
+ * For each node, the first `k` nodes (by `order`) that it reaches through one or more
+ * edges, itself included when it is on a cycle, or merely in its strongly connected
+ * component: callers drop it. Linear in the graph (times k), whatever the number of nodes
+ * asked about: components are visited once, each taking the k first of those it leads to.
+ */
+function firstReachable(nodes: string[], edges: (id: string) => string[], order: (a: string, b: string) => number, k: number): Map<string, string[]> {
+  const compOf = new Map<string, number>();
+  const firsts: string[][] = [];
+  // Tarjan yields a component after every component it leads to
+  for (const comp of sccs(nodes, edges)) {
+    const c = firsts.length;
+    for (const id of comp) compOf.set(id, c);
+    const acc = new Set<string>(comp);
+    for (const id of comp) for (const t of edges(id)) if (compOf.get(t) !== c) for (const x of firsts[compOf.get(t)!]!) acc.add(x);
+    firsts.push([...acc].sort(order).slice(0, k));
+  }
+  return new Map(nodes.map((id) => [id, firsts[compOf.get(id)!]!]));
 }
 
 /** What to do when logic step `from` of the hangup handler leads to command step `to`. */
@@ -145,18 +184,6 @@ function isLogic(step: Step): boolean {
   return step.kind !== 'command' || isEffect(step.command.name);
 }
 
-function reachableFrom(next: Map<string, string[]>, from: string): Set<string> {
-  const seen = new Set<string>();
-  const q = [...next.get(from)!];
-  while (q.length) {
-    const id = q.shift()!;
-    if (seen.has(id)) continue;
-    seen.add(id);
-    q.push(...next.get(id)!);
-  }
-  return seen;
-}
-
 /** Strongly connected components (Tarjan, iterative). */
 function sccs(nodes: string[], edges: (id: string) => string[]): string[][] {
   const index = new Map<string, number>();
@@ -167,16 +194,16 @@ function sccs(nodes: string[], edges: (id: string) => string[]): string[][] {
   let i = 0;
   for (const root of nodes) {
     if (index.has(root)) continue;
-    const work: { id: string; it: number }[] = [{ id: root, it: 0 }];
+    const work: { id: string; it: number; es: string[] }[] = [{ id: root, it: 0, es: edges(root) }];
     index.set(root, i), low.set(root, i++), stack.push(root), onStack.add(root);
     while (work.length) {
       const top = work[work.length - 1]!;
-      const es = edges(top.id);
+      const es = top.es;
       if (top.it < es.length) {
         const w = es[top.it++]!;
         if (!index.has(w)) {
           index.set(w, i), low.set(w, i++), stack.push(w), onStack.add(w);
-          work.push({ id: w, it: 0 });
+          work.push({ id: w, it: 0, es: edges(w) });
         } else if (onStack.has(w)) low.set(top.id, Math.min(low.get(top.id)!, index.get(w)!));
         continue;
       }

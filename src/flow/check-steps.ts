@@ -15,6 +15,7 @@ import { describe, entry, type YEntry, type YMap } from './yaml.js';
 
 export const LOGIC_ACTIONS = ['set', 'switch', 'when'] as const;
 export const ACTIONS: readonly string[] = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', ...LOGIC_ACTIONS];
+const ACTION_SET: ReadonlySet<string> = new Set(ACTIONS);
 const MODIFIERS = ['save', 'on', 'next', 'handlers', 'default', 'then', 'else'] as const;
 
 type Kind = 'command' | 'hangup' | 'set' | 'switch' | 'when';
@@ -47,9 +48,10 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
     report(ctx, 'NOT_A_MAP', node, `${where}a step must be a map with one action, not ${describe(node)}`, 'Write e.g. `' + id + ': { say: "Hello", next: menu }`.');
     return undefined;
   }
-  const errorsBefore = ctx.diags.filter((d) => d.severity === 'error').length;
-  const actions = node.entries.filter((e) => ACTIONS.includes(e.key));
-  const unknown = node.entries.filter((e) => !ACTIONS.includes(e.key) && !(MODIFIERS as readonly string[]).includes(e.key));
+  const diagsBefore = ctx.diags.length;
+  const actions = node.entries.filter((e) => ACTION_SET.has(e.key));
+  const unknown = node.entries.filter((e) => !ACTION_SET.has(e.key) && !(MODIFIERS as readonly string[]).includes(e.key));
+  const seen = new Set([...actions, ...unknown]);
   // required params of the action written beside it (or misspelt there): one error each, the UNKNOWN_KEY
   const excused = new Set<string>();
   for (const e of unknown) {
@@ -67,7 +69,7 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
   const action = actions[0]!;
   const kind: Kind = action.key === 'hangup' ? 'hangup' : isAction(action.key) || action.key === 'say' ? 'command' : (action.key as Kind);
   for (const e of node.entries) {
-    if (e === action || actions.includes(e) || unknown.includes(e) || ALLOWED[kind].includes(e.key)) continue;
+    if (seen.has(e) || ALLOWED[kind].includes(e.key)) continue;
     const what = kind === 'hangup' ? 'nothing runs after hangup in this call (use handlers.hangup for logic at the end)' : MISPLACED_HINT[e.key];
     report(ctx, 'MISPLACED_KEY', e, `${where}'${e.key}' does not go with ${action.key}`, what);
   }
@@ -78,8 +80,9 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
   else if (kind === 'when') step = checkWhen(ctx, node, action, id, where);
   else step = checkCommandStep(ctx, node, action, id, where, handlers, excused);
   if (step) step.pos = pos;
-  const errors = ctx.diags.filter((d) => d.severity === 'error').length;
-  return errors === errorsBefore ? step : undefined;
+  // only the diagnostics of this step are looked at: counting all of them per step was quadratic
+  for (let i = diagsBefore; i < ctx.diags.length; i++) if (ctx.diags[i]!.severity === 'error') return undefined;
+  return step;
 }
 
 /** The hint of an unknown key of a step, and the action's param it stands for, if any. */

@@ -21,9 +21,31 @@ function collectRefs(ctx: Ctx, text: string, at: YNode, template: boolean): void
   }
 }
 
+/**
+ * The most `{{ }}` and `{% %}` tags one text may hold. liquidjs parses a template in time
+ * quadratic in its tags past a few thousand (it takes each token off the front of an
+ * array): 100,000 tags in one say: took 30 s, and a 4 MiB file could hold a million.
+ */
+export const MAX_TEMPLATE_TAGS = 1000;
+
+/** How many `{{` and `{%` the text holds (an upper bound of its tags). */
+function tagCount(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf('{'); i >= 0; i = text.indexOf('{', i + 1)) {
+    const c = text[i + 1];
+    if (c === '{' || c === '%') n++, i++;
+  }
+  return n;
+}
+
 /** Checks a string that may hold a template; returns false on BAD_TEMPLATE. */
 export function checkTemplateText(ctx: Ctx, text: string, at: YNode, where: string): boolean {
   if (!isTemplate(text)) return true;
+  const tags = tagCount(text);
+  if (tags > MAX_TEMPLATE_TAGS) {
+    report(ctx, 'BAD_TEMPLATE', at, `${where}the text holds ${tags.toLocaleString('en-US')} {{ }} or {% %} tags; a template may hold at most ${MAX_TEMPLATE_TAGS.toLocaleString('en-US')}`, 'Split the text over several steps (or a list of media), or compute the repeated part once with set: and an expr.');
+    return false;
+  }
   const err = checkTemplate(text);
   if (err) {
     report(ctx, 'BAD_TEMPLATE', at, `${where}template does not parse: ${err}`);

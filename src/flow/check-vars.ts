@@ -15,12 +15,21 @@ export function checkVarRefs(ctx: Ctx, initial: string[], steps: Record<string, 
     if (s.kind === 'set') for (const a of s.assign) written.add(a.name);
   }
   const seen = new Set<string>();
+  const hints = new Map<string, string>();
+  const unknownVar = (name: string): string => {
+    let hint = hints.get(name);
+    if (hint === undefined) {
+      hint = didYouMean(name, written, ctx.suggest) ?? 'Set it with vars:, save: or set:, or guard it with `| default:` in a template or has(vars.x) in a condition.';
+      hints.set(name, hint);
+    }
+    return hint;
+  };
   for (const r of ctx.refs) {
     const key = `${r.root}.${r.name}@${r.at.pos.line}:${r.at.pos.col}`;
     if (seen.has(key)) continue;
     seen.add(key);
     if (r.root === 'vars' && !written.has(r.name)) {
-      report(ctx, 'UNKNOWN_VARIABLE', r.at, `vars.${r.name} is read here but nothing sets it (no vars:, save: or set: of '${r.name}')`, didYouMean(r.name, written) ?? 'Set it with vars:, save: or set:, or guard it with `| default:` in a template or has(vars.x) in a condition.');
+      report(ctx, 'UNKNOWN_VARIABLE', r.at, `vars.${r.name} is read here but nothing sets it (no vars:, save: or set: of '${r.name}')`, unknownVar(r.name));
     } else if (r.root === 'call' && !(CALL_FIELDS as readonly string[]).includes(r.name)) {
       report(ctx, 'UNKNOWN_VARIABLE', r.at, `call.${r.name} is not a call field`, didYouMean(r.name, CALL_FIELDS) ?? `Call fields: ${CALL_FIELDS.join(', ')}.`);
     }

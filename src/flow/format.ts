@@ -1,8 +1,11 @@
 /**
  * Diagnostics as text for terminals: `file:line:col severity CODE message`, a code frame
  * (one line of context on each side, a caret under the column) and the hint.
+ * A source's lines are indexed once (formatDiagnostics: once per file of the list), so
+ * formatting n diagnostics of a file costs O(file + n), not O(file x n).
  */
 import type { Diagnostic } from '../errors/diagnostic.js';
+import { type SourceLines, lineAt, lineCount, sourceLines } from './source-lines.js';
 
 export interface FormatOptions {
   /** ANSI colours (default false). */
@@ -15,20 +18,26 @@ function paint(on: boolean | undefined, style: keyof typeof ANSI, s: string): st
   return on ? `${ANSI[style]}${s}${ANSI.reset}` : s;
 }
 
+/** A source as text, or already indexed by sourceLines() (to format many diagnostics of it). */
+export type Source = string | SourceLines;
+
+const indexed = (source: Source): SourceLines => (typeof source === 'string' ? sourceLines(source) : source);
+
 /** The line of `d` with its neighbours and a caret line; '' when the source has no such line. */
-export function codeFrame(d: Diagnostic, source: string, opts: FormatOptions = {}): string {
-  const lines = source.split(/\r\n|\r|\n/);
+export function codeFrame(d: Diagnostic, source: Source, opts: FormatOptions = {}): string {
+  const src = indexed(source);
+  const count = lineCount(src);
   const at = d.line - 1;
-  if (at < 0 || at >= lines.length) return '';
+  if (!Number.isInteger(at) || at < 0 || at >= count) return '';
   const first = Math.max(0, at - 1);
-  const last = Math.min(lines.length - 1, at + 1);
+  const last = Math.min(count - 1, at + 1);
   const width = String(last + 1).length;
   const gutter = (n: number | '') => paint(opts.color, 'dim', `${String(n).padStart(width)} | `);
   const out: string[] = [];
   for (let i = first; i <= last; i++) {
-    out.push(`${gutter(i + 1)}${lines[i]}`.trimEnd());
+    const text = lineAt(src, i);
+    out.push(`${gutter(i + 1)}${text}`.trimEnd());
     if (i === at) {
-      const text = lines[i]!;
       const col = Math.max(1, Math.min(d.column, text.length + 1));
       const pad = text.slice(0, col - 1).replace(/[^\t]/g, ' ');
       const span = d.endLine === d.line && d.endColumn !== undefined && d.endColumn > col ? Math.min(d.endColumn, text.length + 1) - col : 1;
@@ -40,7 +49,7 @@ export function codeFrame(d: Diagnostic, source: string, opts: FormatOptions = {
 }
 
 /** One diagnostic: the header line, the code frame (when the source is given) and the hint. */
-export function formatDiagnostic(d: Diagnostic, source?: string, opts: FormatOptions = {}): string {
+export function formatDiagnostic(d: Diagnostic, source?: Source, opts: FormatOptions = {}): string {
   const sev = paint(opts.color, d.severity === 'error' ? 'red' : 'yellow', d.severity);
   const parts = [`${d.file}:${d.line}:${d.column} ${sev} ${paint(opts.color, 'bold', d.code)} ${d.message}`];
   if (source !== undefined) {
@@ -53,7 +62,18 @@ export function formatDiagnostic(d: Diagnostic, source?: string, opts: FormatOpt
 
 /** Several diagnostics, each with its file's source when `sources` has it, separated by blank lines. */
 export function formatDiagnostics(list: readonly Diagnostic[], sources: ReadonlyMap<string, string> = new Map(), opts: FormatOptions = {}): string {
-  return list.map((d) => formatDiagnostic(d, sources.get(d.file), opts)).join('\n\n');
+  const lines = new Map<string, SourceLines>();
+  const sourceOf = (file: string): SourceLines | undefined => {
+    let src = lines.get(file);
+    if (src === undefined) {
+      const text = sources.get(file);
+      if (text === undefined) return undefined;
+      src = sourceLines(text);
+      lines.set(file, src);
+    }
+    return src;
+  };
+  return list.map((d) => formatDiagnostic(d, sourceOf(d.file), opts)).join('\n\n');
 }
 
 /** "2 errors, 1 warning", or "no problems". */

@@ -3,9 +3,16 @@
  * Aliases and merge keys (`<<: *base`) are resolved here, duplicate keys and YAML errors
  * become diagnostics, and every node and key keeps its exact 1-based line and column.
  * Integer scalars keep their source text, so 64-bit values (callids) stay exact.
+ *
+ * Limits (untrusted input): the file's size (FILE_TOO_LARGE), and what aliases repeat
+ * (ALIAS_LIMIT), not the size of the document itself. An anchored value is converted
+ * once and every alias of it shares that YNode, so an alias costs O(1) here and a
+ * "billion laughs" bomb is refused before anything is expanded; the checkers, which walk
+ * aliased values once per alias, see at most MAX_ALIAS_WEIGHT more than the file holds.
  */
-import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Node as YamlNode } from 'yaml';
+import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, visit, type Document, type Node as YamlNode } from 'yaml';
 import type { Diagnostic } from '../errors/diagnostic.js';
+import { FLOW_CODES } from '../errors/flow-codes.js';
 
 export interface Loc {
   line: number; // 1-based
@@ -53,22 +60,50 @@ export interface LoadResult {
   diagnostics: Diagnostic[];
 }
 
-const MAX_NODES = 50_000;
+/** The largest flow (or config, or scenario) file, in bytes of UTF-8: FILE_TOO_LARGE. */
+export const MAX_FILE_BYTES = 4 * 1024 * 1024;
+/**
+ * How much aliases may repeat in all (ALIAS_LIMIT): the weight of the values they stand
+ * for, aliases inside them counted as expanded. A map or a list weighs 1, a scalar 1 plus
+ * the length of its text: about the characters the value would take written out. As much
+ * as a file may hold, so aliases at most double the work of checking the largest file.
+ */
+export const MAX_ALIAS_WEIGHT = MAX_FILE_BYTES;
 const MAX_DEPTH = 300;
+
+/** An anchored value once converted: its tree, its weight and its height. */
+interface Anchored {
+  node: YNode;
+  weight: number;
+  height: number;
+}
 
 interface LoadCtx {
   file: string;
   doc: Document;
   lc: LineCounter;
   diags: Diagnostic[];
-  nodes: number;
   stack: Set<YamlNode>;
-  /** Alias -> anchored node: yaml's resolve() searches the whole document each time. */
-  aliases: Map<YamlNode, YamlNode | undefined>;
+  /** Alias -> anchored node, from one pass over the document (yaml's resolve() searches the whole document each time). */
+  targets?: Map<YamlNode, YamlNode | undefined>;
+  /** Anchored values already converted: their aliases share the YNode. */
+  anchored: Map<YamlNode, Anchored>;
+  /** Weight of all the values converted so far, aliases included. */
+  weight: number;
+  /** Weight the aliases have added so far. */
+  aliasWeight: number;
+  /** The deepest level reached so far. */
+  deepest: number;
+  /** The line (0-based) of the last position looked up. */
+  line: number;
   stopped: boolean;
 }
 
-function yamlDiag(ctx: LoadCtx, code: 'YAML_SYNTAX' | 'DUPLICATE_KEY', offset: number, message: string, hint?: string, endOffset?: number): void {
+type LoaderCode = 'YAML_SYNTAX' | 'DUPLICATE_KEY' | 'FILE_TOO_LARGE' | 'ALIAS_LIMIT';
+
+/** Records a loader diagnostic; none once the loader has stopped (no follow-on errors). */
+function yamlDiag(ctx: LoadCtx, code: LoaderCode, offset: number, message: string, hint?: string, endOffset?: number): void {
+  if (ctx.stopped) return;
   const at = ctx.lc.linePos(offset);
   const d: Diagnostic = { code, severity: 'error', message, file: ctx.file, line: at.line, column: at.col };
   if (endOffset !== undefined && endOffset > offset) {
@@ -80,13 +115,21 @@ function yamlDiag(ctx: LoadCtx, code: 'YAML_SYNTAX' | 'DUPLICATE_KEY', offset: n
   ctx.diags.push(d);
 }
 
+const hintOf = (code: LoaderCode) => FLOW_CODES.find((c) => c.code === code)!.hint;
+const FILE_HINT = hintOf('FILE_TOO_LARGE');
+const ALIAS_HINT = hintOf('ALIAS_LIMIT');
 const YAML_HINT = 'Fix the YAML at the position shown: indent with spaces (never tabs), close quotes and brackets, keep one document per file.';
 
 /** Parses `text`; YAML errors (and warnings such as unknown tags) are reported as YAML_SYNTAX. */
 export function loadYaml(text: string, file: string): LoadResult {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_FILE_BYTES) {
+    const message = `the file is ${bytes.toLocaleString('en-US')} bytes; a file may be at most ${MAX_FILE_BYTES.toLocaleString('en-US')} bytes (4 MiB)`;
+    return { diagnostics: [{ code: 'FILE_TOO_LARGE', severity: 'error', message, file, line: 1, column: 1, hint: FILE_HINT }] };
+  }
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: false, merge: true, prettyErrors: false, strict: true });
-  const ctx: LoadCtx = { file, doc, lc, diags: [], nodes: 0, stack: new Set(), aliases: new Map(), stopped: false };
+  const ctx: LoadCtx = { file, doc, lc, diags: [], stack: new Set(), anchored: new Map(), weight: 0, aliasWeight: 0, deepest: 0, line: 0, stopped: false };
   const lines = new Set<number>();
   for (const e of [...doc.errors, ...doc.warnings]) {
     const msg = e.code === 'MULTIPLE_DOCS' ? 'a flow file holds a single YAML document (remove the `---` separator)' : e.message.replace(/ at line \d+, column \d+[\s\S]*$/, '');
@@ -122,40 +165,105 @@ export function errorSpan(text: string, start: number, end: number): [number, nu
   return [i, Math.max(j, i + 1)];
 }
 
+/**
+ * The line and column of an offset. Nodes come mostly in the order of the text, so the
+ * line of the previous lookup (or the next one) usually holds it; else a binary search.
+ */
 function locOf(ctx: LoadCtx, offset: number): Loc {
-  const p = ctx.lc.linePos(Math.max(0, offset));
-  return { line: p.line, col: p.col };
+  const o = Math.max(0, offset);
+  const starts = ctx.lc.lineStarts;
+  let i = ctx.line;
+  if (!(i < starts.length && starts[i]! <= o && (i + 1 === starts.length || o < starts[i + 1]!))) {
+    if (i + 2 < starts.length && starts[i + 1]! <= o && o < starts[i + 2]!) i++;
+    else {
+      const p = ctx.lc.linePos(o);
+      if (p.line < 1) return { line: p.line, col: p.col };
+      i = p.line - 1;
+    }
+    ctx.line = i;
+  }
+  return { line: i + 1, col: o - starts[i]! + 1 };
 }
 
 function rangeOf(ctx: LoadCtx, node: YamlNode): { pos: Loc; end: Loc } {
-  const r = node.range ?? [0, 0, 0];
-  return { pos: locOf(ctx, r[0]), end: locOf(ctx, r[1]) };
+  const r = node.range;
+  return r ? { pos: locOf(ctx, r[0]), end: locOf(ctx, r[1]) } : { pos: locOf(ctx, 0), end: locOf(ctx, 0) };
 }
 
-function stop(ctx: LoadCtx, node: YamlNode, message: string): YNode {
-  if (!ctx.stopped) {
-    ctx.stopped = true;
-    yamlDiag(ctx, 'YAML_SYNTAX', node.range?.[0] ?? 0, message, YAML_HINT);
-  }
+/** Stops the loader with one diagnostic at `node`: everything after it is left unchecked. */
+function stop(ctx: LoadCtx, node: YamlNode, message: string, code: LoaderCode = 'YAML_SYNTAX', hint = YAML_HINT): YNode {
+  yamlDiag(ctx, code, node.range?.[0] ?? 0, message, hint);
+  ctx.stopped = true;
   return { kind: 'scalar', type: 'null', value: null, source: '', quoted: false, ...rangeOf(ctx, node) };
+}
+
+/** The anchored node an alias stands for: the last anchor of that name before it, as yaml's resolve() finds it. */
+function aliasTarget(ctx: LoadCtx, alias: YamlNode): YamlNode | undefined {
+  if (!ctx.targets) {
+    const targets = new Map<YamlNode, YamlNode | undefined>();
+    const last = new Map<string, YamlNode>();
+    visit(ctx.doc, {
+      Node: (_key, n) => {
+        if (isAlias(n)) targets.set(n, last.get(n.source));
+        else if (n.anchor) last.set(n.anchor, n);
+      },
+    });
+    ctx.targets = targets;
+  }
+  return ctx.targets.get(alias);
 }
 
 function convert(ctx: LoadCtx, node: YamlNode, depth: number): YNode {
   if (ctx.stopped) return stop(ctx, node, '');
-  if (++ctx.nodes > MAX_NODES) return stop(ctx, node, `the document is too large once its aliases are expanded (over ${MAX_NODES} nodes)`);
   if (depth > MAX_DEPTH) return stop(ctx, node, `values are nested too deeply (over ${MAX_DEPTH} levels)`);
-  if (isAlias(node)) {
-    if (!ctx.aliases.has(node)) ctx.aliases.set(node, node.resolve(ctx.doc) as YamlNode | undefined);
-    const target = ctx.aliases.get(node);
-    if (!target) return stop(ctx, node, `the alias *${node.source} names no anchor defined before it`);
-    if (ctx.stack.has(target)) return stop(ctx, node, `the alias *${node.source} refers to a value that contains it (recursive alias)`);
-    return convert(ctx, target, depth + 1);
+  if (isAlias(node)) return convertAlias(ctx, node, depth);
+  if (depth > ctx.deepest) ctx.deepest = depth;
+  if (!node.anchor) return convertNode(ctx, node, depth);
+  const weight = ctx.weight;
+  const deepest = ctx.deepest;
+  ctx.deepest = depth;
+  const y = convertNode(ctx, node, depth);
+  if (!ctx.stopped) ctx.anchored.set(node, { node: y, weight: ctx.weight - weight, height: ctx.deepest - depth });
+  ctx.deepest = Math.max(deepest, ctx.deepest);
+  return y;
+}
+
+/** An alias: the anchored value's tree, shared; its weight counts against MAX_ALIAS_WEIGHT. */
+function convertAlias(ctx: LoadCtx, node: YamlNode & { source: string }, depth: number): YNode {
+  const target = aliasTarget(ctx, node);
+  if (!target) return stop(ctx, node, `the alias *${node.source} names no anchor defined before it`);
+  if (ctx.stack.has(target)) return stop(ctx, node, `the alias *${node.source} refers to a value that contains it (recursive alias)`);
+  let done = ctx.anchored.get(target);
+  if (!done) {
+    // not converted where it is written (the value of a refused key): convert it now
+    const weight = ctx.weight;
+    convert(ctx, target, depth + 1);
+    ctx.weight = weight;
+    done = ctx.anchored.get(target);
+    if (!done) return stop(ctx, node, '');
   }
+  if (depth + 1 + done.height > MAX_DEPTH) return stop(ctx, node, `values are nested too deeply once the alias *${node.source} is expanded (over ${MAX_DEPTH} levels)`);
+  ctx.aliasWeight += done.weight;
+  if (ctx.aliasWeight > MAX_ALIAS_WEIGHT) {
+    const max = MAX_ALIAS_WEIGHT.toLocaleString('en-US');
+    return stop(ctx, node, `the alias *${node.source} makes the aliases repeat more than ${max} characters of values in all (an alias bomb?)`, 'ALIAS_LIMIT', ALIAS_HINT);
+  }
+  ctx.weight += done.weight;
+  ctx.deepest = Math.max(ctx.deepest, depth + 1 + done.height);
+  return done.node;
+}
+
+function convertNode(ctx: LoadCtx, node: YamlNode, depth: number): YNode {
   ctx.stack.add(node);
   try {
     if (isScalar(node)) return convertScalar(ctx, node);
+    ctx.weight += 1;
     if (isSeq(node)) {
-      const items = node.items.map((it) => (it === null || it === undefined ? nullAt(ctx, node) : convert(ctx, it as YamlNode, depth + 1)));
+      const items: YNode[] = [];
+      for (const it of node.items) {
+        items.push(it === null || it === undefined ? nullAt(ctx, node) : convert(ctx, it as YamlNode, depth + 1));
+        if (ctx.stopped) break;
+      }
       return { kind: 'seq', items, ...rangeOf(ctx, node) };
     }
     if (isMap(node)) return convertMap(ctx, node, depth);
@@ -174,13 +282,21 @@ function convertScalar(ctx: LoadCtx, node: YamlNode & { value: unknown; source?:
   const v = node.value;
   const quoted = node.type !== undefined && node.type !== 'PLAIN';
   const source = typeof node.source === 'string' ? node.source : String(v ?? '');
-  const base = { kind: 'scalar' as const, source, quoted, ...rangeOf(ctx, node) };
-  if (v === null || v === undefined) return { ...base, type: 'null', value: null };
-  if (typeof v === 'boolean') return { ...base, type: 'bool', value: v };
-  if (typeof v === 'number') return { ...base, type: Number.isInteger(v) ? 'int' : 'float', value: v };
-  if (typeof v === 'bigint') return { ...base, type: 'int', value: Number(v) };
-  if (typeof v === 'string') return { ...base, type: 'string', value: v };
-  return stop(ctx, node, `unsupported YAML value${node.tag ? ` (tag ${node.tag})` : ''}: flows hold strings, numbers, booleans, null, lists and maps`);
+  // a scalar weighs its text: the checkers' work on it grows with its length
+  ctx.weight += 1 + (typeof v === 'string' ? v.length : source.length);
+  let type: ScalarType;
+  let value: YScalar['value'];
+  if (v === null || v === undefined) (type = 'null'), (value = null);
+  else if (typeof v === 'boolean') (type = 'bool'), (value = v);
+  else if (typeof v === 'number') (type = Number.isInteger(v) ? 'int' : 'float'), (value = v);
+  else if (typeof v === 'bigint') (type = 'int'), (value = Number(v));
+  else if (typeof v === 'string') (type = 'string'), (value = v);
+  else
+    return stop(ctx, node, `unsupported YAML value${node.tag ? ` (tag ${node.tag})` : ''}: flows hold strings, numbers, booleans, null, lists and maps`);
+  const r = node.range;
+  const pos = locOf(ctx, r ? r[0] : 0);
+  // one object shape for every scalar (the checkers read millions of them)
+  return { kind: 'scalar', type, value, source, quoted, pos, end: r ? locOf(ctx, r[1]) : pos };
 }
 
 function keyText(k: YNode): string {
@@ -194,6 +310,7 @@ function convertMap(ctx: LoadCtx, node: YamlNode & { items: { key: unknown; valu
   const merges: { index: number; maps: YMap[] }[] = [];
   const seen = new Map<string, YEntry>();
   for (const pair of node.items) {
+    if (ctx.stopped) break;
     const keyNode = pair.key as YamlNode | null;
     const valNode = pair.value as YamlNode | null;
     if (keyNode && isScalar(keyNode) && typeof keyNode.value === 'symbol') {

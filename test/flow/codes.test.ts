@@ -8,6 +8,7 @@ import { FLOW_CODES } from '../../src/errors/flow-codes.js';
 import { checkFlow } from '../../src/flow/check.js';
 import { checkConfig } from '../../src/flow/config.js';
 import type { Diagnostic } from '../../src/errors/diagnostic.js';
+import { MAX_FILE_BYTES } from '../../src/flow/yaml.js';
 
 /** A flow whose steps (lines given) start at line 4, column 3. */
 const flow = (...steps: string[]) => ['version: 1', 'start: a', 'steps:', ...steps].join('\n') + '\n';
@@ -36,6 +37,16 @@ const CASES: Case[] = [
   { name: 'custom tag', code: 'YAML_SYNTAX', text: flow('  a: { say: !shout "hi" }'), line: 4, column: 13, message: /tag/ },
   { name: 'duplicate key', code: 'DUPLICATE_KEY', text: flow('  a: { say: "Hi", next: b }', '  b: { hangup: {} }', '  a: { hangup: {} }'), line: 6, column: 3, message: /duplicate key 'a' \(first at line 4, column 3\)/ },
   { name: 'alias and param name', code: 'DUPLICATE_KEY', text: flow('  a:', '    read: { prompt: "Hi", media_id: 12 }', '    next: a'), line: 5, column: 27, message: /'media_id' and 'prompt' are the same parameter of read/ },
+  { name: 'a file over 4 MiB', code: 'FILE_TOO_LARGE', text: flow('  a: { hangup: {} }') + '#'.repeat(MAX_FILE_BYTES), line: 1, column: 1, message: /a file may be at most 4,194,304 bytes/ },
+  {
+    name: 'an alias bomb',
+    code: 'ALIAS_LIMIT',
+    text: ['version: 1', 'start: a', 'vars:', ...Array.from({ length: 9 }, (_, i) => `  l${i}: &l${i} [${Array(10).fill(i === 0 ? '"laugh"' : `*l${i - 1}`).join(', ')}]`), 'steps:', '  a: { hangup: {} }'].join('\n'),
+    line: 9,
+    column: 37,
+    message: /the alias \*l4 makes the aliases repeat more than 4,194,304 characters/,
+  },
+  { name: 'a template of 1,001 tags', code: 'BAD_TEMPLATE', text: flow(`  a: { say: "${Array(1001).fill('{{ vars.x }}').join(' ')}", next: b }`, '  b: { hangup: {} }'), line: 4, column: 13, message: /step 'a': the text holds 1,001 \{\{ \}\} or \{% %\} tags; a template may hold at most 1,000/ },
   { name: 'a list at top level', code: 'NOT_A_MAP', text: '- version: 1\n- start: a\n', line: 1, column: 1, message: /not a list/ },
   { name: 'empty file', code: 'NOT_A_MAP', text: '# nothing\n', line: 1, column: 1, message: /empty/ },
   { name: 'a step that is a string', code: 'NOT_A_MAP', text: flow('  a: hello'), line: 4, column: 6, message: /step 'a': a step must be a map/ },
