@@ -15,17 +15,16 @@
  * checker.ts) and compiles them here one at a time, letting requests in between.
  */
 import { basename } from 'node:path';
-import { checkFlow, type CheckResult } from '../flow/check.js';
-import { compileFlow, flowVersion, type CompiledFlow } from '../engine/compile.js';
-import type { FlowModel } from '../flow/model.js';
+import { compileAll, FlowFiles, noTimings, yieldToLoop, type FlowText, type LoadReport, type ReloadTimings } from './files.js';
+import type { CompiledFlow } from '../engine/compile.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
-import { hasErrors } from '../errors/diagnostic.js';
 import { seededRoll, toCanary, type Roll } from './canary.js';
 import { impactReport, type ImpactReport } from './impact.js';
 import { readFlows } from './load.js';
-import type { CheckerLog, CheckFn, FlowChecker, FlowFile } from './checker.js';
+import type { CheckerLog, CheckFn, FlowChecker } from './checker.js';
 
 export { listFlowFiles } from './load.js';
+export { compileAll, type LoadReport, type ReloadTimings } from './files.js';
 
 export interface VersionRecord {
   version: string;
@@ -57,15 +56,6 @@ export interface FlowEntry {
   impact?: ImpactReport;
 }
 
-export interface LoadReport {
-  /** Every diagnostic of every file (warnings of loaded flows included). */
-  diagnostics: Diagnostic[];
-  /** File text by path, for code frames. */
-  sources: Map<string, string>;
-  /** Files refused because of errors. */
-  refused: string[];
-}
-
 export interface ReloadResult extends LoadReport {
   published: { name: string; version: string; from?: string; impact?: ImpactReport }[];
   unchanged: string[];
@@ -75,16 +65,6 @@ export interface ReloadResult extends LoadReport {
   /** Files whose text was new to the registry: checked (and compiled when clean) by this reload. */
   checked: string[];
   timings: ReloadTimings;
-}
-
-/** Where a reload's time went, in ms. */
-export interface ReloadTimings {
-  /** Checking the new texts: waiting for the checker (`reloadAsync`), or on this thread (`reload`). */
-  checkMs: number;
-  /** compileFlow, on this thread (the sum over the files compiled). */
-  compileMs: number;
-  /** The rest of the synchronous publish on this thread (impact reports included). */
-  applyMs: number;
 }
 
 /** Where live calls are, per version: given by the HTTP layer (LiveCalls). */
@@ -104,78 +84,21 @@ export interface RegistryOptions {
   check?: CheckFn;
 }
 
-/** A file's text as the registry last checked it: its content hash, check result and, once admitted, its compiled flow. */
-interface FileState {
-  hash: string;
-  result: CheckResult;
-  compiled?: CompiledFlow;
-}
-
-interface Checked extends FlowFile {
-  result: CheckResult;
-}
-
-/** Checks and compiles flow texts; flows with errors (or a taken name) are refused. */
-export function compileAll(files: { file: string; text: string }[]): { flows: CompiledFlow[]; report: LoadReport } {
-  return admit(
-    files.map((f) => ({ ...f, result: checkFlow(f.text, f.file) })),
-    (f, model) => compileFlow(model, f.text),
-  );
-}
-
-/** Given the check results, in order: refuses files with errors or a taken name, compiles the others. */
-function admit(files: Checked[], compile: (f: Checked, model: FlowModel) => CompiledFlow): { flows: CompiledFlow[]; report: LoadReport } {
-  const report: LoadReport = { diagnostics: [], sources: new Map(), refused: [] };
-  const flows: CompiledFlow[] = [];
-  const byName = new Map<string, string>();
-  for (const f of files) {
-    const { file, text } = f;
-    report.sources.set(file, text);
-    const { model, diagnostics } = f.result;
-    report.diagnostics.push(...diagnostics);
-    if (!model || hasErrors(diagnostics)) {
-      report.refused.push(file);
-      continue;
-    }
-    const taken = byName.get(model.name);
-    if (taken) {
-      report.diagnostics.push({
-        code: 'DUPLICATE_FLOW_NAME',
-        severity: 'error',
-        message: `flow name "${model.name}" is already used by ${taken}`,
-        file,
-        line: 1,
-        column: 1,
-        hint: 'Give each flow a distinct `name:` (or rename the file when the name comes from it).',
-      });
-      report.refused.push(file);
-      continue;
-    }
-    byName.set(model.name, file);
-    flows.push(compile(f, model));
-  }
-  return { flows, report };
-}
-
-const clean = (r: CheckResult): r is CheckResult & { model: FlowModel } => r.model !== undefined && !hasErrors(r.diagnostics);
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 export class Registry {
   private readonly entries = new Map<string, FlowEntry>();
   /** Error diagnostics of refused files, by file path: the pending errors. */
   private pending = new Map<string, Diagnostic[]>();
   private readonly roll: Roll;
   private readonly now: () => number;
-  private readonly check: CheckFn;
-  /** What each listed file held at the last reload, by path. */
-  private readonly files = new Map<string, FileState>();
+  /** The listed files as last checked and compiled. */
+  private readonly files: FlowFiles;
   /** Whether `reload` ran (pending errors are then this registry's own). */
   reloaded = false;
 
   constructor(opts: RegistryOptions = {}) {
     this.roll = opts.roll ?? seededRoll(opts.seed ?? 'callscript');
     this.now = opts.now ?? Date.now;
-    this.check = opts.check ?? checkFlow;
+    this.files = new FlowFiles(opts.check);
   }
 
   /** Loads every flow file of `dir`. Never throws for bad flows: they are reported. */
@@ -192,8 +115,8 @@ export class Registry {
 
   /** Applies the full list of flow texts (see the module comment), checking new texts on this thread. */
   reload(files: { file: string; text: string }[], live: LiveView = NO_LIVE): ReloadResult {
-    const hashed = files.map((f) => ({ ...f, hash: flowVersion(f.text) }));
-    return this.apply(hashed, this.stale(hashed), live, { checkMs: 0, compileMs: 0, applyMs: 0 });
+    const texts = this.files.hashed(files);
+    return this.apply(texts, this.files.stale(texts), live, noTimings());
   }
 
   /**
@@ -202,62 +125,25 @@ export class Registry {
    * is applied at once at the end. Unchanged files cost a hash.
    */
   async reloadAsync(files: { file: string; text: string }[], live: LiveView, ctx: { checker: FlowChecker; log: CheckerLog }): Promise<ReloadResult> {
-    const hashed = files.map((f) => ({ ...f, hash: flowVersion(f.text) }));
-    const stale = this.stale(hashed);
-    const timings: ReloadTimings = { checkMs: 0, compileMs: 0, applyMs: 0 };
+    const texts = this.files.hashed(files);
+    const stale = this.files.stale(texts);
+    const timings = noTimings();
     const t0 = performance.now();
     const results = await ctx.checker.check(stale, ctx.log);
     timings.checkMs = performance.now() - t0;
-    for (const [i, f] of stale.entries()) {
-      const state: FileState = { hash: f.hash, result: results[i]! };
-      this.files.set(f.file, state);
-      if (!clean(state.result)) continue;
-      await yieldToLoop();
-      // Compiled even if its name turns out to be taken: rare, and the next reload may admit it.
-      if (this.files.get(f.file) !== state) continue;
-      const t = performance.now();
-      state.compiled = compileFlow(state.result.model, f.text);
-      timings.compileMs += performance.now() - t;
-    }
+    await this.files.take(stale, results, timings);
     await yieldToLoop();
-    return this.apply(hashed, stale, live, timings);
+    return this.apply(texts, stale, live, timings);
   }
 
-  /** The files whose text the registry has not checked yet. */
-  private stale(files: (FlowFile & { hash: string })[]): (FlowFile & { hash: string })[] {
-    return files.filter((f) => this.files.get(f.file)?.hash !== f.hash);
-  }
-
-  private apply(files: (FlowFile & { hash: string })[], stale: FlowFile[], live: LiveView, timings: ReloadTimings): ReloadResult {
+  private apply(texts: FlowText[], stale: FlowText[], live: LiveView, timings: ReloadTimings): ReloadResult {
     const start = performance.now();
     const { checkMs, compileMs } = timings;
     this.reloaded = true;
-    const listed = new Set(files.map((f) => f.file));
-    for (const file of [...this.files.keys()]) if (!listed.has(file)) this.files.delete(file);
-    // Files that already own a flow are compiled first: a new file cannot take their name.
+    // Files that already own a flow are admitted first: a new file cannot take their name.
     const owners = new Set([...this.entries.values()].filter((e) => !e.deleted).map((e) => e.file));
-    const ordered = [...files].sort((a, b) => Number(owners.has(b.file)) - Number(owners.has(a.file)) || a.file.localeCompare(b.file));
-    const states = new Map<string, FileState>();
-    const checked: Checked[] = ordered.map((f) => {
-      let state = this.files.get(f.file);
-      if (state?.hash !== f.hash) {
-        // Not checked yet (`reload`), or changed under a concurrent reload: check it here.
-        const t = performance.now();
-        state = { hash: f.hash, result: this.check(f.text, f.file) };
-        timings.checkMs += performance.now() - t;
-        this.files.set(f.file, state);
-      }
-      states.set(f.file, state);
-      return { file: f.file, text: f.text, result: state.result };
-    });
-    const { flows, report } = admit(checked, (f, model) => {
-      const state = states.get(f.file)!;
-      if (state.compiled) return state.compiled;
-      const t = performance.now();
-      state.compiled = compileFlow(model, f.text);
-      timings.compileMs += performance.now() - t;
-      return state.compiled;
-    });
+    const ordered = [...texts].sort((a, b) => Number(owners.has(b.file)) - Number(owners.has(a.file)) || a.file.localeCompare(b.file));
+    const { flows, report } = this.files.admit(ordered, timings);
     const result: ReloadResult = { ...report, published: [], unchanged: [], deleted: [], kept: [], checked: stale.map((f) => f.file), timings };
     this.pending = new Map();
     for (const file of report.refused) this.pending.set(file, report.diagnostics.filter((d) => d.file === file && d.severity === 'error'));

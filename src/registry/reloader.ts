@@ -108,7 +108,7 @@ export class Reloader {
       const ms = (x: number) => Math.round(x * 10) / 10;
       log.info(
         { reason, checked: r.checked.map((f) => basename(f)), checkMs: ms(t.checkMs), compileMs: ms(t.compileMs), applyMs: ms(t.applyMs) },
-        `reload (${reason}): ${r.checked.length} changed file${r.checked.length === 1 ? '' : 's'} checked in ${ms(t.checkMs)} ms (off the event loop), compiled in ${ms(t.compileMs)} ms, applied in ${ms(t.applyMs)} ms`,
+        `reload (${reason}): ${r.checked.length} changed file${r.checked.length === 1 ? '' : 's'} checked in ${ms(t.checkMs)} ms; on the main thread, compiled in ${ms(t.compileMs)} ms and applied in ${ms(t.applyMs)} ms`,
       );
     }
     for (const name of r.deleted) log.warn({ code: 'FLOW_DELETED', flow: name, reason }, `flow ${name}: its file is gone; no new calls, live calls finish on their version`);

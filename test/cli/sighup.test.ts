@@ -40,7 +40,10 @@ it('callscript serve reloads its flows on SIGHUP (with the watcher off)', async 
       return v !== v1 ? v : undefined;
     }, 'the reload');
     expect(v2).toMatch(/^[0-9a-f]{12}$/);
-    expect(out + log).toContain(`flow desk version ${v2} published (was ${v1})`);
+    // The log comes through a pipe, /health through a socket: the line may land just after.
+    const line = `flow desk version ${v2} published (was ${v1})`;
+    await until(async () => ((out + log).includes(line) ? true : undefined), 'the publish log line');
+    expect(out + log).toContain(line);
   } finally {
     child.kill('SIGTERM');
   }

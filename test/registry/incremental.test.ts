@@ -151,7 +151,7 @@ describe('Reloader with its checker worker', () => {
     expect(lines.filter((l) => l.level !== 'info')).toEqual([]);
     const timing = lines.find((l) => 'checked' in l.obj)!;
     expect(timing.obj).toEqual({ reason: 'test', checked: ['desk.yaml'], checkMs: expect.any(Number), compileMs: expect.any(Number), applyMs: expect.any(Number) });
-    expect(timing.msg).toMatch(/^reload \(test\): 1 changed file checked in [\d.]+ ms \(off the event loop\), compiled in [\d.]+ ms, applied in [\d.]+ ms$/);
+    expect(timing.msg).toMatch(/^reload \(test\): 1 changed file checked in [\d.]+ ms; on the main thread, compiled in [\d.]+ ms and applied in [\d.]+ ms$/);
     // Nothing changed: nothing checked, no timing line.
     lines.length = 0;
     expect((await reloader!.reload('test', log)).unchanged).toEqual(['desk', 'other']);

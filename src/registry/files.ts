@@ -1,0 +1,159 @@
+/**
+ * The flow files as the registry last checked them, by path: each file's content hash, check
+ * result and (once admitted) compiled flow. A text is checked and compiled once: a reload
+ * that finds the same text in the same file reuses both (the CompiledFlow stays the same
+ * object). The check result depends on the path too (the default flow name, positions),
+ * so the same text under another path is checked again.
+ *
+ * Also `compileAll` (check, refuse, compile a list of texts: the tools' one-shot load) and
+ * the refusal rules it shares with the registry (`admit`).
+ */
+import { checkFlow, type CheckResult } from '../flow/check.js';
+import { compileFlow, flowVersion, type CompiledFlow } from '../engine/compile.js';
+import type { FlowModel } from '../flow/model.js';
+import { hasErrors, type Diagnostic } from '../errors/diagnostic.js';
+import type { CheckFn, FlowFile } from './checker.js';
+
+export interface LoadReport {
+  /** Every diagnostic of every file (warnings of loaded flows included). */
+  diagnostics: Diagnostic[];
+  /** File text by path, for code frames. */
+  sources: Map<string, string>;
+  /** Files refused because of errors. */
+  refused: string[];
+}
+
+/** Where a reload's time went, in ms. */
+export interface ReloadTimings {
+  /** Checking the new texts: waiting for the checker (`reloadAsync`), or on this thread (`reload`). */
+  checkMs: number;
+  /** compileFlow, on this thread (the sum over the files compiled). */
+  compileMs: number;
+  /** The rest of the synchronous publish on this thread (impact reports included). */
+  applyMs: number;
+}
+
+/** A flow file's text with its content hash. */
+export interface FlowText extends FlowFile {
+  hash: string;
+}
+
+interface FileState {
+  hash: string;
+  result: CheckResult;
+  compiled?: CompiledFlow;
+}
+
+interface Checked extends FlowFile {
+  result: CheckResult;
+}
+
+/** Checks and compiles flow texts; flows with errors (or a taken name) are refused. */
+export function compileAll(files: { file: string; text: string }[]): { flows: CompiledFlow[]; report: LoadReport } {
+  return admit(
+    files.map((f) => ({ ...f, result: checkFlow(f.text, f.file) })),
+    (f, model) => compileFlow(model, f.text),
+  );
+}
+
+export const noTimings = (): ReloadTimings => ({ checkMs: 0, compileMs: 0, applyMs: 0 });
+
+/** Lets the event loop run what is waiting (requests) before going on. */
+export const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export class FlowFiles {
+  private readonly states = new Map<string, FileState>();
+
+  constructor(private readonly check: CheckFn = checkFlow) {}
+
+  hashed(files: readonly FlowFile[]): FlowText[] {
+    return files.map((f) => ({ file: f.file, text: f.text, hash: flowVersion(f.text) }));
+  }
+
+  /** The files whose text has not been checked yet. */
+  stale(files: readonly FlowText[]): FlowText[] {
+    return files.filter((f) => this.states.get(f.file)?.hash !== f.hash);
+  }
+
+  /**
+   * Keeps the check results of `stale` (checked elsewhere: a worker) and compiles the clean
+   * ones one at a time, each in its own turn of the event loop.
+   */
+  async take(stale: readonly FlowText[], results: readonly CheckResult[], timings: ReloadTimings): Promise<void> {
+    for (const [i, f] of stale.entries()) {
+      const state: FileState = { hash: f.hash, result: results[i]! };
+      this.states.set(f.file, state);
+      const { model } = state.result;
+      if (!model || hasErrors(state.result.diagnostics)) continue;
+      await yieldToLoop();
+      // Compiled even if its name turns out to be taken: rare, and a later reload may admit it.
+      if (this.states.get(f.file) !== state) continue;
+      const t = performance.now();
+      state.compiled = compileFlow(model, f.text);
+      timings.compileMs += performance.now() - t;
+    }
+  }
+
+  /**
+   * The files (all of them, in order) admitted or refused; a text not checked yet is checked
+   * here, an admitted flow not compiled yet is compiled here. Files not listed are forgotten.
+   */
+  admit(files: readonly FlowText[], timings: ReloadTimings): { flows: CompiledFlow[]; report: LoadReport } {
+    const listed = new Set(files.map((f) => f.file));
+    for (const file of [...this.states.keys()]) if (!listed.has(file)) this.states.delete(file);
+    const states = new Map<string, FileState>();
+    const checked = files.map((f): Checked => {
+      let state = this.states.get(f.file);
+      if (state?.hash !== f.hash) {
+        const t = performance.now();
+        state = { hash: f.hash, result: this.check(f.text, f.file) };
+        timings.checkMs += performance.now() - t;
+        this.states.set(f.file, state);
+      }
+      states.set(f.file, state);
+      return { file: f.file, text: f.text, result: state.result };
+    });
+    return admit(checked, (f, model) => {
+      const state = states.get(f.file)!;
+      if (state.compiled) return state.compiled;
+      const t = performance.now();
+      state.compiled = compileFlow(model, f.text);
+      timings.compileMs += performance.now() - t;
+      return state.compiled;
+    });
+  }
+}
+
+/** Given the check results, in order: refuses files with errors or a taken name, compiles the others. */
+function admit(files: Checked[], compile: (f: Checked, model: FlowModel) => CompiledFlow): { flows: CompiledFlow[]; report: LoadReport } {
+  const report: LoadReport = { diagnostics: [], sources: new Map(), refused: [] };
+  const flows: CompiledFlow[] = [];
+  const byName = new Map<string, string>();
+  for (const f of files) {
+    const { file, text } = f;
+    report.sources.set(file, text);
+    const { model, diagnostics } = f.result;
+    report.diagnostics.push(...diagnostics);
+    if (!model || hasErrors(diagnostics)) {
+      report.refused.push(file);
+      continue;
+    }
+    const taken = byName.get(model.name);
+    if (taken) {
+      report.diagnostics.push({
+        code: 'DUPLICATE_FLOW_NAME',
+        severity: 'error',
+        message: `flow name "${model.name}" is already used by ${taken}`,
+        file,
+        line: 1,
+        column: 1,
+        hint: 'Give each flow a distinct `name:` (or rename the file when the name comes from it).',
+      });
+      report.refused.push(file);
+      continue;
+    }
+    byName.set(model.name, file);
+    flows.push(compile(f, model));
+  }
+  return { flows, report };
+}
