@@ -58,7 +58,6 @@ export class DateNames {
 }
 
 const MARK_OPEN = '\u0001';
-const MARK = /\u0001(-?\d+)\u0002(\d+)\u0002(\d+)\u0003/g;
 const HAS_MARK_CHAR = /[\u0001-\u0003]/;
 
 /**
@@ -90,7 +89,7 @@ export function cachedDateFilter(names: DateNames, liquidDate: DateFilter): Date
     if (typeof out !== 'string' || !out.includes(MARK_OPEN)) return out === v ? out : liquidDate.call(this, v, ...args);
     const locale = this.context.opts.locale;
     let i = 0;
-    const named = out.replace(MARK, (_all, y: string, mo: string, d: string) => {
+    const named = out.replace(/\u0001(-?\d+)\u0002(\d+)\u0002(\d+)\u0003/g, (_all, y: string, mo: string, d: string) => {
       const w = wanted[i++];
       return w ? flagged(names.name(locale, w.c, Number(y), Number(mo), Number(d)), w.flags, w.width, w.c) : '';
     });
