@@ -139,28 +139,27 @@ export function behaviour(t: FlowTables) {
     },
     /** Context updates (xstate `assign`). */
     assigns: {
-      result(_ctx: Ctx, ev: Ev): Partial<Ctx> {
-        return { res: ev.result ?? '', err: ev.error ?? '' };
-      },
-      save(ctx: Ctx, ev: Ev, p: { name: string }): Partial<Ctx> {
-        return { vars: Object.assign({}, ctx.vars, { [p.name]: ev.result ?? '' }) };
-      },
-      /** A retry: one more visit, one more retry of the key; the say plays its next media. */
-      retry(ctx: Ctx, p: { key: string }): Partial<Ctx> {
-        const used = ctx.c.r[p.key] ?? 0;
-        const r: Record<string, number> = Object.assign({}, ctx.c.r);
-        r[p.key] = used + 1;
-        return { c: { n: ctx.c.n + 1, r }, k: used + 1 };
-      },
-      /** Any other branch: the next step starts fresh (with `key`: a retry branch used up). */
-      fresh(ctx: Ctx, p: { key?: string } | undefined): Partial<Ctx> {
-        return { c: FRESH, k: p?.key !== undefined ? (ctx.c.r[p.key] ?? 0) + 1 : 1 };
-      },
-      handler(): Partial<Ctx> {
-        return { h: 1 };
-      },
-      pick(_ctx: Ctx, p: { step: string; i: number }): Partial<Ctx> {
-        return { sy: [p.step, p.i] };
+      /** A transition's context update in one: see `take` in src/flow/machine-config.ts. */
+      take(ctx: Ctx, ev: Ev, p: { result?: boolean; save?: string; pick?: [string, number]; retry?: string; fresh?: string | true; handler?: boolean }): Partial<Ctx> {
+        const u: Partial<Ctx> = {};
+        if (p.result) {
+          u.res = ev.result ?? '';
+          u.err = ev.error ?? '';
+        }
+        if (p.save !== undefined) u.vars = Object.assign({}, ctx.vars, { [p.save]: ev.result ?? '' });
+        if (p.pick) u.sy = p.pick;
+        if (p.retry !== undefined) {
+          const used = ctx.c.r[p.retry] ?? 0;
+          const r: Record<string, number> = Object.assign({}, ctx.c.r);
+          r[p.retry] = used + 1;
+          u.c = { n: ctx.c.n + 1, r };
+          u.k = used + 1;
+        } else if (p.fresh !== undefined) {
+          u.c = FRESH;
+          u.k = typeof p.fresh === 'string' ? (ctx.c.r[p.fresh] ?? 0) + 1 : 1;
+        }
+        if (p.handler) u.h = 1;
+        return u;
       },
       set(ctx: Ctx, p: { step: string }): Partial<Ctx> {
         const rt = ctx.rt;

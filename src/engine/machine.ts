@@ -69,14 +69,12 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
       when: ({ context }: Args, p: P<{ step: string; i: number }>) => b.guards.when(context, p),
     },
     actions: {
-      result: assign(({ context, event }: Args) => b.assigns.result(context, event)),
-      save: assign(({ context, event }: Args, p: P<{ name: string }>) => b.assigns.save(context, event, p)),
-      retry: assign(({ context }: Args, p: P<{ key: string }>) => b.assigns.retry(context, p)),
-      fresh: assign(({ context }: Args, p: P<{ key?: string }> | undefined) => b.assigns.fresh(context, p)),
-      handler: assign(() => b.assigns.handler()),
-      pick: assign(({ context }: Args, p: P<{ step: string; i: number }>) => b.assigns.pick(context, p)),
+      take: assign(({ context, event }: Args, p: P<{ result?: boolean; save?: string; pick?: [string, number]; retry?: string; fresh?: string | true; handler?: boolean }>) => b.assigns.take(context, event, p)),
       set: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.set(context, p)),
-      emit: build('emit'),
+      emitChecked: build('emit'),
+      emit: ({ context }: Args, p: P<{ step: string }>) => {
+        if (!b.builds.emit(context, p.step, p)) throw new Error(`constant params of step "${p.step}" failed their check`);
+      },
       say: build('say'),
       tick: ({ context }: Args, p: P<{ step?: string }> | undefined) => b.effects.tick(context, p),
       took: ({ context }: Args, p: P<{ keys: string[] }>) => b.effects.took(context, p),

@@ -111,7 +111,47 @@ export function xstateConfig(config: MachineConfig): Record<string, unknown> {
   };
 }
 
+/**
+ * What a transition does to the context, as one `take` action: xstate makes a new snapshot
+ * for each assign action, so the parts (result, save, pick, retry, fresh, handler) are
+ * written as one.
+ */
+const TAKE_PARTS: Record<string, (p: Record<string, unknown> | undefined) => Record<string, unknown>> = {
+  result: () => ({ result: true }),
+  save: (p) => ({ save: p!.name }),
+  pick: (p) => ({ pick: [p!.step, p!.i] }),
+  retry: (p) => ({ retry: p!.key }),
+  fresh: (p) => ({ fresh: p?.key ?? true }),
+  handler: () => ({ handler: true }),
+};
+
+function mergeTakes(actions: ActionRef[]): ActionRef[] {
+  const params: Record<string, unknown> = {};
+  const rest: ActionRef[] = [];
+  let takes = 0;
+  for (const a of actions) {
+    const part = TAKE_PARTS[a.type];
+    if (part) {
+      Object.assign(params, part(a.params));
+      takes++;
+    } else rest.push(a);
+  }
+  return takes === 0 ? actions : [{ type: 'take', params }, ...rest];
+}
+
 export function buildMachineConfig(model: FlowModel): MachineConfig {
+  const config = buildRaw(model);
+  const merge = (list: TransitionConfig[] | undefined) => list?.map((t) => (t.actions.length > 0 ? { ...t, actions: mergeTakes(t.actions) } : t));
+  const mergeOn = (on: Record<string, TransitionConfig[]> | undefined) => (on ? Object.fromEntries(Object.entries(on).map(([k, l]) => [k, merge(l)!])) : on);
+  for (const st of Object.values(config.states)) {
+    if (st.on) st.on = mergeOn(st.on);
+    if (st.always) st.always = merge(st.always);
+  }
+  config.on = mergeOn(config.on)!;
+  return config;
+}
+
+function buildRaw(model: FlowModel): MachineConfig {
   const states: Record<string, StateConfig> = {};
   for (const [id, step] of Object.entries(model.steps)) states[id] = stateFor(model, id, step, states);
   states[END_STATE] = { meta: { kind: 'end' } };
@@ -156,7 +196,8 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   const meta: StateMeta = { kind: 'command', step: id, command: name, keys };
   if (name === 'hangup') meta.final = true;
   if (name === 'sms') meta.effect = true;
-  const state: StateConfig = { meta, entry: [{ type: 'emit', params: { step: id } }] };
+  // Constant params cannot fail: a plain action. Templated ones may: the action that can raise param.invalid.
+  const state: StateConfig = { meta, entry: [{ type: templated(step.command) ? 'emitChecked' : 'emit', params: { step: id } }] };
   // A hangup step ends the flow: later results change nothing (the engine says hangup again).
   if (meta.final) return state;
 
