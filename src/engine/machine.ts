@@ -16,19 +16,11 @@ import { CALL_STATE, END_STATE, EV_PARAM_INVALID, xstateConfig, type MachineConf
 import type { Value } from '../flow/model.js';
 import { behaviour, FRESH, type Ctx, type Ev, type Run } from './behaviour.js';
 import type { FlowTables } from './tables.js';
-import type { StepCounters } from './types.js';
 
 export type FlowSnapshot = AnyMachineSnapshot;
 
-/** What a call keeps of the machine's context between requests. */
-export interface Persisted {
-  vars: Record<string, Value>;
-  c: StepCounters;
-  res: string;
-  err: string;
-  k: number;
-  h: 0 | 1;
-}
+/** What a call keeps of the machine's context between requests (the rest is the request's). */
+export type Persisted = Pick<Ctx, 'vars' | 'c' | 'res' | 'err' | 'k' | 'h'>;
 
 export interface FlowMachine {
   /** The xstate machine itself (for tools and tests of the public API). */
