@@ -192,7 +192,7 @@ try {
   const worstReq = Math.max(...changed.map((w) => w.reqMax));
   console.log(`\ntarget: requests to other flows wait <= 100 ms during a republish: worst ${worstReq.toFixed(1)} ms  ${worstReq <= 100 ? 'OK' : 'ABOVE TARGET'}`);
   const compiles = changed.map((w) => w.compileMs).filter((x) => !Number.isNaN(x));
-  if (compiles.length > 0) console.log(`compileFlow of the changed flow on the main thread, per republish: ${compiles.map((x) => x.toFixed(1)).join(', ')} ms (median ${median(compiles).toFixed(1)}): one task, the event loop's longest wait`);
+  if (compiles.length > 0) console.log(`compileFlow of the changed flow on the main thread, per republish: ${compiles.map((x) => x.toFixed(1)).join(', ')} ms (median ${median(compiles).toFixed(1)}): two tasks (the machine config, then the xstate machine: the longer is the event loop's longest wait)`);
   console.log(`no-change reload, no load: median duration ${median(idle.map((w) => w.durationMs)).toFixed(1)} ms (the stable read waits 40 ms of it), median main-thread busy ${median(idle.map((w) => w.busyMs)).toFixed(1)} ms; under load, worst request ${Math.max(...same.map((w) => w.reqMax)).toFixed(1)} ms`);
 } finally {
   client.postMessage('stop');

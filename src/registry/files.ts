@@ -9,7 +9,8 @@
  * the refusal rules it shares with the registry (`admit`).
  */
 import { checkFlow, type CheckResult } from '../flow/check.js';
-import { compileFlow, flowVersion, type CompiledFlow } from '../engine/compile.js';
+import { compileFlow, flowVersion, fromConfig, type CompiledFlow } from '../engine/compile.js';
+import { compileConfig } from '../flow/compile.js';
 import type { FlowModel } from '../flow/model.js';
 import { hasErrors, type Diagnostic } from '../errors/diagnostic.js';
 import type { CheckFn, FlowFile } from './checker.js';
@@ -88,8 +89,14 @@ export class FlowFiles {
       await yieldToLoop();
       // Compiled even if its name turns out to be taken: rare, and a later reload may admit it.
       if (this.states.get(f.file) !== state) continue;
-      const t = performance.now();
-      state.compiled = compileFlow(model, f.text);
+      // Two turns: the machine config (plain data), then the xstate machine made from it.
+      let t = performance.now();
+      const config = compileConfig(model, f.text);
+      timings.compileMs += performance.now() - t;
+      await yieldToLoop();
+      if (this.states.get(f.file) !== state) continue;
+      t = performance.now();
+      state.compiled = fromConfig(config);
       timings.compileMs += performance.now() - t;
     }
   }
