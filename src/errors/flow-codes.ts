@@ -90,7 +90,7 @@ export const FLOW_CODES: readonly CodeInfo[] = [
     code: 'BAD_NAME',
     severity: 'error',
     title: 'A flow name, step id or variable name with characters that are not allowed.',
-    hint: 'Flow names and step ids use letters, digits, `-` and `_` (64 characters at most). Variable names start with a letter or `_`, then letters, digits and `_`, and are not CEL reserved words (in, as, if, null, true...).',
+    hint: 'Flow names and step ids use letters, digits, `-` and `_` (64 characters at most). Variable names start with a letter or `_`, then letters, digits and `_`, and are not CEL reserved words (in, as, if, null, true...). Neither may be a name every JavaScript object has (`__proto__`, `constructor`, `toString`...).',
   },
   // --- values with a meaning
   {

@@ -179,8 +179,20 @@ export const CEL_RESERVED = new Set([
   'namespace', 'null', 'return', 'true', 'var', 'void', 'while',
 ]);
 
+/**
+ * Names that every JavaScript object already has (`__proto__`, `constructor`, `toString`...):
+ * a step or a variable by such a name would be mistaken for the object's own property.
+ */
+export function isObjectMember(name: string): boolean {
+  return name === '__proto__' || name in Object.prototype;
+}
+
 /** Checks a variable name (save:, set:, vars:); reports BAD_NAME. */
 export function checkVarName(ctx: Ctx, name: string, at: At, what: string): boolean {
+  if (isObjectMember(name)) {
+    report(ctx, 'BAD_NAME', at, `${what} '${name}' is a reserved name (every JavaScript object has a member by that name); choose another name`);
+    return false;
+  }
   if (!VAR_RE.test(name)) {
     report(ctx, 'BAD_NAME', at, `${what} '${name}' is not a valid variable name: start with a letter or _, then letters, digits and _ (64 at most)`);
     return false;

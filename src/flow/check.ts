@@ -4,7 +4,7 @@
  */
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { DEFAULT_VOICE, type FlowModel, type Handlers, type Step, type Value } from './model.js';
-import { type Ctx, ID_RE, asMap, asString, checkVarName, knownEntries, newCtx, report } from './check-context.js';
+import { type Ctx, ID_RE, asMap, asString, checkVarName, isObjectMember, knownEntries, newCtx, report } from './check-context.js';
 import { checkGraph, checkTargets } from './check-graph.js';
 import { checkVoice } from './check-media.js';
 import { checkHandlers, stepRef } from './check-results.js';
@@ -114,6 +114,10 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
     if (!ID_RE.test(e.key)) {
       report(ctx, 'BAD_NAME', e, `the step id '${e.key}' may use only letters, digits, - and _ (64 at most)`);
       allSteps = false;
+    } else if (isObjectMember(e.key)) {
+      report(ctx, 'BAD_NAME', e, `the step id '${e.key}' is a reserved name (every JavaScript object has a member by that name); choose another id`);
+      allSteps = false;
+      continue;
     }
     const s = checkStep(ctx, e, handlers);
     if (s) steps[e.key] = s;

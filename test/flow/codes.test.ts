@@ -72,6 +72,8 @@ const CASES: Case[] = [
   { name: 'bad ringtone', code: 'BAD_ENUM', text: flow('  a:', '    dialout: { targets: ["+33123456789"], ringtone: RIGN }'), line: 5, column: 53, message: /ringtone must be one of MUSIC, RING, not "RIGN"/, hint: /did you mean 'RING'\?/ },
   { name: 'version 2', code: 'BAD_VERSION', text: 'version: 2\nstart: a\nsteps:\n  a: { hangup: {} }\n', line: 1, column: 10, message: /^version must be 1, got 2$/ },
   { name: 'step id with a space', code: 'BAD_NAME', text: flow('  a: { say: "x", next: "b c" }', '  "b c": { hangup: {} }'), line: 5, column: 3, message: /step id 'b c'/ },
+  { name: 'a step id every object has', code: 'BAD_NAME', text: flow('  a: { say: "x", next: end }', '  __proto__: { hangup: {} }', '  end: { hangup: {} }'), line: 5, column: 3, message: /step id '__proto__' is a reserved name/ },
+  { name: 'a var every object has', code: 'BAD_NAME', text: flow('  a:', '    read: { prompt: "Hi" }', '    save: constructor', '    next: a'), line: 6, column: 11, message: /'constructor' is a reserved name/ },
   { name: 'save into a reserved word', code: 'BAD_NAME', text: flow('  a:', '    read: { prompt: "Hi" }', '    save: in', '    next: a'), line: 6, column: 11, message: /reserved word/ },
   { name: 'negative media id', code: 'BAD_MEDIA', text: flow('  a: { play: -5, next: a }'), line: 4, column: 14, message: /-5 is not a media id/ },
   { name: 'malformed TTS spec', code: 'BAD_MEDIA', text: flow('  a: { play: "TTS|bad voice|Hello", next: a }'), line: 4, column: 14, message: /not a voice id/ },
