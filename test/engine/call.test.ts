@@ -1,0 +1,132 @@
+/**
+ * The call step as a whole (src/engine/call.ts), without HTTP: requests of one call run one
+ * at a time, concurrent copies of a request advance the call once and get the same bytes,
+ * other calls are not held up, a late step answers the fallback, and a failing store
+ * leaves the call where it was.
+ */
+import { describe, expect, it } from 'vitest';
+import { CallHandler, type Answer, type CallLogger, type SnapshotStore } from '../../src/engine/call.js';
+import type { CompiledFlow } from '../../src/engine/compile.js';
+import { MemoryStore } from '../../src/store/memory.js';
+import { cmd, flow, hangup, req, say } from './helpers.js';
+
+const quiet: CallLogger = { info() {}, warn() {}, error() {}, debug() {} };
+
+function menu(): CompiledFlow {
+  return flow({
+    steps: {
+      hello: say('Hello.', 'ask'),
+      ask: cmd('read', { media_id: ['Press 1.'], max_digits: 1 }, { on: { '1': 'bye', default: 'ask' } }),
+      bye: say('Bye.', 'end'),
+      end: hangup(),
+    },
+  });
+}
+
+/** A store whose reads and writes take `ms` (a slow network store). */
+function slowStore(ms: number): SnapshotStore & { writes: number } {
+  const inner = new MemoryStore();
+  const wait = () => new Promise((r) => setTimeout(r, ms));
+  const s = {
+    writes: 0,
+    async get(id: string) {
+      await wait();
+      return inner.get(id);
+    },
+    async set(id: string, v: string, ttl: number) {
+      await wait();
+      s.writes++;
+      return inner.set(id, v, ttl);
+    },
+    async delete(id: string) {
+      await wait();
+      return inner.delete(id);
+    },
+  };
+  return s;
+}
+
+function handler(f: CompiledFlow, store: SnapshotStore, deadlineMs = 4000): CallHandler {
+  const ended: string[] = [];
+  return new CallHandler(
+    {
+      versions: { get: (n, v) => (n === f.name && v === f.version ? f : undefined), pick: (n) => (n === f.name ? f : undefined) },
+      store,
+      live: { set() {}, end: (id) => ended.push(id), purge: () => 0, started() {}, error() {} },
+      release() {},
+      perform: async () => ({ ok: true, value: 'SMS1' }),
+    },
+    { deadlineMs, callTtlMs: 60_000, unknownCall: 'reject', routes: { apps: {}, numbers: {} } },
+  );
+}
+
+const body = (a: Answer) => (a.status === 200 ? a.body : `${a.status} ${a.code}`);
+
+describe('CallHandler', () => {
+  it('runs the requests of one call one at a time: concurrent copies advance it once, with the same bytes', async () => {
+    const f = menu();
+    const store = slowStore(20);
+    const h = handler(f, store);
+    const first = await h.handle(req({ callid: '7' }), f.name, quiet);
+    expect(body(first)).toContain('"command":"play","command_id":1');
+    const writes = store.writes;
+    const next = req({ callid: '7', command: 'play', command_id: 1, command_result: '0' });
+    const [a, b, c] = await Promise.all([h.handle(next, f.name, quiet), h.handle(next, f.name, quiet), h.handle(next, f.name, quiet)]);
+    expect(body(a)).toContain('"command":"read","command_id":2');
+    expect(body(b)).toBe(body(a));
+    expect(body(c)).toBe(body(a));
+    expect(store.writes).toBe(writes + 1); // the copies were replays: nothing stored
+    h.close();
+  });
+
+  it('does not hold up other calls behind a slow one', async () => {
+    const f = menu();
+    const h = handler(f, slowStore(5));
+    const order: string[] = [];
+    await Promise.all(
+      ['1', '2', '3'].map((id) =>
+        h.handle(req({ callid: id }), f.name, quiet).then((a) => {
+          order.push(id);
+          expect(body(a)).toContain('"command_id":1');
+        }),
+      ),
+    );
+    expect(order.sort()).toEqual(['1', '2', '3']);
+    h.close();
+  });
+
+  it('answers the fallback when the step is late, and the late step still lands', async () => {
+    const f = menu();
+    const store = slowStore(150);
+    const h = handler(f, store, 100);
+    const a = await h.handle(req({ callid: '9' }), f.name, quiet);
+    expect(a).toMatchObject({ status: 200, late: true });
+    expect(body(a)).toBe('{"command":"wait","command_id":0,"params":{"wait":1},"variables":{}}');
+    await new Promise((r) => setTimeout(r, 400));
+    expect(store.writes).toBe(1);
+    h.close();
+  });
+
+  it('a store that fails: 500 INTERNAL, and the call is where it was', async () => {
+    const f = menu();
+    const inner = new MemoryStore();
+    let fail = false;
+    const store: SnapshotStore = {
+      get: (id) => inner.get(id),
+      set: (id, v, t) => (fail ? Promise.reject(new Error('store down')) : inner.set(id, v, t)),
+      delete: (id) => inner.delete(id),
+    };
+    const h = handler(f, store);
+    await h.handle(req({ callid: '5' }), f.name, quiet);
+    const before = await inner.get('5');
+    fail = true;
+    const a = await h.handle(req({ callid: '5', command: 'play', command_id: 1, command_result: '0' }), f.name, quiet);
+    expect(a).toEqual({ status: 500, code: 'INTERNAL', message: 'the step failed; the call state was not changed' });
+    expect(await inner.get('5')).toBe(before);
+    fail = false;
+    const b = await h.handle(req({ callid: '5', command: 'play', command_id: 1, command_result: '0' }), f.name, quiet);
+    expect(body(b)).toContain('"command":"read","command_id":2');
+    h.close();
+    await inner.close();
+  });
+});
