@@ -139,6 +139,7 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
 
   if (start === undefined) return undefined;
   const model: FlowModel = { version: 1, name, file: ctx.file, start, voice: ctx.voice, vars, handlers, steps };
+  if (nameEntry) model.namePos = { file: ctx.file, line: nameEntry.value.pos.line, column: nameEntry.value.pos.col };
   if (description !== undefined) model.description = description;
   return model;
 }

@@ -108,6 +108,8 @@ export interface Handlers {
 export interface FlowModel {
   version: 1;
   name: string;
+  /** Where `name:` gives the name (absent: the name comes from the file name). */
+  namePos?: Pos;
   file: string;
   description?: string;
   start: string;

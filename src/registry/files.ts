@@ -8,6 +8,7 @@
  * Also `compileAll` (check, refuse, compile a list of texts: the tools' one-shot load) and
  * the refusal rules it shares with the registry (`admit`).
  */
+import { basename } from 'node:path';
 import { checkFlow, type CheckResult } from '../flow/check.js';
 import { compileFlow, flowVersion, fromConfig, type CompiledFlow } from '../engine/compile.js';
 import { compileConfig } from '../flow/compile.js';
@@ -150,10 +151,10 @@ function admit(files: Checked[], compile: (f: Checked, model: FlowModel) => Comp
       report.diagnostics.push({
         code: 'DUPLICATE_FLOW_NAME',
         severity: 'error',
-        message: `flow name "${model.name}" is already used by ${taken}`,
+        message: `flow name "${model.name}" is already used by ${basename(taken)}, which keeps it: it was admitted first (a file already serving a flow comes first, then files in name order)`,
         file,
-        line: 1,
-        column: 1,
+        line: model.namePos?.line ?? 1,
+        column: model.namePos?.column ?? 1,
         hint: 'Give each flow a distinct `name:` (or rename the file when the name comes from it).',
       });
       report.refused.push(file);

@@ -73,7 +73,8 @@ describe('incremental reload', () => {
     const twin = '/flows/twin.yaml';
     const first = r.reload([{ file: DESK, text: V1 }, { file: twin, text: V2 }]);
     expect(first.refused).toEqual([twin]);
-    expect(first.diagnostics.map((d) => [d.code, d.file])).toEqual([['DUPLICATE_FLOW_NAME', twin]]);
+    expect(first.diagnostics.map((d) => [d.code, d.file, d.line, d.column])).toEqual([['DUPLICATE_FLOW_NAME', twin, 2, 7]]); // at `name: desk` (line 2 of the fixture), not 1:1
+    expect(first.diagnostics[0]!.message).toBe('flow name "desk" is already used by desk.yaml, which keeps it: it was admitted first (a file already serving a flow comes first, then files in name order)');
     const second = r.reload([{ file: twin, text: V2 }]);
     expect(checked).toEqual([DESK, twin]);
     expect(second).toMatchObject({ refused: [], checked: [] });
