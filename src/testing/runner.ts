@@ -3,7 +3,7 @@
  * no clock (mocks.now), sms effects resumed with the mocked outcomes. Pure: the result
  * says whether the case passed and, if not, where and why.
  */
-import { advance, type Outcome } from '../engine/advance.js';
+import { advance, isSayState, type Outcome } from '../engine/advance.js';
 import type { EffectResult } from '../engine/outcome.js';
 import type { RunHooks } from '../engine/behaviour.js';
 import type { CallState } from '../engine/types.js';
@@ -60,6 +60,8 @@ interface Actual {
   kind: 'command' | 'sms';
   command: string;
   params: Record<string, unknown>;
+  /** Which flow step sent it, for the failure message. */
+  from?: string;
 }
 
 const MAX_VALUE = 60;
@@ -164,7 +166,7 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     if (requests > max) return fail(i, `more than ${max} requests: the flow does not end`);
     // Effects first: each is the next step (an sms expectation), resumed with its mock.
     while (out.kind === 'effect') {
-      const actual: Actual = { kind: 'sms', command: out.effect.kind, params: { ...out.effect.params } };
+      const actual: Actual = { kind: 'sms', command: out.effect.kind, params: { ...out.effect.params }, from: `flow step "${out.effect.step}"` };
       trace.push(describeActual(actual));
       if (!unchecked) {
         const step = c.steps[i];
@@ -183,6 +185,7 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     const internal = out.log?.find((l) => l.code === 'ENGINE_INTERNAL');
     if (internal) return fail(i, `engine error: ${internal.msg}`);
     const actual: Actual = { kind: 'command', command: out.reply.command, params: { ...(out.reply.params as Record<string, unknown>) } };
+    if (out.state) actual.from = isSayState(out.state.s) ? `the say: of a branch of flow step "${out.state.step}"` : `flow step "${out.state.step}"`;
     if (out.state !== null) trace.push(describeActual(actual));
     if (unchecked || i >= c.steps.length) return pass();
     const step = c.steps[i]!;
@@ -215,7 +218,8 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
   function mismatch(index: number, step: ScenarioStep, actual: Actual, diff: string[]): CaseResult {
     const exp = describeExpectation(step.expect);
     const name = step.expect.kind === 'sms' ? 'sms' : step.expect.command;
-    const message = name === actual.command ? `${name}: params differ` : `expected ${name}, got ${actual.command}`;
+    const from = actual.from ? ` (from ${actual.from})` : '';
+    const message = name === actual.command ? `${name}: params differ${from}` : `expected ${name}, got ${actual.command}${from}`;
     return fail(index, message, { expected: exp, actual: describeActual(actual), diff });
   }
 }

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { cmd, flow, hangup } from '../engine/helpers.js';
 import { describe, expect, it } from 'vitest';
 import { test as testCommand } from '../../src/cli/test.js';
 import { checkFlow } from '../../src/flow/check.js';
@@ -27,7 +28,7 @@ describe('callscript test', () => {
     expect(lines).toEqual([
       `✓ ${DIR}/cases/fail.scenario.yaml › passes`,
       `✗ ${DIR}/cases/fail.scenario.yaml › wrong command`,
-      `    ${DIR}/cases/fail.scenario.yaml:12: step 2: expected read, got play`,
+      `    ${DIR}/cases/fail.scenario.yaml:12: step 2: expected read, got play (from flow step "one")`,
       '      expected: read { max_digits: 1 }',
       '      actual:   play { media_id: "TTS|TTS_EN-GB_SERENA|One." }',
       '      - command: read',
@@ -87,11 +88,25 @@ describe('mocks', () => {
     expect(r.trace).toEqual(['read { media_id: "TTS|TTS_EN-GB_SERENA|Press 1 or 2.", max_digits: 1, timeout_ms: 5000 }', 'sms { to: "+33612345678", body: "Hello" }', 'hangup {}']);
   });
 
+  it('a failure names the flow step that sent the command, or the branch say: that played', async () => {
+    const f = flow({
+      name: 'menu',
+      steps: {
+        ask: cmd('read', { media_id: ['Press 1.'], max_digits: 1 }, { on: { '1': 'bye', default: { goto: 'ask', say: 'Nope.' } } }),
+        bye: hangup(),
+      },
+    });
+    const c = parseScenario('flow: menu\ncases:\n  - name: c\n    steps:\n      - expect: read\n        result: "5"\n      - expect: read\n', 't.yaml').cases[0]!;
+    expect(runCase(f, c).failure?.message).toBe('expected read, got play (from the say: of a branch of flow step "ask")');
+    const d = parseScenario('flow: menu\ncases:\n  - name: d\n    steps:\n      - expect: play\n', 't.yaml').cases[0]!;
+    expect(runCase(f, d).failure?.message).toBe('expected play, got read (from flow step "ask")');
+  });
+
   it('an sms hash other than SMS00001 goes on to another command', async () => {
     const s = parseScenario(steps('    mocks: { sms: [{ hash: SMS99 }] }\n'), 't.yaml');
     const r = runCase(await menuFlow(), s.cases[0]!);
     expect(r.ok).toBe(false);
-    expect(r.failure?.message).toBe('expected hangup, got play');
+    expect(r.failure?.message).toBe('expected hangup, got play (from flow step "one")');
   });
 
   it('mocks.now is the engine clock (the summary duration)', async () => {
