@@ -4,13 +4,10 @@
  * terminal, tmux, or piped stdin) or a caller script (--caller). The call itself is
  * src/testing/simulate.ts.
  */
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { checkFlow } from '../flow/check.js';
-import { compileFlow, type CompiledFlow } from '../engine/compile.js';
-import { formatDiagnostics } from '../flow/format.js';
-import { compileAll, listFlowFiles } from '../registry/registry.js';
+import type { CompiledFlow } from '../engine/compile.js';
+import { loadFlow } from './paths.js';
 import { loadCallerScript } from '../emulator/caller/load.js';
 import { parseLine, promptText, render, ScriptedCaller, SimSession, varsText, type SimEvent, type SimOptions } from '../testing/simulate.js';
 
@@ -25,21 +22,6 @@ export interface SimulateIo {
   input: NodeJS.ReadableStream & { isTTY?: boolean };
   output: NodeJS.WritableStream & { isTTY?: boolean };
   err: NodeJS.WritableStream;
-}
-
-/** A flow by path to a .yaml file, or by name in the flows directory; throws with the reason. */
-async function loadFlow(ref: string, flowsDir: string): Promise<CompiledFlow> {
-  if (/\.ya?ml$/.test(ref) && existsSync(ref)) {
-    const text = await readFile(ref, 'utf8');
-    const { model, diagnostics } = checkFlow(text, ref);
-    if (!model || diagnostics.some((d) => d.severity === 'error')) throw new Error(`${ref} has errors:\n${formatDiagnostics(diagnostics, new Map([[ref, text]]))}`);
-    return compileFlow(model, text);
-  }
-  const files = await listFlowFiles(flowsDir);
-  const texts = await Promise.all(files.map(async (file) => ({ file, text: await readFile(file, 'utf8') })));
-  const found = compileAll(texts).flows.find((f) => f.name === ref);
-  if (!found) throw new Error(`no valid flow named "${ref}" in ${flowsDir}`);
-  return found;
 }
 
 /** Lines of the input, one at a time; null at the end of the input. */

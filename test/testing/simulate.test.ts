@@ -240,3 +240,14 @@ vars: greeted=false choice="2"
     }
   }, 60_000);
 });
+
+describe('callscript simulate <unknown flow>', () => {
+  it('says which flows there are, with exit code 2', async () => {
+    const err = new PassThrough();
+    let text = '';
+    err.on('data', (c: Buffer) => (text += c.toString()));
+    const code = await simulate('nosuch', { flows: 'flows' }, { input: new PassThrough(), output: new PassThrough(), err });
+    expect(code).toBe(2);
+    expect(text).toBe('callscript simulate: no valid flow named "nosuch" in flows (flows: conference, front-desk, recording-consent, reminder, support-line, voicemail)\n');
+  });
+});
