@@ -331,7 +331,7 @@ function details(command: CommandName, params: Record<string, WireValue>): strin
   const spec = COMMANDS[command].params;
   const out: string[] = [];
   if (command === 'dialout' && Array.isArray(params.targets)) {
-    out.push(`targets: ${params.targets.map((t) => (t && typeof t === 'object' && !Array.isArray(t) ? `${String(t.number)} (${String(t.timeout)} s)` : String(t))).join(', ')}`);
+    out.push(`targets: ${params.targets.map((t) => (t && typeof t === 'object' && !Array.isArray(t) ? `${String(t.number)}${t.timeout !== undefined ? ` (${String(t.timeout)} s)` : ''}` : String(t))).join(', ')}`);
   }
   const rest = Object.entries(params).filter(([k]) => spec[k]?.type !== 'media' && k !== 'targets' && k !== 'audio_data' && k !== 'media_file');
   if (rest.length > 0) out.push(rest.map(([k, v]) => `${k}=${typeof v === 'bigint' ? v.toString() : JSON.stringify(v)}`).join(' '));

@@ -251,3 +251,13 @@ describe('callscript simulate <unknown flow>', () => {
     expect(text).toBe('callscript simulate: no valid flow named "nosuch" in flows (flows: conference, front-desk, recording-consent, reminder, support-line, voicemail)\n');
   });
 });
+
+describe('simulate: dialout targets', () => {
+  it('a target without a timeout is shown without one (not "undefined s")', async () => {
+    const text = 'version: 1\nname: d\nstart: out\nsteps:\n  out:\n    dialout: { targets: [{ number: "+33123456789" }, { number: "+33123456780", timeout: 20 }] }\n    next: end\n  end: { hangup: {} }\n';
+    const { model } = checkFlow(text, 'd.yaml');
+    const s = new SimSession(compileFlow(model!, text));
+    const ev = s.start();
+    expect(ev).toContainEqual(expect.objectContaining({ kind: 'command', command: 'dialout', details: ['targets: +33123456789, +33123456780 (20 s)'] }));
+  });
+});
