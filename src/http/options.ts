@@ -46,6 +46,11 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
   report?: LoadReport;
   /** Directory of *.yaml flows, loaded at registration. Default `flows`. */
   flowsDir?: string;
+  /**
+   * Reload the flows when a file of `flowsDir` changes (off by default in the plugin;
+   * `callscript serve` watches unless `server.watch: false`). Live calls keep their version.
+   */
+  watch?: boolean | { debounceMs?: number };
   /** Where call snapshots live. Default: in memory. */
   store?: CallStore;
   /** How the flows' effects are performed (sms steps); without `sms`, they fail with UNAVAILABLE. */

@@ -11,6 +11,7 @@ import { MemoryStore } from '../store/memory.js';
 import { Registry } from '../registry/registry.js';
 import { LiveCalls } from '../registry/live.js';
 import { Reloader } from '../registry/reloader.js';
+import { watchFlows } from '../registry/watch.js';
 import { registerAdmin, pendingView } from './admin.js';
 import { parseRtRequest } from '../protocol/request.js';
 import { codeInfo } from '../errors/catalogue.js';
@@ -48,6 +49,17 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   app.addHook('onClose', async () => service.close());
   // A reloader made here is closed here (its checker's worker); one given is its owner's.
   if (!options.reloader) app.addHook('onClose', async () => reloader.close());
+  // `watch`: reload when a file of the flows directory changes (createServer does this itself).
+  const watchDir = options.registry ? options.flowsDir : (options.flowsDir ?? 'flows');
+  if (options.watch && watchDir !== undefined) {
+    const watcher = watchFlows({
+      dir: watchDir,
+      debounceMs: typeof options.watch === 'object' ? options.watch.debounceMs : undefined,
+      onFlows: () => void reloader.reload('file change', app.log).catch((err: unknown) => app.log.error({ err }, 'reload failed')),
+      onError: (err) => app.log.error({ err }, 'watching the flows directory failed: reload with POST /admin/reload'),
+    });
+    app.addHook('onClose', async () => watcher.close());
+  }
   for (const [name, percent] of Object.entries(options.canary ?? {})) {
     if (registry.setCanary(name, percent) !== 'ok') app.log.warn({ flow: name }, `canary: no flow named "${name}" is loaded`);
   }

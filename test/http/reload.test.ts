@@ -134,3 +134,32 @@ describe('hot reload through the HTTP layer', () => {
     expect(s.registry.list().map((f) => f.name)).toEqual(['desk', 'other']);
   });
 });
+
+describe('the Fastify plugin in an app of your own', () => {
+  it('reloads on file changes with watch: true, and not without it', async () => {
+    const Fastify = (await import('fastify')).default;
+    const { callscript } = await import('../../src/http/plugin.js');
+    const watched = mkdtempSync(join(tmpdir(), 'callscript-plugin-watch-'));
+    const still = mkdtempSync(join(tmpdir(), 'callscript-plugin-nowatch-'));
+    writeFileSync(join(watched, 'desk.yaml'), V1);
+    writeFileSync(join(still, 'desk.yaml'), V1);
+    const a = Fastify();
+    await a.register(callscript, { flowsDir: watched, watch: { debounceMs: 50 } });
+    const b = Fastify();
+    await b.register(callscript, { flowsDir: still });
+    try {
+      const versions = async (app: typeof a) => ((await app.inject({ url: '/health' })).json() as { flows: { name: string; version: string }[] }).flows.map((f) => f.version);
+      expect(await versions(a)).toEqual([flowVersion(V1)]);
+      writeFileSync(join(watched, 'desk.yaml'), V2);
+      writeFileSync(join(still, 'desk.yaml'), V2);
+      await until(async () => (await versions(a))[0] === flowVersion(V2));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await versions(b)).toEqual([flowVersion(V1)]);
+    } finally {
+      await a.close();
+      await b.close();
+      rmSync(watched, { recursive: true, force: true });
+      rmSync(still, { recursive: true, force: true });
+    }
+  });
+});
