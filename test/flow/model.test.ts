@@ -79,6 +79,7 @@ const none = { exact: {}, patterns: [] };
 const EXPECTED: FlowModel = {
   version: 1,
   name: 'shorthand-tour',
+  namePos: { file: FILE, line: 2, column: 7 },
   file: FILE,
   description: 'Every shorthand of the language',
   start: 'welcome',

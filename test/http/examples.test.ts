@@ -139,7 +139,7 @@ describe('front-desk', () => {
   ];
   const menu = (n: number) => ({ media_id: tts(PROMPT[n]!), ...MENU });
   const WELCOME = tts('Thank you for calling Acme.');
-  const INFO = tts('Acme is at 12 Example Street, London. We are open Monday to Friday, from 8 in the morning until 6 in the evening.');
+  const INFO = tts('Acme is at 12 Example Street, London. We are open every day from 8 in the morning until 6 in the evening, UTC.');
   const GOODBYE = tts('Thank you for calling. Goodbye.');
   const OPERATOR = (choice: string) => ({
     targets: [
@@ -294,7 +294,7 @@ describe('front-desk', () => {
   it('closed outside 08:00-17:59 UTC: the closed message, goodbye, hangup', async () => {
     const s = await serve();
     const call = startCall(s.app, URL_, { callid: '1005', ...UK, date_started: '2026-11-20 19:30:00' });
-    (await call.start()).expect('play', { media_id: tts('Thank you for calling Acme. Our office is closed. We are open Monday to Friday, from 8 in the morning until 6 in the evening.') });
+    (await call.start()).expect('play', { media_id: tts('Thank you for calling Acme. Our office is closed. We are open every day from 8 in the morning until 6 in the evening, UTC.') });
     (await call.answer('0')).expect('play', { media_id: GOODBYE });
     (await call.answer('0')).expect('hangup', {});
     await call.end('HANGUP');
@@ -316,7 +316,7 @@ describe('front-desk', () => {
     const call = startCall(s.app, URL_, { callid: '1006', ...UK, date_started: `2026-11-20 ${time}` });
     await call.start();
     if (state === 'open') call.expect('play', { media_id: WELCOME });
-    else call.expect('play', { media_id: tts('Thank you for calling Acme. Our office is closed. We are open Monday to Friday, from 8 in the morning until 6 in the evening.') });
+    else call.expect('play', { media_id: tts('Thank you for calling Acme. Our office is closed. We are open every day from 8 in the morning until 6 in the evening, UTC.') });
   });
 });
 

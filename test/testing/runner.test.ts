@@ -126,7 +126,7 @@ describe('case vars', () => {
     return compileFlow(model!, text);
   }
   const scenario = (vars: string) =>
-    `flow: front-desk\ncases:\n  - name: c\n${vars}    call: { caller: "+442071234567" }\n    steps:\n      - expect: { command: play, params: { media_id: "TTS|TTS_EN-GB_SERENA|Thank you for calling Acme Ltd. Our office is closed. We are open Monday to Friday, from 8 in the morning until 6 in the evening." } }\n      - expect: play\n      - expect: hangup\n`;
+    `flow: front-desk\ncases:\n  - name: c\n${vars}    call: { caller: "+442071234567" }\n    steps:\n      - expect: { command: play, params: { media_id: "TTS|TTS_EN-GB_SERENA|Thank you for calling Acme Ltd. Our office is closed. We are open every day from 8 in the morning until 6 in the evening, UTC." } }\n      - expect: play\n      - expect: hangup\n`;
 
   it('override the flow initial vars for the case only', async () => {
     const flow = await frontDesk();
