@@ -25,10 +25,15 @@ export interface Ctx {
   targets: { id: string; at: YNode }[];
   /** What did-you-mean suggestions among the flow's own names (step ids, variables) may still cost. */
   suggest: SuggestBudget;
+  /**
+   * Variables a valid `save:` or `set:` name declares, even in a step that has other
+   * errors: reading them elsewhere is no mistake of its own (one mistake, one diagnostic).
+   */
+  declared: Set<string>;
 }
 
 export function newCtx(file: string, voice: string): Ctx {
-  return { file, diags: [], voice, refs: [], targets: [], suggest: { left: SUGGEST_BUDGET } };
+  return { file, diags: [], voice, refs: [], targets: [], suggest: { left: SUGGEST_BUDGET }, declared: new Set() };
 }
 
 /**

@@ -118,6 +118,7 @@ function checkCommandStep(ctx: Ctx, node: YMap, action: YEntry, id: string, wher
       report(ctx, 'TYPE_MISMATCH', save.value, `${where}save must be a variable name, not ${describe(save.value)}`);
     } else if (checkVarName(ctx, String(save.value.value), save.value, 'save:')) {
       saveName = String(save.value.value);
+      ctx.declared.add(saveName);
     }
   }
   let inherit = true;
@@ -149,6 +150,7 @@ function checkSet(ctx: Ctx, node: YMap, action: YEntry, id: string, where: strin
   if (map && map.entries.length === 0) report(ctx, 'MISSING_KEY', action, `${where}set assigns nothing: give it at least one variable`);
   for (const e of map?.entries ?? []) {
     if (!checkVarName(ctx, e.key, e, 'set:')) continue;
+    ctx.declared.add(e.key);
     const v = e.value;
     if (v.kind === 'map' && v.entries.some((x) => x.key === 'expr')) {
       if (v.entries.length > 1) {

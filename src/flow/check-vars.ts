@@ -9,7 +9,7 @@ import { type Ctx, didYouMean, report } from './check-context.js';
 export const CALL_FIELDS = ['callid', 'caller', 'caller_name', 'called', 'app', 'cdr_field', 'request_hash', 'date_started', 'status', 'variables'] as const;
 
 export function checkVarRefs(ctx: Ctx, initial: string[], steps: Record<string, Step>): void {
-  const written = new Set(initial);
+  const written = new Set([...initial, ...ctx.declared]);
   for (const s of Object.values(steps)) {
     if (s.kind === 'command' && s.save) written.add(s.save);
     if (s.kind === 'set') for (const a of s.assign) written.add(a.name);

@@ -201,3 +201,21 @@ describe('a model only without errors', () => {
     expect(r.diagnostics.map((d) => d.code)).toEqual(['OUT_OF_BOUNDS', 'OUT_OF_BOUNDS', 'UNKNOWN_KEY']);
   });
 });
+
+describe('a step with errors still declares its save: (one mistake, one diagnostic)', () => {
+  const withSave = (extra: string) =>
+    ['version: 1', 'start: a', 'steps:', '  a:', '    read: { prompt: "PIN?", max_digits: 4' + extra + ' }', '    save: pin', '    next: b', '  b: { say: "You typed {{ vars.pin }}.", next: end }', '  end: { hangup: {} }', ''].join('\n');
+  it.each([
+    ['an unknown key in the step', withSave(', colour: red'), 'UNKNOWN_KEY'],
+    ['a bad value in the step', withSave('').replace('max_digits: 4', 'max_digits: "4x"'), 'TYPE_MISMATCH'],
+  ])('%s: its own error only, no UNKNOWN_VARIABLE where the saved variable is read', (_name, text, code) => {
+    const { diagnostics } = checkFlow(text, 'save.yaml');
+    expect(diagnostics.map((d) => d.code)).toEqual([code]);
+  });
+
+  it('a set: step with a bad value still declares the variable', () => {
+    const text = ['version: 1', 'start: a', 'steps:', '  a:', '    set: { n: { expr: "1 +" } }', '    next: b', '  b: { say: "{{ vars.n }}", next: end }', '  end: { hangup: {} }', ''].join('\n');
+    const { diagnostics } = checkFlow(text, 'set.yaml');
+    expect(diagnostics.map((d) => d.code)).toEqual(['BAD_EXPRESSION']);
+  });
+});
