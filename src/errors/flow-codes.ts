@@ -162,6 +162,12 @@ export const FLOW_CODES: readonly CodeInfo[] = [
     hint: 'Handle the results listed in the message under `on:`, or add `default:` (or `next:`) for everything else; a flow-wide `handlers.on` entry also counts.',
   },
   {
+    code: 'SHADOWED_HANDLER',
+    severity: 'warning',
+    title: "A step's own pattern matches a result that a flow-wide handler (handlers.on) handles: at this step the pattern wins, and the handler never applies.",
+    hint: "A step's keys and patterns are tried before the flow-wide ones. If the handler should still apply here, give the step the exact key too (as the handler does), or narrow the pattern so it does not match it.",
+  },
+  {
     code: 'UNKNOWN_VARIABLE',
     severity: 'warning',
     title: 'A template or condition reads a variable that nothing sets, or a call field that does not exist.',

@@ -138,10 +138,32 @@ function checkCommandStep(ctx: Ctx, node: YMap, action: YEntry, id: string, wher
       report(ctx, 'UNHANDLED_RESULT', action, `${where}${action.key === 'say' ? 'say (play)' : cmd} results ${missing} lead nowhere: with no default or next, the call would be hung up`);
     }
   }
+  if (inherit && cmd !== 'hangup') shadowedHandlers(ctx, entry(node, 'on'), on, handlers.on[cmd], where);
   if (!call) return undefined;
   const step: Step = { kind: 'command', id, pos: posOf(ctx, action), command: call, on, inheritHandlers: inherit };
   if (saveName !== undefined) step.save = saveName;
   return step;
+}
+
+/**
+ * A pattern of the step that matches a flow-wide handler's exact key: the pattern is tried
+ * first, so the handler never applies here (SHADOWED_HANDLER, at the pattern).
+ */
+function shadowedHandlers(ctx: Ctx, onEntry: YEntry | undefined, on: Branches, flowWide: Handlers['on'][ActionName], where: string): void {
+  if (!flowWide || on.patterns.length === 0 || onEntry?.value.kind !== 'map') return;
+  const keys = Object.keys(flowWide.exact).filter((k) => !(k in on.exact));
+  for (const p of on.patterns) {
+    let re: RegExp;
+    try {
+      re = new RegExp(p.regex);
+    } catch {
+      continue;
+    }
+    const hit = keys.find((k) => k.length <= 64 && re.test(k));
+    if (hit === undefined) continue;
+    const at = onEntry.value.entries.find((e) => e.key === p.source);
+    if (at) report(ctx, 'SHADOWED_HANDLER', at, `${where}the pattern ${p.source} matches "${hit}", so the flow-wide handlers.on key "${hit}" never applies at this step`);
+  }
 }
 
 function checkSet(ctx: Ctx, node: YMap, action: YEntry, id: string, where: string): Step | undefined {

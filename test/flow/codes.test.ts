@@ -72,6 +72,7 @@ const CASES: Case[] = [
   { name: 'bad ringtone', code: 'BAD_ENUM', text: flow('  a:', '    dialout: { targets: ["+33123456789"], ringtone: RIGN }'), line: 5, column: 53, message: /ringtone must be one of MUSIC, RING, not "RIGN"/, hint: /did you mean 'RING'\?/ },
   { name: 'version 2', code: 'BAD_VERSION', text: 'version: 2\nstart: a\nsteps:\n  a: { hangup: {} }\n', line: 1, column: 10, message: /^version must be 1, got 2$/ },
   { name: 'step id with a space', code: 'BAD_NAME', text: flow('  a: { say: "x", next: "b c" }', '  "b c": { hangup: {} }'), line: 5, column: 3, message: /step id 'b c'/ },
+  { name: 'a step pattern over a flow-wide key', code: 'SHADOWED_HANDLER', text: ['version: 1', 'start: a', 'handlers:', '  on:', '    read: { "0": end }', 'steps:', '  a:', '    read: { prompt: "Code?" }', '    on: { "/^[0-9]$/": end, default: end }', '  end: { hangup: {} }', ''].join('\n'), line: 9, column: 11, severity: 'warning', message: /pattern \/\^\[0-9\]\$\/ matches "0"/ },
   { name: 'a step id every object has', code: 'BAD_NAME', text: flow('  a: { say: "x", next: end }', '  __proto__: { hangup: {} }', '  end: { hangup: {} }'), line: 5, column: 3, message: /step id '__proto__' is a reserved name/ },
   { name: 'a var every object has', code: 'BAD_NAME', text: flow('  a:', '    read: { prompt: "Hi" }', '    save: constructor', '    next: a'), line: 6, column: 11, message: /'constructor' is a reserved name/ },
   { name: 'save into a reserved word', code: 'BAD_NAME', text: flow('  a:', '    read: { prompt: "Hi" }', '    save: in', '    next: a'), line: 6, column: 11, message: /reserved word/ },
@@ -217,5 +218,21 @@ describe('a step with errors still declares its save: (one mistake, one diagnost
     const text = ['version: 1', 'start: a', 'steps:', '  a:', '    set: { n: { expr: "1 +" } }', '    next: b', '  b: { say: "{{ vars.n }}", next: end }', '  end: { hangup: {} }', ''].join('\n');
     const { diagnostics } = checkFlow(text, 'set.yaml');
     expect(diagnostics.map((d) => d.code)).toEqual(['BAD_EXPRESSION']);
+  });
+});
+
+describe('SHADOWED_HANDLER', () => {
+  const text = (stepOn: string) =>
+    ['version: 1', 'start: a', 'handlers:', '  on:', '    read: { "0": op }', 'steps:', '  a:', '    read: { prompt: "Code?", max_digits: 4 }', `    on: { ${stepOn}, default: end }`, '  op: { say: "Operator.", next: end }', '  end: { hangup: {} }', ''].join('\n');
+  it('warns at a step pattern that matches a flow-wide handler key, naming both', () => {
+    const { diagnostics, model } = checkFlow(text('"/^[0-9]+$/": end'), 'shadow.yaml');
+    expect(model).toBeDefined();
+    expect(diagnostics.map((d) => [d.code, d.severity, d.line, d.column, d.message])).toEqual([
+      ['SHADOWED_HANDLER', 'warning', 9, 11, 'step \'a\': the pattern /^[0-9]+$/ matches "0", so the flow-wide handlers.on key "0" never applies at this step'],
+    ]);
+  });
+  it('says nothing when the step handles the key itself, or the pattern does not match it', () => {
+    expect(checkFlow(text('"0": op, "/^[0-9]+$/": end'), 'shadow.yaml').diagnostics).toEqual([]);
+    expect(checkFlow(text('"/^[1-9][0-9]*$/": end'), 'shadow.yaml').diagnostics).toEqual([]);
   });
 });
