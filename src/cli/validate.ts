@@ -1,5 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
-import { basename, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, join, relative, resolve } from 'node:path';
 import { checkConfig } from '../flow/config.js';
 import { formatDiagnostics, summarize } from '../flow/format.js';
 import { compileAll, listFlowFiles } from '../registry/registry.js';
@@ -8,6 +9,8 @@ import type { Diagnostic } from '../errors/diagnostic.js';
 export interface ValidateOptions {
   /** Files checked as server config files whatever their name (`--config prod.yaml`, repeatable). */
   configs?: string[];
+  /** Where a bare `callscript validate` looks for callscript.yaml and the flows (default: the current directory). */
+  cwd?: string;
 }
 
 const quiet = new WeakSet<NodeJS.WritableStream>();
@@ -26,8 +29,11 @@ function ignoreClosedReader(out: NodeJS.WritableStream): void {
   });
 }
 
-function unreadable(p: string, err: unknown): Diagnostic {
-  return { code: 'UNREADABLE_FILE', severity: 'error', message: `cannot read ${p}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, file: p, line: 1, column: 1, hint: 'Check that the path exists and is readable.' };
+function unreadable(p: string, err: unknown, hint = 'Check that the path exists and is readable.'): Diagnostic {
+  const code = (err as NodeJS.ErrnoException).code;
+  // No position: the path itself is the problem (the header shows the path alone).
+  if (code === 'ENOENT') return { code: 'UNREADABLE_FILE', severity: 'error', message: `no such file or directory: ${p}`, file: p, line: 0, column: 0, hint };
+  return { code: 'UNREADABLE_FILE', severity: 'error', message: `cannot read ${p}: ${code ?? (err as Error).message}`, file: p, line: 0, column: 0, hint };
 }
 
 const n = (k: number, word: string) => `${k} ${word}${k === 1 ? '' : 's'}`;
@@ -44,7 +50,6 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
   const configs = opts.configs ?? [];
   const asConfig = new Set(configs.map((f) => resolve(f)));
   const seenConfigs = new Set<string>();
-  const targets = paths.length > 0 || configs.length > 0 ? paths : ['flows'];
   const diagnostics: Diagnostic[] = [];
   const sources = new Map<string, string>();
   const flowFiles: { file: string; text: string }[] = [];
@@ -59,12 +64,28 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
     diagnostics.push(...found);
     if (!found.some((d) => d.severity === 'error')) configsValid++;
   };
+  let targets = paths;
+  let missingHint: string | undefined;
+  if (paths.length === 0 && configs.length === 0) {
+    // A bare `callscript validate`: the project's callscript.yaml, if any, and its flows directory.
+    const cwd = opts.cwd ?? process.cwd();
+    const cfg = ['callscript.yaml', 'callscript.yml'].find((f) => existsSync(join(cwd, f)));
+    let dir = 'flows';
+    if (cfg) {
+      const text = await readFile(join(cwd, cfg), 'utf8');
+      addConfig(cfg, text);
+      const flowsDir = checkConfig(text, cfg).config?.server.flows_dir;
+      if (flowsDir !== undefined) dir = relative(cwd, resolve(cwd, flowsDir)) || '.';
+    }
+    targets = [opts.cwd ? join(opts.cwd, dir) : dir];
+    missingHint = `Run callscript validate in your project's directory${cfg ? '' : ' (where flows/ or callscript.yaml is)'}, or name the flow files or directories to check: callscript validate path/to/flows`;
+  }
   for (const p of targets) {
     let files: string[];
     try {
       files = (await stat(p)).isDirectory() ? await listFlowFiles(p) : [p];
     } catch (err) {
-      diagnostics.push(unreadable(p, err));
+      diagnostics.push(unreadable(p, err, missingHint));
       continue;
     }
     for (const file of files) {

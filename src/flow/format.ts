@@ -51,7 +51,9 @@ export function codeFrame(d: Diagnostic, source: Source, opts: FormatOptions = {
 /** One diagnostic: the header line, the code frame (when the source is given) and the hint. */
 export function formatDiagnostic(d: Diagnostic, source?: Source, opts: FormatOptions = {}): string {
   const sev = paint(opts.color, d.severity === 'error' ? 'red' : 'yellow', d.severity);
-  const parts = [`${d.file}:${d.line}:${d.column} ${sev} ${paint(opts.color, 'bold', d.code)} ${d.message}`];
+  // Line 0: the file (or directory) itself, no position in it.
+  const where = d.line > 0 ? `${d.file}:${d.line}:${d.column}` : d.file;
+  const parts = [`${where} ${sev} ${paint(opts.color, 'bold', d.code)} ${d.message}`];
   if (source !== undefined) {
     const frame = codeFrame(d, source, opts);
     if (frame) parts.push(frame);

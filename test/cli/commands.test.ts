@@ -43,7 +43,7 @@ describe('callscript validate', () => {
     expect(c.text()).toContain('warning UNHANDLED_RESULT');
     const c2 = capture();
     expect(await validate([join(d, 'nope.yaml')], c2.out)).toBe(1);
-    expect(c2.text()).toContain('error UNREADABLE_FILE cannot read');
+    expect(c2.text()).toContain('error UNREADABLE_FILE no such file or directory: ');
   });
 
   it('checks callscript.yaml when named', async () => {
@@ -92,7 +92,26 @@ describe('callscript validate', () => {
     expect(c.text()).toBe('2 files checked (1 flow, 1 config), 2 valid: no problems\n');
     const missing = capture();
     expect(await validate([], missing.out, { configs: [join(d, 'nope.yaml')] })).toBe(1);
-    expect(missing.text()).toContain('error UNREADABLE_FILE cannot read');
+    expect(missing.text()).toContain('error UNREADABLE_FILE no such file or directory: ');
+  });
+
+  it('with no argument: the flows directory of ./callscript.yaml, and the config itself', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'callscript-validate-'));
+    writeFileSync(join(d, 'callscript.yaml'), 'server: { flows_dir: ivr }\n');
+    mkdirSync(join(d, 'ivr'));
+    writeFileSync(join(d, 'ivr', 'hello.yaml'), 'version: 1\nstart: a\nsteps:\n  a: { hangup: {} }\n');
+    const c = capture();
+    expect(await validate([], c.out, { cwd: d })).toBe(0);
+    expect(c.text()).toBe('2 files checked (1 flow, 1 config), 2 valid: no problems\n');
+  });
+
+  it('with no argument and no flows directory: the path alone, no line:col, and what to do', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'callscript-validate-'));
+    const c = capture();
+    expect(await validate([], c.out, { cwd: d })).toBe(1);
+    const lines = c.text().split('\n');
+    expect(lines[0]).toBe(`${join(d, 'flows')} error UNREADABLE_FILE no such file or directory: ${join(d, 'flows')}`);
+    expect(lines[1]).toBe("hint: Run callscript validate in your project's directory (where flows/ or callscript.yaml is), or name the flow files or directories to check: callscript validate path/to/flows");
   });
 
   it('a reader that goes away (validate flows | head -1) ends it quietly, with no EPIPE stack trace', async () => {
