@@ -1,7 +1,9 @@
 import { readFile, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { basename, join, relative, resolve } from 'node:path';
-import { checkConfig } from '../flow/config.js';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { checkConfig, configFlowRefs } from '../flow/config.js';
+import { didYouMean } from '../flow/check-context.js';
+import { defaultFlowName } from '../flow/check.js';
 import { formatDiagnostics, summarize } from '../flow/format.js';
 import { compileAll, listFlowFiles } from '../registry/registry.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
@@ -115,6 +117,41 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
   const { flows, report } = compileAll(flowFiles);
   diagnostics.push(...report.diagnostics);
   for (const [f, t] of report.sources) sources.set(f, t);
+  // Routes name flows: against the flows checked here, or else the config's flows directory.
+  for (const file of configFiles) {
+    const refs = configFlowRefs(sources.get(file) ?? '', file);
+    if (refs.length === 0) continue;
+    let names: Set<string> | undefined;
+    if (flowFiles.length > 0) {
+      names = new Set([...flows.map((f) => f.name), ...report.refused.map((f) => defaultFlowName(f))]);
+    } else {
+      const dir = checkConfig(sources.get(file) ?? '', file).config?.server.flows_dir;
+      const at = dir === undefined ? undefined : resolve(dirname(file), dir);
+      if (at !== undefined && existsSync(at)) {
+        const files = await listFlowFiles(at);
+        const loaded = compileAll(await Promise.all(files.map(async (f) => ({ file: f, text: await readFile(f, 'utf8') }))));
+        names = new Set([...loaded.flows.map((f) => f.name), ...loaded.report.refused.map((f) => defaultFlowName(f))]);
+      }
+    }
+    if (!names) continue;
+    let bad = false;
+    for (const r of refs) {
+      if (names.has(r.name)) continue;
+      bad = true;
+      diagnostics.push({
+        code: 'UNKNOWN_ROUTE_FLOW',
+        severity: 'error',
+        message: `${r.where} names flow "${r.name}", which is not among the flows checked${flowFiles.length > 0 ? '' : ' (the config\'s flows directory)'}: calls routed there would get 404 UNKNOWN_FLOW`,
+        file,
+        line: r.line,
+        column: r.column,
+        endLine: r.line,
+        endColumn: r.endColumn,
+        hint: didYouMean(r.name, names) ?? `Flows: ${[...names].sort().join(', ') || 'none'}.`,
+      });
+    }
+    if (bad && !diagnostics.some((d) => d.file === file && d.severity === 'error' && d.code !== 'UNKNOWN_ROUTE_FLOW')) configsValid--;
+  }
   if (diagnostics.length > 0) out.write(formatDiagnostics(diagnostics, sources) + '\n');
   const errors = diagnostics.filter((d) => d.severity === 'error').length;
   out.write(`${summaryLine(flowFiles.length, configFiles.length, flows.length + configsValid)}: ${summarize(diagnostics)}\n`);

@@ -114,6 +114,24 @@ describe('callscript validate', () => {
     expect(lines[1]).toBe("hint: Run callscript validate in your project's directory (where flows/ or callscript.yaml is), or name the flow files or directories to check: callscript validate path/to/flows");
   });
 
+  it('checks that routes name flows it knows, at the route, with a suggestion', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'callscript-validate-'));
+    writeFileSync(join(d, 'callscript.yaml'), 'routes:\n  numbers: { "+33123456789": front-dsk }\n  default: hello\n');
+    mkdirSync(join(d, 'flows'));
+    writeFileSync(join(d, 'flows', 'front-desk.yaml'), 'version: 1\nstart: a\nsteps:\n  a: { hangup: {} }\n');
+    writeFileSync(join(d, 'flows', 'hello.yaml'), 'version: 1\nstart: a\nsteps:\n  a: { hangup: {} }\n');
+    const c = capture();
+    expect(await validate([], c.out, { cwd: d })).toBe(1);
+    const lines = c.text().split('\n');
+    expect(lines[0]).toBe('callscript.yaml:2:30 error UNKNOWN_ROUTE_FLOW routes.numbers["+33123456789"] names flow "front-dsk", which is not among the flows checked: calls routed there would get 404 UNKNOWN_FLOW');
+    expect(lines).toContain("hint: did you mean 'front-desk'?");
+    expect(lines.at(-2)).toBe('3 files checked (2 flows, 1 config), 2 valid: 1 error, 0 warnings');
+    // Only --config: against the config's flows directory.
+    const only = capture();
+    expect(await validate([], only.out, { configs: [join(d, 'callscript.yaml')] })).toBe(1);
+    expect(only.text()).toContain('names flow "front-dsk", which is not among the flows checked (the config\'s flows directory)');
+  });
+
   it('a reader that goes away (validate flows | head -1) ends it quietly, with no EPIPE stack trace', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'validate', join(root, 'flows')], { cwd: root });
     child.stdout.destroy(); // the reader is gone before the first write
