@@ -47,8 +47,9 @@ program
 program
   .command('schema')
   .description('print the JSON Schema of flow files (for editors), or write schemas/*.json')
-  .option('--write', 'write schemas/flow.schema.json and schemas/config.schema.json')
-  .action(async (flags: { write?: boolean }) => {
+  .option('--write', 'write flow.schema.json and config.schema.json (into schemas/, or --dir)')
+  .option('--dir <dir>', 'with --write: the directory to write into (created if missing; default schemas)')
+  .action(async (flags: { write?: boolean; dir?: string }) => {
     process.exitCode = await schema(flags);
   });
 

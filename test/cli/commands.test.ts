@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { validate } from '../../src/cli/validate.js';
+import { schema } from '../../src/cli/schema.js';
 import { errors } from '../../src/cli/errors.js';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -221,5 +222,16 @@ describe('callscript serve (a real process)', () => {
     } finally {
       child.kill('SIGTERM');
     }
+  });
+});
+
+describe('callscript schema --write', () => {
+  it('creates the directory it writes into (outside the repository)', async () => {
+    const d = join(mkdtempSync(join(tmpdir(), 'callscript-schema-')), 'nested', 'schemas');
+    const c = capture();
+    expect(await schema({ write: true, dir: d }, c.out)).toBe(0);
+    expect(JSON.parse(readFileSync(join(d, 'flow.schema.json'), 'utf8'))).toHaveProperty('$schema');
+    expect(JSON.parse(readFileSync(join(d, 'config.schema.json'), 'utf8'))).toHaveProperty('$schema');
+    expect(c.text()).toBe(`wrote ${d}/flow.schema.json and ${d}/config.schema.json\n`);
   });
 });
