@@ -131,7 +131,10 @@ export function loadYaml(text: string, file: string): LoadResult {
   const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: false, merge: true, prettyErrors: false, strict: true });
   const ctx: LoadCtx = { file, doc, lc, diags: [], stack: new Set(), anchored: new Map(), weight: 0, aliasWeight: 0, deepest: 0, line: 0, stopped: false };
   const lines = new Set<number>();
-  for (const e of [...doc.errors, ...doc.warnings]) {
+  // A tab used as indentation throws off the parser for the rest of the block: every
+  // later line (blank ones included) gets an error of its own. The tab is the mistake.
+  const tab = doc.errors.find((e) => e.code === 'TAB_AS_INDENT');
+  for (const e of tab ? [tab] : [...doc.errors, ...doc.warnings]) {
     const msg = e.code === 'MULTIPLE_DOCS' ? 'a flow file holds a single YAML document (remove the `---` separator)' : e.message.replace(/ at line \d+, column \d+[\s\S]*$/, '');
     const [start, end] = errorSpan(text, e.pos[0], e.pos[1]);
     // one YAML mistake often yields several errors on its line: the first one says it

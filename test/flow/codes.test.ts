@@ -3,6 +3,7 @@
  * line and column (and the key words of the message or hint). A last test fails when a
  * code of the catalogue has no fixture here.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { FLOW_CODES } from '../../src/errors/flow-codes.js';
 import { checkFlow } from '../../src/flow/check.js';
@@ -234,5 +235,15 @@ describe('SHADOWED_HANDLER', () => {
   it('says nothing when the step handles the key itself, or the pattern does not match it', () => {
     expect(checkFlow(text('"0": op, "/^[0-9]+$/": end'), 'shadow.yaml').diagnostics).toEqual([]);
     expect(checkFlow(text('"/^[1-9][0-9]*$/": end'), 'shadow.yaml').diagnostics).toEqual([]);
+  });
+});
+
+describe('one tab used as indentation', () => {
+  it('is one YAML_SYNTAX error at the tab, not one per following line', () => {
+    const text = readFileSync(new URL('../../flows/front-desk.yaml', import.meta.url), 'utf8').replace('\n      max_digits: 1\n', '\n\tmax_digits: 1\n');
+    const line = text.split('\n').indexOf('\tmax_digits: 1') + 1;
+    expect(line).toBeGreaterThan(1);
+    const { diagnostics } = checkFlow(text, 'front-desk.yaml');
+    expect(diagnostics.map((d) => [d.code, d.line, d.column, d.message])).toEqual([['YAML_SYNTAX', line, 1, 'YAML: Tabs are not allowed as indentation']]);
   });
 });
