@@ -43,7 +43,8 @@ export function stepLabel(flow: CompiledFlow, id: string, width = 40): string[] 
   const step = flow.model.steps[id];
   if (!step) return [id];
   if (step.kind === 'set') return [id, `set ${step.assign.map((a) => a.name).join(', ')}`];
-  if (step.kind === 'switch') return [id, 'switch'];
+  // `when: / then: / else:` is a switch of one case: shown as what the author wrote.
+  if (step.kind === 'switch') return [id, step.cases.length === 1 ? 'when' : 'switch'];
   const c = step.command;
   const lines = [id, c.name];
   const text = mediaText(c.media.media_id ?? c.media.prompt ?? c.media.welcome);
@@ -54,7 +55,11 @@ export function stepLabel(flow: CompiledFlow, id: string, width = 40): string[] 
   return lines;
 }
 
-export function edgeLabel(e: FlowEdge, width = 40): string {
+/**
+ * An edge's label. `command`: the command of the step it leaves (a dialout's `default` is
+ * the call answered: it is bridged, and the flow goes on only once that call ends).
+ */
+export function edgeLabel(e: FlowEdge, width = 40, command?: string): string {
   let l: string;
   switch (e.kind) {
     case 'retry':
@@ -73,7 +78,7 @@ export function edgeLabel(e: FlowEdge, width = 40): string {
       l = '';
       break;
     default:
-      l = e.key ?? '';
+      l = command === 'dialout' && e.key === 'default' ? 'answered (bridged)' : (e.key ?? '');
   }
   if (e.say) l += ' + say';
   if (e.flowWide) l += ' (flow-wide)';
@@ -121,7 +126,8 @@ export function buildGraph(flow: CompiledFlow, opts: GraphOptions = {}): { nodes
     }
     const count = cov ? cov[e.cover ?? e.id] ?? 0 : undefined;
     const untaken = count === 0 && COVERABLE.has(e.kind);
-    let label = edgeLabel(e, width);
+    const from = flow.model.steps[e.from];
+    let label = edgeLabel(e, width, from?.kind === 'command' ? from.command.name : undefined);
     if (untaken) label += label ? ' (untaken)' : '(untaken)';
     else if (count !== undefined && COVERABLE.has(e.kind)) label += ` [${count}]`;
     edges.push({ from: nid(e.from), to: nid(e.to), label, dashed: Boolean(e.flowWide) || untaken, untaken, transition: e.id });

@@ -128,3 +128,17 @@ describe('callscript graph --format xstate', () => {
     expect(err2.text()).toBe('callscript graph: --format is mermaid, dot or xstate, not "svg"\n');
   });
 });
+
+describe('graph labels', () => {
+  it('a when step is labelled when, and an answered dialout "answered (bridged)", not default', async () => {
+    let text = '';
+    const out = new Writable({ write: (c: Buffer, _e, cb) => ((text += c.toString()), cb()) });
+    expect(await graph('flows/front-desk.yaml', {}, out, new Writable({ write: (_c, _e, cb) => cb() }))).toBe(0);
+    const lines = text.split('\n');
+    expect(lines.find((l) => l.includes('"again<br/>'))).toMatch(/"again<br\/>when"/);
+    expect(lines.find((l) => l.includes('"route<br/>'))).toMatch(/"route<br\/>switch"/);
+    const sales = lines.find((l) => l.includes('"sales<br/>dialout'))!.trim().split(/[[{(]/)[0]!;
+    expect(lines).toContain(`  ${sales} -->|"answered (bridged)"| flow_end`);
+    expect(lines.some((l) => l.startsWith(`  ${sales} -->|"default"|`))).toBe(false);
+  });
+});
