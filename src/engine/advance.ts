@@ -17,7 +17,7 @@ import { EV_CALL_END, EV_ERROR, EV_RESULT } from '../flow/machine-config.js';
 import type { Value } from '../flow/model.js';
 import { TERMINAL_STATUSES, type CommandName } from '../protocol/commands.js';
 import type { RtRequest, RtResponse } from '../protocol/rt.js';
-import { addLog, newRun, type Ctx, type Run } from './behaviour.js';
+import { addLog, FRESH, newRun, type Ctx, type Run } from './behaviour.js';
 import { metaOf, type CompiledFlow } from './compile.js';
 import type { FlowSnapshot, Persisted } from './machine.js';
 import { DEFAULT_MAX_LOGIC_STEPS, type EffectResult, type EngineOptions, type LogEntry, type Outcome } from './outcome.js';
@@ -91,7 +91,7 @@ function dropWithHangup(req: RtRequest, commandId: number, log: LogEntry[] | und
 }
 
 function persisted(s: CallState): Persisted {
-  return { vars: s.vars, c: s.c ?? { n: 1, r: {} }, res: s.res ?? '', err: s.err ?? '', k: s.k ?? 1, h: 0 };
+  return { vars: s.vars, c: s.c ?? FRESH, res: s.res ?? '', err: s.err ?? '', k: s.k ?? 1, h: 0 };
 }
 
 function resultEvent(result: string, error: string) {

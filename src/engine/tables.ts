@@ -41,7 +41,7 @@ export function buildTables(model: FlowModel): FlowTables {
       if (c) return c;
       const step = model.steps[id];
       if (!step || step.kind !== 'command') return undefined;
-      c = commandTable(model, step, regex);
+      c = commandTable(model, step);
       commands.set(id, c);
       return c;
     },
@@ -79,7 +79,7 @@ export function buildTables(model: FlowModel): FlowTables {
  * The say builders in the order machine-config.ts numbers them: own keys, patterns,
  * inherited keys and patterns not overridden, default, error.
  */
-function commandTable(model: FlowModel, step: Extract<FlowModel['steps'][string], { kind: 'command' }>, regex: (source: string) => void): CommandTable {
+function commandTable(model: FlowModel, step: Extract<FlowModel['steps'][string], { kind: 'command' }>): CommandTable {
   const says: CommandBuilder[] = [];
   const seen = new Set<string>();
   const add = (key: string, b: Branch) => {
@@ -88,17 +88,11 @@ function commandTable(model: FlowModel, step: Extract<FlowModel['steps'][string]
     sayOf(b, says);
   };
   for (const [k, b] of Object.entries(step.on.exact)) add(k, b);
-  for (const p of step.on.patterns) {
-    regex(p.regex);
-    add(p.source, p.branch);
-  }
+  for (const p of step.on.patterns) add(p.source, p.branch);
   const h = step.inheritHandlers ? model.handlers.on[step.command.name] : undefined;
   if (h) {
     for (const [k, b] of Object.entries(h.exact)) add(k, b);
-    for (const p of h.patterns) {
-      regex(p.regex);
-      add(p.source, p.branch);
-    }
+    for (const p of h.patterns) add(p.source, p.branch);
   }
   if (step.command.name !== 'hangup') {
     sayOf(step.on.default, says);

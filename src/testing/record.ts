@@ -11,9 +11,8 @@
  */
 import { parseDocument, stringify } from 'yaml';
 import type { StepRecord } from '../engine/call.js';
-import type { Effect, EffectResult } from '../engine/outcome.js';
 import { TERMINAL_STATUSES } from '../protocol/commands.js';
-import type { RtRequest, RtResponse, WireValue } from '../protocol/rt.js';
+import type { WireValue } from '../protocol/rt.js';
 
 /** One request the engine advanced, with what it did: its effects and its reply. */
 /** One request the engine advanced, with its effects and its reply (src/engine/call.ts). */
