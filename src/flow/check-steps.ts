@@ -159,7 +159,9 @@ function shadowedHandlers(ctx: Ctx, onEntry: YEntry | undefined, on: Branches, f
     } catch {
       continue;
     }
-    const hit = keys.find((k) => k.length <= 64 && re.test(k));
+    // Flow patterns may backtrack exponentially (the runtime's bound is issue #9's): only
+    // keys of at most 16 characters are tried here, so one test costs at most ~2^16 steps.
+    const hit = keys.find((k) => k.length <= 16 && re.test(k));
     if (hit === undefined) continue;
     const at = onEntry.value.entries.find((e) => e.key === p.source);
     if (at) report(ctx, 'SHADOWED_HANDLER', at, `${where}the pattern ${p.source} matches "${hit}", so the flow-wide handlers.on key "${hit}" never applies at this step`);

@@ -247,3 +247,12 @@ describe('one tab used as indentation', () => {
     expect(diagnostics.map((d) => [d.code, d.line, d.column, d.message])).toEqual([['YAML_SYNTAX', line, 1, 'YAML: Tabs are not allowed as indentation']]);
   });
 });
+
+describe('SHADOWED_HANDLER on hostile patterns', () => {
+  it('a catastrophic pattern against a long flow-wide key does not hang the checker', () => {
+    const key = '0'.repeat(40) + 'x';
+    const text = ['version: 1', 'start: a', 'handlers:', '  on:', `    read: { "${key}": end }`, 'steps:', '  a:', '    read: { prompt: "Code?", max_digits: 30 }', '    on: { "/^(0+)+$/": end, default: end }', '  end: { hangup: {} }', ''].join('\n');
+    const { diagnostics } = checkFlow(text, 'evil.yaml');
+    expect(diagnostics.filter((d) => d.code === 'SHADOWED_HANDLER')).toEqual([]);
+  });
+});
