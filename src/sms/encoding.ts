@@ -17,6 +17,11 @@
  * - force 'GSM': characters GSM lacks are transliterated (see toGsm), the rest become '?'.
  *   `text` is the transliterated body; units and parts are counted on it.
  * - force 'UNICODE': the body is sent as is, counted in UTF-16 code units.
+ *
+ * Time is linear in the body: sms-segments-calculator gathers a message's graphemes with
+ * an `Array.concat` per grapheme (quadratic: 40,000 characters took 4 s and blocked the
+ * emulator), so the body is cut into pieces of at most CHUNK graphemes at grapheme
+ * boundaries (Intl.Segmenter) and each piece is given to the package on its own.
  */
 import { SegmentedMessage } from 'sms-segments-calculator';
 
@@ -37,6 +42,22 @@ export const GSM_PART = 153;
 export const UNICODE_SINGLE_PART = 70;
 export const UNICODE_PART = 67;
 
+/** At most this many parts: concatenated SMS carry a part counter of one byte. */
+export const MAX_PARTS = 255;
+
+/**
+ * Fewest parts `body` can take, from its length alone (no segmenting): GSM positions and
+ * UTF-16 units are never fewer than the body's UTF-16 length. When GSM is forced,
+ * transliteration can shorten the body without bound (e + U+0301 -> é, a long grapheme
+ * cluster -> ?), so the length says nothing and 1 is returned. Lets a caller refuse a
+ * body over MAX_PARTS before paying for segmenting it.
+ */
+export function smsPartsAtLeast(body: string, force?: SmsEncodingName): number {
+  if (force === 'UNICODE') return smsParts('UNICODE', body.length);
+  if (force === 'GSM') return 1;
+  return smsParts('GSM', body.length);
+}
+
 /** Number of parts for `units` units of the given encoding (0 units: 1 part). */
 export function smsParts(encoding: SmsEncodingName, units: number): number {
   const [single, part] = encoding === 'GSM' ? [GSM_SINGLE_PART, GSM_PART] : [UNICODE_SINGLE_PART, UNICODE_PART];
@@ -45,14 +66,46 @@ export function smsParts(encoding: SmsEncodingName, units: number): number {
 
 export function smsEncoding(body: string, force?: SmsEncodingName): SmsEncodingResult {
   if (force === 'UNICODE') return unicode(body);
-  const msg = new SegmentedMessage(body);
-  if (msg.encodingName === 'GSM-7') return gsm(body, msg.numberOfCharacters);
+  const pieces = chunks(body).map((c) => new SegmentedMessage(c));
+  if (pieces.every((m) => m.encodingName === 'GSM-7')) return gsm(body, sum(pieces));
   if (force === 'GSM') {
-    const text = toGsm(msg);
-    return gsm(text, new SegmentedMessage(text, 'GSM-7').numberOfCharacters);
+    const seen = new Map<string, string>();
+    const text = pieces.map((m) => toGsm(m, seen)).join('');
+    return gsm(text, sum(chunks(text).map((c) => new SegmentedMessage(c, 'GSM-7'))));
   }
   return unicode(body);
 }
+
+/** Code units per piece given to sms-segments-calculator (its cost is quadratic in a piece). */
+const CHUNK = 256;
+const GRAPHEMES = new Intl.Segmenter('en', { granularity: 'grapheme' });
+
+/**
+ * `text` cut at grapheme boundaries into pieces of about CHUNK code units ('' gives ['']).
+ * Each window is segmented on its own (V8's segment iterator slows down on long strings)
+ * and cut before its last grapheme, which may go on past the window; a window holding a
+ * single grapheme is widened until the grapheme ends.
+ */
+function chunks(text: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  let width = CHUNK;
+  while (text.length - start > width) {
+    let last = 0;
+    for (const g of GRAPHEMES.segment(text.slice(start, start + width))) last = g.index;
+    if (last === 0) {
+      width *= 2;
+      continue;
+    }
+    out.push(text.slice(start, start + last));
+    start += last;
+    width = CHUNK;
+  }
+  out.push(text.slice(start));
+  return out;
+}
+
+const sum = (pieces: SegmentedMessage[]): number => pieces.reduce((t, m) => t + m.numberOfCharacters, 0);
 
 function gsm(text: string, units: number): SmsEncodingResult {
   return { encoding: 'GSM', parts: smsParts('GSM', units), units, text };
@@ -81,10 +134,15 @@ const MARKS = /\p{Mn}/gu;
  * 4. anything else (emoji, other scripts, œ, ...) becomes a single '?'.
  * No hand-written table: step 2 is Unicode normalisation (NFKD), step 3 the package's map.
  */
-function toGsm(msg: SegmentedMessage): string {
+function toGsm(msg: SegmentedMessage, seen: Map<string, string>): string {
   let out = '';
   for (const ch of msg.encodedChars) {
-    out += ch.isGSM7 ? ch.raw : gsmFor(ch.raw);
+    if (ch.isGSM7) out += ch.raw;
+    else {
+      let g = seen.get(ch.raw);
+      if (g === undefined) seen.set(ch.raw, (g = gsmFor(ch.raw)));
+      out += g;
+    }
   }
   return out;
 }

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SegmentedMessage } from 'sms-segments-calculator';
-import { smsEncoding, smsParts } from '../../src/sms/encoding.js';
+import { smsEncoding, smsParts, smsPartsAtLeast } from '../../src/sms/encoding.js';
 
 const a = (n: number) => 'a'.repeat(n);
 /** 'д' (Cyrillic, U+0434) is outside GSM: forces UNICODE, 1 UTF-16 unit. */
@@ -190,5 +190,68 @@ describe('cross-check with the package where the documented rule and its segment
       expect(ours.encoding, body).toBe(theirs.encodingName === 'GSM-7' ? 'GSM' : 'UNICODE');
       expect(ours.parts, body).toBe(theirs.segmentsCount);
     }
+  });
+});
+
+describe('long bodies: cut into pieces for the package, at grapheme boundaries', () => {
+  // The package's own count on the whole body is the reference: its cost is quadratic, so
+  // bodies stay under 3,000 characters here; pieces are 256 code units, so each body
+  // crosses several piece boundaries, with CR LF pairs, surrogate pairs, ZWJ emoji
+  // sequences, combining accents and extension characters around them.
+  const pool = ['a', 'é', '€', '[', '\r\n', '😀', '👩‍👩‍👧', 'e\u0301', 'д', ' ', '🇫🇷'];
+  const gsmPool = ['a', 'é', '€', '[', '\r\n', ' ', 'Δ', '@'];
+  let seed = 11;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const body = (from: string[], len: number) => {
+    let s = '';
+    while (s.length < len) s += from[rand(from.length)];
+    return s;
+  };
+
+  it('60 bodies of 500..3,000 characters count as the package counts them whole, forced GSM too', () => {
+    for (let i = 0; i < 60; i++) {
+      const b = body(i % 2 ? pool : gsmPool, 500 + rand(2500));
+      const whole = new SegmentedMessage(b);
+      const ours = smsEncoding(b);
+      expect(ours.encoding, b).toBe(whole.encodingName === 'GSM-7' ? 'GSM' : 'UNICODE');
+      if (ours.encoding === 'GSM') expect(ours.units).toBe(whole.numberOfCharacters);
+      else expect(ours.units).toBe(b.length);
+      const forced = smsEncoding(b, 'GSM');
+      const forcedWhole = new SegmentedMessage(forced.text, 'GSM-7');
+      expect(forced.units).toBe(forcedWhole.numberOfCharacters);
+      expect(forced.text.length).toBeLessThanOrEqual(b.length);
+    }
+  });
+
+  it('a grapheme longer than a piece (a base letter with 600 accents) stays whole: its accents dropped when GSM is forced', () => {
+    const zalgo = 'x' + '\u0301'.repeat(600);
+    expect(smsEncoding(`ab${zalgo}cd`, 'GSM')).toMatchObject({ encoding: 'GSM', text: 'abxcd', units: 5 });
+  });
+
+  it('folded accents are counted after folding: 20,000 e + U+0301 forced to GSM are 20,000 é', () => {
+    const r = smsEncoding('e\u0301'.repeat(20000), 'GSM');
+    expect(r).toMatchObject({ encoding: 'GSM', units: 20000, parts: 131 });
+    expect(r.text).toBe('é'.repeat(20000));
+  });
+
+  it('255 parts of GSM (39,015 positions) are counted, not refused', () => {
+    expect(smsEncoding(a(153 * 255))).toMatchObject({ encoding: 'GSM', parts: 255, units: 39015 });
+  });
+});
+
+describe('smsPartsAtLeast: a bound from the length alone', () => {
+  it('never more than the parts counted', () => {
+    for (const b of [a(161), d(71), a(153 * 255 + 1), `${EMOJI}`.repeat(100), '€'.repeat(200)]) {
+      for (const force of [undefined, 'GSM', 'UNICODE'] as const) expect(smsPartsAtLeast(b, force)).toBeLessThanOrEqual(smsEncoding(b, force).parts);
+    }
+  });
+  it('over 255 parts for a GSM body of 39,016 characters, and for a UNICODE one of 17,086 when forced', () => {
+    expect(smsPartsAtLeast(a(153 * 255 + 1))).toBe(256);
+    expect(smsPartsAtLeast(d(67 * 255 + 1), 'UNICODE')).toBe(256);
+    expect(smsPartsAtLeast(d(67 * 255 + 1))).toBe(112); // may still be GSM-sized: segmenting decides
+    expect(smsPartsAtLeast(a(100000), 'GSM')).toBe(1); // folding can shorten a forced GSM body without bound
   });
 });

@@ -4,7 +4,7 @@
  * messages that name the parameter and say what is expected.
  */
 import { checkE164, checkSmsSender } from '../../protocol/formats.js';
-import { smsEncoding } from '../../sms/encoding.js';
+import { GSM_PART, MAX_PARTS, smsEncoding, smsPartsAtLeast } from '../../sms/encoding.js';
 
 export interface SmsOptions {
   force_encoding?: 'GSM' | 'UNICODE';
@@ -25,8 +25,13 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; message: string }
 
 export const OPTION_KEYS = ['force_encoding', 'nature', 'user_data', 'flash_message', 'webhook'] as const;
 export const USER_DATA_MAX = 32;
-/** Concatenated SMS carry a part counter of one byte. */
-export const MAX_PARTS = 255;
+export { MAX_PARTS };
+/**
+ * Longest body segmented at all, in UTF-16 units (decision): twice the most GSM positions a
+ * message can have, room for a forced GSM body whose accents transliteration folds. Longer
+ * bodies are refused from their length, so the work per request stays bounded.
+ */
+export const MAX_BODY_UNITS = 2 * MAX_PARTS * GSM_PART;
 
 const describe = (v: unknown): string =>
   v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'string' ? `the string ${JSON.stringify(v.length > 30 ? v.slice(0, 30) + '…' : v)}` : typeof v === 'object' ? 'an object' : `${typeof v} ${String(v)}`;
@@ -49,7 +54,11 @@ export function checkSmsToSend(input: { from?: unknown; to?: unknown; body?: unk
   if (body === '') return fail('body is empty: give the text of the message');
   const options = checkOptions(input.options);
   if (!options.ok) return options;
-  const enc = smsEncoding(body, options.value?.force_encoding);
+  const force = options.value?.force_encoding;
+  if (body.length > MAX_BODY_UNITS) return fail(`body is too long: ${body.length} characters (a message has at most ${MAX_PARTS} parts; bodies over ${MAX_BODY_UNITS} characters are refused unread)`);
+  const least = smsPartsAtLeast(body, force);
+  if (least > MAX_PARTS) return fail(`body is too long: at least ${least} parts (at most ${MAX_PARTS} parts)`);
+  const enc = smsEncoding(body, force);
   if (enc.parts > MAX_PARTS) return fail(`body is too long: ${enc.parts} parts of ${enc.encoding} (at most ${MAX_PARTS} parts)`);
   return { ok: true, value: { from, to, body, options: options.value } };
 }
