@@ -24,6 +24,7 @@ import { DEFAULT_MAX_LOGIC_STEPS, type EffectResult, type EngineOptions, type Lo
 import type { Params } from './params.js';
 import { frozenParams, serializeReply } from './serialize.js';
 import type { CallState, CallSummary } from './types.js';
+import { DEFAULT_MAX_STATE_BYTES, textOver } from './size.js';
 
 export type { EngineOptions, LogEntry, Outcome } from './outcome.js';
 
@@ -143,7 +144,7 @@ function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, 
     };
   }
 
-  const rt = newRun(req, opts.maxLogicSteps ?? DEFAULT_MAX_LOGIC_STEPS, prior.step, opts.hooks);
+  const rt = runOf(req, opts, prior.step);
   const p = persisted(prior);
   if (prior.done) {
     // We already hung up: say it again.
@@ -157,7 +158,40 @@ function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, 
     return dropWithHangup(req, prior.commandId + 1, log, summaryOf(prior, req, opts, prior.vars));
   }
   snap = flow.machine.send(snap, resultEvent(req.command_result, req.command_error));
-  return settle(flow, rt, snap, prior, (e, ctx) => finish(flow, rt, ctx, e, prior.commandId, prior.started, prior.commands));
+  return settle(flow, rt, snap, prior, (e, ctx) => {
+    const out = finish(flow, rt, ctx, e, prior.commandId, prior.started, prior.commands);
+    return overCap(rt, out) ? overflowed(flow, prior, req, opts, rt) : out;
+  });
+}
+
+function runOf(req: RtRequest, opts: EngineOptions, last: string): Run {
+  return newRun(req, opts.maxLogicSteps ?? DEFAULT_MAX_LOGIC_STEPS, last, opts.hooks, opts.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES);
+}
+
+/** The request left the call's state over the cap (a `set` value, or the whole stored state). */
+function overCap(rt: Run, out: Outcome): boolean {
+  return rt.overflow !== undefined || (out.kind === 'reply' && out.stateJson !== undefined && textOver(out.stateJson, rt.maxState));
+}
+
+/**
+ * The request would leave the call's state over the cap: none of its changes are kept. The
+ * command's result is replaced by the error STATE_TOO_LARGE, so the step that issued it
+ * takes its error branch (else handlers.error, else the flow ends), from the state before
+ * the request. If that way goes over the cap too, the call is hung up and dropped.
+ */
+function overflowed(flow: CompiledFlow, prior: CallState, req: RtRequest, opts: EngineOptions, first: Run): Outcome {
+  const cap = first.maxState;
+  const what = first.overflow ? `${first.overflow.what} at ${first.overflow.step}` : 'the call state';
+  const rt = runOf(req, opts, prior.step);
+  rt.log = [...(first.log ?? []), { level: 'error', code: 'STATE_TOO_LARGE', msg: `${what} went over the call state cap of ${cap} bytes: this request's changes are dropped and ${prior.step} takes its error branch (STATE_TOO_LARGE)`, step: prior.step }];
+  let snap: FlowSnapshot = flow.machine.restore(prior.s, persisted(prior), rt);
+  snap = flow.machine.send(snap, resultEvent('', 'STATE_TOO_LARGE'));
+  return settle(flow, rt, snap, prior, (e, ctx) => {
+    const out = finish(flow, rt, ctx, e, prior.commandId, prior.started, prior.commands);
+    if (!overCap(rt, out)) return out;
+    const log: LogEntry[] = [...(rt.log ?? []), { level: 'error', code: 'STATE_TOO_LARGE', msg: `the error branch went over the call state cap of ${cap} bytes too: hanging up`, step: rt.last }];
+    return dropWithHangup(req, prior.commandId + 1, log, summaryOf(prior, req, opts, prior.vars));
+  });
 }
 
 /** What a settled machine sends: a command, or the end of the flow (hangup). */
@@ -239,11 +273,16 @@ export function replyCommand(head: string): string {
 }
 
 function start(flow: CompiledFlow, req: RtRequest, opts: EngineOptions, base: number, warn: LogEntry | undefined): Outcome {
-  const rt = newRun(req, opts.maxLogicSteps ?? DEFAULT_MAX_LOGIC_STEPS, flow.model.start, opts.hooks);
+  const rt = runOf(req, opts, flow.model.start);
   if (warn) rt.log = [warn];
   const vars = opts.vars ? Object.assign({}, flow.tables.initialVars, opts.vars) : flow.tables.initialVars;
   const snap = flow.machine.start(vars, rt);
-  return settle(flow, rt, snap, undefined, (e, ctx) => finish(flow, rt, ctx, e, base, opts.now, 0));
+  return settle(flow, rt, snap, undefined, (e, ctx) => {
+    const out = finish(flow, rt, ctx, e, base, opts.now, 0);
+    if (!overCap(rt, out)) return out;
+    const log: LogEntry[] = [...(rt.log ?? []), { level: 'error', code: 'STATE_TOO_LARGE', msg: `the call's first steps went over the call state cap of ${rt.maxState} bytes: hanging up`, step: rt.last }];
+    return dropWithHangup(req, base + 1, log);
+  });
 }
 
 function finish(flow: CompiledFlow, rt: Run, ctx: Persisted, emit: Emit, base: number, started: number, commands: number): Outcome {
@@ -266,7 +305,7 @@ function finish(flow: CompiledFlow, rt: Run, ctx: Persisted, emit: Emit, base: n
   if (ctx.err !== '') state.err = ctx.err;
   if (ctx.k !== 1) state.k = ctx.k;
   if (emit.done) state.done = true;
-  const out: Outcome = { kind: 'reply', reply, replyJson, state };
+  const out: Outcome = { kind: 'reply', reply, replyJson, state, stateJson: JSON.stringify(state) };
   if (rt.log) out.log = rt.log;
   return out;
 }
@@ -277,7 +316,7 @@ function hasKeys(o: object): boolean {
 }
 
 function hangupHandler(flow: CompiledFlow, prior: CallState, req: RtRequest, opts: EngineOptions): Outcome {
-  const rt = newRun(req, opts.maxLogicSteps ?? DEFAULT_MAX_LOGIC_STEPS, prior.step, opts.hooks);
+  const rt = runOf(req, opts, prior.step);
   const done = (ctx: Ctx): Outcome => dropWithHangup(req, prior.commandId + 1, rt.log, summaryOf(prior, req, opts, ctx.vars));
   let snap: FlowSnapshot;
   try {

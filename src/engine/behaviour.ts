@@ -16,6 +16,7 @@ import { ParamFailure, type Params } from './params.js';
 import type { FlowTables } from './tables.js';
 import type { StepCounters } from './types.js';
 import type { ActionName } from '../flow/actions.js';
+import { DEFAULT_MAX_STATE_BYTES, jsonSize } from './size.js';
 
 /** What the settled state asks for: built on entry by `emit` or `say`. */
 export interface Out {
@@ -45,6 +46,10 @@ export interface Run {
   /** The last step entered. */
   last: string;
   hooks: RunHooks | undefined;
+  /** The cap on the call's stored state, in bytes (a `set` value over it is refused). */
+  maxState: number;
+  /** Set when this request went over the cap: advance then takes the step's error way. */
+  overflow?: { step: string; what: string };
 }
 
 export interface Ctx {
@@ -69,8 +74,8 @@ export interface Ev {
 
 export const FRESH: StepCounters = Object.freeze({ n: 1, r: Object.freeze({}) }) as StepCounters;
 
-export function newRun(req: RtRequest, max: number, last: string, hooks: RunHooks | undefined): Run {
-  return { req, i: 0, max, scope: undefined, log: undefined, out: undefined, last, hooks };
+export function newRun(req: RtRequest, max: number, last: string, hooks: RunHooks | undefined, maxState = DEFAULT_MAX_STATE_BYTES): Run {
+  return { req, i: 0, max, scope: undefined, log: undefined, out: undefined, last, hooks, maxState };
 }
 
 /** The `call.*` fields of templates and conditions. */
@@ -170,8 +175,15 @@ export function behaviour(t: FlowTables) {
         const view: Ctx = { ...ctx, vars };
         for (const a of t.sets.get(p.step) ?? []) {
           try {
-            if (a.kind === 'expr') vars[a.name] = evaluate(a.expr, scopeOf(view));
-            else vars[a.name] = a.value.c ? a.value.v : a.value.f(() => scopeOf(view));
+            const v = a.kind === 'expr' ? evaluate(a.expr, scopeOf(view)) : a.value.c ? a.value.v : a.value.f(() => scopeOf(view));
+            // A value over the state cap is refused here, before a chain of steps can grow it further.
+            const size = jsonSize(v, rt.maxState);
+            if (size > rt.maxState) {
+              rt.overflow ??= { step: p.step, what: `set ${a.name}` };
+              addLog(rt, { level: 'error', code: 'STATE_TOO_LARGE', msg: `set ${a.name} at ${p.step}: the value is over the call state cap of ${rt.maxState} bytes; not assigned`, step: p.step });
+              continue;
+            }
+            vars[a.name] = v;
           } catch (err) {
             const what = a.kind === 'expr' ? `set ${a.name} = ${a.expr}` : `set ${a.name}`;
             addLog(rt, { level: 'warn', code: a.kind === 'expr' ? 'RUNTIME_EXPRESSION' : 'RUNTIME_TEMPLATE', msg: `${what} at ${p.step}: ${message(err)}`, step: p.step });

@@ -23,6 +23,15 @@ import type { RtRequest, RtResponse } from '../protocol/rt.js';
 /** Time kept back from the deadline for saving the state and answering. */
 const EFFECT_MARGIN_MS = 250;
 
+/**
+ * What the store keeps for an ended call (a tombstone), for `endedTtlMs`: a late request of
+ * that call (a retried HANGUP, a request delayed in the network) is answered `hangup`
+ * instead of restarting the flow under `unknown_call: restart`.
+ */
+export const ENDED = '{"v":2,"ended":true}';
+/** How long ended calls are remembered by default: 10 minutes. */
+export const DEFAULT_ENDED_TTL_MS = 10 * 60 * 1000;
+
 export type Answer = { status: 200; body: string; late?: boolean } | { status: 404 | 409 | 500; code: string; message: string };
 
 export interface CallLogger {
@@ -90,6 +99,12 @@ export interface CallObserver {
 export interface CallOptions {
   deadlineMs: number;
   callTtlMs: number;
+  /** How long an ended call's tombstone is kept (default 10 min). */
+  endedTtlMs?: number;
+  /** The cap on a call's stored state, in bytes (default 32 KB): EngineOptions.maxStateBytes. */
+  maxStateBytes?: number;
+  /** How often calls idle past callTtlMs leave the live-call bookkeeping (default: min(callTtlMs, 60 s)). */
+  liveSweepMs?: number;
   unknownCall: EngineOptions['unknownCall'];
   routes: Routes;
   /** The rt_media played when a step misses the deadline; without it, a 1-second `wait`. */
@@ -124,12 +139,21 @@ export class CallHandler {
   private readonly replaced = new Map<string, { command: string; req: RtRequest }>();
   private readonly pending = new Set<Pending>();
   private timer: NodeJS.Timeout | undefined;
+  /** Purges idle calls from the live-call bookkeeping on a timer, not only when requests come. */
+  private readonly liveSweep: NodeJS.Timeout;
 
   constructor(
     private readonly deps: CallDeps,
     private readonly opts: CallOptions,
   ) {
     this.now = deps.now ?? Date.now;
+    this.liveSweep = setInterval(() => this.purgeLive(), opts.liveSweepMs ?? Math.min(opts.callTtlMs, 60_000));
+    this.liveSweep.unref?.();
+  }
+
+  /** Forgets calls idle past their TTL and releases the versions no call uses any more. */
+  purgeLive(): void {
+    if (this.deps.live.purge() > 0) this.deps.release();
   }
 
   /** The flow a new call gets: the URL's, else by app, by called number, by default; its version by the flow's pin and canary. */
@@ -194,8 +218,9 @@ export class CallHandler {
     });
   }
 
-  /** Stops the deadline timer (the server closes). */
+  /** Stops the deadline and sweep timers (the server closes). */
   close(): void {
+    clearInterval(this.liveSweep);
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
   }
@@ -242,9 +267,14 @@ export class CallHandler {
     if (this.deps.live.end(callid)) this.deps.release();
   }
 
+  /** The call is over: its state is replaced by a tombstone, so a late request cannot restart it. */
+  private async bury(callid: string): Promise<void> {
+    await this.deps.store.set(callid, ENDED, this.opts.endedTtlMs ?? DEFAULT_ENDED_TTL_MS);
+    this.ended(callid);
+  }
+
   /** One step, with the live-call bookkeeping: version and step per call, calls and errors per version. */
   private async step(req: RtRequest, flowName: string | undefined, log: CallLogger, started: number): Promise<Answer> {
-    if (this.deps.live.purge() > 0) this.deps.release();
     const seen: Seen = {};
     let answer: Answer | undefined;
     try {
@@ -260,6 +290,10 @@ export class CallHandler {
   private async stepCore(req: RtRequest, flowName: string | undefined, log: CallLogger, started: number, seen: Seen): Promise<Answer> {
     const { store, live } = this.deps;
     const raw = await store.get(req.callid);
+    if (raw === ENDED) {
+      if (!isTerminal(req.call_status)) log.warn({ callid: req.callid, code: 'CALL_ENDED', command: req.command, command_id: req.command_id }, 'request for a call that has ended: answered hangup');
+      return { status: 200, body: hangupReply(req) };
+    }
     let prior: CallState | undefined;
     if (raw !== undefined) {
       prior = decodeState(raw);
@@ -271,8 +305,7 @@ export class CallHandler {
       flow = this.deps.versions.get(prior.flow, prior.version);
       if (!flow) {
         if (isTerminal(req.call_status)) {
-          await store.delete(req.callid);
-          this.ended(req.callid);
+          await this.bury(req.callid);
           return { status: 200, body: hangupReply(req) };
         }
         live.error(prior.flow, prior.version);
@@ -293,7 +326,7 @@ export class CallHandler {
     }
     seen.flow = flow;
     const at = this.now();
-    let outcome: Outcome = advance(flow, prior, req, { now: at, unknownCall: this.opts.unknownCall });
+    let outcome: Outcome = advance(flow, prior, req, { now: at, unknownCall: this.opts.unknownCall, ...(this.opts.maxStateBytes !== undefined ? { maxStateBytes: this.opts.maxStateBytes } : {}) });
     const recorder = this.opts.recorder;
     const effects: StepRecord['effects'] = [];
     while (outcome.kind === 'effect') {
@@ -317,12 +350,11 @@ export class CallHandler {
         if (seen.isNew) live.started(flow.name, flow.version);
         if (req.command_error !== '' || (logs && logs.some((l) => l.level === 'error'))) live.error(flow.name, flow.version);
         if (outcome.state) {
-          await store.set(req.callid, encodeState(outcome.state), this.opts.callTtlMs);
+          await store.set(req.callid, outcome.stateJson ?? encodeState(outcome.state), this.opts.callTtlMs);
           live.set(req.callid, outcome.state.flow, outcome.state.version, outcome.state.step);
           seen.kept = true;
         } else {
-          await store.delete(req.callid);
-          this.ended(req.callid);
+          await this.bury(req.callid);
         }
         if (outcome.summary) logSummary(log, outcome.summary);
         recorder?.exchange({ request: req, flow: { name: flow.name, version: flow.version }, now: at, effects, reply: outcome.reply, ...(outcome.state ? { step: outcome.state.step } : {}), ended: !outcome.state });

@@ -9,6 +9,11 @@ export interface EngineOptions {
   now: number;
   /** Logic steps allowed within one request before ITERATION_LIMIT; default 100. */
   maxLogicSteps?: number;
+  /**
+   * The cap on a call's stored state (its variables included), in bytes; default 32 KB.
+   * A request that would go over it takes the error way (STATE_TOO_LARGE, see advance.ts).
+   */
+  maxStateBytes?: number;
   /** What to do with a non-first request for a call that has no state. */
   unknownCall: 'restart' | 'hangup' | 'reject';
   /** A new call starts with these vars instead of the flow's (scenario cases). */
@@ -47,8 +52,8 @@ export type Outcome =
    * get the request's Outcome (which may be another effect).
    */
   | { kind: 'effect'; effect: Effect; resume(result: EffectResult): Outcome }
-  /** Answer `replyJson` (HTTP 200); store `state`, or delete the call when it is null. */
-  | { kind: 'reply'; reply: RtResponse; replyJson: string; state: CallState | null; summary?: CallSummary; log?: LogEntry[] }
+  /** Answer `replyJson` (HTTP 200); store `state` (serialised: `stateJson`), or delete the call when it is null. */
+  | { kind: 'reply'; reply: RtResponse; replyJson: string; state: CallState | null; stateJson?: string; summary?: CallSummary; log?: LogEntry[] }
   /** A retried request: answer `replyJson` (the stored reply, same bytes); store nothing. */
   | { kind: 'replay'; replyJson: string }
   /** A request from further back than the previous command: HTTP 409; store nothing. */

@@ -47,6 +47,16 @@ export const ENGINE_CODES: readonly CodeInfo[] = [
     hint: 'The log line gives the error kind (UNAVAILABLE: no SMS account configured; TIMEOUT: no answer before the reply deadline; NETWORK; REJECTED: the API refused it; FAILED) and the API\'s message. Handle it with on: { error: ... } on the step.',
   },
   {
+    code: 'STATE_TOO_LARGE',
+    title: "A request would have left the call's state (its variables) over the state cap",
+    hint: 'None of that request\'s changes were kept: the step that issued the command took its error branch with the error STATE_TOO_LARGE (else handlers.error, else the call was hung up); a `set` value over the cap is not assigned. Keep variables small (do not append every result to one variable), or raise limits.call_state_bytes (default 32768) in callscript.yaml.',
+  },
+  {
+    code: 'CALL_ENDED',
+    title: 'A request came for a call that has already ended; it was answered hangup',
+    hint: 'Ended calls are remembered for server.ended_call_ttl_s (default 600 s) so that a late or repeated request does not restart the flow. Nothing to do unless it happens often: then look for duplicate deliveries.',
+  },
+  {
     code: 'FLOW_VERSION_MISMATCH',
     title: 'The call state belongs to another version of the flow',
     hint: 'A live call is pinned to the flow version it started on; the registry must hand the engine that version.',

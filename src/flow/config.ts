@@ -26,6 +26,10 @@ export interface ServerConfig {
     deadline_ms: number;
     body_limit: number;
     call_ttl_s: number;
+    /** Remember an ended call this long, answering its late requests hangup. */
+    ended_call_ttl_s: number;
+    /** A changed flow file is published once unchanged for this long. */
+    reload_settle_ms: number;
     log_level: LogLevel;
     /** Reload flows (and this file) when they change (absent: true). */
     watch?: boolean;
@@ -40,13 +44,16 @@ export interface ServerConfig {
   /** Played when the deadline is missed (TTS texts use the default voice). */
   fallback?: MediaSpec;
   routes: { apps: Record<string, string>; numbers: Record<string, string>; default?: string };
+  /** Bounds on what flows and calls may use. */
+  limits: { call_state_bytes: number };
   /** The SMS account the flows' sms steps send through (SMS REST API v1.1). */
   /** Login and password may come from the environment instead (SMS_LOGIN, SMS_PASSWORD). */
   sms?: { base_url: string; login?: string; password?: string; timeout_ms: number };
 }
 
 export const CONFIG_DEFAULTS: ServerConfig = {
-  server: { port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, call_ttl_s: 7200, log_level: 'info' },
+  server: { port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, call_ttl_s: 7200, ended_call_ttl_s: 600, reload_settle_ms: 1000, log_level: 'info' },
+  limits: { call_state_bytes: 32768 },
   unknown_call: 'restart',
   routes: { apps: {}, numbers: {} },
 };
@@ -72,6 +79,8 @@ export function configJsonSchema(): Record<string, unknown> {
           deadline_ms: int(100, 4900, 4000, 'Answer every request within this many ms (the service allows 5000).'),
           body_limit: int(1024, 1048576, 65536, 'Largest request body, in bytes.'),
           call_ttl_s: int(60, 86400, 7200, 'Forget a call this many seconds after its last request.'),
+          ended_call_ttl_s: int(10, 86400, 600, 'Remember an ended call this many seconds: its late requests are answered hangup instead of restarting the flow.'),
+          reload_settle_ms: int(0, 60000, 1000, 'A changed flow file is published once it has stayed unchanged this many ms (a file still being written is waited for).'),
           log_level: { enum: [...LOG_LEVELS], default: 'info', description: 'Log level.' },
           watch: { type: 'boolean', default: true, description: 'Reload the flows (and this file) when they change on disk.' },
         },
@@ -106,6 +115,12 @@ export function configJsonSchema(): Record<string, unknown> {
           { type: 'object', properties: { say: { type: 'string', minLength: 1 }, voice: { type: 'string' } }, required: ['say'], additionalProperties: false },
         ],
       },
+      limits: section(
+        {
+          call_state_bytes: int(1024, 1048576, 32768, "The cap on a call's stored state (its variables included), in bytes: a request that would go over it takes the step's error branch (STATE_TOO_LARGE)."),
+        },
+        'Bounds on what flows and calls may use (see docs/security.md).',
+      ),
       sms: section(
         {
           base_url: { type: 'string', pattern: '^https?://', default: 'http://127.0.0.1:4010/rest/v1.1', description: 'The SMS REST API v1.1 address (default: the emulator).' },
@@ -167,6 +182,7 @@ function run(text: string, file: string): { config?: ServerConfig; diagnostics: 
 function handChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
   const data = plain(root) as Record<string, Record<string, unknown> | null | undefined>;
   Object.assign(config.server, data.server ?? {});
+  Object.assign(config.limits, data.limits ?? {});
   if (typeof data.unknown_call === 'string') config.unknown_call = data.unknown_call as ServerConfig['unknown_call'];
 
   const auth = entry(root, 'auth');

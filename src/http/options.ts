@@ -16,6 +16,15 @@ export interface RtOptions {
   bodyLimit: number;
   /** Forget a call this long after its last request (a lost HANGUP). Default 2 h. */
   callTtlMs: number;
+  /** Remember an ended call this long (a tombstone): a late request gets `hangup`, not a new call. Default 10 min. */
+  endedTtlMs: number;
+  /** The cap on a call's stored state (its variables included), in bytes. Default 32768. */
+  maxStateBytes: number;
+  /**
+   * A changed flow file is published once it has stayed the same for this long (an editor
+   * or a copy still writing it is waited for). Default 1000 ms.
+   */
+  reloadSettleMs: number;
   /** HTTP Basic credentials the service must send (its REALTIME10 app's login/password). */
   auth?: { login: string; password: string };
   /** A non-first request for a call with no state. Default restart. */
@@ -34,6 +43,9 @@ export const DEFAULT_RT_OPTIONS: RtOptions = {
   deadlineMs: 4000,
   bodyLimit: 65536,
   callTtlMs: 2 * 60 * 60 * 1000,
+  endedTtlMs: 10 * 60 * 1000,
+  maxStateBytes: 32 * 1024,
+  reloadSettleMs: 1000,
   unknownCall: 'restart',
   routes: { apps: {}, numbers: {} },
 };

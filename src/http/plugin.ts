@@ -39,12 +39,12 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   const store = options.store ?? new MemoryStore();
   if (!options.store) app.addHook('onClose', async () => store.close());
   const live = options.live ?? new LiveCalls(opts.callTtlMs);
-  const reloader = options.reloader ?? new Reloader(registry, options.registry ? options.flowsDir : (options.flowsDir ?? 'flows'), live);
+  const reloader = options.reloader ?? new Reloader(registry, options.registry ? options.flowsDir : (options.flowsDir ?? 'flows'), live, { settleMs: opts.reloadSettleMs });
   const effects = options.effects ?? {};
   const versions = registry;
   const service = new CallHandler(
     { versions, store, live, release: () => versions.release(live), perform: (e, budget) => performEffect(effects, e, budget) },
-    { deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}) },
+    { deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}) },
   );
   app.addHook('onClose', async () => service.close());
   // A reloader made here is closed here (its checker's worker); one given is its owner's.
@@ -122,7 +122,8 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
             file: basename(file),
             diagnostics: pendingView((report?.diagnostics ?? []).filter((d) => d.file === file && d.severity === 'error')),
           })),
-      calls: await store.size(),
+      // Live calls: ended calls' tombstones in the store are not counted.
+      calls: live.size,
     };
   });
   app.route({ method: ['DELETE', 'PATCH', 'POST', 'PUT'], url: '/health', handler: notAllowed('GET, HEAD', 'health only takes GET') });
@@ -138,6 +139,9 @@ function checkOptions(o: RtOptions & Pick<CallscriptPluginOptions, 'admin' | 'ca
   if (!Number.isInteger(o.deadlineMs) || o.deadlineMs < 100 || o.deadlineMs > 4900) bad(`deadlineMs must be an integer from 100 to 4900, got ${o.deadlineMs}`);
   if (!Number.isInteger(o.bodyLimit) || o.bodyLimit < 1024 || o.bodyLimit > 1048576) bad(`bodyLimit must be an integer from 1024 to 1048576, got ${o.bodyLimit}`);
   if (!Number.isInteger(o.callTtlMs) || o.callTtlMs < 1000) bad(`callTtlMs must be an integer of at least 1000, got ${o.callTtlMs}`);
+  if (!Number.isInteger(o.endedTtlMs) || o.endedTtlMs < 1000) bad(`endedTtlMs must be an integer of at least 1000, got ${o.endedTtlMs}`);
+  if (!Number.isInteger(o.maxStateBytes) || o.maxStateBytes < 1024 || o.maxStateBytes > 1048576) bad(`maxStateBytes must be an integer from 1024 to 1048576, got ${o.maxStateBytes}`);
+  if (!Number.isInteger(o.reloadSettleMs) || o.reloadSettleMs < 0 || o.reloadSettleMs > 60000) bad(`reloadSettleMs must be an integer from 0 to 60000, got ${o.reloadSettleMs}`);
   if (!['restart', 'hangup', 'reject'].includes(o.unknownCall)) bad(`unknownCall must be restart, hangup or reject, got ${String(o.unknownCall)}`);
   if (o.admin && (typeof o.admin.login !== 'string' || typeof o.admin.password !== 'string' || o.admin.login === '' || o.admin.password === '')) bad('admin needs a non-empty login and password');
   for (const [name, p] of Object.entries(o.canary ?? {})) if (typeof p !== 'number' || !(p >= 0 && p <= 100)) bad(`canary.${name} must be a percent from 0 to 100, got ${String(p)}`);

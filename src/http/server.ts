@@ -48,7 +48,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Server>
     report = loaded.report;
   }
   const live = plugin.live ?? new LiveCalls(plugin.callTtlMs ?? DEFAULT_RT_OPTIONS.callTtlMs);
-  const reloader = plugin.reloader ?? new Reloader(registry, flowsDir, live);
+  const reloader = plugin.reloader ?? new Reloader(registry, flowsDir, live, { settleMs: plugin.reloadSettleMs ?? DEFAULT_RT_OPTIONS.reloadSettleMs });
   const control: PluginControl = plugin.control ?? {};
   const perRequest = logLevel === 'debug' || logLevel === 'trace';
   const app = Fastify({

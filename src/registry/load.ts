@@ -1,7 +1,7 @@
 /**
  * The thin fs side of the registry: list the flow files of a directory and read them
- * until stable (two reads, a short gap apart, give the same bytes and mtimes), so that a
- * file an editor is still writing is never compiled.
+ * once they have settled (unchanged for a while: see readStableFlows), so that a file an
+ * editor or a copy is still writing is never compiled.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -49,19 +49,43 @@ async function snapshot(dir: string): Promise<Snap[]> {
 const same = (a: Snap[], b: Snap[]) =>
   a.length === b.length && a.every((x, i) => x.mtimeMs >= 0 && x.file === b[i]!.file && x.text === b[i]!.text && x.mtimeMs === b[i]!.mtimeMs);
 
+/** How long ago the newest of the files was written (0 when one changed while being read). */
+function quietFor(files: Snap[], now: number): number {
+  let age = Infinity;
+  for (const f of files) age = Math.min(age, f.mtimeMs < 0 ? 0 : now - f.mtimeMs);
+  return age;
+}
+
+/** How long `readStableFlows` waits for files to settle before it gives up. */
+export const SETTLE_GIVE_UP_MS = 30_000;
+
 /**
- * The flow files of `dir` with their texts, once two reads `gapMs` apart agree. Throws
- * the fs error when the directory cannot be read; `undefined` if it never settles.
+ * The flow files of `dir` with their texts, once none has changed for `settleMs`: when the
+ * newest was written at least that long ago, one read; else reads until two taken
+ * `settleMs` apart agree (bytes, size and mtime). A writer that pauses for less than
+ * `settleMs` between two chunks is waited for; one that pauses longer can be caught half
+ * way, which is why deployments write a temporary file and rename it (docs/admin.md).
+ * Throws the fs error when the directory cannot be read; `undefined` if the files are
+ * still changing after `giveUpMs`.
  */
-export async function readStableFlows(dir: string, gapMs = 40, tries = 25): Promise<{ file: string; text: string }[] | undefined> {
+export async function readStableFlows(dir: string, settleMs = 1000, giveUpMs = Math.max(SETTLE_GIVE_UP_MS, 5 * settleMs)): Promise<{ file: string; text: string }[] | undefined> {
+  const texts = (s: Snap[]) => s.map(({ file, text }) => ({ file, text }));
+  const until = Date.now() + giveUpMs;
   let prev = await snapshot(dir);
-  for (let i = 0; i < tries; i++) {
-    await new Promise((r) => setTimeout(r, gapMs));
+  let prevAt = Date.now();
+  for (;;) {
+    if (prev.every((x) => x.mtimeMs >= 0) && quietFor(prev, Date.now()) >= settleMs) return texts(prev);
+    if (Date.now() >= until) return undefined;
+    const wait = Math.min(settleMs, Math.max(10, settleMs - quietFor(prev, Date.now())));
+    await new Promise((r) => setTimeout(r, wait));
     const next = await snapshot(dir);
-    if (same(prev, next)) return next.map(({ file, text }) => ({ file, text }));
-    prev = next;
+    if (same(prev, next)) {
+      if (Date.now() - prevAt >= settleMs) return texts(next);
+    } else {
+      prev = next;
+      prevAt = Date.now();
+    }
   }
-  return undefined;
 }
 
 /** Plain read (startup): every flow file once. */

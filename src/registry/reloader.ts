@@ -37,6 +37,8 @@ export interface ReloaderOptions {
   read?: (dir: string) => Promise<{ file: string; text: string }[] | undefined>;
   /** Checks the changed texts. Default: a WorkerChecker (one worker thread, started at the first reload). */
   checker?: FlowChecker;
+  /** With the default reader: how long files must stay unchanged before they are read as final. Default 1000 ms. */
+  settleMs?: number;
 }
 
 export class Reloader {
@@ -51,7 +53,7 @@ export class Reloader {
     private readonly live: LiveView,
     opts: ReloaderOptions = {},
   ) {
-    this.read = opts.read ?? ((d) => readStableFlows(d));
+    this.read = opts.read ?? ((d) => readStableFlows(d, opts.settleMs));
     this.checker = opts.checker ?? new WorkerChecker();
   }
 

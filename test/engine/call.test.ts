@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { CallHandler, type Answer, type CallLogger, type SnapshotStore } from '../../src/engine/call.js';
 import type { CompiledFlow } from '../../src/engine/compile.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import { LiveCalls } from '../../src/registry/live.js';
 import { cmd, flow, hangup, req, say } from './helpers.js';
 
 const quiet: CallLogger = { info() {}, warn() {}, error() {}, debug() {} };
@@ -128,5 +129,30 @@ describe('CallHandler', () => {
     expect(body(b)).toContain('"command":"read","command_id":2');
     h.close();
     await inner.close();
+  });
+
+  it('forgets calls idle past their TTL on a timer, without waiting for the next request, and releases their versions', async () => {
+    const f = menu();
+    let now = 1_000_000;
+    const live = new LiveCalls(10_000, () => now);
+    let released = 0;
+    const h = new CallHandler(
+      {
+        versions: { get: (n, v) => (n === f.name && v === f.version ? f : undefined), pick: (n) => (n === f.name ? f : undefined) },
+        store: new MemoryStore(() => now),
+        live,
+        release: () => void released++,
+        perform: async () => ({ ok: true, value: 'SMS1' }),
+        now: () => now,
+      },
+      { deadlineMs: 4000, callTtlMs: 10_000, liveSweepMs: 10, unknownCall: 'reject', routes: { apps: {}, numbers: {} } },
+    );
+    for (const callid of ['1', '2', '3']) await h.handle(req({ callid }), f.name, quiet);
+    expect(live.size).toBe(3);
+    now += 10_001; // no request comes after this
+    await new Promise((r) => setTimeout(r, 100));
+    expect(live.size).toBe(0);
+    expect(released).toBeGreaterThanOrEqual(1);
+    h.close();
   });
 });

@@ -241,9 +241,9 @@ describe('front-desk', () => {
     (await call.answer('0')).expect('play', { media_id: GOODBYE });
     (await call.answer('0')).expect('hangup', {});
     await call.end('HANGUP');
-    // the callid is forgotten: a new first request for it starts the flow over
+    // ended calls stay ended (a tombstone): a late first request for the callid gets hangup, not the welcome
     const again = startCall(s.app, URL_, { callid: '1004', ...UK });
-    (await again.start()).expect('play', { media_id: WELCOME });
+    (await again.start()).expect('hangup', {});
   });
 
   // The menu saves every result in vars.choice, TIMEOUT included: once its retries are
@@ -1050,9 +1050,10 @@ describe('reminder (outbound)', () => {
       lastStep: 'end',
       vars: { ...VARS, answer: '1', outcome: 'confirmed', answered: '1' },
     });
-    // forgotten: a first request for the same callid starts the flow over
+    // ended calls stay ended: a late first request for the same callid is answered hangup
     const again = startCall(s.app, URL_, { ...OUTBOUND, callid: MAX, variables });
-    (await again.start()).expect('play_talk_detect', OPENING);
+    (await again.start()).expect('hangup', {});
+    expect(await s.liveCalls()).toBe(0);
   });
 
   it('an answering machine ("0"): wait for silence, the message for the machine', async () => {

@@ -5,6 +5,7 @@ import { MemoryStore } from '../../src/store/memory.js';
 import type { CallStore } from '../../src/store/types.js';
 import type { RtOptions } from '../../src/http/options.js';
 import { rtBody, type RtFields } from '../helpers/rt.js';
+import { ENDED } from '../../src/engine/call.js';
 
 const FLOWS = new URL('../fixtures/http-flows', import.meta.url).pathname;
 let app: FastifyInstance | undefined;
@@ -35,7 +36,7 @@ describe('POST /rt/:flow', () => {
     expect(res.json()).toEqual({ command: 'read', command_id: 1, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for sales.', max_digits: 1 }, variables: {} });
   });
 
-  it('walks a whole call and forgets it on HANGUP', async () => {
+  it('walks a whole call and, on HANGUP, keeps only a tombstone of it', async () => {
     const { app, store } = await server();
     await post(app, '/rt/desk');
     const r2 = await post(app, '/rt/desk', { command: 'read', command_id: 1, command_result: '1' });
@@ -48,7 +49,35 @@ describe('POST /rt/:flow', () => {
     const r5 = await post(app, '/rt/desk', { command: 'hangup', command_id: 4, call_status: 'HANGUP' });
     expect(r5.statusCode).toBe(200);
     expect(r5.json()).toMatchObject({ command: 'hangup', params: {} });
-    expect(await store.size()).toBe(0);
+    expect(await store.get('4242')).toBe(ENDED);
+  });
+
+  it('answers hangup to a late request of an ended call instead of restarting it (unknown_call: restart)', async () => {
+    const { app, store } = await server();
+    await post(app, '/rt/desk');
+    const end = await post(app, '/rt/desk', { command: 'read', command_id: 1, call_status: 'HANGUP' });
+    expect(end.json()).toEqual({ command: 'hangup', command_id: 2, params: {}, variables: {} });
+    // the same terminal request again, then late live requests of the call: none restarts the flow
+    const again = await post(app, '/rt/desk', { command: 'read', command_id: 1, call_status: 'HANGUP' });
+    expect(again.body).toBe(end.body);
+    for (const late of [{ command: 'read', command_id: 1, command_result: '1' }, { command: '', command_id: 0 }, { command: 'play', command_id: 9, command_result: '0' }]) {
+      const res = await post(app, '/rt/desk', late);
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({ command: 'hangup', command_id: late.command_id + 1, params: {}, variables: {} });
+    }
+    expect(await store.get('4242')).toBe(ENDED);
+  });
+
+  it('forgets the tombstone after server.ended_call_ttl_s: the callid may then start a new call', async () => {
+    let now = 1_000_000;
+    const store = new MemoryStore(() => now);
+    const { app } = await server({ store, endedTtlMs: 5_000 });
+    await post(app, '/rt/desk');
+    await post(app, '/rt/desk', { command: 'read', command_id: 1, call_status: 'HANGUP' });
+    now += 4_999;
+    expect((await post(app, '/rt/desk')).json()).toMatchObject({ command: 'hangup' });
+    now += 2;
+    expect((await post(app, '/rt/desk')).json()).toMatchObject({ command: 'read', command_id: 1 });
   });
 
   it.each(['HANGUP', 'NOANSWER', 'BUSY', 'CONGESTION', 'REJECTED'])('ends the call on %s with 200 and a hangup', async (status) => {
@@ -57,15 +86,16 @@ describe('POST /rt/:flow', () => {
     const res = await post(app, '/rt/desk', { command: 'read', command_id: 1, call_status: status });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ command: 'hangup', params: {}, variables: {} });
-    expect(await store.get('4242')).toBeUndefined();
+    expect(await store.get('4242')).toBe(ENDED);
   });
 
-  it('answers a terminal request for an unknown call with a hangup and keeps nothing', async () => {
+  it('answers a terminal request for an unknown call with a hangup and keeps only its tombstone', async () => {
     const { app, store } = await server();
     const res = await post(app, '/rt/desk', { command: 'play', command_id: 7, call_status: 'HANGUP' });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ command: 'hangup' });
-    expect(await store.size()).toBe(0);
+    expect(await store.size()).toBe(1);
+    expect(await store.get('4242')).toBe(ENDED);
   });
 
   it('answers a retried request with the same bytes and does not advance', async () => {
@@ -112,7 +142,7 @@ describe('POST /rt/:flow', () => {
     const h = await server({ unknownCall: 'hangup' });
     const res2 = await post(h.app, '/rt/desk', { command: 'play', command_id: 5, command_result: '0' });
     expect(res2.json()).toMatchObject({ command: 'hangup' });
-    expect(await h.store.size()).toBe(0);
+    expect(await h.store.get('4242')).toBe(ENDED);
   });
 
   it('answers 404 UNKNOWN_FLOW for a flow not loaded, including one refused for errors', async () => {
