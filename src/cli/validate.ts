@@ -57,12 +57,17 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
   const flowFiles: { file: string; text: string }[] = [];
   const configFiles: string[] = [];
   let configsValid = 0;
+  // The flows are checked with the file size limit of the config given (the largest of them), as the server would.
+  let maxFileBytes: number | undefined;
   const addConfig = (file: string, text: string) => {
     if (seenConfigs.has(resolve(file))) return;
     seenConfigs.add(resolve(file));
     configFiles.push(file);
     sources.set(file, text);
-    const found = checkConfig(text, file).diagnostics;
+    const checked = checkConfig(text, file);
+    const found = checked.diagnostics;
+    const limit = checked.config?.limits.flow_file_bytes;
+    if (limit !== undefined) maxFileBytes = Math.max(maxFileBytes ?? 0, limit);
     diagnostics.push(...found);
     if (!found.some((d) => d.severity === 'error')) configsValid++;
   };
@@ -114,7 +119,8 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
     }
     addConfig(file, text);
   }
-  const { flows, report } = compileAll(flowFiles);
+  const limits = maxFileBytes === undefined ? {} : { maxFileBytes };
+  const { flows, report } = compileAll(flowFiles, limits);
   diagnostics.push(...report.diagnostics);
   for (const [f, t] of report.sources) sources.set(f, t);
   // Routes name flows: against the flows checked here, or else the config's flows directory.
@@ -129,7 +135,7 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
       const at = dir === undefined ? undefined : resolve(dirname(file), dir);
       if (at !== undefined && existsSync(at)) {
         const files = await listFlowFiles(at);
-        const loaded = compileAll(await Promise.all(files.map(async (f) => ({ file: f, text: await readFile(f, 'utf8') }))));
+        const loaded = compileAll(await Promise.all(files.map(async (f) => ({ file: f, text: await readFile(f, 'utf8') }))), limits);
         names = new Set([...loaded.flows.map((f) => f.name), ...loaded.report.refused.map((f) => defaultFlowName(f))]);
       }
     }

@@ -17,7 +17,8 @@ import { EV_CALL_END, EV_ERROR, EV_RESULT } from '../flow/machine-config.js';
 import type { Value } from '../flow/model.js';
 import { TERMINAL_STATUSES, type CommandName } from '../protocol/commands.js';
 import type { RtRequest, RtResponse } from '../protocol/rt.js';
-import { addLog, FRESH, newRun, type Ctx, type Run } from './behaviour.js';
+import { errorWayLimits } from '../flow/budget.js';
+import { addLog, FRESH, newRun, type Abort, type Ctx, type Run } from './behaviour.js';
 import { metaOf, type CompiledFlow } from './compile.js';
 import type { FlowSnapshot, Persisted } from './machine.js';
 import { DEFAULT_MAX_LOGIC_STEPS, type EffectResult, type EngineOptions, type LogEntry, type Outcome } from './outcome.js';
@@ -160,36 +161,51 @@ function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, 
   snap = flow.machine.send(snap, resultEvent(req.command_result, req.command_error));
   return settle(flow, rt, snap, prior, (e, ctx) => {
     const out = finish(flow, rt, ctx, e, prior.commandId, prior.started, prior.commands);
-    return overCap(rt, out) ? overflowed(flow, prior, req, opts, rt) : out;
+    const bound = overBound(rt, out);
+    return bound ? overflowed(flow, prior, req, opts, rt, bound) : out;
   });
 }
 
 function runOf(req: RtRequest, opts: EngineOptions, last: string): Run {
-  return newRun(req, opts.maxLogicSteps ?? DEFAULT_MAX_LOGIC_STEPS, last, opts.hooks, opts.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES);
+  return newRun(req, opts.maxLogicSteps ?? DEFAULT_MAX_LOGIC_STEPS, last, opts.hooks, opts.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES, opts.evalLimits);
 }
 
-/** The request left the call's state over the cap (a `set` value, or the whole stored state). */
-function overCap(rt: Run, out: Outcome): boolean {
-  return rt.overflow !== undefined || (out.kind === 'reply' && out.stateJson !== undefined && textOver(out.stateJson, rt.maxState));
+/** What the request went over, if anything: a bound hit on the way (rt.abort), or the stored state over the cap. */
+function overBound(rt: Run, out: Outcome): Abort | undefined {
+  if (rt.abort) return rt.abort;
+  if (out.kind === 'reply' && out.stateJson !== undefined && textOver(out.stateJson, rt.maxState)) return { code: 'STATE_TOO_LARGE', step: rt.last, what: 'the call state' };
+  return undefined;
+}
+
+/** The log of a run that went over a bound, up to the bound: the rest followed from it. */
+function keptLog(rt: Run, bound: Abort): LogEntry[] {
+  return (rt.log ?? []).slice(0, bound.logAt);
+}
+
+/** The log line of a bound gone over. */
+function boundText(a: Abort, rt: Run): string {
+  return a.code === 'STATE_TOO_LARGE' ? `went over the call state cap of ${rt.maxState} bytes` : `went over the request's evaluation budget (${rt.budget.spent ?? 'spent'})`;
 }
 
 /**
- * The request would leave the call's state over the cap: none of its changes are kept. The
- * command's result is replaced by the error STATE_TOO_LARGE, so the step that issued it
- * takes its error branch (else handlers.error, else the flow ends), from the state before
- * the request. If that way goes over the cap too, the call is hung up and dropped.
+ * The request went over a bound (the call state cap, or its evaluation budget): none of
+ * its changes are kept. The command's result is replaced by the error (STATE_TOO_LARGE or
+ * EVALUATION_LIMIT), so the step that issued it takes its error branch (else
+ * handlers.error, else the flow ends), from the state before the request, with a quarter
+ * of a request's evaluation budget. If that way goes over a bound too, the call is hung up and dropped.
  */
-function overflowed(flow: CompiledFlow, prior: CallState, req: RtRequest, opts: EngineOptions, first: Run): Outcome {
-  const cap = first.maxState;
-  const what = first.overflow ? `${first.overflow.what} at ${first.overflow.step}` : 'the call state';
-  const rt = runOf(req, opts, prior.step);
-  rt.log = [...(first.log ?? []), { level: 'error', code: 'STATE_TOO_LARGE', msg: `${what} went over the call state cap of ${cap} bytes: this request's changes are dropped and ${prior.step} takes its error branch (STATE_TOO_LARGE)`, step: prior.step }];
+function overflowed(flow: CompiledFlow, prior: CallState, req: RtRequest, opts: EngineOptions, first: Run, bound: Abort): Outcome {
+  // The error way gets a quarter of a request's evaluation budget: both together stay bounded.
+  const rt = runOf(req, { ...opts, evalLimits: errorWayLimits(opts.evalLimits) }, prior.step);
+  const what = bound.what === 'the call state' ? bound.what : `${bound.what} at ${bound.step}`;
+  rt.log = [...keptLog(first, bound), { level: 'error', code: bound.code, msg: `${what} ${boundText(bound, first)}: this request's changes are dropped and ${prior.step} takes its error branch (${bound.code})`, step: prior.step }];
   let snap: FlowSnapshot = flow.machine.restore(prior.s, persisted(prior), rt);
-  snap = flow.machine.send(snap, resultEvent('', 'STATE_TOO_LARGE'));
+  snap = flow.machine.send(snap, resultEvent('', bound.code));
   return settle(flow, rt, snap, prior, (e, ctx) => {
     const out = finish(flow, rt, ctx, e, prior.commandId, prior.started, prior.commands);
-    if (!overCap(rt, out)) return out;
-    const log: LogEntry[] = [...(rt.log ?? []), { level: 'error', code: 'STATE_TOO_LARGE', msg: `the error branch went over the call state cap of ${cap} bytes too: hanging up`, step: rt.last }];
+    const again = overBound(rt, out);
+    if (!again) return out;
+    const log: LogEntry[] = [...(rt.log ?? []), { level: 'error', code: again.code, msg: `the error branch ${boundText(again, rt)} too: hanging up`, step: rt.last }];
     return dropWithHangup(req, prior.commandId + 1, log, summaryOf(prior, req, opts, prior.vars));
   });
 }
@@ -219,6 +235,8 @@ function settle(flow: CompiledFlow, rt: Run, snap: FlowSnapshot, prior: CallStat
   const out = rt.out;
   if (!out || out.state !== state) throw new Error(`the machine settled in "${state}" without building its command`);
   if (meta.kind === 'command' && meta.effect) {
+    // A request going over a bound is redone from the prior state: its effects must not happen.
+    if (rt.abort) return end();
     if (rt.i >= rt.max) {
       addLog(rt, { level: 'error', code: 'ITERATION_LIMIT', msg: `${rt.max} logic steps and effects ran without a command (at ${meta.step}); hanging up`, step: meta.step });
       return end();
@@ -279,8 +297,9 @@ function start(flow: CompiledFlow, req: RtRequest, opts: EngineOptions, base: nu
   const snap = flow.machine.start(vars, rt);
   return settle(flow, rt, snap, undefined, (e, ctx) => {
     const out = finish(flow, rt, ctx, e, base, opts.now, 0);
-    if (!overCap(rt, out)) return out;
-    const log: LogEntry[] = [...(rt.log ?? []), { level: 'error', code: 'STATE_TOO_LARGE', msg: `the call's first steps went over the call state cap of ${rt.maxState} bytes: hanging up`, step: rt.last }];
+    const bound = overBound(rt, out);
+    if (!bound) return out;
+    const log: LogEntry[] = [...keptLog(rt, bound), { level: 'error', code: bound.code, msg: `the call's first steps ${boundText(bound, rt)}: hanging up`, step: rt.last }];
     return dropWithHangup(req, base + 1, log);
   });
 }

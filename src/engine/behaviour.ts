@@ -9,11 +9,13 @@
  * throws out of here: templates, conditions and params fail into logs and error branches.
  */
 import { evaluate, test, type Scope } from '../flow/expr.js';
+import { EvalBudget, EvaluationLimit, type EvalLimits } from '../flow/budget.js';
 import type { Value } from '../flow/model.js';
 import type { RtRequest } from '../protocol/rt.js';
 import type { LogEntry } from './outcome.js';
 import { ParamFailure, type Params } from './params.js';
-import type { FlowTables } from './tables.js';
+import { NEVER, type FlowTables } from './tables.js';
+import type { LinearRegex } from '../flow/pattern.js';
 import type { StepCounters } from './types.js';
 import type { ActionName } from '../flow/actions.js';
 import { DEFAULT_MAX_STATE_BYTES, jsonSize } from './size.js';
@@ -48,8 +50,20 @@ export interface Run {
   hooks: RunHooks | undefined;
   /** The cap on the call's stored state, in bytes (a `set` value over it is refused). */
   maxState: number;
-  /** Set when this request went over the cap: advance then takes the step's error way. */
-  overflow?: { step: string; what: string };
+  /** Set when this request went over a bound: advance then redoes it from the prior state, the step taking its error way with `code`. */
+  abort?: Abort;
+  /** What the request's templates and expressions may still spend. */
+  budget: EvalBudget;
+}
+
+/** A bound the request went over: the call state cap, or its evaluation budget. */
+export interface Abort {
+  code: 'STATE_TOO_LARGE' | 'EVALUATION_LIMIT';
+  step: string;
+  /** What went over, e.g. "set total at sum". */
+  what: string;
+  /** How many log entries the run had then: what it logged after is a consequence, not kept. */
+  logAt?: number;
 }
 
 export interface Ctx {
@@ -74,8 +88,21 @@ export interface Ev {
 
 export const FRESH: StepCounters = Object.freeze({ n: 1, r: Object.freeze({}) }) as StepCounters;
 
-export function newRun(req: RtRequest, max: number, last: string, hooks: RunHooks | undefined, maxState = DEFAULT_MAX_STATE_BYTES): Run {
-  return { req, i: 0, max, scope: undefined, log: undefined, out: undefined, last, hooks, maxState };
+export function newRun(req: RtRequest, max: number, last: string, hooks: RunHooks | undefined, maxState = DEFAULT_MAX_STATE_BYTES, limits?: EvalLimits): Run {
+  return { req, i: 0, max, scope: undefined, log: undefined, out: undefined, last, hooks, maxState, budget: new EvalBudget(limits) };
+}
+
+/**
+ * An evaluation ran out of the request's budget: the request is marked for its error way
+ * (EVALUATION_LIMIT) and the first such failure logged. False for any other error.
+ */
+export function limitHit(rt: Run, err: unknown, step: string, what: string): boolean {
+  if (!(err instanceof EvaluationLimit)) return false;
+  if (!rt.abort) {
+    addLog(rt, { level: 'error', code: 'EVALUATION_LIMIT', msg: `${what} at ${step}: ${err.message}`, step });
+    rt.abort = { code: 'EVALUATION_LIMIT', step, what, logAt: rt.log!.length };
+  }
+  return true;
 }
 
 /** The `call.*` fields of templates and conditions. */
@@ -98,7 +125,7 @@ export function callFields(req: RtRequest): Record<string, Value> {
 export function scopeOf(ctx: Ctx): Scope {
   let s = ctx.rt.scope;
   if (!s) {
-    s = { vars: ctx.vars, call: callFields(ctx.rt.req), result: ctx.res, error: ctx.err };
+    s = { vars: ctx.vars, call: callFields(ctx.rt.req), result: ctx.res, error: ctx.err, budget: ctx.rt.budget };
     ctx.rt.scope = s;
   } else {
     s.vars = ctx.vars;
@@ -117,7 +144,7 @@ function message(err: unknown): string {
 }
 
 export function behaviour(t: FlowTables) {
-  const regexOf = (source: string): RegExp => t.regexes.get(source) ?? /(?!)/;
+  const regexOf = (source: string): LinearRegex => t.regexes.get(source) ?? NEVER;
   return {
     guards: {
       /** The result matches (`exact` or `re`; neither: any) and, with `max`, the key has retries left. */
@@ -137,6 +164,7 @@ export function behaviour(t: FlowTables) {
         try {
           return test(when, scopeOf(ctx));
         } catch (err) {
+          if (limitHit(ctx.rt, err, p.step, `when ${when}`)) return false;
           addLog(ctx.rt, { level: 'warn', code: 'RUNTIME_CONDITION', msg: `${when} at ${p.step}: ${message(err)} (counted as false)`, step: p.step });
           return false;
         }
@@ -179,12 +207,13 @@ export function behaviour(t: FlowTables) {
             // A value over the state cap is refused here, before a chain of steps can grow it further.
             const size = jsonSize(v, rt.maxState);
             if (size > rt.maxState) {
-              rt.overflow ??= { step: p.step, what: `set ${a.name}` };
               addLog(rt, { level: 'error', code: 'STATE_TOO_LARGE', msg: `set ${a.name} at ${p.step}: the value is over the call state cap of ${rt.maxState} bytes; not assigned`, step: p.step });
+              rt.abort ??= { code: 'STATE_TOO_LARGE', step: p.step, what: `set ${a.name}`, logAt: rt.log!.length };
               continue;
             }
             vars[a.name] = v;
           } catch (err) {
+            if (limitHit(rt, err, p.step, `set ${a.name}`)) continue;
             const what = a.kind === 'expr' ? `set ${a.name} = ${a.expr}` : `set ${a.name}`;
             addLog(rt, { level: 'warn', code: a.kind === 'expr' ? 'RUNTIME_EXPRESSION' : 'RUNTIME_TEMPLATE', msg: `${what} at ${p.step}: ${message(err)}`, step: p.step });
           }
@@ -208,6 +237,7 @@ export function behaviour(t: FlowTables) {
           return true;
         } catch (err) {
           rt.i++;
+          if (limitHit(rt, err, p.step, cmd.command)) return false;
           const f = err instanceof ParamFailure ? err : undefined;
           if (f?.code === 'RUNTIME_TEMPLATE') addLog(rt, { level: 'warn', code: 'RUNTIME_TEMPLATE', msg: `${cmd.command} at ${p.step}: ${f.message}`, step: p.step });
           addLog(rt, { level: 'warn', code: 'RUNTIME_PARAM', msg: `${cmd.command} at ${p.step}: ${message(err)}; taking the error branch (INVALID_PARAM)`, step: p.step });
@@ -224,6 +254,7 @@ export function behaviour(t: FlowTables) {
           return true;
         } catch (err) {
           rt.i++;
+          if (limitHit(rt, err, step, 'say')) return false;
           const f = err instanceof ParamFailure ? err : undefined;
           addLog(rt, { level: 'warn', code: f?.code ?? 'RUNTIME_PARAM', msg: `say at ${step} skipped: ${message(err)}`, step });
           return false;

@@ -19,6 +19,7 @@ import { serializeReply } from './serialize.js';
 import type { CallState, CallSummary } from './types.js';
 import { isTerminal } from '../protocol/request.js';
 import type { RtRequest, RtResponse } from '../protocol/rt.js';
+import type { EvalLimits } from '../flow/budget.js';
 
 /** Time kept back from the deadline for saving the state and answering. */
 const EFFECT_MARGIN_MS = 250;
@@ -103,6 +104,8 @@ export interface CallOptions {
   endedTtlMs?: number;
   /** The cap on a call's stored state, in bytes (default 32 KB): EngineOptions.maxStateBytes. */
   maxStateBytes?: number;
+  /** What one request's templates and expressions may spend: EngineOptions.evalLimits. */
+  evalLimits?: EvalLimits;
   /** How often calls idle past callTtlMs leave the live-call bookkeeping (default: min(callTtlMs, 60 s)). */
   liveSweepMs?: number;
   unknownCall: EngineOptions['unknownCall'];
@@ -326,7 +329,7 @@ export class CallHandler {
     }
     seen.flow = flow;
     const at = this.now();
-    let outcome: Outcome = advance(flow, prior, req, { now: at, unknownCall: this.opts.unknownCall, ...(this.opts.maxStateBytes !== undefined ? { maxStateBytes: this.opts.maxStateBytes } : {}) });
+    let outcome: Outcome = advance(flow, prior, req, { now: at, unknownCall: this.opts.unknownCall, ...(this.opts.maxStateBytes !== undefined ? { maxStateBytes: this.opts.maxStateBytes } : {}), ...(this.opts.evalLimits ? { evalLimits: this.opts.evalLimits } : {}) });
     const recorder = this.opts.recorder;
     const effects: StepRecord['effects'] = [];
     while (outcome.kind === 'effect') {

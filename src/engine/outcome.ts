@@ -3,6 +3,7 @@ import type { Value } from '../flow/model.js';
 import type { RtResponse } from '../protocol/rt.js';
 import type { RunHooks } from './behaviour.js';
 import type { CallState, CallSummary } from './types.js';
+import type { EvalLimits } from '../flow/budget.js';
 
 export interface EngineOptions {
   /** Epoch ms of the request (the engine never reads the clock). */
@@ -14,6 +15,8 @@ export interface EngineOptions {
    * A request that would go over it takes the error way (STATE_TOO_LARGE, see advance.ts).
    */
   maxStateBytes?: number;
+  /** What one request's templates and expressions may spend (src/flow/budget.ts); default DEFAULT_EVAL_LIMITS. */
+  evalLimits?: EvalLimits;
   /** What to do with a non-first request for a call that has no state. */
   unknownCall: 'restart' | 'hangup' | 'reject';
   /** A new call starts with these vars instead of the flow's (scenario cases). */

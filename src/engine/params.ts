@@ -14,6 +14,7 @@ import type { ParamSpec } from '../protocol/commands.js';
 import { ACTION_SPECS } from '../flow/actions.js';
 import { checkE164, checkFormat, checkRtMedia } from '../protocol/formats.js';
 import { isTemplate, render, type Scope } from '../flow/expr.js';
+import { EvaluationLimit } from '../flow/budget.js';
 import type { CommandCall, MediaParam, MediaSpec, Value } from '../flow/model.js';
 import type { WireValue } from '../protocol/rt.js';
 import { frozenParams } from './serialize.js';
@@ -50,6 +51,7 @@ function renderIn(param: string, source: string, scope: GetScope): string {
   try {
     return render(source, scope());
   } catch (err) {
+    if (err instanceof EvaluationLimit) throw err;
     throw new ParamFailure(param, err instanceof Error ? err.message.split('\n')[0]! : String(err), 'RUNTIME_TEMPLATE');
   }
 }

@@ -7,6 +7,10 @@
 import type { ActionName } from '../flow/actions.js';
 import type { Branch, FlowModel, Value } from '../flow/model.js';
 import { commandBuilder, literalValue, playBuilder, type CommandBuilder } from './params.js';
+import { compileLinear, type LinearRegex } from '../flow/pattern.js';
+
+/** Matches nothing: stands for a pattern that does not compile. */
+export const NEVER: LinearRegex = { test: () => false };
 
 export type Literal = ReturnType<typeof literalValue>;
 export type Assign = { name: string; kind: 'literal'; value: Literal } | { name: string; kind: 'expr'; expr: string };
@@ -25,7 +29,7 @@ export interface FlowTables {
   /** Switch conditions (CEL) by step, in case order. */
   cases: Map<string, string[]>;
   /** Result patterns by their anchored regex source. */
-  regexes: Map<string, RegExp>;
+  regexes: Map<string, LinearRegex>;
   initialVars: Record<string, Value>;
 }
 
@@ -53,9 +57,9 @@ export function buildTables(model: FlowModel): FlowTables {
   const regex = (source: string) => {
     if (t.regexes.has(source)) return;
     try {
-      t.regexes.set(source, new RegExp(source));
+      t.regexes.set(source, compileLinear(source));
     } catch {
-      t.regexes.set(source, /(?!)/); // the checker refuses bad patterns; never crash on one here
+      t.regexes.set(source, NEVER); // the checker refuses bad patterns; never crash on one here
     }
   };
   for (const [id, step] of Object.entries(model.steps)) {

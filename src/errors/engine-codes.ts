@@ -57,6 +57,11 @@ export const ENGINE_CODES: readonly CodeInfo[] = [
     hint: 'Ended calls are remembered for server.ended_call_ttl_s (default 600 s) so that a late or repeated request does not restart the flow. Nothing to do unless it happens often: then look for duplicate deliveries.',
   },
   {
+    code: 'EVALUATION_LIMIT',
+    title: "A request's templates and conditions went over their budget (CEL cost units, template memory or template time); the step takes its error branch",
+    hint: 'None of that request\'s changes were kept: the step that issued the command took its error branch with the error EVALUATION_LIMIT (else handlers.error, else the call was hung up). The log line names the step and the expression or template. Simplify it (no comprehension inside another over big lists, no loops over big ranges), or raise limits.expression_cost, limits.template_memory or limits.template_ms in callscript.yaml.',
+  },
+  {
     code: 'FLOW_VERSION_MISMATCH',
     title: 'The call state belongs to another version of the flow',
     hint: 'A live call is pinned to the flow version it started on; the registry must hand the engine that version.',

@@ -28,14 +28,20 @@ export const FLOW_CODES: readonly CodeInfo[] = [
   {
     code: 'FILE_TOO_LARGE',
     severity: 'error',
-    title: 'The file is larger than 4 MiB (4,194,304 bytes), the limit of a flow, config or scenario file; it is not parsed.',
+    title: 'The file is larger than the file size limit (2 MiB, 2,097,152 bytes, unless limits.flow_file_bytes in callscript.yaml sets another for flows); it is not parsed.',
     hint: 'Split the service into several flows, or shorten the file: an anchor and its aliases (&text, *text) repeat a value without copying it.',
   },
   {
     code: 'ALIAS_LIMIT',
     severity: 'error',
-    title: 'The aliases of the file repeat more than 4 MiB of values in all (a "billion laughs" alias bomb, or a very heavy use of aliases); reported once, at the alias that goes past the limit, and nothing after it is checked.',
-    hint: 'Aliases may repeat at most 4 MiB of values in all, aliases inside aliased values counted as expanded. Write the values out, or use fewer, smaller anchors.',
+    title: 'The aliases of the file repeat more than 2 MiB of values in all (a "billion laughs" alias bomb, or a very heavy use of aliases); reported once, at the alias that goes past the limit, and nothing after it is checked.',
+    hint: 'Aliases may repeat at most 2 MiB of values in all, aliases inside aliased values counted as expanded. Write the values out, or use fewer, smaller anchors.',
+  },
+  {
+    code: 'TOO_DEEP',
+    severity: 'error',
+    title: 'Values are nested more than 64 levels deep (maps and lists inside each other, aliases counted as expanded); reported once, and nothing after it is checked.',
+    hint: 'Flows never need such depth: flatten the value. A file nested thousands of levels deep is refused before it can exhaust the checker.',
   },
   // --- shape of keys and values
   {
@@ -128,6 +134,12 @@ export const FLOW_CODES: readonly CodeInfo[] = [
     severity: 'error',
     title: 'A branch map that says both or neither of `goto` and `retry`.',
     hint: 'A branch is a step id, `{ goto: step }`, or `{ retry: n, then: step }`, each optionally with `say:`. `then` goes with `retry` only.',
+  },
+  {
+    code: 'FORBIDDEN_TAG',
+    severity: 'error',
+    title: 'A template uses `{% include %}`, `{% render %}` or `{% layout %}`: tags that read files. Templates have no file system.',
+    hint: 'Write the text in the template itself, or keep shared text in a variable (vars:) and print it with {{ vars.name }}.',
   },
   // --- steps
   {

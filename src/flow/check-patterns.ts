@@ -4,6 +4,7 @@
  */
 import type { ResultSet } from '../protocol/commands.js';
 import { ACTION_SPECS, type ActionName } from './actions.js';
+import { compileLinear, linearError } from './pattern.js';
 
 export type ResultKey =
   | { kind: 'default' }
@@ -26,11 +27,8 @@ function parseRegexKey(key: string): ResultKey | string {
   if (m[2]) return `flags (/${m[2]}) are not supported: results are matched as written`;
   if (m[1] === '') return 'the regular expression is empty';
   const regex = `^(?:${m[1]})$`;
-  try {
-    new RegExp(regex);
-  } catch (err) {
-    return `invalid regular expression: ${(err as Error).message.replace(/^Invalid regular expression: /, '')}`;
-  }
+  const bad = linearError(regex);
+  if (bad) return `invalid regular expression: ${bad}`;
   return { kind: 'pattern', source: key, regex, minLen: 0, maxLen: Infinity, asterisk: false };
 }
 
@@ -129,7 +127,7 @@ export function impossibility(name: ActionName, key: ResultKey, maxDigits: numbe
   if (set.kind === 'any') return key.kind === 'exact' ? `${what}: match it with a /pattern/ or default, or keep it with save:` : null;
   if (set.kind === 'enum') {
     if (key.kind === 'exact') return set.values.includes(key.value) ? null : `${what}; '${key.value}' can never happen`;
-    const re = new RegExp(key.regex);
+    const re = compileLinear(key.regex);
     return set.values.some((v) => re.test(v)) ? null : `${what}; the pattern ${key.source} matches none of them`;
   }
   // digits
@@ -145,7 +143,7 @@ export function impossibility(name: ActionName, key: ResultKey, maxDigits: numbe
   if (key.asterisk && key.regex.includes('#')) return `${what}; # ends the input and is never part of the result`;
   const all = enumerateDigits(maxDigits);
   if (all) {
-    const re = new RegExp(key.regex);
+    const re = compileLinear(key.regex);
     if (![...all, ...set.also].some((v) => re.test(v))) return `${what}; the pattern ${key.source} matches none of them`;
   }
   return null;

@@ -11,6 +11,7 @@ import { checkMedia } from './check-media.js';
 import { checkInt } from './check-values.js';
 import { enumerateDigits, impossibility, parseResultKey } from './check-patterns.js';
 import { describe, entry, type YEntry, type YNode } from './yaml.js';
+import { compileLinear } from './pattern.js';
 
 /** A step id used as a target: recorded for the graph pass (UNKNOWN_STEP). */
 export function stepRef(ctx: Ctx, node: YNode, where: string): string | undefined {
@@ -203,7 +204,7 @@ export function unhandledResults(cmd: ActionName, call: CommandCall | undefined,
   if (on.default) return null;
   const set = ACTION_SPECS[cmd].results;
   const exact = { ...(flowWide?.exact ?? {}), ...on.exact };
-  const res = [...on.patterns, ...(flowWide?.patterns ?? [])].map((p) => new RegExp(p.regex));
+  const res = [...on.patterns, ...(flowWide?.patterns ?? [])].map((p) => compileLinear(p.regex));
   const covered = (v: string) => v in exact || res.some((r) => r.test(v));
   if (set.kind === 'enum') {
     const missing = set.values.filter((v) => !covered(v));

@@ -12,6 +12,7 @@ import { checkMedia } from './check-media.js';
 import { type OnNotes, checkOn, emptyBranches, stepRef, unhandledResults } from './check-results.js';
 import { checkCel, toValue } from './check-values.js';
 import { describe, entry, type YEntry, type YMap } from './yaml.js';
+import { compileLinear, type LinearRegex } from './pattern.js';
 
 export const LOGIC_ACTIONS = ['set', 'switch', 'when'] as const;
 export const ACTIONS: readonly string[] = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', ...LOGIC_ACTIONS];
@@ -153,15 +154,13 @@ function shadowedHandlers(ctx: Ctx, onEntry: YEntry | undefined, on: Branches, f
   if (!flowWide || on.patterns.length === 0 || onEntry?.value.kind !== 'map') return;
   const keys = Object.keys(flowWide.exact).filter((k) => !(k in on.exact));
   for (const p of on.patterns) {
-    let re: RegExp;
+    let re: LinearRegex;
     try {
-      re = new RegExp(p.regex);
+      re = compileLinear(p.regex);
     } catch {
       continue;
     }
-    // Flow patterns may backtrack exponentially (the runtime's bound is issue #9's): only
-    // keys of at most 16 characters are tried here, so one test costs at most ~2^16 steps.
-    const hit = keys.find((k) => k.length <= 16 && re.test(k));
+    const hit = keys.find((k) => re.test(k));
     if (hit === undefined) continue;
     const at = onEntry.value.entries.find((e) => e.key === p.source);
     if (at) report(ctx, 'SHADOWED_HANDLER', at, `${where}the pattern ${p.source} matches "${hit}", so the flow-wide handlers.on key "${hit}" never applies at this step`);

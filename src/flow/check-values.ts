@@ -4,7 +4,7 @@
  */
 import { checkFormat } from '../protocol/formats.js';
 import type { FormatName, ParamSpec } from '../protocol/commands.js';
-import { checkExpression, checkTemplate, isTemplate } from './expr.js';
+import { checkExpression, checkTemplate, expressionPatternError, isTemplate } from './expr.js';
 import type { Value } from './model.js';
 import { type Ctx, didYouMean, report } from './check-context.js';
 import { clip, describe, type YNode, type YScalar } from './yaml.js';
@@ -47,6 +47,11 @@ export function checkTemplateText(ctx: Ctx, text: string, at: YNode, where: stri
     return false;
   }
   const err = checkTemplate(text);
+  const fileTag = err ? /tag "(include|render|layout)" not found/.exec(err) : null;
+  if (fileTag) {
+    report(ctx, 'FORBIDDEN_TAG', at, `${where}{% ${fileTag[1]} %} reads a file: templates have no file system`);
+    return false;
+  }
   if (err) {
     report(ctx, 'BAD_TEMPLATE', at, `${where}template does not parse: ${err}`);
     return false;
@@ -69,6 +74,11 @@ export function checkCel(ctx: Ctx, node: YNode, where: string): string | undefin
   const err = checkExpression(src);
   if (err) {
     report(ctx, 'BAD_EXPRESSION', node, `${where}invalid CEL expression: ${err}`);
+    return undefined;
+  }
+  const badPattern = expressionPatternError(src);
+  if (badPattern) {
+    report(ctx, 'BAD_PATTERN', node, `${where}${badPattern}`);
     return undefined;
   }
   collectRefs(ctx, src, node, false);

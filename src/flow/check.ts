@@ -26,9 +26,14 @@ export function defaultFlowName(file: string): string {
   return base.replace(/\.[^.]*$/, '');
 }
 
-export function checkFlow(text: string, file: string): CheckResult {
+/** Options of a check: the file size limit (default MAX_FILE_BYTES, 2 MiB; a server's limits.flow_file_bytes). */
+export interface CheckOptions {
+  maxFileBytes?: number;
+}
+
+export function checkFlow(text: string, file: string, opts: CheckOptions = {}): CheckResult {
   try {
-    return run(text, file);
+    return run(text, file, opts);
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
     return {
@@ -39,8 +44,8 @@ export function checkFlow(text: string, file: string): CheckResult {
   }
 }
 
-function run(text: string, file: string): CheckResult {
-  const loaded = loadYaml(String(text), file);
+function run(text: string, file: string, opts: CheckOptions): CheckResult {
+  const loaded = loadYaml(String(text), file, opts.maxFileBytes);
   if (!loaded.root) {
     if (loaded.diagnostics.length === 0) {
       const ctx = newCtx(file, DEFAULT_VOICE);

@@ -3,12 +3,19 @@
  * interpreted by well-kept packages (liquidjs for `{{ }}` templates, a CEL interpreter for
  * conditions and `expr:` values); nothing here uses eval or new Function.
  *
+ * Flows are untrusted: templates get no file system (no include, render or layout tag,
+ * and a file system that refuses every read), and every evaluation spends the request's
+ * budget (budget.ts, cel.ts) so that no template or expression can run for long.
+ *
  * Parsed forms are cached per source string: flows are compiled once, so each template
  * and expression is parsed once per process.
  */
-import { Liquid, filters, type FilterImplOptions, type Template } from 'liquidjs';
+import { Liquid, filters, type FilterImplOptions, type FS, type Template } from 'liquidjs';
 import { cachedDateFilter, DateNames, type DateFilter, type DateFilterThis } from './dates.js';
-import { parse as parseCel } from '@marcbachmann/cel-js';
+import { Cel, type CelExpression } from './cel.js';
+import { EvalBudget } from './budget.js';
+import { linearError } from './pattern.js';
+import { chargeRendering } from './liquid-charge.js';
 import type { Value } from './model.js';
 
 /** What templates and expressions can see. */
@@ -19,7 +26,31 @@ export interface Scope {
   result: string;
   /** The last command's error ("" if none). */
   error: string;
+  /** The request's evaluation budget; absent: each evaluation gets a fresh default one. */
+  budget?: EvalBudget;
 }
+
+/** Tags that read files: refused by the checker (FORBIDDEN_TAG) and removed from the engine. */
+export const FILE_TAGS = ['include', 'render', 'layout'] as const;
+
+/** The longest template liquidjs parses (its parseLimit), in characters. */
+export const MAX_TEMPLATE_LENGTH = 64 * 1024;
+
+/** A file system that has no files: whatever a template names, nothing is read. */
+const NO_FILES: FS = {
+  exists: async () => false,
+  existsSync: () => false,
+  readFile: async (f: string) => {
+    throw new Error(`templates cannot read files (${f})`);
+  },
+  readFileSync: (f: string) => {
+    throw new Error(`templates cannot read files (${f})`);
+  },
+  resolve: (_root: string, file: string) => file,
+  contains: async () => false,
+  containsSync: () => false,
+  sep: '/',
+};
 
 /**
  * The liquid engine templates render with. Its `date` filter reads dates as written (see
@@ -34,7 +65,15 @@ function createLiquid(): Liquid {
     cache: false,
     // A date with an offset ("...T10:30:00+02:00", "...Z") prints in its own zone.
     preserveTimezones: true,
+    fs: NO_FILES,
+    root: [],
+    partials: [],
+    layouts: [],
+    relativeReference: false,
+    parseLimit: MAX_TEMPLATE_LENGTH,
   });
+  for (const tag of FILE_TAGS) delete engine.tags[tag];
+  chargeRendering(engine);
   const date = cachedDateFilter(new DateNames(), filters.date as DateFilter);
   engine.registerFilter('date', function (this: DateFilterThis, v: unknown, ...args: unknown[]) {
     return date.call(this, wallClock(v), ...args);
@@ -53,10 +92,11 @@ function wallClock(v: unknown): unknown {
 }
 
 const liquid = createLiquid();
+const cel = new Cel();
 
-const templateCache = new Map<string, Template[]>();
-type CelFn = ReturnType<typeof parseCel>;
-const celCache = new Map<string, CelFn>();
+const templateCache = new Map<string, Template[] | Error>();
+const celCache = new Map<string, CelExpression>();
+const LIQUID_LIMIT = /(memory alloc|template render) limit exceeded/;
 
 export function isTemplate(s: string): boolean {
   return s.includes('{{') || s.includes('{%');
@@ -72,12 +112,18 @@ export function checkTemplate(source: string): string | null {
   }
 }
 
+/** A template's parsed form, or the error it does not parse with (kept too: a flow can render a broken template in a loop). */
 function parseTemplate(source: string): Template[] {
   let t = templateCache.get(source);
   if (!t) {
-    t = liquid.parse(source);
+    try {
+      t = liquid.parse(source);
+    } catch (err) {
+      t = err instanceof Error ? err : new Error(String(err));
+    }
     templateCache.set(source, t);
   }
+  if (t instanceof Error) throw t;
   return t;
 }
 
@@ -89,7 +135,24 @@ export function render(source: string, scope: Scope): string {
     const out = renderFast(fast, scope);
     if (out !== undefined) return out;
   }
-  return String(liquid.renderSync(parseTemplate(source), scope as unknown as object));
+  const budget = scope.budget ?? new EvalBudget();
+  if (budget.spent !== undefined || budget.templateMsLeft <= 0) throw budget.exhaust(budget.spent ?? 'the template budget is spent');
+  const parsed = parseTemplate(source);
+  const started = performance.now();
+  try {
+    const data = { vars: scope.vars, call: scope.call, result: scope.result, error: scope.error };
+    return String(liquid.renderSync(parsed, data, { renderLimit: budget.templateMsLeft, memoryLimit: budget.templateMemory }));
+  } catch (err) {
+    const m = err instanceof Error ? LIQUID_LIMIT.exec(err.message) : null;
+    if (!m) throw err;
+    throw budget.exhaust(
+      m[1] === 'memory alloc'
+        ? `a template went over its memory budget of ${budget.templateMemory.toLocaleString('en-US')} (limits.template_memory)`
+        : `the templates of this request went over their ${budget.limits.templateMs} ms (limits.template_ms)`,
+    );
+  } finally {
+    budget.templateMsLeft -= performance.now() - started;
+  }
 }
 
 /**
@@ -150,23 +213,58 @@ export function checkExpression(source: string): string | null {
   }
 }
 
-function compileExpression(source: string): CelFn {
-  let fn = celCache.get(source);
-  if (!fn) {
-    fn = parseCel(source);
-    celCache.set(source, fn);
+/** null when every literal pattern given to matches() in the expression runs on the linear-time engine, else why not. */
+export function expressionPatternError(source: string): string | null {
+  let e: CelExpression;
+  try {
+    e = compileExpression(source);
+  } catch {
+    return null; // a syntax error: checkExpression reports it
   }
-  return fn;
+  for (const p of e.patterns) {
+    const err = linearError(p);
+    if (err) return `the pattern ${JSON.stringify(p)} given to matches() is refused: ${err}`;
+  }
+  return null;
+}
+
+function compileExpression(source: string): CelExpression {
+  let e = celCache.get(source);
+  if (!e) {
+    e = cel.parse(source);
+    celCache.set(source, e);
+  }
+  return e;
 }
 
 /**
  * Evaluates a CEL expression. Whole numbers go in as CEL ints (so `vars.tries + 1`
  * works) and come out as JS numbers; a missing map key is an error in CEL: use
- * `has(vars.x)`. Throws with the interpreter's message on failure.
+ * `has(vars.x)`. Throws with the interpreter's message on failure, EvaluationLimit when
+ * the request's budget is spent.
  */
 export function evaluate(source: string, scope: Scope): Value {
-  const out = compileExpression(source)(toCel(scope) as Record<string, unknown>);
-  return fromCel(out);
+  const e = compileExpression(source);
+  const budget = scope.budget ?? new EvalBudget();
+  const context = {
+    vars: fieldsFor(scope.vars, e.reads.vars, budget),
+    call: fieldsFor(scope.call, e.reads.call, budget),
+    result: scope.result,
+    error: scope.error,
+  };
+  return fromCel(cel.evaluate(e, context, budget), 0);
+}
+
+/**
+ * The fields of `vars` or `call` an expression reads, in CEL's types. Nested values are
+ * converted once per request (the budget's memo): a condition does not copy or walk the
+ * request's variables unless it reads them.
+ */
+function fieldsFor(from: Record<string, Value>, reads: Set<string> | 'all', budget: EvalBudget): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const names = reads === 'all' ? Object.keys(from) : reads;
+  for (const k of names) if (Object.prototype.hasOwnProperty.call(from, k)) out[k] = toCel(from[k], budget.memo, 0);
+  return out;
 }
 
 /** Truthiness of a condition: only CEL `true` passes. */
@@ -174,36 +272,48 @@ export function test(source: string, scope: Scope): boolean {
   return evaluate(source, scope) === true;
 }
 
-function toCel(v: unknown): unknown {
-  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
-  if (Array.isArray(v)) return v.map(toCel);
-  if (v && typeof v === 'object') {
-    const o: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) o[k] = toCel(x);
-    return o;
-  }
-  return v;
+/** Values nested deeper than this are not given to or taken from CEL (an error, not a stack overflow). */
+export const MAX_VALUE_DEPTH = 64;
+
+function tooDeep(): never {
+  throw new Error(`a value is nested more than ${MAX_VALUE_DEPTH} levels deep`);
 }
 
-function fromCel(v: unknown): Value {
+function toCel(v: unknown, memo: WeakMap<object, unknown>, depth: number): unknown {
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+  if (v === null || typeof v !== 'object') return v;
+  const done = memo.get(v);
+  if (done !== undefined) return done;
+  if (depth >= MAX_VALUE_DEPTH) tooDeep();
+  let out: unknown;
+  if (Array.isArray(v)) out = v.map((x) => toCel(x, memo, depth + 1));
+  else {
+    const o: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) o[k] = toCel(x, memo, depth + 1);
+    out = o;
+  }
+  memo.set(v, out);
+  return out;
+}
+
+function fromCel(v: unknown, depth: number): Value {
   if (typeof v === 'bigint') return Number(v);
   if (v === undefined) return null;
-  if (Array.isArray(v)) return v.map(fromCel);
+  if (v === null || typeof v !== 'object') return v as Value;
+  if (depth >= MAX_VALUE_DEPTH) tooDeep();
+  if (Array.isArray(v)) return v.map((x) => fromCel(x, depth + 1));
   if (v instanceof Map) {
     const o: Record<string, Value> = {};
-    for (const [k, x] of v) o[String(k)] = fromCel(x);
+    for (const [k, x] of v) o[String(k)] = fromCel(x, depth + 1);
     return o;
   }
-  if (v && typeof v === 'object') {
-    if (typeof (v as { valueOf(): unknown }).valueOf === 'function' && !(Object.getPrototypeOf(v) === Object.prototype)) {
-      const prim = (v as { valueOf(): unknown }).valueOf();
-      if (prim !== v) return fromCel(prim);
-    }
-    const o: Record<string, Value> = {};
-    for (const [k, x] of Object.entries(v)) o[k] = fromCel(x);
-    return o;
+  if (typeof (v as { valueOf(): unknown }).valueOf === 'function' && !(Object.getPrototypeOf(v) === Object.prototype)) {
+    const prim = (v as { valueOf(): unknown }).valueOf();
+    if (prim !== v) return fromCel(prim, depth);
   }
-  return v as Value;
+  const o: Record<string, Value> = {};
+  for (const [k, x] of Object.entries(v)) o[k] = fromCel(x, depth + 1);
+  return o;
 }
 
 function firstLine(err: unknown): string {

@@ -10,7 +10,7 @@
  * "billion laughs" bomb is refused before anything is expanded; the checkers, which walk
  * aliased values once per alias, see at most MAX_ALIAS_WEIGHT more than the file holds.
  */
-import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, visit, type Document, type Node as YamlNode } from 'yaml';
+import { CST, Lexer, LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, visit, type Document, type Node as YamlNode } from 'yaml';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { FLOW_CODES } from '../errors/flow-codes.js';
 
@@ -60,8 +60,11 @@ export interface LoadResult {
   diagnostics: Diagnostic[];
 }
 
-/** The largest flow (or config, or scenario) file, in bytes of UTF-8: FILE_TOO_LARGE. */
-export const MAX_FILE_BYTES = 4 * 1024 * 1024;
+/**
+ * The largest flow (or config, or scenario) file by default, in bytes of UTF-8:
+ * FILE_TOO_LARGE. A server sets its own with limits.flow_file_bytes.
+ */
+export const MAX_FILE_BYTES = 2 * 1024 * 1024;
 /**
  * How much aliases may repeat in all (ALIAS_LIMIT): the weight of the values they stand
  * for, aliases inside them counted as expanded. A map or a list weighs 1, a scalar 1 plus
@@ -69,7 +72,8 @@ export const MAX_FILE_BYTES = 4 * 1024 * 1024;
  * as a file may hold, so aliases at most double the work of checking the largest file.
  */
 export const MAX_ALIAS_WEIGHT = MAX_FILE_BYTES;
-const MAX_DEPTH = 300;
+/** The deepest nesting of maps and lists in a file (TOO_DEEP): no flow needs more. */
+export const MAX_DEPTH = 64;
 
 /** An anchored value once converted: its tree, its weight and its height. */
 interface Anchored {
@@ -99,7 +103,7 @@ interface LoadCtx {
   stopped: boolean;
 }
 
-type LoaderCode = 'YAML_SYNTAX' | 'DUPLICATE_KEY' | 'FILE_TOO_LARGE' | 'ALIAS_LIMIT';
+type LoaderCode = 'YAML_SYNTAX' | 'DUPLICATE_KEY' | 'FILE_TOO_LARGE' | 'ALIAS_LIMIT' | 'TOO_DEEP';
 
 /** Records a loader diagnostic; none once the loader has stopped (no follow-on errors). */
 function yamlDiag(ctx: LoadCtx, code: LoaderCode, offset: number, message: string, hint?: string, endOffset?: number): void {
@@ -118,16 +122,26 @@ function yamlDiag(ctx: LoadCtx, code: LoaderCode, offset: number, message: strin
 const hintOf = (code: LoaderCode) => FLOW_CODES.find((c) => c.code === code)!.hint;
 const FILE_HINT = hintOf('FILE_TOO_LARGE');
 const ALIAS_HINT = hintOf('ALIAS_LIMIT');
+const DEEP_HINT = hintOf('TOO_DEEP');
 const YAML_HINT = 'Fix the YAML at the position shown: indent with spaces (never tabs), close quotes and brackets, keep one document per file.';
 
 /** Parses `text`; YAML errors (and warnings such as unknown tags) are reported as YAML_SYNTAX. */
-export function loadYaml(text: string, file: string): LoadResult {
-  const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes > MAX_FILE_BYTES) {
-    const message = `the file is ${bytes.toLocaleString('en-US')} bytes; a file may be at most ${MAX_FILE_BYTES.toLocaleString('en-US')} bytes (4 MiB)`;
+export function loadYaml(text: string, file: string, maxBytes = MAX_FILE_BYTES): LoadResult {
+  // A string's UTF-8 size is at most 3 bytes per UTF-16 unit: only count when it may matter.
+  const bytes = text.length * 3 > maxBytes ? Buffer.byteLength(text, 'utf8') : text.length;
+  if (bytes > maxBytes) {
+    const message = `the file is ${bytes.toLocaleString('en-US')} bytes; a file may be at most ${maxBytes.toLocaleString('en-US')} bytes (limits.flow_file_bytes)`;
     return { diagnostics: [{ code: 'FILE_TOO_LARGE', severity: 'error', message, file, line: 1, column: 1, hint: FILE_HINT }] };
   }
   const lc = new LineCounter();
+  const deep = tooDeepAt(text);
+  if (deep !== undefined) {
+    lc.addNewLine(0);
+    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lc.addNewLine(i + 1);
+    const at = lc.linePos(deep);
+    const message = `values are nested more than ${MAX_DEPTH} levels deep`;
+    return { diagnostics: [{ code: 'TOO_DEEP', severity: 'error', message, file, line: at.line, column: at.col, hint: DEEP_HINT }] };
+  }
   const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: false, merge: true, prettyErrors: false, strict: true });
   const ctx: LoadCtx = { file, doc, lc, diags: [], stack: new Set(), anchored: new Map(), weight: 0, aliasWeight: 0, deepest: 0, line: 0, stopped: false };
   const lines = new Set<number>();
@@ -149,6 +163,49 @@ export function loadYaml(text: string, file: string): LoadResult {
   const root = convert(ctx, contents, 0);
   if (ctx.stopped) return { diagnostics: ctx.diags };
   return { root, diagnostics: ctx.diags };
+}
+
+/**
+ * Nesting the YAML parser must never see: the yaml package composes a document
+ * recursively (3,000 levels of `[` overflow the stack) and its parser takes seconds and a
+ * gigabyte on a million levels. Its lexer is iterative and cheap, so the text is lexed
+ * first and, at the first token past PRESCAN_DEPTH levels, refused (its offset returned).
+ * The level of a token is bounded above by the open flow collections ([ {), the
+ * indentations still open above its line and the block indicators (- ?) before it on its
+ * line; the exact check (MAX_DEPTH) happens when the document is converted.
+ */
+const PRESCAN_DEPTH = 4 * MAX_DEPTH;
+const MARKERS = new Set(['\u0002', '\u0018', '\u001f']);
+
+function tooDeepAt(text: string): number | undefined {
+  let offset = 0;
+  let flow = 0;
+  let onLine = 0;
+  let lineStart = true;
+  const indents: number[] = [];
+  for (const tok of new Lexer().lex(text)) {
+    if (MARKERS.has(tok)) continue;
+    const type = CST.tokenType(tok);
+    if (type === 'newline') {
+      lineStart = true;
+      onLine = 0;
+    } else if (type === 'space' && lineStart && !tok.includes('\n')) {
+      // the indentation of the line, known once something other than a comment follows
+    } else if (type !== 'comment' && type !== 'space' && type !== 'byte-order-mark' && type !== 'doc-start' && type !== 'doc-end') {
+      if (lineStart) {
+        const col = offset - (text.lastIndexOf('\n', offset - 1) + 1);
+        while (indents.length > 0 && indents[indents.length - 1]! >= col) indents.pop();
+        indents.push(col);
+        lineStart = false;
+      }
+      if (type === 'flow-map-start' || type === 'flow-seq-start') flow++;
+      else if (type === 'flow-map-end' || type === 'flow-seq-end') flow = Math.max(0, flow - 1);
+      else if (type === 'seq-item-ind' || type === 'explicit-key-ind') onLine++;
+      if (flow + indents.length + onLine > PRESCAN_DEPTH) return offset;
+    }
+    offset += tok.length;
+  }
+  return undefined;
 }
 
 /**
@@ -218,7 +275,7 @@ function aliasTarget(ctx: LoadCtx, alias: YamlNode): YamlNode | undefined {
 
 function convert(ctx: LoadCtx, node: YamlNode, depth: number): YNode {
   if (ctx.stopped) return stop(ctx, node, '');
-  if (depth > MAX_DEPTH) return stop(ctx, node, `values are nested too deeply (over ${MAX_DEPTH} levels)`);
+  if (depth > MAX_DEPTH) return stop(ctx, node, `values are nested more than ${MAX_DEPTH} levels deep`, 'TOO_DEEP', DEEP_HINT);
   if (isAlias(node)) return convertAlias(ctx, node, depth);
   if (depth > ctx.deepest) ctx.deepest = depth;
   if (!node.anchor) return convertNode(ctx, node, depth);
@@ -245,7 +302,7 @@ function convertAlias(ctx: LoadCtx, node: YamlNode & { source: string }, depth: 
     done = ctx.anchored.get(target);
     if (!done) return stop(ctx, node, '');
   }
-  if (depth + 1 + done.height > MAX_DEPTH) return stop(ctx, node, `values are nested too deeply once the alias *${node.source} is expanded (over ${MAX_DEPTH} levels)`);
+  if (depth + 1 + done.height > MAX_DEPTH) return stop(ctx, node, `values are nested more than ${MAX_DEPTH} levels deep once the alias *${node.source} is expanded`, 'TOO_DEEP', DEEP_HINT);
   ctx.aliasWeight += done.weight;
   if (ctx.aliasWeight > MAX_ALIAS_WEIGHT) {
     const max = MAX_ALIAS_WEIGHT.toLocaleString('en-US');

@@ -4,6 +4,7 @@ import type { Effects } from './effects.js';
 import type { LiveCalls } from '../registry/live.js';
 import type { Reloader, ReloadSummary } from '../registry/reloader.js';
 import type { CallObserver, Routes } from '../engine/call.js';
+import { DEFAULT_EVAL_LIMITS, type EvalLimits } from '../flow/budget.js';
 
 export type { Routes } from '../engine/call.js';
 export type UnknownCallPolicy = 'restart' | 'hangup' | 'reject';
@@ -20,6 +21,10 @@ export interface RtOptions {
   endedTtlMs: number;
   /** The cap on a call's stored state (its variables included), in bytes. Default 32768. */
   maxStateBytes: number;
+  /** The largest flow file, in bytes (limits.flow_file_bytes). Default 2 MiB. */
+  maxFlowBytes: number;
+  /** What one request's templates and CEL expressions may spend (limits.expression_cost, template_memory, template_ms). */
+  evalLimits: EvalLimits;
   /**
    * A changed flow file is published once it has stayed the same for this long (an editor
    * or a copy still writing it is waited for). Default 1000 ms.
@@ -45,6 +50,8 @@ export const DEFAULT_RT_OPTIONS: RtOptions = {
   callTtlMs: 2 * 60 * 60 * 1000,
   endedTtlMs: 10 * 60 * 1000,
   maxStateBytes: 32 * 1024,
+  evalLimits: DEFAULT_EVAL_LIMITS,
+  maxFlowBytes: 2 * 1024 * 1024,
   reloadSettleMs: 1000,
   unknownCall: 'restart',
   routes: { apps: {}, numbers: {} },

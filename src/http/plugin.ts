@@ -31,7 +31,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   let registry = options.reloader?.registry ?? options.registry;
   let report = options.report;
   if (!registry) {
-    const loaded = await Registry.fromDirectory(options.flowsDir ?? 'flows');
+    const loaded = await Registry.fromDirectory(options.flowsDir ?? 'flows', { maxFileBytes: opts.maxFlowBytes });
     registry = loaded.registry;
     report = loaded.report;
   }
@@ -39,12 +39,12 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   const store = options.store ?? new MemoryStore();
   if (!options.store) app.addHook('onClose', async () => store.close());
   const live = options.live ?? new LiveCalls(opts.callTtlMs);
-  const reloader = options.reloader ?? new Reloader(registry, options.registry ? options.flowsDir : (options.flowsDir ?? 'flows'), live, { settleMs: opts.reloadSettleMs });
+  const reloader = options.reloader ?? new Reloader(registry, options.registry ? options.flowsDir : (options.flowsDir ?? 'flows'), live, { settleMs: opts.reloadSettleMs, maxFileBytes: opts.maxFlowBytes });
   const effects = options.effects ?? {};
   const versions = registry;
   const service = new CallHandler(
     { versions, store, live, release: () => versions.release(live), perform: (e, budget) => performEffect(effects, e, budget) },
-    { deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}) },
+    { deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}) },
   );
   app.addHook('onClose', async () => service.close());
   // A reloader made here is closed here (its checker's worker); one given is its owner's.
@@ -141,6 +141,11 @@ function checkOptions(o: RtOptions & Pick<CallscriptPluginOptions, 'admin' | 'ca
   if (!Number.isInteger(o.callTtlMs) || o.callTtlMs < 1000) bad(`callTtlMs must be an integer of at least 1000, got ${o.callTtlMs}`);
   if (!Number.isInteger(o.endedTtlMs) || o.endedTtlMs < 1000) bad(`endedTtlMs must be an integer of at least 1000, got ${o.endedTtlMs}`);
   if (!Number.isInteger(o.maxStateBytes) || o.maxStateBytes < 1024 || o.maxStateBytes > 1048576) bad(`maxStateBytes must be an integer from 1024 to 1048576, got ${o.maxStateBytes}`);
+  for (const [k, lo, hi] of [['celUnits', 1000, 1e7], ['templateMs', 1, 1000], ['templateMemory', 1000, 1e7]] as const) {
+    const v = o.evalLimits?.[k];
+    if (!Number.isInteger(v) || v! < lo || v! > hi) bad(`evalLimits.${k} must be an integer from ${lo} to ${hi}, got ${String(v)}`);
+  }
+  if (!Number.isInteger(o.maxFlowBytes) || o.maxFlowBytes < 1024 || o.maxFlowBytes > 67108864) bad(`maxFlowBytes must be an integer from 1024 to 67108864, got ${o.maxFlowBytes}`);
   if (!Number.isInteger(o.reloadSettleMs) || o.reloadSettleMs < 0 || o.reloadSettleMs > 60000) bad(`reloadSettleMs must be an integer from 0 to 60000, got ${o.reloadSettleMs}`);
   if (!['restart', 'hangup', 'reject'].includes(o.unknownCall)) bad(`unknownCall must be restart, hangup or reject, got ${String(o.unknownCall)}`);
   if (o.admin && (typeof o.admin.login !== 'string' || typeof o.admin.password !== 'string' || o.admin.login === '' || o.admin.password === '')) bad('admin needs a non-empty login and password');

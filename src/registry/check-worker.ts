@@ -11,6 +11,8 @@ export interface CheckRequest {
   id: number;
   file: string;
   text: string;
+  /** The file size limit (limits.flow_file_bytes); absent: the default. */
+  maxFileBytes?: number;
 }
 
 export interface CheckAnswer {
@@ -21,7 +23,7 @@ export interface CheckAnswer {
 const port = parentPort;
 if (port) {
   port.on('message', (m: CheckRequest) => {
-    const answer: CheckAnswer = { id: m.id, result: checkFlow(m.text, m.file) };
+    const answer: CheckAnswer = { id: m.id, result: checkFlow(m.text, m.file, m.maxFileBytes === undefined ? {} : { maxFileBytes: m.maxFileBytes }) };
     port.postMessage(answer);
   });
 }

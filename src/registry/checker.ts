@@ -30,6 +30,11 @@ export interface FlowChecker {
 
 export type CheckFn = (text: string, file: string) => CheckResult;
 
+/** checkFlow with a file size limit (absent: the default). */
+export function checkerFor(maxFileBytes: number | undefined): CheckFn {
+  return maxFileBytes === undefined ? checkFlow : (text, file) => checkFlow(text, file, { maxFileBytes });
+}
+
 /** Checks on the calling thread. */
 export function inlineChecker(check: CheckFn = checkFlow): FlowChecker {
   return {
@@ -43,8 +48,10 @@ export interface WorkerCheckerOptions {
   timeoutMs?: number;
   /** Starts the worker. Default `spawnCheckWorker`. */
   spawn?: () => Worker;
-  /** The main-thread fallback. Default `checkFlow`. */
+  /** The main-thread fallback. Default `checkFlow` (with maxFileBytes). */
   check?: CheckFn;
+  /** The file size limit the worker checks with (limits.flow_file_bytes); absent: the default. */
+  maxFileBytes?: number;
 }
 
 interface Batch {
@@ -82,7 +89,7 @@ export class WorkerChecker implements FlowChecker {
         }
       }
     }
-    const check = this.opts.check ?? checkFlow;
+    const check = this.opts.check ?? checkerFor(this.opts.maxFileBytes);
     return files.map((f) => check(f.text, f.file));
   }
 
@@ -103,7 +110,7 @@ export class WorkerChecker implements FlowChecker {
         for (const [index, f] of files.entries()) {
           const id = this.nextId++;
           this.waiting.set(id, { batch, index });
-          const msg: CheckRequest = { id, file: f.file, text: f.text };
+          const msg: CheckRequest = { id, file: f.file, text: f.text, ...(this.opts.maxFileBytes === undefined ? {} : { maxFileBytes: this.opts.maxFileBytes }) };
           w.postMessage(msg);
         }
       } catch (err) {

@@ -9,7 +9,7 @@
  * the refusal rules it shares with the registry (`admit`).
  */
 import { basename } from 'node:path';
-import { checkFlow, type CheckResult } from '../flow/check.js';
+import { checkFlow, type CheckOptions, type CheckResult } from '../flow/check.js';
 import { compileFlow, flowVersion, fromConfig, type CompiledFlow } from '../engine/compile.js';
 import { compileConfig } from '../flow/compile.js';
 import type { FlowModel } from '../flow/model.js';
@@ -51,9 +51,9 @@ interface Checked extends FlowFile {
 }
 
 /** Checks and compiles flow texts; flows with errors (or a taken name) are refused. */
-export function compileAll(files: { file: string; text: string }[]): { flows: CompiledFlow[]; report: LoadReport } {
+export function compileAll(files: { file: string; text: string }[], opts: CheckOptions = {}): { flows: CompiledFlow[]; report: LoadReport } {
   return admit(
-    files.map((f) => ({ ...f, result: checkFlow(f.text, f.file) })),
+    files.map((f) => ({ ...f, result: checkFlow(f.text, f.file, opts) })),
     (f, model) => compileFlow(model, f.text),
   );
 }

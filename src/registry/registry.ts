@@ -21,7 +21,7 @@ import type { Diagnostic } from '../errors/diagnostic.js';
 import { seededRoll, toCanary, type Roll } from './canary.js';
 import { impactReport, type ImpactReport } from './impact.js';
 import { readFlows } from './load.js';
-import type { CheckerLog, CheckFn, FlowChecker } from './checker.js';
+import { checkerFor, type CheckerLog, type CheckFn, type FlowChecker } from './checker.js';
 
 export { listFlowFiles } from './load.js';
 export { compileAll, type LoadReport, type ReloadTimings } from './files.js';
@@ -82,6 +82,8 @@ export interface RegistryOptions {
   now?: () => number;
   /** How `reload` checks a text on this thread (`reloadAsync` uses the checker it is given). Default checkFlow. */
   check?: CheckFn;
+  /** The file size limit of the default check (limits.flow_file_bytes); absent: 2 MiB. */
+  maxFileBytes?: number;
 }
 
 export class Registry {
@@ -94,11 +96,13 @@ export class Registry {
   private readonly files: FlowFiles;
   /** Whether `reload` ran (pending errors are then this registry's own). */
   reloaded = false;
+  private readonly maxFileBytes: number | undefined;
 
   constructor(opts: RegistryOptions = {}) {
     this.roll = opts.roll ?? seededRoll(opts.seed ?? 'callscript');
     this.now = opts.now ?? Date.now;
-    this.files = new FlowFiles(opts.check);
+    this.files = new FlowFiles(opts.check ?? checkerFor(opts.maxFileBytes));
+    this.maxFileBytes = opts.maxFileBytes;
   }
 
   /** Loads every flow file of `dir`. Never throws for bad flows: they are reported. */
@@ -257,7 +261,7 @@ export class Registry {
     if (!e.versions.has(version)) {
       const rec = [...e.history].reverse().find((r) => r.version === version && r.source !== '');
       if (!rec) return 'UNKNOWN_VERSION';
-      const { flows } = compileAll([{ file: rec.file, text: rec.source }]);
+      const { flows } = compileAll([{ file: rec.file, text: rec.source }], this.maxFileBytes === undefined ? {} : { maxFileBytes: this.maxFileBytes });
       const flow = flows[0];
       if (!flow || flow.version !== version || flow.name !== name) return 'UNKNOWN_VERSION';
       e.versions.set(version, flow);

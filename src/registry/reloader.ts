@@ -39,6 +39,8 @@ export interface ReloaderOptions {
   checker?: FlowChecker;
   /** With the default reader: how long files must stay unchanged before they are read as final. Default 1000 ms. */
   settleMs?: number;
+  /** With the default checker: the file size limit (limits.flow_file_bytes); absent: 2 MiB. */
+  maxFileBytes?: number;
 }
 
 export class Reloader {
@@ -54,7 +56,7 @@ export class Reloader {
     opts: ReloaderOptions = {},
   ) {
     this.read = opts.read ?? ((d) => readStableFlows(d, opts.settleMs));
-    this.checker = opts.checker ?? new WorkerChecker();
+    this.checker = opts.checker ?? new WorkerChecker(opts.maxFileBytes === undefined ? {} : { maxFileBytes: opts.maxFileBytes });
   }
 
   /** Stops the checker's worker (a reload under way finishes, checking on the main thread). */

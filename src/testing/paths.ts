@@ -18,6 +18,7 @@ import { END_STATE, EV_ERROR, EV_RESULT, type TransitionConfig } from '../flow/m
 import type { Value } from '../flow/model.js';
 import { ACTION_SPECS, isAction } from '../flow/actions.js';
 import { keysTaken } from '../engine/probe.js';
+import { compileLinear, type LinearRegex } from '../flow/pattern.js';
 
 export type EdgeKind = 'key' | 'retry' | 'then' | 'case' | 'switch-default' | 'next' | 'status';
 
@@ -127,9 +128,9 @@ export function transitionIds(flow: CompiledFlow): string[] {
 
 /** A string matching a (simple) regular expression source, or undefined. */
 export function sampleFor(regex: string): string | undefined {
-  let re: RegExp;
+  let re: LinearRegex;
   try {
-    re = new RegExp(regex);
+    re = compileLinear(regex);
   } catch {
     return undefined;
   }

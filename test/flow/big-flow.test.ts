@@ -7,6 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checkFlow } from '../../src/flow/check.js';
+
+/** 10,000 steps take more than the default 2 MiB file size limit: these flows are checked with a server's raised limits.flow_file_bytes. */
+const LARGE_FILES = { maxFileBytes: 16 * 1024 * 1024 };
 import { bigFlow } from '../helpers/big-flow.js';
 
 const BIG = 120_000; // vitest timeout of these tests
@@ -54,14 +57,14 @@ describe('a 10,000-step flow', () => {
         '',
       ].join('\n'),
     );
-    expect(checkFlow(text, 'big.yaml').diagnostics).toEqual([]);
+    expect(checkFlow(text, 'big.yaml', LARGE_FILES).diagnostics).toEqual([]);
   });
 
   it(
     'checks with no diagnostic at all, well within 30 s of CPU',
     () => {
       const text = bigFlow(10_000);
-      const { value: r, ms } = timed(() => checkFlow(text, 'big.yaml'));
+      const { value: r, ms } = timed(() => checkFlow(text, 'big.yaml', LARGE_FILES));
       expect(r.diagnostics).toEqual([]);
       expect(Object.keys(r.model!.steps)).toHaveLength(10_000);
       const last = r.model!.steps.menu_9998!;
@@ -77,7 +80,7 @@ describe('a 10,000-step flow', () => {
       const text = bigFlow(10_000)
         .replace(/default: \{ goto: goodbye/g, 'default: { goto: menu_0')
         .replace('  goodbye:\n    hangup: {}', '  goodbye:\n    say: "Bye."\n    next: menu_0');
-      const { value: r, ms } = timed(() => checkFlow(text, 'trap.yaml'));
+      const { value: r, ms } = timed(() => checkFlow(text, 'trap.yaml', LARGE_FILES));
       expect(r.diagnostics.map((d) => `${d.code}@${d.line}:${d.column} ${d.message}`)).toEqual([
         "NO_PATH_TO_END@6:3 step 'menu_0' can never reach the end of the call: every way out of it loops back (it only leads to 'menu_1', 'menu_2', 'menu_3', 'menu_4', 'menu_5', ...)",
       ]);
@@ -90,7 +93,7 @@ describe('a 10,000-step flow', () => {
     'with 2,998 misspelt step ids among 3,000 steps: one UNKNOWN_STEP each, suggestions while the budget lasts',
     () => {
       const text = bigFlow(3_000).replace(/"1": \{ goto: menu_(\d+)/g, '"1": { goto: mneu_$1');
-      const { value: r, ms } = timed(() => checkFlow(text, 'typos.yaml'));
+      const { value: r, ms } = timed(() => checkFlow(text, 'typos.yaml', LARGE_FILES));
       expect(r.diagnostics).toHaveLength(2_998); // menu_2998's "1" goes to goodbye
       expect(new Set(r.diagnostics.map((d) => d.code))).toEqual(new Set(['UNKNOWN_STEP']));
       const first = r.diagnostics[0]!;

@@ -11,14 +11,14 @@ describe('checkConfig', () => {
       expect(r.config).toStrictEqual(CONFIG_DEFAULTS);
     }
     expect(CONFIG_DEFAULTS.server).toStrictEqual({ port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, call_ttl_s: 7200, ended_call_ttl_s: 600, reload_settle_ms: 1000, log_level: 'info' });
-    expect(CONFIG_DEFAULTS.limits).toStrictEqual({ call_state_bytes: 32768 });
+    expect(CONFIG_DEFAULTS.limits).toStrictEqual({ call_state_bytes: 32768, expression_cost: 100000, template_memory: 50000, template_ms: 100, flow_file_bytes: 2097152 });
   });
 
   it('applies the file over the defaults', () => {
     const r = checkConfig(
       [
         'server: { port: 8080, deadline_ms: 2500, log_level: debug, ended_call_ttl_s: 60, reload_settle_ms: 3000 }',
-        'limits: { call_state_bytes: 4096 }',
+        'limits: { call_state_bytes: 4096, expression_cost: 5000, flow_file_bytes: 4194304 }',
         'auth: { login: me, password: secret }',
         'unknown_call: reject',
         'fallback: "One moment please."',
@@ -32,7 +32,7 @@ describe('checkConfig', () => {
     expect(r.diagnostics).toEqual([]);
     expect(r.config).toStrictEqual({
       server: { ...CONFIG_DEFAULTS.server, port: 8080, deadline_ms: 2500, log_level: 'debug', ended_call_ttl_s: 60, reload_settle_ms: 3000 },
-      limits: { call_state_bytes: 4096 },
+      limits: { call_state_bytes: 4096, expression_cost: 5000, template_memory: 50000, template_ms: 100, flow_file_bytes: 4194304 },
       auth: { login: 'me', password: 'secret' },
       unknown_call: 'reject',
       fallback: { kind: 'tts', voice: 'TTS_EN-GB_SERENA', text: 'One moment please.' },
@@ -58,6 +58,7 @@ describe('checkConfig', () => {
     expect(at('server:\n  deadline_ms: 5000\n')).toEqual(['OUT_OF_BOUNDS@2:16']);
     expect(at('server:\n  body_limit: 100\n  call_ttl_s: 10\n')).toEqual(['OUT_OF_BOUNDS@2:15', 'OUT_OF_BOUNDS@3:15']);
     expect(at('server:\n  ended_call_ttl_s: 5\n  reload_settle_ms: 60001\nlimits:\n  call_state_bytes: 100\n')).toEqual(['OUT_OF_BOUNDS@2:21', 'OUT_OF_BOUNDS@3:21', 'OUT_OF_BOUNDS@5:21']);
+    expect(at('limits:\n  expression_cost: 999\n  template_memory: 10000001\n  template_ms: 0\n  flow_file_bytes: 100\n')).toEqual(['OUT_OF_BOUNDS@2:20', 'OUT_OF_BOUNDS@3:20', 'OUT_OF_BOUNDS@4:16', 'OUT_OF_BOUNDS@5:20']);
     expect(at('unknown_call: restrat\n')).toEqual(['BAD_ENUM@1:15']);
     expect(checkConfig('unknown_call: restrat\n', 'c.yaml').diagnostics[0]!.hint).toBe("did you mean 'restart'?");
     expect(at('server: 3000\n')).toEqual(['TYPE_MISMATCH@1:9']);

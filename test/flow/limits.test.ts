@@ -23,11 +23,11 @@ function chain(n: number, first = 0): string[] {
 const BOMB = Array.from({ length: 12 }, (_, i) => `  l${i}: &l${i} [${Array(10).fill(i === 0 ? '1' : `*l${i - 1}`).join(', ')}]`);
 
 describe('the file size limit', () => {
-  it('refuses a file over 4 MiB with one FILE_TOO_LARGE at 1:1, without parsing it', () => {
+  it('refuses a file over 2 MiB with one FILE_TOO_LARGE at 1:1, without parsing it', () => {
     const text = ['version: 1', 'start: a0', 'steps:', ...chain(3)].join('\n') + '\n' + `# ${'x'.repeat(MAX_FILE_BYTES)}\n`;
     const r = checkFlow(text, 'big.yaml');
     expect(at(r.diagnostics)).toEqual(['FILE_TOO_LARGE@1:1']);
-    expect(r.diagnostics[0]!.message).toBe(`the file is ${(text.length).toLocaleString('en-US')} bytes; a file may be at most 4,194,304 bytes (4 MiB)`);
+    expect(r.diagnostics[0]!.message).toBe(`the file is ${(text.length).toLocaleString('en-US')} bytes; a file may be at most 2,097,152 bytes (limits.flow_file_bytes)`);
     expect(r.model).toBeUndefined();
   });
 
@@ -57,10 +57,10 @@ describe('the alias limit', () => {
     const c0 = process.cpuUsage();
     const r = checkFlow(text, 'bomb.yaml');
     const c = process.cpuUsage(c0);
-    // l6's first alias: l1..l5 have repeated 2,345,550 characters, one *l5 adds 2,111,111
-    expect(at(r.diagnostics)).toEqual(['ALIAS_LIMIT@10:12']);
-    expect(r.diagnostics[0]!.message).toBe('the alias *l5 makes the aliases repeat more than 4,194,304 characters of values in all (an alias bomb?)');
-    expect(r.diagnostics[0]!.hint).toMatch(/^Aliases may repeat at most 4 MiB of values/);
+    // l5's ninth alias: l1..l4 have repeated 234,540 characters, each *l4 adds 211,111
+    expect(at(r.diagnostics)).toEqual(['ALIAS_LIMIT@9:52']);
+    expect(r.diagnostics[0]!.message).toBe('the alias *l4 makes the aliases repeat more than 2,097,152 characters of values in all (an alias bomb?)');
+    expect(r.diagnostics[0]!.hint).toMatch(/^Aliases may repeat at most 2 MiB of values/);
     expect(r.model).toBeUndefined();
     // nothing is expanded: a generous bound (CPU time) for shared CI machines, not a benchmark
     expect((c.user + c.system) / 1000).toBeLessThan(10_000);
@@ -103,18 +103,45 @@ describe('the alias limit', () => {
 });
 
 describe('one mistake, one diagnostic', () => {
-  it('values nested too deeply stop the loader with one YAML_SYNTAX, none of the 500 steps after it reported', () => {
-    const deep = `${'['.repeat(301)}1${']'.repeat(301)}`;
+  it('values nested more than 64 levels deep stop the loader with one TOO_DEEP at the 65th level, none of the 500 steps after it reported', () => {
+    const deep = `${'['.repeat(70)}1${']'.repeat(70)}`;
     const text = ['version: 1', 'start: a0', 'steps:', ...chain(3), `  deep: { set: { x: ${deep} } }`, ...chain(500, 3)].join('\n') + '\n';
     const r = checkFlow(text, 'deep.yaml');
-    expect(at(r.diagnostics)).toEqual(['YAML_SYNTAX@7:318']);
-    expect(r.diagnostics[0]!.message).toBe('values are nested too deeply (over 300 levels)');
+    // root map 0, steps 1, deep 2, set 3, x's first list 4: the 65th level is the 62nd [ (column 21 + 61)
+    expect(at(r.diagnostics)).toEqual(['TOO_DEEP@7:82']);
+    expect(r.diagnostics[0]!.message).toBe('values are nested more than 64 levels deep');
+    expect(r.diagnostics[0]!.hint).toMatch(/^Flows never need such depth/);
+  });
+
+  it('3,000 or a million levels are refused before the YAML parser sees them (it recurses, and takes seconds and a gigabyte on a million): one TOO_DEEP', () => {
+    for (const n of [3000, 1_000_000]) {
+      for (const [open, close] of [['[', ']'], ['{a: ', '}']] as const) {
+        const text = ['version: 1', 'start: a0', 'vars:', `  x: ${open.repeat(n)}1${close.repeat(n)}`, 'steps:', ...chain(3)].join('\n') + '\n';
+        const c0 = process.cpuUsage();
+        const r = checkFlow(text, 'deep.yaml', { maxFileBytes: 16 * 1024 * 1024 }); // a raised file limit: 5 MB of nesting
+        const c = process.cpuUsage(c0);
+        // past 256 levels by the lexer's bound: the 255th open bracket (two lines' indentations are open)
+        expect(at(r.diagnostics), `${n} ${open}`).toEqual([`TOO_DEEP@4:${6 + 254 * open.length}`]);
+        expect(r.diagnostics[0]!.message).toBe('values are nested more than 64 levels deep');
+        // the lexer stops at the first token past the bound: a generous bound for shared machines, not a benchmark
+        expect((c.user + c.system) / 1000).toBeLessThan(5_000);
+      }
+    }
+  });
+
+  it('block nesting counts too: 300 levels of indentation, or of "- " on one line, are one TOO_DEEP', () => {
+    let indented = 'version: 1\nstart: a0\nvars:\n';
+    for (let i = 0; i < 300; i++) indented += `${' '.repeat(i + 2)}k${i}:\n`;
+    indented += `${' '.repeat(302)}v\nsteps:\n${chain(3).join('\n')}\n`;
+    expect(at(checkFlow(indented, 'block.yaml').diagnostics).map((a) => a.split('@')[0])).toEqual(['TOO_DEEP']);
+    const compact = ['version: 1', 'start: a0', 'vars:', `  x: ${'- '.repeat(300)}1`, 'steps:', ...chain(3)].join('\n') + '\n';
+    expect(at(checkFlow(compact, 'compact.yaml').diagnostics).map((a) => a.split('@')[0])).toEqual(['TOO_DEEP']);
   });
 
   it('an alias bomb inside a step among 2,000 others: one ALIAS_LIMIT, no DUPLICATE_KEY flood', () => {
     const text = ['version: 1', 'start: a0', 'steps:', ...chain(1000), '  bomb:', '    set:', ...BOMB.map((l) => `    ${l}`), ...chain(1000, 1000)].join('\n') + '\n';
     const r = checkFlow(text, 'bomb.yaml');
-    expect(at(r.diagnostics)).toEqual(['ALIAS_LIMIT@1012:16']);
+    expect(at(r.diagnostics)).toEqual(['ALIAS_LIMIT@1011:56']);
   });
 
   it('a recursive alias: one YAML_SYNTAX, the keys after it not reported', () => {

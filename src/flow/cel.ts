@@ -1,0 +1,173 @@
+/**
+ * The CEL interpreter (@marcbachmann/cel-js, version pinned), bounded for untrusted flows:
+ *
+ * - parse limits: AST nodes, nesting depth, list and map literal sizes, call arguments;
+ * - a cost budget per request (see budget.ts): every node the interpreter evaluates goes
+ *   through its evaluator's `run(ast, ctx)`; this module's environment owns its evaluator,
+ *   reaches it once through a registered function (handlers are called with the evaluator
+ *   as `this`) and counts each `run` against the request's budget;
+ * - `matches()` runs on the linear-time engine (pattern.ts): the interpreter's own uses
+ *   JavaScript's backtracking RegExp (`"1111...x".matches("^(1+)+$")` took 14 s) and its
+ *   overload cannot be replaced, so calls to `matches` are renamed, in the parsed tree
+ *   before their first check, to this module's `re2_matches` with the same signature;
+ * - values enter in CEL's types (whole numbers as ints), converted once per request and
+ *   only for the `vars.*` and `call.*` fields the expression reads.
+ *
+ * The hook and the rename use the interpreter's documented AST (`parse(...).ast`: op,
+ * args) and the `this` of function handlers; test/flow/cel.test.ts fails if either stops
+ * working with a new version.
+ */
+import { Environment } from '@marcbachmann/cel-js';
+import { compileLinear, type LinearRegex } from './pattern.js';
+import { EvalBudget, EvaluationLimit } from './budget.js';
+
+type CelFn = ReturnType<Environment['parse']>;
+interface Node {
+  op: string;
+  args: unknown;
+}
+interface Evaluator {
+  run(ast: Node & { evaluate(ev: Evaluator, ast: Node, ctx: unknown): unknown }, ctx: unknown): unknown;
+}
+
+/** Parse limits (the interpreter's own). */
+export const CEL_LIMITS = { maxAstNodes: 2000, maxDepth: 64, maxListElements: 1000, maxMapEntries: 1000, maxCallArguments: 32 } as const;
+
+/** Which top-level fields of `vars` and `call` an expression reads ('all': it uses the whole map). */
+export interface Reads {
+  vars: Set<string> | 'all';
+  call: Set<string> | 'all';
+}
+
+export interface CelExpression {
+  fn: CelFn;
+  reads: Reads;
+  /** The string literals given to matches() as patterns (checked at load). */
+  patterns: string[];
+}
+
+/** The interpreter with its limits, hook and pattern cache: one per expression module. */
+export class Cel {
+  private readonly env: Environment;
+  private readonly ev: Evaluator;
+  /** The budget of the evaluation running now (evaluation is synchronous). */
+  private current: EvalBudget | undefined;
+  private readonly patterns = new Map<string, LinearRegex>();
+
+  constructor() {
+    this.env = new Environment({ unlistedVariablesAreDyn: true, limits: { ...CEL_LIMITS } });
+    const matches = (s: string, re: string): boolean => this.pattern(re).test(s);
+    this.env.registerFunction('string.re2_matches(string): bool', matches);
+    this.env.registerFunction('re2_matches(string, string): bool', matches);
+    let captured: Evaluator | undefined;
+    this.env.registerFunction('callscript_evaluator(): bool', function (this: Evaluator) {
+      captured = this;
+      return true;
+    });
+    this.env.evaluate('callscript_evaluator()');
+    if (!captured || typeof captured.run !== 'function') throw new Error('the CEL interpreter has no evaluator to bound');
+    this.ev = captured;
+    const self = this;
+    // Every node evaluated below the root goes through run: count it, and what it made.
+    this.ev.run = function (ast, ctx) {
+      const b = self.current;
+      if (b && --b.celLeft < 0) throw b.exhaust(`the expressions of this request went over their budget of ${b.limits.celUnits.toLocaleString('en-US')} cost units (limits.expression_cost)`);
+      const out = ast.evaluate(this, ast, ctx);
+      if (b && MAKERS.has(ast.op)) b.celLeft -= sizeOf(out);
+      return out;
+    };
+  }
+
+  /** Parses (throws on a syntax error or a parse limit), renames `matches`, and lists what it reads. */
+  parse(source: string): CelExpression {
+    const fn = this.env.parse(source);
+    const found: Found = { reads: { vars: new Set(), call: new Set() }, patterns: [] };
+    walk(fn.ast as unknown as Node, found);
+    return { fn, reads: found.reads, patterns: found.patterns };
+  }
+
+  /** Evaluates under `budget` (a fresh default one when absent). Throws EvaluationLimit when it runs out. */
+  evaluate(e: CelExpression, context: Record<string, unknown>, budget: EvalBudget | undefined): unknown {
+    const b = budget ?? new EvalBudget();
+    if (b.celLeft < 0 || b.spent !== undefined) throw b.exhaust(b.spent ?? 'the expression budget is spent');
+    const outer = this.current;
+    this.current = b;
+    try {
+      const out = e.fn(context);
+      if (b.spent !== undefined) throw new EvaluationLimit(b.spent);
+      return out;
+    } catch (err) {
+      // An error the interpreter wrapped or absorbed (|| and && absorb errors) still ends the evaluation.
+      if (b.spent !== undefined && !(err instanceof EvaluationLimit)) throw new EvaluationLimit(b.spent);
+      throw err;
+    } finally {
+      this.current = outer;
+    }
+  }
+
+  /** A pattern given to matches(), compiled once (a bounded cache: patterns can come from variables). */
+  private pattern(source: string): LinearRegex {
+    let re = this.patterns.get(source);
+    if (!re) {
+      re = compileLinear(source);
+      if (this.patterns.size >= 500) this.patterns.clear();
+      this.patterns.set(source, re);
+    }
+    return re;
+  }
+}
+
+/**
+ * Operations that make a new value, charged its size: literals, concatenation, function
+ * results, a comprehension's result. Reading a variable or a field, and a comprehension's
+ * accumulator steps (each push is one node), make nothing new and cost one unit.
+ */
+const MAKERS: ReadonlySet<string> = new Set(['list', 'map', '+', '*', 'call', 'rcall', 'comprehension']);
+
+function sizeOf(v: unknown): number {
+  if (typeof v === 'string') return v.length >> 5;
+  if (Array.isArray(v)) return v.length;
+  if (v instanceof Map) return v.size;
+  return 0;
+}
+
+interface Found {
+  reads: Reads;
+  patterns: string[];
+}
+
+/** Renames matches() calls, records their literal patterns and the vars/call fields read; the tree is at most CEL_LIMITS.maxDepth deep. */
+function walk(x: unknown, found: Found): void {
+  if (Array.isArray(x)) {
+    for (const y of x) walk(y, found);
+    return;
+  }
+  if (x === null || typeof x !== 'object') return;
+  if (!isNode(x)) {
+    for (const y of Object.values(x)) walk(y, found);
+    return;
+  }
+  const args = x.args as unknown[];
+  const reads = found.reads;
+  if ((x.op === 'rcall' || x.op === 'call') && args[0] === 'matches') {
+    args[0] = 're2_matches';
+    // rcall: [name, receiver, [pattern]]; call: [name, [text, pattern]]
+    const pattern = x.op === 'rcall' ? (args[2] as unknown[])[0] : (args[1] as unknown[])[1];
+    if (isNode(pattern) && pattern.op === 'value' && typeof pattern.args === 'string') found.patterns.push(pattern.args);
+  }
+  if ((x.op === '.' || x.op === '.?') && isNode(args[0]) && args[0].op === 'id' && (args[0].args === 'vars' || args[0].args === 'call')) {
+    const set = reads[args[0].args];
+    if (set !== 'all') set.add(String(args[1]));
+    return;
+  }
+  if (x.op === 'id' && (x.args === 'vars' || x.args === 'call')) {
+    reads[x.args] = 'all';
+    return;
+  }
+  if (x.op === 'value') return;
+  walk(x.args, found);
+}
+
+function isNode(x: unknown): x is Node {
+  return typeof x === 'object' && x !== null && typeof (x as Node).op === 'string' && 'args' in x;
+}
