@@ -16,8 +16,17 @@ export interface RawAnswer {
   ms: number;
 }
 
+export interface RawOptions {
+  /** Give up after this long (default 5000 ms). */
+  waitMs?: number;
+  /** Half-close the connection after sending (the client sends nothing more). */
+  end?: boolean;
+  /** Stop at the first whole response (with a Content-Length) instead of waiting for the close. */
+  firstResponse?: boolean;
+}
+
 /** Sends `bytes` (none: just connect) and collects what comes back until the server closes or `waitMs` passes. */
-export function rawHttp(port: number, bytes: string | Buffer, waitMs = 5000): Promise<RawAnswer> {
+export function rawHttp(port: number, bytes: string | Buffer, { waitMs = 5000, end = false, firstResponse = false }: RawOptions = {}): Promise<RawAnswer> {
   return new Promise((resolve) => {
     const started = Date.now();
     const s = net.connect(port, '127.0.0.1');
@@ -32,13 +41,23 @@ export function rawHttp(port: number, bytes: string | Buffer, waitMs = 5000): Pr
       s.destroy();
       done();
     }, waitMs);
-    s.on('data', (d) => chunks.push(d));
+    s.on('data', (d) => {
+      chunks.push(d);
+      if (!firstResponse) return;
+      const a = parseAnswer(Buffer.concat(chunks).toString('latin1'), false, 0);
+      if (a.status > 0 && a.body.length === Number(a.headers['content-length'])) {
+        s.removeAllListeners('close');
+        s.destroy();
+        done();
+      }
+    });
     s.on('error', () => {});
     s.on('close', () => {
       closed = true;
       done();
     });
     if (bytes.length > 0) s.write(bytes);
+    if (end) s.end();
   });
 }
 

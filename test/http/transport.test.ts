@@ -35,7 +35,7 @@ describe('a request that is never finished', () => {
     ['the body cut short', `POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`, 600],
   ])('%s: 408 REQUEST_TIMEOUT, then the connection is closed', async (_what, bytes, timeout) => {
     const port = await listen({ headersTimeoutMs: 300, requestTimeoutMs: 600 });
-    const a = await rawHttp(port, bytes, 10_000);
+    const a = await rawHttp(port, bytes, { waitMs: 10_000 });
     expect(a.closed).toBe(true);
     expect(a.ms).toBeGreaterThanOrEqual(timeout * 0.9);
     expect(a.status).toBe(408);
@@ -48,7 +48,7 @@ describe('a request that is never finished', () => {
 
   it('keeps no call state from the cut request', async () => {
     const port = await listen({ headersTimeoutMs: 300, requestTimeoutMs: 600 });
-    await rawHttp(port, `POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, -1)}`, 10_000);
+    await rawHttp(port, `POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, -1)}`, { waitMs: 10_000 });
     const health = await app!.inject({ method: 'GET', url: '/health' });
     expect(health.json().calls).toBe(0);
   });
@@ -62,7 +62,7 @@ describe('a request that is never finished', () => {
 describe('an idle keep-alive connection', () => {
   it('is closed after keep_alive_timeout_ms (announced in Keep-Alive; Node adds 1 s to it)', async () => {
     const port = await listen({ keepAliveTimeoutMs: 2000 });
-    const a = await rawHttp(port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n', 15_000);
+    const a = await rawHttp(port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n', { waitMs: 15_000 });
     expect(a.status).toBe(200);
     expect(a.headers['keep-alive']).toBe('timeout=2');
     expect(a.closed).toBe(true);
