@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { createServer, type ServerOptions } from '../../src/http/server.js';
-import { guardServer, serverOptions, transportOptions } from '../../src/http/transport.js';
-import { callscript } from '../../src/index.js';
+import { transportOptions } from '../../src/http/transport.js';
+import { callscript, guardServer, serverOptions } from '../../src/index.js';
 import { openSocket, rawHttp, within } from '../helpers/socket.js';
 import { rtBody } from '../helpers/rt.js';
 
