@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { callscript, type CallscriptPluginOptions } from '../../src/index.js';
+import { callscript, createServer, type CallscriptPluginOptions } from '../../src/index.js';
 import { isJsonType, sameHost } from '../../src/http/guards.js';
 import { rtBody } from '../helpers/rt.js';
 
@@ -176,6 +176,17 @@ describe('failed authentications', () => {
     expect([(await rt(a, WRONG, '10.0.0.5')).statusCode, (await rt(a, WRONG, '10.0.0.5')).statusCode]).toEqual([401, 429]);
     await new Promise((r) => setTimeout(r, 1100));
     expect((await rt(a, RT, '10.0.0.5')).statusCode).toBe(200);
+  });
+
+  it('behind a proxy listed in trust_proxy, are counted per X-Forwarded-For address; otherwise per connection address', async () => {
+    for (const [trustProxy, second] of [[['127.0.0.1'], 401], [undefined, 429]] as const) {
+      const s = await createServer({ flowsDir: FLOWS, logLevel: false, auth: { login: 'svc', password: 'rtpass' }, authFailureLimit: 1, ...(trustProxy ? { trustProxy: [...trustProxy] } : {}) });
+      app = s.app;
+      const via = (client: string) => rt(s.app, WRONG, '127.0.0.1', { 'x-forwarded-for': client });
+      expect([(await via('203.0.113.1')).statusCode, (await via('203.0.113.2')).statusCode], String(trustProxy)).toEqual([401, second]);
+      await s.app.close();
+      app = undefined;
+    }
   });
 
   it('with auth_failure_limit 0, are logged and never limited', async () => {
