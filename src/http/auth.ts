@@ -79,11 +79,7 @@ export function authGuard(realm: Realm, limits: AuthLimits | undefined) {
   const { login, password } = realm.credentials;
   return async (req: FastifyRequest, reply: FastifyReply) => {
     const ok = basicAuthOk(req.headers.authorization, login, password);
-    if (!limits) {
-      if (ok) return;
-      req.log.warn({ code: realm.code, ip: req.ip, route: req.routeOptions.url }, `failed authentication on ${realm.what}`);
-      return challenge(reply, realm);
-    }
+    if (!limits) return ok ? undefined : challenge(req, reply, realm);
     if (ok) {
       const seen = await limits.successes(req, PEEK);
       if (counted(seen)) return;
@@ -99,12 +95,13 @@ export function authGuard(realm: Realm, limits: AuthLimits | undefined) {
       req.log.warn({ code: 'AUTH_RATE_LIMITED', ip: req.ip, key: after.key, route: req.routeOptions.url }, `failed authentications on ${realm.what}: this address is refused for ${after.isAllowed ? 0 : after.ttlInSeconds} s`);
       return tooMany(reply, after);
     }
-    req.log.warn({ code: realm.code, ip: req.ip, route: req.routeOptions.url }, `failed authentication on ${realm.what}`);
-    return challenge(reply, realm);
+    return challenge(req, reply, realm);
   };
 }
 
-function challenge(reply: FastifyReply, realm: Realm): FastifyReply {
+/** Logs the failure and answers 401 with the realm's challenge. */
+function challenge(req: FastifyRequest, reply: FastifyReply, realm: Realm): FastifyReply {
+  req.log.warn({ code: realm.code, ip: req.ip, route: req.routeOptions.url }, `failed authentication on ${realm.what}`);
   return sendError(reply.header('www-authenticate', `Basic realm="${realm.name}", charset="UTF-8"`), 401, realm.code, realm.message);
 }
 
