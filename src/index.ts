@@ -5,6 +5,7 @@
 export { callscript } from './http/plugin.js';
 export { buildServer, createServer, type ServerOptions, type Server } from './http/server.js';
 export type { CallscriptPluginOptions, RtOptions, Routes, UnknownCallPolicy } from './http/options.js';
+export { serverOptions, guardServer, type TransportOptions } from './http/transport.js';
 export { Registry, type LoadReport } from './registry/registry.js';
 export { checkFlow } from './flow/check.js';
 export { formatDiagnostic, formatDiagnostics } from './flow/format.js';

@@ -105,5 +105,6 @@ export async function serve(flags: ServeFlags & { record?: string }, out: NodeJS
 /** The settings that stay as started until a restart (so a later change is still reported against them). */
 function restartOnly(s: Settings): Partial<Settings['server']> {
   const { flowsDir, deadlineMs, bodyLimit, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin } = s.server;
-  return { flowsDir, deadlineMs, bodyLimit, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin };
+  const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, authFailureLimit, authFailureWindowMs, trustProxy } = s.server;
+  return { flowsDir, deadlineMs, bodyLimit, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin, headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, authFailureLimit, authFailureWindowMs, trustProxy };
 }

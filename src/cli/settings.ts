@@ -107,6 +107,7 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
         evalLimits: config
           ? { celUnits: config.limits.expression_cost, templateMs: config.limits.template_ms, templateMemory: config.limits.template_memory }
           : DEFAULT_RT_OPTIONS.evalLimits,
+        ...transportSettings(config),
         unknownCall: policy,
         auth: login !== undefined && password !== undefined ? { login, password } : undefined,
         routes: config?.routes ?? { apps: {}, numbers: {} },
@@ -143,6 +144,14 @@ export function settingsChanges(before: Settings, after: Settings): { routes?: S
     ['limits.expression_cost', before.server.evalLimits?.celUnits, after.server.evalLimits?.celUnits],
     ['limits.template_memory', before.server.evalLimits?.templateMemory, after.server.evalLimits?.templateMemory],
     ['limits.template_ms', before.server.evalLimits?.templateMs, after.server.evalLimits?.templateMs],
+    ['server.headers_timeout_ms', before.server.headersTimeoutMs, after.server.headersTimeoutMs],
+    ['server.request_timeout_ms', before.server.requestTimeoutMs, after.server.requestTimeoutMs],
+    ['server.keep_alive_timeout_ms', before.server.keepAliveTimeoutMs, after.server.keepAliveTimeoutMs],
+    ['server.socket_timeout_ms', before.server.socketTimeoutMs, after.server.socketTimeoutMs],
+    ['server.max_connections', before.server.maxConnections, after.server.maxConnections],
+    ['server.auth_failure_limit', before.server.authFailureLimit, after.server.authFailureLimit],
+    ['server.auth_failure_window_s', before.server.authFailureWindowMs, after.server.authFailureWindowMs],
+    ['server.trust_proxy', before.server.trustProxy, after.server.trustProxy],
     ['server.log_level', before.server.logLevel, after.server.logLevel],
     ['server.watch', before.server.watch, after.server.watch],
     ['unknown_call', before.server.unknownCall, after.server.unknownCall],
@@ -153,6 +162,22 @@ export function settingsChanges(before: Settings, after: Settings): { routes?: S
   ];
   for (const [name, a, b] of atStart) if (!same(a, b)) out.restart.push(name);
   return out;
+}
+
+/** The server's timeouts, connection cap, proxies and failed-authentication limit (defaults: src/http/transport.ts, options.ts). */
+function transportSettings(config: ServerConfig | undefined): Partial<ServerOptions> {
+  if (!config) return {};
+  const s = config.server;
+  return {
+    headersTimeoutMs: s.headers_timeout_ms,
+    requestTimeoutMs: s.request_timeout_ms,
+    keepAliveTimeoutMs: s.keep_alive_timeout_ms,
+    socketTimeoutMs: s.socket_timeout_ms,
+    maxConnections: s.max_connections,
+    authFailureLimit: s.auth_failure_limit,
+    authFailureWindowMs: s.auth_failure_window_s * 1000,
+    ...(s.trust_proxy && s.trust_proxy.length > 0 ? { trustProxy: s.trust_proxy } : {}),
+  };
 }
 
 /** The config's fallback media as the rt_media string sent (none: the default wait). */

@@ -14,7 +14,7 @@ export function errorsMarkdown(groups: Groups): string {
     'Engine (logged while a call runs)':
       'Logged with the callid when a call meets a problem at run time. The call goes on where the flow says (an `error` branch) or ends with `hangup`; the process never stops.',
     'HTTP errors':
-      'Answered by the real-time endpoint as `{"error":{"code":"…","message":"…"}}`. None of them changes the call\'s state.',
+      'Answered by the real-time endpoint, health and the admin API as `{"error":{"code":"…","message":"…"}}` (a code without an HTTP status is only logged). None of them changes the call\'s state.',
   };
   const out: string[] = [
     '# Error codes',

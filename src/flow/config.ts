@@ -5,6 +5,7 @@
  * Every key is optional; `ServerConfig` is the file with its defaults applied.
  */
 import { writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { Ajv, type ErrorObject } from 'ajv';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { checkE164 } from '../protocol/formats.js';
@@ -33,6 +34,21 @@ export interface ServerConfig {
     log_level: LogLevel;
     /** Reload flows (and this file) when they change (absent: true). */
     watch?: boolean;
+    /** A request's line and headers must arrive within this long. */
+    headers_timeout_ms: number;
+    /** A whole request (headers and body) must arrive within this long. */
+    request_timeout_ms: number;
+    /** An idle keep-alive connection is closed after this long. */
+    keep_alive_timeout_ms: number;
+    /** A connection with a request in progress and nothing moving is closed after this long. */
+    socket_timeout_ms: number;
+    /** Connections open at once; more are closed as they are accepted. */
+    max_connections: number;
+    /** Failed authentications allowed per address and window (0: not limited). */
+    auth_failure_limit: number;
+    auth_failure_window_s: number;
+    /** Reverse proxies (addresses or CIDR ranges) whose X-Forwarded-For is believed. */
+    trust_proxy?: string[];
   };
   /** HTTP Basic auth of the admin API (/admin/...); without it the admin API is off. */
   admin?: { login: string; password: string };
@@ -51,8 +67,18 @@ export interface ServerConfig {
   sms?: { base_url: string; login?: string; password?: string; timeout_ms: number };
 }
 
+const TRANSPORT_DEFAULTS = {
+  headers_timeout_ms: 10_000,
+  request_timeout_ms: 10_000,
+  keep_alive_timeout_ms: 5_000,
+  socket_timeout_ms: 30_000,
+  max_connections: 900,
+  auth_failure_limit: 10,
+  auth_failure_window_s: 60,
+};
+
 export const CONFIG_DEFAULTS: ServerConfig = {
-  server: { port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, call_ttl_s: 7200, ended_call_ttl_s: 600, reload_settle_ms: 1000, log_level: 'info' },
+  server: { port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, call_ttl_s: 7200, ended_call_ttl_s: 600, reload_settle_ms: 1000, log_level: 'info', ...TRANSPORT_DEFAULTS },
   limits: { call_state_bytes: 32768, expression_cost: 100000, template_memory: 50000, template_ms: 100, flow_file_bytes: 2097152 },
   unknown_call: 'restart',
   routes: { apps: {}, numbers: {} },
@@ -83,6 +109,18 @@ export function configJsonSchema(): Record<string, unknown> {
           reload_settle_ms: int(0, 60000, 1000, 'A changed flow file is published once it has stayed unchanged this many ms (a file still being written is waited for).'),
           log_level: { enum: [...LOG_LEVELS], default: 'info', description: 'Log level.' },
           watch: { type: 'boolean', default: true, description: 'Reload the flows (and this file) when they change on disk.' },
+          headers_timeout_ms: int(100, 120000, 10000, "A request's line and headers must arrive within this many ms of its start, or it is answered 408 and its connection closed."),
+          request_timeout_ms: int(100, 300000, 10000, 'A whole request (headers and body) must arrive within this many ms, or it is answered 408 and its connection closed; not less than headers_timeout_ms.'),
+          keep_alive_timeout_ms: int(100, 600000, 5000, 'An idle keep-alive connection is closed after this many ms (announced to clients in Keep-Alive: timeout=).'),
+          socket_timeout_ms: int(100, 600000, 30000, 'A connection with a request in progress and no bytes moving either way is closed after this many ms.'),
+          max_connections: int(1, 1000000, 900, "Connections open at once; more are closed as they are accepted. Keep it under the process's open-files limit (ulimit -n) less about 100."),
+          auth_failure_limit: int(0, 100000, 10, 'Failed authentications allowed per client address within auth_failure_window_s, on /rt and on the admin API (counted apart); past it, 429 AUTH_RATE_LIMITED. 0: logged, not limited.'),
+          auth_failure_window_s: int(1, 86400, 60, 'The window of auth_failure_limit, in seconds.'),
+          trust_proxy: {
+            type: ['array', 'null'],
+            items: { type: 'string', minLength: 1 },
+            description: 'Reverse proxies in front of the server (addresses, CIDR ranges, or loopback, linklocal, uniquelocal): the client address is taken from their X-Forwarded-For.',
+          },
         },
         'The HTTP server.',
       ),
@@ -188,6 +226,7 @@ function handChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
   Object.assign(config.server, data.server ?? {});
   Object.assign(config.limits, data.limits ?? {});
   if (typeof data.unknown_call === 'string') config.unknown_call = data.unknown_call as ServerConfig['unknown_call'];
+  transportChecks(ctx, root, config);
 
   const auth = entry(root, 'auth');
   if (auth && auth.value.kind === 'map') {
@@ -247,6 +286,35 @@ function handChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
     if (r.numbers && typeof r.numbers === 'object') config.routes.numbers = r.numbers as Record<string, string>;
     if (typeof r.default === 'string') config.routes.default = r.default;
   }
+}
+
+/** Bounds that span two keys, and the trust_proxy entries (the schema has checked the types). */
+function transportChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
+  const server = entry(root, 'server')?.value;
+  if (server?.kind !== 'map') return;
+  const { headers_timeout_ms: headers, request_timeout_ms: request } = config.server;
+  const h = entry(server, 'headers_timeout_ms') ?? entry(server, 'request_timeout_ms');
+  if (h && Number.isInteger(headers) && Number.isInteger(request) && headers > request) {
+    report(ctx, 'OUT_OF_BOUNDS', h, `server.headers_timeout_ms (${headers}) must not be longer than server.request_timeout_ms (${request})`, 'The whole request includes its headers.');
+  }
+  const proxies = entry(server, 'trust_proxy')?.value;
+  if (proxies?.kind !== 'seq') {
+    delete config.server.trust_proxy;
+    return;
+  }
+  for (const item of proxies.items) {
+    if (item.kind === 'scalar' && typeof item.value === 'string' && !isProxyAddress(item.value)) {
+      report(ctx, 'BAD_FORMAT', item, `server.trust_proxy: '${clip(item.value)}' is not an IP address, a CIDR range, or loopback, linklocal, uniquelocal`, 'e.g. 10.0.0.0/8, 127.0.0.1, ::1, loopback.');
+    }
+  }
+}
+
+function isProxyAddress(s: string): boolean {
+  if (s === 'loopback' || s === 'linklocal' || s === 'uniquelocal') return true;
+  const [addr = '', bits, ...more] = s.split('/');
+  const family = isIP(addr);
+  if (family === 0 || more.length > 0) return false;
+  return bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
 }
 
 /** The YAML node (and the map entry holding it) at a JSON pointer. */

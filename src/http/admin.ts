@@ -6,17 +6,20 @@
  */
 import { basename } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { codeInfo } from '../errors/catalogue.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import type { LiveCalls } from '../registry/live.js';
 import type { FlowEntry, Registry } from '../registry/registry.js';
 import type { ReloadSummary } from '../registry/reloader.js';
 import type { CallStore } from '../store/types.js';
-import { basicAuthOk } from './auth.js';
+import { authGuard, type AuthLimits } from './auth.js';
+import { sendError as fail } from './envelope.js';
+import { requireJsonBody, sameOriginOnly } from './guards.js';
 import { decodeState } from '../engine/call.js';
 
 export interface AdminDeps {
   auth: { login: string; password: string };
+  /** Failed admin authentications counted per address (its own counters, not /rt's). */
+  limits: AuthLimits | undefined;
   registry: Registry;
   live: LiveCalls;
   store: CallStore;
@@ -26,11 +29,6 @@ export interface AdminDeps {
 /** Diagnostics as shown over HTTP: file names only, never absolute paths. */
 export function pendingView(ds: readonly Diagnostic[] | undefined): Diagnostic[] {
   return (ds ?? []).map((d) => ({ ...d, file: basename(d.file) }));
-}
-
-function fail(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
-  codeInfo(code);
-  return reply.code(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify({ error: { code, message } }));
 }
 
 /** A flow as the admin API shows it. */
@@ -81,11 +79,11 @@ function bodyObject(req: FastifyRequest): Record<string, unknown> | string {
 export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise<void> {
   await app.register(
     async (admin) => {
-      admin.addHook('onRequest', async (req, reply) => {
-        if (basicAuthOk(req.headers.authorization, d.auth.login, d.auth.password)) return;
-        reply.header('www-authenticate', 'Basic realm="callscript-admin", charset="UTF-8"');
-        return fail(reply, 401, 'ADMIN_AUTH_REQUIRED', 'valid admin HTTP Basic credentials are required');
-      });
+      // A browser sent here by another site is refused before its credentials are looked at;
+      // then the admin credentials (failures counted per address); then a POST body is JSON.
+      admin.addHook('onRequest', sameOriginOnly);
+      admin.addHook('onRequest', authGuard({ credentials: d.auth, code: 'ADMIN_AUTH_REQUIRED', message: 'valid admin HTTP Basic credentials are required', name: 'callscript-admin', what: 'the admin API' }, d.limits));
+      admin.addHook('onRequest', (req, reply, done) => (req.method === 'POST' ? requireJsonBody(req, reply, done) : done()));
 
       admin.get('/flows', async () => ({
         flows: d.registry.entriesList().map((e) => flowView(e, d, false)),

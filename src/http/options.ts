@@ -32,6 +32,14 @@ export interface RtOptions {
   reloadSettleMs: number;
   /** HTTP Basic credentials the service must send (its REALTIME10 app's login/password). */
   auth?: { login: string; password: string };
+  /**
+   * Failed authentications (on /rt, and on the admin API, counted apart) allowed per client
+   * address within `authFailureWindowMs`; past it, 429 AUTH_RATE_LIMITED until the window
+   * ends. 0: failures are logged, never limited. Default 10.
+   */
+  authFailureLimit: number;
+  /** The window of `authFailureLimit`, in ms. Default 60000. */
+  authFailureWindowMs: number;
   /** A non-first request for a call with no state. Default restart. */
   unknownCall: UnknownCallPolicy;
   routes: Routes;
@@ -53,6 +61,8 @@ export const DEFAULT_RT_OPTIONS: RtOptions = {
   evalLimits: DEFAULT_EVAL_LIMITS,
   maxFlowBytes: 2 * 1024 * 1024,
   reloadSettleMs: 1000,
+  authFailureLimit: 10,
+  authFailureWindowMs: 60_000,
   unknownCall: 'restart',
   routes: { apps: {}, numbers: {} },
 };

@@ -14,9 +14,11 @@ import { Reloader } from '../registry/reloader.js';
 import { watchFlows } from '../registry/watch.js';
 import { registerAdmin, pendingView } from './admin.js';
 import { parseRtRequest } from '../protocol/request.js';
-import { codeInfo } from '../errors/catalogue.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
-import { basicAuthOk } from './auth.js';
+import rateLimit from '@fastify/rate-limit';
+import { authGuard, authLimits } from './auth.js';
+import { requestErrorAnswer, sendError } from './envelope.js';
+import { requireJsonBody } from './guards.js';
 import { CallHandler } from '../engine/call.js';
 import { performEffect } from './effects.js';
 import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions, type RtOptions } from './options.js';
@@ -69,7 +71,8 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     options.control.reload = reload;
   }
 
-  // The service sends application/json; take any body as text and parse it losslessly.
+  // The service sends application/json (other types are refused in onRequest, before the
+  // body is read: requireJsonBody); take the body as text and parse it losslessly.
   // application/json is named too: Fastify caches the parser it finds for a content type,
   // but not the catch-all, which it would look for anew (parsing the header) on every request.
   const asText = (_req: FastifyRequest, body: string | Buffer, done: (err: null, body: string | Buffer) => void) => done(null, body);
@@ -77,23 +80,24 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   app.addContentTypeParser(['application/json', '*'], { parseAs: 'string', bodyLimit: opts.bodyLimit }, asText);
 
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, req, reply) => {
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, 413, 'BODY_TOO_LARGE', `the body is larger than ${opts.bodyLimit} bytes`);
-    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return sendError(reply, err.statusCode, 'BAD_REQUEST', err.message);
+    const known = requestErrorAnswer(err, opts.bodyLimit);
+    if (known) return sendError(reply, ...known);
     req.log.error({ err }, 'unexpected error');
     return sendError(reply, 500, 'INTERNAL', 'unexpected error; the call state was not changed');
   });
-  app.setNotFoundHandler((req, reply) => sendError(reply, 404, 'NOT_FOUND', `no route ${req.method} ${req.url}`));
+  app.setNotFoundHandler((req, reply) => sendError(reply, 404, 'NOT_FOUND', `no route ${req.method} ${req.url.length > 200 ? `${req.url.slice(0, 200)}…` : req.url}`));
+
+  // Failed authentications are counted per address by @fastify/rate-limit (src/http/auth.ts).
+  const limited = opts.authFailureLimit > 0 && (opts.auth !== undefined || options.admin !== undefined);
+  if (limited) await app.register(rateLimit, { global: false });
+  const limitsFor = () => (limited ? authLimits(app, opts.authFailureLimit, opts.authFailureWindowMs) : undefined);
 
   // Credentials are checked before the body is read (onRequest), so an unauthenticated
-  // request costs nothing and never reaches the call state.
-  const auth = opts.auth;
-  const requireAuth = auth
-    ? async (req: FastifyRequest, reply: FastifyReply) => {
-        if (basicAuthOk(req.headers.authorization, auth.login, auth.password)) return;
-        reply.header('www-authenticate', 'Basic realm="callscript", charset="UTF-8"');
-        return sendError(reply, 401, 'AUTH_REQUIRED', 'valid HTTP Basic credentials are required');
-      }
-    : undefined;
+  // request costs nothing and never reaches the call state; then the body must be JSON.
+  const rtHooks = [
+    ...(opts.auth ? [authGuard({ credentials: opts.auth, code: 'AUTH_REQUIRED', message: 'valid HTTP Basic credentials are required', name: 'callscript', what: '/rt' }, limitsFor())] : []),
+    requireJsonBody,
+  ];
 
   const rt = async (req: FastifyRequest<{ Params: { flow?: string }; Body: unknown }>, reply: FastifyReply) => {
     const body = typeof req.body === 'string' ? req.body : '';
@@ -103,7 +107,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     if (answer.status !== 200) return sendError(reply, answer.status, answer.code, answer.message);
     return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(answer.body);
   };
-  for (const url of ['/rt', '/rt/:flow']) app.route({ method: 'POST', url, handler: rt, ...(requireAuth ? { onRequest: requireAuth } : {}) });
+  for (const url of ['/rt', '/rt/:flow']) app.route({ method: 'POST', url, handler: rt, onRequest: rtHooks });
   const notAllowed = (allow: string, what: string) => (_req: FastifyRequest, reply: FastifyReply) =>
     sendError(reply.header('allow', allow), 405, 'METHOD_NOT_ALLOWED', what);
   const OTHER = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'PUT'] as const;
@@ -128,7 +132,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   });
   app.route({ method: ['DELETE', 'PATCH', 'POST', 'PUT'], url: '/health', handler: notAllowed('GET, HEAD', 'health only takes GET') });
 
-  if (options.admin) await registerAdmin(app, { auth: options.admin, registry, live, store, reload });
+  if (options.admin) await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store, reload });
 };
 
 /** Options given to the plugin by code are checked like the config file's: a clear error at registration. */
@@ -146,16 +150,13 @@ function checkOptions(o: RtOptions & Pick<CallscriptPluginOptions, 'admin' | 'ca
     if (!Number.isInteger(v) || v! < lo || v! > hi) bad(`evalLimits.${k} must be an integer from ${lo} to ${hi}, got ${String(v)}`);
   }
   if (!Number.isInteger(o.maxFlowBytes) || o.maxFlowBytes < 1024 || o.maxFlowBytes > 67108864) bad(`maxFlowBytes must be an integer from 1024 to 67108864, got ${o.maxFlowBytes}`);
+  if (!Number.isInteger(o.authFailureLimit) || o.authFailureLimit < 0 || o.authFailureLimit > 100000) bad(`authFailureLimit must be an integer from 0 to 100000, got ${o.authFailureLimit}`);
+  if (!Number.isInteger(o.authFailureWindowMs) || o.authFailureWindowMs < 1000 || o.authFailureWindowMs > 86_400_000) bad(`authFailureWindowMs must be an integer from 1000 to 86400000, got ${o.authFailureWindowMs}`);
   if (!Number.isInteger(o.reloadSettleMs) || o.reloadSettleMs < 0 || o.reloadSettleMs > 60000) bad(`reloadSettleMs must be an integer from 0 to 60000, got ${o.reloadSettleMs}`);
   if (!['restart', 'hangup', 'reject'].includes(o.unknownCall)) bad(`unknownCall must be restart, hangup or reject, got ${String(o.unknownCall)}`);
   if (o.admin && (typeof o.admin.login !== 'string' || typeof o.admin.password !== 'string' || o.admin.login === '' || o.admin.password === '')) bad('admin needs a non-empty login and password');
   for (const [name, p] of Object.entries(o.canary ?? {})) if (typeof p !== 'number' || !(p >= 0 && p <= 100)) bad(`canary.${name} must be a percent from 0 to 100, got ${String(p)}`);
   if (o.auth && (typeof o.auth.login !== 'string' || typeof o.auth.password !== 'string' || o.auth.login === '' || o.auth.password === '')) bad('auth needs a non-empty login and password');
-}
-
-function sendError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
-  codeInfo(code); // every code answered is in the catalogue
-  return reply.code(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify({ error: { code, message } }));
 }
 
 function logDiagnostic(app: FastifyInstance, d: Diagnostic): void {

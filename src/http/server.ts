@@ -11,8 +11,9 @@ import { Registry, type LoadReport } from '../registry/registry.js';
 import { LiveCalls } from '../registry/live.js';
 import { Reloader } from '../registry/reloader.js';
 import { watchFlows } from '../registry/watch.js';
+import { guardServer, serverOptions, type TransportOptions } from './transport.js';
 
-export interface ServerOptions extends CallscriptPluginOptions {
+export interface ServerOptions extends CallscriptPluginOptions, Partial<TransportOptions> {
   /** pino level (fatal, error, warn, info, debug, trace, silent) or false for no logger. */
   logLevel?: string | false;
   /** Watch the flows directory (and `configFile`) and reload on change. Default off (serve turns it on). */
@@ -39,7 +40,8 @@ export async function buildServer(options: ServerOptions = {}): Promise<FastifyI
 
 /** Like buildServer, and also hands back the registry, the load report and the reload handles. */
 export async function createServer(options: ServerOptions = {}): Promise<Server> {
-  const { logLevel = 'info', watch, configFile, onConfigChange, ...plugin } = options;
+  const { logLevel = 'info', watch, configFile, onConfigChange, headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, trustProxy, ...plugin } = options;
+  const transport = { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, trustProxy };
   let { registry, report } = plugin;
   const flowsDir = registry ? plugin.flowsDir : (plugin.flowsDir ?? 'flows');
   if (!registry) {
@@ -59,10 +61,11 @@ export async function createServer(options: ServerOptions = {}): Promise<Server>
     // logger itself (the call lines carry the callid) and the per-request child is not built.
     ...(perRequest ? {} : { childLoggerFactory: (logger: FastifyBaseLogger) => logger }),
     bodyLimit: plugin.bodyLimit ?? 65536,
-    // Keep-alive connections from the service are reused for many requests.
-    keepAliveTimeout: 72_000,
-    return503OnClosing: true,
+    // Timeouts, the connection cap and the error envelope of what Node and Fastify answer
+    // before a route runs (src/http/transport.ts).
+    ...serverOptions(transport),
   });
+  guardServer(app, transport);
   if (!plugin.reloader) app.addHook('onClose', async () => reloader.close());
   await app.register(callscript, { ...plugin, registry, report, reloader, live, control });
   if (watch && flowsDir !== undefined) {

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { resolveSettings } from '../../src/cli/settings.js';
+import { resolveSettings, settingsChanges } from '../../src/cli/settings.js';
 
 function dir(config?: string): string {
   const d = mkdtempSync(join(tmpdir(), 'callscript-settings-'));
@@ -46,6 +46,17 @@ routes: { default: front-desk, numbers: { "+33123456789": support-line } }
     const r3 = await resolveSettings({ port: '6000', flows: 'x' }, { PORT: '5000' }, d);
     expect(r3.ok && r3.settings.port).toBe(6000);
     expect(r3.ok && r3.settings.server.flowsDir).toBe(join(d, 'x'));
+  });
+
+  it('server timeouts, connection cap, failed-authentication limit and proxies from the file; a change needs a restart', async () => {
+    const d = dir('server: { headers_timeout_ms: 2000, request_timeout_ms: 3000, keep_alive_timeout_ms: 65000, socket_timeout_ms: 20000, max_connections: 50, auth_failure_limit: 3, auth_failure_window_s: 300, trust_proxy: [10.0.0.0/8] }\n');
+    const r = await resolveSettings({}, {}, d);
+    expect(r.ok && r.settings.server).toMatchObject({ headersTimeoutMs: 2000, requestTimeoutMs: 3000, keepAliveTimeoutMs: 65000, socketTimeoutMs: 20000, maxConnections: 50, authFailureLimit: 3, authFailureWindowMs: 300_000, trustProxy: ['10.0.0.0/8'] });
+    const defaults = await resolveSettings({}, {}, dir('server: { port: 0 }\n'));
+    expect(defaults.ok && defaults.settings.server).toMatchObject({ headersTimeoutMs: 10000, requestTimeoutMs: 10000, keepAliveTimeoutMs: 5000, socketTimeoutMs: 30000, maxConnections: 900, authFailureLimit: 10, authFailureWindowMs: 60000 });
+    expect(defaults.ok && defaults.settings.server.trustProxy).toBeUndefined();
+    if (!r.ok || !defaults.ok) return;
+    expect(settingsChanges(defaults.settings, r.settings).restart).toEqual(expect.arrayContaining(['server.headers_timeout_ms', 'server.max_connections', 'server.auth_failure_limit', 'server.trust_proxy']));
   });
 
   it('refuses an invalid config with its diagnostics, and bad env values with a message', async () => {

@@ -10,7 +10,9 @@ describe('checkConfig', () => {
       expect(r.diagnostics).toEqual([]);
       expect(r.config).toStrictEqual(CONFIG_DEFAULTS);
     }
-    expect(CONFIG_DEFAULTS.server).toStrictEqual({ port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, call_ttl_s: 7200, ended_call_ttl_s: 600, reload_settle_ms: 1000, log_level: 'info' });
+    expect(CONFIG_DEFAULTS.server).toStrictEqual({ port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, call_ttl_s: 7200, ended_call_ttl_s: 600, reload_settle_ms: 1000, log_level: 'info',
+      headers_timeout_ms: 10000, request_timeout_ms: 10000, keep_alive_timeout_ms: 5000, socket_timeout_ms: 30000, max_connections: 900, auth_failure_limit: 10, auth_failure_window_s: 60,
+    });
     expect(CONFIG_DEFAULTS.limits).toStrictEqual({ call_state_bytes: 32768, expression_cost: 100000, template_memory: 50000, template_ms: 100, flow_file_bytes: 2097152 });
   });
 
@@ -38,6 +40,20 @@ describe('checkConfig', () => {
       fallback: { kind: 'tts', voice: 'TTS_EN-GB_SERENA', text: 'One moment please.' },
       routes: { apps: { A1B2C3D4: 'front-desk' }, numbers: { '+33123456789': 'support-line', '+442079460000': 'uk' }, default: 'front-desk' },
     });
+  });
+
+  it('server timeouts, connection cap, failed-authentication limit and proxies', () => {
+    const r = checkConfig('server:\n  headers_timeout_ms: 2000\n  request_timeout_ms: 3000\n  keep_alive_timeout_ms: 65000\n  socket_timeout_ms: 20000\n  max_connections: 50\n  auth_failure_limit: 0\n  auth_failure_window_s: 300\n  trust_proxy: [10.0.0.0/8, "::1", loopback]\n', 'c.yaml');
+    expect(r.diagnostics).toEqual([]);
+    expect(r.config!.server).toMatchObject({ headers_timeout_ms: 2000, request_timeout_ms: 3000, keep_alive_timeout_ms: 65000, socket_timeout_ms: 20000, max_connections: 50, auth_failure_limit: 0, auth_failure_window_s: 300, trust_proxy: ['10.0.0.0/8', '::1', 'loopback'] });
+    expect(at('server:\n  max_connections: 0\n  headers_timeout_ms: 50\n')).toEqual(['OUT_OF_BOUNDS@2:20', 'OUT_OF_BOUNDS@3:23']);
+    const late = checkConfig('server:\n  headers_timeout_ms: 20000\n', 'c.yaml');
+    expect(late.diagnostics).toMatchObject([{ code: 'OUT_OF_BOUNDS', line: 2, column: 3, message: 'server.headers_timeout_ms (20000) must not be longer than server.request_timeout_ms (10000)' }]);
+    const proxies = checkConfig('server:\n  trust_proxy: [10.0.0.0/33, nobody, 127.0.0.1]\n', 'c.yaml');
+    expect(proxies.diagnostics.map((d) => [d.code, d.line, d.column, d.message])).toEqual([
+      ['BAD_FORMAT', 2, 17, "server.trust_proxy: '10.0.0.0/33' is not an IP address, a CIDR range, or loopback, linklocal, uniquelocal"],
+      ['BAD_FORMAT', 2, 30, "server.trust_proxy: 'nobody' is not an IP address, a CIDR range, or loopback, linklocal, uniquelocal"],
+    ]);
   });
 
   it('fallback: a media id, TTS|voice|text or { say, voice }', () => {

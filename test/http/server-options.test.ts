@@ -34,8 +34,8 @@ describe('per-request loggers', () => {
   });
 });
 
-describe('request bodies are read as text whatever the content type', () => {
-  it.each(['application/json', 'application/json; charset=utf-8', 'Application/JSON', 'text/plain', 'application/x-www-form-urlencoded'])('%s', async (type) => {
+describe('request bodies are JSON, read as text and parsed losslessly', () => {
+  it.each(['application/json', 'application/json; charset=utf-8', 'Application/JSON', 'application/json;charset="UTF-8"'])('%s', async (type) => {
     app = await buildServer({ flowsDir: FLOWS, logLevel: false });
     for (let i = 0; i < 2; i++) {
       // twice: the second request takes the parser Fastify cached for the content type
