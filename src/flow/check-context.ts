@@ -7,12 +7,16 @@ import { FLOW_CODES } from '../errors/flow-codes.js';
 import type { Pos } from './model.js';
 import type { Loc, YEntry, YMap, YNode } from './yaml.js';
 import { describe } from './yaml.js';
+import type { Span } from './spans.js';
 
 /** A `vars.x` or `call.x` read by a template or expression, checked once all writes are known. */
 export interface VarRef {
   root: 'vars' | 'call';
   name: string;
   at: YNode;
+  /** Where the reference is in the string's value, and its length (for carets under it alone). */
+  offset?: number;
+  length?: number;
 }
 
 export interface Ctx {
@@ -50,12 +54,12 @@ export const SUGGEST_BUDGET = 20_000_000;
 
 const CODES = new Map(FLOW_CODES.map((c) => [c.code, c]));
 
-/** Something with a position: a node, a map entry (its key), or a location. */
-export type At = YNode | YEntry | Loc;
+/** Something with a position: a node, a map entry (its key), a span inside a string, or a location. */
+export type At = YNode | YEntry | Span | Loc;
 
 function locs(at: At): { pos: Loc; end?: Loc } {
   if ('keyNode' in at) return { pos: at.keyNode.pos, end: at.keyNode.end };
-  if ('kind' in at) return { pos: at.pos, end: at.end };
+  if ('pos' in at) return { pos: at.pos, end: at.end };
   return { pos: at };
 }
 

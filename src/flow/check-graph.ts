@@ -4,9 +4,9 @@
  */
 import { ACTION_SPECS, isEffect } from './actions.js';
 import type { Branch, Handlers, Step } from './model.js';
-import { type Ctx, didYouMean, report } from './check-context.js';
+import { type Ctx, closest, didYouMean, report } from './check-context.js';
 import { unhandledResults } from './check-results.js';
-import type { Loc, YNode } from './yaml.js';
+import type { Loc, YEntry, YNode } from './yaml.js';
 
 /** UNKNOWN_STEP for every reference to a step id that is not defined. */
 export function checkTargets(ctx: Ctx, ids: readonly string[]): void {
@@ -38,6 +38,91 @@ export function successors(step: Step, handlers: Handlers): string[] {
   if (wide) out.push(...[...Object.values(wide.exact), ...wide.patterns.map((p) => p.branch)].flatMap(branchTargets));
   if (!on.error && step.command.name !== 'hangup') out.push(...branchTargets(handlers.error));
   return [...new Set(out)];
+}
+
+/** A step as written: its id and its entry in the file (the targets written inside it are its). */
+export interface StepNode {
+  id: string;
+  entry: YEntry;
+}
+
+/**
+ * UNREACHABLE_STEP on a flow that has other errors, so that a change with several errors
+ * shows its unreachable steps at once. The graph is what can be known: the edges of the
+ * steps that checked; for a step with errors (absent from `steps`), every step id written
+ * inside it and every flow-wide handler target (it may go to any of them); and for a
+ * target that names no step, the step its did-you-mean names, or without one every step
+ * nothing names (a typo is not also an unreachable step). A step is reported only when no
+ * way at all can lead to it.
+ */
+export function checkReachable(ctx: Ctx, steps: Record<string, Step>, written: StepNode[], start: string, handlers: Handlers): void {
+  const order = written.map((w) => w.id);
+  const known = new Set(order);
+  if (!known.has(start)) return;
+  const next = new Map<string, Set<string>>(order.map((id) => [id, new Set<string>()]));
+  for (const [id, s] of Object.entries(steps)) for (const t of successors(s, handlers)) next.get(id)?.add(t);
+  const wide = [...Object.values(handlers.on).flatMap((h) => (h ? [...Object.values(h.exact), ...h.patterns.map((p) => p.branch)] : [])), handlers.error].flatMap(branchTargets);
+  for (const w of written) {
+    if (steps[w.id]) continue;
+    for (const t of wide) next.get(w.id)!.add(t);
+    for (const t of namesIn(w.entry.value, known)) next.get(w.id)!.add(t);
+  }
+  // the step each target is written in: steps are in file order, so a binary search on their start
+  const ownerOf = (at: YNode): StepNode | undefined => {
+    let lo = 0;
+    let hi = written.length - 1;
+    let found: StepNode | undefined;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (before(written[mid]!.entry.keyNode.pos, at.pos)) (found = written[mid]), (lo = mid + 1);
+      else hi = mid - 1;
+    }
+    return found && before(at.pos, found.entry.value.end) ? found : undefined;
+  };
+  // a target naming no step may have meant any step nothing names (an orphan), when no did-you-mean says which
+  const named = new Set(ctx.targets.map((t) => t.id));
+  const orphans = order.filter((id) => !named.has(id) && id !== start);
+  const guesses = new Map<string, string[]>();
+  for (const t of ctx.targets) {
+    const owner = ownerOf(t.at);
+    if (!owner) continue; // start:, handlers: roots and flow-wide targets are counted above
+    let to = [t.id];
+    if (!known.has(t.id)) {
+      if (!guesses.has(t.id)) {
+        const guess = closest(t.id, order, ctx.suggest);
+        guesses.set(t.id, guess !== undefined ? [guess] : orphans);
+      }
+      to = guesses.get(t.id)!;
+    }
+    if (!steps[owner.id] || !known.has(t.id)) for (const x of to) next.get(owner.id)!.add(x);
+  }
+  const roots = [start, ...(handlers.hangup && known.has(handlers.hangup) ? [handlers.hangup] : [])];
+  const reached = new Set<string>(roots);
+  const queue = [...roots];
+  for (let i = 0; i < queue.length; i++) for (const t of next.get(queue[i]!) ?? []) if (known.has(t) && !reached.has(t)) reached.add(t), queue.push(t);
+  for (const w of written) {
+    if (reached.has(w.id)) continue;
+    const s = steps[w.id];
+    report(ctx, 'UNREACHABLE_STEP', s ? loc(s) : w.entry, `step '${w.id}' is never reached from start '${start}'${handlers.hangup ? ' or the hangup handler' : ''}`);
+  }
+}
+
+/** Every string value inside `node` that is a step id: where a step with errors may lead. */
+function namesIn(node: YNode, ids: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  const todo: YNode[] = [node];
+  while (todo.length) {
+    const n = todo.pop()!;
+    if (n.kind === 'scalar') {
+      if (typeof n.value === 'string' && ids.has(n.value)) out.push(n.value);
+    } else if (n.kind === 'seq') todo.push(...n.items);
+    else for (const e of n.entries) todo.push(e.value);
+  }
+  return out;
+}
+
+function before(a: Loc, b: Loc): boolean {
+  return a.line < b.line || (a.line === b.line && a.col <= b.col);
 }
 
 /** Whether the call can end at this step: hangup, a bridged dialout, or a result with nowhere to go. */

@@ -4,7 +4,8 @@
  */
 import { checkFormat } from '../protocol/formats.js';
 import type { FormatName, ParamSpec } from '../protocol/commands.js';
-import { checkExpression, checkTemplate, expressionPatternError, isTemplate } from './expr.js';
+import { checkExpression, checkTemplate, expressionPatternError, filterNames, isTemplate } from './expr.js';
+import { spanIn } from './spans.js';
 import type { Value } from './model.js';
 import { type Ctx, didYouMean, report } from './check-context.js';
 import { clip, describe, type YNode, type YScalar } from './yaml.js';
@@ -12,12 +13,14 @@ import { clip, describe, type YNode, type YScalar } from './yaml.js';
 const REF_RE = /(?<![\w.])(vars|call)(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*["']([^"']+)["']\s*\])/g;
 const TAG_RE = /\{\{([\s\S]*?)\}\}|\{%([\s\S]*?)%\}/g;
 
-/** Records the `vars.x` / `call.x` names read by a CEL expression, or by the tags of a template. */
+/** Records the `vars.x` / `call.x` names read by a CEL expression, or by the tags of a template, with where each is in the text. */
 function collectRefs(ctx: Ctx, text: string, at: YNode, template: boolean): void {
-  const code = template ? [...text.matchAll(TAG_RE)].map((m) => m[1] ?? m[2] ?? '').join('\n') : text;
-  for (const m of code.matchAll(REF_RE)) {
-    const name = m[2] ?? m[3];
-    if (name) ctx.refs.push({ root: m[1] as 'vars' | 'call', name, at });
+  const parts: [string, number][] = template ? [...text.matchAll(TAG_RE)].map((m) => [m[1] ?? m[2] ?? '', m.index! + 2]) : [[text, 0]];
+  for (const [code, base] of parts) {
+    for (const m of code.matchAll(REF_RE)) {
+      const name = m[2] ?? m[3];
+      if (name) ctx.refs.push({ root: m[1] as 'vars' | 'call', name, at, offset: base + m.index!, length: m[0].length });
+    }
   }
 }
 
@@ -50,6 +53,14 @@ export function checkTemplateText(ctx: Ctx, text: string, at: YNode, where: stri
   const fileTag = err ? /tag "(include|render|layout)" not found/.exec(err) : null;
   if (fileTag) {
     report(ctx, 'FORBIDDEN_TAG', at, `${where}{% ${fileTag[1]} %} reads a file: templates have no file system`);
+    return false;
+  }
+  const filter = err ? /^undefined filter: ([\w-]+)/.exec(err) : null;
+  if (filter && err) {
+    // carets under the filter's name, and the nearest filter as a hint
+    const m = new RegExp(`\\|\\s*(${filter[1]})\\b`).exec(text);
+    const span = m && at.kind === 'scalar' ? spanIn(at, m.index + m[0].length - filter[1]!.length, filter[1]!.length) : undefined;
+    report(ctx, 'BAD_TEMPLATE', span ?? at, `${where}template does not parse: ${err.replace(/, line:\d+, col:\d+$/, '')}`, didYouMean(filter[1]!, filterNames()) ?? "Templates use Liquid's standard filters: default, upcase, downcase, capitalize, slice, split, join, replace, append, prepend, size, date, ...");
     return false;
   }
   if (err) {

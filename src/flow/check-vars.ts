@@ -4,6 +4,7 @@
  */
 import type { Step } from './model.js';
 import { type Ctx, didYouMean, report } from './check-context.js';
+import { spanIn } from './spans.js';
 
 /** The call fields templates and conditions see (docs/flow-language.md, Variables). */
 export const CALL_FIELDS = ['callid', 'caller', 'caller_name', 'called', 'app', 'cdr_field', 'request_hash', 'date_started', 'status', 'variables'] as const;
@@ -28,10 +29,12 @@ export function checkVarRefs(ctx: Ctx, initial: string[], steps: Record<string, 
     const key = `${r.root}.${r.name}@${r.at.pos.line}:${r.at.pos.col}`;
     if (seen.has(key)) continue;
     seen.add(key);
+    // carets under the name, not the whole (possibly long) template
+    const at = (r.offset !== undefined && r.at.kind === 'scalar' && spanIn(r.at, r.offset, r.length ?? 0)) || r.at;
     if (r.root === 'vars' && !written.has(r.name)) {
-      report(ctx, 'UNKNOWN_VARIABLE', r.at, `vars.${r.name} is read here but nothing sets it (no vars:, save: or set: of '${r.name}')`, unknownVar(r.name));
+      report(ctx, 'UNKNOWN_VARIABLE', at, `vars.${r.name} is read here but nothing sets it (no vars:, save: or set: of '${r.name}')`, unknownVar(r.name));
     } else if (r.root === 'call' && !(CALL_FIELDS as readonly string[]).includes(r.name)) {
-      report(ctx, 'UNKNOWN_VARIABLE', r.at, `call.${r.name} is not a call field`, didYouMean(r.name, CALL_FIELDS) ?? `Call fields: ${CALL_FIELDS.join(', ')}.`);
+      report(ctx, 'UNKNOWN_VARIABLE', at, `call.${r.name} is not a call field`, didYouMean(r.name, CALL_FIELDS) ?? `Call fields: ${CALL_FIELDS.join(', ')}.`);
     }
   }
 }

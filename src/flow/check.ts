@@ -5,7 +5,7 @@
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { DEFAULT_VOICE, type FlowModel, type Handlers, type Step, type Value } from './model.js';
 import { type Ctx, ID_RE, asMap, asString, checkVarName, isObjectMember, knownEntries, newCtx, report } from './check-context.js';
-import { checkGraph, checkTargets } from './check-graph.js';
+import { checkGraph, checkReachable, checkTargets, type StepNode } from './check-graph.js';
 import { checkVoice } from './check-media.js';
 import { checkHandlers, stepRef } from './check-results.js';
 import { checkStep } from './check-steps.js';
@@ -109,6 +109,7 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
 
   const steps: Record<string, Step> = {};
   const order: string[] = [];
+  const written: StepNode[] = [];
   let allSteps = true;
   const stepsEntry = top('steps');
   if (!stepsEntry) report(ctx, 'MISSING_KEY', root, "missing 'steps': the map of the flow's steps");
@@ -124,6 +125,7 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
       allSteps = false;
       continue;
     }
+    written.push({ id: e.key, entry: e });
     const s = checkStep(ctx, e, handlers);
     if (s) steps[e.key] = s;
     else allSteps = false;
@@ -139,6 +141,9 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
   if (allSteps && start !== undefined && start in steps && clean) {
     const hangupAt = handlersEntry?.value.kind === 'map' ? entry(handlersEntry.value, 'hangup')?.value : undefined;
     checkGraph(ctx, { steps, order, start, handlers, hangupAt });
+  } else if (start !== undefined && stepsMap) {
+    // other errors: the graph checks that stay sound on a partial graph (unreachable steps)
+    checkReachable(ctx, steps, written, start, handlers);
   }
   checkVarRefs(ctx, Object.keys(vars), steps);
 

@@ -102,6 +102,11 @@ export function isTemplate(s: string): boolean {
   return s.includes('{{') || s.includes('{%');
 }
 
+/** The names of the filters templates may use (for did-you-mean hints). */
+export function filterNames(): string[] {
+  return Object.keys(liquid.filters);
+}
+
 /** null when the template parses, else the parser's message. */
 export function checkTemplate(source: string): string | null {
   try {

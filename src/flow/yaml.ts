@@ -34,6 +34,8 @@ export interface YScalar extends NodeBase {
   source: string;
   /** Written with quotes or as a block scalar: always a string. */
   quoted: boolean;
+  /** A string's text as written in the file (quotes and escapes included), for positions inside it. */
+  raw?: string | undefined;
 }
 
 export interface YEntry {
@@ -84,6 +86,7 @@ interface Anchored {
 
 interface LoadCtx {
   file: string;
+  text: string;
   doc: Document;
   lc: LineCounter;
   diags: Diagnostic[];
@@ -143,7 +146,7 @@ export function loadYaml(text: string, file: string, maxBytes = MAX_FILE_BYTES):
     return { diagnostics: [{ code: 'TOO_DEEP', severity: 'error', message, file, line: at.line, column: at.col, hint: DEEP_HINT }] };
   }
   const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: false, merge: true, prettyErrors: false, strict: true });
-  const ctx: LoadCtx = { file, doc, lc, diags: [], stack: new Set(), anchored: new Map(), weight: 0, aliasWeight: 0, deepest: 0, line: 0, stopped: false };
+  const ctx: LoadCtx = { file, text, doc, lc, diags: [], stack: new Set(), anchored: new Map(), weight: 0, aliasWeight: 0, deepest: 0, line: 0, stopped: false };
   const lines = new Set<number>();
   // A tab used as indentation throws off the parser for the rest of the block: every
   // later line (blank ones included) gets an error of its own. The tab is the mistake.
@@ -254,7 +257,7 @@ function rangeOf(ctx: LoadCtx, node: YamlNode): { pos: Loc; end: Loc } {
 function stop(ctx: LoadCtx, node: YamlNode, message: string, code: LoaderCode = 'YAML_SYNTAX', hint = YAML_HINT): YNode {
   yamlDiag(ctx, code, node.range?.[0] ?? 0, message, hint);
   ctx.stopped = true;
-  return { kind: 'scalar', type: 'null', value: null, source: '', quoted: false, ...rangeOf(ctx, node) };
+  return { kind: 'scalar', type: 'null', value: null, source: '', quoted: false, ...rangeOf(ctx, node), raw: undefined };
 }
 
 /** The anchored node an alias stands for: the last anchor of that name before it, as yaml's resolve() finds it. */
@@ -335,7 +338,7 @@ function convertNode(ctx: LoadCtx, node: YamlNode, depth: number): YNode {
 
 function nullAt(ctx: LoadCtx, near: YamlNode): YScalar {
   const r = rangeOf(ctx, near);
-  return { kind: 'scalar', type: 'null', value: null, source: '', quoted: false, pos: r.end, end: r.end };
+  return { kind: 'scalar', type: 'null', value: null, source: '', quoted: false, pos: r.end, end: r.end, raw: undefined };
 }
 
 function convertScalar(ctx: LoadCtx, node: YamlNode & { value: unknown; source?: string; type?: string }): YNode {
@@ -356,7 +359,8 @@ function convertScalar(ctx: LoadCtx, node: YamlNode & { value: unknown; source?:
   const r = node.range;
   const pos = locOf(ctx, r ? r[0] : 0);
   // one object shape for every scalar (the checkers read millions of them)
-  return { kind: 'scalar', type, value, source, quoted, pos, end: r ? locOf(ctx, r[1]) : pos };
+  const raw = type === 'string' && r ? ctx.text.slice(r[0], r[1]) : undefined;
+  return { kind: 'scalar', type, value, source, quoted, pos, end: r ? locOf(ctx, r[1]) : pos, raw };
 }
 
 function keyText(k: YNode): string {

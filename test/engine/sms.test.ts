@@ -96,7 +96,7 @@ describe('checking sms steps', () => {
     expect(diag('    sms: { to: "+33612345678", body: "hi", from: "12345" }\n    next: end')).toEqual(['5:50 BAD_FORMAT']);
     expect(diag('    sms: { to: "+33612345678", body: "hi", nature: URGENT }\n    next: end')).toEqual(['5:52 BAD_ENUM']);
     expect(diag('    sms: { to: "+33612345678", body: "hi", colour: red }\n    next: end')).toEqual(['5:44 UNKNOWN_KEY']);
-    expect(diag('    sms: { to: "{{ call.caller }}", body: "hi {{ vars.x | nofilter }}" }\n    next: end')).toEqual(['5:43 BAD_TEMPLATE']);
+    expect(diag('    sms: { to: "{{ call.caller }}", body: "hi {{ vars.x | nofilter }}" }\n    next: end')).toEqual(['5:59 BAD_TEMPLATE']); // at the filter's name
     expect(diag('    sms: { to: "+33612345678", body: "hi" }\n    on: { "0": end }\n    next: end')).toEqual(['6:11 IMPOSSIBLE_RESULT']);
     expect(diag('    sms: { to: "+33612345678", body: "hi", webhook: "ftp://x" }\n    next: end')).toEqual(['5:53 BAD_FORMAT']);
     expect(diag('    sms: { to: "+33612345678", body: "hi" }\n    save: hash\n    on: { error: end }\n    next: end')).toEqual([]);

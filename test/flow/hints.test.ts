@@ -201,3 +201,55 @@ describe('YAML errors at the offending column', () => {
     expect(only('version: 1\nstart: a\nsteps:\n  a:\n  \t next: b\n', 'YAML_SYNTAX')).toMatchObject({ line: 5, column: 3 });
   });
 });
+
+describe('carets on the name, not the whole template (issue #14 item 7)', () => {
+  const long = `Hello {{ vars.name | default: 'caller' }}, your appointment with {{ vars.doctor | default: 'the doctor' }} is on {{ vars.day }} at {{ vars.time }}; to change it {{ vars.nmae }} press 1.`;
+
+  it('an unknown variable in a 180-character template: the variable is underlined', () => {
+    expect(long.length).toBeGreaterThan(170);
+    const d = only(['version: 1', 'start: a', 'vars: { name: Ann, doctor: Who, day: Monday, time: noon }', 'steps:', `  a: { say: "${long}", next: b }`, '  b: { hangup: {} }'].join('\n') + '\n', 'UNKNOWN_VARIABLE');
+    const col = 13 + 1 + long.indexOf('vars.nmae');
+    expect([d.line, d.column, d.endLine, d.endColumn]).toEqual([5, col, 5, col + 'vars.nmae'.length]);
+    expect(d.hint).toBe("did you mean 'name'?");
+  });
+
+  it('in a block scalar, on the line the name is on; in a condition, at the name', () => {
+    const block = only(['version: 1', 'start: a', 'steps:', '  a:', '    say: |', '      Hello.', '      Your number is {{ call.calr }}.', '    next: b', '  b: { hangup: {} }'].join('\n') + '\n', 'UNKNOWN_VARIABLE');
+    expect([block.line, block.column, block.endColumn]).toEqual([7, 25, 34]);
+    const cond = only(flow('  a: { when: "1 == 1 && call.calller == \'x\'", then: b, else: b }', '  b: { hangup: {} }'), 'UNKNOWN_VARIABLE');
+    expect([cond.line, cond.column, cond.endColumn]).toEqual([4, 25, 37]);
+  });
+
+  it('the same name twice in one text: the one that is reported is the one underlined, escapes before it counted', () => {
+    const d = diags(['version: 1', 'start: a', 'steps:', '  a: { say: "\\"{{ vars.x }}\\" then {{ vars.x }}", next: b }', '  b: { hangup: {} }'].join('\n') + '\n');
+    expect(d.map((x) => `${x.code}@${x.line}:${x.column}-${x.endColumn}`)).toEqual(['UNKNOWN_VARIABLE@4:19-25']);
+  });
+
+  it('an unknown filter: the filter is underlined, with the nearest filter as a hint', () => {
+    const d = only(flow('  a: { say: "Hello {{ call.caller | upcse }}", next: b }', '  b: { hangup: {} }'), 'BAD_TEMPLATE');
+    expect([d.line, d.column, d.endColumn]).toEqual([4, 37, 42]);
+    expect(d.message).toBe("step 'a': template does not parse: undefined filter: upcse");
+    expect(d.hint).toBe("did you mean 'upcase'?");
+  });
+});
+
+describe('the graph checks run on what can be checked (issue #14 item 8)', () => {
+  it('a step with an error elsewhere does not hide an unreachable step', () => {
+    expect(short(flow('  a: { say: "Hi", next: b, colour: red }', '  b: { hangup: {} }', '  lost: { hangup: {} }'))).toEqual(['4:28 UNKNOWN_KEY', '6:3 UNREACHABLE_STEP']);
+  });
+
+  it('a step with errors may go wherever a step id is written inside it: nothing it names is called unreachable', () => {
+    expect(short(flow('  a:', '    read: { prompt: "Hi", max_digits: 99 }', '    on: { "1": b, defualt: c }', '  b: { hangup: {} }', '  c: { hangup: {} }'))).toEqual(['5:39 OUT_OF_BOUNDS']);
+  });
+
+  it('a misspelt target is one UNKNOWN_STEP, not also an unreachable step (the did-you-mean, or else any step nothing names, is taken as meant)', () => {
+    expect(short(flow('  a: { say: "Hi", next: mneu }', '  menu: { hangup: {} }'))).toEqual(['4:25 UNKNOWN_STEP']);
+    expect(short(flow('  a: { say: "Hi", next: mnue }', '  menu: { hangup: {} }'))).toEqual(['4:25 UNKNOWN_STEP']);
+    // a step that nothing names is still unreachable when every target is known
+    expect(short(flow('  a: { say: "Hi", next: b, colour: red }', '  b: { hangup: {} }', '  menu: { hangup: {} }'))).toEqual(['4:28 UNKNOWN_KEY', '6:3 UNREACHABLE_STEP']);
+  });
+
+  it('no graph check without a start', () => {
+    expect(short('version: 1\nsteps:\n  a: { hangup: {} }\n  b: { hangup: {} }\n')).toEqual(['1:1 MISSING_KEY']);
+  });
+});

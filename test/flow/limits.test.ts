@@ -94,7 +94,7 @@ describe('the alias limit', () => {
   });
 
   it('reports an error inside an anchored value where the anchor is, once per step that uses it', () => {
-    const text = ['version: 1', 'start: a0', 'vars:', '  ask: &ask { prompt: "Press 1", max_digits: 99 }', 'steps:', ...Array.from({ length: 3 }, (_, i) => `  a${i}: { read: *ask, on: { default: a3 } }`), '  a3: { hangup: {} }'].join('\n') + '\n';
+    const text = ['version: 1', 'start: a0', 'vars:', '  ask: &ask { prompt: "Press 1", max_digits: 99 }', 'steps:', ...Array.from({ length: 3 }, (_, i) => `  a${i}: { read: *ask, on: { default: a${i + 1} } }`), '  a3: { hangup: {} }'].join('\n') + '\n';
     const r = checkFlow(text, 'anchored.yaml');
     expect(r.diagnostics.map((d) => `${d.code}@${d.line}:${d.column} ${d.message}`)).toEqual(
       [0, 1, 2].map((i) => `OUT_OF_BOUNDS@4:46 step 'a${i}': max_digits must be between 1 and 20, got 99`),
