@@ -104,6 +104,6 @@ export async function serve(flags: ServeFlags & { record?: string }, out: NodeJS
 
 /** The settings that stay as started until a restart (so a later change is still reported against them). */
 function restartOnly(s: Settings): Partial<Settings['server']> {
-  const { flowsDir, deadlineMs, bodyLimit, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin } = s.server;
-  return { flowsDir, deadlineMs, bodyLimit, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin };
+  const { flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin } = s.server;
+  return { flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin };
 }

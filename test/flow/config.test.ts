@@ -10,7 +10,7 @@ describe('checkConfig', () => {
       expect(r.diagnostics).toEqual([]);
       expect(r.config).toStrictEqual(CONFIG_DEFAULTS);
     }
-    expect(CONFIG_DEFAULTS.server).toStrictEqual({ port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, call_ttl_s: 7200, ended_call_ttl_s: 600, reload_settle_ms: 1000, log_level: 'info' });
+    expect(CONFIG_DEFAULTS.server).toStrictEqual({ port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, body_depth: 32, call_ttl_s: 7200, ended_call_ttl_s: 600, reload_settle_ms: 1000, log_level: 'info' });
     expect(CONFIG_DEFAULTS.limits).toStrictEqual({ call_state_bytes: 32768 });
   });
 
