@@ -10,11 +10,20 @@
 
 /** Canonical text and value of the valid JSON number `token`. */
 export function jsonNumber(token: string): { text: string; value: number | string } {
-  // Integers of up to 15 digits are exact doubles written as they are (JSON has no
-  // leading zeros); only -0 changes. Most numbers are these.
-  if (token.length <= 15 && !hasFractionOrExponent(token)) {
+  const digits = mantissaDigits(token);
+  if (digits <= 15) {
+    // Integers of up to 15 digits are exact doubles written as they are (JSON has no
+    // leading zeros); only -0 changes. Most numbers are these.
+    if (digits === token.length - (token.charCodeAt(0) === 45 ? 1 : 0)) {
+      const n = Number(token);
+      return n === 0 ? ZERO : { text: token, value: n };
+    }
+    // Up to 15 significant digits, a normal double is the nearest to one decimal only:
+    // its shortest text (String) is that decimal's canonical text. Zero, subnormals and
+    // overflow go the exact way below.
     const n = Number(token);
-    return n === 0 ? ZERO : { text: token, value: n };
+    const a = Math.abs(n);
+    if (a >= MIN_NORMAL && a !== Infinity) return { text: String(n), value: n };
   }
   const text = canonicalText(token);
   const n = Number(text);
@@ -22,13 +31,17 @@ export function jsonNumber(token: string): { text: string; value: number | strin
 }
 
 const ZERO = Object.freeze({ text: '0', value: 0 });
+const MIN_NORMAL = 2.2250738585072014e-308;
 
-function hasFractionOrExponent(token: string): boolean {
+/** How many digits the mantissa (before any exponent) has, the decimal point aside. */
+function mantissaDigits(token: string): number {
+  let n = 0;
   for (let i = 0; i < token.length; i++) {
     const c = token.charCodeAt(i);
-    if (c === 46 || c === 101 || c === 69) return true;
+    if (c >= 48 && c <= 57) n++;
+    else if (c === 101 || c === 69) break;
   }
-  return false;
+  return n;
 }
 
 /** The exact decimal value of a valid JSON number token, in Number::toString's form. */

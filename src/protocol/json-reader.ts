@@ -32,14 +32,19 @@ export class JsonFault extends Error {
 
 interface Member {
   key: string;
-  /** The key's canonical JSON text. */
-  quoted: string;
+  /** The key was written as its canonical text (no escapes). */
+  plain: boolean;
   value: unknown;
   text: string;
   at: number;
 }
 
 const byKey = (a: Member, b: Member) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
+function sorted(members: Member[]): boolean {
+  for (let i = 1; i < members.length; i++) if (members[i - 1]!.key > members[i]!.key) return false;
+  return true;
+}
 const wellFormed = (s: string) => (s as string & { isWellFormed(): boolean }).isWellFormed();
 const isDigit = (c: number) => c >= 48 && c <= 57;
 
@@ -47,8 +52,15 @@ export class JsonReader {
   pos = 0;
   /** The canonical JSON text of the last value read by `value`. */
   text = '';
+  /**
+   * The last value read by `value` was written in its canonical text already (then `text`
+   * is a slice of the source, not built: what the service echoes back usually is).
+   */
+  private canon = true;
   /** The last string read had nothing JSON.stringify escapes (no escapes, controls or surrogates in its text). */
   private plain = true;
+  /** Whitespace was skipped (since the innermost container being read began). */
+  private spaced = false;
 
   constructor(
     readonly src: string,
@@ -83,6 +95,7 @@ export class JsonReader {
     const s = this.src;
     let i = this.pos;
     for (let c = s.charCodeAt(i); c === 32 || c === 10 || c === 13 || c === 9; c = s.charCodeAt(++i));
+    if (i !== this.pos) this.spaced = true;
     this.pos = i;
   }
 
@@ -191,11 +204,6 @@ export class JsonReader {
     return out;
   }
 
-  /** The canonical text of the string just read. */
-  private quoted(v: string): string {
-    return this.plain ? '"' + v + '"' : JSON.stringify(v);
-  }
-
   /** The number token at the current position (its grammar checked); pos moves past it. */
   number(): string {
     const s = this.src;
@@ -230,6 +238,7 @@ export class JsonReader {
     if (!this.src.startsWith(word, this.pos)) this.unexpected('a JSON value');
     this.pos += word.length;
     this.text = word;
+    this.canon = true;
     return value;
   }
 
@@ -238,8 +247,10 @@ export class JsonReader {
     const c = this.src.charCodeAt(this.pos);
     switch (c) {
       case 34: {
+        const start = this.pos;
         const v = this.string();
-        this.text = this.quoted(v);
+        this.canon = this.plain;
+        this.text = this.plain ? this.src.slice(start, this.pos) : JSON.stringify(v);
         return v;
       }
       case 123:
@@ -254,7 +265,9 @@ export class JsonReader {
         return this.literal('null', null);
       default: {
         if (c !== 45 && !isDigit(c)) this.unexpected('a JSON value');
-        const n = jsonNumber(this.number());
+        const token = this.number();
+        const n = jsonNumber(token);
+        this.canon = n.text === token;
         this.text = n.text;
         return n.value;
       }
@@ -264,52 +277,80 @@ export class JsonReader {
   /** The object at the current brace, itself at `depth`. */
   object(depth: number): Record<string, unknown> {
     if (depth > this.maxDepth) this.tooDeep();
-    this.pos++;
-    this.ws();
-    if (this.src.charCodeAt(this.pos) === 125) {
-      this.pos++;
-      this.text = '{}';
-      return {};
-    }
+    const start = this.pos;
+    const outer = this.enter();
+    if (this.src.charCodeAt(this.pos) === 125) return this.empty(start, outer, {});
     const members: Member[] = [];
+    let canon = true;
     do {
       const at = this.pos;
       const key = this.key();
-      const quoted = this.quoted(key);
+      const plain = this.plain;
       this.expect(58, "':' after a key");
       const value = this.value(depth);
-      members.push({ key, quoted, value, text: this.text, at });
+      members.push({ key, plain, value, text: this.text, at });
+      canon &&= plain && this.canon;
     } while (this.next(125, "',' or '}'"));
-    if (members.length > 1) members.sort(byKey);
+    // Keys usually come sorted already (the service echoes the canonical text we sent).
+    if (!sorted(members)) {
+      members.sort(byKey);
+      canon = false;
+    }
     const o: Record<string, unknown> = {};
-    let text = '{';
     for (let i = 0; i < members.length; i++) {
       const m = members[i]!;
       if (i > 0 && members[i - 1]!.key === m.key) this.duplicate(m.key, Math.max(m.at, members[i - 1]!.at));
       o[m.key] = m.value;
-      text += (i > 0 ? ',' : '') + m.quoted + ':' + m.text;
     }
-    this.text = text + '}';
+    if (!this.leave(start, outer, canon)) this.text = '{' + members.map((m) => (m.plain ? '"' + m.key + '"' : JSON.stringify(m.key)) + ':' + m.text).join(',') + '}';
     return o;
   }
 
   /** The array at the current bracket, itself at `depth`. */
   array(depth: number): unknown[] {
     if (depth > this.maxDepth) this.tooDeep();
-    this.pos++;
-    this.ws();
-    if (this.src.charCodeAt(this.pos) === 93) {
-      this.pos++;
-      this.text = '[]';
-      return [];
-    }
+    const start = this.pos;
+    const outer = this.enter();
+    if (this.src.charCodeAt(this.pos) === 93) return this.empty(start, outer, []);
     const values: unknown[] = [];
-    let text = '[';
+    const texts: string[] = [];
+    let canon = true;
     do {
       values.push(this.value(depth));
-      text += (values.length > 1 ? ',' : '') + this.text;
+      texts.push(this.text);
+      canon &&= this.canon;
     } while (this.next(93, "',' or ']'"));
-    this.text = text + ']';
+    if (!this.leave(start, outer, canon)) this.text = '[' + texts.join(',') + ']';
     return values;
+  }
+
+  /** Steps into a container (past its opening character and whitespace); what `leave` needs of the outer one. */
+  private enter(): boolean {
+    const outer = this.spaced;
+    this.spaced = false;
+    this.pos++;
+    this.ws();
+    return outer;
+  }
+
+  /** An empty container, at its closing character. */
+  private empty<T>(start: number, outer: boolean, value: T): T {
+    this.pos++;
+    this.leave(start, outer, true);
+    if (!this.canon) this.text = Array.isArray(value) ? '[]' : '{}';
+    return value;
+  }
+
+  /**
+   * Out of the container that began at `start`: when its source is its canonical text
+   * (canonical children, no whitespace), that source is `text` and true is returned; else
+   * the caller builds `text`.
+   */
+  private leave(start: number, outer: boolean, children: boolean): boolean {
+    const canon = children && !this.spaced;
+    if (canon) this.text = this.src.slice(start, this.pos);
+    this.canon = canon;
+    this.spaced ||= outer;
+    return canon;
   }
 }
