@@ -5,6 +5,7 @@
  * engine read of the request: test/fixtures/parse-flows/probe.yaml).
  */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import { buildServer } from '../../src/http/server.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { RtOptions } from '../../src/http/options.js';
@@ -62,4 +63,18 @@ export async function probeServer(opts: Partial<RtOptions> & { admin?: { login: 
 
 export function post(app: FastifyInstance, body: string | Buffer, headers: Record<string, string> = {}, url = '/rt/probe'): Promise<LightMyRequestResponse> {
   return app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, payload: body });
+}
+
+/**
+ * The `variables` of a reply read by another JSON reader (lossless-json): numbers a double
+ * holds exactly as numbers, others as their text. What the engine got must read the same.
+ */
+export function readEcho(reply: string): unknown {
+  const plain = (v: unknown): unknown => {
+    if (isLosslessNumber(v)) return String(Number(v.value)) === v.value ? Number(v.value) : v.value;
+    if (Array.isArray(v)) return v.map(plain);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
+    return v;
+  };
+  return plain((parseLossless(reply) as { variables: unknown }).variables);
 }

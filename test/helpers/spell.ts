@@ -5,22 +5,9 @@
  * `spell` gives for one tree is the same JSON value.
  */
 
-/** A small seeded PRNG (mulberry32): the same calls on every run. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { int, pick, type Rand } from './random.js';
 
-export type Rand = () => number;
-
-export const pick = <T>(r: Rand, list: readonly T[]): T => list[Math.floor(r() * list.length)]!;
-export const int = (r: Rand, n: number): number => Math.floor(r() * n);
+export { int, pick, rng, type Rand } from './random.js';
 
 /**
  * A JSON value; a number is its decimal digits `d` (no leading zeros, "0" for zero), the

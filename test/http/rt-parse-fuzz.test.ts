@@ -8,10 +8,9 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import { parseRtRequest } from '../../src/protocol/request.js';
 import { codeInfo } from '../../src/errors/catalogue.js';
-import { escapeAt, members, post, probeServer, text, type Member } from '../helpers/parse.js';
+import { escapeAt, members, post, probeServer, readEcho, text, type Member } from '../helpers/parse.js';
 import { int, pick, randomObject, randomString, rng, spell, spellString, type Rand } from '../helpers/spell.js';
 
 const CASES = 2500;
@@ -69,17 +68,6 @@ function mutate(r: Rand, ms: Member[]): string {
   return s ?? text(m);
 }
 
-/** The reply's variables read by lossless-json, for the agreement check. */
-function echoed(reply: string): unknown {
-  const plain = (v: unknown): unknown => {
-    if (isLosslessNumber(v)) return String(Number(v.value)) === v.value ? Number(v.value) : v.value;
-    if (Array.isArray(v)) return v.map(plain);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
-    return v;
-  };
-  return plain((parseLossless(reply) as { variables: unknown }).variables);
-}
-
 async function run(seed: number): Promise<{ digest: string; statuses: Record<string, number> }> {
   const { app, store } = await probeServer({ routes: { apps: { A1: 'probe' }, numbers: {}, default: 'probe' } });
   const r = rng(seed);
@@ -106,7 +94,7 @@ async function run(seed: number): Promise<{ digest: string; statuses: Record<str
         expect(store.writes, where).toBe(writes);
       } else if (res.statusCode === 200) {
         expect(res.body.endsWith(`,"variables":${parsed.request.variablesRaw}}`), where).toBe(true);
-        expect(echoed(res.body), where).toEqual(parsed.request.variables);
+        expect(readEcho(res.body), where).toEqual(parsed.request.variables);
       }
       hash.update(`${res.statusCode} ${res.body}\n`);
     }

@@ -6,9 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import { parseRtRequest } from '../../src/protocol/request.js';
-import { members, post, probeServer, text, type WatchedStore } from '../helpers/parse.js';
+import { members, post, probeServer, readEcho, text, type WatchedStore } from '../helpers/parse.js';
 import { randomObject, randomString, rng, shuffle, spell, spellString, ws, type J, type Rand } from '../helpers/spell.js';
 
 interface Req {
@@ -38,17 +37,6 @@ function spellRequest(r: Rand, q: Req): string {
     ...STRING_FIELDS.map((f): [string, string] => [f, spellString(r, q.strings[f]!)]),
   ];
   return ws(r) + '{' + ws(r) + shuffle(r, m).map(([k, v]) => spellString(r, k) + ws(r) + ':' + ws(r) + v).join(ws(r) + ',' + ws(r)) + ws(r) + '}' + ws(r);
-}
-
-/** The reply's variables read by another JSON reader (lossless-json): numbers a double holds exactly as numbers, others as their text. */
-function readEcho(reply: string): unknown {
-  const plain = (v: unknown): unknown => {
-    if (isLosslessNumber(v)) return String(Number(v.value)) === v.value ? Number(v.value) : v.value;
-    if (Array.isArray(v)) return v.map(plain);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
-    return v;
-  };
-  return plain((parseLossless(reply) as { variables: unknown }).variables);
 }
 
 describe('parser: spellings of one request', () => {
