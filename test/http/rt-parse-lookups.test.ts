@@ -70,6 +70,23 @@ describe('admin routes by flow name: own entries only', () => {
   });
 });
 
+describe('Content-Encoding on every route of the plugin, after the credentials', () => {
+  it('401 without credentials, 415 with them; admin routes too', async () => {
+    ({ app } = await probeServer({ auth: { login: 'svc', password: 'pw' }, admin: { login: 'boss', password: 'pw' } }));
+    const gz = { 'content-encoding': 'gzip' };
+    expect((await post(app, text(members()), gz)).statusCode).toBe(401);
+    const rt = await post(app, text(members()), { ...gz, authorization: basic('svc', 'pw') });
+    expect({ status: rt.statusCode, code: rt.json().error.code }).toEqual({ status: 415, code: 'UNSUPPORTED_ENCODING' });
+    const admin = (authorization?: string) =>
+      app!.inject({ method: 'POST', url: '/admin/flows/probe/canary', headers: { ...gz, 'content-type': 'application/json', ...(authorization ? { authorization } : {}) }, payload: '{"percent":10}' });
+    expect((await admin()).statusCode).toBe(401);
+    const refused = await admin(basic('boss', 'pw'));
+    expect({ status: refused.statusCode, code: refused.json().error.code }).toEqual({ status: 415, code: 'UNSUPPORTED_ENCODING' });
+    const probe = (await app.inject({ method: 'GET', url: '/admin/flows/probe', headers: { authorization: basic('boss', 'pw') } })).json();
+    expect(probe.canary).toBeNull();
+  });
+});
+
 describe('server.body_depth', () => {
   const deep = (n: number) => text(members({ variables: `{"a":${'['.repeat(n - 2)}${']'.repeat(n - 2)}}` }));
 
