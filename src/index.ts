@@ -17,7 +17,7 @@ export { MemoryStore } from './store/memory.js';
 export type { Diagnostic, Severity } from './errors/diagnostic.js';
 export { CATALOGUE, codeInfo, type CodeInfo } from './errors/catalogue.js';
 export { COMMANDS, COMMAND_NAMES, type CommandName } from './protocol/commands.js';
-export { parseRtRequest } from './protocol/request.js';
+export { parseRtRequest, type ParseOptions, type ParseResult } from './protocol/request.js';
 export type { RtRequest, RtResponse } from './protocol/rt.js';
 export type { FlowModel } from './flow/model.js';
 export { smsSender, type SmsAccount } from './http/sms-effect.js';

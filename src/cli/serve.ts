@@ -104,11 +104,11 @@ export async function serve(flags: ServeFlags & { record?: string }, out: NodeJS
 
 /** The settings that stay as started until a restart (so a later change is still reported against them). */
 function restartOnly(s: Settings): Partial<Settings['server']> {
-  const { flowsDir, deadlineMs, bodyLimit, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin } = s.server;
+  const { flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin } = s.server;
   const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, authFailureLimit, authFailureWindowMs, trustProxy } = s.server;
   const { endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits } = s.server;
   return {
-    ...{ flowsDir, deadlineMs, bodyLimit, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin },
+    ...{ flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin },
     ...{ headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, authFailureLimit, authFailureWindowMs, trustProxy },
     ...{ endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits },
   };

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve, dirname } from 'node:path';
-import { checkConfig, type ServerConfig } from '../flow/config.js';
+import { checkConfig, CONFIG_DEFAULTS, type ServerConfig } from '../flow/config.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import type { MediaSpec } from '../flow/model.js';
 import type { ServerOptions } from '../http/server.js';
@@ -99,6 +99,7 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
         logLevel: flags.logLevel ?? env.LOG_LEVEL ?? config?.server.log_level ?? 'info',
         deadlineMs: deadline,
         bodyLimit: config?.server.body_limit ?? DEFAULT_RT_OPTIONS.bodyLimit,
+        bodyDepth: config?.server.body_depth ?? DEFAULT_RT_OPTIONS.bodyDepth,
         callTtlMs: (config?.server.call_ttl_s ?? DEFAULT_RT_OPTIONS.callTtlMs / 1000) * 1000,
         endedTtlMs: (config?.server.ended_call_ttl_s ?? DEFAULT_RT_OPTIONS.endedTtlMs / 1000) * 1000,
         reloadSettleMs: config?.server.reload_settle_ms ?? DEFAULT_RT_OPTIONS.reloadSettleMs,
@@ -136,6 +137,7 @@ export function settingsChanges(before: Settings, after: Settings): { routes?: S
     ['server.flows_dir', before.server.flowsDir, after.server.flowsDir],
     ['server.deadline_ms', before.server.deadlineMs, after.server.deadlineMs],
     ['server.body_limit', before.server.bodyLimit, after.server.bodyLimit],
+    ['server.body_depth', before.server.bodyDepth, after.server.bodyDepth],
     ['server.call_ttl_s', before.server.callTtlMs, after.server.callTtlMs],
     ['server.ended_call_ttl_s', before.server.endedTtlMs, after.server.endedTtlMs],
     ['server.reload_settle_ms', before.server.reloadSettleMs, after.server.reloadSettleMs],
@@ -166,8 +168,8 @@ export function settingsChanges(before: Settings, after: Settings): { routes?: S
 
 /** The server's timeouts, connection cap, proxies and failed-authentication limit (defaults: src/http/transport.ts, options.ts). */
 function transportSettings(config: ServerConfig | undefined): Partial<ServerOptions> {
-  if (!config) return {};
-  const s = config.server;
+  // without a config file, the config's defaults: a file that states them changes nothing
+  const s = (config ?? CONFIG_DEFAULTS).server;
   return {
     headersTimeoutMs: s.headers_timeout_ms,
     requestTimeoutMs: s.request_timeout_ms,

@@ -77,6 +77,22 @@ export interface Routes {
   default?: string;
 }
 
+/**
+ * Routes as the lookups use them: Maps of the own entries only, so that a request's `app`
+ * or `number` ("constructor", "__proto__", "toString") never finds a member of
+ * Object.prototype.
+ */
+interface RouteTables {
+  apps: Map<string, string>;
+  numbers: Map<string, string>;
+  default: string | undefined;
+}
+
+function routeTables(r: Routes): RouteTables {
+  const table = (o: Record<string, string> | undefined) => new Map(Object.entries(o ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  return { apps: table(r.apps), numbers: table(r.numbers), default: r.default };
+}
+
 /** One request the engine advanced, with what it did: its effects and its reply (recordings). */
 export interface StepRecord {
   request: RtRequest;
@@ -144,12 +160,14 @@ export class CallHandler {
   private timer: NodeJS.Timeout | undefined;
   /** Purges idle calls from the live-call bookkeeping on a timer, not only when requests come. */
   private readonly liveSweep: NodeJS.Timeout;
+  private routes: RouteTables;
 
   constructor(
     private readonly deps: CallDeps,
     private readonly opts: CallOptions,
   ) {
     this.now = deps.now ?? Date.now;
+    this.routes = routeTables(opts.routes);
     this.liveSweep = setInterval(() => this.purgeLive(), opts.liveSweepMs ?? Math.min(opts.callTtlMs, 60_000));
     this.liveSweep.unref?.();
   }
@@ -161,14 +179,15 @@ export class CallHandler {
 
   /** The flow a new call gets: the URL's, else by app, by called number, by default; its version by the flow's pin and canary. */
   route(req: RtRequest, flowName?: string): { flow?: CompiledFlow; name?: string } {
-    const r = this.opts.routes;
-    const name = flowName ?? r.apps[req.app] ?? r.numbers[req.number] ?? r.default;
+    const r = this.routes;
+    const name = flowName ?? r.apps.get(req.app) ?? r.numbers.get(req.number) ?? r.default;
     return { name, flow: name === undefined ? undefined : this.deps.versions.pick(name, req.callid) };
   }
 
   /** New routes (a config reload); live calls are not affected. */
   setRoutes(routes: Routes): void {
     this.opts.routes = routes;
+    this.routes = routeTables(routes);
   }
 
   /**

@@ -9,6 +9,7 @@ import { isIP } from 'node:net';
 import { Ajv, type ErrorObject } from 'ajv';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { checkE164 } from '../protocol/formats.js';
+import { DEFAULT_BODY_DEPTH } from '../protocol/request.js';
 import { DEFAULT_VOICE, type MediaSpec } from './model.js';
 import { type Ctx, didYouMean, newCtx, report } from './check-context.js';
 import { checkMedia } from './check-media.js';
@@ -26,6 +27,8 @@ export interface ServerConfig {
     flows_dir: string;
     deadline_ms: number;
     body_limit: number;
+    /** Deepest nesting of objects and arrays in a request body (the body's own object is 1). */
+    body_depth: number;
     call_ttl_s: number;
     /** Remember an ended call this long, answering its late requests hangup. */
     ended_call_ttl_s: number;
@@ -78,7 +81,7 @@ const TRANSPORT_DEFAULTS = {
 };
 
 export const CONFIG_DEFAULTS: ServerConfig = {
-  server: { port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, call_ttl_s: 7200, ended_call_ttl_s: 600, reload_settle_ms: 1000, log_level: 'info', ...TRANSPORT_DEFAULTS },
+  server: { port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, body_depth: DEFAULT_BODY_DEPTH, call_ttl_s: 7200, ended_call_ttl_s: 600, reload_settle_ms: 1000, log_level: 'info', ...TRANSPORT_DEFAULTS },
   limits: { call_state_bytes: 32768, expression_cost: 100000, template_memory: 50000, template_ms: 100, flow_file_bytes: 2097152 },
   unknown_call: 'restart',
   routes: { apps: {}, numbers: {} },
@@ -104,6 +107,7 @@ export function configJsonSchema(): Record<string, unknown> {
           flows_dir: { type: 'string', minLength: 1, default: 'flows', description: 'Directory of the *.yaml flows, relative to this file.' },
           deadline_ms: int(100, 4900, 4000, 'Answer every request within this many ms (the service allows 5000).'),
           body_limit: int(1024, 1048576, 65536, 'Largest request body, in bytes.'),
+          body_depth: int(2, 256, DEFAULT_BODY_DEPTH, 'Deepest nesting of objects and arrays in a request body (the body itself is 1, its variables 2); deeper is refused with 400 BODY_TOO_DEEP.'),
           call_ttl_s: int(60, 86400, 7200, 'Forget a call this many seconds after its last request.'),
           ended_call_ttl_s: int(10, 86400, 600, 'Remember an ended call this many seconds: its late requests are answered hangup instead of restarting the flow.'),
           reload_settle_ms: int(0, 60000, 1000, 'A changed flow file is published once it has stayed unchanged this many ms (a file still being written is waited for).'),

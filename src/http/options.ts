@@ -5,6 +5,7 @@ import type { LiveCalls } from '../registry/live.js';
 import type { Reloader, ReloadSummary } from '../registry/reloader.js';
 import type { CallObserver, Routes } from '../engine/call.js';
 import { DEFAULT_EVAL_LIMITS, type EvalLimits } from '../flow/budget.js';
+import { DEFAULT_BODY_DEPTH } from '../protocol/request.js';
 
 export type { Routes } from '../engine/call.js';
 export type UnknownCallPolicy = 'restart' | 'hangup' | 'reject';
@@ -15,6 +16,8 @@ export interface RtOptions {
   deadlineMs: number;
   /** Largest request body in bytes. Default 65536. */
   bodyLimit: number;
+  /** Deepest nesting of objects and arrays in a request body (the body itself is 1). Default 32. */
+  bodyDepth: number;
   /** Forget a call this long after its last request (a lost HANGUP). Default 2 h. */
   callTtlMs: number;
   /** Remember an ended call this long (a tombstone): a late request gets `hangup`, not a new call. Default 10 min. */
@@ -55,6 +58,7 @@ export interface RtOptions {
 export const DEFAULT_RT_OPTIONS: RtOptions = {
   deadlineMs: 4000,
   bodyLimit: 65536,
+  bodyDepth: DEFAULT_BODY_DEPTH,
   callTtlMs: 2 * 60 * 60 * 1000,
   endedTtlMs: 10 * 60 * 1000,
   maxStateBytes: 32 * 1024,

@@ -19,6 +19,7 @@ import rateLimit from '@fastify/rate-limit';
 import { authGuard, authLimits } from './auth.js';
 import { requestErrorAnswer, sendError } from './envelope.js';
 import { requireJsonBody } from './guards.js';
+import { refuseContentEncoding } from './content-encoding.js';
 import { CallHandler } from '../engine/call.js';
 import { performEffect } from './effects.js';
 import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions, type RtOptions } from './options.js';
@@ -91,6 +92,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   const limited = opts.authFailureLimit > 0 && (opts.auth !== undefined || options.admin !== undefined);
   if (limited) await app.register(rateLimit, { global: false });
   const limitsFor = () => (limited ? authLimits(app, opts.authFailureLimit, opts.authFailureWindowMs) : undefined);
+  app.addHook('preParsing', refuseContentEncoding(sendError));
 
   // Credentials are checked before the body is read (onRequest), so an unauthenticated
   // request costs nothing and never reaches the call state; then the body must be JSON.
@@ -101,7 +103,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
 
   const rt = async (req: FastifyRequest<{ Params: { flow?: string }; Body: unknown }>, reply: FastifyReply) => {
     const body = typeof req.body === 'string' ? req.body : '';
-    const parsed = parseRtRequest(body);
+    const parsed = parseRtRequest(body, { maxDepth: opts.bodyDepth });
     if (!parsed.ok) return sendError(reply, 400, parsed.code, parsed.message);
     const answer = await service.handle(parsed.request, req.params.flow, req.log);
     if (answer.status !== 200) return sendError(reply, answer.status, answer.code, answer.message);
@@ -142,6 +144,7 @@ function checkOptions(o: RtOptions & Pick<CallscriptPluginOptions, 'admin' | 'ca
   };
   if (!Number.isInteger(o.deadlineMs) || o.deadlineMs < 100 || o.deadlineMs > 4900) bad(`deadlineMs must be an integer from 100 to 4900, got ${o.deadlineMs}`);
   if (!Number.isInteger(o.bodyLimit) || o.bodyLimit < 1024 || o.bodyLimit > 1048576) bad(`bodyLimit must be an integer from 1024 to 1048576, got ${o.bodyLimit}`);
+  if (!Number.isInteger(o.bodyDepth) || o.bodyDepth < 2 || o.bodyDepth > 256) bad(`bodyDepth must be an integer from 2 to 256, got ${o.bodyDepth}`);
   if (!Number.isInteger(o.callTtlMs) || o.callTtlMs < 1000) bad(`callTtlMs must be an integer of at least 1000, got ${o.callTtlMs}`);
   if (!Number.isInteger(o.endedTtlMs) || o.endedTtlMs < 1000) bad(`endedTtlMs must be an integer of at least 1000, got ${o.endedTtlMs}`);
   if (!Number.isInteger(o.maxStateBytes) || o.maxStateBytes < 1024 || o.maxStateBytes > 1048576) bad(`maxStateBytes must be an integer from 1024 to 1048576, got ${o.maxStateBytes}`);

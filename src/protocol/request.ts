@@ -1,40 +1,43 @@
 /**
- * Parsing and validation of RT.Request bodies, without loss of precision.
+ * Parsing and validation of RT.Request bodies: one strict pass over the text
+ * (json-reader.ts) decides everything the engine, the stored state and the reply see.
  *
- * `callid` is a 64-bit unsigned integer sent as a JSON number (protocol-notes): values
- * above 2^53 would be rounded by JSON.parse. A body with no run of 16 or more digits has
- * no number JSON.parse can round, so it takes the fast path, and so does a body whose only
- * such run is the callid (its digits are read from the text); any other body is parsed by
- * lossless-json, which keeps every number's digits (callid and numbers in `variables`).
+ * - The body is one JSON object with all 14 fields, each at most once (keys compared
+ *   after unescaping); other top-level keys are read (and checked) but ignored.
+ * - `callid` is an unsigned 64-bit integer written with digits only, kept as its decimal
+ *   digits (it may exceed 2^53: never through a JS number); `command_id` a non-negative
+ *   integer within 2^53, digits only.
+ * - `variables` is a JSON object. The engine gets it as data (numbers a JS number cannot
+ *   hold exactly as their canonical text) and the reply echoes its canonical JSON text,
+ *   written from that same data: keys sorted, no whitespace, strings and numbers in one
+ *   spelling. However the service spells the same variables, the engine, the state and
+ *   the reply are the same.
+ * - Nesting deeper than `maxDepth` anywhere is BODY_TOO_DEEP; everything else refused is
+ *   BAD_JSON (not JSON) or BAD_REQUEST (JSON, but not an RT.Request), with the field or
+ *   the offset named.
  *
- * This runs on every request: the text is scanned with indexOf and strided digit checks,
- * not character by character or with regular expressions that try every position
+ * This runs on every request: the common body (ASCII strings without escapes, a few
+ * integers, `variables` {}) is read with one charCodeAt loop and a slice per string
  * (bench/parse.ts measures it against JSON.parse alone).
  */
-import { parse as parseLossless, stringify as stringifyLossless, isLosslessNumber, LosslessNumber } from 'lossless-json';
 import { LIVE_STATUSES, TERMINAL_STATUSES, type CallStatus } from './commands.js';
 import { UINT64_MAX } from './formats.js';
+import { JsonFault, JsonReader } from './json-reader.js';
 import type { RtRequest } from './rt.js';
 
 export type ParseResult =
   | { ok: true; request: RtRequest }
-  | { ok: false; code: 'BAD_JSON' | 'BAD_REQUEST'; message: string };
+  | { ok: false; code: 'BAD_JSON' | 'BAD_REQUEST' | 'BODY_TOO_DEEP'; message: string };
+
+export interface ParseOptions {
+  /** The deepest nesting of objects and arrays allowed, the body's own object being 1. Default 32. */
+  maxDepth?: number;
+}
+
+export const DEFAULT_BODY_DEPTH = 32;
 
 const STATUSES = new Set<string>([...LIVE_STATUSES, ...TERMINAL_STATUSES]);
 const INTEGER = /^(0|[1-9][0-9]*)$/;
-
-const STRING_FIELDS = [
-  'app',
-  'cli_name',
-  'cli_number',
-  'date_started',
-  'number',
-  'command',
-  'command_result',
-  'command_error',
-  'call_status',
-  'cdr_field',
-] as const;
 
 /** All 14 fields, in the reference's order, for messages. */
 export const RT_REQUEST_FIELDS = [
@@ -54,251 +57,159 @@ export const RT_REQUEST_FIELDS = [
   'variables',
 ] as const;
 
-export function parseRtRequest(body: string): ParseResult {
-  // A big callid alone does not need the slow parser: its digits are read from the text.
-  const run = digitRun(body, 0);
-  const callidText = run < 0 ? undefined : soleBigCallid(body, run);
-  const lossless = callidText === null;
-  let data: unknown;
+const ALL_FIELDS = (1 << RT_REQUEST_FIELDS.length) - 1;
+const CALLID = 1;
+const COMMAND_ID = 8;
+const VARIABLES = 13;
+
+/** A field's index in RT_REQUEST_FIELDS, or -1. */
+function fieldIndex(key: string): number {
+  switch (key) {
+    case 'app': return 0;
+    case 'callid': return 1;
+    case 'request_hash': return 2;
+    case 'cli_name': return 3;
+    case 'cli_number': return 4;
+    case 'date_started': return 5;
+    case 'number': return 6;
+    case 'command': return 7;
+    case 'command_id': return 8;
+    case 'command_result': return 9;
+    case 'command_error': return 10;
+    case 'call_status': return 11;
+    case 'cdr_field': return 12;
+    case 'variables': return 13;
+    default: return -1;
+  }
+}
+
+/** A number written at the top level, kept as its text (the field checks need its spelling). */
+class NumberText {
+  constructor(readonly text: string) {}
+}
+
+export function parseRtRequest(body: string, opts: ParseOptions = {}): ParseResult {
+  const r = new JsonReader(body, opts.maxDepth ?? DEFAULT_BODY_DEPTH);
+  const values: unknown[] = new Array(RT_REQUEST_FIELDS.length);
+  let variablesText = '';
   try {
-    data = lossless ? parseLossless(body) : JSON.parse(body);
+    r.start();
+    if (r.peek() !== 123) {
+      r.value(0);
+      r.end();
+      return bad('the body must be a JSON object (an RT.Request)');
+    }
+    let seen = 0;
+    let others: Set<string> | undefined;
+    r.pos++;
+    r.ws();
+    if (r.peek() !== 125) {
+      do {
+        const at = r.pos;
+        const key = r.key();
+        r.expect(58, "':' after a key");
+        const f = fieldIndex(key);
+        if (f < 0) {
+          if (others?.has(key)) r.duplicate(key, at);
+          (others ??= new Set()).add(key);
+          topValue(r);
+          continue;
+        }
+        if (seen & (1 << f)) r.duplicate(key, at);
+        seen |= 1 << f;
+        values[f] = topValue(r);
+        if (f === VARIABLES) variablesText = r.text;
+      } while (r.next(125, "',' or '}'"));
+    } else r.pos++;
+    r.end();
+    if (seen !== ALL_FIELDS) {
+      const missing = RT_REQUEST_FIELDS.filter((_, i) => !(seen & (1 << i)));
+      return bad(`missing field${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: an RT.Request has all 14 fields`);
+    }
   } catch (err) {
-    return { ok: false, code: 'BAD_JSON', message: `the body is not valid JSON: ${(err as Error).message}` };
+    if (err instanceof JsonFault) return { ok: false, code: err.code, message: err.message };
+    throw err;
   }
-  if (callidText && data && typeof data === 'object' && typeof (data as { callid?: unknown }).callid === 'number') {
-    const o = data as { callid: unknown };
-    // The only "callid" key of the text is the top-level one when the parsed value agrees.
-    if (Number(callidText) === o.callid) o.callid = new LosslessNumber(callidText);
+  return checkFields(values, variablesText);
+}
+
+/** A top-level member's value: numbers keep their text; objects and arrays leave their canonical text in r.text. */
+function topValue(r: JsonReader): unknown {
+  const c = r.peek();
+  if (c === 34) return r.string();
+  if (c === 45 || (c >= 48 && c <= 57)) return new NumberText(r.number());
+  return r.value(1);
+}
+
+function checkFields(v: unknown[], variablesText: string): ParseResult {
+  for (let i = 0; i < RT_REQUEST_FIELDS.length; i++) {
+    if (i === CALLID || i === COMMAND_ID || i === VARIABLES || i === 2) continue;
+    if (typeof v[i] !== 'string') return bad(`field ${RT_REQUEST_FIELDS[i]} must be a string, got ${describe(v[i])}`);
   }
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    return bad('the body must be a JSON object (an RT.Request)');
-  }
-  const o = data as Record<string, unknown>;
-  let missing: string[] | undefined;
-  for (const f of RT_REQUEST_FIELDS) if (!(f in o)) (missing ??= []).push(f);
-  if (missing) {
-    return bad(`missing field${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: an RT.Request has all 14 fields`);
-  }
-  for (const f of STRING_FIELDS) {
-    if (typeof o[f] !== 'string') return bad(`field ${f} must be a string, got ${describe(o[f])}`);
-  }
-  if (o.request_hash !== null && typeof o.request_hash !== 'string') {
-    return bad(`field request_hash must be a string or null, got ${describe(o.request_hash)}`);
-  }
-  // Integers as the service writes them: digits only (not 1e3, 1.0, -0).
-  const raw = wantedMembers(body);
-  const callid = integerDigits(o.callid);
-  if (callid !== null && raw.callid !== undefined && !INTEGER.test(raw.callid)) return bad(`field callid must be an unsigned 64-bit integer written with digits only, got ${raw.callid.slice(0, 40)}`);
-  if (integerDigits(o.command_id) !== null && raw.command_id !== undefined && !INTEGER.test(raw.command_id)) return bad(`field command_id must be a non-negative integer written with digits only, got ${raw.command_id.slice(0, 40)}`);
-  const callidValue = callid === null ? null : BigInt(callid);
-  if (callidValue === null || callidValue > UINT64_MAX) {
-    return bad(`field callid must be an unsigned 64-bit integer, got ${describe(o.callid)}`);
-  }
-  const commandIdDigits = integerDigits(o.command_id);
-  const commandId = commandIdDigits === null ? NaN : Number(commandIdDigits);
-  if (!Number.isSafeInteger(commandId)) {
-    return bad(`field command_id must be a non-negative integer, got ${describe(o.command_id)}`);
-  }
-  const vars = o.variables;
-  if (vars === null || typeof vars !== 'object' || Array.isArray(vars)) {
+  const hash = v[2];
+  if (hash !== null && typeof hash !== 'string') return bad(`field request_hash must be a string or null, got ${describe(hash)}`);
+  const callid = integerText(v[CALLID], 'callid', 'an unsigned 64-bit integer');
+  if (typeof callid !== 'string') return callid;
+  const callidValue = BigInt(callid);
+  if (callidValue > UINT64_MAX) return bad(`field callid must be an unsigned 64-bit integer, got number ${clip(callid)}`);
+  const commandIdText = integerText(v[COMMAND_ID], 'command_id', 'a non-negative integer');
+  if (typeof commandIdText !== 'string') return commandIdText;
+  const commandId = Number(commandIdText);
+  if (!Number.isSafeInteger(commandId)) return bad(`field command_id must be a non-negative integer, got number ${clip(commandIdText)}`);
+  const vars = v[VARIABLES];
+  if (vars === null || typeof vars !== 'object' || Array.isArray(vars) || vars instanceof NumberText) {
     return bad(`field variables must be a JSON object ({} when empty), got ${describe(vars)}`);
   }
-  const status = o.call_status as string;
-  if (!STATUSES.has(status)) {
-    return bad(`field call_status "${status}" is not one of ${[...STATUSES].join(', ')}`);
-  }
+  const status = v[11] as string;
+  if (!STATUSES.has(status)) return bad(`field call_status "${clip(status)}" is not one of ${[...STATUSES].join(', ')}`);
   return {
     ok: true,
     request: {
-      app: o.app as string,
-      // The same digits as a string of its own: the ones read from the text are a slice of
-      // the body, which would stay in memory as long as the call (store keys, live calls).
+      app: v[0] as string,
+      // Digits of a string of its own: a slice of the body would keep the whole body in
+      // memory as long as the call (store keys, live calls).
       callid: callidValue.toString(),
-      request_hash: o.request_hash as string | null,
-      cli_name: o.cli_name as string,
-      cli_number: o.cli_number as string,
-      date_started: o.date_started as string,
-      number: o.number as string,
-      command: o.command as string,
+      request_hash: hash as string | null,
+      cli_name: v[3] as string,
+      cli_number: v[4] as string,
+      date_started: v[5] as string,
+      number: v[6] as string,
+      command: v[7] as string,
       command_id: commandId,
-      command_result: o.command_result as string,
-      command_error: o.command_error as string,
+      command_result: v[9] as string,
+      command_error: v[10] as string,
       call_status: status as CallStatus,
-      cdr_field: o.cdr_field as string,
-      variables: lossless ? (toPlain(vars) as Record<string, unknown>) : (vars as Record<string, unknown>),
-      // echoed byte for byte; re-serialised only if the key was written with escapes
-      variablesRaw: raw.variables ?? (lossless ? stringifyLossless(vars)! : JSON.stringify(vars)),
+      cdr_field: v[12] as string,
+      variables: vars as Record<string, unknown>,
+      variablesRaw: variablesText,
     },
   };
+}
+
+/** The digits of an integer field written as the service writes them (digits only: not 1e3, 1.0, -0), else the fault. */
+function integerText(v: unknown, field: string, what: string): string | ParseResult {
+  if (!(v instanceof NumberText) || v.text.charCodeAt(0) === 45) return bad(`field ${field} must be ${what}, got ${describe(v)}`);
+  if (!INTEGER.test(v.text)) return bad(`field ${field} must be ${what} written with digits only, got ${clip(v.text)}`);
+  return v.text;
 }
 
 export function isTerminal(status: CallStatus): boolean {
   return (TERMINAL_STATUSES as readonly string[]).includes(status);
 }
 
-const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 13;
-
-/** Index just past the JSON string starting at `i` (a quote): the next quote not escaped. */
-function skipString(text: string, i: number): number {
-  for (;;) {
-    const q = text.indexOf('"', i + 1);
-    if (q < 0) return text.length;
-    let backslashes = 0;
-    while (text.charCodeAt(q - 1 - backslashes) === 92) backslashes++;
-    if ((backslashes & 1) === 0) return q + 1;
-    i = q;
-  }
-}
-
-/** Index just past the JSON value starting at `i` (the text is known to be valid JSON). */
-function skipValue(text: string, i: number): number {
-  const c = text.charCodeAt(i);
-  if (c === 34) return skipString(text, i);
-  if (c !== 123 && c !== 91) {
-    for (let d = text.charCodeAt(i); i < text.length && d !== 44 && d !== 125 && d !== 93 && !isSpace(d); d = text.charCodeAt(++i));
-    return i;
-  }
-  let depth = 0;
-  while (i < text.length) {
-    const d = text.charCodeAt(i);
-    if (d === 34) {
-      i = skipString(text, i);
-      continue;
-    }
-    if (d === 123 || d === 91) depth++;
-    else if (d === 125 || d === 93) {
-      depth--;
-      if (depth === 0) return i + 1;
-    }
-    i++;
-  }
-  return i;
-}
-
-/**
- * Walks the members of the top-level object of valid JSON `text`, calling `member` with the
- * key's raw text (between its quotes, escapes as written) and the value's bounds.
- */
-function eachTopLevelMember(text: string, member: (keyStart: number, keyEnd: number, valueStart: number, valueEnd: number) => void): void {
-  let i = 0;
-  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
-  if (text.charCodeAt(i) !== 123) return;
-  i++;
-  for (;;) {
-    while (i < text.length && (isSpace(text.charCodeAt(i)) || text.charCodeAt(i) === 44)) i++;
-    if (i >= text.length || text.charCodeAt(i) !== 34) return;
-    const keyEnd = skipString(text, i);
-    const keyStart = i + 1;
-    i = keyEnd;
-    while (i < text.length && (isSpace(text.charCodeAt(i)) || text.charCodeAt(i) === 58)) i++;
-    const end = skipValue(text, i);
-    member(keyStart, keyEnd - 1, i, end);
-    i = end;
-  }
-}
-
-/**
- * The exact text of a member of the top-level object of valid JSON `text` (the last one if
- * the key is repeated, as JSON.parse does), or undefined.
- */
-export function rawTopLevelMember(text: string, key: string): string | undefined {
-  return rawTopLevelMembers(text)[key];
-}
-
-/** The exact text of every member of the top-level object of valid JSON `text`, in one pass. */
-export function rawTopLevelMembers(text: string): Record<string, string> {
-  const found: Record<string, string> = {};
-  eachTopLevelMember(text, (ks, ke, vs, ve) => {
-    found[text.slice(ks, ke)] = text.slice(vs, ve);
-  });
-  return found;
-}
-
-/** The raw text of the three members whose text matters (the last of repeated keys), sliced only for them. */
-function wantedMembers(text: string): { callid?: string; command_id?: string; variables?: string } {
-  const found: { callid?: string; command_id?: string; variables?: string } = {};
-  eachTopLevelMember(text, (ks, ke, vs, ve) => {
-    const n = ke - ks;
-    if (n === 6 && text.startsWith('callid', ks)) found.callid = text.slice(vs, ve);
-    else if (n === 10 && text.startsWith('command_id', ks)) found.command_id = text.slice(vs, ve);
-    else if (n === 9 && text.startsWith('variables', ks)) found.variables = text.slice(vs, ve);
-  });
-  return found;
-}
-
-
-const isDigit = (c: number) => c >= 48 && c <= 57;
-
-/**
- * Where the first run of 16 or more digits at or after `from` starts, else -1: a number
- * JSON.parse may round. Such a run covers one of the positions from+15, from+31, ..., so
- * only those are looked at (a regular expression tries every position: ten times slower).
- */
-function digitRun(text: string, from: number): number {
-  for (let i = from + 15; i < text.length; i += 16) {
-    if (!isDigit(text.charCodeAt(i))) continue;
-    let start = i;
-    while (start > from && isDigit(text.charCodeAt(start - 1))) start--;
-    let end = i + 1;
-    while (end < text.length && isDigit(text.charCodeAt(end))) end++;
-    if (end - start >= 16) return start;
-  }
-  return -1;
-}
-
-/**
- * When the only run of 16+ digits in the body (the first starts at `run`) is the value of
- * the only "callid" key, its digits; null when the body needs the lossless parser (big
- * numbers elsewhere, or several "callid" keys).
- */
-function soleBigCallid(body: string, run: number): string | null {
-  // A literal here, not at module level: a /g regex carries lastIndex, state of its own.
-  const CALLID_MEMBER = /"callid"\s*:\s*([0-9]+)(?=\s*[,}])/g;
-  const m = CALLID_MEMBER.exec(body);
-  if (!m || CALLID_MEMBER.exec(body)) return null;
-  const end = m.index + m[0].length;
-  if (run !== end - m[1]!.length || digitRun(body, end) >= 0) return null;
-  return m[1]!;
-}
-
 function bad(message: string): ParseResult {
   return { ok: false, code: 'BAD_REQUEST', message };
 }
 
-/** The decimal digits of a non-negative JSON integer (plain or lossless), else null. */
-function integerDigits(v: unknown): string | null {
-  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? String(v) : null;
-  if (isLosslessNumber(v)) {
-    const s = v.value;
-    return /^(0|[1-9][0-9]*)$/.test(s) ? s : null;
-  }
-  return null;
-}
-
-/**
- * lossless-json numbers to plain values for templates and conditions: a number that a JS
- * number holds exactly stays a number; any other (an integer above 2^53, a long decimal)
- * becomes its exact decimal text, so `{{ call.variables.other }}` renders every digit.
- */
-function toPlain(v: unknown): unknown {
-  if (isLosslessNumber(v)) {
-    const n = Number(v.value);
-    return String(n) === v.value ? n : v.value;
-  }
-  if (Array.isArray(v)) return v.map(toPlain);
-  if (v && typeof v === 'object') {
-    const o: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) o[k] = toPlain(x);
-    return o;
-  }
-  return v;
+function clip(s: string): string {
+  return s.length > 40 ? s.slice(0, 40) + '…' : s;
 }
 
 function describe(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
-  if (isLosslessNumber(v)) return v.value;
-  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? v.slice(0, 40) + '…' : v);
+  if (v instanceof NumberText) return `number ${clip(v.text)}`;
+  if (typeof v === 'string') return JSON.stringify(clip(v));
   if (typeof v === 'object') return 'an object';
   return `${typeof v} ${String(v)}`;
 }

@@ -19,7 +19,15 @@ describe('resolveSettings', () => {
     expect(r.settings.port).toBe(3000);
     expect(r.settings.host).toBe('127.0.0.1');
     expect(r.settings.server.flowsDir).toBe(join(d, 'flows'));
-    expect(r.settings.server).toMatchObject({ logLevel: 'info', deadlineMs: 4000, unknownCall: 'restart', auth: undefined, fallback: undefined });
+    expect(r.settings.server).toMatchObject({ logLevel: 'info', deadlineMs: 4000, bodyDepth: 32, unknownCall: 'restart', auth: undefined, fallback: undefined });
+  });
+
+  it('server.body_depth from the config file; a change of it needs a restart', async () => {
+    const a = await resolveSettings({}, {}, dir());
+    const b = await resolveSettings({}, {}, dir('server: { body_depth: 8 }\n'));
+    if (!a.ok || !b.ok) throw new Error('settings refused');
+    expect(b.settings.server.bodyDepth).toBe(8);
+    expect(settingsChanges({ ...a.settings, server: { ...a.settings.server, flowsDir: 'x' } }, { ...b.settings, server: { ...b.settings.server, flowsDir: 'x' } }).restart).toEqual(['server.body_depth']);
   });
 
   it('config file, then env, then flags', async () => {

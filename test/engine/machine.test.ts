@@ -21,24 +21,9 @@ import { CALL_STATE } from '../../src/flow/machine-config.js';
 import { checkReply } from '../../src/emulator/driver/conformance.js';
 import { OPTS, req } from './helpers.js';
 import { exampleFlows } from './yaml.js';
+import { pick, rng } from '../helpers/random.js';
 
 const root = new URL('../..', import.meta.url).pathname;
-
-/** A small seeded PRNG (mulberry32): the same calls on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function pick<T>(r: () => number, list: readonly T[]): T {
-  return list[Math.floor(r() * list.length)]!;
-}
 
 /** A result the outstanding command could return (the catalogue's set, and some noise). */
 function randomResult(r: () => number, command: string): string {

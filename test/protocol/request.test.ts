@@ -20,12 +20,13 @@ describe('parseRtRequest', () => {
     expect(r.ok && r.request.callid).toBe(id);
   });
 
-  it('keeps big numbers inside variables in the raw text', () => {
+  it('keeps big numbers inside variables digit for digit', () => {
     const raw = '{"crm_id":12345678901234567890,"n":1.5,"s":"x","nested":{"a":[1,2]}}';
     const r = parseRtRequest(rtBody({ callid: '18446744073709551615', variables: raw }));
     expect(r.ok).toBe(true);
     if (!r.ok) return;
-    expect(r.request.variablesRaw).toBe(raw);
+    // the echo is the canonical text of the same data: keys sorted, every digit kept
+    expect(r.request.variablesRaw).toBe('{"crm_id":12345678901234567890,"n":1.5,"nested":{"a":[1,2]},"s":"x"}');
     // a number JS cannot hold exactly reaches templates as its exact digits
     expect(r.request.variables).toEqual({ crm_id: '12345678901234567890', n: 1.5, s: 'x', nested: { a: [1, 2] } });
   });
@@ -78,7 +79,7 @@ describe('parseRtRequest', () => {
   });
 });
 
-describe('parseRtRequest big numbers: fast and lossless paths agree', () => {
+describe('parseRtRequest big numbers', () => {
   it('takes a big callid from the text even when variables hold a nested "callid"', () => {
     const raw = '{"callid":5,"other":{"callid":18446744073709551614}}';
     const r = parseRtRequest(rtBody({ callid: '18446744073709551615', variables: raw }));
@@ -99,23 +100,26 @@ describe('parseRtRequest big numbers: fast and lossless paths agree', () => {
   });
 });
 
-describe('variables are echoed byte for byte', () => {
+describe('variables are echoed as the canonical text of what the engine reads', () => {
   it.each([
-    '{"a": 1.0, "b":"\\u00e9", "c" : [ 1 , {"d":"}"} ] }',
-    '{}',
-    '{ }',
-    '{"variables":{"nested":true},"s":"a \\" quote"}',
-  ])('%s', (raw) => {
+    ['{"a": 1.0, "b":"\\u00e9", "c" : [ 1 , {"d":"}"} ] }', '{"a":1,"b":"é","c":[1,{"d":"}"}]}'],
+    ['{}', '{}'],
+    ['{ }', '{}'],
+    ['{"variables":{"nested":true},"s":"a \\" quote"}', '{"s":"a \\" quote","variables":{"nested":true}}'],
+    ['{"b":1,"a":2,"10":3,"9":4}', '{"10":3,"9":4,"a":2,"b":1}'],
+    ['{"x":"\\/\\b\\f\\n\\r\\t\\u0001\\ud83d\\ude00"}', '{"x":"/\\b\\f\\n\\r\\t\\u0001😀"}'],
+  ])('%s', (raw, canonical) => {
     const r = parseRtRequest(rtBody({ variables: raw }));
-    expect(r.ok && r.request.variablesRaw).toBe(raw);
+    expect(r.ok && r.request.variablesRaw).toBe(canonical);
+    // the echo read again is the same data and the same text
+    const again = parseRtRequest(rtBody({ variables: canonical }));
+    expect(again.ok && again.request.variablesRaw).toBe(canonical);
+    expect(again.ok && again.request.variables).toEqual(r.ok && r.request.variables);
   });
 
-  it('takes the top-level member, not a nested one, and the last of repeated keys', async () => {
-    const { rawTopLevelMember } = await import('../../src/protocol/request.js');
-    expect(rawTopLevelMember('{"x":{"variables":1},"variables":{"a":2}}', 'variables')).toBe('{"a":2}');
-    expect(rawTopLevelMember('{"variables":{"a":1},"variables":{"b":2}}', 'variables')).toBe('{"b":2}');
-    expect(rawTopLevelMember(' { "variables" : {"a":[1,"]"]} } ', 'variables')).toBe('{"a":[1,"]"]}');
-    expect(rawTopLevelMember('{"a":1}', 'variables')).toBeUndefined();
+  it('takes the top-level member, not a nested one', () => {
+    const r = parseRtRequest(rtBody({ variables: '{"a":2}' }).replace('"app":', '"x":{"variables":1},"app":'));
+    expect(r.ok && r.request.variablesRaw).toBe('{"a":2}');
   });
 });
 
@@ -129,12 +133,12 @@ describe('integers are digits only', () => {
   });
 });
 
-describe('the scan of the body text (indexOf and strided digit checks)', () => {
+describe('the scan of the body text', () => {
   it('skips strings ending in escaped backslashes or holding escaped quotes and braces', () => {
     const raw = '{"k":"x\\\\","l":"a \\" } { \\\\\\"","m":[1,"]"]}';
     const body = rtBody({ cli_name: 'A \\ "B" }', command_result: '\\', variables: raw });
     const r = parseRtRequest(body);
-    expect(r.ok && r.request.variablesRaw).toBe(raw);
+    expect(r.ok && r.request.variablesRaw).toBe('{"k":"x\\\\","l":"a \\" } { \\\\\\"","m":[1,"]"]}');
     expect(r.ok && r.request.cli_name).toBe('A \\ "B" }');
     expect(r.ok && r.request.command_result).toBe('\\');
   });
@@ -148,6 +152,6 @@ describe('the scan of the body text (indexOf and strided digit checks)', () => {
     const inString = parseRtRequest(rtBody({ callid: '18446744073709551615', cdr_field: 'ref 12345678901234567' }));
     expect(inString.ok && [inString.request.callid, inString.request.cdr_field]).toEqual(['18446744073709551615', 'ref 12345678901234567']);
     const bigId = parseRtRequest(rtBody({ callid: '18446744073709551615', command_id: 12345678901234567 }).replace('12345678901234568', '12345678901234567'));
-    expect(bigId).toEqual({ ok: false, code: 'BAD_REQUEST', message: 'field command_id must be a non-negative integer, got 12345678901234567' });
+    expect(bigId).toEqual({ ok: false, code: 'BAD_REQUEST', message: 'field command_id must be a non-negative integer, got number 12345678901234567' });
   });
 });
