@@ -2,7 +2,9 @@
  * The JSON-RPC 2.0 transport at /json-rpc/v1.1/ as the service runs it: POST, body
  * `application/json-rpc; charset=utf-8` (application/json accepted too), positional
  * params only, one call per request (a batch gets -32600), HTTP Basic auth (code 22).
- * Every JSON-RPC answer is HTTP 200; only a wrong method or Content-Type gets 405 / 415.
+ * Every JSON-RPC answer is HTTP 200; transport errors (another method, Content-Type,
+ * a body too large or deeper than MAX_DEPTH...) get their HTTP status (405, 415, 413...)
+ * with a JSON-RPC error body, code -32600 and id null.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { EmulatorContext } from '../context.js';
@@ -18,8 +20,11 @@ export function jsonRpc(ctx: EmulatorContext) {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
-    app.setErrorHandler((err: { statusCode?: number; message: string }, _req, reply) => {
-      if (err.statusCode === 413) return answer(reply, null, { code: -32600, message: 'the request is too large' });
+    app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, req, reply) => {
+      // Fastify refuses a Content-Type it cannot parse ("a b", ";") before the handler runs.
+      if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || err.statusCode === 415) return unsupportedType(reply, req.headers['content-type']);
+      if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) return transportError(reply, 413, `the request is too large: at most ${app.initialConfig.bodyLimit} bytes`);
+      if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return transportError(reply, err.statusCode, `bad request: ${err.message}`);
       ctx.log.error({ err }, 'JSON-RPC internal error');
       return answer(reply, null, { code: -32603, message: 'internal error of the emulator' });
     });
@@ -27,12 +32,9 @@ export function jsonRpc(ctx: EmulatorContext) {
     const handler = async (req: { method: string; headers: Record<string, string | string[] | undefined>; body: unknown }, reply: FastifyReply) => {
       if (req.method !== 'POST') {
         reply.header('allow', 'POST');
-        return reply.code(405).send(envelope(null, { code: -32600, message: `JSON-RPC requests are POSTed, not sent with ${req.method}` }));
+        return transportError(reply, 405, `JSON-RPC requests are POSTed, not sent with ${req.method}`);
       }
-      const type = String(req.headers['content-type'] ?? '');
-      if (!/^application\/(json-rpc|json)\s*(;|$)/i.test(type)) {
-        return reply.code(415).send(envelope(null, { code: -32600, message: `Content-Type must be application/json-rpc; charset=utf-8 (or application/json), got ${type || 'none'}` }));
-      }
+      if (!jsonRpcType(req.headers['content-type'])) return unsupportedType(reply, req.headers['content-type']);
       let msg: unknown;
       try {
         msg = JSON.parse(String(req.body ?? ''));
@@ -79,6 +81,30 @@ function validId(v: unknown): boolean {
 
 function envelope(id: Id, error?: { code: number; message: string }, result?: unknown): Record<string, unknown> {
   return error ? { jsonrpc: '2.0', id, error } : { jsonrpc: '2.0', id, result: result ?? null };
+}
+
+/** `application/json-rpc` or `application/json`, with no charset or charset=utf-8. */
+export function jsonRpcType(header: string | string[] | undefined): boolean {
+  if (typeof header !== 'string') return false;
+  const m = /^\s*application\/(?:json-rpc|json)\s*(;.*)?$/i.exec(header);
+  if (!m) return false;
+  for (const param of (m[1] ?? '').split(';').slice(1)) {
+    const eq = param.indexOf('=');
+    const name = (eq < 0 ? param : param.slice(0, eq)).trim().toLowerCase();
+    const value = eq < 0 ? '' : param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    if (name === 'charset' && value !== 'utf-8') return false;
+  }
+  return true;
+}
+
+function unsupportedType(reply: FastifyReply, header: string | string[] | undefined) {
+  const got = typeof header === 'string' && header.trim() !== '' ? JSON.stringify(header.slice(0, 100)) : 'none';
+  return transportError(reply, 415, `Content-Type must be application/json-rpc; charset=utf-8 (or application/json, UTF-8), got ${got}`);
+}
+
+/** An error of the HTTP exchange itself: its status, a JSON-RPC error body, id null. */
+function transportError(reply: FastifyReply, status: number, message: string) {
+  return reply.code(status).type('application/json-rpc; charset=utf-8').send(JSON.stringify(envelope(null, { code: -32600, message })));
 }
 
 function answer(reply: FastifyReply, id: Id, error?: { code: number; message: string }, result?: unknown) {
