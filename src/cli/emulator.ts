@@ -7,6 +7,7 @@ export interface EmulatorFlags {
   login?: string;
   password?: string;
   data?: string;
+  dataCompactBytes?: string;
   realtime?: boolean;
   replyTimeout?: string;
   seed?: string;
@@ -24,6 +25,12 @@ export async function emulator(flags: EmulatorFlags, env: NodeJS.ProcessEnv = pr
     err.write(`callscript emulator: --reply-timeout must be 50 to 60000 ms, got ${flags.replyTimeout}\n`);
     return 2;
   }
+  const compactText = flags.dataCompactBytes ?? env.EMULATOR_DATA_COMPACT_BYTES;
+  const compact = compactText === undefined ? undefined : Number(compactText);
+  if (compact !== undefined && (!Number.isInteger(compact) || compact < 4096 || compact > 2 ** 31)) {
+    err.write(`callscript emulator: --data-compact-bytes must be a whole number of bytes from 4096 to 2147483648, got ${compactText}\n`);
+    return 2;
+  }
   const host = flags.host ?? env.EMULATOR_HOST ?? DEFAULT_HOST;
   const login = flags.login ?? env.EMULATOR_LOGIN ?? DEFAULT_LOGIN;
   const password = flags.password ?? env.EMULATOR_PASSWORD ?? DEFAULT_PASSWORD;
@@ -38,6 +45,7 @@ export async function emulator(flags: EmulatorFlags, env: NodeJS.ProcessEnv = pr
       seed: flags.seed ?? DEFAULT_SEED,
       logLevel: flags.logLevel ?? env.LOG_LEVEL ?? 'warn',
       ...(dataFile ? { dataFile } : {}),
+      ...(compact !== undefined ? { dataCompactBytes: compact } : {}),
     });
   } catch (e) {
     err.write(`callscript emulator: ${(e as Error).message}\n`);

@@ -5,6 +5,8 @@
  */
 export const ERR = {
   INTERNAL: 1,
+  /** The change could not be written to the data file (--data). */
+  STORAGE: 2,
   /** The request itself is malformed: body not JSON, wrong Content-Type, not an object. */
   MALFORMED: 10,
   /** A parameter is missing, of the wrong type, or badly formed. */

@@ -9,7 +9,9 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { EmulatorContext, Logger } from './context.js';
 import { controlApi } from './control/routes.js';
-import { loadDataFile, Persister } from './persist.js';
+import { openData } from './persist/open.js';
+import type { Disk } from './persist/files.js';
+import type { Journal } from './persist/journal.js';
 import { jsonRpc } from './rpc/jsonrpc.js';
 import { DEFAULT_SMS_SETTINGS, type SmsSettings } from './sms/record.js';
 import { smsRest } from './sms/rest.js';
@@ -25,8 +27,12 @@ export const DEFAULT_SEED = 'callscript';
 export interface EmulatorOptions {
   login?: string;
   password?: string;
-  /** A JSON file that keeps the data across restarts. */
+  /** A JSON file that keeps the data across restarts (with its journal `<file>.journal`). */
   dataFile?: string;
+  /** Compact the journal once it reaches this many bytes (and the data file's size); default 8 MiB. */
+  dataCompactBytes?: number;
+  /** The file system of --data (tests give one that fails). */
+  disk?: Disk;
   /** Seed of the ids (callids, hashes); the data file's state wins when there is one. */
   seed?: string;
   /** Wait for real the simulated duration of commands. */
@@ -49,7 +55,7 @@ export interface Emulator {
   ctx: EmulatorContext;
   /** Listens; resolves to the base URL. */
   listen(port?: number, host?: string): Promise<string>;
-  /** Ends live calls, waits for them, stops listening, writes the data file. */
+  /** Ends live calls, waits for them, stops listening, compacts and closes the data file. */
   close(): Promise<void>;
 }
 
@@ -65,14 +71,13 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
     warn: (o, m) => app.log.warn(o, m),
     error: (o, m) => app.log.error(o, m),
   };
-  let persister: Persister | undefined;
-  const store = new EmulatorStore(opts.seed ?? DEFAULT_SEED, opts.maxTranscripts ?? 1000, () => persister?.schedule());
+  const store = new EmulatorStore(opts.seed ?? DEFAULT_SEED, opts.maxTranscripts ?? 1000);
+  let journal: Journal | undefined;
   if (opts.dataFile) {
-    const loaded = await loadDataFile(opts.dataFile);
-    if (!loaded.ok) throw new Error(loaded.message);
-    if (loaded.data) store.load(loaded.data);
-    persister = new Persister(opts.dataFile, () => store.toJSON(), (err) => log.error({ err, file: opts.dataFile }, 'cannot write the data file'));
-    persister.schedule();
+    journal = await openData(store, opts.dataFile, log, {
+      ...(opts.dataCompactBytes !== undefined ? { compactBytes: opts.dataCompactBytes } : {}),
+      ...(opts.disk ? { disk: opts.disk } : {}),
+    });
   }
   const ctx: EmulatorContext = {
     store,
@@ -116,7 +121,7 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
       for (const c of ctx.live.values()) c.hangUp('emulator', 'the emulator is shutting down');
       await Promise.allSettled([...ctx.background]);
       await app.close();
-      await persister?.flush();
+      await journal?.close();
     },
   };
 }

@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { EmulatorContext } from '../context.js';
 import { basicAuthOk } from '../auth.js';
 import { ERR } from '../errors.js';
+import { repliesWhenSaved } from '../saved-replies.js';
 import { RpcError, rpcMethods, type RpcMethod } from './methods.js';
 
 type Id = string | number | null;
@@ -19,6 +20,16 @@ export function jsonRpc(ctx: EmulatorContext) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+    // A call whose change could not be saved: error -32000 for its id; a notification: 503, still no body.
+    repliesWhenSaved(app, ctx, (reply, message, payload) => {
+      if (typeof payload !== 'string' || payload === '') {
+        reply.code(503);
+        return null;
+      }
+      reply.code(200).type('application/json-rpc; charset=utf-8');
+      return JSON.stringify(envelope(idOf(payload), { code: -32000, message }));
+    });
 
     app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, req, reply) => {
       // Fastify refuses a Content-Type it cannot parse ("a b", ";") before the handler runs.
@@ -73,6 +84,16 @@ export function jsonRpc(ctx: EmulatorContext) {
     };
     app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], url: '/', handler });
   };
+}
+
+/** The id of an answer we wrote (null when there is none). */
+function idOf(payload: string): Id {
+  try {
+    const id = (JSON.parse(payload) as { id?: unknown }).id;
+    return validId(id) ? (id as Id) : null;
+  } catch {
+    return null;
+  }
 }
 
 function validId(v: unknown): boolean {

@@ -39,8 +39,7 @@ export function rpcMethods(ctx: EmulatorContext): Record<string, RpcMethod> {
       const r = checkNewApp(p[0], p[1], p[2]);
       if (!r.ok) throw invalid(r.message);
       const app = newApp(ctx.store.newHash(), r.value.name, r.value.p, ctx.clock.now());
-      ctx.store.apps.set(app.hash, app);
-      ctx.store.changed();
+      ctx.store.putApp(app);
       return app;
     },
 
