@@ -13,6 +13,7 @@ import { openData } from './persist/open.js';
 import type { Disk } from './persist/files.js';
 import type { Journal } from './persist/journal.js';
 import { jsonRpc } from './rpc/jsonrpc.js';
+import { jsonTooDeep, TOO_DEEP } from './json-depth.js';
 import { DEFAULT_SMS_SETTINGS, type SmsSettings } from './sms/record.js';
 import { smsRest } from './sms/rest.js';
 import { EmulatorStore } from './store.js';
@@ -91,6 +92,14 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
     background: new Set(),
     log,
   };
+
+  // Fastify's JSON parser (with its __proto__ checks), after a look at the nesting depth.
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (jsonTooDeep(body as string)) return done(Object.assign(new Error(`the body is ${TOO_DEEP}`), { statusCode: 400, code: 'EMU_TOO_DEEP' }), undefined);
+    json(req, body as string, done);
+  });
 
   await app.register(smsRest(ctx), { prefix: '/rest/v1.1' });
   await app.register(jsonRpc(ctx), { prefix: '/json-rpc/v1.1' });

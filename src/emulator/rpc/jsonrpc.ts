@@ -3,14 +3,15 @@
  * `application/json-rpc; charset=utf-8` (application/json accepted too), positional
  * params only, one call per request (a batch gets -32600), HTTP Basic auth (code 22).
  * Every JSON-RPC answer is HTTP 200; transport errors (another method, Content-Type,
- * a body too large or deeper than MAX_DEPTH...) get their HTTP status (405, 415, 413...)
- * with a JSON-RPC error body, code -32600 and id null.
+ * a body too large...) get their HTTP status (405, 415, 413...) with a JSON-RPC error
+ * body, code -32600 and id null. A body nested too deep is an invalid request (-32600).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { EmulatorContext } from '../context.js';
 import { basicAuthOk } from '../auth.js';
 import { ERR } from '../errors.js';
 import { repliesWhenSaved } from '../saved-replies.js';
+import { jsonTooDeep, TOO_DEEP } from '../json-depth.js';
 import { RpcError, rpcMethods, type RpcMethod } from './methods.js';
 
 type Id = string | number | null;
@@ -46,9 +47,11 @@ export function jsonRpc(ctx: EmulatorContext) {
         return transportError(reply, 405, `JSON-RPC requests are POSTed, not sent with ${req.method}`);
       }
       if (!jsonRpcType(req.headers['content-type'])) return unsupportedType(reply, req.headers['content-type']);
+      const text = String(req.body ?? '');
+      if (jsonTooDeep(text)) return answer(reply, null, { code: -32600, message: `invalid request: the body is ${TOO_DEEP}` });
       let msg: unknown;
       try {
-        msg = JSON.parse(String(req.body ?? ''));
+        msg = JSON.parse(text);
       } catch (err) {
         return answer(reply, null, { code: -32700, message: `parse error: the body is not JSON (${(err as Error).message})` });
       }
