@@ -5,10 +5,11 @@
  * After each, the emulator still answers.
  */
 import { createServer } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonTooDeep } from '../../src/emulator/json-depth.js';
 import { MAX_REPLY_BYTES } from '../../src/emulator/driver/wire.js';
-import { cmd, fakeServer, startEmulator, type Running } from './helpers.js';
+import { AUTH, cmd, fakeServer, startEmulator, type Running } from './helpers.js';
 
 let e: Running;
 beforeAll(async () => {
@@ -155,5 +156,42 @@ describe('customer server replies', () => {
       server.close();
     }
     await stillAnswers();
+  });
+});
+
+describe('a request that never ends', () => {
+  /** Writes `text` and waits (10 s at most) for the emulator to close the connection; what it answered. */
+  function sendAndWait(base: string, text: string): Promise<string> {
+    const { hostname, port } = new URL(base);
+    return new Promise((resolve, reject) => {
+      const s = connect(Number(port), hostname);
+      let out = '';
+      const timer = setTimeout(() => {
+        s.destroy();
+        reject(new Error(`the connection was still open after 10 s; got ${JSON.stringify(out)}`));
+      }, 10_000);
+      s.on('data', (d) => (out += d));
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        clearTimeout(timer);
+        resolve(out);
+      });
+      s.write(text);
+    });
+  }
+
+  it.each([
+    ['half a body', `POST /rest/v1.1/sms HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"from":`],
+    ['headers without end', `POST /json-rpc/v1.1/ HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n`],
+  ])('%s: 408 and the connection closed after the request timeout', async (_n, text) => {
+    const slow = await startEmulator({ requestTimeoutMs: 300 });
+    try {
+      const out = await sendAndWait(slow.base, text);
+      expect(out.split('\r\n')[0]).toBe('HTTP/1.1 408 Request Timeout');
+      expect((await slow.req('/emulator/health')).json).toMatchObject({ status: 'ok' });
+      expect(slow.emu.ctx.store.sms.size).toBe(0);
+    } finally {
+      await slow.close();
+    }
   });
 });
