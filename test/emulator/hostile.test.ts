@@ -159,6 +159,31 @@ describe('customer server replies', () => {
   });
 });
 
+describe('long names (the did-you-mean hint cost length x length: a 1 MB name blocked the emulator for 10 s and took 500 MB)', () => {
+  const LONG = 'k'.repeat(3_000_000);
+
+  it('a reply with a long command or param name: the violation, without hint', async () => {
+    for (const [body, code, message] of [
+      [{ command: LONG, command_id: 1, params: {}, variables: {} }, 'UNKNOWN_COMMAND', `"${LONG}" is not a command`],
+      [cmd('play', 1, { media_id: '5', [LONG]: 1 }), 'UNKNOWN_PARAM', `play has no param ${LONG}; its params are media_id`],
+    ] as const) {
+      const server = await fakeServer((_r, n) => ({ body: n === 1 ? body : cmd('hangup', 2) }));
+      try {
+        const t = await e.call({ url: server.url });
+        expect(t.violations.map((v) => [v.code, v.message])).toEqual([[code, message]]);
+      } finally {
+        await server.close();
+      }
+    }
+    await stillAnswers();
+  });
+
+  it('short names still get their hint', async () => {
+    const r = await e.req('/emulator/calls', { body: { url: 'http://127.0.0.1:9/rt', caller: { actoins: [] } } });
+    expect(r.json.error.errors[0].message).toBe('unknown key actoins in the caller script (did you mean actions?); the keys are name, description, call, actions, defaults, $schema');
+  });
+});
+
 describe('a request that never ends', () => {
   /** Writes `text` and waits (10 s at most) for the emulator to close the connection; what it answered. */
   function sendAndWait(base: string, text: string): Promise<string> {
