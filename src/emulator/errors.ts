@@ -15,6 +15,8 @@ export const ERR = {
   METHOD_NOT_ALLOWED: 21,
   AUTH: 22,
   TOO_LARGE: 23,
+  /** As many calls are running as the emulator runs at once. */
+  BUSY: 24,
 } as const;
 
 /** Maps a Fastify / body-parser error to an HTTP status, an error code and a message. */

@@ -24,6 +24,7 @@ export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_LOGIN = 'emulator';
 export const DEFAULT_PASSWORD = 'emulator';
 export const DEFAULT_SEED = 'callscript';
+export const DEFAULT_MAX_LIVE_CALLS = 200;
 
 export interface EmulatorOptions {
   login?: string;
@@ -42,6 +43,8 @@ export interface EmulatorOptions {
   replyTimeoutMs?: number;
   /** The emulator hangs up a call after this many commands (default 500). */
   maxCommands?: number;
+  /** Calls running at once, at most (default 200); more are refused until some end. */
+  maxLiveCalls?: number;
   /** Transcripts kept (default 1000; older ones are forgotten). */
   maxTranscripts?: number;
   clock?: Clock;
@@ -94,7 +97,7 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
     sleep: opts.sleep ?? realSleep,
     account: { login: opts.login ?? DEFAULT_LOGIN, password: opts.password ?? DEFAULT_PASSWORD },
     sms: { ...DEFAULT_SMS_SETTINGS, ...opts.sms },
-    calls: { realtime: opts.realtime ?? false, replyTimeoutMs: opts.replyTimeoutMs ?? 5000, maxCommands: opts.maxCommands ?? 500 },
+    calls: { realtime: opts.realtime ?? false, replyTimeoutMs: opts.replyTimeoutMs ?? 5000, maxCommands: opts.maxCommands ?? 500, maxLiveCalls: opts.maxLiveCalls ?? DEFAULT_MAX_LIVE_CALLS },
     smsFailures: new Map(),
     live: new Map(),
     background: new Set(),

@@ -184,6 +184,27 @@ describe('long names (the did-you-mean hint cost length x length: a 1 MB name bl
   });
 });
 
+describe('calls running at once', () => {
+  it('beyond --max-live-calls: control API 429 TOO_MANY_CALLS, calls.realtime code 24; accepted again once calls end', async () => {
+    const busy = await startEmulator({ maxLiveCalls: 2 });
+    const server = await fakeServer(() => ({ body: cmd('hangup', 1), delayMs: 500 }));
+    try {
+      const app = (await busy.rpc('apps.create', ['REALTIME10', 'x', { url: server.url }])).result;
+      for (let i = 0; i < 2; i++) expect((await busy.req('/emulator/calls', { body: { url: server.url, wait: false } })).status).toBe(202);
+      const message = '2 calls are running, the most this emulator runs at once (--max-live-calls 2): try again when some have ended';
+      const r = await busy.req('/emulator/calls', { body: { url: server.url, wait: false } });
+      expect([r.status, r.json]).toEqual([429, { error: { code: 'TOO_MANY_CALLS', message } }]);
+      expect(await busy.rpc('calls.realtime', [app.hash, { number: '+447700900456', timeout: 30 }], 3)).toEqual({ jsonrpc: '2.0', id: 3, error: { code: 24, message } });
+      expect(busy.emu.ctx.store.calls.size).toBe(2);
+      await Promise.allSettled([...busy.emu.ctx.background]);
+      expect((await busy.req('/emulator/calls', { body: { url: server.url } })).json).toMatchObject({ status: 'ended', ended_by: 'flow' });
+    } finally {
+      await server.close();
+      await busy.close();
+    }
+  });
+});
+
 describe('a request that never ends', () => {
   /** Writes `text` and waits (10 s at most) for the emulator to close the connection; what it answered. */
   function sendAndWait(base: string, text: string): Promise<string> {

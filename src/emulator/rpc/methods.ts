@@ -86,7 +86,7 @@ export function rpcMethods(ctx: EmulatorContext): Record<string, RpcMethod> {
         cdrField: (opts.cdr_field as string | undefined) ?? '',
         cli: (opts.cli as string | undefined) ?? '',
       });
-      if (!placed.ok) throw new RpcError(ERR.INVALID_PARAM, placed.message);
+      if (!placed.ok) throw new RpcError(placed.busy ? ERR.BUSY : ERR.INVALID_PARAM, placed.message);
       return placed.id;
     },
 
