@@ -100,17 +100,14 @@ export class EmulatorStore {
   }
   /** false when the number was not routed. */
   deleteDid(number: string): boolean {
-    if (!this.didMap.has(number)) return false;
-    this.commit({ op: 'did', k: number, v: null });
-    return true;
+    return this.drop('did', this.didMap, number);
   }
   setCaller(number: string, c: CallerEntry): void {
     this.commit({ op: 'caller', k: number, v: c });
   }
+  /** false when the number had no script. */
   deleteCaller(number: string): boolean {
-    if (!this.callerMap.has(number)) return false;
-    this.commit({ op: 'caller', k: number, v: null });
-    return true;
+    return this.drop('caller', this.callerMap, number);
   }
   /** Forgets every object (the id generator goes on). */
   reset(): void {
@@ -120,6 +117,12 @@ export class EmulatorStore {
   /** Resolves once every change so far is durable (at once without --data). */
   saved(): Promise<void> {
     return this.sink ? this.sink.saved() : SAVED;
+  }
+
+  private drop(op: 'did' | 'caller', map: Map<string, unknown>, k: string): boolean {
+    if (!map.has(k)) return false;
+    this.commit({ op, k, v: null });
+    return true;
   }
 
   private commit(op: Op): void {

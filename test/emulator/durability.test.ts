@@ -2,20 +2,19 @@
  * --data durability with real processes: every SMS acknowledged before a kill -9 is there
  * after a restart, whether or not compactions ran meanwhile; no temporary file is left.
  */
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeRecord, headerRecord } from '../../src/emulator/persist/format.js';
-import { cmd, fakeServer } from './helpers.js';
+import { cmd, fakeServer, tempDirs } from './helpers.js';
 import { spawnEmulator, type SpawnedEmulator } from './spawn-emulator.js';
 
 const AUTH = 'Basic ' + Buffer.from('emulator:emulator').toString('base64');
-const dirs: string[] = [];
+// registered first, so run last: the folders go once the processes are gone
+const tmp = tempDirs('emu-crash-');
 const children: SpawnedEmulator[] = [];
 afterEach(async () => {
   for (const c of children.splice(0)) await c.kill9();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
 async function start(file: string, env: Record<string, string> = {}): Promise<SpawnedEmulator> {
@@ -77,8 +76,7 @@ async function call(base: string, path: string, method: string, body?: unknown):
 }
 
 const newDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'emu-crash-'));
-  dirs.push(dir);
+  const dir = tmp();
   return { dir, file: join(dir, 'data.json') };
 };
 

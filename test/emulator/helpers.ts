@@ -1,6 +1,10 @@
 /** Test helpers: an in-process emulator, authenticated requests, and a fake customer server. */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
 import { createEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
 import type { Transcript } from '../../src/emulator/driver/transcript.js';
 
@@ -133,4 +137,17 @@ export function rawHttp(base: string, head: string, body = ''): Promise<RawAnswe
     });
     s.write(`${head}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
+}
+
+/** A maker of temporary folders for this test file; they are removed after each test. */
+export function tempDirs(prefix: string): () => string {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  return () => {
+    const d = mkdtempSync(join(tmpdir(), prefix));
+    dirs.push(d);
+    return d;
+  };
 }

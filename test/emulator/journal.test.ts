@@ -4,22 +4,17 @@
  * write). The crash itself, with real processes, is in durability.test.ts.
  */
 import type { FileHandle } from 'node:fs/promises';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { nodeDisk, type Disk } from '../../src/emulator/persist/files.js';
 import { encodeRecord, headerRecord, scanJournal } from '../../src/emulator/persist/format.js';
 import { createEmulator } from '../../src/emulator/server.js';
-import { startEmulator } from './helpers.js';
+import { startEmulator, tempDirs } from './helpers.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const tmp = tempDirs('emu-journal-');
 const fresh = () => {
-  const d = mkdtempSync(join(tmpdir(), 'emu-journal-'));
-  dirs.push(d);
+  const d = tmp();
   return { dir: d, file: join(d, 'data.json'), journal: join(d, 'data.json.journal') };
 };
 

@@ -1,6 +1,5 @@
 /** `callscript emulator` as a child process, to crash it for real (kill -9) and restart it. */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { ROOT } from './serve.js';
+import { spawnCli } from './serve.js';
 
 export interface SpawnedEmulator {
   /** http://127.0.0.1:PORT */
@@ -15,54 +14,15 @@ export interface SpawnedEmulator {
 
 /** Starts the emulator with `args` (after `emulator --port 0`) and waits for its URL. */
 export async function spawnEmulator(args: string[], env: Record<string, string> = {}): Promise<SpawnedEmulator> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'emulator', '--port', '0', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the emulator did not start:\n${out}`)), 20000);
-    child.stdout!.on('data', () => {
-      const m = /callscript emulator on (http:\/\/\S+)/.exec(out);
-      if (m && out.includes('run a call:')) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`the emulator exited with ${code}:\n${out}`));
-    });
-  });
-  return {
-    base,
-    output: () => out,
-    kill9: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
-    },
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      return exited;
-    },
+  const c = await spawnCli(['emulator', '--port', '0', ...args], { LOG_LEVEL: 'info', ...env }, (out) => (out.includes('run a call:') ? /callscript emulator on (http:\/\/\S+)/.exec(out)?.[1] : undefined));
+  const signal = async (s: NodeJS.Signals) => {
+    if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill(s);
+    return c.exited;
   };
-}
-
-/** Runs `args` as `callscript emulator ...` to its end: exit code and output. */
-export function runEmulatorToEnd(args: string[], timeoutMs = 20000): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'emulator', '--port', '0', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output: out });
-    });
-  });
+  return {
+    base: c.base,
+    output: c.output,
+    kill9: async () => void (await signal('SIGKILL')),
+    stop: () => signal('SIGTERM'),
+  };
 }
