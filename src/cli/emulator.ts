@@ -1,5 +1,5 @@
 /** `callscript emulator`: the telephony service on a laptop (src/emulator). */
-import { createEmulator, DEFAULT_HOST, DEFAULT_LOGIN, DEFAULT_PASSWORD, DEFAULT_PORT, DEFAULT_SEED, type Emulator } from '../emulator/server.js';
+import { createEmulator, DEFAULT_MAX_LIVE_CALLS, DEFAULT_HOST, DEFAULT_LOGIN, DEFAULT_PASSWORD, DEFAULT_PORT, DEFAULT_SEED, type Emulator } from '../emulator/server.js';
 
 export interface EmulatorFlags {
   port?: string;
@@ -7,6 +7,8 @@ export interface EmulatorFlags {
   login?: string;
   password?: string;
   data?: string;
+  dataCompactBytes?: string;
+  maxLiveCalls?: string;
   realtime?: boolean;
   replyTimeout?: string;
   seed?: string;
@@ -24,6 +26,17 @@ export async function emulator(flags: EmulatorFlags, env: NodeJS.ProcessEnv = pr
     err.write(`callscript emulator: --reply-timeout must be 50 to 60000 ms, got ${flags.replyTimeout}\n`);
     return 2;
   }
+  const compactText = flags.dataCompactBytes ?? env.EMULATOR_DATA_COMPACT_BYTES;
+  const compact = compactText === undefined ? undefined : Number(compactText);
+  if (compact !== undefined && (!Number.isInteger(compact) || compact < 4096 || compact > 2 ** 31)) {
+    err.write(`callscript emulator: --data-compact-bytes must be a whole number of bytes from 4096 to 2147483648, got ${compactText}\n`);
+    return 2;
+  }
+  const maxLive = Number(flags.maxLiveCalls ?? DEFAULT_MAX_LIVE_CALLS);
+  if (!Number.isInteger(maxLive) || maxLive < 1 || maxLive > 10000) {
+    err.write(`callscript emulator: --max-live-calls must be 1 to 10000, got ${flags.maxLiveCalls}\n`);
+    return 2;
+  }
   const host = flags.host ?? env.EMULATOR_HOST ?? DEFAULT_HOST;
   const login = flags.login ?? env.EMULATOR_LOGIN ?? DEFAULT_LOGIN;
   const password = flags.password ?? env.EMULATOR_PASSWORD ?? DEFAULT_PASSWORD;
@@ -35,9 +48,11 @@ export async function emulator(flags: EmulatorFlags, env: NodeJS.ProcessEnv = pr
       password,
       realtime: flags.realtime ?? false,
       replyTimeoutMs: timeout,
+      maxLiveCalls: maxLive,
       seed: flags.seed ?? DEFAULT_SEED,
       logLevel: flags.logLevel ?? env.LOG_LEVEL ?? 'warn',
       ...(dataFile ? { dataFile } : {}),
+      ...(compact !== undefined ? { dataCompactBytes: compact } : {}),
     });
   } catch (e) {
     err.write(`callscript emulator: ${(e as Error).message}\n`);

@@ -70,8 +70,10 @@ program
   .option('--login <login>', 'account login (env EMULATOR_LOGIN, default emulator)')
   .option('--password <password>', 'account password (env EMULATOR_PASSWORD, default emulator)')
   .option('--data <file.json>', 'keep the data in this JSON file across restarts (env EMULATOR_DATA)')
+  .option('--data-compact-bytes <bytes>', 'compact the --data journal once it reaches this size (env EMULATOR_DATA_COMPACT_BYTES, default 8 MiB)')
   .option('--realtime', 'run commands in real time instead of simulated time')
   .option('--reply-timeout <ms>', 'reply time limit of the real-time server (default 5000)')
+  .option('--max-live-calls <n>', 'calls running at once, at most (default 200)')
   .option('--seed <seed>', 'seed of callids and hashes (default callscript)')
   .option('-l, --log-level <level>', 'fatal|error|warn|info|debug|silent (default warn)')
   .action(async (flags) => {

@@ -32,6 +32,8 @@ export interface CallSettings {
   replyTimeoutMs: number;
   /** Longest a call may run, in commands, before the emulator hangs up. */
   maxCommands: number;
+  /** Calls running at once, at most; more are refused (busy) until some end. */
+  maxLiveCalls: number;
 }
 
 /** An injected SMS failure (control API): sends to that number fail with it. */

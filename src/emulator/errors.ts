@@ -5,6 +5,8 @@
  */
 export const ERR = {
   INTERNAL: 1,
+  /** The change could not be written to the data file (--data). */
+  STORAGE: 2,
   /** The request itself is malformed: body not JSON, wrong Content-Type, not an object. */
   MALFORMED: 10,
   /** A parameter is missing, of the wrong type, or badly formed. */
@@ -13,6 +15,8 @@ export const ERR = {
   METHOD_NOT_ALLOWED: 21,
   AUTH: 22,
   TOO_LARGE: 23,
+  /** As many calls are running as the emulator runs at once. */
+  BUSY: 24,
 } as const;
 
 /** Maps a Fastify / body-parser error to an HTTP status, an error code and a message. */
@@ -20,6 +24,7 @@ export function fromFastifyError(err: { statusCode?: number; code?: string; mess
   const status = err.statusCode ?? 500;
   if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || status === 413) return { status: 413, code: ERR.TOO_LARGE, message: 'the request body is too large' };
   if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || status === 415) return { status: 415, code: ERR.MALFORMED, message: 'unsupported Content-Type: send JSON with Content-Type: application/json' };
+  if (err.code === 'EMU_TOO_DEEP') return { status: 400, code: ERR.MALFORMED, message: err.message };
   if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return { status: 400, code: ERR.MALFORMED, message: 'the body is empty: send a JSON object' };
   if (status === 400) return { status: 400, code: ERR.MALFORMED, message: `the body is not valid JSON: ${err.message}` };
   if (status >= 400 && status < 500) return { status, code: ERR.MALFORMED, message: err.message };

@@ -9,8 +9,11 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { EmulatorContext, Logger } from './context.js';
 import { controlApi } from './control/routes.js';
-import { loadDataFile, Persister } from './persist.js';
+import { openData } from './persist/open.js';
+import type { Disk } from './persist/files.js';
+import type { Journal } from './persist/journal.js';
 import { jsonRpc } from './rpc/jsonrpc.js';
+import { jsonTooDeep, TOO_DEEP } from './json-depth.js';
 import { DEFAULT_SMS_SETTINGS, type SmsSettings } from './sms/record.js';
 import { smsRest } from './sms/rest.js';
 import { EmulatorStore } from './store.js';
@@ -21,12 +24,17 @@ export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_LOGIN = 'emulator';
 export const DEFAULT_PASSWORD = 'emulator';
 export const DEFAULT_SEED = 'callscript';
+export const DEFAULT_MAX_LIVE_CALLS = 200;
 
 export interface EmulatorOptions {
   login?: string;
   password?: string;
-  /** A JSON file that keeps the data across restarts. */
+  /** A JSON file that keeps the data across restarts (with its journal `<file>.journal`). */
   dataFile?: string;
+  /** Compact the journal once it reaches this many bytes (and the data file's size); default 8 MiB. */
+  dataCompactBytes?: number;
+  /** The file system of --data (tests give one that fails). */
+  disk?: Disk;
   /** Seed of the ids (callids, hashes); the data file's state wins when there is one. */
   seed?: string;
   /** Wait for real the simulated duration of commands. */
@@ -35,11 +43,15 @@ export interface EmulatorOptions {
   replyTimeoutMs?: number;
   /** The emulator hangs up a call after this many commands (default 500). */
   maxCommands?: number;
+  /** Calls running at once, at most (default 200); more are refused until some end. */
+  maxLiveCalls?: number;
   /** Transcripts kept (default 1000; older ones are forgotten). */
   maxTranscripts?: number;
   clock?: Clock;
   sleep?: Sleep;
   sms?: Partial<SmsSettings>;
+  /** Longest time to receive a whole request, headers and body (default 30 s): then 408 and the connection closes. */
+  requestTimeoutMs?: number;
   /** pino level, or false for no logs (default warn). */
   logLevel?: string | false;
 }
@@ -49,15 +61,21 @@ export interface Emulator {
   ctx: EmulatorContext;
   /** Listens; resolves to the base URL. */
   listen(port?: number, host?: string): Promise<string>;
-  /** Ends live calls, waits for them, stops listening, writes the data file. */
+  /** Ends live calls, waits for them, stops listening, compacts and closes the data file. */
   close(): Promise<void>;
 }
 
 export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulator> {
+  const requestTimeout = opts.requestTimeoutMs ?? 30_000;
   const app = Fastify({
     logger: opts.logLevel === false ? false : { level: opts.logLevel ?? 'warn' },
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 2 * 1024 * 1024,
+    // A client that sends its request slowly, or half of it, holds a connection: not for long.
+    // Given to http.createServer too: set only afterwards (as Fastify does), Node 20 times
+    // out requests whose headers never end, but not those whose body never ends.
+    requestTimeout,
+    http: { requestTimeout, connectionsCheckingInterval: Math.min(1000, requestTimeout) },
     routerOptions: { ignoreTrailingSlash: true },
   });
   const log: Logger = {
@@ -65,14 +83,13 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
     warn: (o, m) => app.log.warn(o, m),
     error: (o, m) => app.log.error(o, m),
   };
-  let persister: Persister | undefined;
-  const store = new EmulatorStore(opts.seed ?? DEFAULT_SEED, opts.maxTranscripts ?? 1000, () => persister?.schedule());
+  const store = new EmulatorStore(opts.seed ?? DEFAULT_SEED, opts.maxTranscripts ?? 1000);
+  let journal: Journal | undefined;
   if (opts.dataFile) {
-    const loaded = await loadDataFile(opts.dataFile);
-    if (!loaded.ok) throw new Error(loaded.message);
-    if (loaded.data) store.load(loaded.data);
-    persister = new Persister(opts.dataFile, () => store.toJSON(), (err) => log.error({ err, file: opts.dataFile }, 'cannot write the data file'));
-    persister.schedule();
+    journal = await openData(store, opts.dataFile, log, {
+      ...(opts.dataCompactBytes !== undefined ? { compactBytes: opts.dataCompactBytes } : {}),
+      ...(opts.disk ? { disk: opts.disk } : {}),
+    });
   }
   const ctx: EmulatorContext = {
     store,
@@ -80,12 +97,20 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
     sleep: opts.sleep ?? realSleep,
     account: { login: opts.login ?? DEFAULT_LOGIN, password: opts.password ?? DEFAULT_PASSWORD },
     sms: { ...DEFAULT_SMS_SETTINGS, ...opts.sms },
-    calls: { realtime: opts.realtime ?? false, replyTimeoutMs: opts.replyTimeoutMs ?? 5000, maxCommands: opts.maxCommands ?? 500 },
+    calls: { realtime: opts.realtime ?? false, replyTimeoutMs: opts.replyTimeoutMs ?? 5000, maxCommands: opts.maxCommands ?? 500, maxLiveCalls: opts.maxLiveCalls ?? DEFAULT_MAX_LIVE_CALLS },
     smsFailures: new Map(),
     live: new Map(),
     background: new Set(),
     log,
   };
+
+  // Fastify's JSON parser (with its __proto__ checks), after a look at the nesting depth.
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (jsonTooDeep(body as string)) return done(Object.assign(new Error(`the body is ${TOO_DEEP}`), { statusCode: 400, code: 'EMU_TOO_DEEP' }), undefined);
+    json(req, body as string, done);
+  });
 
   await app.register(smsRest(ctx), { prefix: '/rest/v1.1' });
   await app.register(jsonRpc(ctx), { prefix: '/json-rpc/v1.1' });
@@ -116,7 +141,7 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
       for (const c of ctx.live.values()) c.hangUp('emulator', 'the emulator is shutting down');
       await Promise.allSettled([...ctx.background]);
       await app.close();
-      await persister?.flush();
+      await journal?.close();
     },
   };
 }

@@ -1,7 +1,9 @@
 /**
  * The emulator's data: one account's applications, SMS, call transcripts, DID routes,
  * per-number caller scripts, and the id generator's state. Kept in memory; every change
- * calls `changed()`, which the persister (persist.ts) turns into an atomic file write.
+ * is one `Op`, applied here and handed to the sink (persist/journal.ts with --data), which
+ * makes it durable. A reply waits for `saved()`, so nothing is acknowledged before it is
+ * on disk.
  */
 import { Ids } from './ids.js';
 import type { Transcript } from './driver/transcript.js';
@@ -10,9 +12,13 @@ import type { AppRecord } from './rpc/apps.js';
 
 export const DATA_VERSION = 1;
 
-/** The JSON file's shape. */
+export type CallerEntry = { text: string; file: string };
+
+/** The data file's shape (a snapshot; persist/ adds the changes made since in a journal). */
 export interface EmulatorData {
   version: number;
+  /** Which journal continues this snapshot (persist/format.ts); 0 when absent. */
+  generation?: number;
   ids: string;
   apps: AppRecord[];
   sms: SmsRecord[];
@@ -20,89 +26,158 @@ export interface EmulatorData {
   /** DID (E.164) -> app hash. */
   dids: Record<string, string>;
   /** Number (E.164) -> caller script (as written) used when the emulator calls that number. */
-  callers: Record<string, { text: string; file: string }>;
+  callers: Record<string, CallerEntry>;
 }
 
+/** One change: an object written whole, a route or script set (or removed: null), a reset. */
+export type Op =
+  | { op: 'app'; v: AppRecord }
+  | { op: 'sms'; v: SmsRecord }
+  | { op: 'call'; v: Transcript }
+  | { op: 'did'; k: string; v: string | null }
+  | { op: 'caller'; k: string; v: CallerEntry | null }
+  | { op: 'reset' };
+
+/** Where changes go: `record` is called once per change, with the id generator's state after it. */
+export interface StoreSink {
+  record(op: Op, ids: string): void;
+  /** Resolves once every change recorded so far is durable; rejects if it could not be written. */
+  saved(): Promise<void>;
+}
+
+const SAVED = Promise.resolve();
+
 export class EmulatorStore {
-  readonly apps = new Map<string, AppRecord>();
-  readonly sms = new Map<string, SmsRecord>();
-  readonly calls = new Map<string, Transcript>();
-  readonly dids = new Map<string, string>();
-  readonly callers = new Map<string, { text: string; file: string }>();
+  private readonly appMap = new Map<string, AppRecord>();
+  private readonly smsMap = new Map<string, SmsRecord>();
+  private readonly callMap = new Map<string, Transcript>();
+  private readonly didMap = new Map<string, string>();
+  private readonly callerMap = new Map<string, CallerEntry>();
   ids: Ids;
+  sink: StoreSink | undefined;
 
   constructor(
     seed: string,
     private readonly maxCalls: number,
-    private readonly onChange: () => void = () => undefined,
   ) {
     this.ids = new Ids(seed);
   }
 
-  changed(): void {
-    this.onChange();
+  get apps(): ReadonlyMap<string, AppRecord> {
+    return this.appMap;
+  }
+  get sms(): ReadonlyMap<string, SmsRecord> {
+    return this.smsMap;
+  }
+  get calls(): ReadonlyMap<string, Transcript> {
+    return this.callMap;
+  }
+  get dids(): ReadonlyMap<string, string> {
+    return this.didMap;
+  }
+  get callers(): ReadonlyMap<string, CallerEntry> {
+    return this.callerMap;
   }
 
   /** A new 8-character hash unused by any object. */
   newHash(): string {
-    return this.ids.hash((h) => this.apps.has(h) || this.sms.has(h) || this.calls.has(h));
+    return this.ids.hash((h) => this.appMap.has(h) || this.smsMap.has(h) || this.callMap.has(h));
   }
 
+  putApp(a: AppRecord): void {
+    this.commit({ op: 'app', v: a });
+  }
+  /** Stores the SMS as it is now (after a status change too). */
+  putSms(r: SmsRecord): void {
+    this.commit({ op: 'sms', v: r });
+  }
+  /** Stores the transcript as it is now; the oldest beyond the limit are forgotten. */
   putCall(t: Transcript): void {
-    this.calls.delete(t.id);
-    this.calls.set(t.id, t);
-    while (this.calls.size > this.maxCalls) {
-      const oldest = this.calls.keys().next().value as string;
-      this.calls.delete(oldest);
+    this.commit({ op: 'call', v: t });
+  }
+  setDid(number: string, app: string): void {
+    this.commit({ op: 'did', k: number, v: app });
+  }
+  /** false when the number was not routed. */
+  deleteDid(number: string): boolean {
+    return this.drop('did', this.didMap, number);
+  }
+  setCaller(number: string, c: CallerEntry): void {
+    this.commit({ op: 'caller', k: number, v: c });
+  }
+  /** false when the number had no script. */
+  deleteCaller(number: string): boolean {
+    return this.drop('caller', this.callerMap, number);
+  }
+  /** Forgets every object (the id generator goes on). */
+  reset(): void {
+    this.commit({ op: 'reset' });
+  }
+
+  /** Resolves once every change so far is durable (at once without --data). */
+  saved(): Promise<void> {
+    return this.sink ? this.sink.saved() : SAVED;
+  }
+
+  private drop(op: 'did' | 'caller', map: Map<string, unknown>, k: string): boolean {
+    if (!map.has(k)) return false;
+    this.commit({ op, k, v: null });
+    return true;
+  }
+
+  private commit(op: Op): void {
+    this.apply(op);
+    this.sink?.record(op, this.ids.stateText);
+  }
+
+  /** Applies one change (also when the journal is replayed at start). */
+  apply(op: Op): void {
+    switch (op.op) {
+      case 'app':
+        this.appMap.set(op.v.hash, op.v);
+        break;
+      case 'sms':
+        this.smsMap.set(op.v.hash, op.v);
+        break;
+      case 'call':
+        this.callMap.delete(op.v.id);
+        this.callMap.set(op.v.id, op.v);
+        while (this.callMap.size > this.maxCalls) this.callMap.delete(this.callMap.keys().next().value as string);
+        break;
+      case 'did':
+        if (op.v === null) this.didMap.delete(op.k);
+        else this.didMap.set(op.k, op.v);
+        break;
+      case 'caller':
+        if (op.v === null) this.callerMap.delete(op.k);
+        else this.callerMap.set(op.k, op.v);
+        break;
+      case 'reset':
+        for (const m of [this.appMap, this.smsMap, this.callMap, this.didMap, this.callerMap]) m.clear();
+        break;
     }
-    this.changed();
   }
 
   toJSON(): EmulatorData {
     return {
       version: DATA_VERSION,
       ids: this.ids.stateText,
-      apps: [...this.apps.values()],
-      sms: [...this.sms.values()],
-      calls: [...this.calls.values()],
-      dids: Object.fromEntries(this.dids),
-      callers: Object.fromEntries(this.callers),
+      apps: [...this.appMap.values()],
+      sms: [...this.smsMap.values()],
+      calls: [...this.callMap.values()],
+      dids: Object.fromEntries(this.didMap),
+      callers: Object.fromEntries(this.callerMap),
     };
   }
 
   /** Replaces everything with `data` (read from the data file). */
   load(data: EmulatorData): void {
+    this.apply({ op: 'reset' });
     this.ids = new Ids(data.ids);
-    this.apps.clear();
-    this.sms.clear();
-    this.calls.clear();
-    this.dids.clear();
-    this.callers.clear();
-    for (const a of data.apps) this.apps.set(a.hash, a);
-    for (const s of data.sms) this.sms.set(s.hash, s);
-    for (const c of data.calls) this.calls.set(c.id, c);
-    for (const [k, v] of Object.entries(data.dids)) this.dids.set(k, v);
-    for (const [k, v] of Object.entries(data.callers)) this.callers.set(k, v);
+    for (const a of data.apps) this.appMap.set(a.hash, a);
+    for (const s of data.sms) this.smsMap.set(s.hash, s);
+    for (const c of data.calls) this.callMap.set(c.id, c);
+    for (const [k, v] of Object.entries(data.dids)) this.didMap.set(k, v);
+    for (const [k, v] of Object.entries(data.callers)) this.callerMap.set(k, v);
   }
-
-  /** Forgets every object (the id generator goes on). */
-  reset(): void {
-    this.apps.clear();
-    this.sms.clear();
-    this.calls.clear();
-    this.dids.clear();
-    this.callers.clear();
-    this.changed();
-  }
-}
-
-/** Checks the shape of a data file's content; a reason when it is not one of ours. */
-export function checkData(v: unknown): string | null {
-  if (!v || typeof v !== 'object' || Array.isArray(v)) return 'not a JSON object';
-  const o = v as Record<string, unknown>;
-  if (o.version !== DATA_VERSION) return `unknown data version ${JSON.stringify(o.version)} (this emulator writes version ${DATA_VERSION})`;
-  if (typeof o.ids !== 'string') return 'field ids must be a string';
-  for (const k of ['apps', 'sms', 'calls']) if (!Array.isArray(o[k])) return `field ${k} must be an array`;
-  for (const k of ['dids', 'callers']) if (!o[k] || typeof o[k] !== 'object' || Array.isArray(o[k])) return `field ${k} must be an object`;
-  return null;
 }

@@ -1,17 +1,24 @@
 /** Did-you-mean hints for misspelt names. */
 
+/** Longer words get no hint: names are short, and the distance costs length x length. */
+export const MAX_SUGGEST_LENGTH = 64;
+
 /** ` (did you mean x?)` for a close name. */
 export function suggest(word: string, names: readonly string[]): string {
+  if (word.length > MAX_SUGGEST_LENGTH) return '';
+  const limit = Math.max(1, Math.round(word.length / 3));
   let best: string | undefined;
   let bestD = Infinity;
   for (const n of names) {
+    // the distance is at least the difference of the lengths
+    if (Math.abs(n.length - word.length) > limit) continue;
     const d = distance(word.toLowerCase(), n.toLowerCase());
     if (d < bestD) {
       bestD = d;
       best = n;
     }
   }
-  return best !== undefined && bestD <= Math.max(1, Math.round(word.length / 3)) ? ` (did you mean ${best}?)` : '';
+  return best !== undefined && bestD <= limit ? ` (did you mean ${best}?)` : '';
 }
 
 /** Optimal string alignment distance (a swap of two neighbours counts 1). */

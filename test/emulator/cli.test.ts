@@ -123,12 +123,18 @@ describe('callscript emulator', () => {
     const err = new Capture();
     expect(await emulator({ port: 'x' }, {}, new Capture(), err)).toBe(2);
     expect(await emulator({ replyTimeout: '10' }, {}, new Capture(), err)).toBe(2);
+    expect(await emulator({ data: join(dir, 'never.json'), dataCompactBytes: '100' }, {}, new Capture(), err)).toBe(2);
+    expect(await emulator({ data: join(dir, 'never.json') }, { EMULATOR_DATA_COMPACT_BYTES: '1e3x' }, new Capture(), err)).toBe(2);
+    expect(await emulator({ maxLiveCalls: '0' }, {}, new Capture(), err)).toBe(2);
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, 'nope');
     expect(await emulator({ port: '0', data: bad }, {}, new Capture(), err)).toBe(2);
     expect(err.text.split('\n').filter(Boolean)).toEqual([
       'callscript emulator: --port must be 0 to 65535, got x',
       'callscript emulator: --reply-timeout must be 50 to 60000 ms, got 10',
+      'callscript emulator: --data-compact-bytes must be a whole number of bytes from 4096 to 2147483648, got 100',
+      'callscript emulator: --data-compact-bytes must be a whole number of bytes from 4096 to 2147483648, got 1e3x',
+      'callscript emulator: --max-live-calls must be 1 to 10000, got 0',
       expect.stringMatching(/^callscript emulator: .*bad.json: not valid JSON/),
     ]);
   });

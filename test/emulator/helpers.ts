@@ -1,5 +1,10 @@
 /** Test helpers: an in-process emulator, authenticated requests, and a fake customer server. */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
 import { createEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
 import type { Transcript } from '../../src/emulator/driver/transcript.js';
 
@@ -103,3 +108,46 @@ export async function fakeServer(answer: (r: SeenRequest, n: number) => Answer):
 
 /** A reply of the customer server. */
 export const cmd = (command: string, command_id: number, params: object = {}, variables: object = {}) => ({ command, command_id, params, variables });
+
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Sends `head` (request line and headers, CRLF-separated, without the blank line) and
+ * `body` over a plain socket, exactly as written (fetch would fix up a bad Content-Type),
+ * and reads the answer until the server closes the connection.
+ */
+export function rawHttp(base: string, head: string, body = ''): Promise<RawAnswer> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const s = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    s.on('data', (d) => chunks.push(d));
+    s.on('error', reject);
+    s.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const split = text.indexOf('\r\n\r\n');
+      const lines = text.slice(0, split).split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const l of lines.slice(1)) headers[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
+      resolve({ status: Number(lines[0]!.split(' ')[1]), headers, body: text.slice(split + 4) });
+    });
+    s.write(`${head}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
+}
+
+/** A maker of temporary folders for this test file; they are removed after each test. */
+export function tempDirs(prefix: string): () => string {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  return () => {
+    const d = mkdtempSync(join(tmpdir(), prefix));
+    dirs.push(d);
+    return d;
+  };
+}

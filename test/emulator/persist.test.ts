@@ -1,21 +1,12 @@
 /** --data: everything survives a restart; the file is written atomically; bad files are refused. */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Ids } from '../../src/emulator/ids.js';
 import { createEmulator } from '../../src/emulator/server.js';
-import { cmd, fakeServer, startEmulator } from './helpers.js';
+import { cmd, fakeServer, startEmulator, tempDirs } from './helpers.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), 'emu-data-'));
-  dirs.push(d);
-  return d;
-};
+const tmp = tempDirs('emu-data-');
 
 describe('persistence with --data', () => {
   it('apps, SMS (with their timeline), transcripts, DIDs, caller scripts and the id generator survive a restart', async () => {
@@ -54,7 +45,7 @@ describe('persistence with --data', () => {
       await server.close();
     }
     const data = JSON.parse(readFileSync(file, 'utf8'));
-    expect(Object.keys(data)).toEqual(['version', 'ids', 'apps', 'sms', 'calls', 'dids', 'callers']);
+    expect(Object.keys(data)).toEqual(['version', 'generation', 'ids', 'apps', 'sms', 'calls', 'dids', 'callers']);
     expect(data.calls).toHaveLength(3);
   });
 

@@ -12,39 +12,49 @@ export interface Served {
   stop(): Promise<void>;
 }
 
-/** Spawns `node --import tsx src/cli/main.ts serve --port 0 ...` and waits for its URL. */
-export async function spawnServe(args: string[], env: Record<string, string> = {}): Promise<Served> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--host', '127.0.0.1', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export interface SpawnedCli {
+  child: ChildProcess;
+  /** The base URL it printed. */
+  base: string;
+  /** Everything it printed (stdout and stderr). */
+  output(): string;
+  /** Resolves to the exit code when it exits. */
+  exited: Promise<number | null>;
+}
+
+/** Spawns `node --import tsx src/cli/main.ts ...args` and waits until `started(output)` gives its URL. */
+export async function spawnCli(args: string[], env: Record<string, string>, started: (out: string) => string | undefined): Promise<SpawnedCli> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`callscript serve did not start:\n${out}`)), 15000);
-    const check = () => {
-      const m = /callscript serving \d+ flows? from .* on (http:\/\/\S+)/.exec(out);
-      if (m) {
+    const timer = setTimeout(() => reject(new Error(`callscript ${args[0]} did not start:\n${out}`)), 20000);
+    child.stdout!.on('data', () => {
+      const url = started(out);
+      if (url) {
         clearTimeout(timer);
-        resolve(m[1]!);
+        resolve(url);
       }
-    };
-    child.stdout!.on('data', check);
-    child.on('exit', (code) => {
+    });
+    void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`callscript serve exited with ${code}:\n${out}`));
+      reject(new Error(`callscript ${args[0]} exited with ${code}:\n${out}`));
     });
   });
+  return { child, base, output: () => out, exited };
+}
+
+/** Spawns `node --import tsx src/cli/main.ts serve --port 0 ...` and waits for its URL. */
+export async function spawnServe(args: string[], env: Record<string, string> = {}): Promise<Served> {
+  const c = await spawnCli(['serve', '--port', '0', '--host', '127.0.0.1', ...args], { LOG_LEVEL: 'warn', ...env }, (out) => /callscript serving \d+ flows? from .* on (http:\/\/\S+)/.exec(out)?.[1]);
   return {
-    base,
-    output: () => out,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    base: c.base,
+    output: c.output,
+    stop: async () => {
+      if (c.child.exitCode === null) c.child.kill('SIGTERM');
+      await c.exited;
+    },
   };
 }

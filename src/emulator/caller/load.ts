@@ -8,6 +8,8 @@ import { COMMAND_NAMES, isCommandName, type CommandName } from '../../protocol/c
 import { checkDatetime, checkE164, checkFormat } from '../../protocol/formats.js';
 import { mapOutcome, scalarOutcome, type Parsed } from './outcomes.js';
 import { pathText, Source, type Path, type ScriptError } from './source.js';
+import { expandedTooBig, linePos, yamlTooDeep } from './depth.js';
+import { MAX_DEPTH } from '../json-depth.js';
 import { suggest } from '../suggest.js';
 import { ANSWERS, CALL_STATUSES_FIRST, DEFAULT_CALL, type Action, type CallSetup, type CallerScript, type Outcome } from './types.js';
 
@@ -19,9 +21,13 @@ const SCRIPTED = COMMAND_NAMES.filter((c) => c !== 'hangup');
 const GENERIC = ['error', 'hangup', 'hangup_after'];
 
 export function loadCallerScript(text: string, file: string): LoadResult {
+  const deep = yamlTooDeep(text);
+  if (deep !== undefined) return { ok: false, errors: [{ file, ...linePos(text, deep), path: '', message: `values are nested deeper than ${MAX_DEPTH} levels` }] };
   const src = new Source(text, file);
   const syntax = src.syntaxErrors();
   if (syntax.length > 0) return { ok: false, errors: syntax };
+  const big = expandedTooBig(src.doc);
+  if (big) return { ok: false, errors: [{ file, ...linePos(text, big.offset), path: '', message: big.message }] };
   const c = new Check(src);
   const root = src.doc.toJS({ maxAliasCount: 1000 }) as unknown;
   const script = c.script(root ?? {});

@@ -13,6 +13,7 @@ import { DELIVERY, FAILURES, forceStatus, smsObject, type SmsStatus } from '../s
 import { HASH, receiveSms } from '../sms/service.js';
 import { runCallRequest } from './run-call.js';
 import { callerFromBody } from './caller-body.js';
+import { repliesWhenSaved } from '../saved-replies.js';
 
 export function controlApi(ctx: EmulatorContext) {
   return async function plugin(app: FastifyInstance): Promise<void> {
@@ -22,6 +23,10 @@ export function controlApi(ctx: EmulatorContext) {
         reply.header('www-authenticate', 'Basic realm="callscript emulator"');
         return error(reply, 401, 'AUTH_REQUIRED', 'HTTP Basic with the emulator account login and password is required');
       }
+    });
+    repliesWhenSaved(app, ctx, (reply, message) => {
+      reply.code(503).type('application/json; charset=utf-8');
+      return JSON.stringify({ error: { code: 'STORAGE', message } });
     });
     app.setErrorHandler((err: { statusCode?: number; message: string }, _req, reply) => {
       const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
@@ -78,7 +83,7 @@ export function controlApi(ctx: EmulatorContext) {
       if (typeof b.status !== 'string' || !all.includes(b.status)) return error(reply, 400, 'BAD_REQUEST', `status must be one of ${all.join(', ')}`);
       if (b.error !== undefined && typeof b.error !== 'string') return error(reply, 400, 'BAD_REQUEST', 'error must be a string');
       forceStatus(r, b.status as SmsStatus, (b.error as string | undefined) ?? '', ctx.clock.now());
-      ctx.store.changed();
+      ctx.store.putSms(r);
       return smsObject(r, ctx.clock.now());
     });
 
@@ -108,14 +113,12 @@ export function controlApi(ctx: EmulatorContext) {
       if (bad) return error(reply, 400, 'BAD_REQUEST', `${number}: ${bad}`);
       const appHash = ((req.body ?? {}) as Record<string, unknown>).app;
       if (typeof appHash !== 'string' || !ctx.store.apps.has(appHash)) return error(reply, 400, 'BAD_REQUEST', `app must be the hash of an application (apps.create), got ${JSON.stringify(appHash ?? null)}`);
-      ctx.store.dids.set(number, appHash);
-      ctx.store.changed();
+      ctx.store.setDid(number, appHash);
       return { number, app: appHash };
     });
     app.delete('/dids/:number', async (req, reply) => {
       const number = (req.params as { number: string }).number;
-      if (!ctx.store.dids.delete(number)) return error(reply, 404, 'NOT_FOUND', `${number} is not routed`);
-      ctx.store.changed();
+      if (!ctx.store.deleteDid(number)) return error(reply, 404, 'NOT_FOUND', `${number} is not routed`);
       return reply.code(204).send();
     });
 
@@ -127,14 +130,12 @@ export function controlApi(ctx: EmulatorContext) {
       const c = callerFromBody((req.body ?? {}) as Record<string, unknown>);
       if (!c.ok) return reply.code(400).send({ error: c.error });
       if (!c.text) return error(reply, 400, 'BAD_REQUEST', 'give caller (a script object) or caller_text (YAML or JSON text)');
-      ctx.store.callers.set(number, { text: c.text, file: c.file });
-      ctx.store.changed();
+      ctx.store.setCaller(number, { text: c.text, file: c.file });
       return { number, caller: c.script.name };
     });
     app.delete('/callers/:number', async (req, reply) => {
       const number = (req.params as { number: string }).number;
-      if (!ctx.store.callers.delete(number)) return error(reply, 404, 'NOT_FOUND', `no caller script for ${number}`);
-      ctx.store.changed();
+      if (!ctx.store.deleteCaller(number)) return error(reply, 404, 'NOT_FOUND', `no caller script for ${number}`);
       return reply.code(204).send();
     });
 

@@ -68,7 +68,7 @@ export async function runCallRequest(ctx: EmulatorContext, body: unknown, reply:
   else req.url = b.url as string;
   if (auth) req.auth = auth;
   const placed = placeCall(ctx, req);
-  if (!placed.ok) return error(reply, 400, 'BAD_REQUEST', placed.message);
+  if (!placed.ok) return placed.busy ? error(reply, 429, 'TOO_MANY_CALLS', placed.message) : error(reply, 400, 'BAD_REQUEST', placed.message);
   if (b.wait === false) return reply.code(202).send({ id: placed.id, callid: placed.callid, transcript: `/emulator/calls/${placed.id}` });
   return placed.done;
 }

@@ -120,7 +120,8 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
       t.final.reply_ms = post.ms;
       if (post.status !== 200) t.warnings.push({ request: n, code: 'TERMINAL_REPLY', field: 'status', message: `the terminal request got HTTP ${post.status} (ignored, as the service does; callscript answers 200)` });
     } else {
-      t.warnings.push({ request: n, code: 'TERMINAL_REPLY', message: post.kind === 'timeout' ? `no reply to the terminal request within ${spec.replyTimeoutMs} ms` : `the terminal request failed: ${post.message}` });
+      const why = { timeout: `no reply to the terminal request within ${spec.replyTimeoutMs} ms`, too_large: 'the reply to the terminal request is too large (not read)', network: `the terminal request failed: ${post.kind === 'network' ? post.message : ''}` };
+      t.warnings.push({ request: n, code: 'TERMINAL_REPLY', message: why[post.kind] });
     }
   };
 

@@ -9,7 +9,8 @@ import { isLosslessNumber, parse as parseLossless, stringify as stringifyLossles
 import { COMMAND_NAMES, COMMANDS, REQUIRED_COMMAND_PARAMS, isCommandName, type CommandName, type ParamSpec } from '../../protocol/commands.js';
 import { checkCallid, checkFormat, checkRtMedia } from '../../protocol/formats.js';
 import { suggest } from '../suggest.js';
-import type { PostResult } from './wire.js';
+import { MAX_REPLY_BYTES, type PostResult } from './wire.js';
+import { jsonTooDeep, MAX_DEPTH } from '../json-depth.js';
 
 export interface Finding {
   code: string;
@@ -52,6 +53,7 @@ export function checkReply(post: PostResult, limitMs: number): Checked {
   const warnings: Finding[] = [];
   if (post.kind === 'timeout') return bad([{ code: 'LATE_REPLY', field: 'time', message: `no reply within ${limitMs} ms (the service waits at most ${limitMs} ms)` }]);
   if (post.kind === 'network') return bad([{ code: 'NO_REPLY', field: 'status', message: `the request failed: ${post.message}` }]);
+  if (post.kind === 'too_large') return bad([{ code: 'TOO_LARGE', field: 'body', message: `the reply (HTTP ${post.status}) is over ${MAX_REPLY_BYTES} bytes; the emulator reads no more` }]);
   if (post.status !== 200) {
     return bad([{ code: 'HTTP_STATUS', field: 'status', message: `HTTP ${post.status}: a reply must be HTTP 200${post.text ? `; body: ${excerpt(post.text)}` : ''}` }]);
   }
@@ -59,6 +61,7 @@ export function checkReply(post: PostResult, limitMs: number): Checked {
     warnings.push({ code: 'CONTENT_TYPE', field: 'content-type', message: `Content-Type is ${post.contentType || 'missing'}; a reply is application/json` });
   }
   if (post.ms > limitMs * 0.8) warnings.push({ code: 'SLOW_REPLY', field: 'time', message: `the reply took ${post.ms} ms, close to the ${limitMs} ms limit` });
+  if (jsonTooDeep(post.text)) return bad([{ code: 'TOO_DEEP', field: 'body', message: `the reply nests arrays and objects deeper than ${MAX_DEPTH} levels` }], warnings);
   let data: unknown;
   try {
     data = parseLossless(post.text);

@@ -44,11 +44,13 @@ export type PlaceRequest =
       replyTimeoutMs?: number;
     };
 
-export type Placed = { ok: true; id: string; callid: string; done: Promise<Transcript> } | { ok: false; message: string };
+export type Placed = { ok: true; id: string; callid: string; done: Promise<Transcript> } | { ok: false; busy?: true; message: string };
 
 export function placeCall(ctx: EmulatorContext, req: PlaceRequest): Placed {
   const url = req.app?.p.url ?? req.url;
   if (!url) return { ok: false, message: 'a call needs a url or an app' };
+  const max = ctx.calls.maxLiveCalls;
+  if (ctx.background.size >= max) return { ok: false, busy: true, message: `${ctx.background.size} calls are running, the most this emulator runs at once (--max-live-calls ${max}): try again when some have ended` };
   const script = req.script ?? (req.kind === 'outbound' ? registeredCaller(ctx, req.to) : defaultCaller());
   const auth = req.app ? (req.app.p.login ? { login: req.app.p.login, password: req.app.p.password } : undefined) : req.auth;
   const id = ctx.store.newHash();

@@ -2,8 +2,12 @@
  * The HTTP side of the real-time driver: the RT.Request body exactly as the service
  * writes it (all 14 fields in the reference's order, `callid` and `command_id` as bare
  * JSON integers digit for digit, `variables` as the raw JSON text the server last sent),
- * and one POST with the reply time limit.
+ * and one POST with the reply time limit and a size limit (a reply is read up to
+ * MAX_REPLY_BYTES: a server that streams without end cannot fill the emulator's memory).
  */
+
+/** The largest reply read: room for a play_wav_data of about 3 minutes. */
+export const MAX_REPLY_BYTES = 4 * 1024 * 1024;
 
 export interface RequestFields {
   app: string;
@@ -40,6 +44,7 @@ export function requestBody(f: RequestFields): string {
 
 export type PostResult =
   | { kind: 'reply'; status: number; contentType: string; text: string; ms: number }
+  | { kind: 'too_large'; status: number; ms: number }
   | { kind: 'timeout'; ms: number }
   | { kind: 'network'; message: string; ms: number };
 
@@ -57,7 +62,11 @@ export async function postRequest(url: string, body: string, opts: PostOptions):
   if (opts.authorization) headers.authorization = opts.authorization;
   try {
     const res = await fetch(url, { method: 'POST', body, headers, signal: ctl.signal, redirect: 'manual' });
-    const text = await res.text();
+    const text = await readCapped(res, MAX_REPLY_BYTES);
+    if (text === undefined) {
+      ctl.abort();
+      return { kind: 'too_large', status: res.status, ms: Math.round(performance.now() - started) };
+    }
     return { kind: 'reply', status: res.status, contentType: res.headers.get('content-type') ?? '', text, ms: Math.round(performance.now() - started) };
   } catch (err) {
     const ms = Math.round(performance.now() - started);
@@ -67,4 +76,26 @@ export async function postRequest(url: string, body: string, opts: PostOptions):
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The body as text, or undefined (and the rest not read) once it is over `max` bytes. */
+async function readCapped(res: Response, max: number): Promise<string | undefined> {
+  if (Number(res.headers.get('content-length') ?? 0) > max || !res.body) {
+    await res.body?.cancel().catch(() => undefined);
+    return res.body ? undefined : '';
+  }
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

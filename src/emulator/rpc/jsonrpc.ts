@@ -2,12 +2,16 @@
  * The JSON-RPC 2.0 transport at /json-rpc/v1.1/ as the service runs it: POST, body
  * `application/json-rpc; charset=utf-8` (application/json accepted too), positional
  * params only, one call per request (a batch gets -32600), HTTP Basic auth (code 22).
- * Every JSON-RPC answer is HTTP 200; only a wrong method or Content-Type gets 405 / 415.
+ * Every JSON-RPC answer is HTTP 200; transport errors (another method, Content-Type,
+ * a body too large...) get their HTTP status (405, 415, 413...) with a JSON-RPC error
+ * body, code -32600 and id null. A body nested too deep is an invalid request (-32600).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { EmulatorContext } from '../context.js';
 import { basicAuthOk } from '../auth.js';
 import { ERR } from '../errors.js';
+import { repliesWhenSaved } from '../saved-replies.js';
+import { jsonTooDeep, TOO_DEEP } from '../json-depth.js';
 import { RpcError, rpcMethods, type RpcMethod } from './methods.js';
 
 type Id = string | number | null;
@@ -18,8 +22,21 @@ export function jsonRpc(ctx: EmulatorContext) {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
-    app.setErrorHandler((err: { statusCode?: number; message: string }, _req, reply) => {
-      if (err.statusCode === 413) return answer(reply, null, { code: -32600, message: 'the request is too large' });
+    // A call whose change could not be saved: error -32000 for its id; a notification: 503, still no body.
+    repliesWhenSaved(app, ctx, (reply, message, payload) => {
+      if (typeof payload !== 'string' || payload === '') {
+        reply.code(503);
+        return null;
+      }
+      reply.code(200).type('application/json-rpc; charset=utf-8');
+      return JSON.stringify(envelope(idOf(payload), { code: -32000, message }));
+    });
+
+    app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, req, reply) => {
+      // Fastify refuses a Content-Type it cannot parse ("a b", ";") before the handler runs.
+      if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || err.statusCode === 415) return unsupportedType(reply, req.headers['content-type']);
+      if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) return transportError(reply, 413, `the request is too large: at most ${app.initialConfig.bodyLimit} bytes`);
+      if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return transportError(reply, err.statusCode, `bad request: ${err.message}`);
       ctx.log.error({ err }, 'JSON-RPC internal error');
       return answer(reply, null, { code: -32603, message: 'internal error of the emulator' });
     });
@@ -27,15 +44,14 @@ export function jsonRpc(ctx: EmulatorContext) {
     const handler = async (req: { method: string; headers: Record<string, string | string[] | undefined>; body: unknown }, reply: FastifyReply) => {
       if (req.method !== 'POST') {
         reply.header('allow', 'POST');
-        return reply.code(405).send(envelope(null, { code: -32600, message: `JSON-RPC requests are POSTed, not sent with ${req.method}` }));
+        return transportError(reply, 405, `JSON-RPC requests are POSTed, not sent with ${req.method}`);
       }
-      const type = String(req.headers['content-type'] ?? '');
-      if (!/^application\/(json-rpc|json)\s*(;|$)/i.test(type)) {
-        return reply.code(415).send(envelope(null, { code: -32600, message: `Content-Type must be application/json-rpc; charset=utf-8 (or application/json), got ${type || 'none'}` }));
-      }
+      if (!jsonRpcType(req.headers['content-type'])) return unsupportedType(reply, req.headers['content-type']);
+      const text = String(req.body ?? '');
+      if (jsonTooDeep(text)) return answer(reply, null, { code: -32600, message: `invalid request: the body is ${TOO_DEEP}` });
       let msg: unknown;
       try {
-        msg = JSON.parse(String(req.body ?? ''));
+        msg = JSON.parse(text);
       } catch (err) {
         return answer(reply, null, { code: -32700, message: `parse error: the body is not JSON (${(err as Error).message})` });
       }
@@ -73,12 +89,46 @@ export function jsonRpc(ctx: EmulatorContext) {
   };
 }
 
+/** The id of an answer we wrote (null when there is none). */
+function idOf(payload: string): Id {
+  try {
+    const id = (JSON.parse(payload) as { id?: unknown }).id;
+    return validId(id) ? (id as Id) : null;
+  } catch {
+    return null;
+  }
+}
+
 function validId(v: unknown): boolean {
   return v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
 }
 
 function envelope(id: Id, error?: { code: number; message: string }, result?: unknown): Record<string, unknown> {
   return error ? { jsonrpc: '2.0', id, error } : { jsonrpc: '2.0', id, result: result ?? null };
+}
+
+/** `application/json-rpc` or `application/json`, with no charset or charset=utf-8. */
+export function jsonRpcType(header: string | string[] | undefined): boolean {
+  if (typeof header !== 'string') return false;
+  const m = /^\s*application\/(?:json-rpc|json)\s*(;.*)?$/i.exec(header);
+  if (!m) return false;
+  for (const param of (m[1] ?? '').split(';').slice(1)) {
+    const eq = param.indexOf('=');
+    const name = (eq < 0 ? param : param.slice(0, eq)).trim().toLowerCase();
+    const value = eq < 0 ? '' : param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    if (name === 'charset' && value !== 'utf-8') return false;
+  }
+  return true;
+}
+
+function unsupportedType(reply: FastifyReply, header: string | string[] | undefined) {
+  const got = typeof header === 'string' && header.trim() !== '' ? JSON.stringify(header.slice(0, 100)) : 'none';
+  return transportError(reply, 415, `Content-Type must be application/json-rpc; charset=utf-8 (or application/json, UTF-8), got ${got}`);
+}
+
+/** An error of the HTTP exchange itself: its status, a JSON-RPC error body, id null. */
+function transportError(reply: FastifyReply, status: number, message: string) {
+  return reply.code(status).type('application/json-rpc; charset=utf-8').send(JSON.stringify(envelope(null, { code: -32600, message })));
 }
 
 function answer(reply: FastifyReply, id: Id, error?: { code: number; message: string }, result?: unknown) {

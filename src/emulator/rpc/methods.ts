@@ -39,8 +39,7 @@ export function rpcMethods(ctx: EmulatorContext): Record<string, RpcMethod> {
       const r = checkNewApp(p[0], p[1], p[2]);
       if (!r.ok) throw invalid(r.message);
       const app = newApp(ctx.store.newHash(), r.value.name, r.value.p, ctx.clock.now());
-      ctx.store.apps.set(app.hash, app);
-      ctx.store.changed();
+      ctx.store.putApp(app);
       return app;
     },
 
@@ -87,7 +86,7 @@ export function rpcMethods(ctx: EmulatorContext): Record<string, RpcMethod> {
         cdrField: (opts.cdr_field as string | undefined) ?? '',
         cli: (opts.cli as string | undefined) ?? '',
       });
-      if (!placed.ok) throw new RpcError(ERR.INVALID_PARAM, placed.message);
+      if (!placed.ok) throw new RpcError(placed.busy ? ERR.BUSY : ERR.INVALID_PARAM, placed.message);
       return placed.id;
     },
 

@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EmulatorContext } from '../context.js';
 import { basicAuthOk } from '../auth.js';
 import { ERR, fromFastifyError } from '../errors.js';
+import { repliesWhenSaved } from '../saved-replies.js';
 import { getSms, listSms, sendSms } from './service.js';
 import { checkSmsToSend, optionsFromQuery } from './validate.js';
 
@@ -26,6 +27,11 @@ export function smsRest(ctx: EmulatorContext) {
         reply.header('www-authenticate', 'Basic realm="callscript emulator"');
         return fail(reply, 401, ERR.AUTH, req.headers.authorization ? 'authentication failed: wrong login or password' : 'authentication required: HTTP Basic with the account login and password');
       }
+    });
+
+    repliesWhenSaved(app, ctx, (reply, message) => {
+      reply.code(503).type('application/json; charset=utf-8');
+      return JSON.stringify({ status: 'error', data: { code: ERR.STORAGE, message } });
     });
 
     app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, req, reply) => {

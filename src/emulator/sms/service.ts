@@ -14,15 +14,13 @@ export function sendSms(ctx: EmulatorContext, sms: SmsToSend): Sent {
   const failure = ctx.smsFailures.get(sms.to);
   if (failure) return { ok: false, failure };
   const hash = ctx.store.newHash();
-  ctx.store.sms.set(hash, newOutboundSms(hash, sms, ctx.clock.now(), ctx.sms));
-  ctx.store.changed();
+  ctx.store.putSms(newOutboundSms(hash, sms, ctx.clock.now(), ctx.sms));
   return { ok: true, hash };
 }
 
 export function receiveSms(ctx: EmulatorContext, from: string, to: string, body: string): string {
   const hash = ctx.store.newHash();
-  ctx.store.sms.set(hash, newInboundSms(hash, from, to, body, ctx.clock.now()));
-  ctx.store.changed();
+  ctx.store.putSms(newInboundSms(hash, from, to, body, ctx.clock.now()));
   return hash;
 }
 
