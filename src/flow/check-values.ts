@@ -115,6 +115,12 @@ export function toValue(ctx: Ctx, node: YNode, where: string, templates: boolean
     const out: Record<string, Value> = {};
     let ok = true;
     for (const e of node.entries) {
+      if (e.key === '__proto__') {
+        // assigning it would set the object's prototype, not a key: refused rather than silently lost
+        report(ctx, 'BAD_NAME', e, `${where}a key named __proto__ cannot be kept in a value (it is the prototype of every JavaScript object); rename it`);
+        ok = false;
+        continue;
+      }
       const v = toValue(ctx, e.value, where, templates);
       if (v === undefined) ok = false;
       else out[e.key] = v;

@@ -265,10 +265,10 @@ export function evaluate(source: string, scope: Scope): Value {
  * converted once per request (the budget's memo): a condition does not copy or walk the
  * request's variables unless it reads them.
  */
-function fieldsFor(from: Record<string, Value>, reads: Set<string> | 'all', budget: EvalBudget): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+function fieldsFor(from: Record<string, Value>, reads: Set<string> | 'all', budget: EvalBudget): Map<string, unknown> {
+  const out = new Map<string, unknown>();
   const names = reads === 'all' ? Object.keys(from) : reads;
-  for (const k of names) if (Object.prototype.hasOwnProperty.call(from, k)) out[k] = toCel(from[k], budget.memo, 0);
+  for (const k of names) if (Object.prototype.hasOwnProperty.call(from, k)) out.set(k, toCel(from[k], budget.memo, 0));
   return out;
 }
 
@@ -293,9 +293,10 @@ function toCel(v: unknown, memo: WeakMap<object, unknown>, depth: number): unkno
   let out: unknown;
   if (Array.isArray(v)) out = v.map((x) => toCel(x, memo, depth + 1));
   else {
-    const o: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) o[k] = toCel(x, memo, depth + 1);
-    out = o;
+    // a Map, not an object: any key is data (constructor, __proto__...), never a member of the object
+    const m = new Map<string, unknown>();
+    for (const [k, x] of Object.entries(v)) m.set(k, toCel(x, memo, depth + 1));
+    out = m;
   }
   memo.set(v, out);
   return out;
@@ -309,7 +310,7 @@ function fromCel(v: unknown, depth: number): Value {
   if (Array.isArray(v)) return v.map((x) => fromCel(x, depth + 1));
   if (v instanceof Map) {
     const o: Record<string, Value> = {};
-    for (const [k, x] of v) o[String(k)] = fromCel(x, depth + 1);
+    for (const [k, x] of v) define(o, String(k), fromCel(x, depth + 1));
     return o;
   }
   if (typeof (v as { valueOf(): unknown }).valueOf === 'function' && !(Object.getPrototypeOf(v) === Object.prototype)) {
@@ -317,8 +318,13 @@ function fromCel(v: unknown, depth: number): Value {
     if (prim !== v) return fromCel(prim, depth);
   }
   const o: Record<string, Value> = {};
-  for (const [k, x] of Object.entries(v)) o[k] = fromCel(x, depth + 1);
+  for (const [k, x] of Object.entries(v)) define(o, k, fromCel(x, depth + 1));
   return o;
+}
+
+/** An own property whatever the key (`__proto__` included): a value's keys are data. */
+function define(o: Record<string, Value>, k: string, v: Value): void {
+  Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
 }
 
 function firstLine(err: unknown): string {

@@ -445,7 +445,8 @@ export function plain(node: YNode): unknown {
   if (node.kind === 'scalar') return node.value;
   if (node.kind === 'seq') return node.items.map(plain);
   const o: Record<string, unknown> = {};
-  for (const e of node.entries) o[e.key] = plain(e.value);
+  // own properties whatever the key: a `__proto__` key stays a key (the schema checks see it), never a prototype
+  for (const e of node.entries) Object.defineProperty(o, e.key, { value: plain(e.value), enumerable: true, writable: true, configurable: true });
   return o;
 }
 

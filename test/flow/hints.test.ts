@@ -233,6 +233,14 @@ describe('carets on the name, not the whole template (issue #14 item 7)', () => 
   });
 });
 
+describe('keys that are not data', () => {
+  it('a __proto__ key in a value is refused (it would set the prototype, and be lost), at the key', () => {
+    const d = only('version: 1\nstart: a\nvars: { m: { __proto__: { x: 1 } } }\nsteps:\n  a: { hangup: {} }\n', 'BAD_NAME');
+    expect([d.line, d.column]).toEqual([3, 14]);
+    expect(d.message).toBe('vars.m: a key named __proto__ cannot be kept in a value (it is the prototype of every JavaScript object); rename it');
+  });
+});
+
 describe('the graph checks run on what can be checked (issue #14 item 8)', () => {
   it('a step with an error elsewhere does not hide an unreachable step', () => {
     expect(short(flow('  a: { say: "Hi", next: b, colour: red }', '  b: { hangup: {} }', '  lost: { hangup: {} }'))).toEqual(['4:28 UNKNOWN_KEY', '6:3 UNREACHABLE_STEP']);

@@ -92,6 +92,16 @@ describe('CEL evaluation is bounded', () => {
     expect(() => evaluate('has(call.variables.a)', s)).toThrow(/nested more than 64 levels deep/);
   });
 
+  it("maps are maps: a request's variables with keys named constructor or __proto__ are data like any key", () => {
+    const variables = JSON.parse('{"a":1,"constructor":"x","__proto__":{"y":2}}');
+    const s = scope({}, new EvalBudget(limits()), { variables });
+    expect(evaluate('call.variables.a == 1 && call.variables.constructor == "x" && size(call.variables) == 3', s)).toBe(true);
+    expect(evaluate('call.variables["__proto__"].y', s)).toBe(2);
+    const out = evaluate('{"__proto__": 1, "b": 2}', s) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype); // an own key, not a prototype
+    expect(out.b).toBe(2);
+  });
+
   it('whole numbers stay CEL ints, in and out', () => {
     expect(evaluate('vars.n + 1', scope({ n: 41 }))).toBe(42);
     expect(evaluate('vars.m.a.b + 1', scope({ m: { a: { b: 1 } } }))).toBe(2);
