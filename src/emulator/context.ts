@@ -5,6 +5,7 @@
 import type { EmulatorStore } from './store.js';
 import type { Clock, Sleep } from './time.js';
 import type { SmsSettings } from './sms/record.js';
+import type { SmsNote } from './driver/transcript.js';
 
 export interface Account {
   login: string;
@@ -15,6 +16,10 @@ export interface Account {
 export interface LiveCall {
   id: string;
   callid: string;
+  /** The request of this call the customer server is answering now (0 between requests). */
+  answering: number;
+  /** The transcript's list of SMS the customer server sent for this call. */
+  sms: SmsNote[];
   /** Asks the call to end at its next step; `by` says why. */
   hangUp(by: 'hangup_callid' | 'emulator', reason: string): void;
 }

@@ -245,7 +245,7 @@ function settle(flow: CompiledFlow, rt: Run, snap: FlowSnapshot, prior: CallStat
     let resumed = false;
     return {
       kind: 'effect',
-      effect: { kind: 'sms', step: out.step, params: out.params as Record<string, string | boolean> },
+      effect: { kind: 'sms', step: out.step, callid: rt.req.callid, params: out.params as Record<string, string | boolean> },
       resume: (res: EffectResult) => {
         if (resumed) throw new Error('an effect outcome was resumed twice');
         resumed = true;

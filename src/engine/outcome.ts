@@ -41,6 +41,8 @@ export interface SmsEffect {
   kind: 'sms';
   /** The step that asked for it. */
   step: string;
+  /** The call it is done for (sent along with the SMS, so the emulator can show it in the call's transcript). */
+  callid: string;
   /** Rendered and checked: to (E.164), body, and from, force_encoding, nature, user_data, flash_message, webhook when given. */
   params: Readonly<Record<string, string | boolean>>;
 }

@@ -27,8 +27,8 @@ export interface SmsMessage {
   };
 }
 
-/** Sends an SMS within `timeoutMs` and returns its hash; throws an error with `kind`. */
-export type SmsSender = (msg: SmsMessage, timeoutMs: number) => Promise<string>;
+/** Sends an SMS within `timeoutMs` for the call `callid` and returns its hash; throws an error with `kind`. */
+export type SmsSender = (msg: SmsMessage, timeoutMs: number, callid?: string) => Promise<string>;
 
 export interface Effects {
   sms?: SmsSender;
@@ -63,7 +63,7 @@ export async function performEffect(effects: Effects, effect: Effect, budgetMs: 
     case 'sms': {
       if (!effects.sms) return { ok: false, error: 'UNAVAILABLE', message: 'no SMS account configured (sms: in callscript.yaml, or SMS_LOGIN and SMS_PASSWORD)' };
       try {
-        return { ok: true, value: await effects.sms(smsMessage(effect.params), budgetMs) };
+        return { ok: true, value: await effects.sms(smsMessage(effect.params), budgetMs, effect.callid) };
       } catch (err) {
         if (err instanceof EffectError) return { ok: false, error: err.kind, message: err.message };
         return { ok: false, error: 'FAILED', message: err instanceof Error ? err.message : String(err) };

@@ -5,6 +5,7 @@
  */
 import { SmsApiError, SmsClient, SmsNetworkError, SmsTimeoutError, SmsValidationError } from '../sms/index.js';
 import { EffectError, type SmsSender } from './effects.js';
+import { CALLID_HEADER } from '../sms/index.js';
 
 export interface SmsAccount {
   /** The REST address of version 1.1, e.g. http://127.0.0.1:4010/rest/v1.1 (the emulator). */
@@ -16,8 +17,10 @@ export interface SmsAccount {
 }
 
 export function smsSender(account: SmsAccount): SmsSender {
-  return async (msg, budgetMs) => {
-    const client = new SmsClient({ ...account, timeoutMs: Math.max(1, Math.min(account.timeoutMs, budgetMs)) });
+  return async (msg, budgetMs, callid) => {
+    // the call the SMS belongs to, for the emulator's transcript (the service ignores the header)
+    const headers = callid === undefined ? undefined : { [CALLID_HEADER]: callid };
+    const client = new SmsClient({ ...account, timeoutMs: Math.max(1, Math.min(account.timeoutMs, budgetMs)), ...(headers ? { headers } : {}) });
     try {
       return await client.send({ from: msg.from ?? '', to: msg.to, body: msg.body, options: msg.options ?? null });
     } catch (err) {

@@ -26,7 +26,15 @@ export interface SmsClientOptions {
   password: string;
   /** Per request, from sending to the end of the reply body. Default 10 000. */
   timeoutMs?: number;
+  /** Sent with every request (e.g. CALLID_HEADER); authorization, accept and content-type are the client's own. */
+  headers?: Record<string, string>;
 }
+
+/**
+ * The call an SMS is sent for, as callscript's sms steps tell it: the service ignores the
+ * header; the emulator shows the SMS in that call's transcript.
+ */
+export const CALLID_HEADER = 'x-callscript-callid';
 
 type Query = Array<[string, string]>;
 
@@ -34,8 +42,10 @@ export class SmsClient {
   readonly baseUrl: string;
   readonly timeoutMs: number;
   readonly #authorization: string;
+  readonly #headers: Record<string, string>;
 
   constructor(opts: SmsClientOptions) {
+    this.#headers = { ...(opts.headers ?? {}) };
     this.baseUrl = (opts.baseUrl ?? DEFAULT_SMS_BASE_URL).replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_SMS_TIMEOUT_MS;
     if (!Number.isFinite(this.timeoutMs) || this.timeoutMs <= 0) throw new RangeError('timeoutMs must be a positive number');
@@ -93,7 +103,7 @@ export class SmsClient {
     const qs = query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
     const url = this.baseUrl + path + (qs ? `?${qs}` : '');
     const what = `${method} ${this.baseUrl}${path}`;
-    const headers: Record<string, string> = { authorization: this.#authorization, accept: 'application/json' };
+    const headers: Record<string, string> = { ...this.#headers, authorization: this.#authorization, accept: 'application/json' };
     if (json !== undefined) headers['content-type'] = 'application/json';
     const signal = AbortSignal.timeout(this.timeoutMs);
 

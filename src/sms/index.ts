@@ -1,6 +1,6 @@
 export { smsEncoding, smsParts, GSM_SINGLE_PART, GSM_PART, UNICODE_SINGLE_PART, UNICODE_PART } from './encoding.js';
 export type { SmsEncodingName, SmsEncodingResult } from './encoding.js';
-export { SmsClient, DEFAULT_SMS_BASE_URL, DEFAULT_SMS_TIMEOUT_MS, optionsQuery } from './client.js';
+export { SmsClient, CALLID_HEADER, DEFAULT_SMS_BASE_URL, DEFAULT_SMS_TIMEOUT_MS, optionsQuery } from './client.js';
 export type { SmsClientOptions } from './client.js';
 export { SmsError, SmsValidationError, SmsApiError, SmsNetworkError, SmsTimeoutError, SmsProtocolError } from './errors.js';
 export type { SmsErrorKind } from './errors.js';

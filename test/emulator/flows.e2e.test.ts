@@ -13,6 +13,7 @@ import type { Transcript } from '../../src/emulator/driver/transcript.js';
 import { expectEnd, expectSteps, type Step } from './e2e-helpers.js';
 import { LOGIN, PASSWORD, startEmulator, type Running } from './helpers.js';
 import { ROOT, spawnServe, type Served } from './serve.js';
+import { formatTranscript } from '../../src/emulator/driver/format.js';
 
 const CALLERS = join(ROOT, 'test/fixtures/callers');
 const RT = { login: 'callscript', password: 'rt-secret' };
@@ -196,6 +197,14 @@ describe('voicemail', () => {
     const sms = await smsOut();
     expect(sms).toContainEqual(['Acme', '+447911000111', CONFIRM]);
     expect(sms).toContainEqual(['38100', '+447911123456', 'New voicemail from +447911000111 (1 take(s)).']);
+    // the transcript shows them, tied to the call by callscript's x-callscript-callid header, at the request being answered
+    expect(t.sms.map((s) => [s.from, s.to, s.text, s.matched_by, s.request])).toEqual([
+      ['Acme', '+447911000111', CONFIRM, 'header', 8],
+      ['38100', '+447911123456', 'New voicemail from +447911000111 (1 take(s)).', 'header', 10], // the hangup handler's, on the terminal request
+    ]);
+    const text = formatTranscript(t);
+    expect(text).toMatch(/sms [A-Z0-9]{8} {2}Acme -> \+447911000111 {2}1 part GSM {2}\(sent while answering request 8\)\n {7}"Your message for Claire Martin/);
+    expect(text.indexOf('sms ')).toBeLessThan(text.indexOf('Thank you, Claire will call you back'));
   });
 
   it('a withheld caller records three takes (one playback fails), a fourth is refused; no SMS to the caller', async () => {

@@ -51,6 +51,7 @@ describe('the sms step', () => {
     const out = effect(advance(f, state, req({ command: 'record', command_id: 1, command_result: 'rec-42.wav' }), OPTS));
     expect(out.effect).toEqual({
       kind: 'sms',
+      callid: '1234567', // the call it is sent for (the emulator ties the SMS to its transcript)
       step: 'confirm',
       params: { to: '+33612345678', body: 'Thanks Ada, we got your message. Reply STOP to %STOPNUM%.', from: 'Acme', nature: 'ALERTING' },
     });
@@ -75,7 +76,7 @@ describe('the sms step', () => {
     const f = await yamlFlow(FLOW);
     const state = (advance(f, undefined, req(), OPTS) as { state: CallState }).state;
     const out = effect(advance(f, state, req({ command: 'record', command_id: 1, call_status: 'HANGUP' }), OPTS));
-    expect(out.effect).toEqual({ kind: 'sms', step: 'missed', params: { to: '+33612345678', body: 'Sorry we missed you.' } });
+    expect(out.effect).toEqual({ kind: 'sms', step: 'missed', callid: '1234567', params: { to: '+33612345678', body: 'Sorry we missed you.' } });
     expect(out.resume({ ok: true, value: 'ABCD1234' })).toMatchObject({ kind: 'reply', replyJson: reply('hangup', 2), state: null, summary: { status: 'HANGUP' } });
   });
 

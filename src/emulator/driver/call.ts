@@ -62,6 +62,7 @@ export function newTranscript(spec: CallSpec): Transcript {
     violations: [],
     warnings: [],
     unused_actions: [],
+    sms: [],
   };
 }
 
@@ -74,6 +75,8 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
   const live: LiveCall = {
     id: spec.id,
     callid: spec.callid,
+    answering: 0,
+    sms: t.sms,
     hangUp: (by, reason) => {
       remote ??= { by, reason };
       abort.abort();
@@ -113,7 +116,10 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
     t.ended_by = by;
     t.end_reason = reason;
     const n = ++t.requests;
-    const post = await postRequest(spec.url, requestBody(fields(status, l)), { authorization: spec.authorization, timeoutMs: spec.replyTimeoutMs });
+    live.answering = n;
+    const post = await postRequest(spec.url, requestBody(fields(status, l)), { authorization: spec.authorization, timeoutMs: spec.replyTimeoutMs }).finally(() => {
+      live.answering = 0;
+    });
     t.final = { request: n, call_status: status, command: l.command, command_id: idValue(l.command_id), command_result: l.result, command_error: l.error };
     if (post.kind === 'reply') {
       t.final.http_status = post.status;
@@ -146,7 +152,10 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
         break;
       }
       const n = ++t.requests;
-      const post = await postRequest(spec.url, requestBody(fields(status, last)), { authorization: spec.authorization, timeoutMs: spec.replyTimeoutMs });
+      live.answering = n;
+      const post = await postRequest(spec.url, requestBody(fields(status, last)), { authorization: spec.authorization, timeoutMs: spec.replyTimeoutMs }).finally(() => {
+        live.answering = 0;
+      });
       const checked = checkReply(post, spec.replyTimeoutMs);
       for (const w of checked.warnings) t.warnings.push({ request: n, ...w });
       const replyMs = post.ms;

@@ -1,5 +1,5 @@
 /** A transcript as text, for the terminal (`callscript call`). */
-import type { CommandEntry, Transcript } from './transcript.js';
+import type { CommandEntry, SmsNote, Transcript } from './transcript.js';
 
 export interface FormatOptions {
   /** Print params in full (long media are cut at 100 characters otherwise). */
@@ -12,7 +12,12 @@ export function formatTranscript(t: Transcript, opts: FormatOptions = {}): strin
   out.push(`call ${t.id}  ${t.direction}  ${route}  caller: ${t.caller}`);
   out.push(`  ${t.url}${t.app ? `  app ${t.app}` : ''}  callid ${t.callid}  started ${t.date_started}${t.request_hash ? `  request_hash ${t.request_hash}` : ''}`);
   out.push('');
-  for (const c of t.commands) out.push(...command(c, opts));
+  // an SMS sent while the server answered request n is shown before the command of that reply
+  const sms = t.sms ?? [];
+  const shown = new Set<SmsNote>();
+  const smsOf = (request: number) => sms.filter((s) => s.request === request && !shown.has(s)).flatMap((s) => (shown.add(s), smsLines(s, opts)));
+  for (const c of t.commands) out.push(...smsOf(c.request), ...command(c, opts));
+  out.push(...sms.filter((s) => !shown.has(s)).flatMap((s) => smsLines(s, opts)));
   if (t.final) {
     const f = t.final;
     const res = f.command_result ? ` result ${JSON.stringify(f.command_result)}` : '';
@@ -27,6 +32,11 @@ export function formatTranscript(t: Transcript, opts: FormatOptions = {}): strin
   const n = (x: number, w: string) => `${x} ${w}${x === 1 ? '' : 's'}`;
   out.push(`${clock(t.duration_ms)} · ${n(t.requests, 'request')} · ${n(t.commands.length, 'command')} · ${n(t.violations.length, 'violation')} · ${n(t.warnings.length, 'warning')}`);
   return out.join('\n');
+}
+
+function smsLines(s: SmsNote, opts: FormatOptions): string[] {
+  const text = !opts.full && s.text.length > 100 ? s.text.slice(0, 99) + '…' : s.text;
+  return [`     sms ${s.hash}  ${s.from || '(short code)'} -> ${s.to}  ${s.parts} part${s.parts === 1 ? '' : 's'} ${s.encoding}  (sent while answering request ${s.request})`, `       ${JSON.stringify(text)}`];
 }
 
 function command(c: CommandEntry, opts: FormatOptions): string[] {

@@ -104,4 +104,20 @@ export interface Transcript {
   warnings: Warning[];
   /** Caller script actions that no command used, with where they are written. */
   unused_actions: string[];
+  /** SMS the customer server sent for this call while answering one of its requests. */
+  sms: SmsNote[];
+}
+
+/** An SMS sent during the call (see docs/emulator.md, "SMS in transcripts"). */
+export interface SmsNote {
+  /** The request being answered when the SMS was sent. */
+  request: number;
+  hash: string;
+  from: string;
+  to: string;
+  text: string;
+  encoding: string;
+  parts: number;
+  /** How it was tied to the call: the x-callscript-callid header, or the only call being answered then. */
+  matched_by: 'header' | 'timing';
 }

@@ -10,6 +10,7 @@ import { basicAuthOk } from '../auth.js';
 import { ERR, fromFastifyError } from '../errors.js';
 import { repliesWhenSaved } from '../saved-replies.js';
 import { getSms, listSms, sendSms } from './service.js';
+import { CALLID_HEADER } from '../../sms/client.js';
 import { checkSmsToSend, optionsFromQuery } from './validate.js';
 
 const FIELDS = ['from', 'to', 'body', 'options'];
@@ -92,10 +93,11 @@ export function smsRest(ctx: EmulatorContext) {
       return fail(reply, r.notFound ? 404 : 400, r.notFound ? ERR.NOT_FOUND : ERR.INVALID_PARAM, r.message);
     });
 
-    function send(_req: FastifyRequest, reply: FastifyReply, input: Record<string, unknown>, has: (k: string) => boolean) {
+    function send(req: FastifyRequest, reply: FastifyReply, input: Record<string, unknown>, has: (k: string) => boolean) {
       const r = checkSmsToSend(input, has);
       if (!r.ok) return fail(reply, 400, ERR.INVALID_PARAM, r.message);
-      const sent = sendSms(ctx, r.value);
+      const callid = req.headers[CALLID_HEADER];
+      const sent = sendSms(ctx, r.value, typeof callid === 'string' ? callid : undefined);
       return sent.ok ? ok(reply, sent.hash) : fail(reply, sent.failure.http, sent.failure.code, sent.failure.message);
     }
   };

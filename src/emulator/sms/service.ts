@@ -9,12 +9,24 @@ export const HASH = /^[A-Z0-9]{8}$/;
 
 export type Sent = { ok: true; hash: string } | { ok: false; failure: SmsFailure };
 
-/** Stores and sends an SMS, unless a failure was injected for its recipient. */
-export function sendSms(ctx: EmulatorContext, sms: SmsToSend): Sent {
+/**
+ * Stores and sends an SMS, unless a failure was injected for its recipient. An SMS sent
+ * for a live call is noted in its transcript: the call named by `callid` (callscript's
+ * sms steps send it in the x-callscript-callid header), else the only call whose request
+ * the customer server is answering at that moment (none is guessed among several).
+ */
+export function sendSms(ctx: EmulatorContext, sms: SmsToSend, callid?: string): Sent {
   const failure = ctx.smsFailures.get(sms.to);
   if (failure) return { ok: false, failure };
   const hash = ctx.store.newHash();
-  ctx.store.putSms(newOutboundSms(hash, sms, ctx.clock.now(), ctx.sms));
+  const record = newOutboundSms(hash, sms, ctx.clock.now(), ctx.sms);
+  ctx.store.putSms(record);
+  const named = callid !== undefined ? ctx.live.get(callid) : undefined;
+  const answering = named ? [named] : [...ctx.live.values()].filter((c) => c.answering > 0);
+  const call = answering.length === 1 ? answering[0]! : undefined;
+  if (call) {
+    call.sms.push({ request: call.answering, hash, from: record.from, to: record.to, text: record.text, encoding: record.encoding, parts: record.parts, matched_by: named ? 'header' : 'timing' });
+  }
   return { ok: true, hash };
 }
 
