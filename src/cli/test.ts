@@ -53,7 +53,6 @@ export async function test(paths: string[], flags: TestFlags, out: Out = process
     if (run.errors.length > 0) {
       invalid++;
       for (const e of run.errors) print(formatScenarioError({ ...e, file: shown }));
-      continue;
     }
     for (const c of run.cases) {
       for (const l of formatCase(shown, c)) print(l);

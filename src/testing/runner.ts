@@ -13,6 +13,8 @@ import type { RtRequest } from '../protocol/rt.js';
 import type { Loc } from '../flow/yaml.js';
 import type { Value } from '../flow/model.js';
 import type { Expectation, Plain, ScenarioCase, ScenarioStep } from './scenario.js';
+import { resultProblem } from './results.js';
+import { COMMANDS } from '../protocol/commands.js';
 
 export interface CaseFailure {
   /** 0-based index of the step that failed (steps.length: after the last step). */
@@ -23,6 +25,12 @@ export interface CaseFailure {
   expected?: string;
   actual?: string;
   diff?: string[];
+  /**
+   * The step's result can never come from the command the flow sent (a read's actual
+   * max_digits): not a failure of the flow but of the scenario file, reported at `pos`
+   * (the result) as a file error.
+   */
+  refused?: boolean;
 }
 
 export interface CaseResult {
@@ -138,6 +146,14 @@ function baseRequest(c: ScenarioCase): RtRequest {
   };
 }
 
+/** The max_digits of a read as sent (the service's default when absent); undefined for other commands. */
+function maxDigitsSent(command: string, params: Record<string, unknown>): number | undefined {
+  if (command !== 'read') return undefined;
+  const spec = COMMANDS.read.params.max_digits;
+  const v = Number(params.max_digits ?? (spec?.type === 'int' ? spec.default : 1));
+  return Number.isInteger(v) && v >= 1 ? v : undefined;
+}
+
 /** Runs one case. */
 export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = {}): CaseResult {
   const max = opts.maxRequests ?? 1000;
@@ -209,6 +225,10 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     }
     state = out.state!;
     const next: RtRequest = { ...base, command: out.reply.command, command_id: out.reply.command_id };
+    if (step.result !== undefined) {
+      const problem = resultProblem(out.reply.command, step.result, maxDigitsSent(out.reply.command, out.reply.params as Record<string, unknown>));
+      if (problem) return { name: c.name, ok: false, trace, failure: { step: i - 1, pos: step.resultPos ?? step.pos, message: `result: ${problem}`, refused: true } };
+    }
     if (step.status) next.call_status = step.status;
     else if (step.error !== undefined) next.command_error = step.error;
     else next.command_result = step.result ?? defaultResult(out.reply.command);
