@@ -125,7 +125,7 @@ program
 
 program
   .command('paths')
-  .description('write a scenario file with one case per transition not yet covered, each the shortest path from the start (docs/testing.md)')
+  .description('write a scenario file with one case per transition not yet covered, each the shortest call that takes it, checked by the scenario runner (docs/testing.md)')
   .argument('<flow>', 'a flow name (in the flows dir) or a path to a .yaml flow')
   .option('-f, --flows <dir>', 'directory of flows (default flows)')
   .option('-o, --out <file>', 'write the scenario file here instead of stdout')

@@ -3,7 +3,7 @@
  * no clock (mocks.now), sms effects resumed with the mocked outcomes. Pure: the result
  * says whether the case passed and, if not, where and why.
  */
-import { advance, isSayState, type Outcome } from '../engine/advance.js';
+import { advance, isSayState, type EngineOptions, type Outcome } from '../engine/advance.js';
 import type { EffectResult } from '../engine/outcome.js';
 import type { RunHooks } from '../engine/behaviour.js';
 import type { CallState } from '../engine/types.js';
@@ -125,7 +125,8 @@ function compare(e: Expectation, a: Actual): string[] | null {
   return diff.length === 0 ? null : diff;
 }
 
-function baseRequest(c: ScenarioCase): RtRequest {
+/** The request fields of a case's call (every request of the case starts from them). */
+export function baseRequest(c: Pick<ScenarioCase, 'call'>): RtRequest {
   const call = c.call;
   return {
     app: call.app,
@@ -147,11 +148,21 @@ function baseRequest(c: ScenarioCase): RtRequest {
 }
 
 /** The max_digits of a read as sent (the service's default when absent); undefined for other commands. */
-function maxDigitsSent(command: string, params: Record<string, unknown>): number | undefined {
+export function maxDigitsSent(command: string, params: Record<string, unknown>): number | undefined {
   if (command !== 'read') return undefined;
   const spec = COMMANDS.read.params.max_digits;
   const v = Number(params.max_digits ?? (spec?.type === 'int' ? spec.default : 1));
   return Number.isInteger(v) && v >= 1 ? v : undefined;
+}
+
+/** The engine options of a case's requests. */
+export function caseEngine(c: Pick<ScenarioCase, 'mocks'>, hooks?: RunHooks): EngineOptions {
+  return { now: c.mocks.now, unknownCall: 'reject', ...(hooks ? { hooks } : {}) };
+}
+
+/** The engine options of a case's first request: its `vars:` override the flow's (read only when the call starts). */
+export function startEngine(c: Pick<ScenarioCase, 'vars'>, engine: EngineOptions): EngineOptions {
+  return Object.keys(c.vars).length === 0 ? engine : { ...engine, vars: c.vars as Record<string, Value> };
 }
 
 /** Runs one case. */
@@ -159,7 +170,7 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
   const max = opts.maxRequests ?? 1000;
   const trace: string[] = [];
   const base = baseRequest(c);
-  const engine = { now: c.mocks.now, unknownCall: 'reject' as const, ...(opts.hooks ? { hooks: opts.hooks } : {}) };
+  const engine = caseEngine(c, opts.hooks);
   let smsCount = 0;
   const smsOutcome = (): EffectResult => {
     const m = c.mocks.sms[smsCount];
@@ -177,7 +188,7 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
   let unchecked = false;
   let state: CallState | undefined;
   // The case's `vars:` override the flow's initial vars (read only when the call starts).
-  let out: Outcome = advance(flow, undefined, base, Object.keys(c.vars).length === 0 ? engine : { ...engine, vars: c.vars as Record<string, Value> });
+  let out: Outcome = advance(flow, undefined, base, startEngine(c, engine));
   for (let requests = 1; ; requests++) {
     if (requests > max) return fail(i, `more than ${max} requests: the flow does not end`);
     // Effects first: each is the next step (an sms expectation), resumed with its mock.

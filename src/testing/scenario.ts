@@ -283,8 +283,13 @@ function parseCall(c: Collector, n: YNode | undefined): CallFields {
   return call;
 }
 
+/** The engine's clock of a case with no `mocks.now`: `call.date_started` read as UTC. */
+export function clockOf(call: Pick<CallFields, 'date_started'>): number {
+  return Date.parse(call.date_started.replace(' ', 'T') + 'Z');
+}
+
 function parseMocks(c: Collector, n: YNode | undefined, call: CallFields): Mocks {
-  const mocks: Mocks = { sms: [], now: Date.parse(call.date_started.replace(' ', 'T') + 'Z') };
+  const mocks: Mocks = { sms: [], now: clockOf(call) };
   if (!n) return mocks;
   if (n.kind !== 'map') {
     c.at(n, `mocks must be a map, not ${describe(n)}`);
