@@ -122,6 +122,28 @@ export function totalTransitionPercent(reports: FlowReport[]): number {
   return pct(c, t);
 }
 
+export interface Thresholds {
+  /** `--min-coverage`: percent of the transitions of all the flows reported. */
+  total?: number;
+  /** `--min-coverage-per-flow`: percent of the transitions of each flow reported. */
+  perFlow?: number;
+}
+
+/** One message per threshold missed, naming the flows and their figures (none: every threshold met). */
+export function missedThresholds(reports: FlowReport[], t: Thresholds): string[] {
+  const out: string[] = [];
+  const figure = (r: FlowReport) => `${r.transitions.percent}% (${r.transitions.covered}/${r.transitions.total})`;
+  if (t.total !== undefined && reports.length > 0) {
+    const total = totalTransitionPercent(reports);
+    const of = reports.length === 1 ? `of ${reports[0]!.flow}` : `over ${reports.length} flows (${reports.map((r) => `${r.flow} ${r.transitions.percent}%`).join(', ')})`;
+    if (total < t.total) out.push(`transition coverage ${total}% ${of} is under --min-coverage ${t.total}%`);
+  }
+  if (t.perFlow !== undefined) {
+    for (const r of reports) if (r.transitions.percent < t.perFlow) out.push(`${r.flow}: transition coverage ${figure(r)} is under --min-coverage-per-flow ${t.perFlow}%`);
+  }
+  return out;
+}
+
 function bump(map: Record<string, number>, key: string): void {
   map[key] = (map[key] ?? 0) + 1;
 }
