@@ -100,9 +100,15 @@ function resultsAt(flow: CompiledFlow, node: Node, values: string[]): string[] {
   return out;
 }
 
-function inputsAt(flow: CompiledFlow, node: Node, values: string[]): (Input | undefined)[] {
+/** The results to try, per state and max_digits (the machine's guards on results read no vars: the same at every visit). */
+type ResultCache = Map<string, string[]>;
+
+function inputsAt(flow: CompiledFlow, node: Node, values: string[], cache: ResultCache): (Input | undefined)[] {
   if (node.state.done) return [undefined];
-  const inputs: (Input | undefined)[] = resultsAt(flow, node, values).map((result) => ({ result }));
+  const at = `${node.state.s}|${maxDigitsSent(replyCommand(node.state.reply), node.params) ?? ''}`;
+  let results = cache.get(at);
+  if (!results) cache.set(at, (results = resultsAt(flow, node, values)));
+  const inputs: (Input | undefined)[] = results.map((result) => ({ result }));
   const sc = flow.config.states[node.state.s];
   if (sc?.meta.kind === 'command' && (sc.on?.[EV_ERROR]?.length ?? 0) > 0) inputs.push({ error: ERROR_CODE });
   if (flow.model.handlers.hangup !== undefined) inputs.push({ status: 'HANGUP' });
@@ -132,8 +138,10 @@ function pathOf(n: Node | undefined): Hop[] {
 }
 
 export interface ExploreOptions {
-  /** Call states to walk at most, over all starts. */
+  /** Call states to walk at most, over all starts (default 20,000). */
   maxStates?: number;
+  /** Requests to run at most, over all starts (default 200,000): bounds a flow with very many keys. */
+  maxRequests?: number;
 }
 
 /** Looks for the shortest way to each of `want`, from the default start then from each of `starts` while some are left. */
@@ -141,10 +149,13 @@ export function explore(flow: CompiledFlow, want: Iterable<string>, starts: Star
   const left = new Set(want);
   const found = new Map<string, Found>();
   const max = opts.maxStates ?? 20000;
+  const maxRequests = opts.maxRequests ?? 200000;
+  const cache: ResultCache = new Map();
   let states = 0;
+  let requests = 0;
   let tried = 0;
   for (const start of [{ call: {}, vars: {} }, ...starts]) {
-    if (left.size === 0 || states >= max) break;
+    if (left.size === 0 || states >= max || requests >= maxRequests) break;
     tried++;
     const call = { ...DEFAULT_CALL, variables: {}, ...start.call };
     const c = { call, vars: start.vars, mocks: { sms: [], now: clockOf(call) } };
@@ -152,7 +163,8 @@ export function explore(flow: CompiledFlow, want: Iterable<string>, starts: Star
     const seen = new Set<string>();
     const queue: Node[] = [];
     const visit = (parent: Node | undefined, input: Input | undefined, prior: CallState | undefined, req: RtRequest, smsBefore: number) => {
-      for (let failAt = -1, n = 0; failAt < n; failAt++) {
+      for (let failAt = -1, n = 0; failAt < n && requests < maxRequests; failAt++) {
+        requests++;
         const r = request(flow, prior, req, c, smsBefore, failAt);
         n = r.sms.length;
         const out = r.out;
@@ -175,11 +187,11 @@ export function explore(flow: CompiledFlow, want: Iterable<string>, starts: Star
       }
     };
     visit(undefined, undefined, undefined, base, 0);
-    while (queue.length > 0 && left.size > 0 && states < max) {
+    while (queue.length > 0 && left.size > 0 && states < max && requests < maxRequests) {
       const node = queue.shift()!;
       states++;
       const next = (extra: Partial<RtRequest>): RtRequest => ({ ...base, command: node.hop.reply!, command_id: node.state.commandId, ...extra });
-      for (const input of inputsAt(flow, node, values)) {
+      for (const input of inputsAt(flow, node, values, cache)) {
         if (input === undefined) visit(node, undefined, node.state, next({ call_status: 'HANGUP' }), node.sms);
         else if ('status' in input) visit(node, input, node.state, next({ call_status: input.status }), node.sms);
         else if ('error' in input) visit(node, input, node.state, next({ command_error: input.error }), node.sms);
