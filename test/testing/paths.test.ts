@@ -10,6 +10,7 @@ import { compileAll } from '../../src/registry/registry.js';
 import { Coverage } from '../../src/testing/coverage.js';
 import { generateCases, scenarioYaml, uncovered } from '../../src/testing/paths.js';
 import { sampleFor } from '../../src/testing/sample.js';
+import { scenarioSchemaRef } from '../../src/testing/schema-ref.js';
 import { flowTransitions } from '../../src/testing/transitions.js';
 import { cmd, flow, hangup, say, sw } from '../engine/helpers.js';
 
@@ -159,12 +160,13 @@ describe('the $schema line of a generated scenario file', () => {
   const firstLine = (file: string) => readFileSync(file, 'utf8').split('\n')[0];
 
   it('in the repository: the relative path to its schemas/', async () => {
-    const tmp = mkdtempSync(join(root, 'flows', '.paths-'));
+    expect(scenarioSchemaRef(join(root, 'flows', 'front-desk.paths.test.yaml'))).toBe('../schemas/scenario.schema.json');
+    const tmp = mkdtempSync(join(root, '.paths-'));
     try {
       const file = join(tmp, 'a', 'gen.test.yaml');
       mkdirSync(join(tmp, 'a'));
       expect(await paths('front-desk', { flows: dir, out: file }, sink().w, sink().w)).toBe(0);
-      expect(firstLine(file)).toBe('# yaml-language-server: $schema=../../../schemas/scenario.schema.json');
+      expect(firstLine(file)).toBe('# yaml-language-server: $schema=../../schemas/scenario.schema.json');
     } finally {
       (await import('node:fs')).rmSync(tmp, { recursive: true, force: true });
     }
