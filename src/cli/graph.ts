@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { xstateConfig } from '../flow/machine-config.js';
 import { renderGraph, type GraphFormat } from '../testing/graph.js';
-import type { CoverageFile } from '../testing/paths.js';
+import type { CoverageFile } from '../testing/coverage.js';
 import { loadFlow } from './paths.js';
 
 export interface GraphFlags {

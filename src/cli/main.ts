@@ -106,9 +106,10 @@ program
   .description('run scenario files (*.test.yaml) against the flows, in process (docs/testing.md); exit 1 on a failure, 2 on an invalid file')
   .argument('[paths...]', 'scenario files or directories (default: flows and test)')
   .option('-f, --flows <dir>', 'directory of the flows (default flows)')
-  .option('--coverage', 'report the steps and transitions of each flow that the scenarios exercised')
+  .option('--coverage', 'report the steps and transitions of each flow the scenario files test (every flow of --flows when no path is given)')
   .option('--coverage-json <file>', 'write the raw coverage data (JSON) to this file')
-  .option('--min-coverage <percent>', 'exit 1 when under this percentage of transitions')
+  .option('--min-coverage <percent>', 'exit 1 when under this percentage of the transitions of the flows tested, all together')
+  .option('--min-coverage-per-flow <percent>', 'exit 1 when any flow tested is under this percentage of its transitions')
   .action(async (paths: string[], flags) => {
     process.exitCode = await test(paths, flags);
   });
@@ -127,7 +128,7 @@ program
 
 program
   .command('paths')
-  .description('write a scenario file with one case per transition not yet covered, each the shortest path from the start (docs/testing.md)')
+  .description('write a scenario file with one case per transition not yet covered, each the shortest call that takes it, checked by the scenario runner (docs/testing.md)')
   .argument('<flow>', 'a flow name (in the flows dir) or a path to a .yaml flow')
   .option('-f, --flows <dir>', 'directory of flows (default flows)')
   .option('-o, --out <file>', 'write the scenario file here instead of stdout')

@@ -1,11 +1,14 @@
 /** `callscript paths <flow>`: a scenario file with one case per transition not yet covered. */
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
+import { dirname, relative, resolve, sep } from 'node:path';
 import { compileFlow, type CompiledFlow } from '../engine/compile.js';
 import { checkFlow } from '../flow/check.js';
 import { formatDiagnostics } from '../flow/format.js';
 import { compileAll, listFlowFiles } from '../registry/registry.js';
-import { generateCases, scenarioYaml, uncovered, type CoverageFile } from '../testing/paths.js';
+import type { CoverageFile } from '../testing/coverage.js';
+import { generateCases, scenarioYaml, uncovered } from '../testing/paths.js';
+import { scenarioSchemaRef } from '../testing/schema-ref.js';
 
 export interface PathsFlags {
   flows?: string;
@@ -31,6 +34,8 @@ export async function loadFlow(ref: string, flowsDir = 'flows'): Promise<Compile
   return found;
 }
 
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
 export async function paths(ref: string, flags: PathsFlags, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
   let flow: CompiledFlow;
   let coverage: CoverageFile | undefined;
@@ -42,11 +47,21 @@ export async function paths(ref: string, flags: PathsFlags, out: NodeJS.Writable
     return 2;
   }
   const todo = uncovered(flow, coverage);
-  const cases = generateCases(flow, todo);
-  const text = scenarioYaml(flow, cases, /\.ya?ml$/.test(ref) ? ref : flow.name);
+  const g = generateCases(flow, todo);
+  // On stdout, where the file goes is unknown: no $schema line rather than a wrong one.
+  const schema = flags.out ? scenarioSchemaRef(flags.out) : undefined;
+  // A flow given by path is named relative to the scenario file (as the runner resolves it).
+  const flowRef = /\.ya?ml$/.test(ref) ? (flags.out ? relative(dirname(resolve(flags.out)), resolve(ref)).split(sep).join('/') : ref) : flow.name;
+  const text = scenarioYaml(flow, g, { flowRef, ...(schema !== undefined ? { schema } : {}) });
   if (flags.out) {
-    await writeFile(flags.out, text);
-    err.write(`${flags.out}: ${cases.length} case${cases.length === 1 ? '' : 's'} (${todo.length} uncovered transition${todo.length === 1 ? '' : 's'})\n`);
+    try {
+      await writeFile(flags.out, text);
+    } catch (e) {
+      err.write(`callscript paths: cannot write ${flags.out}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
+      return 2;
+    }
   } else out.write(text);
+  err.write(`${flags.out ?? 'paths'}: ${plural(g.cases.length, 'case')} for ${plural(todo.length, 'uncovered transition')}\n`);
+  for (const s of g.skipped) err.write(`  no case for ${s.transition}: ${s.why}\n`);
   return 0;
 }

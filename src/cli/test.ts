@@ -1,7 +1,8 @@
 /**
  * `callscript test [paths...]`: runs scenario files (*.test.yaml) against the flows, in
  * process (docs/testing.md). Exit code: 0 all passed; 1 a case failed (or coverage under
- * --min-coverage); 2 a scenario file is unreadable or invalid.
+ * --min-coverage or --min-coverage-per-flow); 2 a scenario file is unreadable or invalid.
+ * Coverage covers the flows the given scenario files test (every flow when none is given).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, relative, isAbsolute } from 'node:path';
@@ -13,7 +14,7 @@ import {
   formatScenarioError,
   loadFlowDir,
   runScenarioFile,
-  totalTransitionPercent,
+  missedThresholds,
 } from '../testing/index.js';
 
 export interface TestFlags {
@@ -21,6 +22,7 @@ export interface TestFlags {
   coverage?: boolean;
   coverageJson?: string;
   minCoverage?: string;
+  minCoveragePerFlow?: string;
 }
 
 type Out = { write(s: string): unknown };
@@ -28,21 +30,28 @@ type Out = { write(s: string): unknown };
 export async function test(paths: string[], flags: TestFlags, out: Out = process.stdout): Promise<number> {
   const flowsDir = flags.flows ?? 'flows';
   const print = (line: string) => out.write(line + '\n');
-  let min: number | undefined;
-  if (flags.minCoverage !== undefined) {
-    min = Number(flags.minCoverage);
-    if (!Number.isFinite(min) || min < 0 || min > 100) {
-      print(`callscript test: --min-coverage must be a number from 0 to 100, not "${flags.minCoverage}"`);
+  const percent = (flag: string, v: string | undefined): number | undefined | string => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    return v.trim() !== '' && Number.isFinite(n) && n >= 0 && n <= 100 ? n : `callscript test: ${flag} must be a number from 0 to 100, not "${v}"`;
+  };
+  const min = percent('--min-coverage', flags.minCoverage);
+  const perFlow = percent('--min-coverage-per-flow', flags.minCoveragePerFlow);
+  for (const bad of [min, perFlow]) {
+    if (typeof bad === 'string') {
+      print(bad);
       return 2;
     }
   }
-  const wantCoverage = flags.coverage === true || flags.coverageJson !== undefined || min !== undefined;
+  const thresholds = { ...(typeof min === 'number' ? { total: min } : {}), ...(typeof perFlow === 'number' ? { perFlow } : {}) };
+  const wantCoverage = flags.coverage === true || flags.coverageJson !== undefined || min !== undefined || perFlow !== undefined;
   const files = await collectScenarioFiles(paths.length > 0 ? paths : [flowsDir, 'test'].filter((p, i, a) => a.indexOf(p) === i));
   const flows = await loadFlowDir(flowsDir);
   for (const p of flows.problems) print(`flow error: ${p}`);
   const coverage = wantCoverage ? new Coverage() : undefined;
-  // Every flow of the directory is reported, tested or not.
-  if (coverage) for (const f of flows.byName.values()) coverage.register(f);
+  // Scenario files given: the flows they test (registered as they run). None given: every
+  // flow of the directory, tested or not.
+  if (coverage && paths.length === 0) for (const f of flows.byName.values()) coverage.register(f);
 
   let passed = 0;
   let failed = 0;
@@ -53,7 +62,6 @@ export async function test(paths: string[], flags: TestFlags, out: Out = process
     if (run.errors.length > 0) {
       invalid++;
       for (const e of run.errors) print(formatScenarioError({ ...e, file: shown }));
-      continue;
     }
     for (const c of run.cases) {
       for (const l of formatCase(shown, c)) print(l);
@@ -65,18 +73,14 @@ export async function test(paths: string[], flags: TestFlags, out: Out = process
   let code = failed > 0 ? 1 : 0;
   if (coverage) {
     const reports = coverage.report();
-    if (flags.coverage || min !== undefined) for (const l of formatCoverage(reports)) print(l);
+    if (flags.coverage || min !== undefined || perFlow !== undefined) for (const l of formatCoverage(reports)) print(l);
     if (flags.coverageJson) {
       await mkdir(dirname(flags.coverageJson), { recursive: true });
       await writeFile(flags.coverageJson, JSON.stringify(coverage.data, null, 2) + '\n');
     }
-    if (min !== undefined) {
-      const total = totalTransitionPercent(reports);
-      if (total < min) {
-        print(`transition coverage ${total}% is under --min-coverage ${min}%`);
-        code = code || 1;
-      }
-    }
+    const missed = missedThresholds(reports, thresholds);
+    for (const m of missed) print(m);
+    if (missed.length > 0) code = code || 1;
   }
   print('');
   if (invalid > 0) print(`${invalid} invalid scenario file${invalid === 1 ? '' : 's'}`);

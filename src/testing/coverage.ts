@@ -4,15 +4,22 @@
  *
  * Observed on the machine that serves calls: every transition of a flow's machine config
  * names its coverage keys (its `took` action, src/flow/machine-config.ts), and the
- * engine's run hooks report each key taken and each step entered (`hooksFor`).
+ * engine's run hooks report each key taken and each step entered (`hooksFor`). What the
+ * transitions of a flow are is defined once, in transitions.ts (shared with `paths`).
  */
 import type { CompiledFlow } from '../engine/compile.js';
-import type { FlowModel, Pos, Step } from '../flow/model.js';
+import type { Pos } from '../flow/model.js';
+import { flowTransitions } from './transitions.js';
 import type { RunHooks } from '../engine/behaviour.js';
 
 /** The raw data, also written by `--coverage-json` (read by `callscript graph --coverage`). */
 export interface CoverageData {
   flows: Record<string, FlowCoverageData>;
+}
+
+/** Coverage data as read back from a file (`--covered`, `graph --coverage`): every part optional. */
+export interface CoverageFile {
+  flows: Record<string, { steps?: Record<string, number>; transitions?: Record<string, number>; all?: string[] }>;
 }
 
 export interface FlowCoverageData {
@@ -31,58 +38,6 @@ interface FlowInfo {
   transPos: Map<string, Pos>;
 }
 
-/**
- * The transitions of a flow, by "<step>:<key>":
- * - command (and sms) steps: each key of the step's own `on:` (an exact result, a
- *   pattern as written, `default` (also `next:`), `error`), and `<key>:then` for a branch
- *   with `retry` (its retries used up);
- * - flow-wide handlers, once per flow: `handlers.on.<command>:<key>` and `handlers:error`
- *   (taken at any step that inherits them);
- * - switch steps (and `when`): `case1`, `case2`... in order, and `default` (the `else`,
- *   or the end of the flow when none is written);
- * - set steps: `next`.
- */
-export function flowTransitions(model: FlowModel): { all: string[]; pos: Map<string, Pos> } {
-  const all: string[] = [];
-  const pos = new Map<string, Pos>();
-  const add = (k: string, p: Pos) => {
-    if (pos.has(k)) return;
-    all.push(k);
-    pos.set(k, p);
-  };
-  for (const [id, s] of Object.entries(model.steps)) transitionsOf(id, s, add);
-  for (const [cmd, h] of Object.entries(model.handlers.on)) {
-    if (!h) continue;
-    for (const [k, b] of Object.entries(h.exact)) addBranch(`handlers.on.${cmd}`, k, b, add);
-    for (const p of h.patterns) addBranch(`handlers.on.${cmd}`, p.source, p.branch, add);
-  }
-  if (model.handlers.error) addBranch('handlers', 'error', model.handlers.error, add);
-  return { all, pos };
-}
-
-function addBranch(owner: string, key: string, b: { retry?: number; pos: Pos }, add: (k: string, p: Pos) => void): void {
-  add(`${owner}:${key}`, b.pos);
-  if (b.retry !== undefined) add(`${owner}:${key}:then`, b.pos);
-}
-
-function transitionsOf(id: string, s: Step, add: (k: string, p: Pos) => void): void {
-  switch (s.kind) {
-    case 'command':
-      for (const [k, b] of Object.entries(s.on.exact)) addBranch(id, k, b, add);
-      for (const p of s.on.patterns) addBranch(id, p.source, p.branch, add);
-      if (s.on.default) addBranch(id, 'default', s.on.default, add);
-      if (s.on.error) addBranch(id, 'error', s.on.error, add);
-      break;
-    case 'switch':
-      s.cases.forEach((c, i) => add(`${id}:case${i + 1}`, c.pos));
-      add(`${id}:default`, s.pos);
-      break;
-    case 'set':
-      add(`${id}:next`, s.pos);
-      break;
-  }
-}
-
 /** Collects coverage over any number of runs, per flow. */
 export class Coverage {
   readonly data: CoverageData = { flows: {} };
@@ -92,7 +47,7 @@ export class Coverage {
   register(flow: CompiledFlow): FlowCoverageData {
     let d = this.data.flows[flow.name];
     if (d) return d;
-    const { all, pos } = flowTransitions(flow.model);
+    const { all, pos } = flowTransitions(flow);
     d = { steps: {}, transitions: {}, all };
     for (const id of Object.keys(flow.model.steps)) d.steps[id] = 0;
     for (const k of all) d.transitions[k] = 0;
@@ -165,6 +120,28 @@ export function totalTransitionPercent(reports: FlowReport[]): number {
     t += r.transitions.total;
   }
   return pct(c, t);
+}
+
+export interface Thresholds {
+  /** `--min-coverage`: percent of the transitions of all the flows reported. */
+  total?: number;
+  /** `--min-coverage-per-flow`: percent of the transitions of each flow reported. */
+  perFlow?: number;
+}
+
+/** One message per threshold missed, naming the flows and their figures (none: every threshold met). */
+export function missedThresholds(reports: FlowReport[], t: Thresholds): string[] {
+  const out: string[] = [];
+  const figure = (r: FlowReport) => `${r.transitions.percent}% (${r.transitions.covered}/${r.transitions.total})`;
+  if (t.total !== undefined && reports.length > 0) {
+    const total = totalTransitionPercent(reports);
+    const of = reports.length === 1 ? `of ${reports[0]!.flow}` : `over ${reports.length} flows (${reports.map((r) => `${r.flow} ${r.transitions.percent}%`).join(', ')})`;
+    if (total < t.total) out.push(`transition coverage ${total}% ${of} is under --min-coverage ${t.total}%`);
+  }
+  if (t.perFlow !== undefined) {
+    for (const r of reports) if (r.transitions.percent < t.perFlow) out.push(`${r.flow}: transition coverage ${figure(r)} is under --min-coverage-per-flow ${t.perFlow}%`);
+  }
+  return out;
 }
 
 function bump(map: Record<string, number>, key: string): void {

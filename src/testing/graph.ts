@@ -1,5 +1,5 @@
 /**
- * `callscript graph`: the flow's transition graph (src/testing/paths.ts `flowEdges`, read
+ * `callscript graph`: the flow's transition graph (src/testing/transitions.ts `flowEdges`, read
  * from the compiled machine) as a Mermaid `flowchart TD` or a Graphviz digraph.
  *
  * - nodes: steps, labelled `id` and the command (say text truncated, read max_digits),
@@ -14,7 +14,8 @@
 import type { CompiledFlow } from '../engine/compile.js';
 import { END_STATE } from '../flow/machine-config.js';
 import type { MediaParam, Value } from '../flow/model.js';
-import { COVERABLE, flowEdges, type CoverageFile, type FlowEdge } from './paths.js';
+import { COVERABLE, flowEdges, type FlowEdge } from './transitions.js';
+import type { CoverageFile } from './coverage.js';
 
 export type GraphFormat = 'mermaid' | 'dot';
 
@@ -124,7 +125,7 @@ export function buildGraph(flow: CompiledFlow, opts: GraphOptions = {}): { nodes
       }
       continue;
     }
-    const count = cov ? cov[e.cover ?? e.id] ?? 0 : undefined;
+    const count = cov ? cov[e.id] ?? 0 : undefined;
     const untaken = count === 0 && COVERABLE.has(e.kind);
     const from = flow.model.steps[e.from];
     let label = edgeLabel(e, width, from?.kind === 'command' ? from.command.name : undefined);

@@ -61,9 +61,12 @@ export async function loadFlowDir(dir: string): Promise<FlowSet> {
 
 export interface FileRun {
   file: string;
-  /** Problems of the file itself (unreadable, invalid, unknown flow): exit code 2. */
+  /** Problems of the file itself (unreadable, invalid, unknown flow, a result no command returns): exit code 2. */
   errors: ScenarioError[];
+  /** The cases run (but those whose result was refused, which are in `errors`). */
   cases: CaseResult[];
+  /** The flow the file tests, when it was found. */
+  flow?: string;
 }
 
 /** Loads and runs one scenario file. */
@@ -84,7 +87,10 @@ export async function runScenarioFile(file: string, flows: FlowSet, coverage?: C
   const flow = await resolveFlow(scenario, flows);
   if ('error' in flow) return { file, errors: [flow.error], cases: [] };
   const opts = coverage ? { hooks: coverage.hooksFor(flow.flow) } : {};
-  return { file, errors: [], cases: scenario.cases.map((c) => runCase(flow.flow, c, opts)) };
+  const cases = scenario.cases.map((c) => runCase(flow.flow, c, opts));
+  // A result the command sent can never return is the file's mistake, reported as such.
+  const errors = cases.flatMap((c) => (c.failure?.refused ? [{ file, line: c.failure.pos.line, column: c.failure.pos.col, message: c.failure.message }] : []));
+  return { file, errors, cases: cases.filter((c) => !c.failure?.refused), flow: flow.flow.name };
 }
 
 async function resolveFlow(s: Scenario, flows: FlowSet): Promise<{ flow: CompiledFlow } | { error: ScenarioError }> {

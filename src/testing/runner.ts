@@ -3,7 +3,7 @@
  * no clock (mocks.now), sms effects resumed with the mocked outcomes. Pure: the result
  * says whether the case passed and, if not, where and why.
  */
-import { advance, isSayState, type Outcome } from '../engine/advance.js';
+import { advance, isSayState, type EngineOptions, type Outcome } from '../engine/advance.js';
 import type { EffectResult } from '../engine/outcome.js';
 import type { RunHooks } from '../engine/behaviour.js';
 import type { CallState } from '../engine/types.js';
@@ -13,6 +13,8 @@ import type { RtRequest } from '../protocol/rt.js';
 import type { Loc } from '../flow/yaml.js';
 import type { Value } from '../flow/model.js';
 import type { Expectation, Plain, ScenarioCase, ScenarioStep } from './scenario.js';
+import { resultProblem } from './results.js';
+import { COMMANDS } from '../protocol/commands.js';
 
 export interface CaseFailure {
   /** 0-based index of the step that failed (steps.length: after the last step). */
@@ -23,6 +25,12 @@ export interface CaseFailure {
   expected?: string;
   actual?: string;
   diff?: string[];
+  /**
+   * The step's result can never come from the command the flow sent (a read's actual
+   * max_digits): not a failure of the flow but of the scenario file, reported at `pos`
+   * (the result) as a file error.
+   */
+  refused?: boolean;
 }
 
 export interface CaseResult {
@@ -117,7 +125,8 @@ function compare(e: Expectation, a: Actual): string[] | null {
   return diff.length === 0 ? null : diff;
 }
 
-function baseRequest(c: ScenarioCase): RtRequest {
+/** The request fields of a case's call (every request of the case starts from them). */
+export function baseRequest(c: Pick<ScenarioCase, 'call'>): RtRequest {
   const call = c.call;
   return {
     app: call.app,
@@ -138,12 +147,30 @@ function baseRequest(c: ScenarioCase): RtRequest {
   };
 }
 
+/** The max_digits of a read as sent (the service's default when absent); undefined for other commands. */
+export function maxDigitsSent(command: string, params: Record<string, unknown>): number | undefined {
+  if (command !== 'read') return undefined;
+  const spec = COMMANDS.read.params.max_digits;
+  const v = Number(params.max_digits ?? (spec?.type === 'int' ? spec.default : 1));
+  return Number.isInteger(v) && v >= 1 ? v : undefined;
+}
+
+/** The engine options of a case's requests. */
+export function caseEngine(c: Pick<ScenarioCase, 'mocks'>, hooks?: RunHooks): EngineOptions {
+  return { now: c.mocks.now, unknownCall: 'reject', ...(hooks ? { hooks } : {}) };
+}
+
+/** The engine options of a case's first request: its `vars:` override the flow's (read only when the call starts). */
+export function startEngine(c: Pick<ScenarioCase, 'vars'>, engine: EngineOptions): EngineOptions {
+  return Object.keys(c.vars).length === 0 ? engine : { ...engine, vars: c.vars as Record<string, Value> };
+}
+
 /** Runs one case. */
 export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = {}): CaseResult {
   const max = opts.maxRequests ?? 1000;
   const trace: string[] = [];
   const base = baseRequest(c);
-  const engine = { now: c.mocks.now, unknownCall: 'reject' as const, ...(opts.hooks ? { hooks: opts.hooks } : {}) };
+  const engine = caseEngine(c, opts.hooks);
   let smsCount = 0;
   const smsOutcome = (): EffectResult => {
     const m = c.mocks.sms[smsCount];
@@ -161,7 +188,7 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
   let unchecked = false;
   let state: CallState | undefined;
   // The case's `vars:` override the flow's initial vars (read only when the call starts).
-  let out: Outcome = advance(flow, undefined, base, Object.keys(c.vars).length === 0 ? engine : { ...engine, vars: c.vars as Record<string, Value> });
+  let out: Outcome = advance(flow, undefined, base, startEngine(c, engine));
   for (let requests = 1; ; requests++) {
     if (requests > max) return fail(i, `more than ${max} requests: the flow does not end`);
     // Effects first: each is the next step (an sms expectation), resumed with its mock.
@@ -209,6 +236,10 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     }
     state = out.state!;
     const next: RtRequest = { ...base, command: out.reply.command, command_id: out.reply.command_id };
+    if (step.result !== undefined) {
+      const problem = resultProblem(out.reply.command, step.result, maxDigitsSent(out.reply.command, out.reply.params as Record<string, unknown>));
+      if (problem) return { name: c.name, ok: false, trace, failure: { step: i - 1, pos: step.resultPos ?? step.pos, message: `result: ${problem}`, refused: true } };
+    }
     if (step.status) next.call_status = step.status;
     else if (step.error !== undefined) next.command_error = step.error;
     else next.command_result = step.result ?? defaultResult(out.reply.command);

@@ -6,6 +6,7 @@
 import { loadYaml, type Loc, type YMap, type YNode } from '../flow/yaml.js';
 import type { EffectResult } from '../engine/outcome.js';
 import { isAction } from '../flow/actions.js';
+import { resultProblem } from './results.js';
 
 /** One problem of a scenario file (1-based line and column). */
 export interface ScenarioError {
@@ -63,6 +64,8 @@ export interface ScenarioStep {
   pos: Loc;
   expect: Expectation;
   result?: string;
+  /** Where `result:` is written (the runner refuses there a result the command cannot return). */
+  resultPos?: Loc;
   error?: string;
   status?: StepStatus;
 }
@@ -196,6 +199,13 @@ function parseExpect(c: Collector, n: YNode): Expectation | undefined {
   return params ? { kind: 'command', command: name, params } : undefined;
 }
 
+/** The max_digits an expectation names (a read's), when it names one. */
+function expectedMaxDigits(e: Expectation): number | undefined {
+  const v = e.kind === 'command' ? e.params?.max_digits : undefined;
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^[0-9]+$/.test(v) ? Number(v) : undefined;
+  return n !== undefined && n >= 1 ? n : undefined;
+}
+
 function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
   if (n.kind !== 'map') {
     c.at(n, `a step must be a map with \`expect:\`, not ${describe(n)}`);
@@ -214,7 +224,12 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
   const r = get(n, 'result');
   if (r) {
     const s = str(c, r, 'result');
-    if (s !== undefined) step.result = s;
+    if (s !== undefined) {
+      step.result = s;
+      step.resultPos = r.pos;
+      const problem = expect?.kind === 'command' ? resultProblem(expect.command, s, expectedMaxDigits(expect)) : undefined;
+      if (problem) c.at(r, `result: ${problem}`);
+    }
   }
   const er = get(n, 'error');
   if (er) {
@@ -268,8 +283,13 @@ function parseCall(c: Collector, n: YNode | undefined): CallFields {
   return call;
 }
 
+/** The engine's clock of a case with no `mocks.now`: `call.date_started` read as UTC. */
+export function clockOf(call: Pick<CallFields, 'date_started'>): number {
+  return Date.parse(call.date_started.replace(' ', 'T') + 'Z');
+}
+
 function parseMocks(c: Collector, n: YNode | undefined, call: CallFields): Mocks {
-  const mocks: Mocks = { sms: [], now: Date.parse(call.date_started.replace(' ', 'T') + 'Z') };
+  const mocks: Mocks = { sms: [], now: clockOf(call) };
   if (!n) return mocks;
   if (n.kind !== 'map') {
     c.at(n, `mocks must be a map, not ${describe(n)}`);

@@ -1,41 +1,33 @@
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdtempSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { replyCommand } from '../../src/engine/advance.js';
+import { paths } from '../../src/cli/paths.js';
+import { test as runTests } from '../../src/cli/test.js';
 import { compileAll } from '../../src/registry/registry.js';
-import type { CompiledFlow } from '../../src/engine/compile.js';
-import type { RtRequest } from '../../src/protocol/rt.js';
-import { generateCases, sampleFor, scenarioYaml, transitionIds, uncovered, type GeneratedCase } from '../../src/testing/paths.js';
-import { Call, cmd, flow, hangup, say, sw } from '../engine/helpers.js';
+import { Coverage } from '../../src/testing/coverage.js';
+import { generateCases, scenarioYaml, uncovered } from '../../src/testing/paths.js';
+import { sampleFor } from '../../src/testing/sample.js';
+import { scenarioSchemaRef } from '../../src/testing/schema-ref.js';
+import { flowTransitions } from '../../src/testing/transitions.js';
+import { cmd, flow, hangup, say, sw } from '../engine/helpers.js';
 
-const dir = 'flows';
+const root = new URL('../..', import.meta.url).pathname;
+const dir = join(root, 'flows');
 const flows = compileAll(readdirSync(dir).filter((f) => f.endsWith('.yaml') && !f.endsWith('.test.yaml')).map((f) => ({ file: join(dir, f), text: readFileSync(join(dir, f), 'utf8') }))).flows;
 
-/** Drives a generated case through the engine; returns the engine's step after the claimed transition. */
-function drive(f: CompiledFlow, c: GeneratedCase): { commands: string[]; afterClaim: string | undefined } {
-  const call = new Call(f);
-  const sms = [...c.mocksSms];
-  call.effectResult = () => {
-    const m = sms.shift() ?? { hash: 'SMS00001' };
-    return 'hash' in m ? { ok: true, value: m.hash } : { ok: false, error: m.error };
-  };
-  const commands: string[] = [];
-  let afterClaim: string | undefined;
-  call.start();
-  const lastOfClaim = c.steps.reduce((acc, s, i) => (s.edge < c.claimAt ? i : acc), -1);
-  c.steps.forEach((s, i) => {
-    if (typeof s.expect !== 'string') return; // an sms effect: performed within the request
-    const cmd = call.state ? replyCommand(call.state.reply) : 'none';
-    commands.push(cmd);
-    expect(cmd, `${c.transition}: step ${i}`).toBe(s.expect);
-    if (s.expect === 'hangup') return;
-    if (s.status) call.send(call.next({ call_status: s.status as RtRequest['call_status'] }));
-    else if (s.error) call.error(s.error);
-    else call.result(s.result ?? (s.expect === 'read' ? '1' : s.expect === 'dialout' ? 'NOANSWER' : '0'));
-    if (i === lastOfClaim) afterClaim = call.state?.step;
-  });
-  return { commands, afterClaim };
+const sink = () => {
+  let text = '';
+  return { w: new Writable({ write: (c: Buffer, _e, cb) => ((text += c.toString()), cb()) }), text: () => text };
+};
+
+/** `callscript test` on the files with coverage; its output and exit code. */
+async function covered(files: string[], extra: Record<string, string> = {}) {
+  let out = '';
+  const code = await runTests(files, { flows: dir, coverage: true, ...extra }, { write: (s: string) => (out += s) });
+  return { code, out };
 }
 
 describe('callscript paths', () => {
@@ -46,58 +38,163 @@ describe('callscript paths', () => {
     expect(sampleFor('^\\d+#$')).toBe('0#');
   });
 
-  it('lists every branch key, retry, exhausted retry and switch case as a transition', () => {
+  it('one definition of the transitions: coverage lists them, one case is written per transition, named after it', () => {
     const f = flow({
+      handlers: { error: 'bye', on: { read: { '0': 'bye' } } },
       steps: {
         route: sw([['vars.x == 1', 'menu']], 'menu'),
         menu: cmd('read', { max_digits: 4 }, { on: { '1': 'bye', '/^[0-9]{4}$/': 'bye', TIMEOUT: { retry: 2, then: 'bye' }, default: 'bye' } }),
+        other: cmd('read', { max_digits: 1 }, { on: { '1': 'bye' } }),
         bye: say('Bye', 'end'),
         end: hangup(),
       },
+      vars: { x: 0 },
     });
-    expect(transitionIds(f)).toEqual([
-      'route:case:1', 'route:default',
-      'menu:1', 'menu:TIMEOUT', 'menu:TIMEOUT:then', 'menu:/^[0-9]{4}$/', 'menu:default', 'menu:error',
-      'bye:default', 'bye:error',
+    const all = flowTransitions(f).all;
+    // handlers:error and handlers.on.read:0 once per flow; no `default` for a step that has none
+    expect(all).toEqual([
+      'route:case1', 'route:default',
+      'menu:1', 'menu:TIMEOUT', 'menu:TIMEOUT:then', 'menu:/^[0-9]{4}$/', 'menu:default',
+      'other:1', 'bye:default',
+      'handlers.on.read:0', 'handlers:error',
     ]);
-    const cases = generateCases(f);
-    const then = cases.find((c) => c.transition === 'menu:TIMEOUT:then')!;
-    expect(then.steps.filter((s) => s.expect === 'read').map((s) => s.result)).toEqual(['TIMEOUT', 'TIMEOUT', 'TIMEOUT']);
-    const pat = cases.find((c) => c.transition === 'menu:/^[0-9]{4}$/')!;
-    expect(pat.steps[0]!.result).toBe('0000');
-    const yaml = scenarioYaml(f, cases);
-    expect(yaml).toContain('# TODO: route takes case 1 (route:case:1): this must hold: vars.x == 1');
-    const doc = parse(yaml) as { flow: string; cases: { name: string; steps: unknown[] }[] };
-    expect(doc.flow).toBe('test');
-    expect(doc.cases.map((c) => c.name)).toEqual(cases.map((c) => c.transition));
+    const cov = new Coverage();
+    expect(cov.register(f).all).toEqual(all);
+    const g = generateCases(f);
+    expect(g.cases.map((c) => c.transition)).toEqual(all.filter((k) => k !== 'other:1'));
+    expect(g.skipped).toEqual([{ transition: 'other:1', why: 'cannot be taken: no branch of the flow leads to step other' }]);
+    const yaml = scenarioYaml(f, g);
+    const doc = parse(yaml) as { flow: string; cases: { name: string; vars?: Record<string, unknown>; steps: { expect: string; result?: string }[] }[] };
+    expect(doc.cases.map((c) => c.name)).toEqual(g.cases.map((c) => c.transition));
+    // the case for route:case1 sets the var its condition reads; the retries are sent retry+1 times
+    expect(doc.cases.find((c) => c.name === 'route:case1')!.vars).toEqual({ x: 1 });
+    expect(doc.cases.find((c) => c.name === 'menu:TIMEOUT:then')!.steps.map((s) => s.result ?? s.expect)).toEqual(['TIMEOUT', 'TIMEOUT', 'TIMEOUT', 'play']);
+    expect(doc.cases.find((c) => c.name === 'menu:/^[0-9]{4}$/')!.steps[0]).toEqual({ expect: 'read', result: '0000' });
+    expect(yaml).toContain('#   other:1: cannot be taken: no branch of the flow leads to step other\n');
   });
 
-  it('leaves out the covered transitions', () => {
-    const f = flows.find((x) => x.name === 'front-desk')!;
-    const all = transitionIds(f);
-    const left = uncovered(f, { flows: { 'front-desk': { transitions: { 'menu:1': 2, 'menu:2': 0 } } } });
-    expect(left).toEqual(all.filter((t) => t !== 'menu:1'));
-    expect(generateCases(f, left).map((c) => c.transition)).not.toContain('menu:1');
+  it('says why no scenario can take a transition, and writes no case for it', () => {
+    const f = flow({
+      steps: {
+        dial: cmd('dialout', { targets: [{ number: '+442079460100', timeout: 20 }] }, { on: { NOANSWER: 'bye', default: 'bye' } }),
+        bye: cmd('play', { media_id: ['Bye'] }, { on: { '0': 'end', '1': 'end', default: 'end' } }),
+        end: hangup(),
+      },
+    });
+    const g = generateCases(f);
+    expect(g.cases.map((c) => c.transition)).toEqual(['dial:NOANSWER', 'bye:0', 'bye:1']);
+    expect(g.skipped).toEqual([
+      { transition: 'dial:default', why: 'cannot be taken: dialout returns only NOANSWER (an answered dialout ends the call with a terminal status, not a result): NOANSWER takes dial:NOANSWER' },
+      { transition: 'bye:default', why: 'cannot be taken: play returns 0 or 1: 0 takes bye:0, 1 takes bye:1' },
+    ]);
+  });
+
+  it('says when the search found no call for a condition, and writes no case for it', () => {
+    const f = flow({
+      steps: {
+        lucky: sw([['int(call.callid) % 7919 == 5', 'end']], 'end'),
+        end: hangup(),
+      },
+    });
+    const g = generateCases(f, undefined, { maxStates: 50 });
+    expect(g.cases.map((c) => c.transition)).toEqual(['lucky:default']);
+    expect(g.skipped).toEqual([
+      { transition: 'lucky:case1', why: expect.stringMatching(/^not found: no call searched \(\d+ call states from 1 start\) reached this step where its condition `int\(call.callid\) % 7919 == 5` held; write this case by hand/) },
+    ]);
+  });
+
+  it('writes only results the command can return (no invented dialout "9"), and one handlers:error case, not one per step', () => {
+    const f = flows.find((x) => x.name === 'support-line')!;
+    const g = generateCases(f);
+    const doc = parse(scenarioYaml(f, g)) as { cases: { name: string; steps: { expect: string; result?: string }[] }[] };
+    const dialouts = doc.cases.flatMap((c) => c.steps.filter((s) => s.expect === 'dialout' && s.result !== undefined).map((s) => s.result));
+    expect(new Set(dialouts)).toEqual(new Set(['NOANSWER']));
+    expect(doc.cases.filter((c) => c.name === 'handlers:error')).toHaveLength(1);
+    expect(doc.cases.map((c) => c.name)).not.toContain('welcome:error');
+    expect(doc.cases.map((c) => c.name)).not.toContain('direct:default');
   });
 
   for (const f of flows) {
-    it(`${f.name}: every generated path reaches the transition it claims (engine-driven)`, () => {
-      const cases = generateCases(f);
-      expect(cases.length).toBeGreaterThan(0);
-      const ids = new Set(transitionIds(f));
-      let driven = 0;
-      for (const c of cases) {
-        expect(ids.has(c.transition)).toBe(true);
-        const yamlDoc = parse(scenarioYaml(f, [c])) as { cases: { steps: unknown[] }[] };
-        expect(yamlDoc.cases[0]!.steps.length).toBe(c.steps.length);
-        if (c.conditional) continue; // a condition the author makes hold
-        const { afterClaim } = drive(f, c);
-        const e = c.edge;
-        if (e.to !== '@end' && f.config.states[e.to]?.meta.kind === 'command' && !e.say) expect(afterClaim, c.transition).toBe(e.to);
-        driven++;
-      }
-      // flows behind a routing switch have no path without a condition
-      if (!cases.every((c) => c.conditional)) expect(driven).toBeGreaterThan(0);
+    it(`${f.name}: the cases generated for every transition pass and reach 100% of its transitions`, async () => {
+      const tmp = mkdtempSync(join(tmpdir(), 'paths-'));
+      const file = join(tmp, `${f.name}.test.yaml`);
+      const err = sink();
+      expect(await paths(f.name, { flows: dir, out: file }, sink().w, err.w)).toBe(0);
+      const all = flowTransitions(f).all;
+      expect(err.text()).toBe(`${file}: ${all.length} cases for ${all.length} uncovered transitions\n`);
+      const names = (parse(readFileSync(file, 'utf8')) as { cases: { name: string }[] }).cases.map((c) => c.name);
+      expect(names).toEqual(all);
+      const { code, out } = await covered([file]);
+      expect(out).toContain(`\n${all.length} passed, 0 failed\n`);
+      expect(out).toMatch(new RegExp(`${f.name} \\(.*\\): steps 100% \\((\\d+)/\\1\\), transitions 100% \\(${all.length}/${all.length}\\)`));
+      expect(code).toBe(0);
     });
   }
+
+  it('with --covered: exactly the transitions the coverage report says were never taken; together, 100%', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'paths-'));
+    // the first three cases of the example scenarios
+    const text = readFileSync(join(dir, 'support-line.test.yaml'), 'utf8');
+    const cut = text.split(/\n(?= {2}- name: )/).slice(0, 4).join('\n') + '\n';
+    const partial = join(tmp, 'partial.test.yaml');
+    writeFileSync(partial, cut);
+    const json = join(tmp, 'cov.json');
+    const first = await covered([partial], { coverageJson: json });
+    const section = first.out.slice(first.out.indexOf('\n  support-line ('), first.out.indexOf('\n  voicemail ('));
+    const missed = [...section.matchAll(/transition never taken: (\S+)/g)].map((m) => m[1]);
+    expect(missed.length).toBeGreaterThan(10);
+    const gen = join(tmp, 'gen.test.yaml');
+    const err = sink();
+    expect(await paths('support-line', { flows: dir, out: gen, covered: json }, sink().w, err.w)).toBe(0);
+    expect(err.text()).toBe(`${gen}: ${missed.length} cases for ${missed.length} uncovered transitions\n`);
+    const f = flows.find((x) => x.name === 'support-line')!;
+    expect(uncovered(f, JSON.parse(readFileSync(json, 'utf8')))).toEqual(missed);
+    expect((parse(readFileSync(gen, 'utf8')) as { cases: { name: string }[] }).cases.map((c) => c.name)).toEqual(missed);
+    const both = await covered([partial, gen]);
+    expect(both.out).toMatch(/support-line \(.*\): steps 100% \(28\/28\), transitions 100% \(71\/71\)/);
+    expect(both.code).toBe(0);
+  });
+});
+
+describe('the $schema line of a generated scenario file', () => {
+  const firstLine = (file: string) => readFileSync(file, 'utf8').split('\n')[0];
+
+  it('in the repository: the relative path to its schemas/', async () => {
+    expect(scenarioSchemaRef(join(root, 'flows', 'front-desk.paths.test.yaml'))).toBe('../schemas/scenario.schema.json');
+    const tmp = mkdtempSync(join(root, '.paths-'));
+    try {
+      const file = join(tmp, 'a', 'gen.test.yaml');
+      mkdirSync(join(tmp, 'a'));
+      expect(await paths('front-desk', { flows: dir, out: file }, sink().w, sink().w)).toBe(0);
+      expect(firstLine(file)).toBe('# yaml-language-server: $schema=../../schemas/scenario.schema.json');
+    } finally {
+      (await import('node:fs')).rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  it('in a project that installed callscript: node_modules/callscript/schemas/, relative to the file', async () => {
+    const proj = mkdtempSync(join(tmpdir(), 'proj-'));
+    mkdirSync(join(proj, 'node_modules', 'callscript', 'schemas'), { recursive: true });
+    writeFileSync(join(proj, 'node_modules', 'callscript', 'schemas', 'scenario.schema.json'), '{}');
+    mkdirSync(join(proj, 'tests', 'calls'), { recursive: true });
+    const file = join(proj, 'tests', 'calls', 'gen.test.yaml');
+    expect(await paths(join(dir, 'front-desk.yaml'), { out: file }, sink().w, sink().w)).toBe(0);
+    expect(firstLine(file)).toBe('# yaml-language-server: $schema=../../node_modules/callscript/schemas/scenario.schema.json');
+    // the flow, given by path, is named relative to the written file
+    expect(readFileSync(file, 'utf8')).toContain(`\nflow: ${JSON.stringify(relative(join(proj, 'tests', 'calls'), join(dir, 'front-desk.yaml')))}\n`);
+    const { code, out } = await covered([file]);
+    expect(out).toMatch(/ passed, 0 failed\n/);
+    expect(code).toBe(0);
+  });
+
+  it('neither: no $schema line (rather than a wrong path); none on stdout either', async () => {
+    const bare = mkdtempSync(join(tmpdir(), 'bare-'));
+    const file = join(bare, 'gen.test.yaml');
+    expect(await paths('front-desk', { flows: dir, out: file }, sink().w, sink().w)).toBe(0);
+    expect(readFileSync(file, 'utf8')).not.toContain('$schema');
+    expect(firstLine(file)).toBe('# Generated by `callscript paths front-desk`: one case per transition not yet covered, each the');
+    const out = sink();
+    expect(await paths('front-desk', { flows: dir }, out.w, sink().w)).toBe(0);
+    expect(out.text()).not.toContain('$schema');
+  });
 });

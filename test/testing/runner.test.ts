@@ -164,3 +164,49 @@ describe('bigint params', () => {
     expect(r.failure?.diff).toEqual(['- params.callid: "5678"', '+ params.callid: 18446744073709551615']);
   });
 });
+
+describe('results a command can never return', () => {
+  it('are refused as scenario file errors at the result, with the possible results and a did-you-mean', async () => {
+    const { code, lines } = await cli([`${DIR}/cases/impossible.scenario.yaml`]);
+    const f = `${DIR}/cases/impossible.scenario.yaml`;
+    expect(lines).toEqual([
+      `${f}:6:17: result: "timeout" is not a result of read: read returns the keys pressed (0-9 and *), or TIMEOUT; did you mean 'TIMEOUT'?`,
+      `${f}:8:17: result: "12#" is not a result of read: read returns the keys pressed (0-9 and *), or TIMEOUT; # ends the input and is not part of the result: did you mean '12'?`,
+      `${f}:11:17: result: "12" is not a result of read: read returns one key of 0-9 and * (max_digits: 1), or TIMEOUT; "12" has 2 keys`,
+      '',
+      '1 invalid scenario file',
+      '0 passed, 0 failed',
+      '',
+    ]);
+    expect(code).toBe(2);
+  });
+
+  it('a read result longer than the max_digits the flow sent is refused when the case runs, the other cases run', async () => {
+    const text = (await readFile(`${DIR}/cases/impossible.scenario.yaml`, 'utf8')).replace(/ {2}- name: results no command returns[\s\S]*?(?= {2}- name: a read)/, '');
+    const s = parseScenario(text, 'x.test.yaml');
+    const flow = await menuFlow();
+    const r = runCase(flow, s.cases[0]!);
+    expect(r.ok).toBe(false);
+    expect(r.failure).toMatchObject({ refused: true, pos: { line: 6, col: 17 }, message: 'result: "12" is not a result of read: read returns one key of 0-9 and * (max_digits: 1), or TIMEOUT; "12" has 2 keys' });
+    expect(runCase(flow, s.cases[1]!).ok).toBe(true);
+  });
+
+  it('enum results: the set listed, a did-you-mean for a near miss, none for another value; no result for a command that has none', () => {
+    const parse = (command: string, result: string) => {
+      try {
+        parseScenario(`flow: f\ncases:\n  - name: a\n    steps:\n      - expect: ${command}\n        result: "${result}"\n`, 't.yaml');
+        return 'ok';
+      } catch (e) {
+        return (e as ScenarioFileError).message;
+      }
+    };
+    expect(parse('dialout', '9')).toBe('t.yaml:6:17: result: "9" is not a result of dialout: dialout returns only NOANSWER');
+    expect(parse('dialout', 'NOANSWR')).toBe(`t.yaml:6:17: result: "NOANSWR" is not a result of dialout: dialout returns only NOANSWER; did you mean 'NOANSWER'?`);
+    expect(parse('play', '2')).toBe('t.yaml:6:17: result: "2" is not a result of play: play returns 0 or 1');
+    expect(parse('wait_for_silence', 'SILENSE')).toBe(`t.yaml:6:17: result: "SILENSE" is not a result of wait_for_silence: wait_for_silence returns SILENCE or TIMEOUT; did you mean 'SILENCE'?`);
+    expect(parse('hangup_callid', '0')).toBe('t.yaml:6:17: result: "0" is not a result of hangup_callid: hangup_callid returns no result (the empty string); leave result out');
+    expect(parse('record', 'anything.wav')).toBe('ok');
+    expect(parse('read', '*0')).toBe('ok');
+    expect(parse('dialout', 'NOANSWER')).toBe('ok');
+  });
+});
