@@ -5,7 +5,8 @@
  */
 import { loadYaml, type Loc, type YMap, type YNode } from '../flow/yaml.js';
 import type { EffectResult } from '../engine/outcome.js';
-import { isAction } from '../flow/actions.js';
+import { ACTION_SPECS, isAction } from '../flow/actions.js';
+import { closest } from '../flow/check-context.js';
 import { resultProblem } from './results.js';
 
 /** One problem of a scenario file (1-based line and column). */
@@ -131,10 +132,29 @@ function describe(n: YNode): string {
   return n.value === null ? 'null' : typeof n.value === 'string' ? 'a string' : `${n.type === 'bool' ? 'a boolean' : 'a number'}`;
 }
 
-function checkKeys(c: Collector, m: YMap, allowed: readonly string[], where: string): void {
+/** Reports unknown keys, with the nearest allowed key when one is close; returns the allowed keys some unknown key was taken for. */
+function checkKeys(c: Collector, m: YMap, allowed: readonly string[], where: string, under?: { key: string; keys: readonly string[] }): Set<string> {
+  const meant = new Set<string>();
   for (const e of m.entries) {
-    if (!allowed.includes(e.key)) c.at(e.keyNode, `unknown key "${e.key}" in ${where} (allowed: ${allowed.join(', ')})`);
+    if (allowed.includes(e.key)) continue;
+    // a key of a section written beside it (caller: in a case instead of under call:)
+    const belongs = under && (under.keys.includes(e.key) ? e.key : closest(e.key, under.keys));
+    if (under && belongs !== undefined) {
+      meant.add(under.key);
+      c.at(e.keyNode, `unknown key "${e.key}" in ${where}: ${belongs === e.key ? '' : `did you mean "${belongs}"? `}it goes under ${under.key}: (${under.key}: { ${belongs}: ... })`);
+      continue;
+    }
+    const near = closest(e.key, allowed);
+    if (near !== undefined) meant.add(near);
+    c.at(e.keyNode, `unknown key "${e.key}" in ${where}${near !== undefined ? `: did you mean "${near}"?` : ''} (allowed: ${allowed.join(', ')})`);
   }
+  return meant;
+}
+
+/** ` (did you mean "play"?)` for a misspelt command name, else ''. */
+function commandHint(name: string): string {
+  const near = closest(name, Object.keys(ACTION_SPECS));
+  return near !== undefined ? ` (did you mean "${near}"?)` : '';
 }
 
 function get(m: YMap, key: string): YNode | undefined {
@@ -160,7 +180,7 @@ function parseExpect(c: Collector, n: YNode): Expectation | undefined {
   if (n.kind === 'scalar') {
     const name = scalarText(n);
     if (name === undefined || !isAction(name)) {
-      c.at(n, `expect: "${name ?? String(n.value)}" is not a command name`);
+      c.at(n, `expect: "${name ?? String(n.value)}" is not a command name${commandHint(name ?? String(n.value))}`);
       return undefined;
     }
     return name === 'sms' ? { kind: 'sms', params: {} } : { kind: 'command', command: name };
@@ -176,16 +196,22 @@ function parseExpect(c: Collector, n: YNode): Expectation | undefined {
     const params = paramsOf(c, sms, 'expect.sms');
     return params ? { kind: 'sms', params } : undefined;
   }
-  checkKeys(c, n, ['command', 'params'], 'expect');
+  const named = n.entries.find((e) => isAction(e.key));
+  if (named && !get(n, 'command')) {
+    // { play: {...} }: the command written as the key, one mistake, one message
+    c.at(named.keyNode, `expect: write \`expect: ${named.key}\`, or \`expect: { command: ${named.key}, params: { ... } }\` to check its params (a command is not a key of expect)`);
+    return undefined;
+  }
+  const meant = checkKeys(c, n, ['command', 'params'], 'expect');
   const cmd = get(n, 'command');
   if (!cmd) {
-    c.at(n, 'expect needs `command:` (or `sms:`)');
+    if (!meant.has('command')) c.at(n, 'expect needs `command:` (or `sms:`)');
     return undefined;
   }
   const name = str(c, cmd, 'expect.command');
   if (name === undefined) return undefined;
   if (!isAction(name)) {
-    c.at(cmd, `expect.command: "${name}" is not a command name`);
+    c.at(cmd, `expect.command: "${name}" is not a command name${commandHint(name)}`);
     return undefined;
   }
   const p = get(n, 'params');
@@ -211,10 +237,11 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
     c.at(n, `a step must be a map with \`expect:\`, not ${describe(n)}`);
     return undefined;
   }
-  checkKeys(c, n, ['expect', 'result', 'error', 'status'], 'a step');
+  const meant = checkKeys(c, n, ['expect', 'result', 'error', 'status'], 'a step');
   const e = get(n, 'expect');
   if (!e) {
-    c.at(n, 'a step needs `expect:`');
+    // a misspelt expect: is one mistake, reported once
+    if (!meant.has('expect')) c.at(n, 'a step needs `expect:`');
     return undefined;
   }
   const expect = parseExpect(c, e);
@@ -341,7 +368,7 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
     c.at(n, `a case must be a map with name and steps, not ${describe(n)}`);
     return undefined;
   }
-  checkKeys(c, n, ['name', 'call', 'vars', 'mocks', 'steps'], 'a case');
+  checkKeys(c, n, ['name', 'call', 'vars', 'mocks', 'steps'], 'a case', { key: 'call', keys: Object.keys(DEFAULT_CALL) });
   const nameNode = get(n, 'name');
   let name = `case ${index + 1}`;
   if (!nameNode) c.at(n, 'a case needs `name:`');

@@ -146,8 +146,37 @@ describe('case vars', () => {
 
   it('vars must be a map; unknown case keys are still refused', () => {
     expect(() => parseScenario(scenario('    vars: [office_open]\n'), 't.yaml')).toThrow('t.yaml:4:11: vars must be a map of flow vars, not a list');
-    expect(() => parseScenario(scenario('    var: { office_open: false }\n'), 't.yaml')).toThrow('t.yaml:4:5: unknown key "var" in a case (allowed: name, call, vars, mocks, steps)');
+    expect(() => parseScenario(scenario('    var: { office_open: false }\n'), 't.yaml')).toThrow('t.yaml:4:5: unknown key "var" in a case: did you mean "vars"? (allowed: name, call, vars, mocks, steps)');
     expect(parseScenario(scenario(''), 't.yaml').cases[0]!.vars).toEqual({});
+  });
+});
+
+describe('scenario-file mistakes: one message each, with a did-you-mean (#14 item 7)', () => {
+  const file = (steps: string, caseKeys = '') => `flow: voicemail\ncases:\n  - name: one\n${caseKeys}    steps:\n${steps}`;
+  const errors = (text: string): string[] => {
+    try {
+      parseScenario(text, 't.yaml');
+      return [];
+    } catch (err) {
+      return (err as Error).message.split('\n').filter((l) => l.startsWith('t.yaml:'));
+    }
+  };
+
+  it('a misspelt key gets the nearest allowed one, and no second message for the key it hides', () => {
+    expect(errors(file('      - expct: play\n'))).toEqual(['t.yaml:5:9: unknown key "expct" in a step: did you mean "expect"? (allowed: expect, result, error, status)']);
+    expect(errors(file('      - expect: play\n        reslt: "0"\n'))).toEqual(['t.yaml:6:9: unknown key "reslt" in a step: did you mean "result"? (allowed: expect, result, error, status)']);
+    expect(errors(file('      - expect: { comand: play }\n'))).toEqual(['t.yaml:5:19: unknown key "comand" in expect: did you mean "command"? (allowed: command, params)']);
+  });
+
+  it('a misspelt command name, and a command written as a key of expect', () => {
+    expect(errors(file('      - expect: plya\n'))).toEqual(['t.yaml:5:17: expect: "plya" is not a command name (did you mean "play"?)']);
+    expect(errors(file('      - expect: { command: hangpu }\n'))).toEqual(['t.yaml:5:28: expect.command: "hangpu" is not a command name (did you mean "hangup"?)']);
+    expect(errors(file('      - expect: { play: { media_id: 1 } }\n'))).toEqual(['t.yaml:5:19: expect: write `expect: play`, or `expect: { command: play, params: { ... } }` to check its params (a command is not a key of expect)']);
+  });
+
+  it('a call field written in the case instead of under call:', () => {
+    expect(errors(file('      - expect: play\n', '    caller: "+447911000111"\n'))).toEqual(['t.yaml:4:5: unknown key "caller" in a case: it goes under call: (call: { caller: ... })']);
+    expect(errors(file('      - expect: play\n', '    caler: "+447911000111"\n'))).toEqual(['t.yaml:4:5: unknown key "caler" in a case: did you mean "caller"? it goes under call: (call: { caller: ... })']);
   });
 });
 
