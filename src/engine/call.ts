@@ -5,8 +5,14 @@
  * any other front end call `handle`; the store, the flow versions, the effects and the
  * live-call bookkeeping are interfaces given by the caller (no HTTP, no Fastify here).
  *
- * - Requests of one callid run one at a time (a per-callid queue, made only when a second
- *   request of the same call arrives while the first runs).
+ * - Requests of one callid run one at a time in this process (a per-callid queue, made only
+ *   when a second request of the same call arrives while the first runs). Across processes
+ *   sharing a store, a step is committed with a compare-and-set on the call's revision: of
+ *   two copies of one request, one advances the call and the other, finding the revision
+ *   changed, reads the new state and answers the stored reply (same bytes). A step that
+ *   performs an effect (an SMS) first commits a claim (the state unchanged, marked with the
+ *   request and a time limit): other instances wait for it instead of sending the SMS again,
+ *   and take the call over if the claim expires (its instance died).
  * - Every request is answered before the deadline: a late step gets a fallback reply
  *   (`wait`, or the configured media) and still lands; the fallback's own result, when it
  *   comes back, stands for the request it replaced (see `handle`). One timer serves every
@@ -33,7 +39,7 @@ export const ENDED = '{"v":2,"ended":true}';
 /** How long ended calls are remembered by default: 10 minutes. */
 export const DEFAULT_ENDED_TTL_MS = 10 * 60 * 1000;
 
-export type Answer = { status: 200; body: string; late?: boolean } | { status: 404 | 409 | 500; code: string; message: string };
+export type Answer = { status: 200; body: string; late?: boolean } | { status: 404 | 409 | 500 | 503; code: string; message: string };
 
 export interface CallLogger {
   info(obj: object, msg: string): void;
@@ -42,12 +48,21 @@ export interface CallLogger {
   debug(obj: object, msg: string): void;
 }
 
-/** Where call snapshots live (src/store: memory or Redis); values are JSON text. */
+/** Where call snapshots live (src/store: memory or Redis, see CallStore there); values are JSON text. */
 export interface SnapshotStore {
-  get(callid: string): Promise<string | undefined>;
-  set(callid: string, value: string, ttlMs: number): Promise<void>;
-  delete(callid: string): Promise<void>;
+  /** The call's value and revision, and its aside (taken). */
+  load(callid: string): Promise<{ call?: { value: string; rev: number }; aside?: string }>;
+  /** Compare-and-set on the revision; the new revision, or undefined when it had changed. */
+  commit(callid: string, rev: number | undefined, value: string, ttlMs: number): Promise<number | undefined>;
+  setAside(callid: string, aside: string, ttlMs: number): Promise<void>;
 }
+
+/** How often a request waiting for another instance's claim on its call reads the call again. */
+const CLAIM_POLL_MS = 20;
+/** A claim outlives the deadline by this much: an effect answered just in time still commits. */
+const CLAIM_SLACK_MS = 1000;
+/** Compare-and-set attempts of one request before it gives up (never reached but by a bug). */
+const MAX_ATTEMPTS = 50;
 
 /** The loaded flow versions (src/registry). */
 export interface FlowVersions {
@@ -151,11 +166,6 @@ export class CallHandler {
   private readonly now: () => number;
   /** The request running per callid, and the ones waiting behind it. */
   private readonly running = new Map<string, Promise<unknown>>();
-  /**
-   * Requests answered with a fallback, by callid: the fallback's own result, when it comes
-   * back, stands for the request it replaced (see `handle`).
-   */
-  private readonly replaced = new Map<string, { command: string; req: RtRequest }>();
   private readonly pending = new Set<Pending>();
   private timer: NodeJS.Timeout | undefined;
   /** Purges idle calls from the live-call bookkeeping on a timer, not only when requests come. */
@@ -199,13 +209,9 @@ export class CallHandler {
    * the fallback's own result ("0") is never mistaken for the caller's input.
    */
   handle(incoming: RtRequest, flowName: string | undefined, log: CallLogger): Promise<Answer> {
-    let req = incoming;
-    const replaced = this.replaced.get(req.callid);
-    if (replaced) {
-      this.replaced.delete(req.callid);
-      if (req.command === replaced.command && req.command_id === replaced.req.command_id && req.command_error === '') req = { ...replaced.req, variablesRaw: req.variablesRaw, variables: req.variables };
-    }
-    const work = this.serialised(req.callid, () => this.step(req, flowName, log, this.now()));
+    const req = incoming;
+    let stepped: RtRequest = req;
+    const work = this.serialised(req.callid, () => this.step(req, flowName, log, this.now(), (r) => (stepped = r)));
     return new Promise<Answer>((resolve) => {
       let done = false;
       const entry: Pending = {
@@ -214,8 +220,11 @@ export class CallHandler {
           if (done) return;
           done = true;
           log.warn({ callid: req.callid, code: 'DEADLINE', deadlineMs: this.opts.deadlineMs }, 'step missed the deadline: fallback answered');
-          if (req.command_id === incoming.command_id) this.replaced.set(req.callid, { command: this.opts.fallback === undefined ? 'wait' : 'play', req });
-          resolve({ status: 200, body: fallbackReply(req, this.opts.fallback), late: true });
+          // The fallback's result stands for the request it replaced: noted with the call (any instance may get it).
+          const aside: Replaced = { fb: this.opts.fallback === undefined ? 'wait' : 'play', ...requestPart(stepped) };
+          const noted = this.deps.store.setAside(req.callid, JSON.stringify(aside), this.opts.callTtlMs).catch((err: unknown) => log.error({ callid: req.callid, err }, 'the fallback could not be noted in the store'));
+          // answered once noted, or at once if the store is slow: the reply must go out in time
+          void Promise.race([noted, new Promise((r) => setTimeout(r, ASIDE_WAIT_MS).unref?.())]).then(() => resolve({ status: 200, body: fallbackReply(req, this.opts.fallback), late: true }));
         },
       };
       this.addPending(entry);
@@ -233,6 +242,11 @@ export class CallHandler {
             return;
           }
           done = true;
+          if (isStoreUnavailable(err)) {
+            log.error({ callid: req.callid, code: 'STORE_UNAVAILABLE', err: (err as Error).message }, 'the call store is unavailable: the service will retry');
+            resolve({ status: 503, code: 'STORE_UNAVAILABLE', message: `the call store is unavailable (${(err as Error).message}); nothing was changed, retry` });
+            return;
+          }
           log.error({ callid: req.callid, err }, 'the step failed: the call stays where it was');
           resolve({ status: 500, code: 'INTERNAL', message: 'the step failed; the call state was not changed' });
         },
@@ -290,18 +304,26 @@ export class CallHandler {
   }
 
   /** The call is over: its state is replaced by a tombstone, so a late request cannot restart it. */
-  private async bury(callid: string): Promise<void> {
-    await this.deps.store.set(callid, ENDED, this.opts.endedTtlMs ?? DEFAULT_ENDED_TTL_MS);
-    this.ended(callid);
+  private async bury(callid: string, rev: number | undefined): Promise<boolean> {
+    const done = (await this.deps.store.commit(callid, rev, ENDED, this.opts.endedTtlMs ?? DEFAULT_ENDED_TTL_MS)) !== undefined;
+    if (done) this.ended(callid);
+    return done;
   }
 
   /** One step, with the live-call bookkeeping: version and step per call, calls and errors per version. */
-  private async step(req: RtRequest, flowName: string | undefined, log: CallLogger, started: number): Promise<Answer> {
+  private async step(req: RtRequest, flowName: string | undefined, log: CallLogger, started: number, stepped: (r: RtRequest) => void): Promise<Answer> {
     const seen: Seen = {};
     let answer: Answer | undefined;
     try {
-      answer = await this.stepCore(req, flowName, log, started, seen);
-      return answer;
+      let r = req;
+      for (let attempt = 1; ; attempt++) {
+        const loaded = await this.deps.store.load(req.callid);
+        if (loaded.aside !== undefined && r === req) r = substitute(req, loaded.aside);
+        stepped(r);
+        answer = await this.stepCore(r, loaded.call, flowName, log, started, seen);
+        if (answer !== RETRY) return answer;
+        if (attempt >= MAX_ATTEMPTS) throw new Error(`call ${req.callid}: ${MAX_ATTEMPTS} compare-and-set attempts failed`);
+      }
     } finally {
       if (seen.flow && (!answer || answer.status >= 500)) this.deps.live.error(seen.flow.name, seen.flow.version);
       // A new call that got no state (rejected, failed) is not live.
@@ -309,17 +331,29 @@ export class CallHandler {
     }
   }
 
-  private async stepCore(req: RtRequest, flowName: string | undefined, log: CallLogger, started: number, seen: Seen): Promise<Answer> {
+  /**
+   * One attempt at the step from the call's record as loaded; RETRY when the record changed
+   * meanwhile (another instance committed) or another instance holds a claim on the call.
+   */
+  private async stepCore(req: RtRequest, record: { value: string; rev: number } | undefined, flowName: string | undefined, log: CallLogger, started: number, seen: Seen): Promise<Answer> {
     const { store, live } = this.deps;
-    const raw = await store.get(req.callid);
+    const raw = record?.value;
+    let rev = record?.rev;
     if (raw === ENDED) {
       if (!isTerminal(req.call_status)) log.warn({ callid: req.callid, code: 'CALL_ENDED', command: req.command, command_id: req.command_id }, 'request for a call that has ended: answered hangup');
       return { status: 200, body: hangupReply(req) };
     }
     let prior: CallState | undefined;
     if (raw !== undefined) {
+      const claim = claimOf(raw);
+      if (claim && claim.until > this.now()) {
+        // another instance performs this call's effects: wait for it (it commits, or its claim expires)
+        await sleep(CLAIM_POLL_MS);
+        return RETRY;
+      }
       prior = decodeState(raw);
-      if (!prior) log.error({ callid: req.callid }, 'unreadable call snapshot: treated as unknown call');
+      if (!prior && !claim) log.error({ callid: req.callid }, 'unreadable call snapshot: treated as unknown call');
+      if (claim) log.warn({ callid: req.callid, code: 'CLAIM_EXPIRED', request: claim.req }, "another instance's step on this call did not finish in time (was it killed?): taking the call over");
     }
     let flow: CompiledFlow | undefined;
     if (prior) {
@@ -327,7 +361,7 @@ export class CallHandler {
       flow = this.deps.versions.get(prior.flow, prior.version);
       if (!flow) {
         if (isTerminal(req.call_status)) {
-          await this.bury(req.callid);
+          if (!(await this.bury(req.callid, rev))) return RETRY;
           return { status: 200, body: hangupReply(req) };
         }
         live.error(prior.flow, prior.version);
@@ -351,6 +385,13 @@ export class CallHandler {
     let outcome: Outcome = advance(flow, prior, req, { now: at, unknownCall: this.opts.unknownCall, ...(this.opts.maxStateBytes !== undefined ? { maxStateBytes: this.opts.maxStateBytes } : {}), ...(this.opts.evalLimits ? { evalLimits: this.opts.evalLimits } : {}) });
     const recorder = this.opts.recorder;
     const effects: StepRecord['effects'] = [];
+    if (outcome.kind === 'effect') {
+      // no other instance may perform this request's effects meanwhile: claim the call first
+      const claim: Claim = { req: `${req.command_id}:${req.command}:${req.call_status}`, until: this.now() + this.opts.deadlineMs + CLAIM_SLACK_MS };
+      const claimed = await store.commit(req.callid, rev, withClaim(prior, claim), this.opts.callTtlMs);
+      if (claimed === undefined) return RETRY;
+      rev = claimed;
+    }
     while (outcome.kind === 'effect') {
       const budget = this.opts.deadlineMs - (this.now() - started) - EFFECT_MARGIN_MS;
       const result = await this.deps.perform(outcome.effect, budget);
@@ -372,12 +413,10 @@ export class CallHandler {
         if (seen.isNew) live.started(flow.name, flow.version);
         if (req.command_error !== '' || (logs && logs.some((l) => l.level === 'error'))) live.error(flow.name, flow.version);
         if (outcome.state) {
-          await store.set(req.callid, outcome.stateJson ?? encodeState(outcome.state), this.opts.callTtlMs);
+          if ((await store.commit(req.callid, rev, outcome.stateJson ?? encodeState(outcome.state), this.opts.callTtlMs)) === undefined) return RETRY;
           live.set(req.callid, outcome.state.flow, outcome.state.version, outcome.state.step);
           seen.kept = true;
-        } else {
-          await this.bury(req.callid);
-        }
+        } else if (!(await this.bury(req.callid, rev))) return RETRY;
         if (outcome.summary) logSummary(log, outcome.summary);
         recorder?.exchange({ request: req, flow: { name: flow.name, version: flow.version }, now: at, effects, reply: outcome.reply, ...(outcome.state ? { step: outcome.state.step } : {}), ended: !outcome.state });
         return { status: 200, body: outcome.replyJson };
@@ -428,3 +467,64 @@ function fallbackReply(req: RtRequest, media: string | undefined): string {
     ? serializeReply({ command: 'wait', command_id: req.command_id, params: { wait: 1 }, variablesRaw: req.variablesRaw })
     : serializeReply({ command: 'play', command_id: req.command_id, params: { media_id: media }, variablesRaw: req.variablesRaw });
 }
+
+/** Time a fallback answer waits for its note to reach the store, at most. */
+const ASIDE_WAIT_MS = 200;
+
+/** Returned by an attempt whose compare-and-set lost (or that waits for a claim): load and try again. */
+const RETRY: Answer = { status: 500, code: 'RETRY', message: 'retry' };
+
+/** A step of another instance in progress on this call (it performs an effect). */
+interface Claim {
+  /** The request it answers: command_id:command:call_status. */
+  req: string;
+  /** Epoch ms after which the claim is void (its instance died or stalled). */
+  until: number;
+}
+
+/** The request a deadline fallback replaced, noted with the call (the store's aside). */
+interface Replaced extends Pick<RtRequest, 'command' | 'command_id' | 'command_result' | 'command_error' | 'call_status'> {
+  /** The fallback's command (wait, or play for a configured fallback media). */
+  fb: string;
+}
+
+function requestPart(r: RtRequest): Omit<Replaced, 'fb'> {
+  return { command: r.command, command_id: r.command_id, command_result: r.command_result, command_error: r.command_error, call_status: r.call_status };
+}
+
+/**
+ * The request to step: when the call's last answer was a fallback and this request reports
+ * that fallback done (its command, the same command_id, no error), the request the
+ * fallback replaced, with this request's variables; else this request.
+ */
+function substitute(req: RtRequest, aside: string): RtRequest {
+  let r: Replaced;
+  try {
+    r = JSON.parse(aside) as Replaced;
+  } catch {
+    return req;
+  }
+  if (req.command !== r.fb || req.command_id !== r.command_id || req.command_error !== '') return req;
+  return { ...req, command: r.command, command_id: r.command_id, command_result: r.command_result, command_error: r.command_error, call_status: r.call_status };
+}
+
+function claimOf(raw: string): Claim | undefined {
+  if (!raw.includes('"claim":')) return undefined;
+  try {
+    const c = (JSON.parse(raw) as { claim?: Claim }).claim;
+    return c && typeof c.until === 'number' ? c : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The call's record with a claim: its state unchanged, or, for a new call, the claim alone. */
+function withClaim(prior: CallState | undefined, claim: Claim): string {
+  return JSON.stringify(prior ? { ...prior, claim } : { v: 2, claim });
+}
+
+function isStoreUnavailable(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'STORE_UNAVAILABLE';
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

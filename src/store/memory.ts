@@ -1,7 +1,10 @@
-import type { CallStore } from './types.js';
+import type { CallStore, LoadedCall } from './types.js';
 
 interface Entry {
-  value: string;
+  /** Undefined while only an aside was set. */
+  value: string | undefined;
+  rev: number;
+  aside: string | undefined;
   expires: number;
 }
 
@@ -22,18 +25,50 @@ export class MemoryStore implements CallStore {
     this.timer.unref();
   }
 
-  async get(callid: string): Promise<string | undefined> {
+  private live(callid: string): Entry | undefined {
     const e = this.calls.get(callid);
     if (!e) return undefined;
     if (e.expires <= this.now()) {
       this.calls.delete(callid);
       return undefined;
     }
-    return e.value;
+    return e;
+  }
+
+  async load(callid: string): Promise<LoadedCall> {
+    const e = this.live(callid);
+    if (!e) return {};
+    const out: LoadedCall = {};
+    if (e.value !== undefined) out.call = { value: e.value, rev: e.rev };
+    if (e.aside !== undefined) {
+      out.aside = e.aside;
+      e.aside = undefined;
+    }
+    return out;
+  }
+
+  async commit(callid: string, rev: number | undefined, value: string, ttlMs: number): Promise<number | undefined> {
+    const e = this.live(callid);
+    const current = e?.value === undefined ? undefined : e.rev;
+    if (current !== rev) return undefined;
+    const next = (e?.rev ?? 0) + 1;
+    this.calls.set(callid, { value: flat(value), rev: next, aside: e?.aside, expires: this.now() + ttlMs });
+    return next;
+  }
+
+  async setAside(callid: string, aside: string, ttlMs: number): Promise<void> {
+    const e = this.live(callid);
+    if (e) e.aside = aside;
+    else this.calls.set(callid, { value: undefined, rev: 0, aside, expires: this.now() + ttlMs });
+  }
+
+  async get(callid: string): Promise<string | undefined> {
+    return this.live(callid)?.value;
   }
 
   async set(callid: string, value: string, ttlMs: number): Promise<void> {
-    this.calls.set(callid, { value: flat(value), expires: this.now() + ttlMs });
+    const e = this.live(callid);
+    this.calls.set(callid, { value: flat(value), rev: (e?.rev ?? 0) + 1, aside: e?.aside, expires: this.now() + ttlMs });
   }
 
   async delete(callid: string): Promise<void> {
@@ -41,8 +76,12 @@ export class MemoryStore implements CallStore {
   }
 
   async size(): Promise<number> {
-    return this.calls.size;
+    let n = 0;
+    for (const e of this.calls.values()) if (e.value !== undefined) n++;
+    return n;
   }
+
+  async ping(): Promise<void> {}
 
   async close(): Promise<void> {
     clearInterval(this.timer);

@@ -1,15 +1,55 @@
 /**
- * Where call snapshots live between two requests. Values are opaque strings (the engine
- * serialises its CallState), so that memory and Redis stores behave alike and the bytes
- * per call can be measured. Implementations must be safe to call concurrently for
- * different callids; the HTTP layer serialises requests of one callid.
+ * Where call snapshots live between two requests: in this process (memory, the default) or
+ * in Redis, shared by every instance that serves the same calls. Values are opaque strings
+ * (the engine serialises its CallState), so both stores behave alike and the bytes per call
+ * can be measured.
+ *
+ * A call's record has a revision: `commit` writes only if the revision is still the one
+ * read (an atomic compare-and-set), so two instances racing on copies of one request
+ * advance the call once, and the loser reads the winner's state and answers its reply.
+ * No lock is ever held: a dead instance leaves nothing that blocks the others.
+ *
+ * Beside its value, a record may hold an aside: a short note written outside the
+ * compare-and-set (the request a deadline fallback replaced, see src/engine/call.ts),
+ * taken (read and removed) by the next `load`.
  */
+export interface StoredCall {
+  value: string;
+  /** 1 for the first commit, then +1 per commit. */
+  rev: number;
+}
+
+export interface LoadedCall {
+  /** Absent when the call has no committed value (never seen, expired, or only an aside). */
+  call?: StoredCall;
+  /** The aside, if one was set since the last load (it is removed by this load). */
+  aside?: string;
+}
+
 export interface CallStore {
+  /** The call's record and its aside (taken: the next load does not see it again). */
+  load(callid: string): Promise<LoadedCall>;
+  /**
+   * Stores `value` if the call's revision is `rev` (undefined: the call has no committed
+   * value), for `ttlMs` (forget the call after that long without a commit). Returns the new
+   * revision, or undefined when the revision had changed (nothing written).
+   */
+  commit(callid: string, rev: number | undefined, value: string, ttlMs: number): Promise<number | undefined>;
+  /** Sets the call's aside (kept with the record; `ttlMs` if the record has no expiry yet). */
+  setAside(callid: string, aside: string, ttlMs: number): Promise<void>;
+  /** The call's value, without taking its aside (admin, tests). */
   get(callid: string): Promise<string | undefined>;
-  /** ttlMs: forget the call after this long without a request (a lost HANGUP). */
+  /** Writes unconditionally (tests, tools). */
   set(callid: string, value: string, ttlMs: number): Promise<void>;
   delete(callid: string): Promise<void>;
-  /** Number of calls held (for health and benchmarks). */
+  /** Number of calls held (health, benchmarks, tests; O(calls) on Redis). */
   size(): Promise<number>;
+  /** Rejects when the store cannot be reached (health). */
+  ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The store could not be reached or answered too late: the request fails fast, nothing is half-written. */
+export class StoreUnavailable extends Error {
+  readonly code = 'STORE_UNAVAILABLE';
 }

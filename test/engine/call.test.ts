@@ -9,6 +9,7 @@ import { CallHandler, type Answer, type CallLogger, type SnapshotStore } from '.
 import type { CompiledFlow } from '../../src/engine/compile.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { LiveCalls } from '../../src/registry/live.js';
+import { hooked } from '../helpers/store.js';
 import { cmd, flow, hangup, req, say } from './helpers.js';
 
 const quiet: CallLogger = { info() {}, warn() {}, error() {}, debug() {} };
@@ -24,27 +25,11 @@ function menu(): CompiledFlow {
   });
 }
 
-/** A store whose reads and writes take `ms` (a slow network store). */
+/** A store whose reads and writes take `ms` (a slow network store); `writes` counts commits. */
 function slowStore(ms: number): SnapshotStore & { writes: number } {
-  const inner = new MemoryStore();
-  const wait = () => new Promise((r) => setTimeout(r, ms));
-  const s = {
-    writes: 0,
-    async get(id: string) {
-      await wait();
-      return inner.get(id);
-    },
-    async set(id: string, v: string, ttl: number) {
-      await wait();
-      s.writes++;
-      return inner.set(id, v, ttl);
-    },
-    async delete(id: string) {
-      await wait();
-      return inner.delete(id);
-    },
-  };
-  return s;
+  const wait = () => new Promise<void>((r) => setTimeout(r, ms));
+  const s = hooked(new MemoryStore(), { load: wait, commit: wait });
+  return Object.defineProperty(s, 'writes', { get: () => s.commits }) as typeof s & { writes: number };
 }
 
 function handler(f: CompiledFlow, store: SnapshotStore, deadlineMs = 4000): CallHandler {
@@ -112,11 +97,11 @@ describe('CallHandler', () => {
     const f = menu();
     const inner = new MemoryStore();
     let fail = false;
-    const store: SnapshotStore = {
-      get: (id) => inner.get(id),
-      set: (id, v, t) => (fail ? Promise.reject(new Error('store down')) : inner.set(id, v, t)),
-      delete: (id) => inner.delete(id),
-    };
+    const store = hooked(inner, {
+      commit: () => {
+        if (fail) throw new Error('store down');
+      },
+    });
     const h = handler(f, store);
     await h.handle(req({ callid: '5' }), f.name, quiet);
     const before = await inner.get('5');

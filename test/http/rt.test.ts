@@ -6,6 +6,7 @@ import type { CallStore } from '../../src/store/types.js';
 import type { RtOptions } from '../../src/http/options.js';
 import { rtBody, type RtFields } from '../helpers/rt.js';
 import { ENDED } from '../../src/engine/call.js';
+import { hooked } from '../helpers/store.js';
 
 const FLOWS = new URL('../fixtures/http-flows', import.meta.url).pathname;
 let app: FastifyInstance | undefined;
@@ -229,13 +230,7 @@ describe('deadline', () => {
   it('answers a fallback wait when the store is slow, then the real reply on the next request', async () => {
     const inner = new MemoryStore();
     let delay = 0;
-    const slow: CallStore = {
-      get: async (k) => { await new Promise((r) => setTimeout(r, delay)); return inner.get(k); },
-      set: (k, v, t) => inner.set(k, v, t),
-      delete: (k) => inner.delete(k),
-      size: () => inner.size(),
-      close: () => inner.close(),
-    };
+    const slow: CallStore = hooked(inner, { load: () => new Promise((r) => setTimeout(r, delay)) });
     const { app } = await server({ store: slow, deadlineMs: 100 });
     delay = 300;
     const late = await post(app, '/rt/desk');
@@ -248,13 +243,7 @@ describe('deadline', () => {
 
   it('plays the configured fallback media instead of the wait', async () => {
     const inner = new MemoryStore();
-    const slow: CallStore = {
-      get: async (k) => { await new Promise((r) => setTimeout(r, 250)); return inner.get(k); },
-      set: (k, v, t) => inner.set(k, v, t),
-      delete: (k) => inner.delete(k),
-      size: () => inner.size(),
-      close: () => inner.close(),
-    };
+    const slow: CallStore = hooked(inner, { load: () => new Promise((r) => setTimeout(r, 250)) });
     const { app } = await server({ store: slow, deadlineMs: 100, fallback: 'TTS|TTS_EN-GB_SERENA|Please hold on.' });
     const late = await post(app, '/rt/desk', { command: 'read', command_id: 0 });
     expect(late.json()).toEqual({ command: 'play', command_id: 0, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Please hold on.' }, variables: {} });
@@ -263,19 +252,14 @@ describe('deadline', () => {
   it('a late step that failed: the fallback result is not taken as the caller input', async () => {
     const inner = new MemoryStore();
     let failSet = true;
-    const flaky: CallStore = {
-      get: (k) => inner.get(k),
-      set: async (k, v, t) => {
+    const flaky: CallStore = hooked(inner, {
+      commit: async () => {
         if (failSet) {
           await new Promise((r) => setTimeout(r, 250));
           throw new Error('store down');
         }
-        return inner.set(k, v, t);
       },
-      delete: (k) => inner.delete(k),
-      size: () => inner.size(),
-      close: () => inner.close(),
-    };
+    });
     const { app } = await server({ store: flaky, deadlineMs: 100 });
     failSet = false;
     await post(app, '/rt/desk'); // read #1

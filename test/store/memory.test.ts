@@ -4,7 +4,7 @@ import { storeContract } from './contract.js';
 
 storeContract('memory', async () => {
   let now = 1_000_000;
-  return { store: new MemoryStore(() => now), advance: (ms) => (now += ms) };
+  return { store: new MemoryStore(() => now), advance: (ms) => void (now += ms) };
 });
 
 it('memory store sweep drops only expired calls', async () => {

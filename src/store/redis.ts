@@ -1,0 +1,180 @@
+/**
+ * The call store in Redis (ioredis), shared by every instance serving the same calls.
+ *
+ * One hash per call, `<prefix>call:{<callid>}` (the braces are a Redis Cluster hash tag:
+ * every key of a call is in one slot): `v` the value, `r` its revision, `f` the aside.
+ * Loads and commits are Lua scripts, so each is one round trip and atomic:
+ * - load: HMGET v r f, and HDEL f when there was one (the aside is taken);
+ * - commit: compares `r` with the revision read, writes `v` and `r`+1 and the expiry, or
+ *   changes nothing.
+ * No lock is taken anywhere: an instance killed between a load and a commit leaves nothing
+ * behind that another must wait for.
+ *
+ * Redis trouble fails fast: no offline queue (a command while disconnected fails at once),
+ * one attempt per command, a timeout per command; the client reconnects in the background.
+ * Every failure is a StoreUnavailable error: the request is answered 503 and nothing of it
+ * is half-written (a step writes once, with its commit).
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+import { StoreUnavailable, type CallStore, type LoadedCall } from './types.js';
+
+const LOAD = `
+local r = redis.call('HMGET', KEYS[1], 'v', 'r', 'f')
+if r[3] then redis.call('HDEL', KEYS[1], 'f') end
+return r`;
+
+const COMMIT = `
+local cur = redis.call('HMGET', KEYS[1], 'v', 'r')
+local has = cur[1] ~= false
+if ARGV[1] == '' then
+  if has then return 0 end
+elseif not has or tonumber(cur[2]) ~= tonumber(ARGV[1]) then
+  return 0
+end
+local n = (tonumber(cur[2]) or 0) + 1
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 'r', n)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return n`;
+
+const SET = `
+local n = redis.call('HINCRBY', KEYS[1], 'r', 1)
+redis.call('HSET', KEYS[1], 'v', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return n`;
+
+const ASIDE = `
+redis.call('HSET', KEYS[1], 'f', ARGV[1])
+if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1`;
+
+export interface RedisStoreOptions {
+  /** Prepended to every key, so several deployments can share one Redis. Default `callscript:`. */
+  prefix?: string;
+  /** A command that takes longer fails (the request is answered 503). Default 1000 ms. */
+  commandTimeoutMs?: number;
+  /** More ioredis options (TLS, Sentinel: `sentinels` and `name`, username...). */
+  redis?: RedisOptions;
+}
+
+type Scripted = Redis & {
+  csLoad(key: string): Promise<[string | null, string | null, string | null]>;
+  csCommit(key: string, rev: string, value: string, ttl: number): Promise<number>;
+  csSet(key: string, value: string, ttl: number): Promise<number>;
+  csAside(key: string, aside: string, ttl: number): Promise<number>;
+};
+
+export const DEFAULT_REDIS_PREFIX = 'callscript:';
+
+export class RedisStore implements CallStore {
+  readonly prefix: string;
+  private readonly redis: Scripted;
+
+  /** `url`: redis://[user:password@]host:port[/db], or rediss:// for TLS. */
+  constructor(url: string, opts: RedisStoreOptions = {}) {
+    this.prefix = opts.prefix ?? DEFAULT_REDIS_PREFIX;
+    const redis = new Redis(url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: opts.commandTimeoutMs ?? 1000,
+      connectTimeout: 2000,
+      retryStrategy: (times) => Math.min(50 * times, 1000),
+      ...opts.redis,
+    });
+    // errors are reported by the commands that fail; an unhandled 'error' event would crash
+    redis.on('error', () => {});
+    redis.defineCommand('csLoad', { numberOfKeys: 1, lua: LOAD });
+    redis.defineCommand('csCommit', { numberOfKeys: 1, lua: COMMIT });
+    redis.defineCommand('csSet', { numberOfKeys: 1, lua: SET });
+    redis.defineCommand('csAside', { numberOfKeys: 1, lua: ASIDE });
+    this.redis = redis as Scripted;
+  }
+
+  /** The client, for the other shared records (flow versions, pins, counts). */
+  get client(): Redis {
+    return this.redis;
+  }
+
+  /** Resolves once connected (or rejects after `timeoutMs`); commands before that fail fast. */
+  async ready(timeoutMs = 3000): Promise<void> {
+    if (this.redis.status === 'ready') return;
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => {
+        cleanup();
+        reject(new StoreUnavailable(`Redis did not answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const ok = () => {
+        cleanup();
+        resolve();
+      };
+      const cleanup = () => {
+        clearTimeout(t);
+        this.redis.off('ready', ok);
+      };
+      this.redis.on('ready', ok);
+    });
+  }
+
+  key(callid: string): string {
+    return `${this.prefix}call:{${callid}}`;
+  }
+
+  async load(callid: string): Promise<LoadedCall> {
+    const [v, r, f] = await this.run(() => this.redis.csLoad(this.key(callid)));
+    const out: LoadedCall = {};
+    if (v !== null) out.call = { value: v, rev: Number(r) };
+    if (f !== null) out.aside = f;
+    return out;
+  }
+
+  async commit(callid: string, rev: number | undefined, value: string, ttlMs: number): Promise<number | undefined> {
+    const n = await this.run(() => this.redis.csCommit(this.key(callid), rev === undefined ? '' : String(rev), value, Math.max(1, Math.round(ttlMs))));
+    return n === 0 ? undefined : n;
+  }
+
+  async setAside(callid: string, aside: string, ttlMs: number): Promise<void> {
+    await this.run(() => this.redis.csAside(this.key(callid), aside, Math.max(1, Math.round(ttlMs))));
+  }
+
+  async get(callid: string): Promise<string | undefined> {
+    return (await this.run(() => this.redis.hget(this.key(callid), 'v'))) ?? undefined;
+  }
+
+  async set(callid: string, value: string, ttlMs: number): Promise<void> {
+    await this.run(() => this.redis.csSet(this.key(callid), value, Math.max(1, Math.round(ttlMs))));
+  }
+
+  async delete(callid: string): Promise<void> {
+    await this.run(() => this.redis.del(this.key(callid)));
+  }
+
+  /** Calls with a value, by a SCAN of this prefix's call keys: O(calls), for health and tests. */
+  async size(): Promise<number> {
+    let n = 0;
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.run(() => this.redis.scan(cursor, 'MATCH', `${this.prefix}call:*`, 'COUNT', 1000));
+      cursor = next;
+      if (keys.length > 0) {
+        const has = await this.run(() => Promise.all(keys.map((k) => this.redis.hexists(k, 'v'))));
+        n += has.filter((x) => x === 1).length;
+      }
+    } while (cursor !== '0');
+    return n;
+  }
+
+  async ping(): Promise<void> {
+    await this.run(() => this.redis.ping());
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+
+  private async run<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      throw new StoreUnavailable(`Redis: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+}
