@@ -6,6 +6,7 @@ import { compileFlow, type CompiledFlow } from '../engine/compile.js';
 import { checkFlow } from '../flow/check.js';
 import { formatDiagnostics } from '../flow/format.js';
 import { compileAll, listFlowFiles } from '../registry/registry.js';
+import { readFlowText } from '../registry/load.js';
 import type { CoverageFile } from '../testing/coverage.js';
 import { generateCases, scenarioYaml, uncovered } from '../testing/paths.js';
 import { scenarioSchemaRef } from '../testing/schema-ref.js';
@@ -27,7 +28,7 @@ export async function loadFlow(ref: string, flowsDir = 'flows'): Promise<Compile
     return compileFlow(model, text);
   }
   const files = await listFlowFiles(flowsDir);
-  const texts = await Promise.all(files.map(async (file) => ({ file, text: await readFile(file, 'utf8') })));
+  const texts = await Promise.all(files.map(async (file) => ({ file, text: await readFlowText(file) })));
   const { flows } = compileAll(texts);
   const found = flows.find((f) => f.name === ref);
   if (!found) throw new Error(`no valid flow named "${ref}" in ${flowsDir} (flows: ${flows.map((f) => f.name).join(', ') || 'none'})`);

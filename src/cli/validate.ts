@@ -6,6 +6,7 @@ import { didYouMean } from '../flow/check-context.js';
 import { defaultFlowName } from '../flow/check.js';
 import { formatDiagnostics, summarize } from '../flow/format.js';
 import { compileAll, listFlowFiles } from '../registry/registry.js';
+import { readFlowText, unreadableReason } from '../registry/load.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 
 export interface ValidateOptions {
@@ -35,6 +36,7 @@ function unreadable(p: string, err: unknown, hint = 'Check that the path exists 
   const code = (err as NodeJS.ErrnoException).code;
   // No position: the path itself is the problem (the header shows the path alone).
   if (code === 'ENOENT') return { code: 'UNREADABLE_FILE', severity: 'error', message: `no such file or directory: ${p}`, file: p, line: 0, column: 0, hint };
+  if (code === 'ELOOP') return { code: 'UNREADABLE_FILE', severity: 'error', message: `cannot read ${p}: ${unreadableReason(err)}`, file: p, line: 0, column: 0, hint: 'Copy the flow instead of linking to it.' };
   return { code: 'UNREADABLE_FILE', severity: 'error', message: `cannot read ${p}: ${code ?? (err as Error).message}`, file: p, line: 0, column: 0, hint };
 }
 
@@ -98,7 +100,7 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
     for (const file of files) {
       let text: string;
       try {
-        text = await readFile(file, 'utf8');
+        text = /^callscript\.ya?ml$/.test(basename(file)) || asConfig.has(resolve(file)) ? await readFile(file, 'utf8') : await readFlowText(file);
       } catch (err) {
         diagnostics.push(unreadable(file, err));
         continue;
@@ -135,7 +137,8 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
       const at = dir === undefined ? undefined : resolve(dirname(file), dir);
       if (at !== undefined && existsSync(at)) {
         const files = await listFlowFiles(at);
-        const loaded = compileAll(await Promise.all(files.map(async (f) => ({ file: f, text: await readFile(f, 'utf8') }))), limits);
+        const read = await Promise.all(files.map(async (f) => ({ file: f, text: await readFlowText(f).catch(() => undefined) })));
+        const loaded = compileAll(read.filter((r): r is { file: string; text: string } => r.text !== undefined), limits);
         names = new Set([...loaded.flows.map((f) => f.name), ...loaded.report.refused.map((f) => defaultFlowName(f))]);
       }
     }

@@ -3,8 +3,30 @@
  * once they have settled (unchanged for a while: see readStableFlows), so that a file an
  * editor or a copy is still writing is never compiled.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+
+/**
+ * A flow file's text. Symbolic links are not followed (O_NOFOLLOW: ELOOP): a link in the
+ * flows directory, e.g. one a contribution carries, could make the checker print another
+ * file (a password file, callscript.yaml) in its diagnostics, logs and /health.
+ */
+export async function readFlowText(file: string): Promise<string> {
+  const h = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    return await h.readFile('utf8');
+  } finally {
+    await h.close();
+  }
+}
+
+/** Why a flow file could not be read, in words (a link gets its own). */
+export function unreadableReason(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ELOOP') return 'it is a symbolic link: flow files must be regular files (a link could show another file in diagnostics)';
+  return code ?? (err instanceof Error ? err.message : String(err));
+}
 
 /** Flow files of a directory: *.yaml and *.yml, not scenarios (*.test.yaml), the config, nor dotfiles (editor temporaries). */
 export async function listFlowFiles(dir: string): Promise<string[]> {
@@ -32,11 +54,13 @@ async function snapshot(dir: string): Promise<Snap[]> {
     files.map(async (file) => {
       try {
         const before = await stat(file);
-        const text = await readFile(file, 'utf8');
+        const text = await readFlowText(file);
         const after = await stat(file);
         // Changed while being read: make it differ from any other read, so we try again.
         out.push({ file, text, mtimeMs: before.mtimeMs === after.mtimeMs && before.size === after.size ? after.mtimeMs : -1 });
       } catch (err) {
+        // a symbolic link is never read: left out (it is reported at start and by validate)
+        if ((err as NodeJS.ErrnoException).code === 'ELOOP') return;
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
         // Renamed away between listing and reading: the next read sees the new state.
         out.push({ file, text: '', mtimeMs: -1 });
@@ -88,8 +112,21 @@ export async function readStableFlows(dir: string, settleMs = 1000, giveUpMs = M
   }
 }
 
-/** Plain read (startup): every flow file once. */
-export async function readFlows(dir: string): Promise<{ file: string; text: string }[]> {
+/** Plain read (startup): every flow file once; the files that cannot be read (links) apart, with why. */
+export async function readFlows(dir: string): Promise<{ texts: { file: string; text: string }[]; unread: { file: string; why: string }[] }> {
   const files = await listFlowFiles(dir);
-  return Promise.all(files.map(async (file) => ({ file, text: await readFile(file, 'utf8') })));
+  const texts: { file: string; text: string }[] = [];
+  const unread: { file: string; why: string }[] = [];
+  await Promise.all(
+    files.map(async (file) => {
+      try {
+        texts.push({ file, text: await readFlowText(file) });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ELOOP') throw err;
+        unread.push({ file, why: unreadableReason(err) });
+      }
+    }),
+  );
+  texts.sort((a, b) => (a.file < b.file ? -1 : 1));
+  return { texts, unread };
 }

@@ -108,13 +108,18 @@ export class Registry {
   /** Loads every flow file of `dir`. Never throws for bad flows: they are reported. */
   static async fromDirectory(dir: string, opts: RegistryOptions = {}): Promise<{ registry: Registry; report: LoadReport }> {
     const registry = new Registry(opts);
-    let texts: { file: string; text: string }[];
+    let read: Awaited<ReturnType<typeof readFlows>>;
     try {
-      texts = await readFlows(dir);
+      read = await readFlows(dir);
     } catch (err) {
       return { registry, report: { diagnostics: [dirMissing(dir, err)], sources: new Map(), refused: [] } };
     }
-    return { registry, report: registry.reload(texts) };
+    const report = registry.reload(read.texts);
+    for (const u of read.unread) {
+      report.diagnostics.push({ code: 'UNREADABLE_FILE', severity: 'error', message: `${u.file} is not read: ${u.why}`, file: u.file, line: 0, column: 0, hint: 'Copy the flow into the flows directory instead of linking to it.' });
+      report.refused.push(u.file);
+    }
+    return { registry, report };
   }
 
   /** Applies the full list of flow texts (see the module comment), checking new texts on this thread. */

@@ -6,6 +6,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { CompiledFlow } from '../engine/compile.js';
 import { compileAll, listFlowFiles } from '../registry/registry.js';
+import { readFlowText } from '../registry/load.js';
 import { Coverage } from './coverage.js';
 import { runCase, type CaseResult } from './runner.js';
 import { formatScenarioError, parseScenario, ScenarioFileError, type Scenario, type ScenarioError } from './scenario.js';
@@ -51,7 +52,7 @@ export interface FlowSet {
 /** Compiles the flows of a directory (a missing directory gives no flows). */
 export async function loadFlowDir(dir: string): Promise<FlowSet> {
   const files = await listFlowFiles(dir).catch(() => [] as string[]);
-  const texts = await Promise.all(files.map(async (file) => ({ file, text: await readFile(file, 'utf8') })));
+  const texts = await Promise.all(files.map(async (file) => ({ file, text: await readFlowText(file) })));
   const { flows, report } = compileAll(texts);
   return {
     byName: new Map(flows.map((f) => [f.name, f])),
