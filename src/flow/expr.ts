@@ -16,6 +16,7 @@ import { Cel, type CelExpression } from './cel.js';
 import { EvalBudget } from './budget.js';
 import { linearError } from './pattern.js';
 import { chargeRendering } from './liquid-charge.js';
+import { BoundedCache } from './bounded-cache.js';
 import type { Value } from './model.js';
 
 /** What templates and expressions can see. */
@@ -94,8 +95,10 @@ function wallClock(v: unknown): unknown {
 const liquid = createLiquid();
 const cel = new Cel();
 
-const templateCache = new Map<string, Template[] | Error>();
-const celCache = new Map<string, CelExpression>();
+/** Parse caches, bounded by the characters of their sources (bounded-cache.ts): reloads bring new texts for ever. */
+const CACHE_CHARS = 8 * 1024 * 1024;
+const templateCache = new BoundedCache<Template[] | Error>(CACHE_CHARS);
+const celCache = new BoundedCache<CelExpression>(CACHE_CHARS / 4);
 const LIQUID_LIMIT = /(memory alloc|template render) limit exceeded/;
 
 export function isTemplate(s: string): boolean {
@@ -167,7 +170,7 @@ export function render(source: string, scope: Scope): string {
  * array, liquid's `size`/`first`/`last`) falls back to liquid. See test/flow/expr.test.ts.
  */
 type FastPart = string | readonly string[];
-const fastCache = new Map<string, readonly FastPart[] | null>();
+const fastCache = new BoundedCache<readonly FastPart[] | null>(CACHE_CHARS);
 const SIMPLE_OUTPUT = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}/g;
 const LIQUID_SPECIAL = new Set(['size', 'first', 'last']);
 
