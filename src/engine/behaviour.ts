@@ -15,7 +15,7 @@ import type { RtRequest } from '../protocol/rt.js';
 import type { LogEntry } from './outcome.js';
 import { ParamFailure, type Params } from './params.js';
 import { NEVER, type FlowTables } from './tables.js';
-import type { LinearRegex } from '../flow/pattern.js';
+import { matchCost, type LinearRegex } from '../flow/pattern.js';
 import type { StepCounters } from './types.js';
 import type { ActionName } from '../flow/actions.js';
 import { DEFAULT_MAX_STATE_BYTES, jsonSize } from './size.js';
@@ -150,7 +150,19 @@ export function behaviour(t: FlowTables) {
       /** The result matches (`exact` or `re`; neither: any) and, with `max`, the key has retries left. */
       match(ctx: Ctx, ev: Ev, p: { exact?: string; re?: string; key?: string; max?: number }): boolean {
         const r = ev.result ?? '';
-        if (p.exact !== undefined ? r !== p.exact : p.re !== undefined && !regexOf(p.re).test(r)) return false;
+        if (p.exact !== undefined) {
+          if (r !== p.exact) return false;
+        } else if (p.re !== undefined) {
+          const re = regexOf(p.re);
+          // a match costs the result's length times the pattern's size: charged to the request's budget first
+          try {
+            ctx.rt.budget.spend(matchCost(re, r), `the result pattern ${p.key ?? p.re} on ${r.length.toLocaleString('en-US')} characters`);
+          } catch (err) {
+            if (limitHit(ctx.rt, err, ctx.rt.last, `result key ${p.key ?? p.re}`)) return false;
+            throw err;
+          }
+          if (!re.test(r)) return false;
+        }
         return p.max === undefined || (ctx.c.r[p.key!] ?? 0) < p.max;
       },
       /** The request's budget of logic steps is spent. */

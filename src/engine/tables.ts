@@ -10,7 +10,7 @@ import { commandBuilder, literalValue, playBuilder, type CommandBuilder } from '
 import { compileLinear, type LinearRegex } from '../flow/pattern.js';
 
 /** Matches nothing: stands for a pattern that does not compile. */
-export const NEVER: LinearRegex = { test: () => false };
+export const NEVER: LinearRegex = { test: () => false, size: 0 };
 
 export type Literal = ReturnType<typeof literalValue>;
 export type Assign = { name: string; kind: 'literal'; value: Literal } | { name: string; kind: 'expr'; expr: string };

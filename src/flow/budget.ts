@@ -19,15 +19,15 @@ export interface EvalLimits {
   celUnits: number;
   /** Milliseconds of template rendering per request. */
   templateMs: number;
-  /** liquidjs memoryLimit of one template render. */
+  /** Memory units (liquidjs memoryLimit: allocations, plus nodes rendered) of one request's templates. */
   templateMemory: number;
 }
 
-export const DEFAULT_EVAL_LIMITS: Readonly<EvalLimits> = Object.freeze({ celUnits: 100_000, templateMs: 100, templateMemory: 50_000 });
+export const DEFAULT_EVAL_LIMITS: Readonly<EvalLimits> = Object.freeze({ celUnits: 100_000, templateMs: 50, templateMemory: 50_000 });
 
 /** The budget of a request's error way, once it went over its own: a quarter of `limits`. */
 export function errorWayLimits(limits: Readonly<EvalLimits> = DEFAULT_EVAL_LIMITS): EvalLimits {
-  return { celUnits: Math.ceil(limits.celUnits / 4), templateMs: limits.templateMs / 4, templateMemory: limits.templateMemory };
+  return { celUnits: Math.ceil(limits.celUnits / 4), templateMs: limits.templateMs / 4, templateMemory: Math.ceil(limits.templateMemory / 4) };
 }
 
 /** Thrown by an evaluation once the request's budget is spent. */
@@ -39,16 +39,29 @@ export class EvaluationLimit extends Error {
 export class EvalBudget {
   celLeft: number;
   templateMsLeft: number;
-  readonly templateMemory: number;
+  /** Memory units the request's templates may still use (all renders together). */
+  templateMemoryLeft: number;
   /** Why the budget ran out (set once). */
   spent: string | undefined;
   /** Values already converted for CEL, by identity (nested request and call values do not change within a request). */
   readonly memo = new WeakMap<object, unknown>();
+  /** Deep sizes of lists and maps seen by CEL (items, string characters), computed once each. */
+  readonly sizes = new WeakMap<object, number>();
 
   constructor(readonly limits: Readonly<EvalLimits> = DEFAULT_EVAL_LIMITS) {
     this.celLeft = limits.celUnits;
     this.templateMsLeft = limits.templateMs;
-    this.templateMemory = limits.templateMemory;
+    this.templateMemoryLeft = limits.templateMemory;
+  }
+
+  /**
+   * Spends `units` of the CEL budget on work done outside the interpreter's nodes (a
+   * pattern match, a pattern compiled); throws EvaluationLimit when that goes past it,
+   * before the work is done.
+   */
+  spend(units: number, what: string): void {
+    this.celLeft -= units;
+    if (this.celLeft < 0) throw this.exhaust(`${what} would go over the budget of ${this.limits.celUnits.toLocaleString('en-US')} cost units (limits.expression_cost)`);
   }
 
   /** Marks the budget spent and returns the error to throw. */
@@ -56,6 +69,7 @@ export class EvalBudget {
     this.spent ??= why;
     this.celLeft = Math.min(this.celLeft, 0);
     this.templateMsLeft = Math.min(this.templateMsLeft, 0);
+    this.templateMemoryLeft = Math.min(this.templateMemoryLeft, 0);
     return new EvaluationLimit(this.spent);
   }
 }

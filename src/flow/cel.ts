@@ -18,7 +18,7 @@
  * working with a new version.
  */
 import { Environment } from '@marcbachmann/cel-js';
-import { compileLinear, type LinearRegex } from './pattern.js';
+import { compileCost, compileLinear, matchCost, type LinearRegex } from './pattern.js';
 import { EvalBudget, EvaluationLimit } from './budget.js';
 
 type CelFn = ReturnType<Environment['parse']>;
@@ -56,7 +56,12 @@ export class Cel {
 
   constructor() {
     this.env = new Environment({ unlistedVariablesAreDyn: true, limits: { ...CEL_LIMITS } });
-    const matches = (s: string, re: string): boolean => this.pattern(re).test(s);
+    // a match costs its text's length times the pattern's size: charged before it runs
+    const matches = (s: string, re: string): boolean => {
+      const p = this.pattern(re);
+      this.current?.spend(matchCost(p, s), `matches() on ${s.length.toLocaleString('en-US')} characters`);
+      return p.test(s);
+    };
     this.env.registerFunction('string.re2_matches(string): bool', matches);
     this.env.registerFunction('re2_matches(string, string): bool', matches);
     let captured: Evaluator | undefined;
@@ -71,9 +76,9 @@ export class Cel {
     // Every node evaluated below the root goes through run: count it, and what it made.
     this.ev.run = function (ast, ctx) {
       const b = self.current;
-      if (b && --b.celLeft < 0) throw b.exhaust(`the expressions of this request went over their budget of ${b.limits.celUnits.toLocaleString('en-US')} cost units (limits.expression_cost)`);
+      if (b && --b.celLeft < 0) throw b.exhaust(overBudget(b));
       const out = ast.evaluate(this, ast, ctx);
-      if (b && MAKERS.has(ast.op)) b.celLeft -= sizeOf(out);
+      if (b && !FREE.has(ast.op) && (b.celLeft -= sizeOf(out, b)) < 0) throw b.exhaust(overBudget(b));
       return out;
     };
   }
@@ -89,7 +94,7 @@ export class Cel {
   /** Evaluates under `budget` (a fresh default one when absent). Throws EvaluationLimit when it runs out. */
   evaluate(e: CelExpression, context: Record<string, unknown>, budget: EvalBudget | undefined): unknown {
     const b = budget ?? new EvalBudget();
-    if (b.celLeft < 0 || b.spent !== undefined) throw b.exhaust(b.spent ?? 'the expression budget is spent');
+    if (b.celLeft < 0 || b.spent !== undefined) throw b.exhaust(b.spent ?? overBudget(b));
     const outer = this.current;
     this.current = b;
     try {
@@ -109,6 +114,7 @@ export class Cel {
   private pattern(source: string): LinearRegex {
     let re = this.patterns.get(source);
     if (!re) {
+      this.current?.spend(compileCost(source), 'compiling a pattern for matches()');
       re = compileLinear(source);
       if (this.patterns.size >= 500) this.patterns.clear();
       this.patterns.set(source, re);
@@ -118,17 +124,29 @@ export class Cel {
 }
 
 /**
- * Operations that make a new value, charged its size: literals, concatenation, function
- * results, a comprehension's result. Reading a variable or a field, and a comprehension's
- * accumulator steps (each push is one node), make nothing new and cost one unit.
+ * Every node's value is charged its size (string characters, list and map items deep),
+ * whether it is made or read: what an operation does with a value (==, in, size(),
+ * contains) is at most linear in it, so reading a 30 KB string in a loop costs what
+ * scanning it does. A comprehension's accumulator steps return the list being built (each
+ * push is one node): they cost one unit, and the finished list is charged once.
  */
-const MAKERS: ReadonlySet<string> = new Set(['list', 'map', '+', '*', 'call', 'rcall', 'comprehension']);
+function overBudget(b: EvalBudget): string {
+  return `the expressions of this request went over their budget of ${b.limits.celUnits.toLocaleString('en-US')} cost units (limits.expression_cost)`;
+}
 
-function sizeOf(v: unknown): number {
-  if (typeof v === 'string') return v.length >> 5;
-  if (Array.isArray(v)) return v.length;
-  if (v instanceof Map) return v.size;
-  return 0;
+const FREE: ReadonlySet<string> = new Set(['accuValue', 'accuPush', 'accuInc']);
+
+function sizeOf(v: unknown, b: EvalBudget): number {
+  if (typeof v === 'string') return v.length;
+  if (typeof v !== 'object' || v === null) return 0;
+  let s = b.sizes.get(v);
+  if (s !== undefined) return s;
+  s = 0;
+  // a list or map CEL made: its items are values already charged and sized
+  const items = Array.isArray(v) ? v : v instanceof Map ? v.values() : [];
+  for (const x of items) s += 1 + (typeof x === 'string' ? x.length : typeof x === 'object' && x !== null ? (b.sizes.get(x) ?? 1) : 0);
+  b.sizes.set(v, s);
+  return s;
 }
 
 interface Found {

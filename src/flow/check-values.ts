@@ -4,7 +4,7 @@
  */
 import { checkFormat } from '../protocol/formats.js';
 import type { FormatName, ParamSpec } from '../protocol/commands.js';
-import { checkExpression, checkTemplate, expressionPatternError, filterNames, isTemplate } from './expr.js';
+import { checkExpression, checkTemplate, EXPRESSION_FILTERS, expressionPatternError, filterNames, isTemplate } from './expr.js';
 import { spanIn } from './spans.js';
 import type { Value } from './model.js';
 import { type Ctx, didYouMean, report } from './check-context.js';
@@ -60,6 +60,11 @@ export function checkTemplateText(ctx: Ctx, text: string, at: YNode, where: stri
     // carets under the filter's name, and the nearest filter as a hint
     const m = new RegExp(`\\|\\s*(${filter[1]})\\b`).exec(text);
     const span = m && at.kind === 'scalar' ? spanIn(at, m.index + m[0].length - filter[1]!.length, filter[1]!.length) : undefined;
+    const removed = (EXPRESSION_FILTERS as readonly string[]).includes(filter[1]!);
+    if (removed) {
+      report(ctx, 'BAD_TEMPLATE', span ?? at, `${where}the filter ${filter[1]} is not available in flows: it runs an expression for each item, which no evaluation budget can stop`, `Use ${filter[1]!.replace(/_exp$/, '')} with a property and a value (where: "status", "open"), or compute the value in a set: step with CEL.`);
+      return false;
+    }
     report(ctx, 'BAD_TEMPLATE', span ?? at, `${where}template does not parse: ${err.replace(/, line:\d+, col:\d+$/, '')}`, didYouMean(filter[1]!, filterNames()) ?? "Templates use Liquid's standard filters: default, upcase, downcase, capitalize, slice, split, join, replace, append, prepend, size, date, ...");
     return false;
   }

@@ -82,7 +82,7 @@ const TRANSPORT_DEFAULTS = {
 
 export const CONFIG_DEFAULTS: ServerConfig = {
   server: { port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, body_depth: DEFAULT_BODY_DEPTH, call_ttl_s: 7200, ended_call_ttl_s: 600, reload_settle_ms: 1000, log_level: 'info', ...TRANSPORT_DEFAULTS },
-  limits: { call_state_bytes: 32768, expression_cost: 100000, template_memory: 50000, template_ms: 100, flow_file_bytes: 2097152 },
+  limits: { call_state_bytes: 32768, expression_cost: 100000, template_memory: 50000, template_ms: 50, flow_file_bytes: 2097152 },
   unknown_call: 'restart',
   routes: { apps: {}, numbers: {} },
 };
@@ -161,8 +161,8 @@ export function configJsonSchema(): Record<string, unknown> {
         {
           call_state_bytes: int(1024, 1048576, 32768, "The cap on a call's stored state (its variables included), in bytes: a request that would go over it takes the step's error branch (STATE_TOO_LARGE)."),
           expression_cost: int(1000, 10000000, 100000, "What one request's CEL conditions and expr: values may cost in all, in cost units (one per node evaluated, plus the size of the lists, maps and strings made); over it the step takes its error branch (EVALUATION_LIMIT)."),
-          template_memory: int(1000, 10000000, 50000, 'What one template may allocate and iterate (liquidjs memoryLimit: items of loops and ranges, characters of joins and appends...); over it the step takes its error branch (EVALUATION_LIMIT).'),
-          template_ms: int(1, 1000, 100, "Milliseconds one request's templates may spend rendering in all (liquidjs renderLimit); over it the step takes its error branch (EVALUATION_LIMIT)."),
+          template_memory: int(1000, 10000000, 50000, "What one request's templates may render and allocate in all (liquidjs memory units: 8 per node rendered, items of ranges, characters of joins and appends...); over it the step takes its error branch (EVALUATION_LIMIT)."),
+          template_ms: int(1, 1000, 50, "Milliseconds one request's templates may spend rendering in all (liquidjs renderLimit); over it the step takes its error branch (EVALUATION_LIMIT)."),
           flow_file_bytes: int(1024, 67108864, 2097152, 'The largest flow (and scenario) file, in bytes: a larger one is refused unread (FILE_TOO_LARGE).'),
         },
         'Bounds on what flows and calls may use (see docs/security.md).',

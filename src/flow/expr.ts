@@ -15,7 +15,7 @@ import { cachedDateFilter, DateNames, type DateFilter, type DateFilterThis } fro
 import { Cel, type CelExpression } from './cel.js';
 import { EvalBudget } from './budget.js';
 import { linearError } from './pattern.js';
-import { chargeRendering } from './liquid-charge.js';
+import { chargeRendering, type MemoryMeter } from './liquid-charge.js';
 import { BoundedCache } from './bounded-cache.js';
 import type { Value } from './model.js';
 
@@ -33,6 +33,13 @@ export interface Scope {
 
 /** Tags that read files: refused by the checker (FORBIDDEN_TAG) and removed from the engine. */
 export const FILE_TAGS = ['include', 'render', 'layout'] as const;
+
+/**
+ * Filters that run a Liquid expression per item (where_exp on a list of 20,000 with
+ * `contains` inside ran 60 s): one filter call, so no node charge nor time check can stop
+ * it. Removed from the engine; the checker says so (BAD_TEMPLATE).
+ */
+export const EXPRESSION_FILTERS = ['where_exp', 'reject_exp', 'group_by_exp', 'find_exp', 'find_index_exp', 'has_exp'] as const;
 
 /** The longest template liquidjs parses (its parseLimit), in characters. */
 export const MAX_TEMPLATE_LENGTH = 64 * 1024;
@@ -74,7 +81,8 @@ function createLiquid(): Liquid {
     parseLimit: MAX_TEMPLATE_LENGTH,
   });
   for (const tag of FILE_TAGS) delete engine.tags[tag];
-  chargeRendering(engine);
+  for (const f of EXPRESSION_FILTERS) delete engine.filters[f];
+  chargeRendering(engine, () => rendering.meter);
   const date = cachedDateFilter(new DateNames(), filters.date as DateFilter);
   engine.registerFilter('date', function (this: DateFilterThis, v: unknown, ...args: unknown[]) {
     return date.call(this, wallClock(v), ...args);
@@ -92,6 +100,8 @@ function wallClock(v: unknown): unknown {
   return typeof v === 'string' && ZONELESS.test(v.trim()) ? `${v.trim().replace(' ', 'T')}${v.includes(':') ? '' : 'T00:00:00'}Z` : v;
 }
 
+/** The meter of the render running now (renders are synchronous): the request's budget. */
+const rendering: { meter: MemoryMeter | undefined } = { meter: undefined };
 const liquid = createLiquid();
 const cel = new Cel();
 
@@ -147,18 +157,26 @@ export function render(source: string, scope: Scope): string {
   if (budget.spent !== undefined || budget.templateMsLeft <= 0) throw budget.exhaust(budget.spent ?? 'the template budget is spent');
   const parsed = parseTemplate(source);
   const started = performance.now();
+  const outer = rendering.meter;
+  rendering.meter = {
+    use(n: number) {
+      if (n > 0 && (budget.templateMemoryLeft -= n) < 0) throw new Error('memory alloc limit exceeded');
+    },
+    check() {},
+  };
   try {
     const data = { vars: scope.vars, call: scope.call, result: scope.result, error: scope.error };
-    return String(liquid.renderSync(parsed, data, { renderLimit: budget.templateMsLeft, memoryLimit: budget.templateMemory }));
+    return String(liquid.renderSync(parsed, data, { renderLimit: budget.templateMsLeft }));
   } catch (err) {
     const m = err instanceof Error ? LIQUID_LIMIT.exec(err.message) : null;
     if (!m) throw err;
     throw budget.exhaust(
       m[1] === 'memory alloc'
-        ? `a template went over its memory budget of ${budget.templateMemory.toLocaleString('en-US')} (limits.template_memory)`
+        ? `the templates of this request went over their memory budget of ${budget.limits.templateMemory.toLocaleString('en-US')} units (limits.template_memory)`
         : `the templates of this request went over their ${budget.limits.templateMs} ms (limits.template_ms)`,
     );
   } finally {
+    rendering.meter = outer;
     budget.templateMsLeft -= performance.now() - started;
   }
 }
@@ -271,7 +289,7 @@ export function evaluate(source: string, scope: Scope): Value {
 function fieldsFor(from: Record<string, Value>, reads: Set<string> | 'all', budget: EvalBudget): Map<string, unknown> {
   const out = new Map<string, unknown>();
   const names = reads === 'all' ? Object.keys(from) : reads;
-  for (const k of names) if (Object.prototype.hasOwnProperty.call(from, k)) out.set(k, toCel(from[k], budget.memo, 0));
+  for (const k of names) if (Object.prototype.hasOwnProperty.call(from, k)) out.set(k, toCel(from[k], budget, 0));
   return out;
 }
 
@@ -287,21 +305,29 @@ function tooDeep(): never {
   throw new Error(`a value is nested more than ${MAX_VALUE_DEPTH} levels deep`);
 }
 
-function toCel(v: unknown, memo: WeakMap<object, unknown>, depth: number): unknown {
+/** Converts a value for CEL (once per request: the budget's memo), recording its deep size for the cost hook (cel.ts). */
+function toCel(v: unknown, budget: EvalBudget, depth: number): unknown {
   if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
   if (v === null || typeof v !== 'object') return v;
-  const done = memo.get(v);
+  const done = budget.memo.get(v);
   if (done !== undefined) return done;
   if (depth >= MAX_VALUE_DEPTH) tooDeep();
-  let out: unknown;
-  if (Array.isArray(v)) out = v.map((x) => toCel(x, memo, depth + 1));
+  let out: unknown[] | Map<string, unknown>;
+  let size = 0;
+  const sized = (x: unknown): unknown => {
+    const c = toCel(x, budget, depth + 1);
+    size += 1 + (typeof c === 'string' ? c.length : typeof c === 'object' && c !== null ? (budget.sizes.get(c) ?? 0) : 0);
+    return c;
+  };
+  if (Array.isArray(v)) out = v.map(sized);
   else {
     // a Map, not an object: any key is data (constructor, __proto__...), never a member of the object
     const m = new Map<string, unknown>();
-    for (const [k, x] of Object.entries(v)) m.set(k, toCel(x, memo, depth + 1));
+    for (const [k, x] of Object.entries(v)) m.set(k, sized(x)), (size += k.length);
     out = m;
   }
-  memo.set(v, out);
+  budget.memo.set(v, out);
+  budget.sizes.set(out, size);
   return out;
 }
 

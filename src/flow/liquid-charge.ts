@@ -17,11 +17,24 @@ import type { Context, Emitter, Liquid, Template } from 'liquidjs';
  */
 export const NODE_COST = 8;
 
-/** Makes `engine`'s renderer charge each list of nodes it renders. */
-export function chargeRendering(engine: Liquid): void {
+/** What liquidjs charges its memory units to (its Limiter's shape). */
+export interface MemoryMeter {
+  use(count: number): void;
+  check(count: number): void;
+}
+
+/**
+ * Makes `engine`'s renderer charge each list of nodes it renders; with a meter from
+ * `meter()` (the request's, see expr.ts), every charge of the render, liquidjs's own
+ * included, goes to that meter instead of the render's own limit: one budget for all the
+ * templates of a request.
+ */
+export function chargeRendering(engine: Liquid, meter: () => MemoryMeter | undefined): void {
   const r = engine.renderer;
   const render = r.renderTemplates.bind(r);
   r.renderTemplates = function* (templates: Template[], ctx: Context, emitter?: Emitter) {
+    const m = meter();
+    if (m && ctx.memoryLimit !== (m as unknown)) ctx.memoryLimit = m as Context['memoryLimit'];
     ctx.memoryLimit.use(NODE_COST * Math.max(1, templates.length));
     return yield* render(templates, ctx, emitter);
   };

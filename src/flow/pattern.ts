@@ -15,10 +15,19 @@ import { RE2JS } from 're2js';
 /** A compiled pattern: `test` says whether it matches somewhere in the text. */
 export interface LinearRegex {
   test(text: string): boolean;
+  /** The compiled program's size (instructions): a match costs about text length x size steps. */
+  readonly size: number;
 }
 
 /** The longest pattern source accepted, in characters. */
 export const MAX_PATTERN_LENGTH = 1000;
+/**
+ * The largest program a pattern may compile to, in instructions. A match costs the text's
+ * length times this at most (RE2 runs the program over the text): `(.*){1000}b` is 4,003
+ * instructions and took 4 s over a 63 KB result. Counted repetitions are what make
+ * programs big: `\d{4}-\d{2}` is 9; `[0-9*]{1,20}` 43.
+ */
+export const MAX_PATTERN_SIZE = 1000;
 
 export class PatternError extends Error {}
 
@@ -28,13 +37,80 @@ export class PatternError extends Error {}
  */
 export function compileLinear(source: string): LinearRegex {
   if (source.length > MAX_PATTERN_LENGTH) throw new PatternError(`the pattern is ${source.length} characters long; at most ${MAX_PATTERN_LENGTH}`);
+  // bounded before compiling: a short pattern of big counted repetitions would take seconds and gigabytes to compile
+  const estimate = estimateSize(source);
+  if (estimate > 4 * MAX_PATTERN_SIZE) throw new PatternError(tooBig(`about ${estimate.toLocaleString('en-US')}`));
   let re: RE2JS;
   try {
     re = RE2JS.compile(fromJavaScript(source));
   } catch (err) {
     throw new PatternError(explain(err instanceof Error ? err.message : String(err)));
   }
-  return { test: (text) => re.matcher(text).find() };
+  const size = re.matcher('').programSize();
+  if (size > MAX_PATTERN_SIZE) throw new PatternError(tooBig(size.toLocaleString('en-US')));
+  return { test: (text) => re.matcher(text).find(), size };
+}
+
+function tooBig(size: string): string {
+  return `the pattern compiles to ${size} instructions; at most ${MAX_PATTERN_SIZE.toLocaleString('en-US')} (a match costs the text's length times this): use smaller counted repetitions ({n}), or test the length apart`;
+}
+
+/**
+ * An upper estimate of a pattern's program size, from its text alone: each atom (a
+ * character, an escape, a class) counts 1, a group counts its contents, and a counted
+ * repetition {n,m} multiplies what it repeats by its largest count.
+ */
+export function estimateSize(source: string): number {
+  const stack: number[] = [0];
+  let last = 0;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]!;
+    if (c === '\\') {
+      const n = source[i + 1];
+      if ((n === 'p' || n === 'P' || n === 'x') && source[i + 2] === '{') i = Math.max(i + 1, source.indexOf('}', i));
+      else i++;
+      last = 1;
+    } else if (c === '[') {
+      let j = i + 1;
+      if (source[j] === '^') j++;
+      if (source[j] === ']') j++;
+      for (; j < source.length && source[j] !== ']'; j++) if (source[j] === '\\') j++;
+      i = j;
+      last = 1;
+    } else if (c === '(') {
+      stack.push(0);
+      continue;
+    } else if (c === ')') {
+      last = (stack.length > 1 ? stack.pop()! : 0) + 1;
+    } else if (c === '{') {
+      const m = /^\{(\d+)(?:,(\d*))?\}/.exec(source.slice(i, i + 24));
+      if (m) {
+        const k = Math.max(Number(m[1]), Number(m[2] || 0), 1);
+        stack[stack.length - 1]! += last * (k - 1);
+        i += m[0].length - 1;
+        continue;
+      }
+      last = 1;
+    } else if (c === '*' || c === '+' || c === '?' || c === '|') {
+      stack[stack.length - 1]! += 1;
+      continue;
+    } else last = 1;
+    stack[stack.length - 1]! += last;
+  }
+  return stack.reduce((a, b) => a + b, 0);
+}
+
+/**
+ * What matching `text` costs in CEL cost units (budget.ts): RE2 runs the program over the
+ * text, about length x size steps, two of them a unit.
+ */
+export function matchCost(re: LinearRegex, text: string): number {
+  return Math.ceil((text.length * Math.max(1, re.size)) / 2);
+}
+
+/** What compiling a pattern costs in CEL cost units (about 3 µs per instruction). */
+export function compileCost(source: string): number {
+  return 50 * estimateSize(source);
 }
 
 /** null when `source` compiles, else why not. */

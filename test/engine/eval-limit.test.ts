@@ -86,8 +86,8 @@ steps:
     expect(c.start()).toBe(reply('hangup', 1));
     expect(c.last).toMatchObject({ kind: 'reply', state: null });
     expect(logsOf(c.last)).toEqual([
-      'error EVALUATION_LIMIT play at hi: a template went over its memory budget of 50,000 (limits.template_memory)',
-      "error EVALUATION_LIMIT the call's first steps went over the request's evaluation budget (a template went over its memory budget of 50,000 (limits.template_memory)): hanging up",
+      'error EVALUATION_LIMIT play at hi: the templates of this request went over their memory budget of 50,000 units (limits.template_memory)',
+      "error EVALUATION_LIMIT the call's first steps went over the request's evaluation budget (the templates of this request went over their memory budget of 50,000 units (limits.template_memory)): hanging up",
     ]);
   });
 

@@ -121,7 +121,7 @@ describe('templates have no file system and a budget', () => {
   it('a loop over a range of 20,000,000 is refused at once (memory units)', () => {
     const s = scope();
     expect(() => render('{% for i in (1..20000000) %}x{% endfor %}', s)).toThrow(EvaluationLimit);
-    expect(s.budget!.spent).toBe('a template went over its memory budget of 50,000 (limits.template_memory)');
+    expect(s.budget!.spent).toBe('the templates of this request went over their memory budget of 50,000 units (limits.template_memory)');
   });
 
   it('nested loops over a variable are charged per node rendered: refused, deterministically', () => {
