@@ -106,10 +106,10 @@ export async function serve(flags: ServeFlags & { record?: string }, out: NodeJS
 function restartOnly(s: Settings): Partial<Settings['server']> {
   const { flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin } = s.server;
   const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, authFailureLimit, authFailureWindowMs, trustProxy } = s.server;
-  const { endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits } = s.server;
+  const { endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls } = s.server;
   return {
     ...{ flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin },
     ...{ headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, authFailureLimit, authFailureWindowMs, trustProxy },
-    ...{ endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits },
+    ...{ endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls },
   };
 }

@@ -18,6 +18,7 @@ import { DEFAULT_SMS_SETTINGS, type SmsSettings } from './sms/record.js';
 import { smsRest } from './sms/rest.js';
 import { EmulatorStore } from './store.js';
 import { realSleep, systemClock, type Clock, type Sleep } from './time.js';
+import { clientError, frameworkError } from './transport-errors.js';
 
 export const DEFAULT_PORT = 4010;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -47,6 +48,8 @@ export interface EmulatorOptions {
   maxLiveCalls?: number;
   /** Transcripts kept (default 1000; older ones are forgotten). */
   maxTranscripts?: number;
+  /** SMS kept, at most (the oldest are forgotten first); default 100,000. */
+  maxSms?: number;
   clock?: Clock;
   sleep?: Sleep;
   sms?: Partial<SmsSettings>;
@@ -77,13 +80,16 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
     requestTimeout,
     http: { requestTimeout, connectionsCheckingInterval: Math.min(1000, requestTimeout) },
     routerOptions: { ignoreTrailingSlash: true },
+    // errors answered before a route runs, in the envelope of the API asked
+    frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
   });
   const log: Logger = {
     info: (o, m) => app.log.info(o, m),
     warn: (o, m) => app.log.warn(o, m),
     error: (o, m) => app.log.error(o, m),
   };
-  const store = new EmulatorStore(opts.seed ?? DEFAULT_SEED, opts.maxTranscripts ?? 1000);
+  const store = new EmulatorStore(opts.seed ?? DEFAULT_SEED, opts.maxTranscripts ?? 1000, opts.maxSms);
   let journal: Journal | undefined;
   if (opts.dataFile) {
     journal = await openData(store, opts.dataFile, log, {

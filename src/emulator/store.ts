@@ -47,6 +47,9 @@ export interface StoreSink {
 
 const SAVED = Promise.resolve();
 
+/** SMS the emulator keeps by default (the oldest are forgotten past it): GET /sms lists them all. */
+export const DEFAULT_MAX_SMS = 100_000;
+
 export class EmulatorStore {
   private readonly appMap = new Map<string, AppRecord>();
   private readonly smsMap = new Map<string, SmsRecord>();
@@ -59,6 +62,8 @@ export class EmulatorStore {
   constructor(
     seed: string,
     private readonly maxCalls: number,
+    /** SMS kept, at most: the oldest go first (the same on a replay of the journal). */
+    private readonly maxSms = DEFAULT_MAX_SMS,
   ) {
     this.ids = new Ids(seed);
   }
@@ -138,6 +143,7 @@ export class EmulatorStore {
         break;
       case 'sms':
         this.smsMap.set(op.v.hash, op.v);
+        while (this.smsMap.size > this.maxSms) this.smsMap.delete(this.smsMap.keys().next().value as string);
         break;
       case 'call':
         this.callMap.delete(op.v.id);

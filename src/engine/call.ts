@@ -36,6 +36,9 @@ const EFFECT_MARGIN_MS = 250;
  * instead of restarting the flow under `unknown_call: restart`.
  */
 export const ENDED = '{"v":2,"ended":true}';
+/** Live calls one process serves at most by default (each holds its state and bookkeeping). */
+export const DEFAULT_MAX_LIVE_CALLS = 50_000;
+
 /** How long ended calls are remembered by default: 10 minutes. */
 export const DEFAULT_ENDED_TTL_MS = 10 * 60 * 1000;
 
@@ -81,6 +84,8 @@ export interface LiveTracker {
   purge(): number;
   started(flow: string, version: string): void;
   error(flow: string, version: string): void;
+  /** Live calls tracked now. */
+  readonly size: number;
 }
 
 export interface Routes {
@@ -137,6 +142,8 @@ export interface CallOptions {
   maxStateBytes?: number;
   /** What one request's templates and expressions may spend: EngineOptions.evalLimits. */
   evalLimits?: EvalLimits;
+  /** New calls are refused (503 CALL_LIMIT) while this many are live here (default 50,000). */
+  maxLiveCalls?: number;
   /** How often calls idle past callTtlMs leave the live-call bookkeeping (default: min(callTtlMs, 60 s)). */
   liveSweepMs?: number;
   unknownCall: EngineOptions['unknownCall'];
@@ -375,6 +382,10 @@ export class CallHandler {
         if (isTerminal(req.call_status)) return { status: 200, body: hangupReply(req) };
         if (routed.name !== undefined) return { status: 404, code: 'UNKNOWN_FLOW', message: `no flow named "${routed.name}" is loaded` };
         return { status: 404, code: 'NO_ROUTE', message: `no route for app "${req.app}" or number "${req.number}" and no default flow` };
+      }
+      if (!isTerminal(req.call_status) && live.size >= (this.opts.maxLiveCalls ?? DEFAULT_MAX_LIVE_CALLS)) {
+        log.warn({ callid: req.callid, code: 'CALL_LIMIT', live: live.size }, 'a new call was refused: as many calls are live as limits.max_live_calls allows');
+        return { status: 503, code: 'CALL_LIMIT', message: `${live.size} calls are live here, the most limits.max_live_calls allows: the service may place it on another instance or retry` };
       }
       // Counted live from now: a reload while this step runs must not release its version.
       live.set(req.callid, flow.name, flow.version, flow.model.start);

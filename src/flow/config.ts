@@ -64,7 +64,7 @@ export interface ServerConfig {
   fallback?: MediaSpec;
   routes: { apps: Record<string, string>; numbers: Record<string, string>; default?: string };
   /** Bounds on what flows and calls may use. */
-  limits: { call_state_bytes: number; expression_cost: number; template_memory: number; template_ms: number; flow_file_bytes: number };
+  limits: { call_state_bytes: number; expression_cost: number; template_memory: number; template_ms: number; flow_file_bytes: number; max_live_calls: number };
   /** The SMS account the flows' sms steps send through (SMS REST API v1.1). */
   /** Login and password may come from the environment instead (SMS_LOGIN, SMS_PASSWORD). */
   sms?: { base_url: string; login?: string; password?: string; timeout_ms: number };
@@ -82,7 +82,7 @@ const TRANSPORT_DEFAULTS = {
 
 export const CONFIG_DEFAULTS: ServerConfig = {
   server: { port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, body_depth: DEFAULT_BODY_DEPTH, call_ttl_s: 7200, ended_call_ttl_s: 600, reload_settle_ms: 1000, log_level: 'info', ...TRANSPORT_DEFAULTS },
-  limits: { call_state_bytes: 32768, expression_cost: 100000, template_memory: 50000, template_ms: 50, flow_file_bytes: 2097152 },
+  limits: { call_state_bytes: 32768, expression_cost: 100000, template_memory: 50000, template_ms: 50, flow_file_bytes: 2097152, max_live_calls: 50000 },
   unknown_call: 'restart',
   routes: { apps: {}, numbers: {} },
 };
@@ -163,6 +163,7 @@ export function configJsonSchema(): Record<string, unknown> {
           expression_cost: int(1000, 10000000, 100000, "What one request's CEL conditions and expr: values may cost in all, in cost units (one per node evaluated, plus the size of the lists, maps and strings made); over it the step takes its error branch (EVALUATION_LIMIT)."),
           template_memory: int(1000, 10000000, 50000, "What one request's templates may render and allocate in all (liquidjs memory units: 8 per node rendered, items of ranges, characters of joins and appends...); over it the step takes its error branch (EVALUATION_LIMIT)."),
           template_ms: int(1, 1000, 50, "Milliseconds one request's templates may spend rendering in all (liquidjs renderLimit); over it the step takes its error branch (EVALUATION_LIMIT)."),
+          max_live_calls: int(1, 10000000, 50000, 'Live calls one process serves at most: a new call past it is answered 503 CALL_LIMIT (the service retries, or places it on another instance).'),
           flow_file_bytes: int(1024, 67108864, 2097152, 'The largest flow (and scenario) file, in bytes: a larger one is refused unread (FILE_TOO_LARGE).'),
         },
         'Bounds on what flows and calls may use (see docs/security.md).',

@@ -24,6 +24,8 @@ export interface RtOptions {
   endedTtlMs: number;
   /** The cap on a call's stored state (its variables included), in bytes. Default 32768. */
   maxStateBytes: number;
+  /** Live calls served at most (limits.max_live_calls): a new call past it gets 503 CALL_LIMIT. Default 50,000. */
+  maxLiveCalls: number;
   /** The largest flow file, in bytes (limits.flow_file_bytes). Default 2 MiB. */
   maxFlowBytes: number;
   /** What one request's templates and CEL expressions may spend (limits.expression_cost, template_memory, template_ms). */
@@ -64,6 +66,7 @@ export const DEFAULT_RT_OPTIONS: RtOptions = {
   maxStateBytes: 32 * 1024,
   evalLimits: DEFAULT_EVAL_LIMITS,
   maxFlowBytes: 2 * 1024 * 1024,
+  maxLiveCalls: 50_000,
   reloadSettleMs: 1000,
   authFailureLimit: 10,
   authFailureWindowMs: 60_000,

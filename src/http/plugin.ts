@@ -47,7 +47,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   const versions = registry;
   const service = new CallHandler(
     { versions, store, live, release: () => versions.release(live), perform: (e, budget) => performEffect(effects, e, budget) },
-    { deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}) },
+    { deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, maxLiveCalls: opts.maxLiveCalls, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}) },
   );
   app.addHook('onClose', async () => service.close());
   // A reloader made here is closed here (its checker's worker); one given is its owner's.
@@ -152,6 +152,7 @@ function checkOptions(o: RtOptions & Pick<CallscriptPluginOptions, 'admin' | 'ca
     const v = o.evalLimits?.[k];
     if (!Number.isInteger(v) || v! < lo || v! > hi) bad(`evalLimits.${k} must be an integer from ${lo} to ${hi}, got ${String(v)}`);
   }
+  if (!Number.isInteger(o.maxLiveCalls) || o.maxLiveCalls < 1) bad(`maxLiveCalls must be a positive integer, got ${o.maxLiveCalls}`);
   if (!Number.isInteger(o.maxFlowBytes) || o.maxFlowBytes < 1024 || o.maxFlowBytes > 67108864) bad(`maxFlowBytes must be an integer from 1024 to 67108864, got ${o.maxFlowBytes}`);
   if (!Number.isInteger(o.authFailureLimit) || o.authFailureLimit < 0 || o.authFailureLimit > 100000) bad(`authFailureLimit must be an integer from 0 to 100000, got ${o.authFailureLimit}`);
   if (!Number.isInteger(o.authFailureWindowMs) || o.authFailureWindowMs < 1000 || o.authFailureWindowMs > 86_400_000) bad(`authFailureWindowMs must be an integer from 1000 to 86400000, got ${o.authFailureWindowMs}`);

@@ -98,6 +98,12 @@ export function guardServer(app: FastifyInstance, given: Partial<TransportOption
       refused.timer = undefined;
     }, 10_000).unref();
   });
+  // CONNECT asks for a tunnel: Node hands it to a 'connect' listener, and without one closes
+  // the socket unanswered. Answered in the envelope like any other refused method.
+  server.on('connect', (_req, socket) => {
+    const body = errorBody('METHOD_NOT_ALLOWED', 'CONNECT is not supported: this is an HTTP endpoint, not a proxy');
+    socket.end(`HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  });
   server.on('checkExpectation', (_req, res) => {
     const body = errorBody('EXPECTATION_FAILED', 'the only expectation supported is Expect: 100-continue');
     res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);

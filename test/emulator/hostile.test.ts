@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonTooDeep } from '../../src/emulator/json-depth.js';
 import { MAX_REPLY_BYTES } from '../../src/emulator/driver/wire.js';
-import { AUTH, cmd, fakeServer, startEmulator, type Running } from './helpers.js';
+import { AUTH, cmd, fakeServer, rawHttp, startEmulator, type Running } from './helpers.js';
 
 let e: Running;
 beforeAll(async () => {
@@ -238,6 +238,48 @@ describe('a request that never ends', () => {
       expect(slow.emu.ctx.store.sms.size).toBe(0);
     } finally {
       await slow.close();
+    }
+  });
+});
+
+describe('errors answered before a route runs, in the envelope of the API asked', () => {
+  let e: Running;
+  beforeAll(async () => {
+    e = await startEmulator();
+  });
+  afterAll(() => e.close());
+
+  it('a bad % escape: REST, JSON-RPC and control API envelopes', async () => {
+    const rest = await rawHttp(e.base, `GET /rest/v1.1/sms%zz HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}`);
+    expect([rest.status, JSON.parse(rest.body)]).toEqual([400, { status: 'error', data: { code: 10, message: 'the URL has an invalid % escape' } }]);
+    const rpc = await rawHttp(e.base, 'POST /json-rpc/v1.1/%zz HTTP/1.1\r\nHost: x');
+    expect([rpc.status, JSON.parse(rpc.body)]).toEqual([400, { jsonrpc: '2.0', error: { code: -32600, message: 'the URL has an invalid % escape' }, id: null }]);
+    const control = await rawHttp(e.base, 'GET /emulator/calls%zz HTTP/1.1\r\nHost: x');
+    expect([control.status, JSON.parse(control.body)]).toEqual([400, { error: { code: 'BAD_REQUEST', message: 'the URL has an invalid % escape' } }]);
+  });
+
+  it('headers too large and broken framing: the API read from the request line', async () => {
+    const big = await rawHttp(e.base, `GET /rest/v1.1/sms HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}`);
+    expect([big.status, JSON.parse(big.body)]).toEqual([431, { status: 'error', data: { code: 23, message: 'the request line and headers are too large' } }]);
+    const framing = await rawHttp(e.base, 'POST /json-rpc/v1.1/ HTTP/1.1\r\nHost: x\r\nContent-Length: 1x');
+    expect(framing.status).toBe(400);
+    expect(JSON.parse(framing.body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32600, message: expect.stringMatching(/^the request is not valid HTTP\/1.1 \(HPE_/) }, id: null });
+  });
+});
+
+describe('what the emulator keeps is bounded', () => {
+  it('SMS past maxSms: the oldest are forgotten, the newest listed', async () => {
+    const e = await startEmulator({ maxSms: 3 });
+    try {
+      const hashes: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const r = await e.req('/rest/v1.1/sms', { body: { from: 'Acme', to: '+33612345678', body: `n${i}` } });
+        hashes.push((r.json as { data: string }).data);
+      }
+      expect([...e.emu.ctx.store.sms.keys()]).toEqual(hashes.slice(2));
+      expect((await e.req(`/rest/v1.1/sms/${hashes[0]}`)).status).toBe(404);
+    } finally {
+      await e.close();
     }
   });
 });

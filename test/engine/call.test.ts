@@ -38,7 +38,7 @@ function handler(f: CompiledFlow, store: SnapshotStore, deadlineMs = 4000): Call
     {
       versions: { get: (n, v) => (n === f.name && v === f.version ? f : undefined), pick: (n) => (n === f.name ? f : undefined) },
       store,
-      live: { set() {}, end: (id) => ended.push(id), purge: () => 0, started() {}, error() {} },
+      live: { set() {}, end: (id) => ended.push(id), purge: () => 0, started() {}, error() {}, size: 0 },
       release() {},
       perform: async () => ({ ok: true, value: 'SMS1' }),
     },
@@ -138,6 +138,28 @@ describe('CallHandler', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(live.size).toBe(0);
     expect(released).toBeGreaterThanOrEqual(1);
+    h.close();
+  });
+});
+
+describe('the live-call cap (limits.max_live_calls)', () => {
+  it('a new call past the cap is answered 503 CALL_LIMIT and left unknown; the live calls go on', async () => {
+    const f = menu();
+    const live = new LiveCalls(60_000);
+    const h = new CallHandler(
+      {
+        versions: { get: (n, v) => (n === f.name && v === f.version ? f : undefined), pick: (n) => (n === f.name ? f : undefined) },
+        store: new MemoryStore(),
+        live,
+        release() {},
+        perform: async () => ({ ok: true, value: 'SMS1' }),
+      },
+      { deadlineMs: 4000, callTtlMs: 60_000, maxLiveCalls: 2, unknownCall: 'reject', routes: { apps: {}, numbers: {} } },
+    );
+    for (const callid of ['1', '2']) expect((await h.handle(req({ callid }), f.name, quiet)).status).toBe(200);
+    expect(await h.handle(req({ callid: '3' }), f.name, quiet)).toEqual({ status: 503, code: 'CALL_LIMIT', message: '2 calls are live here, the most limits.max_live_calls allows: the service may place it on another instance or retry' });
+    expect(live.size).toBe(2);
+    expect((await h.handle(req({ callid: '1', command: 'play', command_id: 1, command_result: '0' }), f.name, quiet)).status).toBe(200);
     h.close();
   });
 });

@@ -13,7 +13,7 @@ describe('checkConfig', () => {
     expect(CONFIG_DEFAULTS.server).toStrictEqual({ port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, body_depth: 32, call_ttl_s: 7200, ended_call_ttl_s: 600, reload_settle_ms: 1000, log_level: 'info',
       headers_timeout_ms: 10000, request_timeout_ms: 10000, keep_alive_timeout_ms: 5000, socket_timeout_ms: 30000, max_connections: 900, auth_failure_limit: 10, auth_failure_window_s: 60,
     });
-    expect(CONFIG_DEFAULTS.limits).toStrictEqual({ call_state_bytes: 32768, expression_cost: 100000, template_memory: 50000, template_ms: 50, flow_file_bytes: 2097152 });
+    expect(CONFIG_DEFAULTS.limits).toStrictEqual({ call_state_bytes: 32768, expression_cost: 100000, template_memory: 50000, template_ms: 50, flow_file_bytes: 2097152, max_live_calls: 50000 });
   });
 
   it('applies the file over the defaults', () => {
@@ -34,7 +34,7 @@ describe('checkConfig', () => {
     expect(r.diagnostics).toEqual([]);
     expect(r.config).toStrictEqual({
       server: { ...CONFIG_DEFAULTS.server, port: 8080, deadline_ms: 2500, log_level: 'debug', ended_call_ttl_s: 60, reload_settle_ms: 3000 },
-      limits: { call_state_bytes: 4096, expression_cost: 5000, template_memory: 50000, template_ms: 50, flow_file_bytes: 4194304 },
+      limits: { call_state_bytes: 4096, expression_cost: 5000, template_memory: 50000, template_ms: 50, flow_file_bytes: 4194304, max_live_calls: 50000 },
       auth: { login: 'me', password: 'secret' },
       unknown_call: 'reject',
       fallback: { kind: 'tts', voice: 'TTS_EN-GB_SERENA', text: 'One moment please.' },

@@ -58,6 +58,8 @@ describe('errors Node and Fastify would answer in their own format', () => {
     ['rt: not JSON (Content-Type)', 'POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}', 415, 'UNSUPPORTED_MEDIA_TYPE', 'send the body as JSON with Content-Type: application/json (got text/plain)'],
     ['rt: unparsable Content-Type', 'POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: ;;;\r\nContent-Length: 2\r\n\r\n{}', 415, 'UNSUPPORTED_MEDIA_TYPE', undefined],
     ['rt: body over the limit', json('/rt/desk', '', `{"pad":"${'p'.repeat(70_000)}"}`), 413, 'BODY_TOO_LARGE', 'the body is larger than 65536 bytes'],
+    ['rt: CONNECT (Node closed it unanswered)', 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n', 405, 'METHOD_NOT_ALLOWED', 'CONNECT is not supported: this is an HTTP endpoint, not a proxy'],
+    ['rt: a transfer coding other than chunked (gzip was ignored)', 'POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n', 415, 'UNSUPPORTED_ENCODING', 'Transfer-Encoding "gzip, chunked" is not supported: send the body chunked or with a Content-Length, uncompressed'],
     // health
     ['health: bad % escape', 'GET /health%zz HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'BAD_HTTP_REQUEST', 'the URL has an invalid % escape'],
     ['health: headers over 16 KiB', `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(17_000)}\r\n\r\n`, 431, 'HEADERS_TOO_LARGE', undefined],
