@@ -62,6 +62,11 @@ interface Batch {
   reject(err: Error): void;
 }
 
+/** The worker gave no answer in time (as opposed to crashing). */
+class CheckTimeout extends Error {}
+
+const CHECK_TIMEOUT_HINT = 'A flow checks in about a second per megabyte: one that takes this long is hostile or a checker bug. Report it with the file.';
+
 export class WorkerChecker implements FlowChecker {
   private worker: Worker | undefined;
   private nextId = 1;
@@ -81,6 +86,11 @@ export class WorkerChecker implements FlowChecker {
         return await this.inWorker(files);
       } catch (err) {
         const why = err instanceof Error ? err.message : String(err);
+        if (err instanceof CheckTimeout && !this.closed) {
+          // a check this slow would hold every call if redone here: the files are refused (their previous versions serve)
+          log.warn({ code: 'CHECK_TIMEOUT', err: why, files: files.length }, `the flow checker's worker gave no answer for ${this.timeoutMs} ms: ${files.length} changed file${files.length === 1 ? ' is' : 's are'} refused, not checked on the main thread; the next reload starts a new worker`);
+          return files.map((f) => ({ diagnostics: [{ code: 'CHECK_TIMEOUT', severity: 'error', message: `checking this file took over ${this.timeoutMs} ms: it is refused (its previous version, if any, still serves)`, file: f.file, line: 0, column: 0, hint: CHECK_TIMEOUT_HINT }] }));
+        }
         if (!this.closed) {
           log.warn(
             { code: 'CHECK_WORKER_FAILED', err: why, files: files.length },
@@ -133,7 +143,7 @@ export class WorkerChecker implements FlowChecker {
   /** (Re)starts the batch's silence timer: it runs from the last answer. */
   private arm(w: Worker, batch: Batch): void {
     clearTimeout(batch.timer);
-    batch.timer = setTimeout(() => void this.fail(w, new Error(`no answer for ${this.timeoutMs} ms`)), this.timeoutMs);
+    batch.timer = setTimeout(() => void this.fail(w, new CheckTimeout(`no answer for ${this.timeoutMs} ms`)), this.timeoutMs);
   }
 
   private answer(w: Worker, m: unknown): void {

@@ -120,12 +120,17 @@ describe('WorkerChecker', () => {
     expect(warnings.map((w) => w.obj)).toEqual([{ code: 'CHECK_WORKER_FAILED', err: 'the worker answered something unexpected', files: 2 }]);
   });
 
-  it('falls back when the worker hangs: stopped after timeoutMs without an answer', async () => {
+  it('does not fall back when the worker hangs: stopped after timeoutMs, the files refused (CHECK_TIMEOUT), nothing checked on the main thread', async () => {
     const { warnings, log } = recorder();
     const hang = evalWorker(`require('node:worker_threads').parentPort.on('message', () => { for (;;) {} });`);
-    checker = new WorkerChecker({ timeoutMs: 300, spawn: hang });
-    expect(await checker.check(FILES.slice(0, 3), log)).toStrictEqual(inline(FILES.slice(0, 3)));
-    expect(warnings.map((w) => w.obj)).toEqual([{ code: 'CHECK_WORKER_FAILED', err: 'no answer for 300 ms', files: 3 }]);
+    let mainThread = 0;
+    checker = new WorkerChecker({ timeoutMs: 300, spawn: hang, check: () => (mainThread++, { diagnostics: [] }) });
+    const results = await checker.check(FILES.slice(0, 3), log);
+    expect(results.map((r) => r.diagnostics.map((d) => `${d.code} ${d.file} ${d.message}`))).toEqual(
+      FILES.slice(0, 3).map((f) => [`CHECK_TIMEOUT ${f.file} checking this file took over 300 ms: it is refused (its previous version, if any, still serves)`]),
+    );
+    expect(mainThread).toBe(0);
+    expect(warnings.map((w) => w.obj)).toEqual([{ code: 'CHECK_TIMEOUT', err: 'no answer for 300 ms', files: 3 }]);
   });
 
   it('once closed, checks on the main thread without a warning', async () => {
