@@ -4,6 +4,8 @@ import { resolveSettings, settingsChanges, type ServeFlags, type Settings } from
 import type { FastifyInstance } from 'fastify';
 import { resolve } from 'node:path';
 import { Recorder } from '../http/recorder.js';
+import { openStore, shownUrl } from '../store/open.js';
+import { RedisStore } from '../store/redis.js';
 
 /** `callscript serve`: load flows, listen, print the URL and the flows. Returns the exit code on failure. */
 export async function serve(flags: ServeFlags & { record?: string }, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<FastifyInstance | number> {
@@ -27,13 +29,24 @@ export async function serve(flags: ServeFlags & { record?: string }, out: NodeJS
           onError: (e, callid) => log.app?.log.error({ err: e, callid }, 'recording the call failed'),
         })
       : undefined;
+  // The call store: this process's memory, or Redis (shared by instances; it may come up after us).
+  const store = openStore(settings.store);
+  if (store instanceof RedisStore) {
+    try {
+      await store.ready(3000);
+    } catch (e) {
+      err.write(`callscript serve: warning: Redis at ${shownUrl(settings.store.kind === 'redis' ? settings.store.url : '')} does not answer yet (${(e as Error).message}): requests are answered 503 until it does; the client keeps reconnecting\n`);
+    }
+  }
   const { app, registry, report, control } = await createServer({
     ...settings.server,
+    store,
     ...(recorder ? { recorder } : {}),
     watch: settings.server.watch,
     onConfigChange: () => void ctl.apply?.(),
   });
   log.app = app;
+  app.addHook('onClose', async () => store.close());
   if (recorder) app.addHook('onClose', async () => recorder.flush());
   ctl.apply = async () => {
     const next = await resolveSettings(flags, process.env, process.cwd());
@@ -80,6 +93,7 @@ export async function serve(flags: ServeFlags & { record?: string }, out: NodeJS
   out.write(`callscript serving ${flows.length} flow${flows.length === 1 ? '' : 's'} from ${settings.server.flowsDir} on ${base}\n`);
   for (const f of flows) out.write(`  POST ${base}/rt/${f.name}  (${f.file}, version ${f.version})\n`);
   if (report && report.refused.length > 0) out.write(`  refused (errors above): ${report.refused.join(', ')}\n`);
+  out.write(`  calls kept in ${settings.store.kind === 'memory' ? 'this process (memory store)' : `Redis ${shownUrl(settings.store.url)}, keys ${settings.store.prefix}*`}\n`);
   out.write(`  health: GET ${base}/health${settings.server.auth ? '   (Basic auth on /rt)' : ''}\n`);
   const smsFlows = flows.filter((f) => Object.values(registry.current(f.name)!.model.steps).some((s) => s.kind === 'command' && s.command.name === 'sms'));
   if (settings.sms) out.write(`  sms steps send through ${settings.sms.baseUrl} as ${settings.sms.login}\n`);

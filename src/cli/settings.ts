@@ -5,7 +5,8 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve, dirname } from 'node:path';
-import { checkConfig, CONFIG_DEFAULTS, type ServerConfig } from '../flow/config.js';
+import { checkConfig, CONFIG_DEFAULTS, STORE_DEFAULTS, type ServerConfig } from '../flow/config.js';
+import { storeUrlProblem, type StoreSetting } from '../store/open.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import type { MediaSpec } from '../flow/model.js';
 import type { ServerOptions } from '../http/server.js';
@@ -13,6 +14,8 @@ import { DEFAULT_RT_OPTIONS, type UnknownCallPolicy } from '../http/options.js';
 import { smsSender, type SmsAccount } from '../http/sms-effect.js';
 
 export interface ServeFlags {
+  /** memory, or a Redis URL (env CALLSCRIPT_STORE, store: in callscript.yaml). */
+  store?: string;
   port?: string;
   host?: string;
   flows?: string;
@@ -24,6 +27,8 @@ export interface Settings {
   port: number;
   host: string;
   configFile?: string;
+  /** Where calls live: this process, or Redis (shared by instances). */
+  store: StoreSetting;
   /** The SMS account of sms steps, if any (its password is not repeated here). */
   sms?: Omit<SmsAccount, 'password'>;
   server: ServerOptions & { flowsDir: string };
@@ -84,6 +89,20 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
       ? { baseUrl: env.SMS_BASE_URL ?? config?.sms?.base_url ?? 'http://127.0.0.1:4010/rest/v1.1', login: smsLogin, password: smsPassword, timeoutMs: smsTimeout }
       : undefined;
   const flowsDir = flags.flows ?? env.FLOWS_DIR ?? (config ? resolve(baseDir, config.server.flows_dir) : 'flows');
+  const storeUrl = nonEmpty(flags.store) ?? nonEmpty(env.CALLSCRIPT_STORE) ?? config?.store?.url ?? STORE_DEFAULTS.url;
+  const storeProblem = storeUrlProblem(storeUrl);
+  if (storeProblem) return { ok: false, message: storeProblem, diagnostics, sources };
+  const store: StoreSetting =
+    storeUrl === 'memory' && !config?.store?.cluster && !config?.store?.sentinels
+      ? { kind: 'memory' }
+      : {
+          kind: 'redis',
+          url: storeUrl,
+          prefix: env.CALLSCRIPT_STORE_PREFIX ?? config?.store?.prefix ?? STORE_DEFAULTS.prefix,
+          commandTimeoutMs: config?.store?.command_timeout_ms ?? STORE_DEFAULTS.command_timeout_ms,
+          ...(config?.store?.cluster ? { cluster: config.store.cluster } : {}),
+          ...(config?.store?.sentinels && config.store.name ? { sentinels: config.store.sentinels, name: config.store.name } : {}),
+        };
   return {
     ok: true,
     diagnostics,
@@ -92,6 +111,7 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
       port,
       host: flags.host ?? env.HOST ?? config?.server.host ?? '127.0.0.1',
       configFile: configPath,
+      store,
       ...(account ? { sms: { baseUrl: account.baseUrl, login: account.login, timeoutMs: account.timeoutMs } } : {}),
       server: {
         effects: account ? { sms: smsSender(account) } : {},
@@ -133,6 +153,7 @@ export function settingsChanges(before: Settings, after: Settings): { routes?: S
   if (!same(before.server.routes, after.server.routes)) out.routes = after.server.routes;
   if (!same(before.server.canary, after.server.canary)) out.canary = after.server.canary ?? {};
   const atStart: [string, unknown, unknown][] = [
+    ['store', before.store, after.store],
     ['server.port', before.port, after.port],
     ['server.host', before.host, after.host],
     ['server.flows_dir', before.server.flowsDir, after.server.flowsDir],

@@ -65,10 +65,27 @@ export interface ServerConfig {
   routes: { apps: Record<string, string>; numbers: Record<string, string>; default?: string };
   /** Bounds on what flows and calls may use. */
   limits: { call_state_bytes: number; expression_cost: number; template_memory: number; template_ms: number; flow_file_bytes: number; max_live_calls: number };
+  /** Where calls live between requests: this process (memory, the default) or Redis, shared by instances. */
+  store?: StoreConfig;
   /** The SMS account the flows' sms steps send through (SMS REST API v1.1). */
   /** Login and password may come from the environment instead (SMS_LOGIN, SMS_PASSWORD). */
   sms?: { base_url: string; login?: string; password?: string; timeout_ms: number };
 }
+
+export interface StoreConfig {
+  /** `memory`, or redis://[user:password@]host:port[/db] (rediss:// for TLS). */
+  url: string;
+  /** Prepended to every Redis key, so that several deployments share one Redis. */
+  prefix: string;
+  command_timeout_ms: number;
+  /** Redis Cluster: its nodes (url is then the first). */
+  cluster?: string[];
+  /** Redis Sentinel: the sentinels and the master's name. */
+  sentinels?: { host: string; port: number }[];
+  name?: string;
+}
+
+export const STORE_DEFAULTS = { url: 'memory', prefix: 'callscript:', command_timeout_ms: 1000 } as const;
 
 const TRANSPORT_DEFAULTS = {
   headers_timeout_ms: 10_000,
@@ -168,6 +185,23 @@ export function configJsonSchema(): Record<string, unknown> {
         },
         'Bounds on what flows and calls may use (see docs/security.md).',
       ),
+      store: {
+        description: 'Where calls live between requests: memory (this process, the default) or a Redis URL; a map for the options.',
+        anyOf: [
+          { type: 'string', pattern: '^(memory|rediss?://.+)$', description: 'memory, or redis://host:port/db' },
+          section(
+            {
+              url: { type: 'string', pattern: '^(memory|rediss?://.+)$', default: 'memory', description: 'memory, or redis://[user:password@]host:port[/db] (rediss:// for TLS).' },
+              prefix: { type: 'string', pattern: '^[A-Za-z0-9:_.{}-]{0,64}$', default: 'callscript:', description: 'Prepended to every Redis key: several deployments can share one Redis.' },
+              command_timeout_ms: int(50, 10000, 1000, 'A Redis command that takes longer fails: the request is answered 503 and the service retries.'),
+              cluster: { type: 'array', minItems: 1, items: { type: 'string', pattern: '^rediss?://.+' }, description: 'Redis Cluster nodes (a call keeps all its keys in one slot).' },
+              sentinels: { type: 'array', minItems: 1, items: { type: 'object', properties: { host: { type: 'string', minLength: 1 }, port: { type: 'integer', minimum: 1, maximum: 65535 } }, required: ['host', 'port'], additionalProperties: false }, description: 'Redis Sentinel: the sentinels to ask for the master.' },
+              name: { type: 'string', minLength: 1, description: 'Redis Sentinel: the name of the master.' },
+            },
+            'The call store and its Redis options.',
+          ),
+        ],
+      },
       sms: section(
         {
           base_url: { type: 'string', pattern: '^https?://', default: 'http://127.0.0.1:4010/rest/v1.1', description: 'The SMS REST API v1.1 address (default: the emulator).' },
@@ -256,6 +290,9 @@ function handChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
     config.canary = {};
     for (const [k, v] of Object.entries(data.canary)) if (typeof v === 'number') config.canary[k] = v;
   }
+
+  if (typeof data.store === 'string') config.store = { ...STORE_DEFAULTS, url: data.store };
+  else if (data.store && typeof data.store === 'object') config.store = { ...STORE_DEFAULTS, ...(data.store as Partial<StoreConfig>) };
 
   const sms = entry(root, 'sms');
   if (sms && sms.value.kind === 'map') {

@@ -117,10 +117,17 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
 
   // Health is open (load balancers probe it) and shows only names: file names, no paths.
   // `errors`: the pending diagnostics of a refused edit (the flow serves its previous version).
-  app.get('/health', async () => {
+  app.get('/health', async (_req, reply) => {
     const pending = registry.pendingErrors();
+    // the store must answer: without it no call can advance (the balancer takes the instance out)
+    const storeProblem = await store.ping().then(
+      () => undefined,
+      (e: unknown) => (e instanceof Error ? e.message : String(e)),
+    );
+    if (storeProblem !== undefined) reply.code(503);
     return {
-      status: 'ok',
+      status: storeProblem === undefined ? 'ok' : 'unavailable',
+      store: storeProblem === undefined ? 'ok' : `unreachable: ${storeProblem}`,
       flows: registry.list().map((f) => ({ ...f, errors: pendingView(pending.get(registry.entry(f.name)!.file)) })),
       refused: registry.reloaded
         ? [...pending.entries()].map(([file, ds]) => ({ file: basename(file), diagnostics: pendingView(ds) }))

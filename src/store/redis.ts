@@ -15,7 +15,7 @@
  * Every failure is a StoreUnavailable error: the request is answered 503 and nothing of it
  * is half-written (a step writes once, with its commit).
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { StoreUnavailable, type CallStore, type LoadedCall } from './types.js';
 
 const LOAD = `
@@ -47,6 +47,9 @@ redis.call('HSET', KEYS[1], 'f', ARGV[1])
 if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 1`;
 
+/** Where Redis is: a URL, a Redis Cluster (its nodes' URLs), or Sentinels and a master name. */
+export type RedisTarget = string | { cluster: string[] } | { sentinels: { host: string; port: number }[]; name: string };
+
 export interface RedisStoreOptions {
   /** Prepended to every key, so several deployments can share one Redis. Default `callscript:`. */
   prefix?: string;
@@ -56,7 +59,7 @@ export interface RedisStoreOptions {
   redis?: RedisOptions;
 }
 
-type Scripted = Redis & {
+type Scripted = (Redis | Cluster) & {
   csLoad(key: string): Promise<[string | null, string | null, string | null]>;
   csCommit(key: string, rev: string, value: string, ttl: number): Promise<number>;
   csSet(key: string, value: string, ttl: number): Promise<number>;
@@ -69,17 +72,23 @@ export class RedisStore implements CallStore {
   readonly prefix: string;
   private readonly redis: Scripted;
 
-  /** `url`: redis://[user:password@]host:port[/db], or rediss:// for TLS. */
-  constructor(url: string, opts: RedisStoreOptions = {}) {
+  /** `target`: redis://[user:password@]host:port[/db] (rediss:// for TLS), a Cluster, or Sentinels. */
+  constructor(target: RedisTarget, opts: RedisStoreOptions = {}) {
     this.prefix = opts.prefix ?? DEFAULT_REDIS_PREFIX;
-    const redis = new Redis(url, {
+    const options: RedisOptions = {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       commandTimeout: opts.commandTimeoutMs ?? 1000,
       connectTimeout: 2000,
       retryStrategy: (times) => Math.min(50 * times, 1000),
       ...opts.redis,
-    });
+    };
+    const redis =
+      typeof target === 'string'
+        ? new Redis(target, options)
+        : 'cluster' in target
+          ? new Cluster(target.cluster, { redisOptions: options, enableOfflineQueue: false, clusterRetryStrategy: (times) => Math.min(50 * times, 1000) })
+          : new Redis({ ...options, sentinels: target.sentinels, name: target.name });
     // errors are reported by the commands that fail; an unhandled 'error' event would crash
     redis.on('error', () => {});
     redis.defineCommand('csLoad', { numberOfKeys: 1, lua: LOAD });
@@ -90,7 +99,7 @@ export class RedisStore implements CallStore {
   }
 
   /** The client, for the other shared records (flow versions, pins, counts). */
-  get client(): Redis {
+  get client(): Redis | Cluster {
     return this.redis;
   }
 

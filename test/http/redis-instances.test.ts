@@ -1,0 +1,108 @@
+/**
+ * Two instances on one Redis (issue #10): any instance serves any request of a call; copies
+ * of one request racing on both advance the call once and get the same bytes; a step's SMS
+ * is sent once whichever instance gets the copies; tombstones are shared; Redis away is a
+ * fast 503 in the envelope, and /health says why. Needs Redis (REDIS_URL): skipped with a
+ * message when it does not answer, failing under CI=true.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { buildServer } from '../../src/http/server.js';
+import { RedisStore } from '../../src/store/redis.js';
+import type { Effects } from '../../src/http/effects.js';
+import { rtBody, type RtFields } from '../helpers/rt.js';
+import { REDIS_URL, dropPrefix, redisMissing, testPrefix } from '../helpers/redis.js';
+
+const missing = await redisMissing();
+const FLOWS = new URL('../fixtures/http-flows', import.meta.url).pathname;
+const SMS_FLOWS = new URL('../fixtures/sms-flows', import.meta.url).pathname;
+const apps: FastifyInstance[] = [];
+const prefixes: string[] = [];
+
+afterEach(async () => {
+  for (const a of apps.splice(0)) await a.close();
+});
+afterAll(async () => {
+  if (!missing) for (const p of prefixes) await dropPrefix(p);
+});
+
+/** Two instances sharing one Redis prefix (each with a client of its own). */
+async function pair(opts: { flowsDir?: string; effects?: Effects; deadlineMs?: number } = {}): Promise<[FastifyInstance, FastifyInstance, RedisStore]> {
+  const prefix = testPrefix();
+  prefixes.push(prefix);
+  const make = async () => {
+    const store = new RedisStore(REDIS_URL, { prefix });
+    await store.ready();
+    const app = await buildServer({ flowsDir: opts.flowsDir ?? FLOWS, logLevel: false, store, watch: false, ...(opts.effects ? { effects: opts.effects } : {}), ...(opts.deadlineMs ? { deadlineMs: opts.deadlineMs } : {}) });
+    app.addHook('onClose', async () => store.close());
+    apps.push(app);
+    return { app, store };
+  };
+  const a = await make();
+  const b = await make();
+  return [a.app, b.app, a.store];
+}
+
+const post = (a: FastifyInstance, url: string, over: Partial<RtFields> = {}) => a.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: rtBody(over) });
+
+describe.skipIf(!!missing)('instances sharing Redis', () => {
+  it('the requests of a call may alternate between instances: the call goes on as on one', async () => {
+    const [a, b] = await pair();
+    expect((await post(a, '/rt/desk')).json()).toMatchObject({ command: 'read', command_id: 1 });
+    expect((await post(b, '/rt/desk', { command: 'read', command_id: 1, command_result: '1' })).json()).toMatchObject({ command: 'dialout', command_id: 2 });
+    expect((await post(a, '/rt/desk', { command: 'dialout', command_id: 2, command_result: 'NOANSWER' })).json()).toMatchObject({ command: 'play', command_id: 3 });
+    expect((await post(b, '/rt/desk', { command: 'play', command_id: 3, command_result: '0' })).json()).toMatchObject({ command: 'hangup', command_id: 4 });
+    expect((await post(a, '/rt/desk', { command: 'hangup', command_id: 4, call_status: 'HANGUP' })).statusCode).toBe(200);
+    // the tombstone is shared: a late request on the other instance does not restart the call
+    expect((await post(b, '/rt/desk', { command: 'play', command_id: 3, command_result: '0' })).json()).toMatchObject({ command: 'hangup', command_id: 4 });
+  });
+
+  it('copies of one request reaching both at once advance the call once; both answer the same bytes; a late copy gets them too, an older request 409', async () => {
+    const [a, b, store] = await pair();
+    await post(a, '/rt/desk', { callid: '900' });
+    const before = (await store.load('900')).call!.rev;
+    const copies = await Promise.all([a, b, a, b].map((x) => post(x, '/rt/desk', { callid: '900', command: 'read', command_id: 1, command_result: '1' })));
+    expect(copies.map((r) => r.statusCode)).toEqual([200, 200, 200, 200]);
+    expect(new Set(copies.map((r) => r.body)).size).toBe(1);
+    expect(JSON.parse(copies[0]!.body)).toMatchObject({ command: 'dialout', command_id: 2 });
+    expect((await store.load('900')).call!.rev).toBe(before + 1);
+    expect((await post(b, '/rt/desk', { callid: '900', command: 'read', command_id: 1, command_result: '1' })).body).toBe(copies[0]!.body);
+    const stale = await post(a, '/rt/desk', { callid: '900', command: '', command_id: 0 });
+    expect(stale.statusCode).toBe(409);
+    expect(stale.json()).toMatchObject({ error: { code: 'STALE_REQUEST' } });
+  });
+
+  it("a step's SMS is sent once when copies of its request reach both instances: the second waits for the first's claim", async () => {
+    let sent = 0;
+    const effects: Effects = {
+      sms: async () => {
+        sent++;
+        await new Promise((r) => setTimeout(r, 300));
+        return `SMS0000${sent}`;
+      },
+    };
+    const [a, b] = await pair({ flowsDir: SMS_FLOWS, effects });
+    const copies = await Promise.all([post(a, '/rt/confirm', { callid: '901' }), new Promise((r) => setTimeout(r, 50)).then(() => post(b, '/rt/confirm', { callid: '901' }))]);
+    expect(sent).toBe(1);
+    expect(copies.map((r) => r.statusCode)).toEqual([200, 200]);
+    expect(copies[1]!.body).toBe(copies[0]!.body);
+    expect(copies[0]!.json()).toMatchObject({ command: 'play', command_id: 1, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Sent SMS00001.' } });
+  });
+});
+
+describe.skipIf(!!missing)('Redis away', () => {
+  it('a request is answered 503 STORE_UNAVAILABLE in the envelope, fast; /health is 503 with the reason', async () => {
+    const store = new RedisStore('redis://127.0.0.1:1', { prefix: testPrefix(), redis: { connectTimeout: 200 } });
+    const app = await buildServer({ flowsDir: FLOWS, logLevel: false, store, watch: false });
+    app.addHook('onClose', async () => store.close());
+    apps.push(app);
+    const t0 = Date.now();
+    const res = await post(app, '/rt/desk');
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toEqual({ error: { code: 'STORE_UNAVAILABLE', message: expect.stringMatching(/^the call store is unavailable \(Redis: .+\); nothing was changed, retry$/) } });
+    expect(Date.now() - t0).toBeLessThan(4000); // within the deadline (a generous bound)
+    const health = await app.inject({ method: 'GET', url: '/health' });
+    expect(health.statusCode).toBe(503);
+    expect(health.json()).toMatchObject({ status: 'unavailable', store: expect.stringMatching(/^unreachable: Redis: /) });
+  });
+});
