@@ -73,6 +73,8 @@ export interface FlowVersions {
   get(name: string, version: string): CompiledFlow | undefined;
   /** The version a new call of this flow gets (pin, canary). */
   pick(name: string, callid: string): CompiledFlow | undefined;
+  /** A version this process does not have, from where instances share them (a call started elsewhere). */
+  fetch?(name: string, version: string): Promise<CompiledFlow | undefined>;
 }
 
 /** Which version and step each live call is at, and counts per version (src/registry/live.ts). */
@@ -365,7 +367,7 @@ export class CallHandler {
     let flow: CompiledFlow | undefined;
     if (prior) {
       if (flowName !== undefined && flowName !== prior.flow) log.warn({ callid: req.callid, flow: prior.flow, url: flowName }, `request for flow "${flowName}" on a call of flow "${prior.flow}": the call stays on its flow`);
-      flow = this.deps.versions.get(prior.flow, prior.version);
+      flow = this.deps.versions.get(prior.flow, prior.version) ?? (await this.deps.versions.fetch?.(prior.flow, prior.version));
       if (!flow) {
         if (isTerminal(req.call_status)) {
           if (!(await this.bury(req.callid, rev))) return RETRY;

@@ -15,6 +15,7 @@ import { authGuard, type AuthLimits } from './auth.js';
 import { sendError as fail } from './envelope.js';
 import { requireJsonBody, sameOriginOnly } from './guards.js';
 import { decodeState } from '../engine/call.js';
+import type { SharedVersions } from '../registry/shared-versions.js';
 
 export interface AdminDeps {
   auth: { login: string; password: string };
@@ -24,6 +25,8 @@ export interface AdminDeps {
   live: LiveCalls;
   store: CallStore;
   reload: (reason: string) => Promise<ReloadSummary>;
+  /** With a shared store: pins, canaries and counts shared by the instances. */
+  sync?: SharedVersions;
 }
 
 /** Diagnostics as shown over HTTP: file names only, never absolute paths. */
@@ -32,7 +35,7 @@ export function pendingView(ds: readonly Diagnostic[] | undefined): Diagnostic[]
 }
 
 /** A flow as the admin API shows it. */
-export function flowView(e: FlowEntry, d: Pick<AdminDeps, 'registry' | 'live'>, detail: boolean) {
+export function flowView(e: FlowEntry, d: Pick<AdminDeps, 'registry' | 'live' | 'sync'>, detail: boolean) {
   const current = d.registry.current(e.name)?.version ?? null;
   const last = new Map<string, number>();
   for (const r of e.history) last.set(r.version, r.publishedAt);
@@ -46,7 +49,7 @@ export function flowView(e: FlowEntry, d: Pick<AdminDeps, 'registry' | 'live'>, 
       current: version === current,
       newest: version === e.newest.version,
       liveCalls: d.live.count(e.name, version),
-      ...d.live.statsFor(e.name, version),
+      ...(d.sync ? d.sync.statsFor(e.name, version) : d.live.statsFor(e.name, version)),
     }));
   return {
     name: e.name,
@@ -85,7 +88,7 @@ export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise
       admin.addHook('onRequest', authGuard({ credentials: d.auth, code: 'ADMIN_AUTH_REQUIRED', message: 'valid admin HTTP Basic credentials are required', name: 'callscript-admin', what: 'the admin API' }, d.limits));
       admin.addHook('onRequest', (req, reply, done) => (req.method === 'POST' ? requireJsonBody(req, reply, done) : done()));
 
-      admin.get('/flows', async () => ({
+      admin.get('/flows', async () => (await d.sync?.refresh(), {
         flows: d.registry.entriesList().map((e) => flowView(e, d, false)),
         refused: [...d.registry.pendingErrors().entries()].map(([file, ds]) => ({ file: basename(file), diagnostics: pendingView(ds) })),
         liveCalls: d.live.size,
@@ -94,6 +97,7 @@ export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise
       admin.get<{ Params: { name: string } }>('/flows/:name', async (req, reply) => {
         const e = d.registry.entry(req.params.name);
         if (!e) return fail(reply, 404, 'UNKNOWN_FLOW', `no flow named "${req.params.name}" is loaded`);
+        await d.sync?.refresh();
         return flowView(e, d, true);
       });
 
@@ -101,9 +105,12 @@ export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise
         const body = bodyObject(req);
         if (typeof body === 'string') return fail(reply, 400, 'BAD_ADMIN_BODY', body);
         if (typeof body.version !== 'string') return fail(reply, 400, 'BAD_ADMIN_BODY', 'give the version to make current: {"version": "<12 hex digits>"}');
+        // a version published by another instance only: fetched from the shared store first
+        if (d.sync && d.registry.has(req.params.name) && !d.registry.get(req.params.name, body.version)) await d.sync.fetch(req.params.name, body.version);
         const r = d.registry.setCurrent(req.params.name, body.version);
         if (r === 'UNKNOWN_FLOW') return fail(reply, 404, 'UNKNOWN_FLOW', `no flow named "${req.params.name}" takes calls`);
         if (r === 'UNKNOWN_VERSION') return fail(reply, 404, 'UNKNOWN_VERSION', `flow ${req.params.name} has no version ${body.version}`);
+        await d.sync?.setPin(req.params.name, body.version);
         req.log.warn({ code: 'FLOW_PINNED', flow: req.params.name, version: body.version }, `flow ${req.params.name}: new calls get version ${body.version} (set by the admin API)`);
         return flowView(d.registry.entry(req.params.name)!, d, true);
       });
@@ -114,6 +121,7 @@ export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise
         const p = body.percent;
         if (!(p === null || (typeof p === 'number' && p >= 0 && p <= 100))) return fail(reply, 400, 'BAD_ADMIN_BODY', 'give the percent of new calls for the newest version: {"percent": 0..100}, or {"percent": null} to stop the canary');
         if (d.registry.setCanary(req.params.name, p ?? undefined) !== 'ok') return fail(reply, 404, 'UNKNOWN_FLOW', `no flow named "${req.params.name}" takes calls`);
+        await d.sync?.setCanary(req.params.name, p ?? null);
         req.log.warn({ code: 'FLOW_CANARY', flow: req.params.name, percent: p }, `flow ${req.params.name}: canary ${p === null ? 'off' : `${p}% of new calls to the newest version`} (set by the admin API)`);
         return flowView(d.registry.entry(req.params.name)!, d, true);
       });

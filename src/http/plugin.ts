@@ -8,6 +8,9 @@
 import { basename } from 'node:path';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { MemoryStore } from '../store/memory.js';
+import { RedisStore } from '../store/redis.js';
+import { RedisShared } from '../store/shared.js';
+import { SharedVersions } from '../registry/shared-versions.js';
 import { Registry } from '../registry/registry.js';
 import { LiveCalls } from '../registry/live.js';
 import { Reloader } from '../registry/reloader.js';
@@ -44,9 +47,19 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   const live = options.live ?? new LiveCalls(opts.callTtlMs);
   const reloader = options.reloader ?? new Reloader(registry, options.registry ? options.flowsDir : (options.flowsDir ?? 'flows'), live, { settleMs: opts.reloadSettleMs, maxFileBytes: opts.maxFlowBytes });
   const effects = options.effects ?? {};
-  const versions = registry;
+  // Instances on one Redis share flow versions, pins, canaries and counts (src/registry/shared-versions.ts).
+  const sync =
+    store instanceof RedisStore
+      ? new SharedVersions(registry, live, new RedisShared(store.client, store.prefix), { ttlMs: opts.callTtlMs + opts.endedTtlMs, check: { maxFileBytes: opts.maxFlowBytes }, log: app.log })
+      : undefined;
+  if (sync) {
+    await sync.start();
+    app.addHook('onClose', async () => sync.close());
+  }
+  const reg = registry;
+  const versions = { get: (n: string, v: string) => reg.get(n, v), pick: (n: string, c: string) => reg.pick(n, c), ...(sync ? { fetch: (n: string, v: string) => sync.fetch(n, v) } : {}) };
   const service = new CallHandler(
-    { versions, store, live, release: () => versions.release(live), perform: (e, budget) => performEffect(effects, e, budget) },
+    { versions, store, live, release: () => reg.release(live), perform: (e, budget) => performEffect(effects, e, budget) },
     { deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, maxLiveCalls: opts.maxLiveCalls, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}) },
   );
   app.addHook('onClose', async () => service.close());
@@ -141,7 +154,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   });
   app.route({ method: ['DELETE', 'PATCH', 'POST', 'PUT'], url: '/health', handler: notAllowed('GET, HEAD', 'health only takes GET') });
 
-  if (options.admin) await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store, reload });
+  if (options.admin) await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store, reload, ...(sync ? { sync } : {}) });
 };
 
 /** Options given to the plugin by code are checked like the config file's: a clear error at registration. */

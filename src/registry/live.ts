@@ -86,6 +86,22 @@ export class LiveCalls {
     this.statsOf(flow, version).errors++;
   }
 
+  /** Counts of every version calls started on here: [flow, version, stats]. */
+  *allStats(): Iterable<[string, string, VersionStats]> {
+    for (const [k, st] of this.stats) {
+      const at = k.indexOf('\u0000');
+      yield [k.slice(0, at), k.slice(at + 1), st];
+    }
+  }
+
+  /** The versions live calls are on here: [flow, version]. */
+  *inUse(): Iterable<[string, string]> {
+    for (const k of this.counts.keys()) {
+      const at = k.indexOf('\u0000');
+      yield [k.slice(0, at), k.slice(at + 1)];
+    }
+  }
+
   statsFor(flow: string, version: string): VersionStats {
     return { ...(this.stats.get(key(flow, version)) ?? { calls: 0, errors: 0 }) };
   }

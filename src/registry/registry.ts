@@ -210,6 +210,27 @@ export class Registry {
     entry.history.push(record);
   }
 
+  /**
+   * Adds a version another instance published (fetched from the shared store) for the calls
+   * pinned to it: loaded, recorded, never made current.
+   */
+  adopt(flow: CompiledFlow, file: string, source: string): void {
+    const e = this.entries.get(flow.name);
+    if (!e) {
+      // a flow this instance does not serve (yet): its version serves the calls on it only
+      this.entries.set(flow.name, { name: flow.name, file, newest: flow, deleted: true, versions: new Map([[flow.version, flow]]), history: [{ version: flow.version, file, publishedAt: this.now(), source }] });
+      return;
+    }
+    if (!e.versions.has(flow.version)) e.versions.set(flow.version, flow);
+    if (!e.history.some((r) => r.version === flow.version && r.source !== '')) e.history.push({ version: flow.version, file, publishedAt: this.now(), source });
+  }
+
+  /** The source text of a version published here, if kept. */
+  sourceOf(name: string, version: string): { file: string; text: string } | undefined {
+    const rec = [...(this.entries.get(name)?.history ?? [])].reverse().find((r) => r.version === version && r.source !== '');
+    return rec ? { file: rec.file, text: rec.source } : undefined;
+  }
+
   /** The version new calls of `name` get, the canary aside. */
   current(name: string): CompiledFlow | undefined {
     const e = this.entries.get(name);

@@ -5,6 +5,9 @@
  * fast 503 in the envelope, and /health says why. Needs Redis (REDIS_URL): skipped with a
  * message when it does not answer, failing under CI=true.
  */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/http/server.js';
@@ -104,5 +107,59 @@ describe.skipIf(!!missing)('Redis away', () => {
     const health = await app.inject({ method: 'GET', url: '/health' });
     expect(health.statusCode).toBe(503);
     expect(health.json()).toMatchObject({ status: 'unavailable', store: expect.stringMatching(/^unreachable: Redis: /) });
+  });
+});
+
+describe.skipIf(!!missing)('flow versions, pins, canaries and counts shared through Redis', () => {
+  const v1 = readFileSync(join(FLOWS, 'desk.yaml'), 'utf8');
+  const v2 = v1.replace('Press 1 for sales.', 'Press 1 for sales, or wait.');
+  const dirWith = (text: string) => {
+    const d = mkdtempSync(join(tmpdir(), 'cs-deploy-'));
+    writeFileSync(join(d, 'desk.yaml'), text);
+    return d;
+  };
+  const ADMIN = { authorization: 'Basic ' + Buffer.from('boss:s3cret').toString('base64') };
+
+  /** Instance A on v1, instance B already on v2, one Redis. */
+  async function rolling(): Promise<[FastifyInstance, FastifyInstance]> {
+    const prefix = testPrefix();
+    prefixes.push(prefix);
+    const make = async (dir: string) => {
+      const store = new RedisStore(REDIS_URL, { prefix });
+      await store.ready();
+      const app = await buildServer({ flowsDir: dir, logLevel: false, store, watch: false, admin: { login: 'boss', password: 's3cret' } });
+      app.addHook('onClose', async () => store.close());
+      apps.push(app);
+      return app;
+    };
+    return [await make(dirWith(v1)), await make(dirWith(v2))];
+  }
+
+  it('rolling deploy: a call started on A (v1) finishes on v1 through B, which fetches v1 from Redis; new calls on B get v2', async () => {
+    const [a, b] = await rolling();
+    const first = await post(a, '/rt/desk', { callid: '950' });
+    expect(first.json()).toMatchObject({ command: 'read', params: { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for sales.' } });
+    // the call's next requests reach B only
+    expect((await post(b, '/rt/desk', { callid: '950', command: 'read', command_id: 1, command_result: '7' })).json()).toMatchObject({ command: 'play', command_id: 2 });
+    expect((await post(b, '/rt/desk', { callid: '950', command: 'play', command_id: 2, command_result: '0' })).json()).toMatchObject({ command: 'hangup', command_id: 3 });
+    expect((await post(b, '/rt/desk', { callid: '951' })).json()).toMatchObject({ params: { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for sales, or wait.' } });
+  });
+
+  it('a pin (rollback) set on one instance applies on the other; the counts of both are in either admin API', async () => {
+    const [a, b] = await rolling();
+    const v1Hash = (await a.inject({ method: 'GET', url: '/admin/flows/desk', headers: ADMIN })).json().current as string;
+    await post(a, '/rt/desk', { callid: '960' });
+    await post(b, '/rt/desk', { callid: '961' });
+    // B pins desk to v1, which only A published: B fetches it from Redis
+    const pinned = await b.inject({ method: 'POST', url: '/admin/flows/desk/current', headers: { ...ADMIN, 'content-type': 'application/json' }, payload: JSON.stringify({ version: v1Hash }) });
+    expect(pinned.statusCode).toBe(200);
+    expect(pinned.json()).toMatchObject({ current: v1Hash });
+    expect((await post(b, '/rt/desk', { callid: '962' })).json()).toMatchObject({ params: { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for sales.' } });
+    // both admin APIs give the same totals: 2 calls on v1 (A and B), 1 on v2 (B)
+    const views = await Promise.all([a, b].map(async (x) => (await x.inject({ method: 'GET', url: '/admin/flows/desk', headers: ADMIN })).json()));
+    const calls = (v: { versions: { version: string; calls: number }[] }) => Object.fromEntries(v.versions.map((x) => [x.version, x.calls]));
+    expect([calls(views[0])[v1Hash], calls(views[1])[v1Hash]]).toEqual([2, 2]);
+    const v2Hash = Object.keys(calls(views[1])).find((v) => v !== v1Hash)!;
+    expect(calls(views[1])[v2Hash]).toBe(1); // A lists the versions it knows: v2 is B's
   });
 });
