@@ -185,22 +185,20 @@ export function configJsonSchema(): Record<string, unknown> {
         },
         'Bounds on what flows and calls may use (see docs/security.md).',
       ),
+      // one schema for both forms (a string pattern applies to strings only, properties to maps only): one diagnostic per mistake
       store: {
-        description: 'Where calls live between requests: memory (this process, the default) or a Redis URL; a map for the options.',
-        anyOf: [
-          { type: 'string', pattern: '^(memory|rediss?://.+)$', description: 'memory, or redis://host:port/db' },
-          section(
-            {
-              url: { type: 'string', pattern: '^(memory|rediss?://.+)$', default: 'memory', description: 'memory, or redis://[user:password@]host:port[/db] (rediss:// for TLS).' },
-              prefix: { type: 'string', pattern: '^[A-Za-z0-9:_.{}-]{0,64}$', default: 'callscript:', description: 'Prepended to every Redis key: several deployments can share one Redis.' },
-              command_timeout_ms: int(50, 10000, 1000, 'A Redis command that takes longer fails: the request is answered 503 and the service retries.'),
-              cluster: { type: 'array', minItems: 1, items: { type: 'string', pattern: '^rediss?://.+' }, description: 'Redis Cluster nodes (a call keeps all its keys in one slot).' },
-              sentinels: { type: 'array', minItems: 1, items: { type: 'object', properties: { host: { type: 'string', minLength: 1 }, port: { type: 'integer', minimum: 1, maximum: 65535 } }, required: ['host', 'port'], additionalProperties: false }, description: 'Redis Sentinel: the sentinels to ask for the master.' },
-              name: { type: 'string', minLength: 1, description: 'Redis Sentinel: the name of the master.' },
-            },
-            'The call store and its Redis options.',
-          ),
-        ],
+        type: ['string', 'object'],
+        pattern: '^(memory|rediss?://.+)$',
+        description: 'Where calls live between requests: memory (this process, the default) or a Redis URL redis://host:port/db; a map for the options.',
+        properties: {
+          url: { type: 'string', pattern: '^(memory|rediss?://.+)$', default: 'memory', description: 'memory, or redis://[user:password@]host:port[/db] (rediss:// for TLS).' },
+          prefix: { type: 'string', pattern: '^[A-Za-z0-9:_.{}-]{0,64}$', default: 'callscript:', description: 'Prepended to every Redis key: several deployments can share one Redis.' },
+          command_timeout_ms: int(50, 10000, 1000, 'A Redis command that takes longer fails: the request is answered 503 and the service retries.'),
+          cluster: { type: 'array', minItems: 1, items: { type: 'string', pattern: '^rediss?://.+' }, description: 'Redis Cluster nodes (a call keeps all its keys in one slot).' },
+          sentinels: { type: 'array', minItems: 1, items: { type: 'object', properties: { host: { type: 'string', minLength: 1 }, port: { type: 'integer', minimum: 1, maximum: 65535 } }, required: ['host', 'port'], additionalProperties: false }, description: 'Redis Sentinel: the sentinels to ask for the master.' },
+          name: { type: 'string', minLength: 1, description: 'Redis Sentinel: the name of the master.' },
+        },
+        additionalProperties: false,
       },
       sms: section(
         {
@@ -418,6 +416,14 @@ function ajvError(ctx: Ctx, root: YNode, e: ErrorObject): void {
       if (e.schemaPath.includes('propertyNames')) return; // E.164 keys: reported by hand, with the reason
       if (e.instancePath === '/sms/base_url') {
         report(ctx, 'BAD_FORMAT', node, `sms.base_url must be an http:// or https:// URL, got '${clip(String(node.kind === 'scalar' ? node.value : ''))}'`, 'e.g. http://127.0.0.1:4010/rest/v1.1 (the emulator) or the service\'s REST address for version 1.1.');
+        return;
+      }
+      if (e.instancePath === '/store' || e.instancePath === '/store/url' || e.instancePath.startsWith('/store/cluster')) {
+        report(ctx, 'BAD_FORMAT', node, `${where} must be memory or a Redis URL, got '${clip(String(node.kind === 'scalar' ? node.value : ''))}'`, 'e.g. redis://10.0.0.5:6379/0 (rediss:// for TLS, redis://user:password@host:port/db); see docs/scaling.md.');
+        return;
+      }
+      if (e.instancePath === '/store/prefix') {
+        report(ctx, 'BAD_FORMAT', node, `store.prefix may hold letters, digits and : _ . { } - (64 at most), got '${clip(String(node.kind === 'scalar' ? node.value : ''))}'`);
         return;
       }
       report(ctx, 'BAD_NAME', node, `${where}: '${clip(String(node.kind === 'scalar' ? node.value : ''))}' is not a flow name (letters, digits, - and _)`);

@@ -103,3 +103,36 @@ describe('resolveSettings: secrets from the environment', () => {
     expect(r.diagnostics.map((x) => `${x.line}:${x.column} ${x.code}`)).toEqual(['1:18 BAD_FORMAT']);
   });
 });
+
+describe('the call store setting', () => {
+  const storeOf = async (flags: { store?: string }, env: Record<string, string>, config?: string) => {
+    const r = await resolveSettings(flags, env, dir(config));
+    if (!r.ok) return r.message ?? r.diagnostics.map((d) => `${d.code} ${d.message}`).join('; ');
+    return r.settings.store;
+  };
+
+  it('memory by default; a URL from the flag, the environment or the file, in that order of precedence', async () => {
+    expect(await storeOf({}, {})).toEqual({ kind: 'memory' });
+    expect(await storeOf({}, {}, 'store: redis://10.0.0.5:6379/1\n')).toEqual({ kind: 'redis', url: 'redis://10.0.0.5:6379/1', prefix: 'callscript:', commandTimeoutMs: 1000 });
+    expect(await storeOf({}, { CALLSCRIPT_STORE: 'redis://env:6379', CALLSCRIPT_STORE_PREFIX: 'acme:' }, 'store: redis://file:6379\n')).toMatchObject({ url: 'redis://env:6379', prefix: 'acme:' });
+    expect(await storeOf({ store: 'memory' }, { CALLSCRIPT_STORE: 'redis://env:6379' })).toEqual({ kind: 'memory' });
+  });
+
+  it('the options of the map: prefix, timeout, cluster, sentinels', async () => {
+    expect(await storeOf({}, {}, 'store:\n  url: rediss://h:6380/0\n  prefix: "prod:"\n  command_timeout_ms: 500\n')).toEqual({ kind: 'redis', url: 'rediss://h:6380/0', prefix: 'prod:', commandTimeoutMs: 500 });
+    expect(await storeOf({}, {}, 'store:\n  cluster: [redis://a:7000, redis://b:7000]\n')).toMatchObject({ kind: 'redis', cluster: ['redis://a:7000', 'redis://b:7000'] });
+    expect(await storeOf({}, {}, 'store:\n  sentinels: [{ host: s1, port: 26379 }]\n  name: mymaster\n')).toMatchObject({ kind: 'redis', sentinels: [{ host: 's1', port: 26379 }], name: 'mymaster' });
+  });
+
+  it('refuses what is not memory nor a Redis URL, with what is expected', async () => {
+    expect(await storeOf({ store: 'postgres://x' }, {})).toBe('the store must be "memory" or a Redis URL (redis://host:6379/0, rediss:// for TLS), not "postgres://x"');
+    expect(await storeOf({}, {}, 'store: mysql://x\n')).toBe("BAD_FORMAT store must be memory or a Redis URL, got 'mysql://x'");
+  });
+
+  it('a change of the store needs a restart', async () => {
+    const a = await resolveSettings({}, {}, dir());
+    const b = await resolveSettings({ store: 'redis://h:6379' }, {}, dir());
+    if (!a.ok || !b.ok) throw new Error('refused');
+    expect(settingsChanges({ ...a.settings, server: { ...a.settings.server, flowsDir: 'x' } }, { ...b.settings, server: { ...b.settings.server, flowsDir: 'x' } }).restart).toEqual(['store']);
+  });
+});
