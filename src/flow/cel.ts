@@ -18,7 +18,7 @@
  * working with a new version.
  */
 import { Environment } from '@marcbachmann/cel-js';
-import { compileCost, compileLinear, matchCost, type LinearRegex } from './pattern.js';
+import { compileCost, compileLinear, compileWeight, matchCost, MAX_FLOW_PATTERN_WEIGHT, type LinearRegex } from './pattern.js';
 import { EvalBudget, EvaluationLimit } from './budget.js';
 
 type CelFn = ReturnType<Environment['parse']>;
@@ -53,6 +53,7 @@ export class Cel {
   /** The budget of the evaluation running now (evaluation is synchronous). */
   private current: EvalBudget | undefined;
   private readonly patterns = new Map<string, LinearRegex>();
+  private patternWeight = 0;
 
   constructor() {
     this.env = new Environment({ unlistedVariablesAreDyn: true, limits: { ...CEL_LIMITS } });
@@ -116,8 +117,14 @@ export class Cel {
     if (!re) {
       this.current?.spend(compileCost(source), 'compiling a pattern for matches()');
       re = compileLinear(source);
-      if (this.patterns.size >= 500) this.patterns.clear();
+      // bounded by what the compiled patterns weigh (a Unicode class holds its ranges), not by their number
+      const w = compileWeight(source);
+      if (this.patternWeight + w > MAX_FLOW_PATTERN_WEIGHT) {
+        this.patterns.clear();
+        this.patternWeight = 0;
+      }
       this.patterns.set(source, re);
+      this.patternWeight += w;
     }
     return re;
   }

@@ -34,10 +34,12 @@ export interface Ctx {
    * errors: reading them elsewhere is no mistake of its own (one mistake, one diagnostic).
    */
   declared: Set<string>;
+  /** The compile weight of the flow's patterns so far (result keys, matches() literals): bounded per flow. */
+  patternWeight: number;
 }
 
 export function newCtx(file: string, voice: string): Ctx {
-  return { file, diags: [], voice, refs: [], targets: [], suggest: { left: SUGGEST_BUDGET }, declared: new Set() };
+  return { file, diags: [], voice, refs: [], targets: [], suggest: { left: SUGGEST_BUDGET }, declared: new Set(), patternWeight: 0 };
 }
 
 /**

@@ -9,9 +9,10 @@ import type { Branch, Branches, CommandCall, Handlers, ResultPattern } from './m
 import { type Ctx, asMap, asString, didYouMean, knownEntries, posOf, report } from './check-context.js';
 import { checkMedia } from './check-media.js';
 import { checkInt } from './check-values.js';
-import { enumerateDigits, impossibility, parseResultKey } from './check-patterns.js';
+import { enumerateDigits, impossibility, parseResultKey, type ResultKey } from './check-patterns.js';
 import { describe, entry, type YEntry, type YNode } from './yaml.js';
 import { compileLinear } from './pattern.js';
+import { compileWeight, MAX_FLOW_PATTERN_WEIGHT, UNICODE_CLASS_WEIGHT } from './pattern.js';
 
 /** A step id used as a target: recorded for the graph pass (UNKNOWN_STEP). */
 export function stepRef(ctx: Ctx, node: YNode, where: string): string | undefined {
@@ -82,11 +83,8 @@ export function checkOn(ctx: Ctx, cmd: ActionName, call: CommandCall | undefined
   let defaultEntry: YEntry | undefined;
   const map = on ? asMap(ctx, on.value, `${where}on`) : undefined;
   for (const e of map?.entries ?? []) {
-    const k = parseResultKey(e.key);
-    if (typeof k === 'string') {
-      report(ctx, 'BAD_PATTERN', e, `${where}result key '${e.key}': ${k}`);
-      continue;
-    }
+    const k = resultKey(ctx, e, where);
+    if (k === undefined) continue;
     const why = call || ACTION_SPECS[cmd].results.kind !== 'digits' ? impossibility(cmd, k, maxDigits) : null;
     if (why) {
       const hint = k.kind === 'exact' ? resultKeyHint(cmd, k.value, true) : undefined;
@@ -171,11 +169,8 @@ function checkHandlersOn(ctx: Ctx, node: YNode, h: Handlers): void {
     const exact: Record<string, Branch> = {};
     const patterns: ResultPattern[] = [];
     for (const e of keys?.entries ?? []) {
-      const k = parseResultKey(e.key);
-      if (typeof k === 'string') {
-        report(ctx, 'BAD_PATTERN', e, `${where}result key '${e.key}': ${k}`);
-        continue;
-      }
+      const k = resultKey(ctx, e, where);
+      if (k === undefined) continue;
       if (k.kind === 'default' || k.kind === 'error') {
         const hint = k.kind === 'error' ? 'Use handlers.error for failed commands.' : 'A flow-wide default would hide every step\'s own default; give each step its default or next.';
         report(ctx, 'MISPLACED_KEY', e, `${where}'${k.kind}' cannot be a flow-wide result handler`, hint);
@@ -224,4 +219,25 @@ export function unhandledResults(cmd: ActionName, call: CommandCall | undefined,
     missing.push(Object.keys(exact).some((k) => /^[0-9*]+$/.test(k)) ? 'any other keys pressed' : 'any keys pressed');
   }
   return missing.length ? missing.join(', ') : null;
+}
+
+/**
+ * A result key, parsed; undefined after a BAD_PATTERN. A pattern is weighed before it is
+ * compiled: the patterns of one flow may weigh MAX_FLOW_PATTERN_WEIGHT in all, so that
+ * checking (and compiling) a flow stays bounded however many keys it has.
+ */
+function resultKey(ctx: Ctx, e: YEntry, where: string): ResultKey | undefined {
+  if (e.key.startsWith('/')) {
+    ctx.patternWeight += compileWeight(e.key);
+    if (ctx.patternWeight > MAX_FLOW_PATTERN_WEIGHT) {
+      report(ctx, 'BAD_PATTERN', e, `${where}result key '${e.key}': the flow's patterns weigh more than ${MAX_FLOW_PATTERN_WEIGHT.toLocaleString('en-US')} to compile in all (instructions, a Unicode class counting ${UNICODE_CLASS_WEIGHT}): use exact keys, or fewer and simpler patterns`);
+      return undefined;
+    }
+  }
+  const k = parseResultKey(e.key);
+  if (typeof k === 'string') {
+    report(ctx, 'BAD_PATTERN', e, `${where}result key '${e.key}': ${k}`);
+    return undefined;
+  }
+  return k;
 }

@@ -4,7 +4,8 @@
  */
 import { checkFormat } from '../protocol/formats.js';
 import type { FormatName, ParamSpec } from '../protocol/commands.js';
-import { checkExpression, checkTemplate, EXPRESSION_FILTERS, expressionPatternError, filterNames, isTemplate } from './expr.js';
+import { checkExpression, checkTemplate, EXPRESSION_FILTERS, expressionPatternError, expressionPatterns, filterNames, isTemplate } from './expr.js';
+import { compileWeight, MAX_FLOW_PATTERN_WEIGHT } from './pattern.js';
 import { spanIn } from './spans.js';
 import type { Value } from './model.js';
 import { type Ctx, didYouMean, report } from './check-context.js';
@@ -90,6 +91,12 @@ export function checkCel(ctx: Ctx, node: YNode, where: string): string | undefin
   const err = checkExpression(src);
   if (err) {
     report(ctx, 'BAD_EXPRESSION', node, `${where}invalid CEL expression: ${err}`);
+    return undefined;
+  }
+  // weighed before they are compiled: the flow's patterns are bounded in all
+  for (const p of expressionPatterns(src)) ctx.patternWeight += compileWeight(p);
+  if (ctx.patternWeight > MAX_FLOW_PATTERN_WEIGHT) {
+    report(ctx, 'BAD_PATTERN', node, `${where}the flow's patterns weigh more than ${MAX_FLOW_PATTERN_WEIGHT.toLocaleString('en-US')} to compile in all: use fewer and simpler patterns in matches()`);
     return undefined;
   }
   const badPattern = expressionPatternError(src);

@@ -239,6 +239,15 @@ export function checkExpression(source: string): string | null {
   }
 }
 
+/** The string literals an expression gives to matches() as patterns ([] when it does not parse). */
+export function expressionPatterns(source: string): string[] {
+  try {
+    return compileExpression(source).patterns;
+  } catch {
+    return [];
+  }
+}
+
 /** null when every literal pattern given to matches() in the expression runs on the linear-time engine, else why not. */
 export function expressionPatternError(source: string): string | null {
   let e: CelExpression;

@@ -38,17 +38,19 @@ export class PatternError extends Error {}
 export function compileLinear(source: string): LinearRegex {
   if (source.length > MAX_PATTERN_LENGTH) throw new PatternError(`the pattern is ${source.length} characters long; at most ${MAX_PATTERN_LENGTH}`);
   // bounded before compiling: a short pattern of big counted repetitions would take seconds and gigabytes to compile
-  const estimate = estimateSize(source);
-  if (estimate > 4 * MAX_PATTERN_SIZE) throw new PatternError(tooBig(`about ${estimate.toLocaleString('en-US')}`));
+  const size = estimateSize(source);
+  if (size > 4 * MAX_PATTERN_SIZE) throw new PatternError(tooBig(`about ${size.toLocaleString('en-US')}`));
+  const weight = compileWeight(source);
+  if (weight > MAX_PATTERN_WEIGHT) throw new PatternError(`the pattern's Unicode classes (\\p{...}) weigh ${weight.toLocaleString('en-US')} to compile; at most ${MAX_PATTERN_WEIGHT.toLocaleString('en-US')} (a class counts ${UNICODE_CLASS_WEIGHT} instructions): repeat them less, or use a plain class such as [a-z]`);
   let re: RE2JS;
   try {
     re = RE2JS.compile(fromJavaScript(source));
   } catch (err) {
     throw new PatternError(explain(err instanceof Error ? err.message : String(err)));
   }
-  const size = re.matcher('').programSize();
-  if (size > MAX_PATTERN_SIZE) throw new PatternError(tooBig(size.toLocaleString('en-US')));
-  return { test: (text) => re.matcher(text).find(), size };
+  const compiled = re.matcher('').programSize();
+  if (compiled > MAX_PATTERN_SIZE) throw new PatternError(tooBig(compiled.toLocaleString('en-US')));
+  return { test: (text) => re.matcher(text).find(), size: compiled };
 }
 
 function tooBig(size: string): string {
@@ -58,25 +60,66 @@ function tooBig(size: string): string {
 /**
  * An upper estimate of a pattern's program size, from its text alone: each atom (a
  * character, an escape, a class) counts 1, a group counts its contents, and a counted
- * repetition {n,m} multiplies what it repeats by its largest count.
+ * repetition {n,m} multiplies what it repeats by its largest count. `\Q...\E` is literal.
  */
 export function estimateSize(source: string): number {
+  return estimate(source, 1);
+}
+
+/**
+ * What compiling a pattern costs, in "instructions" of work: its estimated size, a Unicode
+ * class (\pL, [\p{Greek}]) counting UNICODE_CLASS_WEIGHT, since re2js builds its ranges (300
+ * of \pL|\pN took 18 ms and megabytes to compile, where 300 plain instructions take 1 ms).
+ */
+export function compileWeight(source: string): number {
+  return estimate(source, UNICODE_CLASS_WEIGHT);
+}
+
+/** What a Unicode class weighs in compileWeight. */
+export const UNICODE_CLASS_WEIGHT = 20;
+/** The compile weight one pattern may have (MAX_PATTERN_SIZE plain instructions, 200 Unicode classes). */
+export const MAX_PATTERN_WEIGHT = 4 * MAX_PATTERN_SIZE;
+/** The compile weight all the result patterns of one flow may have together. */
+export const MAX_FLOW_PATTERN_WEIGHT = 20 * MAX_PATTERN_SIZE;
+
+function estimate(source: string, classWeight: number): number {
   const stack: number[] = [0];
   let last = 0;
   for (let i = 0; i < source.length; i++) {
     const c = source[i]!;
     if (c === '\\') {
       const n = source[i + 1];
-      if ((n === 'p' || n === 'P' || n === 'x') && source[i + 2] === '{') i = Math.max(i + 1, source.indexOf('}', i));
-      else i++;
-      last = 1;
+      if (n === 'Q') {
+        // literal up to \E (or the end): each character an atom
+        const end = source.indexOf('\\E', i + 2);
+        const stop = end < 0 ? source.length : end;
+        stack[stack.length - 1]! += Math.max(0, stop - (i + 2) - 1);
+        last = 1;
+        i = end < 0 ? source.length : end + 1;
+      } else if (n === 'p' || n === 'P') {
+        if (source[i + 2] === '{') i = Math.max(i + 1, source.indexOf('}', i));
+        else i += 2;
+        last = classWeight;
+      } else if (n === 'x' && source[i + 2] === '{') {
+        i = Math.max(i + 1, source.indexOf('}', i));
+        last = 1;
+      } else {
+        i++;
+        last = 1;
+      }
     } else if (c === '[') {
       let j = i + 1;
       if (source[j] === '^') j++;
       if (source[j] === ']') j++;
-      for (; j < source.length && source[j] !== ']'; j++) if (source[j] === '\\') j++;
+      let unicode = false;
+      for (; j < source.length && source[j] !== ']'; j++) {
+        if (source[j] === '\\') {
+          if (source[j + 1] === 'p' || source[j + 1] === 'P') unicode = true;
+          j++;
+        }
+      }
       i = j;
-      last = 1;
+      last = unicode ? classWeight : 1;
     } else if (c === '(') {
       stack.push(0);
       continue;
@@ -108,9 +151,9 @@ export function matchCost(re: LinearRegex, text: string): number {
   return Math.ceil((text.length * Math.max(1, re.size)) / 2);
 }
 
-/** What compiling a pattern costs in CEL cost units (about 3 µs per instruction). */
+/** What compiling a pattern costs in CEL cost units (a unit is about 40 ns; a plain instruction about 3 µs to compile). */
 export function compileCost(source: string): number {
-  return 50 * estimateSize(source);
+  return 75 * compileWeight(source);
 }
 
 /** null when `source` compiles, else why not. */

@@ -233,6 +233,15 @@ describe('carets on the name, not the whole template (issue #14 item 7)', () => 
   });
 });
 
+describe('the patterns of one flow are bounded in all (checking and compiling stay bounded)', () => {
+  it('the key that takes the flow past the weight is BAD_PATTERN, the ones before are fine', () => {
+    const keys = Array.from({ length: 30 }, (_, i) => `      "/[0-9a-z]{900}x${i}/": a`);
+    const ds = diags(['version: 1', 'start: a', 'steps:', '  a:', '    record: { max_duration: 60 }', '    on:', ...keys, '      default: a'].join('\n') + '\n');
+    expect(ds.map((d) => `${d.code}@${d.line}`)).toEqual(['BAD_PATTERN@29', 'BAD_PATTERN@30', 'BAD_PATTERN@31', 'BAD_PATTERN@32', 'BAD_PATTERN@33', 'BAD_PATTERN@34', 'BAD_PATTERN@35', 'BAD_PATTERN@36']);
+    expect(ds[0]!.message).toMatch(/the flow's patterns weigh more than 20,000 to compile in all/);
+  });
+});
+
 describe('keys that are not data', () => {
   it('a __proto__ key in a value is refused (it would set the prototype, and be lost), at the key', () => {
     const d = only('version: 1\nstart: a\nvars: { m: { __proto__: { x: 1 } } }\nsteps:\n  a: { hangup: {} }\n', 'BAD_NAME');

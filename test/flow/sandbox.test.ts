@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkExpression, checkTemplate, evaluate, render, type Scope } from '../../src/flow/expr.js';
 import { EvalBudget, EvaluationLimit, type EvalLimits } from '../../src/flow/budget.js';
-import { compileLinear, linearError } from '../../src/flow/pattern.js';
+import { compileLinear, estimateSize, linearError } from '../../src/flow/pattern.js';
 
 const limits = (l: Partial<EvalLimits> = {}): EvalLimits => ({ celUnits: 100_000, templateMs: 60_000, templateMemory: 50_000, ...l });
 const scope = (vars: Scope['vars'] = {}, budget = new EvalBudget(limits()), call: Scope['call'] = {}): Scope => ({ vars, call, result: '', error: '', budget });
@@ -32,6 +32,18 @@ describe('patterns run on a linear-time engine', () => {
     expect(compileLinear('^\\u{1F600}$').test('😀')).toBe(true);
     expect(compileLinear('^\\\\u0041$').test('\\u0041')).toBe(true); // an escaped backslash stays one
     expect(linearError('x'.repeat(1001))).toBe('the pattern is 1001 characters long; at most 1000');
+  });
+
+  it('big programs are refused before they are compiled: counted repetitions, Unicode classes, \\Q...\\E literals weighed', () => {
+    expect(linearError('(.*){1000}b')).toMatch(/^the pattern compiles to (about )?4,00\d instructions; at most 1,000/);
+    expect(linearError('(?:\\pL|\\pN){300}x')).toMatch(/^the pattern's Unicode classes \(\\p\{\.\.\.\}\) weigh [\d,]+ to compile; at most 4,000/);
+    const qe = '\\Q[\\E(?:' + 'a'.repeat(980) + '){1000}\\Q]\\E'; // a [ inside \Q...\E is not a class
+    expect(estimateSize(qe)).toBeGreaterThan(900_000);
+    const c0 = process.cpuUsage();
+    expect(linearError(qe)).toMatch(/^the pattern compiles to about 98\d,\d{3} instructions/);
+    expect((process.cpuUsage(c0).user / 1000)).toBeLessThan(2000); // refused unread: a generous CPU bound
+    expect(linearError('^\\d{3}-\\d{4}$')).toBeNull();
+    expect(linearError('[\\p{Greek}a-z]{10}')).toBeNull();
   });
 
   it("CEL's matches() runs on it too, in both forms and inside macros", () => {
