@@ -144,6 +144,21 @@ describe('templates have no file system and a budget', () => {
     }
   });
 
+  it('what a template writes out, and what capture keeps, is charged: doubling a capture or printing a big variable in a loop runs out', () => {
+    const double = `{% capture a %}${'x'.repeat(16)}{% endcapture %}${'{% capture a %}{{a}}{{a}}{% endcapture %}'.repeat(24)}{{ a | size }}`;
+    const s1 = scope();
+    expect(() => render(double, s1)).toThrow(EvaluationLimit);
+    const s2 = scope({ s: 'y'.repeat(30_000) });
+    expect(() => render('{% for i in (1..5000) %}{{ vars.s }}{% endfor %}', s2)).toThrow(EvaluationLimit);
+    expect(s2.budget!.spent).toMatch(/memory budget of 50,000 units/);
+  });
+
+  it('sort and sort_natural are charged their comparisons times the items\' length', () => {
+    const s = scope({ l: Array.from({ length: 4096 }, (_, i) => `${i}`.padEnd(12, 'z')) });
+    expect(() => render('{{ vars.l | sort_natural | size }}', s)).toThrow(EvaluationLimit);
+    expect(render('{{ vars.l | sort | first }}', scope({ l: ['b', 'a', 'c'] }))).toBe('a');
+  });
+
   it('ordinary templates fit with room to spare, loops and filters included', () => {
     const s = scope({ l: range(100), name: 'Ada' });
     expect(render('{% for i in vars.l limit: 3 %}{{ i }},{% endfor %} {{ vars.name | upcase }} {{ vars.l | size }}', s)).toBe('0,1,2, ADA 100');
