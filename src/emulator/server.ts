@@ -18,7 +18,7 @@ import { DEFAULT_SMS_SETTINGS, type SmsSettings } from './sms/record.js';
 import { smsRest } from './sms/rest.js';
 import { EmulatorStore } from './store.js';
 import { realSleep, systemClock, type Clock, type Sleep } from './time.js';
-import { clientError, frameworkError } from './transport-errors.js';
+import { clientError, frameworkError, guardEmulator } from './transport-errors.js';
 
 export const DEFAULT_PORT = 4010;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -78,12 +78,14 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
     // Given to http.createServer too: set only afterwards (as Fastify does), Node 20 times
     // out requests whose headers never end, but not those whose body never ends.
     requestTimeout,
-    http: { requestTimeout, connectionsCheckingInterval: Math.min(1000, requestTimeout) },
+    // requireHostHeader: Node would answer a missing Host with an empty 400; guardEmulator answers it in the envelope.
+    http: { requestTimeout, connectionsCheckingInterval: Math.min(1000, requestTimeout), requireHostHeader: false },
     routerOptions: { ignoreTrailingSlash: true },
     // errors answered before a route runs, in the envelope of the API asked
     frameworkErrors: frameworkError,
     clientErrorHandler: clientError,
   });
+  guardEmulator(app);
   const log: Logger = {
     info: (o, m) => app.log.info(o, m),
     warn: (o, m) => app.log.warn(o, m),

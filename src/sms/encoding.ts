@@ -48,15 +48,29 @@ export const MAX_PARTS = 255;
 /**
  * Fewest parts `body` can take, from its length alone (no segmenting): GSM positions and
  * UTF-16 units are never fewer than the body's UTF-16 length. When GSM is forced,
- * transliteration can shorten the body without bound (e + U+0301 -> é, a long grapheme
- * cluster -> ?), so the length says nothing and 1 is returned. Lets a caller refuse a
- * body over MAX_PARTS before paying for segmenting it.
+ * transliteration can shorten the body (e + U+0301 -> é, a cluster -> ?), but every
+ * grapheme keeps a position at least: half the characters that surely start one is a
+ * bound. Lets a caller refuse a body over MAX_PARTS before paying for segmenting it.
  */
 export function smsPartsAtLeast(body: string, force?: SmsEncodingName): number {
   if (force === 'UNICODE') return smsParts('UNICODE', body.length);
-  if (force === 'GSM') return 1;
+  if (force === 'GSM') return smsParts('GSM', graphemeStarts(body));
   return smsParts('GSM', body.length);
 }
+
+/**
+ * Code points that start a grapheme whatever comes before (not a combining mark, a format
+ * character such as a joiner or an Arabic number sign that joins the next character, a
+ * variation selector, an emoji modifier or tag, a regional indicator, a Hangul vowel or
+ * final, nor one of the few Indic prepended letters): forced to GSM, each grapheme becomes
+ * one position at least.
+ */
+function graphemeStarts(body: string): number {
+  let n = 0;
+  for (const _ of body.matchAll(GRAPHEME_START)) n++;
+  return n;
+}
+const GRAPHEME_START = /[^\p{M}\p{Cf}\ufe00-\ufe0f\u{1F3FB}-\u{1F3FF}\u{E0000}-\u{E007F}\u{1F1E6}-\u{1F1FF}\u1160-\u11ff\ud7b0-\ud7ff\u0d4e\u{111C2}\u{111C3}\u{1193F}\u{11941}\u{11A3A}\u{11A84}-\u{11A89}\u{11D46}]/gu;
 
 /** Number of parts for `units` units of the given encoding (0 units: 1 part). */
 export function smsParts(encoding: SmsEncodingName, units: number): number {

@@ -283,3 +283,27 @@ describe('what the emulator keeps is bounded', () => {
     }
   });
 });
+
+describe('what Node would answer with an empty body, and compressed bodies', () => {
+  let e: Running;
+  beforeAll(async () => {
+    e = await startEmulator();
+  });
+  afterAll(() => e.close());
+
+  it('Expect other than 100-continue: 417 in the envelope of the API', async () => {
+    const a = await rawHttp(e.base, `POST /rest/v1.1/sms HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nExpect: foo\r\nContent-Type: application/json`, '{}');
+    expect([a.status, JSON.parse(a.body)]).toEqual([417, { status: 'error', data: { code: 10, message: 'the only expectation supported is Expect: 100-continue' } }]);
+  });
+
+  it('HTTP/1.1 without Host: 400 in the envelope', async () => {
+    const a = await rawHttp(e.base, 'GET /emulator/calls HTTP/1.1');
+    expect([a.status, JSON.parse(a.body)]).toEqual([400, { error: { code: 'BAD_REQUEST', message: 'an HTTP/1.1 request needs a Host header' } }]);
+  });
+
+  it('a gzip body is refused with 415, not read as plain text', async () => {
+    const a = await rawHttp(e.base, `POST /rest/v1.1/sms HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\nContent-Encoding: gzip`, JSON.stringify({ from: 'Acme', to: '+33612345678', body: 'x' }));
+    expect([a.status, JSON.parse(a.body)]).toEqual([415, { status: 'error', data: { code: 10, message: 'Content-Encoding "gzip" is not supported: send the body uncompressed' } }]);
+    expect(e.emu.ctx.store.sms.size).toBe(0);
+  });
+});

@@ -259,6 +259,8 @@ describe('smsPartsAtLeast: a bound from the length alone', () => {
     expect(smsPartsAtLeast(a(153 * 255 + 1))).toBe(256);
     expect(smsPartsAtLeast(d(67 * 255 + 1), 'UNICODE')).toBe(256);
     expect(smsPartsAtLeast(d(67 * 255 + 1))).toBe(112); // may still be GSM-sized: segmenting decides
-    expect(smsPartsAtLeast(a(100000), 'GSM')).toBe(1); // folding can shorten a forced GSM body without bound
+    expect(smsPartsAtLeast(a(100000), 'GSM')).toBe(654); // each character starts a grapheme: 100,000 positions at least
+    expect(smsPartsAtLeast('e\u0301'.repeat(20000), 'GSM')).toBe(131); // accents start no grapheme: 20,000 graphemes
+    expect(smsPartsAtLeast('中'.repeat(39016), 'GSM')).toBe(256); // refused before segmenting
   });
 });
