@@ -5,8 +5,8 @@ import { dirname, relative, resolve, sep } from 'node:path';
 import { compileFlow, type CompiledFlow } from '../engine/compile.js';
 import { checkFlow } from '../flow/check.js';
 import { formatDiagnostics } from '../flow/format.js';
-import { compileAll, listFlowFiles } from '../registry/registry.js';
-import { readFlowText } from '../registry/load.js';
+import { compileAll } from '../registry/registry.js';
+import { readFlows, readFlowText } from '../registry/load.js';
 import type { CoverageFile } from '../testing/coverage.js';
 import { generateCases, scenarioYaml, uncovered } from '../testing/paths.js';
 import { scenarioSchemaRef } from '../testing/schema-ref.js';
@@ -20,15 +20,14 @@ export interface PathsFlags {
 /** A flow by name (in the flows dir) or by path to a .yaml file; throws with the reason. */
 export async function loadFlow(ref: string, flowsDir = 'flows'): Promise<CompiledFlow> {
   if (/\.ya?ml$/.test(ref) && existsSync(ref)) {
-    const text = await readFile(ref, 'utf8');
+    const text = await readFlowText(ref);
     const { model, diagnostics } = checkFlow(text, ref);
     if (!model || diagnostics.some((d) => d.severity === 'error')) {
       throw new Error(`${ref} has errors:\n${formatDiagnostics(diagnostics, new Map([[ref, text]]))}`);
     }
     return compileFlow(model, text);
   }
-  const files = await listFlowFiles(flowsDir);
-  const texts = await Promise.all(files.map(async (file) => ({ file, text: await readFlowText(file) })));
+  const { texts } = await readFlows(flowsDir);
   const { flows } = compileAll(texts);
   const found = flows.find((f) => f.name === ref);
   if (!found) throw new Error(`no valid flow named "${ref}" in ${flowsDir} (flows: ${flows.map((f) => f.name).join(', ') || 'none'})`);

@@ -36,7 +36,8 @@ function unreadable(p: string, err: unknown, hint = 'Check that the path exists 
   const code = (err as NodeJS.ErrnoException).code;
   // No position: the path itself is the problem (the header shows the path alone).
   if (code === 'ENOENT') return { code: 'UNREADABLE_FILE', severity: 'error', message: `no such file or directory: ${p}`, file: p, line: 0, column: 0, hint };
-  if (code === 'ELOOP') return { code: 'UNREADABLE_FILE', severity: 'error', message: `cannot read ${p}: ${unreadableReason(err)}`, file: p, line: 0, column: 0, hint: 'Copy the flow instead of linking to it.' };
+  if (code === 'ELOOP') return { code: 'UNREADABLE_FILE', severity: 'error', message: `cannot read ${p}: ${unreadableReason(err)}`, file: p, line: 0, column: 0, hint: 'Copy the flow into the directory, or link to a file inside it.' };
+  if (code === 'ENOTREG' || code === 'EFBIG') return { code: 'UNREADABLE_FILE', severity: 'error', message: `cannot read ${p}: ${unreadableReason(err)}`, file: p, line: 0, column: 0, hint: 'Keep only flow files (regular files of at most limits.flow_file_bytes) under *.yaml names in the flows directory.' };
   return { code: 'UNREADABLE_FILE', severity: 'error', message: `cannot read ${p}: ${code ?? (err as Error).message}`, file: p, line: 0, column: 0, hint };
 }
 

@@ -4,27 +4,68 @@
  * editor or a copy is still writing is never compiled.
  */
 import { constants } from 'node:fs';
-import { open, readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { lstat, open, readdir, realpath, stat } from 'node:fs/promises';
+import { dirname, join, sep } from 'node:path';
+
+/** The most a flow file is read, in bytes: the largest limits.flow_file_bytes allowed (64 MiB). */
+export const MAX_READ_BYTES = 64 * 1024 * 1024;
+
+/** Error codes of a flow file that is not read, and is left out (reported with unreadableReason). */
+const LEFT_OUT = new Set(['ELOOP', 'ENOTREG', 'EFBIG']);
+
+/** Whether `err` (from readFlowText) means "this file is left out", not "the directory cannot be read". */
+export function isLeftOut(err: unknown): boolean {
+  return LEFT_OUT.has((err as NodeJS.ErrnoException).code ?? '');
+}
+
+function refusal(code: string, message: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(message), { code });
+}
 
 /**
- * A flow file's text. Symbolic links are not followed (O_NOFOLLOW: ELOOP): a link in the
- * flows directory, e.g. one a contribution carries, could make the checker print another
- * file (a password file, callscript.yaml) in its diagnostics, logs and /health.
+ * A flow file's text. A symbolic link is followed only when its target is inside the
+ * file's directory (a Kubernetes ConfigMap's links into `..data/`): a link that leaves
+ * it, e.g. one a contribution carries to callscript.yaml or /etc/passwd, could make the
+ * checker print another file in its diagnostics, logs and /health (ELOOP). Only regular
+ * files are read, opened without blocking (a FIFO named `x.yaml` would hang the open and
+ * the read for ever: ENOTREG), and at most MAX_READ_BYTES of them (EFBIG).
  */
 export async function readFlowText(file: string): Promise<string> {
-  const h = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  let target = file;
+  if ((await lstat(file)).isSymbolicLink()) {
+    const [real, root] = await Promise.all([realpath(file), realpath(dirname(file))]);
+    if (!real.startsWith(root + sep)) throw refusal('ELOOP', `${file} links outside its directory`);
+    target = real;
+  }
+  const h = await open(target, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
-    return await h.readFile('utf8');
+    const st = await h.stat();
+    if (!st.isFile()) throw refusal('ENOTREG', `${file} is not a regular file`);
+    if (st.size > MAX_READ_BYTES) throw refusal('EFBIG', `${file} is ${st.size} bytes`);
+    // Read at most one byte past the cap: a file that grows while read is read on up to it.
+    let buf = Buffer.allocUnsafe(Math.min(st.size, MAX_READ_BYTES) + 1);
+    let got = 0;
+    for (;;) {
+      const { bytesRead } = await h.read(buf, got, buf.length - got, got);
+      if (bytesRead === 0) return buf.toString('utf8', 0, got);
+      got += bytesRead;
+      if (got < buf.length) continue;
+      if (got > MAX_READ_BYTES) throw refusal('EFBIG', `${file} is more than ${MAX_READ_BYTES} bytes`);
+      const more = Buffer.allocUnsafe(Math.min(buf.length * 2, MAX_READ_BYTES + 1));
+      buf.copy(more);
+      buf = more;
+    }
   } finally {
     await h.close();
   }
 }
 
-/** Why a flow file could not be read, in words (a link gets its own). */
+/** Why a flow file is not read, in words. */
 export function unreadableReason(err: unknown): string {
   const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'ELOOP') return 'it is a symbolic link: flow files must be regular files (a link could show another file in diagnostics)';
+  if (code === 'ELOOP') return 'it is a symbolic link to a file outside the flows directory (a link could show another file in diagnostics)';
+  if (code === 'ENOTREG') return 'it is not a regular file (a FIFO, a device or a socket): flow files must be regular files';
+  if (code === 'EFBIG') return `it is larger than any flow file may be (${MAX_READ_BYTES.toLocaleString('en-US')} bytes)`;
   return code ?? (err instanceof Error ? err.message : String(err));
 }
 
@@ -59,8 +100,8 @@ async function snapshot(dir: string): Promise<Snap[]> {
         // Changed while being read: make it differ from any other read, so we try again.
         out.push({ file, text, mtimeMs: before.mtimeMs === after.mtimeMs && before.size === after.size ? after.mtimeMs : -1 });
       } catch (err) {
-        // a symbolic link is never read: left out (it is reported at start and by validate)
-        if ((err as NodeJS.ErrnoException).code === 'ELOOP') return;
+        // a link outside the directory, a FIFO, a huge file: left out (reported at start and by validate)
+        if (isLeftOut(err)) return;
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
         // Renamed away between listing and reading: the next read sees the new state.
         out.push({ file, text: '', mtimeMs: -1 });
@@ -112,7 +153,7 @@ export async function readStableFlows(dir: string, settleMs = 1000, giveUpMs = M
   }
 }
 
-/** Plain read (startup): every flow file once; the files that cannot be read (links) apart, with why. */
+/** Plain read (startup): every flow file once; the files left out (links outside, FIFOs, huge files) apart, with why. */
 export async function readFlows(dir: string): Promise<{ texts: { file: string; text: string }[]; unread: { file: string; why: string }[] }> {
   const files = await listFlowFiles(dir);
   const texts: { file: string; text: string }[] = [];
@@ -122,7 +163,7 @@ export async function readFlows(dir: string): Promise<{ texts: { file: string; t
       try {
         texts.push({ file, text: await readFlowText(file) });
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ELOOP') throw err;
+        if (!isLeftOut(err)) throw err;
         unread.push({ file, why: unreadableReason(err) });
       }
     }),

@@ -2,11 +2,11 @@
  * Flow tests (`callscript test`, docs/testing.md): scenario files, the runner, coverage,
  * and the text output shared by the CLI and the tests.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { CompiledFlow } from '../engine/compile.js';
-import { compileAll, listFlowFiles } from '../registry/registry.js';
-import { readFlowText } from '../registry/load.js';
+import { compileAll } from '../registry/registry.js';
+import { readFlows, readFlowText, unreadableReason } from '../registry/load.js';
 import { Coverage } from './coverage.js';
 import { runCase, type CaseResult } from './runner.js';
 import { formatScenarioError, parseScenario, ScenarioFileError, type Scenario, type ScenarioError } from './scenario.js';
@@ -51,12 +51,14 @@ export interface FlowSet {
 
 /** Compiles the flows of a directory (a missing directory gives no flows). */
 export async function loadFlowDir(dir: string): Promise<FlowSet> {
-  const files = await listFlowFiles(dir).catch(() => [] as string[]);
-  const texts = await Promise.all(files.map(async (file) => ({ file, text: await readFlowText(file) })));
+  const { texts, unread } = await readFlows(dir).catch(() => ({ texts: [], unread: [] }));
   const { flows, report } = compileAll(texts);
   return {
     byName: new Map(flows.map((f) => [f.name, f])),
-    problems: report.diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.file}:${d.line}:${d.column}: ${d.message}`),
+    problems: [
+      ...unread.map((u) => `${u.file}: not read: ${u.why}`),
+      ...report.diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.file}:${d.line}:${d.column}: ${d.message}`),
+    ],
   };
 }
 
@@ -74,9 +76,9 @@ export interface FileRun {
 export async function runScenarioFile(file: string, flows: FlowSet, coverage?: Coverage): Promise<FileRun> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readFlowText(file);
   } catch (err) {
-    return { file, errors: [{ file, line: 1, column: 1, message: `cannot read the file: ${(err as NodeJS.ErrnoException).code ?? String(err)}` }], cases: [] };
+    return { file, errors: [{ file, line: 1, column: 1, message: `cannot read the file: ${unreadableReason(err)}` }], cases: [] };
   }
   let scenario: Scenario;
   try {
@@ -100,9 +102,9 @@ async function resolveFlow(s: Scenario, flows: FlowSet): Promise<{ flow: Compile
     const path = resolve(dirname(s.file), s.flow);
     let text: string;
     try {
-      text = await readFile(path, 'utf8');
+      text = await readFlowText(path);
     } catch (err) {
-      return at(`flow: cannot read ${s.flow}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+      return at(`flow: cannot read ${s.flow}: ${unreadableReason(err)}`);
     }
     const { flows: compiled, report } = compileAll([{ file: path, text }]);
     const first = report.diagnostics.find((d) => d.severity === 'error');
