@@ -134,7 +134,8 @@ program
   .option('-f, --flows <dir>', 'directory of flows (default flows)')
   .option('-o, --out <file>', 'write the scenario file here instead of stdout')
   .option('--covered <coverage.json>', 'leave out the transitions covered there (callscript test --coverage-json)')
-  .action(async (flow: string, flags: { flows?: string; out?: string; covered?: string }) => {
+  .option('--max-seconds <n>', 'stop searching after this long (default 60): the transitions not found by then are listed')
+  .action(async (flow: string, flags: { flows?: string; out?: string; covered?: string; maxSeconds?: string }) => {
     process.exitCode = await paths(flow, flags);
   });
 

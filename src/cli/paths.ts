@@ -8,6 +8,7 @@ import { formatDiagnostics } from '../flow/format.js';
 import { compileAll } from '../registry/registry.js';
 import { readFlows, readFlowText } from '../registry/load.js';
 import type { CoverageFile } from '../testing/coverage.js';
+import { EXPLORE_MAX_MS } from '../testing/explore.js';
 import { generateCases, scenarioYaml, uncovered } from '../testing/paths.js';
 import { scenarioSchemaRef } from '../testing/schema-ref.js';
 
@@ -15,6 +16,8 @@ export interface PathsFlags {
   flows?: string;
   out?: string;
   covered?: string;
+  /** How long the search may take, in seconds (default 60). */
+  maxSeconds?: string;
 }
 
 /** A flow by name (in the flows dir) or by path to a .yaml file; throws with the reason. */
@@ -37,6 +40,11 @@ export async function loadFlow(ref: string, flowsDir = 'flows'): Promise<Compile
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 export async function paths(ref: string, flags: PathsFlags, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+  const maxSeconds = flags.maxSeconds === undefined ? EXPLORE_MAX_MS / 1000 : Number(flags.maxSeconds);
+  if (!Number.isFinite(maxSeconds) || maxSeconds <= 0 || maxSeconds > 86_400) {
+    err.write(`callscript paths: --max-seconds ${JSON.stringify(flags.maxSeconds)} is not a number of seconds between 0 and 86400\n`);
+    return 2;
+  }
   let flow: CompiledFlow;
   let coverage: CoverageFile | undefined;
   try {
@@ -47,7 +55,7 @@ export async function paths(ref: string, flags: PathsFlags, out: NodeJS.Writable
     return 2;
   }
   const todo = uncovered(flow, coverage);
-  const g = generateCases(flow, todo);
+  const g = generateCases(flow, todo, { maxMs: maxSeconds * 1000 });
   // On stdout, where the file goes is unknown: no $schema line rather than a wrong one.
   const schema = flags.out ? scenarioSchemaRef(flags.out) : undefined;
   // A flow given by path is named relative to the scenario file (as the runner resolves it).
@@ -63,5 +71,6 @@ export async function paths(ref: string, flags: PathsFlags, out: NodeJS.Writable
   } else out.write(text);
   err.write(`${flags.out ?? 'paths'}: ${plural(g.cases.length, 'case')} for ${plural(todo.length, 'uncovered transition')}\n`);
   for (const s of g.skipped) err.write(`  no case for ${s.transition}: ${s.why}\n`);
+  if (g.outOfTime !== undefined) err.write(`  the search stopped at its time limit (${g.outOfTime / 1000} s): give it longer with --max-seconds, or write the cases left by hand\n`);
   return 0;
 }

@@ -52,6 +52,8 @@ export interface Explored {
   states: number;
   /** Starts tried (the default one included). */
   starts: number;
+  /** Set when the search stopped at its time limit (ExploreOptions.maxMs), not at its state or request limit or for want of more. */
+  outOfTime?: number;
 }
 
 interface Node {
@@ -142,7 +144,17 @@ export interface ExploreOptions {
   maxStates?: number;
   /** Requests to run at most, over all starts (default 200,000): bounds a flow with very many keys. */
   maxRequests?: number;
+  /**
+   * Milliseconds the search may take (default 60,000): bounds a flow whose every request
+   * spends its evaluation budget (200,000 requests of 50 ms would take hours).
+   */
+  maxMs?: number;
+  /** The clock (tests). */
+  now?: () => number;
 }
+
+/** The default of ExploreOptions.maxMs. */
+export const EXPLORE_MAX_MS = 60_000;
 
 /** Looks for the shortest way to each of `want`, from the default start then from each of `starts` while some are left. */
 export function explore(flow: CompiledFlow, want: Iterable<string>, starts: Start[], values: string[], opts: ExploreOptions = {}): Explored {
@@ -150,12 +162,18 @@ export function explore(flow: CompiledFlow, want: Iterable<string>, starts: Star
   const found = new Map<string, Found>();
   const max = opts.maxStates ?? 20000;
   const maxRequests = opts.maxRequests ?? 200000;
+  const maxMs = opts.maxMs ?? EXPLORE_MAX_MS;
+  const now = opts.now ?? Date.now;
+  const startedAt = now();
+  let outOfTime = false;
+  // Checked before each request: the one running when the time is up finishes (bounded by the budget).
+  const more = () => requests < maxRequests && !(outOfTime ||= now() - startedAt >= maxMs);
   const cache: ResultCache = new Map();
   let states = 0;
   let requests = 0;
   let tried = 0;
   for (const start of [{ call: {}, vars: {} }, ...starts]) {
-    if (left.size === 0 || states >= max || requests >= maxRequests) break;
+    if (left.size === 0 || states >= max || !more()) break;
     tried++;
     const call = { ...DEFAULT_CALL, variables: {}, ...start.call };
     const c = { call, vars: start.vars, mocks: { sms: [], now: clockOf(call) } };
@@ -163,7 +181,7 @@ export function explore(flow: CompiledFlow, want: Iterable<string>, starts: Star
     const seen = new Set<string>();
     const queue: Node[] = [];
     const visit = (parent: Node | undefined, input: Input | undefined, prior: CallState | undefined, req: RtRequest, smsBefore: number) => {
-      for (let failAt = -1, n = 0; failAt < n && requests < maxRequests; failAt++) {
+      for (let failAt = -1, n = 0; failAt < n && more(); failAt++) {
         requests++;
         const r = request(flow, prior, req, c, smsBefore, failAt);
         n = r.sms.length;
@@ -187,7 +205,7 @@ export function explore(flow: CompiledFlow, want: Iterable<string>, starts: Star
       }
     };
     visit(undefined, undefined, undefined, base, 0);
-    while (queue.length > 0 && left.size > 0 && states < max && requests < maxRequests) {
+    while (queue.length > 0 && left.size > 0 && states < max && more()) {
       const node = queue.shift()!;
       states++;
       const next = (extra: Partial<RtRequest>): RtRequest => ({ ...base, command: node.hop.reply!, command_id: node.state.commandId, ...extra });
@@ -199,5 +217,5 @@ export function explore(flow: CompiledFlow, want: Iterable<string>, starts: Star
       }
     }
   }
-  return { found, states, starts: tried };
+  return { found, states, starts: tried, ...(outOfTime ? { outOfTime: maxMs } : {}) };
 }

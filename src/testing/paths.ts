@@ -32,6 +32,8 @@ export interface Skipped {
 export interface Generated {
   cases: GeneratedCase[];
   skipped: Skipped[];
+  /** Set (the limit, in ms) when the search stopped at its time limit. */
+  outOfTime?: number;
 }
 
 /** The transitions of `flow` with no count in the coverage data, in flow order. */
@@ -109,6 +111,10 @@ function check(flow: CompiledFlow, transition: string, lines: string[]): string 
 export interface GenerateOptions {
   /** Call states the search walks at most (default 20000). */
   maxStates?: number;
+  /** Milliseconds the search may take (default 60,000). */
+  maxMs?: number;
+  /** The clock the time limit is read on (tests). */
+  now?: () => number;
 }
 
 /** One case per transition of `only` (default: every transition), or the reason there is none. */
@@ -130,7 +136,7 @@ export function generateCases(flow: CompiledFlow, only?: Iterable<string>, opts:
     if (bad) skipped.push({ transition: k, why: bad });
     else cases.push({ transition: k, found: f, lines });
   }
-  return { cases, skipped };
+  return { cases, skipped, ...(ex.outOfTime !== undefined ? { outOfTime: ex.outOfTime } : {}) };
 }
 
 export interface YamlOptions {

@@ -81,7 +81,7 @@ export function impossible(flow: CompiledFlow, keys: Iterable<string>): Map<stri
 
 /** Why the search found no way to `key` (one it could not prove impossible). */
 export function notFound(flow: CompiledFlow, key: string, ex: Explored): string {
-  const searched = `${ex.states} call states from ${ex.starts} start${ex.starts === 1 ? '' : 's'}`;
+  const searched = `${ex.states} call states from ${ex.starts} start${ex.starts === 1 ? '' : 's'}${ex.outOfTime !== undefined ? `, stopped at its time limit of ${ex.outOfTime / 1000} s: --max-seconds` : ''}`;
   const step = flow.model.steps[key.slice(0, key.lastIndexOf(':'))];
   if (step?.kind === 'switch') {
     const m = /:case(\d+)$/.exec(key);

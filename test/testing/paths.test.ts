@@ -103,6 +103,35 @@ describe('callscript paths', () => {
     ]);
   });
 
+  it('stops at its time limit and says so: a flow whose every request spends its budget cannot hold the search for hours', async () => {
+    const text = [
+      'version: 1',
+      'start: ask',
+      'vars: { n: 0 }',
+      'steps:',
+      '  ask: { read: { prompt: "Go?", max_digits: 1 }, next: count }',
+      '  count: { set: { n: { expr: "vars.n + 1" } }, next: lucky }',
+      '  lucky:',
+      '    switch:',
+      '      - { when: "vars.n > 1000000", goto: end }',
+      '    default: ask',
+      '  end: { hangup: {} }',
+    ].join('\n');
+    const f = compileAll([{ file: 'loop.yaml', text }]).flows[0]!;
+    let t = 0;
+    // every read of the clock is 1 s later: the search stops at its 6th request
+    const g = generateCases(f, undefined, { maxMs: 5000, now: () => (t += 1000) - 1000 });
+    expect(g.outOfTime).toBe(5000);
+    expect(g.skipped).toEqual([
+      { transition: 'lucky:case1', why: expect.stringMatching(/^not found: no call searched \(\d+ call states from 1 start, stopped at its time limit of 5 s: --max-seconds\) reached this step/) },
+    ]);
+    // without the clock moving, the same search goes on past 5 requests and is not out of time
+    expect(generateCases(f, undefined, { maxStates: 50, maxMs: 5000, now: () => 0 }).outOfTime).toBeUndefined();
+    const err = sink();
+    expect(await paths('front-desk', { flows: dir, maxSeconds: '0' }, sink().w, err.w)).toBe(2);
+    expect(err.text()).toBe('callscript paths: --max-seconds "0" is not a number of seconds between 0 and 86400\n');
+  });
+
   it('writes only results the command can return (no invented dialout "9"), and one handlers:error case, not one per step', () => {
     const f = flows.find((x) => x.name === 'support-line')!;
     const g = generateCases(f);
