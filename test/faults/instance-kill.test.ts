@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { ENDED } from '../../src/engine/call.js';
 import { REDIS_URL, dropPrefix, redisMissing, testPrefix } from '../helpers/redis.js';
-import { Processes, alive, until } from '../helpers/processes.js';
+import { Processes, alive, sleep, until } from '../helpers/processes.js';
 import { int, rng } from '../helpers/random.js';
 import { playCall, type CallRun } from './service.js';
 import { DESK_V1, deskCaller, deskCommands, flowsDir, shape } from './desk.js';
@@ -55,7 +55,7 @@ describe.skipIf(!!missing)('an instance killed (SIGKILL) under load', () => {
           // request k of call i goes to instance (i + k) % 2; a retry goes to the other one
           route: (k, attempt) => bases[(i + k + attempt) % 2]!,
           result: deskCaller(digit),
-          pauseMs: () => pauses[i]![step++ % 8]!,
+          before: () => sleep(pauses[i]![step++ % 8]!),
           sending: (base) => {
             inflight.set(base, inflight.get(base)! + 1);
             maybeKill();

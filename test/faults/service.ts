@@ -7,6 +7,7 @@
  */
 import { rtBody, type RtFields } from '../helpers/rt.js';
 import { sleep } from '../helpers/processes.js';
+import { parseAnswer, type RawAnswer } from '../helpers/socket.js';
 
 export interface Sent {
   base: string;
@@ -57,8 +58,8 @@ export interface CallPlan {
   /** Told just before each send and just after its outcome (in-flight bookkeeping). */
   sending?(base: string): void;
   done?(base: string, ok: boolean): void;
-  /** Pause between an answer and the next request (the caller's time), default none. */
-  pauseMs?(): number;
+  /** Awaited before request k (from 1) is sent: the caller's time, or a test's gate. */
+  before?(k: number): Promise<void> | void;
   maxAttempts?: number;
 }
 
@@ -105,8 +106,7 @@ export async function playCall(plan: CallPlan): Promise<CallRun> {
       run.end = await deliver({ command: 'hangup', command_id: c.command_id, command_result: '', call_status: 'HANGUP' });
       return run;
     }
-    const pause = plan.pauseMs?.() ?? 0;
-    if (pause > 0) await sleep(pause);
+    await plan.before?.(k);
     fields = { command: c.command, command_id: c.command_id, command_result: plan.result(c) };
   }
 }
@@ -119,3 +119,19 @@ export function networkCode(err: unknown): string {
   }
   return err instanceof Error ? err.name + ': ' + err.message : String(err);
 }
+
+/** The raw text of a POST of this RT.Request body, for half-sent and pipelined requests on a socket. */
+export function rawPost(path: string, body: string): string {
+  return `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+/** The responses written on a connection, in order. */
+export function responses(text: string): RawAnswer[] {
+  return text
+    .split(/(?=HTTP\/1\.1 \d{3} )/)
+    .filter(Boolean)
+    .map((t) => parseAnswer(t, false, 0));
+}
+
+/** The body of a request that reached a draining server. */
+export const SHUTTING_DOWN = { error: { code: 'SHUTTING_DOWN', message: 'the server is shutting down: send the request to another instance' } };

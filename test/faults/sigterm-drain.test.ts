@@ -8,7 +8,6 @@
  */
 import { copyFileSync, mkdtempSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -17,10 +16,10 @@ import { Redis } from 'ioredis';
 import { decodeState } from '../../src/engine/call.js';
 import { CALLID_HEADER } from '../../src/sms/client.js';
 import { REDIS_URL, dropPrefix, redisMissing, testPrefix } from '../helpers/redis.js';
-import { Processes, alive, until } from '../helpers/processes.js';
+import { Processes, alive, refused, until } from '../helpers/processes.js';
 import { openSocket } from '../helpers/socket.js';
 import { rtBody } from '../helpers/rt.js';
-import { postRt, networkCode } from './service.js';
+import { SHUTTING_DOWN, networkCode, postRt, rawPost, responses } from './service.js';
 
 const missing = await redisMissing();
 const procs = new Processes();
@@ -58,17 +57,6 @@ async function heldSmsApi() {
   };
 }
 
-/** Whether a new connection to `port` is refused. */
-const refused = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const s = connect(port, '127.0.0.1');
-    s.once('connect', () => {
-      s.destroy();
-      resolve(false);
-    });
-    s.once('error', (e: NodeJS.ErrnoException) => resolve(e.code === 'ECONNREFUSED'));
-  });
-
 /** The pids of a process's children (none expected: serve runs worker threads, not processes). */
 const childrenOf = (pid: number) =>
   // ps exits 1 when there is none
@@ -89,7 +77,8 @@ describe.skipIf(!!missing)('SIGTERM while requests are in flight', () => {
     await until(() => (sms.held() === callids.length ? true : undefined), 'the five SMS sends');
     const body = rtBody({ callid: '7200' });
     const half = await openSocket(srv.port);
-    half.socket.write(`POST /rt/desk HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 40)}`);
+    const head = rawPost('/rt/desk', body).slice(0, -body.length);
+    half.socket.write(head + body.slice(0, 40));
     // an idle keep-alive connection (its request answered): closed by the server when it stops
     const idle = await openSocket(srv.port);
     idle.socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
@@ -102,7 +91,7 @@ describe.skipIf(!!missing)('SIGTERM while requests are in flight', () => {
 
     // the rest of the half-sent request, and a second request pipelined behind it
     const late = rtBody({ callid: '7201' });
-    half.socket.write(`${body.slice(40)}POST /rt/desk HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(late)}\r\n\r\n${late}`);
+    half.socket.write(body.slice(40) + rawPost('/rt/desk', late));
     sms.release();
 
     const answers = await Promise.all(smsCalls);
@@ -111,12 +100,13 @@ describe.skipIf(!!missing)('SIGTERM while requests are in flight', () => {
       expect(a.json).toMatchObject({ command: 'play', command_id: 1, params: { media_id: `TTS|TTS_EN-GB_SERENA|Sent SMS${callids[i]}.` } });
     }
     await half.closed;
-    const [first, second] = half.data().split(/(?=HTTP\/1\.1 )/);
-    expect(first).toMatch(/^HTTP\/1\.1 200 /);
-    expect(JSON.parse(first!.slice(first!.indexOf('\r\n\r\n') + 4))).toMatchObject({ command: 'read', command_id: 1, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for sales.' } });
-    expect(second).toMatch(/^HTTP\/1\.1 503 /);
-    expect(second).toMatch(/\r\nconnection: close\r\n/i);
-    expect(JSON.parse(second!.slice(second!.indexOf('\r\n\r\n') + 4))).toEqual({ error: { code: 'SHUTTING_DOWN', message: 'the server is shutting down: send the request to another instance' } });
+    const [first, second, ...more] = responses(half.data());
+    expect(more).toEqual([]);
+    expect(first!.status).toBe(200);
+    expect(JSON.parse(first!.body)).toMatchObject({ command: 'read', command_id: 1, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for sales.' } });
+    expect(second!.status).toBe(503);
+    expect(second!.headers.connection).toBe('close');
+    expect(JSON.parse(second!.body)).toEqual(SHUTTING_DOWN);
 
     expect(await srv.exited).toEqual({ code: 0, signal: null });
     expect(alive(srv.pid)).toBe(false);

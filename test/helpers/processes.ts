@@ -4,7 +4,7 @@
  * is killed (SIGKILL, by its pid) by `killAll`, which a test file calls in afterAll.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { spawnCli } from '../emulator/serve.js';
 
@@ -52,6 +52,18 @@ export interface ServeProc extends Proc {
   /** http://127.0.0.1:PORT */
   base: string;
   port: number;
+}
+
+/** Whether a new connection to `port` (127.0.0.1) is refused. */
+export function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    s.once('connect', () => {
+      s.destroy();
+      resolve(false);
+    });
+    s.once('error', (e: NodeJS.ErrnoException) => resolve(e.code === 'ECONNREFUSED'));
+  });
 }
 
 /** Whether a process with this pid exists (signal 0 checks without sending anything). */
