@@ -3,10 +3,20 @@
  * a redis-server of a test's own, free ports. Every process started through a `Processes`
  * is killed (SIGKILL, by its pid) by `killAll`, which a test file calls in afterAll.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { connect, createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { spawnCli } from '../emulator/serve.js';
+
+/** Why a redis-server of a test's own cannot be started, or undefined. Throws under CI=true. */
+export function redisServerMissing(): string | undefined {
+  const r = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
+  if (r.status === 0) return undefined;
+  const why = `redis-server cannot be run (${r.error?.message ?? r.stderr.trim()}): install Redis to run these tests`;
+  if (process.env.CI === 'true') throw new Error(`${why}; CI=true, so they fail instead of skipping`);
+  console.warn(`SKIPPED: ${why}`);
+  return why;
+}
 
 /** A TCP port nobody listens on right now (for a server that must be told its port). */
 export async function freePort(): Promise<number> {
@@ -140,4 +150,18 @@ async function ping(port: number): Promise<boolean> {
   } finally {
     r.disconnect();
   }
+}
+
+/** The JSON log lines (pino) in a process's output. */
+export function logEntries(out: string): Record<string, unknown>[] {
+  return out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
 }
