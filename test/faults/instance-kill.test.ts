@@ -6,23 +6,17 @@
  * its flow, none lost, none advanced twice. Needs Redis (REDIS_URL): skipped with a message
  * when it does not answer, failing under CI=true.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { ENDED } from '../../src/engine/call.js';
-import { REDIS_URL, dropPrefix, redisMissing, testPrefix } from '../helpers/redis.js';
-import { Processes, alive, sleep, until } from '../helpers/processes.js';
+import { REDIS_URL } from '../helpers/redis.js';
+import { redisTestbed } from './testbed.js';
+import { alive, sleep, until } from '../helpers/processes.js';
 import { int, rng } from '../helpers/random.js';
 import { playCall, type CallRun } from './service.js';
 import { DESK_V1, deskCaller, deskCommands, flowsDir, shape } from './desk.js';
 
-const missing = await redisMissing();
-const procs = new Processes();
-const prefix = testPrefix();
-
-afterAll(async () => {
-  await procs.killAll();
-  if (!missing) await dropPrefix(prefix);
-});
+const { missing, procs, prefix } = await redisTestbed();
 
 const CALLS = 30;
 

@@ -5,6 +5,7 @@
  * retries on another instance. A 4xx or a 500 is not retried: it is an answer, and the
  * test sees it.
  */
+import { expect } from 'vitest';
 import { rtBody, type RtFields } from '../helpers/rt.js';
 import { sleep } from '../helpers/processes.js';
 import { parseAnswer, type RawAnswer } from '../helpers/socket.js';
@@ -20,13 +21,7 @@ export interface Sent {
 export async function postRt(base: string, path: string, fields: Partial<RtFields>, timeoutMs = 15_000): Promise<Sent> {
   const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: rtBody(fields), signal: AbortSignal.timeout(timeoutMs) });
   const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { base, status: res.status, text, json };
+  return { base, status: res.status, text, json: text.startsWith('{') ? JSON.parse(text) : undefined };
 }
 
 export interface Command {
@@ -133,5 +128,17 @@ export function responses(text: string): RawAnswer[] {
     .map((t) => parseAnswer(t, false, 0));
 }
 
-/** The body of a request that reached a draining server. */
-export const SHUTTING_DOWN = { error: { code: 'SHUTTING_DOWN', message: 'the server is shutting down: send the request to another instance' } };
+/**
+ * The answers on a connection whose first request was in flight when the server was told
+ * to stop and whose second came during the drain: the first answered 200 as usual, the
+ * second 503 SHUTTING_DOWN, its connection closed. Returns the first's reply.
+ */
+export function drainedAnswers(text: string): unknown {
+  const [first, second, ...more] = responses(text);
+  expect(more).toEqual([]);
+  expect(first!.status).toBe(200);
+  expect(second!.status).toBe(503);
+  expect(second!.headers.connection).toBe('close');
+  expect(JSON.parse(second!.body)).toEqual({ error: { code: 'SHUTTING_DOWN', message: 'the server is shutting down: send the request to another instance' } });
+  return JSON.parse(first!.body);
+}
