@@ -56,6 +56,8 @@ export interface CallPlan {
   /** Awaited before request k (from 1) is sent: the caller's time, or a test's gate. */
   before?(k: number): Promise<void> | void;
   maxAttempts?: number;
+  /** A request not answered within this long is given up and sent again (default 15 s). */
+  timeoutMs?: number;
 }
 
 /** Plays a whole call: first request, each command's result, the HANGUP report. Throws on an answer other than 200. */
@@ -69,7 +71,7 @@ export async function playCall(plan: CallPlan): Promise<CallRun> {
       plan.sending?.(base);
       let why: string;
       try {
-        const r = await postRt(base, plan.path, { callid: plan.callid, ...fields });
+        const r = await postRt(base, plan.path, { callid: plan.callid, ...fields }, plan.timeoutMs);
         plan.done?.(base, r.status !== 503);
         if (r.status !== 503) {
           k++;

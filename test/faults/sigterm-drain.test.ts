@@ -7,47 +7,21 @@
  * it does not answer, failing under CI=true.
  */
 import { copyFileSync, mkdtempSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { decodeState } from '../../src/engine/call.js';
-import { CALLID_HEADER } from '../../src/sms/client.js';
 import { REDIS_URL } from '../helpers/redis.js';
 import { redisTestbed } from './testbed.js';
 import { alive, refused, until } from '../helpers/processes.js';
 import { openSocket } from '../helpers/socket.js';
 import { rtBody } from '../helpers/rt.js';
 import { drainedAnswers, networkCode, postRt, rawPost } from './service.js';
+import { smsApi } from './sms-api.js';
 
 const { missing, procs, prefix, closers } = await redisTestbed();
-
-/** An SMS REST API that holds every send until `release()`: the steps that send stay in flight. */
-async function heldSmsApi() {
-  const held: { callid: string; res: ServerResponse }[] = [];
-  let open = false;
-  const answer = (callid: string, res: ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'success', data: `SMS${callid}` }));
-  const server = createServer((req: IncomingMessage, res) => {
-    req.resume();
-    req.on('end', () => {
-      const callid = String(req.headers[CALLID_HEADER]);
-      if (open) answer(callid, res);
-      else held.push({ callid, res });
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  closers.push(() => new Promise((r) => server.close(() => r())));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/rest/v1.1`,
-    held: () => held.length,
-    release: () => {
-      open = true;
-      for (const h of held.splice(0)) answer(h.callid, h.res);
-    },
-  };
-}
 
 /** The pids of a process's children (none expected: serve runs worker threads, not processes). */
 const childrenOf = (pid: number) =>
@@ -56,7 +30,8 @@ const childrenOf = (pid: number) =>
 
 describe.skipIf(!!missing)('SIGTERM while requests are in flight', () => {
   it('the requests in flight complete with their normal answers and their state saved; new ones are refused; exit 0, nothing left running', async () => {
-    const sms = await heldSmsApi();
+    const sms = await smsApi();
+    closers.push(() => sms.close());
     const flows = mkdtempSync(join(tmpdir(), 'cs-drain-'));
     for (const f of ['sms-flows/confirm.yaml', 'http-flows/desk.yaml']) copyFileSync(new URL(`../fixtures/${f}`, import.meta.url), join(flows, f.split('/')[1]!));
     const env = { CALLSCRIPT_STORE: REDIS_URL, CALLSCRIPT_STORE_PREFIX: prefix, SMS_LOGIN: 'acme', SMS_PASSWORD: 's3cret', SMS_BASE_URL: sms.url, SMS_TIMEOUT_MS: '30000', DEADLINE_MS: '4900' };
@@ -89,7 +64,7 @@ describe.skipIf(!!missing)('SIGTERM while requests are in flight', () => {
     const answers = await Promise.all(smsCalls);
     for (const [i, a] of answers.entries()) {
       expect(a.status).toBe(200);
-      expect(a.json).toMatchObject({ command: 'play', command_id: 1, params: { media_id: `TTS|TTS_EN-GB_SERENA|Sent SMS${callids[i]}.` } });
+      expect(a.json).toMatchObject({ command: 'play', command_id: 1, params: { media_id: `TTS|TTS_EN-GB_SERENA|Sent SMS${callids[i]}N1.` } });
     }
     await half.closed;
     expect(drainedAnswers(half.data())).toMatchObject({ command: 'read', command_id: 1, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for sales.' } });
