@@ -403,15 +403,20 @@ export class CallHandler {
     let outcome: Outcome = advance(flow, prior, req, { now: at, unknownCall: this.opts.unknownCall, ...(this.opts.maxStateBytes !== undefined ? { maxStateBytes: this.opts.maxStateBytes } : {}), ...(this.opts.evalLimits ? { evalLimits: this.opts.evalLimits } : {}) });
     const recorder = this.opts.recorder;
     const effects: StepRecord['effects'] = [];
+    // the effects' time runs from the request's start, or, for a call taken over from another
+    // instance's claim (this request waited for it, past its own deadline), from its own claim
+    let from = started;
     if (outcome.kind === 'effect') {
       // no other instance may perform this request's effects meanwhile: claim the call first
-      const claim: Claim = { req: `${req.command_id}:${req.command}:${req.call_status}`, until: this.now() + this.opts.deadlineMs + CLAIM_SLACK_MS };
+      const claimedAt = this.now();
+      const claim: Claim = { req: `${req.command_id}:${req.command}:${req.call_status}`, until: claimedAt + this.opts.deadlineMs + CLAIM_SLACK_MS };
       const claimed = await store.commit(req.callid, rev, withClaim(prior, claim), this.opts.callTtlMs);
       if (claimed === undefined) return RETRY;
       rev = claimed;
+      if (seen.waitingSince !== undefined) from = claimedAt;
     }
     while (outcome.kind === 'effect') {
-      const budget = this.opts.deadlineMs - (this.now() - started) - EFFECT_MARGIN_MS;
+      const budget = this.opts.deadlineMs - (this.now() - from) - EFFECT_MARGIN_MS;
       const result = await this.deps.perform(outcome.effect, budget);
       if (recorder) effects.push({ effect: outcome.effect, result });
       if (result.ok) log.debug({ callid: req.callid, effect: outcome.effect.kind, step: outcome.effect.step, value: result.value }, `${outcome.effect.kind} done`);
