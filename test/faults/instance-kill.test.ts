@@ -5,8 +5,9 @@
  * again to the other. Every call must end with exactly the commands of its flow, none
  * lost, none advanced twice, whether instance A is
  * - killed with SIGKILL while requests are in flight on it, or
- * - frozen (SIGSTOP) while requests are in flight on it, then resumed: its late steps, on
- *   calls B has moved on meanwhile, must lose the compare-and-set.
+ * - frozen (SIGSTOP) while requests are in flight on it, then resumed: the requests it
+ *   handles late (the service gave up on them and B moved their calls on) change nothing.
+ *   (Racing copies committing at once are tested in process: test/http/redis-instances.)
  * Needs Redis (REDIS_URL): skipped with a message when it does not answer, failing under CI=true.
  */
 import { describe, expect, it } from 'vitest';
