@@ -325,13 +325,15 @@ export class CallHandler {
     let answer: Answer | undefined;
     try {
       let r = req;
-      for (let attempt = 1; ; attempt++) {
+      for (let attempt = 1; ; ) {
         const loaded = await this.deps.store.load(req.callid);
         if (loaded.aside !== undefined && r === req) r = substitute(req, loaded.aside);
         stepped(r);
         answer = await this.stepCore(r, loaded.call, flowName, log, started, seen);
+        // waiting for another instance's claim is not a failed attempt (stepCore bounds the wait)
+        if (answer === WAIT) continue;
         if (answer !== RETRY) return answer;
-        if (attempt >= MAX_ATTEMPTS) throw new Error(`call ${req.callid}: ${MAX_ATTEMPTS} compare-and-set attempts failed`);
+        if (++attempt > MAX_ATTEMPTS) throw new Error(`call ${req.callid}: ${MAX_ATTEMPTS} compare-and-set attempts failed`);
       }
     } finally {
       if (seen.flow && (!answer || answer.status >= 500)) this.deps.live.error(seen.flow.name, seen.flow.version);
@@ -342,7 +344,9 @@ export class CallHandler {
 
   /**
    * One attempt at the step from the call's record as loaded; RETRY when the record changed
-   * meanwhile (another instance committed) or another instance holds a claim on the call.
+   * meanwhile (another instance committed), WAIT when another instance holds a claim on the
+   * call (until it expires, or this request has waited as long as a claim may last: the
+   * claim's time is the other instance's clock).
    */
   private async stepCore(req: RtRequest, record: { value: string; rev: number } | undefined, flowName: string | undefined, log: CallLogger, started: number, seen: Seen): Promise<Answer> {
     const { store, live } = this.deps;
@@ -355,10 +359,11 @@ export class CallHandler {
     let prior: CallState | undefined;
     if (raw !== undefined) {
       const claim = claimOf(raw);
-      if (claim && claim.until > this.now()) {
+      seen.waitingSince ??= claim ? this.now() : undefined;
+      if (claim && claim.until > this.now() && this.now() - seen.waitingSince! < this.opts.deadlineMs + CLAIM_SLACK_MS) {
         // another instance performs this call's effects: wait for it (it commits, or its claim expires)
         await sleep(CLAIM_POLL_MS);
-        return RETRY;
+        return WAIT;
       }
       prior = decodeState(raw);
       if (!prior && !claim) log.error({ callid: req.callid }, 'unreadable call snapshot: treated as unknown call');
@@ -398,15 +403,20 @@ export class CallHandler {
     let outcome: Outcome = advance(flow, prior, req, { now: at, unknownCall: this.opts.unknownCall, ...(this.opts.maxStateBytes !== undefined ? { maxStateBytes: this.opts.maxStateBytes } : {}), ...(this.opts.evalLimits ? { evalLimits: this.opts.evalLimits } : {}) });
     const recorder = this.opts.recorder;
     const effects: StepRecord['effects'] = [];
+    // the effects' time runs from the request's start, or, for a call taken over from another
+    // instance's claim (this request waited for it, past its own deadline), from its own claim
+    let from = started;
     if (outcome.kind === 'effect') {
       // no other instance may perform this request's effects meanwhile: claim the call first
-      const claim: Claim = { req: `${req.command_id}:${req.command}:${req.call_status}`, until: this.now() + this.opts.deadlineMs + CLAIM_SLACK_MS };
+      const claimedAt = this.now();
+      const claim: Claim = { req: `${req.command_id}:${req.command}:${req.call_status}`, until: claimedAt + this.opts.deadlineMs + CLAIM_SLACK_MS };
       const claimed = await store.commit(req.callid, rev, withClaim(prior, claim), this.opts.callTtlMs);
       if (claimed === undefined) return RETRY;
       rev = claimed;
+      if (seen.waitingSince !== undefined) from = claimedAt;
     }
     while (outcome.kind === 'effect') {
-      const budget = this.opts.deadlineMs - (this.now() - started) - EFFECT_MARGIN_MS;
+      const budget = this.opts.deadlineMs - (this.now() - from) - EFFECT_MARGIN_MS;
       const result = await this.deps.perform(outcome.effect, budget);
       if (recorder) effects.push({ effect: outcome.effect, result });
       if (result.ok) log.debug({ callid: req.callid, effect: outcome.effect.kind, step: outcome.effect.step, value: result.value }, `${outcome.effect.kind} done`);
@@ -445,6 +455,8 @@ interface Seen {
   isNew?: boolean;
   /** Its state was saved. */
   kept?: boolean;
+  /** When this request found the call claimed by another instance. */
+  waitingSince?: number;
 }
 
 function logSummary(log: CallLogger, s: CallSummary): void {
@@ -484,8 +496,10 @@ function fallbackReply(req: RtRequest, media: string | undefined): string {
 /** Time a fallback answer waits for its note to reach the store, at most. */
 const ASIDE_WAIT_MS = 200;
 
-/** Returned by an attempt whose compare-and-set lost (or that waits for a claim): load and try again. */
+/** Returned by an attempt whose compare-and-set lost: load and try again. */
 const RETRY: Answer = { status: 500, code: 'RETRY', message: 'retry' };
+/** Returned while another instance's claim holds the call: load again after a pause. */
+const WAIT: Answer = { status: 500, code: 'WAIT', message: 'wait' };
 
 /** A step of another instance in progress on this call (it performs an effect). */
 interface Claim {

@@ -11,6 +11,7 @@
 import type { FastifyHttpOptions, FastifyInstance } from 'fastify';
 import type { Server } from 'node:http';
 import { clientErrorHandler, errorBody, frameworkErrors, sendError } from './envelope.js';
+import { drainer } from './drain.js';
 
 export interface TransportOptions {
   /** The request line and headers must arrive within this many ms of the request's start. Default 10000. */
@@ -81,7 +82,8 @@ export function serverOptions(given: Partial<TransportOptions> = {}): FastifyHtt
 /**
  * What cannot be given to the Fastify constructor: the connection cap (with a warning, at
  * most one per 10 s, while connections are refused), the envelope for an unknown `Expect`,
- * for a request without Host and for requests that arrive while the server closes.
+ * for a request without Host and for requests that arrive while the server closes; the
+ * drain (src/http/drain.ts).
  */
 export function guardServer(app: FastifyInstance, given: Partial<TransportOptions> = {}): void {
   const t = transportOptions(given);
@@ -109,9 +111,12 @@ export function guardServer(app: FastifyInstance, given: Partial<TransportOption
     res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
   });
   const state = { closing: false };
+  // in-flight requests finish; idle, silent and trickling connections do not hold the close
+  const drain = drainer(server, t.requestTimeoutMs);
   app.addHook('preClose', (done) => {
     state.closing = true;
     clearTimeout(refused.timer);
+    drain();
     done();
   });
   app.addHook('onRequest', (req, reply, done) => {

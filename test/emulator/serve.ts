@@ -30,7 +30,10 @@ export async function spawnCli(args: string[], env: Record<string, string>, star
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`callscript ${args[0]} did not start:\n${out}`)), 20000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // not left running: the caller never gets hold of it
+      reject(new Error(`callscript ${args[0]} did not start:\n${out}`));
+    }, 20000);
     child.stdout!.on('data', () => {
       const url = started(out);
       if (url) {
