@@ -27,7 +27,7 @@
  * median), BENCH_WARMUP (seconds of unmeasured load on each server first, default 3),
  * BENCH_LOG_LEVEL (the /rt servers' log level, default info as `callscript serve`; false
  * for no logger), BENCH_PROFILE (a directory: the /rt servers run with `node --cpu-prof`
- * and write their profiles there, rt-memory-*.cpuprofile and rt-redis-*.cpuprofile).
+ * and write their profiles into its memory/ and redis/ folders).
  * Heap per live call: `npm run bench:memory`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -83,8 +83,9 @@ interface Server {
 
 function startServer(kind: 'bare' | 'rt' | 'redis', redis?: BenchRedis): Promise<Server> {
   // stdout to /dev/null: the /rt servers' log lines are written (a cost), not read.
-  const name = `rt-${kind === 'rt' ? 'memory' : kind}-${process.pid}.cpuprofile`;
-  const profile = process.env.BENCH_PROFILE && kind !== 'bare' ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE, '--cpu-prof-name', name] : [];
+  // a directory per server: each thread (tsx's loader runs on one of its own) writes a profile
+  const dir = `${process.env.BENCH_PROFILE}/${kind === 'rt' ? 'memory' : kind}`;
+  const profile = process.env.BENCH_PROFILE && kind !== 'bare' ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
   const args = redis ? [redis.url, redis.prefix] : [];
   const child = spawn(process.execPath, [...profile, '--import', 'tsx', new URL('./servers.ts', import.meta.url).pathname, kind, ...args], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
