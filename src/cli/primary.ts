@@ -12,7 +12,7 @@
  * - SIGTERM or SIGINT: every worker is sent SIGTERM, which drains it as it drains a single
  *   `serve` (stop accepting, finish the requests in progress, exit 0); the primary exits when all have, 0 if all exited 0. A second
  *   signal meanwhile kills them (SIGKILL) and the primary exits 1.
- * - SIGHUP is passed on to every worker (each reloads its flows).
+ * - SIGHUP is passed on to every worker serving (each reloads its flows).
  * Its own log lines are pino lines like the workers' (the `pid` field tells them apart).
  */
 import cluster, { type Worker } from 'node:cluster';
@@ -54,7 +54,8 @@ class Primary {
     this.signals = [
       ['SIGTERM', stop('SIGTERM')],
       ['SIGINT', stop('SIGINT')],
-      ['SIGHUP', () => this.forEachWorker((w) => w.process.kill('SIGHUP'))],
+      // only to workers that listen: one still starting has no handler yet (SIGHUP would end it), and loads the flows anyway
+      ['SIGHUP', () => this.forEachWorker((w) => this.workers.get(w)?.started?.ok && w.process.kill('SIGHUP'))],
     ];
   }
 

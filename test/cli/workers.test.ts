@@ -8,7 +8,7 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import http from 'node:http';
-import { copyFileSync, mkdirSync, mkdtempSync, renameSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -22,8 +22,18 @@ const missing = await redisMissing();
 const prefixes: string[] = [];
 const children: ChildProcessWithoutNullStreams[] = [];
 
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+// a primary left running is drained (its workers with it), or killed if that takes over 10 s
+afterEach(async () => {
+  await Promise.all(
+    children.splice(0).map(async (c) => {
+      if (c.exitCode !== null || c.signalCode !== null) return;
+      const gone = new Promise((r) => c.once('exit', r));
+      c.kill('SIGTERM');
+      const timer = setTimeout(() => c.kill('SIGKILL'), 10_000);
+      await gone;
+      clearTimeout(timer);
+    }),
+  );
 });
 afterAll(async () => {
   if (!missing) for (const p of prefixes) await dropPrefix(p);
@@ -38,8 +48,9 @@ interface Served {
   exit: Promise<{ code: number | null; signal: string | null }>;
 }
 
-function start(args: string[], env: Record<string, string> = {}, flows = FLOWS): Served {
-  const child = spawn(process.execPath, ['--import', 'tsx', `${root}src/cli/main.ts`, 'serve', '--port', '0', '--flows', flows, ...args], { cwd: root, env: { ...process.env, ...env } });
+/** `callscript serve <args>` (by default on any free port, with the http fixture flows). */
+function start(args: string[], env: Record<string, string> = {}, where = ['--port', '0', '--flows', FLOWS]): Served {
+  const child = spawn(process.execPath, ['--import', 'tsx', `${root}src/cli/main.ts`, 'serve', ...where, ...args], { cwd: root, env: { ...process.env, ...env } });
   children.push(child);
   let out = '';
   let err = '';
@@ -120,7 +131,7 @@ describe.skipIf(!!missing)('serve --workers 2 on Redis', () => {
   const serveTwo = (flows = FLOWS) => {
     const prefix = testPrefix();
     prefixes.push(prefix);
-    return start(['--workers', '2', '--store', REDIS_URL, '--log-level', 'debug'], { CALLSCRIPT_STORE_PREFIX: prefix }, flows);
+    return start(['--workers', '2', '--store', REDIS_URL, '--log-level', 'debug'], { CALLSCRIPT_STORE_PREFIX: prefix }, ['--port', '0', '--flows', flows]);
   };
 
   it('serves /rt from both workers on one port, a call going on whichever worker gets its requests; the start output is printed once', async () => {
@@ -140,6 +151,24 @@ describe.skipIf(!!missing)('serve --workers 2 on Redis', () => {
     for (let i = 0; i < 6; i++) expect((await post(port, { callid: `92000000000000000${i}` })).status).toBe(200);
     const served = await until(() => (rtPids(s).size === 2 ? rtPids(s) : undefined), 'requests logged by both workers');
     expect([...served].sort()).toEqual([...pids].sort());
+  }, 60_000);
+
+  it('server.workers from callscript.yaml; SIGHUP to the primary reloads the flows in every worker', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'callscript-workers-'));
+    mkdirSync(join(dir, 'flows'));
+    const flow = join(dir, 'flows', 'desk.yaml');
+    copyFileSync(join(FLOWS, 'desk.yaml'), flow);
+    const prefix = testPrefix();
+    prefixes.push(prefix);
+    writeFileSync(join(dir, 'callscript.yaml'), `server: { port: 0, watch: false, workers: 2, log_level: info }\nstore: { url: "${REDIS_URL}", prefix: "${prefix}" }\n`);
+    const s = start(['--config', join(dir, 'callscript.yaml')], {}, []);
+    const { pids } = await ready(s);
+    writeFileSync(flow, readFileSync(flow, 'utf8').replace('Press 1 for sales.', 'Press 1 for sales, please.'));
+    s.child.kill('SIGHUP');
+    const published = () => new Set(s.logs().filter((l) => typeof l.msg === 'string' && /^flow desk version [0-9a-f]{12} published \(was [0-9a-f]{12}\): /.test(l.msg)).map((l) => l.pid as number));
+    await until(() => (published().size === 2 ? true : undefined), `both workers to reload\n${s.out()}`);
+    expect([...published()].sort()).toEqual([...pids].sort());
+    expect(alive(s.child.pid!)).toBe(true);
   }, 60_000);
 
   it('a worker killed with SIGKILL: the other keeps the port served, the call goes on, the primary logs it and starts another (the banner is not printed again)', async () => {
