@@ -7,6 +7,9 @@
  *   node --import tsx bench/servers.ts rt     callscript's /rt as `callscript serve` runs it
  *                                             (logger at BENCH_LOG_LEVEL, default info, request
  *                                             logging off), on flows/ (front-desk)
+ *   node --import tsx bench/servers.ts redis <url> <prefix>
+ *                                             the same on the Redis store, as `serve --store <url>`
+ *                                             opens it (its keys under <prefix>)
  *
  * Talks to its parent over the IPC channel: sends `{ ready: port }` when listening, answers
  * `'cpu'` with `{ cpu: process.cpuUsage() }` (user + system µs of this process, all threads).
@@ -15,6 +18,9 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import { buildServer } from '../src/http/server.js';
+import { openStore } from '../src/store/open.js';
+import type { RedisStore } from '../src/store/redis.js';
+import { STORE_DEFAULTS } from '../src/flow/config.js';
 
 const kind = process.argv[2];
 const send = (m: object) => process.send!(m);
@@ -26,11 +32,17 @@ async function start(): Promise<FastifyInstance> {
     bare.post('/bare', async (_req, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(fixed));
     return bare;
   }
-  if (kind === 'rt') {
-    const level = process.env.BENCH_LOG_LEVEL ?? 'info';
-    return buildServer({ flowsDir: new URL('../flows', import.meta.url).pathname, logLevel: level === 'false' ? false : level });
+  const level = process.env.BENCH_LOG_LEVEL ?? 'info';
+  const options = { flowsDir: new URL('../flows', import.meta.url).pathname, logLevel: level === 'false' ? (false as const) : level };
+  if (kind === 'rt') return buildServer(options);
+  if (kind === 'redis') {
+    const store = openStore({ kind: 'redis', url: process.argv[3]!, prefix: process.argv[4]!, commandTimeoutMs: STORE_DEFAULTS.command_timeout_ms }) as RedisStore;
+    await store.ready();
+    const app = await buildServer({ ...options, store });
+    app.addHook('onClose', async () => store.close());
+    return app;
   }
-  throw new Error(`bench/servers.ts: unknown server "${kind}" (bare or rt)`);
+  throw new Error(`bench/servers.ts: unknown server "${kind}" (bare, rt or redis)`);
 }
 
 const app = await start();

@@ -28,6 +28,7 @@ program
   .option('-H, --host <host>', 'address to listen on (env HOST, default 127.0.0.1)')
   .option('-f, --flows <dir>', 'directory of *.yaml flows (env FLOWS_DIR, default flows)')
   .option('-s, --store <url>', 'where calls live: memory (default) or a Redis URL redis://host:6379/0 (env CALLSCRIPT_STORE; docs/scaling.md)')
+  .option('-w, --workers <n>', 'processes serving the port, 1..256 (node:cluster; more than 1 needs --store redis://...; env CALLSCRIPT_WORKERS, default 1)')
   .option('-c, --config <file>', 'config file (env CALLSCRIPT_CONFIG, default ./callscript.yaml if present)')
   .option('-l, --log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL, default info)')
   .option('--record <dir>', 'write each finished call as a replayable scenario file <dir>/<flow>-<callid>.test.yaml (docs/testing.md)')

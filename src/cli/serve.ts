@@ -1,20 +1,49 @@
 import { createServer } from '../http/server.js';
 import { formatDiagnostics } from '../flow/format.js';
-import { resolveSettings, settingsChanges, type ServeFlags, type Settings } from './settings.js';
+import cluster from 'node:cluster';
+import { resolveSettings, settingsChanges, type ServeFlags, type Settings, type SettingsResult } from './settings.js';
+import { runPrimary } from './primary.js';
+import { StartOutput } from './worker-start.js';
 import type { FastifyInstance } from 'fastify';
 import { resolve } from 'node:path';
 import { Recorder } from '../http/recorder.js';
 import { openStore, shownUrl } from '../store/open.js';
 import { RedisStore } from '../store/redis.js';
 
-/** `callscript serve`: load flows, listen, print the URL and the flows. Returns the exit code on failure. */
+/**
+ * `callscript serve`: load flows, listen, print the URL and the flows. Returns the exit code
+ * on failure. With `--workers N` (N > 1) this process is the cluster's primary (src/cli/primary.ts):
+ * it forks N workers that each run the server, and returns their exit code once they end.
+ */
 export async function serve(flags: ServeFlags & { record?: string }, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<FastifyInstance | number> {
   const res = await resolveSettings(flags, process.env, process.cwd());
-  if (res.diagnostics.length > 0) err.write(formatDiagnostics(res.diagnostics, res.sources) + '\n');
   if (!res.ok) {
+    if (res.diagnostics.length > 0) err.write(formatDiagnostics(res.diagnostics, res.sources) + '\n');
     if (res.message) err.write(`callscript serve: ${res.message}\n`);
     return 2;
   }
+  if (cluster.isPrimary && res.settings.workers > 1) {
+    if (flags.record !== undefined) {
+      err.write(`callscript serve: --record needs a single process (the requests of a call reach any of the ${res.settings.workers} workers, each would record a part of it): leave out --workers or --record\n`);
+      return 2;
+    }
+    // the workers print the config's warnings with their start output (one worker's is shown)
+    return runPrimary({ workers: res.settings.workers, logLevel: res.settings.server.logLevel || 'silent', out, err });
+  }
+  if (!cluster.isWorker) return serveHere(res, flags, out, err);
+  // a worker: its start output goes to the primary, which prints one worker's
+  const start = new StartOutput(out, err);
+  const r = await serveHere(res, flags, start.out, start.err).catch((e: unknown) => {
+    start.err.write(`callscript: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 2;
+  });
+  await start.finish(typeof r !== 'number');
+  if (typeof r === 'number') process.exit(r);
+  return r;
+}
+
+async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags & { record?: string }, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<FastifyInstance | number> {
+  if (res.diagnostics.length > 0) err.write(formatDiagnostics(res.diagnostics, res.sources) + '\n');
   const { settings } = res;
   // The config file's changes (watched with the flows): routes and canary apply, the rest at restart.
   let applied: Settings = settings;
@@ -69,7 +98,7 @@ export async function serve(flags: ServeFlags & { record?: string }, out: NodeJS
       app.log.info({ file: settings.configFile, canary: ch.canary }, 'config change: canary applied to new calls');
     }
     if (ch.restart.length > 0) app.log.warn({ code: 'CONFIG_NEEDS_RESTART', file: settings.configFile, settings: ch.restart }, `config change: ${ch.restart.join(', ')} apply at the next start of callscript serve`);
-    applied = { ...next.settings, port: applied.port, host: applied.host, ...(applied.sms ? { sms: applied.sms } : {}), server: { ...next.settings.server, ...restartOnly(applied) } };
+    applied = { ...next.settings, port: applied.port, host: applied.host, workers: applied.workers, ...(applied.sms ? { sms: applied.sms } : {}), server: { ...next.settings.server, ...restartOnly(applied) } };
   };
   if (report && report.diagnostics.length > 0) err.write(formatDiagnostics(report.diagnostics, report.sources) + '\n');
   if (report?.diagnostics.some((d) => d.code === 'FLOWS_DIR_MISSING')) {
@@ -106,7 +135,12 @@ export async function serve(flags: ServeFlags & { record?: string }, out: NodeJS
     void ctl.apply?.();
   };
   process.on('SIGHUP', hup);
+  // Drain: stop accepting, answer what is in progress (503 SHUTTING_DOWN to a new request on
+  // a kept-alive connection), close the store, exit. SIGINT and SIGTERM may both come.
+  const stopping = { started: false };
   const stop = async () => {
+    if (stopping.started) return;
+    stopping.started = true;
     process.off('SIGHUP', hup);
     await app.close();
     process.exit(0);

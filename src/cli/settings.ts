@@ -18,6 +18,8 @@ export interface ServeFlags {
   store?: string;
   port?: string;
   host?: string;
+  /** Processes serving the port (env CALLSCRIPT_WORKERS, server.workers). */
+  workers?: string;
   flows?: string;
   config?: string;
   logLevel?: string;
@@ -26,6 +28,8 @@ export interface ServeFlags {
 export interface Settings {
   port: number;
   host: string;
+  /** Processes serving the port (node:cluster): 1 is this process alone. */
+  workers: number;
   configFile?: string;
   /** Where calls live: this process, or Redis (shared by instances). */
   store: StoreSetting;
@@ -60,6 +64,8 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
   const baseDir = configPath ? dirname(resolve(cwd, configPath)) : cwd;
   const port = intSetting('port', flags.port ?? env.PORT, config?.server.port ?? 3000, 0, 65535);
   if (typeof port === 'string') return { ok: false, message: port, diagnostics, sources };
+  const workers = intSetting(flags.workers !== undefined ? '--workers' : 'CALLSCRIPT_WORKERS', flags.workers ?? env.CALLSCRIPT_WORKERS, config?.server.workers ?? 1, 1, 256);
+  if (typeof workers === 'string') return { ok: false, message: workers, diagnostics, sources };
   const deadline = intSetting('DEADLINE_MS', env.DEADLINE_MS, config?.server.deadline_ms ?? DEFAULT_RT_OPTIONS.deadlineMs, 100, 4900);
   if (typeof deadline === 'string') return { ok: false, message: deadline, diagnostics, sources };
   const policy = (env.UNKNOWN_CALL ?? config?.unknown_call ?? 'restart') as UnknownCallPolicy;
@@ -103,12 +109,16 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
           ...(config?.store?.cluster ? { cluster: config.store.cluster } : {}),
           ...(config?.store?.sentinels && config.store.name ? { sentinels: config.store.sentinels, name: config.store.name } : {}),
         };
+  if (workers > 1 && store.kind === 'memory') {
+    return { ok: false, message: `${workers} workers need a shared call store: with the memory store each process keeps its own calls, and the requests of one call reach any process. Give a Redis URL (--store, CALLSCRIPT_STORE, or store: in the config file), or run 1 worker`, diagnostics, sources };
+  }
   return {
     ok: true,
     diagnostics,
     sources,
     settings: {
       port,
+      workers,
       host: flags.host ?? env.HOST ?? config?.server.host ?? '127.0.0.1',
       configFile: configPath,
       store,
@@ -156,6 +166,7 @@ export function settingsChanges(before: Settings, after: Settings): { routes?: S
     ['store', before.store, after.store],
     ['server.port', before.port, after.port],
     ['server.host', before.host, after.host],
+    ['server.workers', before.workers, after.workers],
     ['server.flows_dir', before.server.flowsDir, after.server.flowsDir],
     ['server.deadline_ms', before.server.deadlineMs, after.server.deadlineMs],
     ['server.body_limit', before.server.bodyLimit, after.server.bodyLimit],

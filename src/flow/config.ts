@@ -35,6 +35,8 @@ export interface ServerConfig {
     /** A changed flow file is published once unchanged for this long. */
     reload_settle_ms: number;
     log_level: LogLevel;
+    /** Processes serving the port (node:cluster); more than 1 needs a shared (Redis) store. */
+    workers: number;
     /** Reload flows (and this file) when they change (absent: true). */
     watch?: boolean;
     /** A request's line and headers must arrive within this long. */
@@ -98,7 +100,7 @@ const TRANSPORT_DEFAULTS = {
 };
 
 export const CONFIG_DEFAULTS: ServerConfig = {
-  server: { port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, body_depth: DEFAULT_BODY_DEPTH, call_ttl_s: 7200, ended_call_ttl_s: 600, reload_settle_ms: 1000, log_level: 'info', ...TRANSPORT_DEFAULTS },
+  server: { port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, body_depth: DEFAULT_BODY_DEPTH, call_ttl_s: 7200, ended_call_ttl_s: 600, reload_settle_ms: 1000, log_level: 'info', workers: 1, ...TRANSPORT_DEFAULTS },
   limits: { call_state_bytes: 32768, expression_cost: 100000, template_memory: 50000, template_ms: 50, flow_file_bytes: 2097152, max_live_calls: 50000 },
   unknown_call: 'restart',
   routes: { apps: {}, numbers: {} },
@@ -129,6 +131,7 @@ export function configJsonSchema(): Record<string, unknown> {
           ended_call_ttl_s: int(10, 86400, 600, 'Remember an ended call this many seconds: its late requests are answered hangup instead of restarting the flow.'),
           reload_settle_ms: int(0, 60000, 1000, 'A changed flow file is published once it has stayed unchanged this many ms (a file still being written is waited for).'),
           log_level: { enum: [...LOG_LEVELS], default: 'info', description: 'Log level.' },
+          workers: int(1, 256, 1, 'Processes serving the port (node:cluster): a primary forks them, restarts one that dies and drains them on SIGTERM. More than 1 needs a Redis store (the requests of a call reach any process); max_connections and limits.max_live_calls apply to each.'),
           watch: { type: 'boolean', default: true, description: 'Reload the flows (and this file) when they change on disk.' },
           headers_timeout_ms: int(100, 120000, 10000, "A request's line and headers must arrive within this many ms of its start, or it is answered 408 and its connection closed."),
           request_timeout_ms: int(100, 300000, 10000, 'A whole request (headers and body) must arrive within this many ms, or it is answered 408 and its connection closed; not less than headers_timeout_ms.'),

@@ -68,7 +68,8 @@ export async function createServer(options: ServerOptions = {}): Promise<Server>
   guardServer(app, transport);
   if (!plugin.reloader) app.addHook('onClose', async () => reloader.close());
   await app.register(callscript, { ...plugin, registry, report, reloader, live, control });
-  if (watch && flowsDir !== undefined) {
+  // a missing directory is reported by the load (FLOWS_DIR_MISSING), not thrown by the watcher
+  if (watch && flowsDir !== undefined && !report?.diagnostics.some((d) => d.code === 'FLOWS_DIR_MISSING')) {
     const reload = control.reload!;
     const watcher = watchFlows({
       dir: flowsDir,

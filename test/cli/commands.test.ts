@@ -192,6 +192,19 @@ describe('callscript errors', () => {
 });
 
 describe('callscript serve (a real process)', () => {
+  it('a flows directory that does not exist: its diagnostic and exit 2 (the watcher did not get to throw ENOENT first)', async () => {
+    const missing = join(mkdtempSync(join(tmpdir(), 'callscript-noflows-')), 'flows');
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0', '--flows', missing, '--log-level', 'silent'], { cwd: root });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const code = await new Promise((r) => child.on('exit', r));
+    expect(code).toBe(2);
+    expect(err).toBe(`${missing}:1:1 error FLOWS_DIR_MISSING cannot read the flows directory ${missing}: ENOENT\nhint: Create it, or point FLOWS_DIR / --flows / server.flows_dir at the folder holding your *.yaml flows.\n`);
+    expect(out).toBe('');
+  });
+
   it('prints the URL and the flows it loaded, and answers on it', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0', '--flows', join(root, 'test/fixtures/http-flows'), '--log-level', 'warn'], { cwd: root });
     let out = '';

@@ -67,6 +67,27 @@ routes: { default: front-desk, numbers: { "+33123456789": support-line } }
     expect(settingsChanges(defaults.settings, r.settings).restart).toEqual(expect.arrayContaining(['server.headers_timeout_ms', 'server.max_connections', 'server.auth_failure_limit', 'server.trust_proxy']));
   });
 
+  it('workers: server.workers, then CALLSCRIPT_WORKERS, then --workers; more than 1 needs a Redis store; a change needs a restart', async () => {
+    const d = dir('server: { workers: 3 }\nstore: redis://127.0.0.1:6379\n');
+    const one = await resolveSettings({}, {}, dir());
+    const file = await resolveSettings({}, {}, d);
+    const env = await resolveSettings({}, { CALLSCRIPT_WORKERS: '4' }, d);
+    const flag = await resolveSettings({ workers: '2' }, { CALLSCRIPT_WORKERS: '4' }, d);
+    if (!one.ok || !file.ok || !env.ok || !flag.ok) throw new Error('settings refused');
+    expect([one.settings.workers, file.settings.workers, env.settings.workers, flag.settings.workers]).toEqual([1, 3, 4, 2]);
+    expect(settingsChanges(file.settings, flag.settings).restart).toEqual(['server.workers']);
+    const why = (r: Awaited<ReturnType<typeof resolveSettings>>) => (r.ok ? 'accepted' : r.message);
+    expect(why(await resolveSettings({ workers: '0' }, {}, d))).toBe('--workers must be an integer from 1 to 256, not "0"');
+    expect(why(await resolveSettings({}, { CALLSCRIPT_WORKERS: 'two' }, d))).toBe('CALLSCRIPT_WORKERS must be an integer from 1 to 256, not "two"');
+    const memory = 'with the memory store each process keeps its own calls, and the requests of one call reach any process. Give a Redis URL (--store, CALLSCRIPT_STORE, or store: in the config file), or run 1 worker';
+    expect(why(await resolveSettings({ workers: '2' }, {}, dir()))).toBe(`2 workers need a shared call store: ${memory}`);
+    expect(why(await resolveSettings({}, { CALLSCRIPT_STORE: 'memory' }, d))).toBe(`3 workers need a shared call store: ${memory}`);
+    expect(why(await resolveSettings({ workers: '1' }, {}, dir()))).toBe('accepted');
+    const bad = await resolveSettings({}, {}, dir('server: { workers: 0 }\n'));
+    expect(bad.ok).toBe(false);
+    expect(bad.diagnostics.map((x) => `${x.line}:${x.column} ${x.code} ${x.message}`)).toEqual(['1:20 OUT_OF_BOUNDS server.workers must be between 1 and 256, got 0']);
+  });
+
   it('refuses an invalid config with its diagnostics, and bad env values with a message', async () => {
     const d = dir('server: { port: 99999, colour: blue }\n');
     const r = await resolveSettings({}, {}, d);

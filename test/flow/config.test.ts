@@ -10,7 +10,7 @@ describe('checkConfig', () => {
       expect(r.diagnostics).toEqual([]);
       expect(r.config).toStrictEqual(CONFIG_DEFAULTS);
     }
-    expect(CONFIG_DEFAULTS.server).toStrictEqual({ port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, body_depth: 32, call_ttl_s: 7200, ended_call_ttl_s: 600, reload_settle_ms: 1000, log_level: 'info',
+    expect(CONFIG_DEFAULTS.server).toStrictEqual({ port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, body_depth: 32, call_ttl_s: 7200, ended_call_ttl_s: 600, reload_settle_ms: 1000, log_level: 'info', workers: 1,
       headers_timeout_ms: 10000, request_timeout_ms: 10000, keep_alive_timeout_ms: 5000, socket_timeout_ms: 30000, max_connections: 900, auth_failure_limit: 10, auth_failure_window_s: 60,
     });
     expect(CONFIG_DEFAULTS.limits).toStrictEqual({ call_state_bytes: 32768, expression_cost: 100000, template_memory: 50000, template_ms: 50, flow_file_bytes: 2097152, max_live_calls: 50000 });

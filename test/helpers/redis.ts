@@ -31,17 +31,19 @@ export function testPrefix(): string {
   return `cstest:${process.pid}:${Date.now().toString(36)}:${n++}:`;
 }
 
-/** Deletes every key under `prefix`. */
-export async function dropPrefix(prefix: string, url = REDIS_URL): Promise<void> {
+/** Deletes every key under `prefix`; resolves with how many there were. */
+export async function dropPrefix(prefix: string, url = REDIS_URL): Promise<number> {
   const r = new Redis(url, { maxRetriesPerRequest: 1 });
   r.on('error', () => {});
   try {
     let cursor = '0';
+    let dropped = 0;
     do {
       const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
       cursor = next;
-      if (keys.length) await r.del(...keys);
+      if (keys.length) dropped += await r.del(...keys);
     } while (cursor !== '0');
+    return dropped;
   } finally {
     r.disconnect();
   }
