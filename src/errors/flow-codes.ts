@@ -90,7 +90,13 @@ export const FLOW_CODES: readonly CodeInfo[] = [
     code: 'BAD_VERSION',
     severity: 'error',
     title: 'The flow declares a language version this callscript does not know.',
-    hint: 'Write `version: 1` (an integer) at the top of the flow.',
+    hint: 'Write `version: 1` or `version: 2` (an integer) at the top of the flow.',
+  },
+  {
+    code: 'NEEDS_VERSION_2',
+    severity: 'error',
+    title: 'A construct of language version 2 in a file that declares version 1.',
+    hint: 'Write `version: 2` at the top of the flow: version 2 keeps every version 1 construct and adds http, subflow, calendars, prompts, environments, sensitive and valid.',
   },
   {
     code: 'BAD_NAME',

@@ -36,10 +36,14 @@ export interface Ctx {
   declared: Set<string>;
   /** The compile weight of the flow's patterns so far (result keys, matches() literals): bounded per flow. */
   patternWeight: number;
+  /** The language version the file declares (1 when absent or wrong: the version's own diagnostic says so). */
+  version: 1 | 2;
+  /** Version 2 constructs already reported in a version 1 file (NEEDS_VERSION_2 once per construct). */
+  v2Reported: Set<string>;
 }
 
 export function newCtx(file: string, voice: string): Ctx {
-  return { file, diags: [], voice, refs: [], targets: [], suggest: { left: SUGGEST_BUDGET }, declared: new Set(), patternWeight: 0 };
+  return { file, diags: [], voice, refs: [], targets: [], suggest: { left: SUGGEST_BUDGET }, declared: new Set(), patternWeight: 0, version: 1, v2Reported: new Set() };
 }
 
 /**
@@ -78,6 +82,21 @@ export function report(ctx: Ctx, code: string, at: At, message: string, hint?: s
   const h = hint ?? info?.hint;
   if (h) d.hint = h;
   ctx.diags.push(d);
+}
+
+/**
+ * A construct of language version 2 (http, subflow, calendars, prompts, environments,
+ * sensitive, valid): in a `version: 1` file it is NEEDS_VERSION_2 at `at`, once per
+ * construct name, and the caller goes on checking it as written (one mistake, one
+ * diagnostic). Returns whether the file is version 2.
+ */
+export function requireV2(ctx: Ctx, at: At, what: string): boolean {
+  if (ctx.version === 2) return true;
+  if (!ctx.v2Reported.has(what)) {
+    ctx.v2Reported.add(what);
+    report(ctx, 'NEEDS_VERSION_2', at, `${what} is part of version 2 of the language; this file declares version: 1`);
+  }
+  return false;
 }
 
 export function posOf(ctx: Ctx, at: At): Pos {

@@ -4,21 +4,21 @@
  */
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { DEFAULT_VOICE, type FlowModel, type Handlers, type Step, type Value } from './model.js';
-import { type Ctx, ID_RE, asMap, asString, checkVarName, isObjectMember, knownEntries, newCtx, report } from './check-context.js';
+import { type Ctx, ID_RE, asMap, asString, checkVarName, isObjectMember, knownEntries, newCtx, report, requireV2 } from './check-context.js';
 import { checkGraph, checkReachable, checkTargets, type StepNode } from './check-graph.js';
 import { checkVoice } from './check-media.js';
 import { checkHandlers, stepRef } from './check-results.js';
 import { checkStep } from './check-steps.js';
 import { toValue } from './check-values.js';
 import { checkVarRefs } from './check-vars.js';
-import { describe, entry, loadYaml, type YMap } from './yaml.js';
+import { describe, entry, loadYaml, type YEntry, type YMap } from './yaml.js';
 
 export interface CheckResult {
   model?: FlowModel;
   diagnostics: Diagnostic[];
 }
 
-const TOP_KEYS = ['version', 'name', 'description', 'start', 'voice', 'vars', 'handlers', 'steps'] as const;
+const TOP_KEYS = ['version', 'name', 'description', 'start', 'voice', 'vars', 'sensitive', 'handlers', 'steps'] as const;
 
 /** The flow name a file gets when it has no `name:`: its base name without extension. */
 export function defaultFlowName(file: string): string {
@@ -72,10 +72,12 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
 
   const version = top('version');
   if (!version) report(ctx, 'MISSING_KEY', root, "missing 'version: 1' (the language version)");
+  else if (version.value.kind === 'scalar' && version.value.type === 'int' && version.value.value === 2) ctx.version = 2;
   else if (version.value.kind !== 'scalar' || version.value.type !== 'int' || version.value.value !== 1) {
     const v = version.value;
     const got = v.kind === 'scalar' && !v.quoted && (v.type === 'int' || v.type === 'float') ? v.source : describe(v);
-    report(ctx, 'BAD_VERSION', v, `version must be 1, got ${got}`, v.kind === 'scalar' && v.type === 'string' && v.value === '1' ? 'Write version: 1 without quotes (an integer).' : undefined);
+    const quoted = v.kind === 'scalar' && v.type === 'string' && (v.value === '1' || v.value === '2');
+    report(ctx, 'BAD_VERSION', v, `version must be 1 or 2, got ${got}`, quoted ? `Write version: ${String(v.kind === 'scalar' ? v.value : 1)} without quotes (an integer).` : undefined);
   }
 
   let name = defaultFlowName(ctx.file);
@@ -103,6 +105,8 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
     const val = toValue(ctx, e.value, `vars.${e.key}: `, false);
     if (val !== undefined) vars[e.key] = val;
   }
+
+  const sensitive = checkSensitive(ctx, top('sensitive'));
 
   const handlersEntry = top('handlers');
   const handlers: Handlers = checkHandlers(ctx, handlersEntry?.value);
@@ -148,10 +152,30 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
   checkVarRefs(ctx, Object.keys(vars), steps);
 
   if (start === undefined) return undefined;
-  const model: FlowModel = { version: 1, name, file: ctx.file, start, voice: ctx.voice, vars, handlers, steps };
+  const model: FlowModel = { version: ctx.version, name, file: ctx.file, start, voice: ctx.voice, vars, handlers, steps };
   if (nameEntry) model.namePos = { file: ctx.file, line: nameEntry.value.pos.line, column: nameEntry.value.pos.col };
   if (description !== undefined) model.description = description;
+  if (sensitive.length > 0) model.sensitive = sensitive;
   return model;
+}
+
+/** `sensitive: [pin, account]`: variables masked wherever the call is shown (version 2). */
+function checkSensitive(ctx: Ctx, e: YEntry | undefined): string[] {
+  if (!e) return [];
+  requireV2(ctx, e, 'sensitive:');
+  if (e.value.kind === 'scalar' && e.value.type === 'null') return [];
+  if (e.value.kind !== 'seq') {
+    report(ctx, 'TYPE_MISMATCH', e.value, `sensitive must be a list of variable names, not ${describe(e.value)}`);
+    return [];
+  }
+  const names: string[] = [];
+  for (const item of e.value.items) {
+    const n = asString(ctx, item, 'a sensitive variable');
+    if (n === undefined || !checkVarName(ctx, n, item, 'sensitive:')) continue;
+    if (names.includes(n)) report(ctx, 'DUPLICATE_KEY', item, `sensitive: '${n}' is listed twice`);
+    else names.push(n);
+  }
+  return names;
 }
 
 function sorted(diags: Diagnostic[]): Diagnostic[] {

@@ -106,7 +106,8 @@ export interface Handlers {
 }
 
 export interface FlowModel {
-  version: 1;
+  /** The language version: 2 allows http, subflows, calendars, prompt tables, environments, sensitive values and valid:. */
+  version: 1 | 2;
   name: string;
   /** Where `name:` gives the name (absent: the name comes from the file name). */
   namePos?: Pos;
@@ -116,6 +117,8 @@ export interface FlowModel {
   /** Default TTS voice for `say:` and plain-text media. */
   voice: string;
   vars: Record<string, Value>;
+  /** Variables masked wherever the call is shown: logs, call summary, admin API, recordings, traces (version 2). */
+  sensitive?: string[];
   handlers: Handlers;
   steps: Record<string, Step>;
 }

@@ -154,11 +154,12 @@ describe('mistakes the checker did not catch', () => {
     }
   });
 
-  it('version 2 is "version must be 1, got 2"', () => {
-    const d = only('version: 2\nstart: a\nsteps:\n  a: { hangup: {} }\n', 'BAD_VERSION');
-    expect(d.message).toBe('version must be 1, got 2');
-    expect(only('version: "1"\nstart: a\nsteps:\n  a: { hangup: {} }\n', 'BAD_VERSION')).toMatchObject({ message: 'version must be 1, got a string ("1")', hint: 'Write version: 1 without quotes (an integer).' });
-    expect(only('version: 1.5\nstart: a\nsteps:\n  a: { hangup: {} }\n', 'BAD_VERSION').message).toBe('version must be 1, got 1.5');
+  it('version 3 is "version must be 1 or 2, got 3"', () => {
+    const d = only('version: 3\nstart: a\nsteps:\n  a: { hangup: {} }\n', 'BAD_VERSION');
+    expect(d.message).toBe('version must be 1 or 2, got 3');
+    expect(only('version: "1"\nstart: a\nsteps:\n  a: { hangup: {} }\n', 'BAD_VERSION')).toMatchObject({ message: 'version must be 1 or 2, got a string ("1")', hint: 'Write version: 1 without quotes (an integer).' });
+    expect(only('version: 1.5\nstart: a\nsteps:\n  a: { hangup: {} }\n', 'BAD_VERSION').message).toBe('version must be 1 or 2, got 1.5');
+    expect(only('version: "2"\nstart: a\nsteps:\n  a: { hangup: {} }\n', 'BAD_VERSION').hint).toBe('Write version: 2 without quotes (an integer).');
   });
 
   it('a set of the hangup handler with next: to a hangup step: drop next', () => {

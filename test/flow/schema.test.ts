@@ -54,6 +54,8 @@ describe('JSON Schemas', () => {
     expect(validate({ ...ok, steps: { a: { say: 'x', wait: 1 } } })).toBe(false);
     expect(validate({ ...ok, steps: { a: { next: 'a' } } })).toBe(false);
     expect(validate({ ...ok, steps: { a: { say: 'x', next: { goto: 'a', retry: 2, then: 'a' } } } })).toBe(false);
-    expect(validate({ ...ok, version: 2 })).toBe(false);
+    expect(validate({ ...ok, version: 3 })).toBe(false);
+    expect(validate({ ...ok, version: 2, sensitive: ["pin", "pin"] })).toBe(false);
+    expect(validate({ ...ok, version: 2, sensitive: ["pin"] })).toBe(true);
   });
 });
