@@ -145,12 +145,36 @@ function message(err: unknown): string {
 
 export function behaviour(t: FlowTables) {
   const regexOf = (source: string): LinearRegex => t.regexes.get(source) ?? NEVER;
+  /** The step's `valid:` condition is false for `input` (one that fails to evaluate rejects it, logged). */
+  const rejects = (ctx: Ctx, step: string, input: string): boolean => {
+    const when = t.valids.get(step);
+    if (when === undefined) return false;
+    const scope = scopeOf(ctx);
+    const [result, error] = [scope.result, scope.error];
+    scope.result = input;
+    scope.error = '';
+    try {
+      return !test(when, scope);
+    } catch (err) {
+      if (limitHit(ctx.rt, err, step, `valid ${when}`)) return false;
+      addLog(ctx.rt, { level: 'warn', code: 'RUNTIME_CONDITION', msg: `valid ${when} at ${step}: ${message(err)} (the input is rejected)`, step });
+      return true;
+    } finally {
+      scope.result = result;
+      scope.error = error;
+    }
+  };
   return {
     guards: {
-      /** The result matches (`exact` or `re`; neither: any) and, with `max`, the key has retries left. */
-      match(ctx: Ctx, ev: Ev, p: { exact?: string; re?: string; key?: string; max?: number }): boolean {
+      /**
+       * The result matches (`exact` or `re`; neither: any) and, with `max`, the key has retries left.
+       * With `invalid` (a step id): the result is not in `skip` and fails the step's `valid:` condition.
+       */
+      match(ctx: Ctx, ev: Ev, p: { exact?: string; re?: string; key?: string; max?: number; invalid?: string; skip?: string[] }): boolean {
         const r = ev.result ?? '';
-        if (p.exact !== undefined) {
+        if (p.invalid !== undefined) {
+          if (p.skip?.includes(r) || !rejects(ctx, p.invalid, r)) return false;
+        } else if (p.exact !== undefined) {
           if (r !== p.exact) return false;
         } else if (p.re !== undefined) {
           const re = regexOf(p.re);

@@ -28,6 +28,8 @@ export interface FlowTables {
   sets: Map<string, Assign[]>;
   /** Switch conditions (CEL) by step, in case order. */
   cases: Map<string, string[]>;
+  /** `valid:` conditions (CEL) by command step. */
+  valids: Map<string, string>;
   /** Result patterns by their anchored regex source. */
   regexes: Map<string, LinearRegex>;
   initialVars: Record<string, Value>;
@@ -51,6 +53,7 @@ export function buildTables(model: FlowModel): FlowTables {
     },
     sets: new Map(),
     cases: new Map(),
+    valids: new Map(),
     regexes: new Map(),
     initialVars: model.vars,
   };
@@ -71,6 +74,7 @@ export function buildTables(model: FlowModel): FlowTables {
     } else if (step.kind === 'switch') {
       t.cases.set(id, step.cases.map((c) => c.when));
     } else {
+      if (step.valid) t.valids.set(id, step.valid.when);
       for (const p of step.on.patterns) regex(p.regex);
       const h = step.inheritHandlers ? model.handlers.on[step.command.name] : undefined;
       for (const p of h?.patterns ?? []) regex(p.regex);
@@ -101,6 +105,7 @@ function commandTable(model: FlowModel, step: Extract<FlowModel['steps'][string]
   if (step.command.name !== 'hangup') {
     sayOf(step.on.default, says);
     sayOf(step.on.error ?? model.handlers.error, says);
+    if (step.valid) sayOf(step.valid.else ?? step.on.default, says);
   }
   return { command: step.command.name, builder: commandBuilder(step.command), says };
 }

@@ -33,7 +33,7 @@ export function successors(step: Step, handlers: Handlers): string[] {
   if (step.kind === 'set') return step.next ? [step.next] : [];
   if (step.kind === 'switch') return [...step.cases.map((c) => c.goto), ...(step.default ? [step.default] : [])];
   const on = step.on;
-  const out = [...Object.values(on.exact), ...on.patterns.map((p) => p.branch), on.default, on.error].flatMap(branchTargets);
+  const out = [...Object.values(on.exact), ...on.patterns.map((p) => p.branch), on.default, on.error, step.valid?.else].flatMap(branchTargets);
   const wide = step.inheritHandlers ? handlers.on[step.command.name] : undefined;
   if (wide) out.push(...[...Object.values(wide.exact), ...wide.patterns.map((p) => p.branch)].flatMap(branchTargets));
   if (!on.error && step.command.name !== 'hangup') out.push(...branchTargets(handlers.error));

@@ -5,25 +5,25 @@
 import { PARAM_ALIASES, type CommandName } from '../protocol/commands.js';
 import { ACTION_SPECS, EFFECT_NAMES, isAction, type ActionName } from './actions.js';
 import { COMMAND_NAMES } from '../protocol/commands.js';
-import type { Assignment, Branches, CommandCall, Handlers, Step, SwitchCase } from './model.js';
-import { type Ctx, asMap, checkVarName, closest, didYouMean, knownEntries, posOf, report } from './check-context.js';
+import type { Assignment, Branches, CommandCall, Handlers, Step, SwitchCase, Valid } from './model.js';
+import { type Ctx, asMap, checkVarName, closest, didYouMean, knownEntries, posOf, report, requireV2 } from './check-context.js';
 import { checkCommand } from './check-commands.js';
 import { checkMedia } from './check-media.js';
-import { type OnNotes, checkOn, emptyBranches, stepRef, unhandledResults } from './check-results.js';
+import { type OnNotes, checkBranch, checkOn, emptyBranches, stepRef, unhandledResults } from './check-results.js';
 import { checkCel, toValue } from './check-values.js';
-import { describe, entry, type YEntry, type YMap } from './yaml.js';
+import { describe, entry, type YEntry, type YMap, type YNode } from './yaml.js';
 import { compileLinear, type LinearRegex } from './pattern.js';
 
 export const LOGIC_ACTIONS = ['set', 'switch', 'when'] as const;
 export const ACTIONS: readonly string[] = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', ...LOGIC_ACTIONS];
 const ACTION_SET: ReadonlySet<string> = new Set(ACTIONS);
-const MODIFIERS = ['save', 'on', 'next', 'handlers', 'default', 'then', 'else'] as const;
+const MODIFIERS = ['save', 'on', 'next', 'handlers', 'valid', 'default', 'then', 'else'] as const;
 
 type Kind = 'command' | 'hangup' | 'set' | 'switch' | 'when';
 
 /** The keys that may go with each kind of action. */
 const ALLOWED: Record<Kind, readonly string[]> = {
-  command: ['save', 'on', 'next', 'handlers'],
+  command: ['save', 'on', 'next', 'handlers', 'valid'],
   hangup: [],
   set: ['next'],
   switch: ['default'],
@@ -34,6 +34,7 @@ const MISPLACED_HINT: Record<string, string> = {
   save: '`save` keeps the result of a command; logic steps have none.',
   on: '`on` branches on the result of a command; logic steps have none (use a switch or when step).',
   handlers: '`handlers: false` opts a command step out of flow-wide result handlers.',
+  valid: '`valid` checks the input a command returned; logic steps have none (use a switch or when step).',
   next: 'switch and when steps say where to go with default / then / else.',
   default: 'On a command step write next: (or on: { default: ... }); default: belongs to switch steps.',
   then: 'then/else belong to when steps; in a branch, then goes with retry.',
@@ -140,10 +141,39 @@ function checkCommandStep(ctx: Ctx, node: YMap, action: YEntry, id: string, wher
     }
   }
   if (inherit && cmd !== 'hangup') shadowedHandlers(ctx, entry(node, 'on'), on, handlers.on[cmd], where);
+  const validEntry = entry(node, 'valid');
+  const valid = validEntry && cmd !== 'hangup' ? checkValid(ctx, validEntry, cmd, on, where) : undefined;
   if (!call) return undefined;
   const step: Step = { kind: 'command', id, pos: posOf(ctx, action), command: call, on, inheritHandlers: inherit };
   if (saveName !== undefined) step.save = saveName;
+  if (valid) step.valid = valid;
   return step;
+}
+
+/** `valid: 'cel'` or `valid: { when: 'cel', else: branch }` (version 2). */
+function checkValid(ctx: Ctx, e: YEntry, cmd: ActionName, on: Branches, where: string): Valid | undefined {
+  requireV2(ctx, e, 'valid:');
+  if (ACTION_SPECS[cmd].results.kind === 'none') {
+    report(ctx, 'MISPLACED_KEY', e, `${where}${cmd} returns no result: there is no input for valid to check`);
+    return undefined;
+  }
+  let whenNode: YNode | undefined;
+  let elseEntry: YEntry | undefined;
+  if (e.value.kind === 'map') {
+    knownEntries(ctx, e.value, ['when', 'else'], `${where}valid: `);
+    whenNode = entry(e.value, 'when')?.value;
+    elseEntry = entry(e.value, 'else');
+    if (!whenNode) report(ctx, 'MISSING_KEY', e.value, `${where}valid needs 'when': the condition an input must meet`);
+  } else whenNode = e.value;
+  const when = whenNode ? checkCel(ctx, whenNode, `${where}valid: `) : undefined;
+  const otherwise = elseEntry ? checkBranch(ctx, elseEntry.value, `${where}valid else: `) : undefined;
+  if (!elseEntry && !on.default) {
+    report(ctx, 'MISSING_KEY', e, `${where}valid has no 'else', and the step no default or next: a rejected input would have nowhere to go`, "Give valid an else (e.g. else: { retry: 2, say: \"That is not right.\", then: goodbye }), or the step a default under on: (a rejected input counts as one that matched no key).");
+  }
+  if (when === undefined || (elseEntry && !otherwise)) return undefined;
+  const v: Valid = { when, pos: posOf(ctx, e) };
+  if (otherwise) v.else = otherwise;
+  return v;
 }
 
 /**

@@ -12,6 +12,9 @@
  *   in the order the language defines: exact keys, patterns, flow-wide handlers, default;
  * - a branch with `retry` is two transitions: back to the step while the key's retries
  *   are left (guard `match` with `max`), then to `then`;
+ * - a step's `valid:` is a guarded transition (`match` with `invalid`) after its exact
+ *   keys: a result that fails the condition takes `valid.else` (or the default branch)
+ *   without being saved;
  * - set and switch steps are `always` transitions; every `always` list and every
  *   `param.invalid` list starts with the `budget` guard, so a loop of logic steps or of
  *   failing params ends the call instead of spinning;
@@ -20,7 +23,7 @@
  *
  * Each transition names what it covers (`took`): `<step>:<key>`, `<step>:<key>:then`,
  * `handlers.on.<command>:<key>`, `handlers:error`, `<step>:case<i>`, `<step>:default`,
- * `<step>:next`: the coverage keys of `callscript test --coverage` and of `paths`.
+ * `<step>:next`, `<step>:invalid`: the coverage keys of `callscript test --coverage` and of `paths`.
  */
 import { isTemplate } from './expr.js';
 import type { Branch, Branches, CommandCall, FlowModel, MediaParam, Step, Value } from './model.js';
@@ -246,6 +249,8 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   };
   const own = step.on;
   for (const [k, b] of Object.entries(own.exact)) add({ key: k, exact: k }, b, `${id}:${k}`);
+  // valid: checked once the step's exact keys are tried, before anything else (spliced in below)
+  const validAt = result.length;
   for (const p of own.patterns) add({ key: p.source, regex: p.regex }, p.branch, `${id}:${p.source}`);
   const h = step.inheritHandlers ? model.handlers.on[name] : undefined;
   if (h) {
@@ -269,6 +274,14 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   // A failed command and a templated param that fails its check take the same branch
   // (constant params were checked when the flow loaded: they cannot fail).
   const error = errorTransitions([RESULT]);
+  if (step.valid) {
+    // Numbered after every other say of the step (src/engine/tables.ts builds them in that order).
+    // Exempt: the step's exact keys (tried before), the flow-wide exact keys it inherits, a read's TIMEOUT.
+    const skip = [...keys.filter((k) => k.inherited && k.exact !== undefined).map((k) => k.exact!), ...(name === 'read' ? ['TIMEOUT'] : [])];
+    const b = step.valid.else ?? own.default!;
+    const invalid = branch(step.valid.else ? 'valid' : 'default', `${id}:invalid`, b, { invalid: id, skip }, [RESULT]);
+    result.splice(validAt, 0, ...invalid);
+  }
   state.on = { [EV_RESULT]: result };
   if (error.length > 0) state.on[EV_ERROR] = error;
   if (templated(step.command)) state.on[EV_PARAM_INVALID] = [BUDGET, ...(error.length > 0 ? error : [{ target: END_STATE, actions: [RESULT, { type: 'unhandled' }] }])];

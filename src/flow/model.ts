@@ -74,6 +74,19 @@ export interface Assignment {
   pos: Pos;
 }
 
+/**
+ * `valid:` of a command step (version 2): a condition every input must meet. A result no
+ * exact key takes (a read's TIMEOUT aside) is checked before patterns and default; when
+ * the condition is false the result is rejected: it is not saved and goes to `else` (its
+ * own retry counter), or without `else` to the step's default (sharing its counter).
+ */
+export interface Valid {
+  /** CEL over vars, call, and `result`: the input being checked. */
+  when: string;
+  else?: Branch;
+  pos: Pos;
+}
+
 export interface SwitchCase {
   /** CEL expression over vars, call, result, error. */
   when: string;
@@ -92,6 +105,7 @@ export type Step =
       on: Branches;
       /** false: flow-wide result handlers (handlers.on) do not apply to this step. */
       inheritHandlers: boolean;
+      valid?: Valid;
     }
   | { kind: 'set'; id: string; pos: Pos; assign: Assignment[]; next?: string }
   | { kind: 'switch'; id: string; pos: Pos; cases: SwitchCase[]; default?: string };

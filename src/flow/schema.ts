@@ -165,6 +165,13 @@ function stepSchema(): Schema {
   properties.on = ref('on');
   properties.next = { ...ref('branch'), description: 'Where to go after the command (same as on.default).' };
   properties.handlers = { type: 'boolean', description: 'false: flow-wide result handlers do not apply to this step.' };
+  properties.valid = {
+    description: 'Version 2: a CEL condition every input must meet (`result` is the input); a rejected input is not saved and goes to else, or to the default branch.',
+    oneOf: [
+      { type: 'string' },
+      { type: 'object', required: ['when'], additionalProperties: false, properties: { when: { type: 'string', description: 'A CEL condition over result, vars, call.' }, else: { ...ref('branch'), description: 'Where a rejected input goes (retry counts and escalates the prompts).' } } },
+    ],
+  };
   const actions = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', 'set', 'switch', 'when'];
   return {
     type: 'object',

@@ -65,6 +65,7 @@ function stepKeys(id: string, s: Step, branch: BranchAdd, add: (k: string, p: Po
       for (const p of s.on.patterns) branch(id, p.source, p.branch);
       if (s.on.default) branch(id, 'default', s.on.default);
       if (s.on.error) branch(id, 'error', s.on.error);
+      if (s.valid) branch(id, 'invalid', { pos: s.valid.pos, retry: (s.valid.else ?? s.on.default)?.retry });
       break;
     case 'switch':
       s.cases.forEach((c, i) => add(`${id}:case${i + 1}`, c.pos));
@@ -167,7 +168,7 @@ export function flowEdges(flow: CompiledFlow): FlowEdge[] {
       for (const t of list) {
         const cover = tookKeys(t);
         const p = t.guard?.params ?? {};
-        const key = typeof p.exact === 'string' ? p.exact : typeof p.re === 'string' ? regexKey.get(p.re) ?? p.re : fallback;
+        const key = typeof p.invalid === 'string' ? 'invalid' : typeof p.exact === 'string' ? p.exact : typeof p.re === 'string' ? regexKey.get(p.re) ?? p.re : fallback;
         if (cover.length === 0) {
           // `save:` with no default: the result is kept, then the flow ends.
           edges.push({ id: `${id}:${key}`, kind: 'unhandled', from: id, to: END_STATE, key });

@@ -57,5 +57,10 @@ describe('JSON Schemas', () => {
     expect(validate({ ...ok, version: 3 })).toBe(false);
     expect(validate({ ...ok, version: 2, sensitive: ["pin", "pin"] })).toBe(false);
     expect(validate({ ...ok, version: 2, sensitive: ["pin"] })).toBe(true);
+    const read = { read: { prompt: 'PIN?' }, next: 'a' };
+    expect(validate({ ...ok, version: 2, steps: { a: { ...read, valid: 'result == "1"' } } })).toBe(true);
+    expect(validate({ ...ok, version: 2, steps: { a: { ...read, valid: { when: 'true', else: { retry: 2, then: 'a' } } } } })).toBe(true);
+    expect(validate({ ...ok, version: 2, steps: { a: { ...read, valid: { else: 'a' } } } })).toBe(false);
+    expect(validate({ ...ok, version: 2, steps: { a: { ...read, valid: { when: 'true', otherwise: 'a' } } } })).toBe(false);
   });
 });
