@@ -26,6 +26,8 @@ import type { CallState, CallSummary } from './types.js';
 import { isTerminal } from '../protocol/request.js';
 import type { RtRequest, RtResponse } from '../protocol/rt.js';
 import type { EvalLimits } from '../flow/budget.js';
+import { MASK } from './mask.js';
+import { maskLog, maskStepRecord, maskSummary, requestMasker } from './mask-call.js';
 
 /** Time kept back from the deadline for saving the state and answering. */
 const EFFECT_MARGIN_MS = 250;
@@ -419,7 +421,7 @@ export class CallHandler {
       const budget = this.opts.deadlineMs - (this.now() - from) - EFFECT_MARGIN_MS;
       const result = await this.deps.perform(outcome.effect, budget);
       if (recorder) effects.push({ effect: outcome.effect, result });
-      if (result.ok) log.debug({ callid: req.callid, effect: outcome.effect.kind, step: outcome.effect.step, value: result.value }, `${outcome.effect.kind} done`);
+      if (result.ok) log.debug({ callid: req.callid, effect: outcome.effect.kind, step: outcome.effect.step, value: flow.tables.sensitive?.steps.has(outcome.effect.step) ? MASK : result.value }, `${outcome.effect.kind} done`);
       outcome = outcome.resume(result);
     }
     switch (outcome.kind) {
@@ -432,7 +434,13 @@ export class CallHandler {
         return { status: outcome.code === 'UNKNOWN_CALL' ? 404 : 500, code: outcome.code, message: outcome.message };
       case 'reply': {
         const logs = outcome.log;
-        if (logs) for (const { level, msg, ...fields } of logs) log[level === 'error' ? 'error' : level === 'warn' ? 'warn' : 'info']({ callid: req.callid, ...fields }, msg);
+        // a flow with sensitive values: what leaves the process (logs, summary, recording) is masked
+        const sens = flow.tables.sensitive;
+        const masker = sens ? requestMasker(sens, req, prior, [outcome.state?.vars, outcome.summary?.vars]) : undefined;
+        if (logs) for (const entry of logs) {
+          const { level, msg, ...fields } = masker ? maskLog(entry, masker) : entry;
+          log[level === 'error' ? 'error' : level === 'warn' ? 'warn' : 'info']({ callid: req.callid, ...fields }, msg);
+        }
         if (seen.isNew) live.started(flow.name, flow.version);
         if (req.command_error !== '' || (logs && logs.some((l) => l.level === 'error'))) live.error(flow.name, flow.version);
         if (outcome.state) {
@@ -440,8 +448,11 @@ export class CallHandler {
           live.set(req.callid, outcome.state.flow, outcome.state.version, outcome.state.step);
           seen.kept = true;
         } else if (!(await this.bury(req.callid, rev))) return RETRY;
-        if (outcome.summary) logSummary(log, outcome.summary);
-        recorder?.exchange({ request: req, flow: { name: flow.name, version: flow.version }, now: at, effects, reply: outcome.reply, ...(outcome.state ? { step: outcome.state.step } : {}), ended: !outcome.state });
+        if (outcome.summary) logSummary(log, sens ? maskSummary(outcome.summary, sens) : outcome.summary);
+        if (recorder) {
+          const rec: StepRecord = { request: req, flow: { name: flow.name, version: flow.version }, now: at, effects, reply: outcome.reply, ...(outcome.state ? { step: outcome.state.step } : {}), ended: !outcome.state };
+          recorder.exchange(sens ? maskStepRecord(rec, sens, prior, masker!) : rec);
+        }
         return { status: 200, body: outcome.replyJson };
       }
     }
