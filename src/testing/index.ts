@@ -125,7 +125,7 @@ async function resolveFlow(s: Scenario, flows: FlowSet): Promise<{ flow: Compile
 export function formatCase(file: string, r: CaseResult): string[] {
   if (r.ok) return [`✓ ${file} › ${r.name}`];
   const f = r.failure!;
-  const lines = [`✗ ${file} › ${r.name}`, `    ${file}:${f.pos.line}: step ${f.step + 1}: ${f.message}`];
+  const lines = [`✗ ${file} › ${r.name}`, `    ${file}:${f.pos.line}: ${f.label ?? `step ${f.step + 1}`}: ${f.message}`];
   if (f.expected !== undefined) lines.push(`      expected: ${f.expected}`);
   if (f.actual !== undefined) lines.push(`      actual:   ${f.actual}`);
   for (const d of f.diff ?? []) lines.push(`      ${d}`);
