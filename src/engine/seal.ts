@@ -20,6 +20,7 @@ const TAG_BYTES = 16;
 
 /** A 32-byte key from its text: 64 hex digits, or base64 (or base64url) of 32 bytes. */
 export function parseKey(text: string): Buffer {
+  if (typeof text !== 'string') throw new Error('a sensitive-values key is a string: 32 random bytes, written as 64 hex digits or in base64 (e.g. `openssl rand -base64 32`)');
   const t = text.trim();
   const key = /^[0-9a-fA-F]{64}$/.test(t) ? Buffer.from(t, 'hex') : Buffer.from(t, /[-_]/.test(t) ? 'base64url' : 'base64');
   if (key.length !== 32 || (!/^[0-9a-fA-F]{64}$/.test(t) && !/^[A-Za-z0-9+/_-]+={0,2}$/.test(t))) {

@@ -45,6 +45,7 @@ describe('Sealer', () => {
   it('refuses keys that are not 32 bytes', () => {
     for (const bad of ['', 'secret', 'ab'.repeat(31), randomBytes(16).toString('base64'), 'zz'.repeat(32)]) expect(() => parseKey(bad), bad).toThrow(/32 random bytes/);
     expect(() => Sealer.fromEnv({ CALLSCRIPT_SENSITIVE_KEY: KEY1, CALLSCRIPT_SENSITIVE_KEY_PREVIOUS: 'nope' })).toThrow(/CALLSCRIPT_SENSITIVE_KEY_PREVIOUS: a sensitive-values key is 32 random bytes/);
+    expect(() => parseKey(undefined as never)).toThrow(/32 random bytes/);
     expect(Sealer.fromEnv({})).toBeUndefined();
     expect(Sealer.fromEnv({ CALLSCRIPT_SENSITIVE_KEY: KEY1, CALLSCRIPT_SENSITIVE_KEY_PREVIOUS: ` ${KEY2} , ` })?.keyId).toBe(new Sealer([parseKey(KEY1)]).keyId);
   });
@@ -105,6 +106,11 @@ async function typePin(a: FastifyInstance, callid: string) {
 }
 
 describe('sensitive values in the memory store', () => {
+  it('a bad key refuses the plugin at registration', async () => {
+    app = Fastify({ logger: false });
+    await expect(app.register(callscript, { flowsDir: FIXTURES, sensitiveKeys: ['short'] })).rejects.toThrow('callscript plugin: sensitiveKeys: a sensitive-values key is 32 random bytes');
+  });
+
   it('are sealed when a key is given, and the call reads them back', async () => {
     const store = new MemoryStore();
     const { app: a, logs } = await server(store, [KEY1]);
