@@ -6,7 +6,7 @@ import { compileFlow, type CompiledFlow } from '../engine/compile.js';
 import { checkFlow } from '../flow/check.js';
 import { formatDiagnostics } from '../flow/format.js';
 import { compileAll } from '../registry/registry.js';
-import { readFlows, readFlowText } from '../registry/load.js';
+import { callerScriptNotFlow, isCallerScriptName, readFlows, readFlowText } from '../registry/load.js';
 import type { CoverageFile } from '../testing/coverage.js';
 import { EXPLORE_MAX_MS } from '../testing/explore.js';
 import { generateCases, scenarioYaml, uncovered } from '../testing/paths.js';
@@ -22,6 +22,7 @@ export interface PathsFlags {
 
 /** A flow by name (in the flows dir) or by path to a .yaml file; throws with the reason. */
 export async function loadFlow(ref: string, flowsDir = 'flows'): Promise<CompiledFlow> {
+  if (isCallerScriptName(ref)) throw new Error(callerScriptNotFlow(ref));
   if (/\.ya?ml$/.test(ref) && existsSync(ref)) {
     const text = await readFlowText(ref);
     const { model, diagnostics } = checkFlow(text, ref);

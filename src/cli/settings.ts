@@ -2,6 +2,7 @@
  * What `callscript serve` runs with: defaults, then callscript.yaml, then environment
  * variables, then command-line flags (each overrides the one before).
  */
+import { Sealer } from '../engine/seal.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve, dirname } from 'node:path';
@@ -109,6 +110,13 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
           ...(config?.store?.cluster ? { cluster: config.store.cluster } : {}),
           ...(config?.store?.sentinels && config.store.name ? { sentinels: config.store.sentinels, name: config.store.name } : {}),
         };
+  // Keys of sensitive values at rest (src/engine/seal.ts): checked here, a bad one stops the start.
+  let sensitiveKeys: string[] | undefined;
+  try {
+    if (Sealer.fromEnv(env)) sensitiveKeys = [env.CALLSCRIPT_SENSITIVE_KEY!.trim(), ...(env.CALLSCRIPT_SENSITIVE_KEY_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter((k) => k !== '')];
+  } catch (err) {
+    return { ok: false, message: (err as Error).message, diagnostics, sources };
+  }
   if (workers > 1 && store.kind === 'memory') {
     return { ok: false, message: `${workers} workers need a shared call store: with the memory store each process keeps its own calls, and the requests of one call reach any process. Give a Redis URL (--store, CALLSCRIPT_STORE, or store: in the config file), or run 1 worker`, diagnostics, sources };
   }
@@ -148,6 +156,7 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
         watch: config?.server.watch ?? true,
         configFile: configPath ? resolve(cwd, configPath) : undefined,
         fallback: config?.fallback ? fallbackMedia(config.fallback) : undefined,
+        ...(sensitiveKeys ? { sensitiveKeys } : {}),
       },
     },
   };

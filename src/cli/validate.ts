@@ -6,7 +6,7 @@ import { didYouMean } from '../flow/check-context.js';
 import { defaultFlowName } from '../flow/check.js';
 import { formatDiagnostics, summarize } from '../flow/format.js';
 import { compileAll, listFlowFiles } from '../registry/registry.js';
-import { readFlowText, unreadableReason } from '../registry/load.js';
+import { callerScriptNotFlow, isCallerScriptName, readFlowText, unreadableReason } from '../registry/load.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 
 export interface ValidateOptions {
@@ -99,6 +99,10 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
       continue;
     }
     for (const file of files) {
+      if (isCallerScriptName(file) && !asConfig.has(resolve(file))) {
+        out.write(`${callerScriptNotFlow(file)}; not checked here\n`);
+        continue;
+      }
       let text: string;
       try {
         text = /^callscript\.ya?ml$/.test(basename(file)) || asConfig.has(resolve(file)) ? await readFile(file, 'utf8') : await readFlowText(file);

@@ -26,6 +26,9 @@ import type { CallState, CallSummary } from './types.js';
 import { isTerminal } from '../protocol/request.js';
 import type { RtRequest, RtResponse } from '../protocol/rt.js';
 import type { EvalLimits } from '../flow/budget.js';
+import { MASK } from './mask.js';
+import { openState, sealState, type Sealer } from './seal.js';
+import { maskLog, maskStepRecord, maskSummary, requestMasker } from './mask-call.js';
 
 /** Time kept back from the deadline for saving the state and answering. */
 const EFFECT_MARGIN_MS = 250;
@@ -153,6 +156,8 @@ export interface CallOptions {
   /** The rt_media played when a step misses the deadline; without it, a 1-second `wait`. */
   fallback?: string;
   recorder?: CallObserver;
+  /** Seals sensitive values in the stored state and asides (CALLSCRIPT_SENSITIVE_KEY); without it they are stored as they are. */
+  sealer?: Sealer;
 }
 
 export interface CallDeps {
@@ -230,7 +235,7 @@ export class CallHandler {
           done = true;
           log.warn({ callid: req.callid, code: 'DEADLINE', deadlineMs: this.opts.deadlineMs }, 'step missed the deadline: fallback answered');
           // The fallback's result stands for the request it replaced: noted with the call (any instance may get it).
-          const aside: Replaced = { fb: this.opts.fallback === undefined ? 'wait' : 'play', ...requestPart(stepped) };
+          const aside: Replaced = { fb: this.opts.fallback === undefined ? 'wait' : 'play', ...requestPart(stepped, this.opts.sealer) };
           const noted = this.deps.store.setAside(req.callid, JSON.stringify(aside), this.opts.callTtlMs).catch((err: unknown) => log.error({ callid: req.callid, err }, 'the fallback could not be noted in the store'));
           // answered once noted, or at once if the store is slow: the reply must go out in time
           void Promise.race([noted, new Promise((r) => setTimeout(r, ASIDE_WAIT_MS).unref?.())]).then(() => resolve({ status: 200, body: fallbackReply(req, this.opts.fallback), late: true }));
@@ -308,6 +313,12 @@ export class CallHandler {
     return run;
   }
 
+  /** The state as stored: its sensitive values sealed when a key is configured (src/engine/seal.ts); else itself. */
+  private sealed(flow: CompiledFlow, state: CallState, callid: string): CallState {
+    const sens = flow.tables.sensitive;
+    return sens && this.opts.sealer ? sealState(state, sens, this.opts.sealer, callid) : state;
+  }
+
   private ended(callid: string): void {
     if (this.deps.live.end(callid)) this.deps.release();
   }
@@ -327,7 +338,7 @@ export class CallHandler {
       let r = req;
       for (let attempt = 1; ; ) {
         const loaded = await this.deps.store.load(req.callid);
-        if (loaded.aside !== undefined && r === req) r = substitute(req, loaded.aside);
+        if (loaded.aside !== undefined && r === req) r = substitute(req, loaded.aside, this.opts.sealer);
         stepped(r);
         answer = await this.stepCore(r, loaded.call, flowName, log, started, seen);
         // waiting for another instance's claim is not a failed attempt (stepCore bounds the wait)
@@ -366,6 +377,11 @@ export class CallHandler {
         return WAIT;
       }
       prior = decodeState(raw);
+      if (prior?.x !== undefined) {
+        const opened = openState(prior, this.opts.sealer, req.callid);
+        prior = opened.state;
+        if (opened.problem) log.error({ callid: req.callid, code: 'SENSITIVE_UNREADABLE' }, `call ${req.callid}: ${opened.problem}; they read *** from now on`);
+      }
       if (!prior && !claim) log.error({ callid: req.callid }, 'unreadable call snapshot: treated as unknown call');
       if (claim) log.warn({ callid: req.callid, code: 'CLAIM_EXPIRED', request: claim.req }, "another instance's step on this call did not finish in time (was it killed?): taking the call over");
     }
@@ -410,7 +426,7 @@ export class CallHandler {
       // no other instance may perform this request's effects meanwhile: claim the call first
       const claimedAt = this.now();
       const claim: Claim = { req: `${req.command_id}:${req.command}:${req.call_status}`, until: claimedAt + this.opts.deadlineMs + CLAIM_SLACK_MS };
-      const claimed = await store.commit(req.callid, rev, withClaim(prior, claim), this.opts.callTtlMs);
+      const claimed = await store.commit(req.callid, rev, withClaim(prior && this.sealed(flow, prior, req.callid), claim), this.opts.callTtlMs);
       if (claimed === undefined) return RETRY;
       rev = claimed;
       if (seen.waitingSince !== undefined) from = claimedAt;
@@ -419,7 +435,7 @@ export class CallHandler {
       const budget = this.opts.deadlineMs - (this.now() - from) - EFFECT_MARGIN_MS;
       const result = await this.deps.perform(outcome.effect, budget);
       if (recorder) effects.push({ effect: outcome.effect, result });
-      if (result.ok) log.debug({ callid: req.callid, effect: outcome.effect.kind, step: outcome.effect.step, value: result.value }, `${outcome.effect.kind} done`);
+      if (result.ok) log.debug({ callid: req.callid, effect: outcome.effect.kind, step: outcome.effect.step, value: flow.tables.sensitive?.steps.has(outcome.effect.step) ? MASK : result.value }, `${outcome.effect.kind} done`);
       outcome = outcome.resume(result);
     }
     switch (outcome.kind) {
@@ -432,16 +448,27 @@ export class CallHandler {
         return { status: outcome.code === 'UNKNOWN_CALL' ? 404 : 500, code: outcome.code, message: outcome.message };
       case 'reply': {
         const logs = outcome.log;
-        if (logs) for (const { level, msg, ...fields } of logs) log[level === 'error' ? 'error' : level === 'warn' ? 'warn' : 'info']({ callid: req.callid, ...fields }, msg);
+        // a flow with sensitive values: what leaves the process (logs, summary, recording) is masked
+        const sens = flow.tables.sensitive;
+        const masker = sens ? requestMasker(sens, req, prior, [outcome.state?.vars, outcome.summary?.vars]) : undefined;
+        if (logs) for (const entry of logs) {
+          const { level, msg, ...fields } = masker ? maskLog(entry, masker) : entry;
+          log[level === 'error' ? 'error' : level === 'warn' ? 'warn' : 'info']({ callid: req.callid, ...fields }, msg);
+        }
         if (seen.isNew) live.started(flow.name, flow.version);
         if (req.command_error !== '' || (logs && logs.some((l) => l.level === 'error'))) live.error(flow.name, flow.version);
         if (outcome.state) {
-          if ((await store.commit(req.callid, rev, outcome.stateJson ?? encodeState(outcome.state), this.opts.callTtlMs)) === undefined) return RETRY;
+          const sealed = this.sealed(flow, outcome.state, req.callid);
+          const json = sealed === outcome.state ? (outcome.stateJson ?? encodeState(outcome.state)) : encodeState(sealed);
+          if ((await store.commit(req.callid, rev, json, this.opts.callTtlMs)) === undefined) return RETRY;
           live.set(req.callid, outcome.state.flow, outcome.state.version, outcome.state.step);
           seen.kept = true;
         } else if (!(await this.bury(req.callid, rev))) return RETRY;
-        if (outcome.summary) logSummary(log, outcome.summary);
-        recorder?.exchange({ request: req, flow: { name: flow.name, version: flow.version }, now: at, effects, reply: outcome.reply, ...(outcome.state ? { step: outcome.state.step } : {}), ended: !outcome.state });
+        if (outcome.summary) logSummary(log, sens ? maskSummary(outcome.summary, sens) : outcome.summary);
+        if (recorder) {
+          const rec: StepRecord = { request: req, flow: { name: flow.name, version: flow.version }, now: at, effects, reply: outcome.reply, ...(outcome.state ? { step: outcome.state.step } : {}), ended: !outcome.state };
+          recorder.exchange(sens ? maskStepRecord(rec, sens, prior, masker!) : rec);
+        }
         return { status: 200, body: outcome.replyJson };
       }
     }
@@ -513,10 +540,14 @@ interface Claim {
 interface Replaced extends Pick<RtRequest, 'command' | 'command_id' | 'command_result' | 'command_error' | 'call_status'> {
   /** The fallback's command (wait, or play for a configured fallback media). */
   fb: string;
+  /** 1: command_result is sealed (src/engine/seal.ts). */
+  x?: 1;
 }
 
-function requestPart(r: RtRequest): Omit<Replaced, 'fb'> {
-  return { command: r.command, command_id: r.command_id, command_result: r.command_result, command_error: r.command_error, call_status: r.call_status };
+/** The request part of an aside; its result sealed when a key is configured (it may be a sensitive input, and the aside goes to the store). */
+function requestPart(r: RtRequest, sealer: Sealer | undefined): Omit<Replaced, 'fb'> {
+  const sealed = sealer !== undefined && r.command_result !== '';
+  return { command: r.command, command_id: r.command_id, command_result: sealed ? sealer.seal(r.command_result, r.callid) : r.command_result, command_error: r.command_error, call_status: r.call_status, ...(sealed ? { x: 1 as const } : {}) };
 }
 
 /**
@@ -524,7 +555,7 @@ function requestPart(r: RtRequest): Omit<Replaced, 'fb'> {
  * that fallback done (its command, the same command_id, no error), the request the
  * fallback replaced, with this request's variables; else this request.
  */
-function substitute(req: RtRequest, aside: string): RtRequest {
+function substitute(req: RtRequest, aside: string, sealer: Sealer | undefined): RtRequest {
   let r: Replaced;
   try {
     r = JSON.parse(aside) as Replaced;
@@ -532,6 +563,12 @@ function substitute(req: RtRequest, aside: string): RtRequest {
     return req;
   }
   if (req.command !== r.fb || req.command_id !== r.command_id || req.command_error !== '') return req;
+  if (r.x === 1) {
+    const result = sealer?.open(r.command_result, req.callid);
+    // not opened (the key changed meanwhile): the fallback's own result goes on instead
+    if (result === undefined) return req;
+    r.command_result = result;
+  }
   return { ...req, command: r.command, command_id: r.command_id, command_result: r.command_result, command_error: r.command_error, call_status: r.call_status };
 }
 

@@ -8,6 +8,7 @@ import type { ActionName } from '../flow/actions.js';
 import type { Branch, FlowModel, Value } from '../flow/model.js';
 import { commandBuilder, literalValue, playBuilder, type CommandBuilder } from './params.js';
 import { compileLinear, type LinearRegex } from '../flow/pattern.js';
+import { sensitivityOf, type Sensitivity } from './mask.js';
 
 /** Matches nothing: stands for a pattern that does not compile. */
 export const NEVER: LinearRegex = { test: () => false, size: 0 };
@@ -33,6 +34,8 @@ export interface FlowTables {
   /** Result patterns by their anchored regex source. */
   regexes: Map<string, LinearRegex>;
   initialVars: Record<string, Value>;
+  /** The flow's sensitive variables and the steps whose result is sensitive (src/engine/mask.ts); undefined: none. */
+  sensitive: Sensitivity | undefined;
 }
 
 function sayOf(b: Branch | undefined, out: CommandBuilder[]): void {
@@ -56,6 +59,7 @@ export function buildTables(model: FlowModel): FlowTables {
     valids: new Map(),
     regexes: new Map(),
     initialVars: model.vars,
+    sensitive: sensitivityOf(model),
   };
   const regex = (source: string) => {
     if (t.regexes.has(source)) return;

@@ -50,6 +50,8 @@ export interface CallState {
   commands: number;
   /** Set once the flow has answered `hangup`: the call is over on our side. */
   done?: boolean;
+  /** Sensitive vars and result, sealed (AES-256-GCM) when a key is configured; they show `***` in `vars`/`res` (src/engine/seal.ts). */
+  x?: string;
 }
 
 /** One line logged per call when it ends. */

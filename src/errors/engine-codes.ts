@@ -7,6 +7,16 @@ import type { CodeInfo } from './types.js';
  */
 export const ENGINE_CODES: readonly CodeInfo[] = [
   {
+    code: 'SENSITIVE_UNREADABLE',
+    title: "A call's sealed sensitive values could not be opened with the keys configured",
+    hint: 'The call goes on with `***` for them. It was sealed with a key no longer given: keep the old key in CALLSCRIPT_SENSITIVE_KEY_PREVIOUS until the calls sealed with it have ended (docs/security.md, key rotation).',
+  },
+  {
+    code: 'SENSITIVE_NOT_SEALED',
+    title: 'Flows with sensitive values run on the Redis store with no key: their values are stored in clear',
+    hint: 'Logged at startup. Set CALLSCRIPT_SENSITIVE_KEY (32 random bytes: `openssl rand -base64 32`) so that sensitive values are sealed (AES-256-GCM) before they reach Redis (docs/security.md).',
+  },
+  {
     code: 'ITERATION_LIMIT',
     title: 'Too many logic steps ran within one request',
     hint: 'A loop of set/switch/when steps (or a command step whose params keep failing) did not reach a command within maxLogicSteps (default 100); the call was hung up. Make sure every loop issues a command.',

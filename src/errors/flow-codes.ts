@@ -191,6 +191,18 @@ export const FLOW_CODES: readonly CodeInfo[] = [
     title: 'A template or condition reads a variable that nothing sets, or a call field that does not exist.',
     hint: 'Variables come from top-level `vars:`, `save:` and `set:`; check the spelling. Call fields are call.callid, caller, caller_name, called, app, cdr_field, request_hash, date_started, status and variables.',
   },
+  {
+    code: 'SENSITIVE_RENDERED',
+    severity: 'warning',
+    title: 'A sensitive variable (or the sensitive input just saved) is rendered into a media text or an sms body: it leaves the process in clear.',
+    hint: 'The telephony service speaks it or sends it on, and keeps it in its logs. Leave the value out of the text ("the PIN you typed"), or remove the variable from `sensitive:` if it may be shown (docs/flow-language.md, Sensitive values).',
+  },
+  {
+    code: 'SENSITIVE_COPIED',
+    severity: 'warning',
+    title: 'A `set:` copies a sensitive variable into one that is not sensitive, which would then be shown in clear.',
+    hint: 'List the variable it is copied into in `sensitive:` too (docs/flow-language.md, Sensitive values).',
+  },
   // --- graph
   {
     code: 'UNKNOWN_STEP',

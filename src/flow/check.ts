@@ -11,7 +11,8 @@ import { checkHandlers, stepRef } from './check-results.js';
 import { checkStep } from './check-steps.js';
 import { toValue } from './check-values.js';
 import { checkVarRefs } from './check-vars.js';
-import { describe, entry, loadYaml, type YEntry, type YMap } from './yaml.js';
+import { checkSensitiveUse } from './check-sensitive.js';
+import { describe, entry, loadYaml, type YEntry, type YMap, type YNode } from './yaml.js';
 
 export interface CheckResult {
   model?: FlowModel;
@@ -106,7 +107,8 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
     if (val !== undefined) vars[e.key] = val;
   }
 
-  const sensitive = checkSensitive(ctx, top('sensitive'));
+  const sensitiveListed = checkSensitive(ctx, top('sensitive'));
+  const sensitive = sensitiveListed.map((l) => l.name);
 
   const handlersEntry = top('handlers');
   const handlers: Handlers = checkHandlers(ctx, handlersEntry?.value);
@@ -150,6 +152,7 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
     checkReachable(ctx, steps, written, start, handlers);
   }
   checkVarRefs(ctx, Object.keys(vars), steps);
+  checkSensitiveUse(ctx, sensitiveListed, written, steps, Object.keys(vars));
 
   if (start === undefined) return undefined;
   const model: FlowModel = { version: ctx.version, name, file: ctx.file, start, voice: ctx.voice, vars, handlers, steps };
@@ -160,7 +163,7 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
 }
 
 /** `sensitive: [pin, account]`: variables masked wherever the call is shown (version 2). */
-function checkSensitive(ctx: Ctx, e: YEntry | undefined): string[] {
+function checkSensitive(ctx: Ctx, e: YEntry | undefined): { name: string; at: YNode }[] {
   if (!e) return [];
   requireV2(ctx, e, 'sensitive:');
   if (e.value.kind === 'scalar' && e.value.type === 'null') return [];
@@ -168,12 +171,12 @@ function checkSensitive(ctx: Ctx, e: YEntry | undefined): string[] {
     report(ctx, 'TYPE_MISMATCH', e.value, `sensitive must be a list of variable names, not ${describe(e.value)}`);
     return [];
   }
-  const names: string[] = [];
+  const names: { name: string; at: YNode }[] = [];
   for (const item of e.value.items) {
     const n = asString(ctx, item, 'a sensitive variable');
     if (n === undefined || !checkVarName(ctx, n, item, 'sensitive:')) continue;
-    if (names.includes(n)) report(ctx, 'DUPLICATE_KEY', item, `sensitive: '${n}' is listed twice`);
-    else names.push(n);
+    if (names.some((x) => x.name === n)) report(ctx, 'DUPLICATE_KEY', item, `sensitive: '${n}' is listed twice`);
+    else names.push({ name: n, at: item });
   }
   return names;
 }

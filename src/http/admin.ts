@@ -16,6 +16,19 @@ import { sendError as fail } from './envelope.js';
 import { requireJsonBody, sameOriginOnly } from './guards.js';
 import { decodeState } from '../engine/call.js';
 import type { SharedVersions } from '../registry/shared-versions.js';
+import { MASK, maskVars } from '../engine/mask.js';
+import type { CallState } from '../engine/types.js';
+
+/**
+ * A call's vars as the admin API shows them: sensitive ones masked (src/engine/mask.ts), by
+ * the call's flow version, else the flow's current version; when neither is loaded here,
+ * every value is masked (which ones are sensitive is unknown).
+ */
+function adminVars(registry: Registry, state: CallState): Record<string, unknown> {
+  const flow = registry.get(state.flow, state.version) ?? registry.current(state.flow);
+  if (flow) return maskVars(state.vars, flow.tables.sensitive);
+  return Object.fromEntries(Object.keys(state.vars).map((k) => [k, MASK]));
+}
 
 export interface AdminDeps {
   auth: { login: string; password: string };
@@ -139,7 +152,7 @@ export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise
           flow: state?.flow ?? live!.flow,
           version: state?.version ?? live!.version,
           step: state?.step ?? live!.step,
-          vars: state?.vars ?? {},
+          vars: state ? adminVars(d.registry, state) : {},
           commandId: state?.commandId ?? null,
           commands: state?.commands ?? null,
           started: state ? new Date(state.started).toISOString() : null,

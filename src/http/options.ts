@@ -99,6 +99,12 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
   reloader?: Reloader;
   /** The live calls (shared with `reloader`); default: a new one. */
   live?: LiveCalls;
+  /**
+   * Keys sealing sensitive values in the stored call state (AES-256-GCM; 64 hex digits or
+   * base64 of 32 bytes): the first seals, all open (rotation). `callscript serve` takes them
+   * from CALLSCRIPT_SENSITIVE_KEY and CALLSCRIPT_SENSITIVE_KEY_PREVIOUS.
+   */
+  sensitiveKeys?: readonly string[];
   /** Filled in at registration: handles on the running plugin, for a config reload. */
   control?: PluginControl;
 }

@@ -24,6 +24,7 @@ import { requestErrorAnswer, sendError } from './envelope.js';
 import { requireJsonBody } from './guards.js';
 import { refuseContentEncoding } from './content-encoding.js';
 import { CallHandler } from '../engine/call.js';
+import { parseKey, Sealer } from '../engine/seal.js';
 import { performEffect } from './effects.js';
 import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions, type RtOptions } from './options.js';
 
@@ -58,9 +59,15 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   }
   const reg = registry;
   const versions = { get: (n: string, v: string) => reg.get(n, v), pick: (n: string, c: string) => reg.pick(n, c), ...(sync ? { fetch: (n: string, v: string) => sync.fetch(n, v) } : {}) };
+  const sealer = sealerOf(options.sensitiveKeys);
+  if (sealer) app.log.info({ code: 'SENSITIVE_SEALED', key: sealer.keyId }, `sensitive values are sealed in the call store (AES-256-GCM, key ${sealer.keyId})`);
+  else if (store instanceof RedisStore) {
+    const flows = registry.list().filter((f) => registry.current(f.name)?.tables.sensitive).map((f) => f.name);
+    if (flows.length > 0) app.log.warn({ code: 'SENSITIVE_NOT_SEALED', flows }, `flows ${flows.join(', ')} have sensitive values, stored in clear in Redis: set CALLSCRIPT_SENSITIVE_KEY to seal them (docs/security.md)`);
+  }
   const service = new CallHandler(
     { versions, store, live, release: () => reg.release(live), perform: (e, budget) => performEffect(effects, e, budget) },
-    { deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, maxLiveCalls: opts.maxLiveCalls, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}) },
+    { deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, maxLiveCalls: opts.maxLiveCalls, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}), ...(sealer ? { sealer } : {}) },
   );
   app.addHook('onClose', async () => service.close());
   // A reloader made here is closed here (its checker's worker); one given is its owner's.
@@ -181,6 +188,16 @@ function checkOptions(o: RtOptions & Pick<CallscriptPluginOptions, 'admin' | 'ca
   if (o.admin && (typeof o.admin.login !== 'string' || typeof o.admin.password !== 'string' || o.admin.login === '' || o.admin.password === '')) bad('admin needs a non-empty login and password');
   for (const [name, p] of Object.entries(o.canary ?? {})) if (typeof p !== 'number' || !(p >= 0 && p <= 100)) bad(`canary.${name} must be a percent from 0 to 100, got ${String(p)}`);
   if (o.auth && (typeof o.auth.login !== 'string' || typeof o.auth.password !== 'string' || o.auth.login === '' || o.auth.password === '')) bad('auth needs a non-empty login and password');
+}
+
+/** The sealer of the keys given (the first seals); a bad key is a registration error. */
+function sealerOf(keys: readonly string[] | undefined): Sealer | undefined {
+  if (!keys || keys.length === 0) return undefined;
+  try {
+    return new Sealer(keys.map(parseKey));
+  } catch (err) {
+    throw new Error(`callscript plugin: sensitiveKeys: ${(err as Error).message}`);
+  }
 }
 
 function logDiagnostic(app: FastifyInstance, d: Diagnostic): void {

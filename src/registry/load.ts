@@ -69,7 +69,7 @@ export function unreadableReason(err: unknown): string {
   return code ?? (err instanceof Error ? err.message : String(err));
 }
 
-/** Flow files of a directory: *.yaml and *.yml, not scenarios (*.test.yaml), the config, nor dotfiles (editor temporaries). */
+/** Flow files of a directory: *.yaml and *.yml, not scenarios (*.test.yaml), caller scripts (*.caller.yaml), the config, nor dotfiles (editor temporaries). */
 export async function listFlowFiles(dir: string): Promise<string[]> {
   const names = await readdir(dir);
   return names
@@ -79,7 +79,17 @@ export async function listFlowFiles(dir: string): Promise<string[]> {
 }
 
 export function isFlowFileName(n: string): boolean {
-  return /\.ya?ml$/.test(n) && !n.startsWith('.') && !/\.test\.ya?ml$/.test(n) && !/^callscript\.ya?ml$/.test(n);
+  return /\.ya?ml$/.test(n) && !n.startsWith('.') && !/\.test\.ya?ml$/.test(n) && !isCallerScriptName(n) && !/^callscript\.ya?ml$/.test(n);
+}
+
+/** A caller script (`*.caller.yaml`, docs/caller-script.md): never a flow, wherever it is found or named. */
+export function isCallerScriptName(path: string): boolean {
+  return /\.caller\.ya?ml$/.test(path);
+}
+
+/** Why a caller script named as a flow is not one (validate, test, paths, graph, simulate). */
+export function callerScriptNotFlow(path: string): string {
+  return `${path} is a caller script (*.caller.yaml), not a flow: caller scripts are played by callscript call --caller and simulate --caller`;
 }
 
 interface Snap {

@@ -6,7 +6,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { CompiledFlow } from '../engine/compile.js';
 import { compileAll } from '../registry/registry.js';
-import { readFlows, readFlowText, unreadableReason } from '../registry/load.js';
+import { callerScriptNotFlow, isCallerScriptName, readFlows, readFlowText, unreadableReason } from '../registry/load.js';
 import { Coverage } from './coverage.js';
 import { runCase, type CaseResult } from './runner.js';
 import { formatScenarioError, parseScenario, ScenarioFileError, type Scenario, type ScenarioError } from './scenario.js';
@@ -98,6 +98,7 @@ export async function runScenarioFile(file: string, flows: FlowSet, coverage?: C
 
 async function resolveFlow(s: Scenario, flows: FlowSet): Promise<{ flow: CompiledFlow } | { error: ScenarioError }> {
   const at = (message: string) => ({ error: { file: s.file, line: s.flowPos.line, column: s.flowPos.col, message } });
+  if (isCallerScriptName(s.flow)) return at(`flow: ${callerScriptNotFlow(s.flow)}`);
   if (/\.ya?ml$/.test(s.flow)) {
     const path = resolve(dirname(s.file), s.flow);
     let text: string;
@@ -125,7 +126,7 @@ async function resolveFlow(s: Scenario, flows: FlowSet): Promise<{ flow: Compile
 export function formatCase(file: string, r: CaseResult): string[] {
   if (r.ok) return [`✓ ${file} › ${r.name}`];
   const f = r.failure!;
-  const lines = [`✗ ${file} › ${r.name}`, `    ${file}:${f.pos.line}: step ${f.step + 1}: ${f.message}`];
+  const lines = [`✗ ${file} › ${r.name}`, `    ${file}:${f.pos.line}: ${f.label ?? `step ${f.step + 1}`}: ${f.message}`];
   if (f.expected !== undefined) lines.push(`      expected: ${f.expected}`);
   if (f.actual !== undefined) lines.push(`      actual:   ${f.actual}`);
   for (const d of f.diff ?? []) lines.push(`      ${d}`);

@@ -8,6 +8,7 @@
  * first request), which recorded step, what was expected and what the flow answered, and
  * the flow step that answered it.
  */
+import { Masker, sensitiveValues } from '../engine/mask.js';
 import { LineCounter, parseDocument, isMap, isSeq } from 'yaml';
 import { advance } from '../engine/advance.js';
 import type { EffectResult } from '../engine/outcome.js';
@@ -104,8 +105,12 @@ export function replayCase(flow: CompiledFlow, c: RecordedCase, opts: ReplayOpti
   let state: CallState | undefined;
   let req = base;
   let idx = 0;
-  const diverge = (request: number, actual: ReplayActual, flowStep: string | undefined): Divergence => {
+  /** The flow's sensitive vars as last seen: scrubbed from what a divergence shows of the flow's answer. */
+  let latest: Record<string, unknown> | undefined;
+  const diverge = (request: number, answered: ReplayActual, flowStep: string | undefined): Divergence => {
     const expected = steps[idx]?.expect ?? { end: true as const };
+    const sens = flow.tables.sensitive;
+    const actual = sens ? new Masker(sensitiveValues(latest, sens)).scrubValue(answered) : answered;
     const d: Divergence = {
       case: c.name,
       request,
@@ -120,6 +125,7 @@ export function replayCase(flow: CompiledFlow, c: RecordedCase, opts: ReplayOpti
   for (let n = 1; ; n++) {
     const terminal = TERMINAL.has(req.call_status);
     let out = advance(flow, state, req, { now, unknownCall: 'restart', ...(opts.maxLogicSteps !== undefined ? { maxLogicSteps: opts.maxLogicSteps } : {}) });
+    latest = state?.vars ?? latest;
     while (out.kind === 'effect') {
       const params = plain(out.effect.params as Record<string, WireValue>) as Record<string, JsonValue>;
       if (!terminal) {
@@ -131,6 +137,7 @@ export function replayCase(flow: CompiledFlow, c: RecordedCase, opts: ReplayOpti
     }
     if (terminal) return idx < steps.length ? diverge(n, { end: `call ended (${req.call_status})` }, undefined) : undefined;
     if (out.kind !== 'reply') return diverge(n, { end: `${out.kind}${'message' in out ? `: ${out.message}` : ''}` }, state?.step);
+    latest = out.state?.vars ?? out.summary?.vars ?? latest;
     const actual = { command: out.reply.command, params: plain(out.reply.params) as Record<string, JsonValue> };
     const flowStep = out.state?.step;
     const s = steps[idx];

@@ -12,13 +12,16 @@ import { ACTION_SPECS, isAction } from '../flow/actions.js';
 import type { RtRequest } from '../protocol/rt.js';
 import type { Loc } from '../flow/yaml.js';
 import type { Value } from '../flow/model.js';
-import type { Expectation, Plain, ScenarioCase, ScenarioStep } from './scenario.js';
+import type { CallCheck, Expectation, Plain, ScenarioCase, ScenarioStep } from './scenario.js';
+import { MASK, Masker, sensitiveValues, type Sensitivity } from '../engine/mask.js';
 import { resultProblem } from './results.js';
 import { COMMANDS } from '../protocol/commands.js';
 
 export interface CaseFailure {
   /** 0-based index of the step that failed (steps.length: after the last step). */
   step: number;
+  /** Printed instead of `step <n>` (the case's own `expect:`). */
+  label?: string;
   pos: Loc;
   message: string;
   /** The expected and actual command, one line each, and the lines of their difference. */
@@ -90,6 +93,7 @@ function showParams(p: Record<string, unknown>): string {
 
 export function describeExpectation(e: Expectation): string {
   if (e.kind === 'sms') return `sms ${showParams(e.params)}`;
+  if (e.kind === 'check') return 'a check of the call (vars, step)';
   return e.params ? `${e.command} ${showParams(e.params)}` : e.command;
 }
 
@@ -111,9 +115,53 @@ function matches(expected: Plain, actual: unknown): boolean {
   return Object.entries(expected).every(([k, v]) => matches(v, a[k]));
 }
 
+/** The call as a check sees it: its vars and the flow step it is at. */
+interface CallView {
+  vars: Record<string, Value>;
+  step: string;
+}
+
+/** The view of a reply: the call's state, or, once it ended, its summary. */
+function viewOf(out: Outcome): CallView | undefined {
+  if (out.kind !== 'reply') return undefined;
+  if (out.state) return { vars: out.state.vars, step: out.state.step };
+  if (out.summary) return { vars: out.summary.vars, step: out.summary.lastStep };
+  return undefined;
+}
+
+/**
+ * Null when the call meets the check; else where the first difference is written, a message
+ * and the diff lines (`- expected`, `+ actual`; a sensitive var's actual value shows ***).
+ */
+function checkCall(check: CallCheck, view: CallView, sensitive: Sensitivity | undefined): { pos?: Loc; message: string; diff: string[] } | null {
+  const diff: string[] = [];
+  const wrong: string[] = [];
+  let pos: Loc | undefined;
+  if (check.step !== undefined && check.step !== view.step) {
+    diff.push(`- step: ${check.step}`, `+ step: ${view.step}`);
+    wrong.push(`the call is at flow step "${view.step}", not "${check.step}"`);
+    pos = check.stepPos;
+  }
+  const vars: string[] = [];
+  for (const [k, v] of Object.entries(check.vars ?? {})) {
+    const actual = view.vars[k];
+    if (matches(v, actual)) continue;
+    const masked = sensitive?.names.has(k) && actual !== undefined;
+    diff.push(`- vars.${k}: ${show(v)}`, `+ vars.${k}: ${masked ? `${MASK} (sensitive: not shown)` : show(actual)}`);
+    vars.push(k);
+  }
+  if (vars.length > 0) {
+    wrong.push(`${vars.map((k) => `vars.${k}`).join(', ')} ${vars.length === 1 ? 'differs' : 'differ'} (at flow step "${view.step}")`);
+    pos ??= check.varsPos;
+  }
+  if (wrong.length === 0) return null;
+  return { ...(pos ? { pos } : {}), message: wrong.join('; '), diff };
+}
+
 /** Null when `actual` meets `e`; else the diff lines. */
 function compare(e: Expectation, a: Actual): string[] | null {
   const diff: string[] = [];
+  if (e.kind === 'check') return [];
   const expCommand = e.kind === 'sms' ? 'sms' : e.command;
   if (expCommand !== a.command) diff.push(`- command: ${expCommand}`, `+ command: ${a.command}`);
   const params = e.kind === 'sms' ? e.params : e.params;
@@ -181,7 +229,30 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     const pos = c.steps[step]?.pos ?? c.steps[c.steps.length - 1]?.pos ?? c.pos;
     return { name: c.name, ok: false, trace, failure: { step, pos, message, ...extra } };
   };
-  const pass = (): CaseResult => ({ name: c.name, ok: true, trace });
+  const sensitive = flow.tables.sensitive;
+  /** The last view of the call (vars and step), for checks when the case ends inside an effect. */
+  let view: CallView | undefined;
+  /** Sensitive values scrubbed from the output (the trace, failures): the flow's sensitive vars as last seen. */
+  let masker: Masker | undefined;
+  const describe = (a: Actual) => (masker ? masker.scrubText(describeActual(a)) : describeActual(a));
+  const observe = (o: Outcome) => {
+    view = viewOf(o) ?? view;
+    if (sensitive && view) masker = new Masker(sensitiveValues(view.vars, sensitive));
+  };
+  /** The case has run: its own `expect:` is checked on the call as it is now. */
+  const pass = (): CaseResult => {
+    if (c.expect) {
+      const problem = checkCall(c.expect, view ?? { vars: {}, step: '' }, sensitive);
+      if (problem) return { name: c.name, ok: false, trace, failure: { step: c.steps.length, label: "the case's expect", pos: problem.pos ?? c.expectPos ?? c.pos, message: problem.message, diff: problem.diff } };
+    }
+    return { name: c.name, ok: true, trace };
+  };
+  /** Checks the step's `vars:`/`step:` on the call as it is now; a failure, or undefined. */
+  const checkStep = (index: number, step: ScenarioStep): CaseResult | undefined => {
+    if (!step.check) return undefined;
+    const problem = checkCall(step.check, view ?? { vars: {}, step: '' }, sensitive);
+    return problem ? fail(index, problem.message, { pos: problem.pos ?? step.pos, diff: problem.diff }) : undefined;
+  };
 
   let i = 0; // the next scenario step
   /** After the last step: the flow goes on with mocked outcomes, unchecked, to the next command. */
@@ -194,10 +265,11 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     // Effects first: each is the next step (an sms expectation), resumed with its mock.
     while (out.kind === 'effect') {
       const actual: Actual = { kind: 'sms', command: out.effect.kind, params: { ...out.effect.params }, from: `flow step "${out.effect.step}"` };
-      trace.push(describeActual(actual));
+      trace.push(describe(actual));
       if (!unchecked) {
         const step = c.steps[i];
         if (!step) return pass();
+        if (step.expect.kind === 'check') return fail(i, `this step checks the call at its next command, but the flow performed an sms first (from ${actual.from}): write the sms step before it`, { actual: describe(actual) });
         const diff = compare(step.expect, actual);
         if (diff) return mismatch(i, step, actual, diff);
         i++;
@@ -211,9 +283,16 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     }
     const internal = out.log?.find((l) => l.code === 'ENGINE_INTERNAL');
     if (internal) return fail(i, `engine error: ${internal.msg}`);
+    observe(out);
+    // steps that only check the call (vars, step): checked on the call as it is now, at this command
+    while (!unchecked && i < c.steps.length && c.steps[i]!.expect.kind === 'check') {
+      const failed = checkStep(i, c.steps[i]!);
+      if (failed) return failed;
+      i++;
+    }
     const actual: Actual = { kind: 'command', command: out.reply.command, params: { ...(out.reply.params as Record<string, unknown>) } };
     if (out.state) actual.from = isSayState(out.state.s) ? `the say: of a branch of flow step "${out.state.step}"` : `flow step "${out.state.step}"`;
-    if (out.state !== null) trace.push(describeActual(actual));
+    if (out.state !== null) trace.push(describe(actual));
     if (unchecked || i >= c.steps.length) return pass();
     const step = c.steps[i]!;
     if (out.state === null) {
@@ -221,6 +300,8 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     }
     const diff = compare(step.expect, actual);
     if (diff) return mismatch(i, step, actual, diff);
+    const failed = checkStep(i, step);
+    if (failed) return failed;
     i++;
     if (out.state.done) {
       // The flow hung up: the platform ends the call with a terminal request, which runs
@@ -248,9 +329,9 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
 
   function mismatch(index: number, step: ScenarioStep, actual: Actual, diff: string[]): CaseResult {
     const exp = describeExpectation(step.expect);
-    const name = step.expect.kind === 'sms' ? 'sms' : step.expect.command;
+    const name = step.expect.kind === 'sms' ? 'sms' : step.expect.kind === 'check' ? 'check' : step.expect.command;
     const from = actual.from ? ` (from ${actual.from})` : '';
     const message = name === actual.command ? `${name}: params differ${from}` : `expected ${name}, got ${actual.command}${from}`;
-    return fail(index, message, { expected: exp, actual: describeActual(actual), diff });
+    return fail(index, message, { expected: exp, actual: describe(actual), diff: masker ? diff.map((d) => masker!.scrubText(d)) : diff });
   }
 }

@@ -59,11 +59,27 @@ export const DEFAULT_CALL: Readonly<CallFields> = {
 
 export type Expectation =
   | { kind: 'command'; command: string; params?: Record<string, Plain> }
-  | { kind: 'sms'; params: Record<string, Plain> };
+  | { kind: 'sms'; params: Record<string, Plain> }
+  /** Only a check of the call as it stands (`expect: { vars: {...} }`, `expect: { step: x }`): no command consumed. */
+  | { kind: 'check' };
+
+/**
+ * What a step (beside its command, or alone) or a case (`expect:` at the case's level: at its
+ * end) checks of the call: its vars (a subset) and the flow step it is at.
+ */
+export interface CallCheck {
+  vars?: Record<string, Plain>;
+  /** Where `vars:` is written. */
+  varsPos?: Loc;
+  step?: string;
+  stepPos?: Loc;
+}
 
 export interface ScenarioStep {
   pos: Loc;
   expect: Expectation;
+  /** `vars:` and `step:` of the expect: checked when the command is sent (or, alone, at the next command). */
+  check?: CallCheck;
   result?: string;
   /** Where `result:` is written (the runner refuses there a result the command cannot return). */
   resultPos?: Loc;
@@ -86,6 +102,9 @@ export interface ScenarioCase {
   vars: Record<string, Plain>;
   mocks: Mocks;
   steps: ScenarioStep[];
+  /** The case's own `expect: { vars, step }`: checked once the case has run (at the call's end or where it stops). */
+  expect?: CallCheck;
+  expectPos?: Loc;
 }
 
 export interface Scenario {
@@ -176,6 +195,30 @@ function paramsOf(c: Collector, n: YNode, what: string): Record<string, Plain> |
   return plain(n) as Record<string, Plain>;
 }
 
+/** `vars:` and `step:` of an expect map (undefined when it has neither). */
+function parseCheck(c: Collector, n: YMap): CallCheck | undefined {
+  const v = get(n, 'vars');
+  const s = get(n, 'step');
+  if (!v && !s) return undefined;
+  const check: CallCheck = {};
+  if (v) {
+    if (v.kind === 'map') {
+      check.vars = plain(v) as Record<string, Plain>;
+      check.varsPos = v.pos;
+    } else c.at(v, `expect.vars must be a map of variables and their expected values, not ${describe(v)}`);
+  }
+  if (s) {
+    const id = str(c, s, 'expect.step');
+    if (id !== undefined) {
+      check.step = id;
+      check.stepPos = s.pos;
+    }
+  }
+  return check;
+}
+
+const CHECK_KEYS = ['vars', 'step'] as const;
+
 function parseExpect(c: Collector, n: YNode): Expectation | undefined {
   if (n.kind === 'scalar') {
     const name = scalarText(n);
@@ -202,10 +245,16 @@ function parseExpect(c: Collector, n: YNode): Expectation | undefined {
     c.at(named.keyNode, `expect: write \`expect: ${named.key}\`, or \`expect: { command: ${named.key}, params: { ... } }\` to check its params (a command is not a key of expect)`);
     return undefined;
   }
-  const meant = checkKeys(c, n, ['command', 'params'], 'expect');
+  const meant = checkKeys(c, n, ['command', 'params', ...CHECK_KEYS], 'expect');
   const cmd = get(n, 'command');
   if (!cmd) {
-    if (!meant.has('command')) c.at(n, 'expect needs `command:` (or `sms:`)');
+    // `expect: { vars: ... }` / `{ step: ... }` alone: a check of the call, no command
+    if (CHECK_KEYS.some((k) => get(n, k) || meant.has(k))) {
+      const p = get(n, 'params');
+      if (p) c.at(p, 'expect.params needs `command:` (the command whose params they are)');
+      return { kind: 'check' };
+    }
+    if (!meant.has('command')) c.at(n, 'expect needs `command:` (or `sms:`, `vars:`, `step:`)');
     return undefined;
   }
   const name = str(c, cmd, 'expect.command');
@@ -246,6 +295,8 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
   }
   const expect = parseExpect(c, e);
   const step: ScenarioStep = { pos: n.pos, expect: expect ?? { kind: 'command', command: 'play' } };
+  const check = e.kind === 'map' && !get(e, 'sms') ? parseCheck(c, e) : undefined;
+  if (check) step.check = check;
   const given = ['result', 'error', 'status'].filter((k) => get(n, k) !== undefined);
   if (given.length > 1) c.at(get(n, given[1]!)!, `a step has one of result, error and status, not ${given.join(' and ')}`);
   const r = get(n, 'result');
@@ -273,6 +324,9 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
       if ((TERMINAL_STEP_STATUSES as readonly string[]).includes(s)) step.status = s as StepStatus;
       else c.at(st, `status: "${s}" is not one of ${TERMINAL_STEP_STATUSES.join(', ')}`);
     }
+  }
+  if (expect?.kind === 'check' && given.length > 0) {
+    c.at(get(n, given[0]!)!, `a step that only checks vars or step sends nothing: \`${given[0]}:\` belongs to the step of the command it answers`);
   }
   if (expect?.kind === 'sms' && given.length > 0) {
     c.at(get(n, given[0]!)!, `an sms step takes its outcome from mocks.sms, not \`${given[0]}:\``);
@@ -368,7 +422,7 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
     c.at(n, `a case must be a map with name and steps, not ${describe(n)}`);
     return undefined;
   }
-  checkKeys(c, n, ['name', 'call', 'vars', 'mocks', 'steps'], 'a case', { key: 'call', keys: Object.keys(DEFAULT_CALL) });
+  checkKeys(c, n, ['name', 'call', 'vars', 'mocks', 'steps', 'expect'], 'a case', { key: 'call', keys: Object.keys(DEFAULT_CALL) });
   const nameNode = get(n, 'name');
   let name = `case ${index + 1}`;
   if (!nameNode) c.at(n, 'a case needs `name:`');
@@ -399,15 +453,28 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
     for (const item of sn.items) {
       const s = parseStep(c, item);
       if (!s) continue;
-      if (ended !== undefined && s.expect.kind !== 'sms') {
-        c.at(item, `no step can follow ${ended} (only sms effects of the hangup handler)`);
+      if (ended !== undefined && s.expect.kind !== 'sms' && s.expect.kind !== 'check') {
+        c.at(item, `no step can follow ${ended} (only sms effects of the hangup handler, and checks of vars or step)`);
       }
       if (s.status) ended = `the status ${s.status} at line ${s.pos.line}`;
       else if (s.expect.kind === 'command' && s.expect.command === 'hangup' && ended === undefined) ended = `the hangup at line ${s.pos.line}`;
       steps.push(s);
     }
   }
-  return { name, pos: n.pos, call, vars, mocks, steps };
+  const out: ScenarioCase = { name, pos: n.pos, call, vars, mocks, steps };
+  const en = get(n, 'expect');
+  if (en) {
+    if (en.kind !== 'map') c.at(en, `a case's expect is { vars: {...}, step: ... } (checked at the end of the case), not ${describe(en)}`);
+    else {
+      checkKeys(c, en, CHECK_KEYS, "a case's expect");
+      const check = parseCheck(c, en);
+      if (check) {
+        out.expect = check;
+        out.expectPos = en.pos;
+      } else if (en.entries.length === 0) c.at(en, "a case's expect needs `vars:` or `step:`");
+    }
+  }
+  return out;
 }
 
 /** Parses a scenario file's text; throws ScenarioFileError with every problem. */

@@ -4,6 +4,7 @@
  * the session's questions (a terminal, piped lines, or a caller script). Pure: no I/O and
  * no clock; the session is fed answers and returns display events.
  */
+import { MASK, Masker, maskVars, sensitiveValues } from '../engine/mask.js';
 import { advance, isSayState } from '../engine/advance.js';
 import type { EffectResult, Outcome, SmsEffect } from '../engine/outcome.js';
 import type { CallState } from '../engine/types.js';
@@ -124,8 +125,9 @@ export class SimSession {
     return this.over;
   }
 
+  /** The call's vars as last seen, sensitive ones masked (what `v` prints). */
   get vars(): Record<string, Value> {
-    return this.lastVars;
+    return maskVars(this.lastVars, this.flow.tables.sensitive) as Record<string, Value>;
   }
 
   get path(): readonly PathEntry[] {
@@ -149,7 +151,7 @@ export class SimSession {
     this.question = undefined;
     if (p.kind === 'sms') {
       if (a.kind !== 'sms') throw new Error('an sms step takes an sms answer');
-      this.record({ step: p.effect.step, command: 'sms', outcome: a.result.ok ? `sent ${a.result.value}` : `failed ${a.result.error}` });
+      this.record({ step: p.effect.step, command: 'sms', outcome: a.result.ok ? `sent ${this.flow.tables.sensitive?.steps.has(p.effect.step) ? MASK : a.result.value}` : `failed ${a.result.error}` });
       this.handle(p.resume(a.result), ev);
       return ev;
     }
@@ -158,7 +160,8 @@ export class SimSession {
     const next = { command: reply.command, command_id: reply.command_id, command_result: '', command_error: '', call_status: 'UP' as CallStatus };
     switch (a.kind) {
       case 'result':
-        entry.outcome = a.result === '' ? '(done)' : a.result;
+        // the input a sensitive save: takes is shown masked
+        entry.outcome = a.result === '' ? '(done)' : !p.say && this.flow.tables.sensitive?.steps.has(p.step) ? MASK : a.result;
         next.command_result = a.result;
         break;
       case 'error':
@@ -221,7 +224,10 @@ export class SimSession {
       case 'reply':
         break;
     }
-    for (const l of out.log ?? []) if (l.level !== 'debug') ev.push({ kind: 'note', text: `${l.level}${l.code ? ` ${l.code}` : ''}: ${l.msg}` });
+    // sensitive values (the flow's `sensitive:`) never shown: vars masked, log lines scrubbed
+    const sens = this.flow.tables.sensitive;
+    const masker = sens && out.kind === 'reply' ? new Masker(sensitiveValues(out.state?.vars ?? out.summary?.vars, sens, sensitiveValues(this.lastVars, sens))) : undefined;
+    for (const l of out.log ?? []) if (l.level !== 'debug') ev.push({ kind: 'note', text: `${l.level}${l.code ? ` ${l.code}` : ''}: ${masker ? masker.scrubText(l.msg) : l.msg}` });
     const reply = out.reply;
     if (out.state === null) {
       this.state = undefined;
@@ -241,7 +247,7 @@ export class SimSession {
     const say = isSayState(out.state.s);
     this.commands++;
     ev.push({ kind: 'command', n: this.commands, step: out.state.step, say, command: reply.command, params: reply.params, hears: hears(reply.command, reply.params), details: details(reply.command, reply.params) });
-    ev.push({ kind: 'vars', vars: out.state.vars });
+    ev.push({ kind: 'vars', vars: maskVars(out.state.vars, sens) as Record<string, Value> });
     if (reply.command === 'hangup') {
       this.record({ step: out.state.step, command: 'hangup' });
       this.ending = { status: 'HANGUP', why: 'the flow hung up' };
@@ -266,7 +272,7 @@ export class SimSession {
     this.over = true;
     this.pending = undefined;
     this.question = undefined;
-    ev.push({ kind: 'end', status, why, path: [...this.pathEntries], vars: this.lastVars });
+    ev.push({ kind: 'end', status, why, path: [...this.pathEntries], vars: maskVars(this.lastVars, this.flow.tables.sensitive) as Record<string, Value> });
   }
 }
 

@@ -14,6 +14,9 @@ import { MAX_FILE_BYTES } from '../../src/flow/yaml.js';
 /** A flow whose steps (lines given) start at line 4, column 3. */
 const flow = (...steps: string[]) => ['version: 1', 'start: a', 'steps:', ...steps].join('\n') + '\n';
 
+/** A version 2 flow with `sensitive: [pin]`. */
+const sflow = (...steps: string[]) => ['version: 2', 'sensitive: [pin]', 'start: a', 'steps:', ...steps].join('\n') + '\n';
+
 const WAV_8K = 'UklGRigAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQQAAAAAAAAA';
 const WAV_44K_STEREO = 'UklGRigAAABXQVZFZm10IBAAAAABAAIARKwAABCxAgAEABAAZGF0YQQAAAAAAAAA';
 
@@ -122,6 +125,12 @@ const CASES: Case[] = [
   { name: 'conference without PIN results', code: 'UNHANDLED_RESULT', severity: 'warning', text: flow('  a:', '    conference: { id: room }', '    on: { CONFERENCE_CLOSED: b, LAST_PARTICIPANT: b, LEFT_CONFERENCE: b }', '  b: { hangup: {} }'), line: 5, column: 5, message: /PIN_ERROR, PIN_TIMEOUT/ },
   { name: 'typo in a variable', code: 'UNKNOWN_VARIABLE', severity: 'warning', text: 'version: 1\nstart: a\nvars: { name: Ann }\nsteps:\n  a: { say: "Hi {{ vars.nmae }}" }\n', line: 5, column: 20, hint: /did you mean 'name'\?/ },
   { name: 'unknown call field', code: 'UNKNOWN_VARIABLE', severity: 'warning', text: flow('  a: { when: "call.calller == \'x\'", then: b, else: b }', '  b: { hangup: {} }'), line: 4, column: 15, hint: /did you mean 'caller'\?/ },
+  // sensitive values (version 2)
+  { name: 'a sensitive var in a say', code: 'SENSITIVE_RENDERED', severity: 'warning', text: sflow('  a:', '    read: { prompt: "PIN?", max_digits: 4 }', '    save: pin', '    next: b', '  b: { say: "You typed {{ vars.pin }}.", next: c }', '  c: { hangup: {} }'), line: 9, column: 27, message: /^vars\.pin is sensitive, and a say: text sends it to the telephony service in clear/ },
+  { name: 'a sensitive var in an sms body', code: 'SENSITIVE_RENDERED', severity: 'warning', text: sflow('  a:', '    read: { prompt: "PIN?", max_digits: 4 }', '    save: pin', '    next: b', '  b:', '    sms: { to: "{{ call.caller }}", body: "Your PIN: {{ vars.pin }}" }', '    next: c', '  c: { hangup: {} }'), line: 10, column: 57, message: /the sms body sends it/ },
+  { name: 'the sensitive result in a branch say', code: 'SENSITIVE_RENDERED', severity: 'warning', text: sflow('  a:', '    read: { prompt: "PIN?", max_digits: 4 }', '    save: pin', '    on: { "0000": { goto: a, say: "{{ result }} is not allowed." } }', '    next: c', '  c: { hangup: {} }'), line: 8, column: 39, message: /^result is the sensitive input of step 'a'/ },
+  { name: 'a sensitive var copied by set', code: 'SENSITIVE_COPIED', severity: 'warning', text: sflow('  a:', '    read: { prompt: "PIN?", max_digits: 4 }', '    save: pin', '    next: b', '  b: { set: { last: { expr: "vars.pin" } }, next: c }', '  c: { hangup: {} }'), line: 9, column: 30, message: /set: copies it into 'last', which is not/, hint: /sensitive: \[pin, last\]/ },
+  { name: 'a sensitive name nothing sets', code: 'UNKNOWN_VARIABLE', severity: 'warning', text: 'version: 2\nsensitive: [pni]\nstart: a\nsteps:\n  a:\n    read: { prompt: "PIN?", max_digits: 4 }\n    save: pin\n    next: c\n  c: { hangup: {} }\n', line: 2, column: 13, message: /sensitive: 'pni' is a variable nothing sets/, hint: /did you mean 'pin'\?/ },
   { name: 'typo in a target', code: 'UNKNOWN_STEP', text: flow('  a: { say: "x", next: ned }', '  end: { hangup: {} }'), line: 4, column: 24, message: /no step 'ned'/, hint: /did you mean 'end'\?/ },
   { name: 'unknown start', code: 'UNKNOWN_STEP', text: 'version: 1\nstart: begin\nsteps:\n  a: { hangup: {} }\n', line: 2, column: 8 },
   { name: 'orphan step', code: 'UNREACHABLE_STEP', text: flow('  a: { hangup: {} }', '  b: { hangup: {} }'), line: 5, column: 3, message: /step 'b' is never reached/ },

@@ -71,7 +71,29 @@ cases:
     ['an sms mock with hash and error', `${head}    mocks: { sms: [{ hash: S, error: E }] }\n    steps:\n      - expect: play\n`],
     ['an sms mock with neither', `${head}    mocks: { sms: [{ message: m }] }\n    steps:\n      - expect: play\n`],
     ['an unknown mock', `${head}    mocks: { clock: 1 }\n    steps:\n      - expect: play\n`],
+    ['a check step with a result', `${head}    steps:\n      - expect: { vars: { pin: "1" } }\n        result: "1"\n`],
+    ['check vars not a map', `${head}    steps:\n      - expect: { command: read, vars: [pin] }\n`],
+    ['an unknown key in a check', `${head}    steps:\n      - expect: { stpe: menu }\n`],
+    ["an unknown key in the case's expect", `${head}    steps:\n      - expect: play\n    expect: { step: a, varz: {} }\n`],
+    ["an empty case expect", `${head}    steps:\n      - expect: play\n    expect: {}\n`],
   ];
+
+  it('accepts checks of vars and step: beside a command, alone, after the hangup, at the case level', () => {
+    const ok = `flow: pin-line
+cases:
+  - name: checks
+    steps:
+      - expect: { command: read, step: account }
+        result: "314159"
+      - expect: { vars: { account: "314159" }, step: pin }
+      - expect: { command: read, vars: { account: 314159 } }
+        status: HANGUP
+      - expect: { vars: { account: "314159" } }
+    expect: { vars: { pin: null }, step: pin }
+`;
+    expect(errorsOf(parse(ok))).toEqual([]);
+    expect(() => parseScenario(ok, 'ok.test.yaml')).not.toThrow();
+  });
 
   it.each(bad)('rejects %s, as the loader does', (_what, text) => {
     expect(errorsOf(parse(text))).not.toEqual([]);

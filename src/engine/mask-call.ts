@@ -1,0 +1,47 @@
+/**
+ * Masking applied to one request of a call (src/engine/call.ts): which of its values are
+ * sensitive (the flow's sensitive vars before and after the request, the result a sensitive
+ * `save:` takes), and the masked copies of what leaves the process: log entries, the
+ * call-ended summary, the exchange given to the recorder (`serve --record`).
+ */
+import type { RtRequest } from '../protocol/rt.js';
+import type { CallState, CallSummary } from './types.js';
+import type { StepRecord } from './call.js';
+import type { LogEntry } from './outcome.js';
+import { MASK, Masker, maskVars, sensitiveValues, type Sensitivity } from './mask.js';
+
+/** The request's command_result is the input of a step whose `save:` is sensitive. */
+export function resultIsSensitive(s: Sensitivity, prior: Pick<CallState, 's' | 'step'> | undefined): boolean {
+  return prior !== undefined && !prior.s.endsWith('@say') && s.steps.has(prior.step);
+}
+
+/** The masker of one request: the sensitive vars before and after it, and its result when sensitive. */
+export function requestMasker(s: Sensitivity, req: RtRequest, prior: CallState | undefined, after: readonly (Record<string, unknown> | undefined)[] = [], extra: Iterable<string> = []): Masker {
+  const values = sensitiveValues(prior?.vars, s);
+  for (const v of after) sensitiveValues(v, s, values);
+  if (req.command_result !== '' && resultIsSensitive(s, prior)) values.add(req.command_result);
+  for (const v of extra) values.add(v);
+  return new Masker(values);
+}
+
+export function maskSummary(summary: CallSummary, s: Sensitivity): CallSummary {
+  return { ...summary, vars: maskVars(summary.vars, s) as CallSummary['vars'] };
+}
+
+export function maskLog(entry: LogEntry, m: Masker): LogEntry {
+  return m.scrubValue(entry);
+}
+
+/** The exchange as recorded: the sensitive result masked, values scrubbed from params, sms and their outcomes. */
+export function maskStepRecord(rec: StepRecord, s: Sensitivity, prior: CallState | undefined, m: Masker): StepRecord {
+  const req = rec.request.command_result !== '' && resultIsSensitive(s, prior) ? { ...rec.request, command_result: MASK } : rec.request;
+  return {
+    ...rec,
+    request: req,
+    effects: rec.effects.map(({ effect, result }) => ({
+      effect: { ...effect, params: m.scrubValue(effect.params) },
+      result: result.ok && s.steps.has(effect.step) ? { ok: true as const, value: MASK } : m.scrubValue(result),
+    })),
+    reply: { ...rec.reply, params: m.scrubValue(rec.reply.params) },
+  };
+}
