@@ -131,6 +131,31 @@ describe('sensitive values in the memory store', () => {
   });
 });
 
+describe('the request a deadline fallback replaced', () => {
+  it('is noted in the store with its result sealed, and the call goes on', async () => {
+    const store = new MemoryStore();
+    const asides: string[] = [];
+    const setAside = store.setAside.bind(store);
+    store.setAside = (callid, aside, ttl) => (asides.push(aside), setAside(callid, aside, ttl));
+    app = Fastify({ logger: false });
+    // a slow sms: the step misses the 1 s deadline, a fallback `wait` is answered
+    const sms = () => new Promise<string>((r) => setTimeout(() => r('SMS00042'), 1500));
+    await app.register(callscript, { flowsDir: new URL('../fixtures/sensitive-sms', import.meta.url).pathname, store, deadlineMs: 1000, effects: { sms }, sensitiveKeys: [KEY1] });
+    const post = (over: Partial<RtFields>) => app!.inject({ method: 'POST', url: '/rt/pin-sms', headers: { 'content-type': 'application/json' }, payload: rtBody({ callid: '701', ...over }) }).then((r) => JSON.parse(r.body) as { command: string; command_id: number; params: Record<string, unknown> });
+    const read = await post({});
+    const fallback = await post({ command: 'read', command_id: read.command_id, command_result: PIN });
+    expect(fallback).toMatchObject({ command: 'wait', command_id: read.command_id });
+    expect(asides).toHaveLength(1);
+    expect(asides[0]).not.toContain(PIN);
+    const noted = JSON.parse(asides[0]!) as { command_result: string; x?: number };
+    expect(noted.x).toBe(1);
+    expect(new Sealer([parseKey(KEY1)]).open(noted.command_result, '701')).toBe(PIN);
+    await new Promise((r) => setTimeout(r, 700)); // the late step lands
+    const next = await post({ command: 'wait', command_id: read.command_id });
+    expect(next.params.media_id).toContain('Right.'); // the real PIN was checked
+  });
+});
+
 describe('sensitive values in Redis', () => {
   let skip: string | undefined;
   beforeAll(async () => {
