@@ -62,6 +62,8 @@ export interface ServerConfig {
   /** HTTP Basic auth required on the real-time route. */
   auth?: { login: string; password: string };
   unknown_call: (typeof UNKNOWN_CALL_POLICIES)[number];
+  /** The environment of the flows' environments: (version 2) the server runs in; --env and CALLSCRIPT_ENV override it. */
+  environment?: string;
   /** Played when the deadline is missed (TTS texts use the default voice). */
   fallback?: MediaSpec;
   routes: { apps: Record<string, string>; numbers: Record<string, string>; default?: string };
@@ -168,6 +170,7 @@ export function configJsonSchema(): Record<string, unknown> {
         },
         'HTTP Basic auth on the real-time route; login and password go together.',
       ),
+      environment: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'The environment of the flows\' environments: (version 2) to serve: their env.* values. --env and CALLSCRIPT_ENV override it; absent: each flow\'s first environment.' },
       unknown_call: { enum: [...UNKNOWN_CALL_POLICIES], default: 'restart', description: 'A non-first request for a call with no state: restart the flow, hang up, or reject with 4xx.' },
       fallback: {
         description: 'Played when a request would miss the deadline: a text (default voice), a media id, TTS|voice|text, or { say, voice }.',
@@ -266,6 +269,7 @@ function handChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
   Object.assign(config.server, data.server ?? {});
   Object.assign(config.limits, data.limits ?? {});
   if (typeof data.unknown_call === 'string') config.unknown_call = data.unknown_call as ServerConfig['unknown_call'];
+  if (typeof data.environment === 'string') config.environment = data.environment;
   transportChecks(ctx, root, config);
 
   const auth = entry(root, 'auth');

@@ -18,6 +18,7 @@ import { linearError } from './pattern.js';
 import { chargeRendering, type MemoryMeter } from './liquid-charge.js';
 import { BoundedCache } from './bounded-cache.js';
 import type { Value } from './model.js';
+import type { CalendarState } from './calendar.js';
 
 /** What templates and expressions can see. */
 export interface Scope {
@@ -29,6 +30,10 @@ export interface Scope {
   error: string;
   /** The request's evaluation budget; absent: each evaluation gets a fresh default one. */
   budget?: EvalBudget;
+  /** The selected environment's values (`env.*`, version 2). */
+  env?: Record<string, string>;
+  /** open() and holiday() of conditions: the state of a calendar at the request's time (version 2). */
+  calendar?: (name: string) => CalendarState;
 }
 
 /** Tags that read files: refused by the checker (FORBIDDEN_TAG) and removed from the engine. */
@@ -165,7 +170,7 @@ export function render(source: string, scope: Scope): string {
     check() {},
   };
   try {
-    const data = { vars: scope.vars, call: scope.call, result: scope.result, error: scope.error };
+    const data = scope.env ? { vars: scope.vars, call: scope.call, result: scope.result, error: scope.error, env: scope.env } : { vars: scope.vars, call: scope.call, result: scope.result, error: scope.error };
     return String(liquid.renderSync(parsed, data, { renderLimit: budget.templateMsLeft }));
   } catch (err) {
     const m = err instanceof Error ? LIQUID_LIMIT.exec(err.message) : null;
@@ -281,13 +286,14 @@ function compileExpression(source: string): CelExpression {
 export function evaluate(source: string, scope: Scope): Value {
   const e = compileExpression(source);
   const budget = scope.budget ?? new EvalBudget();
-  const context = {
+  const context: Record<string, unknown> = {
     vars: fieldsFor(scope.vars, e.reads.vars, budget),
     call: fieldsFor(scope.call, e.reads.call, budget),
     result: scope.result,
     error: scope.error,
   };
-  return fromCel(cel.evaluate(e, context, budget), 0);
+  if (scope.env) context.env = new Map(Object.entries(scope.env));
+  return fromCel(cel.evaluate(e, context, budget, scope.calendar), 0);
 }
 
 /**

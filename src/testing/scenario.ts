@@ -93,6 +93,9 @@ export interface Scenario {
   /** A flow name, or a path to a flow file (resolved against the scenario's directory). */
   flow: string;
   flowPos: Loc;
+  /** The environment of the flow's environments: (version 2) the cases run in; absent: the one the flows were loaded in. */
+  environment?: string;
+  environmentPos?: Loc;
   cases: ScenarioCase[];
 }
 
@@ -420,7 +423,9 @@ export function parseScenario(text: string, file: string): Scenario {
     c.at(root ?? { line: 1, col: 1 }, 'a scenario file is a map with `flow:` and `cases:`');
     throw new ScenarioFileError(c.errors);
   }
-  checkKeys(c, root, ['flow', 'cases'], 'the scenario file');
+  checkKeys(c, root, ['flow', 'environment', 'cases'], 'the scenario file');
+  const envNode = get(root, 'environment');
+  const environment = envNode ? str(c, envNode, 'environment') : undefined;
   const flowNode = get(root, 'flow');
   let flow = '';
   if (!flowNode) c.at(root, 'a scenario file needs `flow:` (a flow name or a path to a flow file)');
@@ -437,5 +442,10 @@ export function parseScenario(text: string, file: string): Scenario {
     });
   }
   if (c.errors.length > 0) throw new ScenarioFileError(c.errors);
-  return { file, flow, flowPos: flowNode?.pos ?? { line: 1, col: 1 }, cases };
+  const out: Scenario = { file, flow, flowPos: flowNode?.pos ?? { line: 1, col: 1 }, cases };
+  if (environment !== undefined && envNode) {
+    out.environment = environment;
+    out.environmentPos = envNode.pos;
+  }
+  return out;
 }
