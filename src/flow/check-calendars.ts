@@ -199,18 +199,22 @@ export function checkCalendarStep(ctx: Ctx, node: YMap, action: YEntry, id: stri
   }
   const on = entry(node, 'on');
   const targets: Partial<Record<(typeof CAL_RESULTS)[number], string>> = {};
-  if (!on) report(ctx, 'MISSING_KEY', action, `${where}a calendar step needs on: { open: ..., closed: ... }`);
+  if (!on) report(ctx, 'MISSING_KEY', action, `${where}a calendar step needs on: { open: ..., closed: ... }`, 'A calendar step branches on open and closed (and holiday, which goes to closed when absent).');
   else {
     const m = asMap(ctx, on.value, `${where}on`);
+    const meant = new Set<string>();
     for (const r of m?.entries ?? []) {
       if (!(CAL_RESULTS as readonly string[]).includes(r.key)) {
-        report(ctx, 'IMPOSSIBLE_RESULT', r, `${where}a calendar step's results are open, closed and holiday, not '${r.key}'`, didYouMean(r.key, CAL_RESULTS) ?? 'Branch on open, closed and (optionally) holiday.');
+        const near = closest(r.key, CAL_RESULTS);
+        if (near !== undefined) meant.add(near);
+        report(ctx, 'IMPOSSIBLE_RESULT', r, `${where}a calendar step's results are open, closed and holiday, not '${r.key}'`, near !== undefined ? `did you mean '${near}'?` : 'Branch on open, closed and (optionally) holiday.');
         continue;
       }
       const to = stepRef(ctx, r.value, where);
       if (to !== undefined) targets[r.key as (typeof CAL_RESULTS)[number]] = to;
     }
-    if (m) for (const k of ['open', 'closed'] as const) if (!m.entries.some((x) => x.key === k)) report(ctx, 'MISSING_KEY', on, `${where}a calendar step needs on.${k}: where to go when the calendar is ${k}`);
+    // a misspelt result is its IMPOSSIBLE_RESULT alone (one mistake, one diagnostic)
+    if (m) for (const k of ['open', 'closed'] as const) if (!meant.has(k) && !m.entries.some((x) => x.key === k)) report(ctx, 'MISSING_KEY', on, `${where}a calendar step needs on.${k}: where to go when the calendar is ${k}`, 'A calendar step branches on open and closed (and holiday, which goes to closed when absent).');
   }
   if (name === undefined || targets.open === undefined || targets.closed === undefined) return undefined;
   const q = JSON.stringify(name);
