@@ -127,7 +127,7 @@ describe('hostile tables', () => {
     expect(diag(many('calendars', 101, (i) => `c${i}: { timezone: UTC, weekly: { mon: "09:00-10:00" } }`)).map((s) => s.slice(0, 40))).toEqual(['3:1 TOO_MANY_ENTRIES calendars: 101 cale']);
     const langs = Array.from({ length: 51 }, (_, i) => `${String.fromCharCode(97 + Math.floor(i / 26))}${String.fromCharCode(97 + (i % 26))}-GB: { voice: V }`);
     expect(diag(lines('version: 2', 'start: a', 'languages:', ...langs.map((l) => `  ${l}`), 'steps:', '  a: { hangup: {} }')).map((s) => s.slice(0, 40))).toEqual(['3:1 TOO_MANY_ENTRIES languages: 51 langu']);
-    expect(diag(lines('version: 2', 'start: a', ...LANGS, 'prompts:', ...Array.from({ length: 5001 }, (_, i) => `  p${i}: { en-GB: "x", fr-FR: "y" }`), 'steps:', '  a: { hangup: {} }')).map((s) => s.slice(0, 40))).toEqual(['6:1 TOO_MANY_ENTRIES prompts: 5,001 promp']);
+    expect(diag(lines('version: 2', 'start: a', ...LANGS, 'prompts:', ...Array.from({ length: 5001 }, (_, i) => `  p${i}: { en-GB: "x", fr-FR: "y" }`), 'steps:', '  a: { hangup: {} }')).map((s) => s.slice(0, 40))).toEqual(['6:1 TOO_MANY_ENTRIES prompts: 5,001 prom']);
     expect(diag(many('environments', 101, (i) => `e${i}: { x: "1" }`)).map((s) => s.slice(0, 40))).toEqual(['3:1 TOO_MANY_ENTRIES environments: 101 en']);
   });
   it('50 environments of 100 keys each, every checked param checked in each: fast', () => {
