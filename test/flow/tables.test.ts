@@ -124,11 +124,11 @@ describe('hostile tables', () => {
       "6:20 TOO_MANY_ENTRIES calendar 'c': mon: 100,000 intervals; a day may have at most 16 | Flows are untrusted input, and these tables are read at load and on calls: split the flow, or keep the tables within their bounds.",
     ]);
     const many = (key: string, n: number, item: (i: number) => string) => lines('version: 2', 'start: a', `${key}:`, ...Array.from({ length: n }, (_, i) => `  ${item(i)}`), 'steps:', '  a: { hangup: {} }');
-    expect(diag(many('calendars', 101, (i) => `c${i}: { timezone: UTC, weekly: { mon: "09:00-10:00" } }`)).map((s) => s.slice(0, 40))).toEqual(['3:1 TOO_MANY_ENTRIES calendars: 101 cale']);
+    expect(diag(many('calendars', 101, (i) => `c${i}: { timezone: UTC, weekly: { mon: "09:00-10:00" } }`))).toEqual([expect.stringMatching(/^3:1 TOO_MANY_ENTRIES calendars: 101 calendars; a flow may have at most 100 \|/)]);
     const langs = Array.from({ length: 51 }, (_, i) => `${String.fromCharCode(97 + Math.floor(i / 26))}${String.fromCharCode(97 + (i % 26))}-GB: { voice: V }`);
-    expect(diag(lines('version: 2', 'start: a', 'languages:', ...langs.map((l) => `  ${l}`), 'steps:', '  a: { hangup: {} }')).map((s) => s.slice(0, 40))).toEqual(['3:1 TOO_MANY_ENTRIES languages: 51 langu']);
-    expect(diag(lines('version: 2', 'start: a', ...LANGS, 'prompts:', ...Array.from({ length: 5001 }, (_, i) => `  p${i}: { en-GB: "x", fr-FR: "y" }`), 'steps:', '  a: { hangup: {} }')).map((s) => s.slice(0, 40))).toEqual(['6:1 TOO_MANY_ENTRIES prompts: 5,001 prom']);
-    expect(diag(many('environments', 101, (i) => `e${i}: { x: "1" }`)).map((s) => s.slice(0, 40))).toEqual(['3:1 TOO_MANY_ENTRIES environments: 101 en']);
+    expect(diag(lines('version: 2', 'start: a', 'languages:', ...langs.map((l) => `  ${l}`), 'steps:', '  a: { hangup: {} }'))).toEqual([expect.stringMatching(/^3:1 TOO_MANY_ENTRIES languages: 51 languages; a flow may declare at most 50 \|/)]);
+    expect(diag(lines('version: 2', 'start: a', ...LANGS, 'prompts:', ...Array.from({ length: 5001 }, (_, i) => `  p${i}: { en-GB: "x", fr-FR: "y" }`), 'steps:', '  a: { hangup: {} }'))).toEqual([expect.stringMatching(/^6:1 TOO_MANY_ENTRIES prompts: 5,001 prompts; a flow may have at most 5,000 \|/)]);
+    expect(diag(many('environments', 101, (i) => `e${i}: { x: "1" }`))).toEqual([expect.stringMatching(/^3:1 TOO_MANY_ENTRIES environments: 101 environments; a flow may have at most 100 \|/)]);
   });
   it('50 environments of 100 keys each, every checked param checked in each: fast', () => {
     const keys = Array.from({ length: 100 }, (_, k) => `k${k}: "+4420794600${String(k).padStart(2, '0')}"`).join(', ');
