@@ -170,7 +170,7 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
   const max = opts.maxRequests ?? 1000;
   const trace: string[] = [];
   const base = baseRequest(c);
-  const engine = caseEngine(c, opts.hooks);
+  let engine = caseEngine(c, opts.hooks);
   let smsCount = 0;
   const smsOutcome = (): EffectResult => {
     const m = c.mocks.sms[smsCount];
@@ -222,6 +222,8 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     const diff = compare(step.expect, actual);
     if (diff) return mismatch(i, step, actual, diff);
     i++;
+    // `now:` on a step: the clock moves on from the request that carries its outcome
+    if (step.now !== undefined) engine = { ...engine, now: step.now };
     if (out.state.done) {
       // The flow hung up: the platform ends the call with a terminal request, which runs
       // the hangup handler (its sms effects are the steps left, if any).

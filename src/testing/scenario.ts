@@ -69,6 +69,8 @@ export interface ScenarioStep {
   resultPos?: Loc;
   error?: string;
   status?: StepStatus;
+  /** The engine's clock from the request that carries this step's outcome on (epoch ms): time passing during a call (calendars). */
+  now?: number;
 }
 
 export interface Mocks {
@@ -240,7 +242,7 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
     c.at(n, `a step must be a map with \`expect:\`, not ${describe(n)}`);
     return undefined;
   }
-  const meant = checkKeys(c, n, ['expect', 'result', 'error', 'status'], 'a step');
+  const meant = checkKeys(c, n, ['expect', 'result', 'error', 'status', 'now'], 'a step');
   const e = get(n, 'expect');
   if (!e) {
     // a misspelt expect: is one mistake, reported once
@@ -276,6 +278,11 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
       if ((TERMINAL_STEP_STATUSES as readonly string[]).includes(s)) step.status = s as StepStatus;
       else c.at(st, `status: "${s}" is not one of ${TERMINAL_STEP_STATUSES.join(', ')}`);
     }
+  }
+  const now = get(n, 'now');
+  if (now) {
+    const t = clockValue(c, now, 'now');
+    if (t !== undefined) step.now = t;
   }
   if (expect?.kind === 'sms' && given.length > 0) {
     c.at(get(n, given[0]!)!, `an sms step takes its outcome from mocks.sms, not \`${given[0]}:\``);
@@ -318,6 +325,18 @@ export function clockOf(call: Pick<CallFields, 'date_started'>): number {
   return Date.parse(call.date_started.replace(' ', 'T') + 'Z');
 }
 
+/** A clock value: ISO 8601 or epoch ms. */
+function clockValue(c: Collector, n: YNode, what: string): number | undefined {
+  const s = str(c, n, what);
+  if (s === undefined) return undefined;
+  const t = /^\d+$/.test(s) ? Number(s) : Date.parse(s);
+  if (Number.isNaN(t)) {
+    c.at(n, `${what}: "${s}" is not a date (ISO 8601, e.g. 2026-11-22T10:00:00Z) nor epoch ms`);
+    return undefined;
+  }
+  return t;
+}
+
 function parseMocks(c: Collector, n: YNode | undefined, call: CallFields): Mocks {
   const mocks: Mocks = { sms: [], now: clockOf(call) };
   if (!n) return mocks;
@@ -328,12 +347,8 @@ function parseMocks(c: Collector, n: YNode | undefined, call: CallFields): Mocks
   checkKeys(c, n, ['sms', 'now'], 'mocks');
   const now = get(n, 'now');
   if (now) {
-    const s = str(c, now, 'mocks.now');
-    if (s !== undefined) {
-      const t = /^\d+$/.test(s) ? Number(s) : Date.parse(s);
-      if (Number.isNaN(t)) c.at(now, `mocks.now: "${s}" is not a date (ISO 8601, e.g. 2026-11-22T10:00:00Z) nor epoch ms`);
-      else mocks.now = t;
-    }
+    const t = clockValue(c, now, 'mocks.now');
+    if (t !== undefined) mocks.now = t;
   }
   const sms = get(n, 'sms');
   if (sms) {
