@@ -71,10 +71,11 @@ export function edgeLabel(e: FlowEdge, width = 40, command?: string): string {
       l = `${e.key} (retries used up)`;
       break;
     case 'case':
-      l = trunc(e.condition ?? '', width);
+      // a calendar step's cases are its results (coverage keys <step>:open, <step>:holiday)
+      l = /:(open|holiday)$/.test(e.id) ? e.id.slice(e.id.lastIndexOf(':') + 1) : trunc(e.condition ?? '', width);
       break;
     case 'switch-default':
-      l = 'default';
+      l = e.id.endsWith(':closed') ? 'closed' : 'default';
       break;
     case 'next':
       l = '';

@@ -31,3 +31,15 @@ describe('callscript paths with calendars', () => {
     expect(run.cases.filter((c) => !c.ok)).toEqual([]);
   });
 });
+
+describe('callscript graph with calendars', () => {
+  it('labels a calendar step\'s edges with its results', async () => {
+    const { graph } = await import('../../src/cli/graph.js');
+    const out = sink();
+    expect(await graph('bank-hours', { flows: DIR }, out.w, sink().w)).toBe(0);
+    expect(out.text()).toContain('s0{{"hours<br/>calendar office"}}');
+    expect(out.text()).toContain('s0 -->|"open"| s1');
+    expect(out.text()).toContain('s0 -->|"holiday"| s8');
+    expect(out.text()).toContain('s0 -->|"closed"| s7');
+  });
+});
