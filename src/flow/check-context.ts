@@ -54,10 +54,12 @@ export interface V2Names {
   envKeys?: Set<string>;
   /** Calendar names read by open()/holiday() in conditions, with where: checked once all are known. */
   calendarRefs: { name: string; at: YNode }[];
+  /** Env-only templates of checked params already checked in every environment: what failed where. */
+  envChecked: Map<string, { env: string; value: string; err: string }[]>;
 }
 
 export function newCtx(file: string, voice: string): Ctx {
-  return { file, diags: [], voice, refs: [], targets: [], suggest: { left: SUGGEST_BUDGET }, declared: new Set(), patternWeight: 0, version: 1, v2Reported: new Set(), v2: { calendarRefs: [] } };
+  return { file, diags: [], voice, refs: [], targets: [], suggest: { left: SUGGEST_BUDGET }, declared: new Set(), patternWeight: 0, version: 1, v2Reported: new Set(), v2: { calendarRefs: [], envChecked: new Map() } };
 }
 
 /**

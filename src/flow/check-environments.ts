@@ -120,19 +120,24 @@ export function envOnlyTemplate(text: string): boolean {
 export function checkEnvFormat(ctx: Ctx, text: string, node: YNode, name: string, format: FormatName, where: string): boolean {
   const envs = ctx.v2.environments;
   if (!envs || !envOnlyTemplate(text)) return true;
-  let ok = true;
-  for (const [env, values] of Object.entries(envs)) {
-    let s: string;
-    try {
-      s = render(text, { vars: {}, call: {}, result: '', error: '', env: values });
-    } catch {
-      continue; // a render error shows at run time (the step's error branch)
+  // the same text in many steps (10,000 dialouts of "{{ env.support }}" in 100 environments)
+  // is rendered and checked once per environment, not once per step
+  const key = `${format}\u0000${text}`;
+  let bad = ctx.v2.envChecked.get(key);
+  if (!bad) {
+    bad = [];
+    for (const [env, values] of Object.entries(envs)) {
+      let s: string;
+      try {
+        s = render(text, { vars: {}, call: {}, result: '', error: '', env: values });
+      } catch {
+        continue; // a render error shows at run time (the step's error branch)
+      }
+      const err = checkFormat(format, s.trim());
+      if (err) bad.push({ env, value: s, err });
     }
-    const err = checkFormat(format, s.trim());
-    if (err) {
-      report(ctx, 'BAD_FORMAT', node, `${where}${name} in environment ${env} is "${s}": ${err}`, FORMAT_HINTS[format]);
-      ok = false;
-    }
+    ctx.v2.envChecked.set(key, bad);
   }
-  return ok;
+  for (const b of bad) report(ctx, 'BAD_FORMAT', node, `${where}${name} in environment ${b.env} is "${b.value}": ${b.err}`, FORMAT_HINTS[format]);
+  return bad.length === 0;
 }
