@@ -1,7 +1,8 @@
 /**
  * A/B micro-benchmark of `advance` on front-desk between two source trees in one process,
  * interleaved (A, B, A, B...) so that a loaded machine affects both alike: the minimum
- * ns/op of each case over the rounds.
+ * ns/op of each case over many short rounds (the least disturbed ones), the order
+ * alternating.
  *
  *   npx tsx bench/ab-engine.ts /path/to/other/checkout
  */
@@ -34,8 +35,8 @@ function cases(m: Mod, root: string) {
     zero: () => m.advance(flow, atMenu, r('0'), opts),
   };
 }
-function ns(fn: () => unknown, n = 3000): number {
-  for (let i = 0; i < 300; i++) fn();
+function ns(fn: () => unknown, n = 200): number {
+  for (let i = 0; i < 20; i++) fn();
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < n; i++) fn();
   return Number(process.hrtime.bigint() - t0) / n;
@@ -43,12 +44,14 @@ function ns(fn: () => unknown, n = 3000): number {
 const A = cases(await load(other), other);
 const B = cases(await load(here), here);
 const best: Record<string, [number, number]> = {};
-for (let round = 0; round < 15; round++) {
+for (let round = 0; round < 200; round++) {
   for (const k of Object.keys(A) as (keyof typeof A)[]) {
-    const a = ns(A[k]);
+    const ab = round % 2 === 0;
+    const a = ab ? ns(A[k]) : 0;
     const b = ns(B[k]);
+    const a2 = ab ? a : ns(A[k]);
     const cur = best[k] ?? [Infinity, Infinity];
-    best[k] = [Math.min(cur[0], a), Math.min(cur[1], b)];
+    best[k] = [Math.min(cur[0], ab ? a : a2), Math.min(cur[1], b)];
   }
 }
 for (const [k, [a, b]] of Object.entries(best)) console.log(`${k.padEnd(8)} before ${a.toFixed(0).padStart(7)} ns/op   after ${b.toFixed(0).padStart(7)} ns/op   ${((b / a - 1) * 100).toFixed(1)}%`);
