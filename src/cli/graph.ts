@@ -6,12 +6,13 @@ import { readFile } from 'node:fs/promises';
 import { xstateConfig } from '../flow/machine-config.js';
 import { renderGraph, type GraphFormat } from '../testing/graph.js';
 import type { CoverageFile } from '../testing/coverage.js';
-import { loadFlow } from './paths.js';
+import { envOf, loadFlow } from './paths.js';
 
 export interface GraphFlags {
   format?: string;
   coverage?: string;
   flows?: string;
+  env?: string;
 }
 
 export async function graph(ref: string, flags: GraphFlags, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
@@ -21,7 +22,7 @@ export async function graph(ref: string, flags: GraphFlags, out: NodeJS.Writable
     return 2;
   }
   try {
-    const flow = await loadFlow(ref, flags.flows);
+    const flow = await loadFlow(ref, flags.flows, envOf(flags.env));
     if (format === 'xstate') {
       if (flags.coverage) throw new Error('--coverage marks a diagram: use it with --format mermaid or dot');
       out.write(JSON.stringify(xstateConfig(flow.config), null, 2) + '\n');

@@ -31,6 +31,7 @@ program
   .option('-w, --workers <n>', 'processes serving the port, 1..256 (node:cluster; more than 1 needs --store redis://...; env CALLSCRIPT_WORKERS, default 1)')
   .option('-c, --config <file>', 'config file (env CALLSCRIPT_CONFIG, default ./callscript.yaml if present)')
   .option('-l, --log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL, default info)')
+  .option('-e, --env <name>', 'the environment of the flows\' environments: to serve (env CALLSCRIPT_ENV, environment: in the config; default: each flow\'s first)')
   .option('--record <dir>', 'write each finished call as a replayable scenario file <dir>/<flow>-<callid>.test.yaml (docs/testing.md)')
   .action(async (flags) => {
     const r = await serve(flags);
@@ -42,8 +43,9 @@ program
   .description('check flow files (and callscript.yaml) and print every problem; exit 1 on errors')
   .argument('[paths...]', 'flow files or directories (default: flows)')
   .option('-c, --config <file>', 'check this file as a server config file, whatever its name (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
-  .action(async (paths: string[], flags: { config?: string[] }) => {
-    process.exitCode = await validate(paths, process.stdout, { configs: flags.config ?? [] });
+  .option('-e, --env <name>', 'also require every flow with environments: to define this one (env CALLSCRIPT_ENV); every environment is checked either way')
+  .action(async (paths: string[], flags: { config?: string[]; env?: string }) => {
+    process.exitCode = await validate(paths, process.stdout, { configs: flags.config ?? [], ...(flags.env !== undefined ? { env: flags.env } : {}) });
   });
 
 program
@@ -112,6 +114,7 @@ program
   .option('--coverage-json <file>', 'write the raw coverage data (JSON) to this file')
   .option('--min-coverage <percent>', 'exit 1 when under this percentage of the transitions of the flows tested, all together')
   .option('--min-coverage-per-flow <percent>', 'exit 1 when any flow tested is under this percentage of its transitions')
+  .option('-e, --env <name>', 'the environment of the flows\' environments: (env CALLSCRIPT_ENV; a scenario file\'s environment: wins)')
   .action(async (paths: string[], flags) => {
     process.exitCode = await test(paths, flags);
   });
@@ -124,6 +127,7 @@ program
   .option('--caller <file>', 'play the caller from this caller script (docs/caller-script.md) instead of asking')
   .option('--from <number>', 'the caller\'s number (cli_number)')
   .option('--to <number>', 'the number dialled')
+  .option('-e, --env <name>', 'the environment of the flow\'s environments: (env CALLSCRIPT_ENV; default its first)')
   .action(async (flow: string, flags) => {
     process.exitCode = await simulate(flow, flags);
   });
@@ -136,7 +140,8 @@ program
   .option('-o, --out <file>', 'write the scenario file here instead of stdout')
   .option('--covered <coverage.json>', 'leave out the transitions covered there (callscript test --coverage-json)')
   .option('--max-seconds <n>', 'stop searching after this long (default 60): the transitions not found by then are listed')
-  .action(async (flow: string, flags: { flows?: string; out?: string; covered?: string; maxSeconds?: string }) => {
+  .option('-e, --env <name>', 'the environment of the flow\'s environments: (env CALLSCRIPT_ENV; default its first)')
+  .action(async (flow: string, flags: { flows?: string; out?: string; covered?: string; maxSeconds?: string; env?: string }) => {
     process.exitCode = await paths(flow, flags);
   });
 
@@ -147,7 +152,8 @@ program
   .option('--format <format>', 'mermaid|dot|xstate (default mermaid)')
   .option('--coverage <coverage.json>', 'mark the transitions never taken (callscript test --coverage-json)')
   .option('-f, --flows <dir>', 'directory of flows (default flows)')
-  .action(async (flow: string, flags: { format?: string; coverage?: string; flows?: string }) => {
+  .option('-e, --env <name>', 'the environment of the flow\'s environments: (env CALLSCRIPT_ENV; default its first)')
+  .action(async (flow: string, flags: { format?: string; coverage?: string; flows?: string; env?: string }) => {
     process.exitCode = await graph(flow, flags);
   });
 

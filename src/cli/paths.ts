@@ -18,24 +18,32 @@ export interface PathsFlags {
   covered?: string;
   /** How long the search may take, in seconds (default 60). */
   maxSeconds?: string;
+  env?: string;
 }
 
 /** A flow by name (in the flows dir) or by path to a .yaml file; throws with the reason. */
-export async function loadFlow(ref: string, flowsDir = 'flows'): Promise<CompiledFlow> {
+export async function loadFlow(ref: string, flowsDir = 'flows', environment = envOf()): Promise<CompiledFlow> {
   if (isCallerScriptName(ref)) throw new Error(callerScriptNotFlow(ref));
+  const opts = environment !== undefined ? { environment } : {};
   if (/\.ya?ml$/.test(ref) && existsSync(ref)) {
     const text = await readFlowText(ref);
-    const { model, diagnostics } = checkFlow(text, ref);
+    const { model, diagnostics } = checkFlow(text, ref, opts);
     if (!model || diagnostics.some((d) => d.severity === 'error')) {
       throw new Error(`${ref} has errors:\n${formatDiagnostics(diagnostics, new Map([[ref, text]]))}`);
     }
     return compileFlow(model, text);
   }
   const { texts } = await readFlows(flowsDir);
-  const { flows } = compileAll(texts);
+  const { flows } = compileAll(texts, opts);
   const found = flows.find((f) => f.name === ref);
   if (!found) throw new Error(`no valid flow named "${ref}" in ${flowsDir} (flows: ${flows.map((f) => f.name).join(', ') || 'none'})`);
   return found;
+}
+
+/** The environment of version 2 flows a tool runs in: --env, else CALLSCRIPT_ENV (absent: each flow's first). */
+export function envOf(flag?: string): string | undefined {
+  const e = flag ?? process.env.CALLSCRIPT_ENV;
+  return e === undefined || e === '' ? undefined : e;
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -49,7 +57,7 @@ export async function paths(ref: string, flags: PathsFlags, out: NodeJS.Writable
   let flow: CompiledFlow;
   let coverage: CoverageFile | undefined;
   try {
-    flow = await loadFlow(ref, flags.flows);
+    flow = await loadFlow(ref, flags.flows, envOf(flags.env));
     if (flags.covered) coverage = JSON.parse(await readFile(flags.covered, 'utf8')) as CoverageFile;
   } catch (e) {
     err.write(`callscript paths: ${(e as Error).message}\n`);

@@ -122,6 +122,11 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
   out.write(`callscript serving ${flows.length} flow${flows.length === 1 ? '' : 's'} from ${settings.server.flowsDir} on ${base}\n`);
   for (const f of flows) out.write(`  POST ${base}/rt/${f.name}  (${f.file}, version ${f.version})\n`);
   if (report && report.refused.length > 0) out.write(`  refused (errors above): ${report.refused.join(', ')}\n`);
+  const withEnvs = flows.map((f) => registry.current(f.name)?.model).filter((m) => m?.environment !== undefined);
+  if (withEnvs.length > 0) {
+    const which = withEnvs.map((m) => `${m!.name}: ${m!.environment}`).join(', ');
+    out.write(settings.server.environment !== undefined ? `  environment ${settings.server.environment} (${which})\n` : `  no environment selected (--env, environment: in the config, CALLSCRIPT_ENV): each flow runs in its first one (${which})\n`);
+  }
   out.write(`  calls kept in ${settings.store.kind === 'memory' ? 'this process (memory store)' : `Redis ${shownUrl(settings.store.url)}, keys ${settings.store.prefix}*`}\n`);
   out.write(`  health: GET ${base}/health${settings.server.auth ? '   (Basic auth on /rt)' : ''}\n`);
   const smsFlows = flows.filter((f) => Object.values(registry.current(f.name)!.model.steps).some((s) => s.kind === 'command' && s.command.name === 'sms'));
@@ -154,8 +159,9 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
 function restartOnly(s: Settings): Partial<Settings['server']> {
   const { flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin } = s.server;
   const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, authFailureLimit, authFailureWindowMs, trustProxy } = s.server;
-  const { endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls } = s.server;
+  const { endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls, environment } = s.server;
   return {
+    ...(environment !== undefined ? { environment } : {}),
     ...{ flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin },
     ...{ headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, authFailureLimit, authFailureWindowMs, trustProxy },
     ...{ endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls },

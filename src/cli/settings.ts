@@ -24,6 +24,12 @@ export interface ServeFlags {
   flows?: string;
   config?: string;
   logLevel?: string;
+  /** The environment of the flows' environments: (env CALLSCRIPT_ENV, environment: in callscript.yaml). */
+  env?: string;
+}
+
+function envSetting(name: string | undefined): { environment?: string } {
+  return name !== undefined && name !== '' ? { environment: name } : {};
 }
 
 export interface Settings {
@@ -143,6 +149,7 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
         reloadSettleMs: config?.server.reload_settle_ms ?? DEFAULT_RT_OPTIONS.reloadSettleMs,
         maxStateBytes: config?.limits.call_state_bytes ?? DEFAULT_RT_OPTIONS.maxStateBytes,
         maxFlowBytes: config?.limits.flow_file_bytes ?? DEFAULT_RT_OPTIONS.maxFlowBytes,
+        ...envSetting(flags.env ?? env.CALLSCRIPT_ENV ?? config?.environment),
         maxLiveCalls: config?.limits.max_live_calls ?? DEFAULT_RT_OPTIONS.maxLiveCalls,
         evalLimits: config
           ? { celUnits: config.limits.expression_cost, templateMs: config.limits.template_ms, templateMemory: config.limits.template_memory }
@@ -185,6 +192,7 @@ export function settingsChanges(before: Settings, after: Settings): { routes?: S
     ['server.reload_settle_ms', before.server.reloadSettleMs, after.server.reloadSettleMs],
     ['limits.call_state_bytes', before.server.maxStateBytes, after.server.maxStateBytes],
     ['limits.flow_file_bytes', before.server.maxFlowBytes, after.server.maxFlowBytes],
+    ['environment', before.server.environment, after.server.environment],
     ['limits.max_live_calls', before.server.maxLiveCalls, after.server.maxLiveCalls],
     ['limits.expression_cost', before.server.evalLimits?.celUnits, after.server.evalLimits?.celUnits],
     ['limits.template_memory', before.server.evalLimits?.templateMemory, after.server.evalLimits?.templateMemory],

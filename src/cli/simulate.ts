@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { CompiledFlow } from '../engine/compile.js';
-import { loadFlow } from './paths.js';
+import { envOf, loadFlow } from './paths.js';
 import { loadCallerScript } from '../emulator/caller/load.js';
 import { parseLine, promptText, render, ScriptedCaller, SimSession, varsText, type SimEvent, type SimOptions } from '../testing/simulate.js';
 
@@ -16,6 +16,8 @@ export interface SimulateFlags {
   caller?: string;
   from?: string;
   to?: string;
+  /** The environment of version 2 flows (CALLSCRIPT_ENV). */
+  env?: string;
 }
 
 export interface SimulateIo {
@@ -59,7 +61,7 @@ export async function simulate(ref: string, flags: SimulateFlags, io: SimulateIo
   let flow: CompiledFlow;
   let caller: ScriptedCaller | undefined;
   try {
-    flow = await loadFlow(ref, flags.flows ?? process.env.FLOWS_DIR ?? 'flows');
+    flow = await loadFlow(ref, flags.flows ?? process.env.FLOWS_DIR ?? 'flows', envOf(flags.env));
     if (flags.caller) {
       const loaded = loadCallerScript(await readFile(flags.caller, 'utf8'), flags.caller);
       if (!loaded.ok) throw new Error(`BAD_CALLER\n${loaded.errors.map((e) => `${e.file}:${e.line}:${e.column} ${e.path}: ${e.message}`).join('\n')}`);

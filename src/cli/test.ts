@@ -23,6 +23,8 @@ export interface TestFlags {
   coverageJson?: string;
   minCoverage?: string;
   minCoveragePerFlow?: string;
+  /** The environment of version 2 flows (CALLSCRIPT_ENV); a scenario file's environment: wins. */
+  env?: string;
 }
 
 type Out = { write(s: string): unknown };
@@ -46,7 +48,8 @@ export async function test(paths: string[], flags: TestFlags, out: Out = process
   const thresholds = { ...(typeof min === 'number' ? { total: min } : {}), ...(typeof perFlow === 'number' ? { perFlow } : {}) };
   const wantCoverage = flags.coverage === true || flags.coverageJson !== undefined || min !== undefined || perFlow !== undefined;
   const files = await collectScenarioFiles(paths.length > 0 ? paths : [flowsDir, 'test'].filter((p, i, a) => a.indexOf(p) === i));
-  const flows = await loadFlowDir(flowsDir);
+  const env = flags.env ?? (process.env.CALLSCRIPT_ENV || undefined);
+  const flows = await loadFlowDir(flowsDir, env);
   for (const p of flows.problems) print(`flow error: ${p}`);
   const coverage = wantCoverage ? new Coverage() : undefined;
   // Scenario files given: the flows they test (registered as they run). None given: every

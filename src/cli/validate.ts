@@ -14,6 +14,8 @@ export interface ValidateOptions {
   configs?: string[];
   /** Where a bare `callscript validate` looks for callscript.yaml and the flows (default: the current directory). */
   cwd?: string;
+  /** The environment flows with environments: must define (--env); absent: CALLSCRIPT_ENV, else none required. */
+  env?: string;
 }
 
 const quiet = new WeakSet<NodeJS.WritableStream>();
@@ -126,7 +128,9 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
     }
     addConfig(file, text);
   }
-  const limits = maxFileBytes === undefined ? {} : { maxFileBytes };
+  // every environment of a flow is checked in one pass; --env (CALLSCRIPT_ENV) also requires the one named to exist
+  const environment = opts.env ?? (process.env.CALLSCRIPT_ENV || undefined);
+  const limits = { ...(maxFileBytes === undefined ? {} : { maxFileBytes }), ...(environment !== undefined ? { environment } : {}) };
   const { flows, report } = compileAll(flowFiles, limits);
   diagnostics.push(...report.diagnostics);
   for (const [f, t] of report.sources) sources.set(f, t);

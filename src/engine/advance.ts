@@ -145,7 +145,7 @@ function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, 
     };
   }
 
-  const rt = runOf(req, opts, prior.step);
+  const rt = runOf(flow, req, opts, prior.step);
   const p = persisted(prior);
   if (prior.done) {
     // We already hung up: say it again.
@@ -166,8 +166,13 @@ function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, 
   });
 }
 
-function runOf(req: RtRequest, opts: EngineOptions, last: string): Run {
-  return newRun(req, opts.maxLogicSteps ?? DEFAULT_MAX_LOGIC_STEPS, last, opts.hooks, opts.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES, opts.evalLimits);
+function runOf(flow: CompiledFlow, req: RtRequest, opts: EngineOptions, last: string): Run {
+  const rt = newRun(req, opts.maxLogicSteps ?? DEFAULT_MAX_LOGIC_STEPS, last, opts.hooks, opts.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES, opts.evalLimits);
+  if (flow.tables.ext) {
+    rt.ext = flow.tables.ext;
+    rt.extRun = { now: opts.now };
+  }
+  return rt;
 }
 
 /** What the request went over, if anything: a bound hit on the way (rt.abort), or the stored state over the cap. */
@@ -196,7 +201,7 @@ function boundText(a: Abort, rt: Run): string {
  */
 function overflowed(flow: CompiledFlow, prior: CallState, req: RtRequest, opts: EngineOptions, first: Run, bound: Abort): Outcome {
   // The error way gets a quarter of a request's evaluation budget: both together stay bounded.
-  const rt = runOf(req, { ...opts, evalLimits: errorWayLimits(opts.evalLimits) }, prior.step);
+  const rt = runOf(flow, req, { ...opts, evalLimits: errorWayLimits(opts.evalLimits) }, prior.step);
   const what = bound.what === 'the call state' ? bound.what : `${bound.what} at ${bound.step}`;
   rt.log = [...keptLog(first, bound), { level: 'error', code: bound.code, msg: `${what} ${boundText(bound, first)}: this request's changes are dropped and ${prior.step} takes its error branch (${bound.code})`, step: prior.step }];
   let snap: FlowSnapshot = flow.machine.restore(prior.s, persisted(prior), rt);
@@ -291,7 +296,7 @@ export function replyCommand(head: string): string {
 }
 
 function start(flow: CompiledFlow, req: RtRequest, opts: EngineOptions, base: number, warn: LogEntry | undefined): Outcome {
-  const rt = runOf(req, opts, flow.model.start);
+  const rt = runOf(flow, req, opts, flow.model.start);
   if (warn) rt.log = [warn];
   const vars = opts.vars ? Object.assign({}, flow.tables.initialVars, opts.vars) : flow.tables.initialVars;
   const snap = flow.machine.start(vars, rt);
@@ -335,7 +340,7 @@ function hasKeys(o: object): boolean {
 }
 
 function hangupHandler(flow: CompiledFlow, prior: CallState, req: RtRequest, opts: EngineOptions): Outcome {
-  const rt = runOf(req, opts, prior.step);
+  const rt = runOf(flow, req, opts, prior.step);
   const done = (ctx: Ctx): Outcome => dropWithHangup(req, prior.commandId + 1, rt.log, summaryOf(prior, req, opts, ctx.vars));
   let snap: FlowSnapshot;
   try {

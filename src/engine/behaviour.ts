@@ -19,6 +19,7 @@ import { matchCost, type LinearRegex } from '../flow/pattern.js';
 import type { StepCounters } from './types.js';
 import type { ActionName } from '../flow/actions.js';
 import { DEFAULT_MAX_STATE_BYTES, jsonSize } from './size.js';
+import { calendarAt, languageOf, type ExtRun, type FlowExt } from './v2-scope.js';
 
 /** What the settled state asks for: built on entry by `emit` or `say`. */
 export interface Out {
@@ -54,6 +55,9 @@ export interface Run {
   abort?: Abort;
   /** What the request's templates and expressions may still spend. */
   budget: EvalBudget;
+  /** The flow's environment, calendars and language (version 2), and their per-request part. */
+  ext?: FlowExt;
+  extRun?: ExtRun;
 }
 
 /** A bound the request went over: the call state cap, or its evaluation budget. */
@@ -127,12 +131,22 @@ export function scopeOf(ctx: Ctx): Scope {
   if (!s) {
     s = { vars: ctx.vars, call: callFields(ctx.rt.req), result: ctx.res, error: ctx.err, budget: ctx.rt.budget };
     ctx.rt.scope = s;
+    if (ctx.rt.ext) extendScope(s, ctx.rt);
   } else {
     s.vars = ctx.vars;
     s.result = ctx.res;
     s.error = ctx.err;
   }
+  if (ctx.rt.ext?.language) s.call.language = languageOf(ctx.rt.ext, ctx.rt.extRun!, ctx.vars, ctx.rt.req.cli_number);
   return s;
+}
+
+/** env.*, open()/holiday() at the request's time (version 2). */
+function extendScope(s: Scope, rt: Run): void {
+  const ext = rt.ext!;
+  const run = rt.extRun!;
+  if (ext.env) s.env = ext.env;
+  if (ext.calendars) s.calendar = (name) => calendarAt(ext, run, name);
 }
 
 export function addLog(rt: Run, entry: LogEntry): void {

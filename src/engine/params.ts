@@ -41,7 +41,35 @@ export interface CommandBuilder {
   readonly constant: boolean;
 }
 
-type Part = { c: true; v: WireValue } | { c: false; f: (scope: GetScope) => WireValue };
+type Part = { c: true; v: WireValue } | { c: false; f: (scope: GetScope, n: number) => WireValue };
+
+/**
+ * The prompt table of a flow with languages (version 2): each prompt's parts per language,
+ * made once. A `{ prompt: name }` media picks the call's language (`call.language`), then
+ * the entry for the visit like any escalating list.
+ */
+export interface PromptTable {
+  parts(name: string, language: string): Part[] | undefined;
+  fallback: string;
+}
+
+export function promptTable(prompts: Record<string, Record<string, MediaParam>>, fallback: string): PromptTable {
+  const made = new Map<string, Part[]>();
+  return {
+    fallback,
+    parts(name, language) {
+      const key = `${language}\u0000${name}`;
+      let p = made.get(key);
+      if (!p) {
+        const media = Object.prototype.hasOwnProperty.call(prompts, name) ? prompts[name]![language] : undefined;
+        if (!media) return undefined;
+        p = media.map((m) => mediaPart('media_id', m));
+        made.set(key, p);
+      }
+      return p;
+    },
+  };
+}
 
 const fail = (param: string, reason: string): never => {
   throw new ParamFailure(param, reason, 'RUNTIME_PARAM');
@@ -166,8 +194,20 @@ function checkerFor(spec: ParamSpec | undefined): (param: string, v: Value) => W
 }
 
 /** One media choice as a part. */
-export function mediaPart(param: string, m: MediaSpec): Part {
+export function mediaPart(param: string, m: MediaSpec, prompts?: PromptTable): Part {
   switch (m.kind) {
+    case 'prompt':
+      return {
+        c: false,
+        f: (scope, n) => {
+          if (!prompts) return fail(param, `the prompt ${m.name} has no table`);
+          const lang = scope().call.language;
+          const parts = prompts.parts(m.name, typeof lang === 'string' ? lang : prompts.fallback) ?? prompts.parts(m.name, prompts.fallback);
+          if (!parts || parts.length === 0) return fail(param, `the prompt ${m.name} has no text in ${String(lang)}`);
+          const p = parts[Math.min(Math.max(n, 1), parts.length) - 1]!;
+          return p.c ? p.v : p.f(scope, n);
+        },
+      };
     case 'none':
       return { c: true, v: '0' };
     case 'id':
@@ -207,7 +247,7 @@ function fromSlots(slots: Slot[]): CommandBuilder {
       const o: Record<string, WireValue> = {};
       for (const s of slots) {
         const p = pick(s, Math.max(n, 1));
-        o[s.name] = p.c ? p.v : p.f(scope);
+        o[s.name] = p.c ? p.v : p.f(scope, n);
       }
       return o;
     },
@@ -215,7 +255,7 @@ function fromSlots(slots: Slot[]): CommandBuilder {
 }
 
 /** The builder of a command step. */
-export function commandBuilder(call: CommandCall): CommandBuilder {
+export function commandBuilder(call: CommandCall, prompts?: PromptTable): CommandBuilder {
   const specs = ACTION_SPECS[call.name].params;
   const names = [...Object.keys(specs), ...Object.keys(call.params), ...Object.keys(call.media)];
   const seen = new Set<string>();
@@ -225,7 +265,7 @@ export function commandBuilder(call: CommandCall): CommandBuilder {
     seen.add(name);
     const media = call.media[name];
     if (media && media.length > 0) {
-      slots.push({ name, parts: media.map((m) => mediaPart(name, m)) });
+      slots.push({ name, parts: media.map((m) => mediaPart(name, m, prompts)) });
       continue;
     }
     if (!Object.prototype.hasOwnProperty.call(call.params, name)) continue;
@@ -236,8 +276,8 @@ export function commandBuilder(call: CommandCall): CommandBuilder {
 }
 
 /** The builder of a `play` of a media list (a branch's `say:`). */
-export function playBuilder(media: MediaParam): CommandBuilder {
-  return fromSlots([{ name: 'media_id', parts: media.map((m) => mediaPart('media_id', m)) }]);
+export function playBuilder(media: MediaParam, prompts?: PromptTable): CommandBuilder {
+  return fromSlots([{ name: 'media_id', parts: media.map((m) => mediaPart('media_id', m, prompts)) }]);
 }
 
 /** A `set` literal: constant when it holds no template. */

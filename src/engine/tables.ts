@@ -6,7 +6,8 @@
  */
 import type { ActionName } from '../flow/actions.js';
 import type { Branch, FlowModel, Value } from '../flow/model.js';
-import { commandBuilder, literalValue, playBuilder, type CommandBuilder } from './params.js';
+import { commandBuilder, literalValue, playBuilder, promptTable, type CommandBuilder, type PromptTable } from './params.js';
+import { flowExt, type FlowExt } from './v2-scope.js';
 import { compileLinear, type LinearRegex } from '../flow/pattern.js';
 import { sensitivityOf, type Sensitivity } from './mask.js';
 
@@ -36,21 +37,24 @@ export interface FlowTables {
   initialVars: Record<string, Value>;
   /** The flow's sensitive variables and the steps whose result is sensitive (src/engine/mask.ts); undefined: none. */
   sensitive: Sensitivity | undefined;
+  /** Environment, calendars, language (version 2); absent for a flow without them. */
+  ext?: FlowExt;
 }
 
-function sayOf(b: Branch | undefined, out: CommandBuilder[]): void {
-  if (b?.say && b.say.length > 0) out.push(playBuilder(b.say));
+function sayOf(b: Branch | undefined, out: CommandBuilder[], prompts: PromptTable | undefined): void {
+  if (b?.say && b.say.length > 0) out.push(playBuilder(b.say, prompts));
 }
 
 export function buildTables(model: FlowModel): FlowTables {
   const commands = new Map<string, CommandTable>();
+  const prompts = model.prompts ? promptTable(model.prompts, model.language?.default ?? Object.keys(model.languages ?? {})[0] ?? '') : undefined;
   const t: FlowTables = {
     command(id) {
       let c = commands.get(id);
       if (c) return c;
       const step = model.steps[id];
       if (!step || step.kind !== 'command') return undefined;
-      c = commandTable(model, step);
+      c = commandTable(model, step, prompts);
       commands.set(id, c);
       return c;
     },
@@ -61,6 +65,8 @@ export function buildTables(model: FlowModel): FlowTables {
     initialVars: model.vars,
     sensitive: sensitivityOf(model),
   };
+  const ext = flowExt(model);
+  if (ext) t.ext = ext;
   const regex = (source: string) => {
     if (t.regexes.has(source)) return;
     try {
@@ -91,13 +97,13 @@ export function buildTables(model: FlowModel): FlowTables {
  * The say builders in the order machine-config.ts numbers them: own keys, patterns,
  * inherited keys and patterns not overridden, default, error.
  */
-function commandTable(model: FlowModel, step: Extract<FlowModel['steps'][string], { kind: 'command' }>): CommandTable {
+function commandTable(model: FlowModel, step: Extract<FlowModel['steps'][string], { kind: 'command' }>, prompts: PromptTable | undefined): CommandTable {
   const says: CommandBuilder[] = [];
   const seen = new Set<string>();
   const add = (key: string, b: Branch) => {
     if (seen.has(key)) return;
     seen.add(key);
-    sayOf(b, says);
+    sayOf(b, says, prompts);
   };
   for (const [k, b] of Object.entries(step.on.exact)) add(k, b);
   for (const p of step.on.patterns) add(p.source, p.branch);
@@ -107,9 +113,9 @@ function commandTable(model: FlowModel, step: Extract<FlowModel['steps'][string]
     for (const p of h.patterns) add(p.source, p.branch);
   }
   if (step.command.name !== 'hangup') {
-    sayOf(step.on.default, says);
-    sayOf(step.on.error ?? model.handlers.error, says);
-    if (step.valid) sayOf(step.valid.else ?? step.on.default, says);
+    sayOf(step.on.default, says, prompts);
+    sayOf(step.on.error ?? model.handlers.error, says, prompts);
+    if (step.valid) sayOf(step.valid.else ?? step.on.default, says, prompts);
   }
-  return { command: step.command.name, builder: commandBuilder(step.command), says };
+  return { command: step.command.name, builder: commandBuilder(step.command, prompts), says };
 }

@@ -240,6 +240,85 @@ export const FLOW_CODES: readonly CodeInfo[] = [
     title: 'A flow-wide result handler (`handlers.on`) for a command whose results cannot be matched.',
     hint: 'handlers.on applies to commands with a known result set (read, play, dialout, conference, wait_for_silence...); hangup, hangup_callid, simple_conference, record and the recording commands have none to match.',
   },
+  // --- calendars, prompt tables and languages, environments (version 2)
+  {
+    code: 'BAD_TIMEZONE',
+    severity: 'error',
+    title: 'A calendar\'s timezone is not a time zone of the IANA database.',
+    hint: 'Write a zone as Area/City, e.g. Europe/London, America/New_York, or UTC (the hint names the nearest zone).',
+  },
+  {
+    code: 'BAD_DAY',
+    severity: 'error',
+    title: 'A key of a calendar\'s weekly: is not a day (mon ... sun) or a range of days (mon-fri).',
+    hint: 'Use mon, tue, wed, thu, fri, sat, sun, or a range such as mon-fri (a range may wrap: fri-mon).',
+  },
+  {
+    code: 'BAD_HOURS',
+    severity: 'error',
+    title: 'Opening hours that are not an interval HH:MM-HH:MM of times of day (or an empty one, starting and ending at the same time).',
+    hint: 'Write "08:30-12:30" (24-hour clock, two digits each; 24:00 ends a day). An interval may cross midnight: "22:00-02:00" is open from 22:00 to 02:00 the next day.',
+  },
+  {
+    code: 'OVERLAPPING_HOURS',
+    severity: 'warning',
+    title: 'Two intervals of the same day overlap (in one list, or given by two keys such as mon-fri and mon); the calendar is open during either.',
+    hint: 'Merge them into one interval, or remove the day from one of the keys.',
+  },
+  {
+    code: 'BAD_DATE',
+    severity: 'error',
+    title: 'A holiday or exception date that is not a real date YYYY-MM-DD (2026-02-30 does not exist).',
+    hint: 'Write the date as YYYY-MM-DD, quoted or not: "2026-12-25".',
+  },
+  {
+    code: 'UNKNOWN_CALENDAR',
+    severity: 'error',
+    title: 'A calendar step, or open()/holiday() in a condition, names a calendar that calendars: does not define.',
+    hint: 'Use the name of a calendar of calendars: (the hint names the nearest), or declare it there.',
+  },
+  {
+    code: 'TOO_MANY_ENTRIES',
+    severity: 'error',
+    title: 'A version 2 table is over its bound: calendars (100 per flow, 2,000 dates and 16 intervals a day per calendar), languages (50), prompts (5,000), environments (100, 500 keys each, values of 4,096 characters).',
+    hint: 'Flows are untrusted input, and these tables are read at load and on calls: split the flow, or keep the tables within their bounds.',
+  },
+  {
+    code: 'UNKNOWN_PROMPT',
+    severity: 'error',
+    title: 'A `{ prompt: name }` media names a prompt that prompts: does not define.',
+    hint: 'Use the name of a prompt of prompts: (the hint names the nearest), or add it there with a text per language.',
+  },
+  {
+    code: 'MISSING_TRANSLATION',
+    severity: 'error',
+    title: 'A prompt has no text in one of the languages of languages: (a caller in that language would hear nothing).',
+    hint: 'Give the prompt an entry for every language of languages:.',
+  },
+  {
+    code: 'UNKNOWN_LANGUAGE',
+    severity: 'error',
+    title: 'A language (language.default, by_country, a prompt\'s key) that languages: does not declare.',
+    hint: 'Declare the language under languages: with its voice, or use one that is declared (the hint names the nearest).',
+  },
+  {
+    code: 'UNKNOWN_ENV_KEY',
+    severity: 'error',
+    title: 'A template or condition reads env.x, and no environment of environments: defines x (or the flow has no environments:).',
+    hint: 'Define the key in every environment of environments:, or fix its name (the hint names the nearest).',
+  },
+  {
+    code: 'ENV_KEY_MISSING',
+    severity: 'error',
+    title: 'An environment lacks a key that another environment defines: every environment defines the same keys.',
+    hint: 'Give the environment named a value for each key listed.',
+  },
+  {
+    code: 'UNKNOWN_ENVIRONMENT',
+    severity: 'error',
+    title: 'The environment selected (--env, environment: in callscript.yaml or CALLSCRIPT_ENV) is not one of the flow\'s environments.',
+    hint: 'Select one of the environments the flow defines, or add it to its environments:.',
+  },
   // --- the server config file
   {
     code: 'CONFIG_AUTH',

@@ -10,8 +10,8 @@
  *   plus the size of what it produced (list and map entries, string characters / 32).
  *   Deterministic: the same flow and call spend the same units on any machine.
  * - Liquid: liquidjs's own DoS limits, per template: `memoryLimit` (objects and
- *   characters it creates: ranges, joins, appends...) and `renderLimit` (milliseconds),
- *   the latter given what the request has left of `templateMs`.
+ *   characters it creates: ranges, joins, appends...), and the milliseconds of the
+ *   process's CPU time the request has left of `templateMs` (src/flow/expr.ts).
  */
 
 export interface EvalLimits {

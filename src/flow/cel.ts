@@ -52,6 +52,8 @@ export class Cel {
   private readonly ev: Evaluator;
   /** The budget of the evaluation running now (evaluation is synchronous). */
   private current: EvalBudget | undefined;
+  /** The calendars of the evaluation running now (open(), holiday()). */
+  private calendar: ((name: string) => string) | undefined;
   private readonly patterns = new Map<string, LinearRegex>();
   private patternWeight = 0;
 
@@ -72,6 +74,14 @@ export class Cel {
       if (text.length > MAX_DURATION_TEXT) throw new Error(`duration(): a duration is written in at most ${MAX_DURATION_TEXT} characters, got ${text.length}`);
       return plain.evaluate('duration(t)', { t: text });
     });
+    // open("office") and holiday("office"): a calendar's state at the request's time (version 2)
+    const calendar = (name: string): string => {
+      if (!this.calendar) throw new Error(`open()/holiday(): the flow has no calendars`);
+      this.current?.spend(ZONED_COST, 'a calendar');
+      return this.calendar(name);
+    };
+    this.env.registerFunction('open(string): bool', (name: string) => calendar(name) === 'open');
+    this.env.registerFunction('holiday(string): bool', (name: string) => calendar(name) === 'holiday');
     let captured: Evaluator | undefined;
     this.env.registerFunction('callscript_evaluator(): bool', function (this: Evaluator) {
       captured = this;
@@ -100,11 +110,13 @@ export class Cel {
   }
 
   /** Evaluates under `budget` (a fresh default one when absent). Throws EvaluationLimit when it runs out. */
-  evaluate(e: CelExpression, context: Record<string, unknown>, budget: EvalBudget | undefined): unknown {
+  evaluate(e: CelExpression, context: Record<string, unknown>, budget: EvalBudget | undefined, calendar?: (name: string) => string): unknown {
     const b = budget ?? new EvalBudget();
     if (b.celLeft < 0 || b.spent !== undefined) throw b.exhaust(b.spent ?? overBudget(b));
     const outer = this.current;
+    const outerCalendar = this.calendar;
     this.current = b;
+    this.calendar = calendar;
     try {
       const out = e.fn(context);
       if (b.spent !== undefined) throw new EvaluationLimit(b.spent);
@@ -115,6 +127,7 @@ export class Cel {
       throw err;
     } finally {
       this.current = outer;
+      this.calendar = outerCalendar;
     }
   }
 

@@ -11,7 +11,7 @@ import type { Span } from './spans.js';
 
 /** A `vars.x` or `call.x` read by a template or expression, checked once all writes are known. */
 export interface VarRef {
-  root: 'vars' | 'call';
+  root: 'vars' | 'call' | 'env';
   name: string;
   at: YNode;
   /** Where the reference is in the string's value, and its length (for carets under it alone). */
@@ -40,10 +40,26 @@ export interface Ctx {
   version: 1 | 2;
   /** Version 2 constructs already reported in a version 1 file (NEEDS_VERSION_2 once per construct). */
   v2Reported: Set<string>;
+  /** Names declared by the version 2 top-level tables (calendars, prompts, languages, environments), read by steps and templates. */
+  v2: V2Names;
+}
+
+export interface V2Names {
+  calendars?: Set<string>;
+  /** Prompt names (checked when a `{ prompt: name }` media refers to one). */
+  prompts?: Set<string>;
+  languages?: Set<string>;
+  /** Every environment's values (checked params written with `{{ env.x }}` are checked with each). */
+  environments?: Record<string, Record<string, string>>;
+  envKeys?: Set<string>;
+  /** Calendar names read by open()/holiday() in conditions, with where: checked once all are known. */
+  calendarRefs: { name: string; at: YNode }[];
+  /** Env-only templates of checked params already checked in every environment: what failed where. */
+  envChecked: Map<string, { env: string; value: string; err: string }[]>;
 }
 
 export function newCtx(file: string, voice: string): Ctx {
-  return { file, diags: [], voice, refs: [], targets: [], suggest: { left: SUGGEST_BUDGET }, declared: new Set(), patternWeight: 0, version: 1, v2Reported: new Set() };
+  return { file, diags: [], voice, refs: [], targets: [], suggest: { left: SUGGEST_BUDGET }, declared: new Set(), patternWeight: 0, version: 1, v2Reported: new Set(), v2: { calendarRefs: [], envChecked: new Map() } };
 }
 
 /**

@@ -8,6 +8,7 @@ import { isTemplate } from './expr.js';
 import type { MediaParam, MediaSpec } from './model.js';
 import { type Ctx, knownEntries, report } from './check-context.js';
 import { checkTemplateText } from './check-values.js';
+import { promptRef } from './check-prompts.js';
 import { clip, describe, type YNode } from './yaml.js';
 
 const VOICE_RE = /^[A-Za-z0-9_-]{1,64}$/;
@@ -65,6 +66,7 @@ export function checkMedia(ctx: Ctx, node: YNode, name: string, where: string, o
 }
 
 function mediaItem(ctx: Ctx, node: YNode, name: string, where: string, opts: MediaOptions): MediaSpec | undefined {
+  if (node.kind === 'map' && node.entries.some((e) => e.key === 'prompt')) return promptMap(ctx, node, name, where);
   if (node.kind === 'map') return sayMap(ctx, node, name, where, opts);
   if (node.kind === 'seq') return undefined;
   if (node.type === 'int') {
@@ -114,6 +116,14 @@ function mediaItem(ctx: Ctx, node: YNode, name: string, where: string, opts: Med
   }
   if (!checkTemplateText(ctx, s, node, where)) return undefined;
   return { kind: 'tts', voice: ctx.voice, text: s };
+}
+
+/** `{ prompt: name }`: the prompt table's entry in the call's language (version 2). */
+function promptMap(ctx: Ctx, node: YNode & { kind: 'map' }, name: string, where: string): MediaSpec | undefined {
+  const known = knownEntries(ctx, node, ['prompt'], `${where}${name}: `);
+  if (known.length !== node.entries.length) return undefined;
+  const p = promptRef(ctx, known[0]!.value, `${where}${name}: `);
+  return p === undefined ? undefined : { kind: 'prompt', name: p };
 }
 
 function sayMap(ctx: Ctx, node: YNode & { kind: 'map' }, name: string, where: string, opts: MediaOptions): MediaSpec | undefined {

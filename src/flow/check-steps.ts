@@ -13,13 +13,14 @@ import { type OnNotes, checkBranch, checkOn, emptyBranches, stepRef, unhandledRe
 import { checkCel, toValue } from './check-values.js';
 import { describe, entry, type YEntry, type YMap, type YNode } from './yaml.js';
 import { compileLinear, type LinearRegex } from './pattern.js';
+import { checkCalendarStep } from './check-calendars.js';
 
-export const LOGIC_ACTIONS = ['set', 'switch', 'when'] as const;
+export const LOGIC_ACTIONS = ['set', 'switch', 'when', 'calendar'] as const;
 export const ACTIONS: readonly string[] = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', ...LOGIC_ACTIONS];
 const ACTION_SET: ReadonlySet<string> = new Set(ACTIONS);
 const MODIFIERS = ['save', 'on', 'next', 'handlers', 'valid', 'default', 'then', 'else'] as const;
 
-type Kind = 'command' | 'hangup' | 'set' | 'switch' | 'when';
+type Kind = 'command' | 'hangup' | 'set' | 'switch' | 'when' | 'calendar';
 
 /** The keys that may go with each kind of action. */
 const ALLOWED: Record<Kind, readonly string[]> = {
@@ -28,6 +29,7 @@ const ALLOWED: Record<Kind, readonly string[]> = {
   set: ['next'],
   switch: ['default'],
   when: ['then', 'else'],
+  calendar: ['on'],
 };
 
 const MISPLACED_HINT: Record<string, string> = {
@@ -80,6 +82,7 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
   if (kind === 'set') step = checkSet(ctx, node, action, id, where);
   else if (kind === 'switch') step = checkSwitch(ctx, node, action, id, where);
   else if (kind === 'when') step = checkWhen(ctx, node, action, id, where);
+  else if (kind === 'calendar') step = checkCalendarStep(ctx, node, action, id, where);
   else step = checkCommandStep(ctx, node, action, id, where, handlers, excused);
   if (step) step.pos = pos;
   // only the diagnostics of this step are looked at: counting all of them per step was quadratic

@@ -7,11 +7,14 @@ import type { FormatName, ParamSpec } from '../protocol/commands.js';
 import { checkExpression, checkTemplate, EXPRESSION_FILTERS, expressionPatternError, expressionPatterns, filterNames, isTemplate } from './expr.js';
 import { compileWeight, MAX_FLOW_PATTERN_WEIGHT } from './pattern.js';
 import { spanIn } from './spans.js';
+import { checkEnvFormat } from './check-environments.js';
 import type { Value } from './model.js';
-import { type Ctx, didYouMean, report } from './check-context.js';
+import { type Ctx, didYouMean, report, requireV2 } from './check-context.js';
 import { clip, describe, type YNode, type YScalar } from './yaml.js';
 
-const REF_RE = /(?<![\w.])(vars|call)(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*["']([^"']+)["']\s*\])/g;
+const REF_RE = /(?<![\w.])(vars|call|env)(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*["']([^"']+)["']\s*\])/g;
+/** open("office") / holiday('office') in a condition: the calendar named by a literal is checked at load. */
+const CALENDAR_CALL = /(?<![\w.])(open|holiday)\s*\(\s*(?:"([^"\\]*)"|'([^'\\]*)')?/g;
 const TAG_RE = /\{\{([\s\S]*?)\}\}|\{%([\s\S]*?)%\}/g;
 
 /** Records the `vars.x` / `call.x` names read by a CEL expression, or by the tags of a template, with where each is in the text. */
@@ -20,7 +23,7 @@ function collectRefs(ctx: Ctx, text: string, at: YNode, template: boolean): void
   for (const [code, base] of parts) {
     for (const m of code.matchAll(REF_RE)) {
       const name = m[2] ?? m[3];
-      if (name) ctx.refs.push({ root: m[1] as 'vars' | 'call', name, at, offset: base + m.index!, length: m[0].length });
+      if (name) ctx.refs.push({ root: m[1] as 'vars' | 'call' | 'env', name, at, offset: base + m.index!, length: m[0].length });
     }
   }
 }
@@ -105,6 +108,11 @@ export function checkCel(ctx: Ctx, node: YNode, where: string): string | undefin
     return undefined;
   }
   collectRefs(ctx, src, node, false);
+  for (const m of src.matchAll(CALENDAR_CALL)) {
+    requireV2(ctx, node, 'open() and holiday() in conditions');
+    const name = m[2] ?? m[3];
+    if (name !== undefined) ctx.v2.calendarRefs.push({ name, at: node });
+  }
   return src;
 }
 
@@ -200,7 +208,7 @@ export function checkStringParam(ctx: Ctx, node: YNode, name: string, spec: Extr
     report(ctx, 'TYPE_MISMATCH', node, `${where}${name} must be a string, not ${describe(node)}`);
     return undefined;
   }
-  if (isTemplate(s)) return checkTemplateText(ctx, s, node, where) ? s : undefined;
+  if (isTemplate(s)) return checkTemplateText(ctx, s, node, where) && (!spec.format || checkEnvFormat(ctx, s, node, name, spec.format, where)) ? s : undefined;
   if (spec.enum && !spec.enum.includes(s)) {
     const dym = didYouMean(s, spec.enum);
     report(ctx, 'BAD_ENUM', node, `${where}${name} must be one of ${spec.enum.join(', ')}, not "${clip(s)}"`, dym);

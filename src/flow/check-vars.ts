@@ -33,6 +33,11 @@ export function checkVarRefs(ctx: Ctx, initial: string[], steps: Record<string, 
     const at = (r.offset !== undefined && r.at.kind === 'scalar' && spanIn(r.at, r.offset, r.length ?? 0)) || r.at;
     if (r.root === 'vars' && !written.has(r.name)) {
       report(ctx, 'UNKNOWN_VARIABLE', at, `vars.${r.name} is read here but nothing sets it (no vars:, save: or set: of '${r.name}')`, unknownVar(r.name));
+    } else if (r.root === 'env') {
+      const keys = ctx.v2.envKeys;
+      if (!keys?.has(r.name)) report(ctx, 'UNKNOWN_ENV_KEY', at, `env.${r.name} is read here but ${keys ? `no environment defines '${r.name}'` : 'the flow has no environments:'}`, (keys && didYouMean(r.name, keys, ctx.suggest)) ?? 'Define it in every environment of environments:.');
+    } else if (r.root === 'call' && r.name === 'language' && ctx.v2.languages) {
+      // the call's language, in a flow with languages:
     } else if (r.root === 'call' && !(CALL_FIELDS as readonly string[]).includes(r.name)) {
       report(ctx, 'UNKNOWN_VARIABLE', at, `call.${r.name} is not a call field`, didYouMean(r.name, CALL_FIELDS) ?? `Call fields: ${CALL_FIELDS.join(', ')}.`);
     }

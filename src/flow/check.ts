@@ -13,13 +13,16 @@ import { toValue } from './check-values.js';
 import { checkVarRefs } from './check-vars.js';
 import { checkSensitiveUse } from './check-sensitive.js';
 import { describe, entry, loadYaml, type YEntry, type YMap, type YNode } from './yaml.js';
+import { checkCalendarRefs, checkCalendars } from './check-calendars.js';
+import { checkLanguageChoice, checkLanguages, checkPrompts } from './check-prompts.js';
+import { checkEnvironments } from './check-environments.js';
 
 export interface CheckResult {
   model?: FlowModel;
   diagnostics: Diagnostic[];
 }
 
-const TOP_KEYS = ['version', 'name', 'description', 'start', 'voice', 'vars', 'sensitive', 'handlers', 'steps'] as const;
+const TOP_KEYS = ['version', 'name', 'description', 'start', 'voice', 'vars', 'sensitive', 'calendars', 'languages', 'language', 'prompts', 'environments', 'handlers', 'steps'] as const;
 
 /** The flow name a file gets when it has no `name:`: its base name without extension. */
 export function defaultFlowName(file: string): string {
@@ -30,6 +33,8 @@ export function defaultFlowName(file: string): string {
 /** Options of a check: the file size limit (default MAX_FILE_BYTES, 2 MiB; a server's limits.flow_file_bytes). */
 export interface CheckOptions {
   maxFileBytes?: number;
+  /** The environment selected (--env, environment:, CALLSCRIPT_ENV); absent: a flow's first one. */
+  environment?: string;
 }
 
 export function checkFlow(text: string, file: string, opts: CheckOptions = {}): CheckResult {
@@ -62,12 +67,12 @@ function run(text: string, file: string, opts: CheckOptions): CheckResult {
     report(ctx, 'NOT_A_MAP', root, `a flow file is a map with version, start and steps, not ${describe(root)}`);
     return { diagnostics: sorted(ctx.diags) };
   }
-  const model = checkTop(ctx, root);
+  const model = checkTop(ctx, root, opts);
   const diagnostics = sorted(ctx.diags);
   return diagnostics.some((d) => d.severity === 'error') || !model ? { diagnostics } : { model, diagnostics };
 }
 
-function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
+function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions): FlowModel | undefined {
   knownEntries(ctx, root, TOP_KEYS, '');
   const top = (k: (typeof TOP_KEYS)[number]) => entry(root, k);
 
@@ -109,6 +114,8 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
 
   const sensitiveListed = checkSensitive(ctx, top('sensitive'));
   const sensitive = sensitiveListed.map((l) => l.name);
+  // version 2 tables, before the steps and handlers that read them
+  const v2 = checkTables(ctx, top, opts);
 
   const handlersEntry = top('handlers');
   const handlers: Handlers = checkHandlers(ctx, handlersEntry?.value);
@@ -151,6 +158,7 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
     // other errors: the graph checks that stay sound on a partial graph (unreachable steps)
     checkReachable(ctx, steps, written, start, handlers);
   }
+  checkCalendarRefs(ctx);
   checkVarRefs(ctx, Object.keys(vars), steps);
   checkSensitiveUse(ctx, sensitiveListed, written, steps, Object.keys(vars));
 
@@ -159,7 +167,31 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
   if (nameEntry) model.namePos = { file: ctx.file, line: nameEntry.value.pos.line, column: nameEntry.value.pos.col };
   if (description !== undefined) model.description = description;
   if (sensitive.length > 0) model.sensitive = sensitive;
+  Object.assign(model, v2);
   return model;
+}
+
+/** calendars:, languages:, language:, prompts:, environments: (version 2), as model fields. */
+function checkTables(ctx: Ctx, top: (k: (typeof TOP_KEYS)[number]) => YEntry | undefined, opts: CheckOptions): Partial<FlowModel> {
+  const out: Partial<FlowModel> = {};
+  const calendars = checkCalendars(ctx, top('calendars'));
+  if (calendars) out.calendars = calendars;
+  const languagesAt = top('languages');
+  const languages = checkLanguages(ctx, languagesAt);
+  if (languages) out.languages = languages;
+  const choice = checkLanguageChoice(ctx, top('language'), languagesAt);
+  if (choice) out.language = choice;
+  const prompts = checkPrompts(ctx, top('prompts'), languagesAt);
+  if (prompts) out.prompts = prompts;
+  const envs = checkEnvironments(ctx, top('environments'), opts.environment);
+  if (envs) {
+    out.environments = envs.all;
+    if (envs.selected !== undefined) {
+      out.environment = envs.selected;
+      out.env = envs.all[envs.selected] ?? {};
+    }
+  }
+  return out;
 }
 
 /** `sensitive: [pin, account]`: variables masked wherever the call is shown (version 2). */

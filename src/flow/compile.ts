@@ -20,6 +20,15 @@ export function flowVersion(source: string): string {
   return createHash('sha256').update(source, 'utf8').digest('hex').slice(0, 12);
 }
 
+/**
+ * The version of a flow: its source's hash; for a flow with environments (version 2),
+ * the hash of the source and the selected environment's name, so that the same file
+ * served in two environments gives two versions (a call is pinned to its environment).
+ */
+export function modelVersion(model: FlowModel, source: string): string {
+  return model.environment === undefined ? flowVersion(source) : flowVersion(`${source}\u0000env:${model.environment}`);
+}
+
 export function compileConfig(model: FlowModel, source: string): FlowConfig {
-  return { name: model.name, version: flowVersion(source), model, config: buildMachineConfig(model) };
+  return { name: model.name, version: modelVersion(model, source), model, config: buildMachineConfig(model) };
 }

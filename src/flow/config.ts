@@ -62,6 +62,8 @@ export interface ServerConfig {
   /** HTTP Basic auth required on the real-time route. */
   auth?: { login: string; password: string };
   unknown_call: (typeof UNKNOWN_CALL_POLICIES)[number];
+  /** The environment of the flows' environments: (version 2) the server runs in; --env and CALLSCRIPT_ENV override it. */
+  environment?: string;
   /** Played when the deadline is missed (TTS texts use the default voice). */
   fallback?: MediaSpec;
   routes: { apps: Record<string, string>; numbers: Record<string, string>; default?: string };
@@ -168,6 +170,7 @@ export function configJsonSchema(): Record<string, unknown> {
         },
         'HTTP Basic auth on the real-time route; login and password go together.',
       ),
+      environment: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'The environment of the flows\' environments: (version 2) to serve: their env.* values. --env and CALLSCRIPT_ENV override it; absent: each flow\'s first environment.' },
       unknown_call: { enum: [...UNKNOWN_CALL_POLICIES], default: 'restart', description: 'A non-first request for a call with no state: restart the flow, hang up, or reject with 4xx.' },
       fallback: {
         description: 'Played when a request would miss the deadline: a text (default voice), a media id, TTS|voice|text, or { say, voice }.',
@@ -182,7 +185,7 @@ export function configJsonSchema(): Record<string, unknown> {
           call_state_bytes: int(1024, 1048576, 32768, "The cap on a call's stored state (its variables included), in bytes: a request that would go over it takes the step's error branch (STATE_TOO_LARGE)."),
           expression_cost: int(1000, 10000000, 100000, "What one request's CEL conditions and expr: values may cost in all, in cost units (one per node evaluated, plus the size of the lists, maps and strings made); over it the step takes its error branch (EVALUATION_LIMIT)."),
           template_memory: int(1000, 10000000, 50000, "What one request's templates may render and allocate in all (liquidjs memory units: 8 per node rendered, items of ranges, characters of joins and appends...); over it the step takes its error branch (EVALUATION_LIMIT)."),
-          template_ms: int(1, 1000, 50, "Milliseconds one request's templates may spend rendering in all (liquidjs renderLimit); over it the step takes its error branch (EVALUATION_LIMIT)."),
+          template_ms: int(1, 1000, 50, "Milliseconds of CPU time one request's templates may spend rendering in all; over it the step takes its error branch (EVALUATION_LIMIT)."),
           max_live_calls: int(1, 10000000, 50000, 'Live calls one process serves at most: a new call past it is answered 503 CALL_LIMIT (the service retries, or places it on another instance).'),
           flow_file_bytes: int(1024, 67108864, 2097152, 'The largest flow (and scenario) file, in bytes: a larger one is refused unread (FILE_TOO_LARGE).'),
         },
@@ -266,6 +269,7 @@ function handChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
   Object.assign(config.server, data.server ?? {});
   Object.assign(config.limits, data.limits ?? {});
   if (typeof data.unknown_call === 'string') config.unknown_call = data.unknown_call as ServerConfig['unknown_call'];
+  if (typeof data.environment === 'string') config.environment = data.environment;
   transportChecks(ctx, root, config);
 
   const auth = entry(root, 'auth');

@@ -18,6 +18,7 @@ import { linearError } from './pattern.js';
 import { chargeRendering, type MemoryMeter } from './liquid-charge.js';
 import { BoundedCache } from './bounded-cache.js';
 import type { Value } from './model.js';
+import type { CalendarState } from './calendar.js';
 
 /** What templates and expressions can see. */
 export interface Scope {
@@ -29,6 +30,10 @@ export interface Scope {
   error: string;
   /** The request's evaluation budget; absent: each evaluation gets a fresh default one. */
   budget?: EvalBudget;
+  /** The selected environment's values (`env.*`, version 2). */
+  env?: Record<string, string>;
+  /** open() and holiday() of conditions: the state of a calendar at the request's time (version 2). */
+  calendar?: (name: string) => CalendarState;
 }
 
 /** Tags that read files: refused by the checker (FORBIDDEN_TAG) and removed from the engine. */
@@ -160,17 +165,23 @@ export function render(source: string, scope: Scope): string {
   const budget = scope.budget ?? new EvalBudget();
   if (budget.spent !== undefined || budget.templateMsLeft <= 0) throw budget.exhaust(budget.spent ?? 'the template budget is spent');
   const parsed = parseTemplate(source);
-  const started = performance.now();
+  // Time is the process's CPU time, not the wall clock: on a loaded machine a render that
+  // waits for a core is not charged for the wait (a wall-clock budget failed calls at
+  // random there). Checked every 256 memory units; liquidjs's own wall-clock renderLimit
+  // stays as a backstop at four times what is left.
+  const started = cpuMs();
+  let ticks = 0;
   const outer = rendering.meter;
   rendering.meter = {
     use(n: number) {
       if (n > 0 && (budget.templateMemoryLeft -= n) < 0) throw new Error('memory alloc limit exceeded');
+      if ((++ticks & 255) === 0 && cpuMs() - started > budget.templateMsLeft) throw new Error('template render limit exceeded');
     },
     check() {},
   };
   try {
-    const data = { vars: scope.vars, call: scope.call, result: scope.result, error: scope.error };
-    return String(liquid.renderSync(parsed, data, { renderLimit: budget.templateMsLeft }));
+    const data = scope.env ? { vars: scope.vars, call: scope.call, result: scope.result, error: scope.error, env: scope.env } : { vars: scope.vars, call: scope.call, result: scope.result, error: scope.error };
+    return String(liquid.renderSync(parsed, data, { renderLimit: budget.templateMsLeft * 4 }));
   } catch (err) {
     const m = err instanceof Error ? LIQUID_LIMIT.exec(err.message) : null;
     if (!m) throw err;
@@ -181,8 +192,14 @@ export function render(source: string, scope: Scope): string {
     );
   } finally {
     rendering.meter = outer;
-    budget.templateMsLeft -= performance.now() - started;
+    budget.templateMsLeft -= cpuMs() - started;
   }
+}
+
+/** The process's CPU time (user + system), in milliseconds. */
+function cpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
 }
 
 /**
@@ -285,13 +302,14 @@ function compileExpression(source: string): CelExpression {
 export function evaluate(source: string, scope: Scope): Value {
   const e = compileExpression(source);
   const budget = scope.budget ?? new EvalBudget();
-  const context = {
+  const context: Record<string, unknown> = {
     vars: fieldsFor(scope.vars, e.reads.vars, budget),
     call: fieldsFor(scope.call, e.reads.call, budget),
     result: scope.result,
     error: scope.error,
   };
-  return fromCel(cel.evaluate(e, context, budget), 0);
+  if (scope.env) context.env = new Map(Object.entries(scope.env));
+  return fromCel(cel.evaluate(e, context, budget, scope.calendar), 0);
 }
 
 /**

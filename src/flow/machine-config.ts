@@ -187,12 +187,14 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
     return { meta: { kind: 'logic', step: id }, always: [BUDGET, { target: target(step.next), actions: [{ type: 'set', params: { step: id } }, took(`${id}:next`)] }] };
   }
   if (step.kind === 'switch') {
+    // a calendar step's cases and default are its results: open, holiday; closed
+    const label = (i: number) => step.calendar?.labels[i] ?? `case${i + 1}`;
     const cases: TransitionConfig[] = step.cases.map((c, i) => ({
       guard: { type: 'when', params: { step: id, i } },
       target: target(c.goto),
-      actions: [{ type: 'tick', params: { step: id } }, took(`${id}:case${i + 1}`)],
+      actions: [{ type: 'tick', params: { step: id } }, took(`${id}:${label(i)}`)],
     }));
-    return { meta: { kind: 'logic', step: id }, always: [BUDGET, ...cases, { target: target(step.default), actions: [{ type: 'tick', params: { step: id } }, took(`${id}:default`)] }] };
+    return { meta: { kind: 'logic', step: id }, always: [BUDGET, ...cases, { target: target(step.default), actions: [{ type: 'tick', params: { step: id } }, took(`${id}:${step.calendar?.otherwise ?? 'default'}`)] }] };
   }
   const name = step.command.name;
   const keys: KeyMeta[] = [];

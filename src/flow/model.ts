@@ -6,6 +6,7 @@
  */
 import type { CommandName } from '../protocol/commands.js';
 import type { ActionName } from './actions.js';
+import type { Calendar } from './calendar.js';
 
 export interface Pos {
   file: string;
@@ -21,7 +22,8 @@ export type MediaSpec =
   | { kind: 'none' } // written 0: no media
   | { kind: 'id'; id: number } // a library media id
   | { kind: 'tts'; voice: string; text: string } // TTS|voice|text
-  | { kind: 'raw'; value: string }; // a template that renders to a rt_media string
+  | { kind: 'raw'; value: string } // a template that renders to a rt_media string
+  | { kind: 'prompt'; name: string }; // an entry of the prompt table, in the call's language (version 2)
 
 /**
  * A media parameter: the n-th visit of the step (retries included) plays the n-th entry,
@@ -108,7 +110,15 @@ export type Step =
       valid?: Valid;
     }
   | { kind: 'set'; id: string; pos: Pos; assign: Assignment[]; next?: string }
-  | { kind: 'switch'; id: string; pos: Pos; cases: SwitchCase[]; default?: string };
+  | {
+      kind: 'switch';
+      id: string;
+      pos: Pos;
+      cases: SwitchCase[];
+      default?: string;
+      /** A calendar step (version 2): the calendar's name, and the result each case and the default stand for (open, holiday; closed). */
+      calendar?: { name: string; labels: string[]; otherwise: string };
+    };
 
 export interface Handlers {
   /** Logic steps run when the call ends (terminal call_status). No call commands there. */
@@ -135,6 +145,24 @@ export interface FlowModel {
   sensitive?: string[];
   handlers: Handlers;
   steps: Record<string, Step>;
+  /** Opening-hours calendars by name (version 2). */
+  calendars?: Record<string, Calendar>;
+  /** Languages by tag, with their voice; the prompt table; how a call's language is chosen (version 2). */
+  languages?: Record<string, { voice: string }>;
+  language?: LanguageChoice;
+  prompts?: Record<string, Record<string, MediaParam>>;
+  /** Every environment's substitutions (version 2), and the one selected: its name and values (`env.*`). */
+  environments?: Record<string, Record<string, string>>;
+  environment?: string;
+  env?: Record<string, string>;
+}
+
+export interface LanguageChoice {
+  default: string;
+  /** ISO 3166 country (of the caller's number) -> language. */
+  byCountry: Record<string, string>;
+  /** vars.<variable>, once set to a declared language, chooses it. */
+  variable?: string;
 }
 
 export const DEFAULT_VOICE = 'TTS_EN-GB_SERENA';

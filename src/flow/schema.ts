@@ -5,6 +5,7 @@
  * schema cannot say (step targets, results, graph, templates, WAV data...).
  * schemas/flow.schema.json is its committed output (`npm run schema` rewrites it).
  */
+import { CALENDAR_STEP, PROMPT_MEDIA, tableSchemas } from './schema-tables.js';
 import { writeFileSync } from 'node:fs';
 import { COMMANDS, COMMAND_NAMES, PARAM_ALIASES, SCALAR_PARAM, type CommandName, type FormatName, type ParamSpec } from '../protocol/commands.js';
 import { ACTION_SPECS, EFFECT_NAMES, type ActionName } from './actions.js';
@@ -85,6 +86,7 @@ function definitions(): Schema {
         required: ['say'],
         additionalProperties: false,
       },
+      PROMPT_MEDIA,
     ],
   };
   defs.mediaItem = mediaItem;
@@ -158,6 +160,7 @@ function stepSchema(): Schema {
     },
   };
   properties.when = { type: 'string', description: 'A CEL condition; goes to `then` when it holds, else to `else`.' };
+  properties.calendar = CALENDAR_STEP;
   properties.then = ref('stepId');
   properties.else = ref('stepId');
   properties.default = { ...ref('stepId'), description: 'switch: where to go when no case holds.' };
@@ -172,7 +175,7 @@ function stepSchema(): Schema {
       { type: 'object', required: ['when'], additionalProperties: false, properties: { when: { type: 'string', description: 'A CEL condition over result, vars, call.' }, else: { ...ref('branch'), description: 'Where a rejected input goes (retry counts and escalates the prompts).' } } },
     ],
   };
-  const actions = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', 'set', 'switch', 'when'];
+  const actions = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', 'set', 'switch', 'when', 'calendar'];
   return {
     type: 'object',
     properties,
@@ -216,6 +219,7 @@ export function flowJsonSchema(): Schema {
       voice: { type: 'string', pattern: ID_PATTERN, default: 'TTS_EN-GB_SERENA', description: 'TTS voice of say: and plain-text media.' },
       vars: { type: ['object', 'null'], propertyNames: { pattern: VAR_PATTERN }, description: 'Initial variables.' },
       sensitive: { type: ['array', 'null'], items: { type: 'string', pattern: VAR_PATTERN }, uniqueItems: true, description: 'Version 2: variables masked in logs, the call summary, the admin API, recordings and traces.' },
+      ...tableSchemas(ref),
       handlers: ref('handlers'),
       steps: { type: 'object', propertyNames: { pattern: ID_PATTERN }, additionalProperties: ref('step'), description: 'Step id -> step.' },
     },

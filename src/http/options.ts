@@ -28,6 +28,8 @@ export interface RtOptions {
   maxLiveCalls: number;
   /** The largest flow file, in bytes (limits.flow_file_bytes). Default 2 MiB. */
   maxFlowBytes: number;
+  /** The environment of the flows' environments: (version 2) to serve; absent: each flow's first one. */
+  environment?: string;
   /** What one request's templates and CEL expressions may spend (limits.expression_cost, template_memory, template_ms). */
   evalLimits: EvalLimits;
   /**

@@ -38,7 +38,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   let registry = options.reloader?.registry ?? options.registry;
   let report = options.report;
   if (!registry) {
-    const loaded = await Registry.fromDirectory(options.flowsDir ?? 'flows', { maxFileBytes: opts.maxFlowBytes });
+    const loaded = await Registry.fromDirectory(options.flowsDir ?? 'flows', { maxFileBytes: opts.maxFlowBytes, ...(opts.environment !== undefined ? { environment: opts.environment } : {}) });
     registry = loaded.registry;
     report = loaded.report;
   }
@@ -46,12 +46,12 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   const store = options.store ?? new MemoryStore();
   if (!options.store) app.addHook('onClose', async () => store.close());
   const live = options.live ?? new LiveCalls(opts.callTtlMs);
-  const reloader = options.reloader ?? new Reloader(registry, options.registry ? options.flowsDir : (options.flowsDir ?? 'flows'), live, { settleMs: opts.reloadSettleMs, maxFileBytes: opts.maxFlowBytes });
+  const reloader = options.reloader ?? new Reloader(registry, options.registry ? options.flowsDir : (options.flowsDir ?? 'flows'), live, { settleMs: opts.reloadSettleMs, maxFileBytes: opts.maxFlowBytes, ...(opts.environment !== undefined ? { environment: opts.environment } : {}) });
   const effects = options.effects ?? {};
   // Instances on one Redis share flow versions, pins, canaries and counts (src/registry/shared-versions.ts).
   const sync =
     store instanceof RedisStore
-      ? new SharedVersions(registry, live, new RedisShared(store.client, store.prefix), { ttlMs: opts.callTtlMs + opts.endedTtlMs, check: { maxFileBytes: opts.maxFlowBytes }, log: app.log })
+      ? new SharedVersions(registry, live, new RedisShared(store.client, store.prefix), { ttlMs: opts.callTtlMs + opts.endedTtlMs, check: { maxFileBytes: opts.maxFlowBytes, ...(opts.environment !== undefined ? { environment: opts.environment } : {}) }, log: app.log })
       : undefined;
   if (sync) {
     await sync.start();

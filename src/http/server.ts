@@ -45,12 +45,12 @@ export async function createServer(options: ServerOptions = {}): Promise<Server>
   let { registry, report } = plugin;
   const flowsDir = registry ? plugin.flowsDir : (plugin.flowsDir ?? 'flows');
   if (!registry) {
-    const loaded = await Registry.fromDirectory(flowsDir!, { maxFileBytes: plugin.maxFlowBytes ?? DEFAULT_RT_OPTIONS.maxFlowBytes });
+    const loaded = await Registry.fromDirectory(flowsDir!, { maxFileBytes: plugin.maxFlowBytes ?? DEFAULT_RT_OPTIONS.maxFlowBytes, ...(plugin.environment !== undefined ? { environment: plugin.environment } : {}) });
     registry = loaded.registry;
     report = loaded.report;
   }
   const live = plugin.live ?? new LiveCalls(plugin.callTtlMs ?? DEFAULT_RT_OPTIONS.callTtlMs);
-  const reloader = plugin.reloader ?? new Reloader(registry, flowsDir, live, { settleMs: plugin.reloadSettleMs ?? DEFAULT_RT_OPTIONS.reloadSettleMs, maxFileBytes: plugin.maxFlowBytes ?? DEFAULT_RT_OPTIONS.maxFlowBytes });
+  const reloader = plugin.reloader ?? new Reloader(registry, flowsDir, live, { settleMs: plugin.reloadSettleMs ?? DEFAULT_RT_OPTIONS.reloadSettleMs, maxFileBytes: plugin.maxFlowBytes ?? DEFAULT_RT_OPTIONS.maxFlowBytes, ...(plugin.environment !== undefined ? { environment: plugin.environment } : {}) });
   const control: PluginControl = plugin.control ?? {};
   const perRequest = logLevel === 'debug' || logLevel === 'trace';
   const app = Fastify({

@@ -13,6 +13,8 @@ export interface CheckRequest {
   text: string;
   /** The file size limit (limits.flow_file_bytes); absent: the default. */
   maxFileBytes?: number;
+  /** The environment selected (version 2 environments:); absent: a flow's first one. */
+  environment?: string;
 }
 
 export interface CheckAnswer {
@@ -23,7 +25,7 @@ export interface CheckAnswer {
 const port = parentPort;
 if (port) {
   port.on('message', (m: CheckRequest) => {
-    const answer: CheckAnswer = { id: m.id, result: checkFlow(m.text, m.file, m.maxFileBytes === undefined ? {} : { maxFileBytes: m.maxFileBytes }) };
+    const answer: CheckAnswer = { id: m.id, result: checkFlow(m.text, m.file, { ...(m.maxFileBytes === undefined ? {} : { maxFileBytes: m.maxFileBytes }), ...(m.environment === undefined ? {} : { environment: m.environment }) }) };
     port.postMessage(answer);
   });
 }

@@ -31,7 +31,8 @@ export interface FlowChecker {
 export type CheckFn = (text: string, file: string) => CheckResult;
 
 /** checkFlow with a file size limit (absent: the default). */
-export function checkerFor(maxFileBytes: number | undefined): CheckFn {
+export function checkerFor(maxFileBytes: number | undefined, environment?: string): CheckFn {
+  if (environment !== undefined) return (text, file) => checkFlow(text, file, { ...(maxFileBytes === undefined ? {} : { maxFileBytes }), environment });
   return maxFileBytes === undefined ? checkFlow : (text, file) => checkFlow(text, file, { maxFileBytes });
 }
 
@@ -52,6 +53,8 @@ export interface WorkerCheckerOptions {
   check?: CheckFn;
   /** The file size limit the worker checks with (limits.flow_file_bytes); absent: the default. */
   maxFileBytes?: number;
+  /** The environment selected (version 2 environments:); absent: a flow's first one. */
+  environment?: string;
 }
 
 interface Batch {
@@ -99,7 +102,7 @@ export class WorkerChecker implements FlowChecker {
         }
       }
     }
-    const check = this.opts.check ?? checkerFor(this.opts.maxFileBytes);
+    const check = this.opts.check ?? checkerFor(this.opts.maxFileBytes, this.opts.environment);
     return files.map((f) => check(f.text, f.file));
   }
 
@@ -120,7 +123,7 @@ export class WorkerChecker implements FlowChecker {
         for (const [index, f] of files.entries()) {
           const id = this.nextId++;
           this.waiting.set(id, { batch, index });
-          const msg: CheckRequest = { id, file: f.file, text: f.text, ...(this.opts.maxFileBytes === undefined ? {} : { maxFileBytes: this.opts.maxFileBytes }) };
+          const msg: CheckRequest = { id, file: f.file, text: f.text, ...(this.opts.maxFileBytes === undefined ? {} : { maxFileBytes: this.opts.maxFileBytes }), ...(this.opts.environment === undefined ? {} : { environment: this.opts.environment }) };
           w.postMessage(msg);
         }
       } catch (err) {

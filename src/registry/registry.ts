@@ -84,6 +84,8 @@ export interface RegistryOptions {
   check?: CheckFn;
   /** The file size limit of the default check (limits.flow_file_bytes); absent: 2 MiB. */
   maxFileBytes?: number;
+  /** The environment selected (version 2 environments:; --env, environment:, CALLSCRIPT_ENV); absent: a flow's first one. */
+  environment?: string;
 }
 
 export class Registry {
@@ -97,12 +99,14 @@ export class Registry {
   /** Whether `reload` ran (pending errors are then this registry's own). */
   reloaded = false;
   private readonly maxFileBytes: number | undefined;
+  private readonly environment: string | undefined;
 
   constructor(opts: RegistryOptions = {}) {
     this.roll = opts.roll ?? seededRoll(opts.seed ?? 'callscript');
     this.now = opts.now ?? Date.now;
-    this.files = new FlowFiles(opts.check ?? checkerFor(opts.maxFileBytes));
+    this.files = new FlowFiles(opts.check ?? checkerFor(opts.maxFileBytes, opts.environment));
     this.maxFileBytes = opts.maxFileBytes;
+    this.environment = opts.environment;
   }
 
   /** Loads every flow file of `dir`. Never throws for bad flows: they are reported. */
@@ -287,7 +291,7 @@ export class Registry {
     if (!e.versions.has(version)) {
       const rec = [...e.history].reverse().find((r) => r.version === version && r.source !== '');
       if (!rec) return 'UNKNOWN_VERSION';
-      const { flows } = compileAll([{ file: rec.file, text: rec.source }], this.maxFileBytes === undefined ? {} : { maxFileBytes: this.maxFileBytes });
+      const { flows } = compileAll([{ file: rec.file, text: rec.source }], { ...(this.maxFileBytes === undefined ? {} : { maxFileBytes: this.maxFileBytes }), ...(this.environment === undefined ? {} : { environment: this.environment }) });
       const flow = flows[0];
       if (!flow || flow.version !== version || flow.name !== name) return 'UNKNOWN_VERSION';
       e.versions.set(version, flow);

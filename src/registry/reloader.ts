@@ -41,6 +41,8 @@ export interface ReloaderOptions {
   settleMs?: number;
   /** With the default checker: the file size limit (limits.flow_file_bytes); absent: 2 MiB. */
   maxFileBytes?: number;
+  /** With the default checker: the environment selected (version 2 environments:). */
+  environment?: string;
 }
 
 export class Reloader {
@@ -56,7 +58,7 @@ export class Reloader {
     opts: ReloaderOptions = {},
   ) {
     this.read = opts.read ?? ((d) => readStableFlows(d, opts.settleMs));
-    this.checker = opts.checker ?? new WorkerChecker(opts.maxFileBytes === undefined ? {} : { maxFileBytes: opts.maxFileBytes });
+    this.checker = opts.checker ?? new WorkerChecker({ ...(opts.maxFileBytes === undefined ? {} : { maxFileBytes: opts.maxFileBytes }), ...(opts.environment === undefined ? {} : { environment: opts.environment }) });
   }
 
   /** Stops the checker's worker (a reload under way finishes, checking on the main thread). */

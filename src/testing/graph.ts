@@ -34,6 +34,7 @@ function mediaText(m: MediaParam | undefined): string | undefined {
   if (first.kind === 'tts') return first.text;
   if (first.kind === 'id') return `media ${first.id}`;
   if (first.kind === 'raw') return first.value;
+  if (first.kind === 'prompt') return `prompt ${first.name}`;
   return undefined;
 }
 
@@ -45,7 +46,7 @@ export function stepLabel(flow: CompiledFlow, id: string, width = 40): string[] 
   if (!step) return [id];
   if (step.kind === 'set') return [id, `set ${step.assign.map((a) => a.name).join(', ')}`];
   // `when: / then: / else:` is a switch of one case: shown as what the author wrote.
-  if (step.kind === 'switch') return [id, step.cases.length === 1 ? 'when' : 'switch'];
+  if (step.kind === 'switch') return [id, step.calendar ? `calendar ${step.calendar.name}` : step.cases.length === 1 ? 'when' : 'switch'];
   const c = step.command;
   const lines = [id, c.name];
   const text = mediaText(c.media.media_id ?? c.media.prompt ?? c.media.welcome);
@@ -70,10 +71,11 @@ export function edgeLabel(e: FlowEdge, width = 40, command?: string): string {
       l = `${e.key} (retries used up)`;
       break;
     case 'case':
-      l = trunc(e.condition ?? '', width);
+      // a calendar step's cases are its results (coverage keys <step>:open, <step>:holiday)
+      l = /:(open|holiday)$/.test(e.id) ? e.id.slice(e.id.lastIndexOf(':') + 1) : trunc(e.condition ?? '', width);
       break;
     case 'switch-default':
-      l = 'default';
+      l = e.id.endsWith(':closed') ? 'closed' : 'default';
       break;
     case 'next':
       l = '';

@@ -47,13 +47,16 @@ export interface FlowSet {
   byName: Map<string, CompiledFlow>;
   /** Problems of flow files that did not compile ("file:line:col: message"). */
   problems: string[];
+  /** The environment the flows were compiled in (version 2 environments:), if one was selected. */
+  environment?: string;
 }
 
 /** Compiles the flows of a directory (a missing directory gives no flows). */
-export async function loadFlowDir(dir: string): Promise<FlowSet> {
+export async function loadFlowDir(dir: string, environment?: string): Promise<FlowSet> {
   const { texts, unread } = await readFlows(dir).catch(() => ({ texts: [], unread: [] }));
-  const { flows, report } = compileAll(texts);
+  const { flows, report } = compileAll(texts, environment !== undefined ? { environment } : {});
   return {
+    ...(environment !== undefined ? { environment } : {}),
     byName: new Map(flows.map((f) => [f.name, f])),
     problems: [
       ...unread.map((u) => `${u.file}: not read: ${u.why}`),
@@ -87,13 +90,33 @@ export async function runScenarioFile(file: string, flows: FlowSet, coverage?: C
     if (err instanceof ScenarioFileError) return { file, errors: err.errors, cases: [] };
     throw err;
   }
-  const flow = await resolveFlow(scenario, flows);
+  let flow = await resolveFlow(scenario, flows);
+  if ('error' in flow) return { file, errors: [flow.error], cases: [] };
+  if (scenario.environment !== undefined && flow.flow.model.environment !== scenario.environment) flow = await inEnvironment(scenario, flow.flow, scenario.environment);
   if ('error' in flow) return { file, errors: [flow.error], cases: [] };
   const opts = coverage ? { hooks: coverage.hooksFor(flow.flow) } : {};
   const cases = scenario.cases.map((c) => runCase(flow.flow, c, opts));
   // A result the command sent can never return is the file's mistake, reported as such.
   const errors = cases.flatMap((c) => (c.failure?.refused ? [{ file, line: c.failure.pos.line, column: c.failure.pos.col, message: c.failure.message }] : []));
   return { file, errors, cases: cases.filter((c) => !c.failure?.refused), flow: flow.flow.name };
+}
+
+/** The flow compiled again in the scenario file's `environment:` (version 2 environments). */
+async function inEnvironment(s: Scenario, flow: CompiledFlow, environment: string): Promise<{ flow: CompiledFlow } | { error: ScenarioError }> {
+  const pos = s.environmentPos ?? s.flowPos;
+  const at = (message: string) => ({ error: { file: s.file, line: pos.line, column: pos.col, message } });
+  if (!flow.model.environments) return at(`environment: the flow ${flow.name} has no environments: to choose from`);
+  if (!(environment in flow.model.environments)) return at(`environment: the flow ${flow.name} has no environment "${environment}" (its environments: ${Object.keys(flow.model.environments).join(', ')})`);
+  let text: string;
+  try {
+    text = await readFlowText(flow.model.file);
+  } catch (err) {
+    return at(`environment: cannot read ${flow.model.file} again: ${unreadableReason(err)}`);
+  }
+  const { flows: compiled, report } = compileAll([{ file: flow.model.file, text }], { environment });
+  const first = report.diagnostics.find((d) => d.severity === 'error');
+  if (!compiled[0] || first) return at(`environment: ${flow.name} has errors in environment ${environment} (${first ? `${first.file}:${first.line}:${first.column}: ${first.message}` : 'not compiled'})`);
+  return { flow: compiled[0] };
 }
 
 async function resolveFlow(s: Scenario, flows: FlowSet): Promise<{ flow: CompiledFlow } | { error: ScenarioError }> {
@@ -107,7 +130,7 @@ async function resolveFlow(s: Scenario, flows: FlowSet): Promise<{ flow: Compile
     } catch (err) {
       return at(`flow: cannot read ${s.flow}: ${unreadableReason(err)}`);
     }
-    const { flows: compiled, report } = compileAll([{ file: path, text }]);
+    const { flows: compiled, report } = compileAll([{ file: path, text }], flows.environment !== undefined ? { environment: flows.environment } : {});
     const first = report.diagnostics.find((d) => d.severity === 'error');
     if (!compiled[0] || first) return at(`flow: ${s.flow} has errors (${first ? `${first.file}:${first.line}:${first.column}: ${first.message}` : 'not compiled'})`);
     // The flows dir's version when it is the same flow (one coverage entry per flow).

@@ -218,7 +218,7 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
   const max = opts.maxRequests ?? 1000;
   const trace: string[] = [];
   const base = baseRequest(c);
-  const engine = caseEngine(c, opts.hooks);
+  let engine = caseEngine(c, opts.hooks);
   let smsCount = 0;
   const smsOutcome = (): EffectResult => {
     const m = c.mocks.sms[smsCount];
@@ -303,6 +303,8 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     const failed = checkStep(i, step);
     if (failed) return failed;
     i++;
+    // `now:` on a step: the clock moves on from the request that carries its outcome
+    if (step.now !== undefined) engine = { ...engine, now: step.now };
     if (out.state.done) {
       // The flow hung up: the platform ends the call with a terminal request, which runs
       // the hangup handler (its sms effects are the steps left, if any).

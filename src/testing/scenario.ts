@@ -85,6 +85,8 @@ export interface ScenarioStep {
   resultPos?: Loc;
   error?: string;
   status?: StepStatus;
+  /** The engine's clock from the request that carries this step's outcome on (epoch ms): time passing during a call (calendars). */
+  now?: number;
 }
 
 export interface Mocks {
@@ -112,6 +114,9 @@ export interface Scenario {
   /** A flow name, or a path to a flow file (resolved against the scenario's directory). */
   flow: string;
   flowPos: Loc;
+  /** The environment of the flow's environments: (version 2) the cases run in; absent: the one the flows were loaded in. */
+  environment?: string;
+  environmentPos?: Loc;
   cases: ScenarioCase[];
 }
 
@@ -286,7 +291,7 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
     c.at(n, `a step must be a map with \`expect:\`, not ${describe(n)}`);
     return undefined;
   }
-  const meant = checkKeys(c, n, ['expect', 'result', 'error', 'status'], 'a step');
+  const meant = checkKeys(c, n, ['expect', 'result', 'error', 'status', 'now'], 'a step');
   const e = get(n, 'expect');
   if (!e) {
     // a misspelt expect: is one mistake, reported once
@@ -327,6 +332,11 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
   }
   if (expect?.kind === 'check' && given.length > 0) {
     c.at(get(n, given[0]!)!, `a step that only checks vars or step sends nothing: \`${given[0]}:\` belongs to the step of the command it answers`);
+  }
+  const now = get(n, 'now');
+  if (now) {
+    const t = clockValue(c, now, 'now');
+    if (t !== undefined) step.now = t;
   }
   if (expect?.kind === 'sms' && given.length > 0) {
     c.at(get(n, given[0]!)!, `an sms step takes its outcome from mocks.sms, not \`${given[0]}:\``);
@@ -369,6 +379,18 @@ export function clockOf(call: Pick<CallFields, 'date_started'>): number {
   return Date.parse(call.date_started.replace(' ', 'T') + 'Z');
 }
 
+/** A clock value: ISO 8601 or epoch ms. */
+function clockValue(c: Collector, n: YNode, what: string): number | undefined {
+  const s = str(c, n, what);
+  if (s === undefined) return undefined;
+  const t = /^\d+$/.test(s) ? Number(s) : Date.parse(s);
+  if (Number.isNaN(t)) {
+    c.at(n, `${what}: "${s}" is not a date (ISO 8601, e.g. 2026-11-22T10:00:00Z) nor epoch ms`);
+    return undefined;
+  }
+  return t;
+}
+
 function parseMocks(c: Collector, n: YNode | undefined, call: CallFields): Mocks {
   const mocks: Mocks = { sms: [], now: clockOf(call) };
   if (!n) return mocks;
@@ -379,12 +401,8 @@ function parseMocks(c: Collector, n: YNode | undefined, call: CallFields): Mocks
   checkKeys(c, n, ['sms', 'now'], 'mocks');
   const now = get(n, 'now');
   if (now) {
-    const s = str(c, now, 'mocks.now');
-    if (s !== undefined) {
-      const t = /^\d+$/.test(s) ? Number(s) : Date.parse(s);
-      if (Number.isNaN(t)) c.at(now, `mocks.now: "${s}" is not a date (ISO 8601, e.g. 2026-11-22T10:00:00Z) nor epoch ms`);
-      else mocks.now = t;
-    }
+    const t = clockValue(c, now, 'mocks.now');
+    if (t !== undefined) mocks.now = t;
   }
   const sms = get(n, 'sms');
   if (sms) {
@@ -487,7 +505,9 @@ export function parseScenario(text: string, file: string): Scenario {
     c.at(root ?? { line: 1, col: 1 }, 'a scenario file is a map with `flow:` and `cases:`');
     throw new ScenarioFileError(c.errors);
   }
-  checkKeys(c, root, ['flow', 'cases'], 'the scenario file');
+  checkKeys(c, root, ['flow', 'environment', 'cases'], 'the scenario file');
+  const envNode = get(root, 'environment');
+  const environment = envNode ? str(c, envNode, 'environment') : undefined;
   const flowNode = get(root, 'flow');
   let flow = '';
   if (!flowNode) c.at(root, 'a scenario file needs `flow:` (a flow name or a path to a flow file)');
@@ -504,5 +524,10 @@ export function parseScenario(text: string, file: string): Scenario {
     });
   }
   if (c.errors.length > 0) throw new ScenarioFileError(c.errors);
-  return { file, flow, flowPos: flowNode?.pos ?? { line: 1, col: 1 }, cases };
+  const out: Scenario = { file, flow, flowPos: flowNode?.pos ?? { line: 1, col: 1 }, cases };
+  if (environment !== undefined && envNode) {
+    out.environment = environment;
+    out.environmentPos = envNode.pos;
+  }
+  return out;
 }

@@ -11,6 +11,7 @@ import type { CompiledFlow } from '../engine/compile.js';
 import type { Value } from '../flow/model.js';
 import { DEFAULT_CALL, type CallFields, type Plain } from './scenario.js';
 import { sampleFor } from './sample.js';
+import { calendarStarts } from './calendar-starts.js';
 
 /** How a case starts: its call fields and vars overrides (none: the defaults). */
 export interface Start {
@@ -107,5 +108,6 @@ export function startVariants(flow: CompiledFlow, values: string[]): Start[] {
   const vars = flow.model.vars;
   const names = new Set([...src.matchAll(/\bvars\.(\w+)/g)].map((m) => m[1]!).filter((n) => n in vars));
   for (const n of names) for (const v of otherValues(vars[n] as Value, src)) out.push({ call: {}, vars: { [n]: v } });
+  out.push(...calendarStarts(flow));
   return out;
 }

@@ -68,8 +68,8 @@ function stepKeys(id: string, s: Step, branch: BranchAdd, add: (k: string, p: Po
       if (s.valid) branch(id, 'invalid', { pos: s.valid.pos, retry: (s.valid.else ?? s.on.default)?.retry });
       break;
     case 'switch':
-      s.cases.forEach((c, i) => add(`${id}:case${i + 1}`, c.pos));
-      add(`${id}:default`, s.pos);
+      s.cases.forEach((c, i) => add(`${id}:${s.calendar?.labels[i] ?? `case${i + 1}`}`, c.pos));
+      add(`${id}:${s.calendar?.otherwise ?? 'default'}`, s.pos);
       break;
     case 'set':
       add(`${id}:next`, s.pos);

@@ -83,9 +83,16 @@ export function impossible(flow: CompiledFlow, keys: Iterable<string>): Map<stri
 export function notFound(flow: CompiledFlow, key: string, ex: Explored): string {
   const searched = `${ex.states} call states from ${ex.starts} start${ex.starts === 1 ? '' : 's'}${ex.outOfTime !== undefined ? `, stopped at its time limit of ${ex.outOfTime / 1000} s: --max-seconds` : ''}`;
   const step = flow.model.steps[key.slice(0, key.lastIndexOf(':'))];
+  if (step?.kind === 'switch' && step.calendar) {
+    return `not found: no call searched (${searched}) reached this step when calendar ${step.calendar.name} was ${key.slice(key.lastIndexOf(':') + 1)} at the call's time; write this case by hand with the time that makes it so (mocks.now, or a step's now:)`;
+  }
   if (step?.kind === 'switch') {
     const m = /:case(\d+)$/.exec(key);
     const what = m ? `its condition \`${step.cases[Number(m[1]) - 1]?.when}\` held` : 'none of its conditions held';
+    const conds = m ? [step.cases[Number(m[1]) - 1]?.when ?? ''] : step.cases.map((c) => c.when);
+    if (conds.some((c) => /(?<![\w.])(open|holiday)\s*\(/.test(c))) {
+      return `not found: no call searched (${searched}) reached this step where ${what}; it reads a calendar: write this case by hand with the time that makes it hold (mocks.now, or a step's now: when time passes during the call)`;
+    }
     return `not found: no call searched (${searched}) reached this step where ${what}; write this case by hand (call fields, vars: or earlier results that make it hold)`;
   }
   return `not found in the search (${searched}); write this case by hand`;

@@ -10,6 +10,7 @@ import { checkFlow } from '../../src/flow/check.js';
 import { checkConfig } from '../../src/flow/config.js';
 import type { Diagnostic } from '../../src/errors/diagnostic.js';
 import { MAX_FILE_BYTES } from '../../src/flow/yaml.js';
+import { TABLE_CASES } from './codes-tables.js';
 
 /** A flow whose steps (lines given) start at line 4, column 3. */
 const flow = (...steps: string[]) => ['version: 1', 'start: a', 'steps:', ...steps].join('\n') + '\n';
@@ -172,6 +173,8 @@ const CASES: Case[] = [
     message: /boom/,
   },
 ];
+// calendars, prompt tables and languages, environments (version 2)
+CASES.push(...TABLE_CASES);
 
 describe('every diagnostic code, at its exact position', () => {
   for (const c of CASES) {

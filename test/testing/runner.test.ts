@@ -163,8 +163,8 @@ describe('scenario-file mistakes: one message each, with a did-you-mean (#14 ite
   };
 
   it('a misspelt key gets the nearest allowed one, and no second message for the key it hides', () => {
-    expect(errors(file('      - expct: play\n'))).toEqual(['t.yaml:5:9: unknown key "expct" in a step: did you mean "expect"? (allowed: expect, result, error, status)']);
-    expect(errors(file('      - expect: play\n        reslt: "0"\n'))).toEqual(['t.yaml:6:9: unknown key "reslt" in a step: did you mean "result"? (allowed: expect, result, error, status)']);
+    expect(errors(file('      - expct: play\n'))).toEqual(['t.yaml:5:9: unknown key "expct" in a step: did you mean "expect"? (allowed: expect, result, error, status, now)']);
+    expect(errors(file('      - expect: play\n        reslt: "0"\n'))).toEqual(['t.yaml:6:9: unknown key "reslt" in a step: did you mean "result"? (allowed: expect, result, error, status, now)']);
     expect(errors(file('      - expect: { comand: play }\n'))).toEqual(['t.yaml:5:19: unknown key "comand" in expect: did you mean "command"? (allowed: command, params, vars, step)']);
   });
 
