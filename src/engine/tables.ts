@@ -7,6 +7,7 @@
 import type { ActionName } from '../flow/actions.js';
 import type { Branch, FlowModel, Value } from '../flow/model.js';
 import { commandBuilder, literalValue, playBuilder, type CommandBuilder } from './params.js';
+import { fillerBuilder, httpBuilder, secretsOf } from './http-params.js';
 import { compileLinear, type LinearRegex } from '../flow/pattern.js';
 
 /** Matches nothing: stands for a pattern that does not compile. */
@@ -20,6 +21,10 @@ export interface CommandTable {
   builder: CommandBuilder;
   /** The builders of the step's `say:` branches, in the machine config's order. */
   says: CommandBuilder[];
+  /** An http step's filler (visit n: the n-th entry). */
+  filler?: ReturnType<typeof fillerBuilder>;
+  /** An http step's secrets, read when it runs. */
+  secrets?: ReturnType<typeof secretsOf>;
 }
 
 export interface FlowTables {
@@ -101,6 +106,11 @@ function commandTable(model: FlowModel, step: Extract<FlowModel['steps'][string]
   if (step.command.name !== 'hangup') {
     sayOf(step.on.default, says);
     sayOf(step.on.error ?? model.handlers.error, says);
+  }
+  if (step.http) {
+    const t: CommandTable = { command: 'http', builder: httpBuilder(step.http), says, secrets: secretsOf(model.secrets ?? []) };
+    if (step.http.filler) t.filler = fillerBuilder(step.http.filler);
+    return t;
   }
   return { command: step.command.name, builder: commandBuilder(step.command), says };
 }

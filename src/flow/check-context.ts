@@ -11,7 +11,9 @@ import type { Span } from './spans.js';
 
 /** A `vars.x` or `call.x` read by a template or expression, checked once all writes are known. */
 export interface VarRef {
-  root: 'vars' | 'call';
+  root: 'vars' | 'call' | 'secrets';
+  /** Read by an http step's request (url, headers, query, body): where secrets.X may be read. */
+  http?: boolean;
   name: string;
   at: YNode;
   /** Where the reference is in the string's value, and its length (for carets under it alone). */
@@ -40,6 +42,8 @@ export interface Ctx {
   version: 1 | 2;
   /** Version 2 constructs already reported in a version 1 file (NEEDS_VERSION_2 once per construct). */
   v2Reported: Set<string>;
+  /** The names of `secrets:` (version 2), once read. */
+  secrets?: string[];
 }
 
 export function newCtx(file: string, voice: string): Ctx {

@@ -11,7 +11,7 @@ import type { Value } from './model.js';
 import { type Ctx, didYouMean, report } from './check-context.js';
 import { clip, describe, type YNode, type YScalar } from './yaml.js';
 
-const REF_RE = /(?<![\w.])(vars|call)(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*["']([^"']+)["']\s*\])/g;
+const REF_RE = /(?<![\w.])(vars|call|secrets)(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*["']([^"']+)["']\s*\])/g;
 const TAG_RE = /\{\{([\s\S]*?)\}\}|\{%([\s\S]*?)%\}/g;
 
 /** Records the `vars.x` / `call.x` names read by a CEL expression, or by the tags of a template, with where each is in the text. */
@@ -20,7 +20,7 @@ function collectRefs(ctx: Ctx, text: string, at: YNode, template: boolean): void
   for (const [code, base] of parts) {
     for (const m of code.matchAll(REF_RE)) {
       const name = m[2] ?? m[3];
-      if (name) ctx.refs.push({ root: m[1] as 'vars' | 'call', name, at, offset: base + m.index!, length: m[0].length });
+      if (name) ctx.refs.push({ root: m[1] as 'vars' | 'call' | 'secrets', name, at, offset: base + m.index!, length: m[0].length });
     }
   }
 }

@@ -4,6 +4,7 @@
  */
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { DEFAULT_VOICE, type FlowModel, type Handlers, type Step, type Value } from './model.js';
+import { checkSecrets, checkSecretRefs } from './check-http.js';
 import { type Ctx, ID_RE, asMap, asString, checkVarName, isObjectMember, knownEntries, newCtx, report, requireV2 } from './check-context.js';
 import { checkGraph, checkReachable, checkTargets, type StepNode } from './check-graph.js';
 import { checkVoice } from './check-media.js';
@@ -18,7 +19,7 @@ export interface CheckResult {
   diagnostics: Diagnostic[];
 }
 
-const TOP_KEYS = ['version', 'name', 'description', 'start', 'voice', 'vars', 'sensitive', 'handlers', 'steps'] as const;
+const TOP_KEYS = ['version', 'name', 'description', 'start', 'voice', 'vars', 'sensitive', 'secrets', 'handlers', 'steps'] as const;
 
 /** The flow name a file gets when it has no `name:`: its base name without extension. */
 export function defaultFlowName(file: string): string {
@@ -107,6 +108,7 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
   }
 
   const sensitive = checkSensitive(ctx, top('sensitive'));
+  const secrets = checkSecrets(ctx, top('secrets'));
 
   const handlersEntry = top('handlers');
   const handlers: Handlers = checkHandlers(ctx, handlersEntry?.value);
@@ -150,12 +152,14 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
     checkReachable(ctx, steps, written, start, handlers);
   }
   checkVarRefs(ctx, Object.keys(vars), steps);
+  checkSecretRefs(ctx);
 
   if (start === undefined) return undefined;
   const model: FlowModel = { version: ctx.version, name, file: ctx.file, start, voice: ctx.voice, vars, handlers, steps };
   if (nameEntry) model.namePos = { file: ctx.file, line: nameEntry.value.pos.line, column: nameEntry.value.pos.col };
   if (description !== undefined) model.description = description;
   if (sensitive.length > 0) model.sensitive = sensitive;
+  if (secrets.length > 0) model.secrets = secrets;
   return model;
 }
 

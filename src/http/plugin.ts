@@ -25,6 +25,8 @@ import { requireJsonBody } from './guards.js';
 import { refuseContentEncoding } from './content-encoding.js';
 import { CallHandler } from '../engine/call.js';
 import { performEffect } from './effects.js';
+import { Lookups } from '../engine/http-wait.js';
+import { httpRunner } from './lookup-client.js';
 import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions, type RtOptions } from './options.js';
 
 export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (app, options) => {
@@ -58,9 +60,12 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   }
   const reg = registry;
   const versions = { get: (n: string, v: string) => reg.get(n, v), pick: (n: string, c: string) => reg.pick(n, c), ...(sync ? { fetch: (n: string, v: string) => sync.fetch(n, v) } : {}) };
+  const httpOpts = options.http ?? {};
+  const lookups = new Lookups({ run: httpOpts.runner ?? httpRunner(httpOpts), store, ...(httpOpts.maxLookupsPerCall !== undefined ? { maxPerCall: httpOpts.maxLookupsPerCall } : {}) });
+  const secret = httpOpts.secret ?? ((name: string) => process.env[name]);
   const service = new CallHandler(
-    { versions, store, live, release: () => reg.release(live), perform: (e, budget) => performEffect(effects, e, budget) },
-    { deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, maxLiveCalls: opts.maxLiveCalls, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}) },
+    { versions, store, live, release: () => reg.release(live), perform: (e, budget) => performEffect(effects, e, budget), lookups },
+    { secret, deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, maxLiveCalls: opts.maxLiveCalls, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}) },
   );
   app.addHook('onClose', async () => service.close());
   // A reloader made here is closed here (its checker's worker); one given is its owner's.
