@@ -59,7 +59,9 @@ export const DEFAULT_CALL: Readonly<CallFields> = {
 
 export type Expectation =
   | { kind: 'command'; command: string; params?: Record<string, Plain> }
-  | { kind: 'sms'; params: Record<string, Plain> };
+  | { kind: 'sms'; params: Record<string, Plain> }
+  /** An http step's lookup (version 2): its method, url, headers, body as sent (answered from mocks.http). */
+  | { kind: 'http'; params: Record<string, Plain> };
 
 export interface ScenarioStep {
   pos: Loc;
@@ -76,6 +78,8 @@ export interface Mocks {
   sms: EffectResult[];
   /** Epoch ms of the engine's clock. */
   now: number;
+  /** What http steps' lookups answer (src/testing/http-mocks.ts); none matching: NETWORK. */
+  http: HttpMock[];
 }
 
 export interface ScenarioCase {
@@ -125,6 +129,8 @@ function scalarText(n: YNode): string | undefined {
   if (typeof n.value === 'string') return n.value;
   return n.quoted ? String(n.value) : n.source;
 }
+
+import { parseHttpMocks, type HttpMock } from './http-mocks.js';
 
 function describe(n: YNode): string {
   if (n.kind === 'map') return 'a map';
@@ -183,18 +189,19 @@ function parseExpect(c: Collector, n: YNode): Expectation | undefined {
       c.at(n, `expect: "${name ?? String(n.value)}" is not a command name${commandHint(name ?? String(n.value))}`);
       return undefined;
     }
-    return name === 'sms' ? { kind: 'sms', params: {} } : { kind: 'command', command: name };
+    return name === 'sms' || name === 'http' ? { kind: name, params: {} } : { kind: 'command', command: name };
   }
   if (n.kind !== 'map') {
     c.at(n, 'expect must be a command name, { command, params } or { sms: params }');
     return undefined;
   }
-  const sms = get(n, 'sms');
-  if (sms) {
-    checkKeys(c, n, ['sms'], 'expect');
-    if (sms.kind === 'scalar' && sms.value === null) return { kind: 'sms', params: {} };
-    const params = paramsOf(c, sms, 'expect.sms');
-    return params ? { kind: 'sms', params } : undefined;
+  for (const effect of ['sms', 'http'] as const) {
+    const e = get(n, effect);
+    if (!e) continue;
+    checkKeys(c, n, [effect], 'expect');
+    if (e.kind === 'scalar' && e.value === null) return { kind: effect, params: {} };
+    const params = paramsOf(c, e, `expect.${effect}`);
+    return params ? { kind: effect, params } : undefined;
   }
   const named = n.entries.find((e) => isAction(e.key));
   if (named && !get(n, 'command')) {
@@ -215,10 +222,10 @@ function parseExpect(c: Collector, n: YNode): Expectation | undefined {
     return undefined;
   }
   const p = get(n, 'params');
-  if (name === 'sms') {
-    if (!p) return { kind: 'sms', params: {} };
+  if (name === 'sms' || name === 'http') {
+    if (!p) return { kind: name, params: {} };
     const params = paramsOf(c, p, 'expect.params');
-    return params ? { kind: 'sms', params } : undefined;
+    return params ? { kind: name, params } : undefined;
   }
   if (!p) return { kind: 'command', command: name };
   const params = paramsOf(c, p, 'expect.params');
@@ -274,8 +281,8 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
       else c.at(st, `status: "${s}" is not one of ${TERMINAL_STEP_STATUSES.join(', ')}`);
     }
   }
-  if (expect?.kind === 'sms' && given.length > 0) {
-    c.at(get(n, given[0]!)!, `an sms step takes its outcome from mocks.sms, not \`${given[0]}:\``);
+  if ((expect?.kind === 'sms' || expect?.kind === 'http') && given.length > 0) {
+    c.at(get(n, given[0]!)!, `an ${expect.kind} step takes its outcome from mocks.${expect.kind}, not \`${given[0]}:\``);
   }
   return expect ? step : undefined;
 }
@@ -316,13 +323,15 @@ export function clockOf(call: Pick<CallFields, 'date_started'>): number {
 }
 
 function parseMocks(c: Collector, n: YNode | undefined, call: CallFields): Mocks {
-  const mocks: Mocks = { sms: [], now: clockOf(call) };
+  const mocks: Mocks = { sms: [], now: clockOf(call), http: [] };
   if (!n) return mocks;
   if (n.kind !== 'map') {
     c.at(n, `mocks must be a map, not ${describe(n)}`);
     return mocks;
   }
-  checkKeys(c, n, ['sms', 'now'], 'mocks');
+  checkKeys(c, n, ['sms', 'now', 'http'], 'mocks');
+  const http = get(n, 'http');
+  if (http) mocks.http = parseHttpMocks(http, (at, msg) => c.at(at, msg));
   const now = get(n, 'now');
   if (now) {
     const s = str(c, now, 'mocks.now');
@@ -399,7 +408,7 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
     for (const item of sn.items) {
       const s = parseStep(c, item);
       if (!s) continue;
-      if (ended !== undefined && s.expect.kind !== 'sms') {
+      if (ended !== undefined && s.expect.kind !== 'sms' && s.expect.kind !== 'http') {
         c.at(item, `no step can follow ${ended} (only sms effects of the hangup handler)`);
       }
       if (s.status) ended = `the status ${s.status} at line ${s.pos.line}`;
