@@ -436,7 +436,7 @@ export class CallHandler {
         }
         if (!('pending' in result) && !result.ok) log.warn({ callid: req.callid, code: 'HTTP_FAILED', step: outcome.effect.step, error: result.error, message: result.message }, `http at ${outcome.effect.step}: ${result.error}`);
       } else result = await this.deps.perform(outcome.effect, budget);
-      if (recorder) effects.push({ effect: recordable(outcome.effect), result });
+      if (recorder) effects.push({ effect: recordable(outcome.effect, flow.model.secrets, this.opts.secret), result });
       if ('pending' in result) log.debug({ callid: req.callid, effect: 'http', step: outcome.effect.step }, 'http lookup runs on: filler answered');
       else if (result.ok) log.debug({ callid: req.callid, effect: outcome.effect.kind, step: outcome.effect.step, value: result.value }, `${outcome.effect.kind} done`);
       outcome = outcome.resume(result);
@@ -482,12 +482,17 @@ interface Seen {
   waitingSince?: number;
 }
 
-/** An effect as recordings keep it: an http lookup's request may hold secrets, so only its method and URL path. */
-function recordable(e: Effect): Effect {
+/** An effect as recordings keep it: an http lookup's request may hold secrets, so only its method and URL path, secrets masked. */
+function recordable(e: Effect, names: readonly string[] | undefined, secret: ((n: string) => string | undefined) | undefined): Effect {
   if (e.kind !== 'http') return e;
-  const url = String(e.params.url ?? '');
+  let url = String(e.params.url ?? '');
   const q = url.indexOf('?');
-  return { ...e, params: { method: e.params.method, url: q >= 0 ? url.slice(0, q) : url } };
+  if (q >= 0) url = url.slice(0, q);
+  for (const n of names ?? []) {
+    const v = secret?.(n);
+    if (v) url = url.split(v).join('***').split(encodeURIComponent(v)).join('***');
+  }
+  return { ...e, params: { method: e.params.method, url } };
 }
 
 function logSummary(log: CallLogger, s: CallSummary): void {

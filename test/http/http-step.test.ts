@@ -116,11 +116,13 @@ const say = (text: string) => ({ media_id: `TTS|TTS_EN-GB_SERENA|${text}` });
 
 describe('the http step over the real-time route', () => {
   it('looks up with the secret in a header and the query, saves { status, body } and branches on ok', async () => {
-    const a = await app();
+    const store = new MemoryStore();
+    const a = await app({ store });
     const r = await post(a, 'lookup', base);
     expect(r).toMatchObject({ command: 'play', command_id: 1, params: say('Your balance is 42.5.') });
     expect(got).toEqual([{ method: 'GET', url: '/v1/balance?account=12', auth: 'Bearer s3cr3t', body: '' }]);
     // the secret is nowhere in the stored state
+    expect(JSON.stringify(await store.get('4242'))).not.toContain('s3cr3t');
     const again = await post(a, 'lookup', base);
     expect(again.params).toEqual(r.params);
     expect(got).toHaveLength(1);
