@@ -434,7 +434,6 @@ export class CallHandler {
           lookup = r.lk;
           result = r.result;
         }
-        if (!('pending' in result) && !result.ok) log.warn({ callid: req.callid, code: 'HTTP_FAILED', step: outcome.effect.step, error: result.error, message: result.message }, `http at ${outcome.effect.step}: ${result.error}`);
       } else result = await this.deps.perform(outcome.effect, budget);
       if (recorder) effects.push({ effect: recordable(outcome.effect, flow.model.secrets, this.opts.secret), result });
       if ('pending' in result) log.debug({ callid: req.callid, effect: 'http', step: outcome.effect.step }, 'http lookup runs on: filler answered');

@@ -140,10 +140,12 @@ function attempt(p: Readonly<Record<string, unknown>>, timeoutMs: number, policy
         cb(null, list[0]!.address, list[0]!.family);
       });
     };
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'callscript', ...(p.headers as Record<string, string>) };
+    const given = (p.headers ?? {}) as Record<string, string>;
+    const has = (h: string) => Object.keys(given).some((k) => k.toLowerCase() === h);
+    const headers: Record<string, string> = { ...(has('accept') ? {} : { accept: 'application/json' }), ...(has('user-agent') ? {} : { 'user-agent': 'callscript' }), ...given };
     const body = typeof p.body === 'string' ? p.body : undefined;
     if (body !== undefined) {
-      headers['content-type'] ??= 'application/json';
+      if (!has('content-type')) headers['content-type'] = 'application/json';
       headers['content-length'] = String(Buffer.byteLength(body));
     }
     const mod = u.protocol === 'https:' ? https : http;
