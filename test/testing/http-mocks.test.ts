@@ -52,3 +52,17 @@ describe('mock matching', () => {
     expect(new MockedLookup(undefined, 8000).next(3750, true)).toMatchObject({ ok: false, error: 'NETWORK' });
   });
 });
+
+describe('the graph of an http step', () => {
+  it('has the step\'s keys as edges (ok, status codes, timeout, error, default), not its @wait state\'s', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { checkFlow } = await import('../../src/flow/check.js');
+    const { compileFlow } = await import('../../src/engine/compile.js');
+    const { flowEdges } = await import('../../src/testing/transitions.js');
+    const text = readFileSync(`${DIR}/lookup.yaml`, 'utf8');
+    const flow = compileFlow(checkFlow(text, 'lookup.yaml').model!, text);
+    const edges = flowEdges(flow).filter((e) => e.from.startsWith('lookup'));
+    expect(edges.map((e) => `${e.from} ${e.key} -> ${e.to}`).sort()).toEqual(['lookup 404 -> not_found', 'lookup default -> failed', 'lookup error -> failed', 'lookup ok -> found', 'lookup timeout -> too_slow']);
+    expect(Object.keys(flow.config.states)).toEqual(expect.arrayContaining(['lookup@filler', 'lookup@wait']));
+  });
+});
