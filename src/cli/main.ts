@@ -6,6 +6,7 @@ import { validate } from './validate.js';
 import { schema } from './schema.js';
 import { errors } from './errors.js';
 import { emulator } from './emulator.js';
+import { mockHttp } from './mock-http.js';
 import { call } from './call.js';
 import { paths } from './paths.js';
 import { graph } from './graph.js';
@@ -82,6 +83,17 @@ program
   .option('-l, --log-level <level>', 'fatal|error|warn|info|debug|silent (default warn)')
   .action(async (flags) => {
     const r = await emulator(flags);
+    if (typeof r === 'number') process.exitCode = r;
+  });
+
+program
+  .command('mock-http')
+  .description("serve mock HTTP routes (the format of a scenario's mocks.http) for flows' http steps (docs/testing.md)")
+  .requiredOption('--routes <file.yaml>', 'the routes: routes: [ { method, url, status, body, headers, delay_ms, error } ]')
+  .option('-p, --port <port>', 'port to listen on (default 4020)')
+  .option('-H, --host <host>', 'address to listen on (default 127.0.0.1)')
+  .action(async (flags) => {
+    const r = await mockHttp(flags);
     if (typeof r === 'number') process.exitCode = r;
   });
 

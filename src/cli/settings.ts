@@ -139,6 +139,12 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
       ...(account ? { sms: { baseUrl: account.baseUrl, login: account.login, timeoutMs: account.timeoutMs } } : {}),
       server: {
         effects: account ? { sms: smsSender(account) } : {},
+        http: {
+          allowPrivate: config?.http?.allow_private ?? false,
+          maxBodyBytes: config?.http?.max_body_bytes ?? 65536,
+          maxLookupsPerCall: config?.http?.max_lookups_per_call ?? 20,
+          ...(config?.http?.allow_hosts ? { allowHosts: config.http.allow_hosts } : {}),
+        },
         flowsDir: resolve(cwd, flowsDir),
         logLevel: flags.logLevel ?? env.LOG_LEVEL ?? config?.server.log_level ?? 'info',
         deadlineMs: deadline,

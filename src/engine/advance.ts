@@ -13,7 +13,7 @@
  * 3. command_id one before the latest: replay the stored reply; any other but the latest: stale;
  * 4. the latest: feed the result (or error) and run to the next command.
  */
-import { EV_CALL_END, EV_ERROR, EV_RESULT } from '../flow/machine-config.js';
+import { EV_CALL_END, EV_ERROR, EV_PENDING, EV_RESULT } from '../flow/machine-config.js';
 import type { Value } from '../flow/model.js';
 import { TERMINAL_STATUSES, type CommandName } from '../protocol/commands.js';
 import type { RtRequest, RtResponse } from '../protocol/rt.js';
@@ -21,7 +21,7 @@ import { errorWayLimits } from '../flow/budget.js';
 import { addLog, FRESH, newRun, type Abort, type Ctx, type Run } from './behaviour.js';
 import { metaOf, type CompiledFlow } from './compile.js';
 import type { FlowSnapshot, Persisted } from './machine.js';
-import { DEFAULT_MAX_LOGIC_STEPS, type EffectResult, type EngineOptions, type LogEntry, type Outcome } from './outcome.js';
+import { DEFAULT_MAX_LOGIC_STEPS, type Effect, type EffectResult, type EngineOptions, type LogEntry, type Outcome } from './outcome.js';
 import type { Params } from './params.js';
 import { frozenParams, serializeReply } from './serialize.js';
 import type { CallState, CallSummary } from './types.js';
@@ -172,6 +172,7 @@ function runOf(flow: CompiledFlow, req: RtRequest, opts: EngineOptions, last: st
     rt.ext = flow.tables.ext;
     rt.extRun = { now: opts.now };
   }
+  if (opts.secret) rt.secret = opts.secret;
   return rt;
 }
 
@@ -248,16 +249,24 @@ function settle(flow: CompiledFlow, rt: Run, snap: FlowSnapshot, prior: CallStat
     }
     rt.i++;
     let resumed = false;
+    const effect: Effect =
+      out.command === 'http'
+        ? { kind: 'http', step: out.step, callid: rt.req.callid, params: out.params as Record<string, unknown>, filler: ctx.h !== 1 && flow.config.states[`${out.step}@filler`] !== undefined, wait: state.endsWith('@wait') }
+        : { kind: 'sms', step: out.step, callid: rt.req.callid, params: out.params as Record<string, string | boolean> };
     return {
       kind: 'effect',
-      effect: { kind: 'sms', step: out.step, callid: rt.req.callid, params: out.params as Record<string, string | boolean> },
+      effect,
       resume: (res: EffectResult) => {
         if (resumed) throw new Error('an effect outcome was resumed twice');
         resumed = true;
         return guarded(prior, rt.req, () => {
+          if ('pending' in res) {
+            rt.out = undefined;
+            return settle(flow, rt, flow.machine.send(snap, { type: EV_PENDING }), prior, tail);
+          }
           if (!res.ok) addLog(rt, { level: 'warn', code: 'EFFECT_FAILED', msg: `${out.command} at ${out.step} failed: ${res.error}${res.message ? ` (${res.message})` : ''}`, step: out.step });
           rt.out = undefined;
-          const next = flow.machine.send(snap, res.ok ? resultEvent(res.value, '') : resultEvent('', res.error));
+          const next = flow.machine.send(snap, res.ok ? { ...resultEvent(res.value, ''), ...(res.data !== undefined ? { data: res.data } : {}) } : resultEvent('', res.error));
           return settle(flow, rt, next, prior, tail);
         });
       },

@@ -58,6 +58,8 @@ export interface Run {
   /** The flow's environment, calendars and language (version 2), and their per-request part. */
   ext?: FlowExt;
   extRun?: ExtRun;
+  /** Reads a declared secret (http steps only); absent: every secret is empty. */
+  secret?: (name: string) => string | undefined;
 }
 
 /** A bound the request went over: the call state cap, or its evaluation budget. */
@@ -88,6 +90,8 @@ export interface Ev {
   type: string;
   result?: string;
   error?: string;
+  /** What `save:` keeps instead of the result (an http lookup's { status, body }). */
+  data?: Value;
 }
 
 export const FRESH: StepCounters = Object.freeze({ n: 1, r: Object.freeze({}) }) as StepCounters;
@@ -183,11 +187,16 @@ export function behaviour(t: FlowTables) {
       /**
        * The result matches (`exact` or `re`; neither: any) and, with `max`, the key has retries left.
        * With `invalid` (a step id): the result is not in `skip` and fails the step's `valid:` condition.
+       * With `err`: the command failed with that error; with `ok`: an http lookup's 2xx status.
        */
-      match(ctx: Ctx, ev: Ev, p: { exact?: string; re?: string; key?: string; max?: number; invalid?: string; skip?: string[] }): boolean {
+      match(ctx: Ctx, ev: Ev, p: { exact?: string; re?: string; key?: string; max?: number; invalid?: string; skip?: string[]; ok?: boolean; err?: string }): boolean {
         const r = ev.result ?? '';
         if (p.invalid !== undefined) {
           if (p.skip?.includes(r) || !rejects(ctx, p.invalid, r)) return false;
+        } else if (p.err !== undefined) {
+          if (ev.error !== p.err) return false;
+        } else if (p.ok) {
+          if (!/^2[0-9][0-9]$/.test(r)) return false;
         } else if (p.exact !== undefined) {
           if (r !== p.exact) return false;
         } else if (p.re !== undefined) {
@@ -223,13 +232,15 @@ export function behaviour(t: FlowTables) {
     /** Context updates (xstate `assign`). */
     assigns: {
       /** A transition's context update in one: see `take` in src/flow/machine-config.ts. */
-      take(ctx: Ctx, ev: Ev, p: { result?: boolean; save?: string; pick?: [string, number]; retry?: string; fresh?: string | true; handler?: boolean }): Partial<Ctx> {
+      take(ctx: Ctx, ev: Ev, p: { result?: boolean; save?: string; pick?: [string, number]; retry?: string; fresh?: string | true; handler?: boolean; filler?: 1 | 'next' }): Partial<Ctx> {
         const u: Partial<Ctx> = {};
         if (p.result) {
           u.res = ev.result ?? '';
           u.err = ev.error ?? '';
         }
-        if (p.save !== undefined) u.vars = Object.assign({}, ctx.vars, { [p.save]: ev.result ?? '' });
+        if (p.save !== undefined) u.vars = Object.assign({}, ctx.vars, { [p.save]: ev.data !== undefined ? ev.data : (ev.result ?? '') });
+        // the filler's escalation index (no say is outstanding while a lookup runs)
+        if (p.filler !== undefined) u.k = p.filler === 1 ? 1 : ctx.k + 1;
         if (p.pick) u.sy = p.pick;
         if (p.retry !== undefined) {
           const used = ctx.c.r[p.retry] ?? 0;
@@ -283,7 +294,8 @@ export function behaviour(t: FlowTables) {
         const cmd = t.command(p.step);
         if (!cmd) throw new Error(`no command step "${p.step}"`);
         try {
-          rt.out = { state, step: p.step, command: cmd.command, params: cmd.builder.build(() => scopeOf(ctx), ctx.c.n) };
+          const scope = cmd.secrets ? () => Object.assign({}, scopeOf(ctx), { secrets: cmd.secrets!(rt.secret) }) : () => scopeOf(ctx);
+          rt.out = { state, step: p.step, command: cmd.command, params: cmd.builder.build(scope, ctx.c.n) };
           return true;
         } catch (err) {
           rt.i++;
@@ -293,6 +305,19 @@ export function behaviour(t: FlowTables) {
           addLog(rt, { level: 'warn', code: 'RUNTIME_PARAM', msg: `${cmd.command} at ${p.step}: ${message(err)}; taking the error branch (INVALID_PARAM)`, step: p.step });
           return false;
         }
+      },
+      /** The filler of an http step whose lookup runs on: the k-th entry; one that fails to render is a 1-second wait. */
+      filler(ctx: Ctx, state: string, step: string): boolean {
+        const rt = ctx.rt;
+        const f = t.command(step)?.filler;
+        if (!f) throw new Error(`no filler at step "${step}"`);
+        try {
+          rt.out = { state, step, ...f(() => scopeOf(ctx), ctx.k) };
+        } catch (err) {
+          if (!limitHit(rt, err, step, 'filler')) addLog(rt, { level: 'warn', code: 'RUNTIME_PARAM', msg: `filler at ${step}: ${message(err)}; waiting 1 s instead`, step });
+          rt.out = { state, step, command: 'wait', params: { wait: 1 } };
+        }
+        return true;
       },
       say(ctx: Ctx, state: string): boolean {
         const rt = ctx.rt;

@@ -29,6 +29,7 @@ import type { EvalLimits } from '../flow/budget.js';
 import { MASK } from './mask.js';
 import { openState, sealState, type Sealer } from './seal.js';
 import { maskLog, maskStepRecord, maskSummary, requestMasker } from './mask-call.js';
+import type { LookupRecord, Lookups } from './http-wait.js';
 
 /** Time kept back from the deadline for saving the state and answering. */
 const EFFECT_MARGIN_MS = 250;
@@ -158,6 +159,8 @@ export interface CallOptions {
   recorder?: CallObserver;
   /** Seals sensitive values in the stored state and asides (CALLSCRIPT_SENSITIVE_KEY); without it they are stored as they are. */
   sealer?: Sealer;
+  /** Reads a secret a flow declares (its http steps' secrets.X): the server reads the environment. */
+  secret?: (name: string) => string | undefined;
 }
 
 export interface CallDeps {
@@ -168,6 +171,8 @@ export interface CallDeps {
   release(): void;
   /** Performs an effect within `budgetMs`; never throws. */
   perform(effect: Effect, budgetMs: number): Promise<EffectResult>;
+  /** Performs http lookups, waiting across requests (src/engine/http-wait.ts); absent: http steps fail with UNAVAILABLE. */
+  lookups?: Lookups;
   now?: () => number;
 }
 
@@ -416,7 +421,7 @@ export class CallHandler {
     }
     seen.flow = flow;
     const at = this.now();
-    let outcome: Outcome = advance(flow, prior, req, { now: at, unknownCall: this.opts.unknownCall, ...(this.opts.maxStateBytes !== undefined ? { maxStateBytes: this.opts.maxStateBytes } : {}), ...(this.opts.evalLimits ? { evalLimits: this.opts.evalLimits } : {}) });
+    let outcome: Outcome = advance(flow, prior, req, { now: at, unknownCall: this.opts.unknownCall, ...(this.opts.maxStateBytes !== undefined ? { maxStateBytes: this.opts.maxStateBytes } : {}), ...(this.opts.evalLimits ? { evalLimits: this.opts.evalLimits } : {}), ...(this.opts.secret ? { secret: this.opts.secret } : {}) });
     const recorder = this.opts.recorder;
     const effects: StepRecord['effects'] = [];
     // the effects' time runs from the request's start, or, for a call taken over from another
@@ -431,11 +436,24 @@ export class CallHandler {
       rev = claimed;
       if (seen.waitingSince !== undefined) from = claimedAt;
     }
+    // http lookups: the record of one still running (kept with the call), and how many this call started
+    let lookup: LookupRecord | undefined;
+    let lookups = prior?.hn ?? 0;
     while (outcome.kind === 'effect') {
       const budget = this.opts.deadlineMs - (this.now() - from) - EFFECT_MARGIN_MS;
-      const result = await this.deps.perform(outcome.effect, budget);
-      if (recorder) effects.push({ effect: outcome.effect, result });
-      if (result.ok) log.debug({ callid: req.callid, effect: outcome.effect.kind, step: outcome.effect.step, value: flow.tables.sensitive?.steps.has(outcome.effect.step) ? MASK : result.value }, `${outcome.effect.kind} done`);
+      let result: EffectResult;
+      if (outcome.effect.kind === 'http') {
+        if (!this.deps.lookups) result = { ok: false, error: 'UNAVAILABLE', message: 'http lookups are not enabled here' };
+        else {
+          const r = await this.deps.lookups.perform(outcome.effect, prior?.lk, lookups, budget);
+          if (r.started) lookups++;
+          lookup = r.lk;
+          result = r.result;
+        }
+      } else result = await this.deps.perform(outcome.effect, budget);
+      if (recorder) effects.push({ effect: recordable(outcome.effect, flow.model.secrets, this.opts.secret), result });
+      if ('pending' in result) log.debug({ callid: req.callid, effect: 'http', step: outcome.effect.step }, 'http lookup runs on: filler answered');
+      else if (result.ok) log.debug({ callid: req.callid, effect: outcome.effect.kind, step: outcome.effect.step, value: flow.tables.sensitive?.steps.has(outcome.effect.step) ? MASK : result.value }, `${outcome.effect.kind} done`);
       outcome = outcome.resume(result);
     }
     switch (outcome.kind) {
@@ -459,7 +477,10 @@ export class CallHandler {
         if (req.command_error !== '' || (logs && logs.some((l) => l.level === 'error'))) live.error(flow.name, flow.version);
         if (outcome.state) {
           const sealed = this.sealed(flow, outcome.state, req.callid);
-          const json = sealed === outcome.state ? (outcome.stateJson ?? encodeState(outcome.state)) : encodeState(sealed);
+          let json = sealed === outcome.state ? (outcome.stateJson ?? encodeState(outcome.state)) : encodeState(sealed);
+          // the lookup bookkeeping rides along with the engine's state (appended: no second stringify)
+          if (lookups > 0) json = `${json.slice(0, -1)},"hn":${lookups}}`;
+          if (lookup) json = `${json.slice(0, -1)},"lk":${JSON.stringify(lookup)}}`;
           if ((await store.commit(req.callid, rev, json, this.opts.callTtlMs)) === undefined) return RETRY;
           live.set(req.callid, outcome.state.flow, outcome.state.version, outcome.state.step);
           seen.kept = true;
@@ -484,6 +505,19 @@ interface Seen {
   kept?: boolean;
   /** When this request found the call claimed by another instance. */
   waitingSince?: number;
+}
+
+/** An effect as recordings keep it: an http lookup's request may hold secrets, so only its method and URL path, secrets masked. */
+function recordable(e: Effect, names: readonly string[] | undefined, secret: ((n: string) => string | undefined) | undefined): Effect {
+  if (e.kind !== 'http') return e;
+  let url = String(e.params.url ?? '');
+  const q = url.indexOf('?');
+  if (q >= 0) url = url.slice(0, q);
+  for (const n of names ?? []) {
+    const v = secret?.(n);
+    if (v) url = url.split(v).join('***').split(encodeURIComponent(v)).join('***');
+  }
+  return { ...e, params: { method: e.params.method, url } };
 }
 
 function logSummary(log: CallLogger, s: CallSummary): void {

@@ -48,7 +48,7 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
   const build = (kind: 'emit' | 'say') =>
     enqueueActions(({ context, enqueue }: Args & { enqueue: { raise(e: Ev): void } }, p: P<{ step?: string; state?: string }>) => {
       if (kind === 'emit') {
-        if (!b.builds.emit(context, p.step!, p as { step: string })) enqueue.raise({ type: EV_PARAM_INVALID, result: '', error: 'INVALID_PARAM' });
+        if (!b.builds.emit(context, p.state ?? p.step!, p as { step: string })) enqueue.raise({ type: EV_PARAM_INVALID, result: '', error: 'INVALID_PARAM' });
       } else if (!b.builds.say(context, p.state!)) {
         enqueue.raise({ type: EV_PARAM_INVALID });
       }
@@ -68,6 +68,9 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
         if (!b.builds.emit(context, p.step, p)) throw new Error(`constant params of step "${p.step}" failed their check`);
       },
       say: build('say'),
+      filler: ({ context }: Args, p: P<{ step: string; state: string }>) => {
+        if (!b.builds.filler(context, p.state, p.step)) throw new Error(`the filler of step "${p.step}" went over the request's budget`);
+      },
       tick: ({ context }: Args, p: P<{ step?: string }> | undefined) => b.effects.tick(context, p),
       took: ({ context }: Args, p: P<{ keys: string[] }>) => b.effects.took(context, p),
       limit: ({ context }: Args) => b.effects.limit(context),

@@ -7,7 +7,7 @@
 import type { RtRequest } from '../protocol/rt.js';
 import type { CallState, CallSummary } from './types.js';
 import type { StepRecord } from './call.js';
-import type { LogEntry } from './outcome.js';
+import type { Effect, LogEntry } from './outcome.js';
 import { MASK, Masker, maskVars, sensitiveValues, type Sensitivity } from './mask.js';
 
 /** The request's command_result is the input of a step whose `save:` is sensitive. */
@@ -39,8 +39,8 @@ export function maskStepRecord(rec: StepRecord, s: Sensitivity, prior: CallState
     ...rec,
     request: req,
     effects: rec.effects.map(({ effect, result }) => ({
-      effect: { ...effect, params: m.scrubValue(effect.params) },
-      result: result.ok && s.steps.has(effect.step) ? { ok: true as const, value: MASK } : m.scrubValue(result),
+      effect: { ...effect, params: m.scrubValue(effect.params) } as Effect,
+      result: 'ok' in result && result.ok && s.steps.has(effect.step) ? { ok: true as const, value: MASK } : m.scrubValue(result),
     })),
     reply: { ...rec.reply, params: m.scrubValue(rec.reply.params) },
   };

@@ -23,6 +23,8 @@ export interface EngineOptions {
   vars?: Record<string, Value>;
   /** Observers of the run: transitions taken, steps entered (coverage, paths). */
   hooks?: RunHooks;
+  /** Reads a secret a flow declares (`secrets:`), for its http steps; absent: secrets are empty. */
+  secret?: (name: string) => string | undefined;
 }
 
 export const DEFAULT_MAX_LOGIC_STEPS = 100;
@@ -46,10 +48,26 @@ export interface SmsEffect {
   /** Rendered and checked: to (E.164), body, and from, force_encoding, nature, user_data, flash_message, webhook when given. */
   params: Readonly<Record<string, string | boolean>>;
 }
-export type Effect = SmsEffect;
+/** An http lookup (version 2): the rendered request; `wait`: the lookup began on an earlier request, take its result. */
+export interface HttpEffect {
+  kind: 'http';
+  step: string;
+  callid: string;
+  /** The rendered request (HttpRequestSpec of src/engine/http-params.ts): it may hold secrets, never store or log it whole. */
+  params: Readonly<Record<string, unknown>>;
+  /** The step has a filler: a lookup still running at the deadline may answer `pending`. */
+  filler: boolean;
+  /** The lookup was started by an earlier request (its filler's result brought this one). */
+  wait: boolean;
+}
+export type Effect = SmsEffect | HttpEffect;
 
-/** How an effect went: its value (the SMS hash), or an error kind with a message for the log. */
-export type EffectResult = { ok: true; value: string } | { ok: false; error: string; message?: string };
+/**
+ * How an effect went: its value (the SMS hash, the HTTP status) with what `save:` keeps
+ * (`data`: an http lookup's { status, body }), an error kind with a message for the log,
+ * or, for an http step with a filler, `pending`: the lookup runs on past the deadline.
+ */
+export type EffectResult = { ok: true; value: string; data?: Value } | { ok: false; error: string; message?: string } | { pending: true };
 
 export type Outcome =
   /**

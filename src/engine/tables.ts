@@ -8,6 +8,7 @@ import type { ActionName } from '../flow/actions.js';
 import type { Branch, FlowModel, Value } from '../flow/model.js';
 import { commandBuilder, literalValue, playBuilder, promptTable, type CommandBuilder, type PromptTable } from './params.js';
 import { flowExt, type FlowExt } from './v2-scope.js';
+import { fillerBuilder, httpBuilder, secretsOf } from './http-params.js';
 import { compileLinear, type LinearRegex } from '../flow/pattern.js';
 import { sensitivityOf, type Sensitivity } from './mask.js';
 
@@ -22,6 +23,10 @@ export interface CommandTable {
   builder: CommandBuilder;
   /** The builders of the step's `say:` branches, in the machine config's order. */
   says: CommandBuilder[];
+  /** An http step's filler (visit n: the n-th entry). */
+  filler?: ReturnType<typeof fillerBuilder>;
+  /** An http step's secrets, read when it runs. */
+  secrets?: ReturnType<typeof secretsOf>;
 }
 
 export interface FlowTables {
@@ -94,8 +99,9 @@ export function buildTables(model: FlowModel): FlowTables {
 }
 
 /**
- * The say builders in the order machine-config.ts numbers them: own keys, patterns,
- * inherited keys and patterns not overridden, default, error.
+ * The say builders in the order machine-config.ts numbers them: own keys (an http step's
+ * ok after the others), patterns, inherited keys and patterns not overridden, default,
+ * error, an http step's timeout, valid's else.
  */
 function commandTable(model: FlowModel, step: Extract<FlowModel['steps'][string], { kind: 'command' }>, prompts: PromptTable | undefined): CommandTable {
   const says: CommandBuilder[] = [];
@@ -105,7 +111,10 @@ function commandTable(model: FlowModel, step: Extract<FlowModel['steps'][string]
     seen.add(key);
     sayOf(b, says, prompts);
   };
-  for (const [k, b] of Object.entries(step.on.exact)) add(k, b);
+  // an http step's ok (any 2xx) comes after its exact status codes, its timeout after error
+  const http = step.http !== undefined;
+  for (const [k, b] of Object.entries(step.on.exact)) if (!http || (k !== 'ok' && k !== 'timeout')) add(k, b);
+  if (http && step.on.exact.ok) add('ok', step.on.exact.ok);
   for (const p of step.on.patterns) add(p.source, p.branch);
   const h = step.inheritHandlers ? model.handlers.on[step.command.name] : undefined;
   if (h) {
@@ -115,7 +124,13 @@ function commandTable(model: FlowModel, step: Extract<FlowModel['steps'][string]
   if (step.command.name !== 'hangup') {
     sayOf(step.on.default, says, prompts);
     sayOf(step.on.error ?? model.handlers.error, says, prompts);
+    if (http && step.on.exact.timeout) sayOf(step.on.exact.timeout, says, prompts);
     if (step.valid) sayOf(step.valid.else ?? step.on.default, says, prompts);
+  }
+  if (step.http) {
+    const t: CommandTable = { command: 'http', builder: httpBuilder(step.http), says, secrets: secretsOf(model.secrets ?? []) };
+    if (step.http.filler) t.filler = fillerBuilder(step.http.filler, prompts);
+    return t;
   }
   return { command: step.command.name, builder: commandBuilder(step.command, prompts), says };
 }

@@ -1,3 +1,4 @@
+import type { LookupRecord } from './http-wait.js';
 import type { Value } from '../flow/model.js';
 
 /**
@@ -48,6 +49,10 @@ export interface CallState {
   started: number;
   /** Commands issued so far. */
   commands: number;
+  /** An http lookup still running while its filler plays (src/engine/http-wait.ts). */
+  lk?: LookupRecord;
+  /** http lookups started in this call so far (bounded per call). */
+  hn?: number;
   /** Set once the flow has answered `hangup`: the call is over on our side. */
   done?: boolean;
   /** Sensitive vars and result, sealed (AES-256-GCM) when a key is configured; they show `***` in `vars`/`res` (src/engine/seal.ts). */

@@ -53,8 +53,8 @@ export const ENGINE_CODES: readonly CodeInfo[] = [
   },
   {
     code: 'EFFECT_FAILED',
-    title: 'A step that acts outside the call (sms) failed; the step takes its error branch',
-    hint: 'The log line gives the error kind (UNAVAILABLE: no SMS account configured; TIMEOUT: no answer before the reply deadline; NETWORK; REJECTED: the API refused it; FAILED) and the API\'s message. Handle it with on: { error: ... } on the step.',
+    title: 'A step that acts outside the call (sms, http) failed; the step takes its error branch (an http timeout: its timeout branch)',
+    hint: 'The log line gives the error kind (sms: UNAVAILABLE: no SMS account configured; TIMEOUT: no answer before the reply deadline; NETWORK; REJECTED: the API refused it; FAILED. http: TIMEOUT, NETWORK, REFUSED by the SSRF policy, TOO_LARGE, BAD_BODY, LIMIT) and its message. Handle it with on: { error: ... } (and on: { timeout: ... } for http) on the step.',
   },
   {
     code: 'STATE_TOO_LARGE',

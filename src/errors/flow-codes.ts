@@ -319,6 +319,25 @@ export const FLOW_CODES: readonly CodeInfo[] = [
     title: 'The environment selected (--env, environment: in callscript.yaml or CALLSCRIPT_ENV) is not one of the flow\'s environments.',
     hint: 'Select one of the environments the flow defines, or add it to its environments:.',
   },
+  // --- http lookups (version 2)
+  {
+    code: 'FORBIDDEN_HEADER',
+    severity: 'error',
+    title: 'An http step sets a header the engine sets itself (Host, Content-Length, Transfer-Encoding, Connection...).',
+    hint: 'Remove it: Host comes from the URL, Content-Length and Content-Type from the body; hop-by-hop headers are the connection\'s business.',
+  },
+  {
+    code: 'UNKNOWN_SECRET',
+    severity: 'error',
+    title: 'A template reads `secrets.X` for a name that `secrets:` does not declare.',
+    hint: 'Declare it at the top of the flow (`secrets: [X]`) and set the environment variable X where the server runs; check the spelling.',
+  },
+  {
+    code: 'SECRET_OUTSIDE_HTTP',
+    severity: 'error',
+    title: "`secrets.X` is read somewhere other than an http step's url, headers, query or body.",
+    hint: 'A secret leaves the process only in the lookup that needs it: never in a variable, a prompt, an SMS, a condition or a filler.',
+  },
   // --- the server config file
   {
     code: 'CONFIG_AUTH',

@@ -8,7 +8,7 @@
  */
 import { COMMANDS, isCommandName, type CommandName, type CommandSpec } from '../protocol/commands.js';
 
-export const EFFECT_NAMES = ['sms'] as const;
+export const EFFECT_NAMES = ['sms', 'http'] as const;
 export type EffectName = (typeof EFFECT_NAMES)[number];
 export type ActionName = CommandName | EffectName;
 
@@ -31,6 +31,18 @@ export const EFFECTS: Record<EffectName, ActionSpec> = {
       webhook: { type: 'string', format: 'url', doc: 'URL notified of status changes (options.webhook.endpoint).' },
     },
     results: { kind: 'any', doc: 'the SMS hash' },
+  },
+  // Version 2: checked by src/flow/check-http.ts (maps and a JSON body are not catalogue params); described here for the schema and docs.
+  http: {
+    name: 'http',
+    doc: 'Version 2: an HTTP lookup (no call command). Branches on ok (2xx), exact status codes, timeout, error and default; save: keeps { status, body }.',
+    params: {
+      method: { type: 'string', enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], default: 'GET', doc: 'The HTTP method.' },
+      url: { type: 'string', format: 'url', doc: 'The URL, http:// or https:// (templated; secrets.X allowed).' },
+      timeout_ms: { type: 'int', min: 100, max: 30000, default: 5000, doc: "The lookup's whole time, retries and fillers included." },
+      retries: { type: 'int', min: 0, max: 5, default: 0, doc: 'Retries on network errors, timeouts and 5xx, with backoff, within timeout_ms.' },
+    },
+    results: { kind: 'any', doc: 'the HTTP status code' },
   },
 };
 

@@ -11,7 +11,9 @@ import type { Span } from './spans.js';
 
 /** A `vars.x` or `call.x` read by a template or expression, checked once all writes are known. */
 export interface VarRef {
-  root: 'vars' | 'call' | 'env';
+  root: 'vars' | 'call' | 'env' | 'secrets';
+  /** Read by an http step's request (url, headers, query, body): where secrets.X may be read. */
+  http?: boolean;
   name: string;
   at: YNode;
   /** Where the reference is in the string's value, and its length (for carets under it alone). */
@@ -42,6 +44,8 @@ export interface Ctx {
   v2Reported: Set<string>;
   /** Names declared by the version 2 top-level tables (calendars, prompts, languages, environments), read by steps and templates. */
   v2: V2Names;
+  /** The names of `secrets:` (version 2), once read. */
+  secrets?: string[];
 }
 
 export interface V2Names {

@@ -8,6 +8,7 @@ import { COMMAND_NAMES } from '../protocol/commands.js';
 import type { Assignment, Branches, CommandCall, Handlers, Step, SwitchCase, Valid } from './model.js';
 import { type Ctx, asMap, checkVarName, closest, didYouMean, knownEntries, posOf, report, requireV2 } from './check-context.js';
 import { checkCommand } from './check-commands.js';
+import { checkHttpStep } from './check-http.js';
 import { checkMedia } from './check-media.js';
 import { type OnNotes, checkBranch, checkOn, emptyBranches, stepRef, unhandledResults } from './check-results.js';
 import { checkCel, toValue } from './check-values.js';
@@ -83,6 +84,7 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
   else if (kind === 'switch') step = checkSwitch(ctx, node, action, id, where);
   else if (kind === 'when') step = checkWhen(ctx, node, action, id, where);
   else if (kind === 'calendar') step = checkCalendarStep(ctx, node, action, id, where);
+  else if (action.key === 'http') step = checkHttpStep(ctx, node, action, id, where);
   else step = checkCommandStep(ctx, node, action, id, where, handlers, excused);
   if (step) step.pos = pos;
   // only the diagnostics of this step are looked at: counting all of them per step was quadratic

@@ -12,7 +12,7 @@ import type { Value } from './model.js';
 import { type Ctx, didYouMean, report, requireV2 } from './check-context.js';
 import { clip, describe, type YNode, type YScalar } from './yaml.js';
 
-const REF_RE = /(?<![\w.])(vars|call|env)(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*["']([^"']+)["']\s*\])/g;
+const REF_RE = /(?<![\w.])(vars|call|env|secrets)(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*["']([^"']+)["']\s*\])/g;
 /** open("office") / holiday('office') in a condition: the calendar named by a literal is checked at load. */
 const CALENDAR_CALL = /(?<![\w.])(open|holiday)\s*\(\s*(?:"([^"\\]*)"|'([^'\\]*)')?/g;
 const TAG_RE = /\{\{([\s\S]*?)\}\}|\{%([\s\S]*?)%\}/g;
@@ -23,7 +23,7 @@ function collectRefs(ctx: Ctx, text: string, at: YNode, template: boolean): void
   for (const [code, base] of parts) {
     for (const m of code.matchAll(REF_RE)) {
       const name = m[2] ?? m[3];
-      if (name) ctx.refs.push({ root: m[1] as 'vars' | 'call' | 'env', name, at, offset: base + m.index!, length: m[0].length });
+      if (name) ctx.refs.push({ root: m[1] as 'vars' | 'call' | 'env' | 'secrets', name, at, offset: base + m.index!, length: m[0].length });
     }
   }
 }

@@ -4,6 +4,7 @@
  */
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { DEFAULT_VOICE, type FlowModel, type Handlers, type Step, type Value } from './model.js';
+import { checkSecrets, checkSecretRefs } from './check-http.js';
 import { type Ctx, ID_RE, asMap, asString, checkVarName, isObjectMember, knownEntries, newCtx, report, requireV2 } from './check-context.js';
 import { checkGraph, checkReachable, checkTargets, type StepNode } from './check-graph.js';
 import { checkVoice } from './check-media.js';
@@ -22,7 +23,7 @@ export interface CheckResult {
   diagnostics: Diagnostic[];
 }
 
-const TOP_KEYS = ['version', 'name', 'description', 'start', 'voice', 'vars', 'sensitive', 'calendars', 'languages', 'language', 'prompts', 'environments', 'handlers', 'steps'] as const;
+const TOP_KEYS = ['version', 'name', 'description', 'start', 'voice', 'vars', 'sensitive', 'secrets', 'calendars', 'languages', 'language', 'prompts', 'environments', 'handlers', 'steps'] as const;
 
 /** The flow name a file gets when it has no `name:`: its base name without extension. */
 export function defaultFlowName(file: string): string {
@@ -116,6 +117,7 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions): FlowModel | undefin
   const sensitive = sensitiveListed.map((l) => l.name);
   // version 2 tables, before the steps and handlers that read them
   const v2 = checkTables(ctx, top, opts);
+  const secrets = checkSecrets(ctx, top('secrets'));
 
   const handlersEntry = top('handlers');
   const handlers: Handlers = checkHandlers(ctx, handlersEntry?.value);
@@ -161,6 +163,7 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions): FlowModel | undefin
   checkCalendarRefs(ctx);
   checkVarRefs(ctx, Object.keys(vars), steps);
   checkSensitiveUse(ctx, sensitiveListed, written, steps, Object.keys(vars));
+  checkSecretRefs(ctx);
 
   if (start === undefined) return undefined;
   const model: FlowModel = { version: ctx.version, name, file: ctx.file, start, voice: ctx.voice, vars, handlers, steps };
@@ -168,6 +171,7 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions): FlowModel | undefin
   if (description !== undefined) model.description = description;
   if (sensitive.length > 0) model.sensitive = sensitive;
   Object.assign(model, v2);
+  if (secrets.length > 0) model.secrets = secrets;
   return model;
 }
 

@@ -74,7 +74,22 @@ export interface ServerConfig {
   /** The SMS account the flows' sms steps send through (SMS REST API v1.1). */
   /** Login and password may come from the environment instead (SMS_LOGIN, SMS_PASSWORD). */
   sms?: { base_url: string; login?: string; password?: string; timeout_ms: number };
+  /** The http steps' SSRF policy and bounds (version 2 flows). */
+  http?: HttpConfig;
 }
+
+export interface HttpConfig {
+  /** Host names lookups may reach: exact, or `*.example.com` (its subdomains); absent: any public host. */
+  allow_hosts?: string[];
+  /** Private, loopback and link-local addresses allowed (a lab, the mock server); default false. */
+  allow_private: boolean;
+  /** Response bodies over this size fail with TOO_LARGE. */
+  max_body_bytes: number;
+  /** Lookups one call may start; past it, the step's error branch with LIMIT. */
+  max_lookups_per_call: number;
+}
+
+export const HTTP_DEFAULTS: HttpConfig = { allow_private: false, max_body_bytes: 65536, max_lookups_per_call: 20 };
 
 export interface StoreConfig {
   /** `memory`, or redis://[user:password@]host:port[/db] (rediss:// for TLS). */
@@ -215,6 +230,15 @@ export function configJsonSchema(): Record<string, unknown> {
         },
         'The SMS account of the flows\' sms steps; login and password go together.',
       ),
+      http: section(
+        {
+          allow_hosts: { type: 'array', items: { type: 'string', pattern: '^(\\*\\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$' }, uniqueItems: true, description: 'Host names http steps may reach: exact (api.bank.example) or *.bank.example for its subdomains. Absent: any public host.' },
+          allow_private: { type: 'boolean', default: false, description: 'Allow private, loopback, link-local and unique-local addresses (checked on the resolved address). Only for a lab or the mock server.' },
+          max_body_bytes: int(1024, 1048576, 65536, 'Response bodies over this size fail with TOO_LARGE (read as a stream and cut off).'),
+          max_lookups_per_call: int(1, 1000, 20, 'Lookups one call may start; past it, the step takes its error branch with LIMIT.'),
+        },
+        'The http steps of version 2 flows: which hosts they may reach, and their bounds.',
+      ),
       routes: section(
         {
           apps: { type: ['object', 'null'], additionalProperties: flowName, description: 'Flow by REALTIME10 application hash.' },
@@ -310,6 +334,16 @@ function handChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
     };
     if (typeof s.login === 'string') config.sms.login = s.login;
     if (typeof s.password === 'string') config.sms.password = s.password;
+  }
+
+  if (data.http && typeof data.http === 'object') {
+    const h = data.http as Record<string, unknown>;
+    config.http = {
+      allow_private: h.allow_private === true,
+      max_body_bytes: typeof h.max_body_bytes === 'number' ? h.max_body_bytes : HTTP_DEFAULTS.max_body_bytes,
+      max_lookups_per_call: typeof h.max_lookups_per_call === 'number' ? h.max_lookups_per_call : HTTP_DEFAULTS.max_lookups_per_call,
+    };
+    if (Array.isArray(h.allow_hosts)) config.http.allow_hosts = h.allow_hosts.filter((x): x is string => typeof x === 'string');
   }
 
   const fb = entry(root, 'fallback');

@@ -33,6 +33,8 @@ export const EV_RESULT = 'result';
 export const EV_ERROR = 'error';
 export const EV_PARAM_INVALID = 'param.invalid';
 export const EV_CALL_END = 'call.end';
+/** An http lookup that runs past the request's deadline, at a step with a filler: play the filler, wait again after it. */
+export const EV_PENDING = 'pending';
 
 /** One way a result is matched at a command state, in the order they are tried. */
 export interface KeyMeta {
@@ -125,6 +127,7 @@ const TAKE_PARTS: Record<string, (p: Record<string, unknown> | undefined) => Rec
   pick: (p) => ({ pick: [p!.step, p!.i] }),
   retry: (p) => ({ retry: p!.key }),
   fresh: (p) => ({ fresh: p?.key ?? true }),
+  filler: (p) => ({ filler: p!.n }),
   handler: () => ({ handler: true }),
 };
 
@@ -200,7 +203,8 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   const keys: KeyMeta[] = [];
   const meta: StateMeta = { kind: 'command', step: id, command: name, keys };
   if (name === 'hangup') meta.final = true;
-  if (name === 'sms') meta.effect = true;
+  if (name === 'sms' || name === 'http') meta.effect = true;
+  const http = name === 'http';
   // Constant params cannot fail: a plain action. Templated ones may: the action that can raise param.invalid.
   const state: StateConfig = { meta, entry: [{ type: templated(step.command) ? 'emitChecked' : 'emit', params: { step: id } }] };
   // A hangup step ends the flow: later results change nothing (the engine says hangup again).
@@ -250,7 +254,12 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
     result.push(...branch(km.key, label, b, match, onResult));
   };
   const own = step.on;
-  for (const [k, b] of Object.entries(own.exact)) add({ key: k, exact: k }, b, `${id}:${k}`);
+  for (const [k, b] of Object.entries(own.exact)) if (!http || (k !== 'ok' && k !== 'timeout')) add({ key: k, exact: k }, b, `${id}:${k}`);
+  // http: `ok` is any 2xx, after the exact status codes
+  if (http && own.exact.ok) {
+    keys.push({ key: 'ok', regex: '^2[0-9][0-9]$' });
+    result.push(...branch('ok', `${id}:ok`, own.exact.ok, { ok: true }, onResult));
+  }
   // valid: checked once the step's exact keys are tried, before anything else (spliced in below)
   const validAt = result.length;
   for (const p of own.patterns) add({ key: p.source, regex: p.regex }, p.branch, `${id}:${p.source}`);
@@ -276,6 +285,8 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   // A failed command and a templated param that fails its check take the same branch
   // (constant params were checked when the flow loaded: they cannot fail).
   const error = errorTransitions([RESULT]);
+  // http: `timeout` is the TIMEOUT error, before the error branch
+  if (http && own.exact.timeout) error.unshift(...branch('timeout', `${id}:timeout`, own.exact.timeout, { err: 'TIMEOUT' }, [RESULT]));
   if (step.valid) {
     // Numbered after every other say of the step (src/engine/tables.ts builds them in that order).
     // Exempt: the step's exact keys (tried before), the flow-wide exact keys it inherits, a read's TIMEOUT.
@@ -286,8 +297,34 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   }
   state.on = { [EV_RESULT]: result };
   if (error.length > 0) state.on[EV_ERROR] = error;
-  if (templated(step.command)) state.on[EV_PARAM_INVALID] = [BUDGET, ...(error.length > 0 ? error : [{ target: END_STATE, actions: [RESULT, { type: 'unhandled' }] }])];
+  if (templated(step.command) || http) state.on[EV_PARAM_INVALID] = [BUDGET, ...(error.length > 0 ? error : [{ target: END_STATE, actions: [RESULT, { type: 'unhandled' }] }])];
+  if (http) {
+    state.entry = [{ type: 'emitChecked', params: { step: id } }];
+    if (step.http?.filler) httpWaitStates(id, state, states);
+  }
   return state;
+}
+
+/**
+ * The states of an http step with a filler: the lookup's state (`<id>`) goes on `pending`
+ * to `<id>@filler`, which plays the filler (a say-like state) and on its result enters
+ * `<id>@wait`: the same lookup, waited for again (the same branches; `pending` again plays
+ * the next filler of the list).
+ */
+export function httpWaitStates(id: string, state: StateConfig, states: Record<string, StateConfig>): void {
+  const filler = `${id}@filler`;
+  const wait = `${id}@wait`;
+  state.on![EV_PENDING] = [{ target: filler, actions: [{ type: 'take', params: { filler: 1 } }] }];
+  states[filler] = {
+    meta: { kind: 'say', to: wait },
+    entry: [{ type: 'filler', params: { step: id, state: filler } }],
+    on: { [EV_RESULT]: [{ target: wait, actions: [] }], [EV_ERROR]: [{ target: wait, actions: [] }] },
+  };
+  states[wait] = {
+    meta: { ...(state.meta as Extract<StateMeta, { kind: 'command' }>) },
+    entry: [{ type: 'emitChecked', params: { step: id, state: wait } }],
+    on: { ...state.on, [EV_PENDING]: [{ target: filler, actions: [{ type: 'take', params: { filler: 'next' } }] }] },
+  };
 }
 
 /** A command's params or a media list hold a template (rendered at run time, so they may fail their check). */

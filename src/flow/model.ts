@@ -108,6 +108,8 @@ export type Step =
       /** false: flow-wide result handlers (handlers.on) do not apply to this step. */
       inheritHandlers: boolean;
       valid?: Valid;
+      /** An http step's request and filler (version 2, src/flow/check-http.ts). */
+      http?: HttpSpec;
     }
   | { kind: 'set'; id: string; pos: Pos; assign: Assignment[]; next?: string }
   | {
@@ -143,6 +145,8 @@ export interface FlowModel {
   vars: Record<string, Value>;
   /** Variables masked wherever the call is shown: logs, call summary, admin API, recordings, traces (version 2). */
   sensitive?: string[];
+  /** Environment variables the flow's http steps may read as secrets.X (version 2); their values never enter the state. */
+  secrets?: string[];
   handlers: Handlers;
   steps: Record<string, Step>;
   /** Opening-hours calendars by name (version 2). */
@@ -164,5 +168,26 @@ export interface LanguageChoice {
   /** vars.<variable>, once set to a declared language, chooses it. */
   variable?: string;
 }
+
+/**
+ * An http step (version 2). Its result keys live in the step's `on`: `ok` (any 2xx) and
+ * exact status codes in `exact` (as does `timeout`, taken on the TIMEOUT error), `error`
+ * and `default` as for any step.
+ */
+export interface HttpSpec {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Templated (vars, call, env, secrets). */
+  url: string;
+  headers: Record<string, string>;
+  query: Record<string, string>;
+  /** A JSON body, strings templated at any depth. */
+  body?: Value;
+  timeout_ms: number;
+  retries: number;
+  /** Answered while the lookup runs past a request's deadline: the n-th wait plays the n-th entry (the last once exhausted). */
+  filler?: FillerEntry[];
+}
+
+export type FillerEntry = { kind: 'media'; media: MediaSpec } | { kind: 'wait'; wait: number };
 
 export const DEFAULT_VOICE = 'TTS_EN-GB_SERENA';

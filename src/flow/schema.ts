@@ -134,9 +134,38 @@ function definitions(): Schema {
   };
   defs.on = { type: 'object', description: 'Result -> branch: exact values, /regex/, _asterisk patterns, default, error.', additionalProperties: ref('branch') };
   for (const name of [...COMMAND_NAMES, ...EFFECT_NAMES]) defs[`command_${name}`] = commandSchema(name);
+  defs.command_http = httpSchema();
   defs.step = stepSchema();
   defs.handlers = handlersSchema();
   return defs;
+}
+
+/** The http step (version 2): its request, bounds and filler (src/flow/check-http.ts). */
+function httpSchema(): Schema {
+  const strings = (max: number, description: string): Schema => ({ type: 'object', maxProperties: max, additionalProperties: { type: ['string', 'integer', 'boolean'] }, description });
+  return {
+    description: 'Version 2: an HTTP lookup. Branch on ok (any 2xx), exact status codes ("404"), timeout, error and default; save: keeps { status, body }.',
+    type: 'object',
+    required: ['url'],
+    additionalProperties: false,
+    properties: {
+      method: { enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], default: 'GET', description: 'The HTTP method.' },
+      url: { type: 'string', minLength: 1, maxLength: 8192, description: 'http:// or https:// URL, templated (vars, call, secrets.X).' },
+      headers: strings(32, 'Request headers, templated; secrets.X allowed. Not Host, Content-Length, Transfer-Encoding, Connection.'),
+      query: strings(64, 'Query parameters, templated, appended to the URL.'),
+      body: { description: 'A JSON body (64 KiB at most); strings templated at any depth.' },
+      timeout_ms: { type: 'integer', minimum: 100, maximum: 30000, default: 5000, description: "The lookup's whole time, retries and fillers included." },
+      retries: { type: 'integer', minimum: 0, maximum: 5, default: 0, description: 'Retries on network errors, timeouts and 5xx, with backoff, within timeout_ms.' },
+      filler: {
+        description: 'Answered while the lookup runs past the reply deadline: a media, { wait: seconds }, or a list of them (escalating).',
+        anyOf: [
+          ref('mediaItem'),
+          { type: 'object', properties: { wait: { type: 'integer', minimum: 1, maximum: 30 } }, required: ['wait'], additionalProperties: false },
+          { type: 'array', minItems: 1, items: { anyOf: [ref('mediaItem'), { type: 'object', properties: { wait: { type: 'integer', minimum: 1, maximum: 30 } }, required: ['wait'], additionalProperties: false }] } },
+        ],
+      },
+    },
+  };
 }
 
 function stepSchema(): Schema {
@@ -220,6 +249,7 @@ export function flowJsonSchema(): Schema {
       vars: { type: ['object', 'null'], propertyNames: { pattern: VAR_PATTERN }, description: 'Initial variables.' },
       sensitive: { type: ['array', 'null'], items: { type: 'string', pattern: VAR_PATTERN }, uniqueItems: true, description: 'Version 2: variables masked in logs, the call summary, the admin API, recordings and traces.' },
       ...tableSchemas(ref),
+      secrets: { type: ['array', 'null'], items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$' }, uniqueItems: true, description: 'Version 2: environment variables the http steps may read as {{ secrets.NAME }} (url, headers, query, body only).' },
       handlers: ref('handlers'),
       steps: { type: 'object', propertyNames: { pattern: ID_PATTERN }, additionalProperties: ref('step'), description: 'Step id -> step.' },
     },

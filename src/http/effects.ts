@@ -69,5 +69,8 @@ export async function performEffect(effects: Effects, effect: Effect, budgetMs: 
         return { ok: false, error: 'FAILED', message: err instanceof Error ? err.message : String(err) };
       }
     }
+    case 'http':
+      // performed by the call handler's lookups (src/engine/http-wait.ts), never here
+      return { ok: false, error: 'UNAVAILABLE', message: 'http lookups are not configured' };
   }
 }

@@ -1,6 +1,8 @@
 import type { CallStore } from '../store/types.js';
 import type { LoadReport, Registry } from '../registry/registry.js';
 import type { Effects } from './effects.js';
+import type { HttpPolicy } from './lookup-client.js';
+import type { HttpRunner } from '../engine/http-wait.js';
 import type { LiveCalls } from '../registry/live.js';
 import type { Reloader, ReloadSummary } from '../registry/reloader.js';
 import type { CallObserver, Routes } from '../engine/call.js';
@@ -93,6 +95,12 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
   store?: CallStore;
   /** How the flows' effects are performed (sms steps); without `sms`, they fail with UNAVAILABLE. */
   effects?: Effects;
+  /**
+   * http steps (version 2): the SSRF policy and bounds (`http:` in callscript.yaml), a
+   * runner standing in for the network (tests), and where secrets are read (default:
+   * process.env, for the names a flow declares in `secrets:`).
+   */
+  http?: HttpPolicy & { maxLookupsPerCall?: number; runner?: HttpRunner; secret?: (name: string) => string | undefined };
   /** HTTP Basic credentials of the admin API (/admin/...); without them the admin routes do not exist. */
   admin?: { login: string; password: string };
   /** Canary per flow: the percent (0..100) of new calls sent to the newest version. */

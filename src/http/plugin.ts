@@ -26,6 +26,8 @@ import { refuseContentEncoding } from './content-encoding.js';
 import { CallHandler } from '../engine/call.js';
 import { parseKey, Sealer } from '../engine/seal.js';
 import { performEffect } from './effects.js';
+import { Lookups } from '../engine/http-wait.js';
+import { httpRunner } from './lookup-client.js';
 import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions, type RtOptions } from './options.js';
 
 export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (app, options) => {
@@ -65,9 +67,12 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     const flows = registry.list().filter((f) => registry.current(f.name)?.tables.sensitive).map((f) => f.name);
     if (flows.length > 0) app.log.warn({ code: 'SENSITIVE_NOT_SEALED', flows }, `flows ${flows.join(', ')} have sensitive values, stored in clear in Redis: set CALLSCRIPT_SENSITIVE_KEY to seal them (docs/security.md)`);
   }
+  const httpOpts = options.http ?? {};
+  const lookups = new Lookups({ run: httpOpts.runner ?? httpRunner(httpOpts), store, ...(httpOpts.maxLookupsPerCall !== undefined ? { maxPerCall: httpOpts.maxLookupsPerCall } : {}) });
+  const secret = httpOpts.secret ?? ((name: string) => process.env[name]);
   const service = new CallHandler(
-    { versions, store, live, release: () => reg.release(live), perform: (e, budget) => performEffect(effects, e, budget) },
-    { deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, maxLiveCalls: opts.maxLiveCalls, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}), ...(sealer ? { sealer } : {}) },
+    { versions, store, live, release: () => reg.release(live), perform: (e, budget) => performEffect(effects, e, budget), lookups },
+    { secret, deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, maxLiveCalls: opts.maxLiveCalls, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}), ...(sealer ? { sealer } : {}) },
   );
   app.addHook('onClose', async () => service.close());
   // A reloader made here is closed here (its checker's worker); one given is its owner's.

@@ -176,7 +176,7 @@ export function explore(flow: CompiledFlow, want: Iterable<string>, starts: Star
     if (left.size === 0 || states >= max || !more()) break;
     tried++;
     const call = { ...DEFAULT_CALL, variables: {}, ...start.call };
-    const c = { call, vars: start.vars, mocks: { sms: [], now: clockOf(call) } };
+    const c = { call, vars: start.vars, mocks: { sms: [], now: clockOf(call), http: [] } };
     const base = baseRequest(c);
     const seen = new Set<string>();
     const queue: Node[] = [];

@@ -54,6 +54,7 @@ export function stepLabel(flow: CompiledFlow, id: string, width = 40): string[] 
   const md = scalar(c.params.max_digits);
   if (md !== undefined) lines.push(`max_digits ${md}`);
   if (c.name === 'sms' && scalar(c.params.to) !== undefined) lines.push(`to ${trunc(scalar(c.params.to)!, width)}`);
+  if (step.http) lines[1] += `: ${step.http.method} ${trunc(step.http.url, width)}`;
   return lines;
 }
 

@@ -88,7 +88,8 @@ export function buildRecording(exchanges: readonly Exchange[], date: Date = new 
       pending = undefined;
     }
     for (const { effect, result } of ex.effects) {
-      sms.push(result.ok ? { hash: result.value } : { error: result.error });
+      if (effect.kind !== 'sms') continue;
+      sms.push('pending' in result ? { error: 'PENDING' } : result.ok ? { hash: result.value } : { error: result.error });
       // After a step's terminal status no later step is allowed: the hangup handler's effects are
       // only mocks then. After the flow's own hangup, they are steps (as the runner checks them).
       if (!statusStep && (!TERMINAL.has(q.call_status) || hungUp)) steps.push({ expect: { sms: plain(effect.params as Record<string, WireValue>) as Record<string, JsonValue> }, at: effect.step });

@@ -3,6 +3,8 @@
  * no clock (mocks.now), sms effects resumed with the mocked outcomes. Pure: the result
  * says whether the case passed and, if not, where and why.
  */
+import { findMock, MockedLookup } from './http-mocks.js';
+import { effectResult } from '../engine/http-wait.js';
 import { advance, isSayState, type EngineOptions, type Outcome } from '../engine/advance.js';
 import type { EffectResult } from '../engine/outcome.js';
 import type { RunHooks } from '../engine/behaviour.js';
@@ -92,7 +94,7 @@ function showParams(p: Record<string, unknown>): string {
 }
 
 export function describeExpectation(e: Expectation): string {
-  if (e.kind === 'sms') return `sms ${showParams(e.params)}`;
+  if (e.kind === 'sms' || e.kind === 'http') return `${e.kind} ${showParams(e.params)}`;
   if (e.kind === 'check') return 'a check of the call (vars, step)';
   return e.params ? `${e.command} ${showParams(e.params)}` : e.command;
 }
@@ -162,7 +164,7 @@ function checkCall(check: CallCheck, view: CallView, sensitive: Sensitivity | un
 function compare(e: Expectation, a: Actual): string[] | null {
   const diff: string[] = [];
   if (e.kind === 'check') return [];
-  const expCommand = e.kind === 'sms' ? 'sms' : e.command;
+  const expCommand = e.kind === 'command' ? e.command : e.kind;
   if (expCommand !== a.command) diff.push(`- command: ${expCommand}`, `+ command: ${a.command}`);
   const params = e.kind === 'sms' ? e.params : e.params;
   if (params && expCommand === a.command) {
@@ -213,6 +215,28 @@ export function startEngine(c: Pick<ScenarioCase, 'vars'>, engine: EngineOptions
   return Object.keys(c.vars).length === 0 ? engine : { ...engine, vars: c.vars as Record<string, Value> };
 }
 
+/** What a request of the case waits for a lookup: the default deadline less the engine's margin. */
+const LOOKUP_BUDGET_MS = 3750;
+
+function lookupResult(lookup: MockedLookup | undefined, filler: boolean): EffectResult {
+  if (!lookup) return { ok: false, error: 'TIMEOUT', message: 'no lookup in progress' };
+  const o = lookup.next(LOOKUP_BUDGET_MS, filler);
+  return o === 'pending' ? { pending: true } : effectResult(o);
+}
+
+/** An http effect's request as a scenario sees it: method, url, headers, and the body parsed. */
+function httpParams(p: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = { method: p.method, url: p.url, headers: p.headers };
+  if (typeof p.body === 'string') {
+    try {
+      out.body = JSON.parse(p.body);
+    } catch {
+      out.body = p.body;
+    }
+  }
+  return out;
+}
+
 /** Runs one case. */
 export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = {}): CaseResult {
   const max = opts.maxRequests ?? 1000;
@@ -220,6 +244,7 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
   const base = baseRequest(c);
   let engine = caseEngine(c, opts.hooks);
   let smsCount = 0;
+  let lookup: MockedLookup | undefined;
   const smsOutcome = (): EffectResult => {
     const m = c.mocks.sms[smsCount];
     smsCount++;
@@ -264,8 +289,14 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     if (requests > max) return fail(i, `more than ${max} requests: the flow does not end`);
     // Effects first: each is the next step (an sms expectation), resumed with its mock.
     while (out.kind === 'effect') {
-      const actual: Actual = { kind: 'sms', command: out.effect.kind, params: { ...out.effect.params }, from: `flow step "${out.effect.step}"` };
-      trace.push(describe(actual));
+      const effect = out.effect;
+      if (effect.kind === 'http' && effect.wait) {
+        // the same lookup, waited for again after its filler: not a step of its own
+        out = out.resume(lookupResult(lookup, effect.filler));
+        continue;
+      }
+      const actual: Actual = { kind: 'sms', command: effect.kind, params: effect.kind === 'http' ? httpParams(effect.params) : { ...effect.params }, from: `flow step "${effect.step}"` };
+      trace.push(describeActual(actual));
       if (!unchecked) {
         const step = c.steps[i];
         if (!step) return pass();
@@ -275,7 +306,10 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
         i++;
         if (i === c.steps.length) unchecked = true;
       }
-      out = out.resume(smsOutcome());
+      if (effect.kind === 'http') {
+        lookup = new MockedLookup(findMock(c.mocks.http, String(effect.params.method), String(effect.params.url)), Number(effect.params.timeout_ms) || 5000);
+        out = out.resume(lookupResult(lookup, effect.filler));
+      } else out = out.resume(smsOutcome());
     }
     if (out.kind !== 'reply') {
       const what = out.kind === 'replay' ? 'a replayed reply' : out.kind === 'stale' ? `stale (${out.message})` : `rejected (${out.code}: ${out.message})`;
@@ -331,7 +365,7 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
 
   function mismatch(index: number, step: ScenarioStep, actual: Actual, diff: string[]): CaseResult {
     const exp = describeExpectation(step.expect);
-    const name = step.expect.kind === 'sms' ? 'sms' : step.expect.kind === 'check' ? 'check' : step.expect.command;
+    const name = step.expect.kind === 'command' ? step.expect.command : step.expect.kind;
     const from = actual.from ? ` (from ${actual.from})` : '';
     const message = name === actual.command ? `${name}: params differ${from}` : `expected ${name}, got ${actual.command}${from}`;
     return fail(index, message, { expected: exp, actual: describe(actual), diff: masker ? diff.map((d) => masker!.scrubText(d)) : diff });

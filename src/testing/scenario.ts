@@ -61,7 +61,9 @@ export type Expectation =
   | { kind: 'command'; command: string; params?: Record<string, Plain> }
   | { kind: 'sms'; params: Record<string, Plain> }
   /** Only a check of the call as it stands (`expect: { vars: {...} }`, `expect: { step: x }`): no command consumed. */
-  | { kind: 'check' };
+  | { kind: 'check' }
+  /** An http step's lookup (version 2): its method, url, headers, body as sent (answered from mocks.http). */
+  | { kind: 'http'; params: Record<string, Plain> };
 
 /**
  * What a step (beside its command, or alone) or a case (`expect:` at the case's level: at its
@@ -94,6 +96,8 @@ export interface Mocks {
   sms: EffectResult[];
   /** Epoch ms of the engine's clock. */
   now: number;
+  /** What http steps' lookups answer (src/testing/http-mocks.ts); none matching: NETWORK. */
+  http: HttpMock[];
 }
 
 export interface ScenarioCase {
@@ -149,6 +153,8 @@ function scalarText(n: YNode): string | undefined {
   if (typeof n.value === 'string') return n.value;
   return n.quoted ? String(n.value) : n.source;
 }
+
+import { parseHttpMocks, type HttpMock } from './http-mocks.js';
 
 function describe(n: YNode): string {
   if (n.kind === 'map') return 'a map';
@@ -231,18 +237,19 @@ function parseExpect(c: Collector, n: YNode): Expectation | undefined {
       c.at(n, `expect: "${name ?? String(n.value)}" is not a command name${commandHint(name ?? String(n.value))}`);
       return undefined;
     }
-    return name === 'sms' ? { kind: 'sms', params: {} } : { kind: 'command', command: name };
+    return name === 'sms' || name === 'http' ? { kind: name, params: {} } : { kind: 'command', command: name };
   }
   if (n.kind !== 'map') {
     c.at(n, 'expect must be a command name, { command, params } or { sms: params }');
     return undefined;
   }
-  const sms = get(n, 'sms');
-  if (sms) {
-    checkKeys(c, n, ['sms'], 'expect');
-    if (sms.kind === 'scalar' && sms.value === null) return { kind: 'sms', params: {} };
-    const params = paramsOf(c, sms, 'expect.sms');
-    return params ? { kind: 'sms', params } : undefined;
+  for (const effect of ['sms', 'http'] as const) {
+    const e = get(n, effect);
+    if (!e) continue;
+    checkKeys(c, n, [effect], 'expect');
+    if (e.kind === 'scalar' && e.value === null) return { kind: effect, params: {} };
+    const params = paramsOf(c, e, `expect.${effect}`);
+    return params ? { kind: effect, params } : undefined;
   }
   const named = n.entries.find((e) => isAction(e.key));
   if (named && !get(n, 'command')) {
@@ -269,10 +276,10 @@ function parseExpect(c: Collector, n: YNode): Expectation | undefined {
     return undefined;
   }
   const p = get(n, 'params');
-  if (name === 'sms') {
-    if (!p) return { kind: 'sms', params: {} };
+  if (name === 'sms' || name === 'http') {
+    if (!p) return { kind: name, params: {} };
     const params = paramsOf(c, p, 'expect.params');
-    return params ? { kind: 'sms', params } : undefined;
+    return params ? { kind: name, params } : undefined;
   }
   if (!p) return { kind: 'command', command: name };
   const params = paramsOf(c, p, 'expect.params');
@@ -338,8 +345,8 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
     const t = clockValue(c, now, 'now');
     if (t !== undefined) step.now = t;
   }
-  if (expect?.kind === 'sms' && given.length > 0) {
-    c.at(get(n, given[0]!)!, `an sms step takes its outcome from mocks.sms, not \`${given[0]}:\``);
+  if ((expect?.kind === 'sms' || expect?.kind === 'http') && given.length > 0) {
+    c.at(get(n, given[0]!)!, `an ${expect.kind} step takes its outcome from mocks.${expect.kind}, not \`${given[0]}:\``);
   }
   return expect ? step : undefined;
 }
@@ -392,13 +399,15 @@ function clockValue(c: Collector, n: YNode, what: string): number | undefined {
 }
 
 function parseMocks(c: Collector, n: YNode | undefined, call: CallFields): Mocks {
-  const mocks: Mocks = { sms: [], now: clockOf(call) };
+  const mocks: Mocks = { sms: [], now: clockOf(call), http: [] };
   if (!n) return mocks;
   if (n.kind !== 'map') {
     c.at(n, `mocks must be a map, not ${describe(n)}`);
     return mocks;
   }
-  checkKeys(c, n, ['sms', 'now'], 'mocks');
+  checkKeys(c, n, ['sms', 'now', 'http'], 'mocks');
+  const http = get(n, 'http');
+  if (http) mocks.http = parseHttpMocks(http, (at, msg) => c.at(at, msg));
   const now = get(n, 'now');
   if (now) {
     const t = clockValue(c, now, 'mocks.now');
@@ -471,8 +480,8 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
     for (const item of sn.items) {
       const s = parseStep(c, item);
       if (!s) continue;
-      if (ended !== undefined && s.expect.kind !== 'sms' && s.expect.kind !== 'check') {
-        c.at(item, `no step can follow ${ended} (only sms effects of the hangup handler, and checks of vars or step)`);
+      if (ended !== undefined && s.expect.kind !== 'sms' && s.expect.kind !== 'http' && s.expect.kind !== 'check') {
+        c.at(item, `no step can follow ${ended} (only sms and http effects of the hangup handler, and checks of vars or step)`);
       }
       if (s.status) ended = `the status ${s.status} at line ${s.pos.line}`;
       else if (s.expect.kind === 'command' && s.expect.command === 'hangup' && ended === undefined) ended = `the hangup at line ${s.pos.line}`;

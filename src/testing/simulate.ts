@@ -151,7 +151,7 @@ export class SimSession {
     this.question = undefined;
     if (p.kind === 'sms') {
       if (a.kind !== 'sms') throw new Error('an sms step takes an sms answer');
-      this.record({ step: p.effect.step, command: 'sms', outcome: a.result.ok ? `sent ${this.flow.tables.sensitive?.steps.has(p.effect.step) ? MASK : a.result.value}` : `failed ${a.result.error}` });
+      this.record({ step: p.effect.step, command: 'sms', outcome: 'pending' in a.result ? 'pending' : a.result.ok ? `sent ${this.flow.tables.sensitive?.steps.has(p.effect.step) ? MASK : a.result.value}` : `failed ${a.result.error}` });
       this.handle(p.resume(a.result), ev);
       return ev;
     }
@@ -210,6 +210,12 @@ export class SimSession {
     switch (out.kind) {
       case 'effect': {
         const e = out.effect;
+        if (e.kind === 'http') {
+          // the simulator makes no network calls: a lookup fails (scenario files mock them)
+          this.record({ step: e.step, command: 'http', outcome: 'failed UNAVAILABLE (the simulator makes no lookups)' });
+          this.handle(out.resume({ ok: false, error: 'UNAVAILABLE', message: 'the simulator makes no lookups' }), ev);
+          return;
+        }
         ev.push({ kind: 'sms', step: e.step, to: String(e.params.to ?? ''), body: String(e.params.body ?? '') });
         this.pending = { kind: 'sms', effect: e, resume: out.resume };
         this.ask({ kind: 'sms', options: smsOptions() }, ev);

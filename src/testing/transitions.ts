@@ -158,7 +158,8 @@ export function flowEdges(flow: CompiledFlow): FlowEdge[] {
       }
       continue;
     }
-    if (meta.kind !== 'command' || meta.final) continue;
+    // an http step's `<id>@wait` state repeats the step's branches: its edges are the step's
+    if (meta.kind !== 'command' || meta.final || !step) continue;
     const regexKey = new Map(meta.keys.filter((k) => k.regex !== undefined).map((k) => [k.regex!, k.key]));
     const lists: [string, TransitionConfig[]][] = [
       ['default', sc.on?.[EV_RESULT] ?? []],
@@ -168,7 +169,7 @@ export function flowEdges(flow: CompiledFlow): FlowEdge[] {
       for (const t of list) {
         const cover = tookKeys(t);
         const p = t.guard?.params ?? {};
-        const key = typeof p.invalid === 'string' ? 'invalid' : typeof p.exact === 'string' ? p.exact : typeof p.re === 'string' ? regexKey.get(p.re) ?? p.re : fallback;
+        const key = typeof p.invalid === 'string' ? 'invalid' : p.ok === true ? 'ok' : p.err === 'TIMEOUT' ? 'timeout' : typeof p.exact === 'string' ? p.exact : typeof p.re === 'string' ? regexKey.get(p.re) ?? p.re : fallback;
         if (cover.length === 0) {
           // `save:` with no default: the result is kept, then the flow ends.
           edges.push({ id: `${id}:${key}`, kind: 'unhandled', from: id, to: END_STATE, key });

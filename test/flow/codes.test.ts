@@ -17,6 +17,8 @@ const flow = (...steps: string[]) => ['version: 1', 'start: a', 'steps:', ...ste
 
 /** A version 2 flow with `sensitive: [pin]`. */
 const sflow = (...steps: string[]) => ['version: 2', 'sensitive: [pin]', 'start: a', 'steps:', ...steps].join('\n') + '\n';
+/** A version 2 flow declaring the secret TOKEN, whose steps start at line 5, column 3. */
+const flow2 = (...steps: string[]) => ['version: 2', 'secrets: [TOKEN]', 'start: a', 'steps:', ...steps].join('\n') + '\n';
 
 const WAV_8K = 'UklGRigAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQQAAAAAAAAA';
 const WAV_44K_STEREO = 'UklGRigAAABXQVZFZm10IBAAAAABAAIARKwAABCxAgAEABAAZGF0YQQAAAAAAAAA';
@@ -77,6 +79,16 @@ const CASES: Case[] = [
   { name: 'callid beyond 64 bits', code: 'BAD_FORMAT', text: flow('  a: { hangup_callid: 18446744073709551616, next: a }'), line: 4, column: 23, message: /at most 18446744073709551615/ },
   { name: 'bad ringtone', code: 'BAD_ENUM', text: flow('  a:', '    dialout: { targets: ["+33123456789"], ringtone: RIGN }'), line: 5, column: 53, message: /ringtone must be one of MUSIC, RING, not "RIGN"/, hint: /did you mean 'RING'\?/ },
   { name: 'a version 2 construct in a version 1 file', code: 'NEEDS_VERSION_2', text: 'version: 1\nsensitive: [pin]\nstart: a\nsteps:\n  a: { hangup: {} }\n', line: 2, column: 1, message: /^sensitive: is part of version 2 of the language; this file declares version: 1$/ },
+  { name: 'an http step in a version 1 file', code: 'NEEDS_VERSION_2', text: 'version: 1\nstart: a\nsteps:\n  a: { http: { url: "https://x.example/" }, next: b }\n  b: { hangup: {} }\n', line: 4, column: 8, message: /^http is part of version 2 of the language/ },
+  { name: 'a Host header in an http step', code: 'FORBIDDEN_HEADER', text: flow2('  a: { http: { url: "https://x.example/", headers: { Host: y } }, next: b }', '  b: { hangup: {} }'), line: 5, column: 54, message: /'Host' is set by the engine/ },
+  { name: 'a misspelt secret', code: 'UNKNOWN_SECRET', text: flow2('  a: { http: { url: "https://x.example/", headers: { X-Key: "{{ secrets.TOKNE }}" } }, next: b }', '  b: { hangup: {} }'), line: 5, column: 65, message: /^secrets\.TOKNE is not declared in secrets:$/, hint: /did you mean 'TOKEN'\?/ },
+  { name: 'a secret in a prompt', code: 'SECRET_OUTSIDE_HTTP', text: flow2('  a: { say: "Your code is {{ secrets.TOKEN }}", next: b }', '  b: { hangup: {} }'), line: 5, column: 30, message: /secrets\.TOKEN is read outside an http step/ },
+  { name: 'an http result that is not one', code: 'IMPOSSIBLE_RESULT', text: flow2('  a: { http: { url: "https://x.example/" }, on: { timout: b }, next: b }', '  b: { hangup: {} }'), line: 5, column: 51, message: /http has no result 'timout'/, hint: /did you mean 'timeout'\?/ },
+  { name: 'a misspelt http url', code: 'UNKNOWN_KEY', text: flow2('  a: { http: { ulr: "https://x.example/" }, next: b }', '  b: { hangup: {} }'), line: 5, column: 16, message: /unknown key 'ulr' in http/, hint: /did you mean 'url'\?/ },
+  { name: 'an http body over 64 KiB', code: 'OUT_OF_BOUNDS', text: flow2(`  a: { http: { url: "https://x.example/", body: { x: "${'y'.repeat(70000)}" } }, next: b }`, '  b: { hangup: {} }'), line: 5, column: 49, message: /body is 70,008 bytes of JSON as written; a lookup's body is at most 65,536/ },
+  { name: 'an http method in lower case', code: 'BAD_ENUM', text: flow2('  a: { http: { url: "https://x.example/", method: post }, next: b }', '  b: { hangup: {} }'), line: 5, column: 51, hint: /did you mean 'POST'\?/ },
+  { name: 'an ftp URL', code: 'BAD_FORMAT', text: flow2('  a: { http: { url: "ftp://x.example/" }, next: b }', '  b: { hangup: {} }'), line: 5, column: 21, message: /is not an http:\/\/ or https:\/\/ URL/ },
+  { name: 'http timeout_ms under 100', code: 'OUT_OF_BOUNDS', text: flow2('  a: { http: { url: "https://x.example/", timeout_ms: 50 }, next: b }', '  b: { hangup: {} }'), line: 5, column: 55, message: /timeout_ms must be between 100 and 30000, got 50/ },
   { name: 'version 3', code: 'BAD_VERSION', text: 'version: 3\nstart: a\nsteps:\n  a: { hangup: {} }\n', line: 1, column: 10, message: /^version must be 1 or 2, got 3$/ },
   { name: 'step id with a space', code: 'BAD_NAME', text: flow('  a: { say: "x", next: "b c" }', '  "b c": { hangup: {} }'), line: 5, column: 3, message: /step id 'b c'/ },
   { name: 'a step pattern over a flow-wide key', code: 'SHADOWED_HANDLER', text: ['version: 1', 'start: a', 'handlers:', '  on:', '    read: { "0": end }', 'steps:', '  a:', '    read: { prompt: "Code?" }', '    on: { "/^[0-9]$/": end, default: end }', '  end: { hangup: {} }', ''].join('\n'), line: 9, column: 11, severity: 'warning', message: /pattern \/\^\[0-9\]\$\/ matches "0"/ },

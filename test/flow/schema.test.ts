@@ -30,8 +30,8 @@ describe('JSON Schemas', () => {
     const s = flowJsonSchema() as { definitions: Record<string, { anyOf: { properties?: Record<string, { minimum?: number; maximum?: number }> }[] }> };
     const read = s.definitions.command_read!.anyOf.find((f) => f.properties)!;
     expect(read.properties!.max_digits).toMatchObject({ minimum: 1, maximum: 20 });
-    // the 16 commands of the reference, and the sms effect
-    expect(Object.keys(s.definitions).filter((k) => k.startsWith('command_')).sort()).toEqual([...COMMAND_NAMES, 'sms'].map((n) => `command_${n}`).sort());
+    // the 16 commands of the reference, and the sms and http effects
+    expect(Object.keys(s.definitions).filter((k) => k.startsWith('command_')).sort()).toEqual([...COMMAND_NAMES, 'sms', 'http'].map((n) => `command_${n}`).sort());
     expect(s.definitions.command_sms!.anyOf.find((f) => f.properties)).toMatchObject({ required: ['to', 'body'] });
   });
 
@@ -62,5 +62,19 @@ describe('JSON Schemas', () => {
     expect(validate({ ...ok, version: 2, steps: { a: { ...read, valid: { when: 'true', else: { retry: 2, then: 'a' } } } } })).toBe(true);
     expect(validate({ ...ok, version: 2, steps: { a: { ...read, valid: { else: 'a' } } } })).toBe(false);
     expect(validate({ ...ok, version: 2, steps: { a: { ...read, valid: { when: 'true', otherwise: 'a' } } } })).toBe(false);
+  });
+
+  it('covers the http step and secrets: (version 2)', () => {
+    const validate = ajv().compile(flowJsonSchema());
+    const flow = (http: unknown, top: object = {}) => ({ version: 2, start: 'a', ...top, steps: { a: { http, save: 'r', on: { ok: 'b', '404': 'b', timeout: 'b', error: 'b', default: 'b' } }, b: { hangup: null } } });
+    const lookup = { method: 'POST', url: 'https://x.example/{{ vars.a }}', headers: { Authorization: 'Bearer {{ secrets.T }}' }, query: { a: '1' }, body: { a: ['{{ vars.a }}'] }, timeout_ms: 8000, retries: 2, filler: ['One moment.', { wait: 2 }] };
+    expect(validate(flow(lookup, { secrets: ['T'] })), JSON.stringify(validate.errors)).toBe(true);
+    const text = `version: 2\nsecrets: [T]\nvars: { a: "1" }\nstart: a\nsteps:\n  a:\n    http: ${JSON.stringify(lookup)}\n    save: r\n    on: { ok: b, "404": b, timeout: b, error: b, default: b }\n  b: { hangup: }\n`;
+    expect(checkFlow(text, 'f.yaml').diagnostics).toEqual([]);
+    expect(validate(flow({ ...lookup, method: 'post' }))).toBe(false);
+    expect(validate(flow({ ...lookup, timeout_ms: 50 }))).toBe(false);
+    expect(validate(flow({ ...lookup, ulr: 'x' }))).toBe(false);
+    expect(validate(flow({ method: 'GET' }))).toBe(false);
+    expect(validate(flow(lookup, { secrets: ['T', 'T'] }))).toBe(false);
   });
 });

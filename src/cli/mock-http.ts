@@ -1,0 +1,41 @@
+/** `callscript mock-http --routes file.yaml --port N`: answers http steps from mock routes (src/testing/mock-http.ts). */
+import { readFile } from 'node:fs/promises';
+import { parseRoutes, startMockHttp, type MockServer } from '../testing/mock-http.js';
+
+export interface MockHttpFlags {
+  routes?: string;
+  port?: string;
+  host?: string;
+}
+
+export async function mockHttp(flags: MockHttpFlags, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<MockServer | number> {
+  if (!flags.routes) {
+    err.write('callscript mock-http: --routes <file.yaml> is required\n');
+    return 2;
+  }
+  const port = Number(flags.port ?? 4020);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    err.write(`callscript mock-http: --port must be 0 to 65535, got ${flags.port}\n`);
+    return 2;
+  }
+  let text: string;
+  try {
+    text = await readFile(flags.routes, 'utf8');
+  } catch (e) {
+    err.write(`callscript mock-http: cannot read ${flags.routes}: ${(e as Error).message}\n`);
+    return 2;
+  }
+  const { routes, problems } = parseRoutes(text, flags.routes);
+  if (problems.length > 0) {
+    for (const p of problems) err.write(`${p}\n`);
+    return 2;
+  }
+  try {
+    const s = await startMockHttp(routes, port, flags.host ?? '127.0.0.1');
+    out.write(`callscript mock-http: ${routes.length} routes from ${flags.routes} at ${s.url}\n`);
+    return s;
+  } catch (e) {
+    err.write(`callscript mock-http: ${(e as Error).message}\n`);
+    return 2;
+  }
+}

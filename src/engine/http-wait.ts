@@ -1,0 +1,170 @@
+/**
+ * Deadline-aware waiting for http lookups, across requests and across instances.
+ *
+ * - A fresh lookup (the step's state) starts now and may run `timeout_ms` in all. Without a
+ *   filler it is bounded by what is left of the request's deadline as well: its result (or
+ *   TIMEOUT) is taken at once. With a filler, the request waits for it until the deadline;
+ *   if it is not done, the answer is `pending` (the machine plays the filler) and the call
+ *   state keeps a LookupRecord (`lk`: its id, step, start, and `until`), while the lookup
+ *   goes on in this process.
+ * - When the lookup ends, its result is published in the store under `<callid>#http`
+ *   (with its id), so that the next request, on any instance, finds it.
+ * - The filler's result brings the next request (the `<step>@wait` state): it takes the
+ *   result from this process's running lookup, or from the store (polled), waiting again
+ *   until its deadline; still not done: `pending` again (the next filler).
+ * - Once `timeout_ms` is over the answer is TIMEOUT. An instance that died mid-lookup
+ *   never publishes: the record's `until` (start + timeout_ms + 1 s) bounds the wait, then
+ *   TIMEOUT. The lookup is not run again elsewhere: by then the author's whole timeout_ms
+ *   is spent, and a POST may have reached the other side.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Value } from '../flow/model.js';
+import type { EffectResult, HttpEffect } from './outcome.js';
+
+export interface LookupRecord {
+  id: string;
+  step: string;
+  /** Epoch ms it started. */
+  started: number;
+  /** Epoch ms after which no result will come (its instance died). */
+  until: number;
+}
+
+/** What a lookup came to: a status and parsed body, or an error kind (TIMEOUT, NETWORK, REFUSED, TOO_LARGE, BAD_BODY, ...). */
+export type HttpOutcome = { ok: true; status: number; body: Value } | { ok: false; error: string; message: string };
+
+/** Performs one lookup (with its retries) and resolves by `deadline` (epoch ms) at the latest; never throws. */
+export type HttpRunner = (params: Readonly<Record<string, unknown>>, deadline: number) => Promise<HttpOutcome>;
+
+/** Where results are published for other instances: the call store's plain get/set. */
+export interface ResultStore {
+  get(key: string): Promise<string | undefined>;
+  set(key: string, value: string, ttlMs: number): Promise<void>;
+}
+
+export interface LookupOptions {
+  run: HttpRunner;
+  store?: ResultStore;
+  now?: () => number;
+  /** Lookups one call may start (default 20): past it, the step's error branch with LIMIT. */
+  maxPerCall?: number;
+  /** How often a request polls the store for another instance's result (default 25 ms). */
+  pollMs?: number;
+}
+
+/** Past `started + timeout_ms`, how long a waiting instance still hopes for a result. */
+export const LOOKUP_SLACK_MS = 1000;
+export const DEFAULT_MAX_LOOKUPS_PER_CALL = 20;
+
+interface Running {
+  id: string;
+  promise: Promise<HttpOutcome>;
+  done?: HttpOutcome;
+}
+
+export function resultKey(callid: string): string {
+  return `${callid}#http`;
+}
+
+/** An HttpOutcome as the machine takes it: the status as the result, { status, body } to save. */
+export function effectResult(o: HttpOutcome): EffectResult {
+  return o.ok ? { ok: true, value: String(o.status), data: { status: o.status, body: o.body } } : { ok: false, error: o.error, message: o.message };
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)).unref?.());
+
+export class Lookups {
+  private readonly running = new Map<string, Running>();
+  private readonly now: () => number;
+
+  constructor(private readonly o: LookupOptions) {
+    this.now = o.now ?? Date.now;
+  }
+
+  /** Lookups running in this process (tests, health). */
+  get size(): number {
+    return this.running.size;
+  }
+
+  /**
+   * The effect's result within `budgetMs`, with the record the call keeps when it is
+   * `pending`, and whether a lookup was started (counted per call).
+   */
+  async perform(e: HttpEffect, lk: LookupRecord | undefined, count: number, budgetMs: number): Promise<{ result: EffectResult; lk?: LookupRecord; started: boolean }> {
+    const now = this.now();
+    if (!e.wait) {
+      if (count >= (this.o.maxPerCall ?? DEFAULT_MAX_LOOKUPS_PER_CALL)) {
+        return { result: { ok: false, error: 'LIMIT', message: `this call has made ${count} lookups, the most http.max_lookups_per_call allows` }, started: false };
+      }
+      const timeout = Number(e.params.timeout_ms) || 5000;
+      if (!e.filler) {
+        // no filler: the lookup must end before the reply does
+        const o = await this.o.run(e.params, now + Math.max(0, Math.min(timeout, budgetMs)));
+        return { result: effectResult(o), started: true };
+      }
+      const rec: LookupRecord = { id: randomUUID(), step: e.step, started: now, until: now + timeout + LOOKUP_SLACK_MS };
+      const r = this.start(e.callid, rec, e.params, now + timeout);
+      const o = await Promise.race([r.promise, sleep(Math.min(budgetMs, timeout))]);
+      if (o) return { result: this.take(e.callid, rec.id, o), started: true };
+      return { result: { pending: true }, lk: rec, started: true };
+    }
+    // the lookup began on an earlier request
+    if (!lk || lk.step !== e.step) return { result: { ok: false, error: 'TIMEOUT', message: 'no lookup of this step is in progress for the call' }, started: false };
+    const local = this.running.get(e.callid);
+    if (local && local.id === lk.id) {
+      const left = Math.min(budgetMs, lk.until - now);
+      const o = local.done ?? (await Promise.race([local.promise, sleep(left)]));
+      if (o) return { result: this.take(e.callid, lk.id, o), started: false };
+      return this.notYet(lk);
+    }
+    // another instance runs it (or ran it): its result is published in the store
+    const store = this.o.store;
+    const end = now + Math.max(0, budgetMs);
+    for (;;) {
+      const raw = store ? await store.get(resultKey(e.callid)).catch(() => undefined) : undefined;
+      const found = raw === undefined ? undefined : parsePublished(raw);
+      if (found && found.id === lk.id) return { result: effectResult(found.outcome), started: false };
+      const t = this.now();
+      if (t >= lk.until) return { result: { ok: false, error: 'TIMEOUT', message: 'the lookup gave no result within timeout_ms (the instance running it may have stopped)' }, started: false };
+      if (t >= end) return this.notYet(lk);
+      await sleep(Math.min(this.o.pollMs ?? 25, end - t, lk.until - t));
+    }
+  }
+
+  private notYet(lk: LookupRecord): { result: EffectResult; lk?: LookupRecord; started: boolean } {
+    if (this.now() >= lk.until - LOOKUP_SLACK_MS) return { result: { ok: false, error: 'TIMEOUT', message: 'the lookup did not finish within timeout_ms' }, started: false };
+    return { result: { pending: true }, lk, started: false };
+  }
+
+  /** The result is taken: this process forgets the lookup. */
+  private take(callid: string, id: string, o: HttpOutcome): EffectResult {
+    const r = this.running.get(callid);
+    if (r && r.id === id) this.running.delete(callid);
+    return effectResult(o);
+  }
+
+  private start(callid: string, rec: LookupRecord, params: Readonly<Record<string, unknown>>, deadline: number): Running {
+    const r: Running = { id: rec.id, promise: Promise.resolve(undefined as unknown as HttpOutcome) };
+    r.promise = this.o.run(params, deadline).then(async (o) => {
+      r.done = o;
+      // published for whichever instance gets the next request; kept past the record's until
+      await this.o.store?.set(resultKey(callid), JSON.stringify({ id: rec.id, outcome: o }), rec.until - this.now() + 60_000).catch(() => undefined);
+      return o;
+    });
+    this.running.set(callid, r);
+    // never kept past the record: a call that hung up meanwhile does not leak it
+    setTimeout(() => {
+      if (this.running.get(callid) === r) this.running.delete(callid);
+    }, rec.until - this.now() + 5000).unref?.();
+    return r;
+  }
+}
+
+function parsePublished(raw: string): { id: string; outcome: HttpOutcome } | undefined {
+  try {
+    const p = JSON.parse(raw) as { id?: unknown; outcome?: HttpOutcome };
+    return typeof p.id === 'string' && p.outcome && typeof p.outcome === 'object' ? { id: p.id, outcome: p.outcome } : undefined;
+  } catch {
+    return undefined;
+  }
+}
