@@ -8,6 +8,8 @@ import type { ActionName } from '../flow/actions.js';
 import type { Branch, FlowModel, Value } from '../flow/model.js';
 import { commandBuilder, literalValue, playBuilder, type CommandBuilder } from './params.js';
 import { compileLinear, type LinearRegex } from '../flow/pattern.js';
+import { buildSubflowTables, type SubflowTables } from './subflow.js';
+import { handlersOf } from '../flow/model.js';
 
 /** Matches nothing: stands for a pattern that does not compile. */
 export const NEVER: LinearRegex = { test: () => false, size: 0 };
@@ -31,6 +33,8 @@ export interface FlowTables {
   /** Result patterns by their anchored regex source. */
   regexes: Map<string, LinearRegex>;
   initialVars: Record<string, Value>;
+  /** Subflow call sites and returns (a flow that enters modules, or a module). */
+  subflows?: SubflowTables;
 }
 
 function sayOf(b: Branch | undefined, out: CommandBuilder[]): void {
@@ -70,12 +74,14 @@ export function buildTables(model: FlowModel): FlowTables {
       );
     } else if (step.kind === 'switch') {
       t.cases.set(id, step.cases.map((c) => c.when));
-    } else {
+    } else if (step.kind === 'command') {
       for (const p of step.on.patterns) regex(p.regex);
-      const h = step.inheritHandlers ? model.handlers.on[step.command.name] : undefined;
+      const h = step.inheritHandlers ? handlersOf(model, id).on[step.command.name] : undefined;
       for (const p of h?.patterns ?? []) regex(p.regex);
     }
   }
+  const sub = buildSubflowTables(model);
+  if (sub) t.subflows = sub;
   return t;
 }
 
@@ -93,14 +99,15 @@ function commandTable(model: FlowModel, step: Extract<FlowModel['steps'][string]
   };
   for (const [k, b] of Object.entries(step.on.exact)) add(k, b);
   for (const p of step.on.patterns) add(p.source, p.branch);
-  const h = step.inheritHandlers ? model.handlers.on[step.command.name] : undefined;
+  const handlers = handlersOf(model, step.id);
+  const h = step.inheritHandlers ? handlers.on[step.command.name] : undefined;
   if (h) {
     for (const [k, b] of Object.entries(h.exact)) add(k, b);
     for (const p of h.patterns) add(p.source, p.branch);
   }
   if (step.command.name !== 'hangup') {
     sayOf(step.on.default, says);
-    sayOf(step.on.error ?? model.handlers.error, says);
+    sayOf(step.on.error ?? handlers.error, says);
   }
   return { command: step.command.name, builder: commandBuilder(step.command), says };
 }

@@ -1,4 +1,5 @@
 import type { Value } from '../flow/model.js';
+import type { Frame } from './subflow.js';
 
 /**
  * Counters of the step the call is at: visits since the step was last entered fresh, and
@@ -50,6 +51,10 @@ export interface CallState {
   commands: number;
   /** Set once the flow has answered `hangup`: the call is over on our side. */
   done?: boolean;
+  /** Frames of the modules the call is in (version 2 subflows), the innermost last: each the call site and the caller's vars. */
+  f?: Frame[];
+  /** What a module run on its own returned (a scenario of a module): its result and values. */
+  ret?: { result: string; values: Record<string, Value> };
 }
 
 /** One line logged per call when it ends. */

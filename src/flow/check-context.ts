@@ -4,7 +4,7 @@
  */
 import type { Diagnostic, Severity } from '../errors/diagnostic.js';
 import { FLOW_CODES } from '../errors/flow-codes.js';
-import type { Pos } from './model.js';
+import type { ModuleSpec, Pos } from './model.js';
 import type { Loc, YEntry, YMap, YNode } from './yaml.js';
 import { describe } from './yaml.js';
 import type { Span } from './spans.js';
@@ -40,6 +40,8 @@ export interface Ctx {
   version: 1 | 2;
   /** Version 2 constructs already reported in a version 1 file (NEEDS_VERSION_2 once per construct). */
   v2Reported: Set<string>;
+  /** The file's `module:` interface, when it is a module (return steps are checked against it). */
+  module?: ModuleSpec;
 }
 
 export function newCtx(file: string, voice: string): Ctx {

@@ -32,6 +32,8 @@ function branchTargets(b: Branch | undefined): string[] {
 export function successors(step: Step, handlers: Handlers): string[] {
   if (step.kind === 'set') return step.next ? [step.next] : [];
   if (step.kind === 'switch') return [...step.cases.map((c) => c.goto), ...(step.default ? [step.default] : [])];
+  if (step.kind === 'subflow') return [...new Set([...Object.values(step.on), ...(step.default ? [step.default] : [])])];
+  if (step.kind === 'return') return [];
   const on = step.on;
   const out = [...Object.values(on.exact), ...on.patterns.map((p) => p.branch), on.default, on.error].flatMap(branchTargets);
   const wide = step.inheritHandlers ? handlers.on[step.command.name] : undefined;
@@ -129,6 +131,8 @@ function before(a: Loc, b: Loc): boolean {
 export function canEndHere(step: Step, handlers: Handlers): boolean {
   if (step.kind === 'set') return step.next === undefined;
   if (step.kind === 'switch') return step.default === undefined;
+  // a return ends the module; a subflow may end the call inside its module, and results it does not handle end it
+  if (step.kind === 'subflow' || step.kind === 'return') return true;
   const name = step.command.name;
   if (name === 'hangup' || name === 'dialout') return true;
   if (step.on.default) return false;

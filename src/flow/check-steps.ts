@@ -8,18 +8,19 @@ import { COMMAND_NAMES } from '../protocol/commands.js';
 import type { Assignment, Branches, CommandCall, Handlers, Step, SwitchCase } from './model.js';
 import { type Ctx, asMap, checkVarName, closest, didYouMean, knownEntries, posOf, report } from './check-context.js';
 import { checkCommand } from './check-commands.js';
+import { checkReturnStep, checkSubflowStep } from './check-subflow.js';
 import { checkMedia } from './check-media.js';
 import { type OnNotes, checkOn, emptyBranches, stepRef, unhandledResults } from './check-results.js';
 import { checkCel, toValue } from './check-values.js';
 import { describe, entry, type YEntry, type YMap } from './yaml.js';
 import { compileLinear, type LinearRegex } from './pattern.js';
 
-export const LOGIC_ACTIONS = ['set', 'switch', 'when'] as const;
+export const LOGIC_ACTIONS = ['set', 'switch', 'when', 'subflow', 'return'] as const;
 export const ACTIONS: readonly string[] = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', ...LOGIC_ACTIONS];
 const ACTION_SET: ReadonlySet<string> = new Set(ACTIONS);
 const MODIFIERS = ['save', 'on', 'next', 'handlers', 'default', 'then', 'else'] as const;
 
-type Kind = 'command' | 'hangup' | 'set' | 'switch' | 'when';
+type Kind = 'command' | 'hangup' | 'set' | 'switch' | 'when' | 'subflow' | 'return';
 
 /** The keys that may go with each kind of action. */
 const ALLOWED: Record<Kind, readonly string[]> = {
@@ -28,6 +29,8 @@ const ALLOWED: Record<Kind, readonly string[]> = {
   set: ['next'],
   switch: ['default'],
   when: ['then', 'else'],
+  subflow: ['save', 'on', 'next'],
+  return: [],
 };
 
 const MISPLACED_HINT: Record<string, string> = {
@@ -79,6 +82,8 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
   if (kind === 'set') step = checkSet(ctx, node, action, id, where);
   else if (kind === 'switch') step = checkSwitch(ctx, node, action, id, where);
   else if (kind === 'when') step = checkWhen(ctx, node, action, id, where);
+  else if (kind === 'subflow') step = checkSubflowStep(ctx, node, action, id, where);
+  else if (kind === 'return') step = checkReturnStep(ctx, action, id, where);
   else step = checkCommandStep(ctx, node, action, id, where, handlers, excused);
   if (step) step.pos = pos;
   // only the diagnostics of this step are looked at: counting all of them per step was quadratic

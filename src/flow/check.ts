@@ -9,16 +9,21 @@ import { checkGraph, checkReachable, checkTargets, type StepNode } from './check
 import { checkVoice } from './check-media.js';
 import { checkHandlers, stepRef } from './check-results.js';
 import { checkStep } from './check-steps.js';
+import { checkModuleSpec } from './check-subflow.js';
 import { toValue } from './check-values.js';
 import { checkVarRefs } from './check-vars.js';
 import { describe, entry, loadYaml, type YEntry, type YMap } from './yaml.js';
 
 export interface CheckResult {
   model?: FlowModel;
+  /** The flow's name, even when it has errors (the link stage names a module that fails by it). */
+  name?: string;
+  /** The file declares `module:` (even when it has errors). */
+  module?: boolean;
   diagnostics: Diagnostic[];
 }
 
-const TOP_KEYS = ['version', 'name', 'description', 'start', 'voice', 'vars', 'sensitive', 'handlers', 'steps'] as const;
+const TOP_KEYS = ['version', 'name', 'description', 'start', 'voice', 'vars', 'sensitive', 'module', 'handlers', 'steps'] as const;
 
 /** The flow name a file gets when it has no `name:`: its base name without extension. */
 export function defaultFlowName(file: string): string {
@@ -61,12 +66,16 @@ function run(text: string, file: string, opts: CheckOptions): CheckResult {
     report(ctx, 'NOT_A_MAP', root, `a flow file is a map with version, start and steps, not ${describe(root)}`);
     return { diagnostics: sorted(ctx.diags) };
   }
-  const model = checkTop(ctx, root);
+  const named: { name?: string } = {};
+  const model = checkTop(ctx, root, named);
   const diagnostics = sorted(ctx.diags);
-  return diagnostics.some((d) => d.severity === 'error') || !model ? { diagnostics } : { model, diagnostics };
+  const id: Pick<CheckResult, 'name' | 'module'> = {};
+  if (named.name !== undefined) id.name = named.name;
+  if (entry(root, 'module')) id.module = true;
+  return diagnostics.some((d) => d.severity === 'error') || !model ? { diagnostics, ...id } : { model, diagnostics, ...id };
 }
 
-function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
+function checkTop(ctx: Ctx, root: YMap, named: { name?: string }): FlowModel | undefined {
   knownEntries(ctx, root, TOP_KEYS, '');
   const top = (k: (typeof TOP_KEYS)[number]) => entry(root, k);
 
@@ -90,6 +99,7 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
     report(ctx, 'BAD_NAME', root, `the file name gives the flow name '${name}', which is not valid (letters, digits, - and _ only)`, 'Rename the file, or give the flow a valid `name:`.');
   }
 
+  named.name = name;
   let description: string | undefined;
   const d = top('description');
   if (d) description = asString(ctx, d.value, 'description');
@@ -107,6 +117,9 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
   }
 
   const sensitive = checkSensitive(ctx, top('sensitive'));
+  const moduleEntry = top('module');
+  const module = moduleEntry ? checkModuleSpec(ctx, moduleEntry, vars) : undefined;
+  if (module) ctx.module = module;
 
   const handlersEntry = top('handlers');
   const handlers: Handlers = checkHandlers(ctx, handlersEntry?.value);
@@ -149,13 +162,17 @@ function checkTop(ctx: Ctx, root: YMap): FlowModel | undefined {
     // other errors: the graph checks that stay sound on a partial graph (unreachable steps)
     checkReachable(ctx, steps, written, start, handlers);
   }
-  checkVarRefs(ctx, Object.keys(vars), steps);
+  if (module && handlers.hangup !== undefined && handlersEntry?.value.kind === 'map') {
+    report(ctx, 'MISPLACED_KEY', entry(handlersEntry.value, 'hangup')!, 'handlers.hangup does not go in a module: when the call ends inside a module, the hangup handler of the flow served at /rt runs, with that flow\'s variables', 'Remove it; put the logic in the calling flow\'s handlers.hangup.');
+  }
+  checkVarRefs(ctx, [...Object.keys(vars), ...Object.keys(module?.params ?? {})], steps);
 
   if (start === undefined) return undefined;
   const model: FlowModel = { version: ctx.version, name, file: ctx.file, start, voice: ctx.voice, vars, handlers, steps };
   if (nameEntry) model.namePos = { file: ctx.file, line: nameEntry.value.pos.line, column: nameEntry.value.pos.col };
   if (description !== undefined) model.description = description;
   if (sensitive.length > 0) model.sensitive = sensitive;
+  if (module) model.module = module;
   return model;
 }
 

@@ -20,6 +20,7 @@ export function flowVersion(source: string): string {
   return createHash('sha256').update(source, 'utf8').digest('hex').slice(0, 12);
 }
 
-export function compileConfig(model: FlowModel, source: string): FlowConfig {
-  return { name: model.name, version: flowVersion(source), model, config: buildMachineConfig(model) };
+/** `version`: a linked flow's (link.ts: its source and its modules'); absent, the source's hash. */
+export function compileConfig(model: FlowModel, source: string, version?: string): FlowConfig {
+  return { name: model.name, version: version ?? flowVersion(source), model, config: buildMachineConfig(model) };
 }
