@@ -43,6 +43,8 @@ export interface LinkOutput {
   diagnostics: Map<string, Diagnostic[]>;
   /** Linked flows (and modules) by file: those with no error of their own or of a module. */
   linked: Map<string, Linked>;
+  /** Files that check on their own but cannot be linked (a module in a cycle, too deep, entering a module with errors). */
+  failed: Set<string>;
 }
 
 const SEVERITY = new Map(FLOW_CODES.map((c) => [c.code, c]));
@@ -87,8 +89,16 @@ interface Node {
   bad?: string;
 }
 
-export function linkFlows(files: readonly LinkFile[]): LinkOutput {
-  const out: LinkOutput = { diagnostics: new Map(), linked: new Map() };
+/** Bounds of the link stage (tests lower them). */
+export interface LinkLimits {
+  maxDepth?: number;
+  maxSteps?: number;
+}
+
+export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): LinkOutput {
+  const MAX_DEPTH = limits.maxDepth ?? MAX_SUBFLOW_DEPTH;
+  const MAX_STEPS = limits.maxSteps ?? MAX_LINKED_STEPS;
+  const out: LinkOutput = { diagnostics: new Map(), linked: new Map(), failed: new Set() };
   const add = (d: Diagnostic) => {
     const list = out.diagnostics.get(d.file) ?? [];
     list.push(d);
@@ -130,18 +140,22 @@ export function linkFlows(files: readonly LinkFile[]): LinkOutput {
       const spec = m.model?.module;
       if (!spec) continue; // the module has errors: reported below, at the flow: value
       const params = Object.keys(spec.params);
+      // a misspelt name is one mistake: its UNKNOWN_*, not also the missing or unhandled name it meant
+      const meant = new Set<string>();
       for (const p of Object.keys(s.with)) {
         if (params.includes(p)) continue;
         const near = closest(p, params);
+        if (near !== undefined) meant.add(near);
         report(n, diag('UNKNOWN_PARAM', s.withPos[p]!, `step '${s.id}': module '${s.flow}' has no param '${p}'${params.length ? ` (params: ${params.join(', ')})` : ' (it takes none)'}`, near ? `did you mean '${near}'?` : undefined));
       }
-      const missing = params.filter((p) => spec.params[p]!.required && !Object.hasOwn(s.with, p));
+      const missing = params.filter((p) => spec.params[p]!.required && !Object.hasOwn(s.with, p) && !meant.has(p));
       if (missing.length) {
         report(n, diag('MISSING_PARAM', s.withAt ?? s.flowPos, `step '${s.id}': module '${s.flow}' needs ${missing.map((p) => `'${p}'`).join(', ')} (required param${missing.length > 1 ? 's' : ''}) in with:`));
       }
       for (const r of Object.keys(s.on)) {
         if (spec.results.includes(r)) continue;
         const near = closest(r, spec.results);
+        if (near !== undefined) meant.add(near);
         report(n, diag('UNKNOWN_RESULT', s.onPos[r]!, `step '${s.id}': module '${s.flow}' never returns '${r}' (results: ${spec.results.join(', ')})`, near ? `did you mean '${near}'?` : undefined));
       }
       for (const [v, from] of Object.entries(s.save)) {
@@ -149,7 +163,7 @@ export function linkFlows(files: readonly LinkFile[]): LinkOutput {
         const near = closest(from, spec.returns);
         report(n, diag('UNKNOWN_RETURN', s.savePos[v]!, `step '${s.id}': module '${s.flow}' returns no value '${from}'${spec.returns.length ? ` (returns: ${spec.returns.join(', ')})` : ' (it returns none)'}`, near ? `did you mean '${near}'?` : undefined));
       }
-      const unhandled = spec.results.filter((r) => !Object.hasOwn(s.on, r));
+      const unhandled = spec.results.filter((r) => !Object.hasOwn(s.on, r) && !meant.has(r));
       if (s.default === undefined && unhandled.length > 0) {
         report(n, diag('UNHANDLED_RESULT', s.pos, `step '${s.id}': results ${unhandled.join(', ')} of module '${s.flow}' lead nowhere: with no default or next, the call would be hung up`));
       }
@@ -209,16 +223,16 @@ export function linkFlows(files: readonly LinkFile[]): LinkOutput {
     n.reach = reach;
     n.size = size;
     const mine = own.get(n) ?? [];
-    if (depth > MAX_SUBFLOW_DEPTH) {
+    if (depth > MAX_DEPTH) {
       const deepest = n.calls.find((s) => (byName.get(s.flow)?.depth ?? -1) + 1 === depth)!;
-      const d = diag('SUBFLOW_TOO_DEEP', deepest.flowPos, `step '${deepest.id}': entering '${deepest.flow}' nests subflows ${depth} deep; at most ${MAX_SUBFLOW_DEPTH} are allowed`);
+      const d = diag('SUBFLOW_TOO_DEEP', deepest.flowPos, `step '${deepest.id}': entering '${deepest.flow}' nests subflows ${depth} deep; at most ${MAX_DEPTH} are allowed`);
       report(n, d); // a module nested too deep itself is bad: its callers get MODULE_INVALID, so this is the first crossing
-      n.bad = `it nests subflows ${depth} deep (at most ${MAX_SUBFLOW_DEPTH})`;
-    } else if (size > MAX_LINKED_STEPS) {
+      n.bad = `it nests subflows ${depth} deep (at most ${MAX_DEPTH})`;
+    } else if (size > MAX_STEPS) {
       {
-        report(n, diag('SUBFLOW_TOO_LARGE', n.model.steps[Object.keys(n.model.steps)[0]!]!.pos, `the flow and the ${reach.size} modules it may enter hold ${size.toLocaleString('en-US')} steps in all; at most ${MAX_LINKED_STEPS.toLocaleString('en-US')} are allowed`));
+        report(n, diag('SUBFLOW_TOO_LARGE', n.model.steps[Object.keys(n.model.steps)[0]!]!.pos, `the flow and the ${reach.size} modules it may enter hold ${size.toLocaleString('en-US')} steps in all; at most ${MAX_STEPS.toLocaleString('en-US')} are allowed`));
       }
-      n.bad = `it and the modules it may enter hold ${size.toLocaleString('en-US')} steps (at most ${MAX_LINKED_STEPS.toLocaleString('en-US')})`;
+      n.bad = `it and the modules it may enter hold ${size.toLocaleString('en-US')} steps (at most ${MAX_STEPS.toLocaleString('en-US')})`;
     } else if ((own.get(n) ?? mine).length > 0) {
       n.bad ??= `it has ${(own.get(n) ?? mine).length} error(s): ${(own.get(n) ?? mine).slice(0, 3).map((e) => `${where({ file: e.file, line: e.line, column: e.column })} ${e.code} ${e.message}`).join('; ')}`;
     }
@@ -226,6 +240,7 @@ export function linkFlows(files: readonly LinkFile[]): LinkOutput {
   for (const n of nodes) visit(n, new Set());
 
   for (const n of nodes) {
+    if (n.model && (n.bad !== undefined || (own.get(n)?.length ?? 0) > 0)) out.failed.add(n.f.file);
     if (!n.model || n.bad !== undefined || (own.get(n)?.length ?? 0) > 0 || byName.get(n.name) !== n) continue;
     const reach = [...n.reach!].sort();
     if (reach.length === 0) continue; // nothing to link: the model and version as checked

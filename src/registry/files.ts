@@ -158,6 +158,7 @@ function admit(files: Checked[], compile: (f: Checked, model: FlowModel, version
     const model = linked?.model ?? f.result.model;
     report.diagnostics.push(...diagnostics);
     if (model?.module && !hasErrors(diagnostics)) {
+      if (link.failed.has(file)) continue; // in a cycle, or entering a module that fails: its callers say why
       // a module: compiled on its own for the tools (scenarios, graph), never served nor refused
       report.modules!.push(compile(f, model, linked?.version));
       continue;

@@ -10,6 +10,7 @@ import { checkFlow } from '../../src/flow/check.js';
 import { checkConfig } from '../../src/flow/config.js';
 import type { Diagnostic } from '../../src/errors/diagnostic.js';
 import { MAX_FILE_BYTES } from '../../src/flow/yaml.js';
+import { SUBFLOW_CASES } from './codes-subflow.js';
 
 /** A flow whose steps (lines given) start at line 4, column 3. */
 const flow = (...steps: string[]) => ['version: 1', 'start: a', 'steps:', ...steps].join('\n') + '\n';
@@ -162,6 +163,7 @@ const CASES: Case[] = [
     column: 1,
     message: /boom/,
   },
+  ...SUBFLOW_CASES,
 ];
 
 describe('every diagnostic code, at its exact position', () => {
