@@ -171,7 +171,7 @@ export function behaviour(t: FlowTables) {
         return p.max === undefined || (ctx.c.r[p.key!] ?? 0) < p.max;
       },
       /** The call is in a module entered from this call site (the top frame's). */
-      frame(ctx: Ctx, p: { site: string }): boolean {
+      frame(ctx: Ctx, p: { site?: string; full?: boolean }): boolean {
         return atSite(ctx, p);
       },
       /** The request's budget of logic steps is spent. */

@@ -59,7 +59,7 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
       match: ({ context, event }: Args, p: P<{ exact?: string; re?: string; key?: string; max?: number }>) => b.guards.match(context, event, p),
       budget: ({ context }: Args) => b.guards.budget(context),
       when: ({ context }: Args, p: P<{ step: string; i: number }>) => b.guards.when(context, p),
-      frame: ({ context }: Args, p: P<{ site: string }>) => b.guards.frame(context, p),
+      frame: ({ context }: Args, p: P<{ site?: string; full?: boolean }>) => b.guards.frame(context, p),
     },
     actions: {
       take: assign(({ context, event }: Args, p: P<{ result?: boolean; save?: string; pick?: [string, number]; retry?: string; fresh?: string | true; handler?: boolean }>) => b.assigns.take(context, event, p)),

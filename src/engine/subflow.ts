@@ -90,9 +90,10 @@ export function enter(t: SubflowTables | undefined, ctx: Ctx, p: { step: string 
   return { vars, f: [...frames, { s: p.step, v: ctx.vars }], c: { n: 1, r: {} }, k: 1 };
 }
 
-/** The top frame is this call site. */
-export function atSite(ctx: Ctx, p: { site: string }): boolean {
+/** The top frame is this call site; with `full`, the stack is at the nesting bound. */
+export function atSite(ctx: Ctx, p: { site?: string; full?: boolean }): boolean {
   const f = ctx.f;
+  if (p.full) return f !== undefined && f.length >= MAX_SUBFLOW_DEPTH;
   return f !== undefined && f.length > 0 && f[f.length - 1]!.s === p.site;
 }
 

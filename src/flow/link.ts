@@ -70,7 +70,7 @@ function subflowSteps(model: FlowModel): SubflowStep[] {
   return out;
 }
 
-function where(p: Pos): string {
+function where(p: Pos | Diagnostic): string {
   return `${p.file.split(/[\\/]/).pop()}:${p.line}:${p.column}`;
 }
 
@@ -85,8 +85,10 @@ interface Node {
   depth?: number;
   reach?: Set<string>;
   size?: number;
-  /** Why its callers are refused, when it cannot be entered. */
+  /** Why its callers are refused, when it cannot be entered (bounded: never nests its modules' reasons). */
   bad?: string;
+  /** The error a chain of modules that cannot be entered comes from, as `file:line:col CODE message`. */
+  cause?: string;
 }
 
 /** Bounds of the link stage (tests lower them). */
@@ -193,6 +195,7 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
     add(d);
     for (const m of comp) {
       m.bad = `it is in a cycle of subflows (${names})`;
+      m.cause = `${where(d)} SUBFLOW_CYCLE`;
       (own.get(m) ?? own.set(m, []).get(m)!).push(d);
     }
   }
@@ -208,7 +211,8 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
       if (!m || !m.f.result.module || stack.has(m)) continue;
       visit(m, stack);
       if (m.bad !== undefined || !m.model) {
-        const why = m.bad ?? `it has ${m.errors.length} error${m.errors.length === 1 ? '' : 's'}: ${m.errors.slice(0, 3).map((e) => `${where({ file: e.file, line: e.line, column: e.column })} ${e.code} ${e.message}`).join('; ')}${m.errors.length > 3 ? '; ...' : ''}`;
+        const why = m.bad ?? `it has ${m.errors.length} error${m.errors.length === 1 ? '' : 's'}: ${m.errors.slice(0, 3).map((e) => `${where(e)} ${e.code} ${e.message}`).join('; ')}${m.errors.length > 3 ? '; ...' : ''}`;
+        n.cause ??= m.cause ?? (m.errors[0] ? `${where(m.errors[0])} ${m.errors[0].code} ${m.errors[0].message}` : undefined);
         report(n, diag('MODULE_INVALID', s.flowPos, `step '${s.id}': module '${s.flow}' cannot be entered: ${why}`, 'Fix the module first (callscript validate lists its errors); this flow is refused until it checks.'));
         continue;
       }
@@ -228,13 +232,16 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
       const d = diag('SUBFLOW_TOO_DEEP', deepest.flowPos, `step '${deepest.id}': entering '${deepest.flow}' nests subflows ${depth} deep; at most ${MAX_DEPTH} are allowed`);
       report(n, d); // a module nested too deep itself is bad: its callers get MODULE_INVALID, so this is the first crossing
       n.bad = `it nests subflows ${depth} deep (at most ${MAX_DEPTH})`;
+      n.cause = `${where(d)} SUBFLOW_TOO_DEEP`;
     } else if (size > MAX_STEPS) {
       {
         report(n, diag('SUBFLOW_TOO_LARGE', n.model.steps[Object.keys(n.model.steps)[0]!]!.pos, `the flow and the ${reach.size} modules it may enter hold ${size.toLocaleString('en-US')} steps in all; at most ${MAX_STEPS.toLocaleString('en-US')} are allowed`));
       }
       n.bad = `it and the modules it may enter hold ${size.toLocaleString('en-US')} steps (at most ${MAX_STEPS.toLocaleString('en-US')})`;
     } else if ((own.get(n) ?? mine).length > 0) {
-      n.bad ??= `it has ${(own.get(n) ?? mine).length} error(s): ${(own.get(n) ?? mine).slice(0, 3).map((e) => `${where({ file: e.file, line: e.line, column: e.column })} ${e.code} ${e.message}`).join('; ')}`;
+      // codes and positions only: a chain of modules must not nest its reasons (a diamond would double them at each level)
+      const errs = own.get(n) ?? mine;
+      n.bad ??= `it has ${errs.length} error${errs.length === 1 ? '' : 's'} (${errs.slice(0, 3).map((e) => `${where(e)} ${e.code}`).join(', ')}${errs.length > 3 ? ', ...' : ''})${n.cause ? `, from ${n.cause}` : `: ${errs[0]!.message}`}`;
     }
   };
   for (const n of nodes) visit(n, new Set());

@@ -44,7 +44,9 @@ export function subflowState(model: FlowModel, step: SubflowStep): StateConfig {
   const into: TransitionConfig = mod
     ? { target: mod.start, actions: [{ type: 'enter', params: { step: step.id } }] }
     : { target: END_STATE, actions: [{ type: 'enter', params: { step: step.id } }] };
-  return { meta: { kind: 'logic', step: step.id, subflow: step.flow }, always: [BUDGET, into] };
+  // the link stage bounds nesting; a stored state claiming more frames ends the call (SUBFLOW_DEPTH)
+  const full: TransitionConfig = { guard: { type: 'frame', params: { full: true } }, target: END_STATE, actions: [{ type: 'enter', params: { step: step.id } }] };
+  return { meta: { kind: 'logic', step: step.id, subflow: step.flow }, always: [BUDGET, full, into] };
 }
 
 export function returnState(model: FlowModel, step: ReturnStep): StateConfig {
