@@ -2,8 +2,8 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve, sep } from 'node:path';
-import { compileFlow, type CompiledFlow } from '../engine/compile.js';
-import { checkFlow } from '../flow/check.js';
+import { compileFlowFile } from '../registry/linked-file.js';
+import type { CompiledFlow } from '../engine/compile.js';
 import { formatDiagnostics } from '../flow/format.js';
 import { compileAll } from '../registry/registry.js';
 import { readFlows, readFlowText } from '../registry/load.js';
@@ -24,14 +24,14 @@ export interface PathsFlags {
 export async function loadFlow(ref: string, flowsDir = 'flows'): Promise<CompiledFlow> {
   if (/\.ya?ml$/.test(ref) && existsSync(ref)) {
     const text = await readFlowText(ref);
-    const { model, diagnostics } = checkFlow(text, ref);
-    if (!model || diagnostics.some((d) => d.severity === 'error')) {
-      throw new Error(`${ref} has errors:\n${formatDiagnostics(diagnostics, new Map([[ref, text]]))}`);
-    }
-    return compileFlow(model, text);
+    // a flow that enters modules is linked with the flows of its directory
+    const one = await compileFlowFile(ref, text);
+    if (!one.flow) throw new Error(`${ref} has errors:\n${formatDiagnostics(one.errors, one.sources)}`);
+    return one.flow;
   }
   const { texts } = await readFlows(flowsDir);
-  const { flows } = compileAll(texts);
+  const { flows: served, report } = compileAll(texts);
+  const flows = [...served, ...(report.modules ?? [])];
   const found = flows.find((f) => f.name === ref);
   if (!found) throw new Error(`no valid flow named "${ref}" in ${flowsDir} (flows: ${flows.map((f) => f.name).join(', ') || 'none'})`);
   return found;

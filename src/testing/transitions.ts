@@ -159,7 +159,7 @@ export function flowEdges(flow: CompiledFlow): FlowEdge[] {
     if (meta.kind === 'logic' && step) {
       const cases = step.kind === 'switch' ? step.cases : [];
       for (const t of sc.always ?? []) {
-        if (t.guard?.type === 'budget') continue;
+        if (t.guard?.type === 'budget' || t.guard?.params?.full) continue;
         const cover = tookKeys(t)[0] ?? '';
         if (step.kind === 'subflow') edges.push({ id: `${id}:enter`, kind: 'enter', from: id, to: t.target, key: `enter ${step.flow}` });
         else if (step.kind === 'return') edges.push({ id: cover, kind: 'return', from: id, to: t.target, key: t.guard ? `${step.result} (back to ${String(t.guard.params?.site)})` : `${step.result} (no caller)` });
