@@ -95,3 +95,20 @@ describe('scenarios of a module', () => {
     ]);
   });
 });
+
+describe('the schemas know subflows', () => {
+  it('flow schema: module:, subflow:, return:, save as a map; scenario schema: with: and expect: return', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { Ajv } = await import('ajv');
+    const { parse } = await import('yaml');
+    const ajv = () => new Ajv({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
+    const flow = ajv().compile(JSON.parse(readFileSync('schemas/flow.schema.json', 'utf8')) as object);
+    expect(flow(parse(MAIN)), JSON.stringify(flow.errors)).toBe(true);
+    expect(flow(parse(PIN_CHECK)), JSON.stringify(flow.errors)).toBe(true);
+    expect(flow(parse(MAIN.replace('flow: pin-check', 'flwo: pin-check')))).toBe(false);
+    expect(flow(parse(PIN_CHECK.replace('results:', 'result:')))).toBe(false);
+    const scenario = ajv().compile(JSON.parse(readFileSync('schemas/scenario.schema.json', 'utf8')) as object);
+    const doc = parse('flow: pin-check\ncases:\n  - name: ok\n    with: { account: "42" }\n    steps:\n      - { expect: read, result: "1234" }\n      - expect: { return: verified, values: { holder: Ann } }\n');
+    expect(scenario(doc), JSON.stringify(scenario.errors)).toBe(true);
+  });
+});
