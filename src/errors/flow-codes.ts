@@ -230,9 +230,9 @@ export const FLOW_CODES: readonly CodeInfo[] = [
   },
   // --- subflows (version 2): checked across the files of a directory (the link stage)
   {
-    code: 'UNKNOWN_FLOW',
+    code: 'UNKNOWN_MODULE',
     severity: 'error',
-    title: 'A subflow step names a flow that no file of the directory defines.',
+    title: 'A subflow step names a module that no file of the directory defines.',
     hint: 'Name a module of the same directory (its `name:`, or its file name without .yaml); the hint suggests the closest one.',
   },
   {

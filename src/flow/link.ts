@@ -132,7 +132,7 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
       const m = byName.get(s.flow);
       if (!m) {
         const near = closest(s.flow, moduleNames.length ? moduleNames : [...byName.keys()]);
-        report(n, diag('UNKNOWN_FLOW', s.flowPos, `step '${s.id}': no flow '${s.flow}' in this directory`, near ? `did you mean '${near}'?` : moduleNames.length ? `Modules here: ${moduleNames.slice(0, 12).join(', ')}.` : 'A module is a flow file with module: in the same directory.'));
+        report(n, diag('UNKNOWN_MODULE', s.flowPos, `step '${s.id}': no flow '${s.flow}' in this directory`, near ? `did you mean '${near}'?` : moduleNames.length ? `Modules here: ${moduleNames.slice(0, 12).join(', ')}.` : 'A module is a flow file with module: in the same directory.'));
         continue;
       }
       if (!m.f.result.module) {

@@ -15,7 +15,7 @@ const cyc = (name: string, other: string) => `version: 2\nname: ${name}\nmodule:
 const dir = (files: Record<string, string>) => (): Diagnostic[] => compileAll(Object.entries(files).map(([file, text]) => ({ file: `flows/${file}`, text }))).report.diagnostics.filter((d) => d.file === 'flows/t.yaml');
 
 export const SUBFLOW_CASES = [
-  { name: 'a misspelt module', code: 'UNKNOWN_FLOW', text: dir({ 't.yaml': caller('    subflow: { flow: pin-chek, with: { account: "1" } }', '    next: m'), 'pin-check.yaml': MOD('pin-check') }), line: 5, column: 22, message: /^step 'v': no flow 'pin-chek' in this directory$/, hint: /did you mean 'pin-check'\?/ },
+  { name: 'a misspelt module', code: 'UNKNOWN_MODULE', text: dir({ 't.yaml': caller('    subflow: { flow: pin-chek, with: { account: "1" } }', '    next: m'), 'pin-check.yaml': MOD('pin-check') }), line: 5, column: 22, message: /^step 'v': no flow 'pin-chek' in this directory$/, hint: /did you mean 'pin-check'\?/ },
   { name: 'a flow that is no module', code: 'NOT_A_MODULE', text: dir({ 't.yaml': caller('    subflow: { flow: other }', '    next: m'), 'other.yaml': 'version: 2\nstart: a\nsteps:\n  a: { hangup: {} }\n' }), line: 5, column: 22, message: /flow 'other' \(other\.yaml\) is not a module/ },
   {
     name: 'a module with errors of its own',

@@ -90,7 +90,7 @@ describe('hot reload of a module while calls are inside it', () => {
     rmSync(join(dir, 'pin-check.yaml'));
     const r = await s.control.reload!('test');
     expect(r.kept).toEqual(['main']);
-    expect([...s.registry.pendingErrors().get(join(dir, 'main.yaml'))!].map((d) => `${d.line}:${d.column} ${d.code} ${d.message}`)).toEqual(["8:13 UNKNOWN_FLOW step 'verify': no flow 'pin-check' in this directory"]);
+    expect([...s.registry.pendingErrors().get(join(dir, 'main.yaml'))!].map((d) => `${d.line}:${d.column} ${d.code} ${d.message}`)).toEqual(["8:13 UNKNOWN_MODULE step 'verify': no flow 'pin-check' in this directory"]);
     expect(s.registry.current('main')!.version).toBe(v);
   });
 });
