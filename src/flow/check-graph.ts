@@ -268,8 +268,14 @@ function handlerExitHint(from: Step, to: Step): string {
   return `Make '${from.id}' lead to logic steps only (set, switch, when, sms): ${end}.`;
 }
 
-/** Logic steps issue no call command: set, switch/when, and effects such as sms. */
+/**
+ * Logic steps issue no call command: set, switch/when, return, and effects such as sms. A
+ * subflow is not one: the module it enters may issue commands (a loop through it is no
+ * eventless loop; the request's logic-step budget bounds one that is), and a hangup
+ * handler may not enter a module.
+ */
 function isLogic(step: Step): boolean {
+  if (step.kind === 'subflow') return false;
   return step.kind !== 'command' || isEffect(step.command.name);
 }
 

@@ -69,3 +69,19 @@ describe('subflow: handlers, version 1, a module entered from two call sites', (
     expect(call.result('3')).toBe(reply('play', 3, { media_id: tts('Age 42, floor 3.') }));
   });
 });
+
+describe('subflow: the per-file graph checks', () => {
+  it('a loop through a subflow is no eventless loop (the module reads); a hangup handler may not enter a module', () => {
+    const mod = `version: 2\nname: get\nmodule: { results: [again, done] }\nstart: a\nsteps:\n  a:\n    read: { prompt: "1 again, 2 done", max_digits: 1 }\n    on: { "1": x, "2": y }\n    next: y\n  x: { return: again }\n  y: { return: done }\n`;
+    const caller = `version: 2\nname: loop\nhandlers: { hangup: h }\nstart: s\nsteps:\n  s:\n    subflow: { flow: get }\n    on: { again: s, done: z }\n  z: { hangup: {} }\n  h:\n    subflow: { flow: get }\n    next: z\n`;
+    const { flows, diagnostics } = load({ 'get.yaml': mod, 'loop.yaml': caller });
+    expect(diagnostics.map((d) => `${d.file}:${d.line}:${d.column} ${d.code}`)).toEqual(['loop.yaml:3:21 HANDLER_COMMAND']);
+    const ok = load({ 'get.yaml': mod, 'loop.yaml': caller.replace('handlers: { hangup: h }\n', '').replace(/ {2}h:\n.*\n.*\n$/, '') });
+    expect(ok.diagnostics).toEqual([]);
+    const call = new Call(ok.flows.get('loop')!);
+    call.start();
+    expect(call.result('1')).toBe(reply('read', 2, { media_id: tts('1 again, 2 done'), max_digits: 1 }));
+    expect(call.result('2')).toBe(reply('hangup', 3));
+    expect(flows.size).toBe(0);
+  });
+});
