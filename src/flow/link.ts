@@ -201,15 +201,15 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
   }
 
   // depth, reach and size, callees first; a module with errors makes its callers fail
-  const visit = (n: Node, stack: Set<Node>): void => {
-    if (n.depth !== undefined || n.bad !== undefined || !n.model) return;
-    stack.add(n);
+  // (iterative: a chain of thousands of module files must not overflow the stack)
+  const done = (n: Node) => n.depth !== undefined || n.bad !== undefined || !n.model;
+  const finish = (n: Node): void => {
+    if (!n.model) return;
     let depth = 0;
     const reach = new Set<string>();
     for (const s of n.calls) {
       const m = byName.get(s.flow);
-      if (!m || !m.f.result.module || stack.has(m)) continue;
-      visit(m, stack);
+      if (!m || !m.f.result.module || !done(m)) continue;
       if (m.bad !== undefined || !m.model) {
         const why = m.bad ?? `it has ${m.errors.length} error${m.errors.length === 1 ? '' : 's'}: ${m.errors.slice(0, 3).map((e) => `${where(e)} ${e.code} ${e.message}`).join('; ')}${m.errors.length > 3 ? '; ...' : ''}`;
         n.cause ??= m.cause ?? (m.errors[0] ? `${where(m.errors[0])} ${m.errors[0].code} ${m.errors[0].message}` : undefined);
@@ -220,7 +220,6 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
       reach.add(m.name);
       for (const r of m.reach!) reach.add(r);
     }
-    stack.delete(n);
     let size = Object.keys(n.model.steps).length;
     for (const r of reach) size += Object.keys(byName.get(r)!.model!.steps).length;
     n.depth = depth;
@@ -244,7 +243,26 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
       n.bad ??= `it has ${errs.length} error${errs.length === 1 ? '' : 's'} (${errs.slice(0, 3).map((e) => `${where(e)} ${e.code}`).join(', ')}${errs.length > 3 ? ', ...' : ''})${n.cause ? `, from ${n.cause}` : `: ${errs[0]!.message}`}`;
     }
   };
-  for (const n of nodes) visit(n, new Set());
+  const onStack = new Set<Node>();
+  for (const root of nodes) {
+    if (done(root)) continue;
+    const work: { n: Node; i: number }[] = [{ n: root, i: 0 }];
+    onStack.add(root);
+    while (work.length > 0) {
+      const top = work[work.length - 1]!;
+      if (top.i < top.n.calls.length) {
+        const m = byName.get(top.n.calls[top.i++]!.flow);
+        if (m && m.f.result.module && !onStack.has(m) && !done(m)) {
+          onStack.add(m);
+          work.push({ n: m, i: 0 });
+        }
+        continue;
+      }
+      work.pop();
+      onStack.delete(top.n);
+      finish(top.n);
+    }
+  }
 
   for (const n of nodes) {
     if (n.model && (n.bad !== undefined || (own.get(n)?.length ?? 0) > 0)) out.failed.add(n.f.file);

@@ -112,3 +112,18 @@ describe('the call state inside modules', () => {
     expect(call.last!.kind === 'reply' && call.last!.log?.map((l) => l.code)).toEqual(['SUBFLOW_DEPTH']);
   });
 });
+
+describe('a long chain of module files', () => {
+  it('3,000 modules each entering the next: refused at the depth bound, no stack overflow, in linear time', () => {
+    const files: Record<string, string> = {};
+    const n = 3000;
+    for (let i = 0; i < n; i++) {
+      files[`c${i}.yaml`] = i === n - 1 ? 'version: 2\nmodule: { results: [done] }\nstart: a\nsteps:\n  a: { return: done }\n' : `version: 2\nmodule: { results: [done] }\nstart: a\nsteps:\n  a:\n    subflow: { flow: c${i + 1} }\n    next: b\n  b: { return: done }\n`;
+    }
+    const t = performance.now();
+    const { diagnostics } = load(files);
+    expect(performance.now() - t).toBeLessThan(20_000);
+    expect(codes(diagnostics.filter((d) => d.code === 'SUBFLOW_TOO_DEEP'))).toEqual([`c${n - 10}.yaml:6:22 SUBFLOW_TOO_DEEP`]);
+    expect(diagnostics.filter((d) => d.code === 'MODULE_INVALID')).toHaveLength(n - 10);
+  });
+});
