@@ -2,8 +2,8 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve, sep } from 'node:path';
-import { compileFlow, type CompiledFlow } from '../engine/compile.js';
-import { checkFlow } from '../flow/check.js';
+import { compileFlowFile } from '../registry/linked-file.js';
+import type { CompiledFlow } from '../engine/compile.js';
 import { formatDiagnostics } from '../flow/format.js';
 import { compileAll } from '../registry/registry.js';
 import { callerScriptNotFlow, isCallerScriptName, readFlows, readFlowText } from '../registry/load.js';
@@ -27,14 +27,14 @@ export async function loadFlow(ref: string, flowsDir = 'flows', environment = en
   const opts = environment !== undefined ? { environment } : {};
   if (/\.ya?ml$/.test(ref) && existsSync(ref)) {
     const text = await readFlowText(ref);
-    const { model, diagnostics } = checkFlow(text, ref, opts);
-    if (!model || diagnostics.some((d) => d.severity === 'error')) {
-      throw new Error(`${ref} has errors:\n${formatDiagnostics(diagnostics, new Map([[ref, text]]))}`);
-    }
-    return compileFlow(model, text);
+    // a flow that enters modules is linked with the flows of its directory
+    const one = await compileFlowFile(ref, text, opts);
+    if (!one.flow) throw new Error(`${ref} has errors:\n${formatDiagnostics(one.errors, one.sources)}`);
+    return one.flow;
   }
   const { texts } = await readFlows(flowsDir);
-  const { flows } = compileAll(texts, opts);
+  const { flows: served, report } = compileAll(texts, opts);
+  const flows = [...served, ...(report.modules ?? [])];
   const found = flows.find((f) => f.name === ref);
   if (!found) throw new Error(`no valid flow named "${ref}" in ${flowsDir} (flows: ${flows.map((f) => f.name).join(', ') || 'none'})`);
   return found;

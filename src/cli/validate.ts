@@ -172,7 +172,7 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
   }
   if (diagnostics.length > 0) out.write(formatDiagnostics(diagnostics, sources) + '\n');
   const errors = diagnostics.filter((d) => d.severity === 'error').length;
-  out.write(`${summaryLine(flowFiles.length, configFiles.length, flows.length + configsValid)}: ${summarize(diagnostics)}\n`);
+  out.write(`${summaryLine(flowFiles.length, configFiles.length, flows.length + (report.modules?.length ?? 0) + configsValid)}: ${summarize(diagnostics)}\n`);
   return errors > 0 ? 1 : 0;
 }
 

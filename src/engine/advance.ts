@@ -93,7 +93,9 @@ function dropWithHangup(req: RtRequest, commandId: number, log: LogEntry[] | und
 }
 
 function persisted(s: CallState): Persisted {
-  return { vars: s.vars, c: s.c ?? FRESH, res: s.res ?? '', err: s.err ?? '', k: s.k ?? 1, h: 0 };
+  const p: Persisted = { vars: s.vars, c: s.c ?? FRESH, res: s.res ?? '', err: s.err ?? '', k: s.k ?? 1, h: 0 };
+  if (s.f) p.f = s.f;
+  return p;
 }
 
 function resultEvent(result: string, error: string) {
@@ -338,6 +340,9 @@ function finish(flow: CompiledFlow, rt: Run, ctx: Persisted, emit: Emit, base: n
   if (ctx.err !== '') state.err = ctx.err;
   if (ctx.k !== 1) state.k = ctx.k;
   if (emit.done) state.done = true;
+  if (ctx.f && ctx.f.length > 0) state.f = ctx.f;
+  const ret = (ctx as Partial<Ctx>).ret;
+  if (ret) state.ret = ret;
   const out: Outcome = { kind: 'reply', reply, replyJson, state, stateJson: JSON.stringify(state) };
   if (rt.log) out.log = rt.log;
   return out;

@@ -20,6 +20,7 @@ import type { StepCounters } from './types.js';
 import type { ActionName } from '../flow/actions.js';
 import { DEFAULT_MAX_STATE_BYTES, jsonSize } from './size.js';
 import { calendarAt, languageOf, type ExtRun, type FlowExt } from './v2-scope.js';
+import { atSite, enter, leave, unwind, type Frame } from './subflow.js';
 
 /** What the settled state asks for: built on entry by `emit` or `say`. */
 export interface Out {
@@ -83,6 +84,10 @@ export interface Ctx {
   h: 0 | 1;
   /** The say the branch taken picked: its step and index (read by the say state's entry). */
   sy?: [string, number];
+  /** Frames of the modules the call is in (version 2 subflows); absent: none. */
+  f?: Frame[];
+  /** What a module run on its own returned (scenarios of a module). */
+  ret?: { result: string; values: Record<string, Value> };
   rt: Run;
 }
 
@@ -212,6 +217,10 @@ export function behaviour(t: FlowTables) {
         }
         return p.max === undefined || (ctx.c.r[p.key!] ?? 0) < p.max;
       },
+      /** The call is in a module entered from this call site (the top frame's). */
+      frame(ctx: Ctx, p: { site?: string; full?: boolean }): boolean {
+        return atSite(ctx, p);
+      },
       /** The request's budget of logic steps is spent. */
       budget(ctx: Ctx): boolean {
         return ctx.rt.i >= ctx.rt.max;
@@ -252,8 +261,17 @@ export function behaviour(t: FlowTables) {
           u.c = FRESH;
           u.k = typeof p.fresh === 'string' ? (ctx.c.r[p.fresh] ?? 0) + 1 : 1;
         }
-        if (p.handler) u.h = 1;
+        if (p.handler) {
+          u.h = 1;
+          if (ctx.f) Object.assign(u, unwind(ctx));
+        }
         return u;
+      },
+      enter(ctx: Ctx, p: { step: string }): Partial<Ctx> {
+        return enter(t.subflows, ctx, p);
+      },
+      leave(ctx: Ctx, p: { step: string; site?: string }): Partial<Ctx> {
+        return leave(t.subflows, ctx, p);
       },
       set(ctx: Ctx, p: { step: string }): Partial<Ctx> {
         const rt = ctx.rt;

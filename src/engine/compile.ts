@@ -16,8 +16,8 @@ export interface CompiledFlow extends FlowConfig {
   machine: FlowMachine;
 }
 
-export function compileFlow(model: FlowModel, source: string): CompiledFlow {
-  return fromConfig(compileConfig(model, source));
+export function compileFlow(model: FlowModel, source: string, version?: string): CompiledFlow {
+  return fromConfig(compileConfig(model, source, version));
 }
 
 /** A runnable flow from a config compiled elsewhere (another thread). */

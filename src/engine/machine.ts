@@ -20,7 +20,7 @@ import type { FlowTables } from './tables.js';
 export type FlowSnapshot = AnyMachineSnapshot;
 
 /** What a call keeps of the machine's context between requests (the rest is the request's). */
-export type Persisted = Pick<Ctx, 'vars' | 'c' | 'res' | 'err' | 'k' | 'h'>;
+export type Persisted = Pick<Ctx, 'vars' | 'c' | 'res' | 'err' | 'k' | 'h'> & Pick<Partial<Ctx>, 'f'>;
 
 export interface FlowMachine {
   /** The xstate machine itself (for tools and tests of the public API). */
@@ -59,10 +59,13 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
       match: ({ context, event }: Args, p: P<{ exact?: string; re?: string; key?: string; max?: number }>) => b.guards.match(context, event, p),
       budget: ({ context }: Args) => b.guards.budget(context),
       when: ({ context }: Args, p: P<{ step: string; i: number }>) => b.guards.when(context, p),
+      frame: ({ context }: Args, p: P<{ site?: string; full?: boolean }>) => b.guards.frame(context, p),
     },
     actions: {
       take: assign(({ context, event }: Args, p: P<{ result?: boolean; save?: string; pick?: [string, number]; retry?: string; fresh?: string | true; handler?: boolean }>) => b.assigns.take(context, event, p)),
       set: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.set(context, p)),
+      enter: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.enter(context, p)),
+      leave: assign(({ context }: Args, p: P<{ step: string; site?: string }>) => b.assigns.leave(context, p)),
       emitChecked: build('emit'),
       emit: ({ context }: Args, p: P<{ step: string }>) => {
         if (!b.builds.emit(context, p.step, p)) throw new Error(`constant params of step "${p.step}" failed their check`);
@@ -108,7 +111,9 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
       return s;
     },
     restore(value, p, rt) {
-      return machine.resolveState({ value: { [CALL_STATE]: value }, context: { vars: p.vars, c: p.c, res: p.res, err: p.err, k: p.k, h: p.h, rt } satisfies Ctx }) as FlowSnapshot;
+      const context: Ctx = { vars: p.vars, c: p.c, res: p.res, err: p.err, k: p.k, h: p.h, rt };
+      if (p.f) context.f = p.f;
+      return machine.resolveState({ value: { [CALL_STATE]: value }, context }) as FlowSnapshot;
     },
     send(snapshot, event) {
       return machine.transition(snapshot, event, scope) as FlowSnapshot;

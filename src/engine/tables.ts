@@ -11,6 +11,8 @@ import { flowExt, type FlowExt } from './v2-scope.js';
 import { fillerBuilder, httpBuilder, secretsOf } from './http-params.js';
 import { compileLinear, type LinearRegex } from '../flow/pattern.js';
 import { sensitivityOf, type Sensitivity } from './mask.js';
+import { buildSubflowTables, type SubflowTables } from './subflow.js';
+import { handlersOf } from '../flow/model.js';
 
 /** Matches nothing: stands for a pattern that does not compile. */
 export const NEVER: LinearRegex = { test: () => false, size: 0 };
@@ -44,6 +46,8 @@ export interface FlowTables {
   sensitive: Sensitivity | undefined;
   /** Environment, calendars, language (version 2); absent for a flow without them. */
   ext?: FlowExt;
+  /** Subflow call sites and returns (a flow that enters modules, or a module). */
+  subflows?: SubflowTables;
 }
 
 function sayOf(b: Branch | undefined, out: CommandBuilder[], prompts: PromptTable | undefined): void {
@@ -88,13 +92,15 @@ export function buildTables(model: FlowModel): FlowTables {
       );
     } else if (step.kind === 'switch') {
       t.cases.set(id, step.cases.map((c) => c.when));
-    } else {
+    } else if (step.kind === 'command') {
       if (step.valid) t.valids.set(id, step.valid.when);
       for (const p of step.on.patterns) regex(p.regex);
-      const h = step.inheritHandlers ? model.handlers.on[step.command.name] : undefined;
+      const h = step.inheritHandlers ? handlersOf(model, id).on[step.command.name] : undefined;
       for (const p of h?.patterns ?? []) regex(p.regex);
     }
   }
+  const sub = buildSubflowTables(model);
+  if (sub) t.subflows = sub;
   return t;
 }
 
@@ -116,14 +122,15 @@ function commandTable(model: FlowModel, step: Extract<FlowModel['steps'][string]
   for (const [k, b] of Object.entries(step.on.exact)) if (!http || (k !== 'ok' && k !== 'timeout')) add(k, b);
   if (http && step.on.exact.ok) add('ok', step.on.exact.ok);
   for (const p of step.on.patterns) add(p.source, p.branch);
-  const h = step.inheritHandlers ? model.handlers.on[step.command.name] : undefined;
+  const handlers = handlersOf(model, step.id);
+  const h = step.inheritHandlers ? handlers.on[step.command.name] : undefined;
   if (h) {
     for (const [k, b] of Object.entries(h.exact)) add(k, b);
     for (const p of h.patterns) add(p.source, p.branch);
   }
   if (step.command.name !== 'hangup') {
     sayOf(step.on.default, says, prompts);
-    sayOf(step.on.error ?? model.handlers.error, says, prompts);
+    sayOf(step.on.error ?? handlers.error, says, prompts);
     if (http && step.on.exact.timeout) sayOf(step.on.exact.timeout, says, prompts);
     if (step.valid) sayOf(step.valid.else ?? step.on.default, says, prompts);
   }

@@ -1,5 +1,6 @@
 import type { LookupRecord } from './http-wait.js';
 import type { Value } from '../flow/model.js';
+import type { Frame } from './subflow.js';
 
 /**
  * Counters of the step the call is at: visits since the step was last entered fresh, and
@@ -57,6 +58,10 @@ export interface CallState {
   done?: boolean;
   /** Sensitive vars and result, sealed (AES-256-GCM) when a key is configured; they show `***` in `vars`/`res` (src/engine/seal.ts). */
   x?: string;
+  /** Frames of the modules the call is in (version 2 subflows), the innermost last: each the call site and the caller's vars. */
+  f?: Frame[];
+  /** What a module run on its own returned (a scenario of a module): its result and values. */
+  ret?: { result: string; values: Record<string, Value> };
 }
 
 /** One line logged per call when it ends. */

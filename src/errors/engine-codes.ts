@@ -17,6 +17,16 @@ export const ENGINE_CODES: readonly CodeInfo[] = [
     hint: 'Logged at startup. Set CALLSCRIPT_SENSITIVE_KEY (32 random bytes: `openssl rand -base64 32`) so that sensitive values are sealed (AES-256-GCM) before they reach Redis (docs/security.md).',
   },
   {
+    code: 'SUBFLOW_DEPTH',
+    title: 'A call would enter modules deeper than the nesting bound (8)',
+    hint: 'The link stage refuses flows that nest subflows deeper than 8, so only a call state from elsewhere gets here: the call ends.',
+  },
+  {
+    code: 'MODULE_RETURNED',
+    title: 'A module run on its own (a scenario of the module) returned: its result ends the run',
+    hint: 'Informational: a module is not served at /rt; a scenario targets it with `with:` params and asserts `return:`.',
+  },
+  {
     code: 'ITERATION_LIMIT',
     title: 'Too many logic steps ran within one request',
     hint: 'A loop of set/switch/when steps (or a command step whose params keep failing) did not reach a command within maxLogicSteps (default 100); the call was hung up. Make sure every loop issues a command.',

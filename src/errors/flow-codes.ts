@@ -338,6 +338,73 @@ export const FLOW_CODES: readonly CodeInfo[] = [
     title: "`secrets.X` is read somewhere other than an http step's url, headers, query or body.",
     hint: 'A secret leaves the process only in the lookup that needs it: never in a variable, a prompt, an SMS, a condition or a filler.',
   },
+  // --- subflows (version 2): checked across the files of a directory (the link stage)
+  {
+    code: 'UNKNOWN_MODULE',
+    severity: 'error',
+    title: 'A subflow step names a module that no file of the directory defines.',
+    hint: 'Name a module of the same directory (its `name:`, or its file name without .yaml); the hint suggests the closest one.',
+  },
+  {
+    code: 'NOT_A_MODULE',
+    severity: 'error',
+    title: 'A subflow step names a flow that is not a module (it has no `module:` interface).',
+    hint: 'Only modules are entered with subflow: declare `module: { params, results, returns }` in that file (it is then no longer served at /rt on its own), or enter another flow.',
+  },
+  {
+    code: 'MODULE_INVALID',
+    severity: 'error',
+    title: 'A subflow step enters a module that has errors of its own (or is in a cycle, or nests too deep): the calling flow is refused too.',
+    hint: 'The message names the module\'s own errors; fix the module (callscript validate lists them) and the flow is admitted with it.',
+  },
+  {
+    code: 'UNKNOWN_PARAM',
+    severity: 'error',
+    title: 'A subflow step gives a param (in `with:`) that the module does not declare.',
+    hint: 'Use the names under the module\'s `module.params` (the hint suggests the closest), or declare the param there.',
+  },
+  {
+    code: 'MISSING_PARAM',
+    severity: 'error',
+    title: 'A subflow step leaves out a param the module declares `required`.',
+    hint: 'Give every required param in `with:` (e.g. `with: { account: "{{ vars.account }}" }`), or give it a default in the module (`account: ""`).',
+  },
+  {
+    code: 'UNKNOWN_RESULT',
+    severity: 'error',
+    title: 'A result that the module never returns: an `on:` key of a subflow step, or a `return:` of a result not under `module.results`.',
+    hint: 'Use the results of `module.results` (the hint suggests the closest), or declare the result there.',
+  },
+  {
+    code: 'UNKNOWN_RETURN',
+    severity: 'error',
+    title: 'A returned value that the module does not declare: a `save:` of a subflow step, or a `return:` value not under `module.returns`.',
+    hint: 'Use the names of `module.returns` (the hint suggests the closest), or declare the value there.',
+  },
+  {
+    code: 'SUBFLOW_CYCLE',
+    severity: 'error',
+    title: 'Modules enter each other in a cycle (a -> b -> a, or a module entering itself): reported once per cycle, with the position of each step of the cycle.',
+    hint: 'A module may not enter itself, directly or through others: the nesting would have no bound. Loop inside one module instead (a step leading back to an earlier one).',
+  },
+  {
+    code: 'SUBFLOW_TOO_DEEP',
+    severity: 'error',
+    title: 'Subflows nest deeper than 8 levels (a module entering a module entering ...).',
+    hint: 'Flatten the chain: merge small modules, or let the calling flow enter them one after the other instead of one inside the other.',
+  },
+  {
+    code: 'SUBFLOW_TOO_LARGE',
+    severity: 'error',
+    title: 'A flow and every module it may enter hold more than 20,000 steps in all (each module counted once).',
+    hint: 'Split the service into several flows served apart, or make the modules smaller.',
+  },
+  {
+    code: 'RETURN_OUTSIDE_MODULE',
+    severity: 'error',
+    title: 'A `return:` step in a flow that is not a module.',
+    hint: 'A flow served at /rt ends with hangup; declare `module: { results: [...] }` to make the file a module that other flows enter with subflow:.',
+  },
   // --- the server config file
   {
     code: 'CONFIG_AUTH',

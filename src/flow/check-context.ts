@@ -4,7 +4,7 @@
  */
 import type { Diagnostic, Severity } from '../errors/diagnostic.js';
 import { FLOW_CODES } from '../errors/flow-codes.js';
-import type { Pos } from './model.js';
+import type { ModuleSpec, Pos } from './model.js';
 import type { Loc, YEntry, YMap, YNode } from './yaml.js';
 import { describe } from './yaml.js';
 import type { Span } from './spans.js';
@@ -46,6 +46,8 @@ export interface Ctx {
   v2: V2Names;
   /** The names of `secrets:` (version 2), once read. */
   secrets?: string[];
+  /** The file's `module:` interface, when it is a module (return steps are checked against it). */
+  module?: ModuleSpec;
 }
 
 export interface V2Names {

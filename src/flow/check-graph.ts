@@ -32,6 +32,8 @@ function branchTargets(b: Branch | undefined): string[] {
 export function successors(step: Step, handlers: Handlers): string[] {
   if (step.kind === 'set') return step.next ? [step.next] : [];
   if (step.kind === 'switch') return [...step.cases.map((c) => c.goto), ...(step.default ? [step.default] : [])];
+  if (step.kind === 'subflow') return [...new Set([...Object.values(step.on), ...(step.default ? [step.default] : [])])];
+  if (step.kind === 'return') return [];
   const on = step.on;
   const out = [...Object.values(on.exact), ...on.patterns.map((p) => p.branch), on.default, on.error, step.valid?.else].flatMap(branchTargets);
   const wide = step.inheritHandlers ? handlers.on[step.command.name] : undefined;
@@ -129,6 +131,8 @@ function before(a: Loc, b: Loc): boolean {
 export function canEndHere(step: Step, handlers: Handlers): boolean {
   if (step.kind === 'set') return step.next === undefined;
   if (step.kind === 'switch') return step.default === undefined;
+  // a return ends the module; a subflow may end the call inside its module, and results it does not handle end it
+  if (step.kind === 'subflow' || step.kind === 'return') return true;
   const name = step.command.name;
   if (name === 'hangup' || name === 'dialout') return true;
   if (step.on.default) return false;
@@ -264,8 +268,14 @@ function handlerExitHint(from: Step, to: Step): string {
   return `Make '${from.id}' lead to logic steps only (set, switch, when, sms): ${end}.`;
 }
 
-/** Logic steps issue no call command: set, switch/when, and effects such as sms. */
+/**
+ * Logic steps issue no call command: set, switch/when, return, and effects such as sms. A
+ * subflow is not one: the module it enters may issue commands (a loop through it is no
+ * eventless loop; the request's logic-step budget bounds one that is), and a hangup
+ * handler may not enter a module.
+ */
 function isLogic(step: Step): boolean {
+  if (step.kind === 'subflow') return false;
   return step.kind !== 'command' || isEffect(step.command.name);
 }
 

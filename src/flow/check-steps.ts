@@ -9,6 +9,7 @@ import type { Assignment, Branches, CommandCall, Handlers, Step, SwitchCase, Val
 import { type Ctx, asMap, checkVarName, closest, didYouMean, knownEntries, posOf, report, requireV2 } from './check-context.js';
 import { checkCommand } from './check-commands.js';
 import { checkHttpStep } from './check-http.js';
+import { checkReturnStep, checkSubflowStep } from './check-subflow.js';
 import { checkMedia } from './check-media.js';
 import { type OnNotes, checkBranch, checkOn, emptyBranches, stepRef, unhandledResults } from './check-results.js';
 import { checkCel, toValue } from './check-values.js';
@@ -16,12 +17,12 @@ import { describe, entry, type YEntry, type YMap, type YNode } from './yaml.js';
 import { compileLinear, type LinearRegex } from './pattern.js';
 import { checkCalendarStep } from './check-calendars.js';
 
-export const LOGIC_ACTIONS = ['set', 'switch', 'when', 'calendar'] as const;
+export const LOGIC_ACTIONS = ['set', 'switch', 'when', 'calendar', 'subflow', 'return'] as const;
 export const ACTIONS: readonly string[] = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', ...LOGIC_ACTIONS];
 const ACTION_SET: ReadonlySet<string> = new Set(ACTIONS);
 const MODIFIERS = ['save', 'on', 'next', 'handlers', 'valid', 'default', 'then', 'else'] as const;
 
-type Kind = 'command' | 'hangup' | 'set' | 'switch' | 'when' | 'calendar';
+type Kind = 'command' | 'hangup' | 'set' | 'switch' | 'when' | 'calendar' | 'subflow' | 'return';
 
 /** The keys that may go with each kind of action. */
 const ALLOWED: Record<Kind, readonly string[]> = {
@@ -31,6 +32,8 @@ const ALLOWED: Record<Kind, readonly string[]> = {
   switch: ['default'],
   when: ['then', 'else'],
   calendar: ['on'],
+  subflow: ['save', 'on', 'next'],
+  return: [],
 };
 
 const MISPLACED_HINT: Record<string, string> = {
@@ -85,6 +88,8 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
   else if (kind === 'when') step = checkWhen(ctx, node, action, id, where);
   else if (kind === 'calendar') step = checkCalendarStep(ctx, node, action, id, where);
   else if (action.key === 'http') step = checkHttpStep(ctx, node, action, id, where);
+  else if (kind === 'subflow') step = checkSubflowStep(ctx, node, action, id, where);
+  else if (kind === 'return') step = checkReturnStep(ctx, action, id, where);
   else step = checkCommandStep(ctx, node, action, id, where, handlers, excused);
   if (step) step.pos = pos;
   // only the diagnostics of this step are looked at: counting all of them per step was quadratic

@@ -14,6 +14,7 @@ export function checkVarRefs(ctx: Ctx, initial: string[], steps: Record<string, 
   for (const s of Object.values(steps)) {
     if (s.kind === 'command' && s.save) written.add(s.save);
     if (s.kind === 'set') for (const a of s.assign) written.add(a.name);
+    if (s.kind === 'subflow') for (const n of Object.keys(s.save)) written.add(n);
   }
   const seen = new Set<string>();
   const hints = new Map<string, string>();

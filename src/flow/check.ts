@@ -10,6 +10,7 @@ import { checkGraph, checkReachable, checkTargets, type StepNode } from './check
 import { checkVoice } from './check-media.js';
 import { checkHandlers, stepRef } from './check-results.js';
 import { checkStep } from './check-steps.js';
+import { checkModuleSpec } from './check-subflow.js';
 import { toValue } from './check-values.js';
 import { checkVarRefs } from './check-vars.js';
 import { checkSensitiveUse } from './check-sensitive.js';
@@ -20,10 +21,14 @@ import { checkEnvironments } from './check-environments.js';
 
 export interface CheckResult {
   model?: FlowModel;
+  /** The flow's name, even when it has errors (the link stage names a module that fails by it). */
+  name?: string;
+  /** The file declares `module:` (even when it has errors). */
+  module?: boolean;
   diagnostics: Diagnostic[];
 }
 
-const TOP_KEYS = ['version', 'name', 'description', 'start', 'voice', 'vars', 'sensitive', 'secrets', 'calendars', 'languages', 'language', 'prompts', 'environments', 'handlers', 'steps'] as const;
+const TOP_KEYS = ['version', 'name', 'description', 'start', 'voice', 'vars', 'sensitive', 'secrets', 'module', 'calendars', 'languages', 'language', 'prompts', 'environments', 'handlers', 'steps'] as const;
 
 /** The flow name a file gets when it has no `name:`: its base name without extension. */
 export function defaultFlowName(file: string): string {
@@ -68,12 +73,16 @@ function run(text: string, file: string, opts: CheckOptions): CheckResult {
     report(ctx, 'NOT_A_MAP', root, `a flow file is a map with version, start and steps, not ${describe(root)}`);
     return { diagnostics: sorted(ctx.diags) };
   }
-  const model = checkTop(ctx, root, opts);
+  const named: { name?: string } = {};
+  const model = checkTop(ctx, root, opts, named);
   const diagnostics = sorted(ctx.diags);
-  return diagnostics.some((d) => d.severity === 'error') || !model ? { diagnostics } : { model, diagnostics };
+  const id: Pick<CheckResult, 'name' | 'module'> = {};
+  if (named.name !== undefined) id.name = named.name;
+  if (entry(root, 'module')) id.module = true;
+  return diagnostics.some((d) => d.severity === 'error') || !model ? { diagnostics, ...id } : { model, diagnostics, ...id };
 }
 
-function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions): FlowModel | undefined {
+function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions, named: { name?: string }): FlowModel | undefined {
   knownEntries(ctx, root, TOP_KEYS, '');
   const top = (k: (typeof TOP_KEYS)[number]) => entry(root, k);
 
@@ -97,6 +106,7 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions): FlowModel | undefin
     report(ctx, 'BAD_NAME', root, `the file name gives the flow name '${name}', which is not valid (letters, digits, - and _ only)`, 'Rename the file, or give the flow a valid `name:`.');
   }
 
+  named.name = name;
   let description: string | undefined;
   const d = top('description');
   if (d) description = asString(ctx, d.value, 'description');
@@ -118,6 +128,9 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions): FlowModel | undefin
   // version 2 tables, before the steps and handlers that read them
   const v2 = checkTables(ctx, top, opts);
   const secrets = checkSecrets(ctx, top('secrets'));
+  const moduleEntry = top('module');
+  const module = moduleEntry ? checkModuleSpec(ctx, moduleEntry, vars) : undefined;
+  if (module) ctx.module = module;
 
   const handlersEntry = top('handlers');
   const handlers: Handlers = checkHandlers(ctx, handlersEntry?.value);
@@ -160,9 +173,12 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions): FlowModel | undefin
     // other errors: the graph checks that stay sound on a partial graph (unreachable steps)
     checkReachable(ctx, steps, written, start, handlers);
   }
+  if (module && handlers.hangup !== undefined && handlersEntry?.value.kind === 'map') {
+    report(ctx, 'MISPLACED_KEY', entry(handlersEntry.value, 'hangup')!, 'handlers.hangup does not go in a module: when the call ends inside a module, the hangup handler of the flow served at /rt runs, with that flow\'s variables', 'Remove it; put the logic in the calling flow\'s handlers.hangup.');
+  }
   checkCalendarRefs(ctx);
-  checkVarRefs(ctx, Object.keys(vars), steps);
-  checkSensitiveUse(ctx, sensitiveListed, written, steps, Object.keys(vars));
+  checkVarRefs(ctx, [...Object.keys(vars), ...Object.keys(module?.params ?? {})], steps);
+  checkSensitiveUse(ctx, sensitiveListed, written, steps, [...Object.keys(vars), ...Object.keys(module?.params ?? {})]);
   checkSecretRefs(ctx);
 
   if (start === undefined) return undefined;
@@ -172,6 +188,7 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions): FlowModel | undefin
   if (sensitive.length > 0) model.sensitive = sensitive;
   Object.assign(model, v2);
   if (secrets.length > 0) model.secrets = secrets;
+  if (module) model.module = module;
   return model;
 }
 

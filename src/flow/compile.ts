@@ -29,6 +29,7 @@ export function modelVersion(model: FlowModel, source: string): string {
   return model.environment === undefined ? flowVersion(source) : flowVersion(`${source}\u0000env:${model.environment}`);
 }
 
-export function compileConfig(model: FlowModel, source: string): FlowConfig {
-  return { name: model.name, version: modelVersion(model, source), model, config: buildMachineConfig(model) };
+/** `version`: a linked flow's (link.ts: its source and its modules'); absent, the source's hash (and environment). */
+export function compileConfig(model: FlowModel, source: string, version?: string): FlowConfig {
+  return { name: model.name, version: version ?? modelVersion(model, source), model, config: buildMachineConfig(model) };
 }

@@ -26,7 +26,8 @@
  * `<step>:next`, `<step>:invalid`: the coverage keys of `callscript test --coverage` and of `paths`.
  */
 import { isTemplate } from './expr.js';
-import type { Branch, Branches, CommandCall, FlowModel, MediaParam, Step, Value } from './model.js';
+import { handlersOf, type Branch, type Branches, type CommandCall, type FlowModel, type MediaParam, type Step, type Value } from './model.js';
+import { returnState, subflowState } from './machine-subflow.js';
 
 export const END_STATE = '@end';
 export const EV_RESULT = 'result';
@@ -50,11 +51,11 @@ export interface KeyMeta {
 export type StateMeta =
   | { kind: 'command'; step: string; command: string; keys: KeyMeta[]; final?: boolean; effect?: boolean }
   | { kind: 'say'; to: string }
-  | { kind: 'logic'; step: string }
+  | { kind: 'logic'; step: string; subflow?: string; return?: string }
   | { kind: 'end' };
 
 export interface GuardRef {
-  type: 'match' | 'budget' | 'when';
+  type: 'match' | 'budget' | 'when' | 'frame';
   params?: Record<string, unknown>;
 }
 
@@ -86,7 +87,7 @@ export interface MachineConfig {
   states: Record<string, StateConfig>;
 }
 
-const BUDGET: TransitionConfig = { guard: { type: 'budget' }, target: END_STATE, actions: [{ type: 'limit' }] };
+export const BUDGET: TransitionConfig = { guard: { type: 'budget' }, target: END_STATE, actions: [{ type: 'limit' }] };
 const RESULT: ActionRef = { type: 'result' };
 
 /**
@@ -177,11 +178,11 @@ function buildRaw(model: FlowModel): MachineConfig {
   };
 }
 
-function target(id: string | undefined): string {
+export function target(id: string | undefined): string {
   return id === undefined || id === '' ? END_STATE : id;
 }
 
-function took(...keys: string[]): ActionRef {
+export function took(...keys: string[]): ActionRef {
   return { type: 'took', params: { keys } };
 }
 
@@ -199,6 +200,10 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
     }));
     return { meta: { kind: 'logic', step: id }, always: [BUDGET, ...cases, { target: target(step.default), actions: [{ type: 'tick', params: { step: id } }, took(`${id}:${step.calendar?.otherwise ?? 'default'}`)] }] };
   }
+  if (step.kind === 'subflow') return subflowState(model, step);
+  if (step.kind === 'return') return returnState(model, step);
+  const handlers = handlersOf(model, id);
+  const ns = model.modules ? id.slice(0, id.lastIndexOf(':') + 1) : '';
   const name = step.command.name;
   const keys: KeyMeta[] = [];
   const meta: StateMeta = { kind: 'command', step: id, command: name, keys };
@@ -263,9 +268,9 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   // valid: checked once the step's exact keys are tried, before anything else (spliced in below)
   const validAt = result.length;
   for (const p of own.patterns) add({ key: p.source, regex: p.regex }, p.branch, `${id}:${p.source}`);
-  const h = step.inheritHandlers ? model.handlers.on[name] : undefined;
+  const h = step.inheritHandlers ? handlers.on[name] : undefined;
   if (h) {
-    const owner = `handlers.on.${name}`;
+    const owner = `${ns}handlers.on.${name}`;
     for (const [k, b] of Object.entries(h.exact)) add({ key: k, exact: k, inherited: true }, b, `${owner}:${k}`);
     for (const p of h.patterns) add({ key: p.source, regex: p.regex, inherited: true }, p.branch, `${owner}:${p.source}`);
   }
@@ -278,7 +283,7 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   }
 
   const errorTransitions = (pre: ActionRef[]): TransitionConfig[] => {
-    const e = errorBranchOf(model, own);
+    const e = errorBranchOf(handlers, own, ns);
     if (!e) return []; // the parent's transition: the flow ends
     return branch('error', e.label(id), e.branch, {}, pre);
   };
@@ -335,8 +340,8 @@ function templated(v: CommandCall | MediaParam | Value): boolean {
   return false;
 }
 
-function errorBranchOf(model: FlowModel, own: Branches): { branch: Branch; label: (id: string) => string } | undefined {
+function errorBranchOf(handlers: FlowModel['handlers'], own: Branches, ns: string): { branch: Branch; label: (id: string) => string } | undefined {
   if (own.error) return { branch: own.error, label: (id) => `${id}:error` };
-  if (model.handlers.error) return { branch: model.handlers.error, label: () => 'handlers:error' };
+  if (handlers.error) return { branch: handlers.error, label: () => `${ns}handlers:error` };
   return undefined;
 }

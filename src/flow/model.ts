@@ -120,7 +120,54 @@ export type Step =
       default?: string;
       /** A calendar step (version 2): the calendar's name, and the result each case and the default stand for (open, holiday; closed). */
       calendar?: { name: string; labels: string[]; otherwise: string };
-    };
+    }
+  | SubflowStep
+  | ReturnStep;
+
+/** `subflow:` (version 2): runs a module flow with params, then branches on the result it returns. */
+export interface SubflowStep {
+  kind: 'subflow';
+  id: string;
+  pos: Pos;
+  /** The module's flow name, and where it is written. */
+  flow: string;
+  flowPos: Pos;
+  /** Params by name (strings templated, read in the caller's scope), and where each is written. */
+  with: Record<string, Value>;
+  withPos: Record<string, Pos>;
+  /** Where `with:` is written (absent: none). */
+  withAt?: Pos;
+  /** Caller variable <- returned value name. */
+  save: Record<string, string>;
+  savePos: Record<string, Pos>;
+  /** Result -> step. */
+  on: Record<string, string>;
+  onPos: Record<string, Pos>;
+  /** Any other result (`next:` or `on: { default }`). */
+  default?: string;
+  /** Set by the link stage: the namespace prefix of the module's states (`pin-check:`). */
+  target?: string;
+}
+
+/** `return:` (version 2, modules only): ends the module with a result and values. */
+export interface ReturnStep {
+  kind: 'return';
+  id: string;
+  pos: Pos;
+  result: string;
+  resultPos: Pos;
+  values: Record<string, Value>;
+  valuesPos: Record<string, Pos>;
+}
+
+/** A module's interface (`module:` at the top of a flow file, version 2). */
+export interface ModuleSpec {
+  /** Param name -> its default value, or `required`. */
+  params: Record<string, { required: true } | { required: false; value: Value }>;
+  results: string[];
+  returns: string[];
+  pos: Pos;
+}
 
 export interface Handlers {
   /** Logic steps run when the call ends (terminal call_status). No call commands there. */
@@ -159,6 +206,32 @@ export interface FlowModel {
   environments?: Record<string, Record<string, string>>;
   environment?: string;
   env?: Record<string, string>;
+  /** Set in a module file: its params, results and returns. */
+  module?: ModuleSpec;
+  /**
+   * Set by the link stage on a flow that enters modules: each module (by its namespace
+   * prefix, e.g. `pin-check:`) with what its steps need at run time. The module's steps
+   * are in `steps` under namespaced ids (`pin-check:ask`), once per module.
+   */
+  modules?: Record<string, LinkedModule>;
+}
+
+/** What a linked flow keeps of each module it may enter. */
+export interface LinkedModule {
+  name: string;
+  file: string;
+  /** The namespaced start state. */
+  start: string;
+  vars: Record<string, Value>;
+  params: ModuleSpec['params'];
+  handlers: Handlers;
+}
+
+/** The flow-wide handlers that apply at a step of a linked flow: its module's, or the flow's. */
+export function handlersOf(model: FlowModel, id: string): Handlers {
+  if (!model.modules) return model.handlers;
+  const i = id.lastIndexOf(':');
+  return i < 0 ? model.handlers : (model.modules[id.slice(0, i + 1)]?.handlers ?? model.handlers);
 }
 
 export interface LanguageChoice {

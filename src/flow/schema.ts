@@ -193,7 +193,34 @@ function stepSchema(): Schema {
   properties.then = ref('stepId');
   properties.else = ref('stepId');
   properties.default = { ...ref('stepId'), description: 'switch: where to go when no case holds.' };
-  properties.save = { type: 'string', pattern: VAR_PATTERN, description: 'Stores the result in vars.<name>.' };
+  properties.save = {
+    anyOf: [
+      { type: 'string', pattern: VAR_PATTERN, description: 'Stores the result in vars.<name>.' },
+      { type: 'object', propertyNames: { pattern: VAR_PATTERN }, additionalProperties: { type: 'string', pattern: VAR_PATTERN }, description: 'subflow (version 2): caller variable <- the name of a value the module returns.' },
+    ],
+  };
+  properties.subflow = {
+    type: 'object',
+    description: 'Version 2: runs a module (a flow file of the same directory with module:), then branches on the result it returns (on:).',
+    required: ['flow'],
+    additionalProperties: false,
+    properties: {
+      flow: { type: 'string', pattern: ID_PATTERN, description: 'The module\'s flow name.' },
+      with: { type: ['object', 'null'], propertyNames: { pattern: VAR_PATTERN }, description: 'The module\'s params: name -> value (strings are templates read in the caller\'s scope).' },
+    },
+  };
+  properties.return = {
+    description: 'Version 2, modules only: ends the module with a result (one of module.results), and values (of module.returns).',
+    anyOf: [
+      { type: 'string', pattern: ID_PATTERN },
+      {
+        type: 'object',
+        required: ['result'],
+        additionalProperties: false,
+        properties: { result: { type: 'string', pattern: ID_PATTERN }, values: { type: 'object', propertyNames: { pattern: VAR_PATTERN }, description: 'Returned values: strings are templates read in the module\'s scope.' } },
+      },
+    ],
+  };
   properties.on = ref('on');
   properties.next = { ...ref('branch'), description: 'Where to go after the command (same as on.default).' };
   properties.handlers = { type: 'boolean', description: 'false: flow-wide result handlers do not apply to this step.' };
@@ -204,7 +231,7 @@ function stepSchema(): Schema {
       { type: 'object', required: ['when'], additionalProperties: false, properties: { when: { type: 'string', description: 'A CEL condition over result, vars, call.' }, else: { ...ref('branch'), description: 'Where a rejected input goes (retry counts and escalates the prompts).' } } },
     ],
   };
-  const actions = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', 'set', 'switch', 'when', 'calendar'];
+  const actions = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', 'set', 'switch', 'when', 'calendar', 'subflow', 'return'];
   return {
     type: 'object',
     properties,
@@ -250,6 +277,17 @@ export function flowJsonSchema(): Schema {
       sensitive: { type: ['array', 'null'], items: { type: 'string', pattern: VAR_PATTERN }, uniqueItems: true, description: 'Version 2: variables masked in logs, the call summary, the admin API, recordings and traces.' },
       ...tableSchemas(ref),
       secrets: { type: ['array', 'null'], items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$' }, uniqueItems: true, description: 'Version 2: environment variables the http steps may read as {{ secrets.NAME }} (url, headers, query, body only).' },
+      module: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['results'],
+        description: 'Version 2: makes the file a module, entered by other flows with subflow: (never served at /rt on its own).',
+        properties: {
+          params: { type: ['object', 'null'], propertyNames: { pattern: VAR_PATTERN }, description: 'Param name -> `required`, or its default value. Params are variables of the module.' },
+          results: { type: 'array', items: { type: 'string', pattern: ID_PATTERN }, uniqueItems: true, description: 'What a return may end the module with: the callers branch on them (on:).' },
+          returns: { type: ['array', 'null'], items: { type: 'string', pattern: VAR_PATTERN }, uniqueItems: true, description: 'Values a return may give back: the callers save them (save: { var: name }).' },
+        },
+      },
       handlers: ref('handlers'),
       steps: { type: 'object', propertyNames: { pattern: ID_PATTERN }, additionalProperties: ref('step'), description: 'Step id -> step.' },
     },

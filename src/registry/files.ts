@@ -15,6 +15,8 @@ import { compileConfig } from '../flow/compile.js';
 import type { FlowModel } from '../flow/model.js';
 import { hasErrors, type Diagnostic } from '../errors/diagnostic.js';
 import type { CheckFn, FlowFile } from './checker.js';
+import { linkFlows } from '../flow/link.js';
+import { makeBundle, unbundle } from './bundle.js';
 
 export interface LoadReport {
   /** Every diagnostic of every file (warnings of loaded flows included). */
@@ -23,6 +25,13 @@ export interface LoadReport {
   sources: Map<string, string>;
   /** Files refused because of errors. */
   refused: string[];
+  /**
+   * What a version of a flow that enters modules is rebuilt from (shared versions,
+   * rollbacks): its text and its modules' in one bundle (bundle.ts), by file.
+   */
+  bundles?: Map<string, string>;
+  /** Module files (version 2 `module:`), compiled on their own for the tools; never served. */
+  modules?: CompiledFlow[];
 }
 
 /** Where a reload's time went, in ms. */
@@ -53,8 +62,8 @@ interface Checked extends FlowFile {
 /** Checks and compiles flow texts; flows with errors (or a taken name) are refused. */
 export function compileAll(files: { file: string; text: string }[], opts: CheckOptions = {}): { flows: CompiledFlow[]; report: LoadReport } {
   return admit(
-    files.map((f) => ({ ...f, result: checkFlow(f.text, f.file, opts) })),
-    (f, model) => compileFlow(model, f.text),
+    files.flatMap(unbundle).map((f) => ({ ...f, result: checkFlow(f.text, f.file, opts) })),
+    (f, model, linked) => compileFlow(model, f.text, linked),
   );
 }
 
@@ -87,6 +96,8 @@ export class FlowFiles {
       this.states.set(f.file, state);
       const { model } = state.result;
       if (!model || hasErrors(state.result.diagnostics)) continue;
+      // a flow that enters modules is compiled once linked (admit), with its modules
+      if (Object.values(model.steps).some((s) => s.kind === 'subflow')) continue;
       await yieldToLoop();
       // Compiled even if its name turns out to be taken: rare, and a later reload may admit it.
       if (this.states.get(f.file) !== state) continue;
@@ -121,11 +132,11 @@ export class FlowFiles {
       states.set(f.file, state);
       return { file: f.file, text: f.text, result: state.result };
     });
-    return admit(checked, (f, model) => {
+    return admit(checked, (f, model, version) => {
       const state = states.get(f.file)!;
-      if (state.compiled) return state.compiled;
+      if (state.compiled && state.compiled.version === (version ?? state.hash)) return state.compiled;
       const t = performance.now();
-      state.compiled = compileFlow(model, f.text);
+      state.compiled = compileFlow(model, f.text, version);
       timings.compileMs += performance.now() - t;
       return state.compiled;
     });
@@ -133,15 +144,25 @@ export class FlowFiles {
 }
 
 /** Given the check results, in order: refuses files with errors or a taken name, compiles the others. */
-function admit(files: Checked[], compile: (f: Checked, model: FlowModel) => CompiledFlow): { flows: CompiledFlow[]; report: LoadReport } {
-  const report: LoadReport = { diagnostics: [], sources: new Map(), refused: [] };
+function admit(files: Checked[], compile: (f: Checked, model: FlowModel, version?: string) => CompiledFlow): { flows: CompiledFlow[]; report: LoadReport } {
+  const report: LoadReport = { diagnostics: [], sources: new Map(), refused: [], bundles: new Map(), modules: [] };
   const flows: CompiledFlow[] = [];
   const byName = new Map<string, string>();
+  const link = linkFlows(files);
   for (const f of files) {
     const { file, text } = f;
     report.sources.set(file, text);
-    const { model, diagnostics } = f.result;
+    const linkDiags = link.diagnostics.get(file) ?? [];
+    const diagnostics = linkDiags.length ? [...f.result.diagnostics, ...linkDiags] : f.result.diagnostics;
+    const linked = link.linked.get(file);
+    const model = linked?.model ?? f.result.model;
     report.diagnostics.push(...diagnostics);
+    if (model?.module && !hasErrors(diagnostics)) {
+      if (link.failed.has(file)) continue; // in a cycle, or entering a module that fails: its callers say why
+      // a module: compiled on its own for the tools (scenarios, graph), never served nor refused
+      report.modules!.push(compile(f, model, linked?.version));
+      continue;
+    }
     if (!model || hasErrors(diagnostics)) {
       report.refused.push(file);
       continue;
@@ -161,7 +182,8 @@ function admit(files: Checked[], compile: (f: Checked, model: FlowModel) => Comp
       continue;
     }
     byName.set(model.name, file);
-    flows.push(compile(f, model));
+    if (linked) report.bundles!.set(file, makeBundle(file, text, linked.modules));
+    flows.push(compile(f, model, linked?.version));
   }
   return { flows, report };
 }

@@ -171,7 +171,7 @@ export class Registry {
         continue;
       }
       const from = entry && !entry.deleted ? this.currentOf(entry) : undefined;
-      this.publish(flow, file, report.sources.get(file) ?? '');
+      this.publish(flow, file, report.bundles?.get(file) ?? report.sources.get(file) ?? '');
       const e = this.entries.get(flow.name)!;
       if (from && from.version !== flow.version) {
         e.impact = impactReport(from, flow, [...live.of(flow.name, from.version)].map((c) => c.step), this.now());
@@ -292,8 +292,8 @@ export class Registry {
       const rec = [...e.history].reverse().find((r) => r.version === version && r.source !== '');
       if (!rec) return 'UNKNOWN_VERSION';
       const { flows } = compileAll([{ file: rec.file, text: rec.source }], { ...(this.maxFileBytes === undefined ? {} : { maxFileBytes: this.maxFileBytes }), ...(this.environment === undefined ? {} : { environment: this.environment }) });
-      const flow = flows[0];
-      if (!flow || flow.version !== version || flow.name !== name) return 'UNKNOWN_VERSION';
+      const flow = flows.find((f) => f.name === name);
+      if (!flow || flow.version !== version) return 'UNKNOWN_VERSION';
       e.versions.set(version, flow);
     }
     e.pinned = version === e.newest.version ? undefined : version;

@@ -94,8 +94,8 @@ export class SharedVersions {
     const src = await this.shared.getSource(version);
     if (!src) return undefined;
     const { flows } = compileAll([{ file: src.file, text: src.text }], this.opts.check ?? {});
-    const flow = flows[0];
-    if (!flow || flow.name !== name || flow.version !== version) {
+    const flow = flows.find((f) => f.name === name);
+    if (!flow || flow.version !== version) {
       this.opts.log.warn({ code: 'FLOW_VERSION_FETCHED', flow: name, version }, `the shared source of ${name}@${version} does not compile to that version here: not used`);
       return undefined;
     }

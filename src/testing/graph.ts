@@ -47,6 +47,8 @@ export function stepLabel(flow: CompiledFlow, id: string, width = 40): string[] 
   if (step.kind === 'set') return [id, `set ${step.assign.map((a) => a.name).join(', ')}`];
   // `when: / then: / else:` is a switch of one case: shown as what the author wrote.
   if (step.kind === 'switch') return [id, step.calendar ? `calendar ${step.calendar.name}` : step.cases.length === 1 ? 'when' : 'switch'];
+  if (step.kind === 'subflow') return [id, `subflow ${step.flow}`];
+  if (step.kind === 'return') return [id, `return ${step.result}`];
   const c = step.command;
   const lines = [id, c.name];
   const text = mediaText(c.media.media_id ?? c.media.prompt ?? c.media.welcome);
@@ -80,6 +82,10 @@ export function edgeLabel(e: FlowEdge, width = 40, command?: string): string {
       break;
     case 'next':
       l = '';
+      break;
+    case 'enter':
+    case 'return':
+      l = trunc(e.key ?? '', width);
       break;
     default:
       l = command === 'dialout' && e.key === 'default' ? 'answered (bridged)' : (e.key ?? '');

@@ -8,6 +8,8 @@ import type { CompiledFlow } from '../engine/compile.js';
 import { compileAll } from '../registry/registry.js';
 import { callerScriptNotFlow, isCallerScriptName, readFlows, readFlowText, unreadableReason } from '../registry/load.js';
 import { Coverage } from './coverage.js';
+import { compileFlowFile } from '../registry/linked-file.js';
+import { closest } from '../flow/check-context.js';
 import { runCase, type CaseResult } from './runner.js';
 import { formatScenarioError, parseScenario, ScenarioFileError, type Scenario, type ScenarioError } from './scenario.js';
 
@@ -57,7 +59,8 @@ export async function loadFlowDir(dir: string, environment?: string): Promise<Fl
   const { flows, report } = compileAll(texts, environment !== undefined ? { environment } : {});
   return {
     ...(environment !== undefined ? { environment } : {}),
-    byName: new Map(flows.map((f) => [f.name, f])),
+    // modules too: a scenario may test a module on its own (with: params, expect: { return })
+    byName: new Map([...flows, ...(report.modules ?? [])].map((f) => [f.name, f])),
     problems: [
       ...unread.map((u) => `${u.file}: not read: ${u.why}`),
       ...report.diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.file}:${d.line}:${d.column}: ${d.message}`),
@@ -94,6 +97,8 @@ export async function runScenarioFile(file: string, flows: FlowSet, coverage?: C
   if ('error' in flow) return { file, errors: [flow.error], cases: [] };
   if (scenario.environment !== undefined && flow.flow.model.environment !== scenario.environment) flow = await inEnvironment(scenario, flow.flow, scenario.environment);
   if ('error' in flow) return { file, errors: [flow.error], cases: [] };
+  const withErrors = checkWith(scenario, flow.flow);
+  if (withErrors.length > 0) return { file, errors: withErrors, cases: [] };
   const opts = coverage ? { hooks: coverage.hooksFor(flow.flow) } : {};
   const cases = scenario.cases.map((c) => runCase(flow.flow, c, opts));
   // A result the command sent can never return is the file's mistake, reported as such.
@@ -130,8 +135,9 @@ async function resolveFlow(s: Scenario, flows: FlowSet): Promise<{ flow: Compile
     } catch (err) {
       return at(`flow: cannot read ${s.flow}: ${unreadableReason(err)}`);
     }
-    const { flows: compiled, report } = compileAll([{ file: path, text }], flows.environment !== undefined ? { environment: flows.environment } : {});
-    const first = report.diagnostics.find((d) => d.severity === 'error');
+    const one = await compileFlowFile(path, text, flows.environment !== undefined ? { environment: flows.environment } : {});
+    const compiled = one.flow ? [one.flow] : [];
+    const first = one.errors[0];
     if (!compiled[0] || first) return at(`flow: ${s.flow} has errors (${first ? `${first.file}:${first.line}:${first.column}: ${first.message}` : 'not compiled'})`);
     // The flows dir's version when it is the same flow (one coverage entry per flow).
     const same = flows.byName.get(compiled[0].name);
@@ -143,6 +149,27 @@ async function resolveFlow(s: Scenario, flows: FlowSet): Promise<{ flow: Compile
     return at(`flow: no flow named "${s.flow}" in the flows directory${known.length ? ` (flows: ${known.join(', ')})` : ''}`);
   }
   return { flow: f };
+}
+
+/** A case's `with:` against the module's params: no unknown name, every required one given; none for a flow that is no module. */
+function checkWith(s: Scenario, flow: CompiledFlow): ScenarioError[] {
+  const errors: ScenarioError[] = [];
+  const spec = flow.model.module;
+  for (const c of s.cases) {
+    if (!spec) {
+      if (c.with) errors.push({ file: s.file, line: c.withPos ? (Object.values(c.withPos)[0]?.line ?? c.pos.line) : c.pos.line, column: 1, message: `with: gives params to a module; flow "${flow.name}" is not one (use vars: for a flow's variables)` });
+      continue;
+    }
+    const names = Object.keys(spec.params);
+    for (const [k, pos] of Object.entries(c.withPos ?? {})) {
+      if (names.includes(k)) continue;
+      const near = closest(k, names);
+      errors.push({ file: s.file, line: pos.line, column: pos.col, message: `with: module "${flow.name}" has no param "${k}"${near ? ` (did you mean "${near}"?)` : names.length ? ` (params: ${names.join(', ')})` : ''}` });
+    }
+    const missing = names.filter((k) => spec.params[k]!.required && !Object.hasOwn(c.with ?? {}, k));
+    if (missing.length > 0) errors.push({ file: s.file, line: c.pos.line, column: c.pos.col, message: `case "${c.name}": module "${flow.name}" needs ${missing.map((m) => `"${m}"`).join(', ')} in with: (required param${missing.length > 1 ? 's' : ''})` });
+  }
+  return errors;
 }
 
 /** The output lines of one case: `✓ file › name`, or `✗ ...` with the failure. */

@@ -211,8 +211,10 @@ export function caseEngine(c: Pick<ScenarioCase, 'mocks'>, hooks?: RunHooks): En
 }
 
 /** The engine options of a case's first request: its `vars:` override the flow's (read only when the call starts). */
-export function startEngine(c: Pick<ScenarioCase, 'vars'>, engine: EngineOptions): EngineOptions {
-  return Object.keys(c.vars).length === 0 ? engine : { ...engine, vars: c.vars as Record<string, Value> };
+export function startEngine(c: Pick<ScenarioCase, 'vars' | 'with'>, engine: EngineOptions): EngineOptions {
+  // a module's params are its variables once entered: `with:` gives them (after the case's vars:)
+  const vars = c.with ? { ...c.vars, ...c.with } : c.vars;
+  return Object.keys(vars).length === 0 ? engine : { ...engine, vars: vars as Record<string, Value> };
 }
 
 /** What a request of the case waits for a lookup: the default deadline less the engine's margin. */
@@ -324,7 +326,9 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
       if (failed) return failed;
       i++;
     }
-    const actual: Actual = { kind: 'command', command: out.reply.command, params: { ...(out.reply.params as Record<string, unknown>) } };
+    const ret = out.state?.ret;
+    // a module run on its own ends with its return: that is what the scenario sees
+    const actual: Actual = ret ? { kind: 'command', command: 'return', params: { result: ret.result, values: ret.values } } : { kind: 'command', command: out.reply.command, params: { ...(out.reply.params as Record<string, unknown>) } };
     if (out.state) actual.from = isSayState(out.state.s) ? `the say: of a branch of flow step "${out.state.step}"` : `flow step "${out.state.step}"`;
     if (out.state !== null) trace.push(describe(actual));
     if (unchecked || i >= c.steps.length) return pass();

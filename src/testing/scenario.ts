@@ -106,6 +106,9 @@ export interface ScenarioCase {
   call: CallFields;
   /** Overrides of the flow's initial vars for this case (a mock of flow constants); {} when none. */
   vars: Record<string, Plain>;
+  /** A module's params for this case (a scenario of a module, version 2), and where each is written; absent: none. */
+  with?: Record<string, Plain>;
+  withPos?: Record<string, Loc>;
   mocks: Mocks;
   steps: ScenarioStep[];
   /** The case's own `expect: { vars, step }`: checked once the case has run (at the call's end or where it stops). */
@@ -243,6 +246,8 @@ function parseExpect(c: Collector, n: YNode): Expectation | undefined {
     c.at(n, 'expect must be a command name, { command, params } or { sms: params }');
     return undefined;
   }
+  const ret = get(n, 'return');
+  if (ret) return parseReturnExpect(c, n, ret);
   for (const effect of ['sms', 'http'] as const) {
     const e = get(n, effect);
     if (!e) continue;
@@ -449,7 +454,7 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
     c.at(n, `a case must be a map with name and steps, not ${describe(n)}`);
     return undefined;
   }
-  checkKeys(c, n, ['name', 'call', 'vars', 'mocks', 'steps', 'expect'], 'a case', { key: 'call', keys: Object.keys(DEFAULT_CALL) });
+  checkKeys(c, n, ['name', 'call', 'vars', 'with', 'mocks', 'steps', 'expect'], 'a case', { key: 'call', keys: Object.keys(DEFAULT_CALL) });
   const nameNode = get(n, 'name');
   let name = `case ${index + 1}`;
   if (!nameNode) c.at(n, 'a case needs `name:`');
@@ -469,6 +474,15 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
     if (vn.kind === 'map') vars = plain(vn) as Record<string, Plain>;
     else if (!(vn.kind === 'scalar' && vn.value === null)) c.at(vn, `vars must be a map of flow vars, not ${describe(vn)}`);
   }
+  const wn = get(n, 'with');
+  let withParams: Record<string, Plain> | undefined;
+  let withPos: Record<string, Loc> | undefined;
+  if (wn) {
+    if (wn.kind === 'map') {
+      withParams = plain(wn) as Record<string, Plain>;
+      withPos = Object.fromEntries(wn.entries.map((e) => [e.key, e.keyNode.pos]));
+    } else if (!(wn.kind === 'scalar' && wn.value === null)) c.at(wn, `with must be a map of the module's params, not ${describe(wn)}`);
+  }
   const mocks = parseMocks(c, get(n, 'mocks'), call);
   const steps: ScenarioStep[] = [];
   const sn = get(n, 'steps');
@@ -485,6 +499,7 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
       }
       if (s.status) ended = `the status ${s.status} at line ${s.pos.line}`;
       else if (s.expect.kind === 'command' && s.expect.command === 'hangup' && ended === undefined) ended = `the hangup at line ${s.pos.line}`;
+      else if (s.expect.kind === 'command' && s.expect.command === 'return' && ended === undefined) ended = `the return at line ${s.pos.line}`;
       steps.push(s);
     }
   }
@@ -501,6 +516,8 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
       } else if (en.entries.length === 0) c.at(en, "a case's expect needs `vars:` or `step:`");
     }
   }
+  if (withParams) out.with = withParams;
+  if (withPos) out.withPos = withPos;
   return out;
 }
 
@@ -539,4 +556,22 @@ export function parseScenario(text: string, file: string): Scenario {
     out.environmentPos = envNode.pos;
   }
   return out;
+}
+
+/**
+ * `expect: { return: verified, values: { holder: Ann } }`: a module run on its own (the
+ * scenario's flow is a module) returns this result, with at least these values.
+ */
+function parseReturnExpect(c: Collector, n: YMap, ret: YNode): Expectation | undefined {
+  checkKeys(c, n, ['return', 'values'], 'expect');
+  const result = str(c, ret, 'expect.return');
+  if (result === undefined) return undefined;
+  const params: Record<string, Plain> = { result };
+  const v = get(n, 'values');
+  if (v) {
+    const values = paramsOf(c, v, 'expect.values');
+    if (!values) return undefined;
+    params.values = values;
+  }
+  return { kind: 'command', command: 'return', params };
 }

@@ -53,6 +53,14 @@ function writtenKeys(model: FlowModel): Map<string, Pos> {
     for (const p of h.patterns) branch(`handlers.on.${cmd}`, p.source, p.branch);
   }
   if (model.handlers.error) branch('handlers', 'error', model.handlers.error);
+  for (const [ns, m] of Object.entries(model.modules ?? {})) {
+    for (const [cmd, h] of Object.entries(m.handlers.on)) {
+      if (!h) continue;
+      for (const [k, b] of Object.entries(h.exact)) branch(`${ns}handlers.on.${cmd}`, k, b);
+      for (const p of h.patterns) branch(`${ns}handlers.on.${cmd}`, p.source, p.branch);
+    }
+    if (m.handlers.error) branch(`${ns}handlers`, 'error', m.handlers.error);
+  }
   return pos;
 }
 
@@ -73,6 +81,13 @@ function stepKeys(id: string, s: Step, branch: BranchAdd, add: (k: string, p: Po
       break;
     case 'set':
       add(`${id}:next`, s.pos);
+      break;
+    case 'subflow':
+      for (const k of Object.keys(s.on)) add(`${id}:${k}`, s.onPos[k]!);
+      add(`${id}:default`, s.pos);
+      break;
+    case 'return':
+      add(`${id}:return`, s.pos);
       break;
   }
 }
@@ -100,7 +115,7 @@ export function flowTransitions(flow: CompiledFlow): FlowTransitions {
 
 // ---- the transition graph -------------------------------------------------------------------
 
-export type EdgeKind = 'key' | 'retry' | 'then' | 'case' | 'switch-default' | 'next' | 'unhandled' | 'status';
+export type EdgeKind = 'key' | 'retry' | 'then' | 'case' | 'switch-default' | 'next' | 'unhandled' | 'status' | 'enter' | 'return';
 
 export interface FlowEdge {
   /** The transition this edge takes (a coverage key); for `unhandled` and `status` edges, a label (no transition). */
@@ -122,7 +137,7 @@ export interface FlowEdge {
 }
 
 /** Kinds that take a transition. */
-export const COVERABLE: ReadonlySet<EdgeKind> = new Set<EdgeKind>(['key', 'retry', 'then', 'case', 'switch-default', 'next']);
+export const COVERABLE: ReadonlySet<EdgeKind> = new Set<EdgeKind>(['key', 'retry', 'then', 'case', 'switch-default', 'next', 'return']);
 
 /** Where a transition leads, past a say state; and whether a say plays first. */
 function dest(flow: CompiledFlow, target: string): { to: string; say: boolean } {
@@ -145,9 +160,11 @@ export function flowEdges(flow: CompiledFlow): FlowEdge[] {
     if (meta.kind === 'logic' && step) {
       const cases = step.kind === 'switch' ? step.cases : [];
       for (const t of sc.always ?? []) {
-        if (t.guard?.type === 'budget') continue;
+        if (t.guard?.type === 'budget' || t.guard?.params?.full) continue;
         const cover = tookKeys(t)[0] ?? '';
-        if (step.kind === 'set') edges.push({ id: cover, kind: 'next', from: id, to: t.target });
+        if (step.kind === 'subflow') edges.push({ id: `${id}:enter`, kind: 'enter', from: id, to: t.target, key: `enter ${step.flow}` });
+        else if (step.kind === 'return') edges.push({ id: cover, kind: 'return', from: id, to: t.target, key: t.guard ? `${step.result} (back to ${String(t.guard.params?.site)})` : `${step.result} (no caller)` });
+        else if (step.kind === 'set') edges.push({ id: cover, kind: 'next', from: id, to: t.target });
         else if (t.guard?.type === 'when') {
           const i = Number(t.guard.params?.i);
           edges.push({ id: cover, kind: 'case', from: id, to: t.target, condition: cases[i]?.when ?? 'true' });

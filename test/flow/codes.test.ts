@@ -11,6 +11,7 @@ import { checkConfig } from '../../src/flow/config.js';
 import type { Diagnostic } from '../../src/errors/diagnostic.js';
 import { MAX_FILE_BYTES } from '../../src/flow/yaml.js';
 import { TABLE_CASES } from './codes-tables.js';
+import { SUBFLOW_CASES } from './codes-subflow.js';
 
 /** A flow whose steps (lines given) start at line 4, column 3. */
 const flow = (...steps: string[]) => ['version: 1', 'start: a', 'steps:', ...steps].join('\n') + '\n';
@@ -184,6 +185,7 @@ const CASES: Case[] = [
     column: 1,
     message: /boom/,
   },
+  ...SUBFLOW_CASES,
 ];
 // calendars, prompt tables and languages, environments (version 2)
 CASES.push(...TABLE_CASES);

@@ -146,7 +146,7 @@ describe('case vars', () => {
 
   it('vars must be a map; unknown case keys are still refused', () => {
     expect(() => parseScenario(scenario('    vars: [office_open]\n'), 't.yaml')).toThrow('t.yaml:4:11: vars must be a map of flow vars, not a list');
-    expect(() => parseScenario(scenario('    var: { office_open: false }\n'), 't.yaml')).toThrow('t.yaml:4:5: unknown key "var" in a case: did you mean "vars"? (allowed: name, call, vars, mocks, steps, expect)');
+    expect(() => parseScenario(scenario('    var: { office_open: false }\n'), 't.yaml')).toThrow('t.yaml:4:5: unknown key "var" in a case: did you mean "vars"? (allowed: name, call, vars, with, mocks, steps, expect)');
     expect(parseScenario(scenario(''), 't.yaml').cases[0]!.vars).toEqual({});
   });
 });
