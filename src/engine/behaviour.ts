@@ -146,7 +146,8 @@ export function scopeOf(ctx: Ctx): Scope {
     s.result = ctx.res;
     s.error = ctx.err;
   }
-  if (ctx.rt.ext?.language) s.call.language = languageOf(ctx.rt.ext, ctx.rt.extRun!, ctx.vars, ctx.rt.req.cli_number);
+  // inside a module, the language is still the served flow's: its variable is read in the outermost frame's vars
+  if (ctx.rt.ext?.language) s.call.language = languageOf(ctx.rt.ext, ctx.rt.extRun!, ctx.f && ctx.f.length > 0 ? ctx.f[0]!.v : ctx.vars, ctx.rt.req.cli_number);
   return s;
 }
 

@@ -286,10 +286,47 @@ function linkModel(root: FlowModel, modules: FlowModel[]): FlowModel {
   const linked: Record<string, LinkedModule> = {};
   for (const m of modules) {
     const p = `${m.name}:`;
-    for (const [id, s] of Object.entries(m.steps)) steps[p + id] = prefixStep(s, p);
+    for (const [id, s] of Object.entries(m.steps)) steps[p + id] = m.prompts ? prefixPrompts(prefixStep(s, p), p) : prefixStep(s, p);
     linked[p] = { name: m.name, file: m.file, start: p + m.start, vars: m.vars, params: m.module!.params, handlers: prefixHandlers(m.handlers, p) };
   }
-  return { ...root, steps, modules: linked };
+  return linkTables({ ...root, steps, modules: linked }, modules);
+}
+
+/**
+ * The version 2 tables of the modules, joined to the linked flow's, since their steps run in
+ * its machine: prompts namespaced as their steps are (`pin-check:wrong`; languages declared
+ * by a module only are added), secrets and sensitive names joined, calendars and environment
+ * values joined (the flow's own win a name both define: use distinct names).
+ */
+function linkTables(model: FlowModel, modules: FlowModel[]): FlowModel {
+  const out: FlowModel = { ...model };
+  for (const m of modules) {
+    const p = `${m.name}:`;
+    if (m.prompts) {
+      out.prompts = { ...out.prompts };
+      for (const [name, entry] of Object.entries(m.prompts)) out.prompts[p + name] = entry;
+    }
+    if (m.languages) {
+      out.languages = { ...m.languages, ...out.languages };
+      out.language ??= m.language;
+    }
+    if (m.secrets) out.secrets = [...new Set([...(out.secrets ?? []), ...m.secrets])];
+    if (m.sensitive) out.sensitive = [...new Set([...(out.sensitive ?? []), ...m.sensitive])];
+    if (m.calendars) out.calendars = { ...m.calendars, ...out.calendars };
+    if (m.env) out.env = { ...m.env, ...out.env };
+  }
+  return out;
+}
+
+/** A module's `{ prompt: name }` media, renamed to the namespaced prompt (deep: commands, says, fillers). */
+function prefixPrompts<T>(v: T, p: string): T {
+  if (Array.isArray(v)) return v.map((x) => prefixPrompts(x, p)) as T;
+  if (v === null || typeof v !== 'object') return v;
+  const o = v as Record<string, unknown>;
+  if (o.kind === 'prompt' && typeof o.name === 'string') return { ...o, name: p + o.name } as T;
+  const copy: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(o)) copy[k] = prefixPrompts(x, p);
+  return copy as T;
 }
 
 function pre(p: string, id: string | undefined): string | undefined {
@@ -338,6 +375,7 @@ function prefixStep(s: Step, p: string): Step {
           ...(on.default ? { default: prefixBranch(on.default, p) } : {}),
           ...(on.error ? { error: prefixBranch(on.error, p) } : {}),
         },
+        ...(s.valid?.else ? { valid: { ...s.valid, else: prefixBranch(s.valid.else, p) } } : {}),
       };
     }
   }

@@ -149,6 +149,17 @@ function admit(files: Checked[], compile: (f: Checked, model: FlowModel, version
   const flows: CompiledFlow[] = [];
   const byName = new Map<string, string>();
   const link = linkFlows(files);
+  // A flow the checker passed but the compiler cannot build is a bug of callscript: refused
+  // with INTERNAL_ERROR at 1:1 (the others still load), never a crash of the server or the tools.
+  const build = (f: Checked, model: FlowModel, version: string | undefined): CompiledFlow | undefined => {
+    try {
+      return compile(f, model, version);
+    } catch (err) {
+      report.diagnostics.push({ code: 'INTERNAL_ERROR', severity: 'error', message: `the flow could not be compiled: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`, file: f.file, line: 1, column: 1, hint: 'Please report it with the file (and the modules it enters); the flow is refused meanwhile.' });
+      report.refused.push(f.file);
+      return undefined;
+    }
+  };
   for (const f of files) {
     const { file, text } = f;
     report.sources.set(file, text);
@@ -160,7 +171,8 @@ function admit(files: Checked[], compile: (f: Checked, model: FlowModel, version
     if (model?.module && !hasErrors(diagnostics)) {
       if (link.failed.has(file)) continue; // in a cycle, or entering a module that fails: its callers say why
       // a module: compiled on its own for the tools (scenarios, graph), never served nor refused
-      report.modules!.push(compile(f, model, linked?.version));
+      const built = build(f, model, linked?.version);
+      if (built) report.modules!.push(built);
       continue;
     }
     if (!model || hasErrors(diagnostics)) {
@@ -182,8 +194,10 @@ function admit(files: Checked[], compile: (f: Checked, model: FlowModel, version
       continue;
     }
     byName.set(model.name, file);
+    const built = build(f, model, linked?.version);
+    if (!built) continue;
     if (linked) report.bundles!.set(file, makeBundle(file, text, linked.modules));
-    flows.push(compile(f, model, linked?.version));
+    flows.push(built);
   }
   return { flows, report };
 }

@@ -65,7 +65,8 @@ export function sameStep(a: unknown, b: unknown): boolean {
 /** What JSON writes for a value that it would leave out of an object: null, in an array. */
 const inArray = (v: unknown) => (v === undefined || typeof v === 'function' || typeof v === 'symbol' ? null : v);
 /** The properties left out of the comparison: positions, and what JSON leaves out. */
-const skipped = (k: string, v: unknown) => k === 'pos' || v === undefined || typeof v === 'function' || typeof v === 'symbol';
+/** Where things are written is no part of what a step does: `pos`, and the positions subflow and return steps keep (`flowPos`, `withPos`, `withAt`...). */
+const skipped = (k: string, v: unknown) => k === 'pos' || k.endsWith('Pos') || k === 'withAt' || v === undefined || typeof v === 'function' || typeof v === 'symbol';
 
 export function diffSteps(from: FlowModel, to: FlowModel): { changed: string[]; added: string[]; removed: string[] } {
   const changed: string[] = [];

@@ -248,7 +248,7 @@ describe('callscript simulate <unknown flow>', () => {
     err.on('data', (c: Buffer) => (text += c.toString()));
     const code = await simulate('nosuch', { flows: 'flows' }, { input: new PassThrough(), output: new PassThrough(), err });
     expect(code).toBe(2);
-    expect(text).toBe('callscript simulate: no valid flow named "nosuch" in flows (flows: conference, front-desk, recording-consent, reminder, support-line, voicemail)\n');
+    expect(text).toBe('callscript simulate: no valid flow named "nosuch" in flows (flows: bank-line, conference, front-desk, recording-consent, reminder, support-line, voicemail, verify-customer)\n');
   });
 });
 
