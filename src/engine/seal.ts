@@ -90,6 +90,8 @@ export class Sealer {
 interface Sealed {
   v: Record<string, Value>;
   r?: string;
+  /** The sensitive vars of the callers' frames (a call inside a module), by frame index. */
+  f?: Record<number, Record<string, Value>>;
 }
 
 /**
@@ -104,10 +106,21 @@ export function sealState(state: CallState, s: Sensitivity, sealer: Sealer, call
     inner.v[name] = state.vars[name]!;
     (vars ??= { ...state.vars })[name] = MASK;
   }
+  // inside a module, the callers' vars wait in the frames: sealed the same way
+  let frames: CallState['f'];
+  state.f?.forEach((frame, i) => {
+    for (const name of s.names) {
+      if (!Object.prototype.hasOwnProperty.call(frame.v, name)) continue;
+      ((inner.f ??= {})[i] ??= {})[name] = frame.v[name]!;
+      frames ??= state.f!.map((x) => ({ ...x }));
+      frames[i]!.v = { ...frames[i]!.v, [name]: MASK };
+    }
+  });
   const res = state.res !== undefined && state.res !== '';
-  if (!vars && !res) return state;
+  if (!vars && !res && !frames) return state;
   if (res) inner.r = state.res;
   const out: CallState = { ...state, vars: vars ?? state.vars, x: sealer.seal(JSON.stringify(inner), callid) };
+  if (frames) out.f = frames;
   if (res) out.res = MASK;
   return out;
 }
@@ -125,5 +138,6 @@ export function openState(state: CallState, sealer: Sealer | undefined, callid: 
   const inner = JSON.parse(text) as Sealed;
   const out: CallState = { ...rest, vars: { ...rest.vars, ...inner.v } };
   if (inner.r !== undefined) out.res = inner.r;
+  if (inner.f && rest.f) out.f = rest.f.map((frame, i) => (inner.f![i] ? { ...frame, v: { ...frame.v, ...inner.f![i] } } : frame));
   return { state: out };
 }

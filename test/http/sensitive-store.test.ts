@@ -67,6 +67,17 @@ describe('Sealer', () => {
     delete plainState.res;
     expect(sealState(plainState, s, sealer, '42')).toBe(plainState);
   });
+
+  it('seals the callers\' sensitive vars waiting in the frames of a call inside a module', () => {
+    const s = sensitivityOf({ sensitive: ['pin', 'account'], steps: {} })!;
+    const sealer = new Sealer([parseKey(KEY1)]);
+    const state = { v: 2, flow: 'f', version: 'v', s: 'm:a', step: 'm:a', vars: { n: 1 }, f: [{ s: 'verify', v: { account: '31415926', lang: 'fr-FR' } }], commandId: 3, reply: '', started: 0, commands: 3 } as unknown as CallState;
+    const sealed = sealState(state, s, sealer, '42');
+    expect(sealed.f).toEqual([{ s: 'verify', v: { account: '***', lang: 'fr-FR' } }]);
+    expect(JSON.stringify(sealed)).not.toContain('31415926');
+    expect(state.f![0]!.v.account).toBe('31415926'); // the state given is not changed
+    expect(openState(sealed, sealer, '42')).toEqual({ state });
+  });
 });
 
 let app: FastifyInstance | undefined;
