@@ -131,9 +131,24 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
   // every environment of a flow is checked in one pass; --env (CALLSCRIPT_ENV) also requires the one named to exist
   const environment = opts.env ?? (process.env.CALLSCRIPT_ENV || undefined);
   const limits = { ...(maxFileBytes === undefined ? {} : { maxFileBytes }), ...(environment !== undefined ? { environment } : {}) };
-  const { flows, report } = compileAll(flowFiles, limits);
+  // A file named alone that enters modules (subflow:) is linked with the flow files of its
+  // directory, as the server would; only the files named are reported and counted.
+  const named = new Set(flowFiles.map((f) => resolve(f.file)));
+  const context: { file: string; text: string }[] = [];
+  for (const dir of new Set(flowFiles.filter((f) => f.text.includes('subflow')).map((f) => dirname(f.file)))) {
+    const files = await listFlowFiles(dir).catch(() => [] as string[]);
+    for (const f of files) {
+      if (named.has(resolve(f))) continue;
+      const text = await readFlowText(f).catch(() => undefined);
+      if (text !== undefined) context.push({ file: f, text });
+    }
+  }
+  const mine = (file: string) => context.length === 0 || named.has(resolve(file));
+  const all = compileAll([...flowFiles, ...context], limits);
+  const report = { ...all.report, diagnostics: all.report.diagnostics.filter((d) => mine(d.file)), refused: all.report.refused.filter(mine), modules: all.report.modules?.filter((f) => mine(f.model.file)) };
+  const flows = all.flows.filter((f) => mine(f.model.file));
   diagnostics.push(...report.diagnostics);
-  for (const [f, t] of report.sources) sources.set(f, t);
+  for (const [f, t] of all.report.sources) if (mine(f)) sources.set(f, t);
   // Routes name flows: against the flows checked here, or else the config's flows directory.
   for (const file of configFiles) {
     const refs = configFlowRefs(sources.get(file) ?? '', file);

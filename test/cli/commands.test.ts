@@ -22,6 +22,21 @@ describe('callscript validate', () => {
     expect(c.text()).toBe('8 files checked, 8 valid: no problems\n');
   });
 
+  it('links a file named alone with the modules of its directory, and reports that file only', async () => {
+    const c = capture();
+    expect(await validate([join(root, 'flows/bank-line.yaml')], c.out)).toBe(0);
+    expect(c.text()).toBe('1 file checked, 1 valid: no problems\n');
+    // the module broken: the caller says so at its flow: value; the module's own errors are not listed as the caller's
+    const d = mkdtempSync(join(tmpdir(), 'callscript-link-'));
+    copyFileSync(join(root, 'flows/bank-line.yaml'), join(d, 'bank-line.yaml'));
+    writeFileSync(join(d, 'verify-customer.yaml'), readFileSync(join(root, 'flows/verify-customer.yaml'), 'utf8').replace('results: [verified, locked, failed]', 'results: [verified, failed]'));
+    const e = capture();
+    expect(await validate([join(d, 'bank-line.yaml')], e.out)).toBe(1);
+    expect(e.text()).toMatch(/bank-line\.yaml:97:13 error MODULE_INVALID/);
+    expect(e.text()).not.toMatch(/^\S*verify-customer\.yaml:\d+:\d+ error/m);
+    expect(e.text()).toMatch(/1 file checked, 0 valid: 1 error/);
+  });
+
   it('prints file:line:col severity CODE message, a code frame and a hint; exit 1 on errors', async () => {
     const d = mkdtempSync(join(tmpdir(), 'callscript-validate-'));
     const file = join(d, 'bad.yaml');
