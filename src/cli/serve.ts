@@ -132,6 +132,10 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
   const smsFlows = flows.filter((f) => Object.values(registry.current(f.name)!.model.steps).some((s) => s.kind === 'command' && s.command.name === 'sms'));
   if (settings.sms) out.write(`  sms steps send through ${settings.sms.baseUrl} as ${settings.sms.login}\n`);
   else if (smsFlows.length > 0) err.write(`callscript serve: warning: ${smsFlows.map((f) => f.name).join(', ')} send SMS but no SMS account is configured (sms: in callscript.yaml, or SMS_LOGIN and SMS_PASSWORD): their sms steps will take their error branch (UNAVAILABLE)\n`);
+  // secrets a flow declares and the environment does not give: its lookups would send them empty
+  const unset = new Map<string, string[]>();
+  for (const f of flows) for (const name of registry.current(f.name)?.model.secrets ?? []) if (!process.env[name]) unset.set(name, [...(unset.get(name) ?? []), f.name]);
+  for (const [name, users] of unset) err.write(`callscript serve: warning: ${users.join(", ")} ${users.length === 1 ? "declares" : "declare"} the secret ${name}, which is not set in the environment: their http steps send it empty (set ${name} where the server runs)\n`);
   if (settings.server.admin) out.write(`  admin: ${base}/admin/flows   (its own Basic auth; see docs/admin.md)\n`);
   if (recorder) out.write(`  recording each finished call to ${recorder.dir}/<flow>-<callid>.test.yaml\n`);
   if (settings.server.watch) out.write(`  watching ${settings.server.flowsDir}${settings.configFile ? ` and ${settings.configFile}` : ''}: changes reload (also on SIGHUP)\n`);

@@ -253,6 +253,27 @@ describe('callscript serve (a real process)', () => {
   });
 });
 
+describe('callscript serve: secrets', () => {
+  const serveFlows = (env: NodeJS.ProcessEnv) =>
+    new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0', '--flows', join(root, 'flows'), '--log-level', 'warn'], { cwd: root, env });
+      let out = '';
+      let err = '';
+      child.stderr.on('data', (d) => (err += d));
+      child.stdout.on('data', (d) => {
+        out += d;
+        if (out.includes('health:')) setTimeout(() => child.kill('SIGTERM'), 300);
+      });
+      child.on('exit', () => (out.includes('health:') ? resolve(err) : reject(new Error(err))));
+    });
+
+  it('warns at start about a declared secret the environment does not give, and only then', async () => {
+    const { BANK_API_TOKEN: _, ...env } = process.env;
+    expect(await serveFlows(env)).toContain('callscript serve: warning: bank-line declares the secret BANK_API_TOKEN, which is not set in the environment: their http steps send it empty (set BANK_API_TOKEN where the server runs)\n');
+    expect(await serveFlows({ ...env, BANK_API_TOKEN: 'token' })).not.toContain('BANK_API_TOKEN');
+  });
+});
+
 describe('callscript schema --write', () => {
   it('creates the directory it writes into (outside the repository)', async () => {
     const d = join(mkdtempSync(join(tmpdir(), 'callscript-schema-')), 'nested', 'schemas');
