@@ -6,7 +6,7 @@ import { didYouMean } from '../flow/check-context.js';
 import { defaultFlowName } from '../flow/check.js';
 import { formatDiagnostics, summarize } from '../flow/format.js';
 import { compileAll, listFlowFiles } from '../registry/registry.js';
-import { callerScriptNotFlow, isCallerScriptName, readFlowText, unreadableReason } from '../registry/load.js';
+import { callerScriptNotFlow, isCallerScriptName, readFlowText, readFlows, unreadableReason } from '../registry/load.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 
 export interface ValidateOptions {
@@ -136,12 +136,8 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
   const named = new Set(flowFiles.map((f) => resolve(f.file)));
   const context: { file: string; text: string }[] = [];
   for (const dir of new Set(flowFiles.filter((f) => f.text.includes('subflow')).map((f) => dirname(f.file)))) {
-    const files = await listFlowFiles(dir).catch(() => [] as string[]);
-    for (const f of files) {
-      if (named.has(resolve(f))) continue;
-      const text = await readFlowText(f).catch(() => undefined);
-      if (text !== undefined) context.push({ file: f, text });
-    }
+    const { texts } = await readFlows(dir).catch(() => ({ texts: [] as { file: string; text: string }[] }));
+    context.push(...texts.filter((t) => !named.has(resolve(t.file))));
   }
   const mine = (file: string) => context.length === 0 || named.has(resolve(file));
   const all = compileAll([...flowFiles, ...context], limits);

@@ -7,6 +7,7 @@ import type { Branch, Handlers, Step } from './model.js';
 import { type Ctx, closest, didYouMean, report } from './check-context.js';
 import { unhandledResults } from './check-results.js';
 import type { Loc, YEntry, YNode } from './yaml.js';
+import { sccs } from './scc.js';
 
 /** UNKNOWN_STEP for every reference to a step id that is not defined. */
 export function checkTargets(ctx: Ctx, ids: readonly string[]): void {
@@ -279,45 +280,3 @@ function isLogic(step: Step): boolean {
   return step.kind !== 'command' || isEffect(step.command.name);
 }
 
-/** Strongly connected components (Tarjan, iterative). */
-function sccs(nodes: string[], edges: (id: string) => string[]): string[][] {
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const onStack = new Set<string>();
-  const stack: string[] = [];
-  const out: string[][] = [];
-  let i = 0;
-  for (const root of nodes) {
-    if (index.has(root)) continue;
-    const work: { id: string; it: number; es: string[] }[] = [{ id: root, it: 0, es: edges(root) }];
-    index.set(root, i), low.set(root, i++), stack.push(root), onStack.add(root);
-    while (work.length) {
-      const top = work[work.length - 1]!;
-      const es = top.es;
-      if (top.it < es.length) {
-        const w = es[top.it++]!;
-        if (!index.has(w)) {
-          index.set(w, i), low.set(w, i++), stack.push(w), onStack.add(w);
-          work.push({ id: w, it: 0, es: edges(w) });
-        } else if (onStack.has(w)) low.set(top.id, Math.min(low.get(top.id)!, index.get(w)!));
-        continue;
-      }
-      work.pop();
-      if (work.length) {
-        const parent = work[work.length - 1]!.id;
-        low.set(parent, Math.min(low.get(parent)!, low.get(top.id)!));
-      }
-      if (low.get(top.id) === index.get(top.id)) {
-        const comp: string[] = [];
-        let w: string;
-        do {
-          w = stack.pop()!;
-          onStack.delete(w);
-          comp.push(w);
-        } while (w !== top.id);
-        out.push(comp);
-      }
-    }
-  }
-  return out;
-}
