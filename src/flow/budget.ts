@@ -10,8 +10,9 @@
  *   plus the size of what it produced (list and map entries, string characters / 32).
  *   Deterministic: the same flow and call spend the same units on any machine.
  * - Liquid: liquidjs's own DoS limits, per template: `memoryLimit` (objects and
- *   characters it creates: ranges, joins, appends...), and the milliseconds of the
- *   process's CPU time the request has left of `templateMs` (src/flow/expr.ts).
+ *   characters it creates: ranges, joins, appends...), and the milliseconds the request
+ *   has left of `templateMs`: wall clock for the first half, CPU time after it
+ *   (src/flow/expr.ts).
  */
 
 export interface EvalLimits {
@@ -41,6 +42,8 @@ export class EvalBudget {
   templateMsLeft: number;
   /** Memory units the request's templates may still use (all renders together). */
   templateMemoryLeft: number;
+  /** The process's CPU time (ms) when the request's templates had spent half their time by the wall clock: from there CPU time counts (src/flow/expr.ts). */
+  cpuMark: number | undefined;
   /** Why the budget ran out (set once). */
   spent: string | undefined;
   /** Values already converted for CEL, by identity (nested request and call values do not change within a request). */

@@ -200,7 +200,7 @@ export function configJsonSchema(): Record<string, unknown> {
           call_state_bytes: int(1024, 1048576, 32768, "The cap on a call's stored state (its variables included), in bytes: a request that would go over it takes the step's error branch (STATE_TOO_LARGE)."),
           expression_cost: int(1000, 10000000, 100000, "What one request's CEL conditions and expr: values may cost in all, in cost units (one per node evaluated, plus the size of the lists, maps and strings made); over it the step takes its error branch (EVALUATION_LIMIT)."),
           template_memory: int(1000, 10000000, 50000, "What one request's templates may render and allocate in all (liquidjs memory units: 8 per node rendered, items of ranges, characters of joins and appends...); over it the step takes its error branch (EVALUATION_LIMIT)."),
-          template_ms: int(1, 1000, 50, "Milliseconds of CPU time one request's templates may spend rendering in all; over it the step takes its error branch (EVALUATION_LIMIT)."),
+          template_ms: int(1, 1000, 50, "Milliseconds one request's templates may spend rendering in all (the first half on the wall clock, the rest in CPU time); over it the step takes its error branch (EVALUATION_LIMIT)."),
           max_live_calls: int(1, 10000000, 50000, 'Live calls one process serves at most: a new call past it is answered 503 CALL_LIMIT (the service retries, or places it on another instance).'),
           flow_file_bytes: int(1024, 67108864, 2097152, 'The largest flow (and scenario) file, in bytes: a larger one is refused unread (FILE_TOO_LARGE).'),
         },
