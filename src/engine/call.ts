@@ -28,8 +28,9 @@ import type { RtRequest, RtResponse } from '../protocol/rt.js';
 import type { EvalLimits } from '../flow/budget.js';
 import { MASK } from './mask.js';
 import { openState, sealState, type Sealer } from './seal.js';
-import { maskLog, maskStepRecord, maskSummary, requestMasker } from './mask-call.js';
+import { maskLog, maskStepRecord, maskSummary, requestMasker, resultIsSensitive } from './mask-call.js';
 import type { LookupRecord, Lookups } from './http-wait.js';
+import { callOutcomeOf, type EffectEvent, type RequestOutcome, type StepEvent, type StepObserver } from './observe.js';
 
 /** Time kept back from the deadline for saving the state and answering. */
 const EFFECT_MARGIN_MS = 250;
@@ -161,6 +162,8 @@ export interface CallOptions {
   sealer?: Sealer;
   /** Reads a secret a flow declares (its http steps' secrets.X): the server reads the environment. */
   secret?: (name: string) => string | undefined;
+  /** Told of every request handled, once its work is over (metrics, traces, call history: src/engine/observe.ts). */
+  observer?: StepObserver;
 }
 
 export interface CallDeps {
@@ -230,7 +233,22 @@ export class CallHandler {
   handle(incoming: RtRequest, flowName: string | undefined, log: CallLogger): Promise<Answer> {
     const req = incoming;
     let stepped: RtRequest = req;
-    const work = this.serialised(req.callid, () => this.step(req, flowName, log, this.now(), (r) => (stepped = r)));
+    const observer = this.opts.observer;
+    const seen: Seen = observer ? { transitions: observer.transitions ? [] : undefined, effects: [] } : {};
+    const at = observer ? this.now() : 0;
+    const t0 = observer ? performance.now() : 0;
+    let late = false;
+    const work = this.serialised(req.callid, () => this.step(req, flowName, log, this.now(), (r) => (stepped = r), seen));
+    if (observer) {
+      const tell = (answer: Answer | undefined) => {
+        try {
+          observer.step(stepEvent(stepped, seen, answer, late, at, performance.now() - t0));
+        } catch (err) {
+          log.error({ callid: req.callid, err }, 'an observer of the call step failed');
+        }
+      };
+      work.then(tell, () => tell(undefined));
+    }
     return new Promise<Answer>((resolve) => {
       let done = false;
       const entry: Pending = {
@@ -238,6 +256,7 @@ export class CallHandler {
         fire: () => {
           if (done) return;
           done = true;
+          late = true;
           log.warn({ callid: req.callid, code: 'DEADLINE', deadlineMs: this.opts.deadlineMs }, 'step missed the deadline: fallback answered');
           // The fallback's result stands for the request it replaced: noted with the call (any instance may get it).
           const aside: Replaced = { fb: this.opts.fallback === undefined ? 'wait' : 'play', ...requestPart(stepped, this.opts.sealer) };
@@ -336,8 +355,7 @@ export class CallHandler {
   }
 
   /** One step, with the live-call bookkeeping: version and step per call, calls and errors per version. */
-  private async step(req: RtRequest, flowName: string | undefined, log: CallLogger, started: number, stepped: (r: RtRequest) => void): Promise<Answer> {
-    const seen: Seen = {};
+  private async step(req: RtRequest, flowName: string | undefined, log: CallLogger, started: number, stepped: (r: RtRequest) => void, seen: Seen): Promise<Answer> {
     let answer: Answer | undefined;
     try {
       let r = req;
@@ -366,6 +384,8 @@ export class CallHandler {
    */
   private async stepCore(req: RtRequest, record: { value: string; rev: number } | undefined, flowName: string | undefined, log: CallLogger, started: number, seen: Seen): Promise<Answer> {
     const { store, live } = this.deps;
+    if (seen.transitions) seen.transitions.length = 0;
+    if (seen.effects) seen.effects.length = 0;
     const raw = record?.value;
     let rev = record?.rev;
     if (raw === ENDED) {
@@ -420,8 +440,10 @@ export class CallHandler {
       seen.isNew = true;
     }
     seen.flow = flow;
+    seen.prior = prior;
     const at = this.now();
-    let outcome: Outcome = advance(flow, prior, req, { now: at, unknownCall: this.opts.unknownCall, ...(this.opts.maxStateBytes !== undefined ? { maxStateBytes: this.opts.maxStateBytes } : {}), ...(this.opts.evalLimits ? { evalLimits: this.opts.evalLimits } : {}), ...(this.opts.secret ? { secret: this.opts.secret } : {}) });
+    const took = seen.transitions;
+    let outcome: Outcome = advance(flow, prior, req, { now: at, unknownCall: this.opts.unknownCall, ...(this.opts.maxStateBytes !== undefined ? { maxStateBytes: this.opts.maxStateBytes } : {}), ...(this.opts.evalLimits ? { evalLimits: this.opts.evalLimits } : {}), ...(this.opts.secret ? { secret: this.opts.secret } : {}), ...(took ? { hooks: { took: (k: string) => void took.push(k) } } : {}) });
     const recorder = this.opts.recorder;
     const effects: StepRecord['effects'] = [];
     // the effects' time runs from the request's start, or, for a call taken over from another
@@ -441,6 +463,7 @@ export class CallHandler {
     let lookups = prior?.hn ?? 0;
     while (outcome.kind === 'effect') {
       const budget = this.opts.deadlineMs - (this.now() - from) - EFFECT_MARGIN_MS;
+      const e0 = seen.effects ? performance.now() : 0;
       let result: EffectResult;
       if (outcome.effect.kind === 'http') {
         if (!this.deps.lookups) result = { ok: false, error: 'UNAVAILABLE', message: 'http lookups are not enabled here' };
@@ -452,12 +475,14 @@ export class CallHandler {
         }
       } else result = await this.deps.perform(outcome.effect, budget);
       if (recorder) effects.push({ effect: recordable(outcome.effect, flow.model.secrets, this.opts.secret), result });
+      if (seen.effects) seen.effects.push(effectEvent(outcome.effect, result, performance.now() - e0, flow.tables.sensitive?.steps.has(outcome.effect.step) === true));
       if ('pending' in result) log.debug({ callid: req.callid, effect: 'http', step: outcome.effect.step }, 'http lookup runs on: filler answered');
       else if (result.ok) log.debug({ callid: req.callid, effect: outcome.effect.kind, step: outcome.effect.step, value: flow.tables.sensitive?.steps.has(outcome.effect.step) ? MASK : result.value }, `${outcome.effect.kind} done`);
       outcome = outcome.resume(result);
     }
     switch (outcome.kind) {
       case 'replay':
+        seen.replayed = true;
         log.debug({ callid: req.callid, command_id: req.command_id }, 'retried request: previous reply sent again');
         return { status: 200, body: outcome.replyJson };
       case 'stale':
@@ -490,6 +515,16 @@ export class CallHandler {
           const rec: StepRecord = { request: req, flow: { name: flow.name, version: flow.version }, now: at, effects, reply: outcome.reply, ...(outcome.state ? { step: outcome.state.step } : {}), ended: !outcome.state };
           recorder.exchange(sens ? maskStepRecord(rec, sens, prior, masker!) : rec);
         }
+        if (seen.effects) {
+          // what the observers get (src/engine/observe.ts): sensitive values masked
+          const params = outcome.reply.params as Record<string, unknown>;
+          seen.reply = { command: outcome.reply.command, commandId: outcome.reply.command_id, params: masker ? (masker.scrubValue(params) as Record<string, unknown>) : params };
+          seen.step = outcome.state?.step ?? outcome.summary?.lastStep ?? prior?.step;
+          seen.ended = !outcome.state;
+          if (outcome.summary) seen.summary = sens ? maskSummary(outcome.summary, sens) : outcome.summary;
+          if (logs) for (const l of logs) if (l.level === 'error') (seen.errors ??= []).push(l.code ?? 'ERROR');
+          if (sens && req.command_result !== '' && resultIsSensitive(sens, prior)) seen.maskedResult = true;
+        }
         return { status: 200, body: outcome.replyJson };
       }
     }
@@ -505,6 +540,60 @@ interface Seen {
   kept?: boolean;
   /** When this request found the call claimed by another instance. */
   waitingSince?: number;
+  // What the observers are told (only gathered when there are observers: `effects` is set then).
+  /** The transitions taken (coverage keys), when an observer asked for them. */
+  transitions?: string[];
+  effects?: EffectEvent[];
+  prior?: CallState;
+  reply?: StepEvent['reply'];
+  step?: string;
+  ended?: boolean;
+  summary?: CallSummary;
+  errors?: string[];
+  /** The request's result is a sensitive input. */
+  maskedResult?: boolean;
+  /** The stored reply was sent again. */
+  replayed?: boolean;
+}
+
+function effectEvent(e: Effect, r: EffectResult, ms: number, sensitive: boolean): EffectEvent {
+  if ('pending' in r) return { kind: e.kind, step: e.step, outcome: 'pending', ms };
+  if (r.ok) return { kind: e.kind, step: e.step, outcome: 'ok', value: sensitive ? MASK : r.value, ms };
+  return { kind: e.kind, step: e.step, outcome: r.error, ms };
+}
+
+const OUTCOMES: Record<string, RequestOutcome> = { STALE_REQUEST: 'stale', NO_ROUTE: 'no_route', UNKNOWN_FLOW: 'no_route', CALL_LIMIT: 'call_limit', STORE_UNAVAILABLE: 'store_unavailable' };
+
+/** The event of one handled request (`answer` undefined: its work threw). */
+function stepEvent(req: RtRequest, seen: Seen, answer: Answer | undefined, late: boolean, at: number, ms: number): StepEvent {
+  const status = answer?.status ?? 500;
+  const code = answer && answer.status !== 200 ? answer.code : answer ? undefined : 'INTERNAL';
+  let outcome: RequestOutcome;
+  if (status === 200) outcome = seen.replayed ? 'replay' : 'ok';
+  else outcome = OUTCOMES[code!] ?? (status === 404 || status === 409 ? 'rejected' : 'error');
+  const ended = seen.ended === true;
+  const errors = seen.errors ?? [];
+  return {
+    callid: req.callid,
+    ...(seen.flow ? { flow: seen.flow.name, version: seen.flow.version } : {}),
+    outcome,
+    status,
+    ...(code !== undefined ? { code } : {}),
+    late,
+    at,
+    ms,
+    request: { command: req.command, result: seen.maskedResult ? MASK : req.command_result, error: req.command_error, callStatus: req.call_status, commandId: req.command_id },
+    ...(seen.prior ? { from: seen.prior.step } : {}),
+    ...(seen.step !== undefined ? { step: seen.step } : {}),
+    ...(seen.reply ? { reply: seen.reply } : {}),
+    isNew: seen.isNew === true,
+    ended,
+    ...(ended ? { callOutcome: callOutcomeOf(seen.prior?.done === true, errors) } : {}),
+    ...(seen.summary ? { summary: seen.summary } : {}),
+    transitions: seen.transitions ?? [],
+    effects: seen.effects ?? [],
+    errors,
+  };
 }
 
 /** An effect as recordings keep it: an http lookup's request may hold secrets, so only its method and URL path, secrets masked. */

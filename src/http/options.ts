@@ -1,3 +1,4 @@
+import type { StepObserver } from '../engine/observe.js';
 import type { CallStore } from '../store/types.js';
 import type { LoadReport, Registry } from '../registry/registry.js';
 import type { Effects } from './effects.js';
@@ -59,6 +60,8 @@ export interface RtOptions {
   fallback?: string;
   /** Told about each request advanced (its effects and reply): `serve --record` (src/http/recorder.ts). */
   recorder?: CallObserver;
+  /** Told of every request handled, once its work is over (src/engine/observe.ts): your own metrics or audit, beside callscript's. */
+  observer?: StepObserver;
 }
 
 export const DEFAULT_RT_OPTIONS: RtOptions = {

@@ -28,6 +28,7 @@ import { parseKey, Sealer } from '../engine/seal.js';
 import { performEffect } from './effects.js';
 import { Lookups } from '../engine/http-wait.js';
 import { httpRunner } from './lookup-client.js';
+import { observers, type StepObserver } from '../engine/observe.js';
 import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions, type RtOptions } from './options.js';
 
 export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (app, options) => {
@@ -70,9 +71,12 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   const httpOpts = options.http ?? {};
   const lookups = new Lookups({ run: httpOpts.runner ?? httpRunner(httpOpts), store, ...(httpOpts.maxLookupsPerCall !== undefined ? { maxPerCall: httpOpts.maxLookupsPerCall } : {}) });
   const secret = httpOpts.secret ?? ((name: string) => process.env[name]);
+  // Observers of every request handled (src/engine/observe.ts): the user's, metrics, call history.
+  const stepObservers: (StepObserver | undefined)[] = [options.observer];
+  const observer = observers(stepObservers, (err) => app.log.error({ err }, 'an observer of the call step failed'));
   const service = new CallHandler(
     { versions, store, live, release: () => reg.release(live), perform: (e, budget) => performEffect(effects, e, budget), lookups },
-    { secret, deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, maxLiveCalls: opts.maxLiveCalls, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}), ...(sealer ? { sealer } : {}) },
+    { secret, deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, maxLiveCalls: opts.maxLiveCalls, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}), ...(sealer ? { sealer } : {}), ...(observer ? { observer } : {}) },
   );
   app.addHook('onClose', async () => service.close());
   // A reloader made here is closed here (its checker's worker); one given is its owner's.

@@ -1,0 +1,120 @@
+/**
+ * What the call step tells its observers (metrics, traces, call history): one StepEvent per
+ * request handled by CallHandler, once its work is over (a request answered by a deadline
+ * fallback gives its event when the late step lands, marked `late`). Sensitive values are
+ * masked before they get here (the request's result when it is a sensitive input, the
+ * reply's params, the vars of an ended call, effect values of sensitive steps), so an
+ * observer may store or export what it is given.
+ *
+ * Observers run on the request path: `step` must be cheap and must not throw (a throw is
+ * caught and logged, the call is not affected); slow work (store writes) is theirs to run
+ * in the background.
+ */
+import type { CallSummary } from './types.js';
+
+export type RequestOutcome =
+  /** A new command answered (the call advanced or ended). */
+  | 'ok'
+  /** A retried request: the stored reply sent again. */
+  | 'replay'
+  /** 409 STALE_REQUEST. */
+  | 'stale'
+  /** Refused by the engine (UNKNOWN_CALL under `reject`, FLOW_VERSION_MISMATCH...). */
+  | 'rejected'
+  /** 404: no route, or the routed flow is not loaded. */
+  | 'no_route'
+  /** 503 CALL_LIMIT: a new call refused. */
+  | 'call_limit'
+  /** 503 STORE_UNAVAILABLE. */
+  | 'store_unavailable'
+  /** 500: the step failed (FLOW_VERSION_GONE, INTERNAL). */
+  | 'error';
+
+/** How a call ended, for metrics and history. */
+export type CallOutcome =
+  /** The flow ran to its `hangup` (or its end) and the service then reported the call over. */
+  | 'completed'
+  /** The call ended (the caller hung up, NOANSWER, BUSY...) before the flow finished. */
+  | 'abandoned'
+  /** The flow went its error way to the end (an engine error ended it). */
+  | 'error'
+  /** Ended from the admin API (DELETE /admin/calls/:callid). */
+  | 'ended_by_admin';
+
+export interface EffectEvent {
+  kind: 'sms' | 'http';
+  /** The flow step that asked for it. */
+  step: string;
+  /** ok; `pending` (an http lookup runs on past the deadline); else the error kind (TIMEOUT, UNAVAILABLE, HTTP_ERROR...). */
+  outcome: string;
+  /** The SMS hash or the HTTP status (*** for a sensitive step); absent on failure. */
+  value?: string;
+  ms: number;
+}
+
+export interface StepEvent {
+  callid: string;
+  /** The flow version that served the request; absent when none did (no route, store down before the load). */
+  flow?: string;
+  version?: string;
+  outcome: RequestOutcome;
+  /** The HTTP status answered (200 for a fallback) and the error code of a non-200. */
+  status: number;
+  code?: string;
+  /** A deadline fallback was answered in its place (the step landed after it). */
+  late: boolean;
+  /** Epoch ms the request arrived; its handling time in ms (queueing behind the call's previous request included). */
+  at: number;
+  ms: number;
+  /** The request as reported: its command, result (*** when sensitive), error, status and command_id. */
+  request: { command: string; result: string; error: string; callStatus: string; commandId: number };
+  /** The step whose command the request reports (absent for a new call). */
+  from?: string;
+  /** The step of the command answered (the call's step now); when the call ended, its last step. */
+  step?: string;
+  /** The command answered, and its params (sensitive values masked); absent when none was built (replay, errors). */
+  reply?: { command: string; commandId: number; params: Record<string, unknown> };
+  /** The request started the call. */
+  isNew: boolean;
+  /** The call ended with this request (its state dropped). */
+  ended: boolean;
+  /** Set when `ended`: how, and the call's summary (vars masked). */
+  callOutcome?: CallOutcome;
+  summary?: CallSummary;
+  /** The transitions the machine took, as coverage keys (src/testing/transitions.ts); only for observers with `transitions: true`. */
+  transitions: readonly string[];
+  effects: readonly EffectEvent[];
+  /** Engine log entries of level error this request produced (their codes). */
+  errors: readonly string[];
+}
+
+export interface StepObserver {
+  /** Ask the engine for the transitions taken (a little work per request). */
+  readonly transitions?: boolean;
+  step(e: StepEvent): void;
+}
+
+/** Several observers as one (an observer that throws does not stop the others). */
+export function observers(list: readonly (StepObserver | undefined)[], onError: (err: unknown) => void): StepObserver | undefined {
+  const all = list.filter((o): o is StepObserver => o !== undefined);
+  if (all.length === 0) return undefined;
+  if (all.length === 1) {
+    const [one] = all;
+    return { transitions: one!.transitions === true, step: (e) => safe(one!, e, onError) };
+  }
+  return { transitions: all.some((o) => o.transitions), step: (e) => all.forEach((o) => safe(o, e, onError)) };
+}
+
+function safe(o: StepObserver, e: StepEvent, onError: (err: unknown) => void): void {
+  try {
+    o.step(e);
+  } catch (err) {
+    onError(err);
+  }
+}
+
+/** How a call ended, from the request that ended it and the state before it. */
+export function callOutcomeOf(flowDone: boolean, errors: readonly string[]): CallOutcome {
+  if (errors.length > 0 && !flowDone) return 'error';
+  return flowDone ? 'completed' : 'abandoned';
+}
