@@ -230,7 +230,7 @@ export class CallHandler {
    * reply the late step stored, or, if the step failed, the original result fed anew. So
    * the fallback's own result ("0") is never mistaken for the caller's input.
    */
-  handle(incoming: RtRequest, flowName: string | undefined, log: CallLogger): Promise<Answer> {
+  handle(incoming: RtRequest, flowName: string | undefined, log: CallLogger, traceId?: string): Promise<Answer> {
     const req = incoming;
     let stepped: RtRequest = req;
     const observer = this.opts.observer;
@@ -242,7 +242,9 @@ export class CallHandler {
     if (observer) {
       const tell = (answer: Answer | undefined) => {
         try {
-          observer.step(stepEvent(stepped, seen, answer, late, at, performance.now() - t0));
+          const e = stepEvent(stepped, seen, answer, late, at, performance.now() - t0);
+          if (traceId !== undefined) e.traceId = traceId;
+          observer.step(e);
         } catch (err) {
           log.error({ callid: req.callid, err }, 'an observer of the call step failed');
         }

@@ -86,6 +86,8 @@ export interface StepEvent {
   effects: readonly EffectEvent[];
   /** Engine log entries of level error this request produced (their codes). */
   errors: readonly string[];
+  /** The trace id of the request's span, when one is recording (given to CallHandler.handle). */
+  traceId?: string;
 }
 
 export interface StepObserver {
