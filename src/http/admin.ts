@@ -18,6 +18,7 @@ import { decodeState } from '../engine/call.js';
 import type { SharedVersions } from '../registry/shared-versions.js';
 import { MASK, maskVars } from '../engine/mask.js';
 import type { CallState } from '../engine/types.js';
+import type { TrafficSource } from './metrics.js';
 
 /**
  * A call's vars as the admin API shows them: sensitive ones masked (src/engine/mask.ts), by
@@ -40,6 +41,8 @@ export interface AdminDeps {
   reload: (reason: string) => Promise<ReloadSummary>;
   /** With a shared store: pins, canaries and counts shared by the instances. */
   sync?: SharedVersions;
+  /** The traffic of each flow's transitions (the metrics: src/http/metrics.ts), when metrics are on. */
+  traffic?: TrafficSource;
 }
 
 /** Diagnostics as shown over HTTP: file names only, never absolute paths. */

@@ -9,6 +9,7 @@ import type { Reloader, ReloadSummary } from '../registry/reloader.js';
 import type { CallObserver, Routes } from '../engine/call.js';
 import { DEFAULT_EVAL_LIMITS, type EvalLimits } from '../flow/budget.js';
 import { DEFAULT_BODY_DEPTH } from '../protocol/request.js';
+import type { MetricsCluster } from './metrics-cluster.js';
 
 export type { Routes } from '../engine/call.js';
 export type UnknownCallPolicy = 'restart' | 'hangup' | 'reject';
@@ -118,11 +119,33 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
    * from CALLSCRIPT_SENSITIVE_KEY and CALLSCRIPT_SENSITIVE_KEY_PREVIOUS.
    */
   sensitiveKeys?: readonly string[];
+  /**
+   * Prometheus metrics at GET `path` (default /metrics, under the plugin's prefix), open or
+   * behind the admin credentials (`auth: 'admin'`, which needs `admin`); `false`: none.
+   * Default: on, open. See docs/operations.md.
+   */
+  metrics?: false | MetricsOptions;
   /** Filled in at registration: handles on the running plugin, for a config reload. */
   control?: PluginControl;
+}
+
+export interface MetricsOptions {
+  /** Default /metrics. */
+  path?: string;
+  /** none (default): open; admin: the admin API's credentials. */
+  auth?: 'none' | 'admin';
+  /** Set by `callscript serve --workers N` in each worker: a scrape answers the sum of the workers (src/http/metrics-cluster.ts). */
+  cluster?: MetricsCluster;
 }
 
 export interface PluginControl {
   setRoutes?: (routes: Routes) => void;
   reload?: (reason: string) => Promise<ReloadSummary>;
+}
+
+/** Why a metrics path cannot be used (undefined when it can): a plain absolute path, not one of the plugin's other routes. */
+export function metricsPathProblem(path: unknown): string | undefined {
+  if (typeof path !== 'string' || !/^\/[A-Za-z0-9._~\/-]{0,199}$/.test(path) || path.includes('//')) return `must be a path like /metrics (letters, digits, . _ ~ - and /), got ${JSON.stringify(path)}`;
+  for (const taken of ['/rt', '/health', '/admin']) if (path === taken || path.startsWith(`${taken}/`)) return `${path} is taken by the plugin's ${taken} routes`;
+  return undefined;
 }

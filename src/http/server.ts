@@ -12,6 +12,7 @@ import { LiveCalls } from '../registry/live.js';
 import { Reloader } from '../registry/reloader.js';
 import { watchFlows } from '../registry/watch.js';
 import { guardServer, serverOptions, type TransportOptions } from './transport.js';
+import { traceLogOptions } from './tracing.js';
 
 export interface ServerOptions extends CallscriptPluginOptions, Partial<TransportOptions> {
   /** pino level (fatal, error, warn, info, debug, trace, silent) or false for no logger. */
@@ -54,7 +55,8 @@ export async function createServer(options: ServerOptions = {}): Promise<Server>
   const control: PluginControl = plugin.control ?? {};
   const perRequest = logLevel === 'debug' || logLevel === 'trace';
   const app = Fastify({
-    logger: logLevel === false ? false : { level: logLevel },
+    // lines logged within a recording OpenTelemetry span carry its trace_id and span_id
+    logger: logLevel === false ? false : { level: logLevel, ...traceLogOptions },
     logController: new LogController({ disableRequestLogging: !perRequest }),
     // Fastify makes a child logger per request, bound to its reqId; with request logging
     // off no line carries that id to correlate with, so requests log through the app's
