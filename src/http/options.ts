@@ -10,6 +10,7 @@ import type { CallObserver, Routes } from '../engine/call.js';
 import { DEFAULT_EVAL_LIMITS, type EvalLimits } from '../flow/budget.js';
 import { DEFAULT_BODY_DEPTH } from '../protocol/request.js';
 import type { MetricsCluster } from './metrics-cluster.js';
+import type { TrafficSource } from './metrics.js';
 
 export type { Routes } from '../engine/call.js';
 export type UnknownCallPolicy = 'restart' | 'hangup' | 'reject';
@@ -141,6 +142,8 @@ export interface MetricsOptions {
 export interface PluginControl {
   setRoutes?: (routes: Routes) => void;
   reload?: (reason: string) => Promise<ReloadSummary>;
+  /** The traffic of each flow's transitions, from the metrics (absent with `metrics: false`). */
+  traffic?: TrafficSource;
 }
 
 /** Why a metrics path cannot be used (undefined when it can): a plain absolute path, not one of the plugin's other routes. */

@@ -134,6 +134,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   if (options.control) {
     options.control.setRoutes = (routes) => service.setRoutes(routes);
     options.control.reload = reload;
+    if (metrics) options.control.traffic = metrics;
   }
 
   // The service sends application/json (other types are refused in onRequest, before the
