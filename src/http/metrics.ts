@@ -222,16 +222,16 @@ function view(r: Registry, name: string, help: string, type: 'counter' | 'gauge'
   r.registerMetric({ name, help, type, aggregator, get, reset: () => {} } as unknown as Metric);
 }
 
-/** A histogram's values as prom-client gives them: cumulative buckets (le), +Inf, _sum and _count. */
+/** A histogram's values as prom-client gives them: cumulative buckets (le first), +Inf, _sum and _count. */
 function histValues(name: string, labels: Labels, h: Hist): Value[] {
   const out: Value[] = [];
   let acc = 0;
   DURATION_BUCKETS.forEach((le, i) => {
     acc += h.counts[i]!;
-    out.push({ labels: { ...labels, le }, value: acc, metricName: `${name}_bucket` });
+    out.push({ labels: { le, ...labels }, value: acc, metricName: `${name}_bucket` });
   });
   const count = acc + h.counts[DURATION_BUCKETS.length]!;
-  out.push({ labels: { ...labels, le: '+Inf' }, value: count, metricName: `${name}_bucket` });
+  out.push({ labels: { le: '+Inf', ...labels }, value: count, metricName: `${name}_bucket` });
   out.push({ labels, value: h.sum, metricName: `${name}_sum` });
   out.push({ labels, value: count, metricName: `${name}_count` });
   return out;

@@ -104,7 +104,7 @@ describe('GET /metrics', () => {
     // the buckets are cumulative and end with +Inf = the count; the sum is a number of seconds
     const menu = (await lines(app, 'callscript_request_duration_seconds_bucket', 'callscript_request_duration_seconds_sum')).filter((l) => l.includes('step="menu"'));
     expect(menu.map((l) => l.replace(/ [0-9.e-]+$/, ''))).toEqual([
-      ...['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '4', '5', '+Inf'].map((le) => `callscript_request_duration_seconds_bucket{flow="desk",step="menu",le="${le}"}`),
+      ...['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '4', '5', '+Inf'].map((le) => `callscript_request_duration_seconds_bucket{le="${le}",flow="desk",step="menu"}`),
       'callscript_request_duration_seconds_sum{flow="desk",step="menu"}',
     ]);
     const counts = menu.slice(0, 14).map((l) => Number(l.split(' ')[1]));
