@@ -33,7 +33,7 @@ describe('metrics: in callscript.yaml', () => {
     expect(at('metrics:\n  auth: basic\n')).toEqual([['BAD_ENUM', 2, 9, 'metrics.auth must be one of none, admin, not "basic"']]);
     expect(at('metrics:\n  enabled: yes please\n')).toEqual([['TYPE_MISMATCH', 2, 12, 'metrics.enabled must be true or false, not a string ("yes please")']]);
     expect(at('metrics:\n  port: 9100\n')).toEqual([['UNKNOWN_KEY', 2, 3, "metrics: unknown key 'port'"]]);
-    expect(at('metrics: on\n')).toEqual([['TYPE_MISMATCH', 1, 10, 'metrics must be a map, not a string']]);
+    expect(at('metrics: on\n')).toEqual([['TYPE_MISMATCH', 1, 10, 'metrics must be a map, not a string ("on")']]);
   });
 });
 
