@@ -85,6 +85,8 @@ export class CallMetrics implements StepObserver, TrafficSource {
   private storeErrors = 0;
 
   constructor(private readonly deps: MetricsDeps) {
+    // the process's collectors start with the first app (GC and event loop lag count from then)
+    processRegistry();
     const r = this.registry;
     const each = <T>(fn: (flow: string, f: FlowTally) => T[]) => [...this.flows].flatMap(([flow, f]) => fn(flow, f));
     const perVersion = (fn: (flow: string, version: string, v: VersionTally) => Value[]) => each((flow, f) => [...f.versions].flatMap(([version, v]) => fn(flow, version, v)));
@@ -242,7 +244,7 @@ function histValues(name: string, labels: Labels, h: Hist): Value[] {
  * `callscript_...`. One Registry per process, shared by the plugin instances of the process:
  * they describe the process, not an app, and their collectors (a GC observer, an event loop
  * delay monitor) cannot be stopped, so one app each would pile them up. The one piece of
- * module state here, made at the first use.
+ * module state here, made with the first CallMetrics.
  */
 let processMetrics: Registry | undefined;
 function processRegistry(): Registry {
