@@ -14,6 +14,7 @@
  * the URL, a refused request): what a caller sends never becomes a label value. Effect
  * outcomes are error kinds; past MAX_EFFECT_OUTCOMES distinct ones they count as OTHER.
  */
+import type { FastifyInstance, onRequestHookHandler, RouteHandlerMethod } from 'fastify';
 import { AggregatorRegistry, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { StepEvent, StepObserver } from '../engine/observe.js';
 import type { ReloadSummary } from '../registry/reloader.js';
@@ -216,6 +217,19 @@ export class CallMetrics implements StepObserver, TrafficSource {
     add(e.outcomes, e.outcomes.has(outcome) || e.outcomes.size < MAX_EFFECT_OUTCOMES ? outcome : 'OTHER');
     e.hist.observe(ms / 1000);
   }
+}
+
+/** GET `path`: the Prometheus text (with --workers, the workers' sum); 405 for other methods. */
+export function registerMetrics(app: FastifyInstance, metrics: CallMetrics, o: { path: string; guard?: onRequestHookHandler; notAllowed(allow: string, what: string): RouteHandlerMethod }): void {
+  app.route({
+    method: 'GET',
+    url: o.path,
+    ...(o.guard ? { onRequest: o.guard } : {}),
+    handler: async (_req, reply) => reply.header('content-type', metrics.contentType).header('cache-control', 'no-store').send(await metrics.text()),
+  });
+  app.route({ method: ['DELETE', 'PATCH', 'POST', 'PUT'], url: o.path, handler: o.notAllowed('GET, HEAD', 'metrics only take GET') });
+  const stop = metrics.serveCluster();
+  if (stop) app.addHook('onClose', async () => stop());
 }
 
 /** Registers a metric whose values `values` computes when scraped, in the shape prom-client's own metrics give. */

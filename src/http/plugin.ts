@@ -30,7 +30,8 @@ import { Lookups } from '../engine/http-wait.js';
 import { httpRunner } from './lookup-client.js';
 import { observers, type StepObserver } from '../engine/observe.js';
 import { DEFAULT_RT_OPTIONS, metricsPathProblem, type CallscriptPluginOptions, type MetricsOptions, type RtOptions } from './options.js';
-import { CallMetrics } from './metrics.js';
+import { CallMetrics, registerMetrics } from './metrics.js';
+import { registerHealth } from './health.js';
 import { RtTracing, type RtSpan } from './tracing.js';
 
 export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (app, options) => {
@@ -197,55 +198,12 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   const OTHER = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'PUT'] as const;
   for (const url of ['/rt', '/rt/:flow']) app.route({ method: [...OTHER], url, handler: notAllowed('POST', 'the real-time endpoint only takes POST') });
 
-  // Health (readiness) is open (load balancers probe it) and shows only names: file names, no paths.
-  // 503 `unavailable` when no call can be served here (no flow loaded, the store unreachable);
-  // 200 `degraded` when edits are refused (their flows serve the previous version).
-  // `errors`: the pending diagnostics of a refused edit.
-  app.get('/health', async (_req, reply) => {
-    const pending = reg.pendingErrors();
-    // the store must answer: without it no call can advance (the balancer takes the instance out)
-    const storeProblem = await store.ping().then(
-      () => undefined,
-      (e: unknown) => (e instanceof Error ? e.message : String(e)),
-    );
-    const flows = reg.list();
-    const refused = refusedNow();
-    const down: string[] = [];
-    if (flows.length === 0) down.push(`no flow is loaded${refused.length > 0 ? ` (${refused.length} refused: see refused)` : ''}`);
-    if (storeProblem !== undefined) down.push(`the call store is unreachable: ${storeProblem}`);
-    const status = down.length > 0 ? 'unavailable' : refused.length > 0 ? 'degraded' : 'ok';
-    if (down.length > 0) reply.code(503);
-    const reason = down.length > 0 ? down.join('; ') : refused.length > 0 ? `${refused.length} flow file${refused.length === 1 ? ' is' : 's are'} refused (see refused): a flow whose edit is refused serves its previous version` : undefined;
-    return {
-      status,
-      ...(reason !== undefined ? { reason } : {}),
-      store: storeProblem === undefined ? 'ok' : `unreachable: ${storeProblem}`,
-      flows: flows.map((f) => ({ ...f, errors: pendingView(pending.get(reg.entry(f.name)!.file)) })),
-      refused,
-      // Live calls: ended calls' tombstones in the store are not counted.
-      calls: live.size,
-    };
-  });
-  app.route({ method: ['DELETE', 'PATCH', 'POST', 'PUT'], url: '/health', handler: notAllowed('GET, HEAD', 'health only takes GET') });
-  // Liveness: the process answers. Touches nothing (no store, no registry): a restart would not help the rest.
-  app.get('/health/live', async () => ({ status: 'ok' }));
-  app.route({ method: ['DELETE', 'PATCH', 'POST', 'PUT'], url: '/health/live', handler: notAllowed('GET, HEAD', 'liveness only takes GET') });
+  registerHealth(app, { registry: reg, store, live, refused: refusedNow, notAllowed });
 
   if (metrics && metricsOpts) {
-    const path = metricsOpts.path ?? '/metrics';
-    const guard =
-      metricsOpts.auth === 'admin'
-        ? [authGuard({ credentials: options.admin!, code: 'ADMIN_AUTH_REQUIRED', message: 'valid admin HTTP Basic credentials are required', name: 'callscript-admin', what: path }, limitsFor())]
-        : [];
-    app.route({
-      method: 'GET',
-      url: path,
-      onRequest: guard,
-      handler: async (_req, reply) => reply.header('content-type', metrics.contentType).header('cache-control', 'no-store').send(await metrics.text()),
-    });
-    app.route({ method: ['DELETE', 'PATCH', 'POST', 'PUT'], url: path, handler: notAllowed('GET, HEAD', 'metrics only take GET') });
-    const stop = metrics.serveCluster();
-    if (stop) app.addHook('onClose', async () => stop());
+    // open, or behind the admin credentials (failures counted like the admin API's)
+    const guard = metricsOpts.auth === 'admin' ? authGuard({ credentials: options.admin!, code: 'ADMIN_AUTH_REQUIRED', message: 'valid admin HTTP Basic credentials are required', name: 'callscript-admin', what: 'the metrics' }, limitsFor()) : undefined;
+    registerMetrics(app, metrics, { path: metricsOpts.path ?? '/metrics', ...(guard ? { guard } : {}), notAllowed });
   }
 
   if (options.admin) await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store, reload, ...(sync ? { sync } : {}), ...(metrics ? { traffic: metrics } : {}) });
