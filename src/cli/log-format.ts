@@ -23,9 +23,12 @@ export function logFormat(env: NodeJS.ProcessEnv, stdoutIsTTY: boolean): { ok: t
  * synchronous pino-pretty stream for the readable format (a process that exits right after
  * its last line loses none).
  */
-export function logStream(format: LogFormat): DestinationStream | undefined {
+export function logStream(format: LogFormat, destination: number | NodeJS.WritableStream = 1): DestinationStream | undefined {
   if (format === 'json') return undefined;
   return pretty({
+    destination,
+    // on stdout, colours when it is a terminal that takes them (colorette's check); elsewhere none
+    ...(destination === 1 ? {} : { colorize: false }),
     sync: true,
     translateTime: 'SYS:HH:MM:ss.l',
     ignore: 'hostname',
