@@ -1,7 +1,6 @@
-# syntax=docker/dockerfile:1
 # callscript in a container (docs/deploy.md). Two stages: `build` compiles the TypeScript
 # with the dev dependencies; the final image holds dist/ and the production dependencies
-# only, and runs as the unprivileged user `node`.
+# only, and runs as the unprivileged user `node`. (RUN --mount needs BuildKit: Docker 23 and later.)
 #
 #   docker build -t callscript .
 #   docker run -p 3000:3000 -v "$PWD/flows:/app/flows:ro" callscript
