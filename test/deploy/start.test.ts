@@ -42,10 +42,10 @@ async function served(s: Spawned, workers = 1): Promise<{ port: number; server: 
   const m = await until(() => /callscript serving \d+ flows? from .* on http:\/\/127\.0\.0\.1:(\d+)\n/.exec(s.out()) ?? (s.child.exitCode !== null ? null : undefined), 'the banner', 60_000);
   if (!m) throw new Error(`npm start exited:\n${s.out()}${s.err()}`);
   if (workers > 1) await until(() => (new RegExp(` ${workers} workers \\(pids `).test(s.out()) ? true : undefined), 'the workers line', 60_000);
-  const below = descendants(s.pid);
-  // the server, or the primary and its workers
+  // the server, or the primary and its workers (the same command line)
+  const below = descendants(s.pid).filter((p) => commandLine(p)?.includes('dist/cli/main.js serve'));
   expect(below.length).toBe(workers === 1 ? 1 : workers + 1);
-  const server = below.find((p) => commandLine(p)?.includes('dist/cli/main.js serve'))!;
+  const server = below.find((p) => readParent(p) === s.pid)!; // npm's own child: exec'd, no shell between
   return { port: Number(m[1]), server };
 }
 
@@ -55,6 +55,12 @@ async function holdRequest(s: Spawned, port: number, body: string) {
   c.socket.write(`POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`);
   await until(() => (logEntries(s.out()).some((l) => l.msg === 'incoming request' && (l.req as { url?: string } | undefined)?.url === '/rt/desk') ? true : undefined), 'the request in progress', 30_000);
   return c;
+}
+
+/** The parent pid of a process (from /proc). */
+function readParent(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
 }
 
 describe('npm start', () => {
@@ -126,7 +132,7 @@ describe('npm start', () => {
       const s = workers();
       const { port } = await served(s, 2);
       const tree = descendants(s.pid);
-      expect(tree).toHaveLength(3);
+      expect(tree.filter((p) => commandLine(p)?.includes('dist/cli/main.js serve'))).toHaveLength(3);
       s.child.kill('SIGTERM');
       expect(await s.exit).toEqual({ code: 0, signal: null });
       await allGone(port, tree);
