@@ -146,7 +146,7 @@ describe('the Dockerfile played without Docker', () => {
   }, 600_000);
   afterAll(() => {
     for (const d of dirs.values()) rmSync(d, { recursive: true, force: true });
-  });
+  }, 120_000);
 
   it('the final stage holds dist/ and the production dependencies: no TypeScript, no tsx, no sources, no tests', () => {
     const app = dirs.get('final')!;

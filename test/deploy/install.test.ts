@@ -37,7 +37,7 @@ afterEach(killLeftovers);
 afterAll(async () => {
   rmSync(project, { recursive: true, force: true });
   if (!missing) for (const p of prefixes) await dropPrefix(p);
-});
+}, 120_000);
 
 /** `callscript <args>` from the installed package, to its end. */
 function run(args: string[], cwd = project) {
