@@ -63,7 +63,8 @@ function listQuery(q: Record<string, unknown>): Query | string {
     const v = q[k];
     return Array.isArray(v) ? null : (v as string | undefined);
   };
-  const status = one('status') ?? 'live';
+  const st = one('status');
+  const status = st === undefined ? 'live' : st;
   if (status !== 'live' && status !== 'finished') return 'status must be live or finished (given once)';
   const l = one('limit');
   if (l === null || (l !== undefined && (!/^[0-9]{1,3}$/.test(l) || Number(l) < 1 || Number(l) > MAX_LIST_LIMIT))) return `limit must be an integer from 1 to ${MAX_LIST_LIMIT} (given once)`;
