@@ -416,6 +416,8 @@ export class CallHandler {
     const raw = record?.value;
     let rev = record?.rev;
     if (raw === ENDED) {
+      // ended elsewhere (another instance, the admin API): no longer live here either
+      this.ended(req.callid);
       if (!isTerminal(req.call_status)) log.warn({ callid: req.callid, code: 'CALL_ENDED', command: req.command, command_id: req.command_id }, 'request for a call that has ended: answered hangup');
       return { status: 200, body: hangupReply(req) };
     }

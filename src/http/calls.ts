@@ -137,9 +137,12 @@ export function registerCalls(admin: FastifyInstance, d: CallsDeps): void {
     const callid = callidParam(req.params.callid);
     if (typeof callid !== 'string') return fail(reply, 400, 'BAD_CALLID', callid.problem);
     try {
-      const live = d.live.get(callid);
       const raw = await d.store.get(callid);
       const state = raw === undefined || raw === ENDED ? undefined : decodeState(raw);
+      // without a state, a finished record wins over this process's bookkeeping (the call may have ended on another instance)
+      const record = state ? undefined : parseRecord(await d.store.getFinished(callid));
+      if (record) return finishedView(record);
+      const live = d.live.get(callid);
       if (state || live) {
         return {
           callid,
@@ -155,8 +158,6 @@ export function registerCalls(admin: FastifyInstance, d: CallsDeps): void {
           path: parsePath(await d.store.readPath(callid)),
         };
       }
-      const record = parseRecord(await d.store.getFinished(callid));
-      if (record) return finishedView(record);
       return fail(reply, 404, 'CALL_NOT_FOUND', `no live or finished call ${callid}`);
     } catch (err) {
       return storeFailure(reply, err);
