@@ -87,10 +87,26 @@ export function pathEntry(e: StepEvent): PathEntry {
 
 /** The record of a call that ended with event `e` (its last entry), from its path before it. */
 export function finishedRecord(e: StepEvent, before: readonly PathEntry[], maxPath: number): FinishedRecord {
-  const last = pathEntry(e);
-  const path = [...before, last].slice(-maxPath);
+  const path = [...before, pathEntry(e)].slice(-maxPath);
+  return { ...recordHead(e, path[0]?.at, path.filter((p) => p.reply !== null).length), path };
+}
+
+/**
+ * The same record as JSON text, from the stored entries as they are (not parsed again: the
+ * history writer's way, cheaper for long paths). Entries are the writer's own JSON objects.
+ */
+export function finishedRecordText(e: StepEvent, before: readonly string[], maxPath: number): string {
+  const path = [...before, JSON.stringify(pathEntry(e))].slice(-maxPath);
+  // the first entry's time and the commands, only needed without a summary (an engine failure)
+  const firstAt = e.summary ? undefined : parsePath(path.slice(0, 1))[0]?.at;
+  const commands = e.summary ? 0 : parsePath(path).filter((p) => p.reply !== null).length;
+  const head = JSON.stringify(recordHead(e, firstAt, commands));
+  return `${head.slice(0, -1)},"path":[${path.join(',')}]}`;
+}
+
+function recordHead(e: StepEvent, firstAt: number | undefined, commands: number): Omit<FinishedRecord, 'path'> {
   const s = e.summary;
-  const durationMs = s?.durationMs ?? Math.max(0, e.at - (path[0]?.at ?? e.at));
+  const durationMs = s?.durationMs ?? Math.max(0, e.at - (firstAt ?? e.at));
   return {
     callid: e.callid,
     flow: e.flow ?? s?.flow ?? '',
@@ -101,9 +117,8 @@ export function finishedRecord(e: StepEvent, before: readonly PathEntry[], maxPa
     outcome: e.callOutcome ?? 'abandoned',
     status: s?.status ?? e.request.callStatus,
     lastStep: s?.lastStep ?? e.step ?? e.from ?? '',
-    commands: s?.commands ?? path.filter((p) => p.reply !== null).length,
+    commands: s?.commands ?? commands,
     vars: s?.vars ?? {},
-    path,
   };
 }
 
@@ -164,14 +179,27 @@ function effect(x: EffectEvent): PathEntry['effects'][number] {
   return { kind: x.kind, step: x.step, outcome: x.outcome, ...(x.value !== undefined ? { value: x.value } : {}), ms: round(x.ms) };
 }
 
-/** Params with long strings cut (params are the command catalogue's: small and shallow; deeper than 8 levels is cut too). */
+/** Params with long strings cut (params are the command catalogue's: small and shallow; deeper than 8 levels is cut too); the same object when nothing is cut. */
 function cut(v: unknown, depth: number): unknown {
+  return depth === 0 && !needsCut(v, 0) ? v : cutting(v, depth);
+}
+
+function needsCut(v: unknown, depth: number): boolean {
+  if (typeof v === 'string') return v.length > PARAM_CHARS;
+  if (v === null || typeof v !== 'object') return false;
+  if (depth >= 8) return true;
+  if (Array.isArray(v)) return v.some((x) => needsCut(x, depth + 1));
+  for (const k in v) if (needsCut((v as Record<string, unknown>)[k], depth + 1)) return true;
+  return false;
+}
+
+function cutting(v: unknown, depth: number): unknown {
   if (typeof v === 'string') return v.length > PARAM_CHARS ? `${v.slice(0, PARAM_CHARS)}…` : v;
   if (v === null || typeof v !== 'object') return v;
   if (depth >= 8) return '…';
-  if (Array.isArray(v)) return v.map((x) => cut(x, depth + 1));
+  if (Array.isArray(v)) return v.map((x) => cutting(x, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) out[k] = cut(x, depth + 1);
+  for (const [k, x] of Object.entries(v)) out[k] = cutting(x, depth + 1);
   return out;
 }
 

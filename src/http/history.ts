@@ -10,7 +10,7 @@
  * sees a call's appends before its end).
  */
 import type { StepEvent, StepObserver } from '../engine/observe.js';
-import { endedByAdminRecord, finishedRecord, inPath, parsePath, pathEntry, type FinishedRecord } from '../engine/history.js';
+import { endedByAdminRecord, finishedRecordText, inPath, parsePath, pathEntry, type FinishedRecord } from '../engine/history.js';
 import type { CallState } from '../engine/types.js';
 import type { CallStore, HistoryStore } from '../store/types.js';
 
@@ -109,9 +109,8 @@ export class HistoryWriter implements StepObserver {
   }
 
   private async finish(e: StepEvent): Promise<void> {
-    const before = parsePath(await this.store.readPath(e.callid));
-    const record = finishedRecord(e, before, this.settings.maxPath);
-    await this.store.addFinished(e.callid, JSON.stringify(record), this.settings.keep, this.settings.ttlMs);
+    const record = finishedRecordText(e, await this.store.readPath(e.callid), this.settings.maxPath);
+    await this.store.addFinished(e.callid, record, this.settings.keep, this.settings.ttlMs);
     await this.store.dropPath(e.callid);
   }
 

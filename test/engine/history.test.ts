@@ -4,7 +4,7 @@
  * without a summary, stored text that is not a record, and the writer's bounds.
  */
 import { describe, expect, it } from 'vitest';
-import { finishedRecord, finishedRow, inPath, parsePath, parseRecord, pathEntry } from '../../src/engine/history.js';
+import { finishedRecord, finishedRecordText, finishedRow, inPath, parsePath, parseRecord, pathEntry } from '../../src/engine/history.js';
 import type { StepEvent } from '../../src/engine/observe.js';
 import { HistoryWriter, historySettings } from '../../src/http/history.js';
 import { MemoryStore } from '../../src/store/memory.js';
@@ -93,6 +93,21 @@ describe('finished records', () => {
     const before = [pathEntry(event({ at: 1000 }))];
     const r = finishedRecord(event({ at: 5000, ended: true, callOutcome: 'error', request: { command: 'read', result: '', error: '', callStatus: 'HANGUP', commandId: 2 } }), before, 10);
     expect(r).toMatchObject({ started: new Date(1000).toISOString(), ended: new Date(5000).toISOString(), durationMs: 4000, outcome: 'error', status: 'HANGUP', lastStep: 'sales', commands: 2, vars: {} });
+  });
+
+  it('as text from the stored entries (the writer\'s way): the same record', () => {
+    const before = [1, 2, 3, 4].map((i) => pathEntry(event({ at: 1_800_000_000_000 + i, ms: i })));
+    const ending = [
+      event({ at: 1_800_000_010_000, ended: true, callOutcome: 'completed', summary: { callid: '7', flow: 'desk', version: 'abcdef012345', status: 'HANGUP', commands: 4, durationMs: 10_000, lastStep: 'end', vars: { a: [1, 'x'] } } }),
+      event({ at: 1_800_000_010_000, ended: true, callOutcome: 'error', reply: undefined }),
+    ];
+    for (const e of ending) {
+      for (const max of [2, 5, 200]) {
+        const text = finishedRecordText(e, before.map((b) => JSON.stringify(b)), max);
+        expect(JSON.parse(text)).toEqual(finishedRecord(e, before, max));
+        expect(parseRecord(text)).toBeDefined();
+      }
+    }
   });
 
   it('stored text that is not an entry or a record is left out', () => {
