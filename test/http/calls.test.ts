@@ -416,3 +416,29 @@ describe('hostile inputs', () => {
     expect((await json(a, '/admin/calls')).calls).toHaveLength(1);
   });
 });
+
+describe('a store of your own without history methods', () => {
+  it('keeps no history, says so once, and the calls go on; the admin API shows none', async () => {
+    const inner = new MemoryStore();
+    const old = {
+      load: (id: string, keep?: boolean) => inner.load(id, keep),
+      commit: (id: string, rev: number | undefined, v: string, ttl: number) => inner.commit(id, rev, v, ttl),
+      setAside: (id: string, a: string, ttl: number) => inner.setAside(id, a, ttl),
+      get: (id: string) => inner.get(id),
+      set: (id: string, v: string, ttl: number) => inner.set(id, v, ttl),
+      delete: (id: string) => inner.delete(id),
+      size: () => inner.size(),
+      ping: () => inner.ping(),
+      close: () => inner.close(),
+    };
+    const { app: a, logs } = await server({ store: old as unknown as MemoryStore });
+    expect(logs.filter((l) => l.code === 'HISTORY_UNSUPPORTED')).toHaveLength(1);
+    await deskCall(a, '70');
+    await send(a, 'desk', { callid: '71' });
+    expect(await json(a, '/admin/calls?status=finished')).toEqual({ calls: [], next: null });
+    expect((await json(a, '/admin/calls/71')).path).toEqual([]);
+    expect((await admin(a, '/admin/calls/71', 'DELETE')).json()).toMatchObject({ outcome: 'ended_by_admin', path: [] });
+    expect(await send(a, 'desk', { callid: '71', command: 'read', command_id: 1, command_result: '1' })).toMatchObject({ command: 'hangup' });
+    expect(logs.filter((l) => l.code === 'HISTORY_WRITE_FAILED')).toEqual([]);
+  });
+});
