@@ -442,3 +442,30 @@ describe('a store of your own without history methods', () => {
     expect(logs.filter((l) => l.code === 'HISTORY_WRITE_FAILED')).toEqual([]);
   });
 });
+
+describe('a step that misses the deadline', () => {
+  it('is in the path when it lands, marked late, with its effect and timing', async () => {
+    const SMS_FLOWS = new URL('../fixtures/sms-flows', import.meta.url).pathname;
+    const sms = async () => {
+      await new Promise((r) => setTimeout(r, 800)); // past the deadline (its timeout ignored)
+      return 'H-42';
+    };
+    const { app: a } = await server({ flowsDir: SMS_FLOWS, deadlineMs: 600, effects: { sms } });
+    const fb = await send(a, 'confirm', { callid: '5' });
+    expect(fb).toMatchObject({ command: 'wait', command_id: 0 });
+    await new Promise((r) => setTimeout(r, 400));
+    const r = await send(a, 'confirm', { callid: '5', command: 'wait', command_id: 0, command_result: '0' });
+    expect(r).toMatchObject({ command: 'play', command_id: 1, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Sent H-42.' } });
+    await send(a, 'confirm', { callid: '5', command: 'play', command_id: 1, command_result: '' });
+    await send(a, 'confirm', { callid: '5', command: 'hangup', command_id: 2, call_status: 'HANGUP' });
+    const rec = await finished(a, '5');
+    expect(rec.path.map(untimed)).toEqual([
+      { from: null, command: '', result: '', error: '', step: 'sent', reply: { command: 'play', params: { media_id: 'TTS|TTS_EN-GB_SERENA|Sent H-42.' } }, transitions: ['confirm:default'], effects: [{ kind: 'sms', step: 'confirm', outcome: 'ok', value: 'H-42', ms: expect.any(Number) }], late: true, outcome: 'ok' },
+      { from: 'sent', command: '', result: '', error: '', step: null, reply: null, transitions: [], effects: [], late: false, outcome: 'replay' },
+      { from: 'sent', command: 'play', result: '', error: '', step: 'end', reply: { command: 'hangup', params: {} }, transitions: ['sent:default'], effects: [], late: false, outcome: 'ok' },
+      { from: 'end', command: 'hangup', result: '', error: '', step: 'end', reply: { command: 'hangup', params: {} }, transitions: [], effects: [], late: false, outcome: 'ok' },
+    ]);
+    expect(rec.path[0].ms).toBeGreaterThanOrEqual(790);
+    expect(rec.path[0].effects[0].ms).toBeGreaterThanOrEqual(790);
+  });
+});
