@@ -122,6 +122,17 @@ describe.skipIf(!!missing)('call history on Redis, shared by instances', () => {
     expect((await admin(a, '/admin/flows')).json().liveCalls).toBe(0);
   });
 
+  it('an instance that stops at once still writes the record of the call it just ended', async () => {
+    const [a, b] = await pair();
+    await rt(a, { callid: '720' });
+    await rt(a, { callid: '720', command: 'read', command_id: 1, call_status: 'HANGUP' });
+    await a.close(); // its store is closed with it (onClose), the history written before (preClose)
+    apps.splice(apps.indexOf(a), 1);
+    const rec = await finished(b, '720');
+    expect(rec).toMatchObject({ outcome: 'abandoned', callStatus: 'HANGUP' });
+    expect(rec.path.map((e: { from: string | null; step: string }) => [e.from, e.step])).toEqual([[null, 'menu'], ['menu', 'menu']]);
+  });
+
   it('answers CALL_BUSY while an instance holds a claim on the call', async () => {
     const [a, , store] = await pair();
     await rt(a, { callid: '950' });
