@@ -6,7 +6,7 @@ import { Sealer } from '../engine/seal.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve, dirname } from 'node:path';
-import { checkConfig, CONFIG_DEFAULTS, METRICS_DEFAULTS, STORE_DEFAULTS, type ServerConfig } from '../flow/config.js';
+import { checkConfig, CONFIG_DEFAULTS, HISTORY_CONFIG_DEFAULTS, METRICS_DEFAULTS, STORE_DEFAULTS, type ServerConfig } from '../flow/config.js';
 import { storeUrlProblem, type StoreSetting } from '../store/open.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import type { MediaSpec } from '../flow/model.js';
@@ -175,6 +175,7 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
         fallback: config?.fallback ? fallbackMedia(config.fallback) : undefined,
         metrics: metrics.enabled ? { path: metrics.path, auth: metrics.auth } : false,
         ...(sensitiveKeys ? { sensitiveKeys } : {}),
+        history: historySetting(config),
       },
     },
   };
@@ -224,6 +225,7 @@ export function settingsChanges(before: Settings, after: Settings): { routes?: S
     ['admin', before.server.admin, after.server.admin],
     ['metrics', before.server.metrics, after.server.metrics],
     ['sms', before.sms, after.sms],
+    ['history', before.server.history, after.server.history],
   ];
   for (const [name, a, b] of atStart) if (!same(a, b)) out.restart.push(name);
   return out;
@@ -243,6 +245,12 @@ function transportSettings(config: ServerConfig | undefined): Partial<ServerOpti
     authFailureWindowMs: s.auth_failure_window_s * 1000,
     ...(s.trust_proxy && s.trust_proxy.length > 0 ? { trustProxy: s.trust_proxy } : {}),
   };
+}
+
+/** The call history (history: in the config): its plugin option, false when keep is 0. */
+function historySetting(config: ServerConfig | undefined): NonNullable<ServerOptions['history']> {
+  const h = config?.history ?? HISTORY_CONFIG_DEFAULTS;
+  return h.keep === 0 ? false : { keep: h.keep, ttlMs: h.ttl_ms, maxPath: h.max_path };
 }
 
 /** The config's fallback media as the rt_media string sent (none: the default wait). */

@@ -76,9 +76,22 @@ export interface ServerConfig {
   sms?: { base_url: string; login?: string; password?: string; timeout_ms: number };
   /** The http steps' SSRF policy and bounds (version 2 flows). */
   http?: HttpConfig;
+  /** The call history (absent: its defaults, HISTORY_CONFIG_DEFAULTS). */
+  history?: HistoryConfig;
   /** Prometheus metrics (absent: on, at /metrics, open). */
   metrics?: MetricsConfig;
 }
+
+export interface HistoryConfig {
+  /** Finished calls kept, the newest (0: no history at all). */
+  keep: number;
+  /** How long a finished call is kept, in ms. */
+  ttl_ms: number;
+  /** Requests kept per call path (its last ones). */
+  max_path: number;
+}
+
+export const HISTORY_CONFIG_DEFAULTS: HistoryConfig = { keep: 1000, ttl_ms: 86_400_000, max_path: 200 };
 
 export interface MetricsConfig {
   enabled: boolean;
@@ -259,6 +272,14 @@ export function configJsonSchema(): Record<string, unknown> {
         },
         'Prometheus metrics on the server\'s port: requests, calls, latency, effects, live calls, reloads, transitions.',
       ),
+      history: section(
+        {
+          keep: int(0, 100000, 1000, 'Finished calls kept with their paths (the newest; the oldest go), in the call store: shared by every instance on one Redis. 0: no history at all (no writes).'),
+          ttl_ms: int(1000, 2592000000, 86400000, 'How long a finished call is kept, in ms (default a day).'),
+          max_path: int(1, 10000, 200, "Requests kept per call's path (its last ones): a call of more keeps only its end."),
+        },
+        'The call history: the last finished calls with their paths (steps, results, commands, timings), shown by GET /admin/calls and callscript calls / trace.',
+      ),
       routes: section(
         {
           apps: { type: ['object', 'null'], additionalProperties: flowName, description: 'Flow by REALTIME10 application hash.' },
@@ -366,6 +387,7 @@ function handChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
     if (Array.isArray(h.allow_hosts)) config.http.allow_hosts = h.allow_hosts.filter((x): x is string => typeof x === 'string');
   }
 
+  if (data.history && typeof data.history === 'object') config.history = { ...HISTORY_CONFIG_DEFAULTS, ...(data.history as Partial<HistoryConfig>) };
   if (data.metrics && typeof data.metrics === 'object') config.metrics = { ...METRICS_DEFAULTS, ...(data.metrics as Partial<MetricsConfig>) };
   const metricsPath = entry(root, 'metrics')?.value;
   const path = metricsPath?.kind === 'map' ? entry(metricsPath, 'path') : undefined;

@@ -33,6 +33,7 @@ import { DEFAULT_RT_OPTIONS, metricsPathProblem, type CallscriptPluginOptions, t
 import { CallMetrics, registerMetrics } from './metrics.js';
 import { registerHealth } from './health.js';
 import { RtTracing, type RtSpan } from './tracing.js';
+import { HistoryWriter, historySettings, historyStore } from './history.js';
 
 export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (app, options) => {
   const opts: RtOptions = {
@@ -74,6 +75,17 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   const httpOpts = options.http ?? {};
   const lookups = new Lookups({ run: httpOpts.runner ?? httpRunner(httpOpts), store, ...(httpOpts.maxLookupsPerCall !== undefined ? { maxPerCall: httpOpts.maxLookupsPerCall } : {}) });
   const secret = httpOpts.secret ?? ((name: string) => process.env[name]);
+  // The call history (src/http/history.ts): paths of live calls and the last finished calls, in the store.
+  const historyOpts = historySettings(options.history);
+  // a store of your own written before the history (no history methods): no history, the admin API shows none
+  const withHistory = historyStore(store);
+  if (withHistory !== store && historyOpts) app.log.warn({ code: 'HISTORY_UNSUPPORTED' }, 'the call store given has no history methods (appendPath, addFinished...): no call history is kept');
+  const history = historyOpts && withHistory === store ? new HistoryWriter(store, historyOpts, opts.callTtlMs, app.log) : undefined;
+  if (history) {
+    // written before the server stops (the store may be closed by then in onClose), and what came after
+    app.addHook('preClose', async () => history.close());
+    app.addHook('onClose', async () => history.close(500, true));
+  }
   // Files whose edit is refused now: their flows serve the previous version (shown in /health, counted in the metrics).
   const refusedNow = () =>
     reg.reloaded
@@ -96,7 +108,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     : undefined;
   const tracing = new RtTracing();
   // Observers of every request handled (src/engine/observe.ts): the user's, metrics, call history.
-  const stepObservers: (StepObserver | undefined)[] = [options.observer];
+  const stepObservers: (StepObserver | undefined)[] = [options.observer, history];
   stepObservers.push(metrics);
   stepObservers.push(tracing);
   const observer = observers(stepObservers, (err) => app.log.error({ err }, 'an observer of the call step failed'));
@@ -206,7 +218,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     registerMetrics(app, metrics, { path: metricsOpts.path ?? '/metrics', ...(guard ? { guard } : {}), notAllowed });
   }
 
-  if (options.admin) await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store, reload, ...(sync ? { sync } : {}), ...(metrics ? { traffic: metrics } : {}) });
+  if (options.admin) await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store: withHistory, reload, endCall: (callid) => service.endCall(callid), ...(history ? { history } : {}), ...(sync ? { sync } : {}), ...(metrics ? { traffic: metrics } : {}) });
 };
 
 /** Options given to the plugin by code are checked like the config file's: a clear error at registration. */
