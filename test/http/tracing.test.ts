@@ -3,7 +3,8 @@
  * process (@opentelemetry/sdk-trace's InMemorySpanExporter, the async-hooks context
  * manager, the W3C propagator): one `callscript.rt` SERVER span per request with the step's
  * attributes (the result masked when sensitive), ERROR on a 5xx, a `traceparent` parent
- * honoured, the trace id given to the step's observers; log lines within carry the ids.
+ * honoured, the trace id given to the step's observers (and kept in the call history's
+ * path); log lines within carry the ids.
  */
 import { Writable } from 'node:stream';
 import { SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
@@ -12,7 +13,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createServer, type ServerOptions } from '../../src/http/server.js';
 import { callscript } from '../../src/http/plugin.js';
 import { traceLogOptions } from '../../src/http/tracing.js';
@@ -138,6 +139,19 @@ describe('a span per /rt request', () => {
     await post(app, '/rt/nope', { callid: '17' });
     expect(events.map((e) => e.traceId)).toEqual(spans().map((s) => s.spanContext().traceId));
     expect(events[0]!.traceId).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it("the call history keeps each request's trace id in the call's path (GET /admin/calls/:callid)", async () => {
+    const { app } = await server({ admin: { login: 'ops', password: 'pw' } });
+    await post(app, '/rt/desk', { callid: '21' });
+    await post(app, '/rt/desk', { callid: '21', command: 'read', command_id: 1, command_result: '1' });
+    const auth = { authorization: 'Basic ' + Buffer.from('ops:pw').toString('base64') };
+    const path = await vi.waitFor(async () => {
+      const body = (await app.inject({ url: '/admin/calls/21', headers: auth })).json() as { path: { traceId?: string }[] };
+      if (body.path.length < 2) throw new Error('path not written yet');
+      return body.path;
+    });
+    expect(path.map((e) => e.traceId)).toEqual(spans().map((s) => s.spanContext().traceId));
   });
 
   it('a request retried while the first runs: two spans, each with its own outcome', async () => {
