@@ -1,0 +1,367 @@
+/**
+ * What a campaign has done, kept on disk so that it can stop at any moment and go on later
+ * without calling a number twice:
+ *
+ * - the results file: a line per row, in the CSV's order, appended once every row before it
+ *   has its result (./results.ts);
+ * - the state file (JSON): the CSV it is about (path, size, SHA-256), the app, the results
+ *   file and how many of its bytes are final, `next` (the first row without its line in the
+ *   results), and the rows from `next` on that were started: being placed, called (the
+ *   outbound call's id, followed again after a restart), waiting for a retry (when), done
+ *   (their result, until the rows before them are done).
+ *
+ * Each change is saved: results appended and synced, then the state written to a temporary
+ * file, synced and renamed over the old one (atomic: a crash leaves the old state or the new
+ * one). Saves run one at a time, off the caller's path; the changes made while one runs go
+ * together into the next. A restart cuts the results file back to the bytes the state counts.
+ * A lock file (`<state>.lock`, the pid) keeps a second process off the same campaign.
+ */
+import { open, readFile, rename, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { RESULTS_HEADER, resultLines } from './results.js';
+import type { CampaignRow, RowRead, RowResult } from './types.js';
+
+export const STATE_FORMAT = 'callscript-campaign/1';
+
+export interface StateRow {
+  index: number;
+  line: number;
+  number: string;
+  /** In memory only: not saved (a resumed campaign reads them from the CSV again: fillVars). */
+  vars: Record<string, string>;
+  /** placing: place() was called and gave no id yet; calling: placed, followed; waiting: for a retry; done. */
+  phase: 'placing' | 'calling' | 'waiting' | 'done';
+  attempts: number;
+  /** calling: the outbound call's id. */
+  id?: string;
+  /** waiting: when to try again (epoch ms). */
+  retryAt?: number;
+  /** waiting: what the last attempt gave (shown if it is the last). */
+  last?: RowResult;
+  result?: RowResult;
+}
+
+export interface CampaignState {
+  format: typeof STATE_FORMAT;
+  csv: { path: string; bytes: number; sha256: string; rows: number };
+  app: string;
+  results: string;
+  resultsBytes: number;
+  next: number;
+  finished: boolean;
+  rows: StateRow[];
+}
+
+export interface JournalSetup {
+  statePath: string;
+  resultsPath: string;
+  csv: CampaignState['csv'];
+  app: string;
+  /** The results path was given (--results): a resumed state must name the same file. */
+  resultsGiven?: boolean;
+}
+
+export type Opened =
+  | { ok: true; journal: Journal; resumed: boolean }
+  | { ok: false; finished: boolean; message: string };
+
+export class Journal {
+  readonly rows = new Map<number, StateRow>();
+  next: number;
+  finished: boolean;
+  /** Set when a save failed: the campaign must stop (the state on disk is the last good one). */
+  error: Error | undefined;
+  onError: (() => void) | undefined;
+  private resultsBytes: number;
+  private pending: RowResult[] = [];
+  private saving: Promise<void> | undefined;
+  private dirty = false;
+
+  private constructor(
+    private readonly setup: JournalSetup,
+    private readonly results: FileHandle,
+    state: CampaignState,
+  ) {
+    this.next = state.next;
+    this.finished = state.finished;
+    this.resultsBytes = state.resultsBytes;
+    for (const r of state.rows) this.rows.set(r.index, { ...r, vars: {} });
+  }
+
+  /** A resumed campaign: the rows waiting for a retry need their variables, from the CSV. */
+  async fillVars(rows: AsyncIterable<RowRead>): Promise<void> {
+    const want = new Set([...this.rows.values()].filter((r) => r.phase === 'waiting').map((r) => r.index));
+    if (want.size === 0) return;
+    for await (const r of rows) {
+      if (r.kind !== 'row' || !want.has(r.row.index)) continue;
+      this.rows.get(r.row.index)!.vars = r.row.vars;
+      want.delete(r.row.index);
+      if (want.size === 0) break;
+    }
+  }
+
+  /** Opens (resumes) the campaign of setup.statePath, or starts it. */
+  static async open(setup: JournalSetup): Promise<Opened> {
+    const { statePath, resultsPath } = setup;
+    const text = await readFile(statePath, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? undefined : Promise.reject(e)));
+    let state: CampaignState;
+    let resumed = false;
+    if (text !== undefined) {
+      const s = parseState(text);
+      if (typeof s === 'string') return { ok: false, finished: false, message: `${statePath} is not a campaign state file callscript can read (${s}): move it away to start the campaign over` };
+      const why = mismatch(s, setup);
+      if (why) return { ok: false, finished: false, message: `${statePath} is the state of another campaign: ${why}; give another --state to start this one, or move the state file away to start over` };
+      if (s.finished) return { ok: false, finished: true, message: `the campaign of ${s.csv.path} finished already (results in ${s.results}): its state file ${statePath} is kept so that no number is called twice; move it away to run the campaign again` };
+      state = s;
+      resumed = true;
+    } else {
+      if (await exists(resultsPath)) return { ok: false, finished: false, message: `${resultsPath} exists already and no campaign state (${statePath}) says it is this campaign's: move it away, or give another --results` };
+      state = { format: STATE_FORMAT, csv: setup.csv, app: setup.app, results: resultsPath, resultsBytes: Buffer.byteLength(RESULTS_HEADER), next: 0, finished: false, rows: [] };
+    }
+    const lock = await takeLock(`${statePath}.lock`);
+    if (lock) return { ok: false, finished: false, message: lock };
+    let fh: FileHandle;
+    try {
+      if (resumed) {
+        const size = (await stat(state.results).catch(() => undefined))?.size;
+        if (size === undefined || size < state.resultsBytes) {
+          await dropLock(statePath);
+          return { ok: false, finished: false, message: `${state.results} is ${size === undefined ? 'missing' : `shorter (${size} bytes) than the ${state.resultsBytes} bytes ${statePath} counts`}: the results of the rows done are lost; move the state file away to start over` };
+        }
+        fh = await open(state.results, 'r+');
+        await fh.truncate(state.resultsBytes);
+      } else {
+        fh = await open(resultsPath, 'wx');
+        await fh.write(RESULTS_HEADER, 0);
+      }
+    } catch (e) {
+      await dropLock(statePath);
+      throw e;
+    }
+    const j = new Journal(setup, fh, state);
+    if (!resumed) await j.saveNow();
+    return { ok: true, journal: j, resumed };
+  }
+
+  /** Rows started (placing, calling, waiting) or done but not in the results yet. */
+  get window(): number {
+    return this.rows.size;
+  }
+
+  /** The row has its result already, or was started (a resumed campaign reads past it). */
+  known(index: number): boolean {
+    return index < this.next || this.rows.has(index);
+  }
+
+  /** An attempt starts: the row is being placed. */
+  placing(row: CampaignRow | StateRow): StateRow {
+    let r = this.rows.get(row.index);
+    if (!r) {
+      r = { index: row.index, line: row.line, number: row.number, vars: row.vars, phase: 'placing', attempts: 0 };
+      this.rows.set(r.index, r);
+    }
+    r.phase = 'placing';
+    r.attempts++;
+    delete r.id;
+    delete r.retryAt;
+    this.save();
+    return r;
+  }
+
+  placed(r: StateRow, id: string): void {
+    r.phase = 'calling';
+    r.id = id;
+    this.save();
+  }
+
+  waiting(r: StateRow, retryAt: number, last: RowResult): void {
+    r.phase = 'waiting';
+    r.retryAt = retryAt;
+    r.last = last;
+    delete r.id;
+    this.save();
+  }
+
+  done(r: StateRow, result: RowResult): void {
+    r.phase = 'done';
+    r.result = result;
+    r.vars = {};
+    delete r.id;
+    delete r.retryAt;
+    delete r.last;
+    this.advance();
+    this.save();
+  }
+
+  /** A row that cannot be called: done at once. */
+  invalid(index: number, line: number, result: RowResult): void {
+    this.rows.set(index, { index, line, number: result.number, vars: {}, phase: 'done', attempts: 0, result });
+    this.advance();
+    this.save();
+  }
+
+  /** Every row has its result. */
+  finish(): void {
+    this.finished = true;
+    this.save();
+  }
+
+  /** Resolves when everything changed so far is on disk; throws the save's error. */
+  async flushed(): Promise<void> {
+    while (this.saving) await this.saving;
+    if (this.error) throw this.error;
+  }
+
+  /** Saves what is left, closes the results file and drops the lock. */
+  async close(): Promise<void> {
+    try {
+      await this.flushed();
+    } finally {
+      await this.results.close().catch(() => undefined);
+      await dropLock(this.setup.statePath);
+    }
+  }
+
+  private advance(): void {
+    for (let r = this.rows.get(this.next); r?.phase === 'done'; r = this.rows.get(this.next)) {
+      this.pending.push(r.result!);
+      this.rows.delete(this.next);
+      this.next++;
+    }
+  }
+
+  private save(): void {
+    this.dirty = true;
+    if (this.saving || this.error) return;
+    this.saving = (async () => {
+      try {
+        while (this.dirty && !this.error) {
+          this.dirty = false;
+          await this.saveNow();
+        }
+      } catch (e) {
+        this.error = e instanceof Error ? e : new Error(String(e));
+        this.onError?.();
+      } finally {
+        this.saving = undefined;
+      }
+    })();
+  }
+
+  /** One save: the results lines pending, synced, then the state, atomically. */
+  private async saveNow(): Promise<void> {
+    const lines = resultLines(this.pending);
+    this.pending = [];
+    const at = this.resultsBytes;
+    this.resultsBytes += Buffer.byteLength(lines);
+    const state: CampaignState = {
+      format: STATE_FORMAT,
+      csv: this.setup.csv,
+      app: this.setup.app,
+      results: this.setup.resultsPath,
+      resultsBytes: this.resultsBytes,
+      next: this.next,
+      finished: this.finished,
+      // without their variables (read again from the CSV on a resume: ./rows.ts), so a save stays small
+      rows: [...this.rows.values()].sort((a, b) => a.index - b.index).map(({ vars: _vars, ...r }) => r as StateRow),
+    };
+    const json = `${JSON.stringify(state)}\n`;
+    if (lines !== '') await this.results.write(lines, at);
+    await this.results.datasync();
+    await writeAtomically(this.setup.statePath, json);
+  }
+}
+
+async function writeAtomically(path: string, text: string): Promise<void> {
+  const tmp = `${path}.tmp`;
+  const fh = await open(tmp, 'w');
+  try {
+    await fh.writeFile(text);
+    await fh.datasync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, path);
+  // the rename itself is durable once the directory is synced
+  const dir = await open(dirname(path), 'r').catch(() => undefined);
+  await dir?.sync().catch(() => undefined);
+  await dir?.close();
+}
+
+/** The lock of a campaign's state: undefined when taken, else why not. */
+async function takeLock(path: string): Promise<string | undefined> {
+  for (let tries = 0; tries < 2; tries++) {
+    try {
+      await writeFile(path, `${process.pid}\n`, { flag: 'wx' });
+      return undefined;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    const pid = Number((await readFile(path, 'utf8').catch(() => '')).trim());
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+      return `the campaign is running already (process ${pid} holds ${path}): one process per campaign`;
+    }
+    await unlink(path).catch(() => undefined); // a lock left by a process that died
+  }
+  return `could not take the lock ${path}`;
+}
+
+async function dropLock(statePath: string): Promise<void> {
+  await unlink(`${statePath}.lock`).catch(() => undefined);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined)) !== undefined;
+}
+
+function mismatch(s: CampaignState, setup: JournalSetup): string | undefined {
+  if (s.csv.path !== setup.csv.path) return `it is about ${s.csv.path}`;
+  if (s.csv.sha256 !== setup.csv.sha256 || s.csv.bytes !== setup.csv.bytes) return `${setup.csv.path} changed since the campaign started (its content is not the same: rows would not match)`;
+  if (s.app !== setup.app) return `it calls with the app ${s.app}, not ${setup.app}`;
+  if (setup.resultsGiven && s.results !== setup.resultsPath) return `its results go to ${s.results}, not ${setup.resultsPath}`;
+  return undefined;
+}
+
+/** The state file's JSON, checked field by field (it is read back from disk: anything may be there). */
+export function parseState(text: string): CampaignState | string {
+  let s: unknown;
+  try {
+    s = JSON.parse(text);
+  } catch {
+    return 'not JSON';
+  }
+  if (!isObj(s) || s.format !== STATE_FORMAT) return `not of the format ${STATE_FORMAT}`;
+  const csv = s.csv;
+  if (!isObj(csv) || typeof csv.path !== 'string' || !isCount(csv.bytes) || typeof csv.sha256 !== 'string' || !isCount(csv.rows)) return 'csv';
+  if (typeof s.app !== 'string' || typeof s.results !== 'string') return 'app, results';
+  if (!isCount(s.resultsBytes) || !isCount(s.next) || typeof s.finished !== 'boolean' || !Array.isArray(s.rows)) return 'resultsBytes, next, finished, rows';
+  for (const r of s.rows as unknown[]) {
+    if (!isObj(r) || !isCount(r.index) || (r.index as number) < (s.next as number) || !isCount(r.line) || typeof r.number !== 'string' || !isCount(r.attempts)) return 'a row';
+    if (!['placing', 'calling', 'waiting', 'done'].includes(r.phase as string)) return 'a row phase';
+    if (r.phase === 'calling' && typeof r.id !== 'string') return 'a row being called has no id';
+    if (r.phase === 'waiting' && typeof r.retryAt !== 'number') return 'a row waiting has no retryAt';
+    if (r.phase === 'done' && !isResult(r.result)) return 'a row done has no result';
+  }
+  return s as unknown as CampaignState;
+}
+
+function isResult(r: unknown): boolean {
+  return isObj(r) && typeof r.number === 'string' && typeof r.outcome === 'string' && isCount(r.attempts) && isCount(r.line);
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isCount(v: unknown): boolean {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+}
