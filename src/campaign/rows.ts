@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { parse, CsvError } from 'csv-parse';
+import { parse, CsvError, type InfoRecord, type Options } from 'csv-parse';
 import { checkE164 } from '../protocol/formats.js';
 import type { CampaignRow, RowRead } from './types.js';
 
@@ -52,8 +52,11 @@ interface Columns {
 
 /** Every row of the CSV, in order. Throws a CsvProblem when the file cannot be read as a campaign CSV. */
 export async function* parseRows(input: Readable): AsyncGenerator<RowRead> {
-  const parser = parse({
-    info: true,
+  /** The line where the last row read ended (counted as csv-parse does, then corrected). */
+  let lastEnd = 0;
+  /** csv-parse counts a CRLF inside a quoted cell as two lines: those seen so far, taken off. */
+  let crlfInCells = 0;
+  const options: Options = {
     bom: true,
     trim: true,
     relax_column_count: true,
@@ -61,18 +64,21 @@ export async function* parseRows(input: Readable): AsyncGenerator<RowRead> {
     skip_records_with_empty_values: true,
     record_delimiter: ['\r\n', '\n', '\r'],
     max_record_size: ROW_LIMITS.rowChars,
-  });
+    // runs as each row is parsed (before it is queued), so lastEnd is right when an error follows
+    on_record: ((cells: string[], ctx: InfoRecord) => {
+      const breaks = lineBreaksIn(cells);
+      crlfInCells += breaks.crlf;
+      lastEnd = ctx.lines - crlfInCells;
+      return { cells, line: lastEnd - breaks.all };
+    }) as unknown as Options['on_record'],
+  };
+  const parser = parse(options);
   input.on('error', (err) => parser.destroy(err));
   input.pipe(parser);
   let columns: Columns | undefined;
   let index = 0;
-  /** The line where the last row read ended. */
-  let lastEnd = 0;
   try {
-    for await (const rec of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
-      const cells = rec.record;
-      lastEnd = rec.info.lines;
-      const line = rec.info.lines - newlinesIn(cells);
+    for await (const { cells, line } of parser as AsyncIterable<{ cells: string[]; line: number }>) {
       if (!columns) {
         columns = header(cells, line);
         continue;
@@ -82,10 +88,8 @@ export async function* parseRows(input: Readable): AsyncGenerator<RowRead> {
   } catch (err) {
     if (err instanceof CsvProblem) throw err;
     if (err instanceof CsvError) {
-      const e = err as CsvError & { lines?: number };
-      // these are found at the row's end (or the file's): the row began after the last one read
-      const startsAfter = e.code === 'CSV_QUOTE_NOT_CLOSED' || e.code === 'CSV_MAX_RECORD_SIZE';
-      throw new CsvProblem(startsAfter ? lastEnd + 1 : (e.lines ?? lastEnd + 1), csvMessage(e));
+      // found at the row's end (or the file's): the row began after the last one read
+      throw new CsvProblem(lastEnd + 1, csvMessage(err));
     }
     throw err;
   } finally {
@@ -166,14 +170,18 @@ function checkRow(cells: string[], index: number, line: number, cols: Columns): 
   return { kind: 'row', row };
 }
 
-/** Line breaks inside a row's cells (quoted): the row started that many lines before it ended. */
-function newlinesIn(cells: string[]): number {
-  let n = 0;
+/** Line breaks inside a row's cells (quoted): the row started `all` lines before it ended; `crlf` of them are CRLF. */
+function lineBreaksIn(cells: string[]): { all: number; crlf: number } {
+  let all = 0;
+  let crlf = 0;
   for (const c of cells) {
     if (c.length === 0 || (!c.includes('\n') && !c.includes('\r'))) continue;
-    n += c.match(/\r\n|\n|\r/g)?.length ?? 0;
+    for (const m of c.matchAll(/\r\n|\n|\r/g)) {
+      all++;
+      if (m[0].length === 2) crlf++;
+    }
   }
-  return n;
+  return { all, crlf };
 }
 
 function csvMessage(e: CsvError): string {
