@@ -202,7 +202,7 @@ export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome>
       const now = clock.now();
       let job: StateRow | CampaignRow | undefined = waiting[0] !== undefined && waiting[0].retryAt! <= now ? waiting[0] : undefined;
       if (!job && !lookahead && !exhausted && journal.window < windowMax) {
-        const next = await o.rows.next();
+        const next = await (clock.io ? clock.io(o.rows.next()) : o.rows.next());
         if (next.done) exhausted = true;
         else if (next.value.kind === 'invalid') {
           const v = next.value;

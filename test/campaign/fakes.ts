@@ -14,8 +14,16 @@ export class FakeClock implements Clock {
 
   constructor(public t = Date.UTC(2026, 10, 25, 10, 0, 0)) {}
 
+  /** io() work pending: time does not move meanwhile. */
+  private busy = 0;
+
   now(): number {
     return this.t;
+  }
+
+  io<T>(work: Promise<T>): Promise<T> {
+    this.busy++;
+    return work.finally(() => this.busy--);
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -41,6 +49,10 @@ export class FakeClock implements Clock {
     for (let idle = 0; ; ) {
       for (let i = 0; i < 30 && !settled; i++) await new Promise((r) => setImmediate(r));
       if (settled) return p;
+      if (this.busy > 0) {
+        await new Promise((r) => setTimeout(r, 1));
+        continue;
+      }
       const next = this.timers.reduce<Timer | undefined>((a, b) => (!a || b.at < a.at || (b.at === a.at && b.seq < a.seq) ? b : a), undefined);
       if (next) {
         idle = 0;
@@ -75,6 +87,9 @@ export class FakeDialer implements Dialer {
   readonly followed: string[] = [];
   inFlight = 0;
   maxInFlight = 0;
+  /** Called as each place() starts (its count, 1-based). */
+  onPlace: ((count: number) => void) | undefined;
+  private places = 0;
   private ids = new Map<string, { number: string; attempt: number }>();
 
   constructor(
@@ -94,6 +109,7 @@ export class FakeDialer implements Dialer {
   async place(row: CampaignRow, signal: AbortSignal): Promise<string> {
     const attempt = Math.max(this.tries.get(row.number) ?? 0, this.earlier.filter((p) => p.number === row.number).length) + 1;
     this.tries.set(row.number, attempt);
+    this.onPlace?.(++this.places);
     const b = this.behaviour(row.number, attempt);
     this.enter();
     try {
