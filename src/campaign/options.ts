@@ -14,6 +14,7 @@ export interface CampaignFlags {
   results?: string;
   state?: string;
   timeout?: string;
+  poll?: string;
 }
 
 export interface CampaignSettings {
@@ -24,12 +25,14 @@ export interface CampaignSettings {
   retries: number;
   retryDelayMs: number;
   timeoutMs: number;
+  /** Time between two reads of a call in progress. */
+  pollMs: number;
   results: string;
   resultsGiven: boolean;
   state: string;
 }
 
-export const CAMPAIGN_DEFAULTS = { rate: 1, concurrency: 5, retries: 2, retryDelayMs: 5 * 60_000, timeoutMs: 120_000 } as const;
+export const CAMPAIGN_DEFAULTS = { rate: 1, concurrency: 5, retries: 2, retryDelayMs: 5 * 60_000, timeoutMs: 120_000, pollMs: 1000 } as const;
 
 const DAY = 24 * 3600_000;
 
@@ -46,13 +49,15 @@ export function campaignSettings(csv: string, f: CampaignFlags, cwd = process.cw
   if (!(retryDelayMs >= 0 && retryDelayMs <= 7 * DAY)) return `--retry-delay must be a duration from 0s to 7d, such as 30s, 5m, 1h, not "${f.retryDelay}"`;
   const timeoutMs = f.timeout === undefined ? CAMPAIGN_DEFAULTS.timeoutMs : durationMs(f.timeout);
   if (!(timeoutMs >= 1000 && timeoutMs <= DAY)) return `--timeout must be a duration from 1s to 24h (how long a call is followed), such as 120s, 10m, not "${f.timeout}"`;
+  const pollMs = f.poll === undefined ? CAMPAIGN_DEFAULTS.pollMs : durationMs(f.poll);
+  if (!(pollMs >= 100 && pollMs <= 60_000)) return `--poll must be a duration from 100ms to 60s (time between two reads of a call in progress), not "${f.poll}"`;
   const abs = resolve(cwd, csv);
   const base = abs.replace(/\.csv$/i, '');
   const results = f.results !== undefined ? resolve(cwd, f.results) : `${base}.results.csv`;
   const state = f.state !== undefined ? resolve(cwd, f.state) : `${abs}.state.json`;
   if (results === abs) return `--results must not be the CSV itself (${csv})`;
   if (state === abs || state === results) return `--state must be a file of its own, not the CSV or the results`;
-  return { csv: abs, app: f.app, rate, concurrency, retries, retryDelayMs, timeoutMs, results, resultsGiven: f.results !== undefined, state };
+  return { csv: abs, app: f.app, rate, concurrency, retries, retryDelayMs, timeoutMs, pollMs, results, resultsGiven: f.results !== undefined, state };
 }
 
 /** `90`, `90s`, `1.5m`, `500ms`, `2h`, `1d` in ms (a number alone is seconds); NaN when not one. */

@@ -135,10 +135,14 @@ export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome>
           journal.waiting(r, clock.now(), result(r, 'failed', { detail: err.message }));
           return;
         }
-        if (err.kind === 'transient') {
+        if (err.kind === 'transient' || err.kind === 'unknown') {
           consecutiveErrors++;
           if (consecutiveErrors >= maxErrors) fatal ??= `${consecutiveErrors} calls in a row could not be placed; the last: ${err.message}`;
-          emit({ type: 'warning', message: `line ${r.line} ${r.number}: not placed: ${err.message}` });
+          emit({ type: 'warning', message: `line ${r.line} ${r.number}: ${err.kind === 'unknown' ? 'perhaps not placed' : 'not placed'}: ${err.message}` });
+        }
+        if (err.kind === 'unknown') {
+          settle(r, result(r, 'unknown', { detail: `${err.message}: the call may have been placed, so it is not tried again` }), undefined);
+          return;
         }
         settle(r, result(r, 'failed', { detail: err.message }), err.kind === 'transient' ? 'not placed' : undefined);
         return;

@@ -51,12 +51,14 @@ export interface Dialer {
 /**
  * A call not placed: `fatal` stops the campaign (credentials refused, no admin API, no
  * account: every row would fail), `row` fails this row only (the server refused its number or
- * variables), `transient` may work later (unreachable, timeout, 5xx, the service's error):
- * the row is tried again after the retry delay, as an attempt.
+ * variables), `transient` may work later (the server not reached, 5xx, the service's
+ * refusal): the row is tried again after the retry delay, as an attempt; `unknown`: the call
+ * may have been placed all the same (no answer in time): never tried again, its outcome
+ * `unknown`, so that no number is called twice.
  */
 export class PlaceError extends Error {
   constructor(
-    readonly kind: 'fatal' | 'row' | 'transient',
+    readonly kind: 'fatal' | 'row' | 'transient' | 'unknown',
     message: string,
   ) {
     super(message);

@@ -134,6 +134,14 @@ describe('retries', () => {
     expect(b.state.rows).toEqual([expect.objectContaining({ index: 1, phase: 'waiting', attempts: 0 })]);
   });
 
+  it('a call that may have been placed (no answer in time) is never tried again: outcome unknown', async () => {
+    const list = numbers(3);
+    const { dialer, results, outcome } = await run(list, (n) => (n === list[1] ? new PlaceError('unknown', 'SERVICE_TIMEOUT: no answer from the service') : {}), { retries: 3 });
+    expect(outcome.status).toBe('finished');
+    expect(dialer.attemptsOf(list[1]!)).toBe(0);
+    expect(results.split('\n')[2]).toBe(`${list[1]},unknown,,,,1,,3,"SERVICE_TIMEOUT: no answer from the service: the call may have been placed, so it is not tried again"`);
+  });
+
   it('stops after 5 places in a row fail for a passing reason (the server down), the state saved', async () => {
     const { outcome, state, dialer } = await run(numbers(20), () => new PlaceError('transient', 'cannot reach callscript (ECONNREFUSED)'), { concurrency: 1, rate: 1 });
     expect(outcome).toEqual({ status: 'failed', message: '5 calls in a row could not be placed; the last: cannot reach callscript (ECONNREFUSED)' });
