@@ -18,6 +18,7 @@ import { decodeState } from '../engine/call.js';
 import type { SharedVersions } from '../registry/shared-versions.js';
 import { MASK, maskVars } from '../engine/mask.js';
 import type { CallState } from '../engine/types.js';
+import { registerConsole, type TrafficSource } from './console.js';
 
 /**
  * A call's vars as the admin API shows them: sensitive ones masked (src/engine/mask.ts), by
@@ -40,6 +41,8 @@ export interface AdminDeps {
   reload: (reason: string) => Promise<ReloadSummary>;
   /** With a shared store: pins, canaries and counts shared by the instances. */
   sync?: SharedVersions;
+  /** The transitions taken per flow version, for the console's diagrams (the metrics'). */
+  traffic?: TrafficSource;
 }
 
 /** Diagnostics as shown over HTTP: file names only, never absolute paths. */
@@ -140,6 +143,9 @@ export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise
       });
 
       admin.post('/reload', async () => d.reload('admin API'));
+
+      // the web console and the graph and traffic routes it draws with (src/http/console.ts)
+      await registerConsole(admin, { registry: d.registry, ...(d.sync ? { sync: d.sync } : {}), ...(d.traffic ? { traffic: d.traffic } : {}) });
 
       admin.get<{ Params: { callid: string } }>('/calls/:callid', async (req, reply) => {
         const { callid } = req.params;

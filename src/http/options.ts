@@ -3,6 +3,7 @@ import type { CallStore } from '../store/types.js';
 import type { LoadReport, Registry } from '../registry/registry.js';
 import type { Effects } from './effects.js';
 import type { HttpPolicy } from './lookup-client.js';
+import type { TrafficSource } from './console.js';
 import type { HttpRunner } from '../engine/http-wait.js';
 import type { LiveCalls } from '../registry/live.js';
 import type { Reloader, ReloadSummary } from '../registry/reloader.js';
@@ -108,6 +109,12 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
   admin?: { login: string; password: string };
   /** Canary per flow: the percent (0..100) of new calls sent to the newest version. */
   canary?: Record<string, number>;
+  /**
+   * The transitions taken per flow version, that the web console colours its diagrams with
+   * (`traffic(flow)` → `{version: {coverage key: count}}`). Without one the diagrams are
+   * drawn without traffic.
+   */
+  traffic?: TrafficSource;
   /** Reloads the flows (createServer makes one); default: one over `flowsDir`. */
   reloader?: Reloader;
   /** The live calls (shared with `reloader`); default: a new one. */

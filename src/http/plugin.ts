@@ -170,7 +170,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   });
   app.route({ method: ['DELETE', 'PATCH', 'POST', 'PUT'], url: '/health', handler: notAllowed('GET, HEAD', 'health only takes GET') });
 
-  if (options.admin) await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store, reload, ...(sync ? { sync } : {}) });
+  if (options.admin) await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store, reload, ...(sync ? { sync } : {}), ...(options.traffic ? { traffic: options.traffic } : {}) });
 };
 
 /** Options given to the plugin by code are checked like the config file's: a clear error at registration. */
