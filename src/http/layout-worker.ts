@@ -11,7 +11,8 @@ export interface LayoutRequest {
   input: LayoutInput;
 }
 
-export type LayoutAnswer = { id: number; output: LayoutOutput } | { id: number; error: string };
+/** `ready` once, when the thread has loaded (the layout's time is counted from then). */
+export type LayoutAnswer = { ready: true } | { id: number; output: LayoutOutput } | { id: number; error: string };
 
 const port = parentPort;
 if (port) {
@@ -24,4 +25,5 @@ if (port) {
     }
     port.postMessage(answer);
   });
+  port.postMessage({ ready: true } satisfies LayoutAnswer);
 }

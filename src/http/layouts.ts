@@ -7,7 +7,8 @@
  * loop back far, minutes for a few hundred. Flows are untrusted input and the event loop
  * answers calls, so the layout runs on a thread of its own (layout-worker.ts), one graph at
  * a time, started by the first request and stopped when the server closes. A graph that is
- * not laid out within `timeoutMs` (or that has more than `maxNodes` boxes) is not drawn:
+ * not laid out within `timeoutMs` (counted once the thread is ready), or that has more
+ * than `maxNodes` boxes, is not drawn:
  * the thread is stopped (a new one takes the next graph) and the answer says so, once and
  * for good for that version.
  */
@@ -38,8 +39,8 @@ interface Job {
 export class GraphLayouts {
   private readonly cache = new WeakMap<CompiledFlow, Promise<LayoutResult>>();
   private readonly queue: Job[] = [];
-  private worker: Worker | undefined;
-  private running: { job: Job; timer: NodeJS.Timeout } | undefined;
+  private worker: { worker: Worker; ready: boolean } | undefined;
+  private running: { job: Job; timer: NodeJS.Timeout | undefined } | undefined;
   private nextId = 1;
   private closed = false;
   private readonly timeoutMs: number;
@@ -72,9 +73,9 @@ export class GraphLayouts {
       this.running.job.done({ ok: false, message: 'the server is closing', lasting: false });
       this.running = undefined;
     }
-    const w = this.worker;
+    const t = this.worker;
     this.worker = undefined;
-    await w?.terminate();
+    await t?.worker.terminate();
   }
 
   private lay(flow: CompiledFlow): Promise<LayoutResult> {
@@ -93,21 +94,42 @@ export class GraphLayouts {
     if (this.running || this.closed) return;
     const job = this.queue.shift();
     if (!job) return;
-    const w = this.thread();
-    const timer = setTimeout(() => {
+    const t = this.thread();
+    this.running = { job, timer: undefined };
+    const msg: LayoutRequest = { id: job.id, input: job.parts.input };
+    t.worker.postMessage(msg);
+    if (t.ready) this.arm();
+  }
+
+  /** The running job's clock starts once the thread is ready (its start is not the graph's time). */
+  private arm(): void {
+    const r = this.running;
+    if (!r || r.timer) return;
+    const { job } = r;
+    r.timer = setTimeout(() => {
       job.done({ ok: false, message: `the diagram of ${job.flow.name} ${job.flow.version} could not be laid out within ${this.timeoutMs / 1000} s (${job.parts.nodes.length} boxes, ${job.parts.edges.length} arrows): use callscript graph --format dot`, lasting: true });
       this.stopThread();
     }, this.timeoutMs);
-    this.running = { job, timer };
-    const msg: LayoutRequest = { id: job.id, input: job.parts.input };
-    w.postMessage(msg);
   }
 
-  private thread(): Worker {
+  private thread(): { worker: Worker; ready: boolean } {
     if (this.worker) return this.worker;
     const w = (this.opts.spawn ?? spawnLayoutWorker)();
     w.unref();
+    const t = { worker: w, ready: false };
+    // a thread that never says it is ready (its module fails to load without exiting) is given up
+    const starting = setTimeout(() => {
+      lost('the layout thread did not start within 30 s');
+      void w.terminate();
+    }, 30_000);
+    starting.unref();
     w.on('message', (m: LayoutAnswer) => {
+      if ('ready' in m) {
+        clearTimeout(starting);
+        t.ready = true;
+        this.arm();
+        return;
+      }
       const r = this.running;
       if (!r || r.job.id !== m.id) return;
       clearTimeout(r.timer);
@@ -117,7 +139,8 @@ export class GraphLayouts {
       this.pump();
     });
     const lost = (why: string) => {
-      if (this.worker !== w) return;
+      clearTimeout(starting);
+      if (this.worker !== t) return;
       this.worker = undefined;
       const r = this.running;
       if (r) {
@@ -129,15 +152,15 @@ export class GraphLayouts {
     };
     w.on('error', (err) => lost(err.message));
     w.on('exit', (code) => lost(`the layout thread exited (${code})`));
-    this.worker = w;
-    return w;
+    this.worker = t;
+    return t;
   }
 
   private stopThread(): void {
-    const w = this.worker;
+    const t = this.worker;
     this.worker = undefined;
     this.running = undefined;
-    void w?.terminate();
+    void t?.worker.terminate();
     this.pump();
   }
 }
