@@ -206,6 +206,13 @@ describe('GET /admin/flows/:name/graph', () => {
       for (const p of e.points) expect([typeof p.x, typeof p.y]).toEqual(['number', 'number']);
       expect(e.labelAt === null, e.id).toBe(e.label === '');
     }
+    // a retry's self-loop is drawn out of its box's right side and back, its label beside it
+    const menu = g.nodes.find((n: { step: string }) => n.step === 'menu');
+    const loop = g.edges.find((e: { id: string }) => e.id === 'e6');
+    expect(loop.points[0]).toEqual({ x: Math.round((menu.x + menu.w / 2) * 10) / 10, y: menu.y - 8 });
+    expect(loop.points.at(-1)).toEqual({ x: loop.points[0].x, y: menu.y + 8 });
+    expect(Math.max(...loop.points.map((p: { x: number }) => p.x))).toBe(loop.points[0].x + 22);
+    expect(loop.labelAt.x - ('TIMEOUT ×2'.length * 7.2) / 2).toBeCloseTo(loop.points[0].x + 22 + 6, 0);
     // laid out once per version
     expect((await get(s, '/admin/flows/desk/graph')).body).toBe(r.body);
   });

@@ -183,7 +183,7 @@ export function paintTraffic(svg, graph, counts) {
     if (!g.classList.contains('edge--path')) line.setAttribute('marker-end', `url(#cs-arrow-${level ?? 'plain'})`);
     g.querySelector('title').textContent = edgeTitle(e, n);
     const count = g.querySelector('.edge-count');
-    if (count) count.textContent = n === null ? '' : `×${n}`;
+    if (count) count.textContent = n ? `×${n}` : '';
     g.setAttribute('data-count', n === null ? '' : String(n));
   }
   return max;

@@ -14,6 +14,22 @@ export function legend() {
     item('dashed', 'flow-wide handler (its count: at every step)'));
 }
 
+/** The diagram's zoom: "Fit to width" or "Actual size" (a diagram wider than the page scrolls). */
+function zoomButtons(box, graph) {
+  const fit = h('button', { type: 'button', class: 'zoom-fit' }, 'Fit to width');
+  const actual = h('button', { type: 'button', class: 'zoom-actual' }, 'Actual size');
+  const set = (on) => {
+    box.classList.toggle('diagram-box--fit', on);
+    fit.disabled = on;
+    actual.disabled = !on;
+  };
+  fit.addEventListener('click', () => set(true));
+  actual.addEventListener('click', () => set(false));
+  // fitted by default when that shrinks it by a third at most (its text stays readable)
+  set(graph.width <= Math.max(box.clientWidth, 600) * 1.5);
+  return h('div', { class: 'zoom' }, fit, actual);
+}
+
 /** Loads and draws a flow version's diagram into `box`; returns the graph (or null when it could not be drawn). */
 export async function loadDiagram(box, name, version) {
   fill(box, h('p', { class: 'muted' }, 'Laying out the diagram…'));
@@ -21,6 +37,10 @@ export async function loadDiagram(box, name, version) {
     const graph = await getJson(`flows/${seg(name)}/graph${version ? `?version=${seg(version)}` : ''}`);
     const svg = drawDiagram(graph);
     fill(box, svg);
+    const zoom = zoomButtons(box, graph);
+    const old = box.previousElementSibling;
+    if (old?.classList.contains('zoom')) old.replaceWith(zoom);
+    else box.before(zoom);
     return { graph, svg };
   } catch (err) {
     fill(box, h('p', { class: 'error-text' }, err instanceof ApiError ? `${err.code}: ${err.message}` : String(err.message ?? err)));
