@@ -1,5 +1,6 @@
 /** `callscript emulator`: the telephony service on a laptop (src/emulator). */
 import { createEmulator, DEFAULT_MAX_LIVE_CALLS, DEFAULT_HOST, DEFAULT_LOGIN, DEFAULT_PASSWORD, DEFAULT_PORT, DEFAULT_SEED, type Emulator } from '../emulator/server.js';
+import { logStreamFor } from './log-format.js';
 
 export interface EmulatorFlags {
   port?: string;
@@ -41,6 +42,11 @@ export async function emulator(flags: EmulatorFlags, env: NodeJS.ProcessEnv = pr
   const login = flags.login ?? env.EMULATOR_LOGIN ?? DEFAULT_LOGIN;
   const password = flags.password ?? env.EMULATOR_PASSWORD ?? DEFAULT_PASSWORD;
   const dataFile = flags.data ?? env.EMULATOR_DATA;
+  const logs = logStreamFor(env, process.stdout);
+  if (!logs.ok) {
+    err.write(`callscript emulator: ${logs.message}\n`);
+    return 2;
+  }
   let emu: Emulator;
   try {
     emu = await createEmulator({
@@ -51,6 +57,7 @@ export async function emulator(flags: EmulatorFlags, env: NodeJS.ProcessEnv = pr
       maxLiveCalls: maxLive,
       seed: flags.seed ?? DEFAULT_SEED,
       logLevel: flags.logLevel ?? env.LOG_LEVEL ?? 'warn',
+      ...(logs.stream ? { logStream: logs.stream } : {}),
       ...(dataFile ? { dataFile } : {}),
       ...(compact !== undefined ? { dataCompactBytes: compact } : {}),
     });

@@ -12,6 +12,7 @@ import { paths } from './paths.js';
 import { graph } from './graph.js';
 import { test } from './test.js';
 import { simulate } from './simulate.js';
+import { calls, trace } from './calls.js';
 
 // A reader that goes away (`callscript errors | head -1`) ends the output quietly.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -167,6 +168,27 @@ program
   .option('-e, --env <name>', 'the environment of the flow\'s environments: (env CALLSCRIPT_ENV; default its first)')
   .action(async (flow: string, flags: { format?: string; coverage?: string; flows?: string; env?: string }) => {
     process.exitCode = await graph(flow, flags);
+  });
+
+program
+  .command('calls')
+  .description('list the live calls of a running server, or its finished calls (--finished), from its admin API (docs/admin.md)')
+  .option('--finished', 'the finished calls (the call history), newest first')
+  .option('--limit <n>', 'calls listed at most, 1..10000 (default 50)')
+  .option('--json', 'print the calls as JSON')
+  .option('--server <url>', 'the server: http://LOGIN:PASSWORD@host:port (env CALLSCRIPT_SERVER; default http://127.0.0.1:3000 with ADMIN_LOGIN / ADMIN_PASSWORD)')
+  .action(async (flags) => {
+    process.exitCode = await calls(flags);
+  });
+
+program
+  .command('trace')
+  .description("print a live or finished call's path as a timeline: steps, results, commands sent, transitions, effects (docs/admin.md)")
+  .argument('<callid>', 'the callid')
+  .option('--json', 'print the call as the admin API answers it (JSON)')
+  .option('--server <url>', 'the server: http://LOGIN:PASSWORD@host:port (env CALLSCRIPT_SERVER; default http://127.0.0.1:3000 with ADMIN_LOGIN / ADMIN_PASSWORD)')
+  .action(async (callid: string, flags) => {
+    process.exitCode = await trace(callid, flags);
   });
 
 program.parseAsync(process.argv).catch((err: Error) => {

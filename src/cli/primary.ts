@@ -11,17 +11,20 @@
  *   1 s, 2 s ... up to 30 s). A replacement that fails to start has its output printed.
  * - SIGTERM or SIGINT: every worker is sent SIGTERM, which drains it as it drains a single
  *   `serve` (stop accepting, finish the requests in progress, exit 0); the primary exits when all have, 0 if all exited 0. A second
- *   signal meanwhile kills them (SIGKILL) and the primary exits 1.
+ *   signal meanwhile kills them (SIGKILL) and the primary exits 1; one within 1 s of the first is
+ *   taken as the same stop (a terminal's Ctrl-C reaches `npm start` and the primary, and npm passes it on).
  * - SIGHUP is passed on to every worker serving (each reloads its flows).
  * Its own log lines are pino lines like the workers' (the `pid` field tells them apart).
  */
 import cluster, { type Worker } from 'node:cluster';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import { isStarted, type Started } from './worker-start.js';
 
 export interface PrimaryOptions {
   workers: number;
   logLevel: string;
+  /** Where its log lines go (the workers' format); default pino's stdout (JSON lines). */
+  logStream?: DestinationStream;
   out: NodeJS.WritableStream;
   err: NodeJS.WritableStream;
 }
@@ -34,6 +37,8 @@ export function runPrimary(o: PrimaryOptions): Promise<number> {
 /** A replacement that dies within this long of its fork counts as a quick death. */
 const QUICK_DEATH_MS = 10_000;
 const MAX_DELAY_MS = 30_000;
+/** A stop signal repeated within this long of the first is that same stop, not a second one (also for a single `serve`). */
+export const REPEAT_STOP_MS = 1000;
 
 class Primary {
   private readonly log: Logger;
@@ -43,13 +48,15 @@ class Primary {
   private quickDeaths = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   private exitCode = 0;
+  /** When the first stop signal came. */
+  private signalledAt: number | undefined;
   private readonly signals: [NodeJS.Signals, () => void][];
 
   constructor(
     private readonly o: PrimaryOptions,
     private readonly done: (code: number) => void,
   ) {
-    this.log = pino({ level: o.logLevel });
+    this.log = o.logStream ? pino({ level: o.logLevel }, o.logStream) : pino({ level: o.logLevel });
     const stop = (signal: NodeJS.Signals) => () => this.stop(signal);
     this.signals = [
       ['SIGTERM', stop('SIGTERM')],
@@ -132,12 +139,15 @@ class Primary {
     clearTimeout(this.restartTimer);
     if (this.phase === 'stopping') {
       if (!signal) return;
+      // the same stop delivered twice (a terminal's Ctrl-C reaches npm and us, and npm passes it on)
+      if (this.signalledAt !== undefined && Date.now() - this.signalledAt < REPEAT_STOP_MS) return;
       this.log.warn({ signal }, `${signal} again: killing the ${this.workers.size} workers still draining`);
       this.exitCode = 1;
       this.forEachWorker((w) => w.process.kill('SIGKILL'));
       return;
     }
     this.phase = 'stopping';
+    if (signal) this.signalledAt = Date.now();
     if (signal) this.log.info({ signal }, `${signal}: draining ${this.workers.size} workers`);
     if (this.workers.size === 0) return this.finish();
     this.forEachWorker((w) => w.process.kill('SIGTERM'));

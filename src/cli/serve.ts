@@ -2,13 +2,15 @@ import { createServer } from '../http/server.js';
 import { formatDiagnostics } from '../flow/format.js';
 import cluster from 'node:cluster';
 import { resolveSettings, settingsChanges, type ServeFlags, type Settings, type SettingsResult } from './settings.js';
-import { runPrimary } from './primary.js';
+import { REPEAT_STOP_MS, runPrimary } from './primary.js';
 import { StartOutput } from './worker-start.js';
 import type { FastifyInstance } from 'fastify';
 import { resolve } from 'node:path';
 import { Recorder } from '../http/recorder.js';
 import { openStore, shownUrl } from '../store/open.js';
 import { RedisStore } from '../store/redis.js';
+import { logStreamFor } from './log-format.js';
+import type { DestinationStream } from 'pino';
 
 /**
  * `callscript serve`: load flows, listen, print the URL and the flows. Returns the exit code
@@ -22,18 +24,24 @@ export async function serve(flags: ServeFlags & { record?: string }, out: NodeJS
     if (res.message) err.write(`callscript serve: ${res.message}\n`);
     return 2;
   }
+  // JSON lines unless stdout is a terminal (LOG_FORMAT forces one)
+  const logs = logStreamFor(process.env, process.stdout);
+  if (!logs.ok) {
+    err.write(`callscript serve: ${logs.message}\n`);
+    return 2;
+  }
   if (cluster.isPrimary && res.settings.workers > 1) {
     if (flags.record !== undefined) {
       err.write(`callscript serve: --record needs a single process (the requests of a call reach any of the ${res.settings.workers} workers, each would record a part of it): leave out --workers or --record\n`);
       return 2;
     }
     // the workers print the config's warnings with their start output (one worker's is shown)
-    return runPrimary({ workers: res.settings.workers, logLevel: res.settings.server.logLevel || 'silent', out, err });
+    return runPrimary({ workers: res.settings.workers, logLevel: res.settings.server.logLevel || 'silent', ...(logs.stream ? { logStream: logs.stream } : {}), out, err });
   }
-  if (!cluster.isWorker) return serveHere(res, flags, out, err);
+  if (!cluster.isWorker) return serveHere(res, flags, logs.stream, out, err);
   // a worker: its start output goes to the primary, which prints one worker's
   const start = new StartOutput(out, err);
-  const r = await serveHere(res, flags, start.out, start.err).catch((e: unknown) => {
+  const r = await serveHere(res, flags, logs.stream, start.out, start.err).catch((e: unknown) => {
     start.err.write(`callscript: ${e instanceof Error ? e.message : String(e)}\n`);
     return 2;
   });
@@ -42,7 +50,7 @@ export async function serve(flags: ServeFlags & { record?: string }, out: NodeJS
   return r;
 }
 
-async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags & { record?: string }, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<FastifyInstance | number> {
+async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags & { record?: string }, logStream: DestinationStream | undefined, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<FastifyInstance | number> {
   if (res.diagnostics.length > 0) err.write(formatDiagnostics(res.diagnostics, res.sources) + '\n');
   const { settings } = res;
   // The config file's changes (watched with the flows): routes and canary apply, the rest at restart.
@@ -69,6 +77,7 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
   }
   const { app, registry, report, control } = await createServer({
     ...settings.server,
+    ...(logStream ? { logStream } : {}),
     store,
     ...(recorder ? { recorder } : {}),
     watch: settings.server.watch,
@@ -145,17 +154,30 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
   };
   process.on('SIGHUP', hup);
   // Drain: stop accepting, answer what is in progress (503 SHUTTING_DOWN to a new request on
-  // a kept-alive connection), close the store, exit. SIGINT and SIGTERM may both come.
-  const stopping = { started: false };
-  const stop = async () => {
-    if (stopping.started) return;
-    stopping.started = true;
-    process.off('SIGHUP', hup);
-    await app.close();
-    process.exit(0);
+  // a kept-alive connection), close the store, exit. SIGINT and SIGTERM may both come, and
+  // twice: a terminal's Ctrl-C reaches every process of the group, and `npm start` passes
+  // the one it gets on too. A repeat within REPEAT_STOP_MS is that same stop; a later one
+  // (a second Ctrl-C) exits without waiting. A worker leaves that to its primary.
+  let stoppedAt: number | undefined;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stoppedAt === undefined) {
+      stoppedAt = Date.now();
+      process.off('SIGHUP', hup);
+      void app.close().then(
+        () => process.exit(0),
+        (e: unknown) => {
+          app.log.error({ err: e }, 'closing the server failed');
+          process.exit(1);
+        },
+      );
+      return;
+    }
+    if (cluster.isWorker || Date.now() - stoppedAt < REPEAT_STOP_MS) return;
+    app.log.warn({ signal }, `${signal} again: exiting without waiting for the requests in progress`);
+    process.exit(1);
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   return app;
 }
 
@@ -163,11 +185,11 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
 function restartOnly(s: Settings): Partial<Settings['server']> {
   const { flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin } = s.server;
   const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, authFailureLimit, authFailureWindowMs, trustProxy } = s.server;
-  const { endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls, environment } = s.server;
+  const { endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls, environment, history } = s.server;
   return {
     ...(environment !== undefined ? { environment } : {}),
     ...{ flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin },
     ...{ headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, authFailureLimit, authFailureWindowMs, trustProxy },
-    ...{ endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls },
+    ...{ endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls, history },
   };
 }

@@ -6,7 +6,7 @@ import { Sealer } from '../engine/seal.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve, dirname } from 'node:path';
-import { checkConfig, CONFIG_DEFAULTS, STORE_DEFAULTS, type ServerConfig } from '../flow/config.js';
+import { checkConfig, CONFIG_DEFAULTS, HISTORY_CONFIG_DEFAULTS, STORE_DEFAULTS, type ServerConfig } from '../flow/config.js';
 import { storeUrlProblem, type StoreSetting } from '../store/open.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import type { MediaSpec } from '../flow/model.js';
@@ -170,6 +170,7 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
         configFile: configPath ? resolve(cwd, configPath) : undefined,
         fallback: config?.fallback ? fallbackMedia(config.fallback) : undefined,
         ...(sensitiveKeys ? { sensitiveKeys } : {}),
+        history: historySetting(config),
       },
     },
   };
@@ -218,6 +219,7 @@ export function settingsChanges(before: Settings, after: Settings): { routes?: S
     ['auth', before.server.auth, after.server.auth],
     ['admin', before.server.admin, after.server.admin],
     ['sms', before.sms, after.sms],
+    ['history', before.server.history, after.server.history],
   ];
   for (const [name, a, b] of atStart) if (!same(a, b)) out.restart.push(name);
   return out;
@@ -237,6 +239,12 @@ function transportSettings(config: ServerConfig | undefined): Partial<ServerOpti
     authFailureWindowMs: s.auth_failure_window_s * 1000,
     ...(s.trust_proxy && s.trust_proxy.length > 0 ? { trustProxy: s.trust_proxy } : {}),
   };
+}
+
+/** The call history (history: in the config): its plugin option, false when keep is 0. */
+function historySetting(config: ServerConfig | undefined): NonNullable<ServerOptions['history']> {
+  const h = config?.history ?? HISTORY_CONFIG_DEFAULTS;
+  return h.keep === 0 ? false : { keep: h.keep, ttlMs: h.ttl_ms, maxPath: h.max_path };
 }
 
 /** The config's fallback media as the rt_media string sent (none: the default wait). */

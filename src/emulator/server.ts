@@ -7,6 +7,7 @@
  * It talks to callscript (or any customer server) over HTTP only.
  */
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
 import type { EmulatorContext, Logger } from './context.js';
 import { controlApi } from './control/routes.js';
 import { openData } from './persist/open.js';
@@ -57,6 +58,8 @@ export interface EmulatorOptions {
   requestTimeoutMs?: number;
   /** pino level, or false for no logs (default warn). */
   logLevel?: string | false;
+  /** Where the log lines go (a pino destination); default pino's stdout, JSON lines. */
+  logStream?: DestinationStream;
 }
 
 export interface Emulator {
@@ -71,7 +74,7 @@ export interface Emulator {
 export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulator> {
   const requestTimeout = opts.requestTimeoutMs ?? 30_000;
   const app = Fastify({
-    logger: opts.logLevel === false ? false : { level: opts.logLevel ?? 'warn' },
+    logger: opts.logLevel === false ? false : { level: opts.logLevel ?? 'warn', ...(opts.logStream ? { stream: opts.logStream } : {}) },
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 2 * 1024 * 1024,
     // A client that sends its request slowly, or half of it, holds a connection: not for long.

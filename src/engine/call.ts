@@ -58,8 +58,8 @@ export interface CallLogger {
 
 /** Where call snapshots live (src/store: memory or Redis, see CallStore there); values are JSON text. */
 export interface SnapshotStore {
-  /** The call's value and revision, and its aside (taken). */
-  load(callid: string): Promise<{ call?: { value: string; rev: number }; aside?: string }>;
+  /** The call's value and revision, and its aside (taken, unless `keepAside`). */
+  load(callid: string, keepAside?: boolean): Promise<{ call?: { value: string; rev: number }; aside?: string }>;
   /** Compare-and-set on the revision; the new revision, or undefined when it had changed. */
   commit(callid: string, rev: number | undefined, value: string, ttlMs: number): Promise<number | undefined>;
   setAside(callid: string, aside: string, ttlMs: number): Promise<void>;
@@ -294,6 +294,31 @@ export class CallHandler {
     });
   }
 
+  /**
+   * Ends a live call from outside (the admin API): its state becomes the tombstone, by a
+   * compare-and-set on its revision (retried when a request of the call committed
+   * meanwhile), so the service's next request of the call is answered `hangup`. Runs after
+   * the requests of the call in progress here. `busy`: another instance holds a claim on
+   * the call (a step performing an effect): nothing was changed. `not_live`: no state (never
+   * seen, ended, expired, or only a claim of a first request that died).
+   */
+  endCall(callid: string): Promise<{ kind: 'ended'; state: CallState } | { kind: 'busy'; until: number } | { kind: 'not_live' }> {
+    return this.serialised(callid, async () => {
+      for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+        // the aside stays: if the call is not ended here, its next request still needs it
+        const loaded = await this.deps.store.load(callid, true);
+        const raw = loaded.call?.value;
+        if (raw === undefined || raw === ENDED) return { kind: 'not_live' as const };
+        const claim = claimOf(raw);
+        if (claim && claim.until > this.now()) return { kind: 'busy' as const, until: claim.until };
+        const state = decodeState(raw);
+        if (!state) return { kind: 'not_live' as const };
+        if (await this.bury(callid, loaded.call!.rev)) return { kind: 'ended' as const, state };
+      }
+      throw new Error(`call ${callid}: ${MAX_ATTEMPTS} compare-and-set attempts failed`);
+    });
+  }
+
   /** Stops the deadline and sweep timers (the server closes). */
   close(): void {
     clearInterval(this.liveSweep);
@@ -391,6 +416,8 @@ export class CallHandler {
     const raw = record?.value;
     let rev = record?.rev;
     if (raw === ENDED) {
+      // ended elsewhere (another instance, the admin API): no longer live here either
+      this.ended(req.callid);
       if (!isTerminal(req.call_status)) log.warn({ callid: req.callid, code: 'CALL_ENDED', command: req.command, command_id: req.command_id }, 'request for a call that has ended: answered hangup');
       return { status: 200, body: hangupReply(req) };
     }

@@ -76,7 +76,20 @@ export interface ServerConfig {
   sms?: { base_url: string; login?: string; password?: string; timeout_ms: number };
   /** The http steps' SSRF policy and bounds (version 2 flows). */
   http?: HttpConfig;
+  /** The call history (absent: its defaults, HISTORY_CONFIG_DEFAULTS). */
+  history?: HistoryConfig;
 }
+
+export interface HistoryConfig {
+  /** Finished calls kept, the newest (0: no history at all). */
+  keep: number;
+  /** How long a finished call is kept, in ms. */
+  ttl_ms: number;
+  /** Requests kept per call path (its last ones). */
+  max_path: number;
+}
+
+export const HISTORY_CONFIG_DEFAULTS: HistoryConfig = { keep: 1000, ttl_ms: 86_400_000, max_path: 200 };
 
 export interface HttpConfig {
   /** Host names lookups may reach: exact, or `*.example.com` (its subdomains); absent: any public host. */
@@ -239,6 +252,14 @@ export function configJsonSchema(): Record<string, unknown> {
         },
         'The http steps of version 2 flows: which hosts they may reach, and their bounds.',
       ),
+      history: section(
+        {
+          keep: int(0, 100000, 1000, 'Finished calls kept with their paths (the newest; the oldest go), in the call store: shared by every instance on one Redis. 0: no history at all (no writes).'),
+          ttl_ms: int(1000, 2592000000, 86400000, 'How long a finished call is kept, in ms (default a day).'),
+          max_path: int(1, 10000, 200, "Requests kept per call's path (its last ones): a call of more keeps only its end."),
+        },
+        'The call history: the last finished calls with their paths (steps, results, commands, timings), shown by GET /admin/calls and callscript calls / trace.',
+      ),
       routes: section(
         {
           apps: { type: ['object', 'null'], additionalProperties: flowName, description: 'Flow by REALTIME10 application hash.' },
@@ -345,6 +366,8 @@ function handChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
     };
     if (Array.isArray(h.allow_hosts)) config.http.allow_hosts = h.allow_hosts.filter((x): x is string => typeof x === 'string');
   }
+
+  if (data.history && typeof data.history === 'object') config.history = { ...HISTORY_CONFIG_DEFAULTS, ...(data.history as Partial<HistoryConfig>) };
 
   const fb = entry(root, 'fallback');
   if (fb) {

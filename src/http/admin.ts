@@ -1,6 +1,6 @@
 /**
- * The admin API (/admin/...): flows and their versions, live calls, rollback, canary,
- * reload. Registered only when admin credentials are configured; those are its own
+ * The admin API (/admin/...): flows and their versions, live and finished calls
+ * (src/http/calls.ts), rollback, canary, reload. Registered only when admin credentials are configured; those are its own
  * (not the real-time route's), checked in onRequest before any body is read. Answers are
  * JSON; errors use the `{"error":{"code","message"}}` envelope with catalogue codes.
  */
@@ -14,24 +14,11 @@ import type { CallStore } from '../store/types.js';
 import { authGuard, type AuthLimits } from './auth.js';
 import { sendError as fail } from './envelope.js';
 import { requireJsonBody, sameOriginOnly } from './guards.js';
-import { decodeState } from '../engine/call.js';
 import type { SharedVersions } from '../registry/shared-versions.js';
-import { MASK, maskVars } from '../engine/mask.js';
-import type { CallState } from '../engine/types.js';
 import { registerConsole, type TrafficSource } from './console.js';
+import { registerCalls, type CallsDeps } from './calls.js';
 
-/**
- * A call's vars as the admin API shows them: sensitive ones masked (src/engine/mask.ts), by
- * the call's flow version, else the flow's current version; when neither is loaded here,
- * every value is masked (which ones are sensitive is unknown).
- */
-function adminVars(registry: Registry, state: CallState): Record<string, unknown> {
-  const flow = registry.get(state.flow, state.version) ?? registry.current(state.flow);
-  if (flow) return maskVars(state.vars, flow.tables.sensitive);
-  return Object.fromEntries(Object.keys(state.vars).map((k) => [k, MASK]));
-}
-
-export interface AdminDeps {
+export interface AdminDeps extends CallsDeps {
   auth: { login: string; password: string };
   /** Failed admin authentications counted per address (its own counters, not /rt's). */
   limits: AuthLimits | undefined;
@@ -144,27 +131,10 @@ export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise
 
       admin.post('/reload', async () => d.reload('admin API'));
 
+      registerCalls(admin, d);
+
       // the web console and the graph and traffic routes it draws with (src/http/console.ts)
       await registerConsole(admin, { registry: d.registry, ...(d.sync ? { sync: d.sync } : {}), ...(d.traffic ? { traffic: d.traffic } : {}) });
-
-      admin.get<{ Params: { callid: string } }>('/calls/:callid', async (req, reply) => {
-        const { callid } = req.params;
-        const live = d.live.get(callid);
-        const raw = await d.store.get(callid);
-        const state = raw === undefined ? undefined : decodeState(raw);
-        if (!state && !live) return fail(reply, 404, 'CALL_NOT_FOUND', `no live call ${callid}`);
-        return {
-          callid,
-          flow: state?.flow ?? live!.flow,
-          version: state?.version ?? live!.version,
-          step: state?.step ?? live!.step,
-          vars: state ? adminVars(d.registry, state) : {},
-          commandId: state?.commandId ?? null,
-          commands: state?.commands ?? null,
-          started: state ? new Date(state.started).toISOString() : null,
-          lastSeen: live ? new Date(live.lastSeen).toISOString() : null,
-        };
-      });
     },
     { prefix: '/admin' },
   );

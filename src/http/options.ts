@@ -125,6 +125,13 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
    * from CALLSCRIPT_SENSITIVE_KEY and CALLSCRIPT_SENSITIVE_KEY_PREVIOUS.
    */
   sensitiveKeys?: readonly string[];
+  /**
+   * The call history (docs/admin.md "Call history"), kept in `store` (shared by instances on
+   * one Redis): the last `keep` finished calls with their paths (the last `maxPath` requests
+   * of each), for `ttlMs`. `false` (or keep 0): none, and no writes. Default
+   * `{ keep: 1000, ttlMs: 86400000, maxPath: 200 }`.
+   */
+  history?: false | { keep?: number; ttlMs?: number; maxPath?: number };
   /** Filled in at registration: handles on the running plugin, for a config reload. */
   control?: PluginControl;
 }

@@ -30,6 +30,7 @@ import { Lookups } from '../engine/http-wait.js';
 import { httpRunner } from './lookup-client.js';
 import { observers, type StepObserver } from '../engine/observe.js';
 import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions, type RtOptions } from './options.js';
+import { HistoryWriter, historySettings, historyStore } from './history.js';
 
 export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (app, options) => {
   const opts: RtOptions = {
@@ -71,8 +72,19 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   const httpOpts = options.http ?? {};
   const lookups = new Lookups({ run: httpOpts.runner ?? httpRunner(httpOpts), store, ...(httpOpts.maxLookupsPerCall !== undefined ? { maxPerCall: httpOpts.maxLookupsPerCall } : {}) });
   const secret = httpOpts.secret ?? ((name: string) => process.env[name]);
+  // The call history (src/http/history.ts): paths of live calls and the last finished calls, in the store.
+  const historyOpts = historySettings(options.history);
+  // a store of your own written before the history (no history methods): no history, the admin API shows none
+  const withHistory = historyStore(store);
+  if (withHistory !== store && historyOpts) app.log.warn({ code: 'HISTORY_UNSUPPORTED' }, 'the call store given has no history methods (appendPath, addFinished...): no call history is kept');
+  const history = historyOpts && withHistory === store ? new HistoryWriter(store, historyOpts, opts.callTtlMs, app.log) : undefined;
+  if (history) {
+    // written before the server stops (the store may be closed by then in onClose), and what came after
+    app.addHook('preClose', async () => history.close());
+    app.addHook('onClose', async () => history.close(500, true));
+  }
   // Observers of every request handled (src/engine/observe.ts): the user's, metrics, call history.
-  const stepObservers: (StepObserver | undefined)[] = [options.observer];
+  const stepObservers: (StepObserver | undefined)[] = [options.observer, history];
   const observer = observers(stepObservers, (err) => app.log.error({ err }, 'an observer of the call step failed'));
   const service = new CallHandler(
     { versions, store, live, release: () => reg.release(live), perform: (e, budget) => performEffect(effects, e, budget), lookups },
@@ -170,7 +182,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   });
   app.route({ method: ['DELETE', 'PATCH', 'POST', 'PUT'], url: '/health', handler: notAllowed('GET, HEAD', 'health only takes GET') });
 
-  if (options.admin) await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store, reload, ...(sync ? { sync } : {}), ...(options.traffic ? { traffic: options.traffic } : {}) });
+  if (options.admin) await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store: withHistory, reload, endCall: (callid) => service.endCall(callid), ...(history ? { history } : {}), ...(sync ? { sync } : {}), ...(options.traffic ? { traffic: options.traffic } : {}) });
 };
 
 /** Options given to the plugin by code are checked like the config file's: a clear error at registration. */

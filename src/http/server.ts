@@ -12,10 +12,13 @@ import { LiveCalls } from '../registry/live.js';
 import { Reloader } from '../registry/reloader.js';
 import { watchFlows } from '../registry/watch.js';
 import { guardServer, serverOptions, type TransportOptions } from './transport.js';
+import type { DestinationStream } from 'pino';
 
 export interface ServerOptions extends CallscriptPluginOptions, Partial<TransportOptions> {
   /** pino level (fatal, error, warn, info, debug, trace, silent) or false for no logger. */
   logLevel?: string | false;
+  /** Where the log lines go (a pino destination, e.g. a pino-pretty stream); default pino's stdout, JSON lines. */
+  logStream?: DestinationStream;
   /** Watch the flows directory (and `configFile`) and reload on change. Default off (serve turns it on). */
   watch?: boolean | { debounceMs?: number };
   /** The config file to watch; `onConfigChange` runs when it changes. */
@@ -40,7 +43,7 @@ export async function buildServer(options: ServerOptions = {}): Promise<FastifyI
 
 /** Like buildServer, and also hands back the registry, the load report and the reload handles. */
 export async function createServer(options: ServerOptions = {}): Promise<Server> {
-  const { logLevel = 'info', watch, configFile, onConfigChange, headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, trustProxy, ...plugin } = options;
+  const { logLevel = 'info', logStream, watch, configFile, onConfigChange, headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, trustProxy, ...plugin } = options;
   const transport = { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, trustProxy };
   let { registry, report } = plugin;
   const flowsDir = registry ? plugin.flowsDir : (plugin.flowsDir ?? 'flows');
@@ -54,7 +57,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Server>
   const control: PluginControl = plugin.control ?? {};
   const perRequest = logLevel === 'debug' || logLevel === 'trace';
   const app = Fastify({
-    logger: logLevel === false ? false : { level: logLevel },
+    logger: logLevel === false ? false : { level: logLevel, ...(logStream ? { stream: logStream } : {}) },
     logController: new LogController({ disableRequestLogging: !perRequest }),
     // Fastify makes a child logger per request, bound to its reqId; with request logging
     // off no line carries that id to correlate with, so requests log through the app's

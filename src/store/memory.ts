@@ -1,4 +1,4 @@
-import type { CallStore, LoadedCall } from './types.js';
+import { BadCursor, type CallStore, type LoadedCall } from './types.js';
 
 interface Entry {
   /** Undefined while only an aside was set. */
@@ -6,16 +6,30 @@ interface Entry {
   rev: number;
   aside: string | undefined;
   expires: number;
+  /** Order of the key's arrival in the map (kept while the key stays): the cursor of listLive. */
+  seq: number;
+}
+
+interface Timed<T> {
+  data: T;
+  expires: number;
 }
 
 /**
  * The default store: a Map in this process. Entries expire `ttlMs` after their last
  * write (a call whose HANGUP request never came); expired entries are dropped on read
  * and by a sweep every `sweepMs` (unref'd: it never keeps the process alive).
+ *
+ * The call history lives beside the calls: a path per live call (capped by its appends) and
+ * the finished records in a Map whose insertion order is their age (the oldest first), so
+ * that keeping the last `keep` drops from the front.
  */
 export class MemoryStore implements CallStore {
   private readonly calls = new Map<string, Entry>();
+  private readonly paths = new Map<string, Timed<string[]>>();
+  private readonly finished = new Map<string, Timed<string>>();
   private readonly timer: NodeJS.Timeout;
+  private seq = 0;
 
   constructor(
     private readonly now: () => number = Date.now,
@@ -35,14 +49,14 @@ export class MemoryStore implements CallStore {
     return e;
   }
 
-  async load(callid: string): Promise<LoadedCall> {
+  async load(callid: string, keepAside = false): Promise<LoadedCall> {
     const e = this.live(callid);
     if (!e) return {};
     const out: LoadedCall = {};
     if (e.value !== undefined) out.call = { value: e.value, rev: e.rev };
     if (e.aside !== undefined) {
       out.aside = e.aside;
-      e.aside = undefined;
+      if (!keepAside) e.aside = undefined;
     }
     return out;
   }
@@ -52,14 +66,14 @@ export class MemoryStore implements CallStore {
     const current = e?.value === undefined ? undefined : e.rev;
     if (current !== rev) return undefined;
     const next = (e?.rev ?? 0) + 1;
-    this.calls.set(callid, { value: flat(value), rev: next, aside: e?.aside, expires: this.now() + ttlMs });
+    this.calls.set(callid, { value: flat(value), rev: next, aside: e?.aside, expires: this.now() + ttlMs, seq: e?.seq ?? ++this.seq });
     return next;
   }
 
   async setAside(callid: string, aside: string, ttlMs: number): Promise<void> {
     const e = this.live(callid);
     if (e) e.aside = aside;
-    else this.calls.set(callid, { value: undefined, rev: 0, aside, expires: this.now() + ttlMs });
+    else this.calls.set(callid, { value: undefined, rev: 0, aside, expires: this.now() + ttlMs, seq: ++this.seq });
   }
 
   async get(callid: string): Promise<string | undefined> {
@@ -68,7 +82,7 @@ export class MemoryStore implements CallStore {
 
   async set(callid: string, value: string, ttlMs: number): Promise<void> {
     const e = this.live(callid);
-    this.calls.set(callid, { value: flat(value), rev: (e?.rev ?? 0) + 1, aside: e?.aside, expires: this.now() + ttlMs });
+    this.calls.set(callid, { value: flat(value), rev: (e?.rev ?? 0) + 1, aside: e?.aside, expires: this.now() + ttlMs, seq: e?.seq ?? ++this.seq });
   }
 
   async delete(callid: string): Promise<void> {
@@ -81,21 +95,93 @@ export class MemoryStore implements CallStore {
     return n;
   }
 
+  /** Cursor: the `seq` of the last call given (keys keep their place in the Map while they stay). */
+  async listLive(cursor: string | undefined, limit: number): Promise<{ values: [string, string][]; next?: string }> {
+    let after = 0;
+    if (cursor !== undefined) {
+      if (!/^[1-9][0-9]{0,14}$/.test(cursor)) throw new BadCursor('not a cursor of this store');
+      after = Number(cursor);
+    }
+    const now = this.now();
+    const values: [string, string][] = [];
+    let last = after;
+    for (const [callid, e] of this.calls) {
+      if (e.seq <= after || e.value === undefined || e.expires <= now) continue;
+      // one more than asked: is there a next page?
+      if (values.length === limit) return { values, next: String(last) };
+      values.push([callid, e.value]);
+      last = e.seq;
+    }
+    return { values };
+  }
+
+  async appendPath(callid: string, entry: string, maxEntries: number, ttlMs: number): Promise<void> {
+    const now = this.now();
+    let p = this.paths.get(callid);
+    if (!p || p.expires <= now) this.paths.set(callid, (p = { data: [], expires: 0 }));
+    p.data.push(flat(entry));
+    if (p.data.length > maxEntries) p.data.splice(0, p.data.length - maxEntries);
+    p.expires = now + ttlMs;
+  }
+
+  async readPath(callid: string): Promise<string[]> {
+    const p = this.paths.get(callid);
+    return p && p.expires > this.now() ? [...p.data] : [];
+  }
+
+  async dropPath(callid: string): Promise<void> {
+    this.paths.delete(callid);
+  }
+
+  async addFinished(callid: string, record: string, keep: number, ttlMs: number): Promise<void> {
+    // deleted first: a callid added again moves to the newest end
+    this.finished.delete(callid);
+    this.finished.set(callid, { data: flat(record), expires: this.now() + ttlMs });
+    for (const old of this.finished.keys()) {
+      if (this.finished.size <= keep) break;
+      this.finished.delete(old);
+    }
+  }
+
+  async listFinished(offset: number, limit: number): Promise<string[]> {
+    const now = this.now();
+    const all: string[] = [];
+    for (const [callid, r] of this.finished) {
+      if (r.expires <= now) this.finished.delete(callid);
+      else all.push(r.data);
+    }
+    return all.reverse().slice(offset, offset + limit);
+  }
+
+  async getFinished(callid: string): Promise<string | undefined> {
+    const r = this.finished.get(callid);
+    return r && r.expires > this.now() ? r.data : undefined;
+  }
+
+  /** What the history holds (tests, benchmarks): paths of live calls and finished records. */
+  historySize(): { paths: number; finished: number } {
+    return { paths: this.paths.size, finished: this.finished.size };
+  }
+
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {
     clearInterval(this.timer);
     this.calls.clear();
+    this.paths.clear();
+    this.finished.clear();
   }
 
-  /** Drops expired entries; returns how many. */
+  /** Drops expired entries (calls, paths, finished records); returns how many. */
   sweep(): number {
     const now = this.now();
     let n = 0;
-    for (const [k, e] of this.calls) {
-      if (e.expires <= now) {
-        this.calls.delete(k);
-        n++;
+    for (const map of [this.calls, this.paths, this.finished] as Map<string, { expires: number }>[]) {
+      for (const [k, e] of map) {
+        if (e.expires <= now) {
+          map.delete(k);
+          n++;
+        }
       }
     }
     return n;

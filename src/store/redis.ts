@@ -7,6 +7,7 @@
  * - load: HMGET v r f, and HDEL f when there was one (the aside is taken);
  * - commit: compares `r` with the revision read, writes `v` and `r`+1 and the expiry, or
  *   changes nothing.
+ * The call history (paths of live calls, finished records) is in ./redis-history.ts.
  * No lock is taken anywhere: an instance killed between a load and a commit leaves nothing
  * behind that another must wait for.
  *
@@ -17,10 +18,11 @@
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { StoreUnavailable, type CallStore, type LoadedCall } from './types.js';
+import { RedisHistory } from './redis-history.js';
 
 const LOAD = `
 local r = redis.call('HMGET', KEYS[1], 'v', 'r', 'f')
-if r[3] then redis.call('HDEL', KEYS[1], 'f') end
+if r[3] and ARGV[1] ~= 'keep' then redis.call('HDEL', KEYS[1], 'f') end
 return r`;
 
 const COMMIT = `
@@ -60,7 +62,7 @@ export interface RedisStoreOptions {
 }
 
 type Scripted = (Redis | Cluster) & {
-  csLoad(key: string): Promise<[string | null, string | null, string | null]>;
+  csLoad(key: string, keep: string): Promise<[string | null, string | null, string | null]>;
   csCommit(key: string, rev: string, value: string, ttl: number): Promise<number>;
   csSet(key: string, value: string, ttl: number): Promise<number>;
   csAside(key: string, aside: string, ttl: number): Promise<number>;
@@ -71,6 +73,7 @@ export const DEFAULT_REDIS_PREFIX = 'callscript:';
 export class RedisStore implements CallStore {
   readonly prefix: string;
   private readonly redis: Scripted;
+  private readonly history: RedisHistory;
 
   /** `target`: redis://[user:password@]host:port[/db] (rediss:// for TLS), a Cluster, or Sentinels. */
   constructor(target: RedisTarget, opts: RedisStoreOptions = {}) {
@@ -96,6 +99,7 @@ export class RedisStore implements CallStore {
     redis.defineCommand('csSet', { numberOfKeys: 1, lua: SET });
     redis.defineCommand('csAside', { numberOfKeys: 1, lua: ASIDE });
     this.redis = redis as Scripted;
+    this.history = new RedisHistory(redis, this.prefix, (op) => this.run(op));
   }
 
   /** The client, for the other shared records (flow versions, pins, counts). */
@@ -127,8 +131,8 @@ export class RedisStore implements CallStore {
     return `${this.prefix}call:{${callid}}`;
   }
 
-  async load(callid: string): Promise<LoadedCall> {
-    const [v, r, f] = await this.run(() => this.redis.csLoad(this.key(callid)));
+  async load(callid: string, keepAside = false): Promise<LoadedCall> {
+    const [v, r, f] = await this.run(() => this.redis.csLoad(this.key(callid), keepAside ? 'keep' : 'take'));
     const out: LoadedCall = {};
     if (v !== null) out.call = { value: v, rev: Number(r) };
     if (f !== null) out.aside = f;
@@ -169,6 +173,34 @@ export class RedisStore implements CallStore {
       }
     } while (cursor !== '0');
     return n;
+  }
+
+  appendPath(callid: string, entry: string, maxEntries: number, ttlMs: number): Promise<void> {
+    return this.history.appendPath(callid, entry, maxEntries, ttlMs);
+  }
+
+  readPath(callid: string): Promise<string[]> {
+    return this.history.readPath(callid);
+  }
+
+  dropPath(callid: string): Promise<void> {
+    return this.history.dropPath(callid);
+  }
+
+  addFinished(callid: string, record: string, keep: number, ttlMs: number): Promise<void> {
+    return this.history.addFinished(callid, record, keep, ttlMs);
+  }
+
+  listFinished(offset: number, limit: number): Promise<string[]> {
+    return this.history.listFinished(offset, limit);
+  }
+
+  getFinished(callid: string): Promise<string | undefined> {
+    return this.history.getFinished(callid);
+  }
+
+  listLive(cursor: string | undefined, limit: number): Promise<{ values: [string, string][]; next?: string }> {
+    return this.history.listLive(cursor, limit);
   }
 
   async ping(): Promise<void> {

@@ -26,9 +26,9 @@ export interface LoadedCall {
   aside?: string;
 }
 
-export interface CallStore {
-  /** The call's record and its aside (taken: the next load does not see it again). */
-  load(callid: string): Promise<LoadedCall>;
+export interface CallStore extends HistoryStore {
+  /** The call's record and its aside (taken: the next load does not see it again, unless `keepAside`). */
+  load(callid: string, keepAside?: boolean): Promise<LoadedCall>;
   /**
    * Stores `value` if the call's revision is `rev` (undefined: the call has no committed
    * value), for `ttlMs` (forget the call after that long without a commit). Returns the new
@@ -47,6 +47,39 @@ export interface CallStore {
   /** Rejects when the store cannot be reached (health). */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * The call history (docs/admin.md "Call history"): the path of each live call (a capped list
+ * of entries, appended as its requests are handled) and the records of the last finished
+ * calls. Entries and records are opaque strings here (src/engine/history.ts makes them).
+ */
+export interface HistoryStore {
+  /** Appends an entry to the call's path, keeping its last `maxEntries`; the path expires `ttlMs` after its last append. */
+  appendPath(callid: string, entry: string, maxEntries: number, ttlMs: number): Promise<void>;
+  /** The call's path, oldest entry first ([] when none). */
+  readPath(callid: string): Promise<string[]>;
+  dropPath(callid: string): Promise<void>;
+  /**
+   * Keeps a finished call's record for `ttlMs`, as the newest (a callid added again moves to
+   * the front); past `keep` records the oldest go, their records with them.
+   */
+  addFinished(callid: string, record: string, keep: number, ttlMs: number): Promise<void>;
+  /** Finished records, newest first, from `offset` (expired ones left out). */
+  listFinished(offset: number, limit: number): Promise<string[]>;
+  getFinished(callid: string): Promise<string | undefined>;
+  /**
+   * A page of the calls held (those with a value: tombstones and claims included, asides
+   * alone not), in the store's own order, and the cursor of the next page (absent at the
+   * end). The cursor is the store's: one it did not give is refused with BadCursor. A call
+   * present through the whole walk is listed at least once.
+   */
+  listLive(cursor: string | undefined, limit: number): Promise<{ values: [callid: string, value: string][]; next?: string }>;
+}
+
+/** A listing cursor the store did not give (or no longer understands). */
+export class BadCursor extends Error {
+  readonly code = 'BAD_CURSOR';
 }
 
 /** The store could not be reached or answered too late: the request fails fast, nothing is half-written. */

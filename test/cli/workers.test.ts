@@ -236,6 +236,8 @@ describe.skipIf(!!missing)('serve --workers 2 on Redis', () => {
     const c = await holdRequest(s, port, rtBody({ callid: '97000000000000001' }));
     s.child.kill('SIGTERM');
     await until(() => s.logs().some((l) => l.msg === 'SIGTERM: draining 2 workers') || undefined, 'the drain');
+    // within 1 s it would be the same stop delivered twice (a terminal's Ctrl-C through npm start)
+    await new Promise((r) => setTimeout(r, 1200));
     s.child.kill('SIGTERM');
     expect(await s.exit).toEqual({ code: 1, signal: null });
     expect(s.logs().find((l) => l.pid === s.child.pid && l.level === 40)).toMatchObject({ msg: expect.stringMatching(/^SIGTERM again: killing the [12] workers still draining$/) });

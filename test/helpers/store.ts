@@ -11,9 +11,9 @@ export interface StoreHooks {
 export function hooked(inner: CallStore, hooks: StoreHooks): CallStore & { commits: number } {
   const s = {
     commits: 0,
-    async load(id: string) {
+    async load(id: string, keepAside?: boolean) {
       await hooks.load?.(id);
-      return inner.load(id);
+      return inner.load(id, keepAside);
     },
     async commit(id: string, rev: number | undefined, v: string, ttl: number) {
       await hooks.commit?.(id);
@@ -27,6 +27,13 @@ export function hooked(inner: CallStore, hooks: StoreHooks): CallStore & { commi
     size: () => inner.size(),
     ping: () => inner.ping(),
     close: () => inner.close(),
+    appendPath: (id: string, e: string, max: number, ttl: number) => inner.appendPath(id, e, max, ttl),
+    readPath: (id: string) => inner.readPath(id),
+    dropPath: (id: string) => inner.dropPath(id),
+    addFinished: (id: string, r: string, keep: number, ttl: number) => inner.addFinished(id, r, keep, ttl),
+    listFinished: (offset: number, limit: number) => inner.listFinished(offset, limit),
+    getFinished: (id: string) => inner.getFinished(id),
+    listLive: (cursor: string | undefined, limit: number) => inner.listLive(cursor, limit),
   };
   return s;
 }

@@ -97,6 +97,112 @@ export function storeContract(name: string, make: () => Promise<StoreUnderTest>,
       await store.close();
     });
 
+    it('load may leave the aside in place (keepAside): the next load still takes it', async () => {
+      const { store } = await make();
+      expect(await store.commit('13', undefined, 'a', 60_000)).toBe(1);
+      await store.setAside('13', 'fb', 60_000);
+      expect(await store.load('13', true)).toEqual({ call: { value: 'a', rev: 1 }, aside: 'fb' });
+      expect(await store.load('13')).toEqual({ call: { value: 'a', rev: 1 }, aside: 'fb' });
+      expect(await store.load('13')).toEqual({ call: { value: 'a', rev: 1 } });
+      await store.close();
+    });
+
+    it('a path keeps its last maxEntries entries in order, per call, and is dropped', async () => {
+      const { store } = await make();
+      expect(await store.readPath('20')).toEqual([]);
+      for (let i = 1; i <= 7; i++) await store.appendPath('20', `e${i}`, 5, 60_000);
+      await store.appendPath('21', 'other', 5, 60_000);
+      expect(await store.readPath('20')).toEqual(['e3', 'e4', 'e5', 'e6', 'e7']);
+      expect(await store.readPath('21')).toEqual(['other']);
+      await store.dropPath('20');
+      await store.dropPath('404');
+      expect(await store.readPath('20')).toEqual([]);
+      expect(await store.readPath('21')).toEqual(['other']);
+      // a path is not a call
+      expect(await store.get('21')).toBeUndefined();
+      expect(await store.size()).toBe(0);
+      expect((await store.listLive(undefined, 10)).values).toEqual([]);
+      await store.close();
+    });
+
+    it('a path expires ttlMs after its last append', async () => {
+      const { store, advance } = await make();
+      await store.appendPath('22', 'a', 10, 300);
+      await advance(150);
+      await store.appendPath('22', 'b', 10, 300);
+      await advance(200);
+      expect(await store.readPath('22')).toEqual(['a', 'b']);
+      await advance(200);
+      expect(await store.readPath('22')).toEqual([]);
+      await store.close();
+    });
+
+    it('finished records: newest first, paged; past keep the oldest go with their records; a callid added again moves to the front', async () => {
+      const { store } = await make();
+      expect(await store.listFinished(0, 10)).toEqual([]);
+      for (let i = 1; i <= 6; i++) await store.addFinished(String(i), `r${i}`, 4, 60_000);
+      expect(await store.listFinished(0, 10)).toEqual(['r6', 'r5', 'r4', 'r3']);
+      expect(await store.listFinished(1, 2)).toEqual(['r5', 'r4']);
+      expect(await store.listFinished(4, 2)).toEqual([]);
+      expect(await store.getFinished('2')).toBeUndefined(); // trimmed: its record is gone too
+      expect(await store.getFinished('3')).toBe('r3');
+      await store.addFinished('3', 'r3b', 4, 60_000);
+      expect(await store.listFinished(0, 10)).toEqual(['r3b', 'r6', 'r5', 'r4']);
+      await store.addFinished('7', 'r7', 4, 60_000);
+      expect(await store.listFinished(0, 10)).toEqual(['r7', 'r3b', 'r6', 'r5']);
+      expect(await store.getFinished('4')).toBeUndefined();
+      expect(await store.getFinished('404')).toBeUndefined();
+      await store.close();
+    });
+
+    it('finished records expire with their ttl, and leave the listing', async () => {
+      const { store, advance } = await make();
+      await store.addFinished('30', 'old', 10, 200);
+      await advance(100);
+      await store.addFinished('31', 'new', 10, 600);
+      expect(await store.listFinished(0, 10)).toEqual(['new', 'old']);
+      await advance(200);
+      expect(await store.getFinished('30')).toBeUndefined();
+      expect(await store.listFinished(0, 10)).toEqual(['new']);
+      expect(await store.getFinished('31')).toBe('new');
+      await store.close();
+    });
+
+    it('listLive pages through every call with a value, each once, with the store\'s cursor; asides alone are left out', async () => {
+      const { store } = await make();
+      const ids = Array.from({ length: 23 }, (_, i) => String(1000 + i));
+      for (const id of ids) await store.commit(id, undefined, `v${id}`, 60_000);
+      await store.setAside('999', 'fb', 60_000);
+      const seen: [string, string][] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await store.listLive(cursor, 5);
+        expect(page.values.length).toBeLessThanOrEqual(5);
+        seen.push(...page.values);
+        cursor = page.next;
+        expect(++pages).toBeLessThan(100);
+      } while (cursor !== undefined);
+      expect(seen.map(([id]) => id).sort()).toEqual(ids);
+      expect(new Set(seen.map(([id]) => id)).size).toBe(23);
+      for (const [id, v] of seen) expect(v).toBe(`v${id}`);
+      // one page holds them all; a limit of 1 gives one
+      expect((await store.listLive(undefined, 500)).values).toHaveLength(23);
+      const one = await store.listLive(undefined, 1);
+      expect(one.values).toHaveLength(1);
+      expect(typeof one.next).toBe('string');
+      await store.close();
+    });
+
+    it('listLive refuses a cursor it did not give', async () => {
+      const { store } = await make();
+      await store.commit('1', undefined, 'x', 60_000);
+      for (const bad of ['', 'abc', '-1', '1e3', '0.0.0.0', '99999.0.0', 'x'.repeat(300), '__proto__']) {
+        await expect(store.listLive(bad, 10), bad).rejects.toMatchObject({ code: 'BAD_CURSOR' });
+      }
+      await store.close();
+    });
+
     it('answers ping while reachable', async () => {
       const { store } = await make();
       await expect(store.ping()).resolves.toBeUndefined();

@@ -35,3 +35,42 @@ it.skipIf(!!missing)('an unreachable Redis fails fast with STORE_UNAVAILABLE, it
   expect(Date.now() - t0).toBeLessThan(5000); // fails at once (no offline queue); a generous bound
   await s.close();
 });
+
+it.skipIf(!!missing)('history keys: a path and a record share their call\'s hash tag; the index is one slot', async () => {
+  const prefix = testPrefix();
+  prefixes.push(prefix);
+  const s = new RedisStore(REDIS_URL, { prefix });
+  await s.ready();
+  await s.appendPath('42', 'e', 10, 60_000);
+  await s.addFinished('42', 'r', 10, 60_000);
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await s.client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== '0');
+  expect(keys.sort()).toEqual([`${prefix}done:{42}`, `${prefix}history:{index}`, `${prefix}history:{index}:seq`, `${prefix}path:{42}`]);
+  await s.close();
+});
+
+it.skipIf(!!missing)('listLive gives pages of at most limit even when SCAN answers more keys than that, each call once', async () => {
+  const prefix = testPrefix();
+  prefixes.push(prefix);
+  const s = new RedisStore(REDIS_URL, { prefix });
+  await s.ready();
+  const ids = Array.from({ length: 300 }, (_, i) => String(5000 + i));
+  await Promise.all(ids.map((id) => s.commit(id, undefined, `v${id}`, 60_000)));
+  for (const limit of [1, 3, 7, 64, 500]) {
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await s.listLive(cursor, limit);
+      expect(page.values.length).toBeLessThanOrEqual(limit);
+      seen.push(...page.values.map(([id]) => id));
+      cursor = page.next;
+    } while (cursor !== undefined);
+    expect(seen.sort(), `limit ${limit}`).toEqual(ids);
+  }
+  await s.close();
+});

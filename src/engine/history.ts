@@ -1,0 +1,207 @@
+/**
+ * The call history's records (docs/admin.md "Call history"), built from the step events
+ * (./observe.ts): pure data, no store here (src/http/history.ts writes them).
+ *
+ * - A path entry per request of a served call: what it reported, the step it left and the
+ *   one it reached, the command answered (params cut: strings over 200 characters end with
+ *   …), the transitions the machine took, the effects and their timings.
+ * - A finished record when the call ends: its summary (vars masked) and its path.
+ *
+ * Sensitive values are masked in the events already, so nothing here sees them.
+ */
+import type { CallOutcome, EffectEvent, RequestOutcome, StepEvent } from './observe.js';
+
+export interface PathEntry {
+  /** Epoch ms the request arrived; its handling time in ms. */
+  at: number;
+  ms: number;
+  /** The step whose command the request reports; null for the first request of a call. */
+  from: string | null;
+  /** The request: its command, result (*** when sensitive) and error. */
+  command: string;
+  result: string;
+  error: string;
+  /** The step of the command answered; null when none. */
+  step: string | null;
+  /** The command answered and its params (cut); null when none was built (a replay, an error). */
+  reply: { command: string; params: Record<string, unknown> } | null;
+  /** Coverage keys of the transitions taken (src/testing/transitions.ts). */
+  transitions: string[];
+  effects: { kind: string; step: string; outcome: string; value?: string; ms: number }[];
+  /** The step landed after the deadline (a fallback was answered in its place). */
+  late: boolean;
+  outcome: RequestOutcome;
+  /** The trace id of the request's span, when one was recording. */
+  traceId?: string;
+}
+
+export interface FinishedRecord {
+  callid: string;
+  flow: string;
+  version: string;
+  /** ISO 8601 times. */
+  started: string;
+  ended: string;
+  durationMs: number;
+  outcome: CallOutcome;
+  /** The call_status the call ended with (UP for a call ended by the admin API). */
+  status: string;
+  lastStep: string;
+  commands: number;
+  /** Sensitive ones masked. */
+  vars: Record<string, unknown>;
+  path: PathEntry[];
+}
+
+/** A finished call as listed (GET /admin/calls?status=finished). */
+export type FinishedRow = Pick<FinishedRecord, 'callid' | 'flow' | 'version' | 'started' | 'ended' | 'durationMs' | 'outcome' | 'status' | 'lastStep'>;
+
+/** Longest string kept whole in a path entry's params. */
+export const PARAM_CHARS = 200;
+
+/** Whether an event belongs in its call's path: requests the call's flow served (not a tombstone's hangup, not a refused new call). */
+export function inPath(e: StepEvent): boolean {
+  if (e.flow === undefined) return false;
+  if (e.outcome === 'ok' && e.reply === undefined) return false;
+  return !(e.isNew && e.status !== 200);
+}
+
+export function pathEntry(e: StepEvent): PathEntry {
+  const entry: PathEntry = {
+    at: e.at,
+    ms: round(e.ms),
+    from: e.from ?? null,
+    command: e.request.command,
+    result: e.request.result,
+    error: e.request.error,
+    step: e.step ?? null,
+    reply: e.reply ? { command: e.reply.command, params: cut(e.reply.params, 0) as Record<string, unknown> } : null,
+    transitions: [...e.transitions],
+    effects: e.effects.map(effect),
+    late: e.late,
+    outcome: e.outcome,
+  };
+  if (e.traceId !== undefined) entry.traceId = e.traceId;
+  return entry;
+}
+
+/** The record of a call that ended with event `e` (its last entry), from its path before it. */
+export function finishedRecord(e: StepEvent, before: readonly PathEntry[], maxPath: number): FinishedRecord {
+  const path = [...before, pathEntry(e)].slice(-maxPath);
+  return { ...recordHead(e, path[0]?.at, path.filter((p) => p.reply !== null).length), path };
+}
+
+/**
+ * The same record as JSON text, from the stored entries as they are (not parsed again: the
+ * history writer's way, cheaper for long paths). Entries are the writer's own JSON objects.
+ */
+export function finishedRecordText(e: StepEvent, before: readonly string[], maxPath: number): string {
+  const path = [...before, JSON.stringify(pathEntry(e))].slice(-maxPath);
+  // the first entry's time and the commands, only needed without a summary (an engine failure)
+  const firstAt = e.summary ? undefined : parsePath(path.slice(0, 1))[0]?.at;
+  const commands = e.summary ? 0 : parsePath(path).filter((p) => p.reply !== null).length;
+  const head = JSON.stringify(recordHead(e, firstAt, commands));
+  return `${head.slice(0, -1)},"path":[${path.join(',')}]}`;
+}
+
+function recordHead(e: StepEvent, firstAt: number | undefined, commands: number): Omit<FinishedRecord, 'path'> {
+  const s = e.summary;
+  const durationMs = s?.durationMs ?? Math.max(0, e.at - (firstAt ?? e.at));
+  return {
+    callid: e.callid,
+    flow: e.flow ?? s?.flow ?? '',
+    version: e.version ?? s?.version ?? '',
+    started: iso(e.at - durationMs),
+    ended: iso(e.at),
+    durationMs,
+    outcome: e.callOutcome ?? 'abandoned',
+    status: s?.status ?? e.request.callStatus,
+    lastStep: s?.lastStep ?? e.step ?? e.from ?? '',
+    commands: s?.commands ?? commands,
+    vars: s?.vars ?? {},
+  };
+}
+
+/** The record of a live call ended from the admin API (its state as it was, vars masked). */
+export function endedByAdminRecord(
+  call: { callid: string; flow: string; version: string; started: number; step: string; commands: number },
+  vars: Record<string, unknown>,
+  path: readonly PathEntry[],
+  now: number,
+  maxPath: number,
+): FinishedRecord {
+  return {
+    callid: call.callid,
+    flow: call.flow,
+    version: call.version,
+    started: iso(call.started),
+    ended: iso(now),
+    durationMs: Math.max(0, now - call.started),
+    outcome: 'ended_by_admin',
+    status: 'UP',
+    lastStep: call.step,
+    commands: call.commands,
+    vars,
+    path: path.slice(-maxPath),
+  };
+}
+
+export function finishedRow(r: FinishedRecord): FinishedRow {
+  return { callid: r.callid, flow: r.flow, version: r.version, started: r.started, ended: r.ended, durationMs: r.durationMs, outcome: r.outcome, status: r.status, lastStep: r.lastStep };
+}
+
+/** Path entries as stored; an entry that is not one (written by something else) is left out. */
+export function parsePath(raw: readonly string[]): PathEntry[] {
+  const out: PathEntry[] = [];
+  for (const text of raw) {
+    const e = parseObject(text) as PathEntry | undefined;
+    if (e && typeof e.at === 'number' && typeof e.command === 'string') out.push(e);
+  }
+  return out;
+}
+
+/** A stored record, or undefined when it is not one. */
+export function parseRecord(text: string | undefined): FinishedRecord | undefined {
+  const r = text === undefined ? undefined : (parseObject(text) as FinishedRecord | undefined);
+  return r && typeof r.callid === 'string' && typeof r.flow === 'string' && Array.isArray(r.path) ? r : undefined;
+}
+
+function parseObject(text: string): object | undefined {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function effect(x: EffectEvent): PathEntry['effects'][number] {
+  return { kind: x.kind, step: x.step, outcome: x.outcome, ...(x.value !== undefined ? { value: x.value } : {}), ms: round(x.ms) };
+}
+
+/** Params with long strings cut (params are the command catalogue's: small and shallow; deeper than 8 levels is cut too); the same object when nothing is cut. */
+function cut(v: unknown, depth: number): unknown {
+  return depth === 0 && !needsCut(v, 0) ? v : cutting(v, depth);
+}
+
+function needsCut(v: unknown, depth: number): boolean {
+  if (typeof v === 'string') return v.length > PARAM_CHARS;
+  if (v === null || typeof v !== 'object') return false;
+  if (depth >= 8) return true;
+  if (Array.isArray(v)) return v.some((x) => needsCut(x, depth + 1));
+  for (const k in v) if (needsCut((v as Record<string, unknown>)[k], depth + 1)) return true;
+  return false;
+}
+
+function cutting(v: unknown, depth: number): unknown {
+  if (typeof v === 'string') return v.length > PARAM_CHARS ? `${v.slice(0, PARAM_CHARS)}…` : v;
+  if (v === null || typeof v !== 'object') return v;
+  if (depth >= 8) return '…';
+  if (Array.isArray(v)) return v.map((x) => cutting(x, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = cutting(x, depth + 1);
+  return out;
+}
+
+const round = (ms: number) => Math.round(ms * 10) / 10;
+const iso = (ms: number) => new Date(ms).toISOString();

@@ -1,0 +1,169 @@
+/**
+ * The call history in Redis (see HistoryStore in ./types.ts), beside the calls of RedisStore:
+ *
+ * - a live call's path: a list `<prefix>path:{<callid>}` (the call's hash tag: the same
+ *   Redis Cluster slot as its state), appended with RPUSH, LTRIM to its last entries and
+ *   PEXPIRE in one MULTI;
+ * - a finished call's record: a string `<prefix>done:{<callid>}` with its own expiry;
+ * - their order: a sorted set `<prefix>history:{index}` of callids scored by a counter
+ *   `<prefix>history:{index}:seq` (one slot: one Lua script adds and trims atomically, and
+ *   answers the callids trimmed, whose records are then deleted). Records that expired are
+ *   taken out of the index when a listing meets them.
+ *
+ * Live calls are listed with SCAN over the call keys (every master of a Cluster, in turn),
+ * reading each key's value.
+ */
+import type { Cluster, Redis } from 'ioredis';
+import { BadCursor } from './types.js';
+
+const HISTORY_ADD = `
+local s = redis.call('INCR', KEYS[2])
+redis.call('ZADD', KEYS[1], s, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+local n = redis.call('ZCARD', KEYS[1])
+local keep = tonumber(ARGV[2])
+if n > keep then
+  local old = redis.call('ZRANGE', KEYS[1], 0, n - keep - 1)
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - keep - 1)
+  return old
+end
+return {}`;
+
+type Client = Redis | Cluster;
+type Scripted = Client & { csHistoryAdd(index: string, seq: string, callid: string, keep: number, ttl: number): Promise<string[]> };
+
+/** Rounds of a listing that met expired records (each round takes them out of the index). */
+const LIST_ROUNDS = 10;
+
+export class RedisHistory {
+  private readonly redis: Scripted;
+
+  constructor(
+    redis: Client,
+    private readonly prefix: string,
+    /** Runs a Redis operation, turning a failure into StoreUnavailable. */
+    private readonly run: <T>(op: () => Promise<T>) => Promise<T>,
+  ) {
+    redis.defineCommand('csHistoryAdd', { numberOfKeys: 2, lua: HISTORY_ADD });
+    this.redis = redis as Scripted;
+  }
+
+  pathKey(callid: string): string {
+    return `${this.prefix}path:{${callid}}`;
+  }
+
+  doneKey(callid: string): string {
+    return `${this.prefix}done:{${callid}}`;
+  }
+
+  private get indexKey(): string {
+    return `${this.prefix}history:{index}`;
+  }
+
+  async appendPath(callid: string, entry: string, maxEntries: number, ttlMs: number): Promise<void> {
+    const key = this.pathKey(callid);
+    const max = Math.max(1, Math.floor(maxEntries));
+    await this.run(() => this.redis.multi().rpush(key, entry).ltrim(key, -max, -1).pexpire(key, ms(ttlMs)).exec().then(failed));
+  }
+
+  async readPath(callid: string): Promise<string[]> {
+    return this.run(() => this.redis.lrange(this.pathKey(callid), 0, -1));
+  }
+
+  async dropPath(callid: string): Promise<void> {
+    await this.run(() => this.redis.del(this.pathKey(callid)));
+  }
+
+  async addFinished(callid: string, record: string, keep: number, ttlMs: number): Promise<void> {
+    await this.run(() => this.redis.set(this.doneKey(callid), record, 'PX', ms(ttlMs)));
+    const old = await this.run(() => this.redis.csHistoryAdd(this.indexKey, `${this.indexKey}:seq`, callid, Math.max(1, Math.floor(keep)), ms(ttlMs)));
+    if (old.length > 0) await this.run(() => Promise.all(old.map((id) => this.redis.del(this.doneKey(id)))));
+  }
+
+  async listFinished(offset: number, limit: number): Promise<string[]> {
+    if (limit <= 0) return [];
+    for (let round = 1; ; round++) {
+      const ids = await this.run(() => this.redis.zrevrange(this.indexKey, offset, offset + limit - 1));
+      if (ids.length === 0) return [];
+      // one GET per record (they are in the slots of their callids: no MGET on a Cluster)
+      const records = await this.run(() => Promise.all(ids.map((id) => this.redis.get(this.doneKey(id)))));
+      const gone = ids.filter((_, i) => records[i] === null);
+      const present = records.filter((r): r is string => r !== null);
+      if (gone.length === 0 || round === LIST_ROUNDS) return present;
+      await this.run(() => this.redis.zrem(this.indexKey, ...gone));
+    }
+  }
+
+  async getFinished(callid: string): Promise<string | undefined> {
+    return (await this.run(() => this.redis.get(this.doneKey(callid)))) ?? undefined;
+  }
+
+  /**
+   * Cursor `<node>.<scan cursor>.<skip>`: the master (a Cluster has several, in a stable
+   * order), SCAN's cursor of the batch being read, and how many keys of that batch were
+   * given already (SCAN may answer more keys than its COUNT: a page never holds more than
+   * `limit`).
+   */
+  async listLive(cursor: string | undefined, limit: number): Promise<{ values: [string, string][]; next?: string }> {
+    const nodes = this.nodes();
+    let node = 0;
+    let scan = '0';
+    let skip = 0;
+    if (cursor !== undefined) {
+      const m = /^([0-9]{1,4})\.([0-9]{1,20})\.([0-9]{1,6})$/.exec(cursor);
+      if (!m || Number(m[1]) >= nodes.length) throw new BadCursor('not a cursor of this store');
+      node = Number(m[1]);
+      scan = m[2]!;
+      skip = Number(m[3]);
+    }
+    const head = `${this.prefix}call:{`;
+    const keys: string[] = [];
+    let next: string | undefined;
+    for (;;) {
+      const client = nodes[node]!;
+      const [after, batch] = await this.run(() => client.scan(scan, 'MATCH', `${this.prefix}call:*`, 'COUNT', Math.max(10, limit)));
+      const fresh = batch.slice(skip).filter((k) => k.startsWith(head) && k.endsWith('}'));
+      const room = limit - keys.length;
+      if (fresh.length > room) {
+        keys.push(...fresh.slice(0, room));
+        next = `${node}.${scan}.${skip + batch.slice(skip).indexOf(fresh[room - 1]!) + 1}`;
+        break;
+      }
+      keys.push(...fresh);
+      skip = 0;
+      if (after !== '0') scan = after;
+      else if (node + 1 < nodes.length) {
+        node++;
+        scan = '0';
+      } else break;
+      if (keys.length === limit) {
+        next = `${node}.${scan}.0`;
+        break;
+      }
+    }
+    const values = await this.run(() => Promise.all(keys.map((k) => this.redis.hget(k, 'v'))));
+    const out: [string, string][] = [];
+    keys.forEach((k, i) => {
+      const v = values[i];
+      if (v !== null && v !== undefined) out.push([k.slice(head.length, -1), v]);
+    });
+    return next === undefined ? { values: out } : { values: out, next };
+  }
+
+  /** Where SCAN runs: the one server, or each master of a Cluster in a stable order. */
+  private nodes(): Client[] {
+    const r = this.redis as Client;
+    if (!('nodes' in r) || typeof r.nodes !== 'function') return [r];
+    return [...(r as Cluster).nodes('master')].sort((a, b) => addr(a).localeCompare(addr(b)));
+  }
+}
+
+const addr = (r: Redis) => `${r.options.host ?? ''}:${r.options.port ?? ''}`;
+const ms = (t: number) => Math.max(1, Math.round(t));
+
+/** A MULTI's answer: its first failed command's error is thrown (exec resolves even then). */
+function failed(r: [Error | null, unknown][] | null): void {
+  if (r === null) throw new Error('the transaction was aborted');
+  for (const [err] of r) if (err) throw err;
+}
