@@ -38,6 +38,7 @@ try {
   }
   // no choice at all: three timeouts, then the operator, busy, goodbye
   const silent = call();
+  const silentId = String(n); // call() numbered it
   await silent.start();
   await silent.answer('');
   for (let i = 0; i < 3; i++) await silent.answer('TIMEOUT');
@@ -67,8 +68,13 @@ try {
   await page.goto(`${server.url}/admin/console#/`);
   await page.locator('table.flows tbody tr').first().waitFor();
   await page.screenshot({ path: join(out, 'console-flows.png') });
+  // the silent caller's path, fitted to the width
+  await page.goto(`${server.url}/admin/console#/call/${silentId}`);
+  await page.locator('svg.diagram g.edge.edge--path').first().waitFor({ state: 'attached' });
+  if (await page.locator('button.zoom-fit').isEnabled()) await page.locator('button.zoom-fit').click();
+  await page.screenshot({ path: join(out, 'console-call.png'), fullPage: true });
   await browser.close();
-  console.log(`screenshots written to ${join(out, 'console-flow.png')} and ${join(out, 'console-flows.png')}`);
+  console.log(`screenshots written to ${out}: console-flow.png, console-flows.png, console-call.png`);
 } finally {
   await server.app.close();
 }

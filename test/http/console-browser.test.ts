@@ -181,9 +181,91 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     // a flow name in the URL that is markup: shown as text too
     await page.goto(`${server!.url}/admin/console#/flow/${encodeURIComponent('<img src=x onerror=window.__pwned=5>')}`);
     await poll(() => page.locator('main h1').textContent()).toBe('<img src=x onerror=window.__pwned=5>');
+    // a result the service sends that is markup: in the call's timeline, as text
+    const c = new RtCall(server!.app, 'desk', { callid: '6666' });
+    await c.start();
+    await c.answer('');
+    await c.answer('<img src=x onerror=window.__pwned=6>'); // no such choice: default, bye
+    await page.goto(`${server!.url}/admin/console#/call/6666`);
+    await poll(() => page.locator('table.path tbody tr').count()).toBe(3);
+    expect(await page.locator('table.path tbody tr').nth(2).locator('td').nth(3).textContent()).toBe('read <img src=x onerror=window.__pwned=6>');
     expect(await page.locator('main img, main script, main b').count()).toBe(0);
     expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(problems).toEqual([]);
     unlinkSync(join(dir!, hostileFile));
+  });
+
+  it('live calls appear and leave without a reload; a finished call’s path is drawn on its diagram', async () => {
+    const s = await start({ 'desk.yaml': DESK });
+    const { page, problems } = await open('#/calls');
+    await page.locator('div.finished-calls table').waitFor();
+    expect(await texts(page, 'div.live-calls tbody td')).toEqual(['No live call.']);
+    expect(await texts(page, 'div.finished-calls tbody td')).toEqual(['No finished call yet.']);
+    const a = new RtCall(s.app, 'desk', { callid: '8001' });
+    await a.start();
+    await a.answer(''); // menu
+    const liveRow = page.locator('div.live-calls tr[data-callid="8001"]');
+    await poll(() => liveRow.locator('td.step').textContent()).toBe('menu');
+    expect((await liveRow.locator('td').allTextContents()).filter((_, i) => [0, 1, 2, 3, 6].includes(i))).toEqual(['8001', 'desk', flowVersion(DESK), 'menu', '2']);
+    expect(await page.locator('h2', { hasText: 'Live calls' }).textContent()).toBe('Live calls (1)');
+    await a.answer('2'); // help
+    await poll(() => liveRow.locator('td.step').textContent()).toBe('help');
+    await a.answer(''); // count, again, menu
+    await a.answer('1'); // sales
+    await a.end('HANGUP'); // the caller hangs up in the dialout: log_end
+    await poll(() => liveRow.count()).toBe(0);
+    expect(await texts(page, 'div.live-calls tbody td')).toEqual(['No live call.']);
+    const done = page.locator('div.finished-calls tr[data-callid="8001"]');
+    await done.waitFor();
+    const cells = await done.locator('td').allTextContents();
+    expect(cells.slice(0, 6)).toEqual(['8001', 'desk', flowVersion(DESK), 'abandoned', 'HANGUP', 'sales']);
+    const record = (await s.app.inject({ method: 'GET', url: '/admin/calls/8001', headers: { authorization: ADMIN_HEADER } })).json();
+    expect(cells[7]).toBe(record.durationMs < 1000 ? `${Math.round(record.durationMs)} ms` : `${(record.durationMs / 1000).toFixed(1)} s`);
+
+    await done.locator('a', { hasText: '8001' }).click();
+    await poll(() => page.locator('main h1').textContent()).toBe('Call 8001 finished: abandoned');
+    await page.locator('svg.diagram').waitFor();
+    await poll(() => page.locator('svg.diagram g.edge.edge--path').count()).toBe(9);
+    // the edges it took, numbered in order: the start, hello, 2, help, count, again's case, 1, then the hangup handler when the caller hung up
+    const order = await page.locator('svg.diagram g.edge.edge--path').evaluateAll((gs) => gs.map((g) => [g.getAttribute('data-transitions') || g.getAttribute('data-edge'), g.getAttribute('data-order')]));
+    expect(Object.fromEntries(order)).toEqual({ e0: '1', 'hello:default': '2', e3: '8', 'menu:1': '7', 'menu:2': '3', 'help:default': '4', 'count:next': '5', 'again:case1': '6', 'log_end:next': '9' });
+    expect(await texts(page, 'svg.diagram g.path-badge text')).toHaveLength(9);
+    const visited = await page.locator('svg.diagram g.node.node--visited').evaluateAll((gs) => gs.map((g) => g.getAttribute('data-step') ?? g.getAttribute('data-node')));
+    expect(visited.sort()).toEqual(['again', 'call_ends', 'count', 'flow_end', 'hello', 'help', 'log_end', 'menu', 'sales', 'start']);
+    expect(await page.locator('svg.diagram g.node.node--last').getAttribute('data-step')).toBe('sales');
+    expect(await page.locator('svg.diagram').getAttribute('class')).toBe('diagram diagram--path');
+    // the timeline: one row per request
+    expect(await page.locator('table.path tbody tr').count()).toBe(6);
+    const third = await page.locator('table.path tbody tr').nth(2).locator('td').allTextContents();
+    expect([third[0], third[2], third[3], third[4], third[5], third[6]]).toEqual(['3', 'menu', 'read 2', 'menu:2', 'help', 'play']);
+    expect(await page.locator('table.path tbody tr').nth(3).locator('td').nth(4).textContent()).toBe('help:default → count:next → again:case1');
+    expect(await page.locator('table.vars tbody tr').evaluateAll((rs) => rs.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)))).toEqual([['visits', '1'], ['ended', 'yes']]);
+    expect(await page.locator('dd[data-field="Call status"]').textContent()).toBe('HANGUP');
+    expect(problems).toEqual([]);
+  });
+
+  it('a live call’s page follows it as it goes, and ends it', async () => {
+    const s = await start({ 'desk.yaml': DESK });
+    const b = new RtCall(s.app, 'desk', { callid: '8101' });
+    await b.start();
+    await b.answer(''); // menu
+    const { page, problems } = await open('#/call/8101');
+    await poll(() => page.locator('main h1').textContent()).toBe('Call 8101 live');
+    await page.locator('svg.diagram').waitFor();
+    await poll(() => page.locator('svg.diagram g.node.node--last').getAttribute('data-step')).toBe('menu');
+    expect(await page.locator('svg.diagram g.edge.edge--path').count()).toBe(2);
+    await b.answer('2'); // help
+    await poll(() => page.locator('svg.diagram g.node.node--last').getAttribute('data-step')).toBe('help');
+    expect(await page.locator('svg.diagram g.edge[data-transitions="menu:2"]').getAttribute('data-order')).toBe('3');
+    expect(await page.locator('dd[data-field="Step"]').textContent()).toBe('help');
+
+    page.once('dialog', (d) => void d.accept());
+    await page.locator('button.end-call').click();
+    await poll(() => page.locator('.end-result').textContent()).toBe('Ended: the call hangs up at its next request.');
+    await b.answer(''); // the service's next request: answered hangup
+    expect(b.reply?.command).toBe('hangup');
+    await poll(() => page.locator('main h1').textContent()).toBe('Call 8101 finished: ended_by_admin');
+    expect(await page.locator('button.end-call').count()).toBe(0);
+    expect(problems).toEqual([]);
   });
 });
