@@ -205,7 +205,7 @@ export function paintPath(svg, graph, path) {
       const text = order.length > 4 ? `${order.slice(0, 3).join(',')}…` : order.join(',');
       const w = 8 + text.length * 7;
       badges.append(s('g', { class: 'path-badge', 'data-edge': e.id },
-        s('rect', { x: p.x - w / 2 - (e.labelAt ? 0 : 0), y: p.y - 26, width: w, height: 15, rx: 7 }),
+        s('rect', { x: p.x - w / 2, y: p.y - 26, width: w, height: 15, rx: 7 }),
         s('text', { x: p.x, y: p.y - 15, 'text-anchor': 'middle' }, text)));
     }
   }

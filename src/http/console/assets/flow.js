@@ -3,7 +3,7 @@
 
 import { h, fill, link, table, row } from './dom.js';
 import { getJson, seg, ApiError } from './api.js';
-import { drawDiagram, paintTraffic, LEVELS } from './diagram.js';
+import { drawDiagram, paintTraffic } from './diagram.js';
 import { clock, ver } from './format.js';
 import { diagnosticItem } from './flows.js';
 
@@ -70,7 +70,7 @@ export function flowView(name, version) {
         h('p', { class: 'muted' }, `${f.file} · current version `, h('span', { class: 'mono' }, ver(f.current)), ` · ${f.liveCalls} live call${f.liveCalls === 1 ? '' : 's'}`),
         f.errors.length > 0 ? h('div', { class: 'refused-inline' }, h('strong', null, 'Edit refused: serving the previous version.'), h('ul', { class: 'diagnostics' }, f.errors.map(diagnosticItem))) : null);
       const want = version ?? f.current ?? f.newest;
-      fill(versions, table('versions', ['Version', 'Published', '', 'Live calls', 'Calls', 'Errors'],
+      fill(versions, table('versions', ['Version', 'Published', 'State', 'Live calls', 'Calls', 'Errors'],
         [...f.versions].reverse().map((v) => row({ 'data-version': v.version, class: v.version === want ? 'selected' : null }, [
           h('td', { class: 'mono' }, link(v.version, 'flow', name, v.version)),
           v.publishedAt ? clock(v.publishedAt) : '—',
@@ -107,4 +107,3 @@ export function flowView(name, version) {
   };
 }
 
-export { LEVELS };
