@@ -6,11 +6,10 @@
  *   npx tsx bench/console-screenshot.ts [outDir]     (default docs/)
  */
 import { join, resolve } from 'node:path';
-import { ADMIN, countingTraffic, launchChromium, listen, RtCall } from '../test/helpers/console.js';
+import { ADMIN, launchChromium, listen, RtCall } from '../test/helpers/console.js';
 
 const out = resolve(process.argv[2] ?? 'docs');
-const traffic = countingTraffic();
-const server = await listen({ flowsDir: 'flows', observer: traffic, traffic });
+const server = await listen({ flowsDir: 'flows' }); // the diagram's traffic: the metrics'
 const caller = { cli_number: '+447700900123', date_started: '2026-11-22 10:00:00' };
 let n = 9000;
 const call = () => new RtCall(server.app, 'front-desk', { ...caller, callid: String(++n) });

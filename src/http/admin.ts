@@ -15,7 +15,8 @@ import { authGuard, type AuthLimits } from './auth.js';
 import { sendError as fail } from './envelope.js';
 import { requireJsonBody, sameOriginOnly } from './guards.js';
 import type { SharedVersions } from '../registry/shared-versions.js';
-import { registerConsole, type TrafficSource } from './console.js';
+import { registerConsole } from './console.js';
+import type { TrafficSource } from './metrics.js';
 import { registerCalls, type CallsDeps } from './calls.js';
 
 export interface AdminDeps extends CallsDeps {
@@ -28,7 +29,7 @@ export interface AdminDeps extends CallsDeps {
   reload: (reason: string) => Promise<ReloadSummary>;
   /** With a shared store: pins, canaries and counts shared by the instances. */
   sync?: SharedVersions;
-  /** The transitions taken per flow version, for the console's diagrams (the metrics'). */
+  /** The traffic of each flow's transitions (the metrics: src/http/metrics.ts), when metrics are on. */
   traffic?: TrafficSource;
 }
 

@@ -20,11 +20,8 @@ import { compileAll } from '../registry/registry.js';
 import type { SharedVersions } from '../registry/shared-versions.js';
 import { sendError as fail } from './envelope.js';
 import { GraphLayouts, type LayoutsOptions } from './layouts.js';
+import type { TrafficSource } from './metrics.js';
 
-/** The transitions taken per version of a flow: `{version: {coverage key: count}}` (src/http/metrics.ts counts them). */
-export interface TrafficSource {
-  traffic(flow: string): Promise<Record<string, Record<string, number>>>;
-}
 
 export interface ConsoleDeps {
   registry: Registry;

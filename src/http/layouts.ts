@@ -16,6 +16,7 @@ import { Worker } from 'node:worker_threads';
 import type { CompiledFlow } from '../engine/compile.js';
 import { laidGraph, layoutInput, type LaidGraph } from '../testing/graph-layout.js';
 import type { LayoutAnswer, LayoutRequest } from './layout-worker.js';
+import { spawnModuleWorker } from '../registry/checker.js';
 
 /** A failure is `lasting` when it is the graph's (too large, too slow): it is not tried again. */
 export type LayoutResult = { ok: true; graph: LaidGraph } | { ok: false; message: string; lasting: boolean };
@@ -165,18 +166,7 @@ export class GraphLayouts {
   }
 }
 
-/**
- * Starts the layout thread: layout-worker.js from the built package; from the TypeScript
- * sources, a bootstrap that imports layout-worker.ts through tsx's API (as the flow
- * checker's thread does, src/registry/checker.ts).
- */
+/** Starts the layout thread (layout-worker.ts; layout-worker.js when built: see spawnModuleWorker). */
 export function spawnLayoutWorker(): Worker {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./layout-worker.js', here));
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./layout-worker.ts', here).href;
-  return new Worker(TS_BOOT, { eval: true, workerData: { tsx, entry } });
+  return spawnModuleWorker(import.meta.url, 'layout-worker');
 }
-
-const TS_BOOT = `const { workerData } = require('node:worker_threads');
-import(workerData.tsx).then(({ tsImport }) => tsImport(workerData.entry, workerData.entry));`;

@@ -9,8 +9,6 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Browser } from 'playwright-core';
 import { createServer, type Server, type ServerOptions } from '../../src/http/server.js';
-import type { StepObserver } from '../../src/engine/observe.js';
-import type { TrafficSource } from '../../src/http/console.js';
 import { rtBody, type RtFields } from './rt.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -33,27 +31,6 @@ export async function launchChromium(): Promise<Browser> {
   const { chromium } = await import('playwright-core');
   // --no-sandbox: tests run as root in containers, where Chromium's sandbox cannot start
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-}
-
-/**
- * The transitions taken per flow version, counted from the step events: the TrafficSource the
- * console reads (standing in for the metrics' counter in tests of the console alone).
- */
-export function countingTraffic(): StepObserver & TrafficSource {
-  const counts = new Map<string, Record<string, Record<string, number>>>();
-  return {
-    transitions: true,
-    step(e) {
-      if (!e.flow || !e.version || e.transitions.length === 0) return;
-      const flow = counts.get(e.flow) ?? {};
-      counts.set(e.flow, flow);
-      const v = (flow[e.version] ??= {});
-      for (const k of e.transitions) v[k] = (v[k] ?? 0) + 1;
-    },
-    async traffic(flow) {
-      return structuredClone(counts.get(flow) ?? {});
-    },
-  };
 }
 
 /** A flows directory with these files. */

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { flowVersion } from '../../src/engine/compile.js';
 import type { Server } from '../../src/http/server.js';
-import { ADMIN, ADMIN_HEADER, chromiumAvailable, countingTraffic, flowsDir, launchChromium, listen, RtCall } from '../helpers/console.js';
+import { ADMIN, ADMIN_HEADER, chromiumAvailable, flowsDir, launchChromium, listen, RtCall } from '../helpers/console.js';
 import { DESK, MARKUP } from '../helpers/console-flows.js';
 
 const HAVE_CHROMIUM = chromiumAvailable();
@@ -36,8 +36,7 @@ afterEach(async () => {
 
 async function start(files: Record<string, string>) {
   dir = flowsDir(files);
-  const traffic = countingTraffic();
-  server = await listen({ flowsDir: dir, observer: traffic, traffic });
+  server = await listen({ flowsDir: dir }); // the traffic: the metrics' transitions counter
   return server;
 }
 

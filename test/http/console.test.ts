@@ -12,7 +12,7 @@ import { flowVersion } from '../../src/engine/compile.js';
 import { compileAll } from '../../src/registry/registry.js';
 import { buildGraph } from '../../src/testing/graph.js';
 import { CONSOLE_CSP } from '../../src/http/console.js';
-import { ADMIN, ADMIN_HEADER, countingTraffic, flowsDir, RtCall } from '../helpers/console.js';
+import { ADMIN, ADMIN_HEADER, flowsDir, RtCall } from '../helpers/console.js';
 import { DESK, DESK_V2, DESK_V3 } from '../helpers/console-flows.js';
 import { bigFlow } from '../helpers/big-flow.js';
 
@@ -272,7 +272,7 @@ describe('GET /admin/flows/:name/graph', () => {
 
 describe('GET /admin/flows/:name/traffic', () => {
   it('says when there is no traffic source (metrics off)', async () => {
-    const s = await start();
+    const s = await start({ 'desk.yaml': DESK }, { metrics: false });
     const r = await get(s, '/admin/flows/desk/traffic');
     expect(r.statusCode).toBe(200);
     expect(r.headers['cache-control']).toBe('no-store');
@@ -280,9 +280,8 @@ describe('GET /admin/flows/:name/traffic', () => {
     expect((await get(s, '/admin/flows/nope/traffic')).json().error.code).toBe('UNKNOWN_FLOW');
   });
 
-  it('answers the transitions taken per version, from the traffic source', async () => {
-    const traffic = countingTraffic();
-    const s = await start({ 'desk.yaml': DESK }, { observer: traffic, traffic });
+  it('answers the transitions taken per version, as the metrics counted them', async () => {
+    const s = await start();
     const v1 = flowVersion(DESK);
     const a = new RtCall(s.app, 'desk', { callid: '501' });
     await a.start(); // hello
@@ -321,7 +320,10 @@ describe('GET /admin/flows/:name/traffic', () => {
     });
   });
 
-  it('a traffic source that fails: no traffic, and why', async () => {
+  it('the plugin’s traffic option replaces the metrics’; one that fails: no traffic, and why', async () => {
+    const given = await start({ 'desk.yaml': DESK }, { traffic: { traffic: async (flow) => ({ [flow]: { 'hello:default': 7 } }) } });
+    expect((await get(given, '/admin/flows/desk/traffic')).json()).toEqual({ flow: 'desk', available: true, versions: { desk: { 'hello:default': 7 } } });
+    await given.app.close();
     const s = await start({ 'desk.yaml': DESK }, { traffic: { traffic: async () => Promise.reject(new Error('registry closed')) } });
     expect((await get(s, '/admin/flows/desk/traffic')).json()).toEqual({ flow: 'desk', available: false, reason: 'the traffic could not be read: registry closed', versions: {} });
   });
