@@ -81,6 +81,8 @@ program
   .option('--reply-timeout <ms>', 'reply time limit of the real-time server (default 5000)')
   .option('--max-live-calls <n>', 'calls running at once, at most (default 200)')
   .option('--seed <seed>', 'seed of callids and hashes (default callscript)')
+  .option('--webhook <url>', 'send SMS delivery reports and inbound SMS to this webhook receiver (env EMULATOR_WEBHOOK), e.g. http://127.0.0.1:3000/webhooks/callr')
+  .option('--webhook-secret <secret>', 'sign them with X-CALLR-HmacSignature, HMAC-SHA256 with this secret (env EMULATOR_WEBHOOK_SECRET)')
   .option('-l, --log-level <level>', 'fatal|error|warn|info|debug|silent (default warn)')
   .action(async (flags) => {
     const r = await emulator(flags);
