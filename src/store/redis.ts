@@ -7,7 +7,8 @@
  * - load: HMGET v r f, and HDEL f when there was one (the aside is taken);
  * - commit: compares `r` with the revision read, writes `v` and `r`+1 and the expiry, or
  *   changes nothing.
- * The call history (paths of live calls, finished records) is in ./redis-history.ts.
+ * The call history (paths of live calls, finished records) is in ./redis-history.ts, the
+ * delivery status of SMS and the webhook event claims in ./redis-sms.ts.
  * No lock is taken anywhere: an instance killed between a load and a commit leaves nothing
  * behind that another must wait for.
  *
@@ -17,8 +18,9 @@
  * is half-written (a step writes once, with its commit).
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { StoreUnavailable, type CallStore, type LoadedCall } from './types.js';
+import { StoreUnavailable, type CallStore, type LoadedCall, type SmsStatusStore } from './types.js';
 import { RedisHistory } from './redis-history.js';
+import { RedisSmsStatus } from './redis-sms.js';
 
 const LOAD = `
 local r = redis.call('HMGET', KEYS[1], 'v', 'r', 'f')
@@ -70,10 +72,11 @@ type Scripted = (Redis | Cluster) & {
 
 export const DEFAULT_REDIS_PREFIX = 'callscript:';
 
-export class RedisStore implements CallStore {
+export class RedisStore implements CallStore, SmsStatusStore {
   readonly prefix: string;
   private readonly redis: Scripted;
   private readonly history: RedisHistory;
+  private readonly smsStatusStore: RedisSmsStatus;
 
   /** `target`: redis://[user:password@]host:port[/db] (rediss:// for TLS), a Cluster, or Sentinels. */
   constructor(target: RedisTarget, opts: RedisStoreOptions = {}) {
@@ -100,6 +103,7 @@ export class RedisStore implements CallStore {
     redis.defineCommand('csAside', { numberOfKeys: 1, lua: ASIDE });
     this.redis = redis as Scripted;
     this.history = new RedisHistory(redis, this.prefix, (op) => this.run(op));
+    this.smsStatusStore = new RedisSmsStatus(redis, this.prefix, (op) => this.run(op));
   }
 
   /** The client, for the other shared records (flow versions, pins, counts). */
@@ -201,6 +205,26 @@ export class RedisStore implements CallStore {
 
   listLive(cursor: string | undefined, limit: number): Promise<{ values: [string, string][]; next?: string }> {
     return this.history.listLive(cursor, limit);
+  }
+
+  smsSent(hash: string, sent: string, ttlMs: number): Promise<void> {
+    return this.smsStatusStore.smsSent(hash, sent, ttlMs);
+  }
+
+  smsReport(hash: string, eventId: string, report: string, maxReports: number, ttlMs: number): Promise<boolean> {
+    return this.smsStatusStore.smsReport(hash, eventId, report, maxReports, ttlMs);
+  }
+
+  smsStatus(hash: string): Promise<{ sent?: string; reports: string[] } | undefined> {
+    return this.smsStatusStore.smsStatus(hash);
+  }
+
+  claimEvent(eventId: string, ttlMs: number): Promise<boolean> {
+    return this.smsStatusStore.claimEvent(eventId, ttlMs);
+  }
+
+  releaseEvent(eventId: string): Promise<void> {
+    return this.smsStatusStore.releaseEvent(eventId);
   }
 
   async ping(): Promise<void> {
