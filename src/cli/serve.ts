@@ -6,6 +6,7 @@ import { REPEAT_STOP_MS, runPrimary } from './primary.js';
 import { StartOutput } from './worker-start.js';
 import type { FastifyInstance } from 'fastify';
 import { resolve } from 'node:path';
+import { DEFAULT_WEBHOOK_PATH } from '../http/webhooks.js';
 import { Recorder } from '../http/recorder.js';
 import { openStore, shownUrl } from '../store/open.js';
 import { RedisStore } from '../store/redis.js';
@@ -145,6 +146,9 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
   const unset = new Map<string, string[]>();
   for (const f of flows) for (const name of registry.current(f.name)?.model.secrets ?? []) if (!process.env[name]) unset.set(name, [...(unset.get(name) ?? []), f.name]);
   for (const [name, users] of unset) err.write(`callscript serve: warning: ${users.join(", ")} ${users.length === 1 ? "declares" : "declare"} the secret ${name}, which is not set in the environment: their http steps send it empty (set ${name} where the server runs)\n`);
+  const hooks = settings.server.webhooks;
+  if (hooks?.secret !== undefined) out.write(`  webhooks: POST ${base}${hooks.path ?? DEFAULT_WEBHOOK_PATH}   (signed: X-CALLR-HmacSignature; SMS delivery status in the call history; see docs/webhooks.md)\n`);
+  else if (hooks || smsFlows.length > 0) out.write(`  webhooks: off (no secret: set CALLSCRIPT_WEBHOOK_SECRET to receive SMS delivery reports; see docs/webhooks.md)\n`);
   if (settings.server.admin) out.write(`  admin: ${base}/admin/flows   (its own Basic auth; see docs/admin.md)\n`);
   if (recorder) out.write(`  recording each finished call to ${recorder.dir}/<flow>-<callid>.test.yaml\n`);
   if (settings.server.watch) out.write(`  watching ${settings.server.flowsDir}${settings.configFile ? ` and ${settings.configFile}` : ''}: changes reload (also on SIGHUP)\n`);
@@ -185,9 +189,10 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
 function restartOnly(s: Settings): Partial<Settings['server']> {
   const { flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin } = s.server;
   const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, authFailureLimit, authFailureWindowMs, trustProxy } = s.server;
-  const { endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls, environment, history } = s.server;
+  const { endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls, environment, history, webhooks } = s.server;
   return {
     ...(environment !== undefined ? { environment } : {}),
+    ...(webhooks !== undefined ? { webhooks } : {}),
     ...{ flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin },
     ...{ headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, authFailureLimit, authFailureWindowMs, trustProxy },
     ...{ endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls, history },

@@ -6,7 +6,8 @@ import { Sealer } from '../engine/seal.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve, dirname } from 'node:path';
-import { checkConfig, CONFIG_DEFAULTS, HISTORY_CONFIG_DEFAULTS, STORE_DEFAULTS, type ServerConfig } from '../flow/config.js';
+import { checkConfig, CONFIG_DEFAULTS, HISTORY_CONFIG_DEFAULTS, STORE_DEFAULTS, WEBHOOKS_CONFIG_DEFAULTS, type ServerConfig } from '../flow/config.js';
+import { MIN_SECRET_CHARS, webhookOptionsProblem, type WebhookOptions } from '../http/webhooks.js';
 import { storeUrlProblem, type StoreSetting } from '../store/open.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import type { MediaSpec } from '../flow/model.js';
@@ -123,6 +124,15 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
   } catch (err) {
     return { ok: false, message: (err as Error).message, diagnostics, sources };
   }
+  // The service's webhooks: the secret from the environment (better than the file), else webhooks.secret.
+  const webhookSecret = nonEmpty(env.CALLSCRIPT_WEBHOOK_SECRET) ?? config?.webhooks?.secret;
+  let webhooks: WebhookOptions | undefined;
+  if (config?.webhooks || webhookSecret !== undefined) {
+    const w = config?.webhooks ?? WEBHOOKS_CONFIG_DEFAULTS;
+    webhooks = { path: w.path, bodyLimit: w.body_limit, ...(webhookSecret !== undefined ? { secret: webhookSecret } : {}) };
+    const bad = webhookOptionsProblem(webhooks);
+    if (bad) return { ok: false, message: env.CALLSCRIPT_WEBHOOK_SECRET && bad.startsWith('webhooks.secret') ? `CALLSCRIPT_WEBHOOK_SECRET must be ${MIN_SECRET_CHARS} to 256 characters (e.g. openssl rand -base64 32)` : bad, diagnostics, sources };
+  }
   if (workers > 1 && store.kind === 'memory') {
     return { ok: false, message: `${workers} workers need a shared call store: with the memory store each process keeps its own calls, and the requests of one call reach any process. Give a Redis URL (--store, CALLSCRIPT_STORE, or store: in the config file), or run 1 worker`, diagnostics, sources };
   }
@@ -171,6 +181,7 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
         fallback: config?.fallback ? fallbackMedia(config.fallback) : undefined,
         ...(sensitiveKeys ? { sensitiveKeys } : {}),
         history: historySetting(config),
+        ...(webhooks ? { webhooks } : {}),
       },
     },
   };
@@ -220,6 +231,7 @@ export function settingsChanges(before: Settings, after: Settings): { routes?: S
     ['admin', before.server.admin, after.server.admin],
     ['sms', before.sms, after.sms],
     ['history', before.server.history, after.server.history],
+    ['webhooks', before.server.webhooks, after.server.webhooks],
   ];
   for (const [name, a, b] of atStart) if (!same(a, b)) out.restart.push(name);
   return out;

@@ -78,7 +78,18 @@ export interface ServerConfig {
   http?: HttpConfig;
   /** The call history (absent: its defaults, HISTORY_CONFIG_DEFAULTS). */
   history?: HistoryConfig;
+  /** The service's webhooks (SMS delivery reports, inbound SMS); the secret may come from CALLSCRIPT_WEBHOOK_SECRET instead. */
+  webhooks?: WebhooksConfig;
 }
+
+export interface WebhooksConfig {
+  path: string;
+  /** The hmac_secret given to webhooks.subscribe; without it (here or in the environment) the route is off. */
+  secret?: string;
+  body_limit: number;
+}
+
+export const WEBHOOKS_CONFIG_DEFAULTS: WebhooksConfig = { path: '/webhooks/callr', body_limit: 262144 };
 
 export interface HistoryConfig {
   /** Finished calls kept, the newest (0: no history at all). */
@@ -260,6 +271,14 @@ export function configJsonSchema(): Record<string, unknown> {
         },
         'The call history: the last finished calls with their paths (steps, results, commands, timings), shown by GET /admin/calls and callscript calls / trace.',
       ),
+      webhooks: section(
+        {
+          path: { type: 'string', pattern: '^/[A-Za-z0-9/_.-]{1,199}$', default: '/webhooks/callr', description: 'Where the service POSTs its webhook events (the endpoint given to webhooks.subscribe ends with it).' },
+          secret: { type: 'string', minLength: 16, maxLength: 256, description: 'The secret given to webhooks.subscribe as hmac_secret: events must carry X-CALLR-HmacSignature, the base64 HMAC-SHA256 of their body with it. Better in the environment: CALLSCRIPT_WEBHOOK_SECRET. Without one the route is off.' },
+          body_limit: int(1024, 4194304, 262144, 'Largest webhook event taken, in bytes; larger ones are refused with 413 BODY_TOO_LARGE.'),
+        },
+        'The service\'s webhooks (docs/webhooks.md): SMS delivery reports recorded for the calls whose flows sent them (GET /admin/calls/:callid), inbound SMS logged and counted.',
+      ),
       routes: section(
         {
           apps: { type: ['object', 'null'], additionalProperties: flowName, description: 'Flow by REALTIME10 application hash.' },
@@ -368,6 +387,7 @@ function handChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
   }
 
   if (data.history && typeof data.history === 'object') config.history = { ...HISTORY_CONFIG_DEFAULTS, ...(data.history as Partial<HistoryConfig>) };
+  if (data.webhooks && typeof data.webhooks === 'object') config.webhooks = { ...WEBHOOKS_CONFIG_DEFAULTS, ...(data.webhooks as Partial<WebhooksConfig>) };
 
   const fb = entry(root, 'fallback');
   if (fb) {

@@ -16,6 +16,7 @@ import { sendError as fail } from './envelope.js';
 import { requireJsonBody, sameOriginOnly } from './guards.js';
 import type { SharedVersions } from '../registry/shared-versions.js';
 import { registerCalls, type CallsDeps } from './calls.js';
+import type { WebhookReceiver } from './webhooks.js';
 
 export interface AdminDeps extends CallsDeps {
   auth: { login: string; password: string };
@@ -27,6 +28,8 @@ export interface AdminDeps extends CallsDeps {
   reload: (reason: string) => Promise<ReloadSummary>;
   /** With a shared store: pins, canaries and counts shared by the instances. */
   sync?: SharedVersions;
+  /** The webhook route, when it is on (GET /admin/webhooks shows its counts). */
+  webhooks?: WebhookReceiver;
 }
 
 /** Diagnostics as shown over HTTP: file names only, never absolute paths. */
@@ -129,6 +132,9 @@ export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise
       admin.post('/reload', async () => d.reload('admin API'));
 
       registerCalls(admin, d);
+
+      // the webhook route and the events it took since this process started, by type and result (docs/webhooks.md)
+      admin.get('/webhooks', async () => (d.webhooks ? { on: true, path: d.webhooks.path, events: d.webhooks.counts.list() } : { on: false, path: null, events: [] }));
     },
     { prefix: '/admin' },
   );

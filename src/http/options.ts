@@ -9,6 +9,7 @@ import type { Reloader, ReloadSummary } from '../registry/reloader.js';
 import type { CallObserver, Routes } from '../engine/call.js';
 import { DEFAULT_EVAL_LIMITS, type EvalLimits } from '../flow/budget.js';
 import { DEFAULT_BODY_DEPTH } from '../protocol/request.js';
+import type { WebhookOptions } from './webhooks.js';
 
 export type { Routes } from '../engine/call.js';
 export type UnknownCallPolicy = 'restart' | 'hangup' | 'reject';
@@ -125,6 +126,14 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
    * `{ keep: 1000, ttlMs: 86400000, maxPath: 200 }`.
    */
   history?: false | { keep?: number; ttlMs?: number; maxPath?: number };
+  /**
+   * The service's webhooks (docs/webhooks.md): POST `path` (default /webhooks/callr) takes
+   * the events signed with `secret` (the hmac_secret of webhooks.subscribe; at least 16
+   * characters) and records the delivery status of the SMS the flows sent. Without a secret
+   * the route does not exist. `callscript serve` takes the secret from
+   * CALLSCRIPT_WEBHOOK_SECRET or webhooks.secret.
+   */
+  webhooks?: WebhookOptions;
   /** Filled in at registration: handles on the running plugin, for a config reload. */
   control?: PluginControl;
 }

@@ -30,7 +30,8 @@ import { Lookups } from '../engine/http-wait.js';
 import { httpRunner } from './lookup-client.js';
 import { observers, type StepObserver } from '../engine/observe.js';
 import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions, type RtOptions } from './options.js';
-import { HistoryWriter, historySettings, historyStore } from './history.js';
+import { DEFAULT_HISTORY, HistoryWriter, historySettings, historyStore } from './history.js';
+import { webhookRoute } from './webhooks.js';
 
 export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (app, options) => {
   const opts: RtOptions = {
@@ -182,7 +183,10 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   });
   app.route({ method: ['DELETE', 'PATCH', 'POST', 'PUT'], url: '/health', handler: notAllowed('GET, HEAD', 'health only takes GET') });
 
-  if (options.admin) await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store: withHistory, reload, endCall: (callid) => service.endCall(callid), ...(history ? { history } : {}), ...(sync ? { sync } : {}) });
+  // The service's webhooks (src/http/webhooks.ts): SMS delivery reports kept as long as their calls' records.
+  const webhooks = await webhookRoute(app, options.webhooks, store, { ttlMs: history?.smsTtlMs ?? DEFAULT_HISTORY.ttlMs + opts.callTtlMs, log: app.log });
+
+  if (options.admin) await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store: withHistory, reload, endCall: (callid) => service.endCall(callid), ...(history ? { history } : {}), ...(sync ? { sync } : {}), ...(webhooks ? { webhooks } : {}) });
 };
 
 /** Options given to the plugin by code are checked like the config file's: a clear error at registration. */
