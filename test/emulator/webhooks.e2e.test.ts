@@ -108,7 +108,7 @@ describe('emulator --webhook → serve /webhooks/callr', () => {
     const detail = await until('both SMS RECEIVED in the call history', async () => {
       const r = await fetch(`${serve.base}/admin/calls/${t.callid}`, { headers: { authorization: 'Basic ' + Buffer.from(`${ADMIN.login}:${ADMIN.password}`).toString('base64') } });
       if (r.status !== 200) return undefined;
-      const d = await r.json();
+      const d = (await r.json()) as any;
       return d.status === 'finished' && d.sms.length === 2 && d.sms.every((s: { status: string }) => s.status === 'RECEIVED') ? d : undefined;
     });
     expect(detail.sms.map((s: { hash: string; step: string; status: string; history: { status: string }[] }) => [s.hash, s.step, s.status, s.history.map((h) => h.status)])).toEqual([
