@@ -494,6 +494,12 @@ function ajvError(ctx: Ctx, root: YNode, e: ErrorObject): void {
       return;
     }
     case 'minLength':
+    case 'maxLength':
+      if (e.instancePath === '/webhooks/secret') {
+        // the secret itself is never repeated in a message
+        report(ctx, 'BAD_FORMAT', node, `webhooks.secret must be 16 to 256 characters, got ${node.kind === 'scalar' ? String(node.value).length : 0}`, 'e.g. the output of openssl rand -base64 32, given to webhooks.subscribe as hmac_secret. Better kept out of the file: CALLSCRIPT_WEBHOOK_SECRET.');
+        return;
+      }
       report(ctx, 'TYPE_MISMATCH', node, `${where} must not be empty`);
       return;
     case 'pattern':
@@ -504,6 +510,10 @@ function ajvError(ctx: Ctx, root: YNode, e: ErrorObject): void {
       }
       if (e.instancePath === '/store' || e.instancePath === '/store/url' || e.instancePath.startsWith('/store/cluster')) {
         report(ctx, 'BAD_FORMAT', node, `${where} must be memory or a Redis URL, got '${clip(String(node.kind === 'scalar' ? node.value : ''))}'`, 'e.g. redis://10.0.0.5:6379/0 (rediss:// for TLS, redis://user:password@host:port/db); see docs/scaling.md.');
+        return;
+      }
+      if (e.instancePath === '/webhooks/path') {
+        report(ctx, 'BAD_FORMAT', node, `webhooks.path must be a path like /webhooks/callr (letters, digits, / _ . -), got '${clip(String(node.kind === 'scalar' ? node.value : ''))}'`);
         return;
       }
       if (e.instancePath === '/store/prefix') {
