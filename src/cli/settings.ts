@@ -129,9 +129,14 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
   let webhooks: WebhookOptions | undefined;
   if (config?.webhooks || webhookSecret !== undefined) {
     const w = config?.webhooks ?? WEBHOOKS_CONFIG_DEFAULTS;
-    webhooks = { path: w.path, bodyLimit: w.body_limit, ...(webhookSecret !== undefined ? { secret: webhookSecret } : {}) };
+    // CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS: comma-separated, accepted too while subscriptions move to the new secret
+    const previous = (env.CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter((k) => k !== '');
+    webhooks = { path: w.path, bodyLimit: w.body_limit, ...(webhookSecret !== undefined ? { secret: webhookSecret } : {}), ...(previous.length > 0 && webhookSecret !== undefined ? { previousSecrets: previous } : {}) };
     const bad = webhookOptionsProblem(webhooks);
-    if (bad) return { ok: false, message: env.CALLSCRIPT_WEBHOOK_SECRET && bad.startsWith('webhooks.secret') ? `CALLSCRIPT_WEBHOOK_SECRET must be ${MIN_SECRET_CHARS} to 256 characters (e.g. openssl rand -base64 32)` : bad, diagnostics, sources };
+    if (bad) {
+      const named = env.CALLSCRIPT_WEBHOOK_SECRET && bad.startsWith('webhooks.secret') ? `CALLSCRIPT_WEBHOOK_SECRET must be ${MIN_SECRET_CHARS} to 256 characters (e.g. openssl rand -base64 32)` : bad.startsWith('each previous') ? `each secret of CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS must be ${MIN_SECRET_CHARS} to 256 characters` : bad;
+      return { ok: false, message: named, diagnostics, sources };
+    }
   }
   if (workers > 1 && store.kind === 'memory') {
     return { ok: false, message: `${workers} workers need a shared call store: with the memory store each process keeps its own calls, and the requests of one call reach any process. Give a Redis URL (--store, CALLSCRIPT_STORE, or store: in the config file), or run 1 worker`, diagnostics, sources };

@@ -27,6 +27,8 @@ import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureMatches } from './webhook-s
 export interface WebhookOptions {
   /** The secret given to webhooks.subscribe as hmac_secret (at least 16 characters). Without it the route is off. */
   secret?: string;
+  /** Secrets also accepted while a subscription moves to a new one (rotation); never used without `secret`. */
+  previousSecrets?: string[];
   /** Where the route is. Default /webhooks/callr. */
   path?: string;
   /** Largest body taken, in bytes. Default 262144 (an SMS object with the longest text fits). */
@@ -51,6 +53,7 @@ export type WebhookResult = 'ok' | 'duplicate' | 'ignored' | 'bad_signature' | '
 /** Why the options cannot be used (null when they can). */
 export function webhookOptionsProblem(o: WebhookOptions): string | null {
   if (o.secret !== undefined && (typeof o.secret !== 'string' || o.secret.length < MIN_SECRET_CHARS || o.secret.length > 256)) return `webhooks.secret must be ${MIN_SECRET_CHARS} to 256 characters (e.g. openssl rand -base64 32)`;
+  for (const p of o.previousSecrets ?? []) if (typeof p !== 'string' || p.length < MIN_SECRET_CHARS || p.length > 256) return `each previous webhook secret must be ${MIN_SECRET_CHARS} to 256 characters`;
   const path = o.path ?? DEFAULT_WEBHOOK_PATH;
   if (!/^\/[A-Za-z0-9/_.-]{1,199}$/.test(path) || path.includes('//') || path.endsWith('/')) return `webhooks.path must be a path like /webhooks/callr (letters, digits, / _ . -), got ${JSON.stringify(path).slice(0, 80)}`;
   if (path === '/rt' || path.startsWith('/rt/') || path === '/health' || path.startsWith('/health/') || path === '/admin' || path.startsWith('/admin/') || path === '/metrics') return `webhooks.path ${path} is taken by another route of callscript`;
@@ -117,6 +120,8 @@ export async function registerWebhooks(app: FastifyInstance, o: WebhookOptions &
   const path = o.path ?? DEFAULT_WEBHOOK_PATH;
   const bodyLimit = o.bodyLimit ?? DEFAULT_WEBHOOK_BODY_LIMIT;
   const counts = new WebhookCounts();
+  // the current secret first; each is compared in constant time (their number is no secret)
+  const secrets = [o.secret, ...(o.previousSecrets ?? [])];
   let lastLog = 0;
   let unlogged = 0;
   const refused = (reply: FastifyReply, message: string) => {
@@ -157,7 +162,7 @@ export async function registerWebhooks(app: FastifyInstance, o: WebhookOptions &
 
     scope.post(path, { onRequest }, async (req, reply) => {
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      if (!signatureMatches(raw, req.headers[SIGNATURE_HEADER], o.secret)) return refused(reply, 'the X-CALLR-HmacSignature does not match the body (base64 HMAC-SHA256 of the raw body with the webhook secret)');
+      if (!secrets.some((secret) => signatureMatches(raw, req.headers[SIGNATURE_HEADER], secret))) return refused(reply, 'the X-CALLR-HmacSignature does not match the body (base64 HMAC-SHA256 of the raw body with the webhook secret)');
       let event: unknown;
       try {
         event = JSON.parse(raw.toString('utf8'));

@@ -55,6 +55,10 @@ describe('webhooks: in callscript.yaml', () => {
     expect(short).toMatchObject({ ok: false, message: 'CALLSCRIPT_WEBHOOK_SECRET must be 16 to 256 characters (e.g. openssl rand -base64 32)' });
     const taken = await resolveSettings({}, { CALLSCRIPT_WEBHOOK_SECRET: SECRET }, dir('webhooks: { path: /admin/hooks }\n'));
     expect(taken).toMatchObject({ ok: false, message: 'webhooks.path /admin/hooks is taken by another route of callscript' });
+    const previous = await resolveSettings({}, { CALLSCRIPT_WEBHOOK_SECRET: SECRET, CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS: ` ${SECRET}-old , ${SECRET}-older,` }, dir());
+    expect(previous.ok && previous.settings.server.webhooks?.previousSecrets).toEqual([`${SECRET}-old`, `${SECRET}-older`]);
+    const badPrevious = await resolveSettings({}, { CALLSCRIPT_WEBHOOK_SECRET: SECRET, CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS: 'x' }, dir());
+    expect(badPrevious).toMatchObject({ ok: false, message: 'each secret of CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS must be 16 to 256 characters' });
     // an empty variable counts as unset
     const empty = await resolveSettings({}, { CALLSCRIPT_WEBHOOK_SECRET: '' }, dir());
     expect(empty.ok && empty.settings.server.webhooks).toBeUndefined();

@@ -284,6 +284,18 @@ describe('the route off', () => {
     await expect(server({ webhooks: { secret: SECRET, bodyLimit: 10 } })).rejects.toThrow(/bodyLimit must be an integer from 1024/);
   });
 
+  it('rotation: the previous secrets are accepted too, others still refused', async () => {
+    const OLD = 'the-old-webhook-secret-0001';
+    const { app } = await server({ webhooks: { secret: SECRET, previousSecrets: [OLD] } });
+    const a = event();
+    const b = event();
+    expect((await post(app, a)).json()).toEqual({ status: 'ok' });
+    expect((await post(app, b, { 'x-callr-hmacsignature': sign(b, OLD) })).json()).toEqual({ status: 'ok' });
+    const c = event();
+    expect((await post(app, c, { 'x-callr-hmacsignature': sign(c, 'yet-another-secret-0000') })).statusCode).toBe(401);
+    await expect(server({ webhooks: { secret: SECRET, previousSecrets: ['short'] } })).rejects.toThrow(/each previous webhook secret must be 16 to 256 characters/);
+  });
+
   it('another path', async () => {
     const { app } = await server({ webhooks: { secret: SECRET, path: '/hooks/callr-sms' } });
     expect((await post(app, event(), {}, '/hooks/callr-sms')).json()).toEqual({ status: 'ok' });
