@@ -99,6 +99,7 @@ describe('POST /webhooks/callr', () => {
       ['form body', post(app, 'a=1', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE', /got application\/x-www-form-urlencoded/],
       ['no content type', post(app, body, { 'content-type': undefined }), 415, 'UNSUPPORTED_MEDIA_TYPE', /got none/],
       ['oversized', post(app, event({}, { text: 'x'.repeat(5000) })), 413, 'BODY_TOO_LARGE', /larger than 4096 bytes \(webhooks.body_limit\)/],
+      ['compressed', post(app, body, { 'content-encoding': 'gzip' }), 415, 'UNSUPPORTED_ENCODING', /Content-Encoding/],
       ['bad JSON', post(app, '{"event_id": '), 400, 'BAD_JSON', /not valid JSON/],
       ['not an object', post(app, '[1,2]'), 400, 'WEBHOOK_BAD_EVENT', /JSON object/],
       ['no event_id', post(app, event({ event_id: undefined })), 400, 'WEBHOOK_BAD_EVENT', /event_id must be/],
