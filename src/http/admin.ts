@@ -15,6 +15,9 @@ import { authGuard, type AuthLimits } from './auth.js';
 import { sendError as fail } from './envelope.js';
 import { requireJsonBody, sameOriginOnly } from './guards.js';
 import type { SharedVersions } from '../registry/shared-versions.js';
+import { MASK, maskVars } from '../engine/mask.js';
+import type { CallState } from '../engine/types.js';
+import type { TrafficSource } from './metrics.js';
 import { registerCalls, type CallsDeps } from './calls.js';
 import type { WebhookReceiver } from './webhooks.js';
 
@@ -30,6 +33,8 @@ export interface AdminDeps extends CallsDeps {
   sync?: SharedVersions;
   /** The webhook route, when it is on (GET /admin/webhooks shows its counts). */
   webhooks?: WebhookReceiver;
+  /** The traffic of each flow's transitions (the metrics: src/http/metrics.ts), when metrics are on. */
+  traffic?: TrafficSource;
 }
 
 /** Diagnostics as shown over HTTP: file names only, never absolute paths. */

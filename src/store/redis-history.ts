@@ -118,36 +118,38 @@ export class RedisHistory {
       skip = Number(m[3]);
     }
     const head = `${this.prefix}call:{`;
-    const keys: string[] = [];
+    const out: [string, string][] = [];
     let next: string | undefined;
     for (;;) {
       const client = nodes[node]!;
       const [after, batch] = await this.run(() => client.scan(scan, 'MATCH', `${this.prefix}call:*`, 'COUNT', Math.max(10, limit)));
-      const fresh = batch.slice(skip).filter((k) => k.startsWith(head) && k.endsWith('}'));
-      const room = limit - keys.length;
-      if (fresh.length > room) {
-        keys.push(...fresh.slice(0, room));
-        next = `${node}.${scan}.${skip + batch.slice(skip).indexOf(fresh[room - 1]!) + 1}`;
+      // the batch's calls with a value (a record holding only an aside has none), by their place in the batch
+      const rest = batch.slice(skip);
+      const keys = rest.map((k, i) => [k, i] as const).filter(([k]) => k.startsWith(head) && k.endsWith('}'));
+      const values = await this.run(() => Promise.all(keys.map(([k]) => this.redis.hget(k, 'v'))));
+      const found: [string, string, number][] = [];
+      keys.forEach(([k, i], j) => {
+        const v = values[j];
+        if (v !== null && v !== undefined) found.push([k.slice(head.length, -1), v, i]);
+      });
+      const room = limit - out.length;
+      if (found.length > room) {
+        for (const [id, v] of found.slice(0, room)) out.push([id, v]);
+        next = `${node}.${scan}.${skip + found[room - 1]![2] + 1}`;
         break;
       }
-      keys.push(...fresh);
+      for (const [id, v] of found) out.push([id, v]);
       skip = 0;
       if (after !== '0') scan = after;
       else if (node + 1 < nodes.length) {
         node++;
         scan = '0';
       } else break;
-      if (keys.length === limit) {
+      if (out.length === limit) {
         next = `${node}.${scan}.0`;
         break;
       }
     }
-    const values = await this.run(() => Promise.all(keys.map((k) => this.redis.hget(k, 'v'))));
-    const out: [string, string][] = [];
-    keys.forEach((k, i) => {
-      const v = values[i];
-      if (v !== null && v !== undefined) out.push([k.slice(head.length, -1), v]);
-    });
     return next === undefined ? { values: out } : { values: out, next };
   }
 
