@@ -216,6 +216,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   // The service's webhooks (src/http/webhooks.ts): SMS delivery reports kept as long as their calls' records.
   if (options.webhooks?.secret !== undefined && metrics && (options.webhooks.path ?? DEFAULT_WEBHOOK_PATH) === (metricsOpts?.path ?? '/metrics')) throw new Error(`callscript plugin: webhooks.path and metrics.path are both ${metricsOpts?.path ?? '/metrics'}: give them different paths`);
   const webhooks = await webhookRoute(app, options.webhooks, store, { ttlMs: history?.smsTtlMs ?? DEFAULT_HISTORY.ttlMs + opts.callTtlMs, log: app.log });
+  if (webhooks && metrics) metrics.countWebhooks(() => webhooks.counts.list());
 
   if (metrics && metricsOpts) {
     // open, or behind the admin credentials (failures counted like the admin API's)

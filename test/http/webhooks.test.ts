@@ -200,6 +200,10 @@ describe('POST /webhooks/callr', () => {
     expect(line!.msg).toBe(`inbound SMS ABCD1234 from +447911000111 to +442079460555 (${[...secret].length} characters; the text is not logged)`);
     expect(JSON.stringify(logs)).not.toContain('4711');
     expect((await get(app, '/admin/webhooks')).events).toEqual([{ type: 'sms.mo', result: 'ok', count: 1 }]);
+    // and in the Prometheus metrics
+    await post(app, body, { 'x-callr-hmacsignature': 'forged' });
+    const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body.split('\n').filter((l) => l.startsWith('callscript_webhooks_total'));
+    expect(metrics).toEqual(['callscript_webhooks_total{type="sms.mo",result="ok"} 1', 'callscript_webhooks_total{type="unknown",result="bad_signature"} 1']);
   });
 
   it('the delivery status of the SMS a call sent: in its detail while live, then finished; out-of-order reports sorted by their time', async () => {
