@@ -139,6 +139,9 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
     }
   }
   const metrics = config?.metrics ?? METRICS_DEFAULTS;
+  if (webhooks?.secret !== undefined && metrics.enabled && webhooks.path === metrics.path) {
+    return { ok: false, message: `webhooks.path and metrics.path are both ${metrics.path}: give them different paths`, diagnostics, sources };
+  }
   if (metrics.enabled && metrics.auth === 'admin' && (adminLogin === undefined || adminPassword === undefined)) {
     return { ok: false, message: 'metrics.auth: admin puts /metrics behind the admin credentials, and none are set: give admin.login and admin.password (or ADMIN_LOGIN and ADMIN_PASSWORD), or use metrics.auth: none', diagnostics, sources };
   }

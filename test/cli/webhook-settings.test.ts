@@ -59,6 +59,8 @@ describe('webhooks: in callscript.yaml', () => {
     expect(previous.ok && previous.settings.server.webhooks?.previousSecrets).toEqual([`${SECRET}-old`, `${SECRET}-older`]);
     const badPrevious = await resolveSettings({}, { CALLSCRIPT_WEBHOOK_SECRET: SECRET, CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS: 'x' }, dir());
     expect(badPrevious).toMatchObject({ ok: false, message: 'each secret of CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS must be 16 to 256 characters' });
+    const clash = await resolveSettings({}, { CALLSCRIPT_WEBHOOK_SECRET: SECRET }, dir('webhooks: { path: /hooks }\nmetrics: { path: /hooks }\n'));
+    expect(clash).toMatchObject({ ok: false, message: 'webhooks.path and metrics.path are both /hooks: give them different paths' });
     // an empty variable counts as unset
     const empty = await resolveSettings({}, { CALLSCRIPT_WEBHOOK_SECRET: '' }, dir());
     expect(empty.ok && empty.settings.server.webhooks).toBeUndefined();
