@@ -3,7 +3,8 @@
  *   /rest/v1.1/...      the SMS REST API (sms/rest.ts)
  *   /json-rpc/v1.1/     JSON-RPC 2.0 (rpc/jsonrpc.ts)
  *   /emulator/...       the control API: run calls, transcripts, test hooks (control/routes.ts)
- * and the real-time driver behind calls.realtime and POST /emulator/calls.
+ * the real-time driver behind calls.realtime and POST /emulator/calls, and the webhook
+ * events sent to subscriptions (webhooks/).
  * It talks to callscript (or any customer server) over HTTP only.
  */
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
@@ -148,6 +149,7 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
       sms_rest: '/rest/v1.1/sms',
       json_rpc: '/json-rpc/v1.1/',
       control: '/emulator/calls',
+      webhook_deliveries: '/emulator/webhooks/deliveries',
       health: '/emulator/health',
     },
     docs: 'docs/emulator.md',
