@@ -15,8 +15,7 @@ import { authGuard, type AuthLimits } from './auth.js';
 import { sendError as fail } from './envelope.js';
 import { requireJsonBody, sameOriginOnly } from './guards.js';
 import type { SharedVersions } from '../registry/shared-versions.js';
-import { MASK, maskVars } from '../engine/mask.js';
-import type { CallState } from '../engine/types.js';
+import { registerConsole } from './console.js';
 import type { TrafficSource } from './metrics.js';
 import { registerCalls, type CallsDeps } from './calls.js';
 import type { WebhookReceiver } from './webhooks.js';
@@ -140,6 +139,9 @@ export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise
 
       // the webhook route and the events it took since this process started, by type and result (docs/webhooks.md)
       admin.get('/webhooks', async () => (d.webhooks ? { on: true, path: d.webhooks.path, events: d.webhooks.counts.list() } : { on: false, path: null, events: [] }));
+
+      // the web console and the graph and traffic routes it draws with (src/http/console.ts)
+      await registerConsole(admin, { registry: d.registry, ...(d.sync ? { sync: d.sync } : {}), ...(d.traffic ? { traffic: d.traffic } : {}) });
     },
     { prefix: '/admin' },
   );

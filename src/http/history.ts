@@ -16,7 +16,7 @@
 import type { StepEvent, StepObserver } from '../engine/observe.js';
 import { endedByAdminRecord, finishedRecordText, inPath, parsePath, pathEntry, type FinishedRecord } from '../engine/history.js';
 import type { CallState } from '../engine/types.js';
-import { hasSmsStatus, type CallStore, type HistoryStore, type SmsStatusStore } from '../store/types.js';
+import { hasSmsStatus, type CallStore, type HistoryStore, type PathAppend, type SmsStatusStore } from '../store/types.js';
 import { sentText, SMS_HASH } from '../engine/sms-delivery.js';
 
 export interface HistorySettings {
@@ -49,6 +49,8 @@ export class HistoryWriter implements StepObserver {
   private queue: StepEvent[] = [];
   private scheduled: NodeJS.Immediate | undefined;
   private readonly inflight = new Set<Promise<void>>();
+  /** Events whose writes are under way (a batch of path entries counts each). */
+  private writing = 0;
   private lastLog = 0;
   private unlogged = 0;
   private quiet = false;
@@ -73,7 +75,7 @@ export class HistoryWriter implements StepObserver {
 
   step(e: StepEvent): void {
     if (!inPath(e)) return;
-    if (this.queue.length + this.inflight.size >= MAX_PENDING) {
+    if (this.queue.length + this.writing >= MAX_PENDING) {
       this.dropped++;
       this.failed(new Error(`${MAX_PENDING} history writes pending: the store is too slow, events are dropped`));
       return;
@@ -113,17 +115,31 @@ export class HistoryWriter implements StepObserver {
     this.scheduled = undefined;
     const batch = this.queue;
     this.queue = [];
+    // this turn's path entries in one write (one round trip on Redis), then the calls that ended (they read their paths)
+    const appends: PathAppend[] = [];
+    const ends: StepEvent[] = [];
     for (const e of batch) {
-      try {
-        this.track(e.ended ? this.finish(e) : this.store.appendPath(e.callid, JSON.stringify(pathEntry(e)), this.settings.maxPath, this.pathTtlMs));
-        if (this.sms) {
-          for (const x of e.effects) {
-            if (x.kind === 'sms' && x.outcome === 'ok' && x.value !== undefined && SMS_HASH.test(x.value)) this.track(this.sms.smsSent(x.value, sentText({ callid: e.callid, step: x.step, at: e.at }), this.smsTtlMs));
-          }
+      if (this.sms) this.noteSms(e, this.sms);
+      if (e.ended) ends.push(e);
+      else
+        try {
+          appends.push({ callid: e.callid, entry: JSON.stringify(pathEntry(e)) });
+        } catch (err) {
+          this.failed(err);
         }
-      } catch (err) {
-        this.failed(err);
-      }
+    }
+    const appended = appends.length > 0 ? this.store.appendPaths(appends, this.settings.maxPath, this.pathTtlMs) : undefined;
+    if (appended) this.track(appended, appends.length);
+    for (const e of ends) {
+      const after = appended ? appended.catch(() => undefined) : Promise.resolve();
+      this.track(after.then(() => this.finish(e)), 1);
+    }
+  }
+
+  /** The SMS the request's sms steps sent, noted under their hashes (which call and step): a write each, beside the path's (SMS are few). */
+  private noteSms(e: StepEvent, sms: SmsStatusStore): void {
+    for (const x of e.effects) {
+      if (x.kind === 'sms' && x.outcome === 'ok' && x.value !== undefined && SMS_HASH.test(x.value)) this.track(sms.smsSent(x.value, sentText({ callid: e.callid, step: x.step, at: e.at }), this.smsTtlMs), 0);
     }
   }
 
@@ -133,11 +149,16 @@ export class HistoryWriter implements StepObserver {
     await this.store.dropPath(e.callid);
   }
 
-  private track(p: Promise<void>): void {
+  private track(p: Promise<void>, events: number): void {
+    this.writing += events;
     const t: Promise<void> = p.then(
-      () => void this.inflight.delete(t),
+      () => {
+        this.inflight.delete(t);
+        this.writing -= events;
+      },
       (err: unknown) => {
         this.inflight.delete(t);
+        this.writing -= events;
         this.failed(err);
       },
     );
@@ -172,9 +193,17 @@ const HISTORY_METHODS = ['appendPath', 'readPath', 'dropPath', 'addFinished', 'l
 
 /** The store itself when it has the history methods; else one that has none kept (its own methods by delegation). */
 export function historyStore(store: CallStore): CallStore {
-  if (HISTORY_METHODS.every((m) => typeof (store as unknown as Record<string, unknown>)[m] === 'function')) return store;
+  if (HISTORY_METHODS.every((m) => typeof (store as unknown as Record<string, unknown>)[m] === 'function')) {
+    if (typeof (store as Partial<HistoryStore>).appendPaths === 'function') return store;
+    // a store of one's own written before appendPaths: its appendPath, entry by entry
+    const appendPaths: HistoryStore['appendPaths'] = async (entries, max, ttl) => {
+      for (const e of entries) await store.appendPath(e.callid, e.entry, max, ttl);
+    };
+    return Object.assign(Object.create(store) as CallStore, { appendPaths });
+  }
   const none: HistoryStore = {
     appendPath: async () => {},
+    appendPaths: async () => {},
     readPath: async () => [],
     dropPath: async () => {},
     addFinished: async () => {},

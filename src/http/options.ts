@@ -111,6 +111,12 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
   admin?: { login: string; password: string };
   /** Canary per flow: the percent (0..100) of new calls sent to the newest version. */
   canary?: Record<string, number>;
+  /**
+   * The transitions taken per flow version, that the web console colours its diagrams with
+   * (`traffic(flow)` → `{version: {coverage key: count}}`). Default: the metrics' transitions
+   * counter (none with `metrics: false`: the diagrams are drawn without traffic).
+   */
+  traffic?: TrafficSource;
   /** Reloads the flows (createServer makes one); default: one over `flowsDir`. */
   reloader?: Reloader;
   /** The live calls (shared with `reloader`); default: a new one. */

@@ -224,7 +224,9 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     registerMetrics(app, metrics, { path: metricsOpts.path ?? '/metrics', ...(guard ? { guard } : {}), notAllowed });
   }
 
-  if (options.admin) await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store: withHistory, reload, endCall: (callid) => service.endCall(callid), ...(history ? { history } : {}), ...(sync ? { sync } : {}), ...(metrics ? { traffic: metrics } : {}), ...(webhooks ? { webhooks } : {}) });
+  // the console's traffic: the plugin's `traffic` option, else the metrics' transitions counter
+  const traffic = options.traffic ?? metrics;
+  if (options.admin) await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store: withHistory, reload, endCall: (callid) => service.endCall(callid), ...(history ? { history } : {}), ...(sync ? { sync } : {}), ...(traffic ? { traffic } : {}), ...(webhooks ? { webhooks } : {}) });
 };
 
 /** Options given to the plugin by code are checked like the config file's: a clear error at registration. */

@@ -14,7 +14,7 @@
  * reading each key's value.
  */
 import type { Cluster, Redis } from 'ioredis';
-import { BadCursor } from './types.js';
+import { BadCursor, type PathAppend } from './types.js';
 
 const HISTORY_ADD = `
 local s = redis.call('INCR', KEYS[2])
@@ -30,14 +30,25 @@ if n > keep then
 end
 return {}`;
 
+/** Appends to a path, keeps its last ARGV[2] entries, sets its expiry: one command per entry. */
+const PATH_APPEND = `
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`;
+
 type Client = Redis | Cluster;
-type Scripted = Client & { csHistoryAdd(index: string, seq: string, callid: string, keep: number, ttl: number): Promise<string[]> };
+type Scripted = Client & {
+  csHistoryAdd(index: string, seq: string, callid: string, keep: number, ttl: number): Promise<string[]>;
+  csPathAppend(key: string, entry: string, max: number, ttl: number): Promise<number>;
+};
 
 /** Rounds of a listing that met expired records (each round takes them out of the index). */
 const LIST_ROUNDS = 10;
 
 export class RedisHistory {
   private readonly redis: Scripted;
+  private readonly cluster: boolean;
 
   constructor(
     redis: Client,
@@ -46,7 +57,9 @@ export class RedisHistory {
     private readonly run: <T>(op: () => Promise<T>) => Promise<T>,
   ) {
     redis.defineCommand('csHistoryAdd', { numberOfKeys: 2, lua: HISTORY_ADD });
+    redis.defineCommand('csPathAppend', { numberOfKeys: 1, lua: PATH_APPEND });
     this.redis = redis as Scripted;
+    this.cluster = (redis as { isCluster?: boolean }).isCluster === true;
   }
 
   pathKey(callid: string): string {
@@ -61,10 +74,21 @@ export class RedisHistory {
     return `${this.prefix}history:{index}`;
   }
 
-  async appendPath(callid: string, entry: string, maxEntries: number, ttlMs: number): Promise<void> {
-    const key = this.pathKey(callid);
+  /**
+   * Appends entries to their calls' paths: one script call per entry (RPUSH, LTRIM, PEXPIRE),
+   * all in one pipeline (one round trip; a Cluster routes each to its node instead).
+   */
+  async appendPaths(entries: readonly PathAppend[], maxEntries: number, ttlMs: number): Promise<void> {
+    if (entries.length === 0) return;
     const max = Math.max(1, Math.floor(maxEntries));
-    await this.run(() => this.redis.multi().rpush(key, entry).ltrim(key, -max, -1).pexpire(key, ms(ttlMs)).exec().then(failed));
+    const ttl = ms(ttlMs);
+    if (this.cluster) {
+      await this.run(() => Promise.all(entries.map((e) => this.redis.csPathAppend(this.pathKey(e.callid), e.entry, max, ttl))));
+      return;
+    }
+    const p = this.redis.pipeline() as unknown as { csPathAppend(key: string, entry: string, max: number, ttl: number): void; exec(): Promise<[Error | null, unknown][] | null> };
+    for (const e of entries) p.csPathAppend(this.pathKey(e.callid), e.entry, max, ttl);
+    await this.run(() => p.exec().then(failed));
   }
 
   async readPath(callid: string): Promise<string[]> {
