@@ -28,6 +28,7 @@ export class MemoryStore implements CallStore {
   private readonly calls = new Map<string, Entry>();
   private readonly paths = new Map<string, Timed<string[]>>();
   private readonly finished = new Map<string, Timed<string>>();
+  private readonly outbound = new Map<string, Timed<string>>();
   private readonly timer: NodeJS.Timeout;
   private seq = 0;
 
@@ -158,6 +159,17 @@ export class MemoryStore implements CallStore {
     return r && r.expires > this.now() ? r.data : undefined;
   }
 
+  async putOutbound(id: string, record: string, ttlMs: number): Promise<void> {
+    // deleted first: the Map's order stays the order of expiry for records of one ttl
+    this.outbound.delete(id);
+    this.outbound.set(id, { data: record, expires: this.now() + ttlMs });
+  }
+
+  async getOutbound(id: string): Promise<string | undefined> {
+    const r = this.outbound.get(id);
+    return r && r.expires > this.now() ? r.data : undefined;
+  }
+
   /** What the history holds (tests, benchmarks): paths of live calls and finished records. */
   historySize(): { paths: number; finished: number } {
     return { paths: this.paths.size, finished: this.finished.size };
@@ -170,13 +182,14 @@ export class MemoryStore implements CallStore {
     this.calls.clear();
     this.paths.clear();
     this.finished.clear();
+    this.outbound.clear();
   }
 
-  /** Drops expired entries (calls, paths, finished records); returns how many. */
+  /** Drops expired entries (calls, paths, finished records, outbound calls); returns how many. */
   sweep(): number {
     const now = this.now();
     let n = 0;
-    for (const map of [this.calls, this.paths, this.finished] as Map<string, { expires: number }>[]) {
+    for (const map of [this.calls, this.paths, this.finished, this.outbound] as Map<string, { expires: number }>[]) {
       for (const [k, e] of map) {
         if (e.expires <= now) {
           map.delete(k);

@@ -7,7 +7,8 @@
  * - load: HMGET v r f, and HDEL f when there was one (the aside is taken);
  * - commit: compares `r` with the revision read, writes `v` and `r`+1 and the expiry, or
  *   changes nothing.
- * The call history (paths of live calls, finished records) is in ./redis-history.ts.
+ * The call history (paths of live calls, finished records) is in ./redis-history.ts; outbound
+ * calls placed by the server are strings `<prefix>outbound:{<id>}` with their expiry.
  * No lock is taken anywhere: an instance killed between a load and a commit leaves nothing
  * behind that another must wait for.
  *
@@ -201,6 +202,19 @@ export class RedisStore implements CallStore {
 
   listLive(cursor: string | undefined, limit: number): Promise<{ values: [string, string][]; next?: string }> {
     return this.history.listLive(cursor, limit);
+  }
+
+  /** An outbound call's record: a string `<prefix>outbound:{<id>}` with its expiry. */
+  outboundKey(id: string): string {
+    return `${this.prefix}outbound:{${id}}`;
+  }
+
+  async putOutbound(id: string, record: string, ttlMs: number): Promise<void> {
+    await this.run(() => this.redis.set(this.outboundKey(id), record, 'PX', Math.max(1, Math.round(ttlMs))));
+  }
+
+  async getOutbound(id: string): Promise<string | undefined> {
+    return (await this.run(() => this.redis.get(this.outboundKey(id)))) ?? undefined;
   }
 
   async ping(): Promise<void> {

@@ -26,7 +26,7 @@ export interface LoadedCall {
   aside?: string;
 }
 
-export interface CallStore extends HistoryStore {
+export interface CallStore extends HistoryStore, OutboundStore {
   /** The call's record and its aside (taken: the next load does not see it again, unless `keepAside`). */
   load(callid: string, keepAside?: boolean): Promise<LoadedCall>;
   /**
@@ -75,6 +75,17 @@ export interface HistoryStore {
    * present through the whole walk is listed at least once.
    */
   listLive(cursor: string | undefined, limit: number): Promise<{ values: [callid: string, value: string][]; next?: string }>;
+}
+
+/**
+ * Outbound calls the server placed (POST /admin/calls, src/http/outbound.ts): a record per
+ * call id (the `request_hash` of its requests), an opaque string, kept for `ttlMs`.
+ */
+export interface OutboundStore {
+  /** Writes the record of outbound call `id` (replacing any), kept `ttlMs` from now. */
+  putOutbound(id: string, record: string, ttlMs: number): Promise<void>;
+  /** The record, undefined when unknown or expired. */
+  getOutbound(id: string): Promise<string | undefined>;
 }
 
 /** A listing cursor the store did not give (or no longer understands). */
