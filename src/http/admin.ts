@@ -1,6 +1,6 @@
 /**
  * The admin API (/admin/...): flows and their versions, live and finished calls
- * (src/http/calls.ts), rollback, canary, reload. Registered only when admin credentials are configured; those are its own
+ * (src/http/calls.ts), outbound calls (src/http/outbound.ts), rollback, canary, reload. Registered only when admin credentials are configured; those are its own
  * (not the real-time route's), checked in onRequest before any body is read. Answers are
  * JSON; errors use the `{"error":{"code","message"}}` envelope with catalogue codes.
  */
@@ -16,6 +16,7 @@ import { sendError as fail } from './envelope.js';
 import { requireJsonBody, sameOriginOnly } from './guards.js';
 import type { SharedVersions } from '../registry/shared-versions.js';
 import { registerCalls, type CallsDeps } from './calls.js';
+import { registerOutbound, type OutboundRouteDeps } from './outbound.js';
 
 export interface AdminDeps extends CallsDeps {
   auth: { login: string; password: string };
@@ -27,6 +28,8 @@ export interface AdminDeps extends CallsDeps {
   reload: (reason: string) => Promise<ReloadSummary>;
   /** With a shared store: pins, canaries and counts shared by the instances. */
   sync?: SharedVersions;
+  /** Outbound calls (POST /admin/calls, GET /admin/outbound/:id); absent when the store cannot keep them. */
+  outbound?: OutboundRouteDeps;
 }
 
 /** Diagnostics as shown over HTTP: file names only, never absolute paths. */
@@ -68,7 +71,7 @@ export function flowView(e: FlowEntry, d: Pick<AdminDeps, 'registry' | 'live' | 
 }
 
 /** The JSON object of a POST body ({} when empty); a string message when it is not one. */
-function bodyObject(req: FastifyRequest): Record<string, unknown> | string {
+export function bodyObject(req: Pick<FastifyRequest, 'body'>): Record<string, unknown> | string {
   const text = typeof req.body === 'string' ? req.body.trim() : '';
   if (text === '') return {};
   try {
@@ -129,6 +132,7 @@ export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise
       admin.post('/reload', async () => d.reload('admin API'));
 
       registerCalls(admin, d);
+      if (d.outbound) registerOutbound(admin, d.outbound, bodyObject);
     },
     { prefix: '/admin' },
   );

@@ -31,6 +31,8 @@ import { httpRunner } from './lookup-client.js';
 import { observers, type StepObserver } from '../engine/observe.js';
 import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions, type RtOptions } from './options.js';
 import { HistoryWriter, historySettings, historyStore } from './history.js';
+import { OutboundCalls } from './outbound.js';
+import { ServiceClient } from '../service/jsonrpc.js';
 
 export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (app, options) => {
   const opts: RtOptions = {
@@ -86,8 +88,11 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   // Observers of every request handled (src/engine/observe.ts): the user's, metrics, call history.
   const stepObservers: (StepObserver | undefined)[] = [options.observer, history];
   const observer = observers(stepObservers, (err) => app.log.error({ err }, 'an observer of the call step failed'));
+  // Outbound calls placed by the admin API (src/http/outbound.ts): kept in the store, read by the first request of each.
+  const outbound = typeof store.putOutbound === 'function' && typeof store.getOutbound === 'function' ? new OutboundCalls(store, { history: history !== undefined }) : undefined;
+  const serviceClient = options.service ? new ServiceClient(options.service) : undefined;
   const service = new CallHandler(
-    { versions, store, live, release: () => reg.release(live), perform: (e, budget) => performEffect(effects, e, budget), lookups },
+    { versions, store, live, release: () => reg.release(live), perform: (e, budget) => performEffect(effects, e, budget), lookups, ...(outbound ? { outbound } : {}) },
     { secret, deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, maxLiveCalls: opts.maxLiveCalls, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}), ...(sealer ? { sealer } : {}), ...(observer ? { observer } : {}) },
   );
   app.addHook('onClose', async () => service.close());
@@ -182,7 +187,10 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   });
   app.route({ method: ['DELETE', 'PATCH', 'POST', 'PUT'], url: '/health', handler: notAllowed('GET, HEAD', 'health only takes GET') });
 
-  if (options.admin) await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store: withHistory, reload, endCall: (callid) => service.endCall(callid), ...(history ? { history } : {}), ...(sync ? { sync } : {}) });
+  if (options.admin) {
+    if (!outbound) app.log.warn({ code: 'OUTBOUND_UNSUPPORTED' }, 'the call store given has no outbound methods (putOutbound, getOutbound): POST /admin/calls is off');
+    await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store: withHistory, reload, endCall: (callid) => service.endCall(callid), ...(history ? { history } : {}), ...(sync ? { sync } : {}), ...(outbound ? { outbound: { outbound, ...(serviceClient ? { service: serviceClient } : {}) } } : {}) });
+  }
 };
 
 /** Options given to the plugin by code are checked like the config file's: a clear error at registration. */

@@ -23,6 +23,9 @@ export interface OutboundRequest {
   cli?: string;
 }
 
+/** How long the service rings the number called (calls.realtime's target.timeout, seconds). */
+export const RING_TIMEOUT_S = 30;
+
 export const OUTBOUND_LIMITS = {
   /** Variables of one call, at most. */
   vars: 64,
