@@ -35,7 +35,7 @@ export interface Emu {
   close(): Promise<void>;
 }
 
-export async function startEmulator(opts: { login?: string; password?: string } = {}): Promise<Emu> {
+export async function startEmulator(opts: { login?: string; password?: string; clock?: { now(): number } } = {}): Promise<Emu> {
   const emu = await createEmulator({ logLevel: false, ...opts });
   const base = await emu.listen(0, '127.0.0.1');
   return { emu, base, close: () => emu.close() };
@@ -146,4 +146,13 @@ export async function fakeService(answer: (req: IncomingMessage, body: string) =
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
   const port = (s.address() as { port: number }).port;
   return { url: `http://127.0.0.1:${port}`, requests, close: () => new Promise<void>((r) => s.close(() => r())) };
+}
+
+/** A port nothing listens on (taken, then freed). */
+export async function freePort(): Promise<number> {
+  const s = createNetServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
 }
