@@ -110,7 +110,11 @@ export class OutboundCalls implements OutboundStarts {
       return { id, placedAt };
     })();
     this.placing.add(work);
-    const forget = () => void this.placing.delete(work);
+    const forget = () => {
+      this.placing.delete(work);
+      // no placement in progress here any more: the marker goes (first requests of calls placed by other tools need not wait)
+      if (this.placing.size === 0) void this.store.putOutbound(PLACING, '', 1).catch(() => undefined);
+    };
     work.then(forget, forget);
     return work;
   }

@@ -53,7 +53,7 @@ export async function rpc(base: string, method: string, params: unknown[], auth 
 
 /** Registers a caller script for calls to `number` (the emulator's control API). */
 export async function registerCaller(base: string, number: string, caller: object): Promise<void> {
-  const r = await fetch(`${base}/emulator/callers/${encodeURIComponent(number)}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ caller }) });
+  const r = await fetch(`${base}/emulator/callers/${encodeURIComponent(number)}`, { method: 'PUT', headers: { 'content-type': 'application/json', authorization: 'Basic ' + Buffer.from('emulator:emulator').toString('base64') }, body: JSON.stringify({ caller }) });
   if (r.status !== 200) throw new Error(`caller not registered: ${r.status} ${await r.text()}`);
 }
 
