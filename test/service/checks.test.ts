@@ -8,6 +8,8 @@ import { startVars } from '../../src/engine/outbound.js';
 import { parseAccount, resolveService } from '../../src/cli/service-settings.js';
 import { parseVars } from '../../src/cli/dial.js';
 import { parseDuration } from '../../src/cli/duration.js';
+import { checkConfig } from '../../src/flow/config.js';
+import { resolveSettings } from '../../src/cli/settings.js';
 
 const ok = { app: 'A1B2C3D4', number: '+33612345678' };
 const message = (body: unknown) => {
@@ -113,5 +115,32 @@ describe('--vars and durations', () => {
     expect([parseDuration('120s', 't', b), parseDuration('2m', 't', b), parseDuration('500ms', 't', b), parseDuration('1h', 't', b), parseDuration('1.5', 't', b)]).toEqual([120_000, 120_000, 500, 3_600_000, 1500]);
     expect(parseDuration('2h', '--timeout', b)).toBe('--timeout must be a duration from 100ms to 1h (e.g. 90s, 2m, 500ms; a number is seconds), not "2h"');
     expect(parseDuration('soon', '--timeout', b)).toMatch(/not "soon"$/);
+  });
+});
+
+describe('api: and account: in callscript.yaml, and the server\'s settings', () => {
+  const codes = (text: string) => checkConfig(text, 'callscript.yaml').diagnostics.map((d) => `${d.line}:${d.column} ${d.code} ${d.message}`);
+
+  it('takes an address and an account; refuses what is not one, with positions', () => {
+    const ok = checkConfig('api: http://127.0.0.1:4010\naccount:\n  login: acme\n  password: "p:ss"\n', 'callscript.yaml');
+    expect(ok.diagnostics).toEqual([]);
+    expect(ok.config).toMatchObject({ api: 'http://127.0.0.1:4010', account: { login: 'acme', password: 'p:ss' } });
+    expect(codes('api: api.callr.com\n')).toEqual(["1:6 BAD_FORMAT api must be an http:// or https:// URL, got 'api.callr.com'"]);
+    expect(codes('account:\n  login: acme\n')).toEqual(['1:1 CONFIG_AUTH account needs both login and password (password is missing)']);
+    expect(codes('account:\n')).toEqual(['1:1 CONFIG_AUTH account is empty: give login and password, or remove it']);
+    expect(codes('account:\n  login: "a:b"\n  password: x\n')).toEqual(['2:10 BAD_FORMAT account.login: an HTTP Basic login has no ":" (the password may)']);
+    expect(codes('account:\n  login: a\n  password: x\n  token: y\n')[0]).toMatch(/UNKNOWN_KEY account: unknown key 'token'/);
+  });
+
+  it('serve places outbound calls with CALLSCRIPT_ACCOUNT / CALLSCRIPT_API, else the file\'s', async () => {
+    const r = await resolveSettings({ flows: 'flows' }, { CALLSCRIPT_ACCOUNT: 'acme:p:ss', CALLSCRIPT_API: 'http://127.0.0.1:4010', CALLSCRIPT_CONFIG: '' }, '/nonexistent');
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.settings.service).toEqual({ url: 'http://127.0.0.1:4010/json-rpc/v1.1/', login: 'acme', from: 'CALLSCRIPT_ACCOUNT' });
+    expect(r.settings.server.service).toEqual({ url: 'http://127.0.0.1:4010/json-rpc/v1.1/', login: 'acme', password: 'p:ss' });
+    const none = await resolveSettings({ flows: 'flows' }, { CALLSCRIPT_CONFIG: '' }, '/nonexistent');
+    expect(none.ok && none.settings.server.service).toBeUndefined();
+    const bad = await resolveSettings({ flows: 'flows' }, { CALLSCRIPT_ACCOUNT: 'nocolon', CALLSCRIPT_CONFIG: '' }, '/nonexistent');
+    expect(bad).toMatchObject({ ok: false, message: expect.stringMatching(/^CALLSCRIPT_ACCOUNT must be LOGIN:PASSWORD/) });
   });
 });
