@@ -17,6 +17,7 @@ import { checkListArgs, checkSendArgs, toSmsDatetime } from '../sms/validate.js'
 import type { Sms, SmsOptions } from '../sms/types.js';
 import { AUTH_FAILED, ServiceError, type ServiceTransportCode } from './errors.js';
 import type { App, CallTarget, RealtimeAppParams, RealtimeCallOptions, SmsDirection } from './types.js';
+import { describeCode, readCapped, systemCode } from './transport.js';
 
 /** The service's JSON-RPC address (the CALLR API v1.1). */
 export const DEFAULT_API_URL = 'https://api.callr.com/json-rpc/v1.1/';
@@ -170,7 +171,7 @@ export class ServiceClient {
         redirect: 'error',
       });
       status = res.status;
-      text = await readCapped(res, method);
+      text = await readCapped(res, method, MAX_REPLY_BYTES);
     } catch (err) {
       if (err instanceof ServiceError) throw err;
       throw this.#transportError(method, err, signal);
@@ -208,25 +209,6 @@ export class ServiceClient {
     const detail = code ? `${describeCode(code)} (${code})` : cause instanceof Error ? cause.message : String(cause);
     return new ServiceError('SERVICE_UNREACHABLE', `${method}: cannot reach ${this.url}: ${detail}`, method, { cause: err });
   }
-}
-
-/** The body as text, refused past MAX_REPLY_BYTES (a server that sends without end). */
-async function readCapped(res: Response, method: string): Promise<string> {
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_REPLY_BYTES) {
-      await reader.cancel().catch(() => undefined);
-      throw new ServiceError('SERVICE_BAD_REPLY', `${method}: the answer is larger than ${MAX_REPLY_BYTES} bytes`, method, { status: res.status });
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function appParams(method: string, params: { url: string; login?: string; password?: string }): RealtimeAppParams {
@@ -276,35 +258,4 @@ function badReply(method: string, message: string, body = ''): ServiceError {
 
 function clip(s: string, n = 60): string {
   return s.length > n ? `${s.slice(0, n)}…` : s;
-}
-
-function systemCode(err: unknown): string | undefined {
-  for (let e: unknown = err, i = 0; e && i < 5; e = (e as { cause?: unknown }).cause, i++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    const errors = (e as { errors?: unknown }).errors;
-    if (Array.isArray(errors) && errors[0]) {
-      const c = (errors[0] as { code?: unknown }).code;
-      if (typeof c === 'string') return c;
-    }
-  }
-  return undefined;
-}
-
-function describeCode(code: string): string {
-  switch (code) {
-    case 'ECONNREFUSED':
-      return 'connection refused';
-    case 'ECONNRESET':
-    case 'UND_ERR_SOCKET':
-      return 'connection closed by the server';
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return 'host not found';
-    case 'EHOSTUNREACH':
-    case 'ENETUNREACH':
-      return 'host unreachable';
-    default:
-      return 'network error';
-  }
 }
