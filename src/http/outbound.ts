@@ -35,6 +35,8 @@ const PLACING = '-placing';
 /** A first request whose id is unknown while placements are in progress elsewhere reads the store again this long, at most. */
 const WAIT_FOR_PLACEMENT_MS = 2000;
 const POLL_MS = 25;
+/** An outbound call's id, as the service gives them. */
+const ID = /^[A-Za-z0-9]{1,64}$/;
 /** A call whose first request came this recently and that has no state yet is taken as starting (live). */
 const STARTING_MS = 30_000;
 /** A call ended (tombstone) whose history record is not written yet: read again this long, at most. */
@@ -121,6 +123,8 @@ export class OutboundCalls implements OutboundStarts {
 
   /** The engine, at a new call's first request with a request_hash: its vars, and the record learns the callid. */
   async start(id: string, callid: string, callStatus: string): Promise<Record<string, unknown> | undefined> {
+    // the service's ids are short letters and digits: anything else is no call of ours (and no store key)
+    if (!ID.test(id)) return undefined;
     let rec = parse(await this.store.getOutbound(id));
     if (!rec && this.placing.size > 0) {
       await Promise.race([Promise.allSettled([...this.placing]), sleep(WAIT_FOR_PLACEMENT_MS)]);
@@ -227,7 +231,7 @@ export function registerOutbound(admin: FastifyInstance, d: OutboundRouteDeps, b
 
   admin.get<{ Params: { id: string } }>('/outbound/:id', async (req, reply) => {
     const id = req.params.id;
-    const view = /^[A-Za-z0-9]{1,64}$/.test(id) ? await d.outbound.view(id).catch((err: unknown) => err as Error) : undefined;
+    const view = ID.test(id) ? await d.outbound.view(id).catch((err: unknown) => err as Error) : undefined;
     if (view instanceof Error) return storeFailure(reply, view);
     if (!view) return fail(reply, 404, 'OUTBOUND_NOT_FOUND', `no outbound call ${id.length > 64 ? `${id.slice(0, 64)}…` : id} was placed by this server (or its record expired, ${OUTBOUND_TTL_MS / 3_600_000} h after it was placed)`);
     return view;

@@ -234,11 +234,13 @@ describe('the first request before calls.realtime has answered', () => {
     }
   });
 
-  it('a call placed by another tool (a request_hash the server never placed) starts with the flow\'s own vars', async () => {
-    const r = await fetch(`${srv.base}/rt/reminder`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: rtBody({ callid: '777000222', request_hash: 'OTHER001' }) });
-    expect(r.status).toBe(200);
-    const live = await admin(srv.base, 'GET', '/admin/calls/777000222');
-    expect(live.body.vars).toMatchObject({ patient: 'Mr Smith' });
+  it('a call placed by another tool (a request_hash the server never placed, or no id at all) starts with the flow\'s own vars', async () => {
+    for (const [callid, hash] of [['777000222', 'OTHER001'], ['777000223', '-placing'], ['777000224', 'x'.repeat(5000)]] as const) {
+      const r = await fetch(`${srv.base}/rt/reminder`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: rtBody({ callid, request_hash: hash }) });
+      expect(r.status).toBe(200);
+      const live = await admin(srv.base, 'GET', `/admin/calls/${callid}`);
+      expect(live.body.vars).toMatchObject({ patient: 'Mr Smith' });
+    }
   });
 });
 
