@@ -4,7 +4,10 @@
  */
 export { callscript } from './http/plugin.js';
 export { buildServer, createServer, type ServerOptions, type Server } from './http/server.js';
-export type { CallscriptPluginOptions, RtOptions, Routes, UnknownCallPolicy } from './http/options.js';
+export type { CallscriptPluginOptions, MetricsOptions, RtOptions, Routes, UnknownCallPolicy } from './http/options.js';
+export type { TrafficSource } from './http/metrics.js';
+export { traceLogOptions } from './http/tracing.js';
+export type { StepEvent, StepObserver } from './engine/observe.js';
 export { serverOptions, guardServer, type TransportOptions } from './http/transport.js';
 export { Registry, type LoadReport } from './registry/registry.js';
 export { checkFlow } from './flow/check.js';

@@ -14,11 +14,15 @@
  *   signal meanwhile kills them (SIGKILL) and the primary exits 1; one within 1 s of the first is
  *   taken as the same stop (a terminal's Ctrl-C reaches `npm start` and the primary, and npm passes it on).
  * - SIGHUP is passed on to every worker serving (each reloads its flows).
+ * - A scrape of /metrics on a worker asks, through the primary, every worker serving for its
+ *   metrics and answers their sum (src/http/metrics-cluster.ts: the primary relays, waiting
+ *   1.5 s at most, never for a worker that died).
  * Its own log lines are pino lines like the workers' (the `pid` field tells them apart).
  */
 import cluster, { type Worker } from 'node:cluster';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { isStarted, type Started } from './worker-start.js';
+import { relayMetrics } from '../http/metrics-cluster.js';
 
 export interface PrimaryOptions {
   workers: number;
@@ -51,6 +55,7 @@ class Primary {
   /** When the first stop signal came. */
   private signalledAt: number | undefined;
   private readonly signals: [NodeJS.Signals, () => void][];
+  private stopRelay: (() => void) | undefined;
 
   constructor(
     private readonly o: PrimaryOptions,
@@ -69,6 +74,7 @@ class Primary {
   start(): void {
     for (const [signal, on] of this.signals) process.on(signal, on);
     cluster.on('exit', (w, code, signal) => this.exited(w, code, signal));
+    this.stopRelay = relayMetrics(cluster, () => [...this.workers].filter(([, e]) => e.started?.ok).map(([w]) => w));
     for (let i = 0; i < this.o.workers; i++) this.fork();
   }
 
@@ -155,6 +161,7 @@ class Primary {
 
   private finish(): void {
     for (const [signal, on] of this.signals) process.off(signal, on);
+    this.stopRelay?.();
     cluster.removeAllListeners('exit');
     this.done(this.exitCode);
   }

@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import { Recorder } from '../http/recorder.js';
 import { openStore, shownUrl } from '../store/open.js';
 import { RedisStore } from '../store/redis.js';
+import { workerMetricsLink } from '../http/metrics-cluster.js';
 import { logStreamFor } from './log-format.js';
 import type { DestinationStream } from 'pino';
 
@@ -75,8 +76,11 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
       err.write(`callscript serve: warning: Redis at ${shownUrl(settings.store.kind === 'redis' ? settings.store.url : '')} does not answer yet (${(e as Error).message}): requests are answered 503 until it does; the client keeps reconnecting\n`);
     }
   }
+  // a worker of --workers N: a scrape of /metrics answers the sum of the workers (src/http/metrics-cluster.ts)
+  const metricsCluster = cluster.isWorker && settings.server.metrics ? workerMetricsLink() : undefined;
   const { app, registry, report, control } = await createServer({
     ...settings.server,
+    ...(metricsCluster && settings.server.metrics ? { metrics: { ...settings.server.metrics, cluster: metricsCluster } } : {}),
     ...(logStream ? { logStream } : {}),
     store,
     ...(recorder ? { recorder } : {}),
@@ -138,6 +142,7 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
   }
   out.write(`  calls kept in ${settings.store.kind === 'memory' ? 'this process (memory store)' : `Redis ${shownUrl(settings.store.url)}, keys ${settings.store.prefix}*`}\n`);
   out.write(`  health: GET ${base}/health${settings.server.auth ? '   (Basic auth on /rt)' : ''}\n`);
+  if (settings.server.metrics) out.write(`  metrics: GET ${base}${settings.server.metrics.path}${settings.server.metrics.auth === 'admin' ? '   (admin credentials)' : ''}\n`);
   const smsFlows = flows.filter((f) => Object.values(registry.current(f.name)!.model.steps).some((s) => s.kind === 'command' && s.command.name === 'sms'));
   if (settings.sms) out.write(`  sms steps send through ${settings.sms.baseUrl} as ${settings.sms.login}\n`);
   else if (smsFlows.length > 0) err.write(`callscript serve: warning: ${smsFlows.map((f) => f.name).join(', ')} send SMS but no SMS account is configured (sms: in callscript.yaml, or SMS_LOGIN and SMS_PASSWORD): their sms steps will take their error branch (UNAVAILABLE)\n`);
@@ -184,13 +189,13 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
 
 /** The settings that stay as started until a restart (so a later change is still reported against them). */
 function restartOnly(s: Settings): Partial<Settings['server']> {
-  const { flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin } = s.server;
+  const { flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin, metrics } = s.server;
   const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, authFailureLimit, authFailureWindowMs, trustProxy } = s.server;
   const { endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls, environment, history, service } = s.server;
   return {
     ...(environment !== undefined ? { environment } : {}),
     ...(service !== undefined ? { service } : {}),
-    ...{ flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin },
+    ...{ flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin, metrics },
     ...{ headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, authFailureLimit, authFailureWindowMs, trustProxy },
     ...{ endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls, history },
   };

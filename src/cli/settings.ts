@@ -6,7 +6,7 @@ import { Sealer } from '../engine/seal.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve, dirname } from 'node:path';
-import { checkConfig, CONFIG_DEFAULTS, HISTORY_CONFIG_DEFAULTS, STORE_DEFAULTS, type ServerConfig } from '../flow/config.js';
+import { checkConfig, CONFIG_DEFAULTS, HISTORY_CONFIG_DEFAULTS, METRICS_DEFAULTS, STORE_DEFAULTS, type ServerConfig } from '../flow/config.js';
 import { storeUrlProblem, type StoreSetting } from '../store/open.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import type { MediaSpec } from '../flow/model.js';
@@ -129,6 +129,10 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
   } catch (err) {
     return { ok: false, message: (err as Error).message, diagnostics, sources };
   }
+  const metrics = config?.metrics ?? METRICS_DEFAULTS;
+  if (metrics.enabled && metrics.auth === 'admin' && (adminLogin === undefined || adminPassword === undefined)) {
+    return { ok: false, message: 'metrics.auth: admin puts /metrics behind the admin credentials, and none are set: give admin.login and admin.password (or ADMIN_LOGIN and ADMIN_PASSWORD), or use metrics.auth: none', diagnostics, sources };
+  }
   if (workers > 1 && store.kind === 'memory') {
     return { ok: false, message: `${workers} workers need a shared call store: with the memory store each process keeps its own calls, and the requests of one call reach any process. Give a Redis URL (--store, CALLSCRIPT_STORE, or store: in the config file), or run 1 worker`, diagnostics, sources };
   }
@@ -177,6 +181,7 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
         watch: config?.server.watch ?? true,
         configFile: configPath ? resolve(cwd, configPath) : undefined,
         fallback: config?.fallback ? fallbackMedia(config.fallback) : undefined,
+        metrics: metrics.enabled ? { path: metrics.path, auth: metrics.auth } : false,
         ...(sensitiveKeys ? { sensitiveKeys } : {}),
         history: historySetting(config),
       },
@@ -226,6 +231,7 @@ export function settingsChanges(before: Settings, after: Settings): { routes?: S
     ['fallback', before.server.fallback, after.server.fallback],
     ['auth', before.server.auth, after.server.auth],
     ['admin', before.server.admin, after.server.admin],
+    ['metrics', before.server.metrics, after.server.metrics],
     ['sms', before.sms, after.sms],
     ['api, account', before.server.service, after.server.service],
     ['history', before.server.history, after.server.history],

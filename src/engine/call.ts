@@ -253,7 +253,8 @@ export class CallHandler {
           log.error({ callid: req.callid, err }, 'an observer of the call step failed');
         }
       };
-      work.then(tell, () => tell(undefined));
+      // a store failure is answered 503 STORE_UNAVAILABLE (below), any other failure 500
+      work.then(tell, (err: unknown) => tell(isStoreUnavailable(err) ? { status: 503, code: 'STORE_UNAVAILABLE', message: '' } : undefined));
     }
     return new Promise<Answer>((resolve) => {
       let done = false;

@@ -82,6 +82,8 @@ export interface ServerConfig {
   api?: string;
   /** The service account: `callscript apps`, `dial`, and the outbound calls the server places. */
   account?: { login: string; password: string };
+  /** Prometheus metrics (absent: on, at /metrics, open). */
+  metrics?: MetricsConfig;
 }
 
 export interface HistoryConfig {
@@ -94,6 +96,16 @@ export interface HistoryConfig {
 }
 
 export const HISTORY_CONFIG_DEFAULTS: HistoryConfig = { keep: 1000, ttl_ms: 86_400_000, max_path: 200 };
+
+export interface MetricsConfig {
+  enabled: boolean;
+  /** The path of GET metrics. */
+  path: string;
+  /** none: open; admin: behind the admin API's credentials. */
+  auth: 'none' | 'admin';
+}
+
+export const METRICS_DEFAULTS: MetricsConfig = { enabled: true, path: '/metrics', auth: 'none' };
 
 export interface HttpConfig {
   /** Host names lookups may reach: exact, or `*.example.com` (its subdomains); absent: any public host. */
@@ -256,6 +268,14 @@ export function configJsonSchema(): Record<string, unknown> {
         },
         'The http steps of version 2 flows: which hosts they may reach, and their bounds.',
       ),
+      metrics: section(
+        {
+          enabled: { type: 'boolean', default: true, description: 'Serve Prometheus metrics (docs/operations.md).' },
+          path: { type: 'string', pattern: '^/[A-Za-z0-9._~/-]{0,199}$', default: '/metrics', description: 'The path of GET metrics; not /rt, /health or /admin (nor under them).' },
+          auth: { enum: ['none', 'admin'], default: 'none', description: 'none: open (keep the port private, or filter it at the proxy); admin: behind the admin credentials (admin: must be set).' },
+        },
+        'Prometheus metrics on the server\'s port: requests, calls, latency, effects, live calls, reloads, transitions.',
+      ),
       history: section(
         {
           keep: int(0, 100000, 1000, 'Finished calls kept with their paths (the newest; the oldest go), in the call store: shared by every instance on one Redis. 0: no history at all (no writes).'),
@@ -393,6 +413,16 @@ function handChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
   }
 
   if (data.history && typeof data.history === 'object') config.history = { ...HISTORY_CONFIG_DEFAULTS, ...(data.history as Partial<HistoryConfig>) };
+  if (data.metrics && typeof data.metrics === 'object') config.metrics = { ...METRICS_DEFAULTS, ...(data.metrics as Partial<MetricsConfig>) };
+  const metricsPath = entry(root, 'metrics')?.value;
+  const path = metricsPath?.kind === 'map' ? entry(metricsPath, 'path') : undefined;
+  if (path && path.value.kind === 'scalar' && typeof path.value.value === 'string') {
+    const p = path.value.value;
+    const taken = ['/rt', '/health', '/admin'].find((t) => p === t || p.startsWith(`${t}/`));
+    if (taken) report(ctx, 'BAD_FORMAT', path.value, `metrics.path '${clip(p)}' is taken by the ${taken} routes`, 'e.g. /metrics (the default).');
+    else if (p.includes('//')) report(ctx, 'BAD_FORMAT', path.value, `metrics.path '${clip(p)}' has an empty segment (//)`, 'e.g. /metrics (the default).');
+  }
+  // auth: admin without admin credentials is refused by `serve` (they may come from ADMIN_LOGIN/ADMIN_PASSWORD)
 
   const fb = entry(root, 'fallback');
   if (fb) {
@@ -513,6 +543,10 @@ function ajvError(ctx: Ctx, root: YNode, e: ErrorObject): void {
       }
       if (e.instancePath === '/store' || e.instancePath === '/store/url' || e.instancePath.startsWith('/store/cluster')) {
         report(ctx, 'BAD_FORMAT', node, `${where} must be memory or a Redis URL, got '${clip(String(node.kind === 'scalar' ? node.value : ''))}'`, 'e.g. redis://10.0.0.5:6379/0 (rediss:// for TLS, redis://user:password@host:port/db); see docs/scaling.md.');
+        return;
+      }
+      if (e.instancePath === '/metrics/path') {
+        report(ctx, 'BAD_FORMAT', node, `metrics.path must be a path like /metrics (letters, digits, . _ ~ - and /), got '${clip(String(node.kind === 'scalar' ? node.value : ''))}'`);
         return;
       }
       if (e.instancePath === '/store/prefix') {

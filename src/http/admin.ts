@@ -15,6 +15,8 @@ import { authGuard, type AuthLimits } from './auth.js';
 import { sendError as fail } from './envelope.js';
 import { requireJsonBody, sameOriginOnly } from './guards.js';
 import type { SharedVersions } from '../registry/shared-versions.js';
+import { registerConsole } from './console.js';
+import type { TrafficSource } from './metrics.js';
 import { registerCalls, type CallsDeps } from './calls.js';
 import { registerOutbound, type OutboundRouteDeps } from './outbound.js';
 
@@ -30,6 +32,8 @@ export interface AdminDeps extends CallsDeps {
   sync?: SharedVersions;
   /** Outbound calls (POST /admin/calls, GET /admin/outbound/:id); absent when the store cannot keep them. */
   outbound?: OutboundRouteDeps;
+  /** The traffic of each flow's transitions (the metrics: src/http/metrics.ts), when metrics are on. */
+  traffic?: TrafficSource;
 }
 
 /** Diagnostics as shown over HTTP: file names only, never absolute paths. */
@@ -133,6 +137,9 @@ export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise
 
       registerCalls(admin, d);
       if (d.outbound) registerOutbound(admin, d.outbound, bodyObject);
+
+      // the web console and the graph and traffic routes it draws with (src/http/console.ts)
+      await registerConsole(admin, { registry: d.registry, ...(d.sync ? { sync: d.sync } : {}), ...(d.traffic ? { traffic: d.traffic } : {}) });
     },
     { prefix: '/admin' },
   );

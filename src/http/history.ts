@@ -12,7 +12,7 @@
 import type { StepEvent, StepObserver } from '../engine/observe.js';
 import { endedByAdminRecord, finishedRecordText, inPath, parsePath, pathEntry, type FinishedRecord } from '../engine/history.js';
 import type { CallState } from '../engine/types.js';
-import type { CallStore, HistoryStore } from '../store/types.js';
+import type { CallStore, HistoryStore, PathAppend } from '../store/types.js';
 
 export interface HistorySettings {
   /** Finished calls kept (the newest); 0: no history at all. */
@@ -44,6 +44,8 @@ export class HistoryWriter implements StepObserver {
   private queue: StepEvent[] = [];
   private scheduled: NodeJS.Immediate | undefined;
   private readonly inflight = new Set<Promise<void>>();
+  /** Events whose writes are under way (a batch of path entries counts each). */
+  private writing = 0;
   private lastLog = 0;
   private unlogged = 0;
   private quiet = false;
@@ -59,7 +61,7 @@ export class HistoryWriter implements StepObserver {
 
   step(e: StepEvent): void {
     if (!inPath(e)) return;
-    if (this.queue.length + this.inflight.size >= MAX_PENDING) {
+    if (this.queue.length + this.writing >= MAX_PENDING) {
       this.dropped++;
       this.failed(new Error(`${MAX_PENDING} history writes pending: the store is too slow, events are dropped`));
       return;
@@ -99,12 +101,23 @@ export class HistoryWriter implements StepObserver {
     this.scheduled = undefined;
     const batch = this.queue;
     this.queue = [];
+    // this turn's path entries in one write (one round trip on Redis), then the calls that ended (they read their paths)
+    const appends: PathAppend[] = [];
+    const ends: StepEvent[] = [];
     for (const e of batch) {
-      try {
-        this.track(e.ended ? this.finish(e) : this.store.appendPath(e.callid, JSON.stringify(pathEntry(e)), this.settings.maxPath, this.pathTtlMs));
-      } catch (err) {
-        this.failed(err);
-      }
+      if (e.ended) ends.push(e);
+      else
+        try {
+          appends.push({ callid: e.callid, entry: JSON.stringify(pathEntry(e)) });
+        } catch (err) {
+          this.failed(err);
+        }
+    }
+    const appended = appends.length > 0 ? this.store.appendPaths(appends, this.settings.maxPath, this.pathTtlMs) : undefined;
+    if (appended) this.track(appended, appends.length);
+    for (const e of ends) {
+      const after = appended ? appended.catch(() => undefined) : Promise.resolve();
+      this.track(after.then(() => this.finish(e)), 1);
     }
   }
 
@@ -114,11 +127,16 @@ export class HistoryWriter implements StepObserver {
     await this.store.dropPath(e.callid);
   }
 
-  private track(p: Promise<void>): void {
+  private track(p: Promise<void>, events: number): void {
+    this.writing += events;
     const t: Promise<void> = p.then(
-      () => void this.inflight.delete(t),
+      () => {
+        this.inflight.delete(t);
+        this.writing -= events;
+      },
       (err: unknown) => {
         this.inflight.delete(t);
+        this.writing -= events;
         this.failed(err);
       },
     );
@@ -153,9 +171,17 @@ const HISTORY_METHODS = ['appendPath', 'readPath', 'dropPath', 'addFinished', 'l
 
 /** The store itself when it has the history methods; else one that has none kept (its own methods by delegation). */
 export function historyStore(store: CallStore): CallStore {
-  if (HISTORY_METHODS.every((m) => typeof (store as unknown as Record<string, unknown>)[m] === 'function')) return store;
+  if (HISTORY_METHODS.every((m) => typeof (store as unknown as Record<string, unknown>)[m] === 'function')) {
+    if (typeof (store as Partial<HistoryStore>).appendPaths === 'function') return store;
+    // a store of one's own written before appendPaths: its appendPath, entry by entry
+    const appendPaths: HistoryStore['appendPaths'] = async (entries, max, ttl) => {
+      for (const e of entries) await store.appendPath(e.callid, e.entry, max, ttl);
+    };
+    return Object.assign(Object.create(store) as CallStore, { appendPaths });
+  }
   const none: HistoryStore = {
     appendPath: async () => {},
+    appendPaths: async () => {},
     readPath: async () => [],
     dropPath: async () => {},
     addFinished: async () => {},

@@ -10,6 +10,8 @@ import type { Reloader, ReloadSummary } from '../registry/reloader.js';
 import type { CallObserver, Routes } from '../engine/call.js';
 import { DEFAULT_EVAL_LIMITS, type EvalLimits } from '../flow/budget.js';
 import { DEFAULT_BODY_DEPTH } from '../protocol/request.js';
+import type { MetricsCluster } from './metrics-cluster.js';
+import type { TrafficSource } from './metrics.js';
 
 export type { Routes } from '../engine/call.js';
 export type UnknownCallPolicy = 'restart' | 'hangup' | 'reject';
@@ -109,6 +111,12 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
   admin?: { login: string; password: string };
   /** Canary per flow: the percent (0..100) of new calls sent to the newest version. */
   canary?: Record<string, number>;
+  /**
+   * The transitions taken per flow version, that the web console colours its diagrams with
+   * (`traffic(flow)` → `{version: {coverage key: count}}`). Default: the metrics' transitions
+   * counter (none with `metrics: false`: the diagrams are drawn without traffic).
+   */
+  traffic?: TrafficSource;
   /** Reloads the flows (createServer makes one); default: one over `flowsDir`. */
   reloader?: Reloader;
   /** The live calls (shared with `reloader`); default: a new one. */
@@ -119,6 +127,12 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
    * from CALLSCRIPT_SENSITIVE_KEY and CALLSCRIPT_SENSITIVE_KEY_PREVIOUS.
    */
   sensitiveKeys?: readonly string[];
+  /**
+   * Prometheus metrics at GET `path` (default /metrics, under the plugin's prefix), open or
+   * behind the admin credentials (`auth: 'admin'`, which needs `admin`); `false`: none.
+   * Default: on, open. See docs/operations.md.
+   */
+  metrics?: false | MetricsOptions;
   /**
    * The call history (docs/admin.md "Call history"), kept in `store` (shared by instances on
    * one Redis): the last `keep` finished calls with their paths (the last `maxPath` requests
@@ -137,7 +151,25 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
   control?: PluginControl;
 }
 
+export interface MetricsOptions {
+  /** Default /metrics. */
+  path?: string;
+  /** none (default): open; admin: the admin API's credentials. */
+  auth?: 'none' | 'admin';
+  /** Set by `callscript serve --workers N` in each worker: a scrape answers the sum of the workers (src/http/metrics-cluster.ts). */
+  cluster?: MetricsCluster;
+}
+
 export interface PluginControl {
   setRoutes?: (routes: Routes) => void;
   reload?: (reason: string) => Promise<ReloadSummary>;
+  /** The traffic of each flow's transitions, from the metrics (absent with `metrics: false`). */
+  traffic?: TrafficSource;
+}
+
+/** Why a metrics path cannot be used (undefined when it can): a plain absolute path, not one of the plugin's other routes. */
+export function metricsPathProblem(path: unknown): string | undefined {
+  if (typeof path !== 'string' || !/^\/[A-Za-z0-9._~\/-]{0,199}$/.test(path) || path.includes('//')) return `must be a path like /metrics (letters, digits, . _ ~ - and /), got ${JSON.stringify(path)}`;
+  for (const taken of ['/rt', '/health', '/admin']) if (path === taken || path.startsWith(`${taken}/`)) return `${path} is taken by the plugin's ${taken} routes`;
+  return undefined;
 }

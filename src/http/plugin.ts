@@ -29,7 +29,10 @@ import { performEffect } from './effects.js';
 import { Lookups } from '../engine/http-wait.js';
 import { httpRunner } from './lookup-client.js';
 import { observers, type StepObserver } from '../engine/observe.js';
-import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions, type RtOptions } from './options.js';
+import { DEFAULT_RT_OPTIONS, metricsPathProblem, type CallscriptPluginOptions, type MetricsOptions, type RtOptions } from './options.js';
+import { CallMetrics, registerMetrics } from './metrics.js';
+import { registerHealth } from './health.js';
+import { RtTracing, type RtSpan } from './tracing.js';
 import { HistoryWriter, historySettings, historyStore } from './history.js';
 import { OutboundCalls } from './outbound.js';
 import { ServiceClient } from '../service/jsonrpc.js';
@@ -40,7 +43,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     ...stripUndefined(options),
     routes: { ...DEFAULT_RT_OPTIONS.routes, ...options.routes },
   };
-  checkOptions({ ...opts, admin: options.admin, canary: options.canary });
+  checkOptions({ ...opts, admin: options.admin, canary: options.canary, metrics: options.metrics });
   let registry = options.reloader?.registry ?? options.registry;
   let report = options.report;
   if (!registry) {
@@ -85,8 +88,31 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     app.addHook('preClose', async () => history.close());
     app.addHook('onClose', async () => history.close(500, true));
   }
+  // Files whose edit is refused now: their flows serve the previous version (shown in /health, counted in the metrics).
+  const refusedNow = () =>
+    reg.reloaded
+      ? [...reg.pendingErrors().entries()].map(([file, ds]) => ({ file: basename(file), diagnostics: pendingView(ds) }))
+      : (report?.refused ?? []).map((file) => ({
+          file: basename(file),
+          diagnostics: pendingView((report?.diagnostics ?? []).filter((d) => d.file === file && d.severity === 'error')),
+        }));
+  const metricsOpts: MetricsOptions | undefined = options.metrics === false ? undefined : (options.metrics ?? {});
+  const metrics = metricsOpts
+    ? new CallMetrics({
+        liveCalls: function* () {
+          for (const [flow, version] of live.inUse()) yield [flow, live.count(flow, version)];
+        },
+        flows: () => reg.list().map((f) => f.name),
+        refusedEdits: () => (reg.reloaded ? reg.pendingErrors().size : (report?.refused.length ?? 0)),
+        ...(metricsOpts.cluster ? { cluster: metricsOpts.cluster } : {}),
+        log: app.log,
+      })
+    : undefined;
+  const tracing = new RtTracing();
   // Observers of every request handled (src/engine/observe.ts): the user's, metrics, call history.
   const stepObservers: (StepObserver | undefined)[] = [options.observer, history];
+  stepObservers.push(metrics);
+  stepObservers.push(tracing);
   const observer = observers(stepObservers, (err) => app.log.error({ err }, 'an observer of the call step failed'));
   // Outbound calls placed by the admin API (src/http/outbound.ts): kept in the store, read by the first request of each.
   const outbound = typeof store.putOutbound === 'function' && typeof store.getOutbound === 'function' ? new OutboundCalls(store, { history: history !== undefined }) : undefined;
@@ -98,13 +124,24 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   app.addHook('onClose', async () => service.close());
   // A reloader made here is closed here (its checker's worker); one given is its owner's.
   if (!options.reloader) app.addHook('onClose', async () => reloader.close());
+  // Every reload goes through here (file changes, SIGHUP, the admin API): counted once per run
+  // (asks that come while one runs share the promise of the next run).
+  const counted = new WeakSet<Promise<unknown>>();
+  const reload = (reason: string) => {
+    const p = reloader.reload(reason, app.log);
+    if (metrics && !counted.has(p)) {
+      counted.add(p);
+      p.then((s) => metrics.reloaded(s), () => {});
+    }
+    return p;
+  };
   // `watch`: reload when a file of the flows directory changes (createServer does this itself).
   const watchDir = options.registry ? options.flowsDir : (options.flowsDir ?? 'flows');
   if (options.watch && watchDir !== undefined) {
     const watcher = watchFlows({
       dir: watchDir,
       debounceMs: typeof options.watch === 'object' ? options.watch.debounceMs : undefined,
-      onFlows: () => void reloader.reload('file change', app.log).catch((err: unknown) => app.log.error({ err }, 'reload failed')),
+      onFlows: () => void reload('file change').catch((err: unknown) => app.log.error({ err }, 'reload failed')),
       onError: (err) => app.log.error({ err }, 'watching the flows directory failed: reload with POST /admin/reload'),
     });
     app.addHook('onClose', async () => watcher.close());
@@ -112,10 +149,10 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   for (const [name, percent] of Object.entries(options.canary ?? {})) {
     if (registry.setCanary(name, percent) !== 'ok') app.log.warn({ flow: name }, `canary: no flow named "${name}" is loaded`);
   }
-  const reload = (reason: string) => reloader.reload(reason, app.log);
   if (options.control) {
     options.control.setRoutes = (routes) => service.setRoutes(routes);
     options.control.reload = reload;
+    if (metrics) options.control.traffic = metrics;
   }
 
   // The service sends application/json (other types are refused in onRequest, before the
@@ -147,13 +184,30 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     requireJsonBody,
   ];
 
-  const rt = async (req: FastifyRequest<{ Params: { flow?: string }; Body: unknown }>, reply: FastifyReply) => {
+  type RtRequest = FastifyRequest<{ Params: { flow?: string }; Body: unknown }>;
+  const step = async (req: RtRequest, reply: FastifyReply, span: RtSpan | undefined) => {
     const body = typeof req.body === 'string' ? req.body : '';
     const parsed = parseRtRequest(body, { maxDepth: opts.bodyDepth });
     if (!parsed.ok) return sendError(reply, 400, parsed.code, parsed.message);
-    const answer = await service.handle(parsed.request, req.params.flow, req.log);
+    if (span) tracing.note(span, parsed.request.callid, parsed.request.command_id);
+    const answer = await service.handle(parsed.request, req.params.flow, req.log, span?.traceId);
     if (answer.status !== 200) return sendError(reply, answer.status, answer.code, answer.message);
+    if (span && answer.late) span.late = true;
     return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(answer.body);
+  };
+  // A span per request when an OpenTelemetry SDK records (src/http/tracing.ts); else the step alone.
+  const rt = async (req: RtRequest, reply: FastifyReply) => {
+    const span = tracing.start(req);
+    if (!span) return step(req, reply, undefined);
+    let failed = false;
+    try {
+      return await tracing.within(span, () => step(req, reply, span));
+    } catch (err) {
+      failed = true;
+      throw err;
+    } finally {
+      tracing.end(span, failed ? 500 : reply.statusCode);
+    }
   };
   for (const url of ['/rt', '/rt/:flow']) app.route({ method: 'POST', url, handler: rt, onRequest: rtHooks });
   const notAllowed = (allow: string, what: string) => (_req: FastifyRequest, reply: FastifyReply) =>
@@ -161,40 +215,24 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   const OTHER = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'PUT'] as const;
   for (const url of ['/rt', '/rt/:flow']) app.route({ method: [...OTHER], url, handler: notAllowed('POST', 'the real-time endpoint only takes POST') });
 
-  // Health is open (load balancers probe it) and shows only names: file names, no paths.
-  // `errors`: the pending diagnostics of a refused edit (the flow serves its previous version).
-  app.get('/health', async (_req, reply) => {
-    const pending = registry.pendingErrors();
-    // the store must answer: without it no call can advance (the balancer takes the instance out)
-    const storeProblem = await store.ping().then(
-      () => undefined,
-      (e: unknown) => (e instanceof Error ? e.message : String(e)),
-    );
-    if (storeProblem !== undefined) reply.code(503);
-    return {
-      status: storeProblem === undefined ? 'ok' : 'unavailable',
-      store: storeProblem === undefined ? 'ok' : `unreachable: ${storeProblem}`,
-      flows: registry.list().map((f) => ({ ...f, errors: pendingView(pending.get(registry.entry(f.name)!.file)) })),
-      refused: registry.reloaded
-        ? [...pending.entries()].map(([file, ds]) => ({ file: basename(file), diagnostics: pendingView(ds) }))
-        : (report?.refused ?? []).map((file) => ({
-            file: basename(file),
-            diagnostics: pendingView((report?.diagnostics ?? []).filter((d) => d.file === file && d.severity === 'error')),
-          })),
-      // Live calls: ended calls' tombstones in the store are not counted.
-      calls: live.size,
-    };
-  });
-  app.route({ method: ['DELETE', 'PATCH', 'POST', 'PUT'], url: '/health', handler: notAllowed('GET, HEAD', 'health only takes GET') });
+  registerHealth(app, { registry: reg, store, live, refused: refusedNow, notAllowed });
 
+  if (metrics && metricsOpts) {
+    // open, or behind the admin credentials (failures counted like the admin API's)
+    const guard = metricsOpts.auth === 'admin' ? authGuard({ credentials: options.admin!, code: 'ADMIN_AUTH_REQUIRED', message: 'valid admin HTTP Basic credentials are required', name: 'callscript-admin', what: 'the metrics' }, limitsFor()) : undefined;
+    registerMetrics(app, metrics, { path: metricsOpts.path ?? '/metrics', ...(guard ? { guard } : {}), notAllowed });
+  }
+
+  // the console's traffic: the plugin's `traffic` option, else the metrics' transitions counter
+  const traffic = options.traffic ?? metrics;
   if (options.admin) {
     if (!outbound) app.log.warn({ code: 'OUTBOUND_UNSUPPORTED' }, 'the call store given has no outbound methods (putOutbound, getOutbound): POST /admin/calls is off');
-    await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store: withHistory, reload, endCall: (callid) => service.endCall(callid), ...(history ? { history } : {}), ...(sync ? { sync } : {}), ...(outbound ? { outbound: { outbound, ...(serviceClient ? { service: serviceClient } : {}) } } : {}) });
+    await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store: withHistory, reload, endCall: (callid) => service.endCall(callid), ...(history ? { history } : {}), ...(sync ? { sync } : {}), ...(traffic ? { traffic } : {}), ...(outbound ? { outbound: { outbound, ...(serviceClient ? { service: serviceClient } : {}) } } : {}) });
   }
 };
 
 /** Options given to the plugin by code are checked like the config file's: a clear error at registration. */
-function checkOptions(o: RtOptions & Pick<CallscriptPluginOptions, 'admin' | 'canary'>): void {
+function checkOptions(o: RtOptions & Pick<CallscriptPluginOptions, 'admin' | 'canary' | 'metrics'>): void {
   const bad = (what: string) => {
     throw new Error(`callscript plugin: ${what}`);
   };
@@ -217,7 +255,16 @@ function checkOptions(o: RtOptions & Pick<CallscriptPluginOptions, 'admin' | 'ca
   if (o.admin && (typeof o.admin.login !== 'string' || typeof o.admin.password !== 'string' || o.admin.login === '' || o.admin.password === '')) bad('admin needs a non-empty login and password');
   for (const [name, p] of Object.entries(o.canary ?? {})) if (typeof p !== 'number' || !(p >= 0 && p <= 100)) bad(`canary.${name} must be a percent from 0 to 100, got ${String(p)}`);
   if (o.auth && (typeof o.auth.login !== 'string' || typeof o.auth.password !== 'string' || o.auth.login === '' || o.auth.password === '')) bad('auth needs a non-empty login and password');
+  const m = o.metrics;
+  if (m !== undefined && m !== false) {
+    if (typeof m !== 'object' || m === null) bad(`metrics must be false or { path, auth }, got ${String(m)}`);
+    const problem = m.path === undefined ? undefined : metricsPathProblem(m.path);
+    if (problem) bad(`metrics.path ${problem}`);
+    if (m.auth !== undefined && m.auth !== 'none' && m.auth !== 'admin') bad(`metrics.auth must be none or admin, got ${String(m.auth)}`);
+    if (m.auth === 'admin' && !o.admin) bad('metrics.auth admin needs the admin credentials (the admin option): without them /metrics would be open');
+  }
 }
+
 
 /** The sealer of the keys given (the first seals); a bad key is a registration error. */
 function sealerOf(keys: readonly string[] | undefined): Sealer | undefined {

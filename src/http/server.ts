@@ -12,6 +12,7 @@ import { LiveCalls } from '../registry/live.js';
 import { Reloader } from '../registry/reloader.js';
 import { watchFlows } from '../registry/watch.js';
 import { guardServer, serverOptions, type TransportOptions } from './transport.js';
+import { traceLogOptions } from './tracing.js';
 import type { DestinationStream } from 'pino';
 
 export interface ServerOptions extends CallscriptPluginOptions, Partial<TransportOptions> {
@@ -57,7 +58,8 @@ export async function createServer(options: ServerOptions = {}): Promise<Server>
   const control: PluginControl = plugin.control ?? {};
   const perRequest = logLevel === 'debug' || logLevel === 'trace';
   const app = Fastify({
-    logger: logLevel === false ? false : { level: logLevel, ...(logStream ? { stream: logStream } : {}) },
+    // lines logged within a recording OpenTelemetry span carry its trace_id and span_id
+    logger: logLevel === false ? false : { level: logLevel, ...traceLogOptions, ...(logStream ? { stream: logStream } : {}) },
     logController: new LogController({ disableRequestLogging: !perRequest }),
     // Fastify makes a child logger per request, bound to its reqId; with request logging
     // off no line carries that id to correlate with, so requests log through the app's

@@ -186,18 +186,23 @@ export class WorkerChecker implements FlowChecker {
 }
 
 /**
- * Starts the checker's worker. From the built package, check-worker.js. From the
- * TypeScript sources (npm start, vitest, tsx) a worker does not inherit the parent's
- * loader (on Node 20, neither an inherited nor an explicit `--import tsx` in the worker's
- * execArgv makes it load .ts files), so a two-line bootstrap imports check-worker.ts
- * through tsx's API (`tsImport`).
+ * Starts a worker thread on the module `name` beside the module at `here` (its
+ * import.meta.url): the checker's (check-worker), the web console's layout
+ * (src/http/layout-worker). From the built package, `name`.js. From the TypeScript sources
+ * (npm run callscript, vitest, tsx) a worker does not inherit the parent's loader (on Node
+ * 20, neither an inherited nor an explicit `--import tsx` in the worker's execArgv makes it
+ * load .ts files), so a two-line bootstrap imports `name`.ts through tsx's API (`tsImport`).
  */
-export function spawnCheckWorker(): Worker {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./check-worker.js', here));
+export function spawnModuleWorker(here: string, name: string): Worker {
+  if (!here.endsWith('.ts')) return new Worker(new URL(`./${name}.js`, here));
   const tsx = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./check-worker.ts', here).href;
+  const entry = new URL(`./${name}.ts`, here).href;
   return new Worker(TS_BOOT, { eval: true, workerData: { tsx, entry } });
+}
+
+/** Starts the checker's worker (check-worker.ts). */
+export function spawnCheckWorker(): Worker {
+  return spawnModuleWorker(import.meta.url, 'check-worker');
 }
 
 // tsx's ESM API (its CommonJS build of tsImport resolves its own loader wrongly).

@@ -1,4 +1,4 @@
-import { BadCursor, type CallStore, type LoadedCall } from './types.js';
+import { BadCursor, type CallStore, type LoadedCall, type PathAppend } from './types.js';
 
 interface Entry {
   /** Undefined while only an aside was set. */
@@ -114,6 +114,10 @@ export class MemoryStore implements CallStore {
       last = e.seq;
     }
     return { values };
+  }
+
+  async appendPaths(entries: readonly PathAppend[], maxEntries: number, ttlMs: number): Promise<void> {
+    for (const { callid, entry } of entries) await this.appendPath(callid, entry, maxEntries, ttlMs);
   }
 
   async appendPath(callid: string, entry: string, maxEntries: number, ttlMs: number): Promise<void> {

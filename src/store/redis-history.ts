@@ -14,7 +14,7 @@
  * reading each key's value.
  */
 import type { Cluster, Redis } from 'ioredis';
-import { BadCursor } from './types.js';
+import { BadCursor, type PathAppend } from './types.js';
 
 const HISTORY_ADD = `
 local s = redis.call('INCR', KEYS[2])
@@ -30,14 +30,25 @@ if n > keep then
 end
 return {}`;
 
+/** Appends to a path, keeps its last ARGV[2] entries, sets its expiry: one command per entry. */
+const PATH_APPEND = `
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`;
+
 type Client = Redis | Cluster;
-type Scripted = Client & { csHistoryAdd(index: string, seq: string, callid: string, keep: number, ttl: number): Promise<string[]> };
+type Scripted = Client & {
+  csHistoryAdd(index: string, seq: string, callid: string, keep: number, ttl: number): Promise<string[]>;
+  csPathAppend(key: string, entry: string, max: number, ttl: number): Promise<number>;
+};
 
 /** Rounds of a listing that met expired records (each round takes them out of the index). */
 const LIST_ROUNDS = 10;
 
 export class RedisHistory {
   private readonly redis: Scripted;
+  private readonly cluster: boolean;
 
   constructor(
     redis: Client,
@@ -46,7 +57,9 @@ export class RedisHistory {
     private readonly run: <T>(op: () => Promise<T>) => Promise<T>,
   ) {
     redis.defineCommand('csHistoryAdd', { numberOfKeys: 2, lua: HISTORY_ADD });
+    redis.defineCommand('csPathAppend', { numberOfKeys: 1, lua: PATH_APPEND });
     this.redis = redis as Scripted;
+    this.cluster = (redis as { isCluster?: boolean }).isCluster === true;
   }
 
   pathKey(callid: string): string {
@@ -61,10 +74,21 @@ export class RedisHistory {
     return `${this.prefix}history:{index}`;
   }
 
-  async appendPath(callid: string, entry: string, maxEntries: number, ttlMs: number): Promise<void> {
-    const key = this.pathKey(callid);
+  /**
+   * Appends entries to their calls' paths: one script call per entry (RPUSH, LTRIM, PEXPIRE),
+   * all in one pipeline (one round trip; a Cluster routes each to its node instead).
+   */
+  async appendPaths(entries: readonly PathAppend[], maxEntries: number, ttlMs: number): Promise<void> {
+    if (entries.length === 0) return;
     const max = Math.max(1, Math.floor(maxEntries));
-    await this.run(() => this.redis.multi().rpush(key, entry).ltrim(key, -max, -1).pexpire(key, ms(ttlMs)).exec().then(failed));
+    const ttl = ms(ttlMs);
+    if (this.cluster) {
+      await this.run(() => Promise.all(entries.map((e) => this.redis.csPathAppend(this.pathKey(e.callid), e.entry, max, ttl))));
+      return;
+    }
+    const p = this.redis.pipeline() as unknown as { csPathAppend(key: string, entry: string, max: number, ttl: number): void; exec(): Promise<[Error | null, unknown][] | null> };
+    for (const e of entries) p.csPathAppend(this.pathKey(e.callid), e.entry, max, ttl);
+    await this.run(() => p.exec().then(failed));
   }
 
   async readPath(callid: string): Promise<string[]> {
@@ -118,36 +142,38 @@ export class RedisHistory {
       skip = Number(m[3]);
     }
     const head = `${this.prefix}call:{`;
-    const keys: string[] = [];
+    const out: [string, string][] = [];
     let next: string | undefined;
     for (;;) {
       const client = nodes[node]!;
       const [after, batch] = await this.run(() => client.scan(scan, 'MATCH', `${this.prefix}call:*`, 'COUNT', Math.max(10, limit)));
-      const fresh = batch.slice(skip).filter((k) => k.startsWith(head) && k.endsWith('}'));
-      const room = limit - keys.length;
-      if (fresh.length > room) {
-        keys.push(...fresh.slice(0, room));
-        next = `${node}.${scan}.${skip + batch.slice(skip).indexOf(fresh[room - 1]!) + 1}`;
+      // the batch's calls with a value (a record holding only an aside has none), by their place in the batch
+      const rest = batch.slice(skip);
+      const keys = rest.map((k, i) => [k, i] as const).filter(([k]) => k.startsWith(head) && k.endsWith('}'));
+      const values = await this.run(() => Promise.all(keys.map(([k]) => this.redis.hget(k, 'v'))));
+      const found: [string, string, number][] = [];
+      keys.forEach(([k, i], j) => {
+        const v = values[j];
+        if (v !== null && v !== undefined) found.push([k.slice(head.length, -1), v, i]);
+      });
+      const room = limit - out.length;
+      if (found.length > room) {
+        for (const [id, v] of found.slice(0, room)) out.push([id, v]);
+        next = `${node}.${scan}.${skip + found[room - 1]![2] + 1}`;
         break;
       }
-      keys.push(...fresh);
+      for (const [id, v] of found) out.push([id, v]);
       skip = 0;
       if (after !== '0') scan = after;
       else if (node + 1 < nodes.length) {
         node++;
         scan = '0';
       } else break;
-      if (keys.length === limit) {
+      if (out.length === limit) {
         next = `${node}.${scan}.0`;
         break;
       }
     }
-    const values = await this.run(() => Promise.all(keys.map((k) => this.redis.hget(k, 'v'))));
-    const out: [string, string][] = [];
-    keys.forEach((k, i) => {
-      const v = values[i];
-      if (v !== null && v !== undefined) out.push([k.slice(head.length, -1), v]);
-    });
     return next === undefined ? { values: out } : { values: out, next };
   }
 

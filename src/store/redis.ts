@@ -18,7 +18,7 @@
  * is half-written (a step writes once, with its commit).
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { StoreUnavailable, type CallStore, type LoadedCall } from './types.js';
+import { StoreUnavailable, type CallStore, type LoadedCall, type PathAppend } from './types.js';
 import { RedisHistory } from './redis-history.js';
 
 const LOAD = `
@@ -177,7 +177,11 @@ export class RedisStore implements CallStore {
   }
 
   appendPath(callid: string, entry: string, maxEntries: number, ttlMs: number): Promise<void> {
-    return this.history.appendPath(callid, entry, maxEntries, ttlMs);
+    return this.history.appendPaths([{ callid, entry }], maxEntries, ttlMs);
+  }
+
+  appendPaths(entries: readonly PathAppend[], maxEntries: number, ttlMs: number): Promise<void> {
+    return this.history.appendPaths(entries, maxEntries, ttlMs);
   }
 
   readPath(callid: string): Promise<string[]> {

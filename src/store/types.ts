@@ -54,9 +54,17 @@ export interface CallStore extends HistoryStore, OutboundStore {
  * of entries, appended as its requests are handled) and the records of the last finished
  * calls. Entries and records are opaque strings here (src/engine/history.ts makes them).
  */
+/** One entry to append to a call's path. */
+export interface PathAppend {
+  callid: string;
+  entry: string;
+}
+
 export interface HistoryStore {
   /** Appends an entry to the call's path, keeping its last `maxEntries`; the path expires `ttlMs` after its last append. */
   appendPath(callid: string, entry: string, maxEntries: number, ttlMs: number): Promise<void>;
+  /** appendPath for several entries at once, in order (one round trip on Redis): what the history writer sends per turn of the event loop. */
+  appendPaths(entries: readonly PathAppend[], maxEntries: number, ttlMs: number): Promise<void>;
   /** The call's path, oldest entry first ([] when none). */
   readPath(callid: string): Promise<string[]>;
   dropPath(callid: string): Promise<void>;

@@ -14,7 +14,7 @@
 import type { CompiledFlow } from '../engine/compile.js';
 import { END_STATE } from '../flow/machine-config.js';
 import type { MediaParam, Value } from '../flow/model.js';
-import { COVERABLE, flowEdges, type FlowEdge } from './transitions.js';
+import { COVERABLE, flowEdges, type EdgeKind, type FlowEdge } from './transitions.js';
 import type { CoverageFile } from './coverage.js';
 
 export type GraphFormat = 'mermaid' | 'dot';
@@ -95,18 +95,25 @@ export function edgeLabel(e: FlowEdge, width = 40, command?: string): string {
   return l;
 }
 
-interface GNode {
+export interface GNode {
   id: string;
   lines: string[];
   shape: 'box' | 'logic' | 'end' | 'start';
+  /** The flow step the node stands for (absent for `start`, `flow_end`, `call_ends`). */
+  step?: string;
 }
-interface GEdge {
+export interface GEdge {
   from: string;
   to: string;
   label: string;
   dashed: boolean;
   untaken: boolean;
+  /** The coverage key the edge takes (absent for the start edge and the hangup handler's). */
   transition?: string;
+  /** The FlowEdge kind (absent for the start edge and the hangup handler's). */
+  kind?: EdgeKind;
+  /** From the flow-wide handlers (handlers.on / handlers.error): one key shared by every step's edge. */
+  flowWide?: boolean;
 }
 
 /** The graph, format-neutral. Node ids are `s0`, `s1`, ... (steps in flow order), `start`, `flow_end`, `call_ends` (`end` is reserved in Mermaid). */
@@ -118,7 +125,7 @@ export function buildGraph(flow: CompiledFlow, opts: GraphOptions = {}): { nodes
     ids.set(id, `s${i}`);
     const step = flow.model.steps[id]!;
     const final = step.kind === 'command' && step.command.name === 'hangup';
-    nodes.push({ id: `s${i}`, lines: stepLabel(flow, id, width), shape: step.kind === 'command' ? (final ? 'end' : 'box') : 'logic' });
+    nodes.push({ id: `s${i}`, lines: stepLabel(flow, id, width), shape: step.kind === 'command' ? (final ? 'end' : 'box') : 'logic', step: id });
   });
   nodes.push({ id: 'flow_end', lines: ['end (hangup)'], shape: 'end' });
   const nid = (s: string) => (s === END_STATE ? 'flow_end' : ids.get(s) ?? 'flow_end');
@@ -140,7 +147,7 @@ export function buildGraph(flow: CompiledFlow, opts: GraphOptions = {}): { nodes
     let label = edgeLabel(e, width, from?.kind === 'command' ? from.command.name : undefined);
     if (untaken) label += label ? ' (untaken)' : '(untaken)';
     else if (count !== undefined && COVERABLE.has(e.kind)) label += ` [${count}]`;
-    edges.push({ from: nid(e.from), to: nid(e.to), label, dashed: Boolean(e.flowWide) || untaken, untaken, transition: e.id });
+    edges.push({ from: nid(e.from), to: nid(e.to), label, dashed: Boolean(e.flowWide) || untaken, untaken, transition: e.id, kind: e.kind, ...(e.flowWide ? { flowWide: true } : {}) });
   }
   return { nodes, edges };
 }

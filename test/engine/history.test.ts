@@ -138,7 +138,7 @@ describe('the history writer', () => {
   });
 
   it('drops events past 10,000 pending writes (a store that never answers): memory stays bounded', async () => {
-    const stuck = Object.assign(new MemoryStore(), { appendPath: () => new Promise<void>(() => {}) });
+    const stuck = Object.assign(new MemoryStore(), { appendPath: () => new Promise<void>(() => {}), appendPaths: () => new Promise<void>(() => {}) });
     const errors: object[] = [];
     const w = new HistoryWriter(stuck, { keep: 10, ttlMs: 60_000, maxPath: 5 }, 60_000, { error: (o) => void errors.push(o) });
     for (let i = 0; i < 10_000; i++) w.step(event({ callid: String(i) }));

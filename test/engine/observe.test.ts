@@ -8,6 +8,7 @@ import { CallHandler, type CallLogger } from '../../src/engine/call.js';
 import type { CompiledFlow } from '../../src/engine/compile.js';
 import type { StepEvent } from '../../src/engine/observe.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import { StoreUnavailable } from '../../src/store/types.js';
 import { req } from './helpers.js';
 import { yamlFlow } from './yaml.js';
 
@@ -119,6 +120,23 @@ describe('step observers', () => {
     expect(events[1]).toMatchObject({ outcome: 'ok', late: true, step: 'bye' });
     expect(events[1]!.effects[0]).toMatchObject({ outcome: 'ok', value: 'SMS-2' });
     expect(events[1]!.ms).toBeGreaterThanOrEqual(300);
+    h.close();
+  });
+
+  it('a store that cannot be reached: the event says store_unavailable and 503, as the answer does', async () => {
+    const f = await yamlFlow(FLOW);
+    const events: StepEvent[] = [];
+    const store = new MemoryStore();
+    store.load = async () => {
+      throw new StoreUnavailable('Redis: connection refused');
+    };
+    const h = new CallHandler(
+      { versions: { get: () => f, pick: () => f }, store, live: { set() {}, end: () => true, purge: () => 0, started() {}, error() {}, size: 0 }, release() {}, perform: async () => ({ ok: true, value: 'x' }) },
+      { deadlineMs: 4000, callTtlMs: 60_000, unknownCall: 'reject', routes: { apps: {}, numbers: {} }, observer: { step: (e) => events.push(e) } },
+    );
+    const a = await h.handle(req({ callid: '4' }), f.name, quiet);
+    expect(a).toMatchObject({ status: 503, code: 'STORE_UNAVAILABLE' });
+    expect(events.map((e) => [e.outcome, e.status, e.code])).toEqual([['store_unavailable', 503, 'STORE_UNAVAILABLE']]);
     h.close();
   });
 

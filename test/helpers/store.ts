@@ -1,5 +1,5 @@
 /** A CallStore around another, with hooks before its loads and commits (slow or failing stores). */
-import type { CallStore } from '../../src/store/types.js';
+import type { CallStore, PathAppend } from '../../src/store/types.js';
 
 export interface StoreHooks {
   /** Runs before each load; may wait or throw. */
@@ -28,6 +28,7 @@ export function hooked(inner: CallStore, hooks: StoreHooks): CallStore & { commi
     ping: () => inner.ping(),
     close: () => inner.close(),
     appendPath: (id: string, e: string, max: number, ttl: number) => inner.appendPath(id, e, max, ttl),
+    appendPaths: (es: readonly PathAppend[], max: number, ttl: number) => inner.appendPaths(es, max, ttl),
     readPath: (id: string) => inner.readPath(id),
     dropPath: (id: string) => inner.dropPath(id),
     addFinished: (id: string, r: string, keep: number, ttl: number) => inner.addFinished(id, r, keep, ttl),

@@ -280,7 +280,9 @@ describe('GET /health', () => {
     const res = await app.inject({ method: 'GET', url: '/health' });
     expect(res.statusCode).toBe(200);
     const h = res.json();
-    expect(h.status).toBe('ok');
+    // a refused file: still serving (200), but degraded (Part M of issue 12)
+    expect(h.status).toBe('degraded');
+    expect(h.reason).toBe('1 flow file is refused (see refused): a flow whose edit is refused serves its previous version');
     expect(h.flows.map((f: { name: string }) => f.name)).toEqual(['desk', 'other']);
     expect(h.flows[0].version).toMatch(/^[0-9a-f]{12}$/);
     expect(h.refused).toHaveLength(1);

@@ -6,7 +6,7 @@
  * dial` run as a command.
  */
 import { spawn } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dial, type DialFlags } from '../../src/cli/dial.js';
 import { ServiceClient } from '../../src/service/jsonrpc.js';
 import { spawnServe } from '../emulator/serve.js';
@@ -163,7 +163,8 @@ describe('real processes: callscript serve and callscript dial', () => {
   it('serve places the call with the account of its environment; dial follows it to its end', async () => {
     const served = await spawnServe(['--flows', reminderFlows()], { CALLSCRIPT_API: emu.base, CALLSCRIPT_ACCOUNT: 'emulator:emulator', ADMIN_LOGIN: ADMIN.login, ADMIN_PASSWORD: ADMIN.password, CALLSCRIPT_CONFIG: '', LOG_LEVEL: 'warn' });
     try {
-      expect(served.output()).toContain(`outbound calls (POST /admin/calls) placed through ${emu.base}/json-rpc/v1.1/ as emulator`);
+      // the banner's lines may come after the first one
+      await vi.waitFor(() => expect(served.output()).toContain(`outbound calls (POST /admin/calls) placed through ${emu.base}/json-rpc/v1.1/ as emulator`), { timeout: 10_000 });
       const client = new ServiceClient({ url: emu.base, login: 'emulator', password: 'emulator' });
       const app = await client.apps.create('reminder (process)', { url: `${served.base}/rt/reminder` });
       const r = await cli(['dial', '+33612345678', '--app', app.hash, '--vars', 'patient=Mx Process', '--json', '--poll', '200ms'], { CALLSCRIPT_SERVER: served.base.replace('http://', `http://${ADMIN.login}:${encodeURIComponent(ADMIN.password)}@`) });

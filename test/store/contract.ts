@@ -125,6 +125,26 @@ export function storeContract(name: string, make: () => Promise<StoreUnderTest>,
       await store.close();
     });
 
+    it('appendPaths writes a batch of several calls\' entries in order, each path kept to its last maxEntries', async () => {
+      const { store } = await make();
+      await store.appendPaths([], 3, 60_000);
+      await store.appendPaths(
+        [
+          { callid: '40', entry: 'a1' },
+          { callid: '41', entry: 'b1' },
+          { callid: '40', entry: 'a2' },
+          { callid: '40', entry: 'a3' },
+          { callid: '40', entry: 'a4' },
+          { callid: '41', entry: 'b2' },
+        ],
+        3,
+        60_000,
+      );
+      expect(await store.readPath('40')).toEqual(['a2', 'a3', 'a4']);
+      expect(await store.readPath('41')).toEqual(['b1', 'b2']);
+      await store.close();
+    });
+
     it('a path expires ttlMs after its last append', async () => {
       const { store, advance } = await make();
       await store.appendPath('22', 'a', 10, 300);
