@@ -14,6 +14,7 @@ import type { MediaSpec } from '../flow/model.js';
 import type { ServerOptions } from '../http/server.js';
 import { DEFAULT_RT_OPTIONS, type UnknownCallPolicy } from '../http/options.js';
 import { smsSender, type SmsAccount } from '../http/sms-effect.js';
+import { resolveService } from './service-settings.js';
 
 export interface ServeFlags {
   /** memory, or a Redis URL (env CALLSCRIPT_STORE, store: in callscript.yaml). */
@@ -43,6 +44,8 @@ export interface Settings {
   store: StoreSetting;
   /** The SMS account of sms steps, if any (its password is not repeated here). */
   sms?: Omit<SmsAccount, 'password'>;
+  /** The service account outbound calls are placed with (POST /admin/calls), if any: its address and login. */
+  service?: { url: string; login: string; from: string };
   server: ServerOptions & { flowsDir: string };
 }
 
@@ -102,6 +105,9 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
     smsLogin !== undefined && smsPassword !== undefined
       ? { baseUrl: env.SMS_BASE_URL ?? config?.sms?.base_url ?? 'http://127.0.0.1:4010/rest/v1.1', login: smsLogin, password: smsPassword, timeoutMs: smsTimeout }
       : undefined;
+  // The service account of outbound calls (src/cli/service-settings.ts): env, then the file.
+  const svc = resolveService({}, env, config, configPath);
+  if (typeof svc === 'string') return { ok: false, message: svc, diagnostics, sources };
   const flowsDir = flags.flows ?? env.FLOWS_DIR ?? (config ? resolve(baseDir, config.server.flows_dir) : 'flows');
   const storeUrl = nonEmpty(flags.store) ?? nonEmpty(env.CALLSCRIPT_STORE) ?? config?.store?.url ?? STORE_DEFAULTS.url;
   const storeProblem = storeUrlProblem(storeUrl);
@@ -159,7 +165,9 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
       configFile: configPath,
       store,
       ...(account ? { sms: { baseUrl: account.baseUrl, login: account.login, timeoutMs: account.timeoutMs } } : {}),
+      ...(svc.account ? { service: { url: svc.url, login: svc.account.login, from: svc.accountFrom! } } : {}),
       server: {
+        ...(svc.account ? { service: { url: svc.url, login: svc.account.login, password: svc.account.password } } : {}),
         effects: account ? { sms: smsSender(account) } : {},
         http: {
           allowPrivate: config?.http?.allow_private ?? false,
@@ -244,6 +252,7 @@ export function settingsChanges(before: Settings, after: Settings): { routes?: S
     ['admin', before.server.admin, after.server.admin],
     ['metrics', before.server.metrics, after.server.metrics],
     ['sms', before.sms, after.sms],
+    ['api, account', before.server.service, after.server.service],
     ['history', before.server.history, after.server.history],
     ['webhooks', before.server.webhooks, after.server.webhooks],
   ];

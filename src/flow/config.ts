@@ -80,6 +80,10 @@ export interface ServerConfig {
   history?: HistoryConfig;
   /** The service's webhooks (SMS delivery reports, inbound SMS); the secret may come from CALLSCRIPT_WEBHOOK_SECRET instead. */
   webhooks?: WebhooksConfig;
+  /** The service's JSON-RPC address (the CALLR API by default; the emulator's base URL is taken too). */
+  api?: string;
+  /** The service account: `callscript apps`, `dial`, and the outbound calls the server places. */
+  account?: { login: string; password: string };
   /** Prometheus metrics (absent: on, at /metrics, open). */
   metrics?: MetricsConfig;
 }
@@ -299,6 +303,14 @@ export function configJsonSchema(): Record<string, unknown> {
         },
         'The service\'s webhooks (docs/webhooks.md): SMS delivery reports recorded for the calls whose flows sent them (GET /admin/calls/:callid), inbound SMS logged and counted.',
       ),
+      api: { type: 'string', pattern: '^https?://', description: 'The service\'s JSON-RPC address: the CALLR API https://api.callr.com/json-rpc/v1.1/ (the default), or the emulator\'s http://127.0.0.1:4010 (its base URL is taken: /json-rpc/v1.1/ is added). CALLSCRIPT_API and --api override it.' },
+      account: section(
+        {
+          login: { type: 'string', minLength: 1, description: 'The service account\'s login (the CALLR API\'s HTTP Basic login).' },
+          password: { type: 'string', minLength: 1, description: 'The service account\'s password.' },
+        },
+        'The service account (the CALLR API): callscript apps and dial use it, and the server places outbound calls (POST /admin/calls) with it; login and password go together. CALLSCRIPT_ACCOUNT=LOGIN:PASSWORD and --account override it.',
+      ),
       routes: section(
         {
           apps: { type: ['object', 'null'], additionalProperties: flowName, description: 'Flow by REALTIME10 application hash.' },
@@ -404,6 +416,19 @@ function handChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
       max_lookups_per_call: typeof h.max_lookups_per_call === 'number' ? h.max_lookups_per_call : HTTP_DEFAULTS.max_lookups_per_call,
     };
     if (Array.isArray(h.allow_hosts)) config.http.allow_hosts = h.allow_hosts.filter((x): x is string => typeof x === 'string');
+  }
+
+  if (typeof data.api === 'string') config.api = data.api;
+  const account = entry(root, 'account');
+  if (account && account.value.kind === 'map') {
+    const login = entry(account.value, 'login');
+    const password = entry(account.value, 'password');
+    const a = (data.account ?? {}) as Record<string, unknown>;
+    if (!login || !password) report(ctx, 'CONFIG_AUTH', account, `account needs both login and password (${login ? 'password' : 'login'} is missing)`, 'Or leave account: out and set CALLSCRIPT_ACCOUNT=LOGIN:PASSWORD where callscript runs.');
+    else if (typeof a.login === 'string' && a.login.includes(':')) report(ctx, 'BAD_FORMAT', login.value, 'account.login: an HTTP Basic login has no ":" (the password may)');
+    else if (typeof a.login === 'string' && typeof a.password === 'string') config.account = { login: a.login, password: a.password };
+  } else if (account && account.value.kind === 'scalar' && account.value.type === 'null') {
+    report(ctx, 'CONFIG_AUTH', account, 'account is empty: give login and password, or remove it');
   }
 
   if (data.history && typeof data.history === 'object') config.history = { ...HISTORY_CONFIG_DEFAULTS, ...(data.history as Partial<HistoryConfig>) };
@@ -536,6 +561,10 @@ function ajvError(ctx: Ctx, root: YNode, e: ErrorObject): void {
       if (e.schemaPath.includes('propertyNames')) return; // E.164 keys: reported by hand, with the reason
       if (e.instancePath === '/sms/base_url') {
         report(ctx, 'BAD_FORMAT', node, `sms.base_url must be an http:// or https:// URL, got '${clip(String(node.kind === 'scalar' ? node.value : ''))}'`, 'e.g. http://127.0.0.1:4010/rest/v1.1 (the emulator) or the service\'s REST address for version 1.1.');
+        return;
+      }
+      if (e.instancePath === '/api') {
+        report(ctx, 'BAD_FORMAT', node, `api must be an http:// or https:// URL, got '${clip(String(node.kind === 'scalar' ? node.value : ''))}'`, 'e.g. https://api.callr.com/json-rpc/v1.1/ (the CALLR API, the default) or http://127.0.0.1:4010 (the emulator).');
         return;
       }
       if (e.instancePath === '/store' || e.instancePath === '/store/url' || e.instancePath.startsWith('/store/cluster')) {

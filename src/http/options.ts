@@ -1,4 +1,5 @@
 import type { StepObserver } from '../engine/observe.js';
+import type { ServiceClientOptions } from '../service/jsonrpc.js';
 import type { CallStore } from '../store/types.js';
 import type { LoadReport, Registry } from '../registry/registry.js';
 import type { Effects } from './effects.js';
@@ -148,6 +149,13 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
    * CALLSCRIPT_WEBHOOK_SECRET or webhooks.secret.
    */
   webhooks?: WebhookOptions;
+  /**
+   * The service's JSON-RPC API and the account the server places outbound calls with
+   * (POST /admin/calls, docs/service.md): `url` (default the CALLR API,
+   * https://api.callr.com/json-rpc/v1.1/), `login`, `password`, `timeoutMs` per call (default
+   * 10 s). Without it, POST /admin/calls answers 503 SERVICE_UNCONFIGURED.
+   */
+  service?: ServiceClientOptions;
   /** Filled in at registration: handles on the running plugin, for a config reload. */
   control?: PluginControl;
 }

@@ -44,6 +44,7 @@ export class MemoryStore implements CallStore, SmsStatusStore {
   private readonly finished = new Map<string, Timed<string>>();
   private readonly smsRecords = new Map<string, SmsEntry>();
   private readonly events = new Map<string, number>();
+  private readonly outbound = new Map<string, Timed<string>>();
   private readonly timer: NodeJS.Timeout;
   private seq = 0;
 
@@ -223,6 +224,17 @@ export class MemoryStore implements CallStore, SmsStatusStore {
     return e;
   }
 
+  async putOutbound(id: string, record: string, ttlMs: number): Promise<void> {
+    // deleted first: the Map's order stays the order of expiry for records of one ttl
+    this.outbound.delete(id);
+    this.outbound.set(id, { data: record, expires: this.now() + ttlMs });
+  }
+
+  async getOutbound(id: string): Promise<string | undefined> {
+    const r = this.outbound.get(id);
+    return r && r.expires > this.now() ? r.data : undefined;
+  }
+
   /** What the history holds (tests, benchmarks): paths of live calls and finished records. */
   historySize(): { paths: number; finished: number } {
     return { paths: this.paths.size, finished: this.finished.size };
@@ -237,13 +249,14 @@ export class MemoryStore implements CallStore, SmsStatusStore {
     this.finished.clear();
     this.smsRecords.clear();
     this.events.clear();
+    this.outbound.clear();
   }
 
-  /** Drops expired entries (calls, paths, finished records, SMS records, event claims); returns how many. */
+  /** Drops expired entries (calls, paths, finished records, SMS records, outbound calls, event claims); returns how many. */
   sweep(): number {
     const now = this.now();
     let n = 0;
-    for (const map of [this.calls, this.paths, this.finished, this.smsRecords] as Map<string, { expires: number }>[]) {
+    for (const map of [this.calls, this.paths, this.finished, this.smsRecords, this.outbound] as Map<string, { expires: number }>[]) {
       for (const [k, e] of map) {
         if (e.expires <= now) {
           map.delete(k);

@@ -9,6 +9,8 @@
  *   changes nothing.
  * The call history (paths of live calls, finished records) is in ./redis-history.ts, the
  * delivery status of SMS and the webhook event claims in ./redis-sms.ts.
+ * The call history (paths of live calls, finished records) is in ./redis-history.ts; outbound
+ * calls placed by the server are strings `<prefix>outbound:{<id>}` with their expiry.
  * No lock is taken anywhere: an instance killed between a load and a commit leaves nothing
  * behind that another must wait for.
  *
@@ -229,6 +231,19 @@ export class RedisStore implements CallStore, SmsStatusStore {
 
   releaseEvent(eventId: string): Promise<void> {
     return this.smsStatusStore.releaseEvent(eventId);
+  }
+
+  /** An outbound call's record: a string `<prefix>outbound:{<id>}` with its expiry. */
+  outboundKey(id: string): string {
+    return `${this.prefix}outbound:{${id}}`;
+  }
+
+  async putOutbound(id: string, record: string, ttlMs: number): Promise<void> {
+    await this.run(() => this.redis.set(this.outboundKey(id), record, 'PX', Math.max(1, Math.round(ttlMs))));
+  }
+
+  async getOutbound(id: string): Promise<string | undefined> {
+    return (await this.run(() => this.redis.get(this.outboundKey(id)))) ?? undefined;
   }
 
   async ping(): Promise<void> {

@@ -26,7 +26,7 @@ export interface LoadedCall {
   aside?: string;
 }
 
-export interface CallStore extends HistoryStore {
+export interface CallStore extends HistoryStore, OutboundStore {
   /** The call's record and its aside (taken: the next load does not see it again, unless `keepAside`). */
   load(callid: string, keepAside?: boolean): Promise<LoadedCall>;
   /**
@@ -114,6 +114,17 @@ const SMS_STATUS_METHODS = ['smsSent', 'smsReport', 'smsStatus', 'claimEvent', '
 /** Whether the store keeps delivery status (MemoryStore and RedisStore do). */
 export function hasSmsStatus<T extends object>(store: T): store is T & SmsStatusStore {
   return SMS_STATUS_METHODS.every((m) => typeof (store as Record<string, unknown>)[m] === 'function');
+}
+
+/**
+ * Outbound calls the server placed (POST /admin/calls, src/http/outbound.ts): a record per
+ * call id (the `request_hash` of its requests), an opaque string, kept for `ttlMs`.
+ */
+export interface OutboundStore {
+  /** Writes the record of outbound call `id` (replacing any), kept `ttlMs` from now. */
+  putOutbound(id: string, record: string, ttlMs: number): Promise<void>;
+  /** The record, undefined when unknown or expired. */
+  getOutbound(id: string): Promise<string | undefined>;
 }
 
 /** A listing cursor the store did not give (or no longer understands). */

@@ -290,6 +290,23 @@ export function storeContract(name: string, make: () => Promise<StoreUnderTest>,
       await store.close();
     });
 
+    it('outbound records: put and get by id, replaced by a later put, undefined when unknown, gone after their ttl', async () => {
+      const { store, advance } = await make();
+      expect(await store.getOutbound('8242D945')).toBeUndefined();
+      await store.putOutbound('8242D945', '{"app":"A1"}', 300);
+      await store.putOutbound('8242D946', '{"app":"A2"}', 60_000);
+      expect(await store.getOutbound('8242D945')).toBe('{"app":"A1"}');
+      await store.putOutbound('8242D945', '{"app":"A1","callid":"42"}', 300);
+      expect(await store.getOutbound('8242D945')).toBe('{"app":"A1","callid":"42"}');
+      // outbound records are no calls: not listed, not counted
+      expect(await store.size()).toBe(0);
+      expect((await store.listLive(undefined, 10)).values).toEqual([]);
+      await advance(400);
+      expect(await store.getOutbound('8242D945')).toBeUndefined();
+      expect(await store.getOutbound('8242D946')).toBe('{"app":"A2"}');
+      await store.close();
+    });
+
     it('answers ping while reachable', async () => {
       const { store } = await make();
       await expect(store.ping()).resolves.toBeUndefined();

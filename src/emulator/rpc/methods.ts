@@ -1,5 +1,5 @@
 /**
- * The JSON-RPC methods the reference names: apps.create, apps.get, apps.get_list,
+ * The JSON-RPC methods the reference names: apps.create, apps.update, apps.get, apps.get_list,
  * calls.realtime, sms.send, sms.get, sms.get_list, and the webhook subscriptions
  * (webhooks.subscribe, webhooks.get_list, webhooks.unsubscribe). Params are positional; a bad one is
  * -32602 with its position and name, an unknown object is code 20.
@@ -9,7 +9,8 @@ import type { EmulatorContext } from '../context.js';
 import { ERR } from '../errors.js';
 import { getSms, listSms, sendSms } from '../sms/service.js';
 import { checkSmsToSend } from '../sms/validate.js';
-import { checkNewApp, newApp } from './apps.js';
+import { checkAppUpdate, checkNewApp, newApp } from './apps.js';
+import { formatDatetime } from '../time.js';
 import { placeCall } from '../driver/place.js';
 import { HASH } from '../sms/service.js';
 import { checkSubscription, hookView, newHook } from '../webhooks/hooks.js';
@@ -43,6 +44,16 @@ export function rpcMethods(ctx: EmulatorContext): Record<string, RpcMethod> {
       const app = newApp(ctx.store.newHash(), r.value.name, r.value.p, ctx.clock.now());
       ctx.store.putApp(app);
       return app;
+    },
+
+    'apps.update': (p) => {
+      arity('apps.update', p, 3, 3, ['hash', 'name', 'params']);
+      const app = appOf(ctx, p[0], 0);
+      const r = checkAppUpdate(app, p[1], p[2]);
+      if (!r.ok) throw invalid(r.message);
+      const updated = { ...app, name: r.value.name, p: r.value.p, date_update: formatDatetime(ctx.clock.now()) };
+      ctx.store.putApp(updated);
+      return updated;
     },
 
     'apps.get': (p) => {
