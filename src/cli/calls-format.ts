@@ -42,6 +42,15 @@ interface Entry {
   traceId?: string;
 }
 
+interface SmsRow {
+  hash: string;
+  step: string;
+  status: string;
+  error?: string;
+  updatedAt: string;
+  history: { status: string; at: string; error?: string }[];
+}
+
 /** GET /admin/calls/:callid: a live call or a finished one. */
 export interface CallDetail {
   callid: string;
@@ -52,6 +61,8 @@ export interface CallDetail {
   commands: number | null;
   vars: Record<string, unknown>;
   path: Entry[];
+  /** The SMS the call sent and their delivery status (docs/webhooks.md); absent from servers before it. */
+  sms?: SmsRow[];
   // live
   step?: string;
   lastSeen?: string | null;
@@ -81,7 +92,8 @@ export function duration(ms: number): string {
   return `${Math.floor(s / 3600)}h${pad(Math.floor((s % 3600) / 60))}m${pad(s % 60)}s`;
 }
 
-function table(head: string[], rows: string[][]): string {
+/** Columns padded to their widest cell, two spaces apart (the last one not padded). */
+export function table(head: string[], rows: string[][]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   return [head, ...rows].map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
 }
@@ -141,5 +153,16 @@ export function traceText(c: CallDetail): string {
     lines.push(line);
     for (const x of e.effects) lines.push(`${' '.repeat(w)}  ${x.kind} at ${x.step}: ${x.outcome}${x.value !== undefined ? ` ${x.value}` : ''} (${x.ms}ms)`);
   });
+  if (c.sms && c.sms.length > 0) lines.push('', ...smsLines(c.sms));
   return lines.join('\n');
+}
+
+/** The SMS a call sent: hash, step, status (its error) and when, then the statuses it went through. */
+export function smsLines(sms: readonly SmsRow[]): string[] {
+  const lines = [`sms sent (delivery status${sms.every((m) => m.history.length <= 1) ? ': no report received yet, see docs/webhooks.md' : ''})`];
+  for (const m of sms) {
+    const through = m.history.map((h) => h.status).join(' → ');
+    lines.push(`  ${m.hash}  at ${m.step}  ${m.status}${m.error ? ` (${m.error})` : ''}  ${shortTime(m.updatedAt)} UTC${m.history.length > 1 ? `  ${through}` : ''}`);
+  }
+  return lines;
 }

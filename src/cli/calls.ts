@@ -5,6 +5,7 @@
  * http://127.0.0.1:3000; credentials from the URL, else ADMIN_LOGIN and ADMIN_PASSWORD.
  */
 import { finishedTable, liveTable, traceText, type CallDetail, type FinishedRow, type LiveRow } from './calls-format.js';
+import { AdminRequestError, adminRequest, adminServer as adminOf, type AdminServer } from './admin-client.js';
 
 export interface ServerFlags {
   server?: string;
@@ -19,9 +20,6 @@ export interface CallsFlags extends ServerFlags {
 /** Calls listed at most by one command (pages of 500 are fetched until then). */
 const MAX_LIMIT = 10_000;
 const PAGE = 500;
-const TIMEOUT_MS = 10_000;
-
-type Admin = { base: URL; shown: string; authorization?: string };
 type Got = { ok: true; data: unknown } | { ok: false; exit: number; message: string };
 
 /** Exit code: 0 listed, 2 could not (server down, credentials, bad flags). */
@@ -61,51 +59,12 @@ export async function trace(callid: string, flags: ServerFlags, env: NodeJS.Proc
   return 0;
 }
 
-/** The server's base URL (credentials taken out of it) and the admin's authorization, or why not. */
-function adminOf(server: string | undefined, env: NodeJS.ProcessEnv): Admin | string {
-  const raw = server ?? (env.CALLSCRIPT_SERVER || undefined) ?? 'http://127.0.0.1:3000';
-  let url: URL;
+/** A GET of the admin API: its data, or the message and exit code (1 only for CALL_NOT_FOUND). */
+async function get(a: AdminServer, path: string): Promise<Got> {
   try {
-    url = new URL(raw);
-  } catch {
-    return `--server (or CALLSCRIPT_SERVER) must be a URL such as http://LOGIN:PASSWORD@127.0.0.1:3000, not "${raw}"`;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `--server must be an http:// or https:// URL, not "${url.protocol}//…"`;
-  const login = url.username !== '' ? decodeURIComponent(url.username) : env.ADMIN_LOGIN;
-  const password = url.password !== '' || url.username !== '' ? decodeURIComponent(url.password) : env.ADMIN_PASSWORD;
-  url.username = '';
-  url.password = '';
-  url.search = '';
-  url.hash = '';
-  if (!url.pathname.endsWith('/')) url.pathname += '/';
-  const shown = url.href.replace(/\/$/, '');
-  return { base: url, shown, ...(login ? { authorization: 'Basic ' + Buffer.from(`${login}:${password ?? ''}`).toString('base64') } : {}) };
-}
-
-async function get(a: Admin, path: string): Promise<Got> {
-  let res: Response;
-  try {
-    res = await fetch(new URL(path, a.base), { headers: a.authorization ? { authorization: a.authorization } : {}, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    return { ok: true, data: await adminRequest(a, 'GET', path) };
   } catch (e) {
-    const c = (e as { cause?: { code?: string; message?: string } }).cause;
-    const why = (e as Error).name === 'TimeoutError' ? `no answer within ${TIMEOUT_MS / 1000} s` : (c?.code ?? c?.message ?? (e as Error).message);
-    return { ok: false, exit: 2, message: `cannot reach callscript at ${a.shown} (${why}): is callscript serve running there? (--server, CALLSCRIPT_SERVER)` };
+    if (!(e instanceof AdminRequestError)) throw e;
+    return { ok: false, exit: e.code === 'CALL_NOT_FOUND' ? 1 : 2, message: e.message };
   }
-  const text = await res.text();
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    return { ok: false, exit: 2, message: `${a.shown} answered HTTP ${res.status} with a body that is not JSON (is it callscript?): ${text.slice(0, 120)}` };
-  }
-  if (res.status === 200) return { ok: true, data };
-  const e = (data as { error?: { code?: string; message?: string } } | null)?.error;
-  const code = e?.code ?? `HTTP ${res.status}`;
-  const what = `${code}: ${e?.message ?? text.slice(0, 200)}`;
-  if (res.status === 401) {
-    return { ok: false, exit: 2, message: `${a.authorization ? 'the admin credentials were refused' : 'no admin credentials given'} (${code}): give them in --server http://LOGIN:PASSWORD@host:port, or ADMIN_LOGIN and ADMIN_PASSWORD` };
-  }
-  if (code === 'NOT_FOUND') return { ok: false, exit: 2, message: `${a.shown} has no admin API (${what}): it is on with admin: { login, password } in callscript.yaml, or ADMIN_LOGIN and ADMIN_PASSWORD where the server runs` };
-  if (code === 'CALL_NOT_FOUND') return { ok: false, exit: 1, message: what };
-  return { ok: false, exit: 2, message: what };
 }

@@ -1,6 +1,8 @@
 /** `callscript emulator`: the telephony service on a laptop (src/emulator). */
 import { createEmulator, DEFAULT_MAX_LIVE_CALLS, DEFAULT_HOST, DEFAULT_LOGIN, DEFAULT_PASSWORD, DEFAULT_PORT, DEFAULT_SEED, type Emulator } from '../emulator/server.js';
 import { logStreamFor } from './log-format.js';
+import { isHttpUrl } from '../emulator/sms/validate.js';
+import { secretProblem } from '../emulator/webhooks/hooks.js';
 
 export interface EmulatorFlags {
   port?: string;
@@ -13,6 +15,8 @@ export interface EmulatorFlags {
   realtime?: boolean;
   replyTimeout?: string;
   seed?: string;
+  webhook?: string;
+  webhookSecret?: string;
   logLevel?: string;
 }
 
@@ -42,6 +46,21 @@ export async function emulator(flags: EmulatorFlags, env: NodeJS.ProcessEnv = pr
   const login = flags.login ?? env.EMULATOR_LOGIN ?? DEFAULT_LOGIN;
   const password = flags.password ?? env.EMULATOR_PASSWORD ?? DEFAULT_PASSWORD;
   const dataFile = flags.data ?? env.EMULATOR_DATA;
+  const webhook = nonEmpty(flags.webhook ?? env.EMULATOR_WEBHOOK);
+  const webhookSecret = nonEmpty(flags.webhookSecret ?? env.EMULATOR_WEBHOOK_SECRET);
+  if (webhookSecret !== undefined && webhook === undefined) {
+    err.write('callscript emulator: --webhook-secret (EMULATOR_WEBHOOK_SECRET) signs the events sent to --webhook URL (EMULATOR_WEBHOOK): give the URL too\n');
+    return 2;
+  }
+  if (webhook !== undefined && !isHttpUrl(webhook)) {
+    err.write(`callscript emulator: --webhook must be an http:// or https:// URL, got ${webhook}\n`);
+    return 2;
+  }
+  const badSecret = webhookSecret === undefined ? null : secretProblem(webhookSecret);
+  if (badSecret) {
+    err.write(`callscript emulator: --webhook-secret ${badSecret}\n`);
+    return 2;
+  }
   const logs = logStreamFor(env, process.stdout);
   if (!logs.ok) {
     err.write(`callscript emulator: ${logs.message}\n`);
@@ -56,6 +75,7 @@ export async function emulator(flags: EmulatorFlags, env: NodeJS.ProcessEnv = pr
       replyTimeoutMs: timeout,
       maxLiveCalls: maxLive,
       seed: flags.seed ?? DEFAULT_SEED,
+      ...(webhook !== undefined ? { webhooks: [{ endpoint: webhook, ...(webhookSecret !== undefined ? { secret: webhookSecret } : {}) }] } : {}),
       logLevel: flags.logLevel ?? env.LOG_LEVEL ?? 'warn',
       ...(logs.stream ? { logStream: logs.stream } : {}),
       ...(dataFile ? { dataFile } : {}),
@@ -80,6 +100,7 @@ export async function emulator(flags: EmulatorFlags, env: NodeJS.ProcessEnv = pr
   out.write(`  control API    ${base}/emulator/calls\n`);
   out.write(`  data           ${dataFile ? `${dataFile} (${s.apps.size} apps, ${s.sms.size} SMS, ${s.calls.size} calls)` : 'in memory (--data file.json to keep it)'}\n`);
   out.write(`  calls          ${flags.realtime ? 'real time' : 'simulated time'}, replies within ${timeout} ms\n`);
+  if (webhook !== undefined) out.write(`  webhooks       sms.mt.status_update and sms.mo to ${webhook}, ${webhookSecret !== undefined ? 'signed (X-CALLR-HmacSignature, HMAC-SHA256)' : 'unsigned (no --webhook-secret)'}\n`);
   out.write(`run a call: callscript call --url http://127.0.0.1:3000/rt/front-desk --caller caller.yaml\n`);
   const stop = async () => {
     await emu.close();
@@ -88,4 +109,8 @@ export async function emulator(flags: EmulatorFlags, env: NodeJS.ProcessEnv = pr
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   return emu;
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v === '' ? undefined : v;
 }

@@ -13,6 +13,9 @@ import { graph } from './graph.js';
 import { test } from './test.js';
 import { simulate } from './simulate.js';
 import { calls, trace } from './calls.js';
+import { apps, type AppFlags } from './apps.js';
+import { dial, type DialFlags } from './dial.js';
+import { campaign, type CampaignCliFlags } from './campaign.js';
 
 // A reader that goes away (`callscript errors | head -1`) ends the output quietly.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -81,6 +84,8 @@ program
   .option('--reply-timeout <ms>', 'reply time limit of the real-time server (default 5000)')
   .option('--max-live-calls <n>', 'calls running at once, at most (default 200)')
   .option('--seed <seed>', 'seed of callids and hashes (default callscript)')
+  .option('--webhook <url>', 'send SMS delivery reports and inbound SMS to this webhook receiver (env EMULATOR_WEBHOOK), e.g. http://127.0.0.1:3000/webhooks/callr')
+  .option('--webhook-secret <secret>', 'sign them with X-CALLR-HmacSignature, HMAC-SHA256 with this secret (env EMULATOR_WEBHOOK_SECRET)')
   .option('-l, --log-level <level>', 'fatal|error|warn|info|debug|silent (default warn)')
   .action(async (flags) => {
     const r = await emulator(flags);
@@ -190,6 +195,80 @@ program
   .action(async (callid: string, flags) => {
     process.exitCode = await trace(callid, flags);
   });
+
+// The service (the CALLR API): its applications and outbound calls (docs/service.md).
+// a usage mistake (a missing argument, an unknown option) exits 2, as the commands' own checks do
+const usageExit2 = (c: Command) => c.exitOverride((e) => process.exit(e.exitCode === 0 ? 0 : 2));
+const serviceOptions = (c: Command) =>
+  usageExit2(c)
+    .option('--api <url>', 'the service\'s JSON-RPC address (env CALLSCRIPT_API, api: in callscript.yaml; default the CALLR API https://api.callr.com/json-rpc/v1.1/; the emulator: http://127.0.0.1:4010)')
+    .option('--account <login:password>', 'the service account (env CALLSCRIPT_ACCOUNT, account: in callscript.yaml)')
+    .option('-c, --config <file>', 'read api: and account: from this file (env CALLSCRIPT_CONFIG, default ./callscript.yaml if present)');
+
+const appsCmd = usageExit2(program.command('apps')).description('the REALTIME10 applications of the service account: list, create, update, show (docs/service.md)');
+const appAction = (action: 'list' | 'create' | 'update' | 'show') => async (...args: unknown[]) => {
+  const hash = typeof args[0] === 'string' ? args[0] : undefined;
+  const flags = (typeof args[0] === 'string' ? args[1] : args[0]) as AppFlags;
+  process.exitCode = await apps(action, hash, flags);
+};
+const appCommon = (c: Command) => serviceOptions(c).option('--json', 'print the application objects as the API returns them').option('--timeout <duration>', 'longest wait for the API (default 10s)');
+appCommon(appsCmd.command('list').description('list the applications, as a table')).action(appAction('list'));
+appCommon(appsCmd.command('show').description('show one application').argument('<hash>', 'the application hash')).action(appAction('show'));
+appCommon(
+  appsCmd
+    .command('create')
+    .description('create a REALTIME10 application whose calls are sent to --url (your callscript server\'s /rt/<flow>)')
+    .requiredOption('--url <url>', 'the real-time URL the service POSTs the calls\' requests to')
+    .option('--login <login>', 'HTTP Basic login the service sends to the URL (callscript.yaml auth:); with --password')
+    .option('--password <password>', 'HTTP Basic password the service sends to the URL')
+    .option('--name <name>', 'a name for the application (default: callscript <host><path>)'),
+).action(appAction('create'));
+appCommon(
+  appsCmd
+    .command('update')
+    .description('change an application\'s URL, Basic credentials or name (the rest is kept)')
+    .argument('<hash>', 'the application hash')
+    .option('--url <url>', 'the new real-time URL')
+    .option('--login <login>', 'the new HTTP Basic login; with --password ("" and "" for none)')
+    .option('--password <password>', 'the new HTTP Basic password')
+    .option('--name <name>', 'the new name'),
+).action(appAction('update'));
+
+serviceOptions(
+  program
+    .command('dial')
+    .description('place one outbound call; through --server, follow it to its end and print its outcome (docs/service.md); exit 0 completed, 1 not, 2 could not try')
+    .argument('<number>', 'the number to call, E.164 (e.g. +33612345678)')
+    .option('--app <hash>', 'the REALTIME10 application whose URL the service calls (required)')
+    .option('--vars <name=value...>', 'variables the flow starts with (only with --server; only those its vars: declare)')
+    .option('--cdr-field <text>', 'calls.realtime cdr_field (up to 32 letters and digits), back as call.cdr_field')
+    .option('--cli <number>', 'the caller id shown: an E.164 number of the account, or BLOCKED')
+    .option('--server <url>', 'place it through this callscript server: http://LOGIN:PASSWORD@host:port (env CALLSCRIPT_SERVER); without it, calls.realtime straight to the service')
+    .option('--timeout <duration>', 'with --server: give up following the call after this long (default 120s)')
+    .option('--poll <duration>', 'with --server: time between two reads of the call (default 1s)')
+    .option('--json', 'print the result as JSON'),
+).action(async (number: string, flags: DialFlags) => {
+  process.exitCode = await dial(number, flags);
+});
+
+usageExit2(
+  program
+    .command('campaign')
+    .description('call every number of a CSV through a callscript server, one outbound call per row (the other columns: the flow\'s vars), with a rate, retries, a results CSV and resume (docs/campaign.md)')
+    .argument('<file.csv>', 'the numbers: a header row, a number column (else the first column), one row per call')
+    .option('--app <hash>', 'the REALTIME10 application whose URL the service calls (required)')
+    .option('--server <url>', 'the callscript server that places the calls: http://LOGIN:PASSWORD@host:port (env CALLSCRIPT_SERVER; default http://127.0.0.1:3000 with ADMIN_LOGIN / ADMIN_PASSWORD)')
+    .option('--rate <n>', 'calls placed per second at most, 0.001..1000 (default 1)')
+    .option('--concurrency <n>', 'calls in progress at once at most, 1..1000 (default 5)')
+    .option('--retries <n>', 'attempts after the first for a number busy, not answering or never connected, 0..20 (default 2)')
+    .option('--retry-delay <duration>', 'wait between an attempt\'s end and the next (default 5m)')
+    .option('--timeout <duration>', 'how long a call is followed (default 120s)')
+    .option('--poll <duration>', 'time between two reads of a call in progress (default 1s)')
+    .option('--results <file>', 'the results CSV (default <file>.results.csv)')
+    .option('--state <file>', 'the state file, to resume (default <file.csv>.state.json)'),
+).action(async (file: string, flags: CampaignCliFlags) => {
+  process.exitCode = await campaign(file, flags);
+});
 
 program.parseAsync(process.argv).catch((err: Error) => {
   process.stderr.write(`callscript: ${err.message}\n`);

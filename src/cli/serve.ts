@@ -6,6 +6,7 @@ import { REPEAT_STOP_MS, runPrimary } from './primary.js';
 import { StartOutput } from './worker-start.js';
 import type { FastifyInstance } from 'fastify';
 import { resolve } from 'node:path';
+import { DEFAULT_WEBHOOK_PATH } from '../http/webhooks.js';
 import { Recorder } from '../http/recorder.js';
 import { openStore, shownUrl } from '../store/open.js';
 import { RedisStore } from '../store/redis.js';
@@ -111,7 +112,7 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
       app.log.info({ file: settings.configFile, canary: ch.canary }, 'config change: canary applied to new calls');
     }
     if (ch.restart.length > 0) app.log.warn({ code: 'CONFIG_NEEDS_RESTART', file: settings.configFile, settings: ch.restart }, `config change: ${ch.restart.join(', ')} apply at the next start of callscript serve`);
-    applied = { ...next.settings, port: applied.port, host: applied.host, workers: applied.workers, ...(applied.sms ? { sms: applied.sms } : {}), server: { ...next.settings.server, ...restartOnly(applied) } };
+    applied = { ...next.settings, port: applied.port, host: applied.host, workers: applied.workers, ...(applied.sms ? { sms: applied.sms } : {}), ...(applied.service ? { service: applied.service } : {}), server: { ...next.settings.server, ...restartOnly(applied) } };
   };
   if (report && report.diagnostics.length > 0) err.write(formatDiagnostics(report.diagnostics, report.sources) + '\n');
   if (report?.diagnostics.some((d) => d.code === 'FLOWS_DIR_MISSING')) {
@@ -150,7 +151,11 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
   const unset = new Map<string, string[]>();
   for (const f of flows) for (const name of registry.current(f.name)?.model.secrets ?? []) if (!process.env[name]) unset.set(name, [...(unset.get(name) ?? []), f.name]);
   for (const [name, users] of unset) err.write(`callscript serve: warning: ${users.join(", ")} ${users.length === 1 ? "declares" : "declare"} the secret ${name}, which is not set in the environment: their http steps send it empty (set ${name} where the server runs)\n`);
+  const hooks = settings.server.webhooks;
+  if (hooks?.secret !== undefined) out.write(`  webhooks: POST ${base}${hooks.path ?? DEFAULT_WEBHOOK_PATH}   (signed: X-CALLR-HmacSignature; SMS delivery status in the call history; see docs/webhooks.md)\n`);
+  else if (hooks || smsFlows.length > 0) out.write(`  webhooks: off (no secret: set CALLSCRIPT_WEBHOOK_SECRET to receive SMS delivery reports; see docs/webhooks.md)\n`);
   if (settings.server.admin) out.write(`  admin: ${base}/admin/flows   (its own Basic auth; see docs/admin.md)\n`);
+  if (settings.service) out.write(`  outbound calls (POST /admin/calls) placed through ${settings.service.url} as ${settings.service.login}${settings.server.admin ? '' : ' (the admin API is off: no route to place them)'}\n`);
   if (recorder) out.write(`  recording each finished call to ${recorder.dir}/<flow>-<callid>.test.yaml\n`);
   if (settings.server.watch) out.write(`  watching ${settings.server.flowsDir}${settings.configFile ? ` and ${settings.configFile}` : ''}: changes reload (also on SIGHUP)\n`);
   const hup = () => {
@@ -190,9 +195,11 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
 function restartOnly(s: Settings): Partial<Settings['server']> {
   const { flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin, metrics } = s.server;
   const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, authFailureLimit, authFailureWindowMs, trustProxy } = s.server;
-  const { endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls, environment, history } = s.server;
+  const { endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls, environment, history, webhooks, service } = s.server;
   return {
     ...(environment !== undefined ? { environment } : {}),
+    ...(webhooks !== undefined ? { webhooks } : {}),
+    ...(service !== undefined ? { service } : {}),
     ...{ flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin, metrics },
     ...{ headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, authFailureLimit, authFailureWindowMs, trustProxy },
     ...{ endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls, history },

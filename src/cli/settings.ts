@@ -6,13 +6,15 @@ import { Sealer } from '../engine/seal.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve, dirname } from 'node:path';
-import { checkConfig, CONFIG_DEFAULTS, HISTORY_CONFIG_DEFAULTS, METRICS_DEFAULTS, STORE_DEFAULTS, type ServerConfig } from '../flow/config.js';
+import { checkConfig, CONFIG_DEFAULTS, HISTORY_CONFIG_DEFAULTS, METRICS_DEFAULTS, STORE_DEFAULTS, WEBHOOKS_CONFIG_DEFAULTS, type ServerConfig } from '../flow/config.js';
+import { MIN_SECRET_CHARS, webhookOptionsProblem, type WebhookOptions } from '../http/webhooks.js';
 import { storeUrlProblem, type StoreSetting } from '../store/open.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import type { MediaSpec } from '../flow/model.js';
 import type { ServerOptions } from '../http/server.js';
 import { DEFAULT_RT_OPTIONS, type UnknownCallPolicy } from '../http/options.js';
 import { smsSender, type SmsAccount } from '../http/sms-effect.js';
+import { resolveService } from './service-settings.js';
 
 export interface ServeFlags {
   /** memory, or a Redis URL (env CALLSCRIPT_STORE, store: in callscript.yaml). */
@@ -42,6 +44,8 @@ export interface Settings {
   store: StoreSetting;
   /** The SMS account of sms steps, if any (its password is not repeated here). */
   sms?: Omit<SmsAccount, 'password'>;
+  /** The service account outbound calls are placed with (POST /admin/calls), if any: its address and login. */
+  service?: { url: string; login: string; from: string };
   server: ServerOptions & { flowsDir: string };
 }
 
@@ -101,6 +105,9 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
     smsLogin !== undefined && smsPassword !== undefined
       ? { baseUrl: env.SMS_BASE_URL ?? config?.sms?.base_url ?? 'http://127.0.0.1:4010/rest/v1.1', login: smsLogin, password: smsPassword, timeoutMs: smsTimeout }
       : undefined;
+  // The service account of outbound calls (src/cli/service-settings.ts): env, then the file.
+  const svc = resolveService({}, env, config, configPath);
+  if (typeof svc === 'string') return { ok: false, message: svc, diagnostics, sources };
   const flowsDir = flags.flows ?? env.FLOWS_DIR ?? (config ? resolve(baseDir, config.server.flows_dir) : 'flows');
   const storeUrl = nonEmpty(flags.store) ?? nonEmpty(env.CALLSCRIPT_STORE) ?? config?.store?.url ?? STORE_DEFAULTS.url;
   const storeProblem = storeUrlProblem(storeUrl);
@@ -123,7 +130,24 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
   } catch (err) {
     return { ok: false, message: (err as Error).message, diagnostics, sources };
   }
+  // The service's webhooks: the secret from the environment (better than the file), else webhooks.secret.
+  const webhookSecret = nonEmpty(env.CALLSCRIPT_WEBHOOK_SECRET) ?? config?.webhooks?.secret;
+  let webhooks: WebhookOptions | undefined;
+  if (config?.webhooks || webhookSecret !== undefined) {
+    const w = config?.webhooks ?? WEBHOOKS_CONFIG_DEFAULTS;
+    // CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS: comma-separated, accepted too while subscriptions move to the new secret
+    const previous = (env.CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter((k) => k !== '');
+    webhooks = { path: w.path, bodyLimit: w.body_limit, ...(webhookSecret !== undefined ? { secret: webhookSecret } : {}), ...(previous.length > 0 && webhookSecret !== undefined ? { previousSecrets: previous } : {}) };
+    const bad = webhookOptionsProblem(webhooks);
+    if (bad) {
+      const named = env.CALLSCRIPT_WEBHOOK_SECRET && bad.startsWith('webhooks.secret') ? `CALLSCRIPT_WEBHOOK_SECRET must be ${MIN_SECRET_CHARS} to 256 characters (e.g. openssl rand -base64 32)` : bad.startsWith('each previous') ? `each secret of CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS must be ${MIN_SECRET_CHARS} to 256 characters` : bad;
+      return { ok: false, message: named, diagnostics, sources };
+    }
+  }
   const metrics = config?.metrics ?? METRICS_DEFAULTS;
+  if (webhooks?.secret !== undefined && metrics.enabled && webhooks.path === metrics.path) {
+    return { ok: false, message: `webhooks.path and metrics.path are both ${metrics.path}: give them different paths`, diagnostics, sources };
+  }
   if (metrics.enabled && metrics.auth === 'admin' && (adminLogin === undefined || adminPassword === undefined)) {
     return { ok: false, message: 'metrics.auth: admin puts /metrics behind the admin credentials, and none are set: give admin.login and admin.password (or ADMIN_LOGIN and ADMIN_PASSWORD), or use metrics.auth: none', diagnostics, sources };
   }
@@ -141,7 +165,9 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
       configFile: configPath,
       store,
       ...(account ? { sms: { baseUrl: account.baseUrl, login: account.login, timeoutMs: account.timeoutMs } } : {}),
+      ...(svc.account ? { service: { url: svc.url, login: svc.account.login, from: svc.accountFrom! } } : {}),
       server: {
+        ...(svc.account ? { service: { url: svc.url, login: svc.account.login, password: svc.account.password } } : {}),
         effects: account ? { sms: smsSender(account) } : {},
         http: {
           allowPrivate: config?.http?.allow_private ?? false,
@@ -176,6 +202,7 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
         metrics: metrics.enabled ? { path: metrics.path, auth: metrics.auth } : false,
         ...(sensitiveKeys ? { sensitiveKeys } : {}),
         history: historySetting(config),
+        ...(webhooks ? { webhooks } : {}),
       },
     },
   };
@@ -225,7 +252,9 @@ export function settingsChanges(before: Settings, after: Settings): { routes?: S
     ['admin', before.server.admin, after.server.admin],
     ['metrics', before.server.metrics, after.server.metrics],
     ['sms', before.sms, after.sms],
+    ['api, account', before.server.service, after.server.service],
     ['history', before.server.history, after.server.history],
+    ['webhooks', before.server.webhooks, after.server.webhooks],
   ];
   for (const [name, a, b] of atStart) if (!same(a, b)) out.restart.push(name);
   return out;

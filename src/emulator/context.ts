@@ -6,6 +6,7 @@ import type { EmulatorStore } from './store.js';
 import type { Clock, Sleep } from './time.js';
 import type { SmsSettings } from './sms/record.js';
 import type { SmsNote } from './driver/transcript.js';
+import type { EmulatorWebhooks } from './webhooks/events.js';
 
 export interface Account {
   login: string;
@@ -61,5 +62,7 @@ export interface EmulatorContext {
   live: Map<string, LiveCall>;
   /** Calls running in the background (calls.realtime, control API without wait). */
   background: Set<Promise<unknown>>;
+  /** Webhook subscriptions and the events sent to them (SMS status changes, inbound SMS). */
+  webhooks: EmulatorWebhooks;
   log: Logger;
 }

@@ -3,7 +3,8 @@
  *   /rest/v1.1/...      the SMS REST API (sms/rest.ts)
  *   /json-rpc/v1.1/     JSON-RPC 2.0 (rpc/jsonrpc.ts)
  *   /emulator/...       the control API: run calls, transcripts, test hooks (control/routes.ts)
- * and the real-time driver behind calls.realtime and POST /emulator/calls.
+ * the real-time driver behind calls.realtime and POST /emulator/calls, and the webhook
+ * events sent to subscriptions (webhooks/).
  * It talks to callscript (or any customer server) over HTTP only.
  */
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
@@ -20,6 +21,10 @@ import { smsRest } from './sms/rest.js';
 import { EmulatorStore } from './store.js';
 import { realSleep, systemClock, type Clock, type Sleep } from './time.js';
 import { clientError, frameworkError, guardEmulator } from './transport-errors.js';
+import { EmulatorWebhooks } from './webhooks/events.js';
+import { HOOK_TYPES, newHook, secretProblem, type HookRecord } from './webhooks/hooks.js';
+import { DEFAULT_RETRY, type RetryPolicy } from './webhooks/sender.js';
+import { isHttpUrl } from './sms/validate.js';
 
 export const DEFAULT_PORT = 4010;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -60,6 +65,13 @@ export interface EmulatorOptions {
   logLevel?: string | false;
   /** Where the log lines go (a pino destination); default pino's stdout, JSON lines. */
   logStream?: DestinationStream;
+  /**
+   * Webhook receivers subscribed at start to every event type (`--webhook URL
+   * --webhook-secret S`): not kept with the data, not forgotten by a reset.
+   */
+  webhooks?: { endpoint: string; secret?: string }[];
+  /** How webhook deliveries are tried again (default 5 tries, after 1 s, 5 s, 30 s, 2 min; 5 s per attempt). */
+  webhookRetry?: Partial<RetryPolicy>;
 }
 
 export interface Emulator {
@@ -95,6 +107,9 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
     error: (o, m) => app.log.error(o, m),
   };
   const store = new EmulatorStore(opts.seed ?? DEFAULT_SEED, opts.maxTranscripts ?? 1000, opts.maxSms);
+  const clock = opts.clock ?? systemClock;
+  // checked before the data file is opened: a bad one stops the start with nothing to close
+  const configured = configuredHooks(opts.webhooks ?? [], clock.now());
   let journal: Journal | undefined;
   if (opts.dataFile) {
     journal = await openData(store, opts.dataFile, log, {
@@ -102,9 +117,10 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
       ...(opts.disk ? { disk: opts.disk } : {}),
     });
   }
+  const webhooks = new EmulatorWebhooks(store, clock, log, configured, { ...DEFAULT_RETRY, ...opts.webhookRetry });
   const ctx: EmulatorContext = {
     store,
-    clock: opts.clock ?? systemClock,
+    clock,
     sleep: opts.sleep ?? realSleep,
     account: { login: opts.login ?? DEFAULT_LOGIN, password: opts.password ?? DEFAULT_PASSWORD },
     sms: { ...DEFAULT_SMS_SETTINGS, ...opts.sms },
@@ -112,6 +128,7 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
     smsFailures: new Map(),
     live: new Map(),
     background: new Set(),
+    webhooks,
     log,
   };
 
@@ -132,6 +149,7 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
       sms_rest: '/rest/v1.1/sms',
       json_rpc: '/json-rpc/v1.1/',
       control: '/emulator/calls',
+      webhook_deliveries: '/emulator/webhooks/deliveries',
       health: '/emulator/health',
     },
     docs: 'docs/emulator.md',
@@ -151,8 +169,26 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
     async close() {
       for (const c of ctx.live.values()) c.hangUp('emulator', 'the emulator is shutting down');
       await Promise.allSettled([...ctx.background]);
+      await webhooks.close();
       await app.close();
       await journal?.close();
     },
   };
+}
+
+/** The subscriptions given at start: each receiver gets every event type, with its secret (checked: a bad one is an error). */
+function configuredHooks(list: { endpoint: string; secret?: string }[], now: number): HookRecord[] {
+  const out: HookRecord[] = [];
+  for (const w of list) {
+    if (!isHttpUrl(w.endpoint)) throw new Error(`webhook ${w.endpoint}: not an http:// or https:// URL`);
+    if (w.secret !== undefined) {
+      const bad = secretProblem(w.secret);
+      if (bad) throw new Error(`the webhook secret ${bad}`);
+    }
+    for (const type of HOOK_TYPES) {
+      const hook = newHook(`CONF${String(out.length).padStart(4, '0')}`, { type, endpoint: w.endpoint, options: { format: 'JSON', hmac_algo: 'SHA256', ...(w.secret !== undefined ? { hmac_secret: w.secret } : {}) } }, now);
+      out.push({ ...hook, configured: true });
+    }
+  }
+  return out;
 }

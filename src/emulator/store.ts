@@ -9,6 +9,7 @@ import { Ids } from './ids.js';
 import type { Transcript } from './driver/transcript.js';
 import type { SmsRecord } from './sms/record.js';
 import type { AppRecord } from './rpc/apps.js';
+import type { HookRecord } from './webhooks/hooks.js';
 
 export const DATA_VERSION = 1;
 
@@ -27,6 +28,8 @@ export interface EmulatorData {
   dids: Record<string, string>;
   /** Number (E.164) -> caller script (as written) used when the emulator calls that number. */
   callers: Record<string, CallerEntry>;
+  /** Webhook subscriptions (webhooks.subscribe); absent in data files written before them. */
+  hooks?: HookRecord[];
 }
 
 /** One change: an object written whole, a route or script set (or removed: null), a reset. */
@@ -36,6 +39,7 @@ export type Op =
   | { op: 'call'; v: Transcript }
   | { op: 'did'; k: string; v: string | null }
   | { op: 'caller'; k: string; v: CallerEntry | null }
+  | { op: 'hook'; k: string; v: HookRecord | null }
   | { op: 'reset' };
 
 /** Where changes go: `record` is called once per change, with the id generator's state after it. */
@@ -56,6 +60,7 @@ export class EmulatorStore {
   private readonly callMap = new Map<string, Transcript>();
   private readonly didMap = new Map<string, string>();
   private readonly callerMap = new Map<string, CallerEntry>();
+  private readonly hookMap = new Map<string, HookRecord>();
   ids: Ids;
   sink: StoreSink | undefined;
 
@@ -83,10 +88,13 @@ export class EmulatorStore {
   get callers(): ReadonlyMap<string, CallerEntry> {
     return this.callerMap;
   }
+  get hooks(): ReadonlyMap<string, HookRecord> {
+    return this.hookMap;
+  }
 
   /** A new 8-character hash unused by any object. */
   newHash(): string {
-    return this.ids.hash((h) => this.appMap.has(h) || this.smsMap.has(h) || this.callMap.has(h));
+    return this.ids.hash((h) => this.appMap.has(h) || this.smsMap.has(h) || this.callMap.has(h) || this.hookMap.has(h));
   }
 
   putApp(a: AppRecord): void {
@@ -114,6 +122,13 @@ export class EmulatorStore {
   deleteCaller(number: string): boolean {
     return this.drop('caller', this.callerMap, number);
   }
+  putHook(h: HookRecord): void {
+    this.commit({ op: 'hook', k: h.hash, v: h });
+  }
+  /** false when there was no such subscription. */
+  deleteHook(hash: string): boolean {
+    return this.drop('hook', this.hookMap, hash);
+  }
   /** Forgets every object (the id generator goes on). */
   reset(): void {
     this.commit({ op: 'reset' });
@@ -124,7 +139,7 @@ export class EmulatorStore {
     return this.sink ? this.sink.saved() : SAVED;
   }
 
-  private drop(op: 'did' | 'caller', map: Map<string, unknown>, k: string): boolean {
+  private drop(op: 'did' | 'caller' | 'hook', map: Map<string, unknown>, k: string): boolean {
     if (!map.has(k)) return false;
     this.commit({ op, k, v: null });
     return true;
@@ -158,8 +173,12 @@ export class EmulatorStore {
         if (op.v === null) this.callerMap.delete(op.k);
         else this.callerMap.set(op.k, op.v);
         break;
+      case 'hook':
+        if (op.v === null) this.hookMap.delete(op.k);
+        else this.hookMap.set(op.k, op.v);
+        break;
       case 'reset':
-        for (const m of [this.appMap, this.smsMap, this.callMap, this.didMap, this.callerMap]) m.clear();
+        for (const m of [this.appMap, this.smsMap, this.callMap, this.didMap, this.callerMap, this.hookMap]) m.clear();
         break;
     }
   }
@@ -173,6 +192,7 @@ export class EmulatorStore {
       calls: [...this.callMap.values()],
       dids: Object.fromEntries(this.didMap),
       callers: Object.fromEntries(this.callerMap),
+      hooks: [...this.hookMap.values()],
     };
   }
 
@@ -185,5 +205,6 @@ export class EmulatorStore {
     for (const c of data.calls) this.callMap.set(c.id, c);
     for (const [k, v] of Object.entries(data.dids)) this.didMap.set(k, v);
     for (const [k, v] of Object.entries(data.callers)) this.callerMap.set(k, v);
+    for (const h of data.hooks ?? []) this.hookMap.set(h.hash, h);
   }
 }

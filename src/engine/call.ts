@@ -31,6 +31,8 @@ import { openState, sealState, type Sealer } from './seal.js';
 import { maskLog, maskStepRecord, maskSummary, requestMasker, resultIsSensitive } from './mask-call.js';
 import type { LookupRecord, Lookups } from './http-wait.js';
 import { callOutcomeOf, type EffectEvent, type RequestOutcome, type StepEvent, type StepObserver } from './observe.js';
+import { startVars, type OutboundStarts } from './outbound.js';
+import type { Value } from '../flow/model.js';
 
 /** Time kept back from the deadline for saving the state and answering. */
 const EFFECT_MARGIN_MS = 250;
@@ -176,6 +178,8 @@ export interface CallDeps {
   perform(effect: Effect, budgetMs: number): Promise<EffectResult>;
   /** Performs http lookups, waiting across requests (src/engine/http-wait.ts); absent: http steps fail with UNAVAILABLE. */
   lookups?: Lookups;
+  /** Outbound calls placed by the server: a new call whose request_hash is one of theirs starts with its vars (src/engine/outbound.ts). */
+  outbound?: OutboundStarts;
   now?: () => number;
 }
 
@@ -382,6 +386,20 @@ export class CallHandler {
     return done;
   }
 
+  /** The vars an outbound call placed by the server starts with (null: not one, or none given); the dropped ones logged. */
+  private async outboundVars(req: RtRequest, flow: CompiledFlow, log: CallLogger): Promise<Record<string, Value> | null> {
+    const given = await this.deps.outbound!.start(req.request_hash!, req.callid, req.call_status);
+    if (!given) return null;
+    const { vars, dropped } = startVars(flow.tables.initialVars, given);
+    if (dropped.length > 0) {
+      log.warn(
+        { callid: req.callid, code: 'OUTBOUND_VARS_DROPPED', id: req.request_hash, flow: flow.name, dropped: dropped.map((d) => d.name) },
+        `outbound call ${req.request_hash}: vars ${dropped.map((d) => `${d.name} (${d.why})`).join(', ')} not set`,
+      );
+    }
+    return Object.keys(vars).length > 0 ? vars : null;
+  }
+
   /** One step, with the live-call bookkeeping: version and step per call, calls and errors per version. */
   private async step(req: RtRequest, flowName: string | undefined, log: CallLogger, started: number, stepped: (r: RtRequest) => void, seen: Seen): Promise<Answer> {
     let answer: Answer | undefined;
@@ -471,9 +489,11 @@ export class CallHandler {
     }
     seen.flow = flow;
     seen.prior = prior;
+    // an outbound call placed by the server: its vars, once per request (a retried attempt reuses them)
+    if (!prior && req.request_hash && this.deps.outbound && seen.outbound === undefined) seen.outbound = await this.outboundVars(req, flow, log);
     const at = this.now();
     const took = seen.transitions;
-    let outcome: Outcome = advance(flow, prior, req, { now: at, unknownCall: this.opts.unknownCall, ...(this.opts.maxStateBytes !== undefined ? { maxStateBytes: this.opts.maxStateBytes } : {}), ...(this.opts.evalLimits ? { evalLimits: this.opts.evalLimits } : {}), ...(this.opts.secret ? { secret: this.opts.secret } : {}), ...(took ? { hooks: { took: (k: string) => void took.push(k) } } : {}) });
+    let outcome: Outcome = advance(flow, prior, req, { now: at, unknownCall: this.opts.unknownCall, ...(seen.outbound ? { vars: seen.outbound } : {}), ...(this.opts.maxStateBytes !== undefined ? { maxStateBytes: this.opts.maxStateBytes } : {}), ...(this.opts.evalLimits ? { evalLimits: this.opts.evalLimits } : {}), ...(this.opts.secret ? { secret: this.opts.secret } : {}), ...(took ? { hooks: { took: (k: string) => void took.push(k) } } : {}) });
     const recorder = this.opts.recorder;
     const effects: StepRecord['effects'] = [];
     // the effects' time runs from the request's start, or, for a call taken over from another
@@ -563,6 +583,8 @@ export class CallHandler {
 
 /** What a step found out, for the bookkeeping around it. */
 interface Seen {
+  /** The vars of the outbound call this request starts (null: none). */
+  outbound?: Record<string, Value> | null;
   flow?: CompiledFlow;
   /** The call started with this request. */
   isNew?: boolean;

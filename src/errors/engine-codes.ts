@@ -7,6 +7,11 @@ import type { CodeInfo } from './types.js';
  */
 export const ENGINE_CODES: readonly CodeInfo[] = [
   {
+    code: 'OUTBOUND_VARS_DROPPED',
+    title: 'An outbound call placed with vars (POST /admin/calls, callscript dial --vars) started without some of them: not declared in the flow\'s vars:, or not of the declared type',
+    hint: 'Logged (warn) at the call\'s first request with the names dropped. Declare the variable in the flow\'s vars: with a default of its type (a number default takes "3" as 3, a boolean default takes "true"/"false"); only strings, numbers and booleans are taken.',
+  },
+  {
     code: 'SENSITIVE_UNREADABLE',
     title: "A call's sealed sensitive values could not be opened with the keys configured",
     hint: 'The call goes on with `***` for them. It was sealed with a key no longer given: keep the old key in CALLSCRIPT_SENSITIVE_KEY_PREVIOUS until the calls sealed with it have ended (docs/security.md, key rotation).',

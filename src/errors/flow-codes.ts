@@ -409,8 +409,8 @@ export const FLOW_CODES: readonly CodeInfo[] = [
   {
     code: 'CONFIG_AUTH',
     severity: 'error',
-    title: 'HTTP Basic auth in callscript.yaml is incomplete: `login` and `password` go together and are not empty.',
-    hint: 'Give both `auth.login` and `auth.password` (the same as the REALTIME10 application\'s login and password), or remove `auth:`.',
+    title: 'Credentials in callscript.yaml (`auth`, `admin`, `account`) are incomplete: `login` and `password` go together and are not empty.',
+    hint: 'Give both `auth.login` and `auth.password` (the same as the REALTIME10 application\'s login and password), or remove `auth:`; the same for `admin:` and `account:` (the service account; CALLSCRIPT_ACCOUNT=LOGIN:PASSWORD can give it instead).',
   },
   // --- last resort
   {

@@ -78,9 +78,24 @@ export interface ServerConfig {
   http?: HttpConfig;
   /** The call history (absent: its defaults, HISTORY_CONFIG_DEFAULTS). */
   history?: HistoryConfig;
+  /** The service's webhooks (SMS delivery reports, inbound SMS); the secret may come from CALLSCRIPT_WEBHOOK_SECRET instead. */
+  webhooks?: WebhooksConfig;
+  /** The service's JSON-RPC address (the CALLR API by default; the emulator's base URL is taken too). */
+  api?: string;
+  /** The service account: `callscript apps`, `dial`, and the outbound calls the server places. */
+  account?: { login: string; password: string };
   /** Prometheus metrics (absent: on, at /metrics, open). */
   metrics?: MetricsConfig;
 }
+
+export interface WebhooksConfig {
+  path: string;
+  /** The hmac_secret given to webhooks.subscribe; without it (here or in the environment) the route is off. */
+  secret?: string;
+  body_limit: number;
+}
+
+export const WEBHOOKS_CONFIG_DEFAULTS: WebhooksConfig = { path: '/webhooks/callr', body_limit: 262144 };
 
 export interface HistoryConfig {
   /** Finished calls kept, the newest (0: no history at all). */
@@ -280,6 +295,22 @@ export function configJsonSchema(): Record<string, unknown> {
         },
         'The call history: the last finished calls with their paths (steps, results, commands, timings), shown by GET /admin/calls and callscript calls / trace.',
       ),
+      webhooks: section(
+        {
+          path: { type: 'string', pattern: '^/[A-Za-z0-9/_.-]{1,199}$', default: '/webhooks/callr', description: 'Where the service POSTs its webhook events (the endpoint given to webhooks.subscribe ends with it).' },
+          secret: { type: 'string', minLength: 16, maxLength: 256, description: 'The secret given to webhooks.subscribe as hmac_secret: events must carry X-CALLR-HmacSignature, the base64 HMAC-SHA256 of their body with it. Better in the environment: CALLSCRIPT_WEBHOOK_SECRET. Without one the route is off.' },
+          body_limit: int(1024, 4194304, 262144, 'Largest webhook event taken, in bytes; larger ones are refused with 413 BODY_TOO_LARGE.'),
+        },
+        'The service\'s webhooks (docs/webhooks.md): SMS delivery reports recorded for the calls whose flows sent them (GET /admin/calls/:callid), inbound SMS logged and counted.',
+      ),
+      api: { type: 'string', pattern: '^https?://', description: 'The service\'s JSON-RPC address: the CALLR API https://api.callr.com/json-rpc/v1.1/ (the default), or the emulator\'s http://127.0.0.1:4010 (its base URL is taken: /json-rpc/v1.1/ is added). CALLSCRIPT_API and --api override it.' },
+      account: section(
+        {
+          login: { type: 'string', minLength: 1, description: 'The service account\'s login (the CALLR API\'s HTTP Basic login).' },
+          password: { type: 'string', minLength: 1, description: 'The service account\'s password.' },
+        },
+        'The service account (the CALLR API): callscript apps and dial use it, and the server places outbound calls (POST /admin/calls) with it; login and password go together. CALLSCRIPT_ACCOUNT=LOGIN:PASSWORD and --account override it.',
+      ),
       routes: section(
         {
           apps: { type: ['object', 'null'], additionalProperties: flowName, description: 'Flow by REALTIME10 application hash.' },
@@ -387,7 +418,21 @@ function handChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
     if (Array.isArray(h.allow_hosts)) config.http.allow_hosts = h.allow_hosts.filter((x): x is string => typeof x === 'string');
   }
 
+  if (typeof data.api === 'string') config.api = data.api;
+  const account = entry(root, 'account');
+  if (account && account.value.kind === 'map') {
+    const login = entry(account.value, 'login');
+    const password = entry(account.value, 'password');
+    const a = (data.account ?? {}) as Record<string, unknown>;
+    if (!login || !password) report(ctx, 'CONFIG_AUTH', account, `account needs both login and password (${login ? 'password' : 'login'} is missing)`, 'Or leave account: out and set CALLSCRIPT_ACCOUNT=LOGIN:PASSWORD where callscript runs.');
+    else if (typeof a.login === 'string' && a.login.includes(':')) report(ctx, 'BAD_FORMAT', login.value, 'account.login: an HTTP Basic login has no ":" (the password may)');
+    else if (typeof a.login === 'string' && typeof a.password === 'string') config.account = { login: a.login, password: a.password };
+  } else if (account && account.value.kind === 'scalar' && account.value.type === 'null') {
+    report(ctx, 'CONFIG_AUTH', account, 'account is empty: give login and password, or remove it');
+  }
+
   if (data.history && typeof data.history === 'object') config.history = { ...HISTORY_CONFIG_DEFAULTS, ...(data.history as Partial<HistoryConfig>) };
+  if (data.webhooks && typeof data.webhooks === 'object') config.webhooks = { ...WEBHOOKS_CONFIG_DEFAULTS, ...(data.webhooks as Partial<WebhooksConfig>) };
   if (data.metrics && typeof data.metrics === 'object') config.metrics = { ...METRICS_DEFAULTS, ...(data.metrics as Partial<MetricsConfig>) };
   const metricsPath = entry(root, 'metrics')?.value;
   const path = metricsPath?.kind === 'map' ? entry(metricsPath, 'path') : undefined;
@@ -504,6 +549,12 @@ function ajvError(ctx: Ctx, root: YNode, e: ErrorObject): void {
       return;
     }
     case 'minLength':
+    case 'maxLength':
+      if (e.instancePath === '/webhooks/secret') {
+        // the secret itself is never repeated in a message
+        report(ctx, 'BAD_FORMAT', node, `webhooks.secret must be 16 to 256 characters, got ${node.kind === 'scalar' ? String(node.value).length : 0}`, 'e.g. the output of openssl rand -base64 32, given to webhooks.subscribe as hmac_secret. Better kept out of the file: CALLSCRIPT_WEBHOOK_SECRET.');
+        return;
+      }
       report(ctx, 'TYPE_MISMATCH', node, `${where} must not be empty`);
       return;
     case 'pattern':
@@ -512,8 +563,16 @@ function ajvError(ctx: Ctx, root: YNode, e: ErrorObject): void {
         report(ctx, 'BAD_FORMAT', node, `sms.base_url must be an http:// or https:// URL, got '${clip(String(node.kind === 'scalar' ? node.value : ''))}'`, 'e.g. http://127.0.0.1:4010/rest/v1.1 (the emulator) or the service\'s REST address for version 1.1.');
         return;
       }
+      if (e.instancePath === '/api') {
+        report(ctx, 'BAD_FORMAT', node, `api must be an http:// or https:// URL, got '${clip(String(node.kind === 'scalar' ? node.value : ''))}'`, 'e.g. https://api.callr.com/json-rpc/v1.1/ (the CALLR API, the default) or http://127.0.0.1:4010 (the emulator).');
+        return;
+      }
       if (e.instancePath === '/store' || e.instancePath === '/store/url' || e.instancePath.startsWith('/store/cluster')) {
         report(ctx, 'BAD_FORMAT', node, `${where} must be memory or a Redis URL, got '${clip(String(node.kind === 'scalar' ? node.value : ''))}'`, 'e.g. redis://10.0.0.5:6379/0 (rediss:// for TLS, redis://user:password@host:port/db); see docs/scaling.md.');
+        return;
+      }
+      if (e.instancePath === '/webhooks/path') {
+        report(ctx, 'BAD_FORMAT', node, `webhooks.path must be a path like /webhooks/callr (letters, digits, / _ . -), got '${clip(String(node.kind === 'scalar' ? node.value : ''))}'`);
         return;
       }
       if (e.instancePath === '/metrics/path') {

@@ -1,6 +1,6 @@
 /**
  * The admin API (/admin/...): flows and their versions, live and finished calls
- * (src/http/calls.ts), rollback, canary, reload. Registered only when admin credentials are configured; those are its own
+ * (src/http/calls.ts), outbound calls (src/http/outbound.ts), rollback, canary, reload. Registered only when admin credentials are configured; those are its own
  * (not the real-time route's), checked in onRequest before any body is read. Answers are
  * JSON; errors use the `{"error":{"code","message"}}` envelope with catalogue codes.
  */
@@ -18,6 +18,8 @@ import type { SharedVersions } from '../registry/shared-versions.js';
 import { registerConsole } from './console.js';
 import type { TrafficSource } from './metrics.js';
 import { registerCalls, type CallsDeps } from './calls.js';
+import type { WebhookReceiver } from './webhooks.js';
+import { registerOutbound, type OutboundRouteDeps } from './outbound.js';
 
 export interface AdminDeps extends CallsDeps {
   auth: { login: string; password: string };
@@ -29,6 +31,10 @@ export interface AdminDeps extends CallsDeps {
   reload: (reason: string) => Promise<ReloadSummary>;
   /** With a shared store: pins, canaries and counts shared by the instances. */
   sync?: SharedVersions;
+  /** The webhook route, when it is on (GET /admin/webhooks shows its counts). */
+  webhooks?: WebhookReceiver;
+  /** Outbound calls (POST /admin/calls, GET /admin/outbound/:id); absent when the store cannot keep them. */
+  outbound?: OutboundRouteDeps;
   /** The traffic of each flow's transitions (the metrics: src/http/metrics.ts), when metrics are on. */
   traffic?: TrafficSource;
 }
@@ -72,7 +78,7 @@ export function flowView(e: FlowEntry, d: Pick<AdminDeps, 'registry' | 'live' | 
 }
 
 /** The JSON object of a POST body ({} when empty); a string message when it is not one. */
-function bodyObject(req: FastifyRequest): Record<string, unknown> | string {
+export function bodyObject(req: Pick<FastifyRequest, 'body'>): Record<string, unknown> | string {
   const text = typeof req.body === 'string' ? req.body.trim() : '';
   if (text === '') return {};
   try {
@@ -133,6 +139,10 @@ export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise
       admin.post('/reload', async () => d.reload('admin API'));
 
       registerCalls(admin, d);
+      if (d.outbound) registerOutbound(admin, d.outbound, bodyObject);
+
+      // the webhook route and the events it took since this process started, by type and result (docs/webhooks.md)
+      admin.get('/webhooks', async () => (d.webhooks ? { on: true, path: d.webhooks.path, events: d.webhooks.counts.list() } : { on: false, path: null, events: [] }));
 
       // the web console and the graph and traffic routes it draws with (src/http/console.ts)
       await registerConsole(admin, { registry: d.registry, ...(d.sync ? { sync: d.sync } : {}), ...(d.traffic ? { traffic: d.traffic } : {}) });

@@ -12,7 +12,9 @@ import type { CallState } from '../engine/types.js';
 import { UINT64_MAX } from '../protocol/formats.js';
 import type { LiveCalls } from '../registry/live.js';
 import type { Registry } from '../registry/registry.js';
-import type { CallStore } from '../store/types.js';
+import { hasSmsStatus, type CallStore } from '../store/types.js';
+import { deliveryView, sentSms, type SmsDelivery } from '../engine/sms-delivery.js';
+import type { PathEntry } from '../engine/history.js';
 import { sendError as fail } from './envelope.js';
 import type { HistoryWriter } from './history.js';
 
@@ -47,6 +49,17 @@ export function adminVars(registry: Registry, state: CallState): Record<string, 
 /** A finished record as the detail shows it: `status` is "finished", the call_status it ended with is `callStatus`. */
 export function finishedView(r: FinishedRecord) {
   return { ...r, callStatus: r.status, status: 'finished' as const };
+}
+
+/** SMS shown per call, at most (the first a call sent). */
+export const MAX_SMS_SHOWN = 100;
+
+/** The SMS a call sent (from its path) with their delivery status (docs/webhooks.md). */
+export async function smsOf(store: CallStore, path: readonly PathEntry[]): Promise<SmsDelivery[]> {
+  const sent = sentSms(path).slice(0, MAX_SMS_SHOWN);
+  if (sent.length === 0) return [];
+  const read = hasSmsStatus(store) ? (hash: string) => store.smsStatus(hash) : async () => undefined;
+  return Promise.all(sent.map(async (s) => deliveryView(s, await read(s.hash))));
 }
 
 /** The callid of a URL, canonical (digits, no leading zeros), or why not. */
@@ -141,9 +154,10 @@ export function registerCalls(admin: FastifyInstance, d: CallsDeps): void {
       const state = raw === undefined || raw === ENDED ? undefined : decodeState(raw);
       // without a state, a finished record wins over this process's bookkeeping (the call may have ended on another instance)
       const record = state ? undefined : parseRecord(await d.store.getFinished(callid));
-      if (record) return finishedView(record);
+      if (record) return { ...finishedView(record), sms: await smsOf(d.store, record.path) };
       const live = d.live.get(callid);
       if (state || live) {
+        const path = parsePath(await d.store.readPath(callid));
         return {
           callid,
           status: 'live' as const,
@@ -155,7 +169,8 @@ export function registerCalls(admin: FastifyInstance, d: CallsDeps): void {
           commands: state?.commands ?? null,
           started: state ? iso(state.started) : null,
           lastSeen: live ? iso(live.lastSeen) : null,
-          path: parsePath(await d.store.readPath(callid)),
+          path,
+          sms: await smsOf(d.store, path),
         };
       }
       return fail(reply, 404, 'CALL_NOT_FOUND', `no live or finished call ${callid}`);
@@ -187,6 +202,7 @@ export function registerCalls(admin: FastifyInstance, d: CallsDeps): void {
         return undefined;
       });
     }
-    return finishedView(record ?? endedByAdminRecord({ callid, flow: s.flow, version: s.version, started: s.started, step: s.step, commands: s.commands }, vars, [], Date.now(), 1));
+    const view = finishedView(record ?? endedByAdminRecord({ callid, flow: s.flow, version: s.version, started: s.started, step: s.step, commands: s.commands }, vars, [], Date.now(), 1));
+    return { ...view, sms: await smsOf(d.store, view.path).catch(() => []) };
   });
 }

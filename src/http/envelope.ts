@@ -12,13 +12,14 @@ import { codeInfo } from '../errors/catalogue.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-export function errorBody(code: string, message: string): string {
+/** `extra`: more fields of the error object, after code and message (e.g. the service's `serviceCode`). */
+export function errorBody(code: string, message: string, extra?: Record<string, unknown>): string {
   codeInfo(code); // every code answered is in the catalogue
-  return JSON.stringify({ error: { code, message } });
+  return JSON.stringify({ error: { code, message, ...extra } });
 }
 
-export function sendError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
-  return reply.code(status).header('content-type', JSON_TYPE).send(errorBody(code, message));
+export function sendError(reply: FastifyReply, status: number, code: string, message: string, extra?: Record<string, unknown>): FastifyReply {
+  return reply.code(status).header('content-type', JSON_TYPE).send(errorBody(code, message, extra));
 }
 
 /** A whole HTTP/1.1 error response, for the places where only the socket is left. */

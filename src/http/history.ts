@@ -8,11 +8,16 @@
  * reply. A failed write is counted and logged (HISTORY_WRITE_FAILED, at most one line per
  * 10 s): the calls are not affected. Writes of one call are issued in order (the store
  * sees a call's appends before its end).
+ *
+ * An SMS a flow sent (an sms effect that succeeded) is noted too, under its hash: which
+ * call and step sent it, so that the delivery reports of the webhook route
+ * (src/http/webhooks.ts) are the call's (src/engine/sms-delivery.ts).
  */
 import type { StepEvent, StepObserver } from '../engine/observe.js';
 import { endedByAdminRecord, finishedRecordText, inPath, parsePath, pathEntry, type FinishedRecord } from '../engine/history.js';
 import type { CallState } from '../engine/types.js';
-import type { CallStore, HistoryStore, PathAppend } from '../store/types.js';
+import { hasSmsStatus, type CallStore, type HistoryStore, type PathAppend, type SmsStatusStore } from '../store/types.js';
+import { sentText, SMS_HASH } from '../engine/sms-delivery.js';
 
 export interface HistorySettings {
   /** Finished calls kept (the newest); 0: no history at all. */
@@ -49,6 +54,8 @@ export class HistoryWriter implements StepObserver {
   private lastLog = 0;
   private unlogged = 0;
   private quiet = false;
+  /** Where the SMS sent are noted (the store, when it keeps delivery status). */
+  private readonly sms: SmsStatusStore | undefined;
 
   constructor(
     private readonly store: HistoryStore,
@@ -57,7 +64,14 @@ export class HistoryWriter implements StepObserver {
     private readonly pathTtlMs: number,
     private readonly log: Log,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.sms = hasSmsStatus(store) ? store : undefined;
+  }
+
+  /** How long the note of an SMS sent (and its reports) is kept: as long as its call's record may be. */
+  get smsTtlMs(): number {
+    return this.settings.ttlMs + this.pathTtlMs;
+  }
 
   step(e: StepEvent): void {
     if (!inPath(e)) return;
@@ -105,6 +119,7 @@ export class HistoryWriter implements StepObserver {
     const appends: PathAppend[] = [];
     const ends: StepEvent[] = [];
     for (const e of batch) {
+      if (this.sms) this.noteSms(e, this.sms);
       if (e.ended) ends.push(e);
       else
         try {
@@ -118,6 +133,13 @@ export class HistoryWriter implements StepObserver {
     for (const e of ends) {
       const after = appended ? appended.catch(() => undefined) : Promise.resolve();
       this.track(after.then(() => this.finish(e)), 1);
+    }
+  }
+
+  /** The SMS the request's sms steps sent, noted under their hashes (which call and step): a write each, beside the path's (SMS are few). */
+  private noteSms(e: StepEvent, sms: SmsStatusStore): void {
+    for (const x of e.effects) {
+      if (x.kind === 'sms' && x.outcome === 'ok' && x.value !== undefined && SMS_HASH.test(x.value)) this.track(sms.smsSent(x.value, sentText({ callid: e.callid, step: x.step, at: e.at }), this.smsTtlMs), 0);
     }
   }
 

@@ -84,6 +84,8 @@ export class CallMetrics implements StepObserver, TrafficSource {
   private readonly effects = new Map<string, { outcomes: Map<string, number>; hist: Hist }>();
   private readonly reloads = new Map<string, number>();
   private storeErrors = 0;
+  /** The webhook route's counts (src/http/webhooks.ts), once it is on. */
+  private webhookCounts: (() => { type: string; result: string; count: number }[]) | undefined;
 
   constructor(private readonly deps: MetricsDeps) {
     // the process's collectors start with the first app (GC and event loop lag count from then)
@@ -126,6 +128,9 @@ export class CallMetrics implements StepObserver, TrafficSource {
     view(r, TRANSITIONS, 'Transitions the flows took, by flow version and coverage key (as in callscript test --coverage): the traffic of each edge of the flow\'s graph.', 'counter', 'sum', () =>
       perVersion((flow, version, v) => [...v.transitions].map(([transition, n]) => ({ labels: { flow, version, transition }, value: n }))),
     );
+    view(r, 'callscript_webhooks_total', 'Events the webhook route took (docs/webhooks.md), by type (sms.mt.status_update, sms.mo, other; unknown before an event could be trusted) and result (ok, duplicate, ignored, bad_signature, bad_event, bad_json, unsupported_type, too_large, store_unavailable).', 'counter', 'sum', () =>
+      (this.webhookCounts?.() ?? []).map(({ type, result, count }) => ({ labels: { type, result }, value: count })),
+    );
     view(r, 'callscript_processes', 'Processes whose metrics this answer sums: 1, or with --workers N the workers that answered the scrape in time.', 'gauge', 'sum', () => [{ labels: {}, value: 1 }]);
   }
 
@@ -144,6 +149,11 @@ export class CallMetrics implements StepObserver, TrafficSource {
     if (e.late) f.fallbacks++;
     if (e.outcome === 'store_unavailable') this.storeErrors++;
     for (const x of e.effects) this.effect(x.kind, x.outcome, x.ms);
+  }
+
+  /** The webhook route is on: its counts are read at each scrape. */
+  countWebhooks(counts: () => { type: string; result: string; count: number }[]): void {
+    this.webhookCounts = counts;
   }
 
   /** A reload ended (counted once per reload run). */

@@ -1,4 +1,5 @@
 import type { StepObserver } from '../engine/observe.js';
+import type { ServiceClientOptions } from '../service/jsonrpc.js';
 import type { CallStore } from '../store/types.js';
 import type { LoadReport, Registry } from '../registry/registry.js';
 import type { Effects } from './effects.js';
@@ -9,6 +10,7 @@ import type { Reloader, ReloadSummary } from '../registry/reloader.js';
 import type { CallObserver, Routes } from '../engine/call.js';
 import { DEFAULT_EVAL_LIMITS, type EvalLimits } from '../flow/budget.js';
 import { DEFAULT_BODY_DEPTH } from '../protocol/request.js';
+import type { WebhookOptions } from './webhooks.js';
 import type { MetricsCluster } from './metrics-cluster.js';
 import type { TrafficSource } from './metrics.js';
 
@@ -139,6 +141,21 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
    * `{ keep: 1000, ttlMs: 86400000, maxPath: 200 }`.
    */
   history?: false | { keep?: number; ttlMs?: number; maxPath?: number };
+  /**
+   * The service's webhooks (docs/webhooks.md): POST `path` (default /webhooks/callr) takes
+   * the events signed with `secret` (the hmac_secret of webhooks.subscribe; at least 16
+   * characters) and records the delivery status of the SMS the flows sent. Without a secret
+   * the route does not exist. `callscript serve` takes the secret from
+   * CALLSCRIPT_WEBHOOK_SECRET or webhooks.secret.
+   */
+  webhooks?: WebhookOptions;
+  /**
+   * The service's JSON-RPC API and the account the server places outbound calls with
+   * (POST /admin/calls, docs/service.md): `url` (default the CALLR API,
+   * https://api.callr.com/json-rpc/v1.1/), `login`, `password`, `timeoutMs` per call (default
+   * 10 s). Without it, POST /admin/calls answers 503 SERVICE_UNCONFIGURED.
+   */
+  service?: ServiceClientOptions;
   /** Filled in at registration: handles on the running plugin, for a config reload. */
   control?: PluginControl;
 }

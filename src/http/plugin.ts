@@ -33,7 +33,10 @@ import { DEFAULT_RT_OPTIONS, metricsPathProblem, type CallscriptPluginOptions, t
 import { CallMetrics, registerMetrics } from './metrics.js';
 import { registerHealth } from './health.js';
 import { RtTracing, type RtSpan } from './tracing.js';
-import { HistoryWriter, historySettings, historyStore } from './history.js';
+import { DEFAULT_HISTORY, HistoryWriter, historySettings, historyStore } from './history.js';
+import { DEFAULT_WEBHOOK_PATH, webhookRoute } from './webhooks.js';
+import { OutboundCalls } from './outbound.js';
+import { ServiceClient } from '../service/jsonrpc.js';
 
 export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (app, options) => {
   const opts: RtOptions = {
@@ -112,8 +115,11 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   stepObservers.push(metrics);
   stepObservers.push(tracing);
   const observer = observers(stepObservers, (err) => app.log.error({ err }, 'an observer of the call step failed'));
+  // Outbound calls placed by the admin API (src/http/outbound.ts): kept in the store, read by the first request of each.
+  const outbound = typeof store.putOutbound === 'function' && typeof store.getOutbound === 'function' ? new OutboundCalls(store, { history: history !== undefined }) : undefined;
+  const serviceClient = options.service ? new ServiceClient(options.service) : undefined;
   const service = new CallHandler(
-    { versions, store, live, release: () => reg.release(live), perform: (e, budget) => performEffect(effects, e, budget), lookups },
+    { versions, store, live, release: () => reg.release(live), perform: (e, budget) => performEffect(effects, e, budget), lookups, ...(outbound ? { outbound } : {}) },
     { secret, deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, maxLiveCalls: opts.maxLiveCalls, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}), ...(sealer ? { sealer } : {}), ...(observer ? { observer } : {}) },
   );
   app.addHook('onClose', async () => service.close());
@@ -212,6 +218,11 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
 
   registerHealth(app, { registry: reg, store, live, refused: refusedNow, notAllowed });
 
+  // The service's webhooks (src/http/webhooks.ts): SMS delivery reports kept as long as their calls' records.
+  if (options.webhooks?.secret !== undefined && metrics && (options.webhooks.path ?? DEFAULT_WEBHOOK_PATH) === (metricsOpts?.path ?? '/metrics')) throw new Error(`callscript plugin: webhooks.path and metrics.path are both ${metricsOpts?.path ?? '/metrics'}: give them different paths`);
+  const webhooks = await webhookRoute(app, options.webhooks, store, { ttlMs: history?.smsTtlMs ?? DEFAULT_HISTORY.ttlMs + opts.callTtlMs, log: app.log });
+  if (webhooks && metrics) metrics.countWebhooks(() => webhooks.counts.list());
+
   if (metrics && metricsOpts) {
     // open, or behind the admin credentials (failures counted like the admin API's)
     const guard = metricsOpts.auth === 'admin' ? authGuard({ credentials: options.admin!, code: 'ADMIN_AUTH_REQUIRED', message: 'valid admin HTTP Basic credentials are required', name: 'callscript-admin', what: 'the metrics' }, limitsFor()) : undefined;
@@ -220,7 +231,10 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
 
   // the console's traffic: the plugin's `traffic` option, else the metrics' transitions counter
   const traffic = options.traffic ?? metrics;
-  if (options.admin) await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store: withHistory, reload, endCall: (callid) => service.endCall(callid), ...(history ? { history } : {}), ...(sync ? { sync } : {}), ...(traffic ? { traffic } : {}) });
+  if (options.admin) {
+    if (!outbound) app.log.warn({ code: 'OUTBOUND_UNSUPPORTED' }, 'the call store given has no outbound methods (putOutbound, getOutbound): POST /admin/calls is off');
+    await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store: withHistory, reload, endCall: (callid) => service.endCall(callid), ...(history ? { history } : {}), ...(sync ? { sync } : {}), ...(traffic ? { traffic } : {}), ...(webhooks ? { webhooks } : {}), ...(outbound ? { outbound: { outbound, ...(serviceClient ? { service: serviceClient } : {}) } } : {}) });
+  }
 };
 
 /** Options given to the plugin by code are checked like the config file's: a clear error at registration. */

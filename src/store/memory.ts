@@ -1,4 +1,4 @@
-import { BadCursor, type CallStore, type LoadedCall, type PathAppend } from './types.js';
+import { BadCursor, type CallStore, type LoadedCall, type PathAppend, type SmsStatusStore } from './types.js';
 
 interface Entry {
   /** Undefined while only an aside was set. */
@@ -15,6 +15,17 @@ interface Timed<T> {
   expires: number;
 }
 
+interface SmsEntry {
+  sent: string | undefined;
+  /** event id -> report */
+  reports: Map<string, string>;
+  expires: number;
+}
+
+/** SMS delivery records and webhook event claims kept at most (the oldest go first): memory stays bounded. */
+export const MAX_SMS_RECORDS = 100_000;
+export const MAX_EVENT_CLAIMS = 200_000;
+
 /**
  * The default store: a Map in this process. Entries expire `ttlMs` after their last
  * write (a call whose HANGUP request never came); expired entries are dropped on read
@@ -23,11 +34,17 @@ interface Timed<T> {
  * The call history lives beside the calls: a path per live call (capped by its appends) and
  * the finished records in a Map whose insertion order is their age (the oldest first), so
  * that keeping the last `keep` drops from the front.
+ *
+ * Delivery status of SMS and webhook event claims (SmsStatusStore) are Maps too, with their
+ * expiry, capped (MAX_SMS_RECORDS, MAX_EVENT_CLAIMS: the oldest are dropped first).
  */
-export class MemoryStore implements CallStore {
+export class MemoryStore implements CallStore, SmsStatusStore {
   private readonly calls = new Map<string, Entry>();
   private readonly paths = new Map<string, Timed<string[]>>();
   private readonly finished = new Map<string, Timed<string>>();
+  private readonly smsRecords = new Map<string, SmsEntry>();
+  private readonly events = new Map<string, number>();
+  private readonly outbound = new Map<string, Timed<string>>();
   private readonly timer: NodeJS.Timeout;
   private seq = 0;
 
@@ -162,6 +179,62 @@ export class MemoryStore implements CallStore {
     return r && r.expires > this.now() ? r.data : undefined;
   }
 
+  async smsSent(hash: string, sent: string, ttlMs: number): Promise<void> {
+    const e = this.smsEntry(hash);
+    e.sent = sent;
+    e.expires = this.now() + ttlMs;
+  }
+
+  async smsReport(hash: string, eventId: string, report: string, maxReports: number, ttlMs: number): Promise<boolean> {
+    const e = this.smsEntry(hash);
+    if (e.reports.has(eventId) || e.reports.size >= maxReports) return false;
+    e.reports.set(eventId, report);
+    e.expires = this.now() + ttlMs;
+    return true;
+  }
+
+  async smsStatus(hash: string): Promise<{ sent?: string; reports: string[] } | undefined> {
+    const e = this.smsRecords.get(hash);
+    if (!e || e.expires <= this.now() || (e.sent === undefined && e.reports.size === 0)) return undefined;
+    return { ...(e.sent !== undefined ? { sent: e.sent } : {}), reports: [...e.reports.values()] };
+  }
+
+  async claimEvent(eventId: string, ttlMs: number): Promise<boolean> {
+    const now = this.now();
+    const until = this.events.get(eventId);
+    if (until !== undefined && until > now) return false;
+    this.events.delete(eventId);
+    this.events.set(eventId, now + ttlMs);
+    if (this.events.size > MAX_EVENT_CLAIMS) this.events.delete(this.events.keys().next().value as string);
+    return true;
+  }
+
+  async releaseEvent(eventId: string): Promise<void> {
+    this.events.delete(eventId);
+  }
+
+  /** The SMS's entry, made (an expired one anew) as the newest when needed. */
+  private smsEntry(hash: string): SmsEntry {
+    let e = this.smsRecords.get(hash);
+    if (e && e.expires > this.now()) return e;
+    this.smsRecords.delete(hash);
+    e = { sent: undefined, reports: new Map(), expires: 0 };
+    this.smsRecords.set(hash, e);
+    if (this.smsRecords.size > MAX_SMS_RECORDS) this.smsRecords.delete(this.smsRecords.keys().next().value as string);
+    return e;
+  }
+
+  async putOutbound(id: string, record: string, ttlMs: number): Promise<void> {
+    // deleted first: the Map's order stays the order of expiry for records of one ttl
+    this.outbound.delete(id);
+    this.outbound.set(id, { data: record, expires: this.now() + ttlMs });
+  }
+
+  async getOutbound(id: string): Promise<string | undefined> {
+    const r = this.outbound.get(id);
+    return r && r.expires > this.now() ? r.data : undefined;
+  }
+
   /** What the history holds (tests, benchmarks): paths of live calls and finished records. */
   historySize(): { paths: number; finished: number } {
     return { paths: this.paths.size, finished: this.finished.size };
@@ -174,18 +247,27 @@ export class MemoryStore implements CallStore {
     this.calls.clear();
     this.paths.clear();
     this.finished.clear();
+    this.smsRecords.clear();
+    this.events.clear();
+    this.outbound.clear();
   }
 
-  /** Drops expired entries (calls, paths, finished records); returns how many. */
+  /** Drops expired entries (calls, paths, finished records, SMS records, outbound calls, event claims); returns how many. */
   sweep(): number {
     const now = this.now();
     let n = 0;
-    for (const map of [this.calls, this.paths, this.finished] as Map<string, { expires: number }>[]) {
+    for (const map of [this.calls, this.paths, this.finished, this.smsRecords, this.outbound] as Map<string, { expires: number }>[]) {
       for (const [k, e] of map) {
         if (e.expires <= now) {
           map.delete(k);
           n++;
         }
+      }
+    }
+    for (const [k, until] of this.events) {
+      if (until <= now) {
+        this.events.delete(k);
+        n++;
       }
     }
     return n;

@@ -7,7 +7,10 @@
  * - load: HMGET v r f, and HDEL f when there was one (the aside is taken);
  * - commit: compares `r` with the revision read, writes `v` and `r`+1 and the expiry, or
  *   changes nothing.
- * The call history (paths of live calls, finished records) is in ./redis-history.ts.
+ * The call history (paths of live calls, finished records) is in ./redis-history.ts, the
+ * delivery status of SMS and the webhook event claims in ./redis-sms.ts.
+ * The call history (paths of live calls, finished records) is in ./redis-history.ts; outbound
+ * calls placed by the server are strings `<prefix>outbound:{<id>}` with their expiry.
  * No lock is taken anywhere: an instance killed between a load and a commit leaves nothing
  * behind that another must wait for.
  *
@@ -17,8 +20,9 @@
  * is half-written (a step writes once, with its commit).
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { StoreUnavailable, type CallStore, type LoadedCall, type PathAppend } from './types.js';
+import { StoreUnavailable, type CallStore, type LoadedCall, type PathAppend, type SmsStatusStore } from './types.js';
 import { RedisHistory } from './redis-history.js';
+import { RedisSmsStatus } from './redis-sms.js';
 
 const LOAD = `
 local r = redis.call('HMGET', KEYS[1], 'v', 'r', 'f')
@@ -70,10 +74,11 @@ type Scripted = (Redis | Cluster) & {
 
 export const DEFAULT_REDIS_PREFIX = 'callscript:';
 
-export class RedisStore implements CallStore {
+export class RedisStore implements CallStore, SmsStatusStore {
   readonly prefix: string;
   private readonly redis: Scripted;
   private readonly history: RedisHistory;
+  private readonly smsStatusStore: RedisSmsStatus;
 
   /** `target`: redis://[user:password@]host:port[/db] (rediss:// for TLS), a Cluster, or Sentinels. */
   constructor(target: RedisTarget, opts: RedisStoreOptions = {}) {
@@ -100,6 +105,7 @@ export class RedisStore implements CallStore {
     redis.defineCommand('csAside', { numberOfKeys: 1, lua: ASIDE });
     this.redis = redis as Scripted;
     this.history = new RedisHistory(redis, this.prefix, (op) => this.run(op));
+    this.smsStatusStore = new RedisSmsStatus(redis, this.prefix, (op) => this.run(op));
   }
 
   /** The client, for the other shared records (flow versions, pins, counts). */
@@ -205,6 +211,39 @@ export class RedisStore implements CallStore {
 
   listLive(cursor: string | undefined, limit: number): Promise<{ values: [string, string][]; next?: string }> {
     return this.history.listLive(cursor, limit);
+  }
+
+  smsSent(hash: string, sent: string, ttlMs: number): Promise<void> {
+    return this.smsStatusStore.smsSent(hash, sent, ttlMs);
+  }
+
+  smsReport(hash: string, eventId: string, report: string, maxReports: number, ttlMs: number): Promise<boolean> {
+    return this.smsStatusStore.smsReport(hash, eventId, report, maxReports, ttlMs);
+  }
+
+  smsStatus(hash: string): Promise<{ sent?: string; reports: string[] } | undefined> {
+    return this.smsStatusStore.smsStatus(hash);
+  }
+
+  claimEvent(eventId: string, ttlMs: number): Promise<boolean> {
+    return this.smsStatusStore.claimEvent(eventId, ttlMs);
+  }
+
+  releaseEvent(eventId: string): Promise<void> {
+    return this.smsStatusStore.releaseEvent(eventId);
+  }
+
+  /** An outbound call's record: a string `<prefix>outbound:{<id>}` with its expiry. */
+  outboundKey(id: string): string {
+    return `${this.prefix}outbound:{${id}}`;
+  }
+
+  async putOutbound(id: string, record: string, ttlMs: number): Promise<void> {
+    await this.run(() => this.redis.set(this.outboundKey(id), record, 'PX', Math.max(1, Math.round(ttlMs))));
+  }
+
+  async getOutbound(id: string): Promise<string | undefined> {
+    return (await this.run(() => this.redis.get(this.outboundKey(id)))) ?? undefined;
   }
 
   async ping(): Promise<void> {

@@ -26,7 +26,7 @@ export interface LoadedCall {
   aside?: string;
 }
 
-export interface CallStore extends HistoryStore {
+export interface CallStore extends HistoryStore, OutboundStore {
   /** The call's record and its aside (taken: the next load does not see it again, unless `keepAside`). */
   load(callid: string, keepAside?: boolean): Promise<LoadedCall>;
   /**
@@ -83,6 +83,48 @@ export interface HistoryStore {
    * present through the whole walk is listed at least once.
    */
   listLive(cursor: string | undefined, limit: number): Promise<{ values: [callid: string, value: string][]; next?: string }>;
+}
+
+/**
+ * Delivery status of the SMS the flows sent (docs/webhooks.md), per SMS hash: who sent it
+ * (the call history writes it when an sms step succeeded) and the delivery reports the
+ * service POSTed to the webhook route, each once (by its event id); and the webhook event
+ * ids handled, so that a retried event is recorded once. Values are opaque strings here
+ * (src/engine/sms-delivery.ts makes them). A store without these methods (one of your own
+ * written before them) keeps no delivery status: the webhook route is off.
+ */
+export interface SmsStatusStore {
+  /** Notes who sent the SMS (kept beside its reports, replacing an earlier note); the record expires `ttlMs` after its last write. */
+  smsSent(hash: string, sent: string, ttlMs: number): Promise<void>;
+  /**
+   * Adds a delivery report of the SMS, once per `eventId`, unless it has `maxReports`
+   * already; the record expires `ttlMs` after its last write. Resolves whether it was added.
+   */
+  smsReport(hash: string, eventId: string, report: string, maxReports: number, ttlMs: number): Promise<boolean>;
+  /** The SMS's record: who sent it (absent when not known) and its reports (in no particular order); undefined when there is neither. */
+  smsStatus(hash: string): Promise<{ sent?: string; reports: string[] } | undefined>;
+  /** Claims a webhook event id for `ttlMs`: true the first time, false while it is claimed (a repeat, here or on another instance). */
+  claimEvent(eventId: string, ttlMs: number): Promise<boolean>;
+  /** Gives a claim back (the event could not be handled: its retry will be). */
+  releaseEvent(eventId: string): Promise<void>;
+}
+
+const SMS_STATUS_METHODS = ['smsSent', 'smsReport', 'smsStatus', 'claimEvent', 'releaseEvent'] as const;
+
+/** Whether the store keeps delivery status (MemoryStore and RedisStore do). */
+export function hasSmsStatus<T extends object>(store: T): store is T & SmsStatusStore {
+  return SMS_STATUS_METHODS.every((m) => typeof (store as Record<string, unknown>)[m] === 'function');
+}
+
+/**
+ * Outbound calls the server placed (POST /admin/calls, src/http/outbound.ts): a record per
+ * call id (the `request_hash` of its requests), an opaque string, kept for `ttlMs`.
+ */
+export interface OutboundStore {
+  /** Writes the record of outbound call `id` (replacing any), kept `ttlMs` from now. */
+  putOutbound(id: string, record: string, ttlMs: number): Promise<void>;
+  /** The record, undefined when unknown or expired. */
+  getOutbound(id: string): Promise<string | undefined>;
 }
 
 /** A listing cursor the store did not give (or no longer understands). */

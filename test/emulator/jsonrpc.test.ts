@@ -32,7 +32,7 @@ describe('transport', () => {
     ['a method number', '{"jsonrpc":"2.0","method":3,"id":1}', -32600, /method must be a string/],
     ['an object id', '{"jsonrpc":"2.0","method":"apps.get_list","id":{}}', -32600, /id must be a string, a number or null/],
     ['named params', '{"jsonrpc":"2.0","method":"sms.get","params":{"hash":"ABCD1234"},"id":1}', -32602, /params must be a positional array \(named params are not supported\)/],
-    ['an unknown method', '{"jsonrpc":"2.0","method":"sms.delete","params":[],"id":1}', -32601, /method not found: sms.delete; this emulator has apps.create, apps.get, apps.get_list, calls.realtime, sms.send, sms.get, sms.get_list/],
+    ['an unknown method', '{"jsonrpc":"2.0","method":"sms.delete","params":[],"id":1}', -32601, /method not found: sms.delete; this emulator has apps.create, apps.update, apps.get, apps.get_list, calls.realtime, sms.send, sms.get, sms.get_list/],
   ])('HTTP 200 with a JSON-RPC error for %s', async (_n, body, code, re) => {
     const r = await raw(body);
     expect(r.status).toBe(200);
@@ -125,6 +125,8 @@ describe('apps', () => {
     ['apps.get', ['ABCD1234'], 20, /no application with hash ABCD1234/],
     ['apps.get', ['abc'], -32602, /params\[0\] \(app\) must be an application hash/],
     ['apps.get_list', [1], -32602, /params\[0\] \(full\) must be true or false/],
+    ['apps.update', ['ABCD1234', 'x', APP_PARAMS], 20, /no application with hash ABCD1234/],
+    ['apps.update', ['ABCD1234'], -32602, /apps.update takes 3 params \[hash, name, params\], got 1/],
   ])('%s %j: error %i', async (method, params, code, re) => {
     const r = await e.rpc(method, params);
     expect(errorOf(r).code).toBe(code);

@@ -45,7 +45,7 @@ describe('persistence with --data', () => {
       await server.close();
     }
     const data = JSON.parse(readFileSync(file, 'utf8'));
-    expect(Object.keys(data)).toEqual(['version', 'generation', 'ids', 'apps', 'sms', 'calls', 'dids', 'callers']);
+    expect(Object.keys(data)).toEqual(['version', 'generation', 'ids', 'apps', 'sms', 'calls', 'dids', 'callers', 'hooks']);
     expect(data.calls).toHaveLength(3);
   });
 

@@ -35,6 +35,8 @@ export function hooked(inner: CallStore, hooks: StoreHooks): CallStore & { commi
     listFinished: (offset: number, limit: number) => inner.listFinished(offset, limit),
     getFinished: (id: string) => inner.getFinished(id),
     listLive: (cursor: string | undefined, limit: number) => inner.listLive(cursor, limit),
+    putOutbound: (id: string, r: string, ttl: number) => inner.putOutbound(id, r, ttl),
+    getOutbound: (id: string) => inner.getOutbound(id),
   };
   return s;
 }

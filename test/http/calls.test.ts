@@ -103,7 +103,7 @@ describe('call history', () => {
       if (body.path.length < 3) throw new Error('path not written yet');
       return body;
     });
-    expect(Object.keys(live)).toEqual(['callid', 'status', 'flow', 'version', 'step', 'vars', 'commandId', 'commands', 'started', 'lastSeen', 'path']);
+    expect(Object.keys(live)).toEqual(['callid', 'status', 'flow', 'version', 'step', 'vars', 'commandId', 'commands', 'started', 'lastSeen', 'path', 'sms']);
     expect(live).toMatchObject({ callid: '4242', status: 'live', flow: 'desk', version: DESK, step: 'bye', vars: {}, commandId: 3, commands: 3 });
     expect(live.started).toMatch(ISO);
     expect(live.path.map(untimed)).toEqual(DESK_PATH.slice(0, 3));
@@ -113,7 +113,7 @@ describe('call history', () => {
     await send(a, 'desk', { callid: '4242', command: 'hangup', command_id: 4, call_status: 'HANGUP' });
 
     const rec = await finished(a, '4242');
-    expect(Object.keys(rec)).toEqual(['callid', 'flow', 'version', 'started', 'ended', 'durationMs', 'outcome', 'status', 'lastStep', 'commands', 'vars', 'path', 'callStatus']);
+    expect(Object.keys(rec)).toEqual(['callid', 'flow', 'version', 'started', 'ended', 'durationMs', 'outcome', 'status', 'lastStep', 'commands', 'vars', 'path', 'callStatus', 'sms']);
     expect(rec).toMatchObject({ callid: '4242', flow: 'desk', version: DESK, outcome: 'completed', status: 'finished', callStatus: 'HANGUP', lastStep: 'end', commands: 4, vars: {} });
     expect(Date.parse(rec.ended) - Date.parse(rec.started)).toBe(rec.durationMs);
     // (a replay's `from` is the step the call is at: the retried request changed nothing)

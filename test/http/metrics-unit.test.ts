@@ -51,6 +51,10 @@ describe('CallMetrics', () => {
     m.reloaded({ ok: true, reason: 'x', published: [], unchanged: [], deleted: [], kept: [], refused: [] });
     m.reloaded({ ok: false, reason: 'x', published: [], unchanged: [], deleted: [], kept: [], refused: [], message: 'gone' });
     m.reloaded({ ok: true, reason: 'x', published: [], unchanged: [], deleted: [], kept: [], refused: [{ file: 'a.yaml', diagnostics: [] }] });
+    m.countWebhooks(() => [
+      { type: 'sms.mo', result: 'ok', count: 2 },
+      { type: 'unknown', result: 'bad_signature', count: 1 },
+    ]);
     const text = own(await m.text());
     const desk = (step: string, le: number[], sum: number, n: number) => [
       ...DURATION_BUCKETS.map((b, i) => `callscript_request_duration_seconds_bucket{le="${b}",flow="desk",step="${step}"} ${le[i]}`),
@@ -123,6 +127,11 @@ describe('CallMetrics', () => {
         'callscript_transitions_total{flow="desk",version="aaaaaaaaaaaa",transition="menu:1"} 1',
         'callscript_transitions_total{flow="desk",version="aaaaaaaaaaaa",transition="sales:NOANSWER"} 1',
         'callscript_transitions_total{flow="desk",version="aaaaaaaaaaaa",transition="bye:default"} 1',
+        '',
+        '# HELP callscript_webhooks_total Events the webhook route took (docs/webhooks.md), by type (sms.mt.status_update, sms.mo, other; unknown before an event could be trusted) and result (ok, duplicate, ignored, bad_signature, bad_event, bad_json, unsupported_type, too_large, store_unavailable).',
+        '# TYPE callscript_webhooks_total counter',
+        'callscript_webhooks_total{type="sms.mo",result="ok"} 2',
+        'callscript_webhooks_total{type="unknown",result="bad_signature"} 1',
         '',
         '# HELP callscript_processes Processes whose metrics this answer sums: 1, or with --workers N the workers that answered the scrape in time.',
         '# TYPE callscript_processes gauge',

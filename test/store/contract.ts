@@ -1,6 +1,6 @@
 /** The CallStore contract: one suite run against every store (memory, Redis). */
 import { describe, expect, it } from 'vitest';
-import type { CallStore } from '../../src/store/types.js';
+import { hasSmsStatus, type CallStore, type SmsStatusStore } from '../../src/store/types.js';
 
 export interface StoreUnderTest {
   store: CallStore;
@@ -220,6 +220,90 @@ export function storeContract(name: string, make: () => Promise<StoreUnderTest>,
       for (const bad of ['', 'abc', '-1', '1e3', '0.0.0.0', '99999.0.0', 'x'.repeat(300), '__proto__']) {
         await expect(store.listLive(bad, 10), bad).rejects.toMatchObject({ code: 'BAD_CURSOR' });
       }
+      await store.close();
+    });
+
+    const smsStore = async () => {
+      const made = await make();
+      if (!hasSmsStatus(made.store)) throw new Error('the store has no delivery status methods');
+      return made as StoreUnderTest & { store: CallStore & SmsStatusStore };
+    };
+
+    it('SMS delivery status: who sent it and its reports, each event once, at most maxReports; per hash', async () => {
+      const { store } = await smsStore();
+      expect(await store.smsStatus('8242D945')).toBeUndefined();
+      await store.smsSent('8242D945', 'sent-1', 60_000);
+      expect(await store.smsStatus('8242D945')).toEqual({ sent: 'sent-1', reports: [] });
+      expect(await store.smsReport('8242D945', 'ev-1', 'PENDING', 3, 60_000)).toBe(true);
+      expect(await store.smsReport('8242D945', 'ev-1', 'PENDING again', 3, 60_000)).toBe(false); // a repeat
+      expect(await store.smsReport('8242D945', 'ev-2', 'SENT', 3, 60_000)).toBe(true);
+      expect(await store.smsReport('8242D945', 'ev-3', 'RECEIVED', 3, 60_000)).toBe(true);
+      expect(await store.smsReport('8242D945', 'ev-4', 'one too many', 3, 60_000)).toBe(false); // full
+      const r = await store.smsStatus('8242D945');
+      expect(r?.sent).toBe('sent-1');
+      expect([...r!.reports].sort()).toEqual(['PENDING', 'RECEIVED', 'SENT']);
+      // a report may come before the note of who sent it; the note replaces an earlier one
+      expect(await store.smsReport('AAAA0001', 'ev-1', 'PENDING', 3, 60_000)).toBe(true);
+      expect(await store.smsStatus('AAAA0001')).toEqual({ reports: ['PENDING'] });
+      await store.smsSent('AAAA0001', 'sent-a', 60_000);
+      await store.smsSent('AAAA0001', 'sent-b', 60_000);
+      expect(await store.smsStatus('AAAA0001')).toEqual({ sent: 'sent-b', reports: ['PENDING'] });
+      // none of this is a call
+      expect(await store.size()).toBe(0);
+      expect((await store.listLive(undefined, 10)).values).toEqual([]);
+      await store.close();
+    });
+
+    it('an SMS record expires ttlMs after its last write', async () => {
+      const { store, advance } = await smsStore();
+      await store.smsSent('BBBB0001', 's', 300);
+      await advance(150);
+      await store.smsReport('BBBB0001', 'ev-1', 'SENT', 10, 300);
+      await advance(200);
+      expect(await store.smsStatus('BBBB0001')).toEqual({ sent: 's', reports: ['SENT'] });
+      await advance(200);
+      expect(await store.smsStatus('BBBB0001')).toBeUndefined();
+      await store.close();
+    });
+
+    it('of concurrent reports with one event id, exactly one is added', async () => {
+      const { store } = await smsStore();
+      const added = await Promise.all(Array.from({ length: 10 }, (_, i) => store.smsReport('CCCC0001', 'ev-same', `r${i}`, 50, 60_000)));
+      expect(added.filter((a) => a)).toHaveLength(1);
+      expect((await store.smsStatus('CCCC0001'))!.reports).toHaveLength(1);
+      await store.close();
+    });
+
+    it('webhook event claims: once while claimed, again once given back or expired; concurrent claims, one wins', async () => {
+      const { store, advance } = await smsStore();
+      expect(await store.claimEvent('e1', 60_000)).toBe(true);
+      expect(await store.claimEvent('e1', 60_000)).toBe(false);
+      await store.releaseEvent('e1');
+      await store.releaseEvent('never-claimed');
+      expect(await store.claimEvent('e1', 60_000)).toBe(true);
+      expect(await store.claimEvent('e2', 200)).toBe(true);
+      await advance(300);
+      expect(await store.claimEvent('e2', 200)).toBe(true);
+      const many = await Promise.all(Array.from({ length: 10 }, () => store.claimEvent('e3', 60_000)));
+      expect(many.filter((c) => c)).toHaveLength(1);
+      expect(await store.size()).toBe(0);
+      await store.close();
+    });
+
+    it('outbound records: put and get by id, replaced by a later put, undefined when unknown, gone after their ttl', async () => {
+      const { store, advance } = await make();
+      expect(await store.getOutbound('8242D945')).toBeUndefined();
+      await store.putOutbound('8242D945', '{"app":"A1"}', 300);
+      await store.putOutbound('8242D946', '{"app":"A2"}', 60_000);
+      expect(await store.getOutbound('8242D945')).toBe('{"app":"A1"}');
+      await store.putOutbound('8242D945', '{"app":"A1","callid":"42"}', 300);
+      expect(await store.getOutbound('8242D945')).toBe('{"app":"A1","callid":"42"}');
+      // outbound records are no calls: not listed, not counted
+      expect(await store.size()).toBe(0);
+      expect((await store.listLive(undefined, 10)).values).toEqual([]);
+      await advance(400);
+      expect(await store.getOutbound('8242D945')).toBeUndefined();
+      expect(await store.getOutbound('8242D946')).toBe('{"app":"A2"}');
       await store.close();
     });
 

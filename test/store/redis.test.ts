@@ -54,6 +54,27 @@ it.skipIf(!!missing)('history keys: a path and a record share their call\'s hash
   await s.close();
 });
 
+it.skipIf(!!missing)('delivery status keys: an SMS record and an event claim under the prefix, with their hash tags', async () => {
+  const prefix = testPrefix();
+  prefixes.push(prefix);
+  const s = new RedisStore(REDIS_URL, { prefix });
+  await s.ready();
+  await s.smsSent('8242D945', 'x', 60_000);
+  await s.smsReport('8242D945', 'ev-1', 'y', 10, 60_000);
+  await s.claimEvent('ev-1', 60_000);
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await s.client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== '0');
+  expect(keys.sort()).toEqual([`${prefix}event:{ev-1}`, `${prefix}sms:{8242D945}`]);
+  expect(await s.client.pttl(`${prefix}sms:{8242D945}`)).toBeGreaterThan(50_000);
+  expect(await s.client.pttl(`${prefix}event:{ev-1}`)).toBeGreaterThan(50_000);
+  await s.close();
+});
+
 it.skipIf(!!missing)('listLive gives pages of at most limit even when SCAN answers more keys than that, each call once', async () => {
   const prefix = testPrefix();
   prefixes.push(prefix);

@@ -84,6 +84,7 @@ export function controlApi(ctx: EmulatorContext) {
       if (b.error !== undefined && typeof b.error !== 'string') return error(reply, 400, 'BAD_REQUEST', 'error must be a string');
       forceStatus(r, b.status as SmsStatus, (b.error as string | undefined) ?? '', ctx.clock.now());
       ctx.store.putSms(r);
+      ctx.webhooks.smsStatusSet(r);
       return smsObject(r, ctx.clock.now());
     });
 
@@ -104,6 +105,13 @@ export function controlApi(ctx: EmulatorContext) {
     app.delete('/sms-failures/:number', async (req, reply) => {
       if (!ctx.smsFailures.delete((req.params as { number: string }).number)) return error(reply, 404, 'NOT_FOUND', 'no SMS failure for this number');
       return reply.code(204).send();
+    });
+
+    // every attempt to deliver a webhook event (the last 1000), oldest first; ?event_id= keeps one event's
+    app.get('/webhooks/deliveries', async (req) => {
+      const id = (req.query as Record<string, unknown>).event_id;
+      const all = ctx.webhooks.sender.deliveries();
+      return typeof id === 'string' ? all.filter((d) => d.event_id === id) : all;
     });
 
     app.get('/dids', async () => Object.fromEntries(ctx.store.dids));

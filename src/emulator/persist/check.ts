@@ -11,6 +11,7 @@ export function checkData(v: unknown): string | null {
   if (typeof v.ids !== 'string') return 'field ids must be a string';
   for (const k of ['apps', 'sms', 'calls']) if (!Array.isArray(v[k])) return `field ${k} must be an array`;
   for (const k of ['dids', 'callers']) if (!isObject(v[k])) return `field ${k} must be an object`;
+  if (v.hooks !== undefined && !Array.isArray(v.hooks)) return 'field hooks must be an array';
   return null;
 }
 
@@ -30,10 +31,12 @@ export function checkRecord(v: unknown): { ok: true; op: Op; ids: string } | { o
   const key = KEY[v.op];
   if (key !== undefined) {
     if (!isObject(v.v) || typeof v.v[key] !== 'string') return { ok: false, reason: `a ${v.op} record's v is an object with a string ${key}` };
-  } else if (v.op === 'did' || v.op === 'caller') {
+  } else if (v.op === 'did' || v.op === 'caller' || v.op === 'hook') {
     if (typeof v.k !== 'string') return { ok: false, reason: `a ${v.op} record has a string k` };
-    const okValue = v.v === null || (v.op === 'did' ? typeof v.v === 'string' : isObject(v.v) && typeof v.v.text === 'string' && typeof v.v.file === 'string');
-    if (!okValue) return { ok: false, reason: `a ${v.op} record's v is ${v.op === 'did' ? 'an app hash' : '{text, file}'} or null` };
+    const okValue =
+      v.v === null ||
+      (v.op === 'did' ? typeof v.v === 'string' : v.op === 'hook' ? isObject(v.v) && v.v.hash === v.k && typeof v.v.endpoint === 'string' : isObject(v.v) && typeof v.v.text === 'string' && typeof v.v.file === 'string');
+    if (!okValue) return { ok: false, reason: `a ${v.op} record's v is ${v.op === 'did' ? 'an app hash' : v.op === 'hook' ? 'a subscription {hash, endpoint, ...}' : '{text, file}'} or null` };
   } else if (v.op !== 'reset') {
     return { ok: false, reason: `unknown change ${JSON.stringify(v.op).slice(0, 40)}` };
   }

@@ -41,6 +41,16 @@ export function checkNewApp(type: unknown, name: unknown, params: unknown): Chec
   };
 }
 
+/**
+ * Checks apps.update's params: [hash, name, params]. `name` null keeps the name; `params`
+ * (null keeps them) are merged over the app's: the keys given replace theirs.
+ */
+export function checkAppUpdate(app: AppRecord, name: unknown, params: unknown): Checked<{ name: string; p: AppParams }> {
+  const newName = name === null || name === undefined ? app.name : name;
+  const merged = params === null || params === undefined ? app.p : params && typeof params === 'object' && !Array.isArray(params) ? { ...app.p, ...(params as object) } : params;
+  return checkNewApp('REALTIME10', newName, merged);
+}
+
 export function newApp(hash: string, name: string, p: AppParams, now: number): AppRecord {
   const d = formatDatetime(now);
   return { hash, name, package: 'REALTIME10', p, date_creation: d, date_update: d };

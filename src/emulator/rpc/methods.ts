@@ -1,6 +1,7 @@
 /**
- * The JSON-RPC methods the reference names: apps.create, apps.get, apps.get_list,
- * calls.realtime, sms.send, sms.get, sms.get_list. Params are positional; a bad one is
+ * The JSON-RPC methods the reference names: apps.create, apps.update, apps.get, apps.get_list,
+ * calls.realtime, sms.send, sms.get, sms.get_list, and the webhook subscriptions
+ * (webhooks.subscribe, webhooks.get_list, webhooks.unsubscribe). Params are positional; a bad one is
  * -32602 with its position and name, an unknown object is code 20.
  */
 import { checkFormat } from '../../protocol/formats.js';
@@ -8,9 +9,11 @@ import type { EmulatorContext } from '../context.js';
 import { ERR } from '../errors.js';
 import { getSms, listSms, sendSms } from '../sms/service.js';
 import { checkSmsToSend } from '../sms/validate.js';
-import { checkNewApp, newApp } from './apps.js';
+import { checkAppUpdate, checkNewApp, newApp } from './apps.js';
+import { formatDatetime } from '../time.js';
 import { placeCall } from '../driver/place.js';
 import { HASH } from '../sms/service.js';
+import { checkSubscription, hookView, newHook } from '../webhooks/hooks.js';
 
 export class RpcError extends Error {
   constructor(
@@ -41,6 +44,16 @@ export function rpcMethods(ctx: EmulatorContext): Record<string, RpcMethod> {
       const app = newApp(ctx.store.newHash(), r.value.name, r.value.p, ctx.clock.now());
       ctx.store.putApp(app);
       return app;
+    },
+
+    'apps.update': (p) => {
+      arity('apps.update', p, 3, 3, ['hash', 'name', 'params']);
+      const app = appOf(ctx, p[0], 0);
+      const r = checkAppUpdate(app, p[1], p[2]);
+      if (!r.ok) throw invalid(r.message);
+      const updated = { ...app, name: r.value.name, p: r.value.p, date_update: formatDatetime(ctx.clock.now()) };
+      ctx.store.putApp(updated);
+      return updated;
     },
 
     'apps.get': (p) => {
@@ -111,6 +124,28 @@ export function rpcMethods(ctx: EmulatorContext): Record<string, RpcMethod> {
       const r = listSms(ctx, p[0], p[1], p[2]);
       if (!r.ok) throw invalid(r.message);
       return r.value;
+    },
+
+    'webhooks.subscribe': (p) => {
+      arity('webhooks.subscribe', p, 2, 3, ['type', 'endpoint', 'options']);
+      const r = checkSubscription(p[0], p[1], p[2]);
+      if (!r.ok) throw invalid(r.message);
+      const hook = newHook(ctx.store.newHash(), r.value, ctx.clock.now());
+      ctx.store.putHook(hook);
+      return hookView(hook);
+    },
+
+    'webhooks.get_list': (p) => {
+      arity('webhooks.get_list', p, 0, 0, []);
+      return ctx.webhooks.hooks().map(hookView);
+    },
+
+    'webhooks.unsubscribe': (p) => {
+      arity('webhooks.unsubscribe', p, 1, 1, ['hash']);
+      if (typeof p[0] !== 'string' || !HASH.test(p[0])) throw invalid(`params[0] (hash) must be a subscription hash (8 upper-case letters and digits), got ${JSON.stringify(p[0])?.slice(0, 40)}`);
+      if (ctx.webhooks.hooks().some((h) => h.hash === p[0] && h.configured)) throw invalid(`params[0] (hash): ${p[0]} was given at start (--webhook); restart the emulator without it`);
+      if (!ctx.store.deleteHook(p[0])) throw new RpcError(ERR.NOT_FOUND, `no webhook subscription with hash ${p[0]}`);
+      return true;
     },
   };
 }

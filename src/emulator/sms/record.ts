@@ -121,9 +121,10 @@ export function forceStatus(r: SmsRecord, status: SmsStatus, error: string, now:
   r.timeline.push(error ? { status, at: now, error } : { status, at: now });
 }
 
-/** The public SMS object as of `now`. */
-export function smsObject(r: SmsRecord, now: number): Record<string, unknown> {
-  const done = r.timeline.filter((t) => t.at <= now);
+/** The public SMS object as of `now`; with `until`, as of that step of its timeline (a webhook's data). */
+export function smsObject(r: SmsRecord, now: number, until?: TimelineStep): Record<string, unknown> {
+  const upTo = until ? r.timeline.indexOf(until) : -1;
+  const done = upTo >= 0 ? r.timeline.slice(0, upTo + 1) : r.timeline.filter((t) => t.at <= now);
   const last = done[done.length - 1] ?? r.timeline[0]!;
   const when = (s: SmsStatus) => done.find((t) => t.status === s);
   const history = done.slice(1).map((t, i) => ({ old_status: done[i]!.status, new_status: t.status, updated_at: formatDatetime(t.at) }));

@@ -21,6 +21,7 @@ export function sendSms(ctx: EmulatorContext, sms: SmsToSend, callid?: string): 
   const hash = ctx.store.newHash();
   const record = newOutboundSms(hash, sms, ctx.clock.now(), ctx.sms);
   ctx.store.putSms(record);
+  ctx.webhooks.smsCreated(record);
   const named = callid !== undefined ? ctx.live.get(callid) : undefined;
   const answering = named ? [named] : [...ctx.live.values()].filter((c) => c.answering > 0);
   const call = answering.length === 1 ? answering[0]! : undefined;
@@ -32,7 +33,9 @@ export function sendSms(ctx: EmulatorContext, sms: SmsToSend, callid?: string): 
 
 export function receiveSms(ctx: EmulatorContext, from: string, to: string, body: string): string {
   const hash = ctx.store.newHash();
-  ctx.store.putSms(newInboundSms(hash, from, to, body, ctx.clock.now()));
+  const record = newInboundSms(hash, from, to, body, ctx.clock.now());
+  ctx.store.putSms(record);
+  ctx.webhooks.smsReceived(record);
   return hash;
 }
 

@@ -1,0 +1,63 @@
+/**
+ * Outbound calls placed by the server (POST /admin/calls): the service sends each of their
+ * requests with `request_hash` set to the id calls.realtime returned. The first request of
+ * such a call starts the flow with the variables given when it was placed: only those the
+ * flow declares (`vars:`), each made the type of the declared default where it can be
+ * (the number 3 for "3" when the default is a number); the others are dropped, and said.
+ */
+import type { Value } from '../flow/model.js';
+
+/** Where the vars of outbound calls are kept (src/http/outbound.ts, in the call store). */
+export interface OutboundStarts {
+  /**
+   * The vars given when the call with this id was placed (undefined: not a call the server
+   * placed, or forgotten); notes that `callid` is that call, and the status of its first request.
+   */
+  start(id: string, callid: string, callStatus: string): Promise<Record<string, unknown> | undefined>;
+}
+
+export interface StartVars {
+  vars: Record<string, Value>;
+  /** Given but not taken, with why. */
+  dropped: { name: string; why: string }[];
+}
+
+/** The vars a new call starts with, of `given`, by the flow's declared vars (their defaults say their types). */
+export function startVars(declared: Readonly<Record<string, Value>>, given: Readonly<Record<string, unknown>>): StartVars {
+  const vars: Record<string, Value> = {};
+  const dropped: StartVars['dropped'] = [];
+  for (const [name, value] of Object.entries(given)) {
+    if (!Object.prototype.hasOwnProperty.call(declared, name)) {
+      dropped.push({ name, why: 'not declared in the flow\'s vars:' });
+      continue;
+    }
+    const r = asDeclared(declared[name] ?? null, value);
+    if (r instanceof Dropped) dropped.push({ name, why: r.why });
+    else vars[name] = r;
+  }
+  return { vars, dropped };
+}
+
+class Dropped {
+  constructor(readonly why: string) {}
+}
+
+function asDeclared(def: Value, v: unknown): Value | Dropped {
+  if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') return new Dropped('not a string, a number or a boolean');
+  if (def === null) return v;
+  switch (typeof def) {
+    case 'string':
+      return String(v);
+    case 'number': {
+      if (typeof v === 'number') return v;
+      const n = typeof v === 'string' && /^-?[0-9]+(\.[0-9]+)?$/.test(v.trim()) ? Number(v) : NaN;
+      return Number.isFinite(n) ? n : new Dropped(`declared as a number, got ${JSON.stringify(v).slice(0, 40)}`);
+    }
+    case 'boolean':
+      if (typeof v === 'boolean') return v;
+      if (v === 'true' || v === 'false') return v === 'true';
+      return new Dropped(`declared as a boolean, got ${JSON.stringify(v).slice(0, 40)}`);
+    default:
+      return new Dropped(`declared as ${Array.isArray(def) ? 'a list' : 'a map'}: outbound vars are strings, numbers and booleans`);
+  }
+}
