@@ -15,18 +15,17 @@ import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { parse, CsvError, type InfoRecord, type Options } from 'csv-parse';
 import { checkE164 } from '../protocol/formats.js';
+import { checkVars, OUTBOUND_LIMITS } from '../service/outbound-request.js';
 import type { CampaignRow, RowRead } from './types.js';
 
-/** What one row may hold: the bounds of an outbound call's variables (POST /admin/calls). */
+/** What one row may hold: a row's characters, and the bounds of an outbound call's variables (POST /admin/calls, src/service/outbound-request.ts). */
 export const ROW_LIMITS = {
   /** A row (its characters, quotes and commas included) at most: past it the file is refused. */
   rowChars: 65_536,
-  /** Variables (columns besides the number) at most. */
-  vars: 64,
-  nameChars: 64,
-  valueChars: 1024,
-  /** The variables as JSON, bytes. */
-  varsBytes: 8192,
+  vars: OUTBOUND_LIMITS.vars,
+  nameChars: OUTBOUND_LIMITS.nameChars,
+  valueChars: OUTBOUND_LIMITS.valueChars,
+  varsBytes: OUTBOUND_LIMITS.varsBytes,
 } as const;
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -161,11 +160,11 @@ function checkRow(cells: string[], index: number, line: number, cols: Columns): 
   for (const [i, name] of cols.vars) {
     const v = cells[i];
     if (v === undefined || v === '') continue;
-    if (v.length > ROW_LIMITS.valueChars) return invalid(`${name} is ${v.length} characters long, at most ${ROW_LIMITS.valueChars}`);
     Object.defineProperty(vars, name, { value: v, enumerable: true, writable: true, configurable: true });
   }
-  const bytes = Buffer.byteLength(JSON.stringify(vars));
-  if (bytes > ROW_LIMITS.varsBytes) return invalid(`the variables are ${bytes} bytes as JSON, at most ${ROW_LIMITS.varsBytes}`);
+  // the server's own check of an outbound call's vars (its messages), before sending
+  const checked = checkVars(vars);
+  if (!checked.ok) return invalid(checked.message);
   const row: CampaignRow = { index, line, number: raw, vars };
   return { kind: 'row', row };
 }

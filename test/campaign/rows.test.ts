@@ -88,7 +88,7 @@ describe('invalid rows, with their lines', () => {
       [8, 'invalid', '+3361234', 'number "+3361234" is not E.164: not a possible phone number for its country code'],
       [9, 'invalid', '+33612345670', '3 cells, the header has 2 columns'],
       [10, 'row', '+33612345671'],
-      [11, 'invalid', '+33612345672', `name is 1025 characters long, at most ${ROW_LIMITS.valueChars}`],
+      [11, 'invalid', '+33612345672', `vars.name is 1025 characters long, at most ${ROW_LIMITS.valueChars}`],
     ]);
     expect(rows.map((r) => (r.kind === 'row' ? r.row.index : r.index))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
   });
