@@ -3,6 +3,9 @@
  * (docs/admin.md "Calls"): a table of calls, and a call's path as a timeline. Pure text
  * functions of the API's JSON.
  */
+import type { FinishedRow, PathEntry as Entry } from '../engine/history.js';
+
+export type { FinishedRow };
 
 export interface LiveRow {
   callid: string;
@@ -12,34 +15,6 @@ export interface LiveRow {
   started: string;
   lastSeen: string | null;
   commands: number;
-}
-
-export interface FinishedRow {
-  callid: string;
-  flow: string;
-  version: string;
-  started: string;
-  ended: string;
-  durationMs: number;
-  outcome: string;
-  status: string;
-  lastStep: string;
-}
-
-interface Entry {
-  at: number;
-  ms: number;
-  from: string | null;
-  command: string;
-  result: string;
-  error: string;
-  step: string | null;
-  reply: { command: string; params: Record<string, unknown> } | null;
-  transitions: string[];
-  effects: { kind: string; step: string; outcome: string; value?: string; ms: number }[];
-  late: boolean;
-  outcome: string;
-  traceId?: string;
 }
 
 interface SmsRow {

@@ -12,6 +12,7 @@
  * (worth trying again later), `exit` (the exit code a command gives for it).
  */
 import { checkOutboundRequest, type OutboundRequest } from '../service/outbound-request.js';
+import type { OutboundView } from '../http/outbound.js';
 import { AdminRequestError, adminRequest, type AdminServer } from './admin-client.js';
 
 export { adminServer, AdminRequestError, type AdminServer } from './admin-client.js';
@@ -27,24 +28,8 @@ export interface PlacedCall {
   placedAt: string;
 }
 
-/** GET /admin/outbound/:id's answer. */
-export interface OutboundView {
-  id: string;
-  app: string;
-  number: string;
-  placedAt: string;
-  /** Learnt at the call's first request; null until then (and for a call the service never connected). */
-  callid: string | null;
-  status: 'placed' | 'live' | 'finished';
-  /** Finished: completed, abandoned, error, ended_by_admin (the call history's); null when the server has no record of how it ended. */
-  outcome?: string | null;
-  lastStep?: string | null;
-  durationMs?: number | null;
-  /** Finished: the call_status it ended with (HANGUP, NOANSWER, BUSY, CONGESTION, REJECTED...). */
-  callStatus?: string | null;
-  /** Live: the flow step it is at. */
-  step?: string;
-}
+/** GET /admin/outbound/:id's answer (src/http/outbound.ts). */
+export type { OutboundView };
 
 export interface FollowOptions {
   /** Give up after this long (the view then has status placed or live). Default 120 s. */

@@ -560,7 +560,9 @@ export class CallHandler {
           live.set(req.callid, outcome.state.flow, outcome.state.version, outcome.state.step);
           seen.kept = true;
         } else if (!(await this.bury(req.callid, rev))) return RETRY;
-        if (outcome.summary) logSummary(log, sens ? maskSummary(outcome.summary, sens) : outcome.summary);
+        // the call's summary as it leaves the process (the log line, the observers): masked once
+        const summary = outcome.summary && sens ? maskSummary(outcome.summary, sens) : outcome.summary;
+        if (summary) logSummary(log, summary);
         if (recorder) {
           const rec: StepRecord = { request: req, flow: { name: flow.name, version: flow.version }, now: at, effects, reply: outcome.reply, ...(outcome.state ? { step: outcome.state.step } : {}), ended: !outcome.state };
           recorder.exchange(sens ? maskStepRecord(rec, sens, prior, masker!) : rec);
@@ -571,7 +573,7 @@ export class CallHandler {
           seen.reply = { command: outcome.reply.command, commandId: outcome.reply.command_id, params: masker ? (masker.scrubValue(params) as Record<string, unknown>) : params };
           seen.step = outcome.state?.step ?? outcome.summary?.lastStep ?? prior?.step;
           seen.ended = !outcome.state;
-          if (outcome.summary) seen.summary = sens ? maskSummary(outcome.summary, sens) : outcome.summary;
+          if (summary) seen.summary = summary;
           if (logs) for (const l of logs) if (l.level === 'error') (seen.errors ??= []).push(l.code ?? 'ERROR');
           if (sens && req.command_result !== '' && resultIsSensitive(sens, prior)) seen.maskedResult = true;
         }

@@ -12,6 +12,7 @@ import {
   SmsTimeoutError,
   SmsValidationError,
 } from './errors.js';
+import { describeCode, systemCode } from './net-errors.js';
 import type { Sms, SmsListArgs, SmsOptions, SmsSendArgs } from './types.js';
 import { checkListArgs, checkSendArgs, toSmsDatetime, type SmsArgProblem } from './validate.js';
 
@@ -193,35 +194,4 @@ export function optionsQuery(options: SmsOptions | null): Query {
 function datetimeArg(v: string | Date): string {
   if (v instanceof Date) return Number.isNaN(v.getTime()) ? 'Invalid Date' : toSmsDatetime(v);
   return v;
-}
-
-function systemCode(err: unknown): string | undefined {
-  for (let e: unknown = err, i = 0; e && i < 5; e = (e as { cause?: unknown }).cause, i++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    // AggregateError (happy eyeballs tried several addresses): take the first one's code.
-    const errors = (e as { errors?: unknown }).errors;
-    if (Array.isArray(errors) && errors[0]) {
-      const c = (errors[0] as { code?: unknown }).code;
-      if (typeof c === 'string') return c;
-    }
-  }
-  return undefined;
-}
-
-function describeCode(code: string): string {
-  switch (code) {
-    case 'ECONNREFUSED':
-      return 'connection refused';
-    case 'ECONNRESET':
-    case 'UND_ERR_SOCKET':
-      return 'connection closed by the server';
-    case 'ENOTFOUND':
-      return 'host not found';
-    case 'EHOSTUNREACH':
-    case 'ENETUNREACH':
-      return 'host unreachable';
-    default:
-      return 'network error';
-  }
 }
