@@ -25,7 +25,8 @@
  * Env: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (50), BENCH_ROUNDS (3: each round
  * loads bare, then /rt on memory, then on Redis; the ratios are taken per round, then the
  * median), BENCH_WARMUP (seconds of unmeasured load on each server first, default 3),
- * BENCH_LOG_LEVEL (the /rt servers' log level, default info as `callscript serve`; false
+ * BENCH_OBSERVERS (off: the /rt servers run without call history and metrics, to see what
+ * they cost), BENCH_LOG_LEVEL (the /rt servers' log level, default info as `callscript serve`; false
  * for no logger), BENCH_PROFILE (a directory: the /rt servers run with `node --cpu-prof`
  * and write their profiles into its memory/ and redis/ folders).
  * Heap per live call: `npm run bench:memory`.

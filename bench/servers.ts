@@ -33,7 +33,9 @@ async function start(): Promise<FastifyInstance> {
     return bare;
   }
   const level = process.env.BENCH_LOG_LEVEL ?? 'info';
-  const options = { flowsDir: new URL('../flows', import.meta.url).pathname, logLevel: level === 'false' ? (false as const) : level };
+  // BENCH_OBSERVERS=off: no call history and no metrics (what the step observers cost, by difference)
+  const observers = process.env.BENCH_OBSERVERS === 'off' ? { history: false as const, metrics: false as const } : {};
+  const options = { flowsDir: new URL('../flows', import.meta.url).pathname, logLevel: level === 'false' ? (false as const) : level, ...observers };
   if (kind === 'rt') return buildServer(options);
   if (kind === 'redis') {
     const store = openStore({ kind: 'redis', url: process.argv[3]!, prefix: process.argv[4]!, commandTimeoutMs: STORE_DEFAULTS.command_timeout_ms }) as RedisStore;
