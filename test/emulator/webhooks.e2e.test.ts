@@ -91,9 +91,13 @@ async function freePort(): Promise<number> {
 }
 
 describe('emulator --webhook → serve /webhooks/callr', () => {
-  it('both say so at start', () => {
-    expect(serve.output()).toContain(`webhooks: POST ${serve.base}${HOOK_PATH}   (signed: X-CALLR-HmacSignature`);
-    expect(emu.output()).toContain(`webhooks       sms.mt.status_update and sms.mo to ${serve.base}${HOOK_PATH}, signed (X-CALLR-HmacSignature, HMAC-SHA256)`);
+  it('both say so at start', async () => {
+    const served = `webhooks: POST ${serve.base}${HOOK_PATH}   (signed: X-CALLR-HmacSignature`;
+    const emulated = `webhooks       sms.mt.status_update and sms.mo to ${serve.base}${HOOK_PATH}, signed (X-CALLR-HmacSignature, HMAC-SHA256)`;
+    // each process is taken as started at its banner's first line: the rest of it may come in a later chunk
+    await until('both banners whole', async () => (serve.output().includes(served) && emu.output().includes(emulated) ? true : undefined), 5000).catch(() => undefined);
+    expect(serve.output()).toContain(served);
+    expect(emu.output()).toContain(emulated);
   });
 
   it('a voicemail call sends two SMS; their delivery reports reach the call history: exact statuses, in the detail and in callscript trace', async () => {
