@@ -1,9 +1,45 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Test files that start processes of their own (`callscript serve`, workers, the emulator,
+ * npm, redis-server), drive Chromium, or stop and freeze processes on purpose. They run one
+ * file at a time, after the others, so that no other test competes with them for the CPU
+ * while they count on a peer answering within a second. Every other file is in-process
+ * (plain functions, `fastify.inject`, servers on loopback in the test's own process) and
+ * runs two at a time: with the default (one fewer worker than CPUs) a 2-core machine ran
+ * the whole suite in a single worker.
+ */
+const PROCESSES = [
+  'test/faults/**/*.test.ts',
+  'test/deploy/**/*.test.ts',
+  'test/cli/**/*.test.ts',
+  'test/**/*e2e*.test.ts',
+  'test/emulator/cli.test.ts',
+  'test/emulator/durability.test.ts',
+  'test/http/console-browser.test.ts',
+  'test/http/console-dist.test.ts',
+  'test/http/layouts.test.ts',
+  'test/registry/checker.test.ts',
+  'test/registry/incremental.test.ts',
+  'test/registry/settle.test.ts',
+  'test/registry/symlink.test.ts',
+  'test/service/dial-cli.test.ts',
+  'test/testing/simulate.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 20000,
     pool: 'forks',
+    projects: [
+      {
+        extends: true,
+        test: { name: 'in-process', include: ['test/**/*.test.ts'], exclude: PROCESSES, maxWorkers: 2, sequence: { groupOrder: 0 } },
+      },
+      {
+        extends: true,
+        test: { name: 'processes', include: PROCESSES, maxWorkers: 1, sequence: { groupOrder: 1 } },
+      },
+    ],
   },
 });
