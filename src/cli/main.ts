@@ -1,21 +1,12 @@
 #!/usr/bin/env node
 /** The `callscript` command: thin wiring of subcommands to the library. */
 import { Command } from 'commander';
-import { serve } from './serve.js';
-import { validate } from './validate.js';
-import { schema } from './schema.js';
-import { errors } from './errors.js';
-import { emulator } from './emulator.js';
-import { mockHttp } from './mock-http.js';
-import { call } from './call.js';
-import { paths } from './paths.js';
-import { graph } from './graph.js';
-import { test } from './test.js';
-import { simulate } from './simulate.js';
-import { calls, trace } from './calls.js';
-import { apps, type AppFlags } from './apps.js';
-import { dial, type DialFlags } from './dial.js';
-import { campaign, type CampaignCliFlags } from './campaign.js';
+import type { AppFlags } from './apps.js';
+import type { DialFlags } from './dial.js';
+import type { CampaignCliFlags } from './campaign.js';
+
+// Each subcommand's module is loaded when it runs, not at start: `callscript errors` or
+// `calls` need neither Fastify nor the flow checker, and `--version` needs nothing.
 
 // A reader that goes away (`callscript errors | head -1`) ends the output quietly.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -39,7 +30,7 @@ program
   .option('-e, --env <name>', 'the environment of the flows\' environments: to serve (env CALLSCRIPT_ENV, environment: in the config; default: each flow\'s first)')
   .option('--record <dir>', 'write each finished call as a replayable scenario file <dir>/<flow>-<callid>.test.yaml (docs/testing.md)')
   .action(async (flags) => {
-    const r = await serve(flags);
+    const r = await (await import('./serve.js')).serve(flags);
     if (typeof r === 'number') process.exitCode = r;
   });
 
@@ -50,7 +41,7 @@ program
   .option('-c, --config <file>', 'check this file as a server config file, whatever its name (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
   .option('-e, --env <name>', 'also require every flow with environments: to define this one (env CALLSCRIPT_ENV); every environment is checked either way')
   .action(async (paths: string[], flags: { config?: string[]; env?: string }) => {
-    process.exitCode = await validate(paths, process.stdout, { configs: flags.config ?? [], ...(flags.env !== undefined ? { env: flags.env } : {}) });
+    process.exitCode = await (await import('./validate.js')).validate(paths, process.stdout, { configs: flags.config ?? [], ...(flags.env !== undefined ? { env: flags.env } : {}) });
   });
 
 program
@@ -59,7 +50,7 @@ program
   .option('--write', 'write flow.schema.json and config.schema.json (into schemas/, or --dir)')
   .option('--dir <dir>', 'with --write: the directory to write into (created if missing; default schemas)')
   .action(async (flags: { write?: boolean; dir?: string }) => {
-    process.exitCode = await schema(flags);
+    process.exitCode = await (await import('./schema.js')).schema(flags);
   });
 
 program
@@ -67,8 +58,8 @@ program
   .description('explain an error code, list them all, or print docs/errors.md (--markdown)')
   .argument('[code]', 'a code, e.g. UNKNOWN_KEY')
   .option('--markdown', 'print the whole catalogue as Markdown')
-  .action((code: string | undefined, flags: { markdown?: boolean }) => {
-    process.exitCode = errors(code, flags);
+  .action(async (code: string | undefined, flags: { markdown?: boolean }) => {
+    process.exitCode = (await import('./errors.js')).errors(code, flags);
   });
 
 program
@@ -88,7 +79,7 @@ program
   .option('--webhook-secret <secret>', 'sign them with X-CALLR-HmacSignature, HMAC-SHA256 with this secret (env EMULATOR_WEBHOOK_SECRET)')
   .option('-l, --log-level <level>', 'fatal|error|warn|info|debug|silent (default warn)')
   .action(async (flags) => {
-    const r = await emulator(flags);
+    const r = await (await import('./emulator.js')).emulator(flags);
     if (typeof r === 'number') process.exitCode = r;
   });
 
@@ -99,7 +90,7 @@ program
   .option('-p, --port <port>', 'port to listen on (default 4020)')
   .option('-H, --host <host>', 'address to listen on (default 127.0.0.1)')
   .action(async (flags) => {
-    const r = await mockHttp(flags);
+    const r = await (await import('./mock-http.js')).mockHttp(flags);
     if (typeof r === 'number') process.exitCode = r;
   });
 
@@ -120,7 +111,7 @@ program
   .option('--realtime', 'run the commands in real time')
   .option('--reply-timeout <ms>', 'reply time limit for this call (default: the emulator\'s)')
   .action(async (flags) => {
-    process.exitCode = await call(flags);
+    process.exitCode = await (await import('./call.js')).call(flags);
   });
 
 program
@@ -134,7 +125,7 @@ program
   .option('--min-coverage-per-flow <percent>', 'exit 1 when any flow tested is under this percentage of its transitions')
   .option('-e, --env <name>', 'the environment of the flows\' environments: (env CALLSCRIPT_ENV; a scenario file\'s environment: wins)')
   .action(async (paths: string[], flags) => {
-    process.exitCode = await test(paths, flags);
+    process.exitCode = await (await import('./test.js')).test(paths, flags);
   });
 
 program
@@ -147,7 +138,7 @@ program
   .option('--to <number>', 'the number dialled')
   .option('-e, --env <name>', 'the environment of the flow\'s environments: (env CALLSCRIPT_ENV; default its first)')
   .action(async (flow: string, flags) => {
-    process.exitCode = await simulate(flow, flags);
+    process.exitCode = await (await import('./simulate.js')).simulate(flow, flags);
   });
 
 program
@@ -160,7 +151,7 @@ program
   .option('--max-seconds <n>', 'stop searching after this long (default 60): the transitions not found by then are listed')
   .option('-e, --env <name>', 'the environment of the flow\'s environments: (env CALLSCRIPT_ENV; default its first)')
   .action(async (flow: string, flags: { flows?: string; out?: string; covered?: string; maxSeconds?: string; env?: string }) => {
-    process.exitCode = await paths(flow, flags);
+    process.exitCode = await (await import('./paths.js')).paths(flow, flags);
   });
 
 program
@@ -172,7 +163,7 @@ program
   .option('-f, --flows <dir>', 'directory of flows (default flows)')
   .option('-e, --env <name>', 'the environment of the flow\'s environments: (env CALLSCRIPT_ENV; default its first)')
   .action(async (flow: string, flags: { format?: string; coverage?: string; flows?: string; env?: string }) => {
-    process.exitCode = await graph(flow, flags);
+    process.exitCode = await (await import('./graph.js')).graph(flow, flags);
   });
 
 program
@@ -183,7 +174,7 @@ program
   .option('--json', 'print the calls as JSON')
   .option('--server <url>', 'the server: http://LOGIN:PASSWORD@host:port (env CALLSCRIPT_SERVER; default http://127.0.0.1:3000 with ADMIN_LOGIN / ADMIN_PASSWORD)')
   .action(async (flags) => {
-    process.exitCode = await calls(flags);
+    process.exitCode = await (await import('./calls.js')).calls(flags);
   });
 
 program
@@ -193,7 +184,7 @@ program
   .option('--json', 'print the call as the admin API answers it (JSON)')
   .option('--server <url>', 'the server: http://LOGIN:PASSWORD@host:port (env CALLSCRIPT_SERVER; default http://127.0.0.1:3000 with ADMIN_LOGIN / ADMIN_PASSWORD)')
   .action(async (callid: string, flags) => {
-    process.exitCode = await trace(callid, flags);
+    process.exitCode = await (await import('./calls.js')).trace(callid, flags);
   });
 
 // The service (the CALLR API): its applications and outbound calls (docs/service.md).
@@ -209,7 +200,7 @@ const appsCmd = usageExit2(program.command('apps')).description('the REALTIME10 
 const appAction = (action: 'list' | 'create' | 'update' | 'show') => async (...args: unknown[]) => {
   const hash = typeof args[0] === 'string' ? args[0] : undefined;
   const flags = (typeof args[0] === 'string' ? args[1] : args[0]) as AppFlags;
-  process.exitCode = await apps(action, hash, flags);
+  process.exitCode = await (await import('./apps.js')).apps(action, hash, flags);
 };
 const appCommon = (c: Command) => serviceOptions(c).option('--json', 'print the application objects as the API returns them').option('--timeout <duration>', 'longest wait for the API (default 10s)');
 appCommon(appsCmd.command('list').description('list the applications, as a table')).action(appAction('list'));
@@ -248,7 +239,7 @@ serviceOptions(
     .option('--poll <duration>', 'with --server: time between two reads of the call (default 1s)')
     .option('--json', 'print the result as JSON'),
 ).action(async (number: string, flags: DialFlags) => {
-  process.exitCode = await dial(number, flags);
+  process.exitCode = await (await import('./dial.js')).dial(number, flags);
 });
 
 usageExit2(
@@ -267,7 +258,7 @@ usageExit2(
     .option('--results <file>', 'the results CSV (default <file>.results.csv)')
     .option('--state <file>', 'the state file, to resume (default <file.csv>.state.json)'),
 ).action(async (file: string, flags: CampaignCliFlags) => {
-  process.exitCode = await campaign(file, flags);
+  process.exitCode = await (await import('./campaign.js')).campaign(file, flags);
 });
 
 program.parseAsync(process.argv).catch((err: Error) => {
