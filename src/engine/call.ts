@@ -18,6 +18,7 @@
  *   comes back, stands for the request it replaced (see `handle`). One timer serves every
  *   pending request (deadlines are equal, so they expire in arrival order).
  */
+import { settleIdleCalls, type SettlingLive } from './live-check.js';
 import { advance, type Outcome } from './advance.js';
 import type { CompiledFlow } from './compile.js';
 import type { Effect, EffectResult, EngineOptions } from './outcome.js';
@@ -65,6 +66,8 @@ export interface SnapshotStore {
   /** Compare-and-set on the revision; the new revision, or undefined when it had changed. */
   commit(callid: string, rev: number | undefined, value: string, ttlMs: number): Promise<number | undefined>;
   setAside(callid: string, aside: string, ttlMs: number): Promise<void>;
+  /** Each call's committed revision (undefined: none): a shared store has it, to check the live calls idle here (src/engine/live-check.ts). */
+  revisions?(callids: readonly string[]): Promise<(number | undefined)[]>;
 }
 
 /** How often a request waiting for another instance's claim on its call reads the call again. */
@@ -85,8 +88,8 @@ export interface FlowVersions {
 }
 
 /** Which version and step each live call is at, and counts per version (src/registry/live.ts). */
-export interface LiveTracker {
-  set(callid: string, flow: string, version: string, step: string): void;
+export interface LiveTracker extends Partial<SettlingLive> {
+  set(callid: string, flow: string, version: string, step: string, rev?: number): void;
   /** The call is over; truthy when it was live. */
   end(callid: string): unknown;
   /** Forgets calls idle past their TTL; the number forgotten. */
@@ -155,6 +158,8 @@ export interface CallOptions {
   maxLiveCalls?: number;
   /** How often calls idle past callTtlMs leave the live-call bookkeeping (default: min(callTtlMs, 60 s)). */
   liveSweepMs?: number;
+  /** With a store that has `revisions`: how often the calls idle here that long are checked against it, and leave when answered or ended elsewhere (default 30 s; src/engine/live-check.ts). */
+  liveCheckMs?: number;
   unknownCall: EngineOptions['unknownCall'];
   routes: Routes;
   /** The rt_media played when a step misses the deadline; without it, a 1-second `wait`. */
@@ -196,6 +201,9 @@ export class CallHandler {
   private timer: NodeJS.Timeout | undefined;
   /** Purges idle calls from the live-call bookkeeping on a timer, not only when requests come. */
   private readonly liveSweep: NodeJS.Timeout;
+  /** Checks the calls idle here against a shared store (absent: the store cannot tell). */
+  private readonly liveCheck: NodeJS.Timeout | undefined;
+  private checking = false;
   private routes: RouteTables;
 
   constructor(
@@ -206,6 +214,28 @@ export class CallHandler {
     this.routes = routeTables(opts.routes);
     this.liveSweep = setInterval(() => this.purgeLive(), opts.liveSweepMs ?? Math.min(opts.callTtlMs, 60_000));
     this.liveSweep.unref?.();
+    if (deps.store.revisions) {
+      const every = opts.liveCheckMs ?? 30_000;
+      this.liveCheck = setInterval(() => void this.checkLive(every), every);
+      this.liveCheck.unref?.();
+    }
+  }
+
+  /** Forgets the calls idle here for `idleMs` that were answered, ended or dropped elsewhere (a shared store); the number forgotten. A failing store is tried again next time. */
+  async checkLive(idleMs: number): Promise<number> {
+    const { store, live } = this.deps;
+    if (this.checking || !store.revisions || !live.idleSince || !live.settle) return 0;
+    this.checking = true;
+    try {
+      const settling: SettlingLive = { idleSince: (since) => live.idleSince!(since), settle: (callid, rev, storeRev) => live.settle!(callid, rev, storeRev) };
+      const n = await settleIdleCalls(settling, { revisions: (ids) => store.revisions!(ids) }, this.now() - idleMs, (callid) => this.running.has(callid));
+      if (n > 0) this.deps.release();
+      return n;
+    } catch {
+      return 0;
+    } finally {
+      this.checking = false;
+    }
   }
 
   /** Forgets calls idle past their TTL and releases the versions no call uses any more. */
@@ -327,6 +357,7 @@ export class CallHandler {
   /** Stops the deadline and sweep timers (the server closes). */
   close(): void {
     clearInterval(this.liveSweep);
+    if (this.liveCheck) clearInterval(this.liveCheck);
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
   }
@@ -556,8 +587,9 @@ export class CallHandler {
           // the lookup bookkeeping rides along with the engine's state (appended: no second stringify)
           if (lookups > 0) json = `${json.slice(0, -1)},"hn":${lookups}}`;
           if (lookup) json = `${json.slice(0, -1)},"lk":${JSON.stringify(lookup)}}`;
-          if ((await store.commit(req.callid, rev, json, this.opts.callTtlMs)) === undefined) return RETRY;
-          live.set(req.callid, outcome.state.flow, outcome.state.version, outcome.state.step);
+          const committed = await store.commit(req.callid, rev, json, this.opts.callTtlMs);
+          if (committed === undefined) return RETRY;
+          live.set(req.callid, outcome.state.flow, outcome.state.version, outcome.state.step, committed);
           seen.kept = true;
         } else if (!(await this.bury(req.callid, rev))) return RETRY;
         // the call's summary as it leaves the process (the log line, the observers): masked once

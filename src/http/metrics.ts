@@ -136,8 +136,7 @@ export class CallMetrics implements StepObserver, TrafficSource {
 
   step(e: StepEvent): void {
     const f = this.flow(e.flow ?? '');
-    let v = f.versions.get(e.version ?? '');
-    if (!v) f.versions.set(e.version ?? '', (v = { requests: new Map(), started: 0, ended: new Map(), transitions: new Map() }));
+    const v = this.version(f, e.version ?? '');
     add(v.requests, e.outcome);
     if (e.isNew && e.outcome === 'ok') v.started++;
     if (e.callOutcome) add(v.ended, e.callOutcome);
@@ -213,6 +212,17 @@ export class CallMetrics implements StepObserver, TrafficSource {
       g ? `metrics: ${g.parts.length} of ${g.expected} workers answered in time${g.parts.length === 0 ? ': this worker\'s metrics alone' : ''}` : "metrics: the primary did not answer in time: this worker's metrics alone",
     );
     return !g || g.parts.length === 0;
+  }
+
+  /** A call ended from the admin API (no request ends it: DELETE /admin/calls/:callid). */
+  endedByAdmin(flow: string, version: string): void {
+    add(this.version(this.flow(flow), version).ended, 'ended_by_admin');
+  }
+
+  private version(f: FlowTally, version: string): VersionTally {
+    let v = f.versions.get(version);
+    if (!v) f.versions.set(version, (v = { requests: new Map(), started: 0, ended: new Map(), transitions: new Map() }));
+    return v;
   }
 
   private flow(name: string): FlowTally {

@@ -27,6 +27,12 @@ export interface RtOptions {
   bodyDepth: number;
   /** Forget a call this long after its last request (a lost HANGUP). Default 2 h. */
   callTtlMs: number;
+  /**
+   * With a shared store (Redis): how often the calls idle here this long are checked against
+   * it, so that a call answered or ended by another instance or worker stops counting as
+   * live here (metrics, /health, limits.max_live_calls). Default 30000.
+   */
+  liveCheckMs: number;
   /** Remember an ended call this long (a tombstone): a late request gets `hangup`, not a new call. Default 10 min. */
   endedTtlMs: number;
   /** The cap on a call's stored state (its variables included), in bytes. Default 32768. */
@@ -74,6 +80,7 @@ export const DEFAULT_RT_OPTIONS: RtOptions = {
   bodyDepth: DEFAULT_BODY_DEPTH,
   callTtlMs: 2 * 60 * 60 * 1000,
   endedTtlMs: 10 * 60 * 1000,
+  liveCheckMs: 30_000,
   maxStateBytes: 32 * 1024,
   evalLimits: DEFAULT_EVAL_LIMITS,
   maxFlowBytes: 2 * 1024 * 1024,

@@ -120,7 +120,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   const serviceClient = options.service ? new ServiceClient(options.service) : undefined;
   const service = new CallHandler(
     { versions, store, live, release: () => reg.release(live), perform: (e, budget) => performEffect(effects, e, budget), lookups, ...(outbound ? { outbound } : {}) },
-    { secret, deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, maxLiveCalls: opts.maxLiveCalls, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}), ...(sealer ? { sealer } : {}), ...(observer ? { observer } : {}) },
+    { secret, deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, liveCheckMs: opts.liveCheckMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, maxLiveCalls: opts.maxLiveCalls, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}), ...(sealer ? { sealer } : {}), ...(observer ? { observer } : {}) },
   );
   app.addHook('onClose', async () => service.close());
   // A reloader made here is closed here (its checker's worker); one given is its owner's.
@@ -233,7 +233,13 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   const traffic = options.traffic ?? metrics;
   if (options.admin) {
     if (!outbound) app.log.warn({ code: 'OUTBOUND_UNSUPPORTED' }, 'the call store given has no outbound methods (putOutbound, getOutbound): POST /admin/calls is off');
-    await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store: withHistory, reload, endCall: (callid) => service.endCall(callid), ...(history ? { history } : {}), ...(sync ? { sync } : {}), ...(traffic ? { traffic } : {}), ...(webhooks ? { webhooks } : {}), ...(outbound ? { outbound: { outbound, ...(serviceClient ? { service: serviceClient } : {}) } } : {}) });
+    // a call ended here is counted as ended (no request of the call ends it)
+    const endCall: CallHandler['endCall'] = async (callid) => {
+      const r = await service.endCall(callid);
+      if (r.kind === 'ended') metrics?.endedByAdmin(r.state.flow, r.state.version);
+      return r;
+    };
+    await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store: withHistory, reload, endCall, ...(history ? { history } : {}), ...(sync ? { sync } : {}), ...(traffic ? { traffic } : {}), ...(webhooks ? { webhooks } : {}), ...(outbound ? { outbound: { outbound, ...(serviceClient ? { service: serviceClient } : {}) } } : {}) });
   }
 };
 
@@ -246,6 +252,7 @@ function checkOptions(o: RtOptions & Pick<CallscriptPluginOptions, 'admin' | 'ca
   if (!Number.isInteger(o.bodyLimit) || o.bodyLimit < 1024 || o.bodyLimit > 1048576) bad(`bodyLimit must be an integer from 1024 to 1048576, got ${o.bodyLimit}`);
   if (!Number.isInteger(o.bodyDepth) || o.bodyDepth < 2 || o.bodyDepth > 256) bad(`bodyDepth must be an integer from 2 to 256, got ${o.bodyDepth}`);
   if (!Number.isInteger(o.callTtlMs) || o.callTtlMs < 1000) bad(`callTtlMs must be an integer of at least 1000, got ${o.callTtlMs}`);
+  if (!Number.isInteger(o.liveCheckMs) || o.liveCheckMs < 100 || o.liveCheckMs > 3_600_000) bad(`liveCheckMs must be an integer from 100 to 3600000, got ${o.liveCheckMs}`);
   if (!Number.isInteger(o.endedTtlMs) || o.endedTtlMs < 1000) bad(`endedTtlMs must be an integer of at least 1000, got ${o.endedTtlMs}`);
   if (!Number.isInteger(o.maxStateBytes) || o.maxStateBytes < 1024 || o.maxStateBytes > 1048576) bad(`maxStateBytes must be an integer from 1024 to 1048576, got ${o.maxStateBytes}`);
   for (const [k, lo, hi] of [['celUnits', 1000, 1e7], ['templateMs', 1, 1000], ['templateMemory', 1000, 1e7]] as const) {

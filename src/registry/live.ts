@@ -3,6 +3,12 @@
  * at, and per version how many calls started there and how many errors they met. A call
  * enters on its first reply and leaves when its state is dropped (or after `ttlMs` with no
  * request, like the store's snapshot). The registry asks it which versions are still in use.
+ *
+ * With a shared store, the requests of one call may go to several instances or workers, and
+ * its end to any of them: a call this process answered but that went on (or ended)
+ * elsewhere leaves through `settle`, once the store shows a later revision than the one
+ * committed here (src/engine/live-check.ts asks the store about the calls idle here). A call
+ * is then counted live by the process that answered its latest request.
  */
 export interface LiveCall {
   callid: string;
@@ -11,6 +17,8 @@ export interface LiveCall {
   step: string;
   /** Epoch ms of the call's last request. */
   lastSeen: number;
+  /** The store's revision of the call as this process last committed it (absent before its first commit). */
+  rev?: number;
 }
 
 export interface VersionStats {
@@ -35,18 +43,19 @@ export class LiveCalls {
     this.lastPurge = now();
   }
 
-  /** Sets (or moves) a call; returns the version it left, if it moved to another one. */
-  set(callid: string, flow: string, version: string, step: string): void {
+  /** Sets (or moves) a call, with the revision this process committed it at (when it did). */
+  set(callid: string, flow: string, version: string, step: string, rev?: number): void {
     const prev = this.calls.get(callid);
     if (prev && prev.flow === flow && prev.version === version) {
       // Each request of a call lands here: the record is updated in place, so a live call
       // keeps one record and one callid string (the map's key), not one per request.
       prev.step = step;
       prev.lastSeen = this.now();
+      if (rev !== undefined) prev.rev = rev;
       return;
     }
     if (prev) this.dec(prev);
-    this.calls.set(callid, { callid, flow, version, step, lastSeen: this.now() });
+    this.calls.set(callid, { callid, flow, version, step, lastSeen: this.now(), ...(rev !== undefined ? { rev } : {}) });
     const k = key(flow, version);
     this.counts.set(k, (this.counts.get(k) ?? 0) + 1);
   }
@@ -104,6 +113,24 @@ export class LiveCalls {
 
   statsFor(flow: string, version: string): VersionStats {
     return { ...(this.stats.get(key(flow, version)) ?? { calls: 0, errors: 0 }) };
+  }
+
+  /** Calls with no request here since `since` (epoch ms) whose revision is known: [callid, rev]. */
+  *idleSince(since: number): Iterable<[string, number]> {
+    for (const c of this.calls.values()) if (c.lastSeen < since && c.rev !== undefined) yield [c.callid, c.rev];
+  }
+
+  /**
+   * The store holds the call at `storeRev` (undefined: not at all): when that is not the
+   * revision this process committed (`rev`, still its latest), another instance or worker
+   * answered it since (or ended it, or it expired), so it is not live here any more.
+   * Returns true when the call was forgotten.
+   */
+  settle(callid: string, rev: number, storeRev: number | undefined): boolean {
+    const c = this.calls.get(callid);
+    if (!c || c.rev !== rev || storeRev === rev) return false;
+    this.end(callid);
+    return true;
   }
 
   /** Forgets calls idle longer than the TTL; returns how many. Runs at most once per `every` ms unless forced. */

@@ -93,6 +93,13 @@ export class MemoryStore implements CallStore, SmsStatusStore {
     else this.calls.set(callid, { value: undefined, rev: 0, aside, expires: this.now() + ttlMs, seq: ++this.seq });
   }
 
+  async revisions(callids: readonly string[]): Promise<(number | undefined)[]> {
+    return callids.map((callid) => {
+      const e = this.live(callid);
+      return e?.value === undefined ? undefined : e.rev;
+    });
+  }
+
   async get(callid: string): Promise<string | undefined> {
     return this.live(callid)?.value;
   }

@@ -154,6 +154,13 @@ export class RedisStore implements CallStore, SmsStatusStore {
     await this.run(() => this.redis.csAside(this.key(callid), aside, Math.max(1, Math.round(ttlMs))));
   }
 
+  /** One HGET of `r` a call, sent together (`r` is written with each value, and only then: a record holding only an aside has none). */
+  async revisions(callids: readonly string[]): Promise<(number | undefined)[]> {
+    if (callids.length === 0) return [];
+    const revs = await this.run(() => Promise.all(callids.map((callid) => this.redis.hget(this.key(callid), 'r'))));
+    return revs.map((r) => (r === null ? undefined : Number(r)));
+  }
+
   async get(callid: string): Promise<string | undefined> {
     return (await this.run(() => this.redis.hget(this.key(callid), 'v'))) ?? undefined;
   }

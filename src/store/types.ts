@@ -37,6 +37,13 @@ export interface CallStore extends HistoryStore, OutboundStore {
   commit(callid: string, rev: number | undefined, value: string, ttlMs: number): Promise<number | undefined>;
   /** Sets the call's aside (kept with the record; `ttlMs` if the record has no expiry yet). */
   setAside(callid: string, aside: string, ttlMs: number): Promise<void>;
+  /**
+   * Each call's committed revision, in order (undefined: no value, expired): what the
+   * live-call check reads (src/engine/live-check.ts). Optional for a store of one's own:
+   * without it, a call answered or ended by another instance stays counted live here until
+   * it has been idle here for the call TTL.
+   */
+  revisions?(callids: readonly string[]): Promise<(number | undefined)[]>;
   /** The call's value, without taking its aside (admin, tests). */
   get(callid: string): Promise<string | undefined>;
   /** Writes unconditionally (tests, tools). */

@@ -37,6 +37,7 @@ export function hooked(inner: CallStore, hooks: StoreHooks): CallStore & { commi
     listLive: (cursor: string | undefined, limit: number) => inner.listLive(cursor, limit),
     putOutbound: (id: string, r: string, ttl: number) => inner.putOutbound(id, r, ttl),
     getOutbound: (id: string) => inner.getOutbound(id),
+    revisions: (ids: readonly string[]) => inner.revisions!(ids),
   };
   return s;
 }

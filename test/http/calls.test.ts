@@ -321,6 +321,11 @@ describe('DELETE /admin/calls/:callid', () => {
     expect(again.statusCode).toBe(404);
     expect(again.json()).toEqual({ error: { code: 'CALL_NOT_FOUND', message: 'no live call 4242' } });
     expect((await admin(a, '/admin/calls/1', 'DELETE')).json().error.code).toBe('CALL_NOT_FOUND');
+    // counted as ended once, by its outcome; no longer live
+    const metrics = (await a.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toContain(`callscript_calls_ended_total{flow="desk",version="${DESK}",outcome="ended_by_admin"} 1\n`);
+    expect(metrics).not.toMatch(/callscript_calls_ended_total\{[^}]*outcome="(completed|abandoned|error)"/);
+    expect(metrics).toContain('callscript_live_calls{flow="desk"} 0\n');
   });
 
   it('answers 409 CALL_BUSY while another instance holds a claim, and ends the call once the claim expired', async () => {

@@ -30,13 +30,13 @@ afterAll(async () => {
 });
 
 /** Two instances sharing one Redis prefix (each with a client of its own). */
-async function pair(opts: { flowsDir?: string; effects?: Effects; deadlineMs?: number } = {}): Promise<[FastifyInstance, FastifyInstance, RedisStore]> {
+async function pair(opts: { flowsDir?: string; effects?: Effects; deadlineMs?: number; liveCheckMs?: number } = {}): Promise<[FastifyInstance, FastifyInstance, RedisStore]> {
   const prefix = testPrefix();
   prefixes.push(prefix);
   const make = async () => {
     const store = new RedisStore(REDIS_URL, { prefix });
     await store.ready();
-    const app = await buildServer({ flowsDir: opts.flowsDir ?? FLOWS, logLevel: false, store, watch: false, ...(opts.effects ? { effects: opts.effects } : {}), ...(opts.deadlineMs ? { deadlineMs: opts.deadlineMs } : {}) });
+    const app = await buildServer({ flowsDir: opts.flowsDir ?? FLOWS, logLevel: false, store, watch: false, ...(opts.effects ? { effects: opts.effects } : {}), ...(opts.deadlineMs ? { deadlineMs: opts.deadlineMs } : {}), ...(opts.liveCheckMs ? { liveCheckMs: opts.liveCheckMs } : {}) });
     app.addHook('onClose', async () => store.close());
     apps.push(app);
     return { app, store };
@@ -48,7 +48,40 @@ async function pair(opts: { flowsDir?: string; effects?: Effects; deadlineMs?: n
 
 const post = (a: FastifyInstance, url: string, over: Partial<RtFields> = {}) => a.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: rtBody(over) });
 
+/** callscript_live_calls{flow} of an instance's /metrics, and the calls its /health counts. */
+async function liveOn(a: FastifyInstance, flow: string): Promise<[number, number]> {
+  const text = (await a.inject({ method: 'GET', url: '/metrics' })).body;
+  const m = new RegExp(`^callscript_live_calls\\{flow="${flow}"\\} (\\d+)$`, 'm').exec(text);
+  const health = (await a.inject({ method: 'GET', url: '/health' })).json() as { calls: number };
+  return [Number(m?.[1]), health.calls];
+}
+
 describe.skipIf(!!missing)('instances sharing Redis', () => {
+  it('live calls: a call is counted by the instance that answered its latest request, and by none once it ended on the other', async () => {
+    const [a, b] = await pair({ liveCheckMs: 150 });
+    const settled = () => new Promise((r) => setTimeout(r, 500)); // idle past liveCheckMs, and a check ran
+    expect((await post(a, '/rt/desk')).statusCode).toBe(200);
+    expect((await post(b, '/rt/desk', { command: 'read', command_id: 1, command_result: '1' })).json()).toMatchObject({ command: 'dialout', command_id: 2 });
+    await settled();
+    expect([await liveOn(a, 'desk'), await liveOn(b, 'desk')]).toEqual([
+      [0, 0],
+      [1, 1],
+    ]);
+    expect((await post(a, '/rt/desk', { command: 'dialout', command_id: 2, command_result: 'NOANSWER' })).statusCode).toBe(200);
+    await settled();
+    expect([await liveOn(a, 'desk'), await liveOn(b, 'desk')]).toEqual([
+      [1, 1],
+      [0, 0],
+    ]);
+    expect((await post(b, '/rt/desk', { command: 'play', command_id: 3, command_result: '0' })).statusCode).toBe(200);
+    expect((await post(b, '/rt/desk', { command: 'hangup', command_id: 4, call_status: 'HANGUP' })).statusCode).toBe(200);
+    await settled();
+    expect([await liveOn(a, 'desk'), await liveOn(b, 'desk')]).toEqual([
+      [0, 0],
+      [0, 0],
+    ]);
+  });
+
   it('the requests of a call may alternate between instances: the call goes on as on one', async () => {
     const [a, b] = await pair();
     expect((await post(a, '/rt/desk')).json()).toMatchObject({ command: 'read', command_id: 1 });

@@ -60,6 +60,19 @@ export function storeContract(name: string, make: () => Promise<StoreUnderTest>,
       await store.close();
     });
 
+    it('revisions: each call\'s committed revision, in order; none for an unknown call, an aside alone or an expired call', async () => {
+      const { store, advance } = await make();
+      expect(await store.revisions!([])).toEqual([]);
+      expect(await store.commit('21', undefined, 'a', 60_000)).toBe(1);
+      expect(await store.commit('21', 1, 'b', 60_000)).toBe(2);
+      expect(await store.commit('18446744073709551615', undefined, 'x', 300)).toBe(1);
+      await store.setAside('23', 'only an aside', 60_000);
+      expect(await store.revisions!(['21', '404', '18446744073709551615', '23', '21'])).toEqual([2, undefined, 1, undefined, 2]);
+      await advance(600);
+      expect(await store.revisions!(['18446744073709551615', '21'])).toEqual([undefined, 2]);
+      await store.close();
+    });
+
     it('of concurrent commits on one revision, exactly one wins', async () => {
       const { store } = await make();
       expect(await store.commit('9', undefined, 'start', 60_000)).toBe(1);
