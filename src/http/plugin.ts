@@ -33,6 +33,7 @@ import { DEFAULT_RT_OPTIONS, metricsPathProblem, type CallscriptPluginOptions, t
 import { CallMetrics, registerMetrics } from './metrics.js';
 import { registerHealth } from './health.js';
 import { RtTracing, type RtSpan } from './tracing.js';
+import { tracingMismatch } from './tracing-check.js';
 import { DEFAULT_HISTORY, HistoryWriter, historySettings, historyStore } from './history.js';
 import { DEFAULT_WEBHOOK_PATH, webhookRoute } from './webhooks.js';
 import { OutboundCalls } from './outbound.js';
@@ -110,6 +111,13 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
       })
     : undefined;
   const tracing = new RtTracing();
+  const mismatch = tracingMismatch();
+  if (mismatch) {
+    app.log.warn(
+      { code: 'TRACING_API_MISMATCH', registered: mismatch.registered, ours: mismatch.ours },
+      `an OpenTelemetry SDK is registered through @opentelemetry/api ${mismatch.registered}, which callscript's @opentelemetry/api ${mismatch.ours} does not use: no spans are recorded. Install SDK packages that depend on @opentelemetry/api ${mismatch.ours} (npm ls @opentelemetry/api shows the copies; docs/operations.md, Traces)`,
+    );
+  }
   // Observers of every request handled (src/engine/observe.ts): the user's, metrics, call history.
   const stepObservers: (StepObserver | undefined)[] = [options.observer, history];
   stepObservers.push(metrics);
