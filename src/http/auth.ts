@@ -71,7 +71,8 @@ export function authLimits(app: FastifyInstance, maxFailures: number, windowMs: 
  * (at most `max` lines per address and window, and one when the address is refused) and,
  * with `limits`, counted per address: past the limit the address gets 429
  * AUTH_RATE_LIMITED until its window ends, whatever credentials it sends (so that guessing
- * cannot go on behind the 429s). Only failures count; and an address that authenticated
+ * cannot go on behind the 429s). Only failures count (wrong credentials: a request with no
+ * Authorization header, such as a browser's first visit, is challenged and not counted); and an address that authenticated
  * within the window (the telephony service, which sends many requests from few addresses)
  * keeps being served when its credentials are right.
  */
@@ -90,6 +91,8 @@ export function authGuard(realm: Realm, limits: AuthLimits | undefined) {
     }
     const before = await limits.failures(req, PEEK);
     if (exceeded(before)) return tooMany(reply, before);
+    // no credentials at all: a browser's first visit, answered with the challenge; no guess was made
+    if (req.headers.authorization === undefined) return challenge(req, reply, realm, false);
     const after = await limits.failures(req);
     if (exceeded(after)) {
       req.log.warn({ code: 'AUTH_RATE_LIMITED', ip: req.ip, key: after.key, route: req.routeOptions.url }, `failed authentications on ${realm.what}: this address is refused for ${after.isAllowed ? 0 : after.ttlInSeconds} s`);
@@ -99,9 +102,10 @@ export function authGuard(realm: Realm, limits: AuthLimits | undefined) {
   };
 }
 
-/** Logs the failure and answers 401 with the realm's challenge. */
-function challenge(req: FastifyRequest, reply: FastifyReply, realm: Realm): FastifyReply {
-  req.log.warn({ code: realm.code, ip: req.ip, route: req.routeOptions.url }, `failed authentication on ${realm.what}`);
+/** Answers 401 with the realm's challenge; logs a failure (warn), or a request that sent no credentials (debug). */
+function challenge(req: FastifyRequest, reply: FastifyReply, realm: Realm, failed = true): FastifyReply {
+  if (failed) req.log.warn({ code: realm.code, ip: req.ip, route: req.routeOptions.url }, `failed authentication on ${realm.what}`);
+  else req.log.debug({ code: realm.code, ip: req.ip, route: req.routeOptions.url }, `no credentials sent to ${realm.what}: challenged`);
   return sendError(reply.header('www-authenticate', `Basic realm="${realm.name}", charset="UTF-8"`), 401, realm.code, realm.message);
 }
 

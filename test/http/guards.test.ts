@@ -171,6 +171,20 @@ describe('failed authentications', () => {
     expect(lines.filter((l) => l.code === 'ADMIN_AUTH_REQUIRED').map((l) => l.msg)).toEqual(['failed authentication on the admin API', 'failed authentication on the admin API']);
   });
 
+  it('a request without credentials (a browser\'s first visit to the console) is challenged, not counted as a failure, and logged at debug only', async () => {
+    const a = await start({ authFailureLimit: 2 });
+    const visit = (authorization?: string) => a.inject({ method: 'GET', url: '/admin/console', remoteAddress: '10.0.0.12', ...(authorization ? { headers: { authorization } } : {}) });
+    for (let i = 0; i < 10; i++) {
+      const r = await visit();
+      expect(r.statusCode).toBe(401);
+      expect(r.headers['www-authenticate']).toBe('Basic realm="callscript-admin", charset="UTF-8"');
+    }
+    expect(lines.filter((l) => l.code === 'ADMIN_AUTH_REQUIRED')).toEqual([]);
+    expect((await visit(ADMIN)).statusCode).toBe(200);
+    // wrong credentials still count, and past the limit the address is refused, credentials or none
+    expect([(await visit(WRONG)).statusCode, (await visit(WRONG)).statusCode, (await visit(WRONG)).statusCode, (await visit()).statusCode]).toEqual([401, 401, 429, 429]);
+  });
+
   it('are forgotten when the window ends', async () => {
     const a = await start({ authFailureLimit: 1, authFailureWindowMs: 1000 });
     expect([(await rt(a, WRONG, '10.0.0.5')).statusCode, (await rt(a, WRONG, '10.0.0.5')).statusCode]).toEqual([401, 429]);
