@@ -545,18 +545,22 @@ export class CallHandler {
     while (outcome.kind === 'effect') {
       const budget = this.opts.deadlineMs - (this.now() - from) - EFFECT_MARGIN_MS;
       const e0 = seen.effects ? performance.now() : 0;
+      /** Epoch ms a lookup that an earlier request started (and this one takes the result of) began. */
+      let began: number | undefined;
       let result: EffectResult;
       if (outcome.effect.kind === 'http') {
         if (!this.deps.lookups) result = { ok: false, error: 'UNAVAILABLE', message: 'http lookups are not enabled here' };
         else {
           const r = await this.deps.lookups.perform(outcome.effect, prior?.lk, lookups, budget);
           if (r.started) lookups++;
+          else if (outcome.effect.wait && prior?.lk && !('pending' in r.result)) began = prior.lk.started;
           lookup = r.lk;
           result = r.result;
         }
       } else result = await this.deps.perform(outcome.effect, budget);
       if (recorder) effects.push({ effect: recordable(outcome.effect, flow.model.secrets, this.opts.secret), result });
-      if (seen.effects) seen.effects.push(effectEvent(outcome.effect, result, performance.now() - e0, flow.tables.sensitive?.steps.has(outcome.effect.step) === true));
+      // a lookup's time is its whole run, from the request that started it to this result
+      if (seen.effects) seen.effects.push(effectEvent(outcome.effect, result, began !== undefined ? Math.max(0, this.now() - began) : performance.now() - e0, flow.tables.sensitive?.steps.has(outcome.effect.step) === true));
       if ('pending' in result) log.debug({ callid: req.callid, effect: 'http', step: outcome.effect.step }, 'http lookup runs on: filler answered');
       else if (result.ok) log.debug({ callid: req.callid, effect: outcome.effect.kind, step: outcome.effect.step, value: flow.tables.sensitive?.steps.has(outcome.effect.step) ? MASK : result.value }, `${outcome.effect.kind} done`);
       outcome = outcome.resume(result);

@@ -235,7 +235,8 @@ export class CallMetrics implements StepObserver, TrafficSource {
     let e = this.effects.get(kind);
     if (!e) this.effects.set(kind, (e = { outcomes: new Map(), hist: new Hist() }));
     add(e.outcomes, e.outcomes.has(outcome) || e.outcomes.size < MAX_EFFECT_OUTCOMES ? outcome : 'OTHER');
-    e.hist.observe(ms / 1000);
+    // a lookup still running is timed once it ends (its whole run, on the request that takes its result)
+    if (outcome !== 'pending') e.hist.observe(ms / 1000);
   }
 }
 

@@ -171,6 +171,12 @@ describe('deadline-aware waiting', () => {
     const r3 = await post(a, 'lookup', base, { command: 'wait', command_id: 2, command_result: '0' });
     expect(r3).toMatchObject({ command: 'play', command_id: 3, params: say('Your balance is 42.5.') });
     expect(got).toHaveLength(1);
+    // the lookup is timed once, when its result is taken: its whole run (the bank takes 1.2 s), not the waits of each request
+    const text = (await a.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(text).toContain('callscript_effect_duration_seconds_count{kind="http"} 1\n');
+    expect(Number(/^callscript_effect_duration_seconds_sum\{kind="http"\} (\S+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1.2);
+    expect(text).toContain('callscript_effects_total{kind="http",outcome="pending"} 2\n');
+    expect(text).toContain('callscript_effects_total{kind="http",outcome="ok"} 1\n');
   });
 
   it('takes timeout once timeout_ms is over', async () => {
