@@ -100,9 +100,12 @@ export class Reloader {
       return { ok: false, ...empty, message };
     }
     const r = await this.registry.reloadAsync(files, this.live, { checker: this.checker, log });
+    const served = new Set(this.registry.list().map((f) => f.file));
     for (const file of r.refused) {
+      // a file that had a version loaded keeps serving it; a new one is not served until fixed
+      const then = served.has(basename(file)) ? 'edit refused: the previous version keeps serving' : 'file refused: not served until fixed (no version of it was loaded)';
       for (const d of r.diagnostics.filter((x) => x.file === file && x.severity === 'error')) {
-        log.error({ code: d.code, file: basename(d.file), line: d.line, column: d.column, reason }, `${d.file}:${d.line}:${d.column} error ${d.code} ${d.message} (edit refused: the previous version keeps serving)`);
+        log.error({ code: d.code, file: basename(d.file), line: d.line, column: d.column, reason }, `${d.file}:${d.line}:${d.column} error ${d.code} ${d.message} (${then})`);
       }
     }
     for (const p of r.published) {

@@ -159,6 +159,20 @@ describe('Reloader with its checker worker', () => {
     expect(lines.filter((l) => 'checked' in l.obj)).toEqual([]);
   });
 
+  it('a refused edit of a served flow keeps its previous version; a new file with errors is not served: each log line says which', async () => {
+    const { dir } = await setup();
+    writeFileSync(join(dir, 'desk.yaml'), BROKEN);
+    writeFileSync(join(dir, 'new.yaml'), BROKEN.replace(/^name: desk$/m, 'name: fresh'));
+    const { lines, log } = logger();
+    const r = await reloader!.reload('test', log);
+    expect(r.refused.map((x) => x.file).sort()).toEqual(['desk.yaml', 'new.yaml']);
+    const said = lines.filter((l) => l.level === 'error').map((l) => [l.obj.file, l.msg.slice(l.msg.lastIndexOf(' (edit refused') + 1 || l.msg.lastIndexOf(' (file refused') + 1)]);
+    expect(said.sort()).toEqual([
+      ['desk.yaml', '(edit refused: the previous version keeps serving)'],
+      ['new.yaml', '(file refused: not served until fixed (no version of it was loaded))'],
+    ]);
+  });
+
   it('falls back to checking on the main thread when the worker crashes: same outcome, one warning', async () => {
     const crash = () => new Worker(`require('node:worker_threads').parentPort.on('message', () => process.exit(7));`, { eval: true });
     const { registry, dir } = await setup(new WorkerChecker({ spawn: crash }));
