@@ -7,6 +7,7 @@
  * Exit code: 0 done; 1 the service refused (no such application, a parameter it refuses);
  * 2 it could not be asked (bad flags, no account, the account refused, unreachable, timeout).
  */
+import { printable } from '../campaign/progress.js';
 import { ServiceError } from '../service/errors.js';
 import type { App } from '../service/types.js';
 import { shortTime, table } from './calls-format.js';
@@ -31,7 +32,8 @@ export async function apps(action: 'list' | 'create' | 'update' | 'show', hash: 
   const out = io.out ?? process.stdout;
   const err = io.err ?? process.stderr;
   const cmd = `apps ${action}`;
-  const fail = (msg: string, code: number) => (err.write(`callscript ${cmd}: ${msg}\n`), code);
+  // the service's words (its error messages, the apps' names and URLs) are shown with control characters escaped
+  const fail = (msg: string, code: number) => (err.write(`callscript ${cmd}: ${printable(msg)}\n`), code);
 
   // flags first: a mistake is told before the account is looked for
   if ((action === 'show' || action === 'update') && (hash === undefined || !/^[A-Za-z0-9]{1,64}$/.test(hash))) return fail(`give the application's hash (letters and digits, e.g. A1B2C3D4), not ${hash === undefined ? 'nothing' : `"${hash.slice(0, 40)}"`}`, 2);
@@ -48,6 +50,8 @@ export async function apps(action: 'list' | 'create' | 'update' | 'show', hash: 
     if ((flags.login === undefined) !== (flags.password === undefined)) return fail('--login and --password go together: the HTTP Basic credentials the service sends to the URL (callscript.yaml auth:, RT_LOGIN / RT_PASSWORD on the server)', 2);
     if (flags.login !== undefined && flags.login.includes(':')) return fail('--login: an HTTP Basic login has no ":" (the password may)', 2);
     if (flags.name !== undefined && (flags.name.trim() === '' || flags.name.length > 128)) return fail('--name must be 1 to 128 characters', 2);
+    // eslint-disable-next-line no-control-regex
+    if (flags.name !== undefined && /[\u0000-\u001f\u007f-\u009f]/.test(flags.name)) return fail('--name may not hold control characters (tabs, newlines, terminal escapes)', 2);
   }
 
   const opened = await openService(cmd, flags, env, io.cwd ?? process.cwd(), err);
@@ -57,18 +61,18 @@ export async function apps(action: 'list' | 'create' | 'update' | 'show', hash: 
     switch (action) {
       case 'list': {
         const list = await client.apps.list();
-        out.write(flags.json ? `${JSON.stringify(list, null, 2)}\n` : `${appsTable(list)}\n`);
+        out.write(flags.json ? `${JSON.stringify(list, null, 2)}\n` : `${appsTable(list.map(shown))}\n`);
         return 0;
       }
       case 'show': {
         const app = await client.apps.get(hash!);
-        out.write(flags.json ? `${JSON.stringify(app, null, 2)}\n` : `${appText(app)}\n`);
+        out.write(flags.json ? `${JSON.stringify(app, null, 2)}\n` : `${appText(shown(app))}\n`);
         return 0;
       }
       case 'create': {
         const name = flags.name ?? defaultName(flags.url!);
         const app = await client.apps.create(name, { url: flags.url!, ...(flags.login !== undefined ? { login: flags.login, password: flags.password! } : {}) });
-        out.write(flags.json ? `${JSON.stringify(app, null, 2)}\n` : `created application ${app.hash}\n${appText(app)}\n`);
+        out.write(flags.json ? `${JSON.stringify(app, null, 2)}\n` : `created application ${printable(app.hash)}\n${appText(shown(app))}\n`);
         return 0;
       }
       case 'update': {
@@ -79,7 +83,7 @@ export async function apps(action: 'list' | 'create' | 'update' | 'show', hash: 
         const password = flags.password ?? str(p.password);
         const url = flags.url ?? str(p.url);
         const updated = await client.apps.update(hash!, flags.name ?? app.name, { url, ...(login !== '' || password !== '' ? { login, password } : {}) });
-        out.write(flags.json ? `${JSON.stringify(updated, null, 2)}\n` : `updated application ${updated.hash}\n${appText(updated)}\n`);
+        out.write(flags.json ? `${JSON.stringify(updated, null, 2)}\n` : `updated application ${printable(updated.hash)}\n${appText(shown(updated))}\n`);
         return 0;
       }
     }
@@ -114,6 +118,13 @@ export function appText(a: App): string {
     ['updated', dateText(a.date_update) || '-'],
   ];
   return rows.map(([k, v]) => `${k.padEnd(9)}${v}`).join('\n');
+}
+
+/** An application with its text fields' control characters escaped (a name or URL may hold a terminal's escape sequences). */
+function shown(a: App): App {
+  const esc = (v: unknown) => (typeof v === 'string' ? printable(v) : v);
+  const p = Object.fromEntries(Object.entries(a.p ?? {}).map(([k, v]) => [k, esc(v)]));
+  return { ...a, hash: printable(a.hash), ...(typeof a.name === 'string' ? { name: printable(a.name) } : {}), ...(typeof a.package === 'string' ? { package: printable(a.package) } : {}), ...(typeof a.date_creation === 'string' ? { date_creation: printable(a.date_creation) } : {}), ...(typeof a.date_update === 'string' ? { date_update: printable(a.date_update) } : {}), p } as App;
 }
 
 function defaultName(url: string): string {

@@ -6,7 +6,9 @@
  *   the call is over or --timeout runs out, and its outcome printed from the call history.
  *   Exit 0 when the call completed (the flow ran to its end), 1 otherwise (abandoned, not
  *   answered, an error, refused by the service, still not over at --timeout), 2 when it could
- *   not be tried (bad flags, the server unreachable, its credentials, no account on it).
+ *   not be tried (bad flags, the server unreachable, its credentials, no account on it), 3
+ *   when it may or may not have been placed (the service's answer was lost or late): a
+ *   script must not dial again on 3 without checking.
  * - Without one: calls.realtime straight to the service with this command's account (--api,
  *   --account); the flow gets no vars (the service carries none); the call's id is printed.
  */
@@ -16,6 +18,13 @@ import { duration } from './calls-format.js';
 import { parseDuration } from './duration.js';
 import { AdminRequestError, adminServer, followCall, placeCall, type FollowResult, type OutboundView } from './outbound.js';
 import { openService, serviceFailure, type ServiceFlags } from './service-settings.js';
+import { printable } from '../campaign/progress.js';
+
+/** The exit code of a placement that may or may not have happened. */
+export const EXIT_UNKNOWN = 3;
+/** The server's codes of a placement whose outcome is unknown (src/http/outbound.ts). */
+const UNKNOWN_CODES = new Set(['SERVICE_TIMEOUT', 'SERVICE_OUTCOME_UNKNOWN']);
+const MAY_BE_PLACED = 'the call may or may not have been placed: check before dialling again (exit 3)';
 
 export interface DialFlags extends ServiceFlags {
   app?: string;
@@ -49,7 +58,8 @@ export async function dial(number: string, flags: DialFlags, io: Io = {}): Promi
   const env = io.env ?? process.env;
   const out = io.out ?? process.stdout;
   const err = io.err ?? process.stderr;
-  const fail = (msg: string, code: number) => (err.write(`callscript dial: ${msg}\n`), code);
+  // what the service or the server said is shown with its control characters escaped
+  const fail = (msg: string, code: number) => (err.write(`callscript dial: ${printable(msg)}\n`), code);
 
   if (flags.app === undefined) return fail('--app HASH is required: the REALTIME10 application whose URL the service calls (callscript apps list)', 2);
   const vars = parseVars(flags.vars ?? []);
@@ -61,6 +71,9 @@ export async function dial(number: string, flags: DialFlags, io: Io = {}): Promi
   const serverText = flags.server ?? (env.CALLSCRIPT_SERVER || undefined);
   if (serverText === undefined) return direct(checked.value, flags, { env, cwd: io.cwd ?? process.cwd(), out, err });
 
+  // the server places the call with its own settings: these would do nothing
+  const unused = (['api', 'account', 'config'] as const).filter((k) => flags[k] !== undefined);
+  if (unused.length > 0) return fail(`${unused.map((k) => `--${k}`).join(', ')}: not used with --server (the server places the call with its own account and api:); give them without --server to call the service directly`, 2);
   const timeoutMs = parseDuration(flags.timeout ?? '120s', '--timeout', { minMs: 1000, maxMs: 24 * 3_600_000 });
   if (typeof timeoutMs === 'string') return fail(timeoutMs, 2);
   const pollMs = parseDuration(flags.poll ?? '1s', '--poll', { minMs: 100, maxMs: 60_000 });
@@ -69,25 +82,27 @@ export async function dial(number: string, flags: DialFlags, io: Io = {}): Promi
   if (typeof server === 'string') return fail(server, 2);
 
   let result: FollowResult;
-  let id: string;
+  let id: string | undefined;
   try {
     const placed = await placeCall(server, checked.value);
     id = placed.id;
-    if (!flags.json) err.write(`placed call ${id} to ${placed.number} (app ${placed.app}) through ${server.shown}\n`);
+    if (!flags.json) err.write(printable(`placed call ${id} to ${placed.number} (app ${placed.app}) through ${server.shown}`) + '\n');
     result = await followCall(server, id, {
       timeoutMs,
       pollMs,
       onUpdate: (v) => {
-        if (!flags.json && v.status === 'live') err.write(`call ${id}: live, callid ${v.callid}\n`);
+        if (!flags.json && v.status === 'live') err.write(printable(`call ${id}: live, callid ${v.callid}`) + '\n');
       },
     });
   } catch (e) {
     if (!(e instanceof AdminRequestError)) throw e;
+    // the server placed it and may have had no answer, or its own answer did not come back in time
+    if (id === undefined && (UNKNOWN_CODES.has(e.code) || e.code === 'TIMEOUT')) return fail(`${e.message}: ${MAY_BE_PLACED}`, EXIT_UNKNOWN);
     return fail(e.message, e.exit);
   }
   const { view, timedOut } = result;
   if (flags.json) out.write(`${JSON.stringify({ ...view, timedOut }, null, 2)}\n`);
-  else out.write(`${outcomeText(view, timedOut, timeoutMs)}\n`);
+  else out.write(`${outcomeText(view, timedOut, timeoutMs).split('\n').map(printable).join('\n')}\n`);
   return !timedOut && view.outcome === 'completed' ? 0 : 1;
 }
 
@@ -118,7 +133,12 @@ async function direct(req: OutboundRequest, flags: DialFlags, io: Required<Io>):
   } catch (e) {
     if (!(e instanceof ServiceError)) throw e;
     const f = serviceFailure(e, settings);
-    err.write(`callscript dial: ${f.message}\n`);
+    // sent, and no usable answer (a timeout, a cut, an HTTP error, a reply that is no call id)
+    if (!e.fromService && !e.unsent) {
+      err.write(`callscript dial: ${printable(f.message)}: ${MAY_BE_PLACED}\n`);
+      return EXIT_UNKNOWN;
+    }
+    err.write(`callscript dial: ${printable(f.message)}\n`);
     return f.exit;
   }
   if (flags.json) out.write(`${JSON.stringify({ id, app: req.app, number: req.number })}\n`);

@@ -126,12 +126,14 @@ export class OutboundCalls implements OutboundStarts {
     // the service's ids are short letters and digits: anything else is no call of ours (and no store key)
     if (!ID.test(id)) return undefined;
     let rec = parse(await this.store.getOutbound(id));
+    // one wait in all, whichever instance places: a call placed by another tool is held up WAIT_FOR_PLACEMENT_MS at most
+    const until = this.now() + WAIT_FOR_PLACEMENT_MS;
     if (!rec && this.placing.size > 0) {
       await Promise.race([Promise.allSettled([...this.placing]), sleep(WAIT_FOR_PLACEMENT_MS)]);
       rec = parse(await this.store.getOutbound(id));
     }
-    if (!rec && (await this.store.getOutbound(PLACING)) !== undefined) {
-      for (const until = this.now() + WAIT_FOR_PLACEMENT_MS; !rec && this.now() < until; ) {
+    if (!rec && this.now() < until && (await this.store.getOutbound(PLACING)) !== undefined) {
+      while (!rec && this.now() < until) {
         await sleep(POLL_MS);
         rec = parse(await this.store.getOutbound(id));
       }
@@ -238,7 +240,11 @@ export function registerOutbound(admin: FastifyInstance, d: OutboundRouteDeps, b
   });
 }
 
-/** A failed placement as answered: the service's refusal (502 SERVICE_ERROR with its code), no answer (502, 504), the store (503). */
+/**
+ * A failed placement as answered: the service's refusal (502 SERVICE_ERROR with its code); not
+ * sent (502 SERVICE_UNREACHABLE: no call); sent with no usable answer (504 SERVICE_TIMEOUT, 502
+ * SERVICE_OUTCOME_UNKNOWN: a call may have been placed); the store (503).
+ */
 function serviceFailure(reply: FastifyReply, err: unknown, url: string): FastifyReply {
   if (!(err instanceof ServiceError)) return storeFailure(reply, err);
   if (typeof err.code === 'number') {
@@ -247,7 +253,9 @@ function serviceFailure(reply: FastifyReply, err: unknown, url: string): Fastify
   }
   if (err.code === 'SERVICE_TIMEOUT') return fail(reply, 504, 'SERVICE_TIMEOUT', `${err.message}: the call may or may not have been placed`);
   if (err.code === 'SERVICE_BAD_ARGS') return fail(reply, 400, 'BAD_ADMIN_BODY', err.message);
-  return fail(reply, 502, 'SERVICE_UNREACHABLE', `${err.message} (the service at ${url})`);
+  if (err.unsent) return fail(reply, 502, 'SERVICE_UNREACHABLE', `${err.message} (the service at ${url}): no call was placed`);
+  // sent, and no usable answer: the service may have placed the call
+  return fail(reply, 502, 'SERVICE_OUTCOME_UNKNOWN', `${err.message} (the service at ${url}): the call may or may not have been placed; it is not tried again`);
 }
 
 function storeFailure(reply: FastifyReply, err: unknown): FastifyReply {

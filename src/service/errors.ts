@@ -11,6 +11,9 @@
  */
 export type ServiceTransportCode = 'SERVICE_UNREACHABLE' | 'SERVICE_TIMEOUT' | 'SERVICE_HTTP' | 'SERVICE_BAD_REPLY' | 'SERVICE_BAD_ARGS';
 
+/** System errors of a connection that was never made: nothing was sent. */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
 /** The JSON-RPC error code of an authentication failure (a wrong login or password). */
 export const AUTH_FAILED = 22;
 
@@ -22,7 +25,7 @@ export class ServiceError extends Error {
     message: string,
     /** The method called, e.g. "calls.realtime". */
     readonly method: string,
-    readonly details: { status?: number; body?: string; data?: unknown; cause?: unknown } = {},
+    readonly details: { status?: number; body?: string; data?: unknown; cause?: unknown; system?: string } = {},
   ) {
     super(message, details.cause !== undefined ? { cause: details.cause } : undefined);
   }
@@ -30,6 +33,18 @@ export class ServiceError extends Error {
   /** The service answered with a JSON-RPC error object (it was reached and refused). */
   get fromService(): boolean {
     return typeof this.code === 'number';
+  }
+
+  /**
+   * The request surely never reached the service: refused locally (SERVICE_BAD_ARGS), or no
+   * connection was made (refused, host not found, no route). Any other failure without a
+   * JSON-RPC answer (a timeout, a connection cut, an HTTP error, an answer that is not
+   * JSON-RPC or not what the method returns) may come after the service acted on it: a call
+   * may have been placed.
+   */
+  get unsent(): boolean {
+    if (this.code === 'SERVICE_BAD_ARGS') return true;
+    return this.code === 'SERVICE_UNREACHABLE' && this.details.system !== undefined && NOT_CONNECTED.has(this.details.system);
   }
 
   /** An authentication failure (code 22). */

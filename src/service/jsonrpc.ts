@@ -121,7 +121,8 @@ export class ServiceClient {
         o.cli = options.cli;
       }
       const r = await this.call('calls.realtime', [app, { number: target.number, timeout }, o]);
-      if (typeof r !== 'string' || r === '') throw badReply('calls.realtime', 'the result is not a call id (a non-empty string)');
+      // the id comes back as the call's request_hash: letters and digits, as the service gives them
+      if (typeof r !== 'string' || !/^[A-Za-z0-9]{1,64}$/.test(r)) throw badReply('calls.realtime', `the result ${clip(JSON.stringify(r) ?? 'undefined')} is not a call id (1 to 64 letters and digits)`, JSON.stringify(r) ?? '');
       return r;
     },
   };
@@ -207,7 +208,7 @@ export class ServiceClient {
     const code = systemCode(err);
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
     const detail = code ? `${describeCode(code)} (${code})` : cause instanceof Error ? cause.message : String(cause);
-    return new ServiceError('SERVICE_UNREACHABLE', `${method}: cannot reach ${this.url}: ${detail}`, method, { cause: err });
+    return new ServiceError('SERVICE_UNREACHABLE', `${method}: cannot reach ${this.url}: ${detail}`, method, { cause: err, ...(code ? { system: code } : {}) });
   }
 }
 

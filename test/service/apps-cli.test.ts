@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apps, type AppFlags } from '../../src/cli/apps.js';
+import { ServiceClient } from '../../src/service/jsonrpc.js';
 import { capture, silentServer, startEmulator, type Emu } from './helpers.js';
 
 const NOW = Date.parse('2026-11-25T10:00:00Z');
@@ -150,6 +151,19 @@ describe('callscript apps against the emulator', () => {
     }
   });
 
+  it('names and URLs the service holds are shown with their control characters escaped (another tool may have set them)', async () => {
+    const client = new ServiceClient({ url: emu.base, login: 'emulator', password: 'emulator' });
+    const evil = await client.apps.create('evil\u001b[2J\u001b[31mname', { url: 'http://h/rt?\u001b]0;x\u0007' });
+    const show = await run('show', evil.hash, account());
+    expect(show.out.split('\n').slice(1, 4)).toEqual(['name     evil\\u001b[2J\\u001b[31mname', 'type     REALTIME10', 'url      http://h/rt?\\u001b]0;x\\u0007']);
+    const list = await run('list', undefined, account());
+    expect(list.out).toContain('evil\\u001b[2J\\u001b[31mname');
+    expect(list.out).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+    // --json keeps the objects as the API returns them (JSON escapes them)
+    const json = await run('show', evil.hash, { ...account(), json: true });
+    expect(JSON.parse(json.out).name).toBe('evil\u001b[2J\u001b[31mname');
+  });
+
   it('bad flags are refused before anything is sent (exit 2)', async () => {
     const cases: [Parameters<typeof run>, string][] = [
       [['create', undefined, { ...account() }], '--url is required'],
@@ -160,6 +174,7 @@ describe('callscript apps against the emulator', () => {
       [['update', hash, account()], 'nothing to change'],
       [['list', undefined, { api: 'ftp://x', account: 'a:b' }], '--api: "ftp://x" is not an http:// or https:// URL'],
       [['list', undefined, { api: emu.base, account: 'a:b', timeout: 'forever' }], '--timeout must be a duration'],
+      [['create', undefined, { ...account(), url: 'http://h/rt', name: 'evil\u001b[2J\u001b[31mname' }], '--name may not hold control characters'],
     ];
     for (const [args, msg] of cases) {
       const r = await run(...args);

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dial, type DialFlags } from '../../src/cli/dial.js';
 import { ServiceClient } from '../../src/service/jsonrpc.js';
 import { spawnServe } from '../emulator/serve.js';
-import { ADMIN, ROOT, admin, capture, fakeService, freePort, registerCaller, reminderFlows, startEmulator, startServer, type Emu, type Served } from './helpers.js';
+import { ADMIN, ROOT, admin, capture, fakeService, freePort, registerCaller, reminderFlows, silentServer, startEmulator, startServer, type Emu, type Served } from './helpers.js';
 
 let emu: Emu;
 let srv: Served;
@@ -93,8 +93,46 @@ describe('callscript dial --server', () => {
       const unconfigured = await run('+33612345678', { app: appHash, server: none.admin });
       expect(unconfigured.code).toBe(2);
       expect(unconfigured.err).toMatch(/^callscript dial: SERVICE_UNCONFIGURED: no service account is configured on this server/);
+      // --api, --account, --config would do nothing with --server: refused
+      const unused = await run('+33612345678', { app: appHash, server: srv.admin, api: emu.base, config: 'callscript.yaml' });
+      expect(unused).toEqual({ code: 2, out: '', err: 'callscript dial: --api, --config: not used with --server (the server places the call with its own account and api:); give them without --server to call the service directly\n' });
     } finally {
       await none.close();
+    }
+  });
+
+  it('the call may or may not have been placed (the service\'s answer lost, or late): exit 3, said so, never 2', async () => {
+    const lost = await fakeService(() => ({ status: 500, type: 'text/html', body: '<h1>oops</h1>' }));
+    const s = await startServer({ service: { url: lost.url, login: 'a', password: 'b' } });
+    const silent = await silentServer();
+    const slow = await startServer({ service: { url: silent.url, login: 'a', password: 'b', timeoutMs: 300 } });
+    try {
+      const a = await run('+33612345678', { app: appHash, server: s.admin });
+      expect(a.code).toBe(3);
+      expect(a.err).toMatch(/^callscript dial: SERVICE_OUTCOME_UNKNOWN: calls\.realtime: .*: the call may or may not have been placed; it is not tried again: the call may or may not have been placed: check before dialling again \(exit 3\)\n$/);
+      const b = await run('+33612345678', { app: appHash, server: slow.admin });
+      expect(b.code).toBe(3);
+      expect(b.err).toMatch(/^callscript dial: SERVICE_TIMEOUT: .*check before dialling again \(exit 3\)\n$/);
+      // straight to the service: the same
+      const c = await run('+33612345678', { app: appHash, api: lost.url, account: 'a:b' });
+      expect(c.code).toBe(3);
+      expect(c.err).toMatch(/^callscript dial: calls\.realtime: .* answered HTTP 500.*: the call may or may not have been placed: check before dialling again \(exit 3\)\n$/);
+      expect(lost.requests).toHaveLength(2);
+    } finally {
+      await s.close();
+      await slow.close();
+      await lost.close();
+      await silent.close();
+    }
+  }, 30_000);
+
+  it('what the service says is shown with its control characters escaped', async () => {
+    const evil = await fakeService((_r, body) => ({ body: JSON.stringify({ jsonrpc: '2.0', id: (JSON.parse(body) as { id: number }).id, error: { code: 20, message: 'no \u001b[2J\u001b[31mapp' } }) }));
+    try {
+      const r = await run('+33612345678', { app: appHash, api: evil.url, account: 'a:b' });
+      expect(r).toEqual({ code: 1, out: '', err: 'callscript dial: calls.realtime: no \\u001b[2J\\u001b[31mapp (code 20)\n' });
+    } finally {
+      await evil.close();
     }
   });
 

@@ -188,11 +188,47 @@ describe('POST /admin/calls refuses what it should, clearly', () => {
       expect(a).toEqual({ status: 504, body: { error: { code: 'SERVICE_TIMEOUT', message: `calls.realtime: no answer from ${silent.url}/json-rpc/v1.1/ within 300 ms: the call may or may not have been placed` } } });
       const b = await post({ app: appHash, number: '+33612345678' }, gone.base);
       expect(b.status).toBe(502);
-      expect(b.body.error).toEqual({ code: 'SERVICE_UNREACHABLE', message: `calls.realtime: cannot reach http://127.0.0.1:${port}/json-rpc/v1.1/: connection refused (ECONNREFUSED) (the service at http://127.0.0.1:${port}/json-rpc/v1.1/)` });
+      expect(b.body.error).toEqual({ code: 'SERVICE_UNREACHABLE', message: `calls.realtime: cannot reach http://127.0.0.1:${port}/json-rpc/v1.1/: connection refused (ECONNREFUSED) (the service at http://127.0.0.1:${port}/json-rpc/v1.1/): no call was placed` });
     } finally {
       await slow.close();
       await gone.close();
       await silent.close();
+    }
+  });
+
+  it('calls.realtime sent and its answer lost or unusable: 502 SERVICE_OUTCOME_UNKNOWN (the call may have been placed), never SERVICE_UNREACHABLE', async () => {
+    // a service that reads the request, then cuts the connection without answering
+    const cut = httpServer((req) => {
+      req.resume();
+      req.on('end', () => req.socket.destroy());
+    });
+    await new Promise<void>((r) => cut.listen(0, '127.0.0.1', r));
+    const cutUrl = `http://127.0.0.1:${(cut.address() as { port: number }).port}`;
+    const answers: Record<string, { status?: number; type?: string; body: (id: number) => string }> = {
+      'an HTTP 500': { status: 500, type: 'text/html', body: () => '<h1>Internal error</h1>' },
+      'a body that is not JSON': { body: () => 'OK' },
+      'a result that is not a string': { body: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: 12345 }) },
+      'an id that is no request_hash': { body: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: 'a/b c' }) },
+    };
+    const fakes = await Promise.all(Object.values(answers).map((a) => fakeService((_r, body) => ({ ...(a.status ? { status: a.status } : {}), ...(a.type ? { type: a.type } : {}), body: a.body((JSON.parse(body) as { id: number }).id) }))));
+    const urls = [cutUrl, ...fakes.map((f) => f.url)];
+    const servers = await Promise.all(urls.map((url) => startServer({ service: { url, login: 'a', password: 'b' } })));
+    try {
+      for (const [i, s] of servers.entries()) {
+        const r = await post({ app: appHash, number: '+33612345678', vars: { patient: 'Ms Jones' } }, s.base);
+        const what = ['a connection cut', ...Object.keys(answers)][i]!;
+        expect(r.status, what).toBe(502);
+        expect(r.body.error.code, what).toBe('SERVICE_OUTCOME_UNKNOWN');
+        expect(r.body.error.message, what).toMatch(new RegExp(`^calls\\.realtime: .* \\(the service at ${urls[i]}/json-rpc/v1\\.1/\\): the call may or may not have been placed; it is not tried again$`));
+      }
+      // each service got the request once: nothing was tried again
+      for (const f of fakes) expect(f.requests).toHaveLength(1);
+      const result = (await post({ app: appHash, number: '+33612345678' }, servers[3]!.base)).body.error.message;
+      expect(result).toContain('the result 12345 is not a call id (1 to 64 letters and digits)');
+    } finally {
+      await Promise.all(servers.map((s) => s.close()));
+      await Promise.all(fakes.map((f) => f.close()));
+      await new Promise<void>((r) => cut.close(() => r()));
     }
   });
 });
