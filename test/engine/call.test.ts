@@ -10,20 +10,10 @@ import type { CompiledFlow } from '../../src/engine/compile.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { LiveCalls } from '../../src/registry/live.js';
 import { hooked } from '../helpers/store.js';
-import { cmd, flow, hangup, req, say } from './helpers.js';
+import { menu, req } from './helpers.js';
 
 const quiet: CallLogger = { info() {}, warn() {}, error() {}, debug() {} };
 
-function menu(): CompiledFlow {
-  return flow({
-    steps: {
-      hello: say('Hello.', 'ask'),
-      ask: cmd('read', { media_id: ['Press 1.'], max_digits: 1 }, { on: { '1': 'bye', default: 'ask' } }),
-      bye: say('Bye.', 'end'),
-      end: hangup(),
-    },
-  });
-}
 
 /** A store whose reads and writes take `ms` (a slow network store); `writes` counts commits. */
 function slowStore(ms: number): SnapshotStore & { writes: number } {

@@ -226,3 +226,15 @@ export function reply(command: string, id: number, params: Record<string, unknow
 }
 
 export const tts = (text: string, voice = VOICE) => `TTS|${voice}|${text}`;
+
+/** Hello, a one-digit menu (1: bye, anything else: the menu again), bye, hang up. */
+export function menu(): CompiledFlow {
+  return flow({
+    steps: {
+      hello: say('Hello.', 'ask'),
+      ask: cmd('read', { media_id: ['Press 1.'], max_digits: 1 }, { on: { '1': 'bye', default: 'ask' } }),
+      bye: say('Bye.', 'end'),
+      end: hangup(),
+    },
+  });
+}
