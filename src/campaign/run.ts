@@ -9,6 +9,8 @@
  * command goes on; 2 could not start (the CSV unreadable, another campaign's state); 130
  * stopped by `stop` (SIGINT): the state is saved, the same command goes on.
  */
+import { stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { basename } from 'node:path';
 import { Journal } from './journal.js';
 import type { CampaignSettings } from './options.js';
@@ -40,6 +42,9 @@ export const STOP_WAIT_MS = 10_000;
 export async function runCampaignFile(s: CampaignSettings, ctx: RunContext): Promise<number> {
   const say = (line: string) => ctx.err.write(`${line}\n`);
   const name = basename(s.csv);
+  const kind = await stat(s.csv).then(fileKind, (e: NodeJS.ErrnoException) => e);
+  if (kind instanceof Error) return (say(`callscript campaign: cannot read ${s.csv}${kind.code ? ` (${kind.code})` : `: ${kind.message}`}`), 2);
+  if (kind !== 'file') return (say(`callscript campaign: ${s.csv} is ${kind}, not a regular file: the campaign reads its CSV twice (checked whole first, then as it calls) and hashes it to resume; save the rows to a file first; no call was placed`), 2);
   let csv: CsvSummary;
   try {
     csv = await scanCsv(s.csv);
@@ -102,6 +107,15 @@ export async function runCampaignFile(s: CampaignSettings, ctx: RunContext): Pro
   } finally {
     await journal.close().catch((e: Error) => say(`callscript campaign: could not save the state: ${e.message}`));
   }
+}
+
+function fileKind(st: Stats): string {
+  if (st.isFile()) return 'file';
+  if (st.isFIFO()) return 'a pipe';
+  if (st.isDirectory()) return 'a directory';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isSocket()) return 'a socket';
+  return 'not a file';
 }
 
 function seconds(ms: number): string {

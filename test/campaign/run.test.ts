@@ -3,7 +3,8 @@
  * and a fake clock: the results file's exact content, the progress lines, stop (SIGINT) and
  * resume, the refusals.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -184,6 +185,23 @@ describe('a campaign run', () => {
     // a lock left by a process that died is taken over
     await writeFile(join(dir, 'numbers.csv.state.json.lock'), '999999999\n');
     expect((await campaign()).code).toBe(0);
+  });
+
+  it('refuses up front, exit 2, a CSV path that is not a regular file (a pipe, a directory): read twice and hashed, it must be a file; nothing written beside it', async () => {
+    const fifo = join(dir, 'piped.csv');
+    execFileSync('mkfifo', [fifo]);
+    await mkdir(join(dir, 'folder.csv'));
+    for (const [file, kind] of [[fifo, 'a pipe'], [join(dir, 'folder.csv'), 'a directory']] as const) {
+      const settings = campaignSettings(file, { app: 'A1B2C3D4' });
+      if (typeof settings === 'string') throw new Error(settings);
+      const clock = new FakeClock();
+      const dialer = new FakeDialer(clock, behaviour);
+      const err = sink();
+      const code = await clock.drive(runCampaignFile(settings, { dialer, clock, err: err.s }));
+      expect([code, err.text()]).toEqual([2, `callscript campaign: ${file} is ${kind}, not a regular file: the campaign reads its CSV twice (checked whole first, then as it calls) and hashes it to resume; save the rows to a file first; no call was placed\n`]);
+      expect(dialer.placed).toEqual([]);
+    }
+    expect((await readdir(dir)).sort()).toEqual(['folder.csv', 'piped.csv']);
   });
 
   it('a state file that is not one (corrupt, hostile) is refused, not trusted', async () => {
