@@ -9,6 +9,7 @@
  * first: a terminal's Ctrl-C may arrive twice) stops following them at once.
  */
 import { campaignSettings, type CampaignFlags } from '../campaign/options.js';
+import { guardOutput } from '../campaign/output.js';
 import { runCampaignFile } from '../campaign/run.js';
 import { PlaceError, type CallView, type CampaignRow, type Dialer } from '../campaign/types.js';
 import { AdminRequestError, adminServer, followCall, placeCall, type AdminServer } from './outbound.js';
@@ -21,7 +22,9 @@ type Io = { env?: NodeJS.ProcessEnv; cwd?: string; err?: NodeJS.WritableStream &
 
 export async function campaign(csv: string, flags: CampaignCliFlags, io: Io = {}): Promise<number> {
   const env = io.env ?? process.env;
-  const err = io.err ?? process.stderr;
+  const stderr = io.err ?? process.stderr;
+  // a closed pipe (EPIPE) silences the progress, not the campaign
+  const err = Object.assign(guardOutput(stderr).stream, { isTTY: stderr.isTTY === true, ...(stderr.columns ? { columns: stderr.columns } : {}) });
   const fail = (msg: string) => (err.write(`callscript campaign: ${msg}\n`), 2);
   const settings = campaignSettings(csv, flags, io.cwd);
   if (typeof settings === 'string') return fail(settings);
