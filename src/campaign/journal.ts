@@ -44,6 +44,10 @@ export class Journal {
   /** Set when a save failed: the campaign must stop (the state on disk is the last good one). */
   error: Error | undefined;
   onError: (() => void) | undefined;
+  /** The results file: the state's (a resumed campaign), else the one set up. */
+  readonly resultsFile: string;
+  /** The bytes of the results file that were final when the journal was opened (an earlier run's lines). */
+  readonly resultsBytesAtOpen: number;
   private resultsBytes: number;
   private pending: RowResult[] = [];
   private saving: Promise<void> | undefined;
@@ -57,6 +61,8 @@ export class Journal {
     this.next = state.next;
     this.finished = state.finished;
     this.resultsBytes = state.resultsBytes;
+    this.resultsBytesAtOpen = state.resultsBytes;
+    this.resultsFile = state.results;
     for (const r of state.rows) this.rows.set(r.index, { ...r, vars: {} });
   }
 
@@ -230,7 +236,7 @@ export class Journal {
       format: STATE_FORMAT,
       csv: this.setup.csv,
       app: this.setup.app,
-      results: this.setup.resultsPath,
+      results: this.resultsFile,
       resultsBytes: this.resultsBytes,
       next: this.next,
       finished: this.finished,

@@ -15,6 +15,7 @@ import { basename } from 'node:path';
 import { Journal } from './journal.js';
 import type { CampaignSettings } from './options.js';
 import { Progress } from './progress.js';
+import { countOutcomes } from './results.js';
 import { CsvProblem, readRows, scanCsv, type CsvSummary } from './rows.js';
 import { runCampaign } from './scheduler.js';
 import { realClock, type Clock } from './clock.js';
@@ -66,8 +67,11 @@ export async function runCampaignFile(s: CampaignSettings, ctx: RunContext): Pro
       const every = s.rate >= 1 ? `${s.rate} calls/s` : `a call every ${+(1 / s.rate).toFixed(3)} s`;
       say(`campaign of ${name}: ${csv.rows} rows${csv.invalid ? ` (${csv.invalid} invalid)` : ''}, app ${s.app}, ${every}, ${s.concurrency} at once, ${s.retries} retries after ${seconds(s.retryDelayMs)}`);
     }
-    say(`results: ${s.results}\nstate: ${s.state}`);
-    const progress = new Progress({ out: ctx.err, tty: ctx.tty ?? false, total: csv.rows, doneBefore, ...(ctx.columns ? { columns: ctx.columns } : {}) });
+    say(`results: ${journal.resultsFile}\nstate: ${s.state}`);
+    // the summary counts the whole campaign: the earlier runs' rows too, as the results file has them
+    const outcomesBefore = opened.resumed ? await countOutcomes(journal.resultsFile, journal.resultsBytesAtOpen) : new Map<string, number>();
+    for (const r of journal.rows.values()) if (r.phase === 'done') outcomesBefore.set(r.result!.outcome, (outcomesBefore.get(r.result!.outcome) ?? 0) + 1);
+    const progress = new Progress({ out: ctx.err, tty: ctx.tty ?? false, total: csv.rows, doneBefore, outcomesBefore, ...(ctx.columns ? { columns: ctx.columns } : {}) });
     const rows = readRows(s.csv, (i) => journal.known(i));
     let outcome;
     try {
@@ -94,12 +98,12 @@ export async function runCampaignFile(s: CampaignSettings, ctx: RunContext): Pro
     }
     progress.end();
     if (outcome.status === 'finished') {
-      say(`campaign finished: ${csv.rows} rows: ${progress.summary()}; results in ${s.results}`);
+      say(`campaign finished: ${csv.rows} rows: ${progress.summary()}; results in ${journal.resultsFile}`);
       return 0;
     }
     const left = `the state is saved in ${s.state}: run the same command again to go on (no number is called twice)`;
     if (outcome.status === 'stopped') {
-      say(`campaign stopped: ${progress.summary()} in this run; ${left}`);
+      say(`campaign stopped: ${progress.doneCount()} of ${csv.rows} rows done${progress.doneCount() ? ` (${progress.summary()})` : ''}; ${left}`);
       return 130;
     }
     say(`campaign stopped: ${outcome.message}; ${left}`);

@@ -129,14 +129,16 @@ describe('a campaign run', () => {
     const a = await campaign({}, { clock, dialer: first, stop: stop.signal, stopWaitMs: 1000 });
     expect(first.placed).toHaveLength(4);
     expect(a.code).toBe(130);
-    expect(a.stderr).toMatch(/campaign stopped: .* in this run; the state is saved in .*numbers\.csv\.state\.json: run the same command again to go on \(no number is called twice\)\n$/);
+    expect(a.stderr.split('\n').at(-2)).toBe(`campaign stopped: 4 of 6 rows done (2 completed, 2 invalid); the state is saved in ${join(dir, 'numbers.csv.state.json')}: run the same command again to go on (no number is called twice)`);
     const state = JSON.parse(await readFile(join(dir, 'numbers.csv.state.json'), 'utf8'));
     expect(state.finished).toBe(false);
 
     const second = new FakeDialer(clock, behaviour, first.placed);
     const b = await campaign({}, { clock, dialer: second });
     expect(b.code).toBe(0);
-    expect(b.stderr).toMatch(/^resuming the campaign of numbers\.csv: \d of 6 rows done/);
+    expect(b.stderr).toMatch(/^resuming the campaign of numbers\.csv: 4 of 6 rows done/);
+    // the summary is the whole campaign's (as the results file has it), not this run's 3 rows
+    expect(b.stderr.split('\n').at(-2)).toBe(`campaign finished: 6 rows: 3 completed, 2 invalid, 1 not_connected; results in ${join(dir, 'numbers.results.csv')}`);
     // each attempt of each number placed once over the two runs: the attempts of a run never stopped
     const attempts = [...first.placed, ...second.placed].map((p) => `${p.number}#${p.attempt}`);
     expect(new Set(attempts).size).toBe(attempts.length);
@@ -152,6 +154,22 @@ describe('a campaign run', () => {
     expect(c.code).toBe(0);
     expect(third.placed).toEqual([]);
     expect(c.stderr).toContain('finished already');
+  });
+
+  it('resumed without the --results it started with: goes on in the results file the state names, and says which', async () => {
+    await writeFile(join(dir, 'numbers.csv'), CSV);
+    const stop = new AbortController();
+    const clock = new FakeClock();
+    const first = new FakeDialer(clock, behaviour);
+    first.onPlace = (n) => n === 4 && stop.abort();
+    expect((await campaign({ results: join(dir, 'out.csv') }, { clock, dialer: first, stop: stop.signal, stopWaitMs: 1000 })).code).toBe(130);
+    const b = await campaign({}, { clock, dialer: new FakeDialer(clock, behaviour, first.placed) });
+    expect(b.code).toBe(0);
+    expect(b.stderr).toContain(`\nresults: ${join(dir, 'out.csv')}\n`);
+    expect(b.stderr.split('\n').at(-2)).toBe(`campaign finished: 6 rows: 3 completed, 2 invalid, 1 not_connected; results in ${join(dir, 'out.csv')}`);
+    const strip = (t: string) => t.replace(/,10\d\d,/g, ',ID,');
+    expect(strip(await readFile(join(dir, 'out.csv'), 'utf8'))).toBe(strip(RESULTS));
+    expect(JSON.parse(await readFile(join(dir, 'numbers.csv.state.json'), 'utf8'))).toMatchObject({ finished: true, results: join(dir, 'out.csv') });
   });
 
   it('refuses to start, exit 2, with no call: a CSV that cannot be read, a changed CSV, results of another run, a campaign running already', async () => {
