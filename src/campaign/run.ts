@@ -67,6 +67,7 @@ export async function runCampaignFile(s: CampaignSettings, ctx: RunContext): Pro
       const every = s.rate >= 1 ? `${s.rate} calls/s` : `a call every ${+(1 / s.rate).toFixed(3)} s`;
       say(`campaign of ${name}: ${csv.rows} rows${csv.invalid ? ` (${csv.invalid} invalid)` : ''}, app ${s.app}, ${every}, ${s.concurrency} at once, ${s.retries} retries after ${seconds(s.retryDelayMs)}`);
     }
+    if (opened.appWas !== undefined) say(`the app is now ${s.app}: no call was placed with ${opened.appWas}`);
     say(`results: ${journal.resultsFile}\nstate: ${s.state}`);
     // the summary counts the whole campaign: the earlier runs' rows too, as the results file has them
     const outcomesBefore = opened.resumed ? await countOutcomes(journal.resultsFile, journal.resultsBytesAtOpen) : new Map<string, number>();

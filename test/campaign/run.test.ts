@@ -180,8 +180,11 @@ describe('a campaign run', () => {
 
     await writeFile(join(dir, 'numbers.csv'), CSV);
     const stop = new AbortController();
-    stop.abort();
-    expect((await campaign({}, { stop: stop.signal })).code).toBe(130);
+    const clock = new FakeClock();
+    const first = new FakeDialer(clock, behaviour);
+    first.onPlace = () => stop.abort(); // one call placed
+    expect((await campaign({}, { clock, dialer: first, stop: stop.signal, stopWaitMs: 100_000 })).code).toBe(130);
+    expect(first.placed).toHaveLength(1);
     await writeFile(join(dir, 'numbers.csv'), `${CSV}+33612345670,Zoe,\n`);
     const b = await campaign();
     expect(b.code).toBe(2);
