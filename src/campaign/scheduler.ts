@@ -29,7 +29,7 @@ import { judge, result } from './verdict.js';
 import { Waker } from './waker.js';
 import type { Clock } from './clock.js';
 import type { Journal, StateRow } from './journal.js';
-import { PlaceError, type CallView, type CampaignEvent, type CampaignRow, type Dialer, type RowRead, type RowResult } from './types.js';
+import { FollowInterrupted, PlaceError, type CallView, type CampaignEvent, type CampaignRow, type Dialer, type RowRead, type RowResult } from './types.js';
 
 export interface SchedulerOptions {
   dialer: Dialer;
@@ -190,6 +190,10 @@ export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome>
       view = await dialer.follow(id, halt.signal);
     } catch (e) {
       if (halt.signal.aborted) return; // stays `calling`: followed again on a resume
+      if (e instanceof FollowInterrupted) {
+        fatal ??= `${e.message}; the calls in progress are followed again by the next run`;
+        return; // stays `calling`
+      }
       settle(r, result(r, 'unknown', { detail: `lost track of the call ${id}: ${(e as Error).message ?? String(e)}` }), undefined);
       return;
     }

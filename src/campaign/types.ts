@@ -45,6 +45,7 @@ export interface CallView {
 export interface Dialer {
   /** The outbound call's id. Throws a PlaceError when the call could not be placed. */
   place(row: CampaignRow, signal: AbortSignal): Promise<string>;
+  /** Throws FollowInterrupted when the server cannot be asked now (the call is followed again later); any other error: the call is lost track of. */
   follow(id: string, signal: AbortSignal): Promise<CallView>;
 }
 
@@ -69,6 +70,18 @@ export class PlaceError extends Error {
   ) {
     super(message);
     this.name = 'PlaceError';
+  }
+}
+
+/**
+ * Following a call failed for a reason of every call (the server not reached, overloaded,
+ * refusing the credentials): not the call's. The campaign stops; the call stays `calling` in
+ * the state, and the next run follows it again.
+ */
+export class FollowInterrupted extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FollowInterrupted';
   }
 }
 

@@ -13,7 +13,7 @@ import { campaignSettings, type CampaignFlags } from '../campaign/options.js';
 import { guardOutput } from '../campaign/output.js';
 import { runCampaignFile } from '../campaign/run.js';
 import { Sending } from '../campaign/sending.js';
-import { PlaceError, type CallView, type CampaignRow, type Dialer } from '../campaign/types.js';
+import { FollowInterrupted, PlaceError, type CallView, type CampaignRow, type Dialer } from '../campaign/types.js';
 import { AdminRequestError, adminServer, followCall, placeCall, type AdminServer } from './outbound.js';
 
 export interface CampaignCliFlags extends CampaignFlags {
@@ -95,7 +95,13 @@ export function adminDialer(server: AdminServer, app: string, timeoutMs: number,
       throw placeError(r.error, r.unsent);
     },
     async follow(id: string, signal: AbortSignal): Promise<CallView> {
-      return (await followCall(server, id, { timeoutMs, pollMs, signal })).view;
+      try {
+        return (await followCall(server, id, { timeoutMs, pollMs, signal })).view;
+      } catch (e) {
+        // the server down or refusing (not the call's fault): followed again by the next run; a call it does not know (404) is lost
+        if (!signal.aborted && e instanceof AdminRequestError && (e.transient || e.status === 401)) throw new FollowInterrupted(`could not follow call ${id}: ${e.message}`);
+        throw e;
+      }
     },
   };
 }

@@ -9,7 +9,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { campaign } from '../../src/cli/campaign.js';
+import { adminDialer, campaign } from '../../src/cli/campaign.js';
+import { adminServer, type AdminServer } from '../../src/cli/outbound.js';
+import { FollowInterrupted } from '../../src/campaign/types.js';
 import { ServiceClient } from '../../src/service/jsonrpc.js';
 import { capture, freePort, silentServer, startEmulator, startServer, type Emu, type Served } from '../service/helpers.js';
 
@@ -122,4 +124,17 @@ describe('a problem of every row: stop, exit 1, no attempt spent', () => {
     expect(again.text()).toContain('campaign finished: 8 rows: 5 unknown, 3 completed;');
     expect(placedNumbers().slice(before).sort()).toEqual(NUMBERS.slice(5));
   }, 60_000);
+});
+
+describe('following a call', () => {
+  it('the server not reached: FollowInterrupted (followed again by the next run); a call the server does not know (404): lost', async () => {
+    const down = adminServer(`http://boss:change-me@127.0.0.1:${await freePort()}`, {}) as AdminServer;
+    const e = await adminDialer(down, app, 5000, 100).follow('abc', new AbortController().signal).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(FollowInterrupted);
+    expect((e as Error).message).toMatch(/^could not follow call abc: cannot reach callscript at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/);
+    const up = adminServer(srv.admin, {}) as AdminServer;
+    const gone = await adminDialer(up, app, 5000, 100).follow('abc', new AbortController().signal).catch((x: unknown) => x);
+    expect(gone).not.toBeInstanceOf(FollowInterrupted);
+    expect((gone as { code?: string }).code).toBe('OUTBOUND_NOT_FOUND');
+  });
 });

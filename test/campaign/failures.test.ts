@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Journal } from '../../src/campaign/journal.js';
 import { runCampaign, type SchedulerOptions } from '../../src/campaign/scheduler.js';
-import { PlaceError, type CampaignEvent } from '../../src/campaign/types.js';
+import { FollowInterrupted, PlaceError, type CampaignEvent } from '../../src/campaign/types.js';
 import { FakeClock, FakeDialer, numbers, rowsOf, type Behaviour } from './fakes.js';
 
 let dir: string;
@@ -144,5 +144,25 @@ describe('placements in flight at a stop are waited for', () => {
     expect(b.outcome).toEqual({ status: 'finished' });
     expect(b.dialer.placed.map((p) => [p.number, p.attempt])).toEqual([[list[2], 1]]);
     expect(b.results[3]).toMatch(new RegExp(`^\\${list[2]},completed,HANGUP,bye,100,1,\\d+,4,$`));
+  });
+});
+
+describe('the server lost while following calls', () => {
+  it('stops the campaign; the calls stay to be followed by the next run, not written unknown', async () => {
+    const list = numbers(4);
+    const down = 'could not follow call id1: cannot reach callscript at http://127.0.0.1:3611 (ECONNREFUSED): is callscript serve running there? (--server, CALLSCRIPT_SERVER)';
+    const a = await run(list, (n) => (n === list[0] ? { afterMs: 5000, followError: new FollowInterrupted(down) } : { afterMs: 60_000 }), { rate: 1000, concurrency: 2, stopWaitMs: 1000 });
+    expect(a.outcome).toEqual({ status: 'failed', message: `${down}; the calls in progress are followed again by the next run` });
+    expect(a.results).toEqual([HEADER]);
+    expect(a.state.rows.map((r: { index: number; phase: string; id: string }) => [r.index, r.phase, r.id])).toEqual([
+      [0, 'calling', 'id1'],
+      [1, 'calling', 'id2'],
+    ]);
+
+    const b = await run(list, fine, { rate: 1000, concurrency: 2 }, a.clock, a.dialer.placed);
+    expect(b.outcome).toEqual({ status: 'finished' });
+    expect(b.dialer.followed.slice(0, 2).sort()).toEqual(['id1', 'id2']);
+    expect(b.dialer.placed.map((p) => p.number)).toEqual(list.slice(2));
+    expect(b.results.slice(1).map((l) => l.split(',').slice(0, 2).join(','))).toEqual(list.map((n) => `${n},completed`));
   });
 });

@@ -76,7 +76,7 @@ export class FakeClock implements Clock {
  * unsent: a placement aborted while it lasts had not sent its request (a PlaceError
  * 'transient', as the admin dialer throws then).
  */
-export type Behaviour = (number: string, attempt: number) => { afterMs?: number; view?: Partial<CallView>; placeMs?: number; error?: PlaceError; unsent?: true } | PlaceError | 'hang';
+export type Behaviour = (number: string, attempt: number) => { afterMs?: number; view?: Partial<CallView>; placeMs?: number; error?: PlaceError; unsent?: true; followError?: Error } | PlaceError | 'hang';
 
 export interface Placed {
   number: string;
@@ -148,6 +148,7 @@ export class FakeDialer implements Dialer {
     } finally {
       this.leave();
     }
+    if (spec.followError) throw spec.followError;
     const callid = String(1000 + Number(id.slice(2)));
     return { status: 'finished', callid, outcome: 'completed', lastStep: 'bye', durationMs: spec.afterMs ?? 1000, callStatus: 'HANGUP', ...spec.view };
   }
