@@ -34,7 +34,8 @@ export interface JournalSetup {
 }
 
 export type Opened =
-  | { ok: true; journal: Journal; resumed: boolean }
+  /** appWas: the app the state had, when it changes (allowed while no attempt was counted). */
+  | { ok: true; journal: Journal; resumed: boolean; appWas?: string }
   | { ok: false; finished: boolean; message: string };
 
 export class Journal {
@@ -44,6 +45,12 @@ export class Journal {
   /** Set when a save failed: the campaign must stop (the state on disk is the last good one). */
   error: Error | undefined;
   onError: (() => void) | undefined;
+  /** The results file: the state's (a resumed campaign), else the one set up. */
+  readonly resultsFile: string;
+  /** The bytes of the results file that were final when the journal was opened (an earlier run's lines). */
+  readonly resultsBytesAtOpen: number;
+  /** Attempts counted, every run: placing() adds one, refund() takes it back. */
+  attemptsSpent: number;
   private resultsBytes: number;
   private pending: RowResult[] = [];
   private saving: Promise<void> | undefined;
@@ -57,6 +64,10 @@ export class Journal {
     this.next = state.next;
     this.finished = state.finished;
     this.resultsBytes = state.resultsBytes;
+    this.resultsBytesAtOpen = state.resultsBytes;
+    this.resultsFile = state.results;
+    // an older state without the count: as if calls were placed (its app may not change)
+    this.attemptsSpent = state.attemptsSpent ?? (state.next > 0 || state.rows.length > 0 ? 1 : 0);
     for (const r of state.rows) this.rows.set(r.index, { ...r, vars: {} });
   }
 
@@ -112,7 +123,7 @@ export class Journal {
     }
     const j = new Journal(setup, fh, state);
     if (!resumed) await j.saveNow();
-    return { ok: true, journal: j, resumed };
+    return { ok: true, journal: j, resumed, ...(resumed && state.app !== setup.app ? { appWas: state.app } : {}) };
   }
 
   /** Rows started (placing, calling, waiting) or done but not in the results yet. */
@@ -134,6 +145,7 @@ export class Journal {
     }
     r.phase = 'placing';
     r.attempts++;
+    this.attemptsSpent++;
     delete r.id;
     delete r.retryAt;
     this.save();
@@ -151,6 +163,22 @@ export class Journal {
     r.retryAt = retryAt;
     r.last = last;
     delete r.id;
+    this.save();
+  }
+
+  /** An attempt that was not the row's fault (nothing placed): not counted; the row waits to be tried again. */
+  refund(r: StateRow, retryAt: number, last: RowResult): void {
+    r.attempts--;
+    this.attemptsSpent--;
+    this.waiting(r, retryAt, { ...last, attempts: r.attempts });
+  }
+
+  /** An earlier attempt of the row, found not to be its fault, is not counted (a row done keeps its count). */
+  giveBack(r: StateRow): void {
+    if (r.phase === 'done' || r.attempts === 0) return;
+    r.attempts--;
+    this.attemptsSpent--;
+    if (r.last) r.last = { ...r.last, attempts: r.attempts };
     this.save();
   }
 
@@ -230,12 +258,13 @@ export class Journal {
       format: STATE_FORMAT,
       csv: this.setup.csv,
       app: this.setup.app,
-      results: this.setup.resultsPath,
+      results: this.resultsFile,
       resultsBytes: this.resultsBytes,
       next: this.next,
       finished: this.finished,
       // without their variables (read again from the CSV on a resume: ./rows.ts), so a save stays small
       rows: [...this.rows.values()].sort((a, b) => a.index - b.index).map(({ vars: _vars, ...r }) => r as StateRow),
+      attemptsSpent: this.attemptsSpent,
     };
     const json = `${JSON.stringify(state)}\n`;
     if (lines !== '') await this.results.write(lines, at);
@@ -247,7 +276,8 @@ export class Journal {
 function mismatch(s: CampaignState, setup: JournalSetup): string | undefined {
   if (s.csv.path !== setup.csv.path) return `it is about ${s.csv.path}`;
   if (s.csv.sha256 !== setup.csv.sha256 || s.csv.bytes !== setup.csv.bytes) return `${setup.csv.path} changed since the campaign started (its content is not the same: rows would not match)`;
-  if (s.app !== setup.app) return `it calls with the app ${s.app}, not ${setup.app}`;
+  // an app may be corrected while no call was placed with it (a wrong --app stops the campaign at its first call)
+  if (s.app !== setup.app && s.attemptsSpent !== 0) return `it calls with the app ${s.app}, not ${setup.app}`;
   if (setup.resultsGiven && s.results !== setup.resultsPath) return `its results go to ${s.results}, not ${setup.resultsPath}`;
   return undefined;
 }

@@ -14,6 +14,8 @@ export interface ProgressOptions {
   total: number;
   /** Rows done before this run (a resumed campaign). */
   doneBefore?: number;
+  /** Their outcomes, counted: the summary is the whole campaign's. */
+  outcomesBefore?: ReadonlyMap<string, number>;
   now?: () => number;
   /** Terminal columns (the line is cut to them). */
   columns?: number;
@@ -32,6 +34,7 @@ export class Progress {
 
   constructor(private readonly o: ProgressOptions) {
     this.done = o.doneBefore ?? 0;
+    for (const [k, n] of o.outcomesBefore ?? []) this.outcomes.set(k, n);
   }
 
   event(e: CampaignEvent): void {
@@ -59,10 +62,15 @@ export class Progress {
     if (this.o.tty) this.draw(false);
   }
 
-  /** The counts of outcomes: `80 completed, 10 abandoned, 1 invalid`. */
+  /** The counts of outcomes, earlier runs' included: `80 completed, 10 abandoned, 1 invalid`. */
   summary(): string {
     const parts = [...this.outcomes].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([k, n]) => `${n} ${k}`);
     return parts.length ? parts.join(', ') : 'no row done';
+  }
+
+  /** Rows done, earlier runs' included. */
+  doneCount(): number {
+    return this.done;
   }
 
   /** Draws the last state of the bar (a terminal) and ends its line. */

@@ -8,6 +8,8 @@
  * with a leading ' (OWASP's advice), except a well-formed E.164 number or a plain integer,
  * which no spreadsheet takes for code.
  */
+import { createReadStream } from 'node:fs';
+import { parse } from 'csv-parse';
 import { stringify } from 'csv-stringify/sync';
 import type { RowResult } from './types.js';
 
@@ -31,4 +33,19 @@ export function resultLines(results: readonly RowResult[]): string {
       [r.number, r.outcome, r.callStatus, r.lastStep, r.durationMs === null ? '' : String(r.durationMs), String(r.attempts), r.callid, String(r.line), r.detail].map(safeCell),
     ),
   );
+}
+
+/**
+ * The outcomes of the rows a results file has, counted (a resumed campaign's earlier runs):
+ * its first `bytes` (those the state counts as final), read as a stream.
+ */
+export async function countOutcomes(path: string, bytes: number): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  if (bytes <= Buffer.byteLength(RESULTS_HEADER)) return counts;
+  const parser = createReadStream(path, { end: bytes - 1 }).pipe(parse({ from_line: 2, relax_column_count: true }));
+  for await (const cells of parser as AsyncIterable<string[]>) {
+    const outcome = cells[1] ?? '';
+    counts.set(outcome, (counts.get(outcome) ?? 0) + 1);
+  }
+  return counts;
 }

@@ -29,6 +29,8 @@ export const ROW_LIMITS = {
 } as const;
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A header cell that is a phone number: the file has no header row, its first row would be lost. */
+const PHONE_LIKE = /^\+?[0-9 ().-]{6,}$/;
 const RESERVED = new Set(['__proto__', 'constructor', 'prototype']);
 
 export class CsvProblem extends Error {
@@ -133,6 +135,8 @@ export async function scanCsv(file: string): Promise<CsvSummary> {
 
 function header(cells: string[], line: number): Columns {
   if (cells.length > ROW_LIMITS.vars + 1) throw new CsvProblem(line, `the header has ${cells.length} columns: at most ${ROW_LIMITS.vars + 1} (the number and ${ROW_LIMITS.vars} variables)`);
+  const phone = cells.findIndex((c) => PHONE_LIKE.test(c));
+  if (phone !== -1) throw new CsvProblem(line, `column ${phone + 1} of the header, "${clip(cells[phone]!)}", is a phone number: the first row must be a header naming the columns (e.g. number,name), else its number would never be called; add one`);
   const at = cells.findIndex((c) => c.toLowerCase() === 'number');
   const number = at === -1 ? 0 : at;
   const vars: Array<[number, string]> = [];

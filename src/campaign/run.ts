@@ -9,10 +9,13 @@
  * command goes on; 2 could not start (the CSV unreadable, another campaign's state); 130
  * stopped by `stop` (SIGINT): the state is saved, the same command goes on.
  */
+import { stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { basename } from 'node:path';
 import { Journal } from './journal.js';
 import type { CampaignSettings } from './options.js';
 import { Progress } from './progress.js';
+import { countOutcomes } from './results.js';
 import { CsvProblem, readRows, scanCsv, type CsvSummary } from './rows.js';
 import { runCampaign } from './scheduler.js';
 import { realClock, type Clock } from './clock.js';
@@ -40,6 +43,9 @@ export const STOP_WAIT_MS = 10_000;
 export async function runCampaignFile(s: CampaignSettings, ctx: RunContext): Promise<number> {
   const say = (line: string) => ctx.err.write(`${line}\n`);
   const name = basename(s.csv);
+  const kind = await stat(s.csv).then(fileKind, (e: NodeJS.ErrnoException) => e);
+  if (kind instanceof Error) return (say(`callscript campaign: cannot read ${s.csv}${kind.code ? ` (${kind.code})` : `: ${kind.message}`}`), 2);
+  if (kind !== 'file') return (say(`callscript campaign: ${s.csv} is ${kind}, not a regular file: the campaign reads its CSV twice (checked whole first, then as it calls) and hashes it to resume; save the rows to a file first; no call was placed`), 2);
   let csv: CsvSummary;
   try {
     csv = await scanCsv(s.csv);
@@ -61,8 +67,12 @@ export async function runCampaignFile(s: CampaignSettings, ctx: RunContext): Pro
       const every = s.rate >= 1 ? `${s.rate} calls/s` : `a call every ${+(1 / s.rate).toFixed(3)} s`;
       say(`campaign of ${name}: ${csv.rows} rows${csv.invalid ? ` (${csv.invalid} invalid)` : ''}, app ${s.app}, ${every}, ${s.concurrency} at once, ${s.retries} retries after ${seconds(s.retryDelayMs)}`);
     }
-    say(`results: ${s.results}\nstate: ${s.state}`);
-    const progress = new Progress({ out: ctx.err, tty: ctx.tty ?? false, total: csv.rows, doneBefore, ...(ctx.columns ? { columns: ctx.columns } : {}) });
+    if (opened.appWas !== undefined) say(`the app is now ${s.app}: no call was placed with ${opened.appWas}`);
+    say(`results: ${journal.resultsFile}\nstate: ${s.state}`);
+    // the summary counts the whole campaign: the earlier runs' rows too, as the results file has them
+    const outcomesBefore = opened.resumed ? await countOutcomes(journal.resultsFile, journal.resultsBytesAtOpen) : new Map<string, number>();
+    for (const r of journal.rows.values()) if (r.phase === 'done') outcomesBefore.set(r.result!.outcome, (outcomesBefore.get(r.result!.outcome) ?? 0) + 1);
+    const progress = new Progress({ out: ctx.err, tty: ctx.tty ?? false, total: csv.rows, doneBefore, outcomesBefore, ...(ctx.columns ? { columns: ctx.columns } : {}) });
     const rows = readRows(s.csv, (i) => journal.known(i));
     let outcome;
     try {
@@ -89,12 +99,12 @@ export async function runCampaignFile(s: CampaignSettings, ctx: RunContext): Pro
     }
     progress.end();
     if (outcome.status === 'finished') {
-      say(`campaign finished: ${csv.rows} rows: ${progress.summary()}; results in ${s.results}`);
+      say(`campaign finished: ${csv.rows} rows: ${progress.summary()}; results in ${journal.resultsFile}`);
       return 0;
     }
     const left = `the state is saved in ${s.state}: run the same command again to go on (no number is called twice)`;
     if (outcome.status === 'stopped') {
-      say(`campaign stopped: ${progress.summary()} in this run; ${left}`);
+      say(`campaign stopped: ${progress.doneCount()} of ${csv.rows} rows done${progress.doneCount() ? ` (${progress.summary()})` : ''}; ${left}`);
       return 130;
     }
     say(`campaign stopped: ${outcome.message}; ${left}`);
@@ -102,6 +112,15 @@ export async function runCampaignFile(s: CampaignSettings, ctx: RunContext): Pro
   } finally {
     await journal.close().catch((e: Error) => say(`callscript campaign: could not save the state: ${e.message}`));
   }
+}
+
+function fileKind(st: Stats): string {
+  if (st.isFile()) return 'file';
+  if (st.isFIFO()) return 'a pipe';
+  if (st.isDirectory()) return 'a directory';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isSocket()) return 'a socket';
+  return 'not a file';
 }
 
 function seconds(ms: number): string {

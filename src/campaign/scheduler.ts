@@ -6,18 +6,30 @@
  * up to `retries` more times, and records everything in the Journal (./journal.ts) as it
  * happens.
  *
- * Stopping (the `stop` signal, SIGINT): no call is placed any more; the calls in progress
- * are followed to their end for `stopWaitMs` at most (or until `halt`, a second SIGINT),
- * then abandoned: their ids stay in the state, and a resumed campaign follows them again
- * rather than calling their numbers twice.
+ * Failures (./streak.ts): only a call placed (or perhaps placed) or a row refused counts as
+ * one of the row's attempts. A problem of every row (`fatal`, or MAX_CONSECUTIVE_ERRORS
+ * placements failing in a row) stops the campaign without spending any; while placements
+ * fail, the next one is placed only when no other is in flight, so that a server down
+ * costs no more rows than were already being placed.
+ *
+ * Stopping (the `stop` signal, SIGINT; a failure): no call is placed any more; the
+ * placements in flight are waited for (until their answer or their timeout: whether each
+ * call was placed is then known); the calls in progress are followed to their end for
+ * `stopWaitMs` at most (or until `halt`, a second SIGINT), then abandoned: their ids stay
+ * in the state, and a resumed campaign follows them again rather than calling their numbers
+ * twice. `halt` aborts the placements too: one whose request had not left is tried again by
+ * the next run; one sent stays `placing` (perhaps placed: `unknown`).
  *
  * Time comes from the Clock only (tests drive a fake one); rows come from an async iterator
  * read one at a time, so the CSV is never held in memory.
  */
 import { TokenBucket } from './bucket.js';
+import { FailureStreak } from './streak.js';
+import { judge, result } from './verdict.js';
+import { Waker } from './waker.js';
 import type { Clock } from './clock.js';
 import type { Journal, StateRow } from './journal.js';
-import { PlaceError, RETRIED_STATUSES, type CallView, type CampaignEvent, type CampaignRow, type Dialer, type RowRead, type RowResult } from './types.js';
+import { FollowInterrupted, PlaceError, type CallView, type CampaignEvent, type CampaignRow, type Dialer, type RowRead, type RowResult } from './types.js';
 
 export interface SchedulerOptions {
   dialer: Dialer;
@@ -39,7 +51,7 @@ export interface SchedulerOptions {
   onEvent?: (e: CampaignEvent) => void;
   /** Rows started but without a line in the results yet, at most (a row waiting for its retry holds back those after it). */
   windowMax?: number;
-  /** Place errors in a row (transient ones, no call placed between them) that stop the campaign. */
+  /** Placements failing in a row (no call placed between them) that stop the campaign. */
   maxConsecutiveErrors?: number;
 }
 
@@ -52,33 +64,6 @@ export interface CampaignOutcome {
 export const WINDOW_MAX = 10_000;
 export const MAX_CONSECUTIVE_ERRORS = 5;
 
-/** Wakes the scheduler's loop: a call ended, a stop, an error. A wake with no one waiting is kept for the next wait. */
-class Waker {
-  private resolve: (() => void) | undefined;
-  private promise: Promise<void> | undefined;
-  private pending = false;
-
-  wait(): Promise<void> {
-    if (this.pending) {
-      this.pending = false;
-      return Promise.resolve();
-    }
-    this.promise ??= new Promise((r) => (this.resolve = r));
-    return this.promise;
-  }
-
-  wake(): void {
-    const r = this.resolve;
-    if (!r) {
-      this.pending = true;
-      return;
-    }
-    this.resolve = undefined;
-    this.promise = undefined;
-    r();
-  }
-}
-
 export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome> {
   const { journal, clock, dialer } = o;
   const windowMax = o.windowMax ?? WINDOW_MAX;
@@ -86,9 +71,15 @@ export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome>
   const emit = (e: CampaignEvent) => o.onEvent?.(e);
   const bucket = new TokenBucket(o.rate);
   const waker = new Waker();
+  /** Aborts the follows: a halt, or the stop's wait over. */
   const halt = new AbortController();
+  /** Aborts the placements: a halt only (a placement's fate is otherwise waited for). */
+  const haltPlacing = new AbortController();
   const onStop = () => waker.wake();
-  const onHalt = () => halt.abort(o.halt?.reason);
+  const onHalt = () => {
+    haltPlacing.abort(o.halt?.reason);
+    halt.abort(o.halt?.reason);
+  };
   o.stop?.addEventListener('abort', onStop);
   o.halt?.addEventListener('abort', onHalt);
   journal.onError = () => waker.wake();
@@ -97,7 +88,9 @@ export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome>
   const waiting: StateRow[] = [];
   let lookahead: CampaignRow | undefined;
   let exhausted = false;
-  let consecutiveErrors = 0;
+  const streak = new FailureStreak(maxErrors);
+  /** Rows in dialer.place() now. */
+  let placing = 0;
   let fatal: string | undefined;
 
   const stopped = () => o.stop?.aborted === true;
@@ -108,46 +101,87 @@ export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome>
   };
 
   /** A row's last attempt ended: done, or tried again later. */
-  const settle = (r: StateRow, result: RowResult, retry: string | undefined) => {
+  const settle = (r: StateRow, res: RowResult, retry: string | undefined) => {
     if (retry !== undefined && r.attempts <= o.retries) {
       const at = clock.now() + o.retryDelayMs;
-      journal.waiting(r, at, result);
+      journal.waiting(r, at, res);
       queueRetry(r);
       emit({ type: 'retry', line: r.line, number: r.number, attempt: r.attempts, why: retry, at });
       return;
     }
-    journal.done(r, result);
-    emit({ type: 'result', result });
+    journal.done(r, res);
+    emit({ type: 'result', result: res });
+  };
+
+  /** Rows held by the streak (refused on their last attempt), failed now. */
+  const finish = (held: StateRow[]) => {
+    for (const r of held) {
+      journal.done(r, r.last!);
+      emit({ type: 'result', result: r.last! });
+    }
+  };
+
+  /** The campaign stops for a problem of every row: the attempts its streak of refusals took are given back. */
+  const stopForAll = (message: string) => {
+    fatal ??= message;
+    for (const r of streak.refunds()) journal.giveBack(r);
+  };
+
+  /** A placement that failed: counted or not, tried again or not, by whose fault it was (PlaceError). */
+  const failed = (r: StateRow, err: PlaceError) => {
+    const now = clock.now();
+    const res = result(r, 'failed', { detail: err.message });
+    switch (err.kind) {
+      case 'fatal':
+        // not called: the resumed campaign tries it again, as this attempt
+        journal.refund(r, now, res);
+        stopForAll(err.message);
+        return;
+      case 'row':
+        settle(r, res, undefined);
+        return;
+      case 'transient':
+        emit({ type: 'warning', message: `line ${r.line} ${r.number}: not placed (not counted as an attempt): ${err.message}` });
+        journal.refund(r, now + o.retryDelayMs, res);
+        queueRetry(r);
+        emit({ type: 'retry', line: r.line, number: r.number, attempt: r.attempts, why: 'not placed', at: now + o.retryDelayMs });
+        break;
+      case 'refused': {
+        emit({ type: 'warning', message: `line ${r.line} ${r.number}: refused: ${err.message}` });
+        const last = r.attempts > o.retries;
+        if (last) journal.waiting(r, now, res); // held: failed once a call is placed, given back if the campaign stops first
+        else settle(r, res, 'refused');
+        if (streak.add(r, err.kind, last)) stopForAll(`${streak.max} calls in a row could not be placed; the last: ${err.message}`);
+        return;
+      }
+      case 'unknown':
+        emit({ type: 'warning', message: `line ${r.line} ${r.number}: perhaps placed: ${err.message}` });
+        settle(r, result(r, 'unknown', { detail: `${err.message}: the call may have been placed, so it is not tried again` }), undefined);
+        break;
+    }
+    if (streak.add(r, err.kind)) stopForAll(`${streak.max} calls in a row could not be placed; the last: ${err.message}`);
   };
 
   const attempt = async (r: StateRow, resumeId?: string): Promise<void> => {
     let id = resumeId;
     if (id === undefined) {
+      placing++;
       try {
-        id = await dialer.place(r, halt.signal);
+        id = await dialer.place(r, haltPlacing.signal);
       } catch (e) {
-        if (halt.signal.aborted) return; // stays `placing`: a resumed campaign cannot know whether it was placed
-        const err = e instanceof PlaceError ? e : new PlaceError('transient', (e as Error).message ?? String(e));
-        if (err.kind === 'fatal') {
-          fatal ??= err.message;
-          // not called: the resumed campaign tries it again, as this attempt
-          r.attempts--;
-          journal.waiting(r, clock.now(), result(r, 'failed', { detail: err.message }));
+        const err = e instanceof PlaceError ? e : new PlaceError('unknown', (e as Error).message ?? String(e));
+        if (haltPlacing.signal.aborted) {
+          // halted: a request that never left placed nothing (tried again next run); one sent stays `placing` (perhaps placed)
+          if (err.kind === 'transient' || err.kind === 'fatal') journal.refund(r, clock.now(), result(r, 'failed', { detail: err.message }));
           return;
         }
-        if (err.kind === 'transient' || err.kind === 'unknown') {
-          consecutiveErrors++;
-          if (consecutiveErrors >= maxErrors) fatal ??= `${consecutiveErrors} calls in a row could not be placed; the last: ${err.message}`;
-          emit({ type: 'warning', message: `line ${r.line} ${r.number}: ${err.kind === 'unknown' ? 'perhaps not placed' : 'not placed'}: ${err.message}` });
-        }
-        if (err.kind === 'unknown') {
-          settle(r, result(r, 'unknown', { detail: `${err.message}: the call may have been placed, so it is not tried again` }), undefined);
-          return;
-        }
-        settle(r, result(r, 'failed', { detail: err.message }), err.kind === 'transient' ? 'not placed' : undefined);
+        failed(r, err);
         return;
+      } finally {
+        placing--;
+        waker.wake();
       }
-      consecutiveErrors = 0;
+      finish(streak.close());
       journal.placed(r, id);
       emit({ type: 'placed', line: r.line, number: r.number, attempt: r.attempts, id });
     }
@@ -156,6 +190,10 @@ export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome>
       view = await dialer.follow(id, halt.signal);
     } catch (e) {
       if (halt.signal.aborted) return; // stays `calling`: followed again on a resume
+      if (e instanceof FollowInterrupted) {
+        fatal ??= `${e.message}; the calls in progress are followed again by the next run`;
+        return; // stays `calling`
+      }
       settle(r, result(r, 'unknown', { detail: `lost track of the call ${id}: ${(e as Error).message ?? String(e)}` }), undefined);
       return;
     }
@@ -199,7 +237,8 @@ export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome>
   try {
     for (;;) {
       if (stopped() || fatal !== undefined || journal.error) break;
-      if (inFlight.size >= o.concurrency) {
+      // at most `concurrency` calls; while placements fail, one placement at a time
+      if (inFlight.size >= o.concurrency || (streak.length > 0 && placing > 0)) {
         await waker.wait();
         continue;
       }
@@ -221,6 +260,7 @@ export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome>
       if (!job) {
         if (waiting[0] !== undefined) await nap(waiting[0].retryAt! - now);
         else if (inFlight.size > 0) await waker.wait();
+        else if (streak.holding) finish(streak.close()); // no placement left to tell: the rows refused on their last attempt failed
         else if (exhausted) break; // every row done
         else {
           // the window is full of rows done and none before them in progress: cannot be
@@ -240,20 +280,17 @@ export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome>
       start(journal.placing(job));
     }
 
-    // stopping (or done): the calls in progress, for stopWaitMs at most
+    // stopping: the calls in progress followed for stopWaitMs at most; the placements in
+    // flight waited for to their answer or their timeout (a halt aborts them)
     if (inFlight.size > 0) {
-      const all = Promise.allSettled([...inFlight]);
       if (!halt.signal.aborted) {
         const ac = new AbortController();
         const halted = new Promise<void>((r) => halt.signal.addEventListener('abort', () => r(), { once: true }));
-        const bound = stopped() || fatal !== undefined || journal.error ? clock.sleep(o.stopWaitMs, ac.signal).catch(() => undefined) : new Promise<void>(() => undefined);
-        await Promise.race([all, halted, bound]);
+        await Promise.race([Promise.allSettled([...inFlight]), halted, clock.sleep(o.stopWaitMs, ac.signal).catch(() => undefined)]);
         ac.abort();
       }
-      if (inFlight.size > 0) {
-        halt.abort(new Error('the campaign stopped'));
-        await Promise.allSettled([...inFlight]);
-      }
+      if (inFlight.size > 0) halt.abort(new Error('the campaign stopped'));
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     }
     const done = !stopped() && fatal === undefined && !journal.error && exhausted && lookahead === undefined && waiting.length === 0 && journal.window === 0;
     if (done) journal.finish();
@@ -267,18 +304,4 @@ export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome>
     o.halt?.removeEventListener('abort', onHalt);
     journal.onError = undefined;
   }
-}
-
-/** A finished (or given up) call: its result, and why to try again (undefined: do not). */
-function judge(r: StateRow, v: CallView): [RowResult, string | undefined] {
-  const callid = v.callid ?? '';
-  if (v.status === 'placed') return [result(r, 'not_connected', { callid, detail: 'the service never connected the call' }), 'never connected'];
-  if (v.status === 'live') return [result(r, 'timeout', { callid, lastStep: v.step ?? '', detail: 'still in progress at --timeout: no longer followed' }), undefined];
-  const callStatus = v.callStatus ?? '';
-  const res = result(r, v.outcome ?? 'ended', { callid, callStatus, lastStep: v.lastStep ?? '', durationMs: v.durationMs ?? null });
-  return [res, RETRIED_STATUSES.has(callStatus) ? callStatus : undefined];
-}
-
-function result(r: StateRow, outcome: string, more: Partial<RowResult> = {}): RowResult {
-  return { number: r.number, outcome, callStatus: '', lastStep: '', durationMs: null, attempts: r.attempts, callid: '', line: r.line, detail: '', ...more };
 }

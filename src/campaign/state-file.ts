@@ -36,6 +36,8 @@ export interface CampaignState {
   next: number;
   finished: boolean;
   rows: StateRow[];
+  /** Attempts counted so far, every run (calls placed or perhaps placed, rows refused); absent in older states. 0: no call placed, the app may still change. */
+  attemptsSpent?: number;
 }
 
 export async function writeAtomically(path: string, text: string): Promise<void> {
@@ -98,6 +100,7 @@ export function parseState(text: string): CampaignState | string {
   if (!isObj(csv) || typeof csv.path !== 'string' || !isCount(csv.bytes) || typeof csv.sha256 !== 'string' || !isCount(csv.rows)) return 'csv';
   if (typeof s.app !== 'string' || typeof s.results !== 'string') return 'app, results';
   if (!isCount(s.resultsBytes) || !isCount(s.next) || typeof s.finished !== 'boolean' || !Array.isArray(s.rows)) return 'resultsBytes, next, finished, rows';
+  if (s.attemptsSpent !== undefined && !isCount(s.attemptsSpent)) return 'attemptsSpent';
   for (const r of s.rows as unknown[]) {
     if (!isObj(r) || !isCount(r.index) || (r.index as number) < (s.next as number) || !isCount(r.line) || typeof r.number !== 'string' || !isCount(r.attempts)) return 'a row';
     if (!['placing', 'calling', 'waiting', 'done'].includes(r.phase as string)) return 'a row phase';

@@ -45,24 +45,43 @@ export interface CallView {
 export interface Dialer {
   /** The outbound call's id. Throws a PlaceError when the call could not be placed. */
   place(row: CampaignRow, signal: AbortSignal): Promise<string>;
+  /** Throws FollowInterrupted when the server cannot be asked now (the call is followed again later); any other error: the call is lost track of. */
   follow(id: string, signal: AbortSignal): Promise<CallView>;
 }
 
 /**
- * A call not placed: `fatal` stops the campaign (credentials refused, no admin API, no
- * account: every row would fail), `row` fails this row only (the server refused its number or
- * variables), `transient` may work later (the server not reached, 5xx, the service's
- * refusal): the row is tried again after the retry delay, as an attempt; `unknown`: the call
- * may have been placed all the same (no answer in time): never tried again, its outcome
- * `unknown`, so that no number is called twice.
+ * A call not placed, or perhaps placed, and whose fault it is: only a call placed (or
+ * perhaps placed) or a row refused spends one of the row's attempts.
+ * - `fatal`: every row would get it (the server unreachable, credentials refused, no admin
+ *   API, no account, an unknown app): the campaign stops; not counted as an attempt.
+ * - `transient`: not placed, for a passing reason that is not the row's (429, the service
+ *   unreachable or busy, the store down): tried again after the retry delay; not counted.
+ * - `refused`: the service refused this call (a JSON-RPC error): perhaps the number's fault,
+ *   perhaps not: counted, tried again after the delay as a retry; if the campaign stops
+ *   for a problem of every row before another call is placed, the attempt is given back.
+ * - `row`: the row itself refused (BAD_ADMIN_BODY): counted, `failed`, not tried again.
+ * - `unknown`: the call may have been placed all the same (the request sent, no usable
+ *   answer): counted, `unknown`, never tried again, so that no number is called twice.
  */
 export class PlaceError extends Error {
   constructor(
-    readonly kind: 'fatal' | 'row' | 'transient' | 'unknown',
+    readonly kind: 'fatal' | 'transient' | 'refused' | 'row' | 'unknown',
     message: string,
   ) {
     super(message);
     this.name = 'PlaceError';
+  }
+}
+
+/**
+ * Following a call failed for a reason of every call (the server not reached, overloaded,
+ * refusing the credentials): not the call's. The campaign stops; the call stays `calling` in
+ * the state, and the next run follows it again.
+ */
+export class FollowInterrupted extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FollowInterrupted';
   }
 }
 
@@ -72,8 +91,8 @@ export interface RowResult {
   /**
    * completed, abandoned, error, ended_by_admin (the call history's); ended (finished, no
    * history record); not_connected (the service never connected it); timeout (still live at
-   * --timeout); failed (not placed); invalid (a bad row); unknown (the campaign was killed
-   * while placing it, or lost track of it).
+   * --timeout); failed (not placed); invalid (a bad row); unknown (perhaps placed: no usable
+   * answer to a request sent, the campaign killed while placing it, or track of it lost).
    */
   outcome: string;
   callStatus: string;

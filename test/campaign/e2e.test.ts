@@ -120,6 +120,24 @@ async function until(fn: () => boolean, what: string, ms = 30_000): Promise<void
   throw new Error(`timed out waiting for ${what}`);
 }
 
+describe('a reader that goes away (| head -3)', () => {
+  it('silences the progress, not the campaign: every row called, exit 0, the lock dropped', async () => {
+    const csv = join(dir, 'headed.csv');
+    const numbers = ['+33612345631', '+33612345632', '+33612345633', '+33612345634', '+33612345635'];
+    await writeFile(csv, `number\n${numbers.join('\n')}\n`);
+    const run = spawnCampaign([csv, '--app', app, '--server', srv.admin, '--rate', '10', '--concurrency', '2', '--poll', '100ms']);
+    // as `head -3`: three lines read, then the pipe closed (the campaign's next write: EPIPE)
+    await until(() => run.stderr().split('\n').length > 3, 'three lines');
+    run.child.stderr!.destroy();
+    const r = await run.done;
+    expect(r).toEqual({ code: 0, signal: null });
+    const results = (await readFile(join(dir, 'headed.results.csv'), 'utf8')).trim().split('\n').slice(1);
+    expect(results.map((l) => l.split(',').slice(0, 2).join(','))).toEqual(numbers.map((n) => `${n},completed`));
+    await expect(readFile(`${csv}.state.json.lock`)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(JSON.parse(await readFile(`${csv}.state.json`, 'utf8'))).toMatchObject({ finished: true });
+  }, 60_000);
+});
+
 describe('real processes: interrupted, then resumed; no number called twice', () => {
   const numbers = ['+33612345611', '+33612345612', '+33612345613', '+33612345614', '+33612345615'];
 

@@ -70,8 +70,13 @@ export class FakeClock implements Clock {
   }
 }
 
-/** How the fake service treats a number's attempt (1-based): ring/talk time and the call's end, or a place error. */
-export type Behaviour = (number: string, attempt: number) => { afterMs?: number; view?: Partial<CallView> } | PlaceError | 'hang';
+/**
+ * How the fake service treats a number's attempt (1-based): ring/talk time and the call's
+ * end, or a place error (after 10 ms, or placeMs); 'hang': the placement never answers.
+ * unsent: a placement aborted while it lasts had not sent its request (a PlaceError
+ * 'transient', as the admin dialer throws then).
+ */
+export type Behaviour = (number: string, attempt: number) => { afterMs?: number; view?: Partial<CallView>; placeMs?: number; error?: PlaceError; unsent?: true; followError?: Error } | PlaceError | 'hang';
 
 export interface Placed {
   number: string;
@@ -111,22 +116,22 @@ export class FakeDialer implements Dialer {
     this.tries.set(row.number, attempt);
     this.onPlace?.(++this.places);
     const b = this.behaviour(row.number, attempt);
+    const spec = b instanceof PlaceError || b === 'hang' ? {} : b;
+    const placeMs = b === 'hang' ? 1e12 : spec.placeMs ?? 10;
     this.enter();
     try {
-      if (b === 'hang') {
-        await this.clock.sleep(1e12, signal);
-      }
-      await this.clock.sleep(10, signal);
+      await this.clock.sleep(placeMs, signal);
     } catch (e) {
       this.leave();
+      if (spec.unsent) throw new PlaceError('transient', 'the campaign stopped before the request was sent: not placed');
       throw e;
     }
-    if (b instanceof PlaceError) {
+    if (b instanceof PlaceError || spec.error) {
       this.leave();
-      throw b;
+      throw b instanceof PlaceError ? b : spec.error;
     }
     const id = `id${[...this.earlier, ...this.placed].length + 1}`;
-    this.placed.push({ number: row.number, at: this.clock.now() - 10, id, attempt, vars: row.vars });
+    this.placed.push({ number: row.number, at: this.clock.now() - placeMs, id, attempt, vars: row.vars });
     this.ids.set(id, { number: row.number, attempt });
     return id;
   }
@@ -143,6 +148,7 @@ export class FakeDialer implements Dialer {
     } finally {
       this.leave();
     }
+    if (spec.followError) throw spec.followError;
     const callid = String(1000 + Number(id.slice(2)));
     return { status: 'finished', callid, outcome: 'completed', lastStep: 'bye', durationMs: spec.afterMs ?? 1000, callStatus: 'HANGUP', ...spec.view };
   }

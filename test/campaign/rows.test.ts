@@ -60,6 +60,15 @@ describe('columns', () => {
     expect(await problem('number,__proto__\n')).toMatchObject({ line: 1 });
     expect(await problem('')).toMatchObject({ line: 1, message: expect.stringContaining('the file is empty') });
   });
+
+  it('a file without a header (its first row a number) is refused at line 1, not read with its first number lost', async () => {
+    const msg = (cell: string, col = 1) => `column ${col} of the header, "${cell}", is a phone number: the first row must be a header naming the columns (e.g. number,name), else its number would never be called; add one`;
+    expect(await problem('+33611111510,Ann\n+33611111511,Bob\n')).toMatchObject({ line: 1, message: msg('+33611111510') });
+    expect(await problem('\n\nname,06 11 11 15 10\nAnn,+33611111510\n')).toMatchObject({ line: 3, message: msg('06 11 11 15 10', 2) });
+    expect(await problem('(415) 555-0123\n')).toMatchObject({ line: 1, message: msg('(415) 555-0123') });
+    // names with digits are still names
+    expect(await all('number,code2024\n+33611111510,x\n')).toEqual([{ kind: 'row', row: { index: 0, line: 2, number: '+33611111510', vars: { code2024: 'x' } } }]);
+  });
 });
 
 describe('invalid rows, with their lines', () => {

@@ -3,7 +3,8 @@
  * and a fake clock: the results file's exact content, the progress lines, stop (SIGINT) and
  * resume, the refusals.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -128,14 +129,16 @@ describe('a campaign run', () => {
     const a = await campaign({}, { clock, dialer: first, stop: stop.signal, stopWaitMs: 1000 });
     expect(first.placed).toHaveLength(4);
     expect(a.code).toBe(130);
-    expect(a.stderr).toMatch(/campaign stopped: .* in this run; the state is saved in .*numbers\.csv\.state\.json: run the same command again to go on \(no number is called twice\)\n$/);
+    expect(a.stderr.split('\n').at(-2)).toBe(`campaign stopped: 4 of 6 rows done (2 completed, 2 invalid); the state is saved in ${join(dir, 'numbers.csv.state.json')}: run the same command again to go on (no number is called twice)`);
     const state = JSON.parse(await readFile(join(dir, 'numbers.csv.state.json'), 'utf8'));
     expect(state.finished).toBe(false);
 
     const second = new FakeDialer(clock, behaviour, first.placed);
     const b = await campaign({}, { clock, dialer: second });
     expect(b.code).toBe(0);
-    expect(b.stderr).toMatch(/^resuming the campaign of numbers\.csv: \d of 6 rows done/);
+    expect(b.stderr).toMatch(/^resuming the campaign of numbers\.csv: 4 of 6 rows done/);
+    // the summary is the whole campaign's (as the results file has it), not this run's 3 rows
+    expect(b.stderr.split('\n').at(-2)).toBe(`campaign finished: 6 rows: 3 completed, 2 invalid, 1 not_connected; results in ${join(dir, 'numbers.results.csv')}`);
     // each attempt of each number placed once over the two runs: the attempts of a run never stopped
     const attempts = [...first.placed, ...second.placed].map((p) => `${p.number}#${p.attempt}`);
     expect(new Set(attempts).size).toBe(attempts.length);
@@ -153,6 +156,22 @@ describe('a campaign run', () => {
     expect(c.stderr).toContain('finished already');
   });
 
+  it('resumed without the --results it started with: goes on in the results file the state names, and says which', async () => {
+    await writeFile(join(dir, 'numbers.csv'), CSV);
+    const stop = new AbortController();
+    const clock = new FakeClock();
+    const first = new FakeDialer(clock, behaviour);
+    first.onPlace = (n) => n === 4 && stop.abort();
+    expect((await campaign({ results: join(dir, 'out.csv') }, { clock, dialer: first, stop: stop.signal, stopWaitMs: 1000 })).code).toBe(130);
+    const b = await campaign({}, { clock, dialer: new FakeDialer(clock, behaviour, first.placed) });
+    expect(b.code).toBe(0);
+    expect(b.stderr).toContain(`\nresults: ${join(dir, 'out.csv')}\n`);
+    expect(b.stderr.split('\n').at(-2)).toBe(`campaign finished: 6 rows: 3 completed, 2 invalid, 1 not_connected; results in ${join(dir, 'out.csv')}`);
+    const strip = (t: string) => t.replace(/,10\d\d,/g, ',ID,');
+    expect(strip(await readFile(join(dir, 'out.csv'), 'utf8'))).toBe(strip(RESULTS));
+    expect(JSON.parse(await readFile(join(dir, 'numbers.csv.state.json'), 'utf8'))).toMatchObject({ finished: true, results: join(dir, 'out.csv') });
+  });
+
   it('refuses to start, exit 2, with no call: a CSV that cannot be read, a changed CSV, results of another run, a campaign running already', async () => {
     await writeFile(join(dir, 'numbers.csv'), 'number,name\n+33612345678,"Ann\n');
     const a = await campaign();
@@ -161,8 +180,11 @@ describe('a campaign run', () => {
 
     await writeFile(join(dir, 'numbers.csv'), CSV);
     const stop = new AbortController();
-    stop.abort();
-    expect((await campaign({}, { stop: stop.signal })).code).toBe(130);
+    const clock = new FakeClock();
+    const first = new FakeDialer(clock, behaviour);
+    first.onPlace = () => stop.abort(); // one call placed
+    expect((await campaign({}, { clock, dialer: first, stop: stop.signal, stopWaitMs: 100_000 })).code).toBe(130);
+    expect(first.placed).toHaveLength(1);
     await writeFile(join(dir, 'numbers.csv'), `${CSV}+33612345670,Zoe,\n`);
     const b = await campaign();
     expect(b.code).toBe(2);
@@ -184,6 +206,23 @@ describe('a campaign run', () => {
     // a lock left by a process that died is taken over
     await writeFile(join(dir, 'numbers.csv.state.json.lock'), '999999999\n');
     expect((await campaign()).code).toBe(0);
+  });
+
+  it('refuses up front, exit 2, a CSV path that is not a regular file (a pipe, a directory): read twice and hashed, it must be a file; nothing written beside it', async () => {
+    const fifo = join(dir, 'piped.csv');
+    execFileSync('mkfifo', [fifo]);
+    await mkdir(join(dir, 'folder.csv'));
+    for (const [file, kind] of [[fifo, 'a pipe'], [join(dir, 'folder.csv'), 'a directory']] as const) {
+      const settings = campaignSettings(file, { app: 'A1B2C3D4' });
+      if (typeof settings === 'string') throw new Error(settings);
+      const clock = new FakeClock();
+      const dialer = new FakeDialer(clock, behaviour);
+      const err = sink();
+      const code = await clock.drive(runCampaignFile(settings, { dialer, clock, err: err.s }));
+      expect([code, err.text()]).toEqual([2, `callscript campaign: ${file} is ${kind}, not a regular file: the campaign reads its CSV twice (checked whole first, then as it calls) and hashes it to resume; save the rows to a file first; no call was placed\n`]);
+      expect(dialer.placed).toEqual([]);
+    }
+    expect((await readdir(dir)).sort()).toEqual(['folder.csv', 'piped.csv']);
   });
 
   it('a state file that is not one (corrupt, hostile) is refused, not trusted', async () => {

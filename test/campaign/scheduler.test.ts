@@ -88,7 +88,7 @@ describe('retries', () => {
     expect(times(late!)).toHaveLength(2);
     expect(times(silent!)).toHaveLength(3);
     expect(times(fine!)).toHaveLength(1);
-    expect(times(refused!)).toHaveLength(1); // placed once: the first try failed before placing
+    expect(times(refused!)).toHaveLength(1); // placed once: the first try failed before placing, not counted as an attempt
     // each try waits the delay after the previous one ended (the call's length, and the place's 10 ms)
     const gaps = (n: string, len: number) => times(n).slice(1).map((t, i) => t - times(n)[i]! - len - 10);
     for (const g of gaps(busy!, 20)) expect(g).toBeGreaterThanOrEqual(300_000);
@@ -100,7 +100,7 @@ describe('retries', () => {
         `${late},completed,HANGUP,bye,5000,2,1007,3,`,
         `${silent},not_connected,,,,3,,4,the service never connected the call`,
         `${fine},completed,HANGUP,bye,4000,1,1004,5,`,
-        `${refused},completed,HANGUP,bye,2000,2,1005,6,`,
+        `${refused},completed,HANGUP,bye,2000,1,1005,6,`,
         '',
       ].join('\n'),
     );
