@@ -12,8 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminDialer, campaign } from '../../src/cli/campaign.js';
 import { adminServer, type AdminServer } from '../../src/cli/outbound.js';
 import { FollowInterrupted } from '../../src/campaign/types.js';
-import { ServiceClient } from '../../src/service/jsonrpc.js';
-import { capture, freePort, silentServer, startEmulator, startServer, type Emu, type Served } from '../service/helpers.js';
+import { capture, freePort, placedNumbers, reminderTestbed, silentServer, startServer, type Emu, type Served } from '../service/helpers.js';
 
 let emu: Emu;
 let srv: Served;
@@ -21,9 +20,7 @@ let app: string;
 let dir: string;
 
 beforeAll(async () => {
-  emu = await startEmulator();
-  srv = await startServer({ service: { url: emu.base, login: 'emulator', password: 'emulator' } });
-  app = (await new ServiceClient({ url: emu.base, login: 'emulator', password: 'emulator' }).apps.create('reminder', { url: `${srv.base}/rt/reminder` })).hash;
+  ({ emu, srv, app } = await reminderTestbed());
   dir = await mkdtemp(join(tmpdir(), 'campaign-e2e-fail-'));
 });
 afterAll(async () => {
@@ -32,9 +29,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function placedNumbers(): string[] {
-  return srv.logs().filter((l) => l.code === 'OUTBOUND_PLACED').map((l) => l.number as string);
-}
+const placedHere = () => placedNumbers(srv);
 
 const NUMBERS = ['+33611111501', '+33611111502', '+33611111503', '+33611111504', '+33611111505', '+33611111506', '+33611111507', '+33611111508'];
 const FLAGS = { rate: '50', concurrency: '5', poll: '100ms', timeout: '20s' };
@@ -65,13 +60,13 @@ describe('a problem of every row: stop, exit 1, no attempt spent', () => {
     }
     expect(await results(csv)).toEqual([]);
 
-    const before = placedNumbers().length;
+    const before = placedHere().length;
     const err = capture();
     expect(await campaign(csv, { app, server: srv.admin, ...FLAGS, retries: '0' }, { err: err.out, env: {} })).toBe(0);
     expect(err.text()).toContain('campaign finished: 8 rows: 8 completed;');
     // number, outcome, call_status, last_step, attempts
     expect((await results(csv)).map((line) => line.split(',').filter((_, i) => [0, 1, 2, 3, 5].includes(i)).join(','))).toEqual(NUMBERS.map((n) => `${n},completed,HANGUP,end,1`));
-    expect(placedNumbers().slice(before).sort()).toEqual(NUMBERS);
+    expect(placedHere().slice(before).sort()).toEqual(NUMBERS);
   }, 60_000);
 
   it('a wrong --app (the service: code 20, no such application): stops at once, nothing spent; the corrected --app is taken', async () => {
@@ -81,13 +76,13 @@ describe('a problem of every row: stop, exit 1, no attempt spent', () => {
     expect(err.text()).toContain('\ncampaign stopped: SERVICE_ERROR: the service refused the call: calls.realtime: no application with hash ZZZZZZZZ (code 20); the state is saved in');
     expect(await state(csv)).toMatchObject({ app: 'ZZZZZZZZ', attemptsSpent: 0 });
 
-    const before = placedNumbers().length;
+    const before = placedHere().length;
     const again = capture();
     expect(await campaign(csv, { app, server: srv.admin, ...FLAGS }, { err: again.out, env: {} })).toBe(0);
     expect(again.text()).toContain(`\nthe app is now ${app}: no call was placed with ZZZZZZZZ\n`);
     expect(again.text()).toContain('campaign finished: 8 rows: 8 completed;');
     expect((await results(csv)).map((l) => l.split(',')[5])).toEqual(NUMBERS.map(() => '1'));
-    expect(placedNumbers().slice(before).sort()).toEqual(NUMBERS);
+    expect(placedHere().slice(before).sort()).toEqual(NUMBERS);
     expect(await state(csv)).toMatchObject({ app, finished: true, attemptsSpent: 8 });
 
     // once a call was placed with it, the app is the campaign's
@@ -118,11 +113,11 @@ describe('a problem of every row: stop, exit 1, no attempt spent', () => {
     expect(first.map((l) => l.split(',').slice(0, 2).join(','))).toEqual(NUMBERS.slice(0, 5).map((n) => `${n},unknown`));
     expect(await state(csv)).toMatchObject({ next: 5, rows: [] });
 
-    const before = placedNumbers().length;
+    const before = placedHere().length;
     const again = capture();
     expect(await campaign(csv, { app, server: srv.admin, ...FLAGS }, { err: again.out, env: {} })).toBe(0);
     expect(again.text()).toContain('campaign finished: 8 rows: 5 unknown, 3 completed;');
-    expect(placedNumbers().slice(before).sort()).toEqual(NUMBERS.slice(5));
+    expect(placedHere().slice(before).sort()).toEqual(NUMBERS.slice(5));
   }, 60_000);
 });
 

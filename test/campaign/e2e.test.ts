@@ -12,8 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { campaign } from '../../src/cli/campaign.js';
-import { ServiceClient } from '../../src/service/jsonrpc.js';
-import { admin, capture, registerCaller, ROOT, startEmulator, startServer, type Emu, type Served } from '../service/helpers.js';
+import { admin, capture, placedNumbers, registerCaller, reminderTestbed, ROOT, startServer, type Emu, type Served } from '../service/helpers.js';
 
 let emu: Emu;
 let srv: Served;
@@ -24,9 +23,7 @@ const BUSY = '+33699999999';
 const CONFIRMS = '+33611111111';
 
 beforeAll(async () => {
-  emu = await startEmulator();
-  srv = await startServer({ service: { url: emu.base, login: 'emulator', password: 'emulator' } });
-  app = (await new ServiceClient({ url: emu.base, login: 'emulator', password: 'emulator' }).apps.create('reminder', { url: `${srv.base}/rt/reminder` })).hash;
+  ({ emu, srv, app } = await reminderTestbed());
   await registerCaller(emu.base, BUSY, { name: 'always busy', call: { answer: 'BUSY' } });
   await registerCaller(emu.base, CONFIRMS, { name: 'confirms', actions: [{ play_talk_detect: 'TALK' }, { read: 1 }] });
   dir = await mkdtemp(join(tmpdir(), 'campaign-e2e-'));
@@ -37,23 +34,20 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** The numbers the server placed calls to, in order (its OUTBOUND_PLACED log lines). */
-function placedNumbers(): string[] {
-  return srv.logs().filter((l) => l.code === 'OUTBOUND_PLACED').map((l) => l.number as string);
-}
+const placedHere = () => placedNumbers(srv);
 
 describe('a campaign through the server and the emulator', () => {
   it('calls each row with its vars, retries the busy number, writes the results file', async () => {
     const csv = join(dir, 'reminders.csv');
     await writeFile(csv, ['number,patient,appointment', '+33612345678,Ms Jones,2026-12-01T09:15:00', `${CONFIRMS},Mr Brown,`, '0612345678,Bad Number,', `${BUSY},Mr Busy,`, ''].join('\n'));
-    const before = placedNumbers().length;
+    const before = placedHere().length;
     const err = capture();
     const code = await campaign(csv, { app, server: srv.admin, rate: '20', concurrency: '2', retries: '2', retryDelay: '300ms', poll: '100ms', timeout: '20s' }, { err: err.out, env: {} });
     expect(err.text()).toContain('campaign finished: 4 rows: 2 completed, 1 abandoned, 1 invalid');
     expect(code).toBe(0);
 
     // the busy number three times (the first call and two retries), the others once
-    const placed = placedNumbers().slice(before);
+    const placed = placedHere().slice(before);
     expect([...placed].sort()).toEqual(['+33612345678', CONFIRMS, BUSY, BUSY, BUSY].sort());
 
     const results = (await readFile(join(dir, 'reminders.results.csv'), 'utf8')).split('\n');
@@ -78,12 +72,12 @@ describe('a campaign through the server and the emulator', () => {
   it('refuses wrong admin credentials at the first call: stops, exit 1, nothing placed, the state kept for later', async () => {
     const csv = join(dir, 'creds.csv');
     await writeFile(csv, 'number\n+33612345601\n+33612345602\n');
-    const before = placedNumbers().length;
+    const before = placedHere().length;
     const err = capture();
     const code = await campaign(csv, { app, server: srv.base.replace('http://', 'http://boss:wrong@'), rate: '20', poll: '100ms' }, { err: err.out, env: {} });
     expect(code).toBe(1);
     expect(err.text()).toContain('campaign stopped: the admin credentials were refused (ADMIN_AUTH_REQUIRED)');
-    expect(placedNumbers().length).toBe(before);
+    expect(placedHere().length).toBe(before);
   });
 
   it('a server without the service account: stops at the first row, exit 1, the row left for the next run', async () => {
@@ -149,7 +143,7 @@ describe('real processes: interrupted, then resumed; no number called twice', ()
       const csv = join(dir, `${signal}.csv`);
       await writeFile(csv, `number,patient\n${numbers.map((n, i) => `${n},P${i}`).join('\n')}\n`);
       const args = [csv, '--app', app, '--server', srv.admin, '--rate', '2', '--concurrency', '1', '--poll', '100ms', '--retries', '0'];
-      const before = placedNumbers().length;
+      const before = placedHere().length;
       const first = spawnCampaign(args);
       await until(() => first.stderr().includes('[2/5]'), 'two rows done');
       first.child.kill(signal);
@@ -171,7 +165,7 @@ describe('real processes: interrupted, then resumed; no number called twice', ()
       expect(unknown.length).toBeLessThanOrEqual(signal === 'SIGKILL' ? 1 : 0);
       expect(outcomes.filter((o) => !o.endsWith(',unknown,'))).toEqual(numbers.filter((n) => !unknown.includes(`${n},unknown,`)).map((n) => `${n},completed,HANGUP`));
       // no number called twice over the two runs; each called once but an unknown one (at most once)
-      const placed = placedNumbers().slice(before);
+      const placed = placedHere().slice(before);
       expect(new Set(placed).size).toBe(placed.length);
       expect(placed.filter((n) => !unknown.includes(`${n},unknown,`)).sort()).toEqual(numbers.filter((n) => !unknown.includes(`${n},unknown,`)));
     }, 60_000);

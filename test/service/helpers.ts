@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createEmulator, type Emulator } from '../../src/emulator/server.js';
 import { createServer, type Server, type ServerOptions } from '../../src/http/server.js';
+import { ServiceClient } from '../../src/service/jsonrpc.js';
 
 export const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -155,4 +156,17 @@ export async function freePort(): Promise<number> {
   const port = (s.address() as { port: number }).port;
   await new Promise<void>((r) => s.close(() => r()));
   return port;
+}
+
+/** The emulator, a server that places calls through it (the reminder flow), and a REALTIME10 application calling that server. */
+export async function reminderTestbed(): Promise<{ emu: Emu; srv: Served; app: string }> {
+  const emu = await startEmulator();
+  const srv = await startServer({ service: { url: emu.base, login: 'emulator', password: 'emulator' } });
+  const app = (await new ServiceClient({ url: emu.base, login: 'emulator', password: 'emulator' }).apps.create('reminder', { url: `${srv.base}/rt/reminder` })).hash;
+  return { emu, srv, app };
+}
+
+/** The numbers a server placed calls to, in order (its OUTBOUND_PLACED log lines). */
+export function placedNumbers(srv: Served): string[] {
+  return srv.logs().filter((l) => l.code === 'OUTBOUND_PLACED').map((l) => l.number as string);
 }
