@@ -18,7 +18,7 @@
  *   comes back, stands for the request it replaced (see `handle`). One timer serves every
  *   pending request (deadlines are equal, so they expire in arrival order).
  */
-import { settleIdleCalls, type SettlingLive } from './live-check.js';
+import { settleIdleCalls, type RevisionReader, type SettlingLive } from './live-check.js';
 import { advance, type Outcome } from './advance.js';
 import type { CompiledFlow } from './compile.js';
 import type { Effect, EffectResult, EngineOptions } from './outcome.js';
@@ -158,7 +158,7 @@ export interface CallOptions {
   maxLiveCalls?: number;
   /** How often calls idle past callTtlMs leave the live-call bookkeeping (default: min(callTtlMs, 60 s)). */
   liveSweepMs?: number;
-  /** With a store that has `revisions`: how often the calls idle here that long are checked against it, and leave when answered or ended elsewhere (default 30 s; src/engine/live-check.ts). */
+  /** With a store shared by several processes (and its `revisions`): how often the calls idle here that long are checked against it, and leave when answered or ended elsewhere (src/engine/live-check.ts). Absent: no check (one process sees every request). */
   liveCheckMs?: number;
   unknownCall: EngineOptions['unknownCall'];
   routes: Routes;
@@ -214,8 +214,8 @@ export class CallHandler {
     this.routes = routeTables(opts.routes);
     this.liveSweep = setInterval(() => this.purgeLive(), opts.liveSweepMs ?? Math.min(opts.callTtlMs, 60_000));
     this.liveSweep.unref?.();
-    if (deps.store.revisions) {
-      const every = opts.liveCheckMs ?? 30_000;
+    const every = opts.liveCheckMs;
+    if (every !== undefined && deps.store.revisions) {
       this.liveCheck = setInterval(() => void this.checkLive(every), every);
       this.liveCheck.unref?.();
     }
@@ -227,8 +227,7 @@ export class CallHandler {
     if (this.checking || !store.revisions || !live.idleSince || !live.settle) return 0;
     this.checking = true;
     try {
-      const settling: SettlingLive = { idleSince: (since) => live.idleSince!(since), settle: (callid, rev, storeRev) => live.settle!(callid, rev, storeRev) };
-      const n = await settleIdleCalls(settling, { revisions: (ids) => store.revisions!(ids) }, this.now() - idleMs, (callid) => this.running.has(callid));
+      const n = await settleIdleCalls(live as SettlingLive, store as RevisionReader, this.now() - idleMs, (callid) => this.running.has(callid));
       if (n > 0) this.deps.release();
       return n;
     } catch {

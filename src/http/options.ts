@@ -28,8 +28,8 @@ export interface RtOptions {
   /** Forget a call this long after its last request (a lost HANGUP). Default 2 h. */
   callTtlMs: number;
   /**
-   * With a shared store (Redis): how often the calls idle here this long are checked against
-   * it, so that a call answered or ended by another instance or worker stops counting as
+   * With a shared store (Redis, or any store but the MemoryStore, which one process alone
+   * uses): how often the calls idle here this long are checked against it, so that a call answered or ended by another instance or worker stops counting as
    * live here (metrics, /health, limits.max_live_calls). Default 30000.
    */
   liveCheckMs: number;

@@ -128,7 +128,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   const serviceClient = options.service ? new ServiceClient(options.service) : undefined;
   const service = new CallHandler(
     { versions, store, live, release: () => reg.release(live), perform: (e, budget) => performEffect(effects, e, budget), lookups, ...(outbound ? { outbound } : {}) },
-    { secret, deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, liveCheckMs: opts.liveCheckMs, endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, maxLiveCalls: opts.maxLiveCalls, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}), ...(sealer ? { sealer } : {}), ...(observer ? { observer } : {}) },
+    { secret, deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, ...(store instanceof MemoryStore ? {} : { liveCheckMs: opts.liveCheckMs }), endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, maxLiveCalls: opts.maxLiveCalls, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}), ...(sealer ? { sealer } : {}), ...(observer ? { observer } : {}) },
   );
   app.addHook('onClose', async () => service.close());
   // A reloader made here is closed here (its checker's worker); one given is its owner's.
