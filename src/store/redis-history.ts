@@ -11,8 +11,10 @@
  *   taken out of the index when a listing meets them.
  *
  * Live calls are listed with SCAN over the call keys (every master of a Cluster, in turn),
- * reading each key's value.
+ * reading each key's value; the callids of a batch that did not fit in a page are kept for
+ * the next page as a string `<prefix>page:{<token>}` (see listLive).
  */
+import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { BadCursor, type PathAppend } from './types.js';
 
@@ -42,6 +44,9 @@ type Scripted = Client & {
   csHistoryAdd(index: string, seq: string, callid: string, keep: number, ttl: number): Promise<string[]>;
   csPathAppend(key: string, entry: string, max: number, ttl: number): Promise<number>;
 };
+
+/** How long the rest of a SCAN batch that did not fit in a page is kept for the next page. */
+export const PAGE_REST_MS = 10 * 60_000;
 
 /** Rounds of a listing that met expired records (each round takes them out of the index). */
 const LIST_ROUNDS = 10;
@@ -124,57 +129,87 @@ export class RedisHistory {
   }
 
   /**
-   * Cursor `<node>.<scan cursor>.<skip>`: the master (a Cluster has several, in a stable
-   * order), SCAN's cursor of the batch being read, and how many keys of that batch were
-   * given already (SCAN may answer more keys than its COUNT: a page never holds more than
-   * `limit`).
+   * Cursor `<node>.<scan>.<rest>`: the master to read (a Cluster has several, in a stable
+   * order), SCAN's cursor of its next batch (`e` when every master has been read) and the
+   * key of the batch's rest (`-` for none). SCAN may answer more calls than a page has room
+   * for: the callids left over are kept under `<prefix>page:{<token>}` for PAGE_REST_MS and
+   * given first by the next page. A page never re-reads a SCAN cursor it has read already:
+   * the same cursor read again may answer other keys (Redis resized its table between the
+   * pages: other keys came or went), and a page that skipped "the keys given already" by
+   * their place in the batch then listed a call twice and left another out. Here SCAN's own
+   * guarantee holds: a call present through the whole walk is listed at least once.
    */
   async listLive(cursor: string | undefined, limit: number): Promise<{ values: [string, string][]; next?: string }> {
     const nodes = this.nodes();
     let node = 0;
-    let scan = '0';
-    let skip = 0;
+    let scan: string | undefined = '0';
+    let rest: string[] = [];
     if (cursor !== undefined) {
-      const m = /^([0-9]{1,4})\.([0-9]{1,20})\.([0-9]{1,6})$/.exec(cursor);
-      if (!m || Number(m[1]) >= nodes.length) throw new BadCursor('not a cursor of this store');
+      const m = /^([0-9]{1,4})\.([0-9]{1,20}|e)\.([0-9a-f]{32}|-)$/.exec(cursor);
+      if (!m || Number(m[1]) >= nodes.length || (m[2] === 'e' && m[3] === '-')) throw new BadCursor('not a cursor of this store');
       node = Number(m[1]);
-      scan = m[2]!;
-      skip = Number(m[3]);
+      scan = m[2] === 'e' ? undefined : m[2]!;
+      if (m[3] !== '-') rest = await this.pageRest(m[3]!);
     }
-    const head = `${this.prefix}call:{`;
     const out: [string, string][] = [];
-    let next: string | undefined;
+    const head = `${this.prefix}call:{`;
     for (;;) {
-      const client = nodes[node]!;
-      const [after, batch] = await this.run(() => client.scan(scan, 'MATCH', `${this.prefix}call:*`, 'COUNT', Math.max(10, limit)));
-      // the batch's calls with a value (a record holding only an aside has none), by their place in the batch
-      const rest = batch.slice(skip);
-      const keys = rest.map((k, i) => [k, i] as const).filter(([k]) => k.startsWith(head) && k.endsWith('}'));
-      const values = await this.run(() => Promise.all(keys.map(([k]) => this.redis.hget(k, 'v'))));
-      const found: [string, string, number][] = [];
-      keys.forEach(([k, i], j) => {
-        const v = values[j];
-        if (v !== null && v !== undefined) found.push([k.slice(head.length, -1), v, i]);
-      });
+      // the rest of the last batch first, then the next batch
       const room = limit - out.length;
-      if (found.length > room) {
-        for (const [id, v] of found.slice(0, room)) out.push([id, v]);
-        next = `${node}.${scan}.${skip + found[room - 1]![2] + 1}`;
-        break;
+      const ids = rest.slice(0, room);
+      const over = rest.slice(room);
+      const values = await this.run(() => Promise.all(ids.map((id) => this.redis.hget(this.callKey(id), 'v'))));
+      ids.forEach((id, i) => {
+        const v = values[i];
+        if (v !== null && v !== undefined) out.push([id, v]);
+      });
+      if (over.length > 0) {
+        const token = await this.keepPageRest(over);
+        return { values: out, next: `${node}.${scan ?? 'e'}.${token}` };
       }
-      for (const [id, v] of found) out.push([id, v]);
-      skip = 0;
+      if (scan === undefined) return { values: out };
+      if (out.length === limit) return { values: out, next: `${node}.${scan}.-` };
+      const client = nodes[node]!;
+      const at: string = scan;
+      const [after, batch] = await this.run(() => client.scan(at, 'MATCH', `${this.prefix}call:*`, 'COUNT', Math.max(10, limit - out.length)));
+      // a record holding only an aside has no value: it is left out when its value is read
+      rest = batch.filter((k) => k.startsWith(head) && k.endsWith('}')).map((k) => k.slice(head.length, -1));
       if (after !== '0') scan = after;
       else if (node + 1 < nodes.length) {
         node++;
         scan = '0';
-      } else break;
-      if (out.length === limit) {
-        next = `${node}.${scan}.0`;
-        break;
-      }
+      } else scan = undefined;
     }
-    return next === undefined ? { values: out } : { values: out, next };
+  }
+
+  private callKey(callid: string): string {
+    return `${this.prefix}call:{${callid}}`;
+  }
+
+  private pageKey(token: string): string {
+    return `${this.prefix}page:{${token}}`;
+  }
+
+  /** Keeps a batch's rest for the next page; its token (a digest of the rest: the same rest, the same cursor). */
+  private async keepPageRest(ids: readonly string[]): Promise<string> {
+    const rest = JSON.stringify(ids);
+    const token = createHash('sha256').update(rest).digest('hex').slice(0, 32);
+    await this.run(() => this.redis.set(this.pageKey(token), rest, 'PX', PAGE_REST_MS));
+    return token;
+  }
+
+  /** A batch's rest kept by the last page (read, not taken: the same page asked again answers the same); BadCursor once it expired. */
+  private async pageRest(token: string): Promise<string[]> {
+    const kept = await this.run(() => this.redis.get(this.pageKey(token)));
+    if (kept === null) throw new BadCursor('the cursor expired: start the listing again');
+    let ids: unknown;
+    try {
+      ids = JSON.parse(kept);
+    } catch {
+      ids = undefined;
+    }
+    if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) throw new BadCursor('not a cursor of this store');
+    return ids as string[];
   }
 
   /** Where SCAN runs: the one server, or each master of a Cluster in a stable order. */

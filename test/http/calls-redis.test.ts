@@ -101,7 +101,9 @@ describe.skipIf(!!missing)('call history on Redis, shared by instances', () => {
       if (page.next === null) break;
       url = `/admin/calls?limit=3&cursor=${page.next}`;
     }
-    expect(all.map((c) => c.callid).sort()).toEqual(['800', '801', '802', '803', '804', '805', '806']);
+    // each at least once: on this shared Redis other tests' keys come and go, and SCAN may list a
+    // key twice when Redis shrinks its table between pages (each once as the table grows: test/store/redis-paging.test.ts)
+    expect([...new Set(all.map((c) => c.callid))].sort()).toEqual(['800', '801', '802', '803', '804', '805', '806']);
     for (const c of all) expect(c.lastSeen === null).toBe(Number(c.callid) % 2 === 0);
   });
 

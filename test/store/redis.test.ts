@@ -75,7 +75,7 @@ it.skipIf(!!missing)('delivery status keys: an SMS record and an event claim und
   await s.close();
 });
 
-it.skipIf(!!missing)('listLive gives pages of at most limit even when SCAN answers more keys than that, each call once', async () => {
+it.skipIf(!!missing)('listLive gives pages of at most limit even when SCAN answers more keys than that, every call', async () => {
   const prefix = testPrefix();
   prefixes.push(prefix);
   const s = new RedisStore(REDIS_URL, { prefix });
@@ -91,7 +91,8 @@ it.skipIf(!!missing)('listLive gives pages of at most limit even when SCAN answe
       seen.push(...page.values.map(([id]) => id));
       cursor = page.next;
     } while (cursor !== undefined);
-    expect(seen.sort(), `limit ${limit}`).toEqual(ids);
+    // at least once (SCAN may list a key twice if this shared Redis shrinks its table meanwhile)
+    expect([...new Set(seen)].sort(), `limit ${limit}`).toEqual(ids);
   }
   await s.close();
 });
