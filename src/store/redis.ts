@@ -8,9 +8,10 @@
  * - commit: compares `r` with the revision read, writes `v` and `r`+1 and the expiry, or
  *   changes nothing.
  * The call history (paths of live calls, finished records) is in ./redis-history.ts, the
- * delivery status of SMS and the webhook event claims in ./redis-sms.ts.
- * The call history (paths of live calls, finished records) is in ./redis-history.ts; outbound
- * calls placed by the server are strings `<prefix>outbound:{<id>}` with their expiry.
+ * delivery status of SMS and the webhook event claims in ./redis-sms.ts; outbound calls
+ * placed by the server are strings `<prefix>outbound:{<id>}` with their expiry.
+ * Commands sent in one turn of the event loop go to Redis together (ioredis's
+ * autopipelining: one write instead of one per command, and far less of Redis's CPU).
  * No lock is taken anywhere: an instance killed between a load and a commit leaves nothing
  * behind that another must wait for.
  *
@@ -85,6 +86,7 @@ export class RedisStore implements CallStore, SmsStatusStore {
     this.prefix = opts.prefix ?? DEFAULT_REDIS_PREFIX;
     const options: RedisOptions = {
       enableOfflineQueue: false,
+      enableAutoPipelining: true,
       maxRetriesPerRequest: 1,
       commandTimeout: opts.commandTimeoutMs ?? 1000,
       connectTimeout: 2000,
@@ -95,7 +97,7 @@ export class RedisStore implements CallStore, SmsStatusStore {
       typeof target === 'string'
         ? new Redis(target, options)
         : 'cluster' in target
-          ? new Cluster(target.cluster, { redisOptions: options, enableOfflineQueue: false, clusterRetryStrategy: (times) => Math.min(50 * times, 1000) })
+          ? new Cluster(target.cluster, { redisOptions: options, enableOfflineQueue: false, enableAutoPipelining: true, clusterRetryStrategy: (times) => Math.min(50 * times, 1000) })
           : new Redis({ ...options, sentinels: target.sentinels, name: target.name });
     // errors are reported by the commands that fail; an unhandled 'error' event would crash
     redis.on('error', () => {});
