@@ -48,6 +48,9 @@ type Scripted = Client & {
 /** How long the rest of a SCAN batch that did not fit in a page is kept for the next page. */
 export const PAGE_REST_MS = 10 * 60_000;
 
+/** SCAN calls of one live listing page, at most: a page of a Redis holding few calls among millions of other keys answers in bounded time (with fewer calls than asked, and its cursor). */
+export const MAX_SCANS_PER_PAGE = 64;
+
 /** Rounds of a listing that met expired records (each round takes them out of the index). */
 const LIST_ROUNDS = 10;
 
@@ -153,6 +156,7 @@ export class RedisHistory {
     }
     const out: [string, string][] = [];
     const head = `${this.prefix}call:{`;
+    let scans = 0;
     for (;;) {
       // the rest of the last batch first, then the next batch
       const room = limit - out.length;
@@ -168,7 +172,9 @@ export class RedisHistory {
         return { values: out, next: `${node}.${scan ?? 'e'}.${token}` };
       }
       if (scan === undefined) return { values: out };
-      if (out.length === limit) return { values: out, next: `${node}.${scan}.-` };
+      // full, or enough SCANs for one page (calls may be few among many other keys): the rest on the next page
+      if (out.length === limit || scans === MAX_SCANS_PER_PAGE) return { values: out, next: `${node}.${scan}.-` };
+      scans++;
       const client = nodes[node]!;
       const at: string = scan;
       const [after, batch] = await this.run(() => client.scan(at, 'MATCH', `${this.prefix}call:*`, 'COUNT', Math.max(10, limit - out.length)));
