@@ -6,6 +6,23 @@ import { getJson, ApiError } from './api.js';
 import { ago, clock, duration, ver } from './format.js';
 
 const LIMIT = 100;
+// Pages of live calls asked per refresh, at most (a page may hold few calls: on Redis among
+// many other keys, each page reads a bounded part of the keys; docs/admin.md).
+const MAX_PAGES = 20;
+
+/** Live calls, following `next` until LIMIT calls or MAX_PAGES pages (`next` set: some were not read). */
+export async function liveCalls(get = getJson) {
+  const calls = [];
+  let next = null;
+  for (let n = 0; n < MAX_PAGES && calls.length < LIMIT; n++) {
+    const q = `calls?status=live&limit=${LIMIT - calls.length}${next ? `&cursor=${encodeURIComponent(next)}` : ''}`;
+    const page = await get(q);
+    calls.push(...(page.calls ?? []));
+    next = page.next;
+    if (!next) break;
+  }
+  return { calls, next };
+}
 
 function unavailable(box, err) {
   const msg = err instanceof ApiError && err.status === 404 ? 'The call history is not available on this server (GET /admin/calls).' : `Could not list the calls: ${err.message}`;
@@ -21,7 +38,7 @@ export function callsView() {
     title: 'Calls',
     el,
     async update() {
-      const [l, f] = await Promise.allSettled([getJson(`calls?status=live&limit=${LIMIT}`), getJson(`calls?status=finished&limit=${LIMIT}`)]);
+      const [l, f] = await Promise.allSettled([liveCalls(), getJson(`calls?status=finished&limit=${LIMIT}`)]);
       if (l.status === 'fulfilled') {
         const calls = l.value.calls ?? [];
         fill(liveHead, `Live calls (${calls.length}${l.value.next ? '+' : ''})`);
