@@ -38,6 +38,8 @@ it('node --import <otel setup> callscript serve: spans exported, log lines carry
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', () => {});
   const base = await until(() => /on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(out)?.[1], `the banner\n${out}`);
+  // the banner's later lines may come in a later chunk than its first
+  await until(() => (out.includes(`  metrics: GET ${base}/metrics\n`) ? true : undefined), 'the metrics line', 5000).catch(() => undefined);
   expect(out).toContain(`  metrics: GET ${base}/metrics\n`);
   const post = (over = {}) => fetch(`${base}/rt/desk`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: rtBody({ callid: '31', ...over }) });
   expect((await post()).status).toBe(200);
