@@ -122,9 +122,8 @@ export function appText(a: App): string {
 
 /** An application with its text fields' control characters escaped (a name or URL may hold a terminal's escape sequences). */
 function shown(a: App): App {
-  const esc = (v: unknown) => (typeof v === 'string' ? printable(v) : v);
-  const p = Object.fromEntries(Object.entries(a.p ?? {}).map(([k, v]) => [k, esc(v)]));
-  return { ...a, hash: printable(a.hash), ...(typeof a.name === 'string' ? { name: printable(a.name) } : {}), ...(typeof a.package === 'string' ? { package: printable(a.package) } : {}), ...(typeof a.date_creation === 'string' ? { date_creation: printable(a.date_creation) } : {}), ...(typeof a.date_update === 'string' ? { date_update: printable(a.date_update) } : {}), p } as App;
+  const esc = (o: object) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, typeof v === 'string' ? printable(v) : v]));
+  return { ...esc(a), p: esc(a.p ?? {}) } as App;
 }
 
 function defaultName(url: string): string {

@@ -112,7 +112,7 @@ function openCursor(c: string, status: 'live' | 'finished'): string | undefined 
 function storeFailure(reply: FastifyReply, err: unknown): FastifyReply {
   const code = (err as { code?: unknown } | null)?.code;
   if (code === 'STORE_UNAVAILABLE') return fail(reply, 503, 'STORE_UNAVAILABLE', `the call store is unavailable (${(err as Error).message})`);
-  if (code === 'BAD_CURSOR') return fail(reply, 400, 'BAD_ADMIN_QUERY', `the cursor is not one this server gave for status=live${/expired/.test((err as Error).message) ? ', or it expired' : ''}: start again without it`);
+  if (code === 'BAD_CURSOR') return fail(reply, 400, 'BAD_ADMIN_QUERY', `the cursor is not one this server gave for status=live${(err as { expired?: boolean }).expired ? ', or it expired' : ''}: start again without it`);
   throw err;
 }
 

@@ -29,8 +29,9 @@ export interface RtOptions {
   callTtlMs: number;
   /**
    * With a shared store (Redis, or any store but the MemoryStore, which one process alone
-   * uses): how often the calls idle here this long are checked against it, so that a call answered or ended by another instance or worker stops counting as
-   * live here (metrics, /health, limits.max_live_calls). Default 30000.
+   * uses): how often the calls idle here this long are checked against it, so that a call
+   * answered or ended by another instance or worker stops counting as live here (metrics,
+   * /health, limits.max_live_calls). Default 30000.
    */
   liveCheckMs: number;
   /** Remember an ended call this long (a tombstone): a late request gets `hangup`, not a new call. Default 10 min. */

@@ -45,6 +45,11 @@ type Scripted = Client & {
   csPathAppend(key: string, entry: string, max: number, ttl: number): Promise<number>;
 };
 
+/** A call's key: a hash `<prefix>call:{<callid>}` (the braces: its Redis Cluster hash tag). */
+export function callKey(prefix: string, callid: string): string {
+  return `${prefix}call:{${callid}}`;
+}
+
 /** How long the rest of a SCAN batch that did not fit in a page is kept for the next page. */
 export const PAGE_REST_MS = 10 * 60_000;
 
@@ -155,14 +160,14 @@ export class RedisHistory {
       if (m[3] !== '-') rest = await this.pageRest(m[3]!);
     }
     const out: [string, string][] = [];
-    const head = `${this.prefix}call:{`;
+    const head = callKey(this.prefix, '').slice(0, -1); // `<prefix>call:{`
     let scans = 0;
     for (;;) {
       // the rest of the last batch first, then the next batch
       const room = limit - out.length;
       const ids = rest.slice(0, room);
       const over = rest.slice(room);
-      const values = await this.run(() => Promise.all(ids.map((id) => this.redis.hget(this.callKey(id), 'v'))));
+      const values = await this.run(() => Promise.all(ids.map((id) => this.redis.hget(callKey(this.prefix, id), 'v'))));
       ids.forEach((id, i) => {
         const v = values[i];
         if (v !== null && v !== undefined) out.push([id, v]);
@@ -188,10 +193,6 @@ export class RedisHistory {
     }
   }
 
-  private callKey(callid: string): string {
-    return `${this.prefix}call:{${callid}}`;
-  }
-
   private pageKey(token: string): string {
     return `${this.prefix}page:{${token}}`;
   }
@@ -207,7 +208,7 @@ export class RedisHistory {
   /** A batch's rest kept by the last page (read, not taken: the same page asked again answers the same); BadCursor once it expired. */
   private async pageRest(token: string): Promise<string[]> {
     const kept = await this.run(() => this.redis.get(this.pageKey(token)));
-    if (kept === null) throw new BadCursor('the cursor expired: start the listing again');
+    if (kept === null) throw new BadCursor('the cursor expired: start the listing again', true);
     let ids: unknown;
     try {
       ids = JSON.parse(kept);

@@ -22,7 +22,7 @@
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { StoreUnavailable, type CallStore, type LoadedCall, type PathAppend, type SmsStatusStore } from './types.js';
-import { RedisHistory } from './redis-history.js';
+import { RedisHistory, callKey } from './redis-history.js';
 import { RedisSmsStatus } from './redis-sms.js';
 
 const LOAD = `
@@ -136,7 +136,7 @@ export class RedisStore implements CallStore, SmsStatusStore {
   }
 
   key(callid: string): string {
-    return `${this.prefix}call:{${callid}}`;
+    return callKey(this.prefix, callid);
   }
 
   async load(callid: string, keepAside = false): Promise<LoadedCall> {

@@ -137,6 +137,13 @@ export interface OutboundStore {
 /** A listing cursor the store did not give (or no longer understands). */
 export class BadCursor extends Error {
   readonly code = 'BAD_CURSOR';
+  constructor(
+    message: string,
+    /** The cursor was one the store gave, kept for a while that has passed. */
+    readonly expired = false,
+  ) {
+    super(message);
+  }
 }
 
 /** The store could not be reached or answered too late: the request fails fast, nothing is half-written. */

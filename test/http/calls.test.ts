@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { callscript } from '../../src/http/plugin.js';
 import { createServer } from '../../src/http/server.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import { BadCursor } from '../../src/store/types.js';
 import type { CallscriptPluginOptions } from '../../src/http/options.js';
 import { flowVersion } from '../../src/engine/compile.js';
 import { readFileSync } from 'node:fs';
@@ -405,6 +406,17 @@ describe('hostile inputs', () => {
     expect((await json(a, `/admin/calls?limit=500&cursor=${liveCursor}&x=1`)).calls).toHaveLength(2);
     expect((await json(a, '/admin/calls?cursor=')).calls).toHaveLength(3);
     expect((await json(a, `/admin/calls?status=finished&cursor=${finishedCursor}`))).toEqual({ calls: [], next: null });
+  });
+
+  it('says so when the store no longer keeps a cursor it gave (the Redis store\'s page rest, expired)', async () => {
+    const store = new MemoryStore();
+    for (const id of ['1', '2']) await store.commit(id, undefined, 'x', 60_000);
+    const liveCursor = Buffer.from('l:1').toString('base64url');
+    vi.spyOn(store, 'listLive').mockRejectedValue(new BadCursor('the cursor expired: start the listing again', true));
+    const { app: a } = await server({ store });
+    const r = await admin(a, `/admin/calls?cursor=${liveCursor}`);
+    expect(r.statusCode).toBe(400);
+    expect(r.json().error).toMatchObject({ code: 'BAD_ADMIN_QUERY', message: 'the cursor is not one this server gave for status=live, or it expired: start again without it' });
   });
 
   it('needs the admin credentials, and refuses other sites', async () => {

@@ -82,11 +82,11 @@ it.skipIf(!!missing)('a page asked again answers the same; the rest of a batch k
   expect(await r.pttl(`again:page:{${token}}`)).toBeGreaterThan(9 * 60_000);
   await r.del(`again:page:{${token}}`);
   r.disconnect();
-  await expect(s.listLive(first.next, 2)).rejects.toMatchObject({ code: 'BAD_CURSOR', message: 'the cursor expired: start the listing again' });
+  await expect(s.listLive(first.next, 2)).rejects.toMatchObject({ code: 'BAD_CURSOR', expired: true, message: 'the cursor expired: start the listing again' });
   // a token of the right shape never given; a kept rest that is no list of callids
-  await expect(s.listLive(`0.0.${'a'.repeat(32)}`, 2)).rejects.toMatchObject({ code: 'BAD_CURSOR' });
+  await expect(s.listLive(`0.0.${'a'.repeat(32)}`, 2)).rejects.toMatchObject({ code: 'BAD_CURSOR', expired: true });
   await s.client.set(`again:page:{${'b'.repeat(32)}}`, '{"x":1}');
-  await expect(s.listLive(`0.0.${'b'.repeat(32)}`, 2)).rejects.toMatchObject({ code: 'BAD_CURSOR', message: 'not a cursor of this store' });
+  await expect(s.listLive(`0.0.${'b'.repeat(32)}`, 2)).rejects.toMatchObject({ code: 'BAD_CURSOR', expired: false, message: 'not a cursor of this store' });
   await expect(s.listLive('0.e.-', 2)).rejects.toMatchObject({ code: 'BAD_CURSOR' });
   await s.close();
 });
