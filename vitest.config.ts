@@ -34,7 +34,13 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'in-process', include: ['test/**/*.test.ts'], exclude: PROCESSES, maxWorkers: 2, sequence: { groupOrder: 0 } },
+        test: {
+          name: 'in-process',
+          include: ['test/**/*.test.ts'],
+          exclude: PROCESSES,
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
       },
       {
         extends: true,

@@ -17,7 +17,23 @@ async function load(root: string): Promise<Mod> {
 }
 const here = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
 const other = process.argv[2]!;
-const base = { app: 'APP1', callid: '18446744073709551615', request_hash: null, cli_name: 'Alice', cli_number: '+447700900123', date_started: '2024-05-01 10:00:00', number: '+442079460000', command: '', command_id: 0, command_result: '', command_error: '', call_status: 'UP', cdr_field: '', variables: { crm: 'C-0042' }, variablesRaw: '{"crm":"C-0042"}' };
+const base = {
+  app: 'APP1',
+  callid: '18446744073709551615',
+  request_hash: null,
+  cli_name: 'Alice',
+  cli_number: '+447700900123',
+  date_started: '2024-05-01 10:00:00',
+  number: '+442079460000',
+  command: '',
+  command_id: 0,
+  command_result: '',
+  command_error: '',
+  call_status: 'UP',
+  cdr_field: '',
+  variables: { crm: 'C-0042' },
+  variablesRaw: '{"crm":"C-0042"}',
+};
 const opts = { now: 0, unknownCall: 'restart' as const };
 
 function cases(m: Mod, root: string) {
@@ -54,4 +70,8 @@ for (let round = 0; round < 200; round++) {
     best[k] = [Math.min(cur[0], ab ? a : a2), Math.min(cur[1], b)];
   }
 }
-for (const [k, [a, b]] of Object.entries(best)) console.log(`${k.padEnd(8)} before ${a.toFixed(0).padStart(7)} ns/op   after ${b.toFixed(0).padStart(7)} ns/op   ${((b / a - 1) * 100).toFixed(1)}%`);
+for (const [k, [a, b]] of Object.entries(best))
+  console.log(
+    `${k.padEnd(8)} before ${a.toFixed(0).padStart(7)} ns/op   after ${b.toFixed(0).padStart(7)} ns/op  ` +
+      ` ${((b / a - 1) * 100).toFixed(1)}%`,
+  );

@@ -55,12 +55,31 @@ for (const steps of sizes) {
   const text = bigFlow(steps);
   const file = `big-${steps}.yaml`;
   const first = checkFlow(text, file, BIG);
-  if (!first.model || first.diagnostics.length > 0) throw new Error(`the ${steps}-step flow does not check clean: ${JSON.stringify(first.diagnostics.slice(0, 3))}`);
+  if (!first.model || first.diagnostics.length > 0)
+    throw new Error(`the ${steps}-step flow does not check clean: ${JSON.stringify(first.diagnostics.slice(0, 3))}`);
   const model = first.model;
   console.log(`\n${steps.toLocaleString('en-US')} steps, ${(Buffer.byteLength(text) / 1024 / 1024).toFixed(2)} MiB`);
-  row('  checkFlow', median(() => void checkFlow(text, file, BIG)));
-  row('    of which yaml parseDocument', median(() => void parseDocument(text, { lineCounter: new LineCounter(), uniqueKeys: false, merge: true, prettyErrors: false, strict: true })));
-  row('  compileFlow (after the check)', median(() => void compileFlow(model, text)));
+  row(
+    '  checkFlow',
+    median(() => void checkFlow(text, file, BIG)),
+  );
+  row(
+    '    of which yaml parseDocument',
+    median(
+      () =>
+        void parseDocument(text, {
+          lineCounter: new LineCounter(),
+          uniqueKeys: false,
+          merge: true,
+          prettyErrors: false,
+          strict: true,
+        }),
+    ),
+  );
+  row(
+    '  compileFlow (after the check)',
+    median(() => void compileFlow(model, text)),
+  );
 }
 
 const steps = Math.max(...sizes);
@@ -69,5 +88,8 @@ const { diagnostics } = checkFlow(broken, 'broken.yaml');
 const sources = new Map([['broken.yaml', broken]]);
 let out = '';
 const t = median(() => void (out = formatDiagnostics(diagnostics, sources)));
-console.log(`\nformatting ${diagnostics.length.toLocaleString('en-US')} diagnostics of the ${steps.toLocaleString('en-US')}-step file`);
+console.log(
+  `\nformatting ${diagnostics.length.toLocaleString('en-US')} diagnostics of ` +
+    `the ${steps.toLocaleString('en-US')}-step file`,
+);
 row('  formatDiagnostics', t, ` (${(out.length / 1024 / 1024).toFixed(1)} MiB of text)`);

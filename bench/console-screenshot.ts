@@ -51,17 +51,30 @@ try {
   await live.answer('');
 
   const browser = await launchChromium();
-  const context = await browser.newContext({ httpCredentials: { username: ADMIN.login, password: ADMIN.password }, viewport: { width: 1440, height: 1000 }, deviceScaleFactor: 1 });
+  const context = await browser.newContext({
+    httpCredentials: { username: ADMIN.login, password: ADMIN.password },
+    viewport: { width: 1440, height: 1000 },
+    deviceScaleFactor: 1,
+  });
   const page = await context.newPage();
   await page.goto(`${server.url}/admin/console#/flow/front-desk`);
   await page.locator('svg.diagram g.edge.edge--t4').first().waitFor();
   // at actual size, the diagram scrolled to the menu
   if (await page.locator('button.zoom-actual').isEnabled()) await page.locator('button.zoom-actual').click();
   await page.evaluate(() => {
-    const d = globalThis as unknown as { document: { querySelector(s: string): { scrollLeft: number; clientWidth: number; getBoundingClientRect(): { x: number } } | null } };
+    const d = globalThis as unknown as {
+      document: {
+        querySelector(
+          s: string,
+        ): { scrollLeft: number; clientWidth: number; getBoundingClientRect(): { x: number } } | null;
+      };
+    };
     const box = d.document.querySelector('.diagram-box')!;
     const menu = d.document.querySelector('g.node[data-step="menu"]')!;
-    box.scrollLeft = Math.max(0, menu.getBoundingClientRect().x - box.getBoundingClientRect().x - box.clientWidth / 2 + 150);
+    box.scrollLeft = Math.max(
+      0,
+      menu.getBoundingClientRect().x - box.getBoundingClientRect().x - box.clientWidth / 2 + 150,
+    );
   });
   await page.screenshot({ path: join(out, 'console-flow.png') });
   await page.goto(`${server.url}/admin/console#/`);

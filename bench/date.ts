@@ -7,13 +7,24 @@
 import { Liquid } from 'liquidjs';
 import { render, type Scope } from '../src/flow/expr.js';
 
-const scope: Scope = { vars: { appointment: '2025-06-12T14:05:00Z', renewal: '2025-07-01T00:00:00Z' }, call: {}, result: '', error: '' };
+const scope: Scope = {
+  vars: { appointment: '2025-06-12T14:05:00Z', renewal: '2025-07-01T00:00:00Z' },
+  call: {},
+  result: '',
+  error: '',
+};
 const TEMPLATES = [
   "{{ vars.appointment | date: '%A %-d %B at %-I:%M %p' }}",
   "{{ vars.renewal | date: '%-d %B %Y' }}",
   "{{ vars.appointment | date: '%d/%m %H:%M' }}",
 ];
-const stock = new Liquid({ strictFilters: true, strictVariables: false, ownPropertyOnly: true, cache: false, preserveTimezones: true });
+const stock = new Liquid({
+  strictFilters: true,
+  strictVariables: false,
+  ownPropertyOnly: true,
+  cache: false,
+  preserveTimezones: true,
+});
 const parsed = TEMPLATES.map((t) => stock.parse(t));
 
 function run(fn: () => unknown, n: number): { us: number; rssMB: number } {
@@ -38,5 +49,8 @@ console.log(`date filter: µs per render (${n} renders each; growth of the resid
 for (const [i, tpl] of TEMPLATES.entries()) {
   const a = ours[i]!;
   const b = theirs[i]!;
-  console.log(`  ${tpl.padEnd(58)} callscript ${a.us.toFixed(1).padStart(6)} µs (${a.rssMB.toFixed(0).padStart(4)} MB)   liquid's date ${b.us.toFixed(1).padStart(6)} µs (${b.rssMB.toFixed(0).padStart(4)} MB)`);
+  console.log(
+    `  ${tpl.padEnd(58)} callscript ${a.us.toFixed(1).padStart(6)} µs (${a.rssMB.toFixed(0).padStart(4)} MB) ` +
+      `  liquid's date ${b.us.toFixed(1).padStart(6)} µs (${b.rssMB.toFixed(0).padStart(4)} MB)`,
+  );
 }

@@ -71,9 +71,10 @@ console.log(`flow front-desk@${flow.version}, Node ${process.version}`);
 const results: Record<string, number> = {};
 results.first = bench('advance: first request (switch, then play)', () => advance(flow, undefined, base, opts));
 results.play = bench('advance: play result -> read (constant params)', () => advance(flow, atWelcome, toMenu, opts));
-results.timeout = bench('advance: read TIMEOUT -> retry (escalating prompt)', () => advance(flow, atMenu, timeout, opts));
+results.timeout = bench('advance: read TIMEOUT -> retry (escalating prompt)', () =>
+  advance(flow, atMenu, timeout, opts),
+);
 results.wrong = bench('advance: read "7" -> default say (template render)', () => advance(flow, atMenu, wrong, opts));
 results.zero = bench('advance: read "0" -> handler -> dialout (template)', () => advance(flow, atMenu, zero, opts));
 results.replay = bench('advance: retried request (replay)', () => advance(flow, m.state!, retry, opts));
 bench('serializeReply (read)', () => serializeReply(m.reply));
-

@@ -19,7 +19,12 @@ export function bigFlow(steps: number, variant = 0, name = 'big'): string {
       `      "3": m${i}c`,
       `      default: m${i}d`,
     );
-    for (const [k, what] of [['a', 'one'], ['b', 'two'], ['c', 'three'], ['d', 'no choice']]) {
+    for (const [k, what] of [
+      ['a', 'one'],
+      ['b', 'two'],
+      ['c', 'three'],
+      ['d', 'no choice'],
+    ]) {
       out.push(`  m${i}${k}:`, `    say: "You chose ${what} in menu ${i}."`, `    next: ${next}`);
     }
   }

@@ -2,7 +2,8 @@
  * `npm run bench:hostile`: serves the hostile flow corpus (test/fixtures/hostile/) with the
  * real server and prints, for each attack, the worst event-loop delay
  * (perf_hooks.monitorEventLoopDelay, 1 ms resolution) while its call runs through the
- * server's /rt route (fastify inject: the same process, so its loop is the one measured). Target (issue #9): no request keeps the
+ * server's /rt route (fastify inject: the same process, so its loop is the one measured). Target (issue #9): no request
+ * keeps the
  * event loop busy more than about 50 ms, whatever the flow says.
  *
  * Each case is run BENCH_ROUNDS times (default 3; the first run of a case pays for the
@@ -24,25 +25,50 @@ await app.ready();
 let nextCall = 90_000_000n;
 function body(callid: bigint, command: string, id: number, result: string): string {
   return JSON.stringify({
-    app: 'BENCH', callid: 0, request_hash: null, cli_name: '', cli_number: '+33612345678', date_started: '2026-11-22 10:00:00',
-    number: '+33123456789', command, command_id: id, command_result: result, command_error: '', call_status: 'UP', cdr_field: '', variables: {},
+    app: 'BENCH',
+    callid: 0,
+    request_hash: null,
+    cli_name: '',
+    cli_number: '+33612345678',
+    date_started: '2026-11-22 10:00:00',
+    number: '+33123456789',
+    command,
+    command_id: id,
+    command_result: result,
+    command_error: '',
+    call_status: 'UP',
+    cdr_field: '',
+    variables: {},
   }).replace('"callid":0', `"callid":${callid}`);
 }
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
-/** Plays one call of `flow` (until the results run out or it hangs up); returns the worst event-loop delay seen, in ms, and the last reply. */
+/**
+ * Plays one call of `flow` (until the results run out or it hangs up); returns the worst event-loop delay seen, in ms,
+ * and the last reply.
+ */
 async function call(flow: string, results: string[]): Promise<{ worst: number; last: string; requests: number }> {
   const h = monitorEventLoopDelay({ resolution: 1 });
   h.enable();
   await tick(); // the histogram's timer is running before the first request
   const callid = nextCall++;
-  let res = await app.inject({ method: 'POST', url: `/rt/${flow}`, headers: { 'content-type': 'application/json' }, payload: body(callid, '', 0, '') });
+  let res = await app.inject({
+    method: 'POST',
+    url: `/rt/${flow}`,
+    headers: { 'content-type': 'application/json' },
+    payload: body(callid, '', 0, ''),
+  });
   let requests = 1;
   for (const r of results) {
     const reply = JSON.parse(res.body) as { command: string; command_id: number };
     if (reply.command === 'hangup') break;
-    res = await app.inject({ method: 'POST', url: `/rt/${flow}`, headers: { 'content-type': 'application/json' }, payload: body(callid, reply.command, reply.command_id, r) });
+    res = await app.inject({
+      method: 'POST',
+      url: `/rt/${flow}`,
+      headers: { 'content-type': 'application/json' },
+      payload: body(callid, reply.command, reply.command_id, r),
+    });
     requests++;
   }
   await tick(); // a timer delayed by the last request fires (and is measured) before the histogram stops
@@ -50,7 +76,9 @@ async function call(flow: string, results: string[]): Promise<{ worst: number; l
   return { worst: h.max / 1e6, last: (JSON.parse(res.body) as { command: string }).command, requests };
 }
 
-const rows: string[][] = [['case', 'outcome', 'requests', 'worst loop delay, 1st run (ms)', `worst of next ${rounds - 1} (ms)`]];
+const rows: string[][] = [
+  ['case', 'outcome', 'requests', 'worst loop delay, 1st run (ms)', `worst of next ${rounds - 1} (ms)`],
+];
 for (const c of HOSTILE as HostileCase[]) {
   const flow = c.file.replace(/\.yaml$/, '');
   if (c.refused) {
@@ -60,7 +88,13 @@ for (const c of HOSTILE as HostileCase[]) {
   const runs = [];
   for (let i = 0; i < rounds; i++) runs.push(await call(flow, c.results ?? []));
   const rest = runs.slice(1);
-  rows.push([c.file, c.logs ?? 'no bound hit', String(runs[0]!.requests), runs[0]!.worst.toFixed(1), rest.length ? Math.max(...rest.map((r) => r.worst)).toFixed(1) : '-']);
+  rows.push([
+    c.file,
+    c.logs ?? 'no bound hit',
+    String(runs[0]!.requests),
+    runs[0]!.worst.toFixed(1),
+    rest.length ? Math.max(...rest.map((r) => r.worst)).toFixed(1) : '-',
+  ]);
 }
 await app.close();
 

@@ -37,10 +37,21 @@ function heap(): number {
  */
 async function measure(history: boolean): Promise<number> {
   const store = new MemoryStore();
-  const app = await buildServer({ flowsDir: new URL('../flows', import.meta.url).pathname, logLevel: false, store, ...(history ? {} : { history: false }) });
+  const app = await buildServer({
+    flowsDir: new URL('../flows', import.meta.url).pathname,
+    logLevel: false,
+    store,
+    ...(history ? {} : { history: false }),
+  });
   const post = async (payload: string, want: string) => {
-    const res = await app.inject({ method: 'POST', url: '/rt/front-desk', headers: { 'content-type': 'application/json' }, payload });
-    if (res.statusCode !== 200 || (want && !res.body.startsWith(`{"command":"${want}"`))) throw new Error(`unexpected reply ${res.statusCode} ${res.body.slice(0, 200)}`);
+    const res = await app.inject({
+      method: 'POST',
+      url: '/rt/front-desk',
+      headers: { 'content-type': 'application/json' },
+      payload,
+    });
+    if (res.statusCode !== 200 || (want && !res.body.startsWith(`{"command":"${want}"`)))
+      throw new Error(`unexpected reply ${res.statusCode} ${res.body.slice(0, 200)}`);
   };
   /** Brings a call to the menu: first request (welcome), then the welcome's result (menu read). */
   const toMenu = async (callid: bigint) => {
@@ -66,10 +77,19 @@ async function measure(history: boolean): Promise<number> {
   if (held !== calls) throw new Error(`the store holds ${held} more calls, expected ${calls}`);
 
   let snapshot = 0;
-  for (let i = 0; i < 1000; i++) snapshot += Buffer.byteLength((await store.get(String(10_000_000_000_000_000n + BigInt(i) * 7919n)))!);
+  for (let i = 0; i < 1000; i++)
+    snapshot += Buffer.byteLength((await store.get(String(10_000_000_000_000_000n + BigInt(i) * 7919n)))!);
   const perCall = (after - before) / calls;
-  console.log(`${calls} live calls at the front-desk menu (memory store, call history ${history ? 'on' : 'off'}, after ${warmup} warm-up calls): heap +${((after - before) / 2 ** 20).toFixed(1)} MB`);
-  if (!history) console.log(`heap per live call: ${perCall.toFixed(0)} bytes (target <= 1126) ${perCall <= 1126 ? 'OK' : 'ABOVE TARGET'}; snapshot ${(snapshot / 1000).toFixed(0)} bytes of JSON`);
+  console.log(
+    `${calls} live calls at the front-desk menu (memory store, call history ${history ? 'on' : 'off'}, ` +
+      `after ${warmup} warm-up calls): heap +${((after - before) / 2 ** 20).toFixed(1)} MB`,
+  );
+  if (!history)
+    console.log(
+      `heap per live call: ${perCall.toFixed(0)} bytes (target <= ` +
+        `1126) ${perCall <= 1126 ? 'OK' : 'ABOVE TARGET'}; snapshot ${(snapshot / 1000).toFixed(0)} bytes of ` +
+        `JSON`,
+    );
   await app.close();
   return perCall;
 }
@@ -77,4 +97,8 @@ async function measure(history: boolean): Promise<number> {
 // The engine's own figure (the target), then the call history's share: its paths, 2 entries per call here.
 const engine = await measure(false);
 const withHistory = await measure(true);
-console.log(`with the call history (history.keep > 0, the default): ${withHistory.toFixed(0)} bytes per live call, its path ${(withHistory - engine).toFixed(0)} bytes (2 entries: ~${((withHistory - engine) / 2).toFixed(0)} bytes per request; bounded by history.max_path)`);
+console.log(
+  `with the call history (history.keep > 0, the default): ${withHistory.toFixed(0)} bytes per live call, its ` +
+    `path ${(withHistory - engine).toFixed(0)} bytes (2 entries: ~${((withHistory - engine) / 2).toFixed(0)} ` +
+    `bytes per request; bounded by history.max_path)`,
+);

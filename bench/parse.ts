@@ -16,10 +16,23 @@ function body(callid: string, variables: string): string {
 }
 
 const CASES: [string, string[]][] = [
-  ['callid > 2^53, no variables', Array.from({ length: 64 }, (_, i) => body(String(10_000_000_000_000_000n + BigInt(i)), '{}'))],
-  ['callid > 2^53, 3 variables', Array.from({ length: 64 }, (_, i) => body(String(10_000_000_000_000_000n + BigInt(i)), '{"crm":"C-0042","lang":"en","tries":2}'))],
+  [
+    'callid > 2^53, no variables',
+    Array.from({ length: 64 }, (_, i) => body(String(10_000_000_000_000_000n + BigInt(i)), '{}')),
+  ],
+  [
+    'callid > 2^53, 3 variables',
+    Array.from({ length: 64 }, (_, i) =>
+      body(String(10_000_000_000_000_000n + BigInt(i)), '{"crm":"C-0042","lang":"en","tries":2}'),
+    ),
+  ],
   ['small callid, no variables', Array.from({ length: 64 }, (_, i) => body(String(4242 + i), '{}'))],
-  ['big number in variables (lossless)', Array.from({ length: 64 }, (_, i) => body(String(10_000_000_000_000_000n + BigInt(i)), '{"crm_id":12345678901234567890}'))],
+  [
+    'big number in variables (lossless)',
+    Array.from({ length: 64 }, (_, i) =>
+      body(String(10_000_000_000_000_000n + BigInt(i)), '{"crm_id":12345678901234567890}'),
+    ),
+  ],
 ];
 
 function time(fn: (s: string) => unknown, bodies: string[], n: number): number {
@@ -39,5 +52,8 @@ console.log('parseRtRequest, µs per body (median of 7 batches of 20 000)');
 for (const [name, bodies] of CASES) {
   const ours = measure(parseRtRequest, bodies);
   const json = measure(JSON.parse, bodies);
-  console.log(`  ${name.padEnd(36)} ${ours.toFixed(2).padStart(6)} µs   JSON.parse ${json.toFixed(2).padStart(5)} µs   ${(ours / json).toFixed(1)}x`);
+  console.log(
+    `  ${name.padEnd(36)} ${ours.toFixed(2).padStart(6)} µs   JSON.parse ${json.toFixed(2).padStart(5)} µs  ` +
+      ` ${(ours / json).toFixed(1)}x`,
+  );
 }

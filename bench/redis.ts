@@ -15,7 +15,13 @@ export class BenchRedis {
 
   /** Connected, or why Redis cannot be used (then nothing is left open). */
   static async open(url: string, prefix: string): Promise<BenchRedis | string> {
-    const client = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 1000, retryStrategy: () => null });
+    const client = new Redis(url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: 1000,
+      retryStrategy: () => null,
+    });
     client.on('error', () => {});
     try {
       await client.connect();

@@ -42,11 +42,16 @@ let errors = 0;
 let stop = false;
 let paused = null;
 let callid = 90000000000000000n;
-const body = (id, command, cid, status) => '{"app":"BENCHAPP","callid":' + id + ',"request_hash":null,"cli_name":"","cli_number":"+33612345678","date_started":"2026-11-22 10:00:00","number":"+33123456789","command":"' + command + '","command_id":' + cid + ',"command_result":"0","command_error":"","call_status":"' + status + '","cdr_field":"","variables":{}}';
+const body = (id, command, cid, status) =>
+  '{"app":"BENCHAPP","callid":' + id + ',"request_hash":null,"cli_name":"","cli_number":"+33612345678",' +
+  '"date_started":"2026-11-22 10:00:00","number":"+33123456789","command":"' + command + '","command_id":' + cid +
+  ',"command_result":"0","command_error":"","call_status":"' + status + '","cdr_field":"","variables":{}}';
 function post(payload) {
   return new Promise((resolve) => {
     const t0 = now();
-    const req = http.request({ host: '127.0.0.1', port: workerData.port, path: '/rt/bench', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
+    const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) };
+    const at = { host: '127.0.0.1', port: workerData.port, path: '/rt/bench', method: 'POST', agent, headers };
+    const req = http.request(at, (res) => {
       res.resume();
       res.on('end', () => {
         if (res.statusCode !== 200) errors++;
@@ -68,7 +73,11 @@ async function loop() {
 }
 parentPort.on('message', (m) => {
   if (m === 'dump') { parentPort.postMessage({ samples, errors }); samples = []; errors = 0; }
-  if (m === 'pause' && !paused) { let resume; paused = { promise: new Promise((r) => (resume = r)), resume }; parentPort.postMessage({ paused: true }); }
+  if (m === 'pause' && !paused) {
+    let resume;
+    paused = { promise: new Promise((r) => (resume = r)), resume };
+    parentPort.postMessage({ paused: true });
+  }
   if (m === 'resume' && paused) { paused.resume(); paused = null; }
   if (m === 'stop') { stop = true; paused?.resume(); agent.destroy(); parentPort.close(); }
 });
@@ -100,7 +109,8 @@ const f = (x: number) => (Number.isFinite(x) ? x.toFixed(1).padStart(7) : '     
 
 const dir = mkdtempSync(join(tmpdir(), 'callscript-bench-reload-'));
 const repoFlows = new URL('../flows/', import.meta.url).pathname;
-for (const n of readdirSync(repoFlows)) if (/\.ya?ml$/.test(n) && !/\.test\.ya?ml$/.test(n)) copyFileSync(join(repoFlows, n), join(dir, n));
+for (const n of readdirSync(repoFlows))
+  if (/\.ya?ml$/.test(n) && !/\.test\.ya?ml$/.test(n)) copyFileSync(join(repoFlows, n), join(dir, n));
 copyFileSync(new URL('./flows/bench.yaml', import.meta.url).pathname, join(dir, 'bench.yaml'));
 const bigFile = join(dir, 'big.yaml');
 writeFileSync(bigFile, bigFlow(STEPS, 0));
@@ -116,7 +126,11 @@ const log = {
   warn: (obj: object, msg: string) => console.error(`warning: ${msg}`),
   error: (obj: object, msg: string) => console.error(`error: ${msg}`),
 };
-console.log(`callscript reload bench: ${registry.list().length} flows (big: ${STEPS} steps, ${Object.keys(registry.current('big')!.model.steps).length} in its model), startup load ${(performance.now() - t0).toFixed(0)} ms, ${CONNECTIONS} connections on /rt/bench`);
+console.log(
+  `callscript reload bench: ${registry.list().length} flows (big: ${STEPS} ` +
+    `steps, ${Object.keys(registry.current('big')!.model.steps).length} in its model), startup ` +
+    `load ${(performance.now() - t0).toFixed(0)} ms, ${CONNECTIONS} connections on /rt/bench`,
+);
 await app.listen({ port: 0, host: '127.0.0.1' });
 const port = (app.server.address() as { port: number }).port;
 const client = new Worker(CLIENT, { eval: true, workerData: { port, connections: CONNECTIONS } });
@@ -162,20 +176,47 @@ async function measure(prepare: () => void, idle = false): Promise<Window> {
     const d = samples[i + 1]!;
     if (s < end && s + d > start) lat.push(d);
   }
-  return { durationMs: end - start, compileMs: timings.compileMs ?? NaN, applyMs: timings.applyMs ?? NaN, busyMs: elu.active, eldMax, eldP99, reqMax: lat.length ? Math.max(...lat) : NaN, reqP99: pct(lat, 0.99), requests: lat.length, errors };
+  return {
+    durationMs: end - start,
+    compileMs: timings.compileMs ?? NaN,
+    applyMs: timings.applyMs ?? NaN,
+    busyMs: elu.active,
+    eldMax,
+    eldP99,
+    reqMax: lat.length ? Math.max(...lat) : NaN,
+    reqP99: pct(lat, 0.99),
+    requests: lat.length,
+    errors,
+  };
 }
 
 function report(title: string, ws: Window[]): void {
   console.log(`\n${title} (${ws.length} reloads; per reload, then the worst)`);
-  console.log('            duration  main busy   compile    apply   loop delay max    p99   request max    p99   requests  errors');
+  console.log(
+    '            duration  main busy   compile    apply   loop delay max    p99   request max    p99   ' +
+      'requests  errors',
+  );
   const row = (name: string, w: Window) =>
     console.log(
-      `${name.padEnd(10)} ${f(w.durationMs)} ms ${f(w.busyMs)} ms ${f(w.compileMs)} ${f(w.applyMs)} ms      ${f(w.eldMax)} ${f(w.eldP99)} ms   ${f(w.reqMax)} ${f(w.reqP99)} ms ${String(w.requests).padStart(8)} ${String(w.errors).padStart(7)}`,
+      `${name.padEnd(10)} ${f(w.durationMs)} ms ${f(w.busyMs)} ms ${f(w.compileMs)} ${f(w.applyMs)} ms     ` +
+        ` ${f(w.eldMax)} ${f(w.eldP99)} ms   ${f(w.reqMax)} ${f(w.reqP99)} ` +
+        `ms ${String(w.requests).padStart(8)} ${String(w.errors).padStart(7)}`,
     );
   ws.forEach((w, i) => row(`#${i + 1}`, w));
   const worst = (k: keyof Window) => Math.max(...ws.map((w) => (Number.isNaN(w[k]) ? -Infinity : w[k])));
   // (-Infinity, no figure at all, prints as "-")
-  row('worst', { durationMs: worst('durationMs'), compileMs: worst('compileMs'), applyMs: worst('applyMs'), busyMs: worst('busyMs'), eldMax: worst('eldMax'), eldP99: worst('eldP99'), reqMax: worst('reqMax'), reqP99: worst('reqP99'), requests: Math.min(...ws.map((w) => w.requests)), errors: worst('errors') });
+  row('worst', {
+    durationMs: worst('durationMs'),
+    compileMs: worst('compileMs'),
+    applyMs: worst('applyMs'),
+    busyMs: worst('busyMs'),
+    eldMax: worst('eldMax'),
+    eldP99: worst('eldP99'),
+    reqMax: worst('reqMax'),
+    reqP99: worst('reqP99'),
+    requests: Math.min(...ws.map((w) => w.requests)),
+    errors: worst('errors'),
+  });
 }
 
 try {
@@ -190,10 +231,23 @@ try {
   for (let i = 0; i < RELOADS; i++) changed.push(await measure(() => writeFileSync(bigFile, bigFlow(STEPS, i + 1))));
   report(`reload, the ${STEPS}-step flow changed (#1 may include starting the checker's worker thread)`, changed);
   const worstReq = Math.max(...changed.map((w) => w.reqMax));
-  console.log(`\ntarget: requests to other flows wait <= 100 ms during a republish: worst ${worstReq.toFixed(1)} ms  ${worstReq <= 100 ? 'OK' : 'ABOVE TARGET'}`);
+  console.log(
+    `\ntarget: requests to other flows wait <= 100 ms during a republish: worst ${worstReq.toFixed(1)} ms ` +
+      ` ${worstReq <= 100 ? 'OK' : 'ABOVE TARGET'}`,
+  );
   const compiles = changed.map((w) => w.compileMs).filter((x) => !Number.isNaN(x));
-  if (compiles.length > 0) console.log(`compileFlow of the changed flow on the main thread, per republish: ${compiles.map((x) => x.toFixed(1)).join(', ')} ms (median ${median(compiles).toFixed(1)}): two tasks (the machine config, then the xstate machine: the longer is the event loop's longest wait)`);
-  console.log(`no-change reload, no load: median duration ${median(idle.map((w) => w.durationMs)).toFixed(1)} ms (the stable read waits 40 ms of it), median main-thread busy ${median(idle.map((w) => w.busyMs)).toFixed(1)} ms; under load, worst request ${Math.max(...same.map((w) => w.reqMax)).toFixed(1)} ms`);
+  if (compiles.length > 0)
+    console.log(
+      `compileFlow of the changed flow on the main thread, per ` +
+        `republish: ${compiles.map((x) => x.toFixed(1)).join(', ')} ms ` +
+        `(median ${median(compiles).toFixed(1)}): two tasks (the machine config, then the xstate machine: the ` +
+        `longer is the event loop's longest wait)`,
+    );
+  console.log(
+    `no-change reload, no load: median duration ${median(idle.map((w) => w.durationMs)).toFixed(1)} ms (the ` +
+      `stable read waits 40 ms of it), median main-thread busy ${median(idle.map((w) => w.busyMs)).toFixed(1)} ` +
+      `ms; under load, worst request ${Math.max(...same.map((w) => w.reqMax)).toFixed(1)} ms`,
+  );
 } finally {
   client.postMessage('stop');
   await app.close();
@@ -212,5 +266,9 @@ for (let i = 0; i < RELOADS; i++) {
   compileFlow(model!, text);
   compileMs.push(performance.now() - t);
 }
-console.log(`\n${STEPS}-step flow on one thread, idle server (${RELOADS} runs): checkFlow ${checkMs.map((x) => x.toFixed(1)).join(', ')} ms (median ${median(checkMs).toFixed(1)}); compileFlow ${compileMs.map((x) => x.toFixed(1)).join(', ')} ms (median ${median(compileMs).toFixed(1)})`);
+console.log(
+  `\n${STEPS}-step flow on one thread, idle server (${RELOADS} runs): ` +
+    `checkFlow ${checkMs.map((x) => x.toFixed(1)).join(', ')} ms (median ${median(checkMs).toFixed(1)}); ` +
+    `compileFlow ${compileMs.map((x) => x.toFixed(1)).join(', ')} ms (median ${median(compileMs).toFixed(1)})`,
+);
 rmSync(dir, { recursive: true, force: true });

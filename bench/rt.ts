@@ -53,7 +53,10 @@ function body(callid: bigint, command: string, id: number, result: string, statu
   );
 }
 
-/** One front-desk call: [command just finished, its id, its result, status, the command /rt must answer ("" for the end)]. */
+/**
+ * One front-desk call: [command just finished, its id, its result, status, the command /rt must answer ("" for the
+ * end)].
+ */
 const CALL: [string, number, string, string, string][] = [
   ['', 0, '', 'UP', 'play'], // -> welcome (1)
   ['play', 1, '0', 'UP', 'read'], // -> menu (2)
@@ -88,10 +91,15 @@ function startServer(kind: 'bare' | 'rt' | 'redis', redis?: BenchRedis): Promise
   const dir = `${process.env.BENCH_PROFILE}/${kind === 'rt' ? 'memory' : kind}`;
   const profile = process.env.BENCH_PROFILE && kind !== 'bare' ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
   const args = redis ? [redis.url, redis.prefix] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', new URL('./servers.ts', import.meta.url).pathname, kind, ...args], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = spawn(
+    process.execPath,
+    [...profile, '--import', 'tsx', new URL('./servers.ts', import.meta.url).pathname, kind, ...args],
+    { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+  );
   return new Promise((resolve, reject) => {
     child.once('message', (m: { ready?: number }) => {
-      if (m.ready) resolve({ child, url: `http://127.0.0.1:${m.ready}`, path: kind === 'bare' ? '/bare' : '/rt/front-desk' });
+      if (m.ready)
+        resolve({ child, url: `http://127.0.0.1:${m.ready}`, path: kind === 'bare' ? '/bare' : '/rt/front-desk' });
     });
     child.once('exit', (code) => reject(new Error(`bench server ${kind} exited with ${code}`)));
   });
@@ -114,10 +122,18 @@ function cpuOf(s: Server): Promise<NodeJS.CpuUsage> {
 async function checkCall(s: Server): Promise<void> {
   const callid = nextCall++;
   for (const [command, id, result, status, want] of CALL) {
-    const res = await fetch(s.url + s.path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(callid, command, id, result, status) });
+    const res = await fetch(s.url + s.path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: body(callid, command, id, result, status),
+    });
     const text = await res.text();
     const got = res.status === 200 && want !== '' ? (JSON.parse(text) as { command?: string }).command : '';
-    if (res.status !== 200 || got !== want) throw new Error(`bench call: after ${command || 'the first request'} (${id}) /rt answered ${res.status} ${text.slice(0, 200)}, expected ${want || 'the end'}`);
+    if (res.status !== 200 || got !== want)
+      throw new Error(
+        `bench call: after ${command || 'the first request'} (${id}) /rt ` +
+          `answered ${res.status} ${text.slice(0, 200)}, expected ${want || 'the end'}`,
+      );
   }
 }
 
@@ -139,7 +155,12 @@ async function load(s: Server, duration: number, redis?: BenchRedis): Promise<Ru
   const redisBefore = await redis?.cpu();
   const before = await cpuOf(s);
   // Without a callback, autocannon returns its instance: an event emitter that is also a promise.
-  const instance = autocannon({ url: s.url, connections, duration, requests: requests(s.path) }) as unknown as Promise<autocannon.Result> & import('node:events').EventEmitter;
+  const instance = autocannon({
+    url: s.url,
+    connections,
+    duration,
+    requests: requests(s.path),
+  }) as unknown as Promise<autocannon.Result> & import('node:events').EventEmitter;
   instance.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => times.push(ms));
   const result = await instance;
   const after = await cpuOf(s);
@@ -147,7 +168,13 @@ async function load(s: Server, duration: number, redis?: BenchRedis): Promise<Ru
   times.sort((a, b) => a - b);
   const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? NaN;
   const n = result.requests.total;
-  const run: Run = { result, p50: at(0.5), p99: at(0.99), cpu: (after.user + after.system - before.user - before.system) / n, sys: (after.system - before.system) / n };
+  const run: Run = {
+    result,
+    p50: at(0.5),
+    p99: at(0.99),
+    cpu: (after.user + after.system - before.user - before.system) / n,
+    sys: (after.system - before.system) / n,
+  };
   if (redisBefore !== undefined && redisAfter !== undefined) run.redisCpu = (redisAfter - redisBefore) / n;
   return run;
 }
@@ -155,12 +182,19 @@ async function load(s: Server, duration: number, redis?: BenchRedis): Promise<Ru
 const reqs = (r: Run) => r.result.requests.average.toFixed(0);
 function line(name: string, r: Run): string {
   const redis = r.redisCpu !== undefined ? `   redis-server ${r.redisCpu.toFixed(1)} µs/req` : '';
-  return `${name.padEnd(10)} ${reqs(r).padStart(7)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   cpu ${r.cpu.toFixed(1).padStart(6)} µs/req (sys ${r.sys.toFixed(1)})   non-2xx ${r.result.non2xx}   errors ${r.result.errors}${redis}`;
+  return (
+    `${name.padEnd(10)} ${reqs(r).padStart(7)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   ` +
+    `p99 ${r.p99.toFixed(2).padStart(6)} ms   cpu ${r.cpu.toFixed(1).padStart(6)} µs/req ` +
+    `(sys ${r.sys.toFixed(1)})   non-2xx ${r.result.non2xx}   errors ${r.result.errors}${redis}`
+  );
 }
 
 /** `a : b` figures of one round: throughput, p99, CPU per request. */
 function ratios(name: string, a: Run, b: Run): string {
-  return `${name}  throughput ${((a.result.requests.average / b.result.requests.average) * 100).toFixed(0)}%   p99 ${(a.p99 / b.p99).toFixed(2)}x   cpu per request ${(a.cpu / b.cpu).toFixed(2)}x`;
+  return (
+    `${name}  throughput ${((a.result.requests.average / b.result.requests.average) * 100).toFixed(0)}%   ` +
+    `p99 ${(a.p99 / b.p99).toFixed(2)}x   cpu per request ${(a.cpu / b.cpu).toFixed(2)}x`
+  );
 }
 
 /** Snapshot bytes of a call held at the front-desk menu (in this process, through inject). */
@@ -171,7 +205,12 @@ async function snapshotBytes(n: number): Promise<number> {
   for (let i = 0; i < n; i++) {
     const id = 20_000_000_000_000_000n + BigInt(i);
     for (const [command, cid, result, status] of CALL.slice(0, 2)) {
-      await app.inject({ method: 'POST', url: '/rt/front-desk', headers: { 'content-type': 'application/json' }, payload: body(id, command, cid, result, status) });
+      await app.inject({
+        method: 'POST',
+        url: '/rt/front-desk',
+        headers: { 'content-type': 'application/json' },
+        payload: body(id, command, cid, result, status),
+      });
     }
     total += Buffer.byteLength((await store.get(String(id))) ?? '');
   }
@@ -182,15 +221,26 @@ async function snapshotBytes(n: number): Promise<number> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const redis = await BenchRedis.open(redisUrl, `callscript-bench:${process.pid}:`);
-const servers = await Promise.all([startServer('bare'), startServer('rt'), ...(typeof redis === 'string' ? [] : [startServer('redis', redis)])]);
+const servers = await Promise.all([
+  startServer('bare'),
+  startServer('rt'),
+  ...(typeof redis === 'string' ? [] : [startServer('redis', redis)]),
+]);
 const [bareServer, rtServer, redisServer] = servers as [Server, Server, Server | undefined];
 const onRedis = typeof redis === 'string' ? undefined : redis;
 try {
   if (rounds < 1) throw new Error('BENCH_ROUNDS must be at least 1');
   await checkCall(rtServer);
   if (redisServer) await checkCall(redisServer);
-  console.log(`callscript bench: ${connections} connections, ${seconds} s per target and round, front-desk calls of ${CALL.length} requests; /rt logs at ${process.env.BENCH_LOG_LEVEL ?? 'info'}`);
-  console.log(typeof redis === 'string' ? `skipped Redis mode: ${redis} (set REDIS_URL or start redis-server)` : `Redis mode: ${redisUrl}, keys under ${redis.prefix} (removed at the end)`);
+  console.log(
+    `callscript bench: ${connections} connections, ${seconds} s per target and round, front-desk calls ` +
+      `of ${CALL.length} requests; /rt logs at ${process.env.BENCH_LOG_LEVEL ?? 'info'}`,
+  );
+  console.log(
+    typeof redis === 'string'
+      ? `skipped Redis mode: ${redis} (set REDIS_URL or start redis-server)`
+      : `Redis mode: ${redisUrl}, keys under ${redis.prefix} (removed at the end)`,
+  );
   if (warmup > 0) {
     await load(bareServer, warmup);
     await load(rtServer, warmup);
@@ -216,20 +266,43 @@ try {
   const p99 = median(runs.map((r) => r.rt.p99 / r.bare.p99));
   const cpu = median(runs.map((r) => r.rt.cpu / r.bare.cpu));
   const onRedisRuns = runs.flatMap((r) => (r.redis ? [{ ...r, redis: r.redis }] : []));
-  const redisCpu = onRedisRuns.length ? `, /rt on Redis ${median(onRedisRuns.map((r) => r.redis.cpu)).toFixed(1)} µs/req (and redis-server ${median(onRedisRuns.map((r) => r.redis.redisCpu ?? NaN)).toFixed(1)} µs/req)` : '';
-  console.log(`medians of ${rounds} rounds: bare ${median(runs.map((r) => r.bare.cpu)).toFixed(1)} µs/req, /rt ${median(runs.map((r) => r.rt.cpu)).toFixed(1)} µs/req${redisCpu} of server CPU`);
-  console.log(`throughput ratio /rt : bare = ${(throughput * 100).toFixed(0)}% (target >= 50%)  ${throughput >= 0.5 ? 'OK' : 'BELOW TARGET'}`);
+  const redisCpu = onRedisRuns.length
+    ? `, /rt on Redis ${median(onRedisRuns.map((r) => r.redis.cpu)).toFixed(1)} µs/req (and ` +
+      `redis-server ${median(onRedisRuns.map((r) => r.redis.redisCpu ?? NaN)).toFixed(1)} µs/req)`
+    : '';
+  console.log(
+    `medians of ${rounds} rounds: bare ${median(runs.map((r) => r.bare.cpu)).toFixed(1)} µs/req, ` +
+      `/rt ${median(runs.map((r) => r.rt.cpu)).toFixed(1)} µs/req${redisCpu} of server CPU`,
+  );
+  console.log(
+    `throughput ratio /rt : bare = ${(throughput * 100).toFixed(0)}% (target >= 50%) ` +
+      ` ${throughput >= 0.5 ? 'OK' : 'BELOW TARGET'}`,
+  );
   console.log(`p99 ratio /rt : bare = ${p99.toFixed(2)}x (target <= 2x)  ${p99 <= 2 ? 'OK' : 'ABOVE TARGET'}`);
-  console.log(`cpu per request ratio /rt : bare = ${cpu.toFixed(2)}x (target <= 1.8x)  ${cpu <= 1.8 ? 'OK' : 'ABOVE TARGET'}`);
+  console.log(
+    `cpu per request ratio /rt : bare = ${cpu.toFixed(2)}x (target <= 1.8x)  ${cpu <= 1.8 ? 'OK' : 'ABOVE TARGET'}`,
+  );
   if (onRedisRuns.length) {
     const r = median(onRedisRuns.map((x) => x.redis.result.requests.average / x.rt.result.requests.average));
     const c = median(onRedisRuns.map((x) => x.redis.cpu / x.rt.cpu));
-    console.log(`throughput ratio Redis : memory = ${(r * 100).toFixed(0)}% (target >= 85%)  ${r >= 0.85 ? 'OK' : 'BELOW TARGET'}; cpu per request ${c.toFixed(2)}x`);
+    console.log(
+      `throughput ratio Redis : memory = ${(r * 100).toFixed(0)}% (target >= 85%) ` +
+        ` ${r >= 0.85 ? 'OK' : 'BELOW TARGET'}; cpu per request ${c.toFixed(2)}x`,
+    );
   } else console.log('throughput ratio Redis : memory: skipped (no Redis)');
   const snapshot = await snapshotBytes(1000);
-  console.log(`stored call at the menu: ${snapshot.toFixed(0)} bytes of snapshot (target < 2048) ${snapshot < 2048 ? 'OK' : 'ABOVE TARGET'}; heap per live call: npm run bench:memory`);
+  console.log(
+    `stored call at the menu: ${snapshot.toFixed(0)} bytes of snapshot (target < ` +
+      `2048) ${snapshot < 2048 ? 'OK' : 'ABOVE TARGET'}; heap per live call: npm run bench:memory`,
+  );
 } finally {
   // the servers stop (and write their profiles) before the bench's keys go
-  await Promise.all(servers.map((s) => (s.child.exitCode === null && s.child.connected ? new Promise((r) => (s.child.once('exit', r), s.child.disconnect())) : undefined)));
+  await Promise.all(
+    servers.map((s) =>
+      s.child.exitCode === null && s.child.connected
+        ? new Promise((r) => (s.child.once('exit', r), s.child.disconnect()))
+        : undefined,
+    ),
+  );
   if (onRedis) console.log(`removed ${await onRedis.close()} bench keys from Redis`);
 }

@@ -27,18 +27,34 @@ const send = (m: object) => process.send!(m);
 
 async function start(): Promise<FastifyInstance> {
   if (kind === 'bare') {
-    const fixed = JSON.stringify({ command: 'play', command_id: 1, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Thank you for calling Acme.' }, variables: {} });
+    const fixed = JSON.stringify({
+      command: 'play',
+      command_id: 1,
+      params: { media_id: 'TTS|TTS_EN-GB_SERENA|Thank you for calling Acme.' },
+      variables: {},
+    });
     const bare = Fastify({ logger: false });
-    bare.post('/bare', async (_req, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(fixed));
+    bare.post('/bare', async (_req, reply) =>
+      reply.header('content-type', 'application/json; charset=utf-8').send(fixed),
+    );
     return bare;
   }
   const level = process.env.BENCH_LOG_LEVEL ?? 'info';
   // BENCH_OBSERVERS=off: no call history and no metrics (what the step observers cost, by difference)
   const observers = process.env.BENCH_OBSERVERS === 'off' ? { history: false as const, metrics: false as const } : {};
-  const options = { flowsDir: new URL('../flows', import.meta.url).pathname, logLevel: level === 'false' ? (false as const) : level, ...observers };
+  const options = {
+    flowsDir: new URL('../flows', import.meta.url).pathname,
+    logLevel: level === 'false' ? (false as const) : level,
+    ...observers,
+  };
   if (kind === 'rt') return buildServer(options);
   if (kind === 'redis') {
-    const store = openStore({ kind: 'redis', url: process.argv[3]!, prefix: process.argv[4]!, commandTimeoutMs: STORE_DEFAULTS.command_timeout_ms }) as RedisStore;
+    const store = openStore({
+      kind: 'redis',
+      url: process.argv[3]!,
+      prefix: process.argv[4]!,
+      commandTimeoutMs: STORE_DEFAULTS.command_timeout_ms,
+    }) as RedisStore;
     await store.ready();
     const app = await buildServer({ ...options, store });
     app.addHook('onClose', async () => store.close());

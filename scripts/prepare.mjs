@@ -19,15 +19,22 @@ try {
 
 if (!typescript) {
   if (existsSync(new URL('dist/cli/main.js', root))) {
-    process.stdout.write('callscript: TypeScript is not installed (a production install, --omit=dev): dist/ as built before is used\n');
+    process.stdout.write(
+      'callscript: TypeScript is not installed (a production install, --omit=dev): dist/ as built before is used\n',
+    );
     process.exit(0);
   }
-  process.stderr.write('callscript: dist/ is not built and TypeScript is not installed (--omit=dev): build first with the dev dependencies (npm ci, or a build stage: docs/deploy.md), then install with --omit=dev\n');
+  process.stderr.write(
+    'callscript: dist/ is not built and TypeScript is not installed (--omit=dev): build first with the dev ' +
+      'dependencies (npm ci, or a build stage: docs/deploy.md), then install with --omit=dev\n',
+  );
   process.exit(1);
 }
 
 // npm sets npm_execpath to its own script for the scripts it runs
 const npm = process.env.npm_execpath;
-const r = npm ? spawnSync(process.execPath, [npm, 'run', 'build'], { stdio: 'inherit' }) : spawnSync('npm', ['run', 'build'], { stdio: 'inherit', shell: process.platform === 'win32' });
+const r = npm
+  ? spawnSync(process.execPath, [npm, 'run', 'build'], { stdio: 'inherit' })
+  : spawnSync('npm', ['run', 'build'], { stdio: 'inherit', shell: process.platform === 'win32' });
 if (r.error) throw r.error;
 process.exit(r.status ?? 1);

@@ -33,8 +33,14 @@ describe('the error catalogue', () => {
   it('documents every code in docs/errors.md, and nothing else', () => {
     const documented = [...doc.matchAll(/^### `([A-Z][A-Z0-9_]+)`/gm)].map((m) => m[1]);
     const codes = CATALOGUE.map((c) => c.code);
-    expect(codes.filter((c) => !documented.includes(c)), 'codes missing from docs/errors.md').toEqual([]);
-    expect(documented.filter((c) => !codes.includes(c!)), 'codes documented but not in the catalogue').toEqual([]);
+    expect(
+      codes.filter((c) => !documented.includes(c)),
+      'codes missing from docs/errors.md',
+    ).toEqual([]);
+    expect(
+      documented.filter((c) => !codes.includes(c!)),
+      'codes documented but not in the catalogue',
+    ).toEqual([]);
   });
 
   it('uses every code somewhere in src/', () => {

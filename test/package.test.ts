@@ -7,7 +7,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const root = new URL('..', import.meta.url).pathname;
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { license: string; files: string[]; dependencies: Record<string, string>; devDependencies: Record<string, string>; scripts: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  license: string;
+  files: string[];
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+  scripts: Record<string, string>;
+};
 
 function sources(dir: string, out: string[] = []): string[] {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -21,21 +27,29 @@ function sources(dir: string, out: string[] = []): string[] {
 describe('the package', () => {
   it('imports every dependency it declares', () => {
     const code = [...sources(join(root, 'src')), ...sources(join(root, 'bin'))].join('\n');
-    const unused = Object.keys(pkg.dependencies).filter((d) => !code.includes(`'${d}'`) && !code.includes(`'${d}/`) && !code.includes(`"${d}"`));
+    const unused = Object.keys(pkg.dependencies).filter(
+      (d) => !code.includes(`'${d}'`) && !code.includes(`'${d}/`) && !code.includes(`"${d}"`),
+    );
     expect(unused).toEqual([]);
   });
 
-  it('runs from dist/ without tsx: tsx and typescript are development dependencies, npm start and the bin run the built JavaScript', () => {
-    expect(pkg.dependencies.tsx).toBeUndefined();
-    expect(pkg.dependencies.typescript).toBeUndefined();
-    expect(pkg.devDependencies.tsx).toBeDefined();
-    expect(pkg.scripts.start).toBe('exec node dist/cli/main.js serve');
-    expect(pkg.scripts.prepare).toBe('node scripts/prepare.mjs');
-    expect(readFileSync(join(root, 'bin/callscript.js'), 'utf8')).toContain("import('../dist/cli/main.js')");
-    // the only mention of tsx in the sources: the checker's worker when running from .ts (tests, npm run callscript)
-    const tsx = readdirSync(join(root, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) => /\.ts$/.test(f) && /['"]tsx[/'"]/.test(readFileSync(join(root, 'src', f), 'utf8')));
-    expect(tsx).toEqual(['registry/checker.ts']);
-  });
+  it(
+    'runs from dist/ without tsx: tsx and typescript are development dependencies, npm start and the bin run ' +
+      'the built JavaScript',
+    () => {
+      expect(pkg.dependencies.tsx).toBeUndefined();
+      expect(pkg.dependencies.typescript).toBeUndefined();
+      expect(pkg.devDependencies.tsx).toBeDefined();
+      expect(pkg.scripts.start).toBe('exec node dist/cli/main.js serve');
+      expect(pkg.scripts.prepare).toBe('node scripts/prepare.mjs');
+      expect(readFileSync(join(root, 'bin/callscript.js'), 'utf8')).toContain("import('../dist/cli/main.js')");
+      // the only mention of tsx in the sources: the checker's worker when running from .ts (tests, npm run callscript)
+      const tsx = readdirSync(join(root, 'src'), { recursive: true, encoding: 'utf8' }).filter(
+        (f) => /\.ts$/.test(f) && /['"]tsx[/'"]/.test(readFileSync(join(root, 'src', f), 'utf8')),
+      );
+      expect(tsx).toEqual(['registry/checker.ts']);
+    },
+  );
 
   it('ships its license and the files the README links to', () => {
     expect(pkg.license).toBe('MIT');
@@ -45,7 +59,10 @@ describe('the package', () => {
     expect(links.length).toBeGreaterThan(5);
     for (const l of links) {
       expect(existsSync(join(root, l)), l).toBe(true);
-      expect(pkg.files.some((f) => l === f || l.startsWith(`${f}/`)), `${l} is not in package.json "files"`).toBe(true);
+      expect(
+        pkg.files.some((f) => l === f || l.startsWith(`${f}/`)),
+        `${l} is not in package.json "files"`,
+      ).toBe(true);
     }
   });
 });

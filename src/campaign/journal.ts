@@ -19,7 +19,15 @@
  */
 import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { RESULTS_HEADER, resultLines } from './results.js';
-import { dropLock, parseState, STATE_FORMAT, takeLock, writeAtomically, type CampaignState, type StateRow } from './state-file.js';
+import {
+  dropLock,
+  parseState,
+  STATE_FORMAT,
+  takeLock,
+  writeAtomically,
+  type CampaignState,
+  type StateRow,
+} from './state-file.js';
 import type { CampaignRow, RowRead, RowResult } from './types.js';
 
 export { parseState, STATE_FORMAT, type CampaignState, type StateRow } from './state-file.js';
@@ -35,8 +43,7 @@ export interface JournalSetup {
 
 export type Opened =
   /** appWas: the app the state had, when it changes (allowed while no attempt was counted). */
-  | { ok: true; journal: Journal; resumed: boolean; appWas?: string }
-  | { ok: false; finished: boolean; message: string };
+  { ok: true; journal: Journal; resumed: boolean; appWas?: string } | { ok: false; finished: boolean; message: string };
 
 export class Journal {
   readonly rows = new Map<number, StateRow>();
@@ -86,20 +93,60 @@ export class Journal {
   /** Opens (resumes) the campaign of setup.statePath, or starts it. */
   static async open(setup: JournalSetup): Promise<Opened> {
     const { statePath, resultsPath } = setup;
-    const text = await readFile(statePath, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? undefined : Promise.reject(e)));
+    const text = await readFile(statePath, 'utf8').catch((e: NodeJS.ErrnoException) =>
+      e.code === 'ENOENT' ? undefined : Promise.reject(e),
+    );
     let state: CampaignState;
     let resumed = false;
     if (text !== undefined) {
       const s = parseState(text);
-      if (typeof s === 'string') return { ok: false, finished: false, message: `${statePath} is not a campaign state file callscript can read (${s}): move it away to start the campaign over` };
+      if (typeof s === 'string')
+        return {
+          ok: false,
+          finished: false,
+          message:
+            `${statePath} is not a campaign state file callscript can read (${s}): move it away to start the ` +
+            `campaign over`,
+        };
       const why = mismatch(s, setup);
-      if (why) return { ok: false, finished: false, message: `${statePath} is the state of another campaign: ${why}; give another --state to start this one, or move the state file away to start over` };
-      if (s.finished) return { ok: false, finished: true, message: `the campaign of ${s.csv.path} finished already (results in ${s.results}): its state file ${statePath} is kept so that no number is called twice; move it away to run the campaign again` };
+      if (why)
+        return {
+          ok: false,
+          finished: false,
+          message:
+            `${statePath} is the state of another campaign: ${why}; give another --state to start this one, or ` +
+            `move the state file away to start over`,
+        };
+      if (s.finished)
+        return {
+          ok: false,
+          finished: true,
+          message:
+            `the campaign of ${s.csv.path} finished already (results in ${s.results}): its state ` +
+            `file ${statePath} is kept so that no number is called twice; move it away to run the campaign ` +
+            `again`,
+        };
       state = s;
       resumed = true;
     } else {
-      if (await exists(resultsPath)) return { ok: false, finished: false, message: `${resultsPath} exists already and no campaign state (${statePath}) says it is this campaign's: move it away, or give another --results` };
-      state = { format: STATE_FORMAT, csv: setup.csv, app: setup.app, results: resultsPath, resultsBytes: Buffer.byteLength(RESULTS_HEADER), next: 0, finished: false, rows: [] };
+      if (await exists(resultsPath))
+        return {
+          ok: false,
+          finished: false,
+          message:
+            `${resultsPath} exists already and no campaign state (${statePath}) says it is this campaign's: ` +
+            `move it away, or give another --results`,
+        };
+      state = {
+        format: STATE_FORMAT,
+        csv: setup.csv,
+        app: setup.app,
+        results: resultsPath,
+        resultsBytes: Buffer.byteLength(RESULTS_HEADER),
+        next: 0,
+        finished: false,
+        rows: [],
+      };
     }
     const lock = await takeLock(`${statePath}.lock`);
     if (lock) return { ok: false, finished: false, message: lock };
@@ -109,7 +156,16 @@ export class Journal {
         const size = (await stat(state.results).catch(() => undefined))?.size;
         if (size === undefined || size < state.resultsBytes) {
           await dropLock(statePath);
-          return { ok: false, finished: false, message: `${state.results} is ${size === undefined ? 'missing' : `shorter (${size} bytes) than the ${state.resultsBytes} bytes ${statePath} counts`}: the results of the rows done are lost; move the state file away to start over` };
+          return {
+            ok: false,
+            finished: false,
+            message:
+              `${state.results} is ` +
+              (size === undefined
+                ? 'missing'
+                : `shorter (${size} bytes) than the ${state.resultsBytes} bytes ${statePath} counts`) +
+              ': the results of the rows done are lost; move the state file away to start over',
+          };
         }
         fh = await open(state.results, 'r+');
         await fh.truncate(state.resultsBytes);
@@ -275,10 +331,12 @@ export class Journal {
 
 function mismatch(s: CampaignState, setup: JournalSetup): string | undefined {
   if (s.csv.path !== setup.csv.path) return `it is about ${s.csv.path}`;
-  if (s.csv.sha256 !== setup.csv.sha256 || s.csv.bytes !== setup.csv.bytes) return `${setup.csv.path} changed since the campaign started (its content is not the same: rows would not match)`;
+  if (s.csv.sha256 !== setup.csv.sha256 || s.csv.bytes !== setup.csv.bytes)
+    return `${setup.csv.path} changed since the campaign started (its content is not the same: rows would not match)`;
   // an app may be corrected while no call was placed with it (a wrong --app stops the campaign at its first call)
   if (s.app !== setup.app && s.attemptsSpent !== 0) return `it calls with the app ${s.app}, not ${setup.app}`;
-  if (setup.resultsGiven && s.results !== setup.resultsPath) return `its results go to ${s.results}, not ${setup.resultsPath}`;
+  if (setup.resultsGiven && s.results !== setup.resultsPath)
+    return `its results go to ${s.results}, not ${setup.resultsPath}`;
   return undefined;
 }
 

@@ -44,13 +44,15 @@ export class Progress {
         break;
       case 'retry':
         this.rows.set(e.line, 'waiting');
-        if (!this.o.tty) this.line(`line ${e.line} ${e.number}: ${e.why}, tried again at ${clock(e.at)} (attempt ${e.attempt + 1})`);
+        if (!this.o.tty)
+          this.line(`line ${e.line} ${e.number}: ${e.why}, tried again at ${clock(e.at)} (attempt ${e.attempt + 1})`);
         break;
       case 'result':
         this.rows.delete(e.result.line);
         this.done++;
         this.outcomes.set(e.result.outcome, (this.outcomes.get(e.result.outcome) ?? 0) + 1);
-        if (!this.o.tty && e.result.outcome !== 'invalid') this.line(`[${this.done}/${this.o.total}] ${resultText(e.result)}`);
+        if (!this.o.tty && e.result.outcome !== 'invalid')
+          this.line(`[${this.done}/${this.o.total}] ${resultText(e.result)}`);
         break;
       case 'invalid':
         this.line(`line ${e.line}: invalid: ${e.reason}`);
@@ -64,7 +66,9 @@ export class Progress {
 
   /** The counts of outcomes, earlier runs' included: `80 completed, 10 abandoned, 1 invalid`. */
   summary(): string {
-    const parts = [...this.outcomes].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([k, n]) => `${n} ${k}`);
+    const parts = [...this.outcomes]
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .map(([k, n]) => `${n} ${k}`);
     return parts.length ? parts.join(', ') : 'no row done';
   }
 
@@ -98,8 +102,14 @@ export class Progress {
     const filled = Math.min(BAR, Math.floor((this.done / total) * BAR));
     let calling = 0;
     let waiting = 0;
-    for (const s of this.rows.values()) s === 'calling' ? calling++ : waiting++;
-    let text = `[${'#'.repeat(filled)}${'-'.repeat(BAR - filled)}] ${this.done}/${this.o.total}  ${calling} calling  ${waiting} to retry  ${this.outcomes.size ? this.summary() : ''}`.trimEnd();
+    for (const s of this.rows.values()) {
+      if (s === 'calling') calling++;
+      else waiting++;
+    }
+    let text = (
+      `[${'#'.repeat(filled)}${'-'.repeat(BAR - filled)}] ${this.done}/${this.o.total}  ${calling} calling ` +
+      ` ${waiting} to retry  ${this.outcomes.size ? this.summary() : ''}`
+    ).trimEnd();
     const cols = this.o.columns ?? 0;
     if (cols > 10 && text.length > cols - 1) text = `${text.slice(0, cols - 2)}…`;
     this.o.out.write(`\r\x1b[2K${printable(text)}`);
@@ -120,7 +130,6 @@ export function resultText(r: RowResult): string {
 
 /** Control characters (a terminal's escape sequences, from the CSV's cells) shown as \u escapes. */
 export function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 

@@ -13,7 +13,17 @@ import { parse } from 'csv-parse';
 import { stringify } from 'csv-stringify/sync';
 import type { RowResult } from './types.js';
 
-export const RESULT_COLUMNS = ['number', 'outcome', 'call_status', 'last_step', 'duration_ms', 'attempts', 'callid', 'line', 'detail'] as const;
+export const RESULT_COLUMNS = [
+  'number',
+  'outcome',
+  'call_status',
+  'last_step',
+  'duration_ms',
+  'attempts',
+  'callid',
+  'line',
+  'detail',
+] as const;
 
 export const RESULTS_HEADER = stringify([RESULT_COLUMNS as unknown as string[]]);
 
@@ -30,7 +40,17 @@ export function resultLines(results: readonly RowResult[]): string {
   if (results.length === 0) return '';
   return stringify(
     results.map((r) =>
-      [r.number, r.outcome, r.callStatus, r.lastStep, r.durationMs === null ? '' : String(r.durationMs), String(r.attempts), r.callid, String(r.line), r.detail].map(safeCell),
+      [
+        r.number,
+        r.outcome,
+        r.callStatus,
+        r.lastStep,
+        r.durationMs === null ? '' : String(r.durationMs),
+        String(r.attempts),
+        r.callid,
+        String(r.line),
+        r.detail,
+      ].map(safeCell),
     ),
   );
 }

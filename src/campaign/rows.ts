@@ -18,7 +18,10 @@ import { checkE164 } from '../protocol/formats.js';
 import { checkVars, OUTBOUND_LIMITS } from '../service/outbound-request.js';
 import type { CampaignRow, RowRead } from './types.js';
 
-/** What one row may hold: a row's characters, and the bounds of an outbound call's variables (POST /admin/calls, src/service/outbound-request.ts). */
+/**
+ * What one row may hold: a row's characters, and the bounds of an outbound call's variables (POST /admin/calls,
+ * src/service/outbound-request.ts).
+ */
 export const ROW_LIMITS = {
   /** A row (its characters, quotes and commas included) at most: past it the file is refused. */
   rowChars: 65_536,
@@ -97,7 +100,11 @@ export async function* parseRows(input: Readable): AsyncGenerator<RowRead> {
     input.unpipe(parser);
     input.destroy();
   }
-  if (!columns) throw new CsvProblem(1, 'the file is empty: a campaign CSV has a header row (e.g. number,name) and one row per call');
+  if (!columns)
+    throw new CsvProblem(
+      1,
+      'the file is empty: a campaign CSV has a header row (e.g. number,name) and one row per call',
+    );
 }
 
 /** The rows of a CSV file, those `skip` names left out. */
@@ -115,7 +122,10 @@ export interface CsvSummary {
   invalid: number;
 }
 
-/** Reads the whole file once before any call: its rows counted, its hash, and any CsvProblem found now rather than half way. */
+/**
+ * Reads the whole file once before any call: its rows counted, its hash, and any CsvProblem found now rather than half
+ * way.
+ */
 export async function scanCsv(file: string): Promise<CsvSummary> {
   const hash = createHash('sha256');
   let bytes = 0;
@@ -134,9 +144,19 @@ export async function scanCsv(file: string): Promise<CsvSummary> {
 }
 
 function header(cells: string[], line: number): Columns {
-  if (cells.length > ROW_LIMITS.vars + 1) throw new CsvProblem(line, `the header has ${cells.length} columns: at most ${ROW_LIMITS.vars + 1} (the number and ${ROW_LIMITS.vars} variables)`);
+  if (cells.length > ROW_LIMITS.vars + 1)
+    throw new CsvProblem(
+      line,
+      `the header has ${cells.length} columns: at most ${ROW_LIMITS.vars + 1} (the number ` +
+        `and ${ROW_LIMITS.vars} variables)`,
+    );
   const phone = cells.findIndex((c) => PHONE_LIKE.test(c));
-  if (phone !== -1) throw new CsvProblem(line, `column ${phone + 1} of the header, "${clip(cells[phone]!)}", is a phone number: the first row must be a header naming the columns (e.g. number,name), else its number would never be called; add one`);
+  if (phone !== -1)
+    throw new CsvProblem(
+      line,
+      `column ${phone + 1} of the header, "${clip(cells[phone]!)}", is a phone number: the first row must be ` +
+        `a header naming the columns (e.g. number,name), else its number would never be called; add one`,
+    );
   const at = cells.findIndex((c) => c.toLowerCase() === 'number');
   const number = at === -1 ? 0 : at;
   const vars: Array<[number, string]> = [];
@@ -144,7 +164,11 @@ function header(cells: string[], line: number): Columns {
   cells.forEach((name, i) => {
     if (i === number || name === '') return;
     if (!NAME.test(name) || name.length > ROW_LIMITS.nameChars || RESERVED.has(name)) {
-      throw new CsvProblem(line, `column ${i + 1} of the header, "${clip(name)}", is not a variable name: a letter or _, then letters, digits and _ (${ROW_LIMITS.nameChars} at most), as the flow's vars: name them`);
+      throw new CsvProblem(
+        line,
+        `column ${i + 1} of the header, "${clip(name)}", is not a variable name: a letter or _, then ` +
+          `letters, digits and _ (${ROW_LIMITS.nameChars} at most), as the flow's vars: name them`,
+      );
     }
     if (seen.has(name)) throw new CsvProblem(line, `the header names the column "${name}" twice`);
     seen.add(name);
@@ -156,7 +180,8 @@ function header(cells: string[], line: number): Columns {
 function checkRow(cells: string[], index: number, line: number, cols: Columns): RowRead {
   const raw = cells[cols.number] ?? '';
   const invalid = (reason: string): RowRead => ({ kind: 'invalid', index, line, number: clip(raw, 64), reason });
-  if (cells.length > cols.width && cells.slice(cols.width).some((c) => c !== '')) return invalid(`${cells.length} cells, the header has ${cols.width} columns`);
+  if (cells.length > cols.width && cells.slice(cols.width).some((c) => c !== ''))
+    return invalid(`${cells.length} cells, the header has ${cols.width} columns`);
   if (raw === '') return invalid('no number');
   const why = checkE164(raw);
   if (why) return invalid(`number "${clip(raw)}" is not E.164: ${why}`);

@@ -44,17 +44,37 @@ export async function runCampaignFile(s: CampaignSettings, ctx: RunContext): Pro
   const say = (line: string) => ctx.err.write(`${line}\n`);
   const name = basename(s.csv);
   const kind = await stat(s.csv).then(fileKind, (e: NodeJS.ErrnoException) => e);
-  if (kind instanceof Error) return (say(`callscript campaign: cannot read ${s.csv}${kind.code ? ` (${kind.code})` : `: ${kind.message}`}`), 2);
-  if (kind !== 'file') return (say(`callscript campaign: ${s.csv} is ${kind}, not a regular file: the campaign reads its CSV twice (checked whole first, then as it calls) and hashes it to resume; save the rows to a file first; no call was placed`), 2);
+  if (kind instanceof Error)
+    return (say(`callscript campaign: cannot read ${s.csv}${kind.code ? ` (${kind.code})` : `: ${kind.message}`}`), 2);
+  if (kind !== 'file')
+    return (
+      say(
+        `callscript campaign: ${s.csv} is ${kind}, not a regular file: the campaign reads its CSV twice ` +
+          `(checked whole first, then as it calls) and hashes it to resume; save the rows to a file first; no ` +
+          `call was placed`,
+      ),
+      2
+    );
   let csv: CsvSummary;
   try {
     csv = await scanCsv(s.csv);
   } catch (e) {
-    if (e instanceof CsvProblem) return (say(`callscript campaign: ${name}:${e.line}: ${e.message}; no call was placed`), 2);
+    if (e instanceof CsvProblem)
+      return (say(`callscript campaign: ${name}:${e.line}: ${e.message}; no call was placed`), 2);
     const code = (e as NodeJS.ErrnoException).code;
     return (say(`callscript campaign: cannot read ${s.csv}${code ? ` (${code})` : `: ${(e as Error).message}`}`), 2);
   }
-  const opened = await Journal.open({ statePath: s.state, resultsPath: s.results, resultsGiven: s.resultsGiven, app: s.app, csv: { path: s.csv, bytes: csv.bytes, sha256: csv.sha256, rows: csv.rows } }).catch((e: Error) => ({ ok: false as const, finished: false, message: `cannot write the campaign's files: ${e.message}` }));
+  const opened = await Journal.open({
+    statePath: s.state,
+    resultsPath: s.results,
+    resultsGiven: s.resultsGiven,
+    app: s.app,
+    csv: { path: s.csv, bytes: csv.bytes, sha256: csv.sha256, rows: csv.rows },
+  }).catch((e: Error) => ({
+    ok: false as const,
+    finished: false,
+    message: `cannot write the campaign's files: ${e.message}`,
+  }));
   if (!opened.ok) return (say(`callscript campaign: ${opened.message}`), opened.finished ? 0 : 2);
   const journal = opened.journal;
   try {
@@ -62,17 +82,35 @@ export async function runCampaignFile(s: CampaignSettings, ctx: RunContext): Pro
     const doneBefore = journal.next + [...journal.rows.values()].filter((r) => r.phase === 'done').length;
     const count = (p: string) => [...journal.rows.values()].filter((r) => r.phase === p).length;
     if (opened.resumed) {
-      say(`resuming the campaign of ${name}: ${doneBefore} of ${csv.rows} rows done, ${count('calling')} calls followed again, ${count('waiting')} waiting to retry${count('placing') ? `, ${count('placing')} cut off while placed (not called again: outcome unknown)` : ''}`);
+      say(
+        `resuming the campaign of ${name}: ${doneBefore} of ${csv.rows} rows done, ${count('calling')} calls ` +
+          `followed again, ${count('waiting')} waiting to retry` +
+          (count('placing') ? `, ${count('placing')} cut off while placed (not called again: outcome unknown)` : ''),
+      );
     } else {
       const every = s.rate >= 1 ? `${s.rate} calls/s` : `a call every ${+(1 / s.rate).toFixed(3)} s`;
-      say(`campaign of ${name}: ${csv.rows} rows${csv.invalid ? ` (${csv.invalid} invalid)` : ''}, app ${s.app}, ${every}, ${s.concurrency} at once, ${s.retries} retries after ${seconds(s.retryDelayMs)}`);
+      say(
+        `campaign of ${name}: ${csv.rows} rows${csv.invalid ? ` (${csv.invalid} invalid)` : ''}, ` +
+          `app ${s.app}, ${every}, ${s.concurrency} at once, ${s.retries} retries ` +
+          `after ${seconds(s.retryDelayMs)}`,
+      );
     }
     if (opened.appWas !== undefined) say(`the app is now ${s.app}: no call was placed with ${opened.appWas}`);
     say(`results: ${journal.resultsFile}\nstate: ${s.state}`);
     // the summary counts the whole campaign: the earlier runs' rows too, as the results file has them
-    const outcomesBefore = opened.resumed ? await countOutcomes(journal.resultsFile, journal.resultsBytesAtOpen) : new Map<string, number>();
-    for (const r of journal.rows.values()) if (r.phase === 'done') outcomesBefore.set(r.result!.outcome, (outcomesBefore.get(r.result!.outcome) ?? 0) + 1);
-    const progress = new Progress({ out: ctx.err, tty: ctx.tty ?? false, total: csv.rows, doneBefore, outcomesBefore, ...(ctx.columns ? { columns: ctx.columns } : {}) });
+    const outcomesBefore = opened.resumed
+      ? await countOutcomes(journal.resultsFile, journal.resultsBytesAtOpen)
+      : new Map<string, number>();
+    for (const r of journal.rows.values())
+      if (r.phase === 'done') outcomesBefore.set(r.result!.outcome, (outcomesBefore.get(r.result!.outcome) ?? 0) + 1);
+    const progress = new Progress({
+      out: ctx.err,
+      tty: ctx.tty ?? false,
+      total: csv.rows,
+      doneBefore,
+      outcomesBefore,
+      ...(ctx.columns ? { columns: ctx.columns } : {}),
+    });
     const rows = readRows(s.csv, (i) => journal.known(i));
     let outcome;
     try {
@@ -93,7 +131,10 @@ export async function runCampaignFile(s: CampaignSettings, ctx: RunContext): Pro
       });
     } catch (e) {
       // the CSV changed under the campaign (a CsvProblem now), or a bug: what is saved stays
-      outcome = { status: 'failed' as const, message: e instanceof CsvProblem ? `${name}:${e.line}: ${e.message}` : (e as Error).message };
+      outcome = {
+        status: 'failed' as const,
+        message: e instanceof CsvProblem ? `${name}:${e.line}: ${e.message}` : (e as Error).message,
+      };
     } finally {
       await rows.return(undefined).catch(() => undefined);
     }
@@ -104,7 +145,10 @@ export async function runCampaignFile(s: CampaignSettings, ctx: RunContext): Pro
     }
     const left = `the state is saved in ${s.state}: run the same command again to go on (no number is called twice)`;
     if (outcome.status === 'stopped') {
-      say(`campaign stopped: ${progress.doneCount()} of ${csv.rows} rows done${progress.doneCount() ? ` (${progress.summary()})` : ''}; ${left}`);
+      say(
+        `campaign stopped: ${progress.doneCount()} of ${csv.rows} rows ` +
+          `done${progress.doneCount() ? ` (${progress.summary()})` : ''}; ${left}`,
+      );
       return 130;
     }
     say(`campaign stopped: ${outcome.message}; ${left}`);

@@ -29,7 +29,16 @@ import { judge, result } from './verdict.js';
 import { Waker } from './waker.js';
 import type { Clock } from './clock.js';
 import type { Journal, StateRow } from './journal.js';
-import { FollowInterrupted, PlaceError, type CallView, type CampaignEvent, type CampaignRow, type Dialer, type RowRead, type RowResult } from './types.js';
+import {
+  FollowInterrupted,
+  PlaceError,
+  type CallView,
+  type CampaignEvent,
+  type CampaignRow,
+  type Dialer,
+  type RowRead,
+  type RowResult,
+} from './types.js';
 
 export interface SchedulerOptions {
   dialer: Dialer;
@@ -49,7 +58,10 @@ export interface SchedulerOptions {
   stop?: AbortSignal;
   halt?: AbortSignal;
   onEvent?: (e: CampaignEvent) => void;
-  /** Rows started but without a line in the results yet, at most (a row waiting for its retry holds back those after it). */
+  /**
+   * Rows started but without a line in the results yet, at most (a row waiting for its retry holds back those after
+   * it).
+   */
   windowMax?: number;
   /** Placements failing in a row (no call placed between them) that stop the campaign. */
   maxConsecutiveErrors?: number;
@@ -141,25 +153,42 @@ export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome>
         settle(r, res, undefined);
         return;
       case 'transient':
-        emit({ type: 'warning', message: `line ${r.line} ${r.number}: not placed (not counted as an attempt): ${err.message}` });
+        emit({
+          type: 'warning',
+          message: `line ${r.line} ${r.number}: not placed (not counted as an attempt): ${err.message}`,
+        });
         journal.refund(r, now + o.retryDelayMs, res);
         queueRetry(r);
-        emit({ type: 'retry', line: r.line, number: r.number, attempt: r.attempts, why: 'not placed', at: now + o.retryDelayMs });
+        emit({
+          type: 'retry',
+          line: r.line,
+          number: r.number,
+          attempt: r.attempts,
+          why: 'not placed',
+          at: now + o.retryDelayMs,
+        });
         break;
       case 'refused': {
         emit({ type: 'warning', message: `line ${r.line} ${r.number}: refused: ${err.message}` });
         const last = r.attempts > o.retries;
-        if (last) journal.waiting(r, now, res); // held: failed once a call is placed, given back if the campaign stops first
+        if (last)
+          journal.waiting(r, now, res); // held: failed once a call is placed, given back if the campaign stops first
         else settle(r, res, 'refused');
-        if (streak.add(r, err.kind, last)) stopForAll(`${streak.max} calls in a row could not be placed; the last: ${err.message}`);
+        if (streak.add(r, err.kind, last))
+          stopForAll(`${streak.max} calls in a row could not be placed; the last: ${err.message}`);
         return;
       }
       case 'unknown':
         emit({ type: 'warning', message: `line ${r.line} ${r.number}: perhaps placed: ${err.message}` });
-        settle(r, result(r, 'unknown', { detail: `${err.message}: the call may have been placed, so it is not tried again` }), undefined);
+        settle(
+          r,
+          result(r, 'unknown', { detail: `${err.message}: the call may have been placed, so it is not tried again` }),
+          undefined,
+        );
         break;
     }
-    if (streak.add(r, err.kind)) stopForAll(`${streak.max} calls in a row could not be placed; the last: ${err.message}`);
+    if (streak.add(r, err.kind))
+      stopForAll(`${streak.max} calls in a row could not be placed; the last: ${err.message}`);
   };
 
   const attempt = async (r: StateRow, resumeId?: string): Promise<void> => {
@@ -171,8 +200,10 @@ export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome>
       } catch (e) {
         const err = e instanceof PlaceError ? e : new PlaceError('unknown', (e as Error).message ?? String(e));
         if (haltPlacing.signal.aborted) {
-          // halted: a request that never left placed nothing (tried again next run); one sent stays `placing` (perhaps placed)
-          if (err.kind === 'transient' || err.kind === 'fatal') journal.refund(r, clock.now(), result(r, 'failed', { detail: err.message }));
+          // halted: a request that never left placed nothing (tried again next run); one sent stays `placing` (perhaps
+          // placed)
+          if (err.kind === 'transient' || err.kind === 'fatal')
+            journal.refund(r, clock.now(), result(r, 'failed', { detail: err.message }));
           return;
         }
         failed(r, err);
@@ -194,7 +225,11 @@ export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome>
         fatal ??= `${e.message}; the calls in progress are followed again by the next run`;
         return; // stays `calling`
       }
-      settle(r, result(r, 'unknown', { detail: `lost track of the call ${id}: ${(e as Error).message ?? String(e)}` }), undefined);
+      settle(
+        r,
+        result(r, 'unknown', { detail: `lost track of the call ${id}: ${(e as Error).message ?? String(e)}` }),
+        undefined,
+      );
       return;
     }
     const [res, retry] = judge(r, view);
@@ -228,7 +263,9 @@ export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome>
         emit({ type: 'result', result: { ...r.last, attempts: r.attempts } });
       } else queueRetry(r);
     } else if (r.phase === 'placing') {
-      const res = result(r, 'unknown', { detail: 'the campaign stopped while placing this call: it may have been placed, so it is not called again' });
+      const res = result(r, 'unknown', {
+        detail: 'the campaign stopped while placing this call: it may have been placed, so it is not called again',
+      });
       journal.done(r, res);
       emit({ type: 'result', result: res });
     }
@@ -243,13 +280,24 @@ export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome>
         continue;
       }
       const now = clock.now();
-      let job: StateRow | CampaignRow | undefined = waiting[0] !== undefined && waiting[0].retryAt! <= now ? waiting[0] : undefined;
+      let job: StateRow | CampaignRow | undefined =
+        waiting[0] !== undefined && waiting[0].retryAt! <= now ? waiting[0] : undefined;
       if (!job && !lookahead && !exhausted && journal.window < windowMax) {
         const next = await (clock.io ? clock.io(o.rows.next()) : o.rows.next());
         if (next.done) exhausted = true;
         else if (next.value.kind === 'invalid') {
           const v = next.value;
-          const res: RowResult = { number: v.number, outcome: 'invalid', callStatus: '', lastStep: '', durationMs: null, attempts: 0, callid: '', line: v.line, detail: v.reason };
+          const res: RowResult = {
+            number: v.number,
+            outcome: 'invalid',
+            callStatus: '',
+            lastStep: '',
+            durationMs: null,
+            attempts: 0,
+            callid: '',
+            line: v.line,
+            detail: v.reason,
+          };
           journal.invalid(v.index, v.line, res);
           emit({ type: 'invalid', line: v.line, number: v.number, reason: v.reason });
           emit({ type: 'result', result: res });
@@ -260,8 +308,10 @@ export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome>
       if (!job) {
         if (waiting[0] !== undefined) await nap(waiting[0].retryAt! - now);
         else if (inFlight.size > 0) await waker.wait();
-        else if (streak.holding) finish(streak.close()); // no placement left to tell: the rows refused on their last attempt failed
-        else if (exhausted) break; // every row done
+        else if (streak.holding)
+          finish(streak.close()); // no placement left to tell: the rows refused on their last attempt failed
+        else if (exhausted)
+          break; // every row done
         else {
           // the window is full of rows done and none before them in progress: cannot be
           fatal = `internal: ${journal.window} rows held and none in progress`;
@@ -286,16 +336,28 @@ export async function runCampaign(o: SchedulerOptions): Promise<CampaignOutcome>
       if (!halt.signal.aborted) {
         const ac = new AbortController();
         const halted = new Promise<void>((r) => halt.signal.addEventListener('abort', () => r(), { once: true }));
-        await Promise.race([Promise.allSettled([...inFlight]), halted, clock.sleep(o.stopWaitMs, ac.signal).catch(() => undefined)]);
+        await Promise.race([
+          Promise.allSettled([...inFlight]),
+          halted,
+          clock.sleep(o.stopWaitMs, ac.signal).catch(() => undefined),
+        ]);
         ac.abort();
       }
       if (inFlight.size > 0) halt.abort(new Error('the campaign stopped'));
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     }
-    const done = !stopped() && fatal === undefined && !journal.error && exhausted && lookahead === undefined && waiting.length === 0 && journal.window === 0;
+    const done =
+      !stopped() &&
+      fatal === undefined &&
+      !journal.error &&
+      exhausted &&
+      lookahead === undefined &&
+      waiting.length === 0 &&
+      journal.window === 0;
     if (done) journal.finish();
     await journal.flushed().catch(() => undefined);
-    if (journal.error) return { status: 'failed', message: `could not save the campaign's state or results: ${journal.error.message}` };
+    if (journal.error)
+      return { status: 'failed', message: `could not save the campaign's state or results: ${journal.error.message}` };
     if (fatal !== undefined) return { status: 'failed', message: fatal };
     if (done) return { status: 'finished' };
     return { status: 'stopped' };

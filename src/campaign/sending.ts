@@ -27,7 +27,9 @@ export class Sending {
   private readonly requests = new WeakMap<object, Seen>();
 
   /** Runs `work` (one fetch), and says whether its request surely never left. */
-  async watch<T>(work: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown; unsent: boolean }> {
+  async watch<T>(
+    work: () => Promise<T>,
+  ): Promise<{ ok: true; value: T } | { ok: false; error: unknown; unsent: boolean }> {
     const seen: Seen = { created: false, written: false };
     const onCreate = (m: unknown) => {
       if (this.als.getStore() !== seen) return;

@@ -36,7 +36,10 @@ export interface CampaignState {
   next: number;
   finished: boolean;
   rows: StateRow[];
-  /** Attempts counted so far, every run (calls placed or perhaps placed, rows refused); absent in older states. 0: no call placed, the app may still change. */
+  /**
+   * Attempts counted so far, every run (calls placed or perhaps placed, rows refused); absent in older states. 0: no
+   * call placed, the app may still change.
+   */
   attemptsSpent?: number;
 }
 
@@ -97,12 +100,28 @@ export function parseState(text: string): CampaignState | string {
   }
   if (!isObj(s) || s.format !== STATE_FORMAT) return `not of the format ${STATE_FORMAT}`;
   const csv = s.csv;
-  if (!isObj(csv) || typeof csv.path !== 'string' || !isCount(csv.bytes) || typeof csv.sha256 !== 'string' || !isCount(csv.rows)) return 'csv';
+  if (
+    !isObj(csv) ||
+    typeof csv.path !== 'string' ||
+    !isCount(csv.bytes) ||
+    typeof csv.sha256 !== 'string' ||
+    !isCount(csv.rows)
+  )
+    return 'csv';
   if (typeof s.app !== 'string' || typeof s.results !== 'string') return 'app, results';
-  if (!isCount(s.resultsBytes) || !isCount(s.next) || typeof s.finished !== 'boolean' || !Array.isArray(s.rows)) return 'resultsBytes, next, finished, rows';
+  if (!isCount(s.resultsBytes) || !isCount(s.next) || typeof s.finished !== 'boolean' || !Array.isArray(s.rows))
+    return 'resultsBytes, next, finished, rows';
   if (s.attemptsSpent !== undefined && !isCount(s.attemptsSpent)) return 'attemptsSpent';
   for (const r of s.rows as unknown[]) {
-    if (!isObj(r) || !isCount(r.index) || (r.index as number) < (s.next as number) || !isCount(r.line) || typeof r.number !== 'string' || !isCount(r.attempts)) return 'a row';
+    if (
+      !isObj(r) ||
+      !isCount(r.index) ||
+      (r.index as number) < (s.next as number) ||
+      !isCount(r.line) ||
+      typeof r.number !== 'string' ||
+      !isCount(r.attempts)
+    )
+      return 'a row';
     if (!['placing', 'calling', 'waiting', 'done'].includes(r.phase as string)) return 'a row phase';
     if (r.phase === 'calling' && typeof r.id !== 'string') return 'a row being called has no id';
     if (r.phase === 'waiting' && typeof r.retryAt !== 'number') return 'a row waiting has no retryAt';
@@ -112,7 +131,9 @@ export function parseState(text: string): CampaignState | string {
 }
 
 function isResult(r: unknown): boolean {
-  return isObj(r) && typeof r.number === 'string' && typeof r.outcome === 'string' && isCount(r.attempts) && isCount(r.line);
+  return (
+    isObj(r) && typeof r.number === 'string' && typeof r.outcome === 'string' && isCount(r.attempts) && isCount(r.line)
+  );
 }
 
 function isObj(v: unknown): v is Record<string, unknown> {

@@ -28,7 +28,10 @@ export class FailureStreak {
     return this.held.size > 0;
   }
 
-  /** A failed placement (transient, refused, unknown); `hold`: refused on its last attempt. Returns true when the streak reached max. */
+  /**
+   * A failed placement (transient, refused, unknown); `hold`: refused on its last attempt. Returns true when the streak
+   * reached max.
+   */
   add(row: StateRow, kind: PlaceError['kind'], hold = false): boolean {
     this.entries.push({ row, kind });
     if (hold) this.held.add(row);

@@ -19,8 +19,7 @@ export interface CampaignRow {
 
 /** What the CSV reader yields: a row to call, or a row that cannot be called (why). */
 export type RowRead =
-  | { kind: 'row'; row: CampaignRow }
-  | { kind: 'invalid'; index: number; line: number; number: string; reason: string };
+  { kind: 'row'; row: CampaignRow } | { kind: 'invalid'; index: number; line: number; number: string; reason: string };
 
 /** An outbound call as the server follows it (GET /admin/outbound/:id). */
 export interface CallView {
@@ -45,7 +44,10 @@ export interface CallView {
 export interface Dialer {
   /** The outbound call's id. Throws a PlaceError when the call could not be placed. */
   place(row: CampaignRow, signal: AbortSignal): Promise<string>;
-  /** Throws FollowInterrupted when the server cannot be asked now (the call is followed again later); any other error: the call is lost track of. */
+  /**
+   * Throws FollowInterrupted when the server cannot be asked now (the call is followed again later); any other error:
+   * the call is lost track of.
+   */
   follow(id: string, signal: AbortSignal): Promise<CallView>;
 }
 

@@ -24,7 +24,8 @@ export function adminServer(server: string | undefined, env: NodeJS.ProcessEnv):
   } catch {
     return `--server (or CALLSCRIPT_SERVER) must be a URL such as http://LOGIN:PASSWORD@127.0.0.1:3000, not "${raw}"`;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `--server must be an http:// or https:// URL, not "${url.protocol}//…"`;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return `--server must be an http:// or https:// URL, not "${url.protocol}//…"`;
   const login = url.username !== '' ? decodeURIComponent(url.username) : env.ADMIN_LOGIN;
   const password = url.password !== '' || url.username !== '' ? decodeURIComponent(url.password) : env.ADMIN_PASSWORD;
   url.username = '';
@@ -33,19 +34,32 @@ export function adminServer(server: string | undefined, env: NodeJS.ProcessEnv):
   url.hash = '';
   if (!url.pathname.endsWith('/')) url.pathname += '/';
   const shown = url.href.replace(/\/$/, '');
-  return { base: url, shown, ...(login ? { authorization: 'Basic ' + Buffer.from(`${login}:${password ?? ''}`).toString('base64') } : {}) };
+  return {
+    base: url,
+    shown,
+    ...(login ? { authorization: 'Basic ' + Buffer.from(`${login}:${password ?? ''}`).toString('base64') } : {}),
+  };
 }
 
-/** What an admin request failed with: the envelope's code (or ours: UNREACHABLE, TIMEOUT, NOT_CALLSCRIPT), the HTTP status, a message. */
+/**
+ * What an admin request failed with: the envelope's code (or ours: UNREACHABLE, TIMEOUT, NOT_CALLSCRIPT), the HTTP
+ * status, a message.
+ */
 export class AdminRequestError extends Error {
   override readonly name = 'AdminRequestError';
   constructor(
-    /** The error code of the answer (SERVICE_ERROR, BAD_ADMIN_BODY, ...), or UNREACHABLE, TIMEOUT, NOT_CALLSCRIPT when none came. */
+    /**
+     * The error code of the answer (SERVICE_ERROR, BAD_ADMIN_BODY, ...), or UNREACHABLE, TIMEOUT, NOT_CALLSCRIPT when
+     * none came.
+     */
     readonly code: string,
     /** The HTTP status; 0 when there was no answer. */
     readonly status: number,
     message: string,
-    /** The exit code a command gives for it: 2 when callscript could not be asked (down, credentials, no admin API), else 1. */
+    /**
+     * The exit code a command gives for it: 2 when callscript could not be asked (down, credentials, no admin API),
+     * else 1.
+     */
     readonly exit: 1 | 2,
     /** The error object's other fields (serviceCode of SERVICE_ERROR). */
     readonly fields: Record<string, unknown> = {},
@@ -60,7 +74,13 @@ export class AdminRequestError extends Error {
 }
 
 /** One admin request: the JSON answer of a 2xx, else an AdminRequestError. */
-export async function adminRequest(a: AdminServer, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<unknown> {
+export async function adminRequest(
+  a: AdminServer,
+  method: 'GET' | 'POST' | 'DELETE',
+  path: string,
+  body?: unknown,
+  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<unknown> {
   const timeoutMs = opts.timeoutMs ?? ADMIN_TIMEOUT_MS;
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
@@ -69,7 +89,10 @@ export async function adminRequest(a: AdminServer, method: 'GET' | 'POST' | 'DEL
   try {
     res = await fetch(new URL(path, a.base), {
       method,
-      headers: { ...(a.authorization ? { authorization: a.authorization } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        ...(a.authorization ? { authorization: a.authorization } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       signal,
     });
@@ -79,13 +102,24 @@ export async function adminRequest(a: AdminServer, method: 'GET' | 'POST' | 'DEL
     const c = (e as { cause?: { code?: string; message?: string } }).cause;
     const timedOut = timeout.aborted || (e as Error).name === 'TimeoutError';
     const why = timedOut ? `no answer within ${timeoutMs / 1000} s` : (c?.code ?? c?.message ?? (e as Error).message);
-    throw new AdminRequestError(timedOut ? 'TIMEOUT' : 'UNREACHABLE', 0, `cannot reach callscript at ${a.shown} (${why}): is callscript serve running there? (--server, CALLSCRIPT_SERVER)`, 2);
+    throw new AdminRequestError(
+      timedOut ? 'TIMEOUT' : 'UNREACHABLE',
+      0,
+      `cannot reach callscript at ${a.shown} (${why}): is callscript serve running there? (--server, ` +
+        `CALLSCRIPT_SERVER)`,
+      2,
+    );
   }
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch {
-    throw new AdminRequestError('NOT_CALLSCRIPT', res.status, `${a.shown} answered HTTP ${res.status} with a body that is not JSON (is it callscript?): ${text.slice(0, 120)}`, 2);
+    throw new AdminRequestError(
+      'NOT_CALLSCRIPT',
+      res.status,
+      `${a.shown} answered HTTP ${res.status} with a body that is not JSON (is it callscript?): ${text.slice(0, 120)}`,
+      2,
+    );
   }
   if (res.status >= 200 && res.status < 300) return data;
   const e = (data as { error?: { code?: string; message?: string } & Record<string, unknown> } | null)?.error;
@@ -93,9 +127,26 @@ export async function adminRequest(a: AdminServer, method: 'GET' | 'POST' | 'DEL
   const what = `${code}: ${e?.message ?? text.slice(0, 200)}`;
   const { code: _c, message: _m, ...fields } = e ?? {};
   if (res.status === 401) {
-    throw new AdminRequestError(code, 401, `${a.authorization ? 'the admin credentials were refused' : 'no admin credentials given'} (${code}): give them in --server http://LOGIN:PASSWORD@host:port, or ADMIN_LOGIN and ADMIN_PASSWORD`, 2);
+    throw new AdminRequestError(
+      code,
+      401,
+      `${a.authorization ? 'the admin credentials were refused' : 'no admin credentials given'} (${code}): ` +
+        `give them in --server http://LOGIN:PASSWORD@host:port, or ADMIN_LOGIN and ADMIN_PASSWORD`,
+      2,
+    );
   }
-  if (code === 'NOT_FOUND') throw new AdminRequestError(code, res.status, `${a.shown} has no admin API (${what}): it is on with admin: { login, password } in callscript.yaml, or ADMIN_LOGIN and ADMIN_PASSWORD where the server runs`, 2);
-  const usage = res.status === 429 || code === 'SERVICE_UNCONFIGURED' || code === 'CROSS_ORIGIN' || code === 'UNSUPPORTED_MEDIA_TYPE';
+  if (code === 'NOT_FOUND')
+    throw new AdminRequestError(
+      code,
+      res.status,
+      `${a.shown} has no admin API (${what}): it is on with admin: { login, password } in callscript.yaml, ` +
+        `or ADMIN_LOGIN and ADMIN_PASSWORD where the server runs`,
+      2,
+    );
+  const usage =
+    res.status === 429 ||
+    code === 'SERVICE_UNCONFIGURED' ||
+    code === 'CROSS_ORIGIN' ||
+    code === 'UNSUPPORTED_MEDIA_TYPE';
   throw new AdminRequestError(code, res.status, what, usage ? 2 : 1, fields);
 }

@@ -27,7 +27,12 @@ export interface AppFlags extends AppsFlags {
 
 type Io = { env?: NodeJS.ProcessEnv; cwd?: string; out?: NodeJS.WritableStream; err?: NodeJS.WritableStream };
 
-export async function apps(action: 'list' | 'create' | 'update' | 'show', hash: string | undefined, flags: AppFlags, io: Io = {}): Promise<number> {
+export async function apps(
+  action: 'list' | 'create' | 'update' | 'show',
+  hash: string | undefined,
+  flags: AppFlags,
+  io: Io = {},
+): Promise<number> {
   const env = io.env ?? process.env;
   const out = io.out ?? process.stdout;
   const err = io.err ?? process.stderr;
@@ -36,22 +41,46 @@ export async function apps(action: 'list' | 'create' | 'update' | 'show', hash: 
   const fail = (msg: string, code: number) => (err.write(`callscript ${cmd}: ${printable(msg)}\n`), code);
 
   // flags first: a mistake is told before the account is looked for
-  if ((action === 'show' || action === 'update') && (hash === undefined || !/^[A-Za-z0-9]{1,64}$/.test(hash))) return fail(`give the application's hash (letters and digits, e.g. A1B2C3D4), not ${hash === undefined ? 'nothing' : `"${hash.slice(0, 40)}"`}`, 2);
+  if ((action === 'show' || action === 'update') && (hash === undefined || !/^[A-Za-z0-9]{1,64}$/.test(hash)))
+    return fail(
+      `give the application's hash (letters and digits, e.g. A1B2C3D4), ` +
+        `not ${hash === undefined ? 'nothing' : `"${hash.slice(0, 40)}"`}`,
+      2,
+    );
   if (action === 'create') {
-    if (flags.url === undefined) return fail('--url is required: the http:// or https:// address the service sends the calls\' requests to, e.g. https://ivr.example.com/rt/front-desk', 2);
+    if (flags.url === undefined)
+      return fail(
+        "--url is required: the http:// or https:// address the service sends the calls' requests to, e.g. " +
+          'https://ivr.example.com/rt/front-desk',
+        2,
+      );
     const why = urlProblem(flags.url);
     if (why) return fail(why, 2);
   }
   if (action === 'update') {
-    if (flags.url === undefined && flags.login === undefined && flags.password === undefined && flags.name === undefined) return fail('nothing to change: give --url, --login and --password, or --name', 2);
+    if (
+      flags.url === undefined &&
+      flags.login === undefined &&
+      flags.password === undefined &&
+      flags.name === undefined
+    )
+      return fail('nothing to change: give --url, --login and --password, or --name', 2);
     if (flags.url !== undefined && urlProblem(flags.url)) return fail(urlProblem(flags.url)!, 2);
   }
   if (action === 'create' || action === 'update') {
-    if ((flags.login === undefined) !== (flags.password === undefined)) return fail('--login and --password go together: the HTTP Basic credentials the service sends to the URL (callscript.yaml auth:, RT_LOGIN / RT_PASSWORD on the server)', 2);
-    if (flags.login !== undefined && flags.login.includes(':')) return fail('--login: an HTTP Basic login has no ":" (the password may)', 2);
-    if (flags.name !== undefined && (flags.name.trim() === '' || flags.name.length > 128)) return fail('--name must be 1 to 128 characters', 2);
-    // eslint-disable-next-line no-control-regex
-    if (flags.name !== undefined && /[\u0000-\u001f\u007f-\u009f]/.test(flags.name)) return fail('--name may not hold control characters (tabs, newlines, terminal escapes)', 2);
+    if ((flags.login === undefined) !== (flags.password === undefined))
+      return fail(
+        '--login and --password go together: the HTTP Basic credentials the service sends to the URL ' +
+          '(callscript.yaml auth:, RT_LOGIN / RT_PASSWORD on the server)',
+        2,
+      );
+    if (flags.login !== undefined && flags.login.includes(':'))
+      return fail('--login: an HTTP Basic login has no ":" (the password may)', 2);
+    if (flags.name !== undefined && (flags.name.trim() === '' || flags.name.length > 128))
+      return fail('--name must be 1 to 128 characters', 2);
+
+    if (flags.name !== undefined && /[\u0000-\u001f\u007f-\u009f]/.test(flags.name))
+      return fail('--name may not hold control characters (tabs, newlines, terminal escapes)', 2);
   }
 
   const opened = await openService(cmd, flags, env, io.cwd ?? process.cwd(), err);
@@ -71,8 +100,15 @@ export async function apps(action: 'list' | 'create' | 'update' | 'show', hash: 
       }
       case 'create': {
         const name = flags.name ?? defaultName(flags.url!);
-        const app = await client.apps.create(name, { url: flags.url!, ...(flags.login !== undefined ? { login: flags.login, password: flags.password! } : {}) });
-        out.write(flags.json ? `${JSON.stringify(app, null, 2)}\n` : `created application ${printable(app.hash)}\n${appText(shown(app))}\n`);
+        const app = await client.apps.create(name, {
+          url: flags.url!,
+          ...(flags.login !== undefined ? { login: flags.login, password: flags.password! } : {}),
+        });
+        out.write(
+          flags.json
+            ? `${JSON.stringify(app, null, 2)}\n`
+            : `created application ${printable(app.hash)}\n${appText(shown(app))}\n`,
+        );
         return 0;
       }
       case 'update': {
@@ -82,8 +118,15 @@ export async function apps(action: 'list' | 'create' | 'update' | 'show', hash: 
         const login = flags.login ?? str(p.login);
         const password = flags.password ?? str(p.password);
         const url = flags.url ?? str(p.url);
-        const updated = await client.apps.update(hash!, flags.name ?? app.name, { url, ...(login !== '' || password !== '' ? { login, password } : {}) });
-        out.write(flags.json ? `${JSON.stringify(updated, null, 2)}\n` : `updated application ${printable(updated.hash)}\n${appText(shown(updated))}\n`);
+        const updated = await client.apps.update(hash!, flags.name ?? app.name, {
+          url,
+          ...(login !== '' || password !== '' ? { login, password } : {}),
+        });
+        out.write(
+          flags.json
+            ? `${JSON.stringify(updated, null, 2)}\n`
+            : `updated application ${printable(updated.hash)}\n${appText(shown(updated))}\n`,
+        );
         return 0;
       }
     }
@@ -99,7 +142,13 @@ export function appsTable(list: readonly App[]): string {
   if (list.length === 0) return 'no applications (create one: callscript apps create --url URL)';
   return table(
     ['HASH', 'NAME', 'URL', 'LOGIN', 'UPDATED (UTC)'],
-    list.map((a) => [a.hash, a.name ?? '', str(a.p.url) || '-', str(a.p.login) || '(no auth)', shortTime(dateText(a.date_update ?? a.date_creation))]),
+    list.map((a) => [
+      a.hash,
+      a.name ?? '',
+      str(a.p.url) || '-',
+      str(a.p.login) || '(no auth)',
+      shortTime(dateText(a.date_update ?? a.date_creation)),
+    ]),
   );
 }
 
@@ -120,9 +169,13 @@ export function appText(a: App): string {
   return rows.map(([k, v]) => `${k.padEnd(9)}${v}`).join('\n');
 }
 
-/** An application with its text fields' control characters escaped (a name or URL may hold a terminal's escape sequences). */
+/**
+ * An application with its text fields' control characters escaped (a name or URL may hold a terminal's escape
+ * sequences).
+ */
 function shown(a: App): App {
-  const esc = (o: object) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, typeof v === 'string' ? printable(v) : v]));
+  const esc = (o: object) =>
+    Object.fromEntries(Object.entries(o).map(([k, v]) => [k, typeof v === 'string' ? printable(v) : v]));
   return { ...esc(a), p: esc(a.p ?? {}) } as App;
 }
 
@@ -138,7 +191,10 @@ function urlProblem(url: string): string | undefined {
   } catch {
     // below
   }
-  return `--url must be the http:// or https:// address of your callscript server's real-time route (e.g. https://ivr.example.com/rt/front-desk), not "${url.slice(0, 80)}"`;
+  return (
+    `--url must be the http:// or https:// address of your callscript server's real-time route (e.g. ` +
+    `https://ivr.example.com/rt/front-desk), not "${url.slice(0, 80)}"`
+  );
 }
 
 function str(v: unknown): string {

@@ -21,13 +21,19 @@ export interface CallFlags {
 }
 
 /** Exit code: 0 a clean call, 1 protocol violations, 2 the call could not run. */
-export async function call(flags: CallFlags, env: NodeJS.ProcessEnv = process.env, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+export async function call(
+  flags: CallFlags,
+  env: NodeJS.ProcessEnv = process.env,
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
   const fail = (msg: string) => {
     err.write(`callscript call: ${msg}\n`);
     return 2;
   };
   const targets = [flags.url, flags.app, flags.did].filter((x) => x !== undefined);
-  if (targets.length !== 1) return fail('give one of --url <real-time URL>, --app <app hash> or --did <number routed to an app>');
+  if (targets.length !== 1)
+    return fail('give one of --url <real-time URL>, --app <app hash> or --did <number routed to an app>');
   const body: Record<string, unknown> = {};
   if (flags.url !== undefined) body.url = flags.url;
   if (flags.app !== undefined) body.app = flags.app;
@@ -88,13 +94,22 @@ async function request(base: string, path: string, authorization: string, body?:
     });
   } catch (e) {
     const c = (e as { cause?: { code?: string; message?: string } }).cause;
-    return { ok: false, message: `cannot reach the emulator at ${base} (${c?.code ?? c?.message ?? (e as Error).message}); start it with: callscript emulator` };
+    return {
+      ok: false,
+      message:
+        `cannot reach the emulator at ${base} (${c?.code ?? c?.message ?? (e as Error).message}); start it ` +
+        `with: callscript emulator`,
+    };
   }
   const text = await res.text();
   try {
     return { ok: true, status: res.status, data: JSON.parse(text) };
   } catch {
-    return { ok: false, message: `the emulator at ${base} answered HTTP ${res.status} with a body that is not JSON: ${text.slice(0, 200)}` };
+    return {
+      ok: false,
+      message:
+        `the emulator at ${base} answered HTTP ${res.status} with a body that is not ` + `JSON: ${text.slice(0, 200)}`,
+    };
   }
 }
 

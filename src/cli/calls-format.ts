@@ -70,7 +70,9 @@ export function duration(ms: number): string {
 /** Columns padded to their widest cell, two spaces apart (the last one not padded). */
 export function table(head: string[], rows: string[][]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [head, ...rows].map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+  return [head, ...rows]
+    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  '))
+    .join('\n');
 }
 
 /** The live calls as a table: callid, flow, step, started, duration (until `now`). */
@@ -99,12 +101,23 @@ function paramsText(p: Record<string, unknown>): string {
   return t === '{}' ? '' : t.length > PARAMS_CHARS ? `${t.slice(0, PARAMS_CHARS - 1)}…` : t;
 }
 
-/** A call and its path as a timeline: +ms from the call's start, steps, what was reported and sent, transitions, effects. */
+/**
+ * A call and its path as a timeline: +ms from the call's start, steps, what was reported and sent, transitions,
+ * effects.
+ */
 export function traceText(c: CallDetail): string {
   const lines: string[] = [];
-  const head = c.status === 'live' ? `live at step ${c.step ?? '-'}` : `finished: ${c.outcome ?? '-'} (${c.callStatus ?? '-'}), last step ${c.lastStep ?? '-'}`;
+  const head =
+    c.status === 'live'
+      ? `live at step ${c.step ?? '-'}`
+      : `finished: ${c.outcome ?? '-'} (${c.callStatus ?? '-'}), last step ${c.lastStep ?? '-'}`;
   lines.push(`call ${c.callid}  ${c.flow} ${c.version}  ${head}`);
-  const took = c.status === 'live' ? (c.lastSeen ? `last seen ${shortTime(c.lastSeen)}` : 'served by another instance lately') : `${duration(c.durationMs ?? NaN)}`;
+  const took =
+    c.status === 'live'
+      ? c.lastSeen
+        ? `last seen ${shortTime(c.lastSeen)}`
+        : 'served by another instance lately'
+      : `${duration(c.durationMs ?? NaN)}`;
   lines.push(`started ${shortTime(c.started)} UTC, ${took}, ${c.commands ?? '-'} commands`);
   if (Object.keys(c.vars).length > 0) lines.push(`vars ${JSON.stringify(c.vars)}`);
   if (c.path.length === 0) {
@@ -118,15 +131,22 @@ export function traceText(c: CallDetail): string {
   lines.push('');
   c.path.forEach((e, i) => {
     const move = `${e.from ?? '(new call)'} → ${e.step ?? '-'}`;
-    const got = e.command === '' ? '' : `got ${e.command} ${JSON.stringify(e.result)}${e.error ? ` error ${e.error}` : ''}`;
-    const sent = e.reply ? `sent ${e.reply.command}${paramsText(e.reply.params) ? ` ${paramsText(e.reply.params)}` : ''}` : `(${e.outcome}: nothing new sent)`;
+    const got =
+      e.command === '' ? '' : `got ${e.command} ${JSON.stringify(e.result)}${e.error ? ` error ${e.error}` : ''}`;
+    const sent = e.reply
+      ? `sent ${e.reply.command}${paramsText(e.reply.params) ? ` ${paramsText(e.reply.params)}` : ''}`
+      : `(${e.outcome}: nothing new sent)`;
     const parts = [offsets[i]!.padStart(w), move, got, sent].filter((p) => p !== '');
     if (e.transitions.length > 0) parts.push(`via ${e.transitions.join(', ')}`);
     let line = parts.join('  ');
     if (e.late) line += '  (late: a fallback was answered meanwhile)';
     line += `  [${e.ms}ms${e.traceId ? ` trace ${e.traceId}` : ''}]`;
     lines.push(line);
-    for (const x of e.effects) lines.push(`${' '.repeat(w)}  ${x.kind} at ${x.step}: ${x.outcome}${x.value !== undefined ? ` ${x.value}` : ''} (${x.ms}ms)`);
+    for (const x of e.effects)
+      lines.push(
+        `${' '.repeat(w)}  ${x.kind} at ${x.step}: ${x.outcome}${x.value !== undefined ? ` ${x.value}` : ''} ` +
+          `(${x.ms}ms)`,
+      );
   });
   if (c.sms && c.sms.length > 0) lines.push('', ...smsLines(c.sms));
   return lines.join('\n');
@@ -134,10 +154,16 @@ export function traceText(c: CallDetail): string {
 
 /** The SMS a call sent: hash, step, status (its error) and when, then the statuses it went through. */
 export function smsLines(sms: readonly SmsRow[]): string[] {
-  const lines = [`sms sent (delivery status${sms.every((m) => m.history.length <= 1) ? ': no report received yet, see docs/webhooks.md' : ''})`];
+  const lines = [
+    `sms sent (delivery ` +
+      `status${sms.every((m) => m.history.length <= 1) ? ': no report received yet, see docs/webhooks.md' : ''})`,
+  ];
   for (const m of sms) {
     const through = m.history.map((h) => h.status).join(' → ');
-    lines.push(`  ${m.hash}  at ${m.step}  ${m.status}${m.error ? ` (${m.error})` : ''}  ${shortTime(m.updatedAt)} UTC${m.history.length > 1 ? `  ${through}` : ''}`);
+    lines.push(
+      `  ${m.hash}  at ${m.step}  ${m.status}${m.error ? ` (${m.error})` : ''}  ${shortTime(m.updatedAt)} ` +
+        `UTC${m.history.length > 1 ? `  ${through}` : ''}`,
+    );
   }
   return lines;
 }

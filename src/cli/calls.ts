@@ -4,7 +4,14 @@
  * The server: --server http://LOGIN:PASSWORD@host:port, else CALLSCRIPT_SERVER, else
  * http://127.0.0.1:3000; credentials from the URL, else ADMIN_LOGIN and ADMIN_PASSWORD.
  */
-import { finishedTable, liveTable, traceText, type CallDetail, type FinishedRow, type LiveRow } from './calls-format.js';
+import {
+  finishedTable,
+  liveTable,
+  traceText,
+  type CallDetail,
+  type FinishedRow,
+  type LiveRow,
+} from './calls-format.js';
 import { AdminRequestError, adminRequest, adminServer as adminOf, type AdminServer } from './admin-client.js';
 
 export interface ServerFlags {
@@ -23,17 +30,24 @@ const PAGE = 500;
 type Got = { ok: true; data: unknown } | { ok: false; exit: number; message: string };
 
 /** Exit code: 0 listed, 2 could not (server down, credentials, bad flags). */
-export async function calls(flags: CallsFlags, env: NodeJS.ProcessEnv = process.env, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+export async function calls(
+  flags: CallsFlags,
+  env: NodeJS.ProcessEnv = process.env,
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
   const fail = (msg: string, code = 2) => (err.write(`callscript calls: ${msg}\n`), code);
   const limit = flags.limit === undefined ? 50 : /^[0-9]{1,5}$/.test(flags.limit) ? Number(flags.limit) : NaN;
-  if (!(limit >= 1 && limit <= MAX_LIMIT)) return fail(`--limit must be an integer from 1 to ${MAX_LIMIT}, not "${flags.limit}"`);
+  if (!(limit >= 1 && limit <= MAX_LIMIT))
+    return fail(`--limit must be an integer from 1 to ${MAX_LIMIT}, not "${flags.limit}"`);
   const admin = adminOf(flags.server, env);
   if (typeof admin === 'string') return fail(admin);
   const status = flags.finished ? 'finished' : 'live';
   const rows: unknown[] = [];
   let cursor: string | null = null;
   do {
-    const q: string = `admin/calls?status=${status}&limit=${Math.min(PAGE, limit - rows.length)}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const page0 = `admin/calls?status=${status}&limit=${Math.min(PAGE, limit - rows.length)}`;
+    const q: string = cursor ? `${page0}&cursor=${encodeURIComponent(cursor)}` : page0;
     const r = await get(admin, q);
     if (!r.ok) return fail(r.message, r.exit);
     const page = r.data as { calls: unknown[]; next: string | null };
@@ -49,7 +63,13 @@ export async function calls(flags: CallsFlags, env: NodeJS.ProcessEnv = process.
 }
 
 /** Exit code: 0 shown, 1 no such call, 2 could not (server down, credentials, a bad callid). */
-export async function trace(callid: string, flags: ServerFlags, env: NodeJS.ProcessEnv = process.env, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+export async function trace(
+  callid: string,
+  flags: ServerFlags,
+  env: NodeJS.ProcessEnv = process.env,
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
   const fail = (msg: string, code = 2) => (err.write(`callscript trace: ${msg}\n`), code);
   const admin = adminOf(flags.server, env);
   if (typeof admin === 'string') return fail(admin);

@@ -34,7 +34,10 @@ export async function campaign(csv: string, flags: CampaignCliFlags, io: Io = {}
   const env = io.env ?? process.env;
   const stderr = io.err ?? process.stderr;
   // a closed pipe (EPIPE) silences the progress, not the campaign
-  const err = Object.assign(guardOutput(stderr).stream, { isTTY: stderr.isTTY === true, ...(stderr.columns ? { columns: stderr.columns } : {}) });
+  const err = Object.assign(guardOutput(stderr).stream, {
+    isTTY: stderr.isTTY === true,
+    ...(stderr.columns ? { columns: stderr.columns } : {}),
+  });
   const fail = (msg: string) => (err.write(`callscript campaign: ${msg}\n`), 2);
   const settings = campaignSettings(csv, flags, io.cwd);
   if (typeof settings === 'string') return fail(settings);
@@ -51,7 +54,10 @@ export async function campaign(csv: string, flags: CampaignCliFlags, io: Io = {}
     if (!stoppedBy) {
       stoppedBy = name;
       stoppedAt = now;
-      err.write(`\n${name}: no more calls placed; waiting for the placements in flight (20 s at most) and following the calls in progress for 10 s at most (${name} again to stop at once), then saving\n`);
+      err.write(
+        `\n${name}: no more calls placed; waiting for the placements in flight (20 s at most) and following ` +
+          `the calls in progress for 10 s at most (${name} again to stop at once), then saving\n`,
+      );
       stop.abort();
     } else if (now - stoppedAt > 1000 && !halt.signal.aborted) {
       err.write(`${name} again: the calls in progress are left to the next run\n`);
@@ -80,12 +86,24 @@ export async function campaign(csv: string, flags: CampaignCliFlags, io: Io = {}
 }
 
 /** The campaign's calls through the server's admin API. */
-export function adminDialer(server: AdminServer, app: string, timeoutMs: number, pollMs: number, placeTimeoutMs?: number): Dialer {
+export function adminDialer(
+  server: AdminServer,
+  app: string,
+  timeoutMs: number,
+  pollMs: number,
+  placeTimeoutMs?: number,
+): Dialer {
   const sending = new Sending();
   return {
     async place(row: CampaignRow, signal: AbortSignal): Promise<string> {
       const vars = Object.keys(row.vars).length > 0 ? { vars: row.vars } : {};
-      const r = await sending.watch(() => placeCall(server, { app, number: row.number, ...vars }, { signal, ...(placeTimeoutMs ? { timeoutMs: placeTimeoutMs } : {}) }));
+      const r = await sending.watch(() =>
+        placeCall(
+          server,
+          { app, number: row.number, ...vars },
+          { signal, ...(placeTimeoutMs ? { timeoutMs: placeTimeoutMs } : {}) },
+        ),
+      );
       if (r.ok) return r.value.id;
       if (signal.aborted) {
         if (r.unsent) throw new PlaceError('transient', 'the campaign stopped before the request was sent: not placed');
@@ -98,8 +116,10 @@ export function adminDialer(server: AdminServer, app: string, timeoutMs: number,
       try {
         return (await followCall(server, id, { timeoutMs, pollMs, signal })).view;
       } catch (e) {
-        // the server down or refusing (not the call's fault): followed again by the next run; a call it does not know (404) is lost
-        if (!signal.aborted && e instanceof AdminRequestError && (e.transient || e.status === 401)) throw new FollowInterrupted(`could not follow call ${id}: ${e.message}`);
+        // the server down or refusing (not the call's fault): followed again by the next run; a call it does not know
+        // (404) is lost
+        if (!signal.aborted && e instanceof AdminRequestError && (e.transient || e.status === 401))
+          throw new FollowInterrupted(`could not follow call ${id}: ${e.message}`);
         throw e;
       }
     },
@@ -107,12 +127,22 @@ export function adminDialer(server: AdminServer, app: string, timeoutMs: number,
 }
 
 /** Refusals that every row would get: no account on the server, no admin API, not callscript, a proxy in the way. */
-const EVERY_ROW = new Set(['SERVICE_UNCONFIGURED', 'NOT_FOUND', 'NOT_CALLSCRIPT', 'CROSS_ORIGIN', 'UNSUPPORTED_MEDIA_TYPE']);
+const EVERY_ROW = new Set([
+  'SERVICE_UNCONFIGURED',
+  'NOT_FOUND',
+  'NOT_CALLSCRIPT',
+  'CROSS_ORIGIN',
+  'UNSUPPORTED_MEDIA_TYPE',
+]);
 
 /** Connection errors where the request never left: the call was not placed. */
-const NOT_SENT = /\((ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|EADDRNOTAVAIL|UND_ERR_CONNECT_TIMEOUT)\)/;
+const NOT_SENT =
+  /\((ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|EADDRNOTAVAIL|UND_ERR_CONNECT_TIMEOUT)\)/;
 
-/** The service's JSON-RPC codes (serviceCode of SERVICE_ERROR) that every call of the campaign would get: 20 the app not found, 22 the server's account refused. */
+/**
+ * The service's JSON-RPC codes (serviceCode of SERVICE_ERROR) that every call of the campaign would get: 20 the app not
+ * found, 22 the server's account refused.
+ */
 const EVERY_CALL_SERVICE_CODES = new Set([20, 22]);
 /** The service's codes of a passing refusal, not the number's: 24 too many calls at once. */
 const PASSING_SERVICE_CODES = new Set([24]);
@@ -142,12 +172,18 @@ export function placeError(e: AdminRequestError, unsent = false): PlaceError {
     return new PlaceError('unknown', e.message);
   }
   if (c === 'SERVICE_TIMEOUT' || c === 'SERVICE_OUTCOME_UNKNOWN') return new PlaceError('unknown', e.message);
-  if (c === 'STORE_UNAVAILABLE') return new PlaceError(typeof e.fields.id === 'string' ? 'unknown' : 'transient', typeof e.fields.id === 'string' ? `${e.message} (call ${e.fields.id})` : e.message);
+  if (c === 'STORE_UNAVAILABLE')
+    return new PlaceError(
+      typeof e.fields.id === 'string' ? 'unknown' : 'transient',
+      typeof e.fields.id === 'string' ? `${e.message} (call ${e.fields.id})` : e.message,
+    );
   if (c === 'NOT_CALLSCRIPT' && (e.status >= 500 || e.status === 201)) return new PlaceError('unknown', e.message);
   if (e.status === 401 || EVERY_ROW.has(c)) return new PlaceError('fatal', e.message);
   if (c === 'SERVICE_ERROR') {
-    if (typeof serviceCode === 'number' && EVERY_CALL_SERVICE_CODES.has(serviceCode)) return new PlaceError('fatal', e.message);
-    if (typeof serviceCode === 'number' && PASSING_SERVICE_CODES.has(serviceCode)) return new PlaceError('transient', e.message);
+    if (typeof serviceCode === 'number' && EVERY_CALL_SERVICE_CODES.has(serviceCode))
+      return new PlaceError('fatal', e.message);
+    if (typeof serviceCode === 'number' && PASSING_SERVICE_CODES.has(serviceCode))
+      return new PlaceError('transient', e.message);
     return new PlaceError('refused', e.message);
   }
   if (e.status === 429 || c === 'SERVICE_UNREACHABLE') return new PlaceError('transient', e.message);

@@ -12,11 +12,23 @@
  * - Without one: calls.realtime straight to the service with this command's account (--api,
  *   --account); the flow gets no vars (the service carries none); the call's id is printed.
  */
-import { checkOutboundRequest, RING_TIMEOUT_S, type OutboundRequest, type OutboundVars } from '../service/outbound-request.js';
+import {
+  checkOutboundRequest,
+  RING_TIMEOUT_S,
+  type OutboundRequest,
+  type OutboundVars,
+} from '../service/outbound-request.js';
 import { ServiceError } from '../service/errors.js';
 import { duration } from './calls-format.js';
 import { parseDuration } from './duration.js';
-import { AdminRequestError, adminServer, followCall, placeCall, type FollowResult, type OutboundView } from './outbound.js';
+import {
+  AdminRequestError,
+  adminServer,
+  followCall,
+  placeCall,
+  type FollowResult,
+  type OutboundView,
+} from './outbound.js';
 import { openService, serviceFailure, type ServiceFlags } from './service-settings.js';
 import { printable } from '../campaign/progress.js';
 
@@ -61,19 +73,42 @@ export async function dial(number: string, flags: DialFlags, io: Io = {}): Promi
   // what the service or the server said is shown with its control characters escaped
   const fail = (msg: string, code: number) => (err.write(`callscript dial: ${printable(msg)}\n`), code);
 
-  if (flags.app === undefined) return fail('--app HASH is required: the REALTIME10 application whose URL the service calls (callscript apps list)', 2);
+  if (flags.app === undefined)
+    return fail(
+      '--app HASH is required: the REALTIME10 application whose URL the service calls (callscript apps list)',
+      2,
+    );
   const vars = parseVars(flags.vars ?? []);
   if (typeof vars === 'string') return fail(vars, 2);
-  const req: OutboundRequest = { app: flags.app, number, ...(Object.keys(vars).length > 0 ? { vars } : {}), ...(flags.cdrField !== undefined ? { cdr_field: flags.cdrField } : {}), ...(flags.cli !== undefined ? { cli: flags.cli } : {}) };
+  const req: OutboundRequest = {
+    app: flags.app,
+    number,
+    ...(Object.keys(vars).length > 0 ? { vars } : {}),
+    ...(flags.cdrField !== undefined ? { cdr_field: flags.cdrField } : {}),
+    ...(flags.cli !== undefined ? { cli: flags.cli } : {}),
+  };
   const checked = checkOutboundRequest(req);
-  if (!checked.ok) return fail(checked.message.replace(/^vars/, '--vars').replace(/^cdr_field/, '--cdr-field').replace(/^cli/, '--cli').replace(/^app/, '--app'), 2);
+  if (!checked.ok)
+    return fail(
+      checked.message
+        .replace(/^vars/, '--vars')
+        .replace(/^cdr_field/, '--cdr-field')
+        .replace(/^cli/, '--cli')
+        .replace(/^app/, '--app'),
+      2,
+    );
 
   const serverText = flags.server ?? (env.CALLSCRIPT_SERVER || undefined);
   if (serverText === undefined) return direct(checked.value, flags, { env, cwd: io.cwd ?? process.cwd(), out, err });
 
   // the server places the call with its own settings: these would do nothing
   const unused = (['api', 'account', 'config'] as const).filter((k) => flags[k] !== undefined);
-  if (unused.length > 0) return fail(`${unused.map((k) => `--${k}`).join(', ')}: not used with --server (the server places the call with its own account and api:); give them without --server to call the service directly`, 2);
+  if (unused.length > 0)
+    return fail(
+      `${unused.map((k) => `--${k}`).join(', ')}: not used with --server (the server places the call with ` +
+        `its own account and api:); give them without --server to call the service directly`,
+      2,
+    );
   const timeoutMs = parseDuration(flags.timeout ?? '120s', '--timeout', { minMs: 1000, maxMs: 24 * 3_600_000 });
   if (typeof timeoutMs === 'string') return fail(timeoutMs, 2);
   const pollMs = parseDuration(flags.poll ?? '1s', '--poll', { minMs: 100, maxMs: 60_000 });
@@ -86,7 +121,8 @@ export async function dial(number: string, flags: DialFlags, io: Io = {}): Promi
   try {
     const placed = await placeCall(server, checked.value);
     id = placed.id;
-    if (!flags.json) err.write(printable(`placed call ${id} to ${placed.number} (app ${placed.app}) through ${server.shown}`) + '\n');
+    if (!flags.json)
+      err.write(printable(`placed call ${id} to ${placed.number} (app ${placed.app}) through ${server.shown}`) + '\n');
     result = await followCall(server, id, {
       timeoutMs,
       pollMs,
@@ -97,7 +133,8 @@ export async function dial(number: string, flags: DialFlags, io: Io = {}): Promi
   } catch (e) {
     if (!(e instanceof AdminRequestError)) throw e;
     // the server placed it and may have had no answer, or its own answer did not come back in time
-    if (id === undefined && (UNKNOWN_CODES.has(e.code) || e.code === 'TIMEOUT')) return fail(`${e.message}: ${MAY_BE_PLACED}`, EXIT_UNKNOWN);
+    if (id === undefined && (UNKNOWN_CODES.has(e.code) || e.code === 'TIMEOUT'))
+      return fail(`${e.message}: ${MAY_BE_PLACED}`, EXIT_UNKNOWN);
     return fail(e.message, e.exit);
   }
   const { view, timedOut } = result;
@@ -109,27 +146,47 @@ export async function dial(number: string, flags: DialFlags, io: Io = {}): Promi
 /** The outcome as printed: what happened, and the call's fields a line each. */
 export function outcomeText(v: OutboundView, timedOut: boolean, timeoutMs: number): string {
   const head = timedOut
-    ? `call ${v.id}: not over after ${duration(timeoutMs)} (${v.status === 'placed' ? 'still placed: the service has not connected it' : `live${v.step ? ` at ${v.step}` : ''}`})`
-    : `call ${v.id}: ${v.outcome ?? 'finished (no record of how: the call history is off or forgot it)'}${v.callStatus ? ` (${v.callStatus})` : ''}`;
+    ? `call ${v.id}: not over after ${duration(timeoutMs)} ` +
+      (v.status === 'placed'
+        ? '(still placed: the service has not connected it)'
+        : `(live${v.step ? ` at ${v.step}` : ''})`)
+    : `call ${v.id}: ${v.outcome ?? 'finished (no record of how: the call history is off or forgot it)'}` +
+      (v.callStatus ? ` (${v.callStatus})` : '');
   const rows: [string, string][] = [
     ['number', v.number],
     ['callid', v.callid ?? '-'],
   ];
-  if (!timedOut) rows.push(['last step', v.lastStep ?? '-'], ['duration', v.durationMs === null || v.durationMs === undefined ? '-' : duration(v.durationMs)]);
+  if (!timedOut)
+    rows.push(
+      ['last step', v.lastStep ?? '-'],
+      ['duration', v.durationMs === null || v.durationMs === undefined ? '-' : duration(v.durationMs)],
+    );
   return [head, ...rows.map(([k, val]) => `  ${k.padEnd(10)}${val}`)].join('\n');
 }
 
 /** Without a server: calls.realtime with this command's account; the id printed. */
 async function direct(req: OutboundRequest, flags: DialFlags, io: Required<Io>): Promise<number> {
   const { out, err } = io;
-  if (req.vars) err.write('callscript dial: warning: --vars are not sent without --server: the service carries no variables to the flow (give --server http://LOGIN:PASSWORD@host:port of your callscript server, or CALLSCRIPT_SERVER)\n');
+  if (req.vars)
+    err.write(
+      'callscript dial: warning: --vars are not sent without --server: the service carries no variables to ' +
+        'the flow (give --server http://LOGIN:PASSWORD@host:port of your callscript server, or ' +
+        'CALLSCRIPT_SERVER)\n',
+    );
   // --timeout is how long to follow a call, which this mode does not: the API's own timeout stays
   const opened = await openService('dial', { ...flags, timeout: undefined }, io.env, io.cwd, err);
   if (typeof opened === 'number') return opened;
   const { client, settings } = opened;
   let id: string;
   try {
-    id = await client.calls.realtime(req.app, { number: req.number, timeout: RING_TIMEOUT_S }, { ...(req.cdr_field !== undefined ? { cdr_field: req.cdr_field } : {}), ...(req.cli !== undefined ? { cli: req.cli } : {}) });
+    id = await client.calls.realtime(
+      req.app,
+      { number: req.number, timeout: RING_TIMEOUT_S },
+      {
+        ...(req.cdr_field !== undefined ? { cdr_field: req.cdr_field } : {}),
+        ...(req.cli !== undefined ? { cli: req.cli } : {}),
+      },
+    );
   } catch (e) {
     if (!(e instanceof ServiceError)) throw e;
     const f = serviceFailure(e, settings);
@@ -142,6 +199,10 @@ async function direct(req: OutboundRequest, flags: DialFlags, io: Required<Io>):
     return f.exit;
   }
   if (flags.json) out.write(`${JSON.stringify({ id, app: req.app, number: req.number })}\n`);
-  else out.write(`placed call ${id} to ${req.number} (app ${req.app}) through ${settings.url}: the service runs it on the application's URL (its requests carry request_hash ${id}); without --server it is not followed\n`);
+  else
+    out.write(
+      `placed call ${id} to ${req.number} (app ${req.app}) through ${settings.url}: the service runs it on ` +
+        `the application's URL (its requests carry request_hash ${id}); without --server it is not followed\n`,
+    );
   return 0;
 }

@@ -4,7 +4,10 @@ export function parseDuration(text: string, what: string, bounds: { minMs: numbe
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m?.[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
   const ms = m ? Math.round(Number(m[1]) * unit) : NaN;
   if (!Number.isFinite(ms) || ms < bounds.minMs || ms > bounds.maxMs) {
-    return `${what} must be a duration from ${shownMs(bounds.minMs)} to ${shownMs(bounds.maxMs)} (e.g. 90s, 2m, 500ms; a number is seconds), not "${text}"`;
+    return (
+      `${what} must be a duration from ${shownMs(bounds.minMs)} to ${shownMs(bounds.maxMs)} (e.g. 90s, 2m, ` +
+      `500ms; a number is seconds), not "${text}"`
+    );
   }
   return ms;
 }

@@ -1,5 +1,14 @@
 /** `callscript emulator`: the telephony service on a laptop (src/emulator). */
-import { createEmulator, DEFAULT_MAX_LIVE_CALLS, DEFAULT_HOST, DEFAULT_LOGIN, DEFAULT_PASSWORD, DEFAULT_PORT, DEFAULT_SEED, type Emulator } from '../emulator/server.js';
+import {
+  createEmulator,
+  DEFAULT_MAX_LIVE_CALLS,
+  DEFAULT_HOST,
+  DEFAULT_LOGIN,
+  DEFAULT_PASSWORD,
+  DEFAULT_PORT,
+  DEFAULT_SEED,
+  type Emulator,
+} from '../emulator/server.js';
 import { logStreamFor } from './log-format.js';
 import { isHttpUrl } from '../emulator/sms/validate.js';
 import { secretProblem } from '../emulator/webhooks/hooks.js';
@@ -20,7 +29,12 @@ export interface EmulatorFlags {
   logLevel?: string;
 }
 
-export async function emulator(flags: EmulatorFlags, env: NodeJS.ProcessEnv = process.env, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<Emulator | number> {
+export async function emulator(
+  flags: EmulatorFlags,
+  env: NodeJS.ProcessEnv = process.env,
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<Emulator | number> {
   const port = Number(flags.port ?? env.EMULATOR_PORT ?? DEFAULT_PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     err.write(`callscript emulator: --port must be 0 to 65535, got ${flags.port ?? env.EMULATOR_PORT}\n`);
@@ -34,7 +48,10 @@ export async function emulator(flags: EmulatorFlags, env: NodeJS.ProcessEnv = pr
   const compactText = flags.dataCompactBytes ?? env.EMULATOR_DATA_COMPACT_BYTES;
   const compact = compactText === undefined ? undefined : Number(compactText);
   if (compact !== undefined && (!Number.isInteger(compact) || compact < 4096 || compact > 2 ** 31)) {
-    err.write(`callscript emulator: --data-compact-bytes must be a whole number of bytes from 4096 to 2147483648, got ${compactText}\n`);
+    err.write(
+      `callscript emulator: --data-compact-bytes must be a whole number of bytes from 4096 to 2147483648, ` +
+        `got ${compactText}\n`,
+    );
     return 2;
   }
   const maxLive = Number(flags.maxLiveCalls ?? DEFAULT_MAX_LIVE_CALLS);
@@ -49,7 +66,10 @@ export async function emulator(flags: EmulatorFlags, env: NodeJS.ProcessEnv = pr
   const webhook = nonEmpty(flags.webhook ?? env.EMULATOR_WEBHOOK);
   const webhookSecret = nonEmpty(flags.webhookSecret ?? env.EMULATOR_WEBHOOK_SECRET);
   if (webhookSecret !== undefined && webhook === undefined) {
-    err.write('callscript emulator: --webhook-secret (EMULATOR_WEBHOOK_SECRET) signs the events sent to --webhook URL (EMULATOR_WEBHOOK): give the URL too\n');
+    err.write(
+      'callscript emulator: --webhook-secret (EMULATOR_WEBHOOK_SECRET) signs the events sent to --webhook ' +
+        'URL (EMULATOR_WEBHOOK): give the URL too\n',
+    );
     return 2;
   }
   if (webhook !== undefined && !isHttpUrl(webhook)) {
@@ -75,7 +95,9 @@ export async function emulator(flags: EmulatorFlags, env: NodeJS.ProcessEnv = pr
       replyTimeoutMs: timeout,
       maxLiveCalls: maxLive,
       seed: flags.seed ?? DEFAULT_SEED,
-      ...(webhook !== undefined ? { webhooks: [{ endpoint: webhook, ...(webhookSecret !== undefined ? { secret: webhookSecret } : {}) }] } : {}),
+      ...(webhook !== undefined
+        ? { webhooks: [{ endpoint: webhook, ...(webhookSecret !== undefined ? { secret: webhookSecret } : {}) }] }
+        : {}),
       logLevel: flags.logLevel ?? env.LOG_LEVEL ?? 'warn',
       ...(logs.stream ? { logStream: logs.stream } : {}),
       ...(dataFile ? { dataFile } : {}),
@@ -94,13 +116,29 @@ export async function emulator(flags: EmulatorFlags, env: NodeJS.ProcessEnv = pr
     return 2;
   }
   const s = emu.ctx.store;
-  out.write(`callscript emulator on ${base}  (account ${login} / ${password === DEFAULT_PASSWORD ? password : '****'})\n`);
+  out.write(
+    `callscript emulator on ${base}  (account ${login} / ${password === DEFAULT_PASSWORD ? password : '****'})\n`,
+  );
   out.write(`  SMS REST v1.1  ${base}/rest/v1.1/sms\n`);
   out.write(`  JSON-RPC       ${base}/json-rpc/v1.1/\n`);
   out.write(`  control API    ${base}/emulator/calls\n`);
-  out.write(`  data           ${dataFile ? `${dataFile} (${s.apps.size} apps, ${s.sms.size} SMS, ${s.calls.size} calls)` : 'in memory (--data file.json to keep it)'}\n`);
+  out.write(
+    '  data           ' +
+      (dataFile
+        ? `${dataFile} (${s.apps.size} apps, ${s.sms.size} SMS, ${s.calls.size} calls)`
+        : 'in memory (--data file.json to keep it)') +
+      '\n',
+  );
   out.write(`  calls          ${flags.realtime ? 'real time' : 'simulated time'}, replies within ${timeout} ms\n`);
-  if (webhook !== undefined) out.write(`  webhooks       sms.mt.status_update and sms.mo to ${webhook}, ${webhookSecret !== undefined ? 'signed (X-CALLR-HmacSignature, HMAC-SHA256)' : 'unsigned (no --webhook-secret)'}\n`);
+  if (webhook !== undefined)
+    out.write(
+      `  webhooks       sms.mt.status_update and sms.mo ` +
+        `to ${webhook}, ` +
+        (webhookSecret !== undefined
+          ? 'signed (X-CALLR-HmacSignature, HMAC-SHA256)'
+          : 'unsigned (no --webhook-secret)') +
+        '\n',
+    );
   out.write(`run a call: callscript call --url http://127.0.0.1:3000/rt/front-desk --caller caller.yaml\n`);
   const stop = async () => {
     await emu.close();

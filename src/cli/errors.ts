@@ -2,7 +2,11 @@ import { CATALOGUE, CATALOGUE_SECTIONS } from '../errors/catalogue.js';
 import { errorsMarkdown } from '../errors/markdown.js';
 
 /** `callscript errors [CODE] [--markdown]`: explain one code, list them all, or print docs/errors.md. */
-export function errors(code: string | undefined, flags: { markdown?: boolean }, out: NodeJS.WritableStream = process.stdout): number {
+export function errors(
+  code: string | undefined,
+  flags: { markdown?: boolean },
+  out: NodeJS.WritableStream = process.stdout,
+): number {
   if (flags.markdown) {
     out.write(errorsMarkdown(CATALOGUE_SECTIONS));
     return 0;

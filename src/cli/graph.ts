@@ -15,7 +15,12 @@ export interface GraphFlags {
   env?: string;
 }
 
-export async function graph(ref: string, flags: GraphFlags, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+export async function graph(
+  ref: string,
+  flags: GraphFlags,
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
   const format = (flags.format ?? 'mermaid') as GraphFormat | 'xstate';
   if (format !== 'mermaid' && format !== 'dot' && format !== 'xstate') {
     err.write(`callscript graph: --format is mermaid, dot or xstate, not "${flags.format}"\n`);

@@ -11,11 +11,17 @@ import pretty from 'pino-pretty';
 export type LogFormat = 'json' | 'pretty';
 
 /** The format for `LOG_FORMAT` and whether stdout is a terminal, or why the value is refused. */
-export function logFormat(env: NodeJS.ProcessEnv, stdoutIsTTY: boolean): { ok: true; format: LogFormat } | { ok: false; message: string } {
+export function logFormat(
+  env: NodeJS.ProcessEnv,
+  stdoutIsTTY: boolean,
+): { ok: true; format: LogFormat } | { ok: false; message: string } {
   const v = env.LOG_FORMAT;
   if (v === undefined || v === '' || v === 'auto') return { ok: true, format: stdoutIsTTY ? 'pretty' : 'json' };
   if (v === 'json' || v === 'pretty') return { ok: true, format: v };
-  return { ok: false, message: `LOG_FORMAT must be json, pretty or auto (json when stdout is not a terminal), not ${JSON.stringify(v)}` };
+  return {
+    ok: false,
+    message: `LOG_FORMAT must be json, pretty or auto (json when stdout is not a terminal), not ${JSON.stringify(v)}`,
+  };
 }
 
 /**
@@ -23,7 +29,10 @@ export function logFormat(env: NodeJS.ProcessEnv, stdoutIsTTY: boolean): { ok: t
  * synchronous pino-pretty stream for the readable format (a process that exits right after
  * its last line loses none).
  */
-export function logStream(format: LogFormat, destination: number | NodeJS.WritableStream = 1): DestinationStream | undefined {
+export function logStream(
+  format: LogFormat,
+  destination: number | NodeJS.WritableStream = 1,
+): DestinationStream | undefined {
   if (format === 'json') return undefined;
   return pretty({
     destination,
@@ -39,7 +48,10 @@ export function logStream(format: LogFormat, destination: number | NodeJS.Writab
 }
 
 /** Both at once: the stream for this process's `LOG_FORMAT` and stdout, or why it is refused. */
-export function logStreamFor(env: NodeJS.ProcessEnv = process.env, stdout: { isTTY?: boolean } = process.stdout): { ok: true; format: LogFormat; stream: DestinationStream | undefined } | { ok: false; message: string } {
+export function logStreamFor(
+  env: NodeJS.ProcessEnv = process.env,
+  stdout: { isTTY?: boolean } = process.stdout,
+): { ok: true; format: LogFormat; stream: DestinationStream | undefined } | { ok: false; message: string } {
   const f = logFormat(env, stdout.isTTY === true);
   return f.ok ? { ...f, stream: logStream(f.format) } : f;
 }

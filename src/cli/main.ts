@@ -15,7 +15,10 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 });
 
 const program = new Command();
-program.name('callscript').description('Declarative IVR engine: YAML call flows served as a real-time telephony endpoint').version('0.1.0');
+program
+  .name('callscript')
+  .description('Declarative IVR engine: YAML call flows served as a real-time telephony endpoint')
+  .version('0.1.0');
 
 program
   .command('serve')
@@ -23,12 +26,26 @@ program
   .option('-p, --port <port>', 'port to listen on (env PORT, default 3000)')
   .option('-H, --host <host>', 'address to listen on (env HOST, default 127.0.0.1)')
   .option('-f, --flows <dir>', 'directory of *.yaml flows (env FLOWS_DIR, default flows)')
-  .option('-s, --store <url>', 'where calls live: memory (default) or a Redis URL redis://host:6379/0 (env CALLSCRIPT_STORE; docs/scaling.md)')
-  .option('-w, --workers <n>', 'processes serving the port, 1..256 (node:cluster; more than 1 needs --store redis://...; env CALLSCRIPT_WORKERS, default 1)')
+  .option(
+    '-s, --store <url>',
+    'where calls live: memory (default) or a Redis URL redis://host:6379/0 (env CALLSCRIPT_STORE; docs/scaling.md)',
+  )
+  .option(
+    '-w, --workers <n>',
+    'processes serving the port, 1..256 (node:cluster; more than 1 needs --store redis://...; env ' +
+      'CALLSCRIPT_WORKERS, default 1)',
+  )
   .option('-c, --config <file>', 'config file (env CALLSCRIPT_CONFIG, default ./callscript.yaml if present)')
   .option('-l, --log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL, default info)')
-  .option('-e, --env <name>', 'the environment of the flows\' environments: to serve (env CALLSCRIPT_ENV, environment: in the config; default: each flow\'s first)')
-  .option('--record <dir>', 'write each finished call as a replayable scenario file <dir>/<flow>-<callid>.test.yaml (docs/testing.md)')
+  .option(
+    '-e, --env <name>',
+    "the environment of the flows' environments: to serve (env CALLSCRIPT_ENV, environment: in the config; " +
+      "default: each flow's first)",
+  )
+  .option(
+    '--record <dir>',
+    'write each finished call as a replayable scenario file <dir>/<flow>-<callid>.test.yaml (docs/testing.md)',
+  )
   .action(async (flags) => {
     const r = await (await import('./serve.js')).serve(flags);
     if (typeof r === 'number') process.exitCode = r;
@@ -38,10 +55,23 @@ program
   .command('validate')
   .description('check flow files (and callscript.yaml) and print every problem; exit 1 on errors')
   .argument('[paths...]', 'flow files or directories (default: flows)')
-  .option('-c, --config <file>', 'check this file as a server config file, whatever its name (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
-  .option('-e, --env <name>', 'also require every flow with environments: to define this one (env CALLSCRIPT_ENV); every environment is checked either way')
+  .option(
+    '-c, --config <file>',
+    'check this file as a server config file, whatever its name (repeatable)',
+    (v: string, prev: string[] = []) => [...prev, v],
+  )
+  .option(
+    '-e, --env <name>',
+    'also require every flow with environments: to define this one (env CALLSCRIPT_ENV); every environment ' +
+      'is checked either way',
+  )
   .action(async (paths: string[], flags: { config?: string[]; env?: string }) => {
-    process.exitCode = await (await import('./validate.js')).validate(paths, process.stdout, { configs: flags.config ?? [], ...(flags.env !== undefined ? { env: flags.env } : {}) });
+    process.exitCode = await (
+      await import('./validate.js')
+    ).validate(paths, process.stdout, {
+      configs: flags.config ?? [],
+      ...(flags.env !== undefined ? { env: flags.env } : {}),
+    });
   });
 
 program
@@ -70,13 +100,23 @@ program
   .option('--login <login>', 'account login (env EMULATOR_LOGIN, default emulator)')
   .option('--password <password>', 'account password (env EMULATOR_PASSWORD, default emulator)')
   .option('--data <file.json>', 'keep the data in this JSON file across restarts (env EMULATOR_DATA)')
-  .option('--data-compact-bytes <bytes>', 'compact the --data journal once it reaches this size (env EMULATOR_DATA_COMPACT_BYTES, default 8 MiB)')
+  .option(
+    '--data-compact-bytes <bytes>',
+    'compact the --data journal once it reaches this size (env EMULATOR_DATA_COMPACT_BYTES, default 8 MiB)',
+  )
   .option('--realtime', 'run commands in real time instead of simulated time')
   .option('--reply-timeout <ms>', 'reply time limit of the real-time server (default 5000)')
   .option('--max-live-calls <n>', 'calls running at once, at most (default 200)')
   .option('--seed <seed>', 'seed of callids and hashes (default callscript)')
-  .option('--webhook <url>', 'send SMS delivery reports and inbound SMS to this webhook receiver (env EMULATOR_WEBHOOK), e.g. http://127.0.0.1:3000/webhooks/callr')
-  .option('--webhook-secret <secret>', 'sign them with X-CALLR-HmacSignature, HMAC-SHA256 with this secret (env EMULATOR_WEBHOOK_SECRET)')
+  .option(
+    '--webhook <url>',
+    'send SMS delivery reports and inbound SMS to this webhook receiver (env EMULATOR_WEBHOOK), e.g. ' +
+      'http://127.0.0.1:3000/webhooks/callr',
+  )
+  .option(
+    '--webhook-secret <secret>',
+    'sign them with X-CALLR-HmacSignature, HMAC-SHA256 with this secret (env EMULATOR_WEBHOOK_SECRET)',
+  )
   .option('-l, --log-level <level>', 'fatal|error|warn|info|debug|silent (default warn)')
   .action(async (flags) => {
     const r = await (await import('./emulator.js')).emulator(flags);
@@ -86,7 +126,10 @@ program
 program
   .command('mock-http')
   .description("serve mock HTTP routes (the format of a scenario's mocks.http) for flows' http steps (docs/testing.md)")
-  .requiredOption('--routes <file.yaml>', 'the routes: routes: [ { method, url, status, body, headers, delay_ms, error } ]')
+  .requiredOption(
+    '--routes <file.yaml>',
+    'the routes: routes: [ { method, url, status, body, headers, delay_ms, error } ]',
+  )
   .option('-p, --port <port>', 'port to listen on (default 4020)')
   .option('-H, --host <host>', 'address to listen on (default 127.0.0.1)')
   .action(async (flags) => {
@@ -96,7 +139,9 @@ program
 
 program
   .command('call')
-  .description('run one call through the emulator and print its transcript (docs/emulator.md); exit 1 on protocol violations')
+  .description(
+    'run one call through the emulator and print its transcript (docs/emulator.md); exit 1 on protocol violations',
+  )
   .option('--url <url>', 'real-time URL to call, e.g. http://127.0.0.1:3000/rt/front-desk')
   .option('--app <hash>', 'call the URL of this REALTIME10 application')
   .option('--did <number>', 'call the number routed to an application')
@@ -109,21 +154,37 @@ program
   .option('--json', 'print the transcript as JSON')
   .option('--full', 'print params in full')
   .option('--realtime', 'run the commands in real time')
-  .option('--reply-timeout <ms>', 'reply time limit for this call (default: the emulator\'s)')
+  .option('--reply-timeout <ms>', "reply time limit for this call (default: the emulator's)")
   .action(async (flags) => {
     process.exitCode = await (await import('./call.js')).call(flags);
   });
 
 program
   .command('test')
-  .description('run scenario files (*.test.yaml) against the flows, in process (docs/testing.md); exit 1 on a failure, 2 on an invalid file')
+  .description(
+    'run scenario files (*.test.yaml) against the flows, in process (docs/testing.md); exit 1 on a failure, ' +
+      '2 on an invalid file',
+  )
   .argument('[paths...]', 'scenario files or directories (default: flows and test)')
   .option('-f, --flows <dir>', 'directory of the flows (default flows)')
-  .option('--coverage', 'report the steps and transitions of each flow the scenario files test (every flow of --flows when no path is given)')
+  .option(
+    '--coverage',
+    'report the steps and transitions of each flow the scenario files test (every flow of --flows when no ' +
+      'path is given)',
+  )
   .option('--coverage-json <file>', 'write the raw coverage data (JSON) to this file')
-  .option('--min-coverage <percent>', 'exit 1 when under this percentage of the transitions of the flows tested, all together')
-  .option('--min-coverage-per-flow <percent>', 'exit 1 when any flow tested is under this percentage of its transitions')
-  .option('-e, --env <name>', 'the environment of the flows\' environments: (env CALLSCRIPT_ENV; a scenario file\'s environment: wins)')
+  .option(
+    '--min-coverage <percent>',
+    'exit 1 when under this percentage of the transitions of the flows tested, all together',
+  )
+  .option(
+    '--min-coverage-per-flow <percent>',
+    'exit 1 when any flow tested is under this percentage of its transitions',
+  )
+  .option(
+    '-e, --env <name>',
+    "the environment of the flows' environments: (env CALLSCRIPT_ENV; a scenario file's environment: wins)",
+  )
   .action(async (paths: string[], flags) => {
     process.exitCode = await (await import('./test.js')).test(paths, flags);
   });
@@ -134,55 +195,81 @@ program
   .argument('<flow>', 'a flow name (in --flows) or a .yaml file')
   .option('-f, --flows <dir>', 'directory of *.yaml flows (env FLOWS_DIR, default flows)')
   .option('--caller <file>', 'play the caller from this caller script (docs/caller-script.md) instead of asking')
-  .option('--from <number>', 'the caller\'s number (cli_number)')
+  .option('--from <number>', "the caller's number (cli_number)")
   .option('--to <number>', 'the number dialled')
-  .option('-e, --env <name>', 'the environment of the flow\'s environments: (env CALLSCRIPT_ENV; default its first)')
+  .option('-e, --env <name>', "the environment of the flow's environments: (env CALLSCRIPT_ENV; default its first)")
   .action(async (flow: string, flags) => {
     process.exitCode = await (await import('./simulate.js')).simulate(flow, flags);
   });
 
 program
   .command('paths')
-  .description('write a scenario file with one case per transition not yet covered, each the shortest call that takes it, checked by the scenario runner (docs/testing.md)')
+  .description(
+    'write a scenario file with one case per transition not yet covered, each the shortest call that takes ' +
+      'it, checked by the scenario runner (docs/testing.md)',
+  )
   .argument('<flow>', 'a flow name (in the flows dir) or a path to a .yaml flow')
   .option('-f, --flows <dir>', 'directory of flows (default flows)')
   .option('-o, --out <file>', 'write the scenario file here instead of stdout')
   .option('--covered <coverage.json>', 'leave out the transitions covered there (callscript test --coverage-json)')
-  .option('--max-seconds <n>', 'stop searching after this long (default 60): the transitions not found by then are listed')
-  .option('-e, --env <name>', 'the environment of the flow\'s environments: (env CALLSCRIPT_ENV; default its first)')
-  .action(async (flow: string, flags: { flows?: string; out?: string; covered?: string; maxSeconds?: string; env?: string }) => {
-    process.exitCode = await (await import('./paths.js')).paths(flow, flags);
-  });
+  .option(
+    '--max-seconds <n>',
+    'stop searching after this long (default 60): the transitions not found by then are listed',
+  )
+  .option('-e, --env <name>', "the environment of the flow's environments: (env CALLSCRIPT_ENV; default its first)")
+  .action(
+    async (
+      flow: string,
+      flags: { flows?: string; out?: string; covered?: string; maxSeconds?: string; env?: string },
+    ) => {
+      process.exitCode = await (await import('./paths.js')).paths(flow, flags);
+    },
+  );
 
 program
   .command('graph')
-  .description('print a flow as a Mermaid flowchart, a Graphviz digraph, or its xstate machine config (docs/testing.md)')
+  .description(
+    'print a flow as a Mermaid flowchart, a Graphviz digraph, or its xstate machine config (docs/testing.md)',
+  )
   .argument('<flow>', 'a flow name (in the flows dir) or a path to a .yaml flow')
   .option('--format <format>', 'mermaid|dot|xstate (default mermaid)')
   .option('--coverage <coverage.json>', 'mark the transitions never taken (callscript test --coverage-json)')
   .option('-f, --flows <dir>', 'directory of flows (default flows)')
-  .option('-e, --env <name>', 'the environment of the flow\'s environments: (env CALLSCRIPT_ENV; default its first)')
+  .option('-e, --env <name>', "the environment of the flow's environments: (env CALLSCRIPT_ENV; default its first)")
   .action(async (flow: string, flags: { format?: string; coverage?: string; flows?: string; env?: string }) => {
     process.exitCode = await (await import('./graph.js')).graph(flow, flags);
   });
 
 program
   .command('calls')
-  .description('list the live calls of a running server, or its finished calls (--finished), from its admin API (docs/admin.md)')
+  .description(
+    'list the live calls of a running server, or its finished calls (--finished), from its admin API (docs/admin.md)',
+  )
   .option('--finished', 'the finished calls (the call history), newest first')
   .option('--limit <n>', 'calls listed at most, 1..10000 (default 50)')
   .option('--json', 'print the calls as JSON')
-  .option('--server <url>', 'the server: http://LOGIN:PASSWORD@host:port (env CALLSCRIPT_SERVER; default http://127.0.0.1:3000 with ADMIN_LOGIN / ADMIN_PASSWORD)')
+  .option(
+    '--server <url>',
+    'the server: http://LOGIN:PASSWORD@host:port (env CALLSCRIPT_SERVER; default http://127.0.0.1:3000 with ' +
+      'ADMIN_LOGIN / ADMIN_PASSWORD)',
+  )
   .action(async (flags) => {
     process.exitCode = await (await import('./calls.js')).calls(flags);
   });
 
 program
   .command('trace')
-  .description("print a live or finished call's path as a timeline: steps, results, commands sent, transitions, effects (docs/admin.md)")
+  .description(
+    "print a live or finished call's path as a timeline: steps, results, commands sent, transitions, effects " +
+      '(docs/admin.md)',
+  )
   .argument('<callid>', 'the callid')
   .option('--json', 'print the call as the admin API answers it (JSON)')
-  .option('--server <url>', 'the server: http://LOGIN:PASSWORD@host:port (env CALLSCRIPT_SERVER; default http://127.0.0.1:3000 with ADMIN_LOGIN / ADMIN_PASSWORD)')
+  .option(
+    '--server <url>',
+    'the server: http://LOGIN:PASSWORD@host:port (env CALLSCRIPT_SERVER; default http://127.0.0.1:3000 with ' +
+      'ADMIN_LOGIN / ADMIN_PASSWORD)',
+  )
   .action(async (callid: string, flags) => {
     process.exitCode = await (await import('./calls.js')).trace(callid, flags);
   });
@@ -192,24 +279,40 @@ program
 const usageExit2 = (c: Command) => c.exitOverride((e) => process.exit(e.exitCode === 0 ? 0 : 2));
 const serviceOptions = (c: Command) =>
   usageExit2(c)
-    .option('--api <url>', 'the service\'s JSON-RPC address (env CALLSCRIPT_API, api: in callscript.yaml; default the CALLR API https://api.callr.com/json-rpc/v1.1/; the emulator: http://127.0.0.1:4010)')
+    .option(
+      '--api <url>',
+      "the service's JSON-RPC address (env CALLSCRIPT_API, api: in callscript.yaml; default the CALLR API " +
+        'https://api.callr.com/json-rpc/v1.1/; the emulator: http://127.0.0.1:4010)',
+    )
     .option('--account <login:password>', 'the service account (env CALLSCRIPT_ACCOUNT, account: in callscript.yaml)')
-    .option('-c, --config <file>', 'read api: and account: from this file (env CALLSCRIPT_CONFIG, default ./callscript.yaml if present)');
+    .option(
+      '-c, --config <file>',
+      'read api: and account: from this file (env CALLSCRIPT_CONFIG, default ./callscript.yaml if present)',
+    );
 
-const appsCmd = usageExit2(program.command('apps')).description('the REALTIME10 applications of the service account: list, create, update, show (docs/service.md)');
-const appAction = (action: 'list' | 'create' | 'update' | 'show') => async (...args: unknown[]) => {
-  const hash = typeof args[0] === 'string' ? args[0] : undefined;
-  const flags = (typeof args[0] === 'string' ? args[1] : args[0]) as AppFlags;
-  process.exitCode = await (await import('./apps.js')).apps(action, hash, flags);
-};
-const appCommon = (c: Command) => serviceOptions(c).option('--json', 'print the application objects as the API returns them').option('--timeout <duration>', 'longest wait for the API (default 10s)');
+const appsCmd = usageExit2(program.command('apps')).description(
+  'the REALTIME10 applications of the service account: list, create, update, show (docs/service.md)',
+);
+const appAction =
+  (action: 'list' | 'create' | 'update' | 'show') =>
+  async (...args: unknown[]) => {
+    const hash = typeof args[0] === 'string' ? args[0] : undefined;
+    const flags = (typeof args[0] === 'string' ? args[1] : args[0]) as AppFlags;
+    process.exitCode = await (await import('./apps.js')).apps(action, hash, flags);
+  };
+const appCommon = (c: Command) =>
+  serviceOptions(c)
+    .option('--json', 'print the application objects as the API returns them')
+    .option('--timeout <duration>', 'longest wait for the API (default 10s)');
 appCommon(appsCmd.command('list').description('list the applications, as a table')).action(appAction('list'));
-appCommon(appsCmd.command('show').description('show one application').argument('<hash>', 'the application hash')).action(appAction('show'));
+appCommon(
+  appsCmd.command('show').description('show one application').argument('<hash>', 'the application hash'),
+).action(appAction('show'));
 appCommon(
   appsCmd
     .command('create')
-    .description('create a REALTIME10 application whose calls are sent to --url (your callscript server\'s /rt/<flow>)')
-    .requiredOption('--url <url>', 'the real-time URL the service POSTs the calls\' requests to')
+    .description("create a REALTIME10 application whose calls are sent to --url (your callscript server's /rt/<flow>)")
+    .requiredOption('--url <url>', "the real-time URL the service POSTs the calls' requests to")
     .option('--login <login>', 'HTTP Basic login the service sends to the URL (callscript.yaml auth:); with --password')
     .option('--password <password>', 'HTTP Basic password the service sends to the URL')
     .option('--name <name>', 'a name for the application (default: callscript <host><path>)'),
@@ -217,7 +320,7 @@ appCommon(
 appCommon(
   appsCmd
     .command('update')
-    .description('change an application\'s URL, Basic credentials or name (the rest is kept)')
+    .description("change an application's URL, Basic credentials or name (the rest is kept)")
     .argument('<hash>', 'the application hash')
     .option('--url <url>', 'the new real-time URL')
     .option('--login <login>', 'the new HTTP Basic login; with --password ("" and "" for none)')
@@ -228,13 +331,23 @@ appCommon(
 serviceOptions(
   program
     .command('dial')
-    .description('place one outbound call; through --server, follow it to its end and print its outcome (docs/service.md); exit 0 completed, 1 not, 2 could not try')
+    .description(
+      'place one outbound call; through --server, follow it to its end and print its outcome ' +
+        '(docs/service.md); exit 0 completed, 1 not, 2 could not try',
+    )
     .argument('<number>', 'the number to call, E.164 (e.g. +33612345678)')
     .option('--app <hash>', 'the REALTIME10 application whose URL the service calls (required)')
-    .option('--vars <name=value...>', 'variables the flow starts with (only with --server; only those its vars: declare)')
+    .option(
+      '--vars <name=value...>',
+      'variables the flow starts with (only with --server; only those its vars: declare)',
+    )
     .option('--cdr-field <text>', 'calls.realtime cdr_field (up to 32 letters and digits), back as call.cdr_field')
     .option('--cli <number>', 'the caller id shown: an E.164 number of the account, or BLOCKED')
-    .option('--server <url>', 'place it through this callscript server: http://LOGIN:PASSWORD@host:port (env CALLSCRIPT_SERVER); without it, calls.realtime straight to the service')
+    .option(
+      '--server <url>',
+      'place it through this callscript server: http://LOGIN:PASSWORD@host:port (env CALLSCRIPT_SERVER); ' +
+        'without it, calls.realtime straight to the service',
+    )
     .option('--timeout <duration>', 'with --server: give up following the call after this long (default 120s)')
     .option('--poll <duration>', 'with --server: time between two reads of the call (default 1s)')
     .option('--json', 'print the result as JSON'),
@@ -245,14 +358,24 @@ serviceOptions(
 usageExit2(
   program
     .command('campaign')
-    .description('call every number of a CSV through a callscript server, one outbound call per row (the other columns: the flow\'s vars), with a rate, retries, a results CSV and resume (docs/campaign.md)')
+    .description(
+      'call every number of a CSV through a callscript server, one outbound call per row (the other columns: ' +
+        "the flow's vars), with a rate, retries, a results CSV and resume (docs/campaign.md)",
+    )
     .argument('<file.csv>', 'the numbers: a header row, a number column (else the first column), one row per call')
     .option('--app <hash>', 'the REALTIME10 application whose URL the service calls (required)')
-    .option('--server <url>', 'the callscript server that places the calls: http://LOGIN:PASSWORD@host:port (env CALLSCRIPT_SERVER; default http://127.0.0.1:3000 with ADMIN_LOGIN / ADMIN_PASSWORD)')
+    .option(
+      '--server <url>',
+      'the callscript server that places the calls: http://LOGIN:PASSWORD@host:port (env CALLSCRIPT_SERVER; ' +
+        'default http://127.0.0.1:3000 with ADMIN_LOGIN / ADMIN_PASSWORD)',
+    )
     .option('--rate <n>', 'calls placed per second at most, 0.001..1000 (default 1)')
     .option('--concurrency <n>', 'calls in progress at once at most, 1..1000 (default 5)')
-    .option('--retries <n>', 'attempts after the first for a number busy, not answering or never connected, 0..20 (default 2)')
-    .option('--retry-delay <duration>', 'wait between an attempt\'s end and the next (default 5m)')
+    .option(
+      '--retries <n>',
+      'attempts after the first for a number busy, not answering or never connected, 0..20 (default 2)',
+    )
+    .option('--retry-delay <duration>', "wait between an attempt's end and the next (default 5m)")
     .option('--timeout <duration>', 'how long a call is followed (default 120s)')
     .option('--poll <duration>', 'time between two reads of a call in progress (default 1s)')
     .option('--results <file>', 'the results CSV (default <file>.results.csv)')

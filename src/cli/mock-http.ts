@@ -1,4 +1,6 @@
-/** `callscript mock-http --routes file.yaml --port N`: answers http steps from mock routes (src/testing/mock-http.ts). */
+/**
+ * `callscript mock-http --routes file.yaml --port N`: answers http steps from mock routes (src/testing/mock-http.ts).
+ */
 import { readFile } from 'node:fs/promises';
 import { parseRoutes, startMockHttp, type MockServer } from '../testing/mock-http.js';
 
@@ -8,7 +10,11 @@ export interface MockHttpFlags {
   host?: string;
 }
 
-export async function mockHttp(flags: MockHttpFlags, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<MockServer | number> {
+export async function mockHttp(
+  flags: MockHttpFlags,
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<MockServer | number> {
   if (!flags.routes) {
     err.write('callscript mock-http: --routes <file.yaml> is required\n');
     return 2;

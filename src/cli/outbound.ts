@@ -53,18 +53,36 @@ export interface FollowResult {
 const MAX_READ_FAILURES = 5;
 
 /** Places the call (checked first: an invalid request is a BAD_ADMIN_BODY error, nothing sent). */
-export async function placeCall(server: AdminServer, req: OutboundRequest, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<PlacedCall> {
+export async function placeCall(
+  server: AdminServer,
+  req: OutboundRequest,
+  opts: { signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<PlacedCall> {
   const checked = checkOutboundRequest(req);
   if (!checked.ok) throw new AdminRequestError('BAD_ADMIN_BODY', 0, checked.message, 1);
   // the server waits for the service (10 s at most): a little longer here
-  const data = (await adminRequest(server, 'POST', 'admin/calls', checked.value, { timeoutMs: opts.timeoutMs ?? 20_000, ...(opts.signal ? { signal: opts.signal } : {}) })) as PlacedCall;
-  if (typeof data?.id !== 'string') throw new AdminRequestError('NOT_CALLSCRIPT', 201, `${server.shown} answered POST /admin/calls without an id`, 2);
+  const data = (await adminRequest(server, 'POST', 'admin/calls', checked.value, {
+    timeoutMs: opts.timeoutMs ?? 20_000,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  })) as PlacedCall;
+  if (typeof data?.id !== 'string')
+    throw new AdminRequestError('NOT_CALLSCRIPT', 201, `${server.shown} answered POST /admin/calls without an id`, 2);
   return data;
 }
 
 /** One read of GET /admin/outbound/:id. */
-export async function outboundView(server: AdminServer, id: string, opts: { signal?: AbortSignal } = {}): Promise<OutboundView> {
-  return (await adminRequest(server, 'GET', `admin/outbound/${encodeURIComponent(id)}`, undefined, opts)) as OutboundView;
+export async function outboundView(
+  server: AdminServer,
+  id: string,
+  opts: { signal?: AbortSignal } = {},
+): Promise<OutboundView> {
+  return (await adminRequest(
+    server,
+    'GET',
+    `admin/outbound/${encodeURIComponent(id)}`,
+    undefined,
+    opts,
+  )) as OutboundView;
 }
 
 /**

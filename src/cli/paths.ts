@@ -36,7 +36,10 @@ export async function loadFlow(ref: string, flowsDir = 'flows', environment = en
   const { flows: served, report } = compileAll(texts, opts);
   const flows = [...served, ...(report.modules ?? [])];
   const found = flows.find((f) => f.name === ref);
-  if (!found) throw new Error(`no valid flow named "${ref}" in ${flowsDir} (flows: ${flows.map((f) => f.name).join(', ') || 'none'})`);
+  if (!found)
+    throw new Error(
+      `no valid flow named "${ref}" in ${flowsDir} (flows: ${flows.map((f) => f.name).join(', ') || 'none'})`,
+    );
   return found;
 }
 
@@ -48,10 +51,18 @@ export function envOf(flag?: string): string | undefined {
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-export async function paths(ref: string, flags: PathsFlags, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+export async function paths(
+  ref: string,
+  flags: PathsFlags,
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
   const maxSeconds = flags.maxSeconds === undefined ? EXPLORE_MAX_MS / 1000 : Number(flags.maxSeconds);
   if (!Number.isFinite(maxSeconds) || maxSeconds <= 0 || maxSeconds > 86_400) {
-    err.write(`callscript paths: --max-seconds ${JSON.stringify(flags.maxSeconds)} is not a number of seconds between 0 and 86400\n`);
+    err.write(
+      `callscript paths: --max-seconds ${JSON.stringify(flags.maxSeconds)} is not a number of seconds ` +
+        `between 0 and 86400\n`,
+    );
     return 2;
   }
   let flow: CompiledFlow;
@@ -68,18 +79,32 @@ export async function paths(ref: string, flags: PathsFlags, out: NodeJS.Writable
   // On stdout, where the file goes is unknown: no $schema line rather than a wrong one.
   const schema = flags.out ? scenarioSchemaRef(flags.out) : undefined;
   // A flow given by path is named relative to the scenario file (as the runner resolves it).
-  const flowRef = /\.ya?ml$/.test(ref) ? (flags.out ? relative(dirname(resolve(flags.out)), resolve(ref)).split(sep).join('/') : ref) : flow.name;
+  const flowRef = /\.ya?ml$/.test(ref)
+    ? flags.out
+      ? relative(dirname(resolve(flags.out)), resolve(ref))
+          .split(sep)
+          .join('/')
+      : ref
+    : flow.name;
   const text = scenarioYaml(flow, g, { flowRef, ...(schema !== undefined ? { schema } : {}) });
   if (flags.out) {
     try {
       await writeFile(flags.out, text);
     } catch (e) {
-      err.write(`callscript paths: cannot write ${flags.out}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
+      err.write(
+        `callscript paths: cannot write ${flags.out}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`,
+      );
       return 2;
     }
   } else out.write(text);
-  err.write(`${flags.out ?? 'paths'}: ${plural(g.cases.length, 'case')} for ${plural(todo.length, 'uncovered transition')}\n`);
+  err.write(
+    `${flags.out ?? 'paths'}: ${plural(g.cases.length, 'case')} for ${plural(todo.length, 'uncovered transition')}\n`,
+  );
   for (const s of g.skipped) err.write(`  no case for ${s.transition}: ${s.why}\n`);
-  if (g.outOfTime !== undefined) err.write(`  the search stopped at its time limit (${g.outOfTime / 1000} s): give it longer with --max-seconds, or write the cases left by hand\n`);
+  if (g.outOfTime !== undefined)
+    err.write(
+      `  the search stopped at its time limit (${g.outOfTime / 1000} s): give it longer with --max-seconds, ` +
+        `or write the cases left by hand\n`,
+    );
   return 0;
 }

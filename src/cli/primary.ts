@@ -10,7 +10,8 @@
  *   dying within 10 s of their start (the second such death in a row waits 0.5 s, then
  *   1 s, 2 s ... up to 30 s). A replacement that fails to start has its output printed.
  * - SIGTERM or SIGINT: every worker is sent SIGTERM, which drains it as it drains a single
- *   `serve` (stop accepting, finish the requests in progress, exit 0); the primary exits when all have, 0 if all exited 0. A second
+ *   `serve` (stop accepting, finish the requests in progress, exit 0); the primary exits when all have, 0 if all exited
+ *   0. A second
  *   signal meanwhile kills them (SIGKILL) and the primary exits 1; one within 1 s of the first is
  *   taken as the same stop (a terminal's Ctrl-C reaches `npm start` and the primary, and npm passes it on).
  * - SIGHUP is passed on to every worker serving (each reloads its flows).
@@ -41,7 +42,9 @@ export function runPrimary(o: PrimaryOptions): Promise<number> {
 /** A replacement that dies within this long of its fork counts as a quick death. */
 const QUICK_DEATH_MS = 10_000;
 const MAX_DELAY_MS = 30_000;
-/** A stop signal repeated within this long of the first is that same stop, not a second one (also for a single `serve`). */
+/**
+ * A stop signal repeated within this long of the first is that same stop, not a second one (also for a single `serve`).
+ */
 export const REPEAT_STOP_MS = 1000;
 
 class Primary {
@@ -66,7 +69,8 @@ class Primary {
     this.signals = [
       ['SIGTERM', stop('SIGTERM')],
       ['SIGINT', stop('SIGINT')],
-      // only to workers that listen: one still starting has no handler yet (SIGHUP would end it), and loads the flows anyway
+      // only to workers that listen: one still starting has no handler yet (SIGHUP would end it), and loads the flows
+      // anyway
       ['SIGHUP', () => this.forEachWorker((w) => this.workers.get(w)?.started?.ok && w.process.kill('SIGHUP'))],
     ];
   }
@@ -102,7 +106,10 @@ class Primary {
     this.o.err.write(m.err);
     this.o.out.write(m.out);
     const pids = [...this.workers.keys()].map((x) => x.process.pid).join(', ');
-    this.o.out.write(`  ${this.o.workers} workers (pids ${pids}; primary ${process.pid}): one that dies is replaced; SIGTERM or SIGINT to the primary drains them\n`);
+    this.o.out.write(
+      `  ${this.o.workers} workers (pids ${pids}; primary ${process.pid}): one that dies is replaced; ` +
+        `SIGTERM or SIGINT to the primary drains them\n`,
+    );
   }
 
   private exited(w: Worker, code: number | null, signal: string | null): void {
@@ -130,7 +137,10 @@ class Primary {
     if (entry.started && !entry.started.ok) this.o.err.write(entry.started.err);
     this.quickDeaths = Date.now() - entry.forkedAt < QUICK_DEATH_MS ? this.quickDeaths + 1 : 0;
     const delay = this.quickDeaths <= 1 ? 0 : Math.min(MAX_DELAY_MS, 500 * 2 ** (this.quickDeaths - 2));
-    this.log.error({ worker: pid, code, signal, restartInMs: delay }, `worker ${pid} ${how}: starting another${delay ? ` in ${delay / 1000} s` : ''}`);
+    this.log.error(
+      { worker: pid, code, signal, restartInMs: delay },
+      `worker ${pid} ${how}: starting another${delay ? ` in ${delay / 1000} s` : ''}`,
+    );
     if (delay === 0) this.fork();
     else if (!this.restartTimer) this.restartTimer = setTimeout(() => this.forkMissing(), delay);
   }

@@ -19,7 +19,11 @@ import type { DestinationStream } from 'pino';
  * on failure. With `--workers N` (N > 1) this process is the cluster's primary (src/cli/primary.ts):
  * it forks N workers that each run the server, and returns their exit code once they end.
  */
-export async function serve(flags: ServeFlags & { record?: string }, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<FastifyInstance | number> {
+export async function serve(
+  flags: ServeFlags & { record?: string },
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<FastifyInstance | number> {
   const res = await resolveSettings(flags, process.env, process.cwd());
   if (!res.ok) {
     if (res.diagnostics.length > 0) err.write(formatDiagnostics(res.diagnostics, res.sources) + '\n');
@@ -34,11 +38,21 @@ export async function serve(flags: ServeFlags & { record?: string }, out: NodeJS
   }
   if (cluster.isPrimary && res.settings.workers > 1) {
     if (flags.record !== undefined) {
-      err.write(`callscript serve: --record needs a single process (the requests of a call reach any of the ${res.settings.workers} workers, each would record a part of it): leave out --workers or --record\n`);
+      err.write(
+        `callscript serve: --record needs a single process (the requests of a call reach any of ` +
+          `the ${res.settings.workers} workers, each would record a part of it): leave out --workers or ` +
+          `--record\n`,
+      );
       return 2;
     }
     // the workers print the config's warnings with their start output (one worker's is shown)
-    return runPrimary({ workers: res.settings.workers, logLevel: res.settings.server.logLevel || 'silent', ...(logs.stream ? { logStream: logs.stream } : {}), out, err });
+    return runPrimary({
+      workers: res.settings.workers,
+      logLevel: res.settings.server.logLevel || 'silent',
+      ...(logs.stream ? { logStream: logs.stream } : {}),
+      out,
+      err,
+    });
   }
   if (!cluster.isWorker) return serveHere(res, flags, logs.stream, out, err);
   // a worker: its start output goes to the primary, which prints one worker's
@@ -52,7 +66,13 @@ export async function serve(flags: ServeFlags & { record?: string }, out: NodeJS
   return r;
 }
 
-async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags & { record?: string }, logStream: DestinationStream | undefined, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<FastifyInstance | number> {
+async function serveHere(
+  res: SettingsResult & { ok: true },
+  flags: ServeFlags & { record?: string },
+  logStream: DestinationStream | undefined,
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<FastifyInstance | number> {
   if (res.diagnostics.length > 0) err.write(formatDiagnostics(res.diagnostics, res.sources) + '\n');
   const { settings } = res;
   // The config file's changes (watched with the flows): routes and canary apply, the rest at restart.
@@ -74,14 +94,20 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
     try {
       await store.ready(3000);
     } catch (e) {
-      err.write(`callscript serve: warning: Redis at ${shownUrl(settings.store.kind === 'redis' ? settings.store.url : '')} does not answer yet (${(e as Error).message}): requests are answered 503 until it does; the client keeps reconnecting\n`);
+      err.write(
+        `callscript serve: warning: Redis ` +
+          `at ${shownUrl(settings.store.kind === 'redis' ? settings.store.url : '')} does not answer yet ` +
+          `(${(e as Error).message}): requests are answered 503 until it does; the client keeps reconnecting\n`,
+      );
     }
   }
   // a worker of --workers N: a scrape of /metrics answers the sum of the workers (src/http/metrics-cluster.ts)
   const metricsCluster = cluster.isWorker && settings.server.metrics ? workerMetricsLink() : undefined;
   const { app, registry, report, control } = await createServer({
     ...settings.server,
-    ...(metricsCluster && settings.server.metrics ? { metrics: { ...settings.server.metrics, cluster: metricsCluster } } : {}),
+    ...(metricsCluster && settings.server.metrics
+      ? { metrics: { ...settings.server.metrics, cluster: metricsCluster } }
+      : {}),
     ...(logStream ? { logStream } : {}),
     store,
     ...(recorder ? { recorder } : {}),
@@ -95,7 +121,10 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
     const next = await resolveSettings(flags, process.env, process.cwd());
     if (!next.ok) {
       if (next.diagnostics.length > 0) err.write(formatDiagnostics(next.diagnostics, next.sources) + '\n');
-      app.log.error({ code: 'CONFIG_NEEDS_RESTART', file: settings.configFile }, `config change refused: ${next.message ?? 'the file has errors (above)'}; the running settings stay`);
+      app.log.error(
+        { code: 'CONFIG_NEEDS_RESTART', file: settings.configFile },
+        `config change refused: ${next.message ?? 'the file has errors (above)'}; the running settings stay`,
+      );
       return;
     }
     const ch = settingsChanges(applied, next.settings);
@@ -107,12 +136,25 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
       const before = applied.server.canary ?? {};
       for (const name of Object.keys(before)) if (!(name in ch.canary)) registry.setCanary(name, undefined);
       for (const [name, p] of Object.entries(ch.canary)) {
-        if (registry.setCanary(name, p) !== 'ok') app.log.warn({ flow: name }, `canary: no flow named "${name}" is loaded`);
+        if (registry.setCanary(name, p) !== 'ok')
+          app.log.warn({ flow: name }, `canary: no flow named "${name}" is loaded`);
       }
       app.log.info({ file: settings.configFile, canary: ch.canary }, 'config change: canary applied to new calls');
     }
-    if (ch.restart.length > 0) app.log.warn({ code: 'CONFIG_NEEDS_RESTART', file: settings.configFile, settings: ch.restart }, `config change: ${ch.restart.join(', ')} apply at the next start of callscript serve`);
-    applied = { ...next.settings, port: applied.port, host: applied.host, workers: applied.workers, ...(applied.sms ? { sms: applied.sms } : {}), ...(applied.service ? { service: applied.service } : {}), server: { ...next.settings.server, ...restartOnly(applied) } };
+    if (ch.restart.length > 0)
+      app.log.warn(
+        { code: 'CONFIG_NEEDS_RESTART', file: settings.configFile, settings: ch.restart },
+        `config change: ${ch.restart.join(', ')} apply at the next start of callscript serve`,
+      );
+    applied = {
+      ...next.settings,
+      port: applied.port,
+      host: applied.host,
+      workers: applied.workers,
+      ...(applied.sms ? { sms: applied.sms } : {}),
+      ...(applied.service ? { service: applied.service } : {}),
+      server: { ...next.settings.server, ...restartOnly(applied) },
+    };
   };
   if (report && report.diagnostics.length > 0) err.write(formatDiagnostics(report.diagnostics, report.sources) + '\n');
   if (report?.diagnostics.some((d) => d.code === 'FLOWS_DIR_MISSING')) {
@@ -126,38 +168,94 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
     ...(routes.default !== undefined ? [['routes.default', routes.default] as [string, string]] : []),
   ];
   for (const [where, name] of named) {
-    if (!registry.has(name)) err.write(`${settings.configFile}: error ${'UNKNOWN_ROUTE_FLOW'} ${where} names flow "${name}", which is not loaded: calls routed there get 404 UNKNOWN_FLOW\n`);
+    if (!registry.has(name))
+      err.write(
+        `${settings.configFile}: error ${'UNKNOWN_ROUTE_FLOW'} ${where} names flow "${name}", which is not ` +
+          `loaded: calls routed there get 404 UNKNOWN_FLOW\n`,
+      );
   }
   await app.listen({ port: settings.port, host: settings.host });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : settings.port;
   const base = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}`;
   const flows = registry.list();
-  out.write(`callscript serving ${flows.length} flow${flows.length === 1 ? '' : 's'} from ${settings.server.flowsDir} on ${base}\n`);
+  out.write(
+    `callscript serving ${flows.length} flow${flows.length === 1 ? '' : 's'} ` +
+      `from ${settings.server.flowsDir} on ${base}\n`,
+  );
   for (const f of flows) out.write(`  POST ${base}/rt/${f.name}  (${f.file}, version ${f.version})\n`);
   if (report && report.refused.length > 0) out.write(`  refused (errors above): ${report.refused.join(', ')}\n`);
   const withEnvs = flows.map((f) => registry.current(f.name)?.model).filter((m) => m?.environment !== undefined);
   if (withEnvs.length > 0) {
     const which = withEnvs.map((m) => `${m!.name}: ${m!.environment}`).join(', ');
-    out.write(settings.server.environment !== undefined ? `  environment ${settings.server.environment} (${which})\n` : `  no environment selected (--env, environment: in the config, CALLSCRIPT_ENV): each flow runs in its first one (${which})\n`);
+    out.write(
+      settings.server.environment !== undefined
+        ? `  environment ${settings.server.environment} (${which})\n`
+        : `  no environment selected (--env, environment: in the config, CALLSCRIPT_ENV): each flow runs in ` +
+            `its first one (${which})\n`,
+    );
   }
-  out.write(`  calls kept in ${settings.store.kind === 'memory' ? 'this process (memory store)' : `Redis ${shownUrl(settings.store.url)}, keys ${settings.store.prefix}*`}\n`);
+  out.write(
+    '  calls kept in ' +
+      (settings.store.kind === 'memory'
+        ? 'this process (memory store)'
+        : `Redis ${shownUrl(settings.store.url)}, keys ${settings.store.prefix}*`) +
+      '\n',
+  );
   out.write(`  health: GET ${base}/health${settings.server.auth ? '   (Basic auth on /rt)' : ''}\n`);
-  if (settings.server.metrics) out.write(`  metrics: GET ${base}${settings.server.metrics.path}${settings.server.metrics.auth === 'admin' ? '   (admin credentials)' : ''}\n`);
-  const smsFlows = flows.filter((f) => Object.values(registry.current(f.name)!.model.steps).some((s) => s.kind === 'command' && s.command.name === 'sms'));
+  if (settings.server.metrics)
+    out.write(
+      `  metrics: ` +
+        `GET ${base}${settings.server.metrics.path}` +
+        (settings.server.metrics.auth === 'admin' ? '   (admin credentials)' : '') +
+        '\n',
+    );
+  const smsFlows = flows.filter((f) =>
+    Object.values(registry.current(f.name)!.model.steps).some((s) => s.kind === 'command' && s.command.name === 'sms'),
+  );
   if (settings.sms) out.write(`  sms steps send through ${settings.sms.baseUrl} as ${settings.sms.login}\n`);
-  else if (smsFlows.length > 0) err.write(`callscript serve: warning: ${smsFlows.map((f) => f.name).join(', ')} send SMS but no SMS account is configured (sms: in callscript.yaml, or SMS_LOGIN and SMS_PASSWORD): their sms steps will take their error branch (UNAVAILABLE)\n`);
+  else if (smsFlows.length > 0)
+    err.write(
+      `callscript serve: warning: ${smsFlows.map((f) => f.name).join(', ')} send SMS but no SMS account is ` +
+        `configured (sms: in callscript.yaml, or SMS_LOGIN and SMS_PASSWORD): their sms steps will take their ` +
+        `error branch (UNAVAILABLE)\n`,
+    );
   // secrets a flow declares and the environment does not give: its lookups would send them empty
   const unset = new Map<string, string[]>();
-  for (const f of flows) for (const name of registry.current(f.name)?.model.secrets ?? []) if (!process.env[name]) unset.set(name, [...(unset.get(name) ?? []), f.name]);
-  for (const [name, users] of unset) err.write(`callscript serve: warning: ${users.join(", ")} ${users.length === 1 ? "declares" : "declare"} the secret ${name}, which is not set in the environment: their http steps send it empty (set ${name} where the server runs)\n`);
+  for (const f of flows)
+    for (const name of registry.current(f.name)?.model.secrets ?? [])
+      if (!process.env[name]) unset.set(name, [...(unset.get(name) ?? []), f.name]);
+  for (const [name, users] of unset)
+    err.write(
+      `callscript serve: warning: ${users.join(', ')} ${users.length === 1 ? 'declares' : 'declare'} the ` +
+        `secret ${name}, which is not set in the environment: their http steps send it empty (set ${name} ` +
+        `where the server runs)\n`,
+    );
   const hooks = settings.server.webhooks;
-  if (hooks?.secret !== undefined) out.write(`  webhooks: POST ${base}${hooks.path ?? DEFAULT_WEBHOOK_PATH}   (signed: X-CALLR-HmacSignature; SMS delivery status in the call history; see docs/webhooks.md)\n`);
-  else if (hooks || smsFlows.length > 0) out.write(`  webhooks: off (no secret: set CALLSCRIPT_WEBHOOK_SECRET to receive SMS delivery reports; see docs/webhooks.md)\n`);
+  if (hooks?.secret !== undefined)
+    out.write(
+      `  webhooks: POST ${base}${hooks.path ?? DEFAULT_WEBHOOK_PATH}   (signed: X-CALLR-HmacSignature; SMS ` +
+        `delivery status in the call history; see docs/webhooks.md)\n`,
+    );
+  else if (hooks || smsFlows.length > 0)
+    out.write(
+      `  webhooks: off (no secret: set CALLSCRIPT_WEBHOOK_SECRET to receive SMS delivery reports; see ` +
+        `docs/webhooks.md)\n`,
+    );
   if (settings.server.admin) out.write(`  admin: ${base}/admin/flows   (its own Basic auth; see docs/admin.md)\n`);
-  if (settings.service) out.write(`  outbound calls (POST /admin/calls) placed through ${settings.service.url} as ${settings.service.login}${settings.server.admin ? '' : ' (the admin API is off: no route to place them)'}\n`);
+  if (settings.service)
+    out.write(
+      `  outbound calls (POST /admin/calls) placed through ${settings.service.url} ` +
+        `as ${settings.service.login}` +
+        (settings.server.admin ? '' : ' (the admin API is off: no route to place them)') +
+        '\n',
+    );
   if (recorder) out.write(`  recording each finished call to ${recorder.dir}/<flow>-<callid>.test.yaml\n`);
-  if (settings.server.watch) out.write(`  watching ${settings.server.flowsDir}${settings.configFile ? ` and ${settings.configFile}` : ''}: changes reload (also on SIGHUP)\n`);
+  if (settings.server.watch)
+    out.write(
+      `  watching ${settings.server.flowsDir}${settings.configFile ? ` and ${settings.configFile}` : ''}: ` +
+        `changes reload (also on SIGHUP)\n`,
+    );
   const hup = () => {
     void control.reload?.('SIGHUP');
     void ctl.apply?.();
@@ -193,15 +291,70 @@ async function serveHere(res: SettingsResult & { ok: true }, flags: ServeFlags &
 
 /** The settings that stay as started until a restart (so a later change is still reported against them). */
 function restartOnly(s: Settings): Partial<Settings['server']> {
-  const { flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin, metrics } = s.server;
-  const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, authFailureLimit, authFailureWindowMs, trustProxy } = s.server;
-  const { endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls, environment, history, webhooks, service } = s.server;
+  const {
+    flowsDir,
+    deadlineMs,
+    bodyLimit,
+    bodyDepth,
+    callTtlMs,
+    logLevel,
+    watch,
+    unknownCall,
+    fallback,
+    auth,
+    admin,
+    metrics,
+  } = s.server;
+  const {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs,
+    socketTimeoutMs,
+    maxConnections,
+    authFailureLimit,
+    authFailureWindowMs,
+    trustProxy,
+  } = s.server;
+  const {
+    endedTtlMs,
+    reloadSettleMs,
+    maxStateBytes,
+    maxFlowBytes,
+    evalLimits,
+    maxLiveCalls,
+    environment,
+    history,
+    webhooks,
+    service,
+  } = s.server;
   return {
     ...(environment !== undefined ? { environment } : {}),
     ...(webhooks !== undefined ? { webhooks } : {}),
     ...(service !== undefined ? { service } : {}),
-    ...{ flowsDir, deadlineMs, bodyLimit, bodyDepth, callTtlMs, logLevel, watch, unknownCall, fallback, auth, admin, metrics },
-    ...{ headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, authFailureLimit, authFailureWindowMs, trustProxy },
+    ...{
+      flowsDir,
+      deadlineMs,
+      bodyLimit,
+      bodyDepth,
+      callTtlMs,
+      logLevel,
+      watch,
+      unknownCall,
+      fallback,
+      auth,
+      admin,
+      metrics,
+    },
+    ...{
+      headersTimeoutMs,
+      requestTimeoutMs,
+      keepAliveTimeoutMs,
+      socketTimeoutMs,
+      maxConnections,
+      authFailureLimit,
+      authFailureWindowMs,
+      trustProxy,
+    },
     ...{ endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls, history },
   };
 }

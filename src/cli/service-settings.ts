@@ -43,16 +43,32 @@ export interface ServiceSettings {
 /** `LOGIN:PASSWORD`: the login up to the first ":", the password after it (colons and all). */
 export function parseAccount(text: string, what: string): Account | string {
   const i = text.indexOf(':');
-  if (i <= 0) return `${what} must be LOGIN:PASSWORD (the service account's login, a colon, its password), got ${i === 0 ? 'no login' : 'no colon'}`;
+  if (i <= 0)
+    return (
+      `${what} must be LOGIN:PASSWORD (the service account's login, a colon, its password), ` +
+      `got ${i === 0 ? 'no login' : 'no colon'}`
+    );
   const password = text.slice(i + 1);
   if (password === '') return `${what} must be LOGIN:PASSWORD: the password is empty`;
   return { login: text.slice(0, i), password };
 }
 
 /** The address and account from flags, the environment and the config (already checked), or why not. */
-export function resolveService(flags: Pick<ServiceFlags, 'api' | 'account'>, env: NodeJS.ProcessEnv, config: Pick<ServerConfig, 'api' | 'account'> | undefined, configFile = 'callscript.yaml'): ServiceSettings | string {
+export function resolveService(
+  flags: Pick<ServiceFlags, 'api' | 'account'>,
+  env: NodeJS.ProcessEnv,
+  config: Pick<ServerConfig, 'api' | 'account'> | undefined,
+  configFile = 'callscript.yaml',
+): ServiceSettings | string {
   const apiText = nonEmpty(flags.api) ?? nonEmpty(env.CALLSCRIPT_API) ?? config?.api ?? DEFAULT_API_URL;
-  const urlFrom = nonEmpty(flags.api) !== undefined ? '--api' : nonEmpty(env.CALLSCRIPT_API) !== undefined ? 'CALLSCRIPT_API' : config?.api !== undefined ? `api: in ${configFile}` : 'the default';
+  const urlFrom =
+    nonEmpty(flags.api) !== undefined
+      ? '--api'
+      : nonEmpty(env.CALLSCRIPT_API) !== undefined
+        ? 'CALLSCRIPT_API'
+        : config?.api !== undefined
+          ? `api: in ${configFile}`
+          : 'the default';
   const url = serviceUrl(apiText);
   if (typeof url !== 'string') return `${urlFrom}: ${url.problem}`;
   const out: ServiceSettings = { url, urlFrom };
@@ -74,22 +90,45 @@ export function resolveService(flags: Pick<ServiceFlags, 'api' | 'account'>, env
  * The config file a command reads for its service settings: --config, else CALLSCRIPT_CONFIG,
  * else ./callscript.yaml when it exists. Its diagnostics when it has errors.
  */
-export async function readServiceConfig(flags: Pick<ServiceFlags, 'config'>, env: NodeJS.ProcessEnv, cwd: string): Promise<{ ok: true; config?: ServerConfig; file?: string } | { ok: false; message: string; diagnostics: Diagnostic[]; sources: Map<string, string> }> {
-  const file = flags.config ?? nonEmpty(env.CALLSCRIPT_CONFIG) ?? (existsSync(resolve(cwd, 'callscript.yaml')) ? 'callscript.yaml' : undefined);
+export async function readServiceConfig(
+  flags: Pick<ServiceFlags, 'config'>,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<
+  | { ok: true; config?: ServerConfig; file?: string }
+  | { ok: false; message: string; diagnostics: Diagnostic[]; sources: Map<string, string> }
+> {
+  const file =
+    flags.config ??
+    nonEmpty(env.CALLSCRIPT_CONFIG) ??
+    (existsSync(resolve(cwd, 'callscript.yaml')) ? 'callscript.yaml' : undefined);
   if (file === undefined) return { ok: true };
   let text: string;
   try {
     text = await readFile(resolve(cwd, file), 'utf8');
   } catch (err) {
-    return { ok: false, message: `cannot read config file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, diagnostics: [], sources: new Map() };
+    return {
+      ok: false,
+      message: `cannot read config file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      diagnostics: [],
+      sources: new Map(),
+    };
   }
   const checked = checkConfig(text, file);
-  if (!checked.config) return { ok: false, message: `${file} has errors (above): fix them, or give another file with --config`, diagnostics: checked.diagnostics, sources: new Map([[file, text]]) };
+  if (!checked.config)
+    return {
+      ok: false,
+      message: `${file} has errors (above): fix them, or give another file with --config`,
+      diagnostics: checked.diagnostics,
+      sources: new Map([[file, text]]),
+    };
   return { ok: true, config: checked.config, file };
 }
 
 /** What to tell a user with no account. */
-export const NO_ACCOUNT = 'no service account: give --account LOGIN:PASSWORD, or set CALLSCRIPT_ACCOUNT, or account: { login, password } in callscript.yaml (the emulator\'s is emulator:emulator)';
+export const NO_ACCOUNT =
+  'no service account: give --account LOGIN:PASSWORD, or set CALLSCRIPT_ACCOUNT, or account: { login, ' +
+  "password } in callscript.yaml (the emulator's is emulator:emulator)";
 
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v === '' ? undefined : v;
@@ -104,7 +143,10 @@ export async function openService(
   err: NodeJS.WritableStream,
 ): Promise<{ client: ServiceClient; settings: ServiceSettings & { account: Account } } | number> {
   const fail = (msg: string) => (err.write(`callscript ${command}: ${msg}\n`), 2);
-  const timeoutMs = flags.timeout === undefined ? DEFAULT_SERVICE_TIMEOUT_MS : parseDuration(flags.timeout, '--timeout', { minMs: 100, maxMs: 300_000 });
+  const timeoutMs =
+    flags.timeout === undefined
+      ? DEFAULT_SERVICE_TIMEOUT_MS
+      : parseDuration(flags.timeout, '--timeout', { minMs: 100, maxMs: 300_000 });
   if (typeof timeoutMs === 'string') return fail(timeoutMs);
   const read = await readServiceConfig(flags, env, cwd);
   if (!read.ok) {
@@ -115,13 +157,28 @@ export async function openService(
   if (typeof s === 'string') return fail(s);
   if (!s.account) return fail(NO_ACCOUNT);
   const account = s.account;
-  return { client: new ServiceClient({ url: s.url, login: account.login, password: account.password, timeoutMs }), settings: { ...s, account } };
+  return {
+    client: new ServiceClient({ url: s.url, login: account.login, password: account.password, timeoutMs }),
+    settings: { ...s, account },
+  };
 }
 
-/** A ServiceError as a command says it, and its exit code: 1 the service refused (not found, invalid), 2 it could not be asked (account refused, unreachable, timeout). */
+/**
+ * A ServiceError as a command says it, and its exit code: 1 the service refused (not found, invalid), 2 it could not be
+ * asked (account refused, unreachable, timeout).
+ */
 export function serviceFailure(e: ServiceError, s: ServiceSettings): { message: string; exit: 1 | 2 } {
-  if (e.isAuth) return { message: `the service refused the account (code 22, authentication failed): check the login and password (${s.accountFrom ?? 'the account'}) for ${s.url}`, exit: 2 };
+  if (e.isAuth)
+    return {
+      message:
+        `the service refused the account (code 22, authentication failed): check the login and password ` +
+        `(${s.accountFrom ?? 'the account'}) for ${s.url}`,
+      exit: 2,
+    };
   if (typeof e.code === 'number') return { message: e.message, exit: 1 };
   if (e.code === 'SERVICE_BAD_ARGS') return { message: e.message, exit: 2 };
-  return { message: `${e.message} (the API address is from ${s.urlFrom}: --api, CALLSCRIPT_API, api: in callscript.yaml)`, exit: 2 };
+  return {
+    message: `${e.message} (the API address is from ${s.urlFrom}: --api, CALLSCRIPT_API, api: in callscript.yaml)`,
+    exit: 2,
+  };
 }

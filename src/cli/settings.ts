@@ -6,7 +6,15 @@ import { Sealer } from '../engine/seal.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve, dirname } from 'node:path';
-import { checkConfig, CONFIG_DEFAULTS, HISTORY_CONFIG_DEFAULTS, METRICS_DEFAULTS, STORE_DEFAULTS, WEBHOOKS_CONFIG_DEFAULTS, type ServerConfig } from '../flow/config.js';
+import {
+  checkConfig,
+  CONFIG_DEFAULTS,
+  HISTORY_CONFIG_DEFAULTS,
+  METRICS_DEFAULTS,
+  STORE_DEFAULTS,
+  WEBHOOKS_CONFIG_DEFAULTS,
+  type ServerConfig,
+} from '../flow/config.js';
 import { MIN_SECRET_CHARS, webhookOptionsProblem, type WebhookOptions } from '../http/webhooks.js';
 import { storeUrlProblem, type StoreSetting } from '../store/open.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
@@ -55,7 +63,10 @@ export type SettingsResult =
 
 export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv, cwd: string): Promise<SettingsResult> {
   const sources = new Map<string, string>();
-  const configPath = flags.config ?? env.CALLSCRIPT_CONFIG ?? (existsSync(resolve(cwd, 'callscript.yaml')) ? 'callscript.yaml' : undefined);
+  const configPath =
+    flags.config ??
+    env.CALLSCRIPT_CONFIG ??
+    (existsSync(resolve(cwd, 'callscript.yaml')) ? 'callscript.yaml' : undefined);
   let config: ServerConfig | undefined;
   let diagnostics: Diagnostic[] = [];
   if (configPath) {
@@ -64,7 +75,14 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
     try {
       text = await readFile(file, 'utf8');
     } catch (err) {
-      return { ok: false, message: `cannot read config file ${configPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, diagnostics: [], sources };
+      return {
+        ok: false,
+        message:
+          `cannot read config ` +
+          `file ${configPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+        diagnostics: [],
+        sources,
+      };
     }
     sources.set(configPath, text);
     const checked = checkConfig(text, configPath);
@@ -75,35 +93,76 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
   const baseDir = configPath ? dirname(resolve(cwd, configPath)) : cwd;
   const port = intSetting('port', flags.port ?? env.PORT, config?.server.port ?? 3000, 0, 65535);
   if (typeof port === 'string') return { ok: false, message: port, diagnostics, sources };
-  const workers = intSetting(flags.workers !== undefined ? '--workers' : 'CALLSCRIPT_WORKERS', flags.workers ?? env.CALLSCRIPT_WORKERS, config?.server.workers ?? 1, 1, 256);
+  const workers = intSetting(
+    flags.workers !== undefined ? '--workers' : 'CALLSCRIPT_WORKERS',
+    flags.workers ?? env.CALLSCRIPT_WORKERS,
+    config?.server.workers ?? 1,
+    1,
+    256,
+  );
   if (typeof workers === 'string') return { ok: false, message: workers, diagnostics, sources };
-  const deadline = intSetting('DEADLINE_MS', env.DEADLINE_MS, config?.server.deadline_ms ?? DEFAULT_RT_OPTIONS.deadlineMs, 100, 4900);
+  const deadline = intSetting(
+    'DEADLINE_MS',
+    env.DEADLINE_MS,
+    config?.server.deadline_ms ?? DEFAULT_RT_OPTIONS.deadlineMs,
+    100,
+    4900,
+  );
   if (typeof deadline === 'string') return { ok: false, message: deadline, diagnostics, sources };
   const policy = (env.UNKNOWN_CALL ?? config?.unknown_call ?? 'restart') as UnknownCallPolicy;
   if (!['restart', 'hangup', 'reject'].includes(policy)) {
-    return { ok: false, message: `UNKNOWN_CALL must be restart, hangup or reject, not "${policy}"`, diagnostics, sources };
+    return {
+      ok: false,
+      message: `UNKNOWN_CALL must be restart, hangup or reject, not "${policy}"`,
+      diagnostics,
+      sources,
+    };
   }
   // An empty variable counts as unset: RT_LOGIN= must not switch auth on with no password.
   const login = nonEmpty(env.RT_LOGIN) ?? config?.auth?.login;
   const password = nonEmpty(env.RT_PASSWORD) ?? config?.auth?.password;
   if ((login === undefined) !== (password === undefined)) {
-    return { ok: false, message: 'Basic auth needs both a login and a password (RT_LOGIN and RT_PASSWORD, or auth.login and auth.password)', diagnostics, sources };
+    return {
+      ok: false,
+      message:
+        'Basic auth needs both a login and a password (RT_LOGIN and RT_PASSWORD, or auth.login and auth.password)',
+      diagnostics,
+      sources,
+    };
   }
   const adminLogin = nonEmpty(env.ADMIN_LOGIN) ?? config?.admin?.login;
   const adminPassword = nonEmpty(env.ADMIN_PASSWORD) ?? config?.admin?.password;
   if ((adminLogin === undefined) !== (adminPassword === undefined)) {
-    return { ok: false, message: 'the admin API needs both a login and a password (ADMIN_LOGIN and ADMIN_PASSWORD, or admin.login and admin.password)', diagnostics, sources };
+    return {
+      ok: false,
+      message:
+        'the admin API needs both a login and a password (ADMIN_LOGIN and ADMIN_PASSWORD, or admin.login and ' +
+        'admin.password)',
+      diagnostics,
+      sources,
+    };
   }
   const smsLogin = nonEmpty(env.SMS_LOGIN) ?? config?.sms?.login;
   const smsPassword = nonEmpty(env.SMS_PASSWORD) ?? config?.sms?.password;
   if ((smsLogin === undefined) !== (smsPassword === undefined)) {
-    return { ok: false, message: 'the SMS account needs both a login and a password (SMS_LOGIN and SMS_PASSWORD, or sms.login and sms.password)', diagnostics, sources };
+    return {
+      ok: false,
+      message:
+        'the SMS account needs both a login and a password (SMS_LOGIN and SMS_PASSWORD, or sms.login and sms.password)',
+      diagnostics,
+      sources,
+    };
   }
   const smsTimeout = intSetting('SMS_TIMEOUT_MS', env.SMS_TIMEOUT_MS, config?.sms?.timeout_ms ?? 3000, 100, 30000);
   if (typeof smsTimeout === 'string') return { ok: false, message: smsTimeout, diagnostics, sources };
   const account: SmsAccount | undefined =
     smsLogin !== undefined && smsPassword !== undefined
-      ? { baseUrl: env.SMS_BASE_URL ?? config?.sms?.base_url ?? 'http://127.0.0.1:4010/rest/v1.1', login: smsLogin, password: smsPassword, timeoutMs: smsTimeout }
+      ? {
+          baseUrl: env.SMS_BASE_URL ?? config?.sms?.base_url ?? 'http://127.0.0.1:4010/rest/v1.1',
+          login: smsLogin,
+          password: smsPassword,
+          timeoutMs: smsTimeout,
+        }
       : undefined;
   // The service account of outbound calls (src/cli/service-settings.ts): env, then the file.
   const svc = resolveService({}, env, config, configPath);
@@ -121,12 +180,21 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
           prefix: env.CALLSCRIPT_STORE_PREFIX ?? config?.store?.prefix ?? STORE_DEFAULTS.prefix,
           commandTimeoutMs: config?.store?.command_timeout_ms ?? STORE_DEFAULTS.command_timeout_ms,
           ...(config?.store?.cluster ? { cluster: config.store.cluster } : {}),
-          ...(config?.store?.sentinels && config.store.name ? { sentinels: config.store.sentinels, name: config.store.name } : {}),
+          ...(config?.store?.sentinels && config.store.name
+            ? { sentinels: config.store.sentinels, name: config.store.name }
+            : {}),
         };
   // Keys of sensitive values at rest (src/engine/seal.ts): checked here, a bad one stops the start.
   let sensitiveKeys: string[] | undefined;
   try {
-    if (Sealer.fromEnv(env)) sensitiveKeys = [env.CALLSCRIPT_SENSITIVE_KEY!.trim(), ...(env.CALLSCRIPT_SENSITIVE_KEY_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter((k) => k !== '')];
+    if (Sealer.fromEnv(env))
+      sensitiveKeys = [
+        env.CALLSCRIPT_SENSITIVE_KEY!.trim(),
+        ...(env.CALLSCRIPT_SENSITIVE_KEY_PREVIOUS ?? '')
+          .split(',')
+          .map((k) => k.trim())
+          .filter((k) => k !== ''),
+      ];
   } catch (err) {
     return { ok: false, message: (err as Error).message, diagnostics, sources };
   }
@@ -136,23 +204,56 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
   if (config?.webhooks || webhookSecret !== undefined) {
     const w = config?.webhooks ?? WEBHOOKS_CONFIG_DEFAULTS;
     // CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS: comma-separated, accepted too while subscriptions move to the new secret
-    const previous = (env.CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter((k) => k !== '');
-    webhooks = { path: w.path, bodyLimit: w.body_limit, ...(webhookSecret !== undefined ? { secret: webhookSecret } : {}), ...(previous.length > 0 && webhookSecret !== undefined ? { previousSecrets: previous } : {}) };
+    const previous = (env.CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS ?? '')
+      .split(',')
+      .map((k) => k.trim())
+      .filter((k) => k !== '');
+    webhooks = {
+      path: w.path,
+      bodyLimit: w.body_limit,
+      ...(webhookSecret !== undefined ? { secret: webhookSecret } : {}),
+      ...(previous.length > 0 && webhookSecret !== undefined ? { previousSecrets: previous } : {}),
+    };
     const bad = webhookOptionsProblem(webhooks);
     if (bad) {
-      const named = env.CALLSCRIPT_WEBHOOK_SECRET && bad.startsWith('webhooks.secret') ? `CALLSCRIPT_WEBHOOK_SECRET must be ${MIN_SECRET_CHARS} to 256 characters (e.g. openssl rand -base64 32)` : bad.startsWith('each previous') ? `each secret of CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS must be ${MIN_SECRET_CHARS} to 256 characters` : bad;
+      const named =
+        env.CALLSCRIPT_WEBHOOK_SECRET && bad.startsWith('webhooks.secret')
+          ? `CALLSCRIPT_WEBHOOK_SECRET must be ${MIN_SECRET_CHARS} to 256 characters (e.g. openssl rand -base64 32)`
+          : bad.startsWith('each previous')
+            ? `each secret of CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS must be ${MIN_SECRET_CHARS} to 256 characters`
+            : bad;
       return { ok: false, message: named, diagnostics, sources };
     }
   }
   const metrics = config?.metrics ?? METRICS_DEFAULTS;
   if (webhooks?.secret !== undefined && metrics.enabled && webhooks.path === metrics.path) {
-    return { ok: false, message: `webhooks.path and metrics.path are both ${metrics.path}: give them different paths`, diagnostics, sources };
+    return {
+      ok: false,
+      message: `webhooks.path and metrics.path are both ${metrics.path}: give them different paths`,
+      diagnostics,
+      sources,
+    };
   }
   if (metrics.enabled && metrics.auth === 'admin' && (adminLogin === undefined || adminPassword === undefined)) {
-    return { ok: false, message: 'metrics.auth: admin puts /metrics behind the admin credentials, and none are set: give admin.login and admin.password (or ADMIN_LOGIN and ADMIN_PASSWORD), or use metrics.auth: none', diagnostics, sources };
+    return {
+      ok: false,
+      message:
+        'metrics.auth: admin puts /metrics behind the admin credentials, and none are set: give admin.login ' +
+        'and admin.password (or ADMIN_LOGIN and ADMIN_PASSWORD), or use metrics.auth: none',
+      diagnostics,
+      sources,
+    };
   }
   if (workers > 1 && store.kind === 'memory') {
-    return { ok: false, message: `${workers} workers need a shared call store: with the memory store each process keeps its own calls, and the requests of one call reach any process. Give a Redis URL (--store, CALLSCRIPT_STORE, or store: in the config file), or run 1 worker`, diagnostics, sources };
+    return {
+      ok: false,
+      message:
+        `${workers} workers need a shared call store: with the memory store each process keeps its own calls, ` +
+        `and the requests of one call reach any process. Give a Redis URL (--store, CALLSCRIPT_STORE, or ` +
+        `store: in the config file), or run 1 worker`,
+      diagnostics,
+      sources,
+    };
   }
   return {
     ok: true,
@@ -188,13 +289,20 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
         ...envSetting(flags.env ?? env.CALLSCRIPT_ENV ?? config?.environment),
         maxLiveCalls: config?.limits.max_live_calls ?? DEFAULT_RT_OPTIONS.maxLiveCalls,
         evalLimits: config
-          ? { celUnits: config.limits.expression_cost, templateMs: config.limits.template_ms, templateMemory: config.limits.template_memory }
+          ? {
+              celUnits: config.limits.expression_cost,
+              templateMs: config.limits.template_ms,
+              templateMemory: config.limits.template_memory,
+            }
           : DEFAULT_RT_OPTIONS.evalLimits,
         ...transportSettings(config),
         unknownCall: policy,
         auth: login !== undefined && password !== undefined ? { login, password } : undefined,
         routes: config?.routes ?? { apps: {}, numbers: {} },
-        admin: adminLogin !== undefined && adminPassword !== undefined ? { login: adminLogin, password: adminPassword } : undefined,
+        admin:
+          adminLogin !== undefined && adminPassword !== undefined
+            ? { login: adminLogin, password: adminPassword }
+            : undefined,
         canary: config?.canary ?? {},
         watch: config?.server.watch ?? true,
         configFile: configPath ? resolve(cwd, configPath) : undefined,
@@ -212,7 +320,10 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
  * What a changed config file does to a running server: routes and canary apply at once;
  * the other settings only at the next start (listed by name in `restart`).
  */
-export function settingsChanges(before: Settings, after: Settings): { routes?: Settings['server']['routes']; canary?: Record<string, number>; restart: string[] } {
+export function settingsChanges(
+  before: Settings,
+  after: Settings,
+): { routes?: Settings['server']['routes']; canary?: Record<string, number>; restart: string[] } {
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   const out: ReturnType<typeof settingsChanges> = { restart: [] };
   if (!same(before.server.routes, after.server.routes)) out.routes = after.server.routes;
@@ -260,7 +371,10 @@ export function settingsChanges(before: Settings, after: Settings): { routes?: S
   return out;
 }
 
-/** The server's timeouts, connection cap, proxies and failed-authentication limit (defaults: src/http/transport.ts, options.ts). */
+/**
+ * The server's timeouts, connection cap, proxies and failed-authentication limit (defaults: src/http/transport.ts,
+ * options.ts).
+ */
 function transportSettings(config: ServerConfig | undefined): Partial<ServerOptions> {
   // without a config file, the config's defaults: a file that states them changes nothing
   const s = (config ?? CONFIG_DEFAULTS).server;
@@ -300,8 +414,15 @@ function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
 
-function intSetting(name: string, raw: string | undefined, fallback: number, min: number, max: number): number | string {
+function intSetting(
+  name: string,
+  raw: string | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number | string {
   if (raw === undefined || raw === '') return fallback;
-  if (!/^[0-9]+$/.test(raw) || Number(raw) < min || Number(raw) > max) return `${name} must be an integer from ${min} to ${max}, not "${raw}"`;
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < min || Number(raw) > max)
+    return `${name} must be an integer from ${min} to ${max}, not "${raw}"`;
   return Number(raw);
 }

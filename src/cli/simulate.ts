@@ -9,7 +9,16 @@ import { createInterface } from 'node:readline';
 import type { CompiledFlow } from '../engine/compile.js';
 import { envOf, loadFlow } from './paths.js';
 import { loadCallerScript } from '../emulator/caller/load.js';
-import { parseLine, promptText, render, ScriptedCaller, SimSession, varsText, type SimEvent, type SimOptions } from '../testing/simulate.js';
+import {
+  parseLine,
+  promptText,
+  render,
+  ScriptedCaller,
+  SimSession,
+  varsText,
+  type SimEvent,
+  type SimOptions,
+} from '../testing/simulate.js';
 
 export interface SimulateFlags {
   flows?: string;
@@ -28,7 +37,9 @@ export interface SimulateIo {
 
 /** Lines of the input, one at a time; null at the end of the input. */
 function lineReader(io: SimulateIo, tty: boolean) {
-  const rl = tty ? createInterface({ input: io.input, output: io.output, terminal: true }) : createInterface({ input: io.input, terminal: false });
+  const rl = tty
+    ? createInterface({ input: io.input, output: io.output, terminal: true })
+    : createInterface({ input: io.input, terminal: false });
   const queue: string[] = [];
   const waiting: ((l: string | null) => void)[] = [];
   let closed = false;
@@ -57,14 +68,22 @@ function lineReader(io: SimulateIo, tty: boolean) {
   };
 }
 
-export async function simulate(ref: string, flags: SimulateFlags, io: SimulateIo = { input: process.stdin, output: process.stdout, err: process.stderr }): Promise<number> {
+export async function simulate(
+  ref: string,
+  flags: SimulateFlags,
+  io: SimulateIo = { input: process.stdin, output: process.stdout, err: process.stderr },
+): Promise<number> {
   let flow: CompiledFlow;
   let caller: ScriptedCaller | undefined;
   try {
     flow = await loadFlow(ref, flags.flows ?? process.env.FLOWS_DIR ?? 'flows', envOf(flags.env));
     if (flags.caller) {
       const loaded = loadCallerScript(await readFile(flags.caller, 'utf8'), flags.caller);
-      if (!loaded.ok) throw new Error(`BAD_CALLER\n${loaded.errors.map((e) => `${e.file}:${e.line}:${e.column} ${e.path}: ${e.message}`).join('\n')}`);
+      if (!loaded.ok)
+        throw new Error(
+          'BAD_CALLER\n' +
+            loaded.errors.map((e) => `${e.file}:${e.line}:${e.column} ${e.path}: ${e.message}`).join('\n'),
+        );
       caller = new ScriptedCaller(loaded.script);
     }
   } catch (e) {
@@ -106,7 +125,8 @@ export async function simulate(ref: string, flags: SimulateFlags, io: SimulateIo
       }
       if (!tty) io.output.write(`> ${line}\n`);
       const p = parseLine(q, line);
-      if (p.kind === 'vars') io.output.write(`  vars${q.kind === 'sms' ? ' (as of the last command)' : ''}: ${varsText(session.vars)}\n`);
+      if (p.kind === 'vars')
+        io.output.write(`  vars${q.kind === 'sms' ? ' (as of the last command)' : ''}: ${varsText(session.vars)}\n`);
       else if (p.kind === 'invalid') io.output.write(`  ${p.message}\n`);
       else out([{ kind: 'answered', text: p.text }, ...session.answer(p.answer)]);
     }

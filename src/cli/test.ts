@@ -35,7 +35,9 @@ export async function test(paths: string[], flags: TestFlags, out: Out = process
   const percent = (flag: string, v: string | undefined): number | undefined | string => {
     if (v === undefined) return undefined;
     const n = Number(v);
-    return v.trim() !== '' && Number.isFinite(n) && n >= 0 && n <= 100 ? n : `callscript test: ${flag} must be a number from 0 to 100, not "${v}"`;
+    return v.trim() !== '' && Number.isFinite(n) && n >= 0 && n <= 100
+      ? n
+      : `callscript test: ${flag} must be a number from 0 to 100, not "${v}"`;
   };
   const min = percent('--min-coverage', flags.minCoverage);
   const perFlow = percent('--min-coverage-per-flow', flags.minCoveragePerFlow);
@@ -45,9 +47,15 @@ export async function test(paths: string[], flags: TestFlags, out: Out = process
       return 2;
     }
   }
-  const thresholds = { ...(typeof min === 'number' ? { total: min } : {}), ...(typeof perFlow === 'number' ? { perFlow } : {}) };
-  const wantCoverage = flags.coverage === true || flags.coverageJson !== undefined || min !== undefined || perFlow !== undefined;
-  const files = await collectScenarioFiles(paths.length > 0 ? paths : [flowsDir, 'test'].filter((p, i, a) => a.indexOf(p) === i));
+  const thresholds = {
+    ...(typeof min === 'number' ? { total: min } : {}),
+    ...(typeof perFlow === 'number' ? { perFlow } : {}),
+  };
+  const wantCoverage =
+    flags.coverage === true || flags.coverageJson !== undefined || min !== undefined || perFlow !== undefined;
+  const files = await collectScenarioFiles(
+    paths.length > 0 ? paths : [flowsDir, 'test'].filter((p, i, a) => a.indexOf(p) === i),
+  );
   const env = flags.env ?? (process.env.CALLSCRIPT_ENV || undefined);
   const flows = await loadFlowDir(flowsDir, env);
   for (const p of flows.problems) print(`flow error: ${p}`);
@@ -72,7 +80,8 @@ export async function test(paths: string[], flags: TestFlags, out: Out = process
       else failed++;
     }
   }
-  if (files.length === 0) print(`no scenario files (*.test.yaml) found in ${paths.length > 0 ? paths.join(', ') : `${flowsDir}, test`}`);
+  if (files.length === 0)
+    print(`no scenario files (*.test.yaml) found in ${paths.length > 0 ? paths.join(', ') : `${flowsDir}, test`}`);
   let code = failed > 0 ? 1 : 0;
   if (coverage) {
     const reports = coverage.report();

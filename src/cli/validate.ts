@@ -6,7 +6,13 @@ import { didYouMean } from '../flow/check-context.js';
 import { defaultFlowName } from '../flow/check.js';
 import { formatDiagnostics, summarize } from '../flow/format.js';
 import { compileAll, listFlowFiles } from '../registry/registry.js';
-import { callerScriptNotFlow, isCallerScriptName, readFlowText, readFlows, unreadableReason } from '../registry/load.js';
+import {
+  callerScriptNotFlow,
+  isCallerScriptName,
+  readFlowText,
+  readFlows,
+  unreadableReason,
+} from '../registry/load.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 
 export interface ValidateOptions {
@@ -37,10 +43,47 @@ function ignoreClosedReader(out: NodeJS.WritableStream): void {
 function unreadable(p: string, err: unknown, hint = 'Check that the path exists and is readable.'): Diagnostic {
   const code = (err as NodeJS.ErrnoException).code;
   // No position: the path itself is the problem (the header shows the path alone).
-  if (code === 'ENOENT') return { code: 'UNREADABLE_FILE', severity: 'error', message: `no such file or directory: ${p}`, file: p, line: 0, column: 0, hint };
-  if (code === 'ELOOP') return { code: 'UNREADABLE_FILE', severity: 'error', message: `cannot read ${p}: ${unreadableReason(err)}`, file: p, line: 0, column: 0, hint: 'Copy the flow into the directory, or link to a file inside it.' };
-  if (code === 'ENOTREG' || code === 'EFBIG') return { code: 'UNREADABLE_FILE', severity: 'error', message: `cannot read ${p}: ${unreadableReason(err)}`, file: p, line: 0, column: 0, hint: 'Keep only flow files (regular files of at most limits.flow_file_bytes) under *.yaml names in the flows directory.' };
-  return { code: 'UNREADABLE_FILE', severity: 'error', message: `cannot read ${p}: ${code ?? (err as Error).message}`, file: p, line: 0, column: 0, hint };
+  if (code === 'ENOENT')
+    return {
+      code: 'UNREADABLE_FILE',
+      severity: 'error',
+      message: `no such file or directory: ${p}`,
+      file: p,
+      line: 0,
+      column: 0,
+      hint,
+    };
+  if (code === 'ELOOP')
+    return {
+      code: 'UNREADABLE_FILE',
+      severity: 'error',
+      message: `cannot read ${p}: ${unreadableReason(err)}`,
+      file: p,
+      line: 0,
+      column: 0,
+      hint: 'Copy the flow into the directory, or link to a file inside it.',
+    };
+  if (code === 'ENOTREG' || code === 'EFBIG')
+    return {
+      code: 'UNREADABLE_FILE',
+      severity: 'error',
+      message: `cannot read ${p}: ${unreadableReason(err)}`,
+      file: p,
+      line: 0,
+      column: 0,
+      hint:
+        'Keep only flow files (regular files of at most limits.flow_file_bytes) under *.yaml names in the ' +
+        'flows directory.',
+    };
+  return {
+    code: 'UNREADABLE_FILE',
+    severity: 'error',
+    message: `cannot read ${p}: ${code ?? (err as Error).message}`,
+    file: p,
+    line: 0,
+    column: 0,
+    hint,
+  };
 }
 
 const n = (k: number, word: string) => `${k} ${word}${k === 1 ? '' : 's'}`;
@@ -52,7 +95,11 @@ const n = (k: number, word: string) => `${k} ${word}${k === 1 ? '' : 's'}`;
  * Prints every problem with a code frame, then a summary line; exit code 1 when there is
  * an error.
  */
-export async function validate(paths: string[], out: NodeJS.WritableStream = process.stdout, opts: ValidateOptions = {}): Promise<number> {
+export async function validate(
+  paths: string[],
+  out: NodeJS.WritableStream = process.stdout,
+  opts: ValidateOptions = {},
+): Promise<number> {
   ignoreClosedReader(out);
   const configs = opts.configs ?? [];
   const asConfig = new Set(configs.map((f) => resolve(f)));
@@ -90,7 +137,10 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
       if (flowsDir !== undefined) dir = relative(cwd, resolve(cwd, flowsDir)) || '.';
     }
     targets = [opts.cwd ? join(opts.cwd, dir) : dir];
-    missingHint = `Run callscript validate in your project's directory${cfg ? '' : ' (where flows/ or callscript.yaml is)'}, or name the flow files or directories to check: callscript validate path/to/flows`;
+    missingHint =
+      `Run callscript validate in your project's ` +
+      `directory${cfg ? '' : ' (where flows/ or callscript.yaml is)'}, or name the flow files or directories ` +
+      `to check: callscript validate path/to/flows`;
   }
   for (const p of targets) {
     let files: string[];
@@ -107,7 +157,10 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
       }
       let text: string;
       try {
-        text = /^callscript\.ya?ml$/.test(basename(file)) || asConfig.has(resolve(file)) ? await readFile(file, 'utf8') : await readFlowText(file);
+        text =
+          /^callscript\.ya?ml$/.test(basename(file)) || asConfig.has(resolve(file))
+            ? await readFile(file, 'utf8')
+            : await readFlowText(file);
       } catch (err) {
         diagnostics.push(unreadable(file, err));
         continue;
@@ -120,7 +173,8 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
     if (seenConfigs.has(resolve(file))) continue;
     let text: string;
     try {
-      if ((await stat(file)).isDirectory()) throw Object.assign(new Error('a directory, not a config file'), { code: 'EISDIR' });
+      if ((await stat(file)).isDirectory())
+        throw Object.assign(new Error('a directory, not a config file'), { code: 'EISDIR' });
       text = await readFile(file, 'utf8');
     } catch (err) {
       diagnostics.push(unreadable(file, err));
@@ -130,7 +184,10 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
   }
   // every environment of a flow is checked in one pass; --env (CALLSCRIPT_ENV) also requires the one named to exist
   const environment = opts.env ?? (process.env.CALLSCRIPT_ENV || undefined);
-  const limits = { ...(maxFileBytes === undefined ? {} : { maxFileBytes }), ...(environment !== undefined ? { environment } : {}) };
+  const limits = {
+    ...(maxFileBytes === undefined ? {} : { maxFileBytes }),
+    ...(environment !== undefined ? { environment } : {}),
+  };
   // A file named alone that enters modules (subflow:) is linked with the flow files of its
   // directory, as the server would; only the files named are reported and counted.
   const named = new Set(flowFiles.map((f) => resolve(f.file)));
@@ -141,7 +198,12 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
   }
   const mine = (file: string) => context.length === 0 || named.has(resolve(file));
   const all = compileAll([...flowFiles, ...context], limits);
-  const report = { ...all.report, diagnostics: all.report.diagnostics.filter((d) => mine(d.file)), refused: all.report.refused.filter(mine), modules: all.report.modules?.filter((f) => mine(f.model.file)) };
+  const report = {
+    ...all.report,
+    diagnostics: all.report.diagnostics.filter((d) => mine(d.file)),
+    refused: all.report.refused.filter(mine),
+    modules: all.report.modules?.filter((f) => mine(f.model.file)),
+  };
   const flows = all.flows.filter((f) => mine(f.model.file));
   diagnostics.push(...report.diagnostics);
   for (const [f, t] of all.report.sources) if (mine(f)) sources.set(f, t);
@@ -157,8 +219,13 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
       const at = dir === undefined ? undefined : resolve(dirname(file), dir);
       if (at !== undefined && existsSync(at)) {
         const files = await listFlowFiles(at);
-        const read = await Promise.all(files.map(async (f) => ({ file: f, text: await readFlowText(f).catch(() => undefined) })));
-        const loaded = compileAll(read.filter((r): r is { file: string; text: string } => r.text !== undefined), limits);
+        const read = await Promise.all(
+          files.map(async (f) => ({ file: f, text: await readFlowText(f).catch(() => undefined) })),
+        );
+        const loaded = compileAll(
+          read.filter((r): r is { file: string; text: string } => r.text !== undefined),
+          limits,
+        );
         names = new Set([...loaded.flows.map((f) => f.name), ...loaded.report.refused.map((f) => defaultFlowName(f))]);
       }
     }
@@ -170,7 +237,10 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
       diagnostics.push({
         code: 'UNKNOWN_ROUTE_FLOW',
         severity: 'error',
-        message: `${r.where} names flow "${r.name}", which is not among the flows checked${flowFiles.length > 0 ? '' : ' (the config\'s flows directory)'}: calls routed there would get 404 UNKNOWN_FLOW`,
+        message:
+          `${r.where} names flow "${r.name}", which is not among the flows ` +
+          `checked${flowFiles.length > 0 ? '' : " (the config's flows directory)"}: calls routed there would ` +
+          `get 404 UNKNOWN_FLOW`,
         file,
         line: r.line,
         column: r.column,
@@ -179,11 +249,13 @@ export async function validate(paths: string[], out: NodeJS.WritableStream = pro
         hint: didYouMean(r.name, names) ?? `Flows: ${[...names].sort().join(', ') || 'none'}.`,
       });
     }
-    if (bad && !diagnostics.some((d) => d.file === file && d.severity === 'error' && d.code !== 'UNKNOWN_ROUTE_FLOW')) configsValid--;
+    if (bad && !diagnostics.some((d) => d.file === file && d.severity === 'error' && d.code !== 'UNKNOWN_ROUTE_FLOW'))
+      configsValid--;
   }
   if (diagnostics.length > 0) out.write(formatDiagnostics(diagnostics, sources) + '\n');
   const errors = diagnostics.filter((d) => d.severity === 'error').length;
-  out.write(`${summaryLine(flowFiles.length, configFiles.length, flows.length + (report.modules?.length ?? 0) + configsValid)}: ${summarize(diagnostics)}\n`);
+  const valid = flows.length + (report.modules?.length ?? 0) + configsValid;
+  out.write(`${summaryLine(flowFiles.length, configFiles.length, valid)}: ${summarize(diagnostics)}\n`);
   return errors > 0 ? 1 : 0;
 }
 

@@ -17,7 +17,12 @@ export interface Started {
 }
 
 export function isStarted(m: unknown): m is Started {
-  return typeof m === 'object' && m !== null && (m as Started).callscript === 'started' && typeof (m as Started).ok === 'boolean';
+  return (
+    typeof m === 'object' &&
+    m !== null &&
+    (m as Started).callscript === 'started' &&
+    typeof (m as Started).ok === 'boolean'
+  );
 }
 
 /** The streams a worker starts with: held until `finish`, passed through after. */

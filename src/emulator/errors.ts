@@ -20,13 +20,25 @@ export const ERR = {
 } as const;
 
 /** Maps a Fastify / body-parser error to an HTTP status, an error code and a message. */
-export function fromFastifyError(err: { statusCode?: number; code?: string; message: string }): { status: number; code: number; message: string } {
+export function fromFastifyError(err: { statusCode?: number; code?: string; message: string }): {
+  status: number;
+  code: number;
+  message: string;
+} {
   const status = err.statusCode ?? 500;
-  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || status === 413) return { status: 413, code: ERR.TOO_LARGE, message: 'the request body is too large' };
-  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || status === 415) return { status: 415, code: ERR.MALFORMED, message: 'unsupported Content-Type: send JSON with Content-Type: application/json' };
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || status === 413)
+    return { status: 413, code: ERR.TOO_LARGE, message: 'the request body is too large' };
+  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || status === 415)
+    return {
+      status: 415,
+      code: ERR.MALFORMED,
+      message: 'unsupported Content-Type: send JSON with Content-Type: application/json',
+    };
   if (err.code === 'EMU_TOO_DEEP') return { status: 400, code: ERR.MALFORMED, message: err.message };
-  if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return { status: 400, code: ERR.MALFORMED, message: 'the body is empty: send a JSON object' };
-  if (status === 400) return { status: 400, code: ERR.MALFORMED, message: `the body is not valid JSON: ${err.message}` };
+  if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY')
+    return { status: 400, code: ERR.MALFORMED, message: 'the body is empty: send a JSON object' };
+  if (status === 400)
+    return { status: 400, code: ERR.MALFORMED, message: `the body is not valid JSON: ${err.message}` };
   if (status >= 400 && status < 500) return { status, code: ERR.MALFORMED, message: err.message };
   return { status: 500, code: ERR.INTERNAL, message: 'internal error of the emulator' };
 }

@@ -86,7 +86,10 @@ export interface Emulator {
 export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulator> {
   const requestTimeout = opts.requestTimeoutMs ?? 30_000;
   const app = Fastify({
-    logger: opts.logLevel === false ? false : { level: opts.logLevel ?? 'warn', ...(opts.logStream ? { stream: opts.logStream } : {}) },
+    logger:
+      opts.logLevel === false
+        ? false
+        : { level: opts.logLevel ?? 'warn', ...(opts.logStream ? { stream: opts.logStream } : {}) },
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 2 * 1024 * 1024,
     // A client that sends its request slowly, or half of it, holds a connection: not for long.
@@ -124,7 +127,12 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
     sleep: opts.sleep ?? realSleep,
     account: { login: opts.login ?? DEFAULT_LOGIN, password: opts.password ?? DEFAULT_PASSWORD },
     sms: { ...DEFAULT_SMS_SETTINGS, ...opts.sms },
-    calls: { realtime: opts.realtime ?? false, replyTimeoutMs: opts.replyTimeoutMs ?? 5000, maxCommands: opts.maxCommands ?? 500, maxLiveCalls: opts.maxLiveCalls ?? DEFAULT_MAX_LIVE_CALLS },
+    calls: {
+      realtime: opts.realtime ?? false,
+      replyTimeoutMs: opts.replyTimeoutMs ?? 5000,
+      maxCommands: opts.maxCommands ?? 500,
+      maxLiveCalls: opts.maxLiveCalls ?? DEFAULT_MAX_LIVE_CALLS,
+    },
     smsFailures: new Map(),
     live: new Map(),
     background: new Set(),
@@ -136,7 +144,11 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
   const json = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    if (jsonTooDeep(body as string)) return done(Object.assign(new Error(`the body is ${TOO_DEEP}`), { statusCode: 400, code: 'EMU_TOO_DEEP' }), undefined);
+    if (jsonTooDeep(body as string))
+      return done(
+        Object.assign(new Error(`the body is ${TOO_DEEP}`), { statusCode: 400, code: 'EMU_TOO_DEEP' }),
+        undefined,
+      );
     json(req, body as string, done);
   });
 
@@ -154,7 +166,14 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
     },
     docs: 'docs/emulator.md',
   }));
-  app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: { code: 'NOT_FOUND', message: `no endpoint ${req.method} ${req.url.split('?')[0]}: see GET / for the emulator's endpoints` } }));
+  app.setNotFoundHandler((req, reply) =>
+    reply.code(404).send({
+      error: {
+        code: 'NOT_FOUND',
+        message: `no endpoint ${req.method} ${req.url.split('?')[0]}: see GET / for the emulator's endpoints`,
+      },
+    }),
+  );
   await app.ready();
 
   return {
@@ -176,7 +195,10 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
   };
 }
 
-/** The subscriptions given at start: each receiver gets every event type, with its secret (checked: a bad one is an error). */
+/**
+ * The subscriptions given at start: each receiver gets every event type, with its secret (checked: a bad one is an
+ * error).
+ */
 function configuredHooks(list: { endpoint: string; secret?: string }[], now: number): HookRecord[] {
   const out: HookRecord[] = [];
   for (const w of list) {
@@ -186,7 +208,19 @@ function configuredHooks(list: { endpoint: string; secret?: string }[], now: num
       if (bad) throw new Error(`the webhook secret ${bad}`);
     }
     for (const type of HOOK_TYPES) {
-      const hook = newHook(`CONF${String(out.length).padStart(4, '0')}`, { type, endpoint: w.endpoint, options: { format: 'JSON', hmac_algo: 'SHA256', ...(w.secret !== undefined ? { hmac_secret: w.secret } : {}) } }, now);
+      const hook = newHook(
+        `CONF${String(out.length).padStart(4, '0')}`,
+        {
+          type,
+          endpoint: w.endpoint,
+          options: {
+            format: 'JSON',
+            hmac_algo: 'SHA256',
+            ...(w.secret !== undefined ? { hmac_secret: w.secret } : {}),
+          },
+        },
+        now,
+      );
       out.push({ ...hook, configured: true });
     }
   }

@@ -21,7 +21,14 @@ import { errorWayLimits } from '../flow/budget.js';
 import { addLog, FRESH, newRun, type Abort, type Ctx, type Run } from './behaviour.js';
 import { metaOf, type CompiledFlow } from './compile.js';
 import type { FlowSnapshot, Persisted } from './machine.js';
-import { DEFAULT_MAX_LOGIC_STEPS, type Effect, type EffectResult, type EngineOptions, type LogEntry, type Outcome } from './outcome.js';
+import {
+  DEFAULT_MAX_LOGIC_STEPS,
+  type Effect,
+  type EffectResult,
+  type EngineOptions,
+  type LogEntry,
+  type Outcome,
+} from './outcome.js';
 import type { Params } from './params.js';
 import { frozenParams, serializeReply } from './serialize.js';
 import type { CallState, CallSummary } from './types.js';
@@ -45,7 +52,12 @@ export function isSayState(s: string): boolean {
   return s.endsWith('@say');
 }
 
-export function advance(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, opts: EngineOptions): Outcome {
+export function advance(
+  flow: CompiledFlow,
+  prior: CallState | undefined,
+  req: RtRequest,
+  opts: EngineOptions,
+): Outcome {
   return guarded(prior, req, () => step(flow, prior, req, opts));
 }
 
@@ -61,7 +73,14 @@ function guarded(prior: CallState | undefined, req: RtRequest, fn: () => Outcome
       reply,
       replyJson: serializeReply(reply),
       state: null,
-      log: [{ level: 'error', code: 'ENGINE_INTERNAL', msg: err instanceof Error ? err.message : String(err), stack: err instanceof Error ? err.stack : undefined }],
+      log: [
+        {
+          level: 'error',
+          code: 'ENGINE_INTERNAL',
+          msg: err instanceof Error ? err.message : String(err),
+          stack: err instanceof Error ? err.stack : undefined,
+        },
+      ],
     };
   }
 }
@@ -84,7 +103,12 @@ function summaryOf(prior: CallState, req: RtRequest, opts: EngineOptions, vars: 
 }
 
 /** Answer hangup and forget the call. */
-function dropWithHangup(req: RtRequest, commandId: number, log: LogEntry[] | undefined, summary?: CallSummary): Outcome {
+function dropWithHangup(
+  req: RtRequest,
+  commandId: number,
+  log: LogEntry[] | undefined,
+  summary?: CallSummary,
+): Outcome {
   const reply = response('hangup', {}, commandId, req);
   const out: Outcome = { kind: 'reply', reply, replyJson: serializeReply(reply), state: null };
   if (summary) out.summary = summary;
@@ -113,15 +137,28 @@ function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, 
       case 'reject':
         return { kind: 'rejected', code: 'UNKNOWN_CALL', message: msg };
       case 'hangup':
-        return dropWithHangup(req, req.command_id + 1, [{ level: 'warn', code: 'UNKNOWN_CALL', msg: `${msg}: hanging up` }]);
+        return dropWithHangup(req, req.command_id + 1, [
+          { level: 'warn', code: 'UNKNOWN_CALL', msg: `${msg}: hanging up` },
+        ]);
       case 'restart':
-        return start(flow, req, opts, req.command_id, { level: 'warn', code: 'UNKNOWN_CALL', msg: `${msg}: restarting the flow` });
+        return start(flow, req, opts, req.command_id, {
+          level: 'warn',
+          code: 'UNKNOWN_CALL',
+          msg: `${msg}: restarting the flow`,
+        });
     }
   }
 
   if (prior.version !== flow.version || prior.flow !== flow.name) {
-    const msg = `call ${req.callid} runs ${prior.flow}@${prior.version}, the engine was given ${flow.name}@${flow.version}`;
-    if (terminal) return dropWithHangup(req, prior.commandId + 1, [{ level: 'error', code: 'FLOW_VERSION_MISMATCH', msg }], summaryOf(prior, req, opts, prior.vars));
+    const msg =
+      `call ${req.callid} runs ${prior.flow}@${prior.version}, the engine was ` + `given ${flow.name}@${flow.version}`;
+    if (terminal)
+      return dropWithHangup(
+        req,
+        prior.commandId + 1,
+        [{ level: 'error', code: 'FLOW_VERSION_MISMATCH', msg }],
+        summaryOf(prior, req, opts, prior.vars),
+      );
     return { kind: 'rejected', code: 'FLOW_VERSION_MISMATCH', message: msg };
   }
 
@@ -133,7 +170,8 @@ function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, 
     return {
       kind: 'stale',
       message: ahead
-        ? `command_id ${req.command_id} is ahead of the call's latest command ${prior.commandId}: no such command was sent`
+        ? `command_id ${req.command_id} is ahead of the call's latest command ${prior.commandId}: no such ` +
+          `command was sent`
         : `command_id ${req.command_id} is stale: the call's latest command is ${prior.commandId}`,
       latest: prior.commandId,
     };
@@ -142,7 +180,9 @@ function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, 
   if (req.command !== sent) {
     return {
       kind: 'stale',
-      message: `the request reports command "${req.command}" #${req.command_id}, but command #${prior.commandId} of this call is "${sent}"`,
+      message:
+        `the request reports command "${req.command}" #${req.command_id}, but command #${prior.commandId} of ` +
+        `this call is "${sent}"`,
       latest: prior.commandId,
     };
   }
@@ -151,13 +191,28 @@ function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, 
   const p = persisted(prior);
   if (prior.done) {
     // We already hung up: say it again.
-    return finish(flow, rt, p, { command: 'hangup', params: HANGUP_PARAMS, state: prior.s, step: prior.step, done: true }, prior.commandId, prior.started, prior.commands);
+    return finish(
+      flow,
+      rt,
+      p,
+      { command: 'hangup', params: HANGUP_PARAMS, state: prior.s, step: prior.step, done: true },
+      prior.commandId,
+      prior.started,
+      prior.commands,
+    );
   }
   let snap: FlowSnapshot;
   try {
     snap = flow.machine.restore(prior.s, p, rt);
   } catch {
-    const log: LogEntry[] = [{ level: 'error', code: 'STATE_INVALID', msg: `the call is at "${prior.s}", not a state of ${flow.name}`, step: prior.step }];
+    const log: LogEntry[] = [
+      {
+        level: 'error',
+        code: 'STATE_INVALID',
+        msg: `the call is at "${prior.s}", not a state of ${flow.name}`,
+        step: prior.step,
+      },
+    ];
     return dropWithHangup(req, prior.commandId + 1, log, summaryOf(prior, req, opts, prior.vars));
   }
   snap = flow.machine.send(snap, resultEvent(req.command_result, req.command_error));
@@ -169,7 +224,14 @@ function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, 
 }
 
 function runOf(flow: CompiledFlow, req: RtRequest, opts: EngineOptions, last: string): Run {
-  const rt = newRun(req, opts.maxLogicSteps ?? DEFAULT_MAX_LOGIC_STEPS, last, opts.hooks, opts.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES, opts.evalLimits);
+  const rt = newRun(
+    req,
+    opts.maxLogicSteps ?? DEFAULT_MAX_LOGIC_STEPS,
+    last,
+    opts.hooks,
+    opts.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES,
+    opts.evalLimits,
+  );
   if (flow.tables.ext) {
     rt.ext = flow.tables.ext;
     rt.extRun = { now: opts.now };
@@ -181,7 +243,8 @@ function runOf(flow: CompiledFlow, req: RtRequest, opts: EngineOptions, last: st
 /** What the request went over, if anything: a bound hit on the way (rt.abort), or the stored state over the cap. */
 function overBound(rt: Run, out: Outcome): Abort | undefined {
   if (rt.abort) return rt.abort;
-  if (out.kind === 'reply' && out.stateJson !== undefined && textOver(out.stateJson, rt.maxState)) return { code: 'STATE_TOO_LARGE', step: rt.last, what: 'the call state' };
+  if (out.kind === 'reply' && out.stateJson !== undefined && textOver(out.stateJson, rt.maxState))
+    return { code: 'STATE_TOO_LARGE', step: rt.last, what: 'the call state' };
   return undefined;
 }
 
@@ -192,7 +255,9 @@ function keptLog(rt: Run, bound: Abort): LogEntry[] {
 
 /** The log line of a bound gone over. */
 function boundText(a: Abort, rt: Run): string {
-  return a.code === 'STATE_TOO_LARGE' ? `went over the call state cap of ${rt.maxState} bytes` : `went over the request's evaluation budget (${rt.budget.spent ?? 'spent'})`;
+  return a.code === 'STATE_TOO_LARGE'
+    ? `went over the call state cap of ${rt.maxState} bytes`
+    : `went over the request's evaluation budget (${rt.budget.spent ?? 'spent'})`;
 }
 
 /**
@@ -202,18 +267,43 @@ function boundText(a: Abort, rt: Run): string {
  * handlers.error, else the flow ends), from the state before the request, with a quarter
  * of a request's evaluation budget. If that way goes over a bound too, the call is hung up and dropped.
  */
-function overflowed(flow: CompiledFlow, prior: CallState, req: RtRequest, opts: EngineOptions, first: Run, bound: Abort): Outcome {
+function overflowed(
+  flow: CompiledFlow,
+  prior: CallState,
+  req: RtRequest,
+  opts: EngineOptions,
+  first: Run,
+  bound: Abort,
+): Outcome {
   // The error way gets a quarter of a request's evaluation budget: both together stay bounded.
   const rt = runOf(flow, req, { ...opts, evalLimits: errorWayLimits(opts.evalLimits) }, prior.step);
   const what = bound.what === 'the call state' ? bound.what : `${bound.what} at ${bound.step}`;
-  rt.log = [...keptLog(first, bound), { level: 'error', code: bound.code, msg: `${what} ${boundText(bound, first)}: this request's changes are dropped and ${prior.step} takes its error branch (${bound.code})`, step: prior.step }];
+  rt.log = [
+    ...keptLog(first, bound),
+    {
+      level: 'error',
+      code: bound.code,
+      msg:
+        `${what} ${boundText(bound, first)}: this request's changes are dropped and ${prior.step} takes its ` +
+        `error branch (${bound.code})`,
+      step: prior.step,
+    },
+  ];
   let snap: FlowSnapshot = flow.machine.restore(prior.s, persisted(prior), rt);
   snap = flow.machine.send(snap, resultEvent('', bound.code));
   return settle(flow, rt, snap, prior, (e, ctx) => {
     const out = finish(flow, rt, ctx, e, prior.commandId, prior.started, prior.commands);
     const again = overBound(rt, out);
     if (!again) return out;
-    const log: LogEntry[] = [...(rt.log ?? []), { level: 'error', code: again.code, msg: `the error branch ${boundText(again, rt)} too: hanging up`, step: rt.last }];
+    const log: LogEntry[] = [
+      ...(rt.log ?? []),
+      {
+        level: 'error',
+        code: again.code,
+        msg: `the error branch ${boundText(again, rt)} too: hanging up`,
+        step: rt.last,
+      },
+    ];
     return dropWithHangup(req, prior.commandId + 1, log, summaryOf(prior, req, opts, prior.vars));
   });
 }
@@ -234,7 +324,13 @@ interface Emit {
  * state emits. An effect suspends the request; its `resume` sends the effect's result
  * to the machine and settles again (through further effects, if any) to the same `tail`.
  */
-function settle(flow: CompiledFlow, rt: Run, snap: FlowSnapshot, prior: CallState | undefined, tail: (e: Emit, ctx: Ctx) => Outcome): Outcome {
+function settle(
+  flow: CompiledFlow,
+  rt: Run,
+  snap: FlowSnapshot,
+  prior: CallState | undefined,
+  tail: (e: Emit, ctx: Ctx) => Outcome,
+): Outcome {
   const state = flow.machine.stateOf(snap);
   const ctx = snap.context as Ctx;
   const meta = metaOf(flow, state);
@@ -246,15 +342,32 @@ function settle(flow: CompiledFlow, rt: Run, snap: FlowSnapshot, prior: CallStat
     // A request going over a bound is redone from the prior state: its effects must not happen.
     if (rt.abort) return end();
     if (rt.i >= rt.max) {
-      addLog(rt, { level: 'error', code: 'ITERATION_LIMIT', msg: `${rt.max} logic steps and effects ran without a command (at ${meta.step}); hanging up`, step: meta.step });
+      addLog(rt, {
+        level: 'error',
+        code: 'ITERATION_LIMIT',
+        msg: `${rt.max} logic steps and effects ran without a command (at ${meta.step}); hanging up`,
+        step: meta.step,
+      });
       return end();
     }
     rt.i++;
     let resumed = false;
     const effect: Effect =
       out.command === 'http'
-        ? { kind: 'http', step: out.step, callid: rt.req.callid, params: out.params as Record<string, unknown>, filler: ctx.h !== 1 && flow.config.states[`${out.step}@filler`] !== undefined, wait: state.endsWith('@wait') }
-        : { kind: 'sms', step: out.step, callid: rt.req.callid, params: out.params as Record<string, string | boolean> };
+        ? {
+            kind: 'http',
+            step: out.step,
+            callid: rt.req.callid,
+            params: out.params as Record<string, unknown>,
+            filler: ctx.h !== 1 && flow.config.states[`${out.step}@filler`] !== undefined,
+            wait: state.endsWith('@wait'),
+          }
+        : {
+            kind: 'sms',
+            step: out.step,
+            callid: rt.req.callid,
+            params: out.params as Record<string, string | boolean>,
+          };
     return {
       kind: 'effect',
       effect,
@@ -266,9 +379,20 @@ function settle(flow: CompiledFlow, rt: Run, snap: FlowSnapshot, prior: CallStat
             rt.out = undefined;
             return settle(flow, rt, flow.machine.send(snap, { type: EV_PENDING }), prior, tail);
           }
-          if (!res.ok) addLog(rt, { level: 'warn', code: 'EFFECT_FAILED', msg: `${out.command} at ${out.step} failed: ${res.error}${res.message ? ` (${res.message})` : ''}`, step: out.step });
+          if (!res.ok)
+            addLog(rt, {
+              level: 'warn',
+              code: 'EFFECT_FAILED',
+              msg: `${out.command} at ${out.step} failed: ${res.error}${res.message ? ` (${res.message})` : ''}`,
+              step: out.step,
+            });
           rt.out = undefined;
-          const next = flow.machine.send(snap, res.ok ? { ...resultEvent(res.value, ''), ...(res.data !== undefined ? { data: res.data } : {}) } : resultEvent('', res.error));
+          const next = flow.machine.send(
+            snap,
+            res.ok
+              ? { ...resultEvent(res.value, ''), ...(res.data !== undefined ? { data: res.data } : {}) }
+              : resultEvent('', res.error),
+          );
           return settle(flow, rt, next, prior, tail);
         });
       },
@@ -276,7 +400,12 @@ function settle(flow: CompiledFlow, rt: Run, snap: FlowSnapshot, prior: CallStat
   }
   if (ctx.h === 1) {
     const what = meta.kind === 'say' ? `a say at ${out.step}` : `command step ${out.step} (${out.command})`;
-    addLog(rt, { level: 'warn', code: 'HANDLER_COMMAND', msg: `the hangup handler reached ${what}; not issued`, step: out.step });
+    addLog(rt, {
+      level: 'warn',
+      code: 'HANDLER_COMMAND',
+      msg: `the hangup handler reached ${what}; not issued`,
+      step: out.step,
+    });
     return end();
   }
   const e: Emit = { command: out.command as CommandName, params: out.params, state, step: out.step };
@@ -306,7 +435,13 @@ export function replyCommand(head: string): string {
   return head.slice(12, head.indexOf('"', 12));
 }
 
-function start(flow: CompiledFlow, req: RtRequest, opts: EngineOptions, base: number, warn: LogEntry | undefined): Outcome {
+function start(
+  flow: CompiledFlow,
+  req: RtRequest,
+  opts: EngineOptions,
+  base: number,
+  warn: LogEntry | undefined,
+): Outcome {
   const rt = runOf(flow, req, opts, flow.model.start);
   if (warn) rt.log = [warn];
   const vars = opts.vars ? Object.assign({}, flow.tables.initialVars, opts.vars) : flow.tables.initialVars;
@@ -315,12 +450,28 @@ function start(flow: CompiledFlow, req: RtRequest, opts: EngineOptions, base: nu
     const out = finish(flow, rt, ctx, e, base, opts.now, 0);
     const bound = overBound(rt, out);
     if (!bound) return out;
-    const log: LogEntry[] = [...keptLog(rt, bound), { level: 'error', code: bound.code, msg: `the call's first steps ${boundText(bound, rt)}: hanging up`, step: rt.last }];
+    const log: LogEntry[] = [
+      ...keptLog(rt, bound),
+      {
+        level: 'error',
+        code: bound.code,
+        msg: `the call's first steps ${boundText(bound, rt)}: hanging up`,
+        step: rt.last,
+      },
+    ];
     return dropWithHangup(req, base + 1, log);
   });
 }
 
-function finish(flow: CompiledFlow, rt: Run, ctx: Persisted, emit: Emit, base: number, started: number, commands: number): Outcome {
+function finish(
+  flow: CompiledFlow,
+  rt: Run,
+  ctx: Persisted,
+  emit: Emit,
+  base: number,
+  started: number,
+  commands: number,
+): Outcome {
   const reply = response(emit.command, emit.params, base + 1, rt.req);
   const replyJson = serializeReply(reply);
   const state: CallState = {
@@ -355,12 +506,25 @@ function hasKeys(o: object): boolean {
 
 function hangupHandler(flow: CompiledFlow, prior: CallState, req: RtRequest, opts: EngineOptions): Outcome {
   const rt = runOf(flow, req, opts, prior.step);
-  const done = (ctx: Ctx): Outcome => dropWithHangup(req, prior.commandId + 1, rt.log, summaryOf(prior, req, opts, ctx.vars));
+  const done = (ctx: Ctx): Outcome =>
+    dropWithHangup(req, prior.commandId + 1, rt.log, summaryOf(prior, req, opts, ctx.vars));
   let snap: FlowSnapshot;
   try {
     snap = flow.machine.restore(prior.s, persisted(prior), rt);
   } catch {
-    return dropWithHangup(req, prior.commandId + 1, [{ level: 'error', code: 'STATE_INVALID', msg: `the call is at "${prior.s}", not a state of ${flow.name}`, step: prior.step }], summaryOf(prior, req, opts, prior.vars));
+    return dropWithHangup(
+      req,
+      prior.commandId + 1,
+      [
+        {
+          level: 'error',
+          code: 'STATE_INVALID',
+          msg: `the call is at "${prior.s}", not a state of ${flow.name}`,
+          step: prior.step,
+        },
+      ],
+      summaryOf(prior, req, opts, prior.vars),
+    );
   }
   snap = flow.machine.send(snap, { type: EV_CALL_END, result: req.command_result, error: req.command_error });
   return settle(flow, rt, snap, prior, (_e, ctx) => done(ctx));

@@ -52,7 +52,10 @@ export interface Run {
   hooks: RunHooks | undefined;
   /** The cap on the call's stored state, in bytes (a `set` value over it is refused). */
   maxState: number;
-  /** Set when this request went over a bound: advance then redoes it from the prior state, the step taking its error way with `code`. */
+  /**
+   * Set when this request went over a bound: advance then redoes it from the prior state, the step taking its error way
+   * with `code`.
+   */
   abort?: Abort;
   /** What the request's templates and expressions may still spend. */
   budget: EvalBudget;
@@ -101,8 +104,26 @@ export interface Ev {
 
 export const FRESH: StepCounters = Object.freeze({ n: 1, r: Object.freeze({}) }) as StepCounters;
 
-export function newRun(req: RtRequest, max: number, last: string, hooks: RunHooks | undefined, maxState = DEFAULT_MAX_STATE_BYTES, limits?: EvalLimits): Run {
-  return { req, i: 0, max, scope: undefined, log: undefined, out: undefined, last, hooks, maxState, budget: new EvalBudget(limits) };
+export function newRun(
+  req: RtRequest,
+  max: number,
+  last: string,
+  hooks: RunHooks | undefined,
+  maxState = DEFAULT_MAX_STATE_BYTES,
+  limits?: EvalLimits,
+): Run {
+  return {
+    req,
+    i: 0,
+    max,
+    scope: undefined,
+    log: undefined,
+    out: undefined,
+    last,
+    hooks,
+    maxState,
+    budget: new EvalBudget(limits),
+  };
 }
 
 /**
@@ -147,7 +168,13 @@ export function scopeOf(ctx: Ctx): Scope {
     s.error = ctx.err;
   }
   // inside a module, the language is still the served flow's: its variable is read in the outermost frame's vars
-  if (ctx.rt.ext?.language) s.call.language = languageOf(ctx.rt.ext, ctx.rt.extRun!, ctx.f && ctx.f.length > 0 ? ctx.f[0]!.v : ctx.vars, ctx.rt.req.cli_number);
+  if (ctx.rt.ext?.language)
+    s.call.language = languageOf(
+      ctx.rt.ext,
+      ctx.rt.extRun!,
+      ctx.f && ctx.f.length > 0 ? ctx.f[0]!.v : ctx.vars,
+      ctx.rt.req.cli_number,
+    );
   return s;
 }
 
@@ -181,7 +208,12 @@ export function behaviour(t: FlowTables) {
       return !test(when, scope);
     } catch (err) {
       if (limitHit(ctx.rt, err, step, `valid ${when}`)) return false;
-      addLog(ctx.rt, { level: 'warn', code: 'RUNTIME_CONDITION', msg: `valid ${when} at ${step}: ${message(err)} (the input is rejected)`, step });
+      addLog(ctx.rt, {
+        level: 'warn',
+        code: 'RUNTIME_CONDITION',
+        msg: `valid ${when} at ${step}: ${message(err)} (the input is rejected)`,
+        step,
+      });
       return true;
     } finally {
       scope.result = result;
@@ -195,7 +227,20 @@ export function behaviour(t: FlowTables) {
        * With `invalid` (a step id): the result is not in `skip` and fails the step's `valid:` condition.
        * With `err`: the command failed with that error; with `ok`: an http lookup's 2xx status.
        */
-      match(ctx: Ctx, ev: Ev, p: { exact?: string; re?: string; key?: string; max?: number; invalid?: string; skip?: string[]; ok?: boolean; err?: string }): boolean {
+      match(
+        ctx: Ctx,
+        ev: Ev,
+        p: {
+          exact?: string;
+          re?: string;
+          key?: string;
+          max?: number;
+          invalid?: string;
+          skip?: string[];
+          ok?: boolean;
+          err?: string;
+        },
+      ): boolean {
         const r = ev.result ?? '';
         if (p.invalid !== undefined) {
           if (p.skip?.includes(r) || !rejects(ctx, p.invalid, r)) return false;
@@ -209,7 +254,10 @@ export function behaviour(t: FlowTables) {
           const re = regexOf(p.re);
           // a match costs the result's length times the pattern's size: charged to the request's budget first
           try {
-            ctx.rt.budget.spend(matchCost(re, r), `the result pattern ${p.key ?? p.re} on ${r.length.toLocaleString('en-US')} characters`);
+            ctx.rt.budget.spend(
+              matchCost(re, r),
+              `the result pattern ${p.key ?? p.re} on ${r.length.toLocaleString('en-US')} characters`,
+            );
           } catch (err) {
             if (limitHit(ctx.rt, err, ctx.rt.last, `result key ${p.key ?? p.re}`)) return false;
             throw err;
@@ -234,7 +282,12 @@ export function behaviour(t: FlowTables) {
           return test(when, scopeOf(ctx));
         } catch (err) {
           if (limitHit(ctx.rt, err, p.step, `when ${when}`)) return false;
-          addLog(ctx.rt, { level: 'warn', code: 'RUNTIME_CONDITION', msg: `${when} at ${p.step}: ${message(err)} (counted as false)`, step: p.step });
+          addLog(ctx.rt, {
+            level: 'warn',
+            code: 'RUNTIME_CONDITION',
+            msg: `${when} at ${p.step}: ${message(err)} (counted as false)`,
+            step: p.step,
+          });
           return false;
         }
       },
@@ -242,13 +295,26 @@ export function behaviour(t: FlowTables) {
     /** Context updates (xstate `assign`). */
     assigns: {
       /** A transition's context update in one: see `take` in src/flow/machine-config.ts. */
-      take(ctx: Ctx, ev: Ev, p: { result?: boolean; save?: string; pick?: [string, number]; retry?: string; fresh?: string | true; handler?: boolean; filler?: 1 | 'next' }): Partial<Ctx> {
+      take(
+        ctx: Ctx,
+        ev: Ev,
+        p: {
+          result?: boolean;
+          save?: string;
+          pick?: [string, number];
+          retry?: string;
+          fresh?: string | true;
+          handler?: boolean;
+          filler?: 1 | 'next';
+        },
+      ): Partial<Ctx> {
         const u: Partial<Ctx> = {};
         if (p.result) {
           u.res = ev.result ?? '';
           u.err = ev.error ?? '';
         }
-        if (p.save !== undefined) u.vars = Object.assign({}, ctx.vars, { [p.save]: ev.data !== undefined ? ev.data : (ev.result ?? '') });
+        if (p.save !== undefined)
+          u.vars = Object.assign({}, ctx.vars, { [p.save]: ev.data !== undefined ? ev.data : (ev.result ?? '') });
         // the filler's escalation index (no say is outstanding while a lookup runs)
         if (p.filler !== undefined) u.k = p.filler === 1 ? 1 : ctx.k + 1;
         if (p.pick) u.sy = p.pick;
@@ -283,11 +349,23 @@ export function behaviour(t: FlowTables) {
         const view: Ctx = { ...ctx, vars };
         for (const a of t.sets.get(p.step) ?? []) {
           try {
-            const v = a.kind === 'expr' ? evaluate(a.expr, scopeOf(view)) : a.value.c ? a.value.v : a.value.f(() => scopeOf(view));
+            const v =
+              a.kind === 'expr'
+                ? evaluate(a.expr, scopeOf(view))
+                : a.value.c
+                  ? a.value.v
+                  : a.value.f(() => scopeOf(view));
             // A value over the state cap is refused here, before a chain of steps can grow it further.
             const size = jsonSize(v, rt.maxState);
             if (size > rt.maxState) {
-              addLog(rt, { level: 'error', code: 'STATE_TOO_LARGE', msg: `set ${a.name} at ${p.step}: the value is over the call state cap of ${rt.maxState} bytes; not assigned`, step: p.step });
+              addLog(rt, {
+                level: 'error',
+                code: 'STATE_TOO_LARGE',
+                msg:
+                  `set ${a.name} at ${p.step}: the value is over the call state cap of ${rt.maxState} bytes; ` +
+                  `not assigned`,
+                step: p.step,
+              });
               rt.abort ??= { code: 'STATE_TOO_LARGE', step: p.step, what: `set ${a.name}`, logAt: rt.log!.length };
               continue;
             }
@@ -295,7 +373,12 @@ export function behaviour(t: FlowTables) {
           } catch (err) {
             if (limitHit(rt, err, p.step, `set ${a.name}`)) continue;
             const what = a.kind === 'expr' ? `set ${a.name} = ${a.expr}` : `set ${a.name}`;
-            addLog(rt, { level: 'warn', code: a.kind === 'expr' ? 'RUNTIME_EXPRESSION' : 'RUNTIME_TEMPLATE', msg: `${what} at ${p.step}: ${message(err)}`, step: p.step });
+            addLog(rt, {
+              level: 'warn',
+              code: a.kind === 'expr' ? 'RUNTIME_EXPRESSION' : 'RUNTIME_TEMPLATE',
+              msg: `${what} at ${p.step}: ${message(err)}`,
+              step: p.step,
+            });
           }
         }
         return { vars };
@@ -313,19 +396,34 @@ export function behaviour(t: FlowTables) {
         const cmd = t.command(p.step);
         if (!cmd) throw new Error(`no command step "${p.step}"`);
         try {
-          const scope = cmd.secrets ? () => Object.assign({}, scopeOf(ctx), { secrets: cmd.secrets!(rt.secret) }) : () => scopeOf(ctx);
+          const scope = cmd.secrets
+            ? () => Object.assign({}, scopeOf(ctx), { secrets: cmd.secrets!(rt.secret) })
+            : () => scopeOf(ctx);
           rt.out = { state, step: p.step, command: cmd.command, params: cmd.builder.build(scope, ctx.c.n) };
           return true;
         } catch (err) {
           rt.i++;
           if (limitHit(rt, err, p.step, cmd.command)) return false;
           const f = err instanceof ParamFailure ? err : undefined;
-          if (f?.code === 'RUNTIME_TEMPLATE') addLog(rt, { level: 'warn', code: 'RUNTIME_TEMPLATE', msg: `${cmd.command} at ${p.step}: ${f.message}`, step: p.step });
-          addLog(rt, { level: 'warn', code: 'RUNTIME_PARAM', msg: `${cmd.command} at ${p.step}: ${message(err)}; taking the error branch (INVALID_PARAM)`, step: p.step });
+          if (f?.code === 'RUNTIME_TEMPLATE')
+            addLog(rt, {
+              level: 'warn',
+              code: 'RUNTIME_TEMPLATE',
+              msg: `${cmd.command} at ${p.step}: ${f.message}`,
+              step: p.step,
+            });
+          addLog(rt, {
+            level: 'warn',
+            code: 'RUNTIME_PARAM',
+            msg: `${cmd.command} at ${p.step}: ${message(err)}; taking the error branch (INVALID_PARAM)`,
+            step: p.step,
+          });
           return false;
         }
       },
-      /** The filler of an http step whose lookup runs on: the k-th entry; one that fails to render is a 1-second wait. */
+      /**
+       * The filler of an http step whose lookup runs on: the k-th entry; one that fails to render is a 1-second wait.
+       */
       filler(ctx: Ctx, state: string, step: string): boolean {
         const rt = ctx.rt;
         const f = t.command(step)?.filler;
@@ -333,7 +431,13 @@ export function behaviour(t: FlowTables) {
         try {
           rt.out = { state, step, ...f(() => scopeOf(ctx), ctx.k) };
         } catch (err) {
-          if (!limitHit(rt, err, step, 'filler')) addLog(rt, { level: 'warn', code: 'RUNTIME_PARAM', msg: `filler at ${step}: ${message(err)}; waiting 1 s instead`, step });
+          if (!limitHit(rt, err, step, 'filler'))
+            addLog(rt, {
+              level: 'warn',
+              code: 'RUNTIME_PARAM',
+              msg: `filler at ${step}: ${message(err)}; waiting 1 s instead`,
+              step,
+            });
           rt.out = { state, step, command: 'wait', params: { wait: 1 } };
         }
         return true;
@@ -350,7 +454,12 @@ export function behaviour(t: FlowTables) {
           rt.i++;
           if (limitHit(rt, err, step, 'say')) return false;
           const f = err instanceof ParamFailure ? err : undefined;
-          addLog(rt, { level: 'warn', code: f?.code ?? 'RUNTIME_PARAM', msg: `say at ${step} skipped: ${message(err)}`, step });
+          addLog(rt, {
+            level: 'warn',
+            code: f?.code ?? 'RUNTIME_PARAM',
+            msg: `say at ${step} skipped: ${message(err)}`,
+            step,
+          });
           return false;
         }
       },
@@ -369,16 +478,31 @@ export function behaviour(t: FlowTables) {
         if (took) for (const k of p.keys) took(k);
       },
       limit(ctx: Ctx): void {
-        addLog(ctx.rt, { level: 'error', code: 'ITERATION_LIMIT', msg: `${ctx.rt.max} logic steps ran without a command (after ${ctx.rt.last}); hanging up`, step: ctx.rt.last });
+        addLog(ctx.rt, {
+          level: 'error',
+          code: 'ITERATION_LIMIT',
+          msg: `${ctx.rt.max} logic steps ran without a command (after ${ctx.rt.last}); hanging up`,
+          step: ctx.rt.last,
+        });
       },
       /** A result or error with no branch at the step the call is at (`rt.last`): the flow ends. */
       unhandled(ctx: Ctx, ev: Ev): void {
         const step = ctx.rt.last;
         const cmd = t.command(step)?.command ?? 'command';
         if (ev.type === 'result') {
-          addLog(ctx.rt, { level: 'info', code: 'UNHANDLED_RESULT_AT_RUNTIME', msg: `result "${ev.result ?? ''}" of ${cmd} at ${step} has no branch: end of flow`, step });
+          addLog(ctx.rt, {
+            level: 'info',
+            code: 'UNHANDLED_RESULT_AT_RUNTIME',
+            msg: `result "${ev.result ?? ''}" of ${cmd} at ${step} has no branch: end of flow`,
+            step,
+          });
         } else {
-          addLog(ctx.rt, { level: 'info', code: 'UNHANDLED_ERROR_AT_RUNTIME', msg: `${cmd} failed at ${step} (${ev.error ?? ctx.err}) and no error branch applies: hanging up`, step });
+          addLog(ctx.rt, {
+            level: 'info',
+            code: 'UNHANDLED_ERROR_AT_RUNTIME',
+            msg: `${cmd} failed at ${step} (${ev.error ?? ctx.err}) and no error branch applies: hanging up`,
+            step,
+          });
         }
       },
     },

@@ -50,7 +50,8 @@ export const DEFAULT_MAX_LIVE_CALLS = 50_000;
 /** How long ended calls are remembered by default: 10 minutes. */
 export const DEFAULT_ENDED_TTL_MS = 10 * 60 * 1000;
 
-export type Answer = { status: 200; body: string; late?: boolean } | { status: 404 | 409 | 500 | 503; code: string; message: string };
+export type Answer =
+  { status: 200; body: string; late?: boolean } | { status: 404 | 409 | 500 | 503; code: string; message: string };
 
 export interface CallLogger {
   info(obj: object, msg: string): void;
@@ -66,7 +67,10 @@ export interface SnapshotStore {
   /** Compare-and-set on the revision; the new revision, or undefined when it had changed. */
   commit(callid: string, rev: number | undefined, value: string, ttlMs: number): Promise<number | undefined>;
   setAside(callid: string, aside: string, ttlMs: number): Promise<void>;
-  /** Each call's committed revision (undefined: none): a shared store has it, to check the live calls idle here (src/engine/live-check.ts). */
+  /**
+   * Each call's committed revision (undefined: none): a shared store has it, to check the live calls idle here
+   * (src/engine/live-check.ts).
+   */
   revisions?(callids: readonly string[]): Promise<(number | undefined)[]>;
 }
 
@@ -121,7 +125,8 @@ interface RouteTables {
 }
 
 function routeTables(r: Routes): RouteTables {
-  const table = (o: Record<string, string> | undefined) => new Map(Object.entries(o ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  const table = (o: Record<string, string> | undefined) =>
+    new Map(Object.entries(o ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'));
   return { apps: table(r.apps), numbers: table(r.numbers), default: r.default };
 }
 
@@ -158,14 +163,21 @@ export interface CallOptions {
   maxLiveCalls?: number;
   /** How often calls idle past callTtlMs leave the live-call bookkeeping (default: min(callTtlMs, 60 s)). */
   liveSweepMs?: number;
-  /** With a store shared by several processes (and its `revisions`): how often the calls idle here that long are checked against it, and leave when answered or ended elsewhere (src/engine/live-check.ts). Absent: no check (one process sees every request). */
+  /**
+   * With a store shared by several processes (and its `revisions`): how often the calls idle here that long are checked
+   * against it, and leave when answered or ended elsewhere (src/engine/live-check.ts). Absent: no check (one process
+   * sees every request).
+   */
   liveCheckMs?: number;
   unknownCall: EngineOptions['unknownCall'];
   routes: Routes;
   /** The rt_media played when a step misses the deadline; without it, a 1-second `wait`. */
   fallback?: string;
   recorder?: CallObserver;
-  /** Seals sensitive values in the stored state and asides (CALLSCRIPT_SENSITIVE_KEY); without it they are stored as they are. */
+  /**
+   * Seals sensitive values in the stored state and asides (CALLSCRIPT_SENSITIVE_KEY); without it they are stored as
+   * they are.
+   */
   sealer?: Sealer;
   /** Reads a secret a flow declares (its http steps' secrets.X): the server reads the environment. */
   secret?: (name: string) => string | undefined;
@@ -181,9 +193,14 @@ export interface CallDeps {
   release(): void;
   /** Performs an effect within `budgetMs`; never throws. */
   perform(effect: Effect, budgetMs: number): Promise<EffectResult>;
-  /** Performs http lookups, waiting across requests (src/engine/http-wait.ts); absent: http steps fail with UNAVAILABLE. */
+  /**
+   * Performs http lookups, waiting across requests (src/engine/http-wait.ts); absent: http steps fail with UNAVAILABLE.
+   */
   lookups?: Lookups;
-  /** Outbound calls placed by the server: a new call whose request_hash is one of theirs starts with its vars (src/engine/outbound.ts). */
+  /**
+   * Outbound calls placed by the server: a new call whose request_hash is one of theirs starts with its vars
+   * (src/engine/outbound.ts).
+   */
   outbound?: OutboundStarts;
   now?: () => number;
 }
@@ -221,13 +238,18 @@ export class CallHandler {
     }
   }
 
-  /** Forgets the calls idle here for `idleMs` that were answered, ended or dropped elsewhere (a shared store); the number forgotten. A failing store is tried again next time. */
+  /**
+   * Forgets the calls idle here for `idleMs` that were answered, ended or dropped elsewhere (a shared store); the
+   * number forgotten. A failing store is tried again next time.
+   */
   async checkLive(idleMs: number): Promise<number> {
     const { store, live } = this.deps;
     if (this.checking || !store.revisions || !live.idleSince || !live.settle) return 0;
     this.checking = true;
     try {
-      const n = await settleIdleCalls(live as SettlingLive, store as RevisionReader, this.now() - idleMs, (callid) => this.running.has(callid));
+      const n = await settleIdleCalls(live as SettlingLive, store as RevisionReader, this.now() - idleMs, (callid) =>
+        this.running.has(callid),
+      );
       if (n > 0) this.deps.release();
       return n;
     } catch {
@@ -242,7 +264,10 @@ export class CallHandler {
     if (this.deps.live.purge() > 0) this.deps.release();
   }
 
-  /** The flow a new call gets: the URL's, else by app, by called number, by default; its version by the flow's pin and canary. */
+  /**
+   * The flow a new call gets: the URL's, else by app, by called number, by default; its version by the flow's pin and
+   * canary.
+   */
   route(req: RtRequest, flowName?: string): { flow?: CompiledFlow; name?: string } {
     const r = this.routes;
     const name = flowName ?? r.apps.get(req.app) ?? r.numbers.get(req.number) ?? r.default;
@@ -271,7 +296,9 @@ export class CallHandler {
     const at = observer ? this.now() : 0;
     const t0 = observer ? performance.now() : 0;
     let late = false;
-    const work = this.serialised(req.callid, () => this.step(req, flowName, log, this.now(), (r) => (stepped = r), seen));
+    const work = this.serialised(req.callid, () =>
+      this.step(req, flowName, log, this.now(), (r) => (stepped = r), seen),
+    );
     if (observer) {
       const tell = (answer: Answer | undefined) => {
         try {
@@ -283,7 +310,9 @@ export class CallHandler {
         }
       };
       // a store failure is answered 503 STORE_UNAVAILABLE (below), any other failure 500
-      work.then(tell, (err: unknown) => tell(isStoreUnavailable(err) ? { status: 503, code: 'STORE_UNAVAILABLE', message: '' } : undefined));
+      work.then(tell, (err: unknown) =>
+        tell(isStoreUnavailable(err) ? { status: 503, code: 'STORE_UNAVAILABLE', message: '' } : undefined),
+      );
     }
     return new Promise<Answer>((resolve) => {
       let done = false;
@@ -293,12 +322,24 @@ export class CallHandler {
           if (done) return;
           done = true;
           late = true;
-          log.warn({ callid: req.callid, code: 'DEADLINE', deadlineMs: this.opts.deadlineMs }, 'step missed the deadline: fallback answered');
+          log.warn(
+            { callid: req.callid, code: 'DEADLINE', deadlineMs: this.opts.deadlineMs },
+            'step missed the deadline: fallback answered',
+          );
           // The fallback's result stands for the request it replaced: noted with the call (any instance may get it).
-          const aside: Replaced = { fb: this.opts.fallback === undefined ? 'wait' : 'play', ...requestPart(stepped, this.opts.sealer) };
-          const noted = this.deps.store.setAside(req.callid, JSON.stringify(aside), this.opts.callTtlMs).catch((err: unknown) => log.error({ callid: req.callid, err }, 'the fallback could not be noted in the store'));
+          const aside: Replaced = {
+            fb: this.opts.fallback === undefined ? 'wait' : 'play',
+            ...requestPart(stepped, this.opts.sealer),
+          };
+          const noted = this.deps.store
+            .setAside(req.callid, JSON.stringify(aside), this.opts.callTtlMs)
+            .catch((err: unknown) =>
+              log.error({ callid: req.callid, err }, 'the fallback could not be noted in the store'),
+            );
           // answered once noted, or at once if the store is slow: the reply must go out in time
-          void Promise.race([noted, new Promise((r) => setTimeout(r, ASIDE_WAIT_MS).unref?.())]).then(() => resolve({ status: 200, body: fallbackReply(req, this.opts.fallback), late: true }));
+          void Promise.race([noted, new Promise((r) => setTimeout(r, ASIDE_WAIT_MS).unref?.())]).then(() =>
+            resolve({ status: 200, body: fallbackReply(req, this.opts.fallback), late: true }),
+          );
         },
       };
       this.addPending(entry);
@@ -317,8 +358,15 @@ export class CallHandler {
           }
           done = true;
           if (isStoreUnavailable(err)) {
-            log.error({ callid: req.callid, code: 'STORE_UNAVAILABLE', err: (err as Error).message }, 'the call store is unavailable: the service will retry');
-            resolve({ status: 503, code: 'STORE_UNAVAILABLE', message: `the call store is unavailable (${(err as Error).message}); nothing was changed, retry` });
+            log.error(
+              { callid: req.callid, code: 'STORE_UNAVAILABLE', err: (err as Error).message },
+              'the call store is unavailable: the service will retry',
+            );
+            resolve({
+              status: 503,
+              code: 'STORE_UNAVAILABLE',
+              message: `the call store is unavailable (${(err as Error).message}); nothing was changed, retry`,
+            });
             return;
           }
           log.error({ callid: req.callid, err }, 'the step failed: the call stays where it was');
@@ -336,7 +384,9 @@ export class CallHandler {
    * the call (a step performing an effect): nothing was changed. `not_live`: no state (never
    * seen, ended, expired, or only a claim of a first request that died).
    */
-  endCall(callid: string): Promise<{ kind: 'ended'; state: CallState } | { kind: 'busy'; until: number } | { kind: 'not_live' }> {
+  endCall(
+    callid: string,
+  ): Promise<{ kind: 'ended'; state: CallState } | { kind: 'busy'; until: number } | { kind: 'not_live' }> {
     return this.serialised(callid, async () => {
       for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
         // the aside stays: if the call is not ended here, its next request still needs it
@@ -411,19 +461,32 @@ export class CallHandler {
 
   /** The call is over: its state is replaced by a tombstone, so a late request cannot restart it. */
   private async bury(callid: string, rev: number | undefined): Promise<boolean> {
-    const done = (await this.deps.store.commit(callid, rev, ENDED, this.opts.endedTtlMs ?? DEFAULT_ENDED_TTL_MS)) !== undefined;
+    const done =
+      (await this.deps.store.commit(callid, rev, ENDED, this.opts.endedTtlMs ?? DEFAULT_ENDED_TTL_MS)) !== undefined;
     if (done) this.ended(callid);
     return done;
   }
 
-  /** The vars an outbound call placed by the server starts with (null: not one, or none given); the dropped ones logged. */
-  private async outboundVars(req: RtRequest, flow: CompiledFlow, log: CallLogger): Promise<Record<string, Value> | null> {
+  /**
+   * The vars an outbound call placed by the server starts with (null: not one, or none given); the dropped ones logged.
+   */
+  private async outboundVars(
+    req: RtRequest,
+    flow: CompiledFlow,
+    log: CallLogger,
+  ): Promise<Record<string, Value> | null> {
     const given = await this.deps.outbound!.start(req.request_hash!, req.callid, req.call_status);
     if (!given) return null;
     const { vars, dropped } = startVars(flow.tables.initialVars, given);
     if (dropped.length > 0) {
       log.warn(
-        { callid: req.callid, code: 'OUTBOUND_VARS_DROPPED', id: req.request_hash, flow: flow.name, dropped: dropped.map((d) => d.name) },
+        {
+          callid: req.callid,
+          code: 'OUTBOUND_VARS_DROPPED',
+          id: req.request_hash,
+          flow: flow.name,
+          dropped: dropped.map((d) => d.name),
+        },
         `outbound call ${req.request_hash}: vars ${dropped.map((d) => `${d.name} (${d.why})`).join(', ')} not set`,
       );
     }
@@ -431,11 +494,18 @@ export class CallHandler {
   }
 
   /** One step, with the live-call bookkeeping: version and step per call, calls and errors per version. */
-  private async step(req: RtRequest, flowName: string | undefined, log: CallLogger, started: number, stepped: (r: RtRequest) => void, seen: Seen): Promise<Answer> {
+  private async step(
+    req: RtRequest,
+    flowName: string | undefined,
+    log: CallLogger,
+    started: number,
+    stepped: (r: RtRequest) => void,
+    seen: Seen,
+  ): Promise<Answer> {
     let answer: Answer | undefined;
     try {
       let r = req;
-      for (let attempt = 1; ; ) {
+      for (let attempt = 1; ;) {
         const loaded = await this.deps.store.load(req.callid);
         if (loaded.aside !== undefined && r === req) r = substitute(req, loaded.aside, this.opts.sealer);
         stepped(r);
@@ -443,7 +513,8 @@ export class CallHandler {
         // waiting for another instance's claim is not a failed attempt (stepCore bounds the wait)
         if (answer === WAIT) continue;
         if (answer !== RETRY) return answer;
-        if (++attempt > MAX_ATTEMPTS) throw new Error(`call ${req.callid}: ${MAX_ATTEMPTS} compare-and-set attempts failed`);
+        if (++attempt > MAX_ATTEMPTS)
+          throw new Error(`call ${req.callid}: ${MAX_ATTEMPTS} compare-and-set attempts failed`);
       }
     } finally {
       if (seen.flow && (!answer || answer.status >= 500)) this.deps.live.error(seen.flow.name, seen.flow.version);
@@ -458,7 +529,14 @@ export class CallHandler {
    * call (until it expires, or this request has waited as long as a claim may last: the
    * claim's time is the other instance's clock).
    */
-  private async stepCore(req: RtRequest, record: { value: string; rev: number } | undefined, flowName: string | undefined, log: CallLogger, started: number, seen: Seen): Promise<Answer> {
+  private async stepCore(
+    req: RtRequest,
+    record: { value: string; rev: number } | undefined,
+    flowName: string | undefined,
+    log: CallLogger,
+    started: number,
+    seen: Seen,
+  ): Promise<Answer> {
     const { store, live } = this.deps;
     if (seen.transitions) seen.transitions.length = 0;
     if (seen.effects) seen.effects.length = 0;
@@ -467,14 +545,22 @@ export class CallHandler {
     if (raw === ENDED) {
       // ended elsewhere (another instance, the admin API): no longer live here either
       this.ended(req.callid);
-      if (!isTerminal(req.call_status)) log.warn({ callid: req.callid, code: 'CALL_ENDED', command: req.command, command_id: req.command_id }, 'request for a call that has ended: answered hangup');
+      if (!isTerminal(req.call_status))
+        log.warn(
+          { callid: req.callid, code: 'CALL_ENDED', command: req.command, command_id: req.command_id },
+          'request for a call that has ended: answered hangup',
+        );
       return { status: 200, body: hangupReply(req) };
     }
     let prior: CallState | undefined;
     if (raw !== undefined) {
       const claim = claimOf(raw);
       seen.waitingSince ??= claim ? this.now() : undefined;
-      if (claim && claim.until > this.now() && this.now() - seen.waitingSince! < this.opts.deadlineMs + CLAIM_SLACK_MS) {
+      if (
+        claim &&
+        claim.until > this.now() &&
+        this.now() - seen.waitingSince! < this.opts.deadlineMs + CLAIM_SLACK_MS
+      ) {
         // another instance performs this call's effects: wait for it (it commits, or its claim expires)
         await sleep(CLAIM_POLL_MS);
         return WAIT;
@@ -483,22 +569,40 @@ export class CallHandler {
       if (prior?.x !== undefined) {
         const opened = openState(prior, this.opts.sealer, req.callid);
         prior = opened.state;
-        if (opened.problem) log.error({ callid: req.callid, code: 'SENSITIVE_UNREADABLE' }, `call ${req.callid}: ${opened.problem}; they read *** from now on`);
+        if (opened.problem)
+          log.error(
+            { callid: req.callid, code: 'SENSITIVE_UNREADABLE' },
+            `call ${req.callid}: ${opened.problem}; they read *** from now on`,
+          );
       }
       if (!prior && !claim) log.error({ callid: req.callid }, 'unreadable call snapshot: treated as unknown call');
-      if (claim) log.warn({ callid: req.callid, code: 'CLAIM_EXPIRED', request: claim.req }, "another instance's step on this call did not finish in time (was it killed?): taking the call over");
+      if (claim)
+        log.warn(
+          { callid: req.callid, code: 'CLAIM_EXPIRED', request: claim.req },
+          "another instance's step on this call did not finish in time (was it killed?): taking the call over",
+        );
     }
     let flow: CompiledFlow | undefined;
     if (prior) {
-      if (flowName !== undefined && flowName !== prior.flow) log.warn({ callid: req.callid, flow: prior.flow, url: flowName }, `request for flow "${flowName}" on a call of flow "${prior.flow}": the call stays on its flow`);
-      flow = this.deps.versions.get(prior.flow, prior.version) ?? (await this.deps.versions.fetch?.(prior.flow, prior.version));
+      if (flowName !== undefined && flowName !== prior.flow)
+        log.warn(
+          { callid: req.callid, flow: prior.flow, url: flowName },
+          `request for flow "${flowName}" on a call of flow "${prior.flow}": the call stays on its flow`,
+        );
+      flow =
+        this.deps.versions.get(prior.flow, prior.version) ??
+        (await this.deps.versions.fetch?.(prior.flow, prior.version));
       if (!flow) {
         if (isTerminal(req.call_status)) {
           if (!(await this.bury(req.callid, rev))) return RETRY;
           return { status: 200, body: hangupReply(req) };
         }
         live.error(prior.flow, prior.version);
-        return { status: 500, code: 'FLOW_VERSION_GONE', message: `the call runs flow ${prior.flow} version ${prior.version}, which is no longer loaded` };
+        return {
+          status: 500,
+          code: 'FLOW_VERSION_GONE',
+          message: `the call runs flow ${prior.flow} version ${prior.version}, which is no longer loaded`,
+        };
       }
     } else {
       const routed = this.route(req, flowName);
@@ -506,12 +610,26 @@ export class CallHandler {
       if (!flow) {
         // A terminal request for a call we never knew: nothing to run, answer hangup.
         if (isTerminal(req.call_status)) return { status: 200, body: hangupReply(req) };
-        if (routed.name !== undefined) return { status: 404, code: 'UNKNOWN_FLOW', message: `no flow named "${routed.name}" is loaded` };
-        return { status: 404, code: 'NO_ROUTE', message: `no route for app "${req.app}" or number "${req.number}" and no default flow` };
+        if (routed.name !== undefined)
+          return { status: 404, code: 'UNKNOWN_FLOW', message: `no flow named "${routed.name}" is loaded` };
+        return {
+          status: 404,
+          code: 'NO_ROUTE',
+          message: `no route for app "${req.app}" or number "${req.number}" and no default flow`,
+        };
       }
       if (!isTerminal(req.call_status) && live.size >= (this.opts.maxLiveCalls ?? DEFAULT_MAX_LIVE_CALLS)) {
-        log.warn({ callid: req.callid, code: 'CALL_LIMIT', live: live.size }, 'a new call was refused: as many calls are live as limits.max_live_calls allows');
-        return { status: 503, code: 'CALL_LIMIT', message: `${live.size} calls are live here, the most limits.max_live_calls allows: the service may place it on another instance or retry` };
+        log.warn(
+          { callid: req.callid, code: 'CALL_LIMIT', live: live.size },
+          'a new call was refused: as many calls are live as limits.max_live_calls allows',
+        );
+        return {
+          status: 503,
+          code: 'CALL_LIMIT',
+          message:
+            `${live.size} calls are live here, the most limits.max_live_calls allows: the service may place it ` +
+            `on another instance or retry`,
+        };
       }
       // Counted live from now: a reload while this step runs must not release its version.
       live.set(req.callid, flow.name, flow.version, flow.model.start);
@@ -520,10 +638,19 @@ export class CallHandler {
     seen.flow = flow;
     seen.prior = prior;
     // an outbound call placed by the server: its vars, once per request (a retried attempt reuses them)
-    if (!prior && req.request_hash && this.deps.outbound && seen.outbound === undefined) seen.outbound = await this.outboundVars(req, flow, log);
+    if (!prior && req.request_hash && this.deps.outbound && seen.outbound === undefined)
+      seen.outbound = await this.outboundVars(req, flow, log);
     const at = this.now();
     const took = seen.transitions;
-    let outcome: Outcome = advance(flow, prior, req, { now: at, unknownCall: this.opts.unknownCall, ...(seen.outbound ? { vars: seen.outbound } : {}), ...(this.opts.maxStateBytes !== undefined ? { maxStateBytes: this.opts.maxStateBytes } : {}), ...(this.opts.evalLimits ? { evalLimits: this.opts.evalLimits } : {}), ...(this.opts.secret ? { secret: this.opts.secret } : {}), ...(took ? { hooks: { took: (k: string) => void took.push(k) } } : {}) });
+    let outcome: Outcome = advance(flow, prior, req, {
+      now: at,
+      unknownCall: this.opts.unknownCall,
+      ...(seen.outbound ? { vars: seen.outbound } : {}),
+      ...(this.opts.maxStateBytes !== undefined ? { maxStateBytes: this.opts.maxStateBytes } : {}),
+      ...(this.opts.evalLimits ? { evalLimits: this.opts.evalLimits } : {}),
+      ...(this.opts.secret ? { secret: this.opts.secret } : {}),
+      ...(took ? { hooks: { took: (k: string) => void took.push(k) } } : {}),
+    });
     const recorder = this.opts.recorder;
     const effects: StepRecord['effects'] = [];
     // the effects' time runs from the request's start, or, for a call taken over from another
@@ -532,8 +659,16 @@ export class CallHandler {
     if (outcome.kind === 'effect') {
       // no other instance may perform this request's effects meanwhile: claim the call first
       const claimedAt = this.now();
-      const claim: Claim = { req: `${req.command_id}:${req.command}:${req.call_status}`, until: claimedAt + this.opts.deadlineMs + CLAIM_SLACK_MS };
-      const claimed = await store.commit(req.callid, rev, withClaim(prior && this.sealed(flow, prior, req.callid), claim), this.opts.callTtlMs);
+      const claim: Claim = {
+        req: `${req.command_id}:${req.command}:${req.call_status}`,
+        until: claimedAt + this.opts.deadlineMs + CLAIM_SLACK_MS,
+      };
+      const claimed = await store.commit(
+        req.callid,
+        rev,
+        withClaim(prior && this.sealed(flow, prior, req.callid), claim),
+        this.opts.callTtlMs,
+      );
       if (claimed === undefined) return RETRY;
       rev = claimed;
       if (seen.waitingSince !== undefined) from = claimedAt;
@@ -548,7 +683,8 @@ export class CallHandler {
       let began: number | undefined;
       let result: EffectResult;
       if (outcome.effect.kind === 'http') {
-        if (!this.deps.lookups) result = { ok: false, error: 'UNAVAILABLE', message: 'http lookups are not enabled here' };
+        if (!this.deps.lookups)
+          result = { ok: false, error: 'UNAVAILABLE', message: 'http lookups are not enabled here' };
         else {
           const r = await this.deps.lookups.perform(outcome.effect, prior?.lk, lookups, budget);
           if (r.started) lookups++;
@@ -559,9 +695,30 @@ export class CallHandler {
       } else result = await this.deps.perform(outcome.effect, budget);
       if (recorder) effects.push({ effect: recordable(outcome.effect, flow.model.secrets, this.opts.secret), result });
       // a lookup's time is its whole run, from the request that started it to this result
-      if (seen.effects) seen.effects.push(effectEvent(outcome.effect, result, began !== undefined ? Math.max(0, this.now() - began) : performance.now() - e0, flow.tables.sensitive?.steps.has(outcome.effect.step) === true));
-      if ('pending' in result) log.debug({ callid: req.callid, effect: 'http', step: outcome.effect.step }, 'http lookup runs on: filler answered');
-      else if (result.ok) log.debug({ callid: req.callid, effect: outcome.effect.kind, step: outcome.effect.step, value: flow.tables.sensitive?.steps.has(outcome.effect.step) ? MASK : result.value }, `${outcome.effect.kind} done`);
+      if (seen.effects)
+        seen.effects.push(
+          effectEvent(
+            outcome.effect,
+            result,
+            began !== undefined ? Math.max(0, this.now() - began) : performance.now() - e0,
+            flow.tables.sensitive?.steps.has(outcome.effect.step) === true,
+          ),
+        );
+      if ('pending' in result)
+        log.debug(
+          { callid: req.callid, effect: 'http', step: outcome.effect.step },
+          'http lookup runs on: filler answered',
+        );
+      else if (result.ok)
+        log.debug(
+          {
+            callid: req.callid,
+            effect: outcome.effect.kind,
+            step: outcome.effect.step,
+            value: flow.tables.sensitive?.steps.has(outcome.effect.step) ? MASK : result.value,
+          },
+          `${outcome.effect.kind} done`,
+        );
       outcome = outcome.resume(result);
     }
     switch (outcome.kind) {
@@ -578,12 +735,17 @@ export class CallHandler {
         // a flow with sensitive values: what leaves the process (logs, summary, recording) is masked
         const sens = flow.tables.sensitive;
         const masker = sens ? requestMasker(sens, req, prior, [outcome.state?.vars, outcome.summary?.vars]) : undefined;
-        if (logs) for (const entry of logs) {
-          const { level, msg, ...fields } = masker ? maskLog(entry, masker) : entry;
-          log[level === 'error' ? 'error' : level === 'warn' ? 'warn' : 'info']({ callid: req.callid, ...fields }, msg);
-        }
+        if (logs)
+          for (const entry of logs) {
+            const { level, msg, ...fields } = masker ? maskLog(entry, masker) : entry;
+            log[level === 'error' ? 'error' : level === 'warn' ? 'warn' : 'info'](
+              { callid: req.callid, ...fields },
+              msg,
+            );
+          }
         if (seen.isNew) live.started(flow.name, flow.version);
-        if (req.command_error !== '' || (logs && logs.some((l) => l.level === 'error'))) live.error(flow.name, flow.version);
+        if (req.command_error !== '' || (logs && logs.some((l) => l.level === 'error')))
+          live.error(flow.name, flow.version);
         if (outcome.state) {
           const sealed = this.sealed(flow, outcome.state, req.callid);
           let json = sealed === outcome.state ? (outcome.stateJson ?? encodeState(outcome.state)) : encodeState(sealed);
@@ -599,13 +761,25 @@ export class CallHandler {
         const summary = outcome.summary && sens ? maskSummary(outcome.summary, sens) : outcome.summary;
         if (summary) logSummary(log, summary);
         if (recorder) {
-          const rec: StepRecord = { request: req, flow: { name: flow.name, version: flow.version }, now: at, effects, reply: outcome.reply, ...(outcome.state ? { step: outcome.state.step } : {}), ended: !outcome.state };
+          const rec: StepRecord = {
+            request: req,
+            flow: { name: flow.name, version: flow.version },
+            now: at,
+            effects,
+            reply: outcome.reply,
+            ...(outcome.state ? { step: outcome.state.step } : {}),
+            ended: !outcome.state,
+          };
           recorder.exchange(sens ? maskStepRecord(rec, sens, prior, masker!) : rec);
         }
         if (seen.effects) {
           // what the observers get (src/engine/observe.ts): sensitive values masked
           const params = outcome.reply.params as Record<string, unknown>;
-          seen.reply = { command: outcome.reply.command, commandId: outcome.reply.command_id, params: masker ? (masker.scrubValue(params) as Record<string, unknown>) : params };
+          seen.reply = {
+            command: outcome.reply.command,
+            commandId: outcome.reply.command_id,
+            params: masker ? (masker.scrubValue(params) as Record<string, unknown>) : params,
+          };
           seen.step = outcome.state?.step ?? outcome.summary?.lastStep ?? prior?.step;
           seen.ended = !outcome.state;
           if (summary) seen.summary = summary;
@@ -651,10 +825,23 @@ function effectEvent(e: Effect, r: EffectResult, ms: number, sensitive: boolean)
   return { kind: e.kind, step: e.step, outcome: r.error, ms };
 }
 
-const OUTCOMES: Record<string, RequestOutcome> = { STALE_REQUEST: 'stale', NO_ROUTE: 'no_route', UNKNOWN_FLOW: 'no_route', CALL_LIMIT: 'call_limit', STORE_UNAVAILABLE: 'store_unavailable' };
+const OUTCOMES: Record<string, RequestOutcome> = {
+  STALE_REQUEST: 'stale',
+  NO_ROUTE: 'no_route',
+  UNKNOWN_FLOW: 'no_route',
+  CALL_LIMIT: 'call_limit',
+  STORE_UNAVAILABLE: 'store_unavailable',
+};
 
 /** The event of one handled request (`answer` undefined: its work threw). */
-function stepEvent(req: RtRequest, seen: Seen, answer: Answer | undefined, late: boolean, at: number, ms: number): StepEvent {
+function stepEvent(
+  req: RtRequest,
+  seen: Seen,
+  answer: Answer | undefined,
+  late: boolean,
+  at: number,
+  ms: number,
+): StepEvent {
   const status = answer?.status ?? 500;
   const code = answer && answer.status !== 200 ? answer.code : answer ? undefined : 'INTERNAL';
   let outcome: RequestOutcome;
@@ -671,7 +858,13 @@ function stepEvent(req: RtRequest, seen: Seen, answer: Answer | undefined, late:
     late,
     at,
     ms,
-    request: { command: req.command, result: seen.maskedResult ? MASK : req.command_result, error: req.command_error, callStatus: req.call_status, commandId: req.command_id },
+    request: {
+      command: req.command,
+      result: seen.maskedResult ? MASK : req.command_result,
+      error: req.command_error,
+      callStatus: req.call_status,
+      commandId: req.command_id,
+    },
     ...(seen.prior ? { from: seen.prior.step } : {}),
     ...(seen.step !== undefined ? { step: seen.step } : {}),
     ...(seen.reply ? { reply: seen.reply } : {}),
@@ -685,8 +878,15 @@ function stepEvent(req: RtRequest, seen: Seen, answer: Answer | undefined, late:
   };
 }
 
-/** An effect as recordings keep it: an http lookup's request may hold secrets, so only its method and URL path, secrets masked. */
-function recordable(e: Effect, names: readonly string[] | undefined, secret: ((n: string) => string | undefined) | undefined): Effect {
+/**
+ * An effect as recordings keep it: an http lookup's request may hold secrets, so only its method and URL path, secrets
+ * masked.
+ */
+function recordable(
+  e: Effect,
+  names: readonly string[] | undefined,
+  secret: ((n: string) => string | undefined) | undefined,
+): Effect {
   if (e.kind !== 'http') return e;
   let url = String(e.params.url ?? '');
   const q = url.indexOf('?');
@@ -700,7 +900,16 @@ function recordable(e: Effect, names: readonly string[] | undefined, secret: ((n
 
 function logSummary(log: CallLogger, s: CallSummary): void {
   log.info(
-    { callid: s.callid, flow: s.flow, version: s.version, status: s.status, commands: s.commands, durationMs: s.durationMs, lastStep: s.lastStep, vars: s.vars },
+    {
+      callid: s.callid,
+      flow: s.flow,
+      version: s.version,
+      status: s.status,
+      commands: s.commands,
+      durationMs: s.durationMs,
+      lastStep: s.lastStep,
+      vars: s.vars,
+    },
     'call ended',
   );
 }
@@ -712,14 +921,21 @@ export function encodeState(s: CallState): string {
 export function decodeState(raw: string): CallState | undefined {
   try {
     const s = JSON.parse(raw) as CallState;
-    return s && s.v === 2 && typeof s.flow === 'string' && typeof s.s === 'string' && typeof s.commandId === 'number' ? s : undefined;
+    return s && s.v === 2 && typeof s.flow === 'string' && typeof s.s === 'string' && typeof s.commandId === 'number'
+      ? s
+      : undefined;
   } catch {
     return undefined;
   }
 }
 
 function hangupReply(req: RtRequest): string {
-  return serializeReply({ command: 'hangup', command_id: req.command_id + 1, params: {}, variablesRaw: req.variablesRaw });
+  return serializeReply({
+    command: 'hangup',
+    command_id: req.command_id + 1,
+    params: {},
+    variablesRaw: req.variablesRaw,
+  });
 }
 
 /**
@@ -728,8 +944,18 @@ function hangupReply(req: RtRequest): string {
  */
 function fallbackReply(req: RtRequest, media: string | undefined): string {
   return media === undefined
-    ? serializeReply({ command: 'wait', command_id: req.command_id, params: { wait: 1 }, variablesRaw: req.variablesRaw })
-    : serializeReply({ command: 'play', command_id: req.command_id, params: { media_id: media }, variablesRaw: req.variablesRaw });
+    ? serializeReply({
+        command: 'wait',
+        command_id: req.command_id,
+        params: { wait: 1 },
+        variablesRaw: req.variablesRaw,
+      })
+    : serializeReply({
+        command: 'play',
+        command_id: req.command_id,
+        params: { media_id: media },
+        variablesRaw: req.variablesRaw,
+      });
 }
 
 /** Time a fallback answer waits for its note to reach the store, at most. */
@@ -749,17 +975,30 @@ interface Claim {
 }
 
 /** The request a deadline fallback replaced, noted with the call (the store's aside). */
-interface Replaced extends Pick<RtRequest, 'command' | 'command_id' | 'command_result' | 'command_error' | 'call_status'> {
+interface Replaced extends Pick<
+  RtRequest,
+  'command' | 'command_id' | 'command_result' | 'command_error' | 'call_status'
+> {
   /** The fallback's command (wait, or play for a configured fallback media). */
   fb: string;
   /** 1: command_result is sealed (src/engine/seal.ts). */
   x?: 1;
 }
 
-/** The request part of an aside; its result sealed when a key is configured (it may be a sensitive input, and the aside goes to the store). */
+/**
+ * The request part of an aside; its result sealed when a key is configured (it may be a sensitive input, and the aside
+ * goes to the store).
+ */
 function requestPart(r: RtRequest, sealer: Sealer | undefined): Omit<Replaced, 'fb'> {
   const sealed = sealer !== undefined && r.command_result !== '';
-  return { command: r.command, command_id: r.command_id, command_result: sealed ? sealer.seal(r.command_result, r.callid) : r.command_result, command_error: r.command_error, call_status: r.call_status, ...(sealed ? { x: 1 as const } : {}) };
+  return {
+    command: r.command,
+    command_id: r.command_id,
+    command_result: sealed ? sealer.seal(r.command_result, r.callid) : r.command_result,
+    command_error: r.command_error,
+    call_status: r.call_status,
+    ...(sealed ? { x: 1 as const } : {}),
+  };
 }
 
 /**
@@ -781,7 +1020,14 @@ function substitute(req: RtRequest, aside: string, sealer: Sealer | undefined): 
     if (result === undefined) return req;
     r.command_result = result;
   }
-  return { ...req, command: r.command, command_id: r.command_id, command_result: r.command_result, command_error: r.command_error, call_status: r.call_status };
+  return {
+    ...req,
+    command: r.command,
+    command_id: r.command_id,
+    command_result: r.command_result,
+    command_error: r.command_error,
+    call_status: r.call_status,
+  };
 }
 
 function claimOf(raw: string): Claim | undefined {

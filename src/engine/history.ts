@@ -54,12 +54,18 @@ export interface FinishedRecord {
 }
 
 /** A finished call as listed (GET /admin/calls?status=finished). */
-export type FinishedRow = Pick<FinishedRecord, 'callid' | 'flow' | 'version' | 'started' | 'ended' | 'durationMs' | 'outcome' | 'status' | 'lastStep'>;
+export type FinishedRow = Pick<
+  FinishedRecord,
+  'callid' | 'flow' | 'version' | 'started' | 'ended' | 'durationMs' | 'outcome' | 'status' | 'lastStep'
+>;
 
 /** Longest string kept whole in a path entry's params. */
 export const PARAM_CHARS = 200;
 
-/** Whether an event belongs in its call's path: requests the call's flow served (not a tombstone's hangup, not a refused new call). */
+/**
+ * Whether an event belongs in its call's path: requests the call's flow served (not a tombstone's hangup, not a refused
+ * new call).
+ */
 export function inPath(e: StepEvent): boolean {
   if (e.flow === undefined) return false;
   if (e.outcome === 'ok' && e.reply === undefined) return false;
@@ -147,7 +153,17 @@ export function endedByAdminRecord(
 }
 
 export function finishedRow(r: FinishedRecord): FinishedRow {
-  return { callid: r.callid, flow: r.flow, version: r.version, started: r.started, ended: r.ended, durationMs: r.durationMs, outcome: r.outcome, status: r.status, lastStep: r.lastStep };
+  return {
+    callid: r.callid,
+    flow: r.flow,
+    version: r.version,
+    started: r.started,
+    ended: r.ended,
+    durationMs: r.durationMs,
+    outcome: r.outcome,
+    status: r.status,
+    lastStep: r.lastStep,
+  };
 }
 
 /** Path entries as stored; an entry that is not one (written by something else) is left out. */
@@ -176,10 +192,19 @@ function parseObject(text: string): object | undefined {
 }
 
 function effect(x: EffectEvent): PathEntry['effects'][number] {
-  return { kind: x.kind, step: x.step, outcome: x.outcome, ...(x.value !== undefined ? { value: x.value } : {}), ms: round(x.ms) };
+  return {
+    kind: x.kind,
+    step: x.step,
+    outcome: x.outcome,
+    ...(x.value !== undefined ? { value: x.value } : {}),
+    ms: round(x.ms),
+  };
 }
 
-/** Params with long strings cut (params are the command catalogue's: small and shallow; deeper than 8 levels is cut too); the same object when nothing is cut. */
+/**
+ * Params with long strings cut (params are the command catalogue's: small and shallow; deeper than 8 levels is cut
+ * too); the same object when nothing is cut.
+ */
 function cut(v: unknown, depth: number): unknown {
   return depth === 0 && !needsCut(v, 0) ? v : cutting(v, depth);
 }

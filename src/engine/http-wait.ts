@@ -30,7 +30,10 @@ export interface LookupRecord {
   until: number;
 }
 
-/** What a lookup came to: a status and parsed body, or an error kind (TIMEOUT, NETWORK, REFUSED, TOO_LARGE, BAD_BODY, ...). */
+/**
+ * What a lookup came to: a status and parsed body, or an error kind (TIMEOUT, NETWORK, REFUSED, TOO_LARGE, BAD_BODY,
+ * ...).
+ */
 export type HttpOutcome = { ok: true; status: number; body: Value } | { ok: false; error: string; message: string };
 
 /** Performs one lookup (with its retries) and resolves by `deadline` (epoch ms) at the latest; never throws. */
@@ -68,7 +71,9 @@ export function resultKey(callid: string): string {
 
 /** An HttpOutcome as the machine takes it: the status as the result, { status, body } to save. */
 export function effectResult(o: HttpOutcome): EffectResult {
-  return o.ok ? { ok: true, value: String(o.status), data: { status: o.status, body: o.body } } : { ok: false, error: o.error, message: o.message };
+  return o.ok
+    ? { ok: true, value: String(o.status), data: { status: o.status, body: o.body } }
+    : { ok: false, error: o.error, message: o.message };
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)).unref?.());
@@ -90,11 +95,23 @@ export class Lookups {
    * The effect's result within `budgetMs`, with the record the call keeps when it is
    * `pending`, and whether a lookup was started (counted per call).
    */
-  async perform(e: HttpEffect, lk: LookupRecord | undefined, count: number, budgetMs: number): Promise<{ result: EffectResult; lk?: LookupRecord; started: boolean }> {
+  async perform(
+    e: HttpEffect,
+    lk: LookupRecord | undefined,
+    count: number,
+    budgetMs: number,
+  ): Promise<{ result: EffectResult; lk?: LookupRecord; started: boolean }> {
     const now = this.now();
     if (!e.wait) {
       if (count >= (this.o.maxPerCall ?? DEFAULT_MAX_LOOKUPS_PER_CALL)) {
-        return { result: { ok: false, error: 'LIMIT', message: `this call has made ${count} lookups, the most http.max_lookups_per_call allows` }, started: false };
+        return {
+          result: {
+            ok: false,
+            error: 'LIMIT',
+            message: `this call has made ${count} lookups, the most http.max_lookups_per_call allows`,
+          },
+          started: false,
+        };
       }
       const timeout = Number(e.params.timeout_ms) || 5000;
       if (!e.filler) {
@@ -102,14 +119,23 @@ export class Lookups {
         const o = await this.o.run(e.params, now + Math.max(0, Math.min(timeout, budgetMs)));
         return { result: effectResult(o), started: true };
       }
-      const rec: LookupRecord = { id: randomUUID(), step: e.step, started: now, until: now + timeout + LOOKUP_SLACK_MS };
+      const rec: LookupRecord = {
+        id: randomUUID(),
+        step: e.step,
+        started: now,
+        until: now + timeout + LOOKUP_SLACK_MS,
+      };
       const r = this.start(e.callid, rec, e.params, now + timeout);
       const o = await Promise.race([r.promise, sleep(Math.min(budgetMs, timeout))]);
       if (o) return { result: this.take(e.callid, rec.id, o), started: true };
       return { result: { pending: true }, lk: rec, started: true };
     }
     // the lookup began on an earlier request
-    if (!lk || lk.step !== e.step) return { result: { ok: false, error: 'TIMEOUT', message: 'no lookup of this step is in progress for the call' }, started: false };
+    if (!lk || lk.step !== e.step)
+      return {
+        result: { ok: false, error: 'TIMEOUT', message: 'no lookup of this step is in progress for the call' },
+        started: false,
+      };
     const local = this.running.get(e.callid);
     if (local && local.id === lk.id) {
       const left = Math.min(budgetMs, lk.until - now);
@@ -125,14 +151,26 @@ export class Lookups {
       const found = raw === undefined ? undefined : parsePublished(raw);
       if (found && found.id === lk.id) return { result: effectResult(found.outcome), started: false };
       const t = this.now();
-      if (t >= lk.until) return { result: { ok: false, error: 'TIMEOUT', message: 'the lookup gave no result within timeout_ms (the instance running it may have stopped)' }, started: false };
+      if (t >= lk.until)
+        return {
+          result: {
+            ok: false,
+            error: 'TIMEOUT',
+            message: 'the lookup gave no result within timeout_ms (the instance running it may have stopped)',
+          },
+          started: false,
+        };
       if (t >= end) return this.notYet(lk);
       await sleep(Math.min(this.o.pollMs ?? 25, end - t, lk.until - t));
     }
   }
 
   private notYet(lk: LookupRecord): { result: EffectResult; lk?: LookupRecord; started: boolean } {
-    if (this.now() >= lk.until - LOOKUP_SLACK_MS) return { result: { ok: false, error: 'TIMEOUT', message: 'the lookup did not finish within timeout_ms' }, started: false };
+    if (this.now() >= lk.until - LOOKUP_SLACK_MS)
+      return {
+        result: { ok: false, error: 'TIMEOUT', message: 'the lookup did not finish within timeout_ms' },
+        started: false,
+      };
     return { result: { pending: true }, lk, started: false };
   }
 
@@ -143,19 +181,29 @@ export class Lookups {
     return effectResult(o);
   }
 
-  private start(callid: string, rec: LookupRecord, params: Readonly<Record<string, unknown>>, deadline: number): Running {
+  private start(
+    callid: string,
+    rec: LookupRecord,
+    params: Readonly<Record<string, unknown>>,
+    deadline: number,
+  ): Running {
     const r: Running = { id: rec.id, promise: Promise.resolve(undefined as unknown as HttpOutcome) };
     r.promise = this.o.run(params, deadline).then(async (o) => {
       r.done = o;
       // published for whichever instance gets the next request; kept past the record's until
-      await this.o.store?.set(resultKey(callid), JSON.stringify({ id: rec.id, outcome: o }), rec.until - this.now() + 60_000).catch(() => undefined);
+      await this.o.store
+        ?.set(resultKey(callid), JSON.stringify({ id: rec.id, outcome: o }), rec.until - this.now() + 60_000)
+        .catch(() => undefined);
       return o;
     });
     this.running.set(callid, r);
     // never kept past the record: a call that hung up meanwhile does not leak it
-    setTimeout(() => {
-      if (this.running.get(callid) === r) this.running.delete(callid);
-    }, rec.until - this.now() + 5000).unref?.();
+    setTimeout(
+      () => {
+        if (this.running.get(callid) === r) this.running.delete(callid);
+      },
+      rec.until - this.now() + 5000,
+    ).unref?.();
     return r;
   }
 }
@@ -163,7 +211,9 @@ export class Lookups {
 function parsePublished(raw: string): { id: string; outcome: HttpOutcome } | undefined {
   try {
     const p = JSON.parse(raw) as { id?: unknown; outcome?: HttpOutcome };
-    return typeof p.id === 'string' && p.outcome && typeof p.outcome === 'object' ? { id: p.id, outcome: p.outcome } : undefined;
+    return typeof p.id === 'string' && p.outcome && typeof p.outcome === 'object'
+      ? { id: p.id, outcome: p.outcome }
+      : undefined;
   } catch {
     return undefined;
   }

@@ -33,7 +33,13 @@ export const LIVE_CHECK_MAX = 20_000;
  * expired elsewhere; `busy` calls (a request of theirs running here) are skipped. Returns how
  * many calls were forgotten. Rejects when the store does (nothing is forgotten then).
  */
-export async function settleIdleCalls(live: SettlingLive, store: RevisionReader, since: number, busy: (callid: string) => boolean, max = LIVE_CHECK_MAX): Promise<number> {
+export async function settleIdleCalls(
+  live: SettlingLive,
+  store: RevisionReader,
+  since: number,
+  busy: (callid: string) => boolean,
+  max = LIVE_CHECK_MAX,
+): Promise<number> {
   const idle: [string, number][] = [];
   for (const entry of live.idleSince(since)) {
     if (busy(entry[0])) continue;

@@ -11,7 +11,15 @@
  * the order xstate resolves them; builtin actions (assign, raise, enqueueActions) are
  * resolved by xstate itself. xstate's version is pinned exactly in package.json.
  */
-import { assign, createActor, enqueueActions, setup, type ActorScope, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
+import {
+  assign,
+  createActor,
+  enqueueActions,
+  setup,
+  type ActorScope,
+  type AnyMachineSnapshot,
+  type AnyStateMachine,
+} from 'xstate';
 import { CALL_STATE, END_STATE, EV_PARAM_INVALID, xstateConfig, type MachineConfig } from '../flow/machine-config.js';
 import type { Value } from '../flow/model.js';
 import { behaviour, FRESH, type Ctx, type Ev, type Run } from './behaviour.js';
@@ -46,33 +54,51 @@ type P<T> = T & Record<string, unknown>;
 export function createFlowMachine(config: MachineConfig, tables: FlowTables): FlowMachine {
   const b = behaviour(tables);
   const build = (kind: 'emit' | 'say') =>
-    enqueueActions(({ context, enqueue }: Args & { enqueue: { raise(e: Ev): void } }, p: P<{ step?: string; state?: string }>) => {
-      if (kind === 'emit') {
-        if (!b.builds.emit(context, p.state ?? p.step!, p as { step: string })) enqueue.raise({ type: EV_PARAM_INVALID, result: '', error: 'INVALID_PARAM' });
-      } else if (!b.builds.say(context, p.state!)) {
-        enqueue.raise({ type: EV_PARAM_INVALID });
-      }
-    });
+    enqueueActions(
+      ({ context, enqueue }: Args & { enqueue: { raise(e: Ev): void } }, p: P<{ step?: string; state?: string }>) => {
+        if (kind === 'emit') {
+          if (!b.builds.emit(context, p.state ?? p.step!, p as { step: string }))
+            enqueue.raise({ type: EV_PARAM_INVALID, result: '', error: 'INVALID_PARAM' });
+        } else if (!b.builds.say(context, p.state!)) {
+          enqueue.raise({ type: EV_PARAM_INVALID });
+        }
+      },
+    );
   const logic = setup({
     types: {} as { context: Ctx; events: Ev; input: Input },
     guards: {
-      match: ({ context, event }: Args, p: P<{ exact?: string; re?: string; key?: string; max?: number }>) => b.guards.match(context, event, p),
+      match: ({ context, event }: Args, p: P<{ exact?: string; re?: string; key?: string; max?: number }>) =>
+        b.guards.match(context, event, p),
       budget: ({ context }: Args) => b.guards.budget(context),
       when: ({ context }: Args, p: P<{ step: string; i: number }>) => b.guards.when(context, p),
       frame: ({ context }: Args, p: P<{ site?: string; full?: boolean }>) => b.guards.frame(context, p),
     },
     actions: {
-      take: assign(({ context, event }: Args, p: P<{ result?: boolean; save?: string; pick?: [string, number]; retry?: string; fresh?: string | true; handler?: boolean }>) => b.assigns.take(context, event, p)),
+      take: assign(
+        (
+          { context, event }: Args,
+          p: P<{
+            result?: boolean;
+            save?: string;
+            pick?: [string, number];
+            retry?: string;
+            fresh?: string | true;
+            handler?: boolean;
+          }>,
+        ) => b.assigns.take(context, event, p),
+      ),
       set: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.set(context, p)),
       enter: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.enter(context, p)),
       leave: assign(({ context }: Args, p: P<{ step: string; site?: string }>) => b.assigns.leave(context, p)),
       emitChecked: build('emit'),
       emit: ({ context }: Args, p: P<{ step: string }>) => {
-        if (!b.builds.emit(context, p.step, p)) throw new Error(`constant params of step "${p.step}" failed their check`);
+        if (!b.builds.emit(context, p.step, p))
+          throw new Error(`constant params of step "${p.step}" failed their check`);
       },
       say: build('say'),
       filler: ({ context }: Args, p: P<{ step: string; state: string }>) => {
-        if (!b.builds.filler(context, p.state, p.step)) throw new Error(`the filler of step "${p.step}" went over the request's budget`);
+        if (!b.builds.filler(context, p.state, p.step))
+          throw new Error(`the filler of step "${p.step}" went over the request's budget`);
       },
       tick: ({ context }: Args, p: P<{ step?: string }> | undefined) => b.effects.tick(context, p),
       took: ({ context }: Args, p: P<{ keys: string[] }>) => b.effects.took(context, p),
@@ -83,12 +109,22 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
 
   const machine = logic.createMachine({
     ...xstateConfig(config),
-    context: ({ input }: { input: Input }): Ctx => ({ vars: input.vars, c: FRESH, res: '', err: '', k: 1, h: 0, rt: input.rt }),
+    context: ({ input }: { input: Input }): Ctx => ({
+      vars: input.vars,
+      c: FRESH,
+      res: '',
+      err: '',
+      k: 1,
+      h: 0,
+      rt: input.rt,
+    }),
   });
 
   // One actor scope for every step of this machine. The actor is never started: it only
   // lends the scope its `self` and `system`; restoring it at @end runs no flow code.
-  const self = createActor(machine, { snapshot: machine.resolveState({ value: { [CALL_STATE]: END_STATE }, context: {} }) });
+  const self = createActor(machine, {
+    snapshot: machine.resolveState({ value: { [CALL_STATE]: END_STATE }, context: {} }),
+  });
   const scope = {
     self,
     system: self.system,

@@ -16,7 +16,13 @@ export function resultIsSensitive(s: Sensitivity, prior: Pick<CallState, 's' | '
 }
 
 /** The masker of one request: the sensitive vars before and after it, and its result when sensitive. */
-export function requestMasker(s: Sensitivity, req: RtRequest, prior: CallState | undefined, after: readonly (Record<string, unknown> | undefined)[] = [], extra: Iterable<string> = []): Masker {
+export function requestMasker(
+  s: Sensitivity,
+  req: RtRequest,
+  prior: CallState | undefined,
+  after: readonly (Record<string, unknown> | undefined)[] = [],
+  extra: Iterable<string> = [],
+): Masker {
   const values = sensitiveValues(prior?.vars, s);
   for (const v of after) sensitiveValues(v, s, values);
   if (req.command_result !== '' && resultIsSensitive(s, prior)) values.add(req.command_result);
@@ -34,13 +40,19 @@ export function maskLog(entry: LogEntry, m: Masker): LogEntry {
 
 /** The exchange as recorded: the sensitive result masked, values scrubbed from params, sms and their outcomes. */
 export function maskStepRecord(rec: StepRecord, s: Sensitivity, prior: CallState | undefined, m: Masker): StepRecord {
-  const req = rec.request.command_result !== '' && resultIsSensitive(s, prior) ? { ...rec.request, command_result: MASK } : rec.request;
+  const req =
+    rec.request.command_result !== '' && resultIsSensitive(s, prior)
+      ? { ...rec.request, command_result: MASK }
+      : rec.request;
   return {
     ...rec,
     request: req,
     effects: rec.effects.map(({ effect, result }) => ({
       effect: { ...effect, params: m.scrubValue(effect.params) } as Effect,
-      result: 'ok' in result && result.ok && s.steps.has(effect.step) ? { ok: true as const, value: MASK } : m.scrubValue(result),
+      result:
+        'ok' in result && result.ok && s.steps.has(effect.step)
+          ? { ok: true as const, value: MASK }
+          : m.scrubValue(result),
     })),
     reply: { ...rec.reply, params: m.scrubValue(rec.reply.params) },
   };

@@ -37,12 +37,16 @@ export function sensitivityOf(model: Pick<FlowModel, 'sensitive' | 'steps'>): Se
   if (!model.sensitive || model.sensitive.length === 0) return undefined;
   const names = new Set(model.sensitive);
   const steps = new Set<string>();
-  for (const [id, s] of Object.entries(model.steps)) if (s.kind === 'command' && s.save !== undefined && names.has(s.save)) steps.add(id);
+  for (const [id, s] of Object.entries(model.steps))
+    if (s.kind === 'command' && s.save !== undefined && names.has(s.save)) steps.add(id);
   return { names, steps };
 }
 
 /** `vars` with each sensitive variable present shown as MASK (the key kept: one sees it was set). */
-export function maskVars<V extends Value | unknown>(vars: Record<string, V>, s: Sensitivity | undefined): Record<string, V | string> {
+export function maskVars<V extends Value | unknown>(
+  vars: Record<string, V>,
+  s: Sensitivity | undefined,
+): Record<string, V | string> {
   if (!s) return vars;
   let out: Record<string, V | string> | undefined;
   for (const name of s.names) {
@@ -54,7 +58,11 @@ export function maskVars<V extends Value | unknown>(vars: Record<string, V>, s: 
 }
 
 /** The text values to scrub: strings (and numbers) found in the sensitive vars, at any depth. */
-export function sensitiveValues(vars: Record<string, unknown> | undefined, s: Sensitivity | undefined, into: Set<string> = new Set()): Set<string> {
+export function sensitiveValues(
+  vars: Record<string, unknown> | undefined,
+  s: Sensitivity | undefined,
+  into: Set<string> = new Set(),
+): Set<string> {
   if (!s || !vars) return into;
   for (const name of s.names) if (Object.prototype.hasOwnProperty.call(vars, name)) collect(vars[name], into, 0);
   return into;

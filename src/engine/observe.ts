@@ -45,7 +45,10 @@ export interface EffectEvent {
   kind: 'sms' | 'http';
   /** The flow step that asked for it. */
   step: string;
-  /** ok; `pending` (an http lookup runs on past the deadline); else the error kind (TIMEOUT, UNAVAILABLE, HTTP_ERROR...). */
+  /**
+   * ok; `pending` (an http lookup runs on past the deadline); else the error kind (TIMEOUT, UNAVAILABLE,
+   * HTTP_ERROR...).
+   */
   outcome: string;
   /** The SMS hash or the HTTP status (*** for a sensitive step); absent on failure. */
   value?: string;
@@ -81,7 +84,10 @@ export interface StepEvent {
   /** Set when `ended`: how, and the call's summary (vars masked). */
   callOutcome?: CallOutcome;
   summary?: CallSummary;
-  /** The transitions the machine took, as coverage keys (src/testing/transitions.ts); only for observers with `transitions: true`. */
+  /**
+   * The transitions the machine took, as coverage keys (src/testing/transitions.ts); only for observers with
+   * `transitions: true`.
+   */
   transitions: readonly string[];
   effects: readonly EffectEvent[];
   /** Engine log entries of level error this request produced (their codes). */
@@ -97,7 +103,10 @@ export interface StepObserver {
 }
 
 /** Several observers as one (an observer that throws does not stop the others). */
-export function observers(list: readonly (StepObserver | undefined)[], onError: (err: unknown) => void): StepObserver | undefined {
+export function observers(
+  list: readonly (StepObserver | undefined)[],
+  onError: (err: unknown) => void,
+): StepObserver | undefined {
   const all = list.filter((o): o is StepObserver => o !== undefined);
   if (all.length === 0) return undefined;
   if (all.length === 1) {

@@ -23,12 +23,15 @@ export interface StartVars {
 }
 
 /** The vars a new call starts with, of `given`, by the flow's declared vars (their defaults say their types). */
-export function startVars(declared: Readonly<Record<string, Value>>, given: Readonly<Record<string, unknown>>): StartVars {
+export function startVars(
+  declared: Readonly<Record<string, Value>>,
+  given: Readonly<Record<string, unknown>>,
+): StartVars {
   const vars: Record<string, Value> = {};
   const dropped: StartVars['dropped'] = [];
   for (const [name, value] of Object.entries(given)) {
     if (!Object.prototype.hasOwnProperty.call(declared, name)) {
-      dropped.push({ name, why: 'not declared in the flow\'s vars:' });
+      dropped.push({ name, why: "not declared in the flow's vars:" });
       continue;
     }
     const r = asDeclared(declared[name] ?? null, value);
@@ -43,7 +46,8 @@ class Dropped {
 }
 
 function asDeclared(def: Value, v: unknown): Value | Dropped {
-  if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') return new Dropped('not a string, a number or a boolean');
+  if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
+    return new Dropped('not a string, a number or a boolean');
   if (def === null) return v;
   switch (typeof def) {
     case 'string':
@@ -58,6 +62,8 @@ function asDeclared(def: Value, v: unknown): Value | Dropped {
       if (v === 'true' || v === 'false') return v === 'true';
       return new Dropped(`declared as a boolean, got ${JSON.stringify(v).slice(0, 40)}`);
     default:
-      return new Dropped(`declared as ${Array.isArray(def) ? 'a list' : 'a map'}: outbound vars are strings, numbers and booleans`);
+      return new Dropped(
+        `declared as ${Array.isArray(def) ? 'a list' : 'a map'}: outbound vars are strings, numbers and booleans`,
+      );
   }
 }

@@ -45,15 +45,23 @@ export interface SmsEffect {
   step: string;
   /** The call it is done for (sent along with the SMS, so the emulator can show it in the call's transcript). */
   callid: string;
-  /** Rendered and checked: to (E.164), body, and from, force_encoding, nature, user_data, flash_message, webhook when given. */
+  /**
+   * Rendered and checked: to (E.164), body, and from, force_encoding, nature, user_data, flash_message, webhook when
+   * given.
+   */
   params: Readonly<Record<string, string | boolean>>;
 }
-/** An http lookup (version 2): the rendered request; `wait`: the lookup began on an earlier request, take its result. */
+/**
+ * An http lookup (version 2): the rendered request; `wait`: the lookup began on an earlier request, take its result.
+ */
 export interface HttpEffect {
   kind: 'http';
   step: string;
   callid: string;
-  /** The rendered request (HttpRequestSpec of src/engine/http-params.ts): it may hold secrets, never store or log it whole. */
+  /**
+   * The rendered request (HttpRequestSpec of src/engine/http-params.ts): it may hold secrets, never store or log it
+   * whole.
+   */
   params: Readonly<Record<string, unknown>>;
   /** The step has a filler: a lookup still running at the deadline may answer `pending`. */
   filler: boolean;
@@ -67,7 +75,8 @@ export type Effect = SmsEffect | HttpEffect;
  * (`data`: an http lookup's { status, body }), an error kind with a message for the log,
  * or, for an http step with a filler, `pending`: the lookup runs on past the deadline.
  */
-export type EffectResult = { ok: true; value: string; data?: Value } | { ok: false; error: string; message?: string } | { pending: true };
+export type EffectResult =
+  { ok: true; value: string; data?: Value } | { ok: false; error: string; message?: string } | { pending: true };
 
 export type Outcome =
   /**
@@ -76,7 +85,15 @@ export type Outcome =
    */
   | { kind: 'effect'; effect: Effect; resume(result: EffectResult): Outcome }
   /** Answer `replyJson` (HTTP 200); store `state` (serialised: `stateJson`), or delete the call when it is null. */
-  | { kind: 'reply'; reply: RtResponse; replyJson: string; state: CallState | null; stateJson?: string; summary?: CallSummary; log?: LogEntry[] }
+  | {
+      kind: 'reply';
+      reply: RtResponse;
+      replyJson: string;
+      state: CallState | null;
+      stateJson?: string;
+      summary?: CallSummary;
+      log?: LogEntry[];
+    }
   /** A retried request: answer `replyJson` (the stored reply, same bytes); store nothing. */
   | { kind: 'replay'; replyJson: string }
   /** A request from further back than the previous command: HTTP 409; store nothing. */

@@ -92,7 +92,12 @@ function part(param: string, value: Value, check: (param: string, v: Value) => W
     } catch (err) {
       // Invalid constant (the checker should have refused it): fail at run time, every time.
       const e = err as ParamFailure;
-      return { c: false, f: () => { throw e; } };
+      return {
+        c: false,
+        f: () => {
+          throw e;
+        },
+      };
     }
   }
   return { c: false, f: (scope) => check(param, renderDeep(param, value, scope)) };
@@ -202,7 +207,9 @@ export function mediaPart(param: string, m: MediaSpec, prompts?: PromptTable): P
         f: (scope, n) => {
           if (!prompts) return fail(param, `the prompt ${m.name} has no table`);
           const lang = scope().call.language;
-          const parts = prompts.parts(m.name, typeof lang === 'string' ? lang : prompts.fallback) ?? prompts.parts(m.name, prompts.fallback);
+          const parts =
+            prompts.parts(m.name, typeof lang === 'string' ? lang : prompts.fallback) ??
+            prompts.parts(m.name, prompts.fallback);
           if (!parts || parts.length === 0) return fail(param, `the prompt ${m.name} has no text in ${String(lang)}`);
           const p = parts[Math.min(Math.max(n, 1), parts.length) - 1]!;
           return p.c ? p.v : p.f(scope, n);

@@ -31,7 +31,11 @@ export function keysTaken(flow: CompiledFlow, state: string, result: string, err
   const keys: string[] = [];
   const rt = newRun(BLANK, 1, state, { took: (k) => keys.push(k) });
   try {
-    const snap = flow.machine.restore(state, { vars: flow.tables.initialVars, c: FRESH, res: '', err: '', k: 1, h: 0 }, rt);
+    const snap = flow.machine.restore(
+      state,
+      { vars: flow.tables.initialVars, c: FRESH, res: '', err: '', k: 1, h: 0 },
+      rt,
+    );
     flow.machine.send(snap, error !== '' ? { type: EV_ERROR, result, error } : { type: EV_RESULT, result });
   } catch {
     // a state the machine cannot restore takes nothing

@@ -20,11 +20,20 @@ const TAG_BYTES = 16;
 
 /** A 32-byte key from its text: 64 hex digits, or base64 (or base64url) of 32 bytes. */
 export function parseKey(text: string): Buffer {
-  if (typeof text !== 'string') throw new Error('a sensitive-values key is a string: 32 random bytes, written as 64 hex digits or in base64 (e.g. `openssl rand -base64 32`)');
+  if (typeof text !== 'string')
+    throw new Error(
+      'a sensitive-values key is a string: 32 random bytes, written as 64 hex digits or in base64 (e.g. ' +
+        '`openssl rand -base64 32`)',
+    );
   const t = text.trim();
-  const key = /^[0-9a-fA-F]{64}$/.test(t) ? Buffer.from(t, 'hex') : Buffer.from(t, /[-_]/.test(t) ? 'base64url' : 'base64');
+  const key = /^[0-9a-fA-F]{64}$/.test(t)
+    ? Buffer.from(t, 'hex')
+    : Buffer.from(t, /[-_]/.test(t) ? 'base64url' : 'base64');
   if (key.length !== 32 || (!/^[0-9a-fA-F]{64}$/.test(t) && !/^[A-Za-z0-9+/_-]+={0,2}$/.test(t))) {
-    throw new Error('a sensitive-values key is 32 random bytes, written as 64 hex digits or in base64 (e.g. `openssl rand -base64 32`)');
+    throw new Error(
+      'a sensitive-values key is 32 random bytes, written as 64 hex digits or in base64 (e.g. `openssl rand ' +
+        '-base64 32`)',
+    );
   }
   return key;
 }
@@ -38,19 +47,28 @@ export class Sealer {
     this.keys = keys.map((key) => ({ id: createHash('sha256').update(key).digest('hex').slice(0, 8), key }));
   }
 
-  /** From the environment: CALLSCRIPT_SENSITIVE_KEY, and CALLSCRIPT_SENSITIVE_KEY_PREVIOUS (comma-separated) for rotation. Undefined when no key is set. */
+  /**
+   * From the environment: CALLSCRIPT_SENSITIVE_KEY, and CALLSCRIPT_SENSITIVE_KEY_PREVIOUS (comma-separated) for
+   * rotation. Undefined when no key is set.
+   */
   static fromEnv(env: NodeJS.ProcessEnv = process.env): Sealer | undefined {
     const current = env.CALLSCRIPT_SENSITIVE_KEY?.trim();
     if (!current) return undefined;
-    const previous = (env.CALLSCRIPT_SENSITIVE_KEY_PREVIOUS ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+    const previous = (env.CALLSCRIPT_SENSITIVE_KEY_PREVIOUS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
     const parse = (name: string, t: string) => {
       try {
         return parseKey(t);
       } catch (err) {
-        throw new Error(`${name}: ${(err as Error).message}`);
+        throw new Error(`${name}: ${(err as Error).message}`, { cause: err });
       }
     };
-    return new Sealer([parse('CALLSCRIPT_SENSITIVE_KEY', current), ...previous.map((p) => parse('CALLSCRIPT_SENSITIVE_KEY_PREVIOUS', p))]);
+    return new Sealer([
+      parse('CALLSCRIPT_SENSITIVE_KEY', current),
+      ...previous.map((p) => parse('CALLSCRIPT_SENSITIVE_KEY_PREVIOUS', p)),
+    ]);
   }
 
   /** The id of the sealing key (shown at startup, never the key). */
@@ -129,15 +147,31 @@ export function sealState(state: CallState, s: Sensitivity, sealer: Sealer, call
  * The state with its sealed values back in place (`x` removed); `problem` when they cannot
  * be opened (no key, or not one of the keys given): the state then keeps `***` for them.
  */
-export function openState(state: CallState, sealer: Sealer | undefined, callid: string): { state: CallState; problem?: string } {
+export function openState(
+  state: CallState,
+  sealer: Sealer | undefined,
+  callid: string,
+): { state: CallState; problem?: string } {
   if (state.x === undefined) return { state };
   const { x, ...rest } = state;
-  if (!sealer) return { state: rest, problem: 'its sensitive values are sealed and no key is configured (CALLSCRIPT_SENSITIVE_KEY)' };
+  if (!sealer)
+    return {
+      state: rest,
+      problem: 'its sensitive values are sealed and no key is configured (CALLSCRIPT_SENSITIVE_KEY)',
+    };
   const text = sealer.open(x, callid);
-  if (text === undefined) return { state: rest, problem: `its sensitive values do not open with the keys configured (sealed with key ${x.slice(0, x.indexOf('.'))}): was the key changed without keeping the old one in CALLSCRIPT_SENSITIVE_KEY_PREVIOUS?` };
+  if (text === undefined)
+    return {
+      state: rest,
+      problem:
+        `its sensitive values do not open with the keys configured (sealed with ` +
+        `key ${x.slice(0, x.indexOf('.'))}): was the key changed without keeping the old one in ` +
+        `CALLSCRIPT_SENSITIVE_KEY_PREVIOUS?`,
+    };
   const inner = JSON.parse(text) as Sealed;
   const out: CallState = { ...rest, vars: { ...rest.vars, ...inner.v } };
   if (inner.r !== undefined) out.res = inner.r;
-  if (inner.f && rest.f) out.f = rest.f.map((frame, i) => (inner.f![i] ? { ...frame, v: { ...frame.v, ...inner.f![i] } } : frame));
+  if (inner.f && rest.f)
+    out.f = rest.f.map((frame, i) => (inner.f![i] ? { ...frame, v: { ...frame.v, ...inner.f![i] } } : frame));
   return { state: out };
 }

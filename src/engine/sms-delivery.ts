@@ -15,7 +15,16 @@ import type { PathEntry } from './history.js';
 export const SMS_HASH = /^[A-Z0-9]{8}$/;
 
 /** The service's SMS statuses, in lifecycle order (failures last). */
-export const SMS_STATUSES = ['CREATED', 'PENDING', 'SENT', 'REMOTE_QUEUED', 'RECEIVED', 'ERROR', 'FAILED', 'EXPIRED'] as const;
+export const SMS_STATUSES = [
+  'CREATED',
+  'PENDING',
+  'SENT',
+  'REMOTE_QUEUED',
+  'RECEIVED',
+  'ERROR',
+  'FAILED',
+  'EXPIRED',
+] as const;
 
 /** Reports kept per SMS (an SMS has about 5; more would be a misbehaving sender). */
 export const MAX_REPORTS = 32;
@@ -60,12 +69,16 @@ export interface SentSms {
 export const sentText = (s: SmsSent): string => JSON.stringify(s);
 export const reportText = (r: SmsReport): string => JSON.stringify(r);
 
-/** The SMS a path sent: the sms effects that succeeded with a hash (a sensitive step's is masked: left out), oldest first. */
+/**
+ * The SMS a path sent: the sms effects that succeeded with a hash (a sensitive step's is masked: left out), oldest
+ * first.
+ */
 export function sentSms(path: readonly PathEntry[]): SentSms[] {
   const out: SentSms[] = [];
   for (const e of path) {
     for (const x of e.effects ?? []) {
-      if (x.kind === 'sms' && x.outcome === 'ok' && typeof x.value === 'string' && SMS_HASH.test(x.value)) out.push({ hash: x.value, step: x.step, at: e.at });
+      if (x.kind === 'sms' && x.outcome === 'ok' && typeof x.value === 'string' && SMS_HASH.test(x.value))
+        out.push({ hash: x.value, step: x.step, at: e.at });
     }
   }
   return out;
@@ -74,13 +87,21 @@ export function sentSms(path: readonly PathEntry[]): SentSms[] {
 /** The stored note of who sent an SMS, or undefined when it is not one. */
 export function parseSent(text: string | undefined): SmsSent | undefined {
   const v = parse(text);
-  return v && typeof v.callid === 'string' && typeof v.step === 'string' && typeof v.at === 'number' ? (v as unknown as SmsSent) : undefined;
+  return v && typeof v.callid === 'string' && typeof v.step === 'string' && typeof v.at === 'number'
+    ? (v as unknown as SmsSent)
+    : undefined;
 }
 
 /** A stored report, or undefined when it is not one. */
 export function parseReport(text: string): SmsReport | undefined {
   const v = parse(text);
-  return v && typeof v.status === 'string' && typeof v.error === 'string' && typeof v.at === 'number' && typeof v.event === 'string' ? (v as unknown as SmsReport) : undefined;
+  return v &&
+    typeof v.status === 'string' &&
+    typeof v.error === 'string' &&
+    typeof v.at === 'number' &&
+    typeof v.event === 'string'
+    ? (v as unknown as SmsReport)
+    : undefined;
 }
 
 const rank = (status: string): number => {
@@ -88,15 +109,28 @@ const rank = (status: string): number => {
   return i < 0 ? SMS_STATUSES.length : i;
 };
 
-/** The view of an SMS a call sent, from what the store holds for it (undefined: nothing, e.g. no report yet and the note expired). */
+/**
+ * The view of an SMS a call sent, from what the store holds for it (undefined: nothing, e.g. no report yet and the note
+ * expired).
+ */
 export function deliveryView(sms: SentSms, stored: { sent?: string; reports: string[] } | undefined): SmsDelivery {
   const reports = (stored?.reports ?? [])
     .map(parseReport)
     .filter((r): r is SmsReport => r !== undefined)
     .sort((a, b) => a.at - b.at || rank(a.status) - rank(b.status));
-  const history: SmsDelivery['history'] = [{ status: 'CREATED', at: iso(sms.at) }, ...reports.map((r) => ({ status: r.status, at: iso(r.at), ...(r.error !== '' ? { error: r.error } : {}) }))];
+  const history: SmsDelivery['history'] = [
+    { status: 'CREATED', at: iso(sms.at) },
+    ...reports.map((r) => ({ status: r.status, at: iso(r.at), ...(r.error !== '' ? { error: r.error } : {}) })),
+  ];
   const last = history[history.length - 1]!;
-  return { hash: sms.hash, step: sms.step, status: last.status, ...(last.error !== undefined ? { error: last.error } : {}), updatedAt: last.at, history };
+  return {
+    hash: sms.hash,
+    step: sms.step,
+    status: last.status,
+    ...(last.error !== undefined ? { error: last.error } : {}),
+    updatedAt: last.at,
+    history,
+  };
 }
 
 function parse(text: string | undefined): Record<string, unknown> | undefined {

@@ -63,7 +63,12 @@ function render(ctx: Ctx, step: string, list: [string, Literal][], what: string)
       out[name] = lit.c ? lit.v : lit.f(() => scopeOf(ctx));
     } catch (err) {
       if (limitHit(ctx.rt, err, step, `${what} ${name}`)) continue;
-      addLog(ctx.rt, { level: 'warn', code: 'RUNTIME_TEMPLATE', msg: `${what} ${name} at ${step}: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`, step });
+      addLog(ctx.rt, {
+        level: 'warn',
+        code: 'RUNTIME_TEMPLATE',
+        msg: `${what} ${name} at ${step}: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`,
+        step,
+      });
     }
   }
   return out;
@@ -79,12 +84,22 @@ export function enter(t: SubflowTables | undefined, ctx: Ctx, p: { step: string 
   const frames = ctx.f ?? [];
   if (!e || frames.length >= MAX_SUBFLOW_DEPTH) {
     // the link stage bounds nesting: only a state from elsewhere gets here
-    addLog(rt, { level: 'error', code: 'SUBFLOW_DEPTH', msg: `subflow at ${p.step}: ${frames.length} frames already; the call ends`, step: p.step });
+    addLog(rt, {
+      level: 'error',
+      code: 'SUBFLOW_DEPTH',
+      msg: `subflow at ${p.step}: ${frames.length} frames already; the call ends`,
+      step: p.step,
+    });
     return {};
   }
   const vars = Object.assign({}, e.initial, render(ctx, p.step, e.with, 'with'));
   if (jsonSize(vars, rt.maxState) > rt.maxState) {
-    addLog(rt, { level: 'error', code: 'STATE_TOO_LARGE', msg: `subflow at ${p.step}: the module's params are over the call state cap of ${rt.maxState} bytes`, step: p.step });
+    addLog(rt, {
+      level: 'error',
+      code: 'STATE_TOO_LARGE',
+      msg: `subflow at ${p.step}: the module's params are over the call state cap of ${rt.maxState} bytes`,
+      step: p.step,
+    });
     rt.abort ??= { code: 'STATE_TOO_LARGE', step: p.step, what: 'subflow params', logAt: rt.log!.length };
   }
   return { vars, f: [...frames, { s: p.step, v: ctx.vars }], c: { n: 1, r: {} }, k: 1 };

@@ -6,7 +6,14 @@
  */
 import type { ActionName } from '../flow/actions.js';
 import type { Branch, FlowModel, Value } from '../flow/model.js';
-import { commandBuilder, literalValue, playBuilder, promptTable, type CommandBuilder, type PromptTable } from './params.js';
+import {
+  commandBuilder,
+  literalValue,
+  playBuilder,
+  promptTable,
+  type CommandBuilder,
+  type PromptTable,
+} from './params.js';
 import { flowExt, type FlowExt } from './v2-scope.js';
 import { fillerBuilder, httpBuilder, secretsOf } from './http-params.js';
 import { compileLinear, type LinearRegex } from '../flow/pattern.js';
@@ -56,7 +63,9 @@ function sayOf(b: Branch | undefined, out: CommandBuilder[], prompts: PromptTabl
 
 export function buildTables(model: FlowModel): FlowTables {
   const commands = new Map<string, CommandTable>();
-  const prompts = model.prompts ? promptTable(model.prompts, model.language?.default ?? Object.keys(model.languages ?? {})[0] ?? '') : undefined;
+  const prompts = model.prompts
+    ? promptTable(model.prompts, model.language?.default ?? Object.keys(model.languages ?? {})[0] ?? '')
+    : undefined;
   const t: FlowTables = {
     command(id) {
       let c = commands.get(id);
@@ -88,10 +97,17 @@ export function buildTables(model: FlowModel): FlowTables {
     if (step.kind === 'set') {
       t.sets.set(
         id,
-        step.assign.map((a): Assign => (a.value.kind === 'expr' ? { name: a.name, kind: 'expr', expr: a.value.expr } : { name: a.name, kind: 'literal', value: literalValue(a.value.value) })),
+        step.assign.map((a): Assign =>
+          a.value.kind === 'expr'
+            ? { name: a.name, kind: 'expr', expr: a.value.expr }
+            : { name: a.name, kind: 'literal', value: literalValue(a.value.value) },
+        ),
       );
     } else if (step.kind === 'switch') {
-      t.cases.set(id, step.cases.map((c) => c.when));
+      t.cases.set(
+        id,
+        step.cases.map((c) => c.when),
+      );
     } else if (step.kind === 'command') {
       if (step.valid) t.valids.set(id, step.valid.when);
       for (const p of step.on.patterns) regex(p.regex);
@@ -109,7 +125,11 @@ export function buildTables(model: FlowModel): FlowTables {
  * ok after the others), patterns, inherited keys and patterns not overridden, default,
  * error, an http step's timeout, valid's else.
  */
-function commandTable(model: FlowModel, step: Extract<FlowModel['steps'][string], { kind: 'command' }>, prompts: PromptTable | undefined): CommandTable {
+function commandTable(
+  model: FlowModel,
+  step: Extract<FlowModel['steps'][string], { kind: 'command' }>,
+  prompts: PromptTable | undefined,
+): CommandTable {
   const says: CommandBuilder[] = [];
   const seen = new Set<string>();
   const add = (key: string, b: Branch) => {
@@ -135,7 +155,12 @@ function commandTable(model: FlowModel, step: Extract<FlowModel['steps'][string]
     if (step.valid) sayOf(step.valid.else ?? step.on.default, says, prompts);
   }
   if (step.http) {
-    const t: CommandTable = { command: 'http', builder: httpBuilder(step.http), says, secrets: secretsOf(model.secrets ?? []) };
+    const t: CommandTable = {
+      command: 'http',
+      builder: httpBuilder(step.http),
+      says,
+      secrets: secretsOf(model.secrets ?? []),
+    };
     if (step.http.filler) t.filler = fillerBuilder(step.http.filler, prompts);
     return t;
   }

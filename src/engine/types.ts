@@ -56,9 +56,15 @@ export interface CallState {
   hn?: number;
   /** Set once the flow has answered `hangup`: the call is over on our side. */
   done?: boolean;
-  /** Sensitive vars and result, sealed (AES-256-GCM) when a key is configured; they show `***` in `vars`/`res` (src/engine/seal.ts). */
+  /**
+   * Sensitive vars and result, sealed (AES-256-GCM) when a key is configured; they show `***` in `vars`/`res`
+   * (src/engine/seal.ts).
+   */
   x?: string;
-  /** Frames of the modules the call is in (version 2 subflows), the innermost last: each the call site and the caller's vars. */
+  /**
+   * Frames of the modules the call is in (version 2 subflows), the innermost last: each the call site and the caller's
+   * vars.
+   */
   f?: Frame[];
   /** What a module run on its own returned (a scenario of a module): its result and values. */
   ret?: { result: string; values: Record<string, Value> };

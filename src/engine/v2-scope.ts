@@ -21,7 +21,8 @@ export function flowExt(model: FlowModel): FlowExt | undefined {
     const clock = new CalendarClock();
     ext.calendars = new Map(Object.entries(model.calendars).map(([k, c]) => [k, clock.compile(c)]));
   }
-  if (model.languages && model.language) ext.language = { choice: model.language, declared: new Set(Object.keys(model.languages)) };
+  if (model.languages && model.language)
+    ext.language = { choice: model.language, declared: new Set(Object.keys(model.languages)) };
   return ext.env || ext.calendars || ext.language ? ext : undefined;
 }
 
@@ -48,7 +49,9 @@ export function calendarAt(ext: FlowExt, run: ExtRun, name: string): CalendarSta
 /** The longest caller number looked up for its country. */
 const MAX_NUMBER = 32;
 
-/** The call's language: vars.<variable> when it is a declared language, else the caller's country's, else the default. */
+/**
+ * The call's language: vars.<variable> when it is a declared language, else the caller's country's, else the default.
+ */
 export function languageOf(ext: FlowExt, run: ExtRun, vars: Record<string, Value>, caller: string): string {
   const l = ext.language!;
   const v = l.choice.variable;
@@ -67,7 +70,10 @@ export function languageOf(ext: FlowExt, run: ExtRun, vars: Record<string, Value
         }
       }
     }
-    const byC = run.country !== null && Object.prototype.hasOwnProperty.call(l.choice.byCountry, run.country) ? l.choice.byCountry[run.country] : undefined;
+    const byC =
+      run.country !== null && Object.prototype.hasOwnProperty.call(l.choice.byCountry, run.country)
+        ? l.choice.byCountry[run.country]
+        : undefined;
     if (byC !== undefined) return byC;
   }
   return l.choice.default;

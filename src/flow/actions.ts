@@ -19,28 +19,67 @@ export interface ActionSpec extends Omit<CommandSpec, 'name'> {
 export const EFFECTS: Record<EffectName, ActionSpec> = {
   sms: {
     name: 'sms',
-    doc: 'Sends an SMS through the SMS REST API (no call command). The result is the new SMS hash; a failure takes the error branch.',
+    doc:
+      'Sends an SMS through the SMS REST API (no call command). The result is the new SMS hash; a failure ' +
+      'takes the error branch.',
     params: {
       to: { type: 'string', format: 'phone_number', doc: 'Recipient, E.164; often "{{ call.caller }}".' },
-      body: { type: 'string', doc: 'The text (templated). Encoding and parts follow GSM 03.38 / UCS-2; %STOPNUM% is replaced with a custom sender.' },
-      from: { type: 'string', format: 'sms_sender', doc: 'Sender: 1 to 11 of a-z A-Z 0-9 space - _ with a letter; empty or absent: a shared short code.' },
-      force_encoding: { type: 'string', enum: ['GSM', 'UNICODE'], doc: 'Force the encoding (GSM transliterates what it lacks).' },
+      body: {
+        type: 'string',
+        doc:
+          'The text (templated). Encoding and parts follow GSM 03.38 / UCS-2; %STOPNUM% is replaced with a ' +
+          'custom sender.',
+      },
+      from: {
+        type: 'string',
+        format: 'sms_sender',
+        doc: 'Sender: 1 to 11 of a-z A-Z 0-9 space - _ with a letter; empty or absent: a shared short code.',
+      },
+      force_encoding: {
+        type: 'string',
+        enum: ['GSM', 'UNICODE'],
+        doc: 'Force the encoding (GSM transliterates what it lacks).',
+      },
       nature: { type: 'string', enum: ['ALERTING', 'MARKETING'], doc: 'The nature of the message.' },
-      user_data: { type: 'string', format: 'sms_user_data', doc: 'Free text kept with the SMS (32 characters at most).' },
+      user_data: {
+        type: 'string',
+        format: 'sms_user_data',
+        doc: 'Free text kept with the SMS (32 characters at most).',
+      },
       flash_message: { type: 'bool', doc: 'Display the message immediately (class 0).' },
       webhook: { type: 'string', format: 'url', doc: 'URL notified of status changes (options.webhook.endpoint).' },
     },
     results: { kind: 'any', doc: 'the SMS hash' },
   },
-  // Version 2: checked by src/flow/check-http.ts (maps and a JSON body are not catalogue params); described here for the schema and docs.
+  // Version 2: checked by src/flow/check-http.ts (maps and a JSON body are not catalogue params); described here for
+  // the schema and docs.
   http: {
     name: 'http',
-    doc: 'Version 2: an HTTP lookup (no call command). Branches on ok (2xx), exact status codes, timeout, error and default; save: keeps { status, body }.',
+    doc:
+      'Version 2: an HTTP lookup (no call command). Branches on ok (2xx), exact status codes, timeout, error ' +
+      'and default; save: keeps { status, body }.',
     params: {
-      method: { type: 'string', enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], default: 'GET', doc: 'The HTTP method.' },
+      method: {
+        type: 'string',
+        enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+        default: 'GET',
+        doc: 'The HTTP method.',
+      },
       url: { type: 'string', format: 'url', doc: 'The URL, http:// or https:// (templated; secrets.X allowed).' },
-      timeout_ms: { type: 'int', min: 100, max: 30000, default: 5000, doc: "The lookup's whole time, retries and fillers included." },
-      retries: { type: 'int', min: 0, max: 5, default: 0, doc: 'Retries on network errors, timeouts and 5xx, with backoff, within timeout_ms.' },
+      timeout_ms: {
+        type: 'int',
+        min: 100,
+        max: 30000,
+        default: 5000,
+        doc: "The lookup's whole time, retries and fillers included.",
+      },
+      retries: {
+        type: 'int',
+        min: 0,
+        max: 5,
+        default: 0,
+        doc: 'Retries on network errors, timeouts and 5xx, with backoff, within timeout_ms.',
+      },
     },
     results: { kind: 'any', doc: 'the HTTP status code' },
   },

@@ -24,11 +24,19 @@ export interface EvalLimits {
   templateMemory: number;
 }
 
-export const DEFAULT_EVAL_LIMITS: Readonly<EvalLimits> = Object.freeze({ celUnits: 100_000, templateMs: 50, templateMemory: 50_000 });
+export const DEFAULT_EVAL_LIMITS: Readonly<EvalLimits> = Object.freeze({
+  celUnits: 100_000,
+  templateMs: 50,
+  templateMemory: 50_000,
+});
 
 /** The budget of a request's error way, once it went over its own: a quarter of `limits`. */
 export function errorWayLimits(limits: Readonly<EvalLimits> = DEFAULT_EVAL_LIMITS): EvalLimits {
-  return { celUnits: Math.ceil(limits.celUnits / 4), templateMs: limits.templateMs / 4, templateMemory: Math.ceil(limits.templateMemory / 4) };
+  return {
+    celUnits: Math.ceil(limits.celUnits / 4),
+    templateMs: limits.templateMs / 4,
+    templateMemory: Math.ceil(limits.templateMemory / 4),
+  };
 }
 
 /** Thrown by an evaluation once the request's budget is spent. */
@@ -42,7 +50,10 @@ export class EvalBudget {
   templateMsLeft: number;
   /** Memory units the request's templates may still use (all renders together). */
   templateMemoryLeft: number;
-  /** The process's CPU time (ms) when the request's templates had spent half their time by the wall clock: from there CPU time counts (src/flow/expr.ts). */
+  /**
+   * The process's CPU time (ms) when the request's templates had spent half their time by the wall clock: from there
+   * CPU time counts (src/flow/expr.ts).
+   */
   cpuMark: number | undefined;
   /** Why the budget ran out (set once). */
   spent: string | undefined;
@@ -64,7 +75,11 @@ export class EvalBudget {
    */
   spend(units: number, what: string): void {
     this.celLeft -= units;
-    if (this.celLeft < 0) throw this.exhaust(`${what} would go over the budget of ${this.limits.celUnits.toLocaleString('en-US')} cost units (limits.expression_cost)`);
+    if (this.celLeft < 0)
+      throw this.exhaust(
+        `${what} would go over the budget of ${this.limits.celUnits.toLocaleString('en-US')} cost units ` +
+          `(limits.expression_cost)`,
+      );
   }
 
   /** Marks the budget spent and returns the error to throw. */

@@ -62,7 +62,20 @@ export function checkDate(s: string): string | null {
   if (d < 1 || d > days) return `"${s}" does not exist: ${MONTHS[mo - 1]} ${y} has ${days} days`;
   return null;
 }
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 /** Whether Intl knows the zone (Node has full ICU). */
 export function isTimeZone(tz: string): boolean {
@@ -102,7 +115,16 @@ export class CalendarClock {
   compile(c: Calendar): CompiledCalendar {
     let zone = this.zones.get(c.timezone);
     if (!zone) {
-      zone = new Intl.DateTimeFormat('en-US', { timeZone: c.timezone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', weekday: 'short' });
+      zone = new Intl.DateTimeFormat('en-US', {
+        timeZone: c.timezone,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        weekday: 'short',
+      });
       this.zones.set(c.timezone, zone);
     }
     return { zone, weekly: c.weekly, holidays: new Set(c.holidays), exceptions: new Map(Object.entries(c.exceptions)) };
@@ -113,15 +135,32 @@ const WEEKDAY: Record<string, number> = { Mon: 0, Tue: 1, Wed: 2, Thu: 3, Fri: 4
 
 /** The local date, weekday and minute of the day of an instant in the calendar's zone. */
 export function localTime(c: CompiledCalendar, at: number): { date: string; weekday: number; minute: number } {
-  let y = '', mo = '', d = '', h = 0, mi = 0, wd = 0;
+  let y = '',
+    mo = '',
+    d = '',
+    h = 0,
+    mi = 0,
+    wd = 0;
   for (const p of c.zone.formatToParts(at)) {
     switch (p.type) {
-      case 'year': y = p.value; break;
-      case 'month': mo = p.value; break;
-      case 'day': d = p.value; break;
-      case 'hour': h = Number(p.value) % 24; break;
-      case 'minute': mi = Number(p.value); break;
-      case 'weekday': wd = WEEKDAY[p.value] ?? 0; break;
+      case 'year':
+        y = p.value;
+        break;
+      case 'month':
+        mo = p.value;
+        break;
+      case 'day':
+        d = p.value;
+        break;
+      case 'hour':
+        h = Number(p.value) % 24;
+        break;
+      case 'minute':
+        mi = Number(p.value);
+        break;
+      case 'weekday':
+        wd = WEEKDAY[p.value] ?? 0;
+        break;
     }
   }
   return { date: `${y}-${mo}-${d}`, weekday: wd, minute: h * 60 + mi };
@@ -141,7 +180,9 @@ function hoursOf(c: CompiledCalendar, date: string, weekday: number): { hours: I
   return { hours: c.weekly[weekday] ?? [], holiday: false };
 }
 
-/** open, closed or holiday (a date of `holidays:` without an exception, when not open) at the instant `at` (epoch ms). */
+/**
+ * open, closed or holiday (a date of `holidays:` without an exception, when not open) at the instant `at` (epoch ms).
+ */
 export function calendarState(c: CompiledCalendar, at: number): CalendarState {
   const t = localTime(c, at);
   const today = hoursOf(c, t.date, t.weekday);

@@ -18,7 +18,14 @@
  * working with a new version.
  */
 import { Environment } from '@marcbachmann/cel-js';
-import { compileCost, compileLinear, compileWeight, matchCost, MAX_FLOW_PATTERN_WEIGHT, type LinearRegex } from './pattern.js';
+import {
+  compileCost,
+  compileLinear,
+  compileWeight,
+  matchCost,
+  MAX_FLOW_PATTERN_WEIGHT,
+  type LinearRegex,
+} from './pattern.js';
 import { EvalBudget, EvaluationLimit } from './budget.js';
 
 type CelFn = ReturnType<Environment['parse']>;
@@ -31,7 +38,13 @@ interface Evaluator {
 }
 
 /** Parse limits (the interpreter's own). */
-export const CEL_LIMITS = { maxAstNodes: 2000, maxDepth: 64, maxListElements: 1000, maxMapEntries: 1000, maxCallArguments: 32 } as const;
+export const CEL_LIMITS = {
+  maxAstNodes: 2000,
+  maxDepth: 64,
+  maxListElements: 1000,
+  maxMapEntries: 1000,
+  maxCallArguments: 32,
+} as const;
 
 /** Which top-level fields of `vars` and `call` an expression reads ('all': it uses the whole map). */
 export interface Reads {
@@ -71,7 +84,10 @@ export class Cel {
     // renamed to this one, which lets only short texts through to it (a plain interpreter's)
     const plain = new Environment({ unlistedVariablesAreDyn: true });
     this.env.registerFunction('bounded_duration(string): google.protobuf.Duration', (text: string) => {
-      if (text.length > MAX_DURATION_TEXT) throw new Error(`duration(): a duration is written in at most ${MAX_DURATION_TEXT} characters, got ${text.length}`);
+      if (text.length > MAX_DURATION_TEXT)
+        throw new Error(
+          `duration(): a duration is written in at most ${MAX_DURATION_TEXT} characters, got ${text.length}`,
+        );
       return plain.evaluate('duration(t)', { t: text });
     });
     // open("office") and holiday("office"): a calendar's state at the request's time (version 2)
@@ -84,16 +100,20 @@ export class Cel {
     this.env.registerFunction('holiday(string): bool', (name: string) => calendar(name) === 'holiday');
     let captured: Evaluator | undefined;
     this.env.registerFunction('callscript_evaluator(): bool', function (this: Evaluator) {
+      // the evaluator calls its functions as its methods: this one is how we reach it
+      // eslint-disable-next-line @typescript-eslint/no-this-alias
       captured = this;
       return true;
     });
     this.env.evaluate('callscript_evaluator()');
-    if (!captured || typeof captured.run !== 'function') throw new Error('the CEL interpreter has no evaluator to bound');
+    if (!captured || typeof captured.run !== 'function')
+      throw new Error('the CEL interpreter has no evaluator to bound');
     this.ev = captured;
-    const self = this;
+    // the budget of the evaluation in progress, read through this closure (the evaluator calls run as its method)
+    const current = () => this.current;
     // Every node evaluated below the root goes through run: count it, and what it made.
     this.ev.run = function (ast, ctx) {
-      const b = self.current;
+      const b = current();
       if (b && (b.celLeft -= nodeCost(ast)) < 0) throw b.exhaust(overBudget(b));
       const out = ast.evaluate(this, ast, ctx);
       if (b && !FREE.has(ast.op) && (b.celLeft -= sizeOf(out, b)) < 0) throw b.exhaust(overBudget(b));
@@ -110,7 +130,12 @@ export class Cel {
   }
 
   /** Evaluates under `budget` (a fresh default one when absent). Throws EvaluationLimit when it runs out. */
-  evaluate(e: CelExpression, context: Record<string, unknown>, budget: EvalBudget | undefined, calendar?: (name: string) => string): unknown {
+  evaluate(
+    e: CelExpression,
+    context: Record<string, unknown>,
+    budget: EvalBudget | undefined,
+    calendar?: (name: string) => string,
+  ): unknown {
     const b = budget ?? new EvalBudget();
     if (b.celLeft < 0 || b.spent !== undefined) throw b.exhaust(b.spent ?? overBudget(b));
     const outer = this.current;
@@ -158,7 +183,10 @@ export class Cel {
  * push is one node): they cost one unit, and the finished list is charged once.
  */
 function overBudget(b: EvalBudget): string {
-  return `the expressions of this request went over their budget of ${b.limits.celUnits.toLocaleString('en-US')} cost units (limits.expression_cost)`;
+  return (
+    `the expressions of this request went over their budget of ${b.limits.celUnits.toLocaleString('en-US')} ` +
+    `cost units (limits.expression_cost)`
+  );
 }
 
 const FREE: ReadonlySet<string> = new Set(['accuValue', 'accuPush', 'accuInc']);
@@ -170,7 +198,18 @@ const MAX_DURATION_TEXT = 64;
  * Timestamp getters given a time zone (getHours("Europe/Paris")) build a date formatter
  * each time: about 50 µs, charged as such.
  */
-const ZONED_GETTERS: ReadonlySet<string> = new Set(['getDate', 'getDayOfMonth', 'getDayOfWeek', 'getDayOfYear', 'getFullYear', 'getHours', 'getMilliseconds', 'getMinutes', 'getMonth', 'getSeconds']);
+const ZONED_GETTERS: ReadonlySet<string> = new Set([
+  'getDate',
+  'getDayOfMonth',
+  'getDayOfWeek',
+  'getDayOfYear',
+  'getFullYear',
+  'getHours',
+  'getMilliseconds',
+  'getMinutes',
+  'getMonth',
+  'getSeconds',
+]);
 const ZONED_COST = 1000;
 
 function nodeCost(ast: Node): number {
@@ -190,7 +229,8 @@ function sizeOf(v: unknown, b: EvalBudget): number {
   s = 0;
   // a list or map CEL made: its items are values already charged and sized
   const items = Array.isArray(v) ? v : v instanceof Map ? v.values() : [];
-  for (const x of items) s += 1 + (typeof x === 'string' ? x.length : typeof x === 'object' && x !== null ? (b.sizes.get(x) ?? 1) : 0);
+  for (const x of items)
+    s += 1 + (typeof x === 'string' ? x.length : typeof x === 'object' && x !== null ? (b.sizes.get(x) ?? 1) : 0);
   b.sizes.set(v, s);
   return s;
 }
@@ -200,7 +240,10 @@ interface Found {
   patterns: string[];
 }
 
-/** Renames matches() calls, records their literal patterns and the vars/call fields read; the tree is at most CEL_LIMITS.maxDepth deep. */
+/**
+ * Renames matches() calls, records their literal patterns and the vars/call fields read; the tree is at most
+ * CEL_LIMITS.maxDepth deep.
+ */
 function walk(x: unknown, found: Found): void {
   if (Array.isArray(x)) {
     for (const y of x) walk(y, found);
@@ -218,9 +261,15 @@ function walk(x: unknown, found: Found): void {
     args[0] = 're2_matches';
     // rcall: [name, receiver, [pattern]]; call: [name, [text, pattern]]
     const pattern = x.op === 'rcall' ? (args[2] as unknown[])[0] : (args[1] as unknown[])[1];
-    if (isNode(pattern) && pattern.op === 'value' && typeof pattern.args === 'string') found.patterns.push(pattern.args);
+    if (isNode(pattern) && pattern.op === 'value' && typeof pattern.args === 'string')
+      found.patterns.push(pattern.args);
   }
-  if ((x.op === '.' || x.op === '.?') && isNode(args[0]) && args[0].op === 'id' && (args[0].args === 'vars' || args[0].args === 'call')) {
+  if (
+    (x.op === '.' || x.op === '.?') &&
+    isNode(args[0]) &&
+    args[0].op === 'id' &&
+    (args[0].args === 'vars' || args[0].args === 'call')
+  ) {
     const set = reads[args[0].args];
     if (set !== 'all') set.add(String(args[1]));
     return;

@@ -3,7 +3,13 @@
  * catalogue (params, aliases, scalar shorthands, bounds, formats, required params) and
  * turned into a CommandCall.
  */
-import { PARAM_ALIASES, REQUIRED_COMMAND_PARAMS, SCALAR_PARAM, type CommandName, type ParamSpec } from '../protocol/commands.js';
+import {
+  PARAM_ALIASES,
+  REQUIRED_COMMAND_PARAMS,
+  SCALAR_PARAM,
+  type CommandName,
+  type ParamSpec,
+} from '../protocol/commands.js';
 import { ACTION_SPECS, type ActionName } from './actions.js';
 import { checkFormat } from '../protocol/formats.js';
 import { isTemplate } from './expr.js';
@@ -24,7 +30,13 @@ export const REQUIRED_PARAMS: Partial<Record<ActionName, readonly string[]>> = {
  * `excused`: required params that an UNKNOWN_KEY already accounts for (a parameter written
  * beside the command instead of under it), so that one mistake gives one error.
  */
-export function checkCommand(ctx: Ctx, name: ActionName, action: YEntry, where: string, excused: ReadonlySet<string> = new Set()): CommandCall | undefined {
+export function checkCommand(
+  ctx: Ctx,
+  name: ActionName,
+  action: YEntry,
+  where: string,
+  excused: ReadonlySet<string> = new Set(),
+): CommandCall | undefined {
   const call: CommandCall = { name, params: {}, media: {} };
   const spec = ACTION_SPECS[name];
   const node = action.value;
@@ -35,7 +47,10 @@ export function checkCommand(ctx: Ctx, name: ActionName, action: YEntry, where: 
   // a typo of a required param (`promt:`) is reported once, as UNKNOWN_KEY with its did-you-mean
   const typos = new Set<string>(excused);
 
-  if (node.kind === 'map' && !(scalar && spec.params[scalar]?.type === 'media' && node.entries.some((e) => e.key === 'say'))) {
+  if (
+    node.kind === 'map' &&
+    !(scalar && spec.params[scalar]?.type === 'media' && node.entries.some((e) => e.key === 'say'))
+  ) {
     for (const e of node.entries) {
       const canonical = aliases[e.key] ?? e.key;
       const p = spec.params[canonical];
@@ -44,12 +59,24 @@ export function checkCommand(ctx: Ctx, name: ActionName, action: YEntry, where: 
         const near = closest(e.key, known);
         if (near !== undefined) typos.add(aliases[near] ?? near);
         const none = known.length === 0 ? `${name} takes no parameters` : `known: ${known.join(', ')}`;
-        report(ctx, 'UNKNOWN_KEY', e, `${where}unknown key '${e.key}' in ${name}`, near !== undefined ? `did you mean '${near}'?` : `Remove it (${none}).`);
+        report(
+          ctx,
+          'UNKNOWN_KEY',
+          e,
+          `${where}unknown key '${e.key}' in ${name}`,
+          near !== undefined ? `did you mean '${near}'?` : `Remove it (${none}).`,
+        );
         continue;
       }
       const prev = given.get(canonical);
       if (prev) {
-        report(ctx, 'DUPLICATE_KEY', e, `${where}'${e.key}' and '${prev.key}' are the same parameter of ${name}`, 'Keep only one of them.');
+        report(
+          ctx,
+          'DUPLICATE_KEY',
+          e,
+          `${where}'${e.key}' and '${prev.key}' are the same parameter of ${name}`,
+          'Keep only one of them.',
+        );
         continue;
       }
       given.set(canonical, e);
@@ -62,7 +89,15 @@ export function checkCommand(ctx: Ctx, name: ActionName, action: YEntry, where: 
     checkParam(ctx, call, scalar, spec.params[scalar]!, node, where);
   } else {
     const short = scalar ? ` (or the value of ${scalar} alone)` : '';
-    report(ctx, 'TYPE_MISMATCH', node, `${where}${name} takes a map of parameters${short}, not ${describe(node)}`, Object.keys(spec.params).length === 0 ? `Write \`${name}: {}\`.` : `Write e.g. \`${name}: { ${Object.keys(spec.params)[0]}: ... }\`.`);
+    report(
+      ctx,
+      'TYPE_MISMATCH',
+      node,
+      `${where}${name} takes a map of parameters${short}, not ${describe(node)}`,
+      Object.keys(spec.params).length === 0
+        ? `Write \`${name}: {}\`.`
+        : `Write e.g. \`${name}: { ${Object.keys(spec.params)[0]}: ... }\`.`,
+    );
     return undefined;
   }
 
@@ -77,7 +112,13 @@ export function checkCommand(ctx: Ctx, name: ActionName, action: YEntry, where: 
 
 /** Pairs of int params where the first may not exceed the second (defaults count when one is not given). */
 const ORDERED_PARAMS: Partial<Record<ActionName, readonly (readonly [string, string, string])[]>> = {
-  play_talk_detect: [['min_ms', 'max_ms', 'the shortest talk counted cannot be longer than the longest one: no speech could ever be detected']],
+  play_talk_detect: [
+    [
+      'min_ms',
+      'max_ms',
+      'the shortest talk counted cannot be longer than the longest one: no speech could ever be detected',
+    ],
+  ],
 };
 
 function checkOrder(ctx: Ctx, call: CommandCall, given: Map<string, YEntry>, where: string): void {
@@ -114,7 +155,17 @@ function checkParam(ctx: Ctx, call: CommandCall, name: string, spec: ParamSpec, 
       return;
     }
     case 'int':
-      v = checkInt(ctx, node, name, spec.min, spec.max, where, `The telephony service accepts ${call.name} ${name} from ${spec.min} to ${spec.max} (${spec.doc.replace(/\.$/, '').toLowerCase()}${spec.default !== undefined ? `; ${spec.default} when not given` : ''}).`);
+      v = checkInt(
+        ctx,
+        node,
+        name,
+        spec.min,
+        spec.max,
+        where,
+        `The telephony service accepts ${call.name} ${name} from ${spec.min} to ${spec.max} ` +
+          `(${spec.doc.replace(/\.$/, '').toLowerCase()}` +
+          `${spec.default !== undefined ? `; ${spec.default} when not given` : ''}).`,
+      );
       break;
     case 'bool':
       v = checkBool(ctx, node, name, where);
@@ -123,9 +174,25 @@ function checkParam(ctx: Ctx, call: CommandCall, name: string, spec: ParamSpec, 
       v = checkTargets(ctx, node, where);
       break;
     case 'string':
-      if (node.kind === 'scalar' && node.type === 'string' && String(node.value).trim() === '' && REQUIRED_PARAMS[call.name]?.includes(name)) {
-        const hint = name === 'body' ? 'Give the SMS a text, e.g. body: "Your code is {{ vars.code }}".' : spec.format ? FORMAT_HINTS[spec.format] : undefined;
-        report(ctx, 'BAD_FORMAT', node, `${where}${call.name} ${name} is empty${name === 'body' ? ': an SMS needs a text' : ''}`, hint ?? `Give ${name} a value.`);
+      if (
+        node.kind === 'scalar' &&
+        node.type === 'string' &&
+        String(node.value).trim() === '' &&
+        REQUIRED_PARAMS[call.name]?.includes(name)
+      ) {
+        const hint =
+          name === 'body'
+            ? 'Give the SMS a text, e.g. body: "Your code is {{ vars.code }}".'
+            : spec.format
+              ? FORMAT_HINTS[spec.format]
+              : undefined;
+        report(
+          ctx,
+          'BAD_FORMAT',
+          node,
+          `${where}${call.name} ${name} is empty${name === 'body' ? ': an SMS needs a text' : ''}`,
+          hint ?? `Give ${name} a value.`,
+        );
         return;
       }
       if (spec.format === 'callid') v = checkCallid(ctx, node, name, where);
@@ -148,7 +215,8 @@ function checkCallid(ctx: Ctx, node: YNode, name: string, where: string): string
     } catch {
       digits = undefined;
     }
-    const err = digits === undefined ? 'a callid is a 64-bit unsigned integer (digits only)' : checkFormat('callid', digits);
+    const err =
+      digits === undefined ? 'a callid is a 64-bit unsigned integer (digits only)' : checkFormat('callid', digits);
     if (err) {
       report(ctx, 'BAD_FORMAT', node, `${where}${name} ${node.source}: ${err}`, FORMAT_HINTS.callid);
       return undefined;
@@ -194,9 +262,16 @@ const PHONE: Extract<ParamSpec, { type: 'string' }> = { type: 'string', format: 
 
 /** dialout targets: a list of `{ number, timeout }` (a bare number string is `{ number }`). */
 function checkTargets(ctx: Ctx, node: YNode, where: string): Value | undefined {
-  const items = node.kind === 'seq' ? node.items : node.kind === 'scalar' && node.type === 'string' ? [node] : undefined;
+  const items =
+    node.kind === 'seq' ? node.items : node.kind === 'scalar' && node.type === 'string' ? [node] : undefined;
   if (!items) {
-    report(ctx, 'TYPE_MISMATCH', node, `${where}targets must be a list of { number, timeout }, not ${describe(node)}`, 'Write targets: [{ number: "+33123456789", timeout: 30 }].');
+    report(
+      ctx,
+      'TYPE_MISMATCH',
+      node,
+      `${where}targets must be a list of { number, timeout }, not ${describe(node)}`,
+      'Write targets: [{ number: "+33123456789", timeout: 30 }].',
+    );
     return undefined;
   }
   if (items.length === 0) {
@@ -219,7 +294,12 @@ function checkTarget(ctx: Ctx, node: YNode, where: string): Record<string, Value
     return n === undefined ? undefined : { number: n };
   }
   if (node.kind !== 'map') {
-    report(ctx, 'TYPE_MISMATCH', node, `${where}a target must be { number, timeout } or a number string, not ${describe(node)}`);
+    report(
+      ctx,
+      'TYPE_MISMATCH',
+      node,
+      `${where}a target must be { number, timeout } or a number string, not ${describe(node)}`,
+    );
     return undefined;
   }
   const out: Record<string, Value> = {};
@@ -230,11 +310,26 @@ function checkTarget(ctx: Ctx, node: YNode, where: string): Record<string, Value
       if (n === undefined) ok = false;
       else out.number = n;
     } else if (e.key === 'timeout') {
-      const t = checkInt(ctx, e.value, 'timeout', 5, 300, `${where}target: `, 'A target rings for timeout seconds, from 5 to 300 (the telephony service\'s bounds); give the step a NOANSWER branch for what comes next.');
+      const t = checkInt(
+        ctx,
+        e.value,
+        'timeout',
+        5,
+        300,
+        `${where}target: `,
+        "A target rings for timeout seconds, from 5 to 300 (the telephony service's bounds); give the step a " +
+          'NOANSWER branch for what comes next.',
+      );
       if (t === undefined) ok = false;
       else out.timeout = t;
     } else {
-      report(ctx, 'UNKNOWN_KEY', e, `${where}unknown key '${e.key}' in a dialout target`, didYouMean(e.key, ['number', 'timeout']) ?? 'A target has number and timeout.');
+      report(
+        ctx,
+        'UNKNOWN_KEY',
+        e,
+        `${where}unknown key '${e.key}' in a dialout target`,
+        didYouMean(e.key, ['number', 'timeout']) ?? 'A target has number and timeout.',
+      );
       ok = false;
     }
   }

@@ -42,7 +42,10 @@ export interface Ctx {
   version: 1 | 2;
   /** Version 2 constructs already reported in a version 1 file (NEEDS_VERSION_2 once per construct). */
   v2Reported: Set<string>;
-  /** Names declared by the version 2 top-level tables (calendars, prompts, languages, environments), read by steps and templates. */
+  /**
+   * Names declared by the version 2 top-level tables (calendars, prompts, languages, environments), read by steps and
+   * templates.
+   */
   v2: V2Names;
   /** The names of `secrets:` (version 2), once read. */
   secrets?: string[];
@@ -65,7 +68,19 @@ export interface V2Names {
 }
 
 export function newCtx(file: string, voice: string): Ctx {
-  return { file, diags: [], voice, refs: [], targets: [], suggest: { left: SUGGEST_BUDGET }, declared: new Set(), patternWeight: 0, version: 1, v2Reported: new Set(), v2: { calendarRefs: [], envChecked: new Map() } };
+  return {
+    file,
+    diags: [],
+    voice,
+    refs: [],
+    targets: [],
+    suggest: { left: SUGGEST_BUDGET },
+    declared: new Set(),
+    patternWeight: 0,
+    version: 1,
+    v2Reported: new Set(),
+    v2: { calendarRefs: [], envChecked: new Map() },
+  };
 }
 
 /**
@@ -139,7 +154,8 @@ export function distance(a: string, b: string): number {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost);
       // transposition (optimal string alignment): "promtp" -> "prompt"
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) cur[j] = Math.min(cur[j]!, prev2[j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        cur[j] = Math.min(cur[j]!, prev2[j - 2]! + 1);
     }
     prev2 = prev;
     prev = cur;
@@ -206,7 +222,13 @@ export function knownEntries(ctx: Ctx, map: YMap, known: readonly string[], wher
 export function unknownKey(ctx: Ctx, e: YEntry, known: readonly string[], where: string): void {
   const dym = didYouMean(e.key, known);
   const list = known.length <= 12 ? ` (known: ${known.join(', ')})` : '';
-  report(ctx, 'UNKNOWN_KEY', e, `${where}unknown key '${e.key}'`, dym ?? `Remove it or use one of the known keys${list}.`);
+  report(
+    ctx,
+    'UNKNOWN_KEY',
+    e,
+    `${where}unknown key '${e.key}'`,
+    dym ?? `Remove it or use one of the known keys${list}.`,
+  );
 }
 
 /** Expects a map; reports TYPE_MISMATCH otherwise. */
@@ -227,8 +249,27 @@ export const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 export const VAR_RE = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 /** CEL reserved words: `vars.in` would not parse. */
 export const CEL_RESERVED = new Set([
-  'as', 'break', 'const', 'continue', 'else', 'false', 'for', 'function', 'if', 'import', 'in', 'let', 'loop', 'package',
-  'namespace', 'null', 'return', 'true', 'var', 'void', 'while',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'false',
+  'for',
+  'function',
+  'if',
+  'import',
+  'in',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'null',
+  'return',
+  'true',
+  'var',
+  'void',
+  'while',
 ]);
 
 /**
@@ -242,15 +283,31 @@ export function isObjectMember(name: string): boolean {
 /** Checks a variable name (save:, set:, vars:); reports BAD_NAME. */
 export function checkVarName(ctx: Ctx, name: string, at: At, what: string): boolean {
   if (isObjectMember(name)) {
-    report(ctx, 'BAD_NAME', at, `${what} '${name}' is a reserved name (every JavaScript object has a member by that name); choose another name`);
+    report(
+      ctx,
+      'BAD_NAME',
+      at,
+      `${what} '${name}' is a reserved name (every JavaScript object has a member by that name); choose another name`,
+    );
     return false;
   }
   if (!VAR_RE.test(name)) {
-    report(ctx, 'BAD_NAME', at, `${what} '${name}' is not a valid variable name: start with a letter or _, then letters, digits and _ (64 at most)`);
+    report(
+      ctx,
+      'BAD_NAME',
+      at,
+      `${what} '${name}' is not a valid variable name: start with a letter or _, then letters, digits and _ ` +
+        `(64 at most)`,
+    );
     return false;
   }
   if (CEL_RESERVED.has(name)) {
-    report(ctx, 'BAD_NAME', at, `${what} '${name}' is a reserved word of CEL conditions: vars.${name} could not be read; choose another name`);
+    report(
+      ctx,
+      'BAD_NAME',
+      at,
+      `${what} '${name}' is a reserved word of CEL conditions: vars.${name} could not be read; choose another name`,
+    );
     return false;
   }
   return true;

@@ -22,7 +22,11 @@ export interface Environments {
   selected?: string;
 }
 
-export function checkEnvironments(ctx: Ctx, e: YEntry | undefined, selected: string | undefined): Environments | undefined {
+export function checkEnvironments(
+  ctx: Ctx,
+  e: YEntry | undefined,
+  selected: string | undefined,
+): Environments | undefined {
   if (!e) return undefined;
   requireV2(ctx, e, 'environments:');
   const map = asMap(ctx, e.value, 'environments');
@@ -31,7 +35,13 @@ export function checkEnvironments(ctx: Ctx, e: YEntry | undefined, selected: str
     return undefined;
   }
   if (map.entries.length > MAX_ENVIRONMENTS) {
-    report(ctx, 'TOO_MANY_ENTRIES', e, `environments: ${map.entries.length.toLocaleString('en-US')} environments; a flow may have at most ${MAX_ENVIRONMENTS}`);
+    report(
+      ctx,
+      'TOO_MANY_ENTRIES',
+      e,
+      `environments: ${map.entries.length.toLocaleString('en-US')} environments; a flow may have at ` +
+        `most ${MAX_ENVIRONMENTS}`,
+    );
     ctx.v2.envKeys = new Set();
     return undefined;
   }
@@ -40,7 +50,12 @@ export function checkEnvironments(ctx: Ctx, e: YEntry | undefined, selected: str
   let ok = true;
   for (const env of map.entries) {
     if (!ID_RE.test(env.key)) {
-      report(ctx, 'BAD_NAME', env, `the environment name '${env.key}' may use only letters, digits, - and _ (64 at most)`);
+      report(
+        ctx,
+        'BAD_NAME',
+        env,
+        `the environment name '${env.key}' may use only letters, digits, - and _ (64 at most)`,
+      );
       ok = false;
       continue;
     }
@@ -50,7 +65,13 @@ export function checkEnvironments(ctx: Ctx, e: YEntry | undefined, selected: str
       continue;
     }
     if (m.entries.length > MAX_ENV_KEYS) {
-      report(ctx, 'TOO_MANY_ENTRIES', env, `environment ${env.key}: ${m.entries.length.toLocaleString('en-US')} keys; an environment may have at most ${MAX_ENV_KEYS}`);
+      report(
+        ctx,
+        'TOO_MANY_ENTRIES',
+        env,
+        `environment ${env.key}: ${m.entries.length.toLocaleString('en-US')} keys; an environment may have ` +
+          `at most ${MAX_ENV_KEYS}`,
+      );
       ok = false;
       continue;
     }
@@ -58,7 +79,13 @@ export function checkEnvironments(ctx: Ctx, e: YEntry | undefined, selected: str
     for (const kv of m.entries) {
       keys.add(kv.key);
       if (!VAR_RE.test(kv.key)) {
-        report(ctx, 'BAD_NAME', kv, `environment ${env.key}: '${kv.key}' is not a valid key: start with a letter or _, then letters, digits and _ (64 at most)`);
+        report(
+          ctx,
+          'BAD_NAME',
+          kv,
+          `environment ${env.key}: '${kv.key}' is not a valid key: start with a letter or _, then letters, ` +
+            `digits and _ (64 at most)`,
+        );
         ok = false;
         continue;
       }
@@ -75,7 +102,14 @@ export function checkEnvironments(ctx: Ctx, e: YEntry | undefined, selected: str
     const written = new Set(env.value.entries.map((x) => x.key));
     const missing = [...keys].filter((k) => !written.has(k));
     if (missing.length > 0) {
-      report(ctx, 'ENV_KEY_MISSING', env, `environment ${env.key} has no ${missing.map((k) => `'${k}'`).join(', ')} (${missing.length === 1 ? 'it is' : 'they are'} defined in another environment)`, `Give ${env.key} a value for ${missing.join(', ')}: every environment defines the same keys.`);
+      report(
+        ctx,
+        'ENV_KEY_MISSING',
+        env,
+        `environment ${env.key} has no ${missing.map((k) => `'${k}'`).join(', ')} ` +
+          `(${missing.length === 1 ? 'it is' : 'they are'} defined in another environment)`,
+        `Give ${env.key} a value for ${missing.join(', ')}: every environment defines the same keys.`,
+      );
       ok = false;
     }
   }
@@ -83,7 +117,14 @@ export function checkEnvironments(ctx: Ctx, e: YEntry | undefined, selected: str
   const names = Object.keys(all);
   let name = selected;
   if (name !== undefined && !(name in all) && map.entries.every((x) => x.key !== name)) {
-    report(ctx, 'UNKNOWN_ENVIRONMENT', e, `the environment '${name}' is selected (--env, environment: or CALLSCRIPT_ENV), and this flow has no such environment`, didYouMean(name, names) ?? `Its environments: ${names.slice(0, 12).join(', ')}.`);
+    report(
+      ctx,
+      'UNKNOWN_ENVIRONMENT',
+      e,
+      `the environment '${name}' is selected (--env, environment: or CALLSCRIPT_ENV), and this flow has no ` +
+        `such environment`,
+      didYouMean(name, names) ?? `Its environments: ${names.slice(0, 12).join(', ')}.`,
+    );
     return undefined;
   }
   name ??= map.entries[0]?.key;
@@ -94,14 +135,26 @@ function envValue(ctx: Ctx, node: YNode, where: string): string | undefined {
   if (node.kind === 'scalar' && node.type === 'string') {
     const s = String(node.value);
     if (s.length > MAX_ENV_VALUE) {
-      report(ctx, 'TOO_MANY_ENTRIES', node, `${where}the value is ${s.length.toLocaleString('en-US')} characters long; at most ${MAX_ENV_VALUE.toLocaleString('en-US')}`);
+      report(
+        ctx,
+        'TOO_MANY_ENTRIES',
+        node,
+        `${where}the value is ${s.length.toLocaleString('en-US')} characters long; at ` +
+          `most ${MAX_ENV_VALUE.toLocaleString('en-US')}`,
+      );
       return undefined;
     }
     return s;
   }
   // numbers and booleans are taken as written (+442079460000 is a YAML integer)
-  if (node.kind === 'scalar' && (node.type === 'int' || node.type === 'float' || node.type === 'bool')) return node.source;
-  report(ctx, 'TYPE_MISMATCH', node, `${where}an environment value is a text (or a number, taken as written), not ${describe(node)}`);
+  if (node.kind === 'scalar' && (node.type === 'int' || node.type === 'float' || node.type === 'bool'))
+    return node.source;
+  report(
+    ctx,
+    'TYPE_MISMATCH',
+    node,
+    `${where}an environment value is a text (or a number, taken as written), not ${describe(node)}`,
+  );
   return undefined;
 }
 
@@ -117,7 +170,14 @@ export function envOnlyTemplate(text: string): boolean {
  * A checked string param written as a template that reads only env.*: rendered with each
  * environment's values and checked (BAD_FORMAT naming the environment). False after a report.
  */
-export function checkEnvFormat(ctx: Ctx, text: string, node: YNode, name: string, format: FormatName, where: string): boolean {
+export function checkEnvFormat(
+  ctx: Ctx,
+  text: string,
+  node: YNode,
+  name: string,
+  format: FormatName,
+  where: string,
+): boolean {
   const envs = ctx.v2.environments;
   if (!envs || !envOnlyTemplate(text)) return true;
   // the same text in many steps (10,000 dialouts of "{{ env.support }}" in 100 environments)
@@ -138,6 +198,13 @@ export function checkEnvFormat(ctx: Ctx, text: string, node: YNode, name: string
     }
     ctx.v2.envChecked.set(key, bad);
   }
-  for (const b of bad) report(ctx, 'BAD_FORMAT', node, `${where}${name} in environment ${b.env} is "${b.value}": ${b.err}`, FORMAT_HINTS[format]);
+  for (const b of bad)
+    report(
+      ctx,
+      'BAD_FORMAT',
+      node,
+      `${where}${name} in environment ${b.env} is "${b.value}": ${b.err}`,
+      FORMAT_HINTS[format],
+    );
   return bad.length === 0;
 }

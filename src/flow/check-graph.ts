@@ -17,7 +17,11 @@ export function checkTargets(ctx: Ctx, ids: readonly string[]): void {
     if (known.has(t.id)) continue;
     let hint = hints.get(t.id);
     if (hint === undefined) {
-      hint = didYouMean(t.id, ids, ctx.suggest) ?? (ids.length ? `Steps are: ${ids.slice(0, 12).join(', ')}${ids.length > 12 ? ', ...' : ''}.` : 'Define it under steps:.');
+      hint =
+        didYouMean(t.id, ids, ctx.suggest) ??
+        (ids.length
+          ? `Steps are: ${ids.slice(0, 12).join(', ')}${ids.length > 12 ? ', ...' : ''}.`
+          : 'Define it under steps:.');
       hints.set(t.id, hint);
     }
     report(ctx, 'UNKNOWN_STEP', t.at, `no step '${t.id}' in this flow`, hint);
@@ -33,10 +37,17 @@ function branchTargets(b: Branch | undefined): string[] {
 export function successors(step: Step, handlers: Handlers): string[] {
   if (step.kind === 'set') return step.next ? [step.next] : [];
   if (step.kind === 'switch') return [...step.cases.map((c) => c.goto), ...(step.default ? [step.default] : [])];
-  if (step.kind === 'subflow') return [...new Set([...Object.values(step.on), ...(step.default ? [step.default] : [])])];
+  if (step.kind === 'subflow')
+    return [...new Set([...Object.values(step.on), ...(step.default ? [step.default] : [])])];
   if (step.kind === 'return') return [];
   const on = step.on;
-  const out = [...Object.values(on.exact), ...on.patterns.map((p) => p.branch), on.default, on.error, step.valid?.else].flatMap(branchTargets);
+  const out = [
+    ...Object.values(on.exact),
+    ...on.patterns.map((p) => p.branch),
+    on.default,
+    on.error,
+    step.valid?.else,
+  ].flatMap(branchTargets);
   const wide = step.inheritHandlers ? handlers.on[step.command.name] : undefined;
   if (wide) out.push(...[...Object.values(wide.exact), ...wide.patterns.map((p) => p.branch)].flatMap(branchTargets));
   if (!on.error && step.command.name !== 'hangup') out.push(...branchTargets(handlers.error));
@@ -58,13 +69,24 @@ export interface StepNode {
  * nothing names (a typo is not also an unreachable step). A step is reported only when no
  * way at all can lead to it.
  */
-export function checkReachable(ctx: Ctx, steps: Record<string, Step>, written: StepNode[], start: string, handlers: Handlers): void {
+export function checkReachable(
+  ctx: Ctx,
+  steps: Record<string, Step>,
+  written: StepNode[],
+  start: string,
+  handlers: Handlers,
+): void {
   const order = written.map((w) => w.id);
   const known = new Set(order);
   if (!known.has(start)) return;
   const next = new Map<string, Set<string>>(order.map((id) => [id, new Set<string>()]));
   for (const [id, s] of Object.entries(steps)) for (const t of successors(s, handlers)) next.get(id)?.add(t);
-  const wide = [...Object.values(handlers.on).flatMap((h) => (h ? [...Object.values(h.exact), ...h.patterns.map((p) => p.branch)] : [])), handlers.error].flatMap(branchTargets);
+  const wide = [
+    ...Object.values(handlers.on).flatMap((h) =>
+      h ? [...Object.values(h.exact), ...h.patterns.map((p) => p.branch)] : [],
+    ),
+    handlers.error,
+  ].flatMap(branchTargets);
   for (const w of written) {
     if (steps[w.id]) continue;
     for (const t of wide) next.get(w.id)!.add(t);
@@ -77,8 +99,10 @@ export function checkReachable(ctx: Ctx, steps: Record<string, Step>, written: S
     let found: StepNode | undefined;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      if (before(written[mid]!.entry.keyNode.pos, at.pos)) (found = written[mid]), (lo = mid + 1);
-      else hi = mid - 1;
+      if (before(written[mid]!.entry.keyNode.pos, at.pos)) {
+        found = written[mid];
+        lo = mid + 1;
+      } else hi = mid - 1;
     }
     return found && before(at.pos, found.entry.value.end) ? found : undefined;
   };
@@ -102,11 +126,21 @@ export function checkReachable(ctx: Ctx, steps: Record<string, Step>, written: S
   const roots = [start, ...(handlers.hangup && known.has(handlers.hangup) ? [handlers.hangup] : [])];
   const reached = new Set<string>(roots);
   const queue = [...roots];
-  for (let i = 0; i < queue.length; i++) for (const t of next.get(queue[i]!) ?? []) if (known.has(t) && !reached.has(t)) reached.add(t), queue.push(t);
+  for (let i = 0; i < queue.length; i++)
+    for (const t of next.get(queue[i]!) ?? [])
+      if (known.has(t) && !reached.has(t)) {
+        reached.add(t);
+        queue.push(t);
+      }
   for (const w of written) {
     if (reached.has(w.id)) continue;
     const s = steps[w.id];
-    report(ctx, 'UNREACHABLE_STEP', s ? loc(s) : w.entry, `step '${w.id}' is never reached from start '${start}'${handlers.hangup ? ' or the hangup handler' : ''}`);
+    report(
+      ctx,
+      'UNREACHABLE_STEP',
+      s ? loc(s) : w.entry,
+      `step '${w.id}' is never reached from start '${start}'${handlers.hangup ? ' or the hangup handler' : ''}`,
+    );
   }
 }
 
@@ -166,9 +200,20 @@ export function checkGraph(ctx: Ctx, g: GraphInput): void {
   // reachable from start and the hangup handler
   const reached = new Set<string>(roots);
   const queue = [...roots];
-  for (let i = 0; i < queue.length; i++) for (const t of next.get(queue[i]!)!) if (!reached.has(t)) reached.add(t), queue.push(t);
+  for (let i = 0; i < queue.length; i++)
+    for (const t of next.get(queue[i]!)!)
+      if (!reached.has(t)) {
+        reached.add(t);
+        queue.push(t);
+      }
   for (const id of order) {
-    if (!reached.has(id)) report(ctx, 'UNREACHABLE_STEP', loc(steps[id]!), `step '${id}' is never reached from start '${g.start}'${handlers.hangup ? ' or the hangup handler' : ''}`);
+    if (!reached.has(id))
+      report(
+        ctx,
+        'UNREACHABLE_STEP',
+        loc(steps[id]!),
+        `step '${id}' is never reached from start '${g.start}'${handlers.hangup ? ' or the hangup handler' : ''}`,
+      );
   }
 
   // steps from which the end can be reached (backwards from the ends)
@@ -176,17 +221,34 @@ export function checkGraph(ctx: Ctx, g: GraphInput): void {
   for (const [from, tos] of next) for (const t of tos) prev.get(t)!.push(from);
   const ends = new Set(order.filter((id) => canEndHere(steps[id]!, handlers)));
   const back = [...ends];
-  for (let i = 0; i < back.length; i++) for (const p of prev.get(back[i]!)!) if (!ends.has(p)) ends.add(p), back.push(p);
+  for (let i = 0; i < back.length; i++)
+    for (const p of prev.get(back[i]!)!)
+      if (!ends.has(p)) {
+        ends.add(p);
+        back.push(p);
+      }
   // what a trapped step leads to is trapped too (else it could reach an end through it)
   const trapped = order.filter((id) => reached.has(id) && !ends.has(id));
   const trappedSet = new Set(trapped);
-  const leadsTo = trapped.length ? firstReachable(trapped, (id) => next.get(id)!, byRank, 7) : new Map<string, string[]>();
+  const leadsTo = trapped.length
+    ? firstReachable(trapped, (id) => next.get(id)!, byRank, 7)
+    : new Map<string, string[]>();
   for (const id of trapped) {
     // reported where the trap is entered: a root, or a step reached from outside the trap
     if (!roots.includes(id) && !prev.get(id)!.some((p) => reached.has(p) && !trappedSet.has(p))) continue;
     const loop = leadsTo.get(id)!.filter((o) => o !== id);
-    const via = loop.length ? ` (it only leads to ${loop.slice(0, 5).map((o) => `'${o}'`).join(', ')}${loop.length > 5 ? ', ...' : ''})` : '';
-    report(ctx, 'NO_PATH_TO_END', loc(steps[id]!), `step '${id}' can never reach the end of the call: every way out of it loops back${via}`);
+    const via = loop.length
+      ? ` (it only leads to ${loop
+          .slice(0, 5)
+          .map((o) => `'${o}'`)
+          .join(', ')}${loop.length > 5 ? ', ...' : ''})`
+      : '';
+    report(
+      ctx,
+      'NO_PATH_TO_END',
+      loc(steps[id]!),
+      `step '${id}' can never reach the end of the call: every way out of it loops back${via}`,
+    );
   }
 
   // loops made only of logic steps
@@ -195,7 +257,12 @@ export function checkGraph(ctx: Ctx, g: GraphInput): void {
     const self = scc.length === 1 && next.get(scc[0]!)!.includes(scc[0]!);
     if (scc.length < 2 && !self) continue;
     const names = [...scc].sort(byRank);
-    report(ctx, 'EVENTLESS_LOOP', loc(steps[names[0]!]!), `logic steps ${[...names, names[0]].map((n) => `'${n}'`).join(' -> ')} loop without issuing a command`);
+    report(
+      ctx,
+      'EVENTLESS_LOOP',
+      loc(steps[names[0]!]!),
+      `logic steps ${[...names, names[0]].map((n) => `'${n}'`).join(' -> ')} loop without issuing a command`,
+    );
   }
 
   // the hangup handler runs logic steps only
@@ -206,9 +273,17 @@ export function checkGraph(ctx: Ctx, g: GraphInput): void {
       const what = s.kind === 'command' ? s.command.name : s.kind;
       const hint =
         what === 'hangup'
-          ? `The call is already hung up when the handler runs: remove handlers.hangup, or point it at a set step (e.g. one that logs how the call ended).`
-          : `Nothing can be played or sent to the call once it is over: point handlers.hangup at a set, switch or when step.`;
-      report(ctx, 'HANDLER_COMMAND', g.hangupAt, `the hangup handler '${h}' is a ${what} step; it must be a logic step (set, switch, when)`, hint);
+          ? `The call is already hung up when the handler runs: remove handlers.hangup, or point it at a set ` +
+            `step (e.g. one that logs how the call ended).`
+          : `Nothing can be played or sent to the call once it is over: point handlers.hangup at a set, switch ` +
+            `or when step.`;
+      report(
+        ctx,
+        'HANDLER_COMMAND',
+        g.hangupAt,
+        `the hangup handler '${h}' is a ${what} step; it must be a logic step (set, switch, when)`,
+        hint,
+      );
     } else {
       // breadth first from the handler through logic steps; a path is rebuilt only when reported
       const from = new Map<string, string>([[h, '']]);
@@ -220,7 +295,13 @@ export function checkGraph(ctx: Ctx, g: GraphInput): void {
           from.set(t, id);
           const s = steps[t]!;
           if (!isLogic(s)) {
-            report(ctx, 'HANDLER_COMMAND', g.hangupAt, `the hangup handler leads to command step '${t}' (${pathTo(from, t)}); the call is over when it runs`, handlerExitHint(steps[id]!, s));
+            report(
+              ctx,
+              'HANDLER_COMMAND',
+              g.hangupAt,
+              `the hangup handler leads to command step '${t}' (${pathTo(from, t)}); the call is over when it runs`,
+              handlerExitHint(steps[id]!, s),
+            );
           } else q.push(t);
         }
       }
@@ -242,7 +323,12 @@ function pathTo(from: ReadonlyMap<string, string>, to: string): string {
  * component: callers drop it. Linear in the graph (times k), whatever the number of nodes
  * asked about: components are visited once, each taking the k first of those it leads to.
  */
-function firstReachable(nodes: string[], edges: (id: string) => string[], order: (a: string, b: string) => number, k: number): Map<string, string[]> {
+function firstReachable(
+  nodes: string[],
+  edges: (id: string) => string[],
+  order: (a: string, b: string) => number,
+  k: number,
+): Map<string, string[]> {
   const compOf = new Map<string, number>();
   const firsts: string[][] = [];
   // Tarjan yields a component after every component it leads to
@@ -250,7 +336,8 @@ function firstReachable(nodes: string[], edges: (id: string) => string[], order:
     const c = firsts.length;
     for (const id of comp) compOf.set(id, c);
     const acc = new Set<string>(comp);
-    for (const id of comp) for (const t of edges(id)) if (compOf.get(t) !== c) for (const x of firsts[compOf.get(t)!]!) acc.add(x);
+    for (const id of comp)
+      for (const t of edges(id)) if (compOf.get(t) !== c) for (const x of firsts[compOf.get(t)!]!) acc.add(x);
     firsts.push([...acc].sort(order).slice(0, k));
   }
   return new Map(nodes.map((id) => [id, firsts[compOf.get(id)!]!]));
@@ -259,13 +346,18 @@ function firstReachable(nodes: string[], edges: (id: string) => string[], order:
 /** What to do when logic step `from` of the hangup handler leads to command step `to`. */
 function handlerExitHint(from: Step, to: Step): string {
   const hangup = to.kind === 'command' && to.command.name === 'hangup';
-  const viaNext = from.kind === 'set' ? from.next === to.id : from.kind === 'command' && from.on.default?.goto === to.id;
+  const viaNext =
+    from.kind === 'set' ? from.next === to.id : from.kind === 'command' && from.on.default?.goto === to.id;
   if (viaNext) {
     return hangup
-      ? `Drop \`next: ${to.id}\` from '${from.id}': without next, the handler ends the flow by itself (the call is already hung up).`
-      : `Drop \`next: ${to.id}\` from '${from.id}' (without next, the handler ends there): nothing can be played once the call is over.`;
+      ? `Drop \`next: ${to.id}\` from '${from.id}': without next, the handler ends the flow by itself (the ` +
+          `call is already hung up).`
+      : `Drop \`next: ${to.id}\` from '${from.id}' (without next, the handler ends there): nothing can be ` +
+          `played once the call is over.`;
   }
-  const end = hangup ? 'the handler ends the flow by itself when it reaches a set step without next' : 'nothing can be played once the call is over';
+  const end = hangup
+    ? 'the handler ends the flow by itself when it reaches a set step without next'
+    : 'nothing can be played once the call is over';
   return `Make '${from.id}' lead to logic steps only (set, switch, when, sms): ${end}.`;
 }
 
@@ -279,4 +371,3 @@ function isLogic(step: Step): boolean {
   if (step.kind === 'subflow') return false;
   return step.kind !== 'command' || isEffect(step.command.name);
 }
-

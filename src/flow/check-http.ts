@@ -30,7 +30,19 @@ export const HTTP_BOUNDS = {
   fillerWaitMax: 30,
 } as const;
 /** Headers the engine sets itself (or that would let a flow smuggle a second request). */
-const FORBIDDEN_HEADERS = ['host', 'content-length', 'transfer-encoding', 'connection', 'upgrade', 'te', 'trailer', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'expect'];
+const FORBIDDEN_HEADERS = [
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'upgrade',
+  'te',
+  'trailer',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-connection',
+  'expect',
+];
 const TOKEN_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
 const RESULT_WORDS = ['ok', 'timeout', 'error', 'default'];
 
@@ -40,7 +52,13 @@ export function checkSecrets(ctx: Ctx, e: YEntry | undefined): string[] {
   requireV2(ctx, e, 'secrets:');
   if (e.value.kind === 'scalar' && e.value.type === 'null') return [];
   if (e.value.kind !== 'seq') {
-    report(ctx, 'TYPE_MISMATCH', e.value, `secrets must be a list of environment variable names, not ${describe(e.value)}`, 'Write e.g. secrets: [BANK_TOKEN].');
+    report(
+      ctx,
+      'TYPE_MISMATCH',
+      e.value,
+      `secrets must be a list of environment variable names, not ${describe(e.value)}`,
+      'Write e.g. secrets: [BANK_TOKEN].',
+    );
     return [];
   }
   const names: string[] = [];
@@ -48,7 +66,13 @@ export function checkSecrets(ctx: Ctx, e: YEntry | undefined): string[] {
     const n = asString(ctx, item, 'a secret name');
     if (n === undefined) continue;
     if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(n)) {
-      report(ctx, 'BAD_NAME', item, `secrets: '${n}' is not an environment variable name (letters, digits and _, not starting with a digit, 64 at most)`);
+      report(
+        ctx,
+        'BAD_NAME',
+        item,
+        `secrets: '${n}' is not an environment variable name (letters, digits and _, not starting with a ` +
+          `digit, 64 at most)`,
+      );
       continue;
     }
     if (names.includes(n)) report(ctx, 'DUPLICATE_KEY', item, `secrets: '${n}' is listed twice`);
@@ -66,17 +90,27 @@ export function checkHttpStep(ctx: Ctx, node: YMap, action: YEntry, id: string, 
   const save = entry(node, 'save');
   let saveName: string | undefined;
   if (save) {
-    if (save.value.kind !== 'scalar' || save.value.type !== 'string') report(ctx, 'TYPE_MISMATCH', save.value, `${where}save must be a variable name, not ${describe(save.value)}`);
+    if (save.value.kind !== 'scalar' || save.value.type !== 'string')
+      report(ctx, 'TYPE_MISMATCH', save.value, `${where}save must be a variable name, not ${describe(save.value)}`);
     else if (checkVarName(ctx, String(save.value.value), save.value, 'save:')) {
       saveName = String(save.value.value);
       ctx.declared.add(saveName);
     }
   }
   const h = entry(node, 'handlers');
-  if (h && !(h.value.kind === 'scalar' && h.value.type === 'bool')) report(ctx, 'TYPE_MISMATCH', h.value, `${where}handlers on a step is true or false, not ${describe(h.value)}`);
+  if (h && !(h.value.kind === 'scalar' && h.value.type === 'bool'))
+    report(ctx, 'TYPE_MISMATCH', h.value, `${where}handlers on a step is true or false, not ${describe(h.value)}`);
   const on = checkHttpOn(ctx, entry(node, 'on'), entry(node, 'next'), where);
   if (!spec || ctx.diags.slice(before).some((d) => d.severity === 'error')) return undefined;
-  const step: Step = { kind: 'command', id, pos: posOf(ctx, action), command: { name: 'http', params: {}, media: {} }, on, inheritHandlers: false, http: spec };
+  const step: Step = {
+    kind: 'command',
+    id,
+    pos: posOf(ctx, action),
+    command: { name: 'http', params: {}, media: {} },
+    on,
+    inheritHandlers: false,
+    http: spec,
+  };
   if (saveName !== undefined) step.save = saveName;
   return step;
 }
@@ -90,7 +124,10 @@ function checkHttpOn(ctx: Ctx, on: YEntry | undefined, next: YEntry | undefined,
     const k = e.key;
     const known = RESULT_WORDS.includes(k) || /^[1-5][0-9][0-9]$/.test(k);
     if (!known) {
-      const hint = /^[0-9]+$/.test(k) ? 'An HTTP status code is 3 digits from 100 to 599.' : (didYouMean(k, RESULT_WORDS) ?? 'An http step branches on ok (any 2xx), exact status codes ("404"), timeout, error and default.');
+      const hint = /^[0-9]+$/.test(k)
+        ? 'An HTTP status code is 3 digits from 100 to 599.'
+        : (didYouMean(k, RESULT_WORDS) ??
+          'An http step branches on ok (any 2xx), exact status codes ("404"), timeout, error and default.');
       report(ctx, 'IMPOSSIBLE_RESULT', e, `${where}http has no result '${k}'`, hint);
       continue;
     }
@@ -103,7 +140,13 @@ function checkHttpOn(ctx: Ctx, on: YEntry | undefined, next: YEntry | undefined,
     else out.exact[k] = b;
   }
   if (next) {
-    if (defaultEntry) report(ctx, 'DUPLICATE_DEFAULT', next, `${where}has both next and on.default (line ${defaultEntry.keyNode.pos.line}); they mean the same thing`);
+    if (defaultEntry)
+      report(
+        ctx,
+        'DUPLICATE_DEFAULT',
+        next,
+        `${where}has both next and on.default (line ${defaultEntry.keyNode.pos.line}); they mean the same thing`,
+      );
     else {
       const b = checkBranch(ctx, next.value, where);
       if (b) out.default = b;
@@ -115,11 +158,24 @@ function checkHttpOn(ctx: Ctx, on: YEntry | undefined, next: YEntry | undefined,
 function checkHttpSpec(ctx: Ctx, action: YEntry, where: string): HttpSpec | undefined {
   const node = action.value;
   if (node.kind !== 'map') {
-    report(ctx, 'TYPE_MISMATCH', node, `${where}http takes a map { method, url, ... }, not ${describe(node)}`, 'Write e.g. http: { url: "https://api.example.com/v1/balance" }.');
+    report(
+      ctx,
+      'TYPE_MISMATCH',
+      node,
+      `${where}http takes a map { method, url, ... }, not ${describe(node)}`,
+      'Write e.g. http: { url: "https://api.example.com/v1/balance" }.',
+    );
     return undefined;
   }
   const before = ctx.diags.length;
-  const spec: HttpSpec = { method: 'GET', url: '', headers: {}, query: {}, timeout_ms: HTTP_BOUNDS.timeoutDefault, retries: 0 };
+  const spec: HttpSpec = {
+    method: 'GET',
+    url: '',
+    headers: {},
+    query: {},
+    timeout_ms: HTTP_BOUNDS.timeoutDefault,
+    retries: 0,
+  };
   let urlGiven = false;
   let typoOfUrl = false;
   const w = `${where}http `;
@@ -131,7 +187,13 @@ function checkHttpSpec(ctx: Ctx, action: YEntry, where: string): HttpSpec | unde
         if (m === undefined) break;
         if (!(HTTP_METHODS as readonly string[]).includes(m)) {
           const up = HTTP_METHODS.find((x) => x === m.toUpperCase());
-          report(ctx, 'BAD_ENUM', e.value, `${w}method '${m}' is not one of ${HTTP_METHODS.join(', ')}`, up ? `did you mean '${up}'? Methods are written in capitals.` : didYouMean(m.toUpperCase(), HTTP_METHODS));
+          report(
+            ctx,
+            'BAD_ENUM',
+            e.value,
+            `${w}method '${m}' is not one of ${HTTP_METHODS.join(', ')}`,
+            up ? `did you mean '${up}'? Methods are written in capitals.` : didYouMean(m.toUpperCase(), HTTP_METHODS),
+          );
         } else spec.method = m as HttpSpec['method'];
         break;
       }
@@ -156,19 +218,44 @@ function checkHttpSpec(ctx: Ctx, action: YEntry, where: string): HttpSpec | unde
         if (v === undefined) break;
         const size = Buffer.byteLength(JSON.stringify(v));
         if (size > HTTP_BOUNDS.bodyBytes) {
-          report(ctx, 'OUT_OF_BOUNDS', e.value, `${w}body is ${size.toLocaleString('en-US')} bytes of JSON as written; a lookup's body is at most ${HTTP_BOUNDS.bodyBytes.toLocaleString('en-US')}`, 'Send identifiers, not data: the service behind the URL holds the rest.');
+          report(
+            ctx,
+            'OUT_OF_BOUNDS',
+            e.value,
+            `${w}body is ${size.toLocaleString('en-US')} bytes of JSON as written; a lookup's body is at ` +
+              `most ${HTTP_BOUNDS.bodyBytes.toLocaleString('en-US')}`,
+            'Send identifiers, not data: the service behind the URL holds the rest.',
+          );
           break;
         }
         spec.body = v;
         break;
       }
       case 'timeout_ms': {
-        const t = checkInt(ctx, e.value, 'timeout_ms', HTTP_BOUNDS.timeoutMin, HTTP_BOUNDS.timeoutMax, w, `An http lookup takes timeout_ms from ${HTTP_BOUNDS.timeoutMin} to ${HTTP_BOUNDS.timeoutMax} (its whole time, retries and fillers included; ${HTTP_BOUNDS.timeoutDefault} when not given).`);
+        const t = checkInt(
+          ctx,
+          e.value,
+          'timeout_ms',
+          HTTP_BOUNDS.timeoutMin,
+          HTTP_BOUNDS.timeoutMax,
+          w,
+          `An http lookup takes timeout_ms from ${HTTP_BOUNDS.timeoutMin} to ${HTTP_BOUNDS.timeoutMax} (its ` +
+            `whole time, retries and fillers included; ${HTTP_BOUNDS.timeoutDefault} when not given).`,
+        );
         if (t !== undefined) spec.timeout_ms = t;
         break;
       }
       case 'retries': {
-        const r = checkInt(ctx, e.value, 'retries', 0, HTTP_BOUNDS.retriesMax, w, `retries is 0 to ${HTTP_BOUNDS.retriesMax}: tries again on network errors, timeouts and 5xx, with backoff, within timeout_ms.`);
+        const r = checkInt(
+          ctx,
+          e.value,
+          'retries',
+          0,
+          HTTP_BOUNDS.retriesMax,
+          w,
+          `retries is 0 to ${HTTP_BOUNDS.retriesMax}: tries again on network errors, timeouts and 5xx, with ` +
+            `backoff, within timeout_ms.`,
+        );
         if (r !== undefined) spec.retries = r;
         break;
       }
@@ -180,7 +267,13 @@ function checkHttpSpec(ctx: Ctx, action: YEntry, where: string): HttpSpec | unde
       default: {
         const near = closest(e.key, HTTP_KEYS);
         if (near === 'url') typoOfUrl = true;
-        report(ctx, 'UNKNOWN_KEY', e, `${where}unknown key '${e.key}' in http`, near !== undefined ? `did you mean '${near}'?` : `Remove it (known: ${HTTP_KEYS.join(', ')}).`);
+        report(
+          ctx,
+          'UNKNOWN_KEY',
+          e,
+          `${where}unknown key '${e.key}' in http`,
+          near !== undefined ? `did you mean '${near}'?` : `Remove it (known: ${HTTP_KEYS.join(', ')}).`,
+        );
       }
     }
   }
@@ -200,7 +293,14 @@ function checkUrl(ctx: Ctx, node: YNode, w: string): string | undefined {
   }
   const s = String(node.value);
   if (s.length > HTTP_BOUNDS.urlChars) {
-    report(ctx, 'OUT_OF_BOUNDS', node, `${w}url is ${s.length.toLocaleString('en-US')} characters; at most ${HTTP_BOUNDS.urlChars.toLocaleString('en-US')}`, 'Put data in query: or body:, not in the URL.');
+    report(
+      ctx,
+      'OUT_OF_BOUNDS',
+      node,
+      `${w}url is ${s.length.toLocaleString('en-US')} characters; at ` +
+        `most ${HTTP_BOUNDS.urlChars.toLocaleString('en-US')}`,
+      'Put data in query: or body:, not in the URL.',
+    );
     return undefined;
   }
   if (isTemplate(s)) {
@@ -208,7 +308,13 @@ function checkUrl(ctx: Ctx, node: YNode, w: string): string | undefined {
     // a template's literal start still shows the scheme when it has one
     const head = s.slice(0, s.search(/\{[{%]/));
     if (head.length >= 8 && !/^https?:\/\//i.test(head)) {
-      report(ctx, 'BAD_FORMAT', node, `${w}url "${head}…" is not an http:// or https:// URL`, 'Write a full http:// or https:// URL, e.g. https://api.example.com/v1/balance.');
+      report(
+        ctx,
+        'BAD_FORMAT',
+        node,
+        `${w}url "${head}…" is not an http:// or https:// URL`,
+        'Write a full http:// or https:// URL, e.g. https://api.example.com/v1/balance.',
+      );
       return undefined;
     }
     return s;
@@ -220,17 +326,35 @@ function checkUrl(ctx: Ctx, node: YNode, w: string): string | undefined {
     u = undefined;
   }
   if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.hostname === '') {
-    report(ctx, 'BAD_FORMAT', node, `${w}url "${s}" is not an http:// or https:// URL`, 'Write a full http:// or https:// URL, e.g. https://api.example.com/v1/balance.');
+    report(
+      ctx,
+      'BAD_FORMAT',
+      node,
+      `${w}url "${s}" is not an http:// or https:// URL`,
+      'Write a full http:// or https:// URL, e.g. https://api.example.com/v1/balance.',
+    );
     return undefined;
   }
   if (u.username !== '' || u.password !== '') {
-    report(ctx, 'BAD_FORMAT', node, `${w}url holds credentials (user:password@); they would be logged with the URL`, 'Send credentials in a header from a secret: headers: { Authorization: "Bearer {{ secrets.TOKEN }}" }.');
+    report(
+      ctx,
+      'BAD_FORMAT',
+      node,
+      `${w}url holds credentials (user:password@); they would be logged with the URL`,
+      'Send credentials in a header from a secret: headers: { Authorization: "Bearer {{ secrets.TOKEN }}" }.',
+    );
     return undefined;
   }
   return s;
 }
 
-function checkStringMap(ctx: Ctx, node: YNode, what: string, max: number, header: boolean): Record<string, string> | undefined {
+function checkStringMap(
+  ctx: Ctx,
+  node: YNode,
+  what: string,
+  max: number,
+  header: boolean,
+): Record<string, string> | undefined {
   const map = asMap(ctx, node, what);
   if (!map) return undefined;
   if (map.entries.length > max) {
@@ -244,12 +368,23 @@ function checkStringMap(ctx: Ctx, node: YNode, what: string, max: number, header
     if (header) {
       const lower = e.key.toLowerCase();
       if (!TOKEN_RE.test(e.key)) {
-        report(ctx, 'BAD_FORMAT', e, `${what}: '${e.key}' is not a header name (letters, digits and !#$%&'*+.^_\`|~-, 64 at most)`);
+        report(
+          ctx,
+          'BAD_FORMAT',
+          e,
+          `${what}: '${e.key}' is not a header name (letters, digits and !#$%&'*+.^_\`|~-, 64 at most)`,
+        );
         ok = false;
         continue;
       }
       if (FORBIDDEN_HEADERS.includes(lower)) {
-        report(ctx, 'FORBIDDEN_HEADER', e, `${what}: '${e.key}' is set by the engine, never by a flow`, 'Remove it: Host comes from the URL, the body sets Content-Length and Content-Type.');
+        report(
+          ctx,
+          'FORBIDDEN_HEADER',
+          e,
+          `${what}: '${e.key}' is set by the engine, never by a flow`,
+          'Remove it: Host comes from the URL, the body sets Content-Length and Content-Type.',
+        );
         ok = false;
         continue;
       }
@@ -268,7 +403,13 @@ function checkStringMap(ctx: Ctx, node: YNode, what: string, max: number, header
     }
     const s = v.type === 'string' ? String(v.value) : v.source;
     if (s.length > HTTP_BOUNDS.headerValueChars) {
-      report(ctx, 'OUT_OF_BOUNDS', v, `${what}.${e.key} is ${s.length.toLocaleString('en-US')} characters; at most ${HTTP_BOUNDS.headerValueChars.toLocaleString('en-US')}`);
+      report(
+        ctx,
+        'OUT_OF_BOUNDS',
+        v,
+        `${what}.${e.key} is ${s.length.toLocaleString('en-US')} characters; at ` +
+          `most ${HTTP_BOUNDS.headerValueChars.toLocaleString('en-US')}`,
+      );
       ok = false;
       continue;
     }
@@ -297,7 +438,15 @@ function checkFiller(ctx: Ctx, node: YNode, w: string): FillerEntry[] | undefine
   let ok = true;
   for (const it of items) {
     if (it.kind === 'map' && it.entries.length === 1 && it.entries[0]!.key === 'wait') {
-      const n = checkInt(ctx, it.entries[0]!.value, 'wait', 1, HTTP_BOUNDS.fillerWaitMax, `${w}filler `, 'A filler wait lasts 1 to 30 seconds (the wait command).');
+      const n = checkInt(
+        ctx,
+        it.entries[0]!.value,
+        'wait',
+        1,
+        HTTP_BOUNDS.fillerWaitMax,
+        `${w}filler `,
+        'A filler wait lasts 1 to 30 seconds (the wait command).',
+      );
       if (n === undefined) ok = false;
       else out.push({ kind: 'wait', wait: n });
       continue;
@@ -321,12 +470,27 @@ export function checkSecretRefs(ctx: Ctx): void {
   const declared = ctx.secrets ?? [];
   for (const ref of ctx.refs) {
     if (ref.root !== 'secrets') continue;
-    const at = (ref.offset !== undefined && ref.at.kind === 'scalar' && spanIn(ref.at, ref.offset, ref.length ?? 0)) || ref.at;
+    const at =
+      (ref.offset !== undefined && ref.at.kind === 'scalar' && spanIn(ref.at, ref.offset, ref.length ?? 0)) || ref.at;
     const r = { ...ref, at };
     if (!r.http) {
-      report(ctx, 'SECRET_OUTSIDE_HTTP', r.at, `secrets.${r.name} is read outside an http step's url, headers, query or body`, 'A secret may only leave the process in the lookup that needs it: it never goes into a variable, a prompt, an SMS or a log.');
+      report(
+        ctx,
+        'SECRET_OUTSIDE_HTTP',
+        r.at,
+        `secrets.${r.name} is read outside an http step's url, headers, query or body`,
+        'A secret may only leave the process in the lookup that needs it: it never goes into a variable, a ' +
+          'prompt, an SMS or a log.',
+      );
     } else if (!declared.includes(r.name)) {
-      report(ctx, 'UNKNOWN_SECRET', r.at, `secrets.${r.name} is not declared in secrets:`, didYouMean(r.name, declared) ?? `Declare it at the top of the flow: secrets: [${[...declared, r.name].join(', ')}].`);
+      report(
+        ctx,
+        'UNKNOWN_SECRET',
+        r.at,
+        `secrets.${r.name} is not declared in secrets:`,
+        didYouMean(r.name, declared) ??
+          `Declare it at the top of the flow: secrets: [${[...declared, r.name].join(', ')}].`,
+      );
     }
   }
 }

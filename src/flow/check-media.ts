@@ -34,14 +34,26 @@ export function checkVoice(ctx: Ctx, node: YNode, where: string): string | undef
   }
   const v = String(node.value);
   if (!VOICE_RE.test(v)) {
-    report(ctx, 'BAD_FORMAT', node, `${where}"${clip(v)}" is not a voice id: letters, digits, - and _ (e.g. TTS_EN-GB_SERENA)`, 'Write the id of a TTS voice of the service, e.g. TTS_EN-GB_SERENA or TTS_FR-FR_AUDREY, without spaces.');
+    report(
+      ctx,
+      'BAD_FORMAT',
+      node,
+      `${where}"${clip(v)}" is not a voice id: letters, digits, - and _ (e.g. TTS_EN-GB_SERENA)`,
+      'Write the id of a TTS voice of the service, e.g. TTS_EN-GB_SERENA or TTS_FR-FR_AUDREY, without spaces.',
+    );
     return undefined;
   }
   return v;
 }
 
 /** A media parameter as a list of choices (escalating prompts); undefined after an error. */
-export function checkMedia(ctx: Ctx, node: YNode, name: string, where: string, opts: MediaOptions = {}): MediaParam | undefined {
+export function checkMedia(
+  ctx: Ctx,
+  node: YNode,
+  name: string,
+  where: string,
+  opts: MediaOptions = {},
+): MediaParam | undefined {
   if (node.kind === 'seq') {
     if (node.items.length === 0) {
       report(ctx, 'BAD_MEDIA', node, `${where}${name} is an empty list; give at least one media`);
@@ -72,23 +84,46 @@ function mediaItem(ctx: Ctx, node: YNode, name: string, where: string, opts: Med
   if (node.type === 'int') {
     const v = node.value as number;
     if (v < 0 || !Number.isSafeInteger(v)) {
-      report(ctx, 'BAD_MEDIA', node, `${where}${name}: ${node.source} is not a media id (a media id is a positive integer; 0 means no media)`);
+      report(
+        ctx,
+        'BAD_MEDIA',
+        node,
+        `${where}${name}: ${node.source} is not a media id (a media id is a positive integer; 0 means no media)`,
+      );
       return undefined;
     }
     return v === 0 ? { kind: 'none' } : { kind: 'id', id: v };
   }
   if (node.type !== 'string') {
     const hint = node.type === 'null' ? 'Write 0 for no media, or remove the parameter.' : undefined;
-    report(ctx, 'BAD_MEDIA', node, `${where}${name} must be a media (id, text, TTS|voice|text or { say, voice }), not ${describe(node)}`, hint);
+    report(
+      ctx,
+      'BAD_MEDIA',
+      node,
+      `${where}${name} must be a media (id, text, TTS|voice|text or { say, voice }), not ${describe(node)}`,
+      hint,
+    );
     return undefined;
   }
   const s = String(node.value);
   if (s.trim() === '') {
-    report(ctx, 'BAD_MEDIA', node, `${where}${name} is an empty text`, 'Write 0 for no media, or remove the parameter.');
+    report(
+      ctx,
+      'BAD_MEDIA',
+      node,
+      `${where}${name} is an empty text`,
+      'Write 0 for no media, or remove the parameter.',
+    );
     return undefined;
   }
   if (opts.templates === false && isTemplate(s)) {
-    report(ctx, 'BAD_MEDIA', node, `${where}${name} cannot be a template here ("${clip(s)}")`, 'Write a fixed text, TTS|voice|text or a media id.');
+    report(
+      ctx,
+      'BAD_MEDIA',
+      node,
+      `${where}${name} cannot be a template here ("${clip(s)}")`,
+      'Write a fixed text, TTS|voice|text or a media id.',
+    );
     return undefined;
   }
   if (/^[0-9]+$/.test(s.trim())) {
@@ -106,7 +141,14 @@ function mediaItem(ctx: Ctx, node: YNode, name: string, where: string, opts: Med
   if (s.startsWith('TTS|')) {
     const err = checkRtMedia(s);
     if (err) {
-      report(ctx, 'BAD_MEDIA', node, `${where}${name} "${clip(s)}": ${err}`, 'A raw TTS media is TTS|<voice>|<text>, e.g. TTS|TTS_EN-GB_SERENA|Hello; or write the text alone to use the flow voice.');
+      report(
+        ctx,
+        'BAD_MEDIA',
+        node,
+        `${where}${name} "${clip(s)}": ${err}`,
+        'A raw TTS media is TTS|<voice>|<text>, e.g. TTS|TTS_EN-GB_SERENA|Hello; or write the text alone to ' +
+          'use the flow voice.',
+      );
       return undefined;
     }
     const [, voice, ...rest] = s.split('|');
@@ -126,7 +168,13 @@ function promptMap(ctx: Ctx, node: YNode & { kind: 'map' }, name: string, where:
   return p === undefined ? undefined : { kind: 'prompt', name: p };
 }
 
-function sayMap(ctx: Ctx, node: YNode & { kind: 'map' }, name: string, where: string, opts: MediaOptions): MediaSpec | undefined {
+function sayMap(
+  ctx: Ctx,
+  node: YNode & { kind: 'map' },
+  name: string,
+  where: string,
+  opts: MediaOptions,
+): MediaSpec | undefined {
   const known = knownEntries(ctx, node, ['say', 'voice'], `${where}${name}: `);
   if (known.length !== node.entries.length) return undefined;
   const say = node.entries.find((e) => e.key === 'say');
@@ -172,8 +220,14 @@ export function checkWav(buf: Uint8Array): string | null {
     if (id === 'fmt ') {
       if (size < 16 || body + 16 > b.length) return 'the WAV fmt chunk is truncated';
       let format = b.readUInt16LE(body);
-      if (format === 0xfffe && size >= 40 && body + 26 <= b.length) format = b.readUInt16LE(body + 24); // WAVE_FORMAT_EXTENSIBLE
-      fmt = { format, channels: b.readUInt16LE(body + 2), rate: b.readUInt32LE(body + 4), bits: b.readUInt16LE(body + 14) };
+      // WAVE_FORMAT_EXTENSIBLE
+      if (format === 0xfffe && size >= 40 && body + 26 <= b.length) format = b.readUInt16LE(body + 24);
+      fmt = {
+        format,
+        channels: b.readUInt16LE(body + 2),
+        rate: b.readUInt32LE(body + 4),
+        bits: b.readUInt16LE(body + 14),
+      };
     } else if (id === 'data') {
       data = true;
       break;

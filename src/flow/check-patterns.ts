@@ -49,8 +49,10 @@ export function parseAsterisk(key: string): ResultKey | string {
       const close = body.indexOf(']', i + 1);
       if (close < 0) return `unclosed '[' in the Asterisk pattern ${key}`;
       const inner = body.slice(i + 1, close);
-      if (!/^(?:[0-9*#](?:-[0-9])?)+$/.test(inner)) return `'[${inner}]' is not a class of digits such as [1-5] or [258]`;
-      for (const r of inner.matchAll(/([0-9])-([0-9])/g)) if (r[1]! > r[2]!) return `the range ${r[0]} in ${key} is backwards`;
+      if (!/^(?:[0-9*#](?:-[0-9])?)+$/.test(inner))
+        return `'[${inner}]' is not a class of digits such as [1-5] or [258]`;
+      for (const r of inner.matchAll(/([0-9])-([0-9])/g))
+        if (r[1]! > r[2]!) return `the range ${r[0]} in ${key} is backwards`;
       re += `[${inner.replace(/[*#]/g, (x) => `\\${x}`)}]`;
       minLen++;
       maxLen++;
@@ -110,7 +112,10 @@ export function resultSetText(name: ActionName, set: ResultSet, maxDigits: numbe
     case 'enum':
       return `${name} returns ${set.values.join(', ')}`;
     case 'digits':
-      return `${name} returns ${maxDigits > 1 ? `1 to ${maxDigits} keys` : 'one key'} of 0-9 and * (max_digits: ${maxDigits}), or ${set.also.join(', ')}`;
+      return (
+        `${name} returns ${maxDigits > 1 ? `1 to ${maxDigits} keys` : 'one key'} of 0-9 and * ` +
+        `(max_digits: ${maxDigits}), or ${set.also.join(', ')}`
+      );
     case 'any':
       return `${name} returns ${set.doc}, which cannot be known in advance`;
     case 'none':
@@ -124,7 +129,8 @@ export function impossibility(name: ActionName, key: ResultKey, maxDigits: numbe
   if (key.kind === 'default' || key.kind === 'error') return null;
   const what = resultSetText(name, set, maxDigits);
   if (set.kind === 'none') return `${what}: only next/default and error apply`;
-  if (set.kind === 'any') return key.kind === 'exact' ? `${what}: match it with a /pattern/ or default, or keep it with save:` : null;
+  if (set.kind === 'any')
+    return key.kind === 'exact' ? `${what}: match it with a /pattern/ or default, or keep it with save:` : null;
   if (set.kind === 'enum') {
     if (key.kind === 'exact') return set.values.includes(key.value) ? null : `${what}; '${key.value}' can never happen`;
     const re = compileLinear(key.regex);
@@ -144,7 +150,8 @@ export function impossibility(name: ActionName, key: ResultKey, maxDigits: numbe
   const all = enumerateDigits(maxDigits);
   if (all) {
     const re = compileLinear(key.regex);
-    if (![...all, ...set.also].some((v) => re.test(v))) return `${what}; the pattern ${key.source} matches none of them`;
+    if (![...all, ...set.also].some((v) => re.test(v)))
+      return `${what}; the pattern ${key.source} matches none of them`;
   }
   return null;
 }

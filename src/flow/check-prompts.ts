@@ -23,14 +23,26 @@ export function checkLanguages(ctx: Ctx, e: YEntry | undefined): Record<string, 
   ctx.v2.languages = new Set(map?.entries.map((x) => x.key) ?? []);
   if (!map) return undefined;
   if (map.entries.length > MAX_LANGUAGES) {
-    report(ctx, 'TOO_MANY_ENTRIES', e, `languages: ${map.entries.length.toLocaleString('en-US')} languages; a flow may declare at most ${MAX_LANGUAGES}`);
+    report(
+      ctx,
+      'TOO_MANY_ENTRIES',
+      e,
+      `languages: ${map.entries.length.toLocaleString('en-US')} languages; a flow may declare at most ${MAX_LANGUAGES}`,
+    );
     return undefined;
   }
-  if (map.entries.length === 0) report(ctx, 'MISSING_KEY', e, 'languages: declare at least one language (e.g. en-GB: { voice: TTS_EN-GB_SERENA })');
+  if (map.entries.length === 0)
+    report(ctx, 'MISSING_KEY', e, 'languages: declare at least one language (e.g. en-GB: { voice: TTS_EN-GB_SERENA })');
   const out: Record<string, { voice: string }> = {};
   for (const l of map.entries) {
     if (!TAG_RE.test(l.key)) {
-      report(ctx, 'BAD_FORMAT', l, `languages: '${l.key}' is not a language tag`, 'Write a language tag: the language in lowercase, then the country in uppercase, e.g. en-GB, fr-FR, fr-BE.');
+      report(
+        ctx,
+        'BAD_FORMAT',
+        l,
+        `languages: '${l.key}' is not a language tag`,
+        'Write a language tag: the language in lowercase, then the country in uppercase, e.g. en-GB, fr-FR, fr-BE.',
+      );
       continue;
     }
     const m = asMap(ctx, l.value, `language ${l.key}`);
@@ -51,11 +63,24 @@ export function checkLanguages(ctx: Ctx, e: YEntry | undefined): Record<string, 
 function declared(ctx: Ctx, name: string, at: YNode | YEntry, where: string): boolean {
   const langs = ctx.v2.languages;
   if (langs?.has(name)) return true;
-  report(ctx, 'UNKNOWN_LANGUAGE', at, `${where}'${name}' is not a language of languages:`, (langs && didYouMean(name, langs)) ?? (langs && langs.size > 0 ? `Languages: ${[...langs].join(', ')}.` : 'Declare it under languages: with its voice.'));
+  report(
+    ctx,
+    'UNKNOWN_LANGUAGE',
+    at,
+    `${where}'${name}' is not a language of languages:`,
+    (langs && didYouMean(name, langs)) ??
+      (langs && langs.size > 0
+        ? `Languages: ${[...langs].join(', ')}.`
+        : 'Declare it under languages: with its voice.'),
+  );
   return false;
 }
 
-export function checkLanguageChoice(ctx: Ctx, e: YEntry | undefined, languagesAt: YEntry | undefined): LanguageChoice | undefined {
+export function checkLanguageChoice(
+  ctx: Ctx,
+  e: YEntry | undefined,
+  languagesAt: YEntry | undefined,
+): LanguageChoice | undefined {
   const langs = ctx.v2.languages;
   if (!e) {
     if (languagesAt && langs && langs.size > 0) return { default: [...langs][0]!, byCountry: {} };
@@ -63,7 +88,13 @@ export function checkLanguageChoice(ctx: Ctx, e: YEntry | undefined, languagesAt
   }
   requireV2(ctx, e, 'language:');
   if (!languagesAt) {
-    report(ctx, 'MISSING_KEY', e, 'language: chooses among the flow\'s languages, and there is no languages: map', 'Declare the languages with their voices: languages: { en-GB: { voice: TTS_EN-GB_SERENA } }.');
+    report(
+      ctx,
+      'MISSING_KEY',
+      e,
+      "language: chooses among the flow's languages, and there is no languages: map",
+      'Declare the languages with their voices: languages: { en-GB: { voice: TTS_EN-GB_SERENA } }.',
+    );
     return undefined;
   }
   const m = asMap(ctx, e.value, 'language');
@@ -72,27 +103,49 @@ export function checkLanguageChoice(ctx: Ctx, e: YEntry | undefined, languagesAt
   const out: LanguageChoice = { default: langs && langs.size > 0 ? [...langs][0]! : '', byCountry: {} };
   const d = entry(m, 'default');
   if (d) {
-    if (d.value.kind !== 'scalar' || d.value.type !== 'string') report(ctx, 'TYPE_MISMATCH', d.value, `language.default must be a language tag, not ${describe(d.value)}`);
+    if (d.value.kind !== 'scalar' || d.value.type !== 'string')
+      report(ctx, 'TYPE_MISMATCH', d.value, `language.default must be a language tag, not ${describe(d.value)}`);
     else if (declared(ctx, String(d.value.value), d.value, 'language.default: ')) out.default = String(d.value.value);
   }
   const bc = entry(m, 'by_country');
   if (bc) {
     const cm = asMap(ctx, bc.value, 'language.by_country');
-    if (cm && cm.entries.length > 300) report(ctx, 'TOO_MANY_ENTRIES', bc, `language.by_country: ${cm.entries.length.toLocaleString('en-US')} countries; there are fewer than 300`);
+    if (cm && cm.entries.length > 300)
+      report(
+        ctx,
+        'TOO_MANY_ENTRIES',
+        bc,
+        `language.by_country: ${cm.entries.length.toLocaleString('en-US')} countries; there are fewer than 300`,
+      );
     else
       for (const c of cm?.entries ?? []) {
         if (!COUNTRY_RE.test(c.key)) {
-          report(ctx, 'BAD_FORMAT', c, `language.by_country: '${c.key}' is not a country code`, 'Write the ISO 3166 code of the country in two capitals: FR, BE, GB, US.');
+          report(
+            ctx,
+            'BAD_FORMAT',
+            c,
+            `language.by_country: '${c.key}' is not a country code`,
+            'Write the ISO 3166 code of the country in two capitals: FR, BE, GB, US.',
+          );
           continue;
         }
-        if (c.value.kind !== 'scalar' || c.value.type !== 'string') report(ctx, 'TYPE_MISMATCH', c.value, `language.by_country.${c.key} must be a language tag, not ${describe(c.value)}`);
-        else if (declared(ctx, String(c.value.value), c.value, `language.by_country.${c.key}: `)) out.byCountry[c.key] = String(c.value.value);
+        if (c.value.kind !== 'scalar' || c.value.type !== 'string')
+          report(
+            ctx,
+            'TYPE_MISMATCH',
+            c.value,
+            `language.by_country.${c.key} must be a language tag, not ${describe(c.value)}`,
+          );
+        else if (declared(ctx, String(c.value.value), c.value, `language.by_country.${c.key}: `))
+          out.byCountry[c.key] = String(c.value.value);
       }
   }
   const v = entry(m, 'variable');
   if (v) {
-    if (v.value.kind !== 'scalar' || v.value.type !== 'string') report(ctx, 'TYPE_MISMATCH', v.value, `language.variable must be a variable name, not ${describe(v.value)}`);
-    else if (checkVarName(ctx, String(v.value.value), v.value, 'language.variable:')) out.variable = String(v.value.value);
+    if (v.value.kind !== 'scalar' || v.value.type !== 'string')
+      report(ctx, 'TYPE_MISMATCH', v.value, `language.variable must be a variable name, not ${describe(v.value)}`);
+    else if (checkVarName(ctx, String(v.value.value), v.value, 'language.variable:'))
+      out.variable = String(v.value.value);
   }
   return out;
 }
@@ -103,18 +156,34 @@ export function checkLanguageChoice(ctx: Ctx, e: YEntry | undefined, languagesAt
  * prompt's name. Parsed before the steps: their `{ prompt: name }` media are checked
  * against ctx.v2.prompts.
  */
-export function checkPrompts(ctx: Ctx, e: YEntry | undefined, languagesAt: YEntry | undefined): Record<string, Record<string, MediaParam>> | undefined {
+export function checkPrompts(
+  ctx: Ctx,
+  e: YEntry | undefined,
+  languagesAt: YEntry | undefined,
+): Record<string, Record<string, MediaParam>> | undefined {
   if (!e) return undefined;
   requireV2(ctx, e, 'prompts:');
   const map = asMap(ctx, e.value, 'prompts');
   ctx.v2.prompts = new Set(map?.entries.map((x) => x.key) ?? []);
   if (!map) return undefined;
   if (map.entries.length > MAX_PROMPTS) {
-    report(ctx, 'TOO_MANY_ENTRIES', e, `prompts: ${map.entries.length.toLocaleString('en-US')} prompts; a flow may have at most ${MAX_PROMPTS.toLocaleString('en-US')}`);
+    report(
+      ctx,
+      'TOO_MANY_ENTRIES',
+      e,
+      `prompts: ${map.entries.length.toLocaleString('en-US')} prompts; a flow may have at ` +
+        `most ${MAX_PROMPTS.toLocaleString('en-US')}`,
+    );
     return undefined;
   }
   if (!languagesAt) {
-    report(ctx, 'MISSING_KEY', e, 'prompts: are written per language, and the flow has no languages: map', 'Declare the languages with their voices: languages: { en-GB: { voice: TTS_EN-GB_SERENA } }.');
+    report(
+      ctx,
+      'MISSING_KEY',
+      e,
+      'prompts: are written per language, and the flow has no languages: map',
+      'Declare the languages with their voices: languages: { en-GB: { voice: TTS_EN-GB_SERENA } }.',
+    );
     return undefined;
   }
   const langs = ctx.v2.languages ?? new Set<string>();
@@ -148,7 +217,14 @@ export function checkPrompts(ctx: Ctx, e: YEntry | undefined, languagesAt: YEntr
       }
     }
     const missing = [...langs].filter((l) => !m.entries.some((x) => x.key === l));
-    if (missing.length > 0) report(ctx, 'MISSING_TRANSLATION', p, `${where}no ${missing.join(', ')} text: every prompt is written in every language of languages:`, `Add ${missing.map((x) => `${x}: "..."`).join(', ')} under ${p.key}:.`);
+    if (missing.length > 0)
+      report(
+        ctx,
+        'MISSING_TRANSLATION',
+        p,
+        `${where}no ${missing.join(', ')} text: every prompt is written in every language of languages:`,
+        `Add ${missing.map((x) => `${x}: "..."`).join(', ')} under ${p.key}:.`,
+      );
     out[p.key] = per;
   }
   return out;
@@ -164,6 +240,12 @@ export function promptRef(ctx: Ctx, node: YNode, where: string): string | undefi
   const name = String(node.value);
   const known = ctx.v2.prompts;
   if (known?.has(name)) return name;
-  report(ctx, 'UNKNOWN_PROMPT', node, `${where}there is no prompt '${name}'${known ? '' : ' (the flow has no prompts:)'}`, (known && didYouMean(name, known, ctx.suggest)) ?? 'Declare it under prompts:, with a text per language.');
+  report(
+    ctx,
+    'UNKNOWN_PROMPT',
+    node,
+    `${where}there is no prompt '${name}'${known ? '' : ' (the flow has no prompts:)'}`,
+    (known && didYouMean(name, known, ctx.suggest)) ?? 'Declare it under prompts:, with a text per language.',
+  );
   return undefined;
 }

@@ -21,7 +21,9 @@ export function stepRef(ctx: Ctx, node: YNode, where: string): string | undefine
   return id;
 }
 
-const RETRY_HINT = 'retry is how many times the step runs again for this result before going to then: (1 to 100, a limit of callscript, not of the service); to leave at once, write { goto: step }.';
+const RETRY_HINT =
+  'retry is how many times the step runs again for this result before going to then: (1 to 100, a limit of ' +
+  'callscript, not of the service); to leave at once, write { goto: step }.';
 
 /** A branch: `step`, `{ goto, say }` or `{ retry, then, say }`. */
 export function checkBranch(ctx: Ctx, node: YNode, where: string): Branch | undefined {
@@ -30,7 +32,12 @@ export function checkBranch(ctx: Ctx, node: YNode, where: string): Branch | unde
     return id === undefined ? undefined : { goto: id, pos: posOf(ctx, node) };
   }
   if (node.kind !== 'map') {
-    report(ctx, 'TYPE_MISMATCH', node, `${where}a branch is a step id or a map { goto | retry, then, say }, not ${describe(node)}`);
+    report(
+      ctx,
+      'TYPE_MISMATCH',
+      node,
+      `${where}a branch is a step id or a map { goto | retry, then, say }, not ${describe(node)}`,
+    );
     return undefined;
   }
   const before = ctx.diags.length;
@@ -44,11 +51,30 @@ export function checkBranch(ctx: Ctx, node: YNode, where: string): Branch | unde
   }
   const has = (k: string) => keys.some((e) => e.key === k);
   if (has('goto') && has('retry')) {
-    report(ctx, 'BAD_BRANCH', entry(node, 'retry')!, `${where}a branch has goto or retry, not both`, 'Use { goto: step } to leave, or { retry: n, then: step } to ask again.');
+    report(
+      ctx,
+      'BAD_BRANCH',
+      entry(node, 'retry')!,
+      `${where}a branch has goto or retry, not both`,
+      'Use { goto: step } to leave, or { retry: n, then: step } to ask again.',
+    );
   } else if (has('then') && !has('retry')) {
-    report(ctx, 'BAD_BRANCH', entry(node, 'then')!, `${where}'then' goes with 'retry'`, has('goto') ? 'Remove then: goto already says where to go.' : 'Write { retry: n, then: step }, or { goto: step }.');
+    report(
+      ctx,
+      'BAD_BRANCH',
+      entry(node, 'then')!,
+      `${where}'then' goes with 'retry'`,
+      has('goto')
+        ? 'Remove then: goto already says where to go.'
+        : 'Write { retry: n, then: step }, or { goto: step }.',
+    );
   } else if (has('retry') && !has('then')) {
-    report(ctx, 'MISSING_KEY', node, `${where}a branch with 'retry' needs 'then': where to go once the retries are used up`);
+    report(
+      ctx,
+      'MISSING_KEY',
+      node,
+      `${where}a branch with 'retry' needs 'then': where to go once the retries are used up`,
+    );
   } else if (!has('goto') && !has('retry')) {
     report(ctx, 'BAD_BRANCH', node, `${where}a branch needs 'goto' or 'retry' (with 'then')`);
   }
@@ -77,7 +103,15 @@ export interface OnNotes {
 }
 
 /** A step's `on:` map and `next:` into Branches. */
-export function checkOn(ctx: Ctx, cmd: ActionName, call: CommandCall | undefined, on: YEntry | undefined, next: YEntry | undefined, where: string, notes: OnNotes = {}): Branches {
+export function checkOn(
+  ctx: Ctx,
+  cmd: ActionName,
+  call: CommandCall | undefined,
+  on: YEntry | undefined,
+  next: YEntry | undefined,
+  where: string,
+  notes: OnNotes = {},
+): Branches {
   const out = emptyBranches();
   const maxDigits = maxDigitsOf(call);
   let defaultEntry: YEntry | undefined;
@@ -103,7 +137,12 @@ export function checkOn(ctx: Ctx, cmd: ActionName, call: CommandCall | undefined
   }
   if (next) {
     if (defaultEntry) {
-      report(ctx, 'DUPLICATE_DEFAULT', next, `${where}has both next and on.default (line ${defaultEntry.keyNode.pos.line}); they mean the same thing`);
+      report(
+        ctx,
+        'DUPLICATE_DEFAULT',
+        next,
+        `${where}has both next and on.default (line ${defaultEntry.keyNode.pos.line}); they mean the same thing`,
+      );
     } else {
       const b = checkBranch(ctx, next.value, where);
       if (b) out.default = b;
@@ -123,12 +162,18 @@ export function resultKeyHint(cmd: ActionName, key: string, keywords: boolean): 
   const set = ACTION_SPECS[cmd].results;
   const names = set.kind === 'enum' ? set.values : set.kind === 'digits' ? set.also : [];
   const digitKey = /^[0-9*#]+$/.test(key);
-  const candidates = [...(digitKey ? names.filter((n) => !/^[0-9*#]+$/.test(n)) : names), ...(keywords ? ['default', 'error'] : [])];
+  const candidates = [
+    ...(digitKey ? names.filter((n) => !/^[0-9*#]+$/.test(n)) : names),
+    ...(keywords ? ['default', 'error'] : []),
+  ];
   const dym = didYouMean(key, candidates);
   if (dym) return dym;
   const rest = keywords ? ', or default: (or next:) for any result' : '';
   if (set.kind === 'enum') {
-    const list = set.values.length === 1 ? `only ${set.values[0]}` : `${set.values.slice(0, -1).join(', ')} or ${set.values.at(-1)}`;
+    const list =
+      set.values.length === 1
+        ? `only ${set.values[0]}`
+        : `${set.values.slice(0, -1).join(', ')} or ${set.values.at(-1)}`;
     return `${cmd} returns ${list}: use ${set.values.length === 1 ? 'it' : 'those'} as result keys${rest}.`;
   }
   return undefined;
@@ -153,8 +198,14 @@ function checkHandlersOn(ctx: Ctx, node: YNode, h: Handlers): void {
   if (!map) return;
   for (const c of map.entries) {
     if (!(COMMAND_NAMES as readonly string[]).includes(c.key)) {
-      const say = c.key === 'say' ? "say steps are play commands: write handlers.on.play" : undefined;
-      report(ctx, 'UNKNOWN_KEY', c, `handlers.on: '${c.key}' is not a command`, say ?? didYouMean(c.key, COMMAND_NAMES));
+      const say = c.key === 'say' ? 'say steps are play commands: write handlers.on.play' : undefined;
+      report(
+        ctx,
+        'UNKNOWN_KEY',
+        c,
+        `handlers.on: '${c.key}' is not a command`,
+        say ?? didYouMean(c.key, COMMAND_NAMES),
+      );
       continue;
     }
     const cmd = c.key as CommandName;
@@ -172,13 +223,22 @@ function checkHandlersOn(ctx: Ctx, node: YNode, h: Handlers): void {
       const k = resultKey(ctx, e, where);
       if (k === undefined) continue;
       if (k.kind === 'default' || k.kind === 'error') {
-        const hint = k.kind === 'error' ? 'Use handlers.error for failed commands.' : 'A flow-wide default would hide every step\'s own default; give each step its default or next.';
+        const hint =
+          k.kind === 'error'
+            ? 'Use handlers.error for failed commands.'
+            : "A flow-wide default would hide every step's own default; give each step its default or next.";
         report(ctx, 'MISPLACED_KEY', e, `${where}'${k.kind}' cannot be a flow-wide result handler`, hint);
         continue;
       }
       const why = impossibility(cmd, k, 20);
       if (why) {
-        report(ctx, 'IMPOSSIBLE_RESULT', e, `${where}${why}`, k.kind === 'exact' ? resultKeyHint(cmd, k.value, false) : undefined);
+        report(
+          ctx,
+          'IMPOSSIBLE_RESULT',
+          e,
+          `${where}${why}`,
+          k.kind === 'exact' ? resultKeyHint(cmd, k.value, false) : undefined,
+        );
         continue;
       }
       const b = checkBranch(ctx, e.value, where);
@@ -195,7 +255,12 @@ function checkHandlersOn(ctx: Ctx, node: YNode, h: Handlers): void {
  * when the step has no default: for enum sets, each value; for read, TIMEOUT and the keys.
  * Returns the description of what is unhandled, or null.
  */
-export function unhandledResults(cmd: ActionName, call: CommandCall | undefined, on: Branches, flowWide: Handlers['on'][ActionName] | undefined): string | null {
+export function unhandledResults(
+  cmd: ActionName,
+  call: CommandCall | undefined,
+  on: Branches,
+  flowWide: Handlers['on'][ActionName] | undefined,
+): string | null {
   if (on.default) return null;
   const set = ACTION_SPECS[cmd].results;
   const exact = { ...(flowWide?.exact ?? {}), ...on.exact };
@@ -213,7 +278,9 @@ export function unhandledResults(cmd: ActionName, call: CommandCall | undefined,
     const keys = all.filter((v) => !covered(v));
     if (keys.length > 0) {
       const shown = keys.slice(0, 6).map((k) => `'${k}'`);
-      missing.push(keys.length > 6 ? `${shown.join(', ')} and ${keys.length - 6} other key sequences` : shown.join(', '));
+      missing.push(
+        keys.length > 6 ? `${shown.join(', ')} and ${keys.length - 6} other key sequences` : shown.join(', '),
+      );
     }
   } else if (res.length === 0) {
     missing.push(Object.keys(exact).some((k) => /^[0-9*]+$/.test(k)) ? 'any other keys pressed' : 'any keys pressed');
@@ -230,7 +297,14 @@ function resultKey(ctx: Ctx, e: YEntry, where: string): ResultKey | undefined {
   if (e.key.startsWith('/')) {
     ctx.patternWeight += compileWeight(e.key);
     if (ctx.patternWeight > MAX_FLOW_PATTERN_WEIGHT) {
-      report(ctx, 'BAD_PATTERN', e, `${where}result key '${e.key}': the flow's patterns weigh more than ${MAX_FLOW_PATTERN_WEIGHT.toLocaleString('en-US')} to compile in all (instructions, a Unicode class counting ${UNICODE_CLASS_WEIGHT}): use exact keys, or fewer and simpler patterns`);
+      report(
+        ctx,
+        'BAD_PATTERN',
+        e,
+        `${where}result key '${e.key}': the flow's patterns weigh more ` +
+          `than ${MAX_FLOW_PATTERN_WEIGHT.toLocaleString('en-US')} to compile in all (instructions, a Unicode ` +
+          `class counting ${UNICODE_CLASS_WEIGHT}): use exact keys, or fewer and simpler patterns`,
+      );
       return undefined;
     }
   }

@@ -40,7 +40,13 @@ function mark(n: YNode, what: string, into: Map<YNode, string>): void {
 
 const RESULT_IN_TAG = /\{\{[^}]*\bresult\b/;
 
-export function checkSensitiveUse(ctx: Ctx, listed: readonly { name: string; at: YNode }[], written: readonly WrittenStep[], steps: Record<string, Step>, initial: readonly string[]): void {
+export function checkSensitiveUse(
+  ctx: Ctx,
+  listed: readonly { name: string; at: YNode }[],
+  written: readonly WrittenStep[],
+  steps: Record<string, Step>,
+  initial: readonly string[],
+): void {
   if (listed.length === 0) return;
   const names = new Set(listed.map((l) => l.name));
   const rendered = new Map<YNode, string>();
@@ -63,7 +69,9 @@ export function checkSensitiveUse(ctx: Ctx, listed: readonly { name: string; at:
           if (sensitiveSave) {
             const sub = new Map<YNode, string>();
             mark(say.value, '', sub);
-            for (const n of sub.keys()) if (n.kind === 'scalar' && typeof n.value === 'string' && RESULT_IN_TAG.test(n.value)) resultSays.push({ node: n, step: id });
+            for (const n of sub.keys())
+              if (n.kind === 'scalar' && typeof n.value === 'string' && RESULT_IN_TAG.test(n.value))
+                resultSays.push({ node: n, step: id });
           }
         }
       } else if (e.key === 'set' && e.value.kind === 'map') {
@@ -96,9 +104,24 @@ export function checkSensitiveUse(ctx: Ctx, listed: readonly { name: string; at:
     seen.add(key);
     const at = (r.offset !== undefined && r.at.kind === 'scalar' && spanIn(r.at, r.offset, r.length ?? 0)) || r.at;
     if (where !== undefined) {
-      report(ctx, 'SENSITIVE_RENDERED', at, `vars.${r.name} is sensitive, and ${where} sends it to the telephony service in clear (spoken or sent on, and kept in its logs)`, `Leave the value out of the text (e.g. "the PIN you typed"), or remove ${r.name} from sensitive: if it may be shown.`);
+      report(
+        ctx,
+        'SENSITIVE_RENDERED',
+        at,
+        `vars.${r.name} is sensitive, and ${where} sends it to the telephony service in clear (spoken or ` +
+          `sent on, and kept in its logs)`,
+        `Leave the value out of the text (e.g. "the PIN you typed"), or remove ${r.name} from sensitive: if ` +
+          `it may be shown.`,
+      );
     } else {
-      report(ctx, 'SENSITIVE_COPIED', at, `vars.${r.name} is sensitive, and set: copies it into '${into}', which is not: '${into}' would be shown in clear in logs, the admin API and recordings`, `List '${into}' in sensitive: too (sensitive: [${[...names, into].join(', ')}]).`);
+      report(
+        ctx,
+        'SENSITIVE_COPIED',
+        at,
+        `vars.${r.name} is sensitive, and set: copies it into '${into}', which is not: '${into}' would be ` +
+          `shown in clear in logs, the admin API and recordings`,
+        `List '${into}' in sensitive: too (sensitive: [${[...names, into].join(', ')}]).`,
+      );
     }
   }
   for (const { node, step } of resultSays) {
@@ -106,7 +129,14 @@ export function checkSensitiveUse(ctx: Ctx, listed: readonly { name: string; at:
     const m = /\bresult\b/.exec(text.slice(text.search(RESULT_IN_TAG)));
     const offset = m ? text.search(RESULT_IN_TAG) + m.index : undefined;
     const at = (offset !== undefined && node.kind === 'scalar' && spanIn(node, offset, 6)) || node;
-    report(ctx, 'SENSITIVE_RENDERED', at, `result is the sensitive input of step '${step}' (its save: is sensitive), and this say: sends it to the telephony service in clear`, 'Leave the value out of the text, or remove the saved variable from sensitive: if it may be shown.');
+    report(
+      ctx,
+      'SENSITIVE_RENDERED',
+      at,
+      `result is the sensitive input of step '${step}' (its save: is sensitive), and this say: sends it to ` +
+        `the telephony service in clear`,
+      'Leave the value out of the text, or remove the saved variable from sensitive: if it may be shown.',
+    );
   }
   // a name nothing sets masks nothing: most likely a typo
   const set = new Set<string>([...initial, ...ctx.declared]);
@@ -116,6 +146,12 @@ export function checkSensitiveUse(ctx: Ctx, listed: readonly { name: string; at:
   }
   for (const { name: n, at } of listed) {
     if (set.has(n)) continue;
-    report(ctx, 'UNKNOWN_VARIABLE', at, `sensitive: '${n}' is a variable nothing sets (no vars:, save: or set: of '${n}'): it masks nothing`, didYouMean(n, set, ctx.suggest) ?? 'List the variables the flow saves or sets.');
+    report(
+      ctx,
+      'UNKNOWN_VARIABLE',
+      at,
+      `sensitive: '${n}' is a variable nothing sets (no vars:, save: or set: of '${n}'): it masks nothing`,
+      didYouMean(n, set, ctx.suggest) ?? 'List the variables the flow saves or sets.',
+    );
   }
 }

@@ -6,7 +6,17 @@ import { PARAM_ALIASES, type CommandName } from '../protocol/commands.js';
 import { ACTION_SPECS, EFFECT_NAMES, isAction, type ActionName } from './actions.js';
 import { COMMAND_NAMES } from '../protocol/commands.js';
 import type { Assignment, Branches, CommandCall, Handlers, Step, SwitchCase, Valid } from './model.js';
-import { type Ctx, asMap, checkVarName, closest, didYouMean, knownEntries, posOf, report, requireV2 } from './check-context.js';
+import {
+  type Ctx,
+  asMap,
+  checkVarName,
+  closest,
+  didYouMean,
+  knownEntries,
+  posOf,
+  report,
+  requireV2,
+} from './check-context.js';
 import { checkCommand } from './check-commands.js';
 import { checkHttpStep } from './check-http.js';
 import { checkReturnStep, checkSubflowStep } from './check-subflow.js';
@@ -53,12 +63,20 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
   const where = `step '${id}': `;
   const node = stepEntry.value;
   if (node.kind !== 'map') {
-    report(ctx, 'NOT_A_MAP', node, `${where}a step must be a map with one action, not ${describe(node)}`, 'Write e.g. `' + id + ': { say: "Hello", next: menu }`.');
+    report(
+      ctx,
+      'NOT_A_MAP',
+      node,
+      `${where}a step must be a map with one action, not ${describe(node)}`,
+      'Write e.g. `' + id + ': { say: "Hello", next: menu }`.',
+    );
     return undefined;
   }
   const diagsBefore = ctx.diags.length;
   const actions = node.entries.filter((e) => ACTION_SET.has(e.key));
-  const unknown = node.entries.filter((e) => !ACTION_SET.has(e.key) && !(MODIFIERS as readonly string[]).includes(e.key));
+  const unknown = node.entries.filter(
+    (e) => !ACTION_SET.has(e.key) && !(MODIFIERS as readonly string[]).includes(e.key),
+  );
   const seen = new Set([...actions, ...unknown]);
   // required params of the action written beside it (or misspelt there): one error each, the UNKNOWN_KEY
   const excused = new Set<string>();
@@ -68,17 +86,31 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
     report(ctx, 'UNKNOWN_KEY', e, `${where}unknown key '${e.key}'`, u.hint);
   }
   if (actions.length === 0) {
-    if (unknown.length === 0) report(ctx, 'NO_ACTION', stepEntry, `${where}no action: give it a command, say, set, switch or when`);
+    if (unknown.length === 0)
+      report(ctx, 'NO_ACTION', stepEntry, `${where}no action: give it a command, say, set, switch or when`);
     return undefined;
   }
   for (const extra of actions.slice(1)) {
-    report(ctx, 'MANY_ACTIONS', extra, `${where}has two actions, '${actions[0]!.key}' and '${extra.key}'; a step does one thing`);
+    report(
+      ctx,
+      'MANY_ACTIONS',
+      extra,
+      `${where}has two actions, '${actions[0]!.key}' and '${extra.key}'; a step does one thing`,
+    );
   }
   const action = actions[0]!;
-  const kind: Kind = action.key === 'hangup' ? 'hangup' : isAction(action.key) || action.key === 'say' ? 'command' : (action.key as Kind);
+  const kind: Kind =
+    action.key === 'hangup'
+      ? 'hangup'
+      : isAction(action.key) || action.key === 'say'
+        ? 'command'
+        : (action.key as Kind);
   for (const e of node.entries) {
     if (seen.has(e) || ALLOWED[kind].includes(e.key)) continue;
-    const what = kind === 'hangup' ? 'nothing runs after hangup in this call (use handlers.hangup for logic at the end)' : MISPLACED_HINT[e.key];
+    const what =
+      kind === 'hangup'
+        ? 'nothing runs after hangup in this call (use handlers.hangup for logic at the end)'
+        : MISPLACED_HINT[e.key];
     report(ctx, 'MISPLACED_KEY', e, `${where}'${e.key}' does not go with ${action.key}`, what);
   }
   const pos = posOf(ctx, stepEntry);
@@ -99,18 +131,41 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
 
 /** The hint of an unknown key of a step, and the action's param it stands for, if any. */
 function unknownStepKey(key: string, action: string | undefined): { hint: string; param?: string } {
-  const aliases: Record<string, string> = action && isAction(action) ? (PARAM_ALIASES[action as CommandName] ?? {}) : {};
-  const params = action && isAction(action) ? [...Object.keys(ACTION_SPECS[action].params), ...Object.keys(aliases)] : [];
-  if (params.includes(key)) return { hint: `'${key}' is a parameter of ${action}: indent it under ${action}: (${action}: { ${key}: ... }).`, param: aliases[key] ?? key };
-  if (['goto', 'retry', 'then'].includes(key) && action !== undefined) return { hint: `'${key}' belongs in a branch: next: { ${key}: ... } or under on:.` };
+  const aliases: Record<string, string> =
+    action && isAction(action) ? (PARAM_ALIASES[action as CommandName] ?? {}) : {};
+  const params =
+    action && isAction(action) ? [...Object.keys(ACTION_SPECS[action].params), ...Object.keys(aliases)] : [];
+  if (params.includes(key))
+    return {
+      hint: `'${key}' is a parameter of ${action}: indent it under ${action}: (${action}: { ${key}: ... }).`,
+      param: aliases[key] ?? key,
+    };
+  if (['goto', 'retry', 'then'].includes(key) && action !== undefined)
+    return { hint: `'${key}' belongs in a branch: next: { ${key}: ... } or under on:.` };
   const dym = didYouMean(key, [...ACTIONS, ...MODIFIERS]);
   if (dym) return { hint: dym };
   const near = closest(key, params);
-  if (near !== undefined) return { hint: `did you mean '${near}'? It is a parameter of ${action}: indent it under ${action}: (${action}: { ${near}: ... }).`, param: aliases[near] ?? near };
-  return { hint: 'A step has one action (a command, say, set, switch or when) and save, on, next, handlers as they apply.' };
+  if (near !== undefined)
+    return {
+      hint:
+        `did you mean '${near}'? It is a parameter of ${action}: indent it under ${action}: (${action}: ` +
+        `{ ${near}: ... }).`,
+      param: aliases[near] ?? near,
+    };
+  return {
+    hint: 'A step has one action (a command, say, set, switch or when) and save, on, next, handlers as they apply.',
+  };
 }
 
-function checkCommandStep(ctx: Ctx, node: YMap, action: YEntry, id: string, where: string, handlers: Handlers, excused: ReadonlySet<string>): Step | undefined {
+function checkCommandStep(
+  ctx: Ctx,
+  node: YMap,
+  action: YEntry,
+  id: string,
+  where: string,
+  handlers: Handlers,
+  excused: ReadonlySet<string>,
+): Step | undefined {
   const cmd: ActionName = action.key === 'say' ? 'play' : (action.key as ActionName);
   let call: CommandCall | undefined;
   if (action.key === 'say') {
@@ -137,17 +192,32 @@ function checkCommandStep(ctx: Ctx, node: YMap, action: YEntry, id: string, wher
   const h = entry(node, 'handlers');
   if (h && cmd !== 'hangup') {
     if (h.value.kind === 'scalar' && h.value.type === 'bool') inherit = h.value.value as boolean;
-    else report(ctx, 'TYPE_MISMATCH', h.value, `${where}handlers on a step is true or false (false: flow-wide result handlers do not apply here), not ${describe(h.value)}`, 'Flow-wide handlers are set at the top level; a step overrides one result simply by handling it under on:.');
+    else
+      report(
+        ctx,
+        'TYPE_MISMATCH',
+        h.value,
+        `${where}handlers on a step is true or false (false: flow-wide result handlers do not apply here), ` +
+          `not ${describe(h.value)}`,
+        'Flow-wide handlers are set at the top level; a step overrides one result simply by handling it under on:.',
+      );
   }
   const notes: OnNotes = {};
-  const on: Branches = cmd === 'hangup' ? emptyBranches() : checkOn(ctx, cmd, call, entry(node, 'on'), entry(node, 'next'), where, notes);
+  const on: Branches =
+    cmd === 'hangup' ? emptyBranches() : checkOn(ctx, cmd, call, entry(node, 'on'), entry(node, 'next'), where, notes);
   // Results matter where the step branches on them (a read always does); a step with no
   // result key of its own that simply ends the flow after it is deliberate.
   const branches = cmd === 'read' || Object.keys(on.exact).length > 0 || on.patterns.length > 0;
   if (call && cmd !== 'hangup' && branches && !notes.typo) {
     const missing = unhandledResults(cmd, call, on, inherit ? handlers.on[cmd] : undefined);
     if (missing) {
-      report(ctx, 'UNHANDLED_RESULT', action, `${where}${action.key === 'say' ? 'say (play)' : cmd} results ${missing} lead nowhere: with no default or next, the call would be hung up`);
+      report(
+        ctx,
+        'UNHANDLED_RESULT',
+        action,
+        `${where}${action.key === 'say' ? 'say (play)' : cmd} results ${missing} lead nowhere: with no ` +
+          `default or next, the call would be hung up`,
+      );
     }
   }
   if (inherit && cmd !== 'hangup') shadowedHandlers(ctx, entry(node, 'on'), on, handlers.on[cmd], where);
@@ -178,7 +248,14 @@ function checkValid(ctx: Ctx, e: YEntry, cmd: ActionName, on: Branches, where: s
   const when = whenNode ? checkCel(ctx, whenNode, `${where}valid: `) : undefined;
   const otherwise = elseEntry ? checkBranch(ctx, elseEntry.value, `${where}valid else: `) : undefined;
   if (!elseEntry && !on.default) {
-    report(ctx, 'MISSING_KEY', e, `${where}valid has no 'else', and the step no default or next: a rejected input would have nowhere to go`, "Give valid an else (e.g. else: { retry: 2, say: \"That is not right.\", then: goodbye }), or the step a default under on: (a rejected input counts as one that matched no key).");
+    report(
+      ctx,
+      'MISSING_KEY',
+      e,
+      `${where}valid has no 'else', and the step no default or next: a rejected input would have nowhere to go`,
+      'Give valid an else (e.g. else: { retry: 2, say: "That is not right.", then: goodbye }), or the step a ' +
+        'default under on: (a rejected input counts as one that matched no key).',
+    );
   }
   if (when === undefined || (elseEntry && !otherwise)) return undefined;
   const v: Valid = { when, pos: posOf(ctx, e) };
@@ -190,7 +267,13 @@ function checkValid(ctx: Ctx, e: YEntry, cmd: ActionName, on: Branches, where: s
  * A pattern of the step that matches a flow-wide handler's exact key: the pattern is tried
  * first, so the handler never applies here (SHADOWED_HANDLER, at the pattern).
  */
-function shadowedHandlers(ctx: Ctx, onEntry: YEntry | undefined, on: Branches, flowWide: Handlers['on'][ActionName], where: string): void {
+function shadowedHandlers(
+  ctx: Ctx,
+  onEntry: YEntry | undefined,
+  on: Branches,
+  flowWide: Handlers['on'][ActionName],
+  where: string,
+): void {
   if (!flowWide || on.patterns.length === 0 || onEntry?.value.kind !== 'map') return;
   const keys = Object.keys(flowWide.exact).filter((k) => !(k in on.exact));
   for (const p of on.patterns) {
@@ -203,14 +286,22 @@ function shadowedHandlers(ctx: Ctx, onEntry: YEntry | undefined, on: Branches, f
     const hit = keys.find((k) => re.test(k));
     if (hit === undefined) continue;
     const at = onEntry.value.entries.find((e) => e.key === p.source);
-    if (at) report(ctx, 'SHADOWED_HANDLER', at, `${where}the pattern ${p.source} matches "${hit}", so the flow-wide handlers.on key "${hit}" never applies at this step`);
+    if (at)
+      report(
+        ctx,
+        'SHADOWED_HANDLER',
+        at,
+        `${where}the pattern ${p.source} matches "${hit}", so the flow-wide handlers.on key "${hit}" never ` +
+          `applies at this step`,
+      );
   }
 }
 
 function checkSet(ctx: Ctx, node: YMap, action: YEntry, id: string, where: string): Step | undefined {
   const assign: Assignment[] = [];
   const map = asMap(ctx, action.value, `${where}set`);
-  if (map && map.entries.length === 0) report(ctx, 'MISSING_KEY', action, `${where}set assigns nothing: give it at least one variable`);
+  if (map && map.entries.length === 0)
+    report(ctx, 'MISSING_KEY', action, `${where}set assigns nothing: give it at least one variable`);
   for (const e of map?.entries ?? []) {
     if (!checkVarName(ctx, e.key, e, 'set:')) continue;
     ctx.declared.add(e.key);
@@ -218,7 +309,13 @@ function checkSet(ctx: Ctx, node: YMap, action: YEntry, id: string, where: strin
     if (v.kind === 'map' && v.entries.some((x) => x.key === 'expr')) {
       if (v.entries.length > 1) {
         const other = v.entries.find((x) => x.key !== 'expr')!;
-        report(ctx, 'UNKNOWN_KEY', other, `${where}unknown key '${other.key}' beside expr`, 'An { expr: "..." } map holds only expr; to store a map literally, do not name a key expr.');
+        report(
+          ctx,
+          'UNKNOWN_KEY',
+          other,
+          `${where}unknown key '${other.key}' beside expr`,
+          'An { expr: "..." } map holds only expr; to store a map literally, do not name a key expr.',
+        );
         continue;
       }
       const expr = checkCel(ctx, v.entries[0]!.value, `${where}set ${e.key}: `);
@@ -280,5 +377,11 @@ function checkWhen(ctx: Ctx, node: YMap, action: YEntry, id: string, where: stri
   const to = then ? stepRef(ctx, then.value, where) : undefined;
   const other = els ? stepRef(ctx, els.value, where) : undefined;
   if (cond === undefined || to === undefined || other === undefined) return undefined;
-  return { kind: 'switch', id, pos: posOf(ctx, action), cases: [{ when: cond, goto: to, pos: posOf(ctx, action.value) }], default: other };
+  return {
+    kind: 'switch',
+    id,
+    pos: posOf(ctx, action),
+    cases: [{ when: cond, goto: to, pos: posOf(ctx, action.value) }],
+    default: other,
+  };
 }

@@ -5,7 +5,18 @@
  * results and returns match, no cycles) is the link stage's (link.ts).
  */
 import type { ModuleSpec, ReturnStep, SubflowStep, Value } from './model.js';
-import { type Ctx, ID_RE, asMap, asString, checkVarName, didYouMean, knownEntries, posOf, report, requireV2 } from './check-context.js';
+import {
+  type Ctx,
+  ID_RE,
+  asMap,
+  asString,
+  checkVarName,
+  didYouMean,
+  knownEntries,
+  posOf,
+  report,
+  requireV2,
+} from './check-context.js';
 import { stepRef } from './check-results.js';
 import { toValue } from './check-values.js';
 import { describe, entry, type YEntry, type YMap, type YNode } from './yaml.js';
@@ -48,21 +59,45 @@ export function checkModuleSpec(ctx: Ctx, e: YEntry, vars: Record<string, Value>
       }
     }
   }
-  if (!entry(map, 'results')) report(ctx, 'MISSING_KEY', map, "module: missing 'results': the results a return may end the module with (e.g. [done])");
-  for (const name of Object.keys(spec.params)) if (Object.hasOwn(vars, name)) report(ctx, 'DUPLICATE_KEY', entry(asMap(ctx, entry(map, 'params')!.value, 'module.params')!, name)!, `module.params: '${name}' is also declared under vars:; a param is a variable of the module already`);
+  if (!entry(map, 'results'))
+    report(
+      ctx,
+      'MISSING_KEY',
+      map,
+      "module: missing 'results': the results a return may end the module with (e.g. [done])",
+    );
+  for (const name of Object.keys(spec.params))
+    if (Object.hasOwn(vars, name))
+      report(
+        ctx,
+        'DUPLICATE_KEY',
+        entry(asMap(ctx, entry(map, 'params')!.value, 'module.params')!, name)!,
+        `module.params: '${name}' is also declared under vars:; a param is a variable of the module already`,
+      );
   return spec;
 }
 
 function checkResultName(ctx: Ctx, n: string, at: YNode): boolean {
   if (!ID_RE.test(n) || n === 'default' || n === 'error') {
-    report(ctx, 'BAD_NAME', at, `module.results: '${n}' is not a valid result name: letters, digits, - and _ (64 at most), not default or error`);
+    report(
+      ctx,
+      'BAD_NAME',
+      at,
+      `module.results: '${n}' is not a valid result name: letters, digits, - and _ (64 at most), not default or error`,
+    );
     return false;
   }
   return true;
 }
 
 /** A `subflow:` step. */
-export function checkSubflowStep(ctx: Ctx, node: YMap, action: YEntry, id: string, where: string): SubflowStep | undefined {
+export function checkSubflowStep(
+  ctx: Ctx,
+  node: YMap,
+  action: YEntry,
+  id: string,
+  where: string,
+): SubflowStep | undefined {
   requireV2(ctx, action, 'subflow');
   const map = asMap(ctx, action.value, `${where}subflow`);
   if (!map) return undefined;
@@ -73,12 +108,26 @@ export function checkSubflowStep(ctx: Ctx, node: YMap, action: YEntry, id: strin
     return undefined;
   }
   const flow = asString(ctx, flowEntry.value, `${where}subflow.flow`);
-  if (flow !== undefined && !ID_RE.test(flow)) report(ctx, 'BAD_NAME', flowEntry.value, `${where}'${flow}' is not a flow name (letters, digits, - and _)`);
-  const step: SubflowStep = { kind: 'subflow', id, pos: posOf(ctx, action), flow: flow ?? '', flowPos: posOf(ctx, flowEntry.value), with: {}, withPos: {}, save: {}, savePos: {}, on: {}, onPos: {} };
+  if (flow !== undefined && !ID_RE.test(flow))
+    report(ctx, 'BAD_NAME', flowEntry.value, `${where}'${flow}' is not a flow name (letters, digits, - and _)`);
+  const step: SubflowStep = {
+    kind: 'subflow',
+    id,
+    pos: posOf(ctx, action),
+    flow: flow ?? '',
+    flowPos: posOf(ctx, flowEntry.value),
+    with: {},
+    withPos: {},
+    save: {},
+    savePos: {},
+    on: {},
+    onPos: {},
+  };
   const w = entry(map, 'with');
   if (w) {
     step.withAt = posOf(ctx, w);
-    const wm = w.value.kind === 'scalar' && w.value.type === 'null' ? undefined : asMap(ctx, w.value, `${where}subflow.with`);
+    const wm =
+      w.value.kind === 'scalar' && w.value.type === 'null' ? undefined : asMap(ctx, w.value, `${where}subflow.with`);
     for (const p of wm?.entries ?? []) {
       const v: Value | undefined = toValue(ctx, p.value, `${where}with ${p.key}: `, true);
       if (v === undefined) continue;
@@ -103,7 +152,13 @@ export function checkSubflowStep(ctx: Ctx, node: YMap, action: YEntry, id: strin
   let def: YEntry | undefined;
   for (const e of om?.entries ?? []) {
     if (e.value.kind !== 'scalar' || e.value.type !== 'string') {
-      report(ctx, 'TYPE_MISMATCH', e.value, `${where}a subflow's result leads to a step id, not ${describe(e.value)}`, 'Write `on: { verified: menu }`; to say something first, lead to a say step.');
+      report(
+        ctx,
+        'TYPE_MISMATCH',
+        e.value,
+        `${where}a subflow's result leads to a step id, not ${describe(e.value)}`,
+        'Write `on: { verified: menu }`; to say something first, lead to a say step.',
+      );
       continue;
     }
     const to = stepRef(ctx, e.value, where);
@@ -118,8 +173,15 @@ export function checkSubflowStep(ctx: Ctx, node: YMap, action: YEntry, id: strin
   }
   const next = entry(node, 'next');
   if (next) {
-    if (def) report(ctx, 'DUPLICATE_DEFAULT', next, `${where}has both next and on.default (line ${def.keyNode.pos.line}); they mean the same thing`);
-    else if (next.value.kind !== 'scalar' || next.value.type !== 'string') report(ctx, 'TYPE_MISMATCH', next.value, `${where}next of a subflow is a step id, not ${describe(next.value)}`);
+    if (def)
+      report(
+        ctx,
+        'DUPLICATE_DEFAULT',
+        next,
+        `${where}has both next and on.default (line ${def.keyNode.pos.line}); they mean the same thing`,
+      );
+    else if (next.value.kind !== 'scalar' || next.value.type !== 'string')
+      report(ctx, 'TYPE_MISMATCH', next.value, `${where}next of a subflow is a step id, not ${describe(next.value)}`);
     else step.default = stepRef(ctx, next.value, where);
   }
   return flow === undefined ? undefined : step;
@@ -130,17 +192,37 @@ export function checkReturnStep(ctx: Ctx, action: YEntry, id: string, where: str
   requireV2(ctx, action, 'return');
   const mod = ctx.module;
   if (!mod) {
-    report(ctx, 'RETURN_OUTSIDE_MODULE', action, `${where}return ends a module, and this flow is not one (it has no module:)`, 'A flow served at /rt ends with hangup; declare `module: { results: [...] }` to make this file a module that other flows enter with subflow:.');
+    report(
+      ctx,
+      'RETURN_OUTSIDE_MODULE',
+      action,
+      `${where}return ends a module, and this flow is not one (it has no module:)`,
+      'A flow served at /rt ends with hangup; declare `module: { results: [...] }` to make this file a ' +
+        'module that other flows enter with subflow:.',
+    );
     return undefined;
   }
   const v = action.value;
-  const step: ReturnStep = { kind: 'return', id, pos: posOf(ctx, action), result: '', resultPos: posOf(ctx, v), values: {}, valuesPos: {} };
+  const step: ReturnStep = {
+    kind: 'return',
+    id,
+    pos: posOf(ctx, action),
+    result: '',
+    resultPos: posOf(ctx, v),
+    values: {},
+    valuesPos: {},
+  };
   let resultNode = v;
   if (v.kind === 'map') {
     knownEntries(ctx, v, ['result', 'values'], `${where}return: `);
     const r = entry(v, 'result');
     if (!r) {
-      report(ctx, 'MISSING_KEY', action, `${where}return needs 'result': one of the module's results (${mod.results.join(', ')})`);
+      report(
+        ctx,
+        'MISSING_KEY',
+        action,
+        `${where}return needs 'result': one of the module's results (${mod.results.join(', ')})`,
+      );
       return undefined;
     }
     resultNode = r.value;
@@ -148,7 +230,14 @@ export function checkReturnStep(ctx: Ctx, action: YEntry, id: string, where: str
     const vm = vals ? asMap(ctx, vals.value, `${where}return.values`) : undefined;
     for (const e of vm?.entries ?? []) {
       if (!mod.returns.includes(e.key)) {
-        report(ctx, 'UNKNOWN_RETURN', e, `${where}'${e.key}' is not among the module's returns${mod.returns.length ? ` (${mod.returns.join(', ')})` : ' (it declares none)'}`, didYouMean(e.key, mod.returns) ?? 'Declare it under module.returns, or remove it.');
+        report(
+          ctx,
+          'UNKNOWN_RETURN',
+          e,
+          `${where}'${e.key}' is not among the module's ` +
+            `returns${mod.returns.length ? ` (${mod.returns.join(', ')})` : ' (it declares none)'}`,
+          didYouMean(e.key, mod.returns) ?? 'Declare it under module.returns, or remove it.',
+        );
         continue;
       }
       const val = toValue(ctx, e.value, `${where}return ${e.key}: `, true);
@@ -162,7 +251,13 @@ export function checkReturnStep(ctx: Ctx, action: YEntry, id: string, where: str
   step.result = result;
   step.resultPos = posOf(ctx, resultNode);
   if (!mod.results.includes(result)) {
-    report(ctx, 'UNKNOWN_RESULT', resultNode, `${where}'${result}' is not among the module's results (${mod.results.join(', ') || 'none declared'})`, didYouMean(result, mod.results) ?? 'Declare it under module.results, or return one of them.');
+    report(
+      ctx,
+      'UNKNOWN_RESULT',
+      resultNode,
+      `${where}'${result}' is not among the module's results (${mod.results.join(', ') || 'none declared'})`,
+      didYouMean(result, mod.results) ?? 'Declare it under module.results, or return one of them.',
+    );
     return undefined;
   }
   return step;

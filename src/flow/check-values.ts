@@ -4,7 +4,15 @@
  */
 import { checkFormat } from '../protocol/formats.js';
 import type { FormatName, ParamSpec } from '../protocol/commands.js';
-import { checkExpression, checkTemplate, EXPRESSION_FILTERS, expressionPatternError, expressionPatterns, filterNames, isTemplate } from './expr.js';
+import {
+  checkExpression,
+  checkTemplate,
+  EXPRESSION_FILTERS,
+  expressionPatternError,
+  expressionPatterns,
+  filterNames,
+  isTemplate,
+} from './expr.js';
 import { compileWeight, MAX_FLOW_PATTERN_WEIGHT } from './pattern.js';
 import { spanIn } from './spans.js';
 import { checkEnvFormat } from './check-environments.js';
@@ -17,13 +25,25 @@ const REF_RE = /(?<![\w.])(vars|call|env|secrets)(?:\.([A-Za-z_][A-Za-z0-9_]*)|\
 const CALENDAR_CALL = /(?<![\w.])(open|holiday)\s*\(\s*(?:"([^"\\]*)"|'([^'\\]*)')?/g;
 const TAG_RE = /\{\{([\s\S]*?)\}\}|\{%([\s\S]*?)%\}/g;
 
-/** Records the `vars.x` / `call.x` names read by a CEL expression, or by the tags of a template, with where each is in the text. */
+/**
+ * Records the `vars.x` / `call.x` names read by a CEL expression, or by the tags of a template, with where each is in
+ * the text.
+ */
 function collectRefs(ctx: Ctx, text: string, at: YNode, template: boolean): void {
-  const parts: [string, number][] = template ? [...text.matchAll(TAG_RE)].map((m) => [m[1] ?? m[2] ?? '', m.index! + 2]) : [[text, 0]];
+  const parts: [string, number][] = template
+    ? [...text.matchAll(TAG_RE)].map((m) => [m[1] ?? m[2] ?? '', m.index! + 2])
+    : [[text, 0]];
   for (const [code, base] of parts) {
     for (const m of code.matchAll(REF_RE)) {
       const name = m[2] ?? m[3];
-      if (name) ctx.refs.push({ root: m[1] as 'vars' | 'call' | 'env' | 'secrets', name, at, offset: base + m.index!, length: m[0].length });
+      if (name)
+        ctx.refs.push({
+          root: m[1] as 'vars' | 'call' | 'env' | 'secrets',
+          name,
+          at,
+          offset: base + m.index!,
+          length: m[0].length,
+        });
     }
   }
 }
@@ -40,7 +60,10 @@ function tagCount(text: string): number {
   let n = 0;
   for (let i = text.indexOf('{'); i >= 0; i = text.indexOf('{', i + 1)) {
     const c = text[i + 1];
-    if (c === '{' || c === '%') n++, i++;
+    if (c === '{' || c === '%') {
+      n++;
+      i++;
+    }
   }
   return n;
 }
@@ -50,7 +73,15 @@ export function checkTemplateText(ctx: Ctx, text: string, at: YNode, where: stri
   if (!isTemplate(text)) return true;
   const tags = tagCount(text);
   if (tags > MAX_TEMPLATE_TAGS) {
-    report(ctx, 'BAD_TEMPLATE', at, `${where}the text holds ${tags.toLocaleString('en-US')} {{ }} or {% %} tags; a template may hold at most ${MAX_TEMPLATE_TAGS.toLocaleString('en-US')}`, 'Split the text over several steps (or a list of media), or compute the repeated part once with set: and an expr.');
+    report(
+      ctx,
+      'BAD_TEMPLATE',
+      at,
+      `${where}the text holds ${tags.toLocaleString('en-US')} {{ }} or {% %} tags; a template may hold at ` +
+        `most ${MAX_TEMPLATE_TAGS.toLocaleString('en-US')}`,
+      'Split the text over several steps (or a list of media), or compute the repeated part once with set: ' +
+        'and an expr.',
+    );
     return false;
   }
   const err = checkTemplate(text);
@@ -63,13 +94,30 @@ export function checkTemplateText(ctx: Ctx, text: string, at: YNode, where: stri
   if (filter && err) {
     // carets under the filter's name, and the nearest filter as a hint
     const m = new RegExp(`\\|\\s*(${filter[1]})\\b`).exec(text);
-    const span = m && at.kind === 'scalar' ? spanIn(at, m.index + m[0].length - filter[1]!.length, filter[1]!.length) : undefined;
+    const span =
+      m && at.kind === 'scalar' ? spanIn(at, m.index + m[0].length - filter[1]!.length, filter[1]!.length) : undefined;
     const removed = (EXPRESSION_FILTERS as readonly string[]).includes(filter[1]!);
     if (removed) {
-      report(ctx, 'BAD_TEMPLATE', span ?? at, `${where}the filter ${filter[1]} is not available in flows: it runs an expression for each item, which no evaluation budget can stop`, `Use ${filter[1]!.replace(/_exp$/, '')} with a property and a value (where: "status", "open"), or compute the value in a set: step with CEL.`);
+      report(
+        ctx,
+        'BAD_TEMPLATE',
+        span ?? at,
+        `${where}the filter ${filter[1]} is not available in flows: it runs an expression for each item, ` +
+          `which no evaluation budget can stop`,
+        `Use ${filter[1]!.replace(/_exp$/, '')} with a property and a value (where: "status", "open"), or ` +
+          `compute the value in a set: step with CEL.`,
+      );
       return false;
     }
-    report(ctx, 'BAD_TEMPLATE', span ?? at, `${where}template does not parse: ${err.replace(/, line:\d+, col:\d+$/, '')}`, didYouMean(filter[1]!, filterNames()) ?? "Templates use Liquid's standard filters: default, upcase, downcase, capitalize, slice, split, join, replace, append, prepend, size, date, ...");
+    report(
+      ctx,
+      'BAD_TEMPLATE',
+      span ?? at,
+      `${where}template does not parse: ${err.replace(/, line:\d+, col:\d+$/, '')}`,
+      didYouMean(filter[1]!, filterNames()) ??
+        "Templates use Liquid's standard filters: default, upcase, downcase, capitalize, slice, split, join, " +
+          'replace, append, prepend, size, date, ...',
+    );
     return false;
   }
   if (err) {
@@ -83,7 +131,13 @@ export function checkTemplateText(ctx: Ctx, text: string, at: YNode, where: stri
 /** Checks a CEL expression written as a YAML string; returns it, or undefined on error. */
 export function checkCel(ctx: Ctx, node: YNode, where: string): string | undefined {
   if (node.kind !== 'scalar' || node.type !== 'string') {
-    report(ctx, 'TYPE_MISMATCH', node, `${where}a condition must be a CEL expression in a string, not ${describe(node)}`, `Quote it: '${node.kind === 'scalar' ? node.source : '...'}'.`);
+    report(
+      ctx,
+      'TYPE_MISMATCH',
+      node,
+      `${where}a condition must be a CEL expression in a string, not ${describe(node)}`,
+      `Quote it: '${node.kind === 'scalar' ? node.source : '...'}'.`,
+    );
     return undefined;
   }
   const src = String(node.value);
@@ -99,7 +153,13 @@ export function checkCel(ctx: Ctx, node: YNode, where: string): string | undefin
   // weighed before they are compiled: the flow's patterns are bounded in all
   for (const p of expressionPatterns(src)) ctx.patternWeight += compileWeight(p);
   if (ctx.patternWeight > MAX_FLOW_PATTERN_WEIGHT) {
-    report(ctx, 'BAD_PATTERN', node, `${where}the flow's patterns weigh more than ${MAX_FLOW_PATTERN_WEIGHT.toLocaleString('en-US')} to compile in all: use fewer and simpler patterns in matches()`);
+    report(
+      ctx,
+      'BAD_PATTERN',
+      node,
+      `${where}the flow's patterns weigh more than ${MAX_FLOW_PATTERN_WEIGHT.toLocaleString('en-US')} to ` +
+        `compile in all: use fewer and simpler patterns in matches()`,
+    );
     return undefined;
   }
   const badPattern = expressionPatternError(src);
@@ -137,7 +197,13 @@ export function toValue(ctx: Ctx, node: YNode, where: string, templates: boolean
     for (const e of node.entries) {
       if (e.key === '__proto__') {
         // assigning it would set the object's prototype, not a key: refused rather than silently lost
-        report(ctx, 'BAD_NAME', e, `${where}a key named __proto__ cannot be kept in a value (it is the prototype of every JavaScript object); rename it`);
+        report(
+          ctx,
+          'BAD_NAME',
+          e,
+          `${where}a key named __proto__ cannot be kept in a value (it is the prototype of every JavaScript ` +
+            `object); rename it`,
+        );
         ok = false;
         continue;
       }
@@ -156,10 +222,17 @@ function scalarValue(ctx: Ctx, node: YScalar, where: string, templates: boolean)
     return undefined;
   }
   if (node.type === 'int' && !Number.isSafeInteger(node.value as number)) {
-    report(ctx, 'OUT_OF_BOUNDS', node, `${where}the integer ${node.source} is too large to be kept exactly (over 2^53)`, `Quote it to keep it as a string: "${node.source}".`);
+    report(
+      ctx,
+      'OUT_OF_BOUNDS',
+      node,
+      `${where}the integer ${node.source} is too large to be kept exactly (over 2^53)`,
+      `Quote it to keep it as a string: "${node.source}".`,
+    );
     return undefined;
   }
-  if (node.type === 'string' && templates && !checkTemplateText(ctx, node.value as string, node, where)) return undefined;
+  if (node.type === 'string' && templates && !checkTemplateText(ctx, node.value as string, node, where))
+    return undefined;
   return node.value;
 }
 
@@ -168,21 +241,42 @@ function scalarValue(ctx: Ctx, node: YScalar, where: string, templates: boolean)
  * bounds come from and what the value means (it differs for a command param, a branch's
  * retry, a dialout target's timeout).
  */
-export function checkInt(ctx: Ctx, node: YNode, name: string, min: number, max: number, where: string, bounds?: string): number | undefined {
+export function checkInt(
+  ctx: Ctx,
+  node: YNode,
+  name: string,
+  min: number,
+  max: number,
+  where: string,
+  bounds?: string,
+): number | undefined {
   if (node.kind !== 'scalar' || node.type !== 'int') {
     const quoted = node.kind === 'scalar' && node.type === 'string' && /^-?[0-9]+$/.test(String(node.value).trim());
     const tpl = node.kind === 'scalar' && node.type === 'string' && isTemplate(String(node.value));
     const hint = quoted
       ? `Write it without quotes: ${name}: ${String((node as YScalar).value).trim()}.`
       : tpl
-        ? 'Integer parameters are checked when the flow loads and cannot be templates; use a switch step to choose between steps with fixed values.'
+        ? 'Integer parameters are checked when the flow loads and cannot be templates; use a switch step to ' +
+          'choose between steps with fixed values.'
         : undefined;
-    report(ctx, 'TYPE_MISMATCH', node, `${where}${name} must be an integer (${min}..${max}), not ${describe(node)}`, hint);
+    report(
+      ctx,
+      'TYPE_MISMATCH',
+      node,
+      `${where}${name} must be an integer (${min}..${max}), not ${describe(node)}`,
+      hint,
+    );
     return undefined;
   }
   const v = node.value as number;
   if (v < min || v > max) {
-    report(ctx, 'OUT_OF_BOUNDS', node, `${where}${name} must be between ${min} and ${max}, got ${node.source}`, bounds ?? `Use a value from ${min} to ${max}.`);
+    report(
+      ctx,
+      'OUT_OF_BOUNDS',
+      node,
+      `${where}${name} must be between ${min} and ${max}, got ${node.source}`,
+      bounds ?? `Use a value from ${min} to ${max}.`,
+    );
     return undefined;
   }
   return v;
@@ -191,7 +285,9 @@ export function checkInt(ctx: Ctx, node: YNode, name: string, min: number, max: 
 export function checkBool(ctx: Ctx, node: YNode, name: string, where: string): boolean | undefined {
   if (node.kind === 'scalar' && node.type === 'bool') return node.value as boolean;
   const s = node.kind === 'scalar' ? String(node.value).toLowerCase() : '';
-  const hint = ['true', 'false', 'yes', 'no', 'on', 'off'].includes(s) ? `Write true or false without quotes (YAML 1.2: yes/no/on/off are strings).` : undefined;
+  const hint = ['true', 'false', 'yes', 'no', 'on', 'off'].includes(s)
+    ? `Write true or false without quotes (YAML 1.2: yes/no/on/off are strings).`
+    : undefined;
   report(ctx, 'TYPE_MISMATCH', node, `${where}${name} must be true or false, not ${describe(node)}`, hint);
   return undefined;
 }
@@ -200,15 +296,26 @@ export function checkBool(ctx: Ctx, node: YNode, name: string, where: string): b
  * A string parameter: YAML integers are taken as written (`pin_code: 0123` is "0123");
  * templates are syntax-checked and skip the format check (done again at run time).
  */
-export function checkStringParam(ctx: Ctx, node: YNode, name: string, spec: Extract<ParamSpec, { type: 'string' }>, where: string): string | undefined {
+export function checkStringParam(
+  ctx: Ctx,
+  node: YNode,
+  name: string,
+  spec: Extract<ParamSpec, { type: 'string' }>,
+  where: string,
+): string | undefined {
   let s: string;
   if (node.kind === 'scalar' && node.type === 'string') s = node.value as string;
-  else if (node.kind === 'scalar' && node.type === 'int' && /^\+?[0-9]+$/.test(node.source) && !spec.enum) s = node.source;
+  else if (node.kind === 'scalar' && node.type === 'int' && /^\+?[0-9]+$/.test(node.source) && !spec.enum)
+    s = node.source;
   else {
     report(ctx, 'TYPE_MISMATCH', node, `${where}${name} must be a string, not ${describe(node)}`);
     return undefined;
   }
-  if (isTemplate(s)) return checkTemplateText(ctx, s, node, where) && (!spec.format || checkEnvFormat(ctx, s, node, name, spec.format, where)) ? s : undefined;
+  if (isTemplate(s))
+    return checkTemplateText(ctx, s, node, where) &&
+      (!spec.format || checkEnvFormat(ctx, s, node, name, spec.format, where))
+      ? s
+      : undefined;
   if (spec.enum && !spec.enum.includes(s)) {
     const dym = didYouMean(s, spec.enum);
     report(ctx, 'BAD_ENUM', node, `${where}${name} must be one of ${spec.enum.join(', ')}, not "${clip(s)}"`, dym);
@@ -229,17 +336,27 @@ const RUNTIME = 'A value known only at run time can be a template ("{{ vars.x }}
 /** The hint of a BAD_FORMAT, by the format of the value checked. */
 export const FORMAT_HINTS: Record<FormatName, string> = {
   rt_media: 'A media is an integer media id, 0 for none, or TTS|<voice>|<text>.',
-  phone_number: `Write the number in E.164: +, the country code, then the number without its leading 0, no spaces or dots (e.g. "+33123456789"). ${RUNTIME}`,
+  phone_number:
+    `Write the number in E.164: +, the country code, then the number without its leading 0, no spaces or dots ` +
+    `(e.g. "+33123456789"). ${RUNTIME}`,
   cli_phone_number: `A caller id is an E.164 number ("+33123456789") or BLOCKED to hide it. ${RUNTIME}`,
   cdr_customer_field: 'cdr_field is up to 32 letters and digits, no spaces or punctuation (e.g. "order12345").',
-  rt_conference_id: 'A room id is 1 to 64 letters, digits, -, _, . and : (e.g. "sales-weekly"); every call that joins the same id is in the same room.',
-  callid: 'A callid is the decimal 64-bit number of a call, usually "{{ call.callid }}" or a saved variable; write it without quotes or as a digit string.',
-  locale: 'Write the language as ll_CC, e.g. en_GB or fr_FR (lowercase language, underscore, uppercase country), or "" for auto-detection.',
+  rt_conference_id:
+    'A room id is 1 to 64 letters, digits, -, _, . and : (e.g. "sales-weekly"); every call that joins the ' +
+    'same id is in the same room.',
+  callid:
+    'A callid is the decimal 64-bit number of a call, usually "{{ call.callid }}" or a saved variable; write ' +
+    'it without quotes or as a digit string.',
+  locale:
+    'Write the language as ll_CC, e.g. en_GB or fr_FR (lowercase language, underscore, uppercase country), ' +
+    'or "" for auto-detection.',
   dtmf_digits: 'Send 1 to 64 of 0-9, * and #, e.g. "1234#"; quote the digits so that YAML keeps them as written.',
   pin_code: 'A PIN is up to 10 digits, quoted to keep leading zeros (e.g. pin_code: "0123"); "" means no PIN.',
   base64_wav: 'Encode the WAV file with base64 (e.g. `base64 -w0 prompt.wav`) and paste the text; no data: URL prefix.',
   media_file: 'Give the file name a record step returned, usually saved with save: and written "{{ vars.message }}".',
-  sms_sender: 'A sender is 1 to 11 of letters, digits, space, - and _, with at least one letter (e.g. "Acme"); leave from out to send from a shared short code.',
+  sms_sender:
+    'A sender is 1 to 11 of letters, digits, space, - and _, with at least one letter (e.g. "Acme"); leave ' +
+    'from out to send from a shared short code.',
   sms_user_data: 'Shorten user_data to 32 characters; it is kept with the SMS, not sent.',
   url: 'Write a full http:// or https:// URL, e.g. https://example.com/sms-status.',
 };

@@ -5,7 +5,18 @@
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { DEFAULT_VOICE, type FlowModel, type Handlers, type Step, type Value } from './model.js';
 import { checkSecrets, checkSecretRefs } from './check-http.js';
-import { type Ctx, ID_RE, asMap, asString, checkVarName, isObjectMember, knownEntries, newCtx, report, requireV2 } from './check-context.js';
+import {
+  type Ctx,
+  ID_RE,
+  asMap,
+  asString,
+  checkVarName,
+  isObjectMember,
+  knownEntries,
+  newCtx,
+  report,
+  requireV2,
+} from './check-context.js';
 import { checkGraph, checkReachable, checkTargets, type StepNode } from './check-graph.js';
 import { checkVoice } from './check-media.js';
 import { checkHandlers, stepRef } from './check-results.js';
@@ -28,7 +39,24 @@ export interface CheckResult {
   diagnostics: Diagnostic[];
 }
 
-const TOP_KEYS = ['version', 'name', 'description', 'start', 'voice', 'vars', 'sensitive', 'secrets', 'module', 'calendars', 'languages', 'language', 'prompts', 'environments', 'handlers', 'steps'] as const;
+const TOP_KEYS = [
+  'version',
+  'name',
+  'description',
+  'start',
+  'voice',
+  'vars',
+  'sensitive',
+  'secrets',
+  'module',
+  'calendars',
+  'languages',
+  'language',
+  'prompts',
+  'environments',
+  'handlers',
+  'steps',
+] as const;
 
 /** The flow name a file gets when it has no `name:`: its base name without extension. */
 export function defaultFlowName(file: string): string {
@@ -50,7 +78,15 @@ export function checkFlow(text: string, file: string, opts: CheckOptions = {}): 
     const msg = err instanceof Error ? err.message : String(err);
     return {
       diagnostics: [
-        { code: 'INTERNAL_ERROR', severity: 'error', message: `the checker failed: ${msg}`, file: String(file), line: 1, column: 1, hint: 'Please report it with the file that triggers it; the flow is refused meanwhile.' },
+        {
+          code: 'INTERNAL_ERROR',
+          severity: 'error',
+          message: `the checker failed: ${msg}`,
+          file: String(file),
+          line: 1,
+          column: 1,
+          hint: 'Please report it with the file that triggers it; the flow is refused meanwhile.',
+        },
       ],
     };
   }
@@ -79,7 +115,9 @@ function run(text: string, file: string, opts: CheckOptions): CheckResult {
   const id: Pick<CheckResult, 'name' | 'module'> = {};
   if (named.name !== undefined) id.name = named.name;
   if (entry(root, 'module')) id.module = true;
-  return diagnostics.some((d) => d.severity === 'error') || !model ? { diagnostics, ...id } : { model, diagnostics, ...id };
+  return diagnostics.some((d) => d.severity === 'error') || !model
+    ? { diagnostics, ...id }
+    : { model, diagnostics, ...id };
 }
 
 function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions, named: { name?: string }): FlowModel | undefined {
@@ -88,22 +126,41 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions, named: { name?: stri
 
   const version = top('version');
   if (!version) report(ctx, 'MISSING_KEY', root, "missing 'version: 1' (the language version)");
-  else if (version.value.kind === 'scalar' && version.value.type === 'int' && version.value.value === 2) ctx.version = 2;
+  else if (version.value.kind === 'scalar' && version.value.type === 'int' && version.value.value === 2)
+    ctx.version = 2;
   else if (version.value.kind !== 'scalar' || version.value.type !== 'int' || version.value.value !== 1) {
     const v = version.value;
     const got = v.kind === 'scalar' && !v.quoted && (v.type === 'int' || v.type === 'float') ? v.source : describe(v);
     const quoted = v.kind === 'scalar' && v.type === 'string' && (v.value === '1' || v.value === '2');
-    report(ctx, 'BAD_VERSION', v, `version must be 1 or 2, got ${got}`, quoted ? `Write version: ${String(v.kind === 'scalar' ? v.value : 1)} without quotes (an integer).` : undefined);
+    report(
+      ctx,
+      'BAD_VERSION',
+      v,
+      `version must be 1 or 2, got ${got}`,
+      quoted ? `Write version: ${String(v.kind === 'scalar' ? v.value : 1)} without quotes (an integer).` : undefined,
+    );
   }
 
   let name = defaultFlowName(ctx.file);
   const nameEntry = top('name');
   if (nameEntry) {
     const n = asString(ctx, nameEntry.value, 'name');
-    if (n !== undefined && !ID_RE.test(n)) report(ctx, 'BAD_NAME', nameEntry.value, `the flow name '${n}' may use only letters, digits, - and _ (64 at most)`);
+    if (n !== undefined && !ID_RE.test(n))
+      report(
+        ctx,
+        'BAD_NAME',
+        nameEntry.value,
+        `the flow name '${n}' may use only letters, digits, - and _ (64 at most)`,
+      );
     if (n !== undefined) name = n;
   } else if (!ID_RE.test(name)) {
-    report(ctx, 'BAD_NAME', root, `the file name gives the flow name '${name}', which is not valid (letters, digits, - and _ only)`, 'Rename the file, or give the flow a valid `name:`.');
+    report(
+      ctx,
+      'BAD_NAME',
+      root,
+      `the file name gives the flow name '${name}', which is not valid (letters, digits, - and _ only)`,
+      'Rename the file, or give the flow a valid `name:`.',
+    );
   }
 
   named.name = name;
@@ -116,7 +173,11 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions, named: { name?: stri
 
   const vars: Record<string, Value> = {};
   const varsEntry = top('vars');
-  const varsMap = varsEntry ? (varsEntry.value.kind === 'scalar' && varsEntry.value.type === 'null' ? undefined : asMap(ctx, varsEntry.value, 'vars')) : undefined;
+  const varsMap = varsEntry
+    ? varsEntry.value.kind === 'scalar' && varsEntry.value.type === 'null'
+      ? undefined
+      : asMap(ctx, varsEntry.value, 'vars')
+    : undefined;
   for (const e of varsMap?.entries ?? []) {
     if (!checkVarName(ctx, e.key, e, 'vars:')) continue;
     const val = toValue(ctx, e.value, `vars.${e.key}: `, false);
@@ -149,7 +210,13 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions, named: { name?: stri
       report(ctx, 'BAD_NAME', e, `the step id '${e.key}' may use only letters, digits, - and _ (64 at most)`);
       allSteps = false;
     } else if (isObjectMember(e.key)) {
-      report(ctx, 'BAD_NAME', e, `the step id '${e.key}' is a reserved name (every JavaScript object has a member by that name); choose another id`);
+      report(
+        ctx,
+        'BAD_NAME',
+        e,
+        `the step id '${e.key}' is a reserved name (every JavaScript object has a member by that name); ` +
+          `choose another id`,
+      );
       allSteps = false;
       continue;
     }
@@ -174,7 +241,14 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions, named: { name?: stri
     checkReachable(ctx, steps, written, start, handlers);
   }
   if (module && handlers.hangup !== undefined && handlersEntry?.value.kind === 'map') {
-    report(ctx, 'MISPLACED_KEY', entry(handlersEntry.value, 'hangup')!, 'handlers.hangup does not go in a module: when the call ends inside a module, the hangup handler of the flow served at /rt runs, with that flow\'s variables', 'Remove it; put the logic in the calling flow\'s handlers.hangup.');
+    report(
+      ctx,
+      'MISPLACED_KEY',
+      entry(handlersEntry.value, 'hangup')!,
+      'handlers.hangup does not go in a module: when the call ends inside a module, the hangup handler of ' +
+        "the flow served at /rt runs, with that flow's variables",
+      "Remove it; put the logic in the calling flow's handlers.hangup.",
+    );
   }
   checkCalendarRefs(ctx);
   checkVarRefs(ctx, [...Object.keys(vars), ...Object.keys(module?.params ?? {})], steps);
@@ -182,7 +256,16 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions, named: { name?: stri
   checkSecretRefs(ctx);
 
   if (start === undefined) return undefined;
-  const model: FlowModel = { version: ctx.version, name, file: ctx.file, start, voice: ctx.voice, vars, handlers, steps };
+  const model: FlowModel = {
+    version: ctx.version,
+    name,
+    file: ctx.file,
+    start,
+    voice: ctx.voice,
+    vars,
+    handlers,
+    steps,
+  };
   if (nameEntry) model.namePos = { file: ctx.file, line: nameEntry.value.pos.line, column: nameEntry.value.pos.col };
   if (description !== undefined) model.description = description;
   if (sensitive.length > 0) model.sensitive = sensitive;
@@ -193,7 +276,11 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions, named: { name?: stri
 }
 
 /** calendars:, languages:, language:, prompts:, environments: (version 2), as model fields. */
-function checkTables(ctx: Ctx, top: (k: (typeof TOP_KEYS)[number]) => YEntry | undefined, opts: CheckOptions): Partial<FlowModel> {
+function checkTables(
+  ctx: Ctx,
+  top: (k: (typeof TOP_KEYS)[number]) => YEntry | undefined,
+  opts: CheckOptions,
+): Partial<FlowModel> {
   const out: Partial<FlowModel> = {};
   const calendars = checkCalendars(ctx, top('calendars'));
   if (calendars) out.calendars = calendars;

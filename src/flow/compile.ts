@@ -31,5 +31,10 @@ export function modelVersion(model: FlowModel, source: string): string {
 
 /** `version`: a linked flow's (link.ts: its source and its modules'); absent, the source's hash (and environment). */
 export function compileConfig(model: FlowModel, source: string, version?: string): FlowConfig {
-  return { name: model.name, version: version ?? modelVersion(model, source), model, config: buildMachineConfig(model) };
+  return {
+    name: model.name,
+    version: version ?? modelVersion(model, source),
+    model,
+    config: buildMachineConfig(model),
+  };
 }

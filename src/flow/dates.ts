@@ -69,7 +69,12 @@ export function cachedDateFilter(names: DateNames, liquidDate: DateFilter): Date
   return function (this: DateFilterThis, v: unknown, ...args: unknown[]): unknown {
     const given = args[0];
     const format = given === undefined || given === null ? this.context.opts.dateFormat : given;
-    if (typeof format !== 'string' || !format.includes('%') || HAS_MARK_CHAR.test(format) || (typeof v === 'string' && HAS_MARK_CHAR.test(v))) {
+    if (
+      typeof format !== 'string' ||
+      !format.includes('%') ||
+      HAS_MARK_CHAR.test(format) ||
+      (typeof v === 'string' && HAS_MARK_CHAR.test(v))
+    ) {
       return liquidDate.call(this, v, ...args);
     }
     // liquidjs's strftime conversions, matched left to right as it does.
@@ -89,15 +94,20 @@ export function cachedDateFilter(names: DateNames, liquidDate: DateFilter): Date
     if (typeof out !== 'string' || !out.includes(MARK_OPEN)) return out === v ? out : liquidDate.call(this, v, ...args);
     const locale = this.context.opts.locale;
     let i = 0;
-    const named = out.replace(/\u0001(-?\d+)\u0002(\d+)\u0002(\d+)\u0003/g, (_all, y: string, mo: string, d: string) => {
-      const w = wanted[i++];
-      return w ? flagged(names.name(locale, w.c, Number(y), Number(mo), Number(d)), w.flags, w.width, w.c) : '';
-    });
+    const named = out.replace(
+      /\u0001(-?\d+)\u0002(\d+)\u0002(\d+)\u0003/g,
+      (_all, y: string, mo: string, d: string) => {
+        const w = wanted[i++];
+        return w ? flagged(names.name(locale, w.c, Number(y), Number(mo), Number(d)), w.flags, w.width, w.c) : '';
+      },
+    );
     return i === wanted.length ? named : liquidDate.call(this, v, ...args);
   };
 }
 
-/** A name with strftime's flags and width, as liquidjs applies them (^ upper, # swap case, _ 0 pad char, - no padding). */
+/**
+ * A name with strftime's flags and width, as liquidjs applies them (^ upper, # swap case, _ 0 pad char, - no padding).
+ */
 function flagged(name: string, flags: string, width: string | undefined, c: NameConversion): string {
   let s = name;
   let padChar = c === 'h' ? '0' : ' '; // liquid pads a, A, b, B with spaces, h with zeros

@@ -44,7 +44,14 @@ export const FILE_TAGS = ['include', 'render', 'layout'] as const;
  * `contains` inside ran 60 s): one filter call, so no node charge nor time check can stop
  * it. Removed from the engine; the checker says so (BAD_TEMPLATE).
  */
-export const EXPRESSION_FILTERS = ['where_exp', 'reject_exp', 'group_by_exp', 'find_exp', 'find_index_exp', 'has_exp'] as const;
+export const EXPRESSION_FILTERS = [
+  'where_exp',
+  'reject_exp',
+  'group_by_exp',
+  'find_exp',
+  'find_index_exp',
+  'has_exp',
+] as const;
 
 /** The longest template liquidjs parses (its parseLimit), in characters. */
 export const MAX_TEMPLATE_LENGTH = 64 * 1024;
@@ -102,7 +109,9 @@ function createLiquid(): Liquid {
  */
 const ZONELESS = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?$/;
 function wallClock(v: unknown): unknown {
-  return typeof v === 'string' && ZONELESS.test(v.trim()) ? `${v.trim().replace(' ', 'T')}${v.includes(':') ? '' : 'T00:00:00'}Z` : v;
+  return typeof v === 'string' && ZONELESS.test(v.trim())
+    ? `${v.trim().replace(' ', 'T')}${v.includes(':') ? '' : 'T00:00:00'}Z`
+    : v;
 }
 
 /** The meter of the render running now (renders are synchronous): the request's budget. */
@@ -112,7 +121,10 @@ const cel = new Cel();
 // The first `date` filter of a process sets up its formatters (Intl data): about 30 ms, more
 // on a loaded machine, enough to take the first call's template past its time budget
 // (limits.template_ms, 50 ms). Paid here, once, when the language loads, not by a call.
-liquid.parseAndRenderSync('{{ "2026-01-01T10:30:00" | date: "%A %a %-d %d %B %b %-I %I:%M %p %H %m %Y %y %Z %z" }}', {});
+liquid.parseAndRenderSync(
+  '{{ "2026-01-01T10:30:00" | date: "%A %a %-d %d %B %b %-I %I:%M %p %H %m %Y %y %Z %z" }}',
+  {},
+);
 
 /** Parse caches, bounded by the characters of their sources (bounded-cache.ts): reloads bring new texts for ever. */
 const CACHE_CHARS = 8 * 1024 * 1024;
@@ -139,7 +151,10 @@ export function checkTemplate(source: string): string | null {
   }
 }
 
-/** A template's parsed form, or the error it does not parse with (kept too: a flow can render a broken template in a loop). */
+/**
+ * A template's parsed form, or the error it does not parse with (kept too: a flow can render a broken template in a
+ * loop).
+ */
 function parseTemplate(source: string): Template[] {
   let t = templateCache.get(source);
   if (!t) {
@@ -167,7 +182,8 @@ export function render(source: string, scope: Scope): string {
   // time; from there the process's CPU time counts (a render waiting for a core on a loaded
   // machine is not charged for the wait: a wall-clock budget failed calls at random there).
   // Reading the CPU time costs a system call (~1.7 µs): requests far within the budget never do.
-  if (budget.spent !== undefined || overTime(budget, 0)) throw budget.exhaust(budget.spent ?? 'the template budget is spent');
+  if (budget.spent !== undefined || overTime(budget, 0))
+    throw budget.exhaust(budget.spent ?? 'the template budget is spent');
   const parsed = parseTemplate(source);
   const started = performance.now();
   let ticks = 0;
@@ -175,19 +191,23 @@ export function render(source: string, scope: Scope): string {
   rendering.meter = {
     use(n: number) {
       if (n > 0 && (budget.templateMemoryLeft -= n) < 0) throw new Error('memory alloc limit exceeded');
-      if ((++ticks & 255) === 0 && overTime(budget, performance.now() - started)) throw new Error('template render limit exceeded');
+      if ((++ticks & 255) === 0 && overTime(budget, performance.now() - started))
+        throw new Error('template render limit exceeded');
     },
     check() {},
   };
   try {
-    const data = scope.env ? { vars: scope.vars, call: scope.call, result: scope.result, error: scope.error, env: scope.env } : { vars: scope.vars, call: scope.call, result: scope.result, error: scope.error };
+    const data = scope.env
+      ? { vars: scope.vars, call: scope.call, result: scope.result, error: scope.error, env: scope.env }
+      : { vars: scope.vars, call: scope.call, result: scope.result, error: scope.error };
     return String(liquid.renderSync(parsed, data, { renderLimit: Math.max(budget.templateMsLeft, 1) * 4 }));
   } catch (err) {
     const m = err instanceof Error ? LIQUID_LIMIT.exec(err.message) : null;
     if (!m) throw err;
     throw budget.exhaust(
       m[1] === 'memory alloc'
-        ? `the templates of this request went over their memory budget of ${budget.limits.templateMemory.toLocaleString('en-US')} units (limits.template_memory)`
+        ? `the templates of this request went over their memory budget ` +
+            `of ${budget.limits.templateMemory.toLocaleString('en-US')} units (limits.template_memory)`
         : `the templates of this request went over their ${budget.limits.templateMs} ms (limits.template_ms)`,
     );
   } finally {
@@ -247,7 +267,13 @@ function fastTemplate(source: string): readonly FastPart[] | null {
   if (at < source.length) parts.push(source.slice(at));
   const literal = parts.filter((p): p is string => typeof p === 'string').join('');
   const paths = parts.filter((p): p is readonly string[] => typeof p !== 'string');
-  const fast = literal.includes('{{') || literal.includes('{%') || literal.includes('}}') || paths.some((p) => p.some((seg) => LIQUID_SPECIAL.has(seg))) ? null : parts;
+  const fast =
+    literal.includes('{{') ||
+    literal.includes('{%') ||
+    literal.includes('}}') ||
+    paths.some((p) => p.some((seg) => LIQUID_SPECIAL.has(seg)))
+      ? null
+      : parts;
   fastCache.set(source, fast);
   return fast;
 }
@@ -261,7 +287,10 @@ function renderFast(parts: readonly FastPart[], scope: Scope): string | undefine
     }
     let v: unknown = scope;
     for (const seg of p) {
-      v = v !== null && typeof v === 'object' && Object.prototype.hasOwnProperty.call(v, seg) ? (v as Record<string, unknown>)[seg] : undefined;
+      v =
+        v !== null && typeof v === 'object' && Object.prototype.hasOwnProperty.call(v, seg)
+          ? (v as Record<string, unknown>)[seg]
+          : undefined;
     }
     if (v === undefined || v === null) continue;
     if (typeof v === 'string') out += v;
@@ -290,7 +319,9 @@ export function expressionPatterns(source: string): string[] {
   }
 }
 
-/** null when every literal pattern given to matches() in the expression runs on the linear-time engine, else why not. */
+/**
+ * null when every literal pattern given to matches() in the expression runs on the linear-time engine, else why not.
+ */
 export function expressionPatternError(source: string): string | null {
   let e: CelExpression;
   try {
@@ -357,7 +388,9 @@ function tooDeep(): never {
   throw new Error(`a value is nested more than ${MAX_VALUE_DEPTH} levels deep`);
 }
 
-/** Converts a value for CEL (once per request: the budget's memo), recording its deep size for the cost hook (cel.ts). */
+/**
+ * Converts a value for CEL (once per request: the budget's memo), recording its deep size for the cost hook (cel.ts).
+ */
 function toCel(v: unknown, budget: EvalBudget, depth: number): unknown {
   if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
   if (v === null || typeof v !== 'object') return v;
@@ -368,14 +401,18 @@ function toCel(v: unknown, budget: EvalBudget, depth: number): unknown {
   let size = 0;
   const sized = (x: unknown): unknown => {
     const c = toCel(x, budget, depth + 1);
-    size += 1 + (typeof c === 'string' ? c.length : typeof c === 'object' && c !== null ? (budget.sizes.get(c) ?? 0) : 0);
+    size +=
+      1 + (typeof c === 'string' ? c.length : typeof c === 'object' && c !== null ? (budget.sizes.get(c) ?? 0) : 0);
     return c;
   };
   if (Array.isArray(v)) out = v.map(sized);
   else {
     // a Map, not an object: any key is data (constructor, __proto__...), never a member of the object
     const m = new Map<string, unknown>();
-    for (const [k, x] of Object.entries(v)) m.set(k, sized(x)), (size += k.length);
+    for (const [k, x] of Object.entries(v)) {
+      m.set(k, sized(x));
+      size += k.length;
+    }
     out = m;
   }
   budget.memo.set(v, out);

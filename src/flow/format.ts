@@ -12,7 +12,14 @@ export interface FormatOptions {
   color?: boolean;
 }
 
-const ANSI = { red: '\x1b[31m', yellow: '\x1b[33m', cyan: '\x1b[36m', dim: '\x1b[2m', bold: '\x1b[1m', reset: '\x1b[0m' };
+const ANSI = {
+  red: '\x1b[31m',
+  yellow: '\x1b[33m',
+  cyan: '\x1b[36m',
+  dim: '\x1b[2m',
+  bold: '\x1b[1m',
+  reset: '\x1b[0m',
+};
 
 function paint(on: boolean | undefined, style: keyof typeof ANSI, s: string): string {
   return on ? `${ANSI[style]}${s}${ANSI.reset}` : s;
@@ -40,7 +47,10 @@ export function codeFrame(d: Diagnostic, source: Source, opts: FormatOptions = {
     if (i === at) {
       const col = Math.max(1, Math.min(d.column, text.length + 1));
       const pad = text.slice(0, col - 1).replace(/[^\t]/g, ' ');
-      const span = d.endLine === d.line && d.endColumn !== undefined && d.endColumn > col ? Math.min(d.endColumn, text.length + 1) - col : 1;
+      const span =
+        d.endLine === d.line && d.endColumn !== undefined && d.endColumn > col
+          ? Math.min(d.endColumn, text.length + 1) - col
+          : 1;
       const caret = '^'.repeat(Math.max(1, span));
       out.push(`${gutter('')}${pad}${paint(opts.color, d.severity === 'error' ? 'red' : 'yellow', caret)}`);
     }
@@ -63,7 +73,11 @@ export function formatDiagnostic(d: Diagnostic, source?: Source, opts: FormatOpt
 }
 
 /** Several diagnostics, each with its file's source when `sources` has it, separated by blank lines. */
-export function formatDiagnostics(list: readonly Diagnostic[], sources: ReadonlyMap<string, string> = new Map(), opts: FormatOptions = {}): string {
+export function formatDiagnostics(
+  list: readonly Diagnostic[],
+  sources: ReadonlyMap<string, string> = new Map(),
+  opts: FormatOptions = {},
+): string {
   const lines = new Map<string, SourceLines>();
   const sourceOf = (file: string): SourceLines | undefined => {
     let src = lines.get(file);

@@ -44,7 +44,9 @@ export interface LinkOutput {
   diagnostics: Map<string, Diagnostic[]>;
   /** Linked flows (and modules) by file: those with no error of their own or of a module. */
   linked: Map<string, Linked>;
-  /** Files that check on their own but cannot be linked (a module in a cycle, too deep, entering a module with errors). */
+  /**
+   * Files that check on their own but cannot be linked (a module in a cycle, too deep, entering a module with errors).
+   */
   failed: Set<string>;
 }
 
@@ -52,7 +54,14 @@ const SEVERITY = new Map(FLOW_CODES.map((c) => [c.code, c]));
 
 function diag(code: string, at: Pos, message: string, hint?: string): Diagnostic {
   const info = SEVERITY.get(code);
-  const d: Diagnostic = { code, severity: info?.severity ?? 'error', message, file: at.file, line: at.line, column: at.column };
+  const d: Diagnostic = {
+    code,
+    severity: info?.severity ?? 'error',
+    message,
+    file: at.file,
+    line: at.line,
+    column: at.column,
+  };
   const h = hint ?? info?.hint;
   if (h) d.hint = h;
   return d;
@@ -133,11 +142,33 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
       const m = byName.get(s.flow);
       if (!m) {
         const near = closest(s.flow, moduleNames.length ? moduleNames : [...byName.keys()]);
-        report(n, diag('UNKNOWN_MODULE', s.flowPos, `step '${s.id}': no flow '${s.flow}' in this directory`, near ? `did you mean '${near}'?` : moduleNames.length ? `Modules here: ${moduleNames.slice(0, 12).join(', ')}.` : 'A module is a flow file with module: in the same directory.'));
+        report(
+          n,
+          diag(
+            'UNKNOWN_MODULE',
+            s.flowPos,
+            `step '${s.id}': no flow '${s.flow}' in this directory`,
+            near
+              ? `did you mean '${near}'?`
+              : moduleNames.length
+                ? `Modules here: ${moduleNames.slice(0, 12).join(', ')}.`
+                : 'A module is a flow file with module: in the same directory.',
+          ),
+        );
         continue;
       }
       if (!m.f.result.module) {
-        report(n, diag('NOT_A_MODULE', s.flowPos, `step '${s.id}': flow '${s.flow}' (${m.f.file.split(/[\\/]/).pop()}) is not a module: it has no module: interface`, 'Declare `module: { params, results, returns }` in that file (it is then no longer served at /rt on its own), or enter another flow.'));
+        report(
+          n,
+          diag(
+            'NOT_A_MODULE',
+            s.flowPos,
+            `step '${s.id}': flow '${s.flow}' (${m.f.file.split(/[\\/]/).pop()}) is not a module: it has no ` +
+              `module: interface`,
+            'Declare `module: { params, results, returns }` in that file (it is then no longer served at /rt ' +
+              'on its own), or enter another flow.',
+          ),
+        );
         continue;
       }
       const spec = m.model?.module;
@@ -149,33 +180,81 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
         if (params.includes(p)) continue;
         const near = closest(p, params);
         if (near !== undefined) meant.add(near);
-        report(n, diag('UNKNOWN_PARAM', s.withPos[p]!, `step '${s.id}': module '${s.flow}' has no param '${p}'${params.length ? ` (params: ${params.join(', ')})` : ' (it takes none)'}`, near ? `did you mean '${near}'?` : undefined));
+        report(
+          n,
+          diag(
+            'UNKNOWN_PARAM',
+            s.withPos[p]!,
+            `step '${s.id}': module '${s.flow}' has no param ` +
+              `'${p}'${params.length ? ` (params: ${params.join(', ')})` : ' (it takes none)'}`,
+            near ? `did you mean '${near}'?` : undefined,
+          ),
+        );
       }
       const missing = params.filter((p) => spec.params[p]!.required && !Object.hasOwn(s.with, p) && !meant.has(p));
       if (missing.length) {
-        report(n, diag('MISSING_PARAM', s.withAt ?? s.flowPos, `step '${s.id}': module '${s.flow}' needs ${missing.map((p) => `'${p}'`).join(', ')} (required param${missing.length > 1 ? 's' : ''}) in with:`));
+        report(
+          n,
+          diag(
+            'MISSING_PARAM',
+            s.withAt ?? s.flowPos,
+            `step '${s.id}': module '${s.flow}' needs ${missing.map((p) => `'${p}'`).join(', ')} (required ` +
+              `param${missing.length > 1 ? 's' : ''}) in with:`,
+          ),
+        );
       }
       for (const r of Object.keys(s.on)) {
         if (spec.results.includes(r)) continue;
         const near = closest(r, spec.results);
         if (near !== undefined) meant.add(near);
-        report(n, diag('UNKNOWN_RESULT', s.onPos[r]!, `step '${s.id}': module '${s.flow}' never returns '${r}' (results: ${spec.results.join(', ')})`, near ? `did you mean '${near}'?` : undefined));
+        report(
+          n,
+          diag(
+            'UNKNOWN_RESULT',
+            s.onPos[r]!,
+            `step '${s.id}': module '${s.flow}' never returns '${r}' (results: ${spec.results.join(', ')})`,
+            near ? `did you mean '${near}'?` : undefined,
+          ),
+        );
       }
       for (const [v, from] of Object.entries(s.save)) {
         if (spec.returns.includes(from)) continue;
         const near = closest(from, spec.returns);
-        report(n, diag('UNKNOWN_RETURN', s.savePos[v]!, `step '${s.id}': module '${s.flow}' returns no value '${from}'${spec.returns.length ? ` (returns: ${spec.returns.join(', ')})` : ' (it returns none)'}`, near ? `did you mean '${near}'?` : undefined));
+        report(
+          n,
+          diag(
+            'UNKNOWN_RETURN',
+            s.savePos[v]!,
+            `step '${s.id}': module '${s.flow}' returns no value ` +
+              `'${from}'${spec.returns.length ? ` (returns: ${spec.returns.join(', ')})` : ' (it returns none)'}`,
+            near ? `did you mean '${near}'?` : undefined,
+          ),
+        );
       }
       const unhandled = spec.results.filter((r) => !Object.hasOwn(s.on, r) && !meant.has(r));
       if (s.default === undefined && unhandled.length > 0) {
-        report(n, diag('UNHANDLED_RESULT', s.pos, `step '${s.id}': results ${unhandled.join(', ')} of module '${s.flow}' lead nowhere: with no default or next, the call would be hung up`));
+        report(
+          n,
+          diag(
+            'UNHANDLED_RESULT',
+            s.pos,
+            `step '${s.id}': results ${unhandled.join(', ')} of module '${s.flow}' lead nowhere: with no ` +
+              `default or next, the call would be hung up`,
+          ),
+        );
       }
     }
   }
 
   // cycles: one diagnostic each, at the first member's call into the next
-  const edges = (n: Node) => n.calls.map((s) => byName.get(s.flow)).filter((m): m is Node => m !== undefined && m.model !== undefined && !!m.f.result.module);
-  for (const comp of sccs(nodes.filter((n) => n.model), edges)) {
+  const edges = (n: Node) =>
+    n.calls
+      .map((s) => byName.get(s.flow))
+      .filter((m): m is Node => m !== undefined && m.model !== undefined && !!m.f.result.module);
+  for (const comp of sccs(
+    nodes.filter((n) => n.model),
+    edges,
+  )) {
     const self = comp.length === 1 && comp[0]!.calls.some((s) => byName.get(s.flow) === comp[0]);
     if (comp.length < 2 && !self) continue;
     const members = new Set(comp);
@@ -186,7 +265,10 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
     let at = first;
     while (!seen.has(at)) {
       seen.add(at);
-      const s = at.calls.find((c) => members.has(byName.get(c.flow)!) && (!seen.has(byName.get(c.flow)!) || byName.get(c.flow) === first)) ?? at.calls.find((c) => members.has(byName.get(c.flow)!))!;
+      const s =
+        at.calls.find(
+          (c) => members.has(byName.get(c.flow)!) && (!seen.has(byName.get(c.flow)!) || byName.get(c.flow) === first),
+        ) ?? at.calls.find((c) => members.has(byName.get(c.flow)!))!;
       path.push({ n: at, s });
       at = byName.get(s.flow)!;
     }
@@ -212,9 +294,23 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
       const m = byName.get(s.flow);
       if (!m || !m.f.result.module || !done(m)) continue;
       if (m.bad !== undefined || !m.model) {
-        const why = m.bad ?? `it has ${m.errors.length} error${m.errors.length === 1 ? '' : 's'}: ${m.errors.slice(0, 3).map((e) => `${where(e)} ${e.code} ${e.message}`).join('; ')}${m.errors.length > 3 ? '; ...' : ''}`;
-        n.cause ??= m.cause ?? (m.errors[0] ? `${where(m.errors[0])} ${m.errors[0].code} ${m.errors[0].message}` : undefined);
-        report(n, diag('MODULE_INVALID', s.flowPos, `step '${s.id}': module '${s.flow}' cannot be entered: ${why}`, 'Fix the module first (callscript validate lists its errors); this flow is refused until it checks.'));
+        const why =
+          m.bad ??
+          `it has ${m.errors.length} error${m.errors.length === 1 ? '' : 's'}: ${m.errors
+            .slice(0, 3)
+            .map((e) => `${where(e)} ${e.code} ${e.message}`)
+            .join('; ')}${m.errors.length > 3 ? '; ...' : ''}`;
+        n.cause ??=
+          m.cause ?? (m.errors[0] ? `${where(m.errors[0])} ${m.errors[0].code} ${m.errors[0].message}` : undefined);
+        report(
+          n,
+          diag(
+            'MODULE_INVALID',
+            s.flowPos,
+            `step '${s.id}': module '${s.flow}' cannot be entered: ${why}`,
+            'Fix the module first (callscript validate lists its errors); this flow is refused until it checks.',
+          ),
+        );
         continue;
       }
       depth = Math.max(depth, m.depth! + 1);
@@ -229,19 +325,39 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
     const mine = own.get(n) ?? [];
     if (depth > MAX_DEPTH) {
       const deepest = n.calls.find((s) => (byName.get(s.flow)?.depth ?? -1) + 1 === depth)!;
-      const d = diag('SUBFLOW_TOO_DEEP', deepest.flowPos, `step '${deepest.id}': entering '${deepest.flow}' nests subflows ${depth} deep; at most ${MAX_DEPTH} are allowed`);
-      report(n, d); // a module nested too deep itself is bad: its callers get MODULE_INVALID, so this is the first crossing
+      const d = diag(
+        'SUBFLOW_TOO_DEEP',
+        deepest.flowPos,
+        `step '${deepest.id}': entering '${deepest.flow}' nests subflows ${depth} deep; at most ${MAX_DEPTH} ` +
+          `are allowed`,
+      );
+      // a module nested too deep itself is bad: its callers get MODULE_INVALID, so this is the first crossing
+      report(n, d);
       n.bad = `it nests subflows ${depth} deep (at most ${MAX_DEPTH})`;
       n.cause = `${where(d)} SUBFLOW_TOO_DEEP`;
     } else if (size > MAX_STEPS) {
       {
-        report(n, diag('SUBFLOW_TOO_LARGE', n.model.steps[Object.keys(n.model.steps)[0]!]!.pos, `the flow and the ${reach.size} modules it may enter hold ${size.toLocaleString('en-US')} steps in all; at most ${MAX_STEPS.toLocaleString('en-US')} are allowed`));
+        report(
+          n,
+          diag(
+            'SUBFLOW_TOO_LARGE',
+            n.model.steps[Object.keys(n.model.steps)[0]!]!.pos,
+            `the flow and the ${reach.size} modules it may enter hold ${size.toLocaleString('en-US')} steps ` +
+              `in all; at most ${MAX_STEPS.toLocaleString('en-US')} are allowed`,
+          ),
+        );
       }
-      n.bad = `it and the modules it may enter hold ${size.toLocaleString('en-US')} steps (at most ${MAX_STEPS.toLocaleString('en-US')})`;
+      n.bad =
+        `it and the modules it may enter hold ${size.toLocaleString('en-US')} steps (at ` +
+        `most ${MAX_STEPS.toLocaleString('en-US')})`;
     } else if ((own.get(n) ?? mine).length > 0) {
-      // codes and positions only: a chain of modules must not nest its reasons (a diamond would double them at each level)
+      // codes and positions only: a chain of modules must not nest its reasons (a diamond would double them at each
+      // level)
       const errs = own.get(n) ?? mine;
-      n.bad ??= `it has ${errs.length} error${errs.length === 1 ? '' : 's'} (${errs.slice(0, 3).map((e) => `${where(e)} ${e.code}`).join(', ')}${errs.length > 3 ? ', ...' : ''})${n.cause ? `, from ${n.cause}` : `: ${errs[0]!.message}`}`;
+      n.bad ??= `it has ${errs.length} error${errs.length === 1 ? '' : 's'} (${errs
+        .slice(0, 3)
+        .map((e) => `${where(e)} ${e.code}`)
+        .join(', ')}${errs.length > 3 ? ', ...' : ''})${n.cause ? `, from ${n.cause}` : `: ${errs[0]!.message}`}`;
     }
   };
   const onStack = new Set<Node>();
@@ -272,8 +388,14 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
     if (reach.length === 0) continue; // nothing to link: the model and version as checked
     const mods = reach.map((r) => byName.get(r)!);
     out.linked.set(n.f.file, {
-      model: linkModel(n.model, mods.map((m) => m.model!)),
-      version: linkedVersion(n.f.text, mods.map((m) => ({ name: m.name, text: m.f.text }))),
+      model: linkModel(
+        n.model,
+        mods.map((m) => m.model!),
+      ),
+      version: linkedVersion(
+        n.f.text,
+        mods.map((m) => ({ name: m.name, text: m.f.text })),
+      ),
       modules: mods.map((m) => ({ name: m.name, file: m.f.file, text: m.f.text })),
     });
   }
@@ -283,12 +405,21 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
 /** The flow's model with each module's steps added once, namespaced `<module>:<step>`. */
 function linkModel(root: FlowModel, modules: FlowModel[]): FlowModel {
   const steps: Record<string, Step> = {};
-  for (const [id, s] of Object.entries(root.steps)) steps[id] = s.kind === 'subflow' ? { ...s, target: `${s.flow}:` } : s;
+  for (const [id, s] of Object.entries(root.steps))
+    steps[id] = s.kind === 'subflow' ? { ...s, target: `${s.flow}:` } : s;
   const linked: Record<string, LinkedModule> = {};
   for (const m of modules) {
     const p = `${m.name}:`;
-    for (const [id, s] of Object.entries(m.steps)) steps[p + id] = m.prompts ? prefixPrompts(prefixStep(s, p), p) : prefixStep(s, p);
-    linked[p] = { name: m.name, file: m.file, start: p + m.start, vars: m.vars, params: m.module!.params, handlers: prefixHandlers(m.handlers, p) };
+    for (const [id, s] of Object.entries(m.steps))
+      steps[p + id] = m.prompts ? prefixPrompts(prefixStep(s, p), p) : prefixStep(s, p);
+    linked[p] = {
+      name: m.name,
+      file: m.file,
+      start: p + m.start,
+      vars: m.vars,
+      params: m.module!.params,
+      handlers: prefixHandlers(m.handlers, p),
+    };
   }
   return linkTables({ ...root, steps, modules: linked }, modules);
 }
@@ -360,9 +491,20 @@ function prefixStep(s: Step, p: string): Step {
     case 'set':
       return { ...s, id, ...(s.next !== undefined ? { next: pre(p, s.next)! } : {}) };
     case 'switch':
-      return { ...s, id, cases: s.cases.map((c) => ({ ...c, goto: pre(p, c.goto)! })), ...(s.default !== undefined ? { default: pre(p, s.default)! } : {}) };
+      return {
+        ...s,
+        id,
+        cases: s.cases.map((c) => ({ ...c, goto: pre(p, c.goto)! })),
+        ...(s.default !== undefined ? { default: pre(p, s.default)! } : {}),
+      };
     case 'subflow':
-      return { ...s, id, target: `${s.flow}:`, on: Object.fromEntries(Object.entries(s.on).map(([k, t]) => [k, pre(p, t)!])), ...(s.default !== undefined ? { default: pre(p, s.default)! } : {}) };
+      return {
+        ...s,
+        id,
+        target: `${s.flow}:`,
+        on: Object.fromEntries(Object.entries(s.on).map(([k, t]) => [k, pre(p, t)!])),
+        ...(s.default !== undefined ? { default: pre(p, s.default)! } : {}),
+      };
     case 'return':
       return { ...s, id };
     case 'command': {
@@ -381,4 +523,3 @@ function prefixStep(s: Step, p: string): Step {
     }
   }
 }
-

@@ -74,7 +74,8 @@ function stringify(value: unknown): string {
 function chargeSorts(engine: Liquid): void {
   for (const name of ['sort', 'sort_natural']) {
     const original = engine.filters[name] as FilterImplOptions & ((...a: unknown[]) => unknown);
-    const handler = typeof original === 'function' ? original : (original as { handler: (...a: unknown[]) => unknown }).handler;
+    const handler =
+      typeof original === 'function' ? original : (original as { handler: (...a: unknown[]) => unknown }).handler;
     engine.registerFilter(name, function (this: { context: Context }, list: unknown, ...args: unknown[]) {
       if (Array.isArray(list) && list.length > 1) {
         let chars = 0;

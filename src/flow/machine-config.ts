@@ -26,7 +26,16 @@
  * `<step>:next`, `<step>:invalid`: the coverage keys of `callscript test --coverage` and of `paths`.
  */
 import { isTemplate } from './expr.js';
-import { handlersOf, type Branch, type Branches, type CommandCall, type FlowModel, type MediaParam, type Step, type Value } from './model.js';
+import {
+  handlersOf,
+  type Branch,
+  type Branches,
+  type CommandCall,
+  type FlowModel,
+  type MediaParam,
+  type Step,
+  type Value,
+} from './model.js';
 import { returnState, subflowState } from './machine-subflow.js';
 
 export const END_STATE = '@end';
@@ -34,7 +43,9 @@ export const EV_RESULT = 'result';
 export const EV_ERROR = 'error';
 export const EV_PARAM_INVALID = 'param.invalid';
 export const EV_CALL_END = 'call.end';
-/** An http lookup that runs past the request's deadline, at a step with a filler: play the filler, wait again after it. */
+/**
+ * An http lookup that runs past the request's deadline, at a step with a filler: play the filler, wait again after it.
+ */
 export const EV_PENDING = 'pending';
 
 /** One way a result is matched at a command state, in the order they are tried. */
@@ -148,8 +159,10 @@ function mergeTakes(actions: ActionRef[]): ActionRef[] {
 
 export function buildMachineConfig(model: FlowModel): MachineConfig {
   const config = buildRaw(model);
-  const merge = (list: TransitionConfig[] | undefined) => list?.map((t) => (t.actions.length > 0 ? { ...t, actions: mergeTakes(t.actions) } : t));
-  const mergeOn = (on: Record<string, TransitionConfig[]> | undefined) => (on ? Object.fromEntries(Object.entries(on).map(([k, l]) => [k, merge(l)!])) : on);
+  const merge = (list: TransitionConfig[] | undefined) =>
+    list?.map((t) => (t.actions.length > 0 ? { ...t, actions: mergeTakes(t.actions) } : t));
+  const mergeOn = (on: Record<string, TransitionConfig[]> | undefined) =>
+    on ? Object.fromEntries(Object.entries(on).map(([k, l]) => [k, merge(l)!])) : on;
   for (const st of Object.values(config.states)) {
     if (st.on) st.on = mergeOn(st.on);
     if (st.always) st.always = merge(st.always);
@@ -188,7 +201,13 @@ export function took(...keys: string[]): ActionRef {
 
 function stateFor(model: FlowModel, id: string, step: Step, states: Record<string, StateConfig>): StateConfig {
   if (step.kind === 'set') {
-    return { meta: { kind: 'logic', step: id }, always: [BUDGET, { target: target(step.next), actions: [{ type: 'set', params: { step: id } }, took(`${id}:next`)] }] };
+    return {
+      meta: { kind: 'logic', step: id },
+      always: [
+        BUDGET,
+        { target: target(step.next), actions: [{ type: 'set', params: { step: id } }, took(`${id}:next`)] },
+      ],
+    };
   }
   if (step.kind === 'switch') {
     // a calendar step's cases and default are its results: open, holiday; closed
@@ -198,7 +217,17 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
       target: target(c.goto),
       actions: [{ type: 'tick', params: { step: id } }, took(`${id}:${label(i)}`)],
     }));
-    return { meta: { kind: 'logic', step: id }, always: [BUDGET, ...cases, { target: target(step.default), actions: [{ type: 'tick', params: { step: id } }, took(`${id}:${step.calendar?.otherwise ?? 'default'}`)] }] };
+    return {
+      meta: { kind: 'logic', step: id },
+      always: [
+        BUDGET,
+        ...cases,
+        {
+          target: target(step.default),
+          actions: [{ type: 'tick', params: { step: id } }, took(`${id}:${step.calendar?.otherwise ?? 'default'}`)],
+        },
+      ],
+    };
   }
   if (step.kind === 'subflow') return subflowState(model, step);
   if (step.kind === 'return') return returnState(model, step);
@@ -211,12 +240,21 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   if (name === 'sms' || name === 'http') meta.effect = true;
   const http = name === 'http';
   // Constant params cannot fail: a plain action. Templated ones may: the action that can raise param.invalid.
-  const state: StateConfig = { meta, entry: [{ type: templated(step.command) ? 'emitChecked' : 'emit', params: { step: id } }] };
+  const state: StateConfig = {
+    meta,
+    entry: [{ type: templated(step.command) ? 'emitChecked' : 'emit', params: { step: id } }],
+  };
   // A hangup step ends the flow: later results change nothing (the engine says hangup again).
   if (meta.final) return state;
 
   let says = 0;
-  const branch = (key: string, label: string, b: Branch, match: Record<string, unknown>, pre: ActionRef[]): TransitionConfig[] => {
+  const branch = (
+    key: string,
+    label: string,
+    b: Branch,
+    match: Record<string, unknown>,
+    pre: ActionRef[],
+  ): TransitionConfig[] => {
     let via = (dest: string) => dest;
     let pick: ActionRef[] = [];
     if (b.say && b.say.length > 0) {
@@ -237,7 +275,8 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
       const p = { ...match, ...extra };
       return Object.keys(p).length > 0 ? { type: 'match', params: p } : undefined;
     };
-    const t = (to: string, g: GuardRef | undefined, actions: ActionRef[]): TransitionConfig => (g ? { guard: g, target: to, reenter: true, actions } : { target: to, reenter: true, actions });
+    const t = (to: string, g: GuardRef | undefined, actions: ActionRef[]): TransitionConfig =>
+      g ? { guard: g, target: to, reenter: true, actions } : { target: to, reenter: true, actions };
     if (b.retry !== undefined) {
       const then = target(b.then);
       return [
@@ -248,7 +287,8 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
     return [t(via(target(b.goto)), guarded({}), [...pre, ...pick, { type: 'fresh' }, took(label)])];
   };
 
-  const onResult: ActionRef[] = step.save !== undefined ? [RESULT, { type: 'save', params: { name: step.save } }] : [RESULT];
+  const onResult: ActionRef[] =
+    step.save !== undefined ? [RESULT, { type: 'save', params: { name: step.save } }] : [RESULT];
   const result: TransitionConfig[] = [];
   const seen = new Set<string>();
   const add = (km: KeyMeta, b: Branch, label: string): void => {
@@ -259,7 +299,8 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
     result.push(...branch(km.key, label, b, match, onResult));
   };
   const own = step.on;
-  for (const [k, b] of Object.entries(own.exact)) if (!http || (k !== 'ok' && k !== 'timeout')) add({ key: k, exact: k }, b, `${id}:${k}`);
+  for (const [k, b] of Object.entries(own.exact))
+    if (!http || (k !== 'ok' && k !== 'timeout')) add({ key: k, exact: k }, b, `${id}:${k}`);
   // http: `ok` is any 2xx, after the exact status codes
   if (http && own.exact.ok) {
     keys.push({ key: 'ok', regex: '^2[0-9][0-9]$' });
@@ -272,7 +313,8 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   if (h) {
     const owner = `${ns}handlers.on.${name}`;
     for (const [k, b] of Object.entries(h.exact)) add({ key: k, exact: k, inherited: true }, b, `${owner}:${k}`);
-    for (const p of h.patterns) add({ key: p.source, regex: p.regex, inherited: true }, p.branch, `${owner}:${p.source}`);
+    for (const p of h.patterns)
+      add({ key: p.source, regex: p.regex, inherited: true }, p.branch, `${owner}:${p.source}`);
   }
   if (own.default) {
     keys.push({ key: 'default' });
@@ -291,18 +333,26 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   // (constant params were checked when the flow loaded: they cannot fail).
   const error = errorTransitions([RESULT]);
   // http: `timeout` is the TIMEOUT error, before the error branch
-  if (http && own.exact.timeout) error.unshift(...branch('timeout', `${id}:timeout`, own.exact.timeout, { err: 'TIMEOUT' }, [RESULT]));
+  if (http && own.exact.timeout)
+    error.unshift(...branch('timeout', `${id}:timeout`, own.exact.timeout, { err: 'TIMEOUT' }, [RESULT]));
   if (step.valid) {
     // Numbered after every other say of the step (src/engine/tables.ts builds them in that order).
     // Exempt: the step's exact keys (tried before), the flow-wide exact keys it inherits, a read's TIMEOUT.
-    const skip = [...keys.filter((k) => k.inherited && k.exact !== undefined).map((k) => k.exact!), ...(name === 'read' ? ['TIMEOUT'] : [])];
+    const skip = [
+      ...keys.filter((k) => k.inherited && k.exact !== undefined).map((k) => k.exact!),
+      ...(name === 'read' ? ['TIMEOUT'] : []),
+    ];
     const b = step.valid.else ?? own.default!;
     const invalid = branch(step.valid.else ? 'valid' : 'default', `${id}:invalid`, b, { invalid: id, skip }, [RESULT]);
     result.splice(validAt, 0, ...invalid);
   }
   state.on = { [EV_RESULT]: result };
   if (error.length > 0) state.on[EV_ERROR] = error;
-  if (templated(step.command) || http) state.on[EV_PARAM_INVALID] = [BUDGET, ...(error.length > 0 ? error : [{ target: END_STATE, actions: [RESULT, { type: 'unhandled' }] }])];
+  if (templated(step.command) || http)
+    state.on[EV_PARAM_INVALID] = [
+      BUDGET,
+      ...(error.length > 0 ? error : [{ target: END_STATE, actions: [RESULT, { type: 'unhandled' }] }]),
+    ];
   if (http) {
     state.entry = [{ type: 'emitChecked', params: { step: id } }];
     if (step.http?.filler) httpWaitStates(id, state, states);
@@ -340,7 +390,11 @@ function templated(v: CommandCall | MediaParam | Value): boolean {
   return false;
 }
 
-function errorBranchOf(handlers: FlowModel['handlers'], own: Branches, ns: string): { branch: Branch; label: (id: string) => string } | undefined {
+function errorBranchOf(
+  handlers: FlowModel['handlers'],
+  own: Branches,
+  ns: string,
+): { branch: Branch; label: (id: string) => string } | undefined {
   if (own.error) return { branch: own.error, label: (id) => `${id}:error` };
   if (handlers.error) return { branch: handlers.error, label: () => `${ns}handlers:error` };
   return undefined;

@@ -45,7 +45,11 @@ export function subflowState(model: FlowModel, step: SubflowStep): StateConfig {
     ? { target: mod.start, actions: [{ type: 'enter', params: { step: step.id } }] }
     : { target: END_STATE, actions: [{ type: 'enter', params: { step: step.id } }] };
   // the link stage bounds nesting; a stored state claiming more frames ends the call (SUBFLOW_DEPTH)
-  const full: TransitionConfig = { guard: { type: 'frame', params: { full: true } }, target: END_STATE, actions: [{ type: 'enter', params: { step: step.id } }] };
+  const full: TransitionConfig = {
+    guard: { type: 'frame', params: { full: true } },
+    target: END_STATE,
+    actions: [{ type: 'enter', params: { step: step.id } }],
+  };
   return { meta: { kind: 'logic', step: step.id, subflow: step.flow }, always: [BUDGET, full, into] };
 }
 
@@ -57,12 +61,21 @@ export function returnState(model: FlowModel, step: ReturnStep): StateConfig {
     return {
       guard: { type: 'frame', params: { site: s.id } },
       target: target(own ? s.on[r] : s.default),
-      actions: [{ type: 'leave', params: { step: step.id, site: s.id } }, took(own ? `${s.id}:${r}` : `${s.id}:default`)],
+      actions: [
+        { type: 'leave', params: { step: step.id, site: s.id } },
+        took(own ? `${s.id}:${r}` : `${s.id}:default`),
+      ],
     };
   });
   // no caller: the module runs on its own (a scenario of the module); the flow ends with its result
-  const alone: TransitionConfig = { target: END_STATE, actions: [{ type: 'leave', params: { step: step.id } }, took(`${step.id}:return`)] };
+  const alone: TransitionConfig = {
+    target: END_STATE,
+    actions: [{ type: 'leave', params: { step: step.id } }, took(`${step.id}:return`)],
+  };
   // in a flow that enters modules, a return always has a caller: no way out without one
   const linked = step.id.includes(':');
-  return { meta: { kind: 'logic', step: step.id, return: r }, always: linked ? [BUDGET, ...back] : [BUDGET, ...back, alone] };
+  return {
+    meta: { kind: 'logic', step: step.id, return: r },
+    always: linked ? [BUDGET, ...back] : [BUDGET, ...back, alone],
+  };
 }

@@ -4,7 +4,6 @@
  * of the language is expanded here (say:, scalar params, aliases, next:, when/then/else,
  * string targets), so later stages see one canonical form.
  */
-import type { CommandName } from '../protocol/commands.js';
 import type { ActionName } from './actions.js';
 import type { Calendar } from './calendar.js';
 
@@ -118,7 +117,10 @@ export type Step =
       pos: Pos;
       cases: SwitchCase[];
       default?: string;
-      /** A calendar step (version 2): the calendar's name, and the result each case and the default stand for (open, holiday; closed). */
+      /**
+       * A calendar step (version 2): the calendar's name, and the result each case and the default stand for (open,
+       * holiday; closed).
+       */
       calendar?: { name: string; labels: string[]; otherwise: string };
     }
   | SubflowStep
@@ -179,7 +181,9 @@ export interface Handlers {
 }
 
 export interface FlowModel {
-  /** The language version: 2 allows http, subflows, calendars, prompt tables, environments, sensitive values and valid:. */
+  /**
+   * The language version: 2 allows http, subflows, calendars, prompt tables, environments, sensitive values and valid:.
+   */
   version: 1 | 2;
   name: string;
   /** Where `name:` gives the name (absent: the name comes from the file name). */
@@ -192,7 +196,9 @@ export interface FlowModel {
   vars: Record<string, Value>;
   /** Variables masked wherever the call is shown: logs, call summary, admin API, recordings, traces (version 2). */
   sensitive?: string[];
-  /** Environment variables the flow's http steps may read as secrets.X (version 2); their values never enter the state. */
+  /**
+   * Environment variables the flow's http steps may read as secrets.X (version 2); their values never enter the state.
+   */
   secrets?: string[];
   handlers: Handlers;
   steps: Record<string, Step>;
@@ -257,7 +263,10 @@ export interface HttpSpec {
   body?: Value;
   timeout_ms: number;
   retries: number;
-  /** Answered while the lookup runs past a request's deadline: the n-th wait plays the n-th entry (the last once exhausted). */
+  /**
+   * Answered while the lookup runs past a request's deadline: the n-th wait plays the n-th entry (the last once
+   * exhausted).
+   */
   filler?: FillerEntry[];
 }
 

@@ -36,12 +36,18 @@ export class PatternError extends Error {}
  * engine. Throws PatternError with a message fit for a diagnostic.
  */
 export function compileLinear(source: string): LinearRegex {
-  if (source.length > MAX_PATTERN_LENGTH) throw new PatternError(`the pattern is ${source.length} characters long; at most ${MAX_PATTERN_LENGTH}`);
+  if (source.length > MAX_PATTERN_LENGTH)
+    throw new PatternError(`the pattern is ${source.length} characters long; at most ${MAX_PATTERN_LENGTH}`);
   // bounded before compiling: a short pattern of big counted repetitions would take seconds and gigabytes to compile
   const size = estimateSize(source);
   if (size > 4 * MAX_PATTERN_SIZE) throw new PatternError(tooBig(`about ${size.toLocaleString('en-US')}`));
   const weight = compileWeight(source);
-  if (weight > MAX_PATTERN_WEIGHT) throw new PatternError(`the pattern's Unicode classes (\\p{...}) weigh ${weight.toLocaleString('en-US')} to compile; at most ${MAX_PATTERN_WEIGHT.toLocaleString('en-US')} (a class counts ${UNICODE_CLASS_WEIGHT} instructions): repeat them less, or use a plain class such as [a-z]`);
+  if (weight > MAX_PATTERN_WEIGHT)
+    throw new PatternError(
+      `the pattern's Unicode classes (\\p{...}) weigh ${weight.toLocaleString('en-US')} to compile; at ` +
+        `most ${MAX_PATTERN_WEIGHT.toLocaleString('en-US')} (a class counts ${UNICODE_CLASS_WEIGHT} ` +
+        `instructions): repeat them less, or use a plain class such as [a-z]`,
+    );
   let re: RE2JS;
   try {
     re = RE2JS.compile(fromJavaScript(source));
@@ -54,7 +60,10 @@ export function compileLinear(source: string): LinearRegex {
 }
 
 function tooBig(size: string): string {
-  return `the pattern compiles to ${size} instructions; at most ${MAX_PATTERN_SIZE.toLocaleString('en-US')} (a match costs the text's length times this): use smaller counted repetitions ({n}), or test the length apart`;
+  return (
+    `the pattern compiles to ${size} instructions; at most ${MAX_PATTERN_SIZE.toLocaleString('en-US')} (a ` +
+    `match costs the text's length times this): use smaller counted repetitions ({n}), or test the length apart`
+  );
 }
 
 /**
@@ -151,7 +160,9 @@ export function matchCost(re: LinearRegex, text: string): number {
   return Math.ceil((text.length * Math.max(1, re.size)) / 2);
 }
 
-/** What compiling a pattern costs in CEL cost units (a unit is about 40 ns; a plain instruction about 3 µs to compile). */
+/**
+ * What compiling a pattern costs in CEL cost units (a unit is about 40 ns; a plain instruction about 3 µs to compile).
+ */
 export function compileCost(source: string): number {
   return 75 * compileWeight(source);
 }
@@ -169,7 +180,11 @@ export function linearError(source: string): string | null {
 /** RE2's message, with what to do when the pattern uses what RE2 leaves out on purpose. */
 function explain(msg: string): string {
   const m = msg.replace(/^error parsing regexp: /, '');
-  if (/`\(\?[=!<]/.test(m)) return `${m}: lookahead and lookbehind are not supported (patterns run on a linear-time engine); match the text itself, or test it in a condition`;
+  if (/`\(\?[=!<]/.test(m))
+    return (
+      `${m}: lookahead and lookbehind are not supported (patterns run on a linear-time engine); match the text ` +
+      `itself, or test it in a condition`
+    );
   if (/`\\[1-9k]/.test(m)) return `${m}: backreferences are not supported (patterns run on a linear-time engine)`;
   return m;
 }

@@ -7,7 +7,15 @@
  */
 import { CALENDAR_STEP, PROMPT_MEDIA, tableSchemas } from './schema-tables.js';
 import { writeFileSync } from 'node:fs';
-import { COMMANDS, COMMAND_NAMES, PARAM_ALIASES, SCALAR_PARAM, type CommandName, type FormatName, type ParamSpec } from '../protocol/commands.js';
+import {
+  COMMANDS,
+  COMMAND_NAMES,
+  PARAM_ALIASES,
+  SCALAR_PARAM,
+  type CommandName,
+  type FormatName,
+  type ParamSpec,
+} from '../protocol/commands.js';
 import { ACTION_SPECS, EFFECT_NAMES, type ActionName } from './actions.js';
 import { REQUIRED_PARAMS } from './check-commands.js';
 
@@ -33,7 +41,13 @@ const FORMAT_PATTERNS: Partial<Record<FormatName, string>> = {
 function paramSchema(p: ParamSpec): Schema {
   switch (p.type) {
     case 'int':
-      return { type: 'integer', minimum: p.min, maximum: p.max, ...(p.default !== undefined ? { default: p.default } : {}), description: `${p.doc} (${p.min}..${p.max})` };
+      return {
+        type: 'integer',
+        minimum: p.min,
+        maximum: p.max,
+        ...(p.default !== undefined ? { default: p.default } : {}),
+        description: `${p.doc} (${p.min}..${p.max})`,
+      };
     case 'bool':
       return { type: 'boolean', ...(p.default !== undefined ? { default: p.default } : {}), description: p.doc };
     case 'media':
@@ -41,9 +55,13 @@ function paramSchema(p: ParamSpec): Schema {
     case 'targets':
       return { ...ref('targets'), description: p.doc };
     case 'string': {
-      if (p.enum) return { enum: [...p.enum], ...(p.default !== undefined ? { default: p.default } : {}), description: p.doc };
+      if (p.enum)
+        return { enum: [...p.enum], ...(p.default !== undefined ? { default: p.default } : {}), description: p.doc };
       const pat = p.format ? FORMAT_PATTERNS[p.format] : undefined;
-      const s: Schema = { type: p.format === 'base64_wav' || p.format === 'media_file' ? 'string' : ['string', 'integer'], description: p.doc };
+      const s: Schema = {
+        type: p.format === 'base64_wav' || p.format === 'media_file' ? 'string' : ['string', 'integer'],
+        description: p.doc,
+      };
       if (pat) s.pattern = `^(?:${pat}|${TEMPLATE})$`;
       if (p.format === 'media_file' || p.format === 'base64_wav') s.minLength = 1;
       return s;
@@ -56,13 +74,19 @@ function commandSchema(name: ActionName): Schema {
   const aliases = PARAM_ALIASES[name as CommandName] ?? {};
   const properties: Schema = {};
   for (const [k, p] of Object.entries(spec.params)) properties[k] = paramSchema(p);
-  for (const [alias, target] of Object.entries(aliases)) properties[alias] = { ...paramSchema(spec.params[target]!), description: `Alias of ${target}.` };
+  for (const [alias, target] of Object.entries(aliases))
+    properties[alias] = { ...paramSchema(spec.params[target]!), description: `Alias of ${target}.` };
   const map: Schema = { type: 'object', properties, additionalProperties: false };
   const required = REQUIRED_PARAMS[name] ?? [];
   const plain = required.filter((r) => !Object.values(aliases).includes(r));
   if (plain.length > 0) map.required = plain;
   for (const req of required.filter((r) => Object.values(aliases).includes(r))) {
-    map.anyOf = [req, ...Object.entries(aliases).filter(([, t]) => t === req).map(([a]) => a)].map((n) => ({ required: [n] }));
+    map.anyOf = [
+      req,
+      ...Object.entries(aliases)
+        .filter(([, t]) => t === req)
+        .map(([a]) => a),
+    ].map((n) => ({ required: [n] }));
   }
   const forms: Schema[] = [map];
   if (required.length === 0) forms.unshift({ type: 'null' });
@@ -70,7 +94,13 @@ function commandSchema(name: ActionName): Schema {
   if (scalar) forms.push(paramSchema(spec.params[scalar]!));
   const results = spec.results;
   const res =
-    results.kind === 'enum' ? `Results: ${results.values.join(', ')}.` : results.kind === 'digits' ? `Results: the keys pressed, or ${results.also.join(', ')}.` : results.kind === 'any' ? `Result: ${results.doc}.` : 'No result.';
+    results.kind === 'enum'
+      ? `Results: ${results.values.join(', ')}.`
+      : results.kind === 'digits'
+        ? `Results: the keys pressed, or ${results.also.join(', ')}.`
+        : results.kind === 'any'
+          ? `Result: ${results.doc}.`
+          : 'No result.';
   return { description: `${spec.doc} ${res}`, anyOf: forms };
 }
 
@@ -79,10 +109,17 @@ function definitions(): Schema {
   const mediaItem: Schema = {
     anyOf: [
       { type: 'integer', minimum: 0, description: 'A library media id; 0 means no media.' },
-      { type: 'string', minLength: 1, description: 'Text spoken in the flow voice, TTS|voice|text, a media id, or a template rendering a media.' },
+      {
+        type: 'string',
+        minLength: 1,
+        description: 'Text spoken in the flow voice, TTS|voice|text, a media id, or a template rendering a media.',
+      },
       {
         type: 'object',
-        properties: { say: { type: 'string', minLength: 1, description: 'Text to speak.' }, voice: { type: 'string', pattern: ID_PATTERN, description: 'TTS voice, e.g. TTS_EN-GB_DANIEL.' } },
+        properties: {
+          say: { type: 'string', minLength: 1, description: 'Text to speak.' },
+          voice: { type: 'string', pattern: ID_PATTERN, description: 'TTS voice, e.g. TTS_EN-GB_DANIEL.' },
+        },
         required: ['say'],
         additionalProperties: false,
       },
@@ -90,7 +127,17 @@ function definitions(): Schema {
     ],
   };
   defs.mediaItem = mediaItem;
-  defs.media = { anyOf: [ref('mediaItem'), { type: 'array', minItems: 1, items: ref('mediaItem'), description: 'Escalating prompts: the n-th visit plays the n-th entry.' }] };
+  defs.media = {
+    anyOf: [
+      ref('mediaItem'),
+      {
+        type: 'array',
+        minItems: 1,
+        items: ref('mediaItem'),
+        description: 'Escalating prompts: the n-th visit plays the n-th entry.',
+      },
+    ],
+  };
   defs.targets = {
     anyOf: [
       { type: 'string' },
@@ -102,7 +149,10 @@ function definitions(): Schema {
             { type: 'string', description: 'An E.164 number.' },
             {
               type: 'object',
-              properties: { number: paramSchema({ type: 'string', format: 'phone_number', doc: 'E.164 number to call.' }), timeout: { type: 'integer', minimum: 5, maximum: 300, description: 'Seconds to ring (5..300).' } },
+              properties: {
+                number: paramSchema({ type: 'string', format: 'phone_number', doc: 'E.164 number to call.' }),
+                timeout: { type: 'integer', minimum: 5, maximum: 300, description: 'Seconds to ring (5..300).' },
+              },
               required: ['number'],
               additionalProperties: false,
             },
@@ -120,7 +170,12 @@ function definitions(): Schema {
         type: 'object',
         properties: {
           goto: { ...ref('stepId'), description: 'The step to go to.' },
-          retry: { type: 'integer', minimum: 1, maximum: 100, description: 'Run this step again at most this many times for this result, then go to `then`.' },
+          retry: {
+            type: 'integer',
+            minimum: 1,
+            maximum: 100,
+            description: 'Run this step again at most this many times for this result, then go to `then`.',
+          },
           then: { ...ref('stepId'), description: 'Where to go once the retries are used up.' },
           say: { ...ref('media'), description: 'Played before going on.' },
         },
@@ -132,7 +187,11 @@ function definitions(): Schema {
       },
     ],
   };
-  defs.on = { type: 'object', description: 'Result -> branch: exact values, /regex/, _asterisk patterns, default, error.', additionalProperties: ref('branch') };
+  defs.on = {
+    type: 'object',
+    description: 'Result -> branch: exact values, /regex/, _asterisk patterns, default, error.',
+    additionalProperties: ref('branch'),
+  };
   for (const name of [...COMMAND_NAMES, ...EFFECT_NAMES]) defs[`command_${name}`] = commandSchema(name);
   defs.command_http = httpSchema();
   defs.step = stepSchema();
@@ -142,26 +201,74 @@ function definitions(): Schema {
 
 /** The http step (version 2): its request, bounds and filler (src/flow/check-http.ts). */
 function httpSchema(): Schema {
-  const strings = (max: number, description: string): Schema => ({ type: 'object', maxProperties: max, additionalProperties: { type: ['string', 'integer', 'boolean'] }, description });
+  const strings = (max: number, description: string): Schema => ({
+    type: 'object',
+    maxProperties: max,
+    additionalProperties: { type: ['string', 'integer', 'boolean'] },
+    description,
+  });
   return {
-    description: 'Version 2: an HTTP lookup. Branch on ok (any 2xx), exact status codes ("404"), timeout, error and default; save: keeps { status, body }.',
+    description:
+      'Version 2: an HTTP lookup. Branch on ok (any 2xx), exact status codes ("404"), timeout, error and ' +
+      'default; save: keeps { status, body }.',
     type: 'object',
     required: ['url'],
     additionalProperties: false,
     properties: {
       method: { enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], default: 'GET', description: 'The HTTP method.' },
-      url: { type: 'string', minLength: 1, maxLength: 8192, description: 'http:// or https:// URL, templated (vars, call, secrets.X).' },
-      headers: strings(32, 'Request headers, templated; secrets.X allowed. Not Host, Content-Length, Transfer-Encoding, Connection.'),
+      url: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 8192,
+        description: 'http:// or https:// URL, templated (vars, call, secrets.X).',
+      },
+      headers: strings(
+        32,
+        'Request headers, templated; secrets.X allowed. Not Host, Content-Length, Transfer-Encoding, Connection.',
+      ),
       query: strings(64, 'Query parameters, templated, appended to the URL.'),
       body: { description: 'A JSON body (64 KiB at most); strings templated at any depth.' },
-      timeout_ms: { type: 'integer', minimum: 100, maximum: 30000, default: 5000, description: "The lookup's whole time, retries and fillers included." },
-      retries: { type: 'integer', minimum: 0, maximum: 5, default: 0, description: 'Retries on network errors, timeouts and 5xx, with backoff, within timeout_ms.' },
+      timeout_ms: {
+        type: 'integer',
+        minimum: 100,
+        maximum: 30000,
+        default: 5000,
+        description: "The lookup's whole time, retries and fillers included.",
+      },
+      retries: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 5,
+        default: 0,
+        description: 'Retries on network errors, timeouts and 5xx, with backoff, within timeout_ms.',
+      },
       filler: {
-        description: 'Answered while the lookup runs past the reply deadline: a media, { wait: seconds }, or a list of them (escalating).',
+        description:
+          'Answered while the lookup runs past the reply deadline: a media, { wait: seconds }, or a list of ' +
+          'them (escalating).',
         anyOf: [
           ref('mediaItem'),
-          { type: 'object', properties: { wait: { type: 'integer', minimum: 1, maximum: 30 } }, required: ['wait'], additionalProperties: false },
-          { type: 'array', minItems: 1, items: { anyOf: [ref('mediaItem'), { type: 'object', properties: { wait: { type: 'integer', minimum: 1, maximum: 30 } }, required: ['wait'], additionalProperties: false }] } },
+          {
+            type: 'object',
+            properties: { wait: { type: 'integer', minimum: 1, maximum: 30 } },
+            required: ['wait'],
+            additionalProperties: false,
+          },
+          {
+            type: 'array',
+            minItems: 1,
+            items: {
+              anyOf: [
+                ref('mediaItem'),
+                {
+                  type: 'object',
+                  properties: { wait: { type: 'integer', minimum: 1, maximum: 30 } },
+                  required: ['wait'],
+                  additionalProperties: false,
+                },
+              ],
+            },
+          },
         ],
       },
     },
@@ -196,28 +303,47 @@ function stepSchema(): Schema {
   properties.save = {
     anyOf: [
       { type: 'string', pattern: VAR_PATTERN, description: 'Stores the result in vars.<name>.' },
-      { type: 'object', propertyNames: { pattern: VAR_PATTERN }, additionalProperties: { type: 'string', pattern: VAR_PATTERN }, description: 'subflow (version 2): caller variable <- the name of a value the module returns.' },
+      {
+        type: 'object',
+        propertyNames: { pattern: VAR_PATTERN },
+        additionalProperties: { type: 'string', pattern: VAR_PATTERN },
+        description: 'subflow (version 2): caller variable <- the name of a value the module returns.',
+      },
     ],
   };
   properties.subflow = {
     type: 'object',
-    description: 'Version 2: runs a module (a flow file of the same directory with module:), then branches on the result it returns (on:).',
+    description:
+      'Version 2: runs a module (a flow file of the same directory with module:), then branches on the ' +
+      'result it returns (on:).',
     required: ['flow'],
     additionalProperties: false,
     properties: {
-      flow: { type: 'string', pattern: ID_PATTERN, description: 'The module\'s flow name.' },
-      with: { type: ['object', 'null'], propertyNames: { pattern: VAR_PATTERN }, description: 'The module\'s params: name -> value (strings are templates read in the caller\'s scope).' },
+      flow: { type: 'string', pattern: ID_PATTERN, description: "The module's flow name." },
+      with: {
+        type: ['object', 'null'],
+        propertyNames: { pattern: VAR_PATTERN },
+        description: "The module's params: name -> value (strings are templates read in the caller's scope).",
+      },
     },
   };
   properties.return = {
-    description: 'Version 2, modules only: ends the module with a result (one of module.results), and values (of module.returns).',
+    description:
+      'Version 2, modules only: ends the module with a result (one of module.results), and values (of module.returns).',
     anyOf: [
       { type: 'string', pattern: ID_PATTERN },
       {
         type: 'object',
         required: ['result'],
         additionalProperties: false,
-        properties: { result: { type: 'string', pattern: ID_PATTERN }, values: { type: 'object', propertyNames: { pattern: VAR_PATTERN }, description: 'Returned values: strings are templates read in the module\'s scope.' } },
+        properties: {
+          result: { type: 'string', pattern: ID_PATTERN },
+          values: {
+            type: 'object',
+            propertyNames: { pattern: VAR_PATTERN },
+            description: "Returned values: strings are templates read in the module's scope.",
+          },
+        },
       },
     ],
   };
@@ -225,10 +351,23 @@ function stepSchema(): Schema {
   properties.next = { ...ref('branch'), description: 'Where to go after the command (same as on.default).' };
   properties.handlers = { type: 'boolean', description: 'false: flow-wide result handlers do not apply to this step.' };
   properties.valid = {
-    description: 'Version 2: a CEL condition every input must meet (`result` is the input); a rejected input is not saved and goes to else, or to the default branch.',
+    description:
+      'Version 2: a CEL condition every input must meet (`result` is the input); a rejected input is not ' +
+      'saved and goes to else, or to the default branch.',
     oneOf: [
       { type: 'string' },
-      { type: 'object', required: ['when'], additionalProperties: false, properties: { when: { type: 'string', description: 'A CEL condition over result, vars, call.' }, else: { ...ref('branch'), description: 'Where a rejected input goes (retry counts and escalates the prompts).' } } },
+      {
+        type: 'object',
+        required: ['when'],
+        additionalProperties: false,
+        properties: {
+          when: { type: 'string', description: 'A CEL condition over result, vars, call.' },
+          else: {
+            ...ref('branch'),
+            description: 'Where a rejected input goes (retry counts and escalates the prompts).',
+          },
+        },
+      },
     ],
   };
   const actions = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', 'set', 'switch', 'when', 'calendar', 'subflow', 'return'];
@@ -252,7 +391,12 @@ function handlersSchema(): Schema {
     properties: {
       hangup: { ...ref('stepId'), description: 'A logic step run when the call ends (no commands).' },
       error: { ...ref('branch'), description: 'Where a command_error goes when the step does not handle it.' },
-      on: { type: 'object', properties: on, additionalProperties: false, description: 'Results handled on every step of a command, unless the step handles the key.' },
+      on: {
+        type: 'object',
+        properties: on,
+        additionalProperties: false,
+        description: 'Results handled on every step of a command, unless the step handles the key.',
+      },
     },
   };
 }
@@ -263,33 +407,76 @@ export function flowJsonSchema(): Schema {
     $schema: 'http://json-schema.org/draft-07/schema#',
     $id: 'https://callscript.dev/schemas/flow.schema.json',
     title: 'callscript flow',
-    description: 'A call flow: steps issuing telephony commands and branching on their results. See docs/flow-language.md.',
+    description:
+      'A call flow: steps issuing telephony commands and branching on their results. See docs/flow-language.md.',
     type: 'object',
     required: ['version', 'start', 'steps'],
     additionalProperties: false,
     properties: {
-      version: { enum: [1, 2], description: 'The language version: 1, or 2 for http, subflows, calendars, prompt tables, environments, sensitive values and valid: (docs/flow-language.md).' },
+      version: {
+        enum: [1, 2],
+        description:
+          'The language version: 1, or 2 for http, subflows, calendars, prompt tables, environments, ' +
+          'sensitive values and valid: (docs/flow-language.md).',
+      },
       name: { type: 'string', pattern: ID_PATTERN, description: 'The flow name (default: the file name).' },
       description: { type: 'string' },
       start: { ...ref('stepId'), description: 'The first step.' },
-      voice: { type: 'string', pattern: ID_PATTERN, default: 'TTS_EN-GB_SERENA', description: 'TTS voice of say: and plain-text media.' },
+      voice: {
+        type: 'string',
+        pattern: ID_PATTERN,
+        default: 'TTS_EN-GB_SERENA',
+        description: 'TTS voice of say: and plain-text media.',
+      },
       vars: { type: ['object', 'null'], propertyNames: { pattern: VAR_PATTERN }, description: 'Initial variables.' },
-      sensitive: { type: ['array', 'null'], items: { type: 'string', pattern: VAR_PATTERN }, uniqueItems: true, description: 'Version 2: variables masked in logs, the call summary, the admin API, recordings and traces.' },
+      sensitive: {
+        type: ['array', 'null'],
+        items: { type: 'string', pattern: VAR_PATTERN },
+        uniqueItems: true,
+        description: 'Version 2: variables masked in logs, the call summary, the admin API, recordings and traces.',
+      },
       ...tableSchemas(ref),
-      secrets: { type: ['array', 'null'], items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$' }, uniqueItems: true, description: 'Version 2: environment variables the http steps may read as {{ secrets.NAME }} (url, headers, query, body only).' },
+      secrets: {
+        type: ['array', 'null'],
+        items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$' },
+        uniqueItems: true,
+        description:
+          'Version 2: environment variables the http steps may read as {{ secrets.NAME }} (url, headers, ' +
+          'query, body only).',
+      },
       module: {
         type: 'object',
         additionalProperties: false,
         required: ['results'],
-        description: 'Version 2: makes the file a module, entered by other flows with subflow: (never served at /rt on its own).',
+        description:
+          'Version 2: makes the file a module, entered by other flows with subflow: (never served at /rt on its own).',
         properties: {
-          params: { type: ['object', 'null'], propertyNames: { pattern: VAR_PATTERN }, description: 'Param name -> `required`, or its default value. Params are variables of the module.' },
-          results: { type: 'array', items: { type: 'string', pattern: ID_PATTERN }, uniqueItems: true, description: 'What a return may end the module with: the callers branch on them (on:).' },
-          returns: { type: ['array', 'null'], items: { type: 'string', pattern: VAR_PATTERN }, uniqueItems: true, description: 'Values a return may give back: the callers save them (save: { var: name }).' },
+          params: {
+            type: ['object', 'null'],
+            propertyNames: { pattern: VAR_PATTERN },
+            description: 'Param name -> `required`, or its default value. Params are variables of the module.',
+          },
+          results: {
+            type: 'array',
+            items: { type: 'string', pattern: ID_PATTERN },
+            uniqueItems: true,
+            description: 'What a return may end the module with: the callers branch on them (on:).',
+          },
+          returns: {
+            type: ['array', 'null'],
+            items: { type: 'string', pattern: VAR_PATTERN },
+            uniqueItems: true,
+            description: 'Values a return may give back: the callers save them (save: { var: name }).',
+          },
         },
       },
       handlers: ref('handlers'),
-      steps: { type: 'object', propertyNames: { pattern: ID_PATTERN }, additionalProperties: ref('step'), description: 'Step id -> step.' },
+      steps: {
+        type: 'object',
+        propertyNames: { pattern: ID_PATTERN },
+        additionalProperties: ref('step'),
+        description: 'Step id -> step.',
+      },
     },
     definitions: definitions(),
   };

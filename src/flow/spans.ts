@@ -28,6 +28,9 @@ function locAt(s: YScalar, i: number): Loc {
   const raw = s.raw!;
   let line = s.pos.line;
   let last = -1;
-  for (let j = raw.indexOf('\n'); j >= 0 && j < i; j = raw.indexOf('\n', j + 1)) line++, (last = j);
+  for (let j = raw.indexOf('\n'); j >= 0 && j < i; j = raw.indexOf('\n', j + 1)) {
+    line++;
+    last = j;
+  }
   return { line, col: last < 0 ? s.pos.col + i : i - last };
 }

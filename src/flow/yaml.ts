@@ -10,7 +10,19 @@
  * "billion laughs" bomb is refused before anything is expanded; the checkers, which walk
  * aliased values once per alias, see at most MAX_ALIAS_WEIGHT more than the file holds.
  */
-import { CST, Lexer, LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, visit, type Document, type Node as YamlNode } from 'yaml';
+import {
+  CST,
+  Lexer,
+  LineCounter,
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  parseDocument,
+  visit,
+  type Document,
+  type Node as YamlNode,
+} from 'yaml';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { FLOW_CODES } from '../errors/flow-codes.js';
 
@@ -91,7 +103,9 @@ interface LoadCtx {
   lc: LineCounter;
   diags: Diagnostic[];
   stack: Set<YamlNode>;
-  /** Alias -> anchored node, from one pass over the document (yaml's resolve() searches the whole document each time). */
+  /**
+   * Alias -> anchored node, from one pass over the document (yaml's resolve() searches the whole document each time).
+   */
   targets?: Map<YamlNode, YamlNode | undefined>;
   /** Anchored values already converted: their aliases share the YNode. */
   anchored: Map<YamlNode, Anchored>;
@@ -109,7 +123,14 @@ interface LoadCtx {
 type LoaderCode = 'YAML_SYNTAX' | 'DUPLICATE_KEY' | 'FILE_TOO_LARGE' | 'ALIAS_LIMIT' | 'TOO_DEEP';
 
 /** Records a loader diagnostic; none once the loader has stopped (no follow-on errors). */
-function yamlDiag(ctx: LoadCtx, code: LoaderCode, offset: number, message: string, hint?: string, endOffset?: number): void {
+function yamlDiag(
+  ctx: LoadCtx,
+  code: LoaderCode,
+  offset: number,
+  message: string,
+  hint?: string,
+  endOffset?: number,
+): void {
   if (ctx.stopped) return;
   const at = ctx.lc.linePos(offset);
   const d: Diagnostic = { code, severity: 'error', message, file: ctx.file, line: at.line, column: at.col };
@@ -126,15 +147,21 @@ const hintOf = (code: LoaderCode) => FLOW_CODES.find((c) => c.code === code)!.hi
 const FILE_HINT = hintOf('FILE_TOO_LARGE');
 const ALIAS_HINT = hintOf('ALIAS_LIMIT');
 const DEEP_HINT = hintOf('TOO_DEEP');
-const YAML_HINT = 'Fix the YAML at the position shown: indent with spaces (never tabs), close quotes and brackets, keep one document per file.';
+const YAML_HINT =
+  'Fix the YAML at the position shown: indent with spaces (never tabs), close quotes and brackets, keep one ' +
+  'document per file.';
 
 /** Parses `text`; YAML errors (and warnings such as unknown tags) are reported as YAML_SYNTAX. */
 export function loadYaml(text: string, file: string, maxBytes = MAX_FILE_BYTES): LoadResult {
   // A string's UTF-8 size is at most 3 bytes per UTF-16 unit: only count when it may matter.
   const bytes = text.length * 3 > maxBytes ? Buffer.byteLength(text, 'utf8') : text.length;
   if (bytes > maxBytes) {
-    const message = `the file is ${bytes.toLocaleString('en-US')} bytes; a file may be at most ${maxBytes.toLocaleString('en-US')} bytes (limits.flow_file_bytes)`;
-    return { diagnostics: [{ code: 'FILE_TOO_LARGE', severity: 'error', message, file, line: 1, column: 1, hint: FILE_HINT }] };
+    const message =
+      `the file is ${bytes.toLocaleString('en-US')} bytes; a file may be at ` +
+      `most ${maxBytes.toLocaleString('en-US')} bytes (limits.flow_file_bytes)`;
+    return {
+      diagnostics: [{ code: 'FILE_TOO_LARGE', severity: 'error', message, file, line: 1, column: 1, hint: FILE_HINT }],
+    };
   }
   const lc = new LineCounter();
   const deep = tooDeepAt(text);
@@ -143,16 +170,42 @@ export function loadYaml(text: string, file: string, maxBytes = MAX_FILE_BYTES):
     for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lc.addNewLine(i + 1);
     const at = lc.linePos(deep);
     const message = `values are nested more than ${MAX_DEPTH} levels deep`;
-    return { diagnostics: [{ code: 'TOO_DEEP', severity: 'error', message, file, line: at.line, column: at.col, hint: DEEP_HINT }] };
+    return {
+      diagnostics: [
+        { code: 'TOO_DEEP', severity: 'error', message, file, line: at.line, column: at.col, hint: DEEP_HINT },
+      ],
+    };
   }
-  const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: false, merge: true, prettyErrors: false, strict: true });
-  const ctx: LoadCtx = { file, text, doc, lc, diags: [], stack: new Set(), anchored: new Map(), weight: 0, aliasWeight: 0, deepest: 0, line: 0, stopped: false };
+  const doc = parseDocument(text, {
+    lineCounter: lc,
+    uniqueKeys: false,
+    merge: true,
+    prettyErrors: false,
+    strict: true,
+  });
+  const ctx: LoadCtx = {
+    file,
+    text,
+    doc,
+    lc,
+    diags: [],
+    stack: new Set(),
+    anchored: new Map(),
+    weight: 0,
+    aliasWeight: 0,
+    deepest: 0,
+    line: 0,
+    stopped: false,
+  };
   const lines = new Set<number>();
   // A tab used as indentation throws off the parser for the rest of the block: every
   // later line (blank ones included) gets an error of its own. The tab is the mistake.
   const tab = doc.errors.find((e) => e.code === 'TAB_AS_INDENT');
   for (const e of tab ? [tab] : [...doc.errors, ...doc.warnings]) {
-    const msg = e.code === 'MULTIPLE_DOCS' ? 'a flow file holds a single YAML document (remove the `---` separator)' : e.message.replace(/ at line \d+, column \d+[\s\S]*$/, '');
+    const msg =
+      e.code === 'MULTIPLE_DOCS'
+        ? 'a flow file holds a single YAML document (remove the `---` separator)'
+        : e.message.replace(/ at line \d+, column \d+[\s\S]*$/, '');
     const [start, end] = errorSpan(text, e.pos[0], e.pos[1]);
     // one YAML mistake often yields several errors on its line: the first one says it
     const line = lc.linePos(start).line;
@@ -194,7 +247,13 @@ function tooDeepAt(text: string): number | undefined {
       onLine = 0;
     } else if (type === 'space' && lineStart && !tok.includes('\n')) {
       // the indentation of the line, known once something other than a comment follows
-    } else if (type !== 'comment' && type !== 'space' && type !== 'byte-order-mark' && type !== 'doc-start' && type !== 'doc-end') {
+    } else if (
+      type !== 'comment' &&
+      type !== 'space' &&
+      type !== 'byte-order-mark' &&
+      type !== 'doc-start' &&
+      type !== 'doc-end'
+    ) {
       if (lineStart) {
         const col = offset - (text.lastIndexOf('\n', offset - 1) + 1);
         while (indents.length > 0 && indents[indents.length - 1]! >= col) indents.pop();
@@ -254,10 +313,24 @@ function rangeOf(ctx: LoadCtx, node: YamlNode): { pos: Loc; end: Loc } {
 }
 
 /** Stops the loader with one diagnostic at `node`: everything after it is left unchecked. */
-function stop(ctx: LoadCtx, node: YamlNode, message: string, code: LoaderCode = 'YAML_SYNTAX', hint = YAML_HINT): YNode {
+function stop(
+  ctx: LoadCtx,
+  node: YamlNode,
+  message: string,
+  code: LoaderCode = 'YAML_SYNTAX',
+  hint = YAML_HINT,
+): YNode {
   yamlDiag(ctx, code, node.range?.[0] ?? 0, message, hint);
   ctx.stopped = true;
-  return { kind: 'scalar', type: 'null', value: null, source: '', quoted: false, ...rangeOf(ctx, node), raw: undefined };
+  return {
+    kind: 'scalar',
+    type: 'null',
+    value: null,
+    source: '',
+    quoted: false,
+    ...rangeOf(ctx, node),
+    raw: undefined,
+  };
 }
 
 /** The anchored node an alias stands for: the last anchor of that name before it, as yaml's resolve() finds it. */
@@ -278,7 +351,8 @@ function aliasTarget(ctx: LoadCtx, alias: YamlNode): YamlNode | undefined {
 
 function convert(ctx: LoadCtx, node: YamlNode, depth: number): YNode {
   if (ctx.stopped) return stop(ctx, node, '');
-  if (depth > MAX_DEPTH) return stop(ctx, node, `values are nested more than ${MAX_DEPTH} levels deep`, 'TOO_DEEP', DEEP_HINT);
+  if (depth > MAX_DEPTH)
+    return stop(ctx, node, `values are nested more than ${MAX_DEPTH} levels deep`, 'TOO_DEEP', DEEP_HINT);
   if (isAlias(node)) return convertAlias(ctx, node, depth);
   if (depth > ctx.deepest) ctx.deepest = depth;
   if (!node.anchor) return convertNode(ctx, node, depth);
@@ -295,7 +369,8 @@ function convert(ctx: LoadCtx, node: YamlNode, depth: number): YNode {
 function convertAlias(ctx: LoadCtx, node: YamlNode & { source: string }, depth: number): YNode {
   const target = aliasTarget(ctx, node);
   if (!target) return stop(ctx, node, `the alias *${node.source} names no anchor defined before it`);
-  if (ctx.stack.has(target)) return stop(ctx, node, `the alias *${node.source} refers to a value that contains it (recursive alias)`);
+  if (ctx.stack.has(target))
+    return stop(ctx, node, `the alias *${node.source} refers to a value that contains it (recursive alias)`);
   let done = ctx.anchored.get(target);
   if (!done) {
     // not converted where it is written (the value of a refused key): convert it now
@@ -305,11 +380,25 @@ function convertAlias(ctx: LoadCtx, node: YamlNode & { source: string }, depth: 
     done = ctx.anchored.get(target);
     if (!done) return stop(ctx, node, '');
   }
-  if (depth + 1 + done.height > MAX_DEPTH) return stop(ctx, node, `values are nested more than ${MAX_DEPTH} levels deep once the alias *${node.source} is expanded`, 'TOO_DEEP', DEEP_HINT);
+  if (depth + 1 + done.height > MAX_DEPTH)
+    return stop(
+      ctx,
+      node,
+      `values are nested more than ${MAX_DEPTH} levels deep once the alias *${node.source} is expanded`,
+      'TOO_DEEP',
+      DEEP_HINT,
+    );
   ctx.aliasWeight += done.weight;
   if (ctx.aliasWeight > MAX_ALIAS_WEIGHT) {
     const max = MAX_ALIAS_WEIGHT.toLocaleString('en-US');
-    return stop(ctx, node, `the alias *${node.source} makes the aliases repeat more than ${max} characters of values in all (an alias bomb?)`, 'ALIAS_LIMIT', ALIAS_HINT);
+    return stop(
+      ctx,
+      node,
+      `the alias *${node.source} makes the aliases repeat more than ${max} characters of values in all (an ` +
+        `alias bomb?)`,
+      'ALIAS_LIMIT',
+      ALIAS_HINT,
+    );
   }
   ctx.weight += done.weight;
   ctx.deepest = Math.max(ctx.deepest, depth + 1 + done.height);
@@ -338,7 +427,26 @@ function convertNode(ctx: LoadCtx, node: YamlNode, depth: number): YNode {
 
 function nullAt(ctx: LoadCtx, near: YamlNode): YScalar {
   const r = rangeOf(ctx, near);
-  return { kind: 'scalar', type: 'null', value: null, source: '', quoted: false, pos: r.end, end: r.end, raw: undefined };
+  return {
+    kind: 'scalar',
+    type: 'null',
+    value: null,
+    source: '',
+    quoted: false,
+    pos: r.end,
+    end: r.end,
+    raw: undefined,
+  };
+}
+
+/** The type of a value the YAML parser gave; undefined when flows cannot hold it. */
+function scalarType(v: unknown): ScalarType | undefined {
+  if (v === null || v === undefined) return 'null';
+  if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'int' : 'float';
+  if (typeof v === 'bigint') return 'int';
+  if (typeof v === 'string') return 'string';
+  return undefined;
 }
 
 function convertScalar(ctx: LoadCtx, node: YamlNode & { value: unknown; source?: string; type?: string }): YNode {
@@ -347,15 +455,15 @@ function convertScalar(ctx: LoadCtx, node: YamlNode & { value: unknown; source?:
   const source = typeof node.source === 'string' ? node.source : String(v ?? '');
   // a scalar weighs its text: the checkers' work on it grows with its length
   ctx.weight += 1 + (typeof v === 'string' ? v.length : source.length);
-  let type: ScalarType;
-  let value: YScalar['value'];
-  if (v === null || v === undefined) (type = 'null'), (value = null);
-  else if (typeof v === 'boolean') (type = 'bool'), (value = v);
-  else if (typeof v === 'number') (type = Number.isInteger(v) ? 'int' : 'float'), (value = v);
-  else if (typeof v === 'bigint') (type = 'int'), (value = Number(v));
-  else if (typeof v === 'string') (type = 'string'), (value = v);
-  else
-    return stop(ctx, node, `unsupported YAML value${node.tag ? ` (tag ${node.tag})` : ''}: flows hold strings, numbers, booleans, null, lists and maps`);
+  const type = scalarType(v);
+  if (type === undefined)
+    return stop(
+      ctx,
+      node,
+      `unsupported YAML value${node.tag ? ` (tag ${node.tag})` : ''}: flows hold strings, numbers, booleans, ` +
+        `null, lists and maps`,
+    );
+  const value: YScalar['value'] = v === undefined ? null : typeof v === 'bigint' ? Number(v) : (v as YScalar['value']);
   const r = node.range;
   const pos = locOf(ctx, r ? r[0] : 0);
   // one object shape for every scalar (the checkers read millions of them)
@@ -369,7 +477,11 @@ function keyText(k: YNode): string {
   return k.source;
 }
 
-function convertMap(ctx: LoadCtx, node: YamlNode & { items: { key: unknown; value: unknown }[] }, depth: number): YNode {
+function convertMap(
+  ctx: LoadCtx,
+  node: YamlNode & { items: { key: unknown; value: unknown }[] },
+  depth: number,
+): YNode {
   const explicit: YEntry[] = [];
   const merges: { index: number; maps: YMap[] }[] = [];
   const seen = new Map<string, YEntry>();
@@ -384,14 +496,27 @@ function convertMap(ctx: LoadCtx, node: YamlNode & { items: { key: unknown; valu
       const ok: YMap[] = [];
       for (const m of maps) {
         if (m.kind === 'map') ok.push(m);
-        else if (!ctx.stopped) yamlDiag(ctx, 'YAML_SYNTAX', offsetOf(keyNode), 'YAML: a merge key `<<` takes a map or a list of maps (usually an alias such as *defaults)', YAML_HINT);
+        else if (!ctx.stopped)
+          yamlDiag(
+            ctx,
+            'YAML_SYNTAX',
+            offsetOf(keyNode),
+            'YAML: a merge key `<<` takes a map or a list of maps (usually an alias such as *defaults)',
+            YAML_HINT,
+          );
       }
       merges.push({ index: explicit.length, maps: ok });
       continue;
     }
     const k = keyNode ? convert(ctx, keyNode, depth + 1) : nullAt(ctx, node);
     if (k.kind !== 'scalar') {
-      yamlDiag(ctx, 'YAML_SYNTAX', keyNode?.range?.[0] ?? 0, 'YAML: a key must be a plain value, not a list or a map', YAML_HINT);
+      yamlDiag(
+        ctx,
+        'YAML_SYNTAX',
+        keyNode?.range?.[0] ?? 0,
+        'YAML: a key must be a plain value, not a list or a map',
+        YAML_HINT,
+      );
       continue;
     }
     const value = valNode ? convert(ctx, valNode, depth + 1) : nullAt(ctx, keyNode ?? node);
@@ -446,7 +571,8 @@ export function plain(node: YNode): unknown {
   if (node.kind === 'seq') return node.items.map(plain);
   const o: Record<string, unknown> = {};
   // own properties whatever the key: a `__proto__` key stays a key (the schema checks see it), never a prototype
-  for (const e of node.entries) Object.defineProperty(o, e.key, { value: plain(e.value), enumerable: true, writable: true, configurable: true });
+  for (const e of node.entries)
+    Object.defineProperty(o, e.key, { value: plain(e.value), enumerable: true, writable: true, configurable: true });
   return o;
 }
 

@@ -1,11 +1,12 @@
 /**
  * The admin API (/admin/...): flows and their versions, live and finished calls
- * (src/http/calls.ts), outbound calls (src/http/outbound.ts), rollback, canary, reload. Registered only when admin credentials are configured; those are its own
+ * (src/http/calls.ts), outbound calls (src/http/outbound.ts), rollback, canary, reload. Registered only when admin
+ * credentials are configured; those are its own
  * (not the real-time route's), checked in onRequest before any body is read. Answers are
  * JSON; errors use the `{"error":{"code","message"}}` envelope with catalogue codes.
  */
 import { basename } from 'node:path';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import type { LiveCalls } from '../registry/live.js';
 import type { FlowEntry, Registry } from '../registry/registry.js';
@@ -69,7 +70,10 @@ export function flowView(e: FlowEntry, d: Pick<AdminDeps, 'registry' | 'live' | 
     newest: e.newest.version,
     previous: e.previous ?? null,
     pinned: e.pinned ?? null,
-    canary: e.canary === undefined ? null : { percent: e.canary, newest: e.newest.version, base: e.pinned ?? e.previous ?? null },
+    canary:
+      e.canary === undefined
+        ? null
+        : { percent: e.canary, newest: e.newest.version, base: e.pinned ?? e.previous ?? null },
     liveCalls: versions.reduce((n, v) => n + v.liveCalls, 0),
     errors: pendingView(d.registry.pendingErrors().get(e.file)),
     versions,
@@ -83,7 +87,9 @@ export function bodyObject(req: Pick<FastifyRequest, 'body'>): Record<string, un
   if (text === '') return {};
   try {
     const v = JSON.parse(text) as unknown;
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : 'the body must be a JSON object';
+    return v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? (v as Record<string, unknown>)
+      : 'the body must be a JSON object';
   } catch {
     return 'the body is not valid JSON';
   }
@@ -95,14 +101,37 @@ export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise
       // A browser sent here by another site is refused before its credentials are looked at;
       // then the admin credentials (failures counted per address); then a POST body is JSON.
       admin.addHook('onRequest', sameOriginOnly);
-      admin.addHook('onRequest', authGuard({ credentials: d.auth, code: 'ADMIN_AUTH_REQUIRED', message: 'valid admin HTTP Basic credentials are required', name: 'callscript-admin', what: 'the admin API' }, d.limits));
-      admin.addHook('onRequest', (req, reply, done) => (req.method === 'POST' ? requireJsonBody(req, reply, done) : done()));
+      admin.addHook(
+        'onRequest',
+        authGuard(
+          {
+            credentials: d.auth,
+            code: 'ADMIN_AUTH_REQUIRED',
+            message: 'valid admin HTTP Basic credentials are required',
+            name: 'callscript-admin',
+            what: 'the admin API',
+          },
+          d.limits,
+        ),
+      );
+      admin.addHook('onRequest', (req, reply, done) =>
+        req.method === 'POST' ? requireJsonBody(req, reply, done) : done(),
+      );
 
-      admin.get('/flows', async () => (await d.sync?.refresh(), {
-        flows: d.registry.entriesList().map((e) => flowView(e, d, false)),
-        refused: [...d.registry.pendingErrors().entries()].map(([file, ds]) => ({ file: basename(file), diagnostics: pendingView(ds) })),
-        liveCalls: d.live.size,
-      }));
+      admin.get(
+        '/flows',
+        async () => (
+          await d.sync?.refresh(),
+          {
+            flows: d.registry.entriesList().map((e) => flowView(e, d, false)),
+            refused: [...d.registry.pendingErrors().entries()].map(([file, ds]) => ({
+              file: basename(file),
+              diagnostics: pendingView(ds),
+            })),
+            liveCalls: d.live.size,
+          }
+        ),
+      );
 
       admin.get<{ Params: { name: string } }>('/flows/:name', async (req, reply) => {
         const e = d.registry.entry(req.params.name);
@@ -114,14 +143,21 @@ export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise
       admin.post<{ Params: { name: string } }>('/flows/:name/current', async (req, reply) => {
         const body = bodyObject(req);
         if (typeof body === 'string') return fail(reply, 400, 'BAD_ADMIN_BODY', body);
-        if (typeof body.version !== 'string') return fail(reply, 400, 'BAD_ADMIN_BODY', 'give the version to make current: {"version": "<12 hex digits>"}');
+        if (typeof body.version !== 'string')
+          return fail(reply, 400, 'BAD_ADMIN_BODY', 'give the version to make current: {"version": "<12 hex digits>"}');
         // a version published by another instance only: fetched from the shared store first
-        if (d.sync && d.registry.has(req.params.name) && !d.registry.get(req.params.name, body.version)) await d.sync.fetch(req.params.name, body.version);
+        if (d.sync && d.registry.has(req.params.name) && !d.registry.get(req.params.name, body.version))
+          await d.sync.fetch(req.params.name, body.version);
         const r = d.registry.setCurrent(req.params.name, body.version);
-        if (r === 'UNKNOWN_FLOW') return fail(reply, 404, 'UNKNOWN_FLOW', `no flow named "${req.params.name}" takes calls`);
-        if (r === 'UNKNOWN_VERSION') return fail(reply, 404, 'UNKNOWN_VERSION', `flow ${req.params.name} has no version ${body.version}`);
+        if (r === 'UNKNOWN_FLOW')
+          return fail(reply, 404, 'UNKNOWN_FLOW', `no flow named "${req.params.name}" takes calls`);
+        if (r === 'UNKNOWN_VERSION')
+          return fail(reply, 404, 'UNKNOWN_VERSION', `flow ${req.params.name} has no version ${body.version}`);
         await d.sync?.setPin(req.params.name, body.version);
-        req.log.warn({ code: 'FLOW_PINNED', flow: req.params.name, version: body.version }, `flow ${req.params.name}: new calls get version ${body.version} (set by the admin API)`);
+        req.log.warn(
+          { code: 'FLOW_PINNED', flow: req.params.name, version: body.version },
+          `flow ${req.params.name}: new calls get version ${body.version} (set by the admin API)`,
+        );
         return flowView(d.registry.entry(req.params.name)!, d, true);
       });
 
@@ -129,10 +165,22 @@ export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise
         const body = bodyObject(req);
         if (typeof body === 'string') return fail(reply, 400, 'BAD_ADMIN_BODY', body);
         const p = body.percent;
-        if (!(p === null || (typeof p === 'number' && p >= 0 && p <= 100))) return fail(reply, 400, 'BAD_ADMIN_BODY', 'give the percent of new calls for the newest version: {"percent": 0..100}, or {"percent": null} to stop the canary');
-        if (d.registry.setCanary(req.params.name, p ?? undefined) !== 'ok') return fail(reply, 404, 'UNKNOWN_FLOW', `no flow named "${req.params.name}" takes calls`);
+        if (!(p === null || (typeof p === 'number' && p >= 0 && p <= 100)))
+          return fail(
+            reply,
+            400,
+            'BAD_ADMIN_BODY',
+            'give the percent of new calls for the newest version: {"percent": 0..100}, or {"percent": null} ' +
+              'to stop the canary',
+          );
+        if (d.registry.setCanary(req.params.name, p ?? undefined) !== 'ok')
+          return fail(reply, 404, 'UNKNOWN_FLOW', `no flow named "${req.params.name}" takes calls`);
         await d.sync?.setCanary(req.params.name, p ?? null);
-        req.log.warn({ code: 'FLOW_CANARY', flow: req.params.name, percent: p }, `flow ${req.params.name}: canary ${p === null ? 'off' : `${p}% of new calls to the newest version`} (set by the admin API)`);
+        req.log.warn(
+          { code: 'FLOW_CANARY', flow: req.params.name, percent: p },
+          `flow ${req.params.name}: ` +
+            `canary ${p === null ? 'off' : `${p}% of new calls to the newest version`} (set by the admin API)`,
+        );
         return flowView(d.registry.entry(req.params.name)!, d, true);
       });
 
@@ -142,10 +190,18 @@ export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise
       if (d.outbound) registerOutbound(admin, d.outbound, bodyObject);
 
       // the webhook route and the events it took since this process started, by type and result (docs/webhooks.md)
-      admin.get('/webhooks', async () => (d.webhooks ? { on: true, path: d.webhooks.path, events: d.webhooks.counts.list() } : { on: false, path: null, events: [] }));
+      admin.get('/webhooks', async () =>
+        d.webhooks
+          ? { on: true, path: d.webhooks.path, events: d.webhooks.counts.list() }
+          : { on: false, path: null, events: [] },
+      );
 
       // the web console and the graph and traffic routes it draws with (src/http/console.ts)
-      await registerConsole(admin, { registry: d.registry, ...(d.sync ? { sync: d.sync } : {}), ...(d.traffic ? { traffic: d.traffic } : {}) });
+      await registerConsole(admin, {
+        registry: d.registry,
+        ...(d.sync ? { sync: d.sync } : {}),
+        ...(d.traffic ? { traffic: d.traffic } : {}),
+      });
     },
     { prefix: '/admin' },
   );

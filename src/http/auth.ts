@@ -72,7 +72,8 @@ export function authLimits(app: FastifyInstance, maxFailures: number, windowMs: 
  * with `limits`, counted per address: past the limit the address gets 429
  * AUTH_RATE_LIMITED until its window ends, whatever credentials it sends (so that guessing
  * cannot go on behind the 429s). Only failures count (wrong credentials: a request with no
- * Authorization header, such as a browser's first visit, is challenged and not counted); and an address that authenticated
+ * Authorization header, such as a browser's first visit, is challenged and not counted); and an address that
+ * authenticated
  * within the window (the telephony service, which sends many requests from few addresses)
  * keeps being served when its credentials are right.
  */
@@ -95,7 +96,11 @@ export function authGuard(realm: Realm, limits: AuthLimits | undefined) {
     if (req.headers.authorization === undefined) return challenge(req, reply, realm, false);
     const after = await limits.failures(req);
     if (exceeded(after)) {
-      req.log.warn({ code: 'AUTH_RATE_LIMITED', ip: req.ip, key: after.key, route: req.routeOptions.url }, `failed authentications on ${realm.what}: this address is refused for ${after.isAllowed ? 0 : after.ttlInSeconds} s`);
+      req.log.warn(
+        { code: 'AUTH_RATE_LIMITED', ip: req.ip, key: after.key, route: req.routeOptions.url },
+        `failed authentications on ${realm.what}: this address is refused ` +
+          `for ${after.isAllowed ? 0 : after.ttlInSeconds} s`,
+      );
       return tooMany(reply, after);
     }
     return challenge(req, reply, realm);
@@ -104,12 +109,30 @@ export function authGuard(realm: Realm, limits: AuthLimits | undefined) {
 
 /** Answers 401 with the realm's challenge; logs a failure (warn), or a request that sent no credentials (debug). */
 function challenge(req: FastifyRequest, reply: FastifyReply, realm: Realm, failed = true): FastifyReply {
-  if (failed) req.log.warn({ code: realm.code, ip: req.ip, route: req.routeOptions.url }, `failed authentication on ${realm.what}`);
-  else req.log.debug({ code: realm.code, ip: req.ip, route: req.routeOptions.url }, `no credentials sent to ${realm.what}: challenged`);
-  return sendError(reply.header('www-authenticate', `Basic realm="${realm.name}", charset="UTF-8"`), 401, realm.code, realm.message);
+  if (failed)
+    req.log.warn(
+      { code: realm.code, ip: req.ip, route: req.routeOptions.url },
+      `failed authentication on ${realm.what}`,
+    );
+  else
+    req.log.debug(
+      { code: realm.code, ip: req.ip, route: req.routeOptions.url },
+      `no credentials sent to ${realm.what}: challenged`,
+    );
+  return sendError(
+    reply.header('www-authenticate', `Basic realm="${realm.name}", charset="UTF-8"`),
+    401,
+    realm.code,
+    realm.message,
+  );
 }
 
 function tooMany(reply: FastifyReply, s: Status): FastifyReply {
   const after = s.isAllowed ? 1 : Math.max(1, s.ttlInSeconds);
-  return sendError(reply.header('retry-after', String(after)), 429, 'AUTH_RATE_LIMITED', `too many failed authentications from this address: retry in ${after} s`);
+  return sendError(
+    reply.header('retry-after', String(after)),
+    429,
+    'AUTH_RATE_LIMITED',
+    `too many failed authentications from this address: retry in ${after} s`,
+  );
 }

@@ -64,7 +64,12 @@ export async function smsOf(store: CallStore, path: readonly PathEntry[]): Promi
 
 /** The callid of a URL, canonical (digits, no leading zeros), or why not. */
 function callidParam(raw: string): string | { problem: string } {
-  if (!/^[0-9]{1,20}$/.test(raw) || BigInt(raw) > UINT64_MAX) return { problem: `the callid must be an unsigned 64-bit integer in decimal, got "${raw.length > 40 ? `${raw.slice(0, 40)}…` : raw}"` };
+  if (!/^[0-9]{1,20}$/.test(raw) || BigInt(raw) > UINT64_MAX)
+    return {
+      problem:
+        `the callid must be an unsigned 64-bit integer in decimal, got ` +
+        `"${raw.length > 40 ? `${raw.slice(0, 40)}…` : raw}"`,
+    };
   return BigInt(raw).toString();
 }
 
@@ -80,13 +85,15 @@ function listQuery(q: Record<string, unknown>): Query | string {
   const status = st === undefined ? 'live' : st;
   if (status !== 'live' && status !== 'finished') return 'status must be live or finished (given once)';
   const l = one('limit');
-  if (l === null || (l !== undefined && (!/^[0-9]{1,3}$/.test(l) || Number(l) < 1 || Number(l) > MAX_LIST_LIMIT))) return `limit must be an integer from 1 to ${MAX_LIST_LIMIT} (given once)`;
+  if (l === null || (l !== undefined && (!/^[0-9]{1,3}$/.test(l) || Number(l) < 1 || Number(l) > MAX_LIST_LIMIT)))
+    return `limit must be an integer from 1 to ${MAX_LIST_LIMIT} (given once)`;
   const c = one('cursor');
   if (c === null) return 'give the cursor once';
   let cursor: string | undefined;
   if (c !== undefined && c !== '') {
     const inner = openCursor(c, status);
-    if (inner === undefined) return `the cursor is not one this server gave for status=${status}: start again without it`;
+    if (inner === undefined)
+      return `the cursor is not one this server gave for status=${status}: start again without it`;
     cursor = inner;
   }
   return { status, limit: l === undefined ? DEFAULT_LIST_LIMIT : Number(l), cursor };
@@ -111,8 +118,16 @@ function openCursor(c: string, status: 'live' | 'finished'): string | undefined 
 /** A store error as answered: 503 STORE_UNAVAILABLE, 400 for a cursor the store refused; else rethrown (a bug: 500). */
 function storeFailure(reply: FastifyReply, err: unknown): FastifyReply {
   const code = (err as { code?: unknown } | null)?.code;
-  if (code === 'STORE_UNAVAILABLE') return fail(reply, 503, 'STORE_UNAVAILABLE', `the call store is unavailable (${(err as Error).message})`);
-  if (code === 'BAD_CURSOR') return fail(reply, 400, 'BAD_ADMIN_QUERY', `the cursor is not one this server gave for status=live${(err as { expired?: boolean }).expired ? ', or it expired' : ''}: start again without it`);
+  if (code === 'STORE_UNAVAILABLE')
+    return fail(reply, 503, 'STORE_UNAVAILABLE', `the call store is unavailable (${(err as Error).message})`);
+  if (code === 'BAD_CURSOR')
+    return fail(
+      reply,
+      400,
+      'BAD_ADMIN_QUERY',
+      `the cursor is not one this server gave for ` +
+        `status=live${(err as { expired?: boolean }).expired ? ', or it expired' : ''}: start again without it`,
+    );
   throw err;
 }
 
@@ -127,7 +142,11 @@ export function registerCalls(admin: FastifyInstance, d: CallsDeps): void {
         const offset = q.cursor === undefined ? 0 : Number(q.cursor);
         // one more than asked: is there a next page?
         const raw = await d.store.listFinished(offset, q.limit + 1);
-        const calls = raw.slice(0, q.limit).map(parseRecord).filter((r): r is FinishedRecord => r !== undefined).map(finishedRow);
+        const calls = raw
+          .slice(0, q.limit)
+          .map(parseRecord)
+          .filter((r): r is FinishedRecord => r !== undefined)
+          .map(finishedRow);
         const more = raw.length > q.limit && offset + q.limit <= MAX_OFFSET;
         return { calls, next: more ? makeCursor('finished', String(offset + q.limit)) : null };
       }
@@ -138,7 +157,15 @@ export function registerCalls(admin: FastifyInstance, d: CallsDeps): void {
         const s = raw === ENDED ? undefined : decodeState(raw);
         if (!s) continue;
         const seen = d.live.get(callid);
-        calls.push({ callid, flow: s.flow, version: s.version, step: s.step, started: iso(s.started), lastSeen: seen ? iso(seen.lastSeen) : null, commands: s.commands });
+        calls.push({
+          callid,
+          flow: s.flow,
+          version: s.version,
+          step: s.step,
+          started: iso(s.started),
+          lastSeen: seen ? iso(seen.lastSeen) : null,
+          commands: s.commands,
+        });
       }
       return { calls, next: page.next === undefined ? null : makeCursor('live', page.next) };
     } catch (err) {
@@ -152,7 +179,8 @@ export function registerCalls(admin: FastifyInstance, d: CallsDeps): void {
     try {
       const raw = await d.store.get(callid);
       const state = raw === undefined || raw === ENDED ? undefined : decodeState(raw);
-      // without a state, a finished record wins over this process's bookkeeping (the call may have ended on another instance)
+      // without a state, a finished record wins over this process's bookkeeping (the call may have ended on another
+      // instance)
       const record = state ? undefined : parseRecord(await d.store.getFinished(callid));
       if (record) return { ...finishedView(record), sms: await smsOf(d.store, record.path) };
       const live = d.live.get(callid);
@@ -191,18 +219,40 @@ export function registerCalls(admin: FastifyInstance, d: CallsDeps): void {
       return storeFailure(reply, err);
     }
     if (r.kind === 'not_live') return fail(reply, 404, 'CALL_NOT_FOUND', `no live call ${callid}`);
-    if (r.kind === 'busy') return fail(reply, 409, 'CALL_BUSY', `call ${callid} is in a step another instance is running (an effect, until ${iso(r.until)} at the latest): nothing was changed, try again in a moment`);
+    if (r.kind === 'busy')
+      return fail(
+        reply,
+        409,
+        'CALL_BUSY',
+        `call ${callid} is in a step another instance is running (an effect, until ${iso(r.until)} at the ` +
+          `latest): nothing was changed, try again in a moment`,
+      );
     const s = r.state;
-    req.log.warn({ code: 'CALL_ENDED_BY_ADMIN', callid, flow: s.flow, version: s.version, step: s.step }, `call ${callid} (${s.flow}, at ${s.step}) ended by the admin API: its next request is answered hangup`);
+    req.log.warn(
+      { code: 'CALL_ENDED_BY_ADMIN', callid, flow: s.flow, version: s.version, step: s.step },
+      `call ${callid} (${s.flow}, at ${s.step}) ended by the admin API: its next request is answered hangup`,
+    );
     const vars = adminVars(d.registry, s);
     let record: FinishedRecord | undefined;
     if (d.history) {
       record = await d.history.endedByAdmin(callid, s, vars).catch((err: unknown) => {
-        req.log.error({ code: 'HISTORY_WRITE_FAILED', callid, err: err instanceof Error ? err.message : String(err) }, `call ${callid}: its history record could not be written (the call is ended)`);
+        req.log.error(
+          { code: 'HISTORY_WRITE_FAILED', callid, err: err instanceof Error ? err.message : String(err) },
+          `call ${callid}: its history record could not be written (the call is ended)`,
+        );
         return undefined;
       });
     }
-    const view = finishedView(record ?? endedByAdminRecord({ callid, flow: s.flow, version: s.version, started: s.started, step: s.step, commands: s.commands }, vars, [], Date.now(), 1));
+    const view = finishedView(
+      record ??
+        endedByAdminRecord(
+          { callid, flow: s.flow, version: s.version, started: s.started, step: s.step, commands: s.commands },
+          vars,
+          [],
+          Date.now(),
+          1,
+        ),
+    );
     return { ...view, sms: await smsOf(d.store, view.path).catch(() => []) };
   });
 }

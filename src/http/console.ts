@@ -22,7 +22,6 @@ import { sendError as fail } from './envelope.js';
 import { GraphLayouts, type LayoutsOptions } from './layouts.js';
 import type { TrafficSource } from './metrics.js';
 
-
 export interface ConsoleDeps {
   registry: Registry;
   sync?: SharedVersions;
@@ -31,7 +30,9 @@ export interface ConsoleDeps {
 }
 
 /** The console's page and assets may load from this origin only; no inline code, no frames. */
-export const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+export const CONSOLE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; font-src " +
+  "'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -82,7 +83,9 @@ export async function registerConsole(admin: FastifyInstance, d: ConsoleDeps): P
   // Released versions compiled again from their kept source, for the diagrams of finished calls (the last few).
   const recompiled = new Map<string, CompiledFlow>();
 
-  admin.get('/console', async (_req, reply) => secure(reply).header('cache-control', 'no-store').type(page.type).send(page.body));
+  admin.get('/console', async (_req, reply) =>
+    secure(reply).header('cache-control', 'no-store').type(page.type).send(page.body),
+  );
 
   admin.get<{ Params: { file: string } }>('/console/assets/:file', async (req, reply) => {
     const a = assets.get(req.params.file);
@@ -92,7 +95,10 @@ export async function registerConsole(admin: FastifyInstance, d: ConsoleDeps): P
     return reply.type(a.type).send(a.body);
   });
 
-  /** The version asked for (the current one by default), loaded, fetched from the shared store, or compiled again from its source. */
+  /**
+   * The version asked for (the current one by default), loaded, fetched from the shared store, or compiled again from
+   * its source.
+   */
   async function versionOf(name: string, version: unknown): Promise<CompiledFlow | undefined> {
     const e = d.registry.entry(name)!;
     if (version === undefined) return d.registry.current(name) ?? e.newest;
@@ -111,16 +117,21 @@ export async function registerConsole(admin: FastifyInstance, d: ConsoleDeps): P
     return flow;
   }
 
-  admin.get<{ Params: { name: string }; Querystring: { version?: unknown } }>('/flows/:name/graph', async (req, reply) => {
-    const { name } = req.params;
-    if (!d.registry.entry(name)) return fail(reply, 404, 'UNKNOWN_FLOW', `no flow named "${clip(name)}" is loaded`);
-    const flow = await versionOf(name, req.query.version);
-    if (!flow) return fail(reply, 404, 'UNKNOWN_VERSION', `flow ${name} has no version ${clip(String(req.query.version))}`);
-    const r = await layouts.get(flow);
-    if (!r.ok) return fail(reply, r.lasting ? 422 : 503, r.lasting ? 'GRAPH_TOO_LARGE' : 'GRAPH_UNAVAILABLE', r.message);
-    reply.header('cache-control', 'private, no-cache');
-    return { ...r.graph, current: d.registry.current(name)?.version === flow.version };
-  });
+  admin.get<{ Params: { name: string }; Querystring: { version?: unknown } }>(
+    '/flows/:name/graph',
+    async (req, reply) => {
+      const { name } = req.params;
+      if (!d.registry.entry(name)) return fail(reply, 404, 'UNKNOWN_FLOW', `no flow named "${clip(name)}" is loaded`);
+      const flow = await versionOf(name, req.query.version);
+      if (!flow)
+        return fail(reply, 404, 'UNKNOWN_VERSION', `flow ${name} has no version ${clip(String(req.query.version))}`);
+      const r = await layouts.get(flow);
+      if (!r.ok)
+        return fail(reply, r.lasting ? 422 : 503, r.lasting ? 'GRAPH_TOO_LARGE' : 'GRAPH_UNAVAILABLE', r.message);
+      reply.header('cache-control', 'private, no-cache');
+      return { ...r.graph, current: d.registry.current(name)?.version === flow.version };
+    },
+  );
 
   admin.get<{ Params: { name: string } }>('/flows/:name/traffic', async (req, reply) => {
     const { name } = req.params;
@@ -131,7 +142,12 @@ export async function registerConsole(admin: FastifyInstance, d: ConsoleDeps): P
       return { flow: name, available: true, versions: await d.traffic.traffic(name) };
     } catch (err) {
       req.log.warn({ err, flow: name }, 'the traffic of a flow could not be read');
-      return { flow: name, available: false, reason: `the traffic could not be read: ${err instanceof Error ? err.message : String(err)}`, versions: {} };
+      return {
+        flow: name,
+        available: false,
+        reason: `the traffic could not be read: ${err instanceof Error ? err.message : String(err)}`,
+        versions: {},
+      };
     }
   });
 }

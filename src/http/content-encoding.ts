@@ -19,11 +19,22 @@ export function refuseContentEncoding(send: SendError): preParsingHookHandler {
     const te = req.headers['transfer-encoding'];
     if (te !== undefined && te.split(',').some((c) => !['chunked', 'identity'].includes(c.trim().toLowerCase()))) {
       const shown = te.length > 40 ? te.slice(0, 40) + '…' : te;
-      return send(reply, 415, 'UNSUPPORTED_ENCODING', `Transfer-Encoding ${JSON.stringify(shown)} is not supported: send the body chunked or with a Content-Length, uncompressed`);
+      return send(
+        reply,
+        415,
+        'UNSUPPORTED_ENCODING',
+        `Transfer-Encoding ${JSON.stringify(shown)} is not supported: send the body chunked or with a ` +
+          `Content-Length, uncompressed`,
+      );
     }
     const raw = req.headers['content-encoding'];
     if (raw === undefined || raw.trim().toLowerCase() === 'identity') return done(null, payload);
     const shown = raw.length > 40 ? raw.slice(0, 40) + '…' : raw;
-    send(reply, 415, 'UNSUPPORTED_ENCODING', `Content-Encoding ${JSON.stringify(shown)} is not supported: send the body uncompressed (identity)`);
+    send(
+      reply,
+      415,
+      'UNSUPPORTED_ENCODING',
+      `Content-Encoding ${JSON.stringify(shown)} is not supported: send the body uncompressed (identity)`,
+    );
   };
 }

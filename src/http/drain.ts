@@ -21,7 +21,9 @@ import type { Socket } from 'node:net';
 
 const DRAIN_SWEEP_MS = 100;
 
-/** `_httpMessage`: the response in progress on a connection, Node's own field (its closeIdleConnections reads it too). */
+/**
+ * `_httpMessage`: the response in progress on a connection, Node's own field (its closeIdleConnections reads it too).
+ */
 type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
 
 /** Tracks the server's connections; the function returned starts the drain (call it when the server closes). */

@@ -61,7 +61,12 @@ export async function performEffect(effects: Effects, effect: Effect, budgetMs: 
   if (budgetMs <= 0) return { ok: false, error: 'TIMEOUT', message: 'no time left before the reply deadline' };
   switch (effect.kind) {
     case 'sms': {
-      if (!effects.sms) return { ok: false, error: 'UNAVAILABLE', message: 'no SMS account configured (sms: in callscript.yaml, or SMS_LOGIN and SMS_PASSWORD)' };
+      if (!effects.sms)
+        return {
+          ok: false,
+          error: 'UNAVAILABLE',
+          message: 'no SMS account configured (sms: in callscript.yaml, or SMS_LOGIN and SMS_PASSWORD)',
+        };
       try {
         return { ok: true, value: await effects.sms(smsMessage(effect.params), budgetMs, effect.callid) };
       } catch (err) {

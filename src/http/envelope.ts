@@ -18,25 +18,49 @@ export function errorBody(code: string, message: string, extra?: Record<string, 
   return JSON.stringify({ error: { code, message, ...extra } });
 }
 
-export function sendError(reply: FastifyReply, status: number, code: string, message: string, extra?: Record<string, unknown>): FastifyReply {
-  return reply.code(status).header('content-type', JSON_TYPE).send(errorBody(code, message, extra));
+export function sendError(
+  reply: FastifyReply,
+  status: number,
+  code: string,
+  message: string,
+  extra?: Record<string, unknown>,
+): FastifyReply {
+  return reply
+    .code(status)
+    .header('content-type', JSON_TYPE)
+    .send(errorBody(code, message, extra));
 }
 
 /** A whole HTTP/1.1 error response, for the places where only the socket is left. */
 export function rawErrorResponse(status: number, code: string, message: string): string {
   const body = errorBody(code, message);
-  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: ${JSON_TYPE}\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
 }
 
 /** Status and code of an error Node's HTTP parser reports on a connection (the `clientError` event). */
-export function clientErrorAnswer(err: NodeJS.ErrnoException, limits: { headersTimeoutMs: number; requestTimeoutMs: number }): [number, string, string] {
+export function clientErrorAnswer(
+  err: NodeJS.ErrnoException,
+  limits: { headersTimeoutMs: number; requestTimeoutMs: number },
+): [number, string, string] {
   switch (err.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return [408, 'REQUEST_TIMEOUT', `the request was not received in time (headers within ${limits.headersTimeoutMs} ms, the whole request within ${limits.requestTimeoutMs} ms)`];
+      return [
+        408,
+        'REQUEST_TIMEOUT',
+        `the request was not received in time (headers within ${limits.headersTimeoutMs} ms, the whole ` +
+          `request within ${limits.requestTimeoutMs} ms)`,
+      ];
     case 'HPE_HEADER_OVERFLOW':
       return [431, 'HEADERS_TOO_LARGE', 'the request line and headers are larger than the server accepts (16 KiB)'];
     default:
-      return [400, 'BAD_HTTP_REQUEST', `the request is not valid HTTP/1.1 (${String(err.code ?? 'parse error').slice(0, 40)})`];
+      return [
+        400,
+        'BAD_HTTP_REQUEST',
+        `the request is not valid HTTP/1.1 (${String(err.code ?? 'parse error').slice(0, 40)})`,
+      ];
   }
 }
 
@@ -62,15 +86,26 @@ export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: 
     sendError(reply, 414, 'URI_TOO_LONG', 'a path segment of the URL is longer than 100 characters');
     return;
   }
-  sendError(reply, 400, 'BAD_HTTP_REQUEST', err.code === 'FST_ERR_BAD_URL' ? 'the URL has an invalid % escape' : 'the request could not be routed');
+  sendError(
+    reply,
+    400,
+    'BAD_HTTP_REQUEST',
+    err.code === 'FST_ERR_BAD_URL' ? 'the URL has an invalid % escape' : 'the request could not be routed',
+  );
 }
 
 /** Status and code of an error thrown while handling a request (the plugin's error handler); undefined: a bug. */
-export function requestErrorAnswer(err: Error & { code?: string; statusCode?: number }, bodyLimit: number): [number, string, string] | undefined {
-  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return [413, 'BODY_TOO_LARGE', `the body is larger than ${bodyLimit} bytes`];
+export function requestErrorAnswer(
+  err: Error & { code?: string; statusCode?: number },
+  bodyLimit: number,
+): [number, string, string] | undefined {
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return [413, 'BODY_TOO_LARGE', `the body is larger than ${bodyLimit} bytes`];
   const status = err.statusCode;
   if (status === undefined || status < 400 || status >= 500) return undefined;
-  if (status === 415) return [415, 'UNSUPPORTED_MEDIA_TYPE', 'send the body as JSON with Content-Type: application/json'];
-  if (err.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') return [400, 'BAD_HTTP_REQUEST', 'the body is not as long as its Content-Length says'];
+  if (status === 415)
+    return [415, 'UNSUPPORTED_MEDIA_TYPE', 'send the body as JSON with Content-Type: application/json'];
+  if (err.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH')
+    return [400, 'BAD_HTTP_REQUEST', 'the body is not as long as its Content-Length says'];
   return [400, 'BAD_HTTP_REQUEST', 'the request could not be read'];
 }

@@ -15,7 +15,11 @@ export function isJsonType(type: string): boolean {
   for (const p of params) {
     const eq = p.indexOf('=');
     if (eq < 0 || p.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
-    const charset = p.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    const charset = p
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .toLowerCase();
     if (charset !== 'utf-8' && charset !== 'utf8') return false;
   }
   return true;
@@ -28,7 +32,12 @@ export function isJsonType(type: string): boolean {
 export function requireJsonBody(req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
   const type = req.headers['content-type'];
   if (type === undefined ? !hasBody(req) : isJsonType(type)) return done();
-  sendError(reply, 415, 'UNSUPPORTED_MEDIA_TYPE', `send the body as JSON with Content-Type: application/json (got ${type === undefined ? 'none' : clip(type)})`);
+  sendError(
+    reply,
+    415,
+    'UNSUPPORTED_MEDIA_TYPE',
+    `send the body as JSON with Content-Type: application/json (got ${type === undefined ? 'none' : clip(type)})`,
+  );
 }
 
 function hasBody(req: FastifyRequest): boolean {
@@ -45,12 +54,22 @@ function hasBody(req: FastifyRequest): boolean {
 export function sameOriginOnly(req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
   const site = req.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin' && site !== 'none') {
-    sendError(reply, 403, 'CROSS_ORIGIN', `the admin API refuses requests sent by a browser for another site (Sec-Fetch-Site: ${clip(site)})`);
+    sendError(
+      reply,
+      403,
+      'CROSS_ORIGIN',
+      `the admin API refuses requests sent by a browser for another site (Sec-Fetch-Site: ${clip(site)})`,
+    );
     return;
   }
   const origin = req.headers.origin;
   if (origin !== undefined && !sameHost(origin, req.host)) {
-    sendError(reply, 403, 'CROSS_ORIGIN', `the admin API refuses requests from another origin (Origin: ${clip(origin)})`);
+    sendError(
+      reply,
+      403,
+      'CROSS_ORIGIN',
+      `the admin API refuses requests from another origin (Origin: ${clip(origin)})`,
+    );
     return;
   }
   done();

@@ -37,7 +37,8 @@ export function registerHealth(app: FastifyInstance, d: HealthDeps): void {
     const flows = reg.list();
     const refused = d.refused();
     const down: string[] = [];
-    if (flows.length === 0) down.push(`no flow is loaded${refused.length > 0 ? ` (${refused.length} refused: see refused)` : ''}`);
+    if (flows.length === 0)
+      down.push(`no flow is loaded${refused.length > 0 ? ` (${refused.length} refused: see refused)` : ''}`);
     if (storeProblem !== undefined) down.push(`the call store is unreachable: ${storeProblem}`);
     const status = down.length > 0 ? 'unavailable' : refused.length > 0 ? 'degraded' : 'ok';
     if (down.length > 0) reply.code(503);
@@ -45,7 +46,8 @@ export function registerHealth(app: FastifyInstance, d: HealthDeps): void {
       down.length > 0
         ? down.join('; ')
         : refused.length > 0
-          ? `${refused.length} flow file${refused.length === 1 ? ' is' : 's are'} refused (see refused): a flow whose edit is refused serves its previous version`
+          ? `${refused.length} flow file${refused.length === 1 ? ' is' : 's are'} refused (see refused): a ` +
+            `flow whose edit is refused serves its previous version`
           : undefined;
     return {
       status,
@@ -58,7 +60,15 @@ export function registerHealth(app: FastifyInstance, d: HealthDeps): void {
       calls: d.live.size,
     };
   });
-  app.route({ method: ['DELETE', 'PATCH', 'POST', 'PUT'], url: '/health', handler: d.notAllowed('GET, HEAD', 'health only takes GET') });
+  app.route({
+    method: ['DELETE', 'PATCH', 'POST', 'PUT'],
+    url: '/health',
+    handler: d.notAllowed('GET, HEAD', 'health only takes GET'),
+  });
   app.get('/health/live', async () => ({ status: 'ok' }));
-  app.route({ method: ['DELETE', 'PATCH', 'POST', 'PUT'], url: '/health/live', handler: d.notAllowed('GET, HEAD', 'liveness only takes GET') });
+  app.route({
+    method: ['DELETE', 'PATCH', 'POST', 'PUT'],
+    url: '/health/live',
+    handler: d.notAllowed('GET, HEAD', 'liveness only takes GET'),
+  });
 }

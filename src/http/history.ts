@@ -14,9 +14,22 @@
  * (src/http/webhooks.ts) are the call's (src/engine/sms-delivery.ts).
  */
 import type { StepEvent, StepObserver } from '../engine/observe.js';
-import { endedByAdminRecord, finishedRecordText, inPath, parsePath, pathEntry, type FinishedRecord } from '../engine/history.js';
+import {
+  endedByAdminRecord,
+  finishedRecordText,
+  inPath,
+  parsePath,
+  pathEntry,
+  type FinishedRecord,
+} from '../engine/history.js';
 import type { CallState } from '../engine/types.js';
-import { hasSmsStatus, type CallStore, type HistoryStore, type PathAppend, type SmsStatusStore } from '../store/types.js';
+import {
+  hasSmsStatus,
+  type CallStore,
+  type HistoryStore,
+  type PathAppend,
+  type SmsStatusStore,
+} from '../store/types.js';
 import { sentText, SMS_HASH } from '../engine/sms-delivery.js';
 
 export interface HistorySettings {
@@ -84,11 +97,26 @@ export class HistoryWriter implements StepObserver {
     this.scheduled ??= setImmediate(() => this.flush());
   }
 
-  /** The record of a call the admin API ended (its state before the tombstone), written after the call's pending writes. */
+  /**
+   * The record of a call the admin API ended (its state before the tombstone), written after the call's pending writes.
+   */
   async endedByAdmin(callid: string, state: CallState, vars: Record<string, unknown>): Promise<FinishedRecord> {
     await this.idle();
     const path = parsePath(await this.store.readPath(callid));
-    const record = endedByAdminRecord({ callid, flow: state.flow, version: state.version, started: state.started, step: state.step, commands: state.commands }, vars, path, this.now(), this.settings.maxPath);
+    const record = endedByAdminRecord(
+      {
+        callid,
+        flow: state.flow,
+        version: state.version,
+        started: state.started,
+        step: state.step,
+        commands: state.commands,
+      },
+      vars,
+      path,
+      this.now(),
+      this.settings.maxPath,
+    );
     await this.store.addFinished(callid, JSON.stringify(record), this.settings.keep, this.settings.ttlMs);
     await this.store.dropPath(callid);
     return record;
@@ -103,7 +131,10 @@ export class HistoryWriter implements StepObserver {
     await Promise.allSettled([...this.inflight]);
   }
 
-  /** Writes what is pending, waiting at most `waitMs` (the server closes); `quiet`: failures from now on are counted, not logged (the store may be closed). */
+  /**
+   * Writes what is pending, waiting at most `waitMs` (the server closes); `quiet`: failures from now on are counted,
+   * not logged (the store may be closed).
+   */
   async close(waitMs = 2000, quiet = false): Promise<void> {
     if (quiet) this.quiet = true;
     let timer: NodeJS.Timeout | undefined;
@@ -115,7 +146,8 @@ export class HistoryWriter implements StepObserver {
     this.scheduled = undefined;
     const batch = this.queue;
     this.queue = [];
-    // this turn's path entries in one write (one round trip on Redis), then the calls that ended (they read their paths)
+    // this turn's path entries in one write (one round trip on Redis), then the calls that ended (they read their
+    // paths)
     const appends: PathAppend[] = [];
     const ends: StepEvent[] = [];
     for (const e of batch) {
@@ -128,18 +160,26 @@ export class HistoryWriter implements StepObserver {
           this.failed(err);
         }
     }
-    const appended = appends.length > 0 ? this.store.appendPaths(appends, this.settings.maxPath, this.pathTtlMs) : undefined;
+    const appended =
+      appends.length > 0 ? this.store.appendPaths(appends, this.settings.maxPath, this.pathTtlMs) : undefined;
     if (appended) this.track(appended, appends.length);
     for (const e of ends) {
       const after = appended ? appended.catch(() => undefined) : Promise.resolve();
-      this.track(after.then(() => this.finish(e)), 1);
+      this.track(
+        after.then(() => this.finish(e)),
+        1,
+      );
     }
   }
 
-  /** The SMS the request's sms steps sent, noted under their hashes (which call and step): a write each, beside the path's (SMS are few). */
+  /**
+   * The SMS the request's sms steps sent, noted under their hashes (which call and step): a write each, beside the
+   * path's (SMS are few).
+   */
   private noteSms(e: StepEvent, sms: SmsStatusStore): void {
     for (const x of e.effects) {
-      if (x.kind === 'sms' && x.outcome === 'ok' && x.value !== undefined && SMS_HASH.test(x.value)) this.track(sms.smsSent(x.value, sentText({ callid: e.callid, step: x.step, at: e.at }), this.smsTtlMs), 0);
+      if (x.kind === 'sms' && x.outcome === 'ok' && x.value !== undefined && SMS_HASH.test(x.value))
+        this.track(sms.smsSent(x.value, sentText({ callid: e.callid, step: x.step, at: e.at }), this.smsTtlMs), 0);
     }
   }
 
@@ -174,22 +214,41 @@ export class HistoryWriter implements StepObserver {
     this.lastLog = now;
     const n = this.unlogged;
     this.unlogged = 0;
-    this.log.error({ code: 'HISTORY_WRITE_FAILED', failed: n, err: err instanceof Error ? err.message : String(err) }, `call history: ${n} write${n === 1 ? '' : 's'} failed (the calls are not affected): ${err instanceof Error ? err.message : String(err)}`);
+    this.log.error(
+      { code: 'HISTORY_WRITE_FAILED', failed: n, err: err instanceof Error ? err.message : String(err) },
+      `call history: ${n} write${n === 1 ? '' : 's'} failed (the calls are not ` +
+        `affected): ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 
-/** The history settings of plugin options (`false` or keep 0: off), checked; a problem is thrown as the plugin's other options are. */
+/**
+ * The history settings of plugin options (`false` or keep 0: off), checked; a problem is thrown as the plugin's other
+ * options are.
+ */
 export function historySettings(o: false | Partial<HistorySettings> | undefined): HistorySettings | undefined {
   if (o === false) return undefined;
-  const s = { ...DEFAULT_HISTORY, ...Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) } as HistorySettings;
+  const s = {
+    ...DEFAULT_HISTORY,
+    ...Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)),
+  } as HistorySettings;
   for (const k of ['keep', 'ttlMs', 'maxPath'] as const) {
     const [lo, hi] = HISTORY_BOUNDS[k];
-    if (!Number.isInteger(s[k]) || s[k] < lo || s[k] > hi) throw new Error(`callscript plugin: history.${k} must be an integer from ${lo} to ${hi}, got ${String(s[k])}`);
+    if (!Number.isInteger(s[k]) || s[k] < lo || s[k] > hi)
+      throw new Error(`callscript plugin: history.${k} must be an integer from ${lo} to ${hi}, got ${String(s[k])}`);
   }
   return s.keep === 0 ? undefined : s;
 }
 
-const HISTORY_METHODS = ['appendPath', 'readPath', 'dropPath', 'addFinished', 'listFinished', 'getFinished', 'listLive'] as const;
+const HISTORY_METHODS = [
+  'appendPath',
+  'readPath',
+  'dropPath',
+  'addFinished',
+  'listFinished',
+  'getFinished',
+  'listLive',
+] as const;
 
 /** The store itself when it has the history methods; else one that has none kept (its own methods by delegation). */
 export function historyStore(store: CallStore): CallStore {

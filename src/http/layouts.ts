@@ -82,7 +82,13 @@ export class GraphLayouts {
   private lay(flow: CompiledFlow): Promise<LayoutResult> {
     const parts = layoutInput(flow);
     if (parts.nodes.length > this.maxNodes) {
-      return Promise.resolve({ ok: false, message: `the diagram of ${flow.name} ${flow.version} has ${parts.nodes.length} boxes, more than the console draws (${this.maxNodes}): use callscript graph --format dot`, lasting: true });
+      return Promise.resolve({
+        ok: false,
+        message:
+          `the diagram of ${flow.name} ${flow.version} has ${parts.nodes.length} boxes, more than the console ` +
+          `draws (${this.maxNodes}): use callscript graph --format dot`,
+        lasting: true,
+      });
     }
     if (this.closed) return Promise.resolve({ ok: false, message: 'the server is closing', lasting: false });
     return new Promise((done) => {
@@ -108,7 +114,14 @@ export class GraphLayouts {
     if (!r || r.timer) return;
     const { job } = r;
     r.timer = setTimeout(() => {
-      job.done({ ok: false, message: `the diagram of ${job.flow.name} ${job.flow.version} could not be laid out within ${this.timeoutMs / 1000} s (${job.parts.nodes.length} boxes, ${job.parts.edges.length} arrows): use callscript graph --format dot`, lasting: true });
+      job.done({
+        ok: false,
+        message:
+          `the diagram of ${job.flow.name} ${job.flow.version} could not be laid out ` +
+          `within ${this.timeoutMs / 1000} s (${job.parts.nodes.length} boxes, ${job.parts.edges.length} ` +
+          `arrows): use callscript graph --format dot`,
+        lasting: true,
+      });
       this.stopThread();
     }, this.timeoutMs);
   }

@@ -61,9 +61,14 @@ for (const [net, prefix] of [
 ] as const)
   BLOCKED.addSubnet(net, prefix, 'ipv6');
 
-/** The IPv4 address an IPv6 address stands for (::ffff:a.b.c.d, ::ffff:7f00:1, 64:ff9b::/96 NAT64, ::a.b.c.d), if any. */
+/**
+ * The IPv4 address an IPv6 address stands for (::ffff:a.b.c.d, ::ffff:7f00:1, 64:ff9b::/96 NAT64, ::a.b.c.d), if any.
+ */
 function embeddedV4(addr: string): string | undefined {
-  const a = addr.toLowerCase().replace(/^\[|\]$/g, '').split('%')[0]!;
+  const a = addr
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .split('%')[0]!;
   const dotted = /^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(a);
   if (dotted) return dotted[1];
   const groups = expand(a);
@@ -108,11 +113,14 @@ export function hostAllowed(host: string, allow: readonly string[] | undefined):
 
 class Refused extends Error {}
 
-type Attempt = { ok: true; status: number; body: Value } | { ok: false; error: string; message: string; retry: boolean };
+type Attempt =
+  { ok: true; status: number; body: Value } | { ok: false; error: string; message: string; retry: boolean };
 
 function attempt(p: Readonly<Record<string, unknown>>, timeoutMs: number, policy: HttpPolicy): Promise<Attempt> {
   return new Promise((resolve) => {
     let settled = false;
+    // set once the request is made; `done` may run before that (a URL that does not parse)
+    // eslint-disable-next-line prefer-const
     let timer: NodeJS.Timeout | undefined;
     const done = (a: Attempt) => {
       if (settled) return;
@@ -127,73 +135,148 @@ function attempt(p: Readonly<Record<string, unknown>>, timeoutMs: number, policy
       return done({ ok: false, error: 'INVALID_PARAM', message: 'the URL does not parse', retry: false });
     }
     const host = u.hostname.replace(/^\[|\]$/g, '');
-    if (!hostAllowed(host, policy.allowHosts)) return done({ ok: false, error: 'REFUSED', message: `the host ${host} is not in http.allow_hosts`, retry: false });
-    if (isIP(host) !== 0 && !policy.allowPrivate && isPrivateAddress(host)) return done({ ok: false, error: 'REFUSED', message: `${host} is a private, loopback or link-local address (http.allow_private is false)`, retry: false });
+    if (!hostAllowed(host, policy.allowHosts))
+      return done({
+        ok: false,
+        error: 'REFUSED',
+        message: `the host ${host} is not in http.allow_hosts`,
+        retry: false,
+      });
+    if (isIP(host) !== 0 && !policy.allowPrivate && isPrivateAddress(host))
+      return done({
+        ok: false,
+        error: 'REFUSED',
+        message: `${host} is a private, loopback or link-local address (http.allow_private is false)`,
+        retry: false,
+      });
     const maxBody = policy.maxBodyBytes ?? DEFAULT_HTTP_POLICY.maxBodyBytes;
-    const lookup = (hostname: string, opts: object, cb: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => {
+    const lookup = (
+      hostname: string,
+      opts: object,
+      cb: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+    ) => {
       dnsLookup(hostname, { all: true }, (err, addrs) => {
         if (err) return cb(err, '', 0);
         const list = addrs as LookupAddress[];
         const bad = policy.allowPrivate ? undefined : list.find((a) => isPrivateAddress(a.address));
-        if (bad || list.length === 0) return cb(new Refused(`${hostname} resolves to ${bad?.address ?? 'nothing'}, a private, loopback or link-local address (http.allow_private is false)`), '', 0);
+        if (bad || list.length === 0)
+          return cb(
+            new Refused(
+              `${hostname} resolves to ${bad?.address ?? 'nothing'}, a private, loopback or link-local ` +
+                `address (http.allow_private is false)`,
+            ),
+            '',
+            0,
+          );
         if ((opts as { all?: boolean }).all) return cb(null, list);
         cb(null, list[0]!.address, list[0]!.family);
       });
     };
     const given = (p.headers ?? {}) as Record<string, string>;
     const has = (h: string) => Object.keys(given).some((k) => k.toLowerCase() === h);
-    const headers: Record<string, string> = { ...(has('accept') ? {} : { accept: 'application/json' }), ...(has('user-agent') ? {} : { 'user-agent': 'callscript' }), ...given };
+    const headers: Record<string, string> = {
+      ...(has('accept') ? {} : { accept: 'application/json' }),
+      ...(has('user-agent') ? {} : { 'user-agent': 'callscript' }),
+      ...given,
+    };
     const body = typeof p.body === 'string' ? p.body : undefined;
     if (body !== undefined) {
       if (!has('content-type')) headers['content-type'] = 'application/json';
       headers['content-length'] = String(Buffer.byteLength(body));
     }
     const mod = u.protocol === 'https:' ? https : http;
-    const req = mod.request(u, { method: String(p.method ?? 'GET'), headers, lookup: lookup as never, maxHeaderSize: policy.maxHeaderBytes ?? DEFAULT_HTTP_POLICY.maxHeaderBytes, agent: false }, (res) => {
-      const declared = Number(res.headers['content-length']);
-      if (Number.isFinite(declared) && declared > maxBody) {
-        res.destroy();
-        req.destroy();
-        return done({ ok: false, error: 'TOO_LARGE', message: `the response declares ${declared} bytes, over http.max_body_bytes (${maxBody})`, retry: false });
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > maxBody) {
+    const req = mod.request(
+      u,
+      {
+        method: String(p.method ?? 'GET'),
+        headers,
+        lookup: lookup as never,
+        maxHeaderSize: policy.maxHeaderBytes ?? DEFAULT_HTTP_POLICY.maxHeaderBytes,
+        agent: false,
+      },
+      (res) => {
+        const declared = Number(res.headers['content-length']);
+        if (Number.isFinite(declared) && declared > maxBody) {
           res.destroy();
           req.destroy();
-          return done({ ok: false, error: 'TOO_LARGE', message: `the response body is over http.max_body_bytes (${maxBody})`, retry: false });
+          return done({
+            ok: false,
+            error: 'TOO_LARGE',
+            message: `the response declares ${declared} bytes, over http.max_body_bytes (${maxBody})`,
+            retry: false,
+          });
         }
-        chunks.push(c);
-      });
-      res.on('error', () => done({ ok: false, error: 'NETWORK', message: 'the response was cut off', retry: true }));
-      res.on('end', () => {
-        const status = res.statusCode ?? 0;
-        const text = Buffer.concat(chunks).toString('utf8');
-        let parsed: Value = null;
-        if (text.trim() !== '') {
-          try {
-            parsed = JSON.parse(text) as Value;
-          } catch {
-            if (status >= 200 && status < 300) return done({ ok: false, error: 'BAD_BODY', message: `the ${status} response is not JSON`, retry: false });
-            parsed = null;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > maxBody) {
+            res.destroy();
+            req.destroy();
+            return done({
+              ok: false,
+              error: 'TOO_LARGE',
+              message: `the response body is over http.max_body_bytes (${maxBody})`,
+              retry: false,
+            });
           }
-        }
-        if (status >= 500) return done({ ok: false, error: `HTTP_${status}`, message: `status ${status}`, retry: true, ...{ status, body: parsed } } as Attempt);
-        done({ ok: true, status, body: parsed });
-      });
-    });
+          chunks.push(c);
+        });
+        res.on('error', () => done({ ok: false, error: 'NETWORK', message: 'the response was cut off', retry: true }));
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: Value = null;
+          if (text.trim() !== '') {
+            try {
+              parsed = JSON.parse(text) as Value;
+            } catch {
+              if (status >= 200 && status < 300)
+                return done({
+                  ok: false,
+                  error: 'BAD_BODY',
+                  message: `the ${status} response is not JSON`,
+                  retry: false,
+                });
+              parsed = null;
+            }
+          }
+          if (status >= 500)
+            return done({
+              ok: false,
+              error: `HTTP_${status}`,
+              message: `status ${status}`,
+              retry: true,
+              ...{ status, body: parsed },
+            } as Attempt);
+          done({ ok: true, status, body: parsed });
+        });
+      },
+    );
     req.on('error', (err) => {
       if (err instanceof Refused) return done({ ok: false, error: 'REFUSED', message: err.message, retry: false });
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'HPE_HEADER_OVERFLOW') return done({ ok: false, error: 'TOO_LARGE', message: 'the response headers are over the limit', retry: false });
+      if (code === 'HPE_HEADER_OVERFLOW')
+        return done({
+          ok: false,
+          error: 'TOO_LARGE',
+          message: 'the response headers are over the limit',
+          retry: false,
+        });
       done({ ok: false, error: 'NETWORK', message: `${code ?? 'network error'}`, retry: true });
     });
-    timer = setTimeout(() => {
-      req.destroy();
-      done({ ok: false, error: 'TIMEOUT', message: `no complete answer within ${Math.round(timeoutMs)} ms`, retry: true });
-    }, Math.max(1, timeoutMs));
+    timer = setTimeout(
+      () => {
+        req.destroy();
+        done({
+          ok: false,
+          error: 'TIMEOUT',
+          message: `no complete answer within ${Math.round(timeoutMs)} ms`,
+          retry: true,
+        });
+      },
+      Math.max(1, timeoutMs),
+    );
     req.end(body);
   });
 }
@@ -201,7 +284,12 @@ function attempt(p: Readonly<Record<string, unknown>>, timeoutMs: number, policy
 /** The runner of http steps under `policy`: retries with backoff within the deadline. */
 export function httpRunner(policy: HttpPolicy = {}, now: () => number = Date.now): HttpRunner {
   const run = runWith(policy, now);
-  return (p, deadline) => run(p, deadline).catch((err: unknown) => ({ ok: false, error: 'FAILED', message: err instanceof Error ? err.message : String(err) }));
+  return (p, deadline) =>
+    run(p, deadline).catch((err: unknown) => ({
+      ok: false,
+      error: 'FAILED',
+      message: err instanceof Error ? err.message : String(err),
+    }));
 }
 
 function runWith(policy: HttpPolicy, now: () => number): HttpRunner {

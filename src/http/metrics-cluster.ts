@@ -51,7 +51,8 @@ interface Msg {
   expected?: number;
 }
 
-const isMsg = (m: unknown, kind: string): m is Msg => typeof m === 'object' && m !== null && (m as Msg).callscript === kind && typeof (m as Msg).id === 'number';
+const isMsg = (m: unknown, kind: string): m is Msg =>
+  typeof m === 'object' && m !== null && (m as Msg).callscript === kind && typeof (m as Msg).id === 'number';
 
 /** The link of this worker process (over process.send); undefined when this process has no IPC channel. */
 export function workerMetricsLink(proc: NodeJS.Process = process, waitMs = GATHER_WAIT_MS): MetricsCluster | undefined {
@@ -76,7 +77,12 @@ export function workerMetricsLink(proc: NodeJS.Process = process, waitMs = GATHE
         };
         const timer = setTimeout(() => done(undefined), waitMs);
         waiting.set(id, done);
-        proc.send!({ callscript: 'metrics-gather', id, ...(only ? { only: [...only] } : {}) }, undefined, {}, (err) => err && done(undefined));
+        proc.send!(
+          { callscript: 'metrics-gather', id, ...(only ? { only: [...only] } : {}) },
+          undefined,
+          {},
+          (err) => err && done(undefined),
+        );
       });
     },
     answer(collect) {
@@ -105,7 +111,11 @@ export interface ClusterEvents {
  * The primary's side: relays a worker's gather to every worker `serving()` lists and hands
  * back the parts. Returns the function that stops relaying.
  */
-export function relayMetrics(events: ClusterEvents, serving: () => Iterable<Worker>, waitMs = PART_WAIT_MS): () => void {
+export function relayMetrics(
+  events: ClusterEvents,
+  serving: () => Iterable<Worker>,
+  waitMs = PART_WAIT_MS,
+): () => void {
   let next = 0;
   const pending = new Map<number, { asked: Set<number>; expected: number; parts: MetricsPart[]; finish: () => void }>();
   const onMessage = (from: Worker, m: unknown) => {
@@ -126,7 +136,8 @@ export function relayMetrics(events: ClusterEvents, serving: () => Iterable<Work
       finish: () => {
         if (!pending.delete(rid)) return;
         clearTimeout(timer);
-        if (from.isConnected()) from.send({ callscript: 'metrics-gathered', id: m.id, parts: p.parts, expected: p.expected });
+        if (from.isConnected())
+          from.send({ callscript: 'metrics-gathered', id: m.id, parts: p.parts, expected: p.expected });
       },
     };
     pending.set(rid, p);

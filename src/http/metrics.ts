@@ -92,46 +92,138 @@ export class CallMetrics implements StepObserver, TrafficSource {
     processRegistry();
     const r = this.registry;
     const each = <T>(fn: (flow: string, f: FlowTally) => T[]) => [...this.flows].flatMap(([flow, f]) => fn(flow, f));
-    const perVersion = (fn: (flow: string, version: string, v: VersionTally) => Value[]) => each((flow, f) => [...f.versions].flatMap(([version, v]) => fn(flow, version, v)));
-    view(r, 'callscript_requests_total', 'Requests handled on the real-time route, by the flow version that served them ("" when none did) and outcome (ok, replay, stale, rejected, no_route, call_limit, store_unavailable, error).', 'counter', 'sum', () =>
-      perVersion((flow, version, v) => [...v.requests].map(([outcome, n]) => ({ labels: { flow, version, outcome }, value: n }))),
+    const perVersion = (fn: (flow: string, version: string, v: VersionTally) => Value[]) =>
+      each((flow, f) => [...f.versions].flatMap(([version, v]) => fn(flow, version, v)));
+    view(
+      r,
+      'callscript_requests_total',
+      'Requests handled on the real-time route, by the flow version that served them ("" when none did) and ' +
+        'outcome (ok, replay, stale, rejected, no_route, call_limit, store_unavailable, error).',
+      'counter',
+      'sum',
+      () =>
+        perVersion((flow, version, v) =>
+          [...v.requests].map(([outcome, n]) => ({ labels: { flow, version, outcome }, value: n })),
+        ),
     );
     view(r, 'callscript_calls_started_total', 'Calls started, by flow version.', 'counter', 'sum', () =>
       perVersion((flow, version, v) => (v.started > 0 ? [{ labels: { flow, version }, value: v.started }] : [])),
     );
-    view(r, 'callscript_calls_ended_total', 'Calls ended, by flow version and outcome (completed, abandoned, error, ended_by_admin).', 'counter', 'sum', () =>
-      perVersion((flow, version, v) => [...v.ended].map(([outcome, n]) => ({ labels: { flow, version, outcome }, value: n }))),
+    view(
+      r,
+      'callscript_calls_ended_total',
+      'Calls ended, by flow version and outcome (completed, abandoned, error, ended_by_admin).',
+      'counter',
+      'sum',
+      () =>
+        perVersion((flow, version, v) =>
+          [...v.ended].map(([outcome, n]) => ({ labels: { flow, version, outcome }, value: n })),
+        ),
     );
-    view(r, 'callscript_request_duration_seconds', 'Time to handle a request (queueing behind the call\'s previous request included), by flow and the step answered ("" when none).', 'histogram', 'sum', () =>
-      each((flow, f) => [...f.steps].flatMap(([step, h]) => histValues('callscript_request_duration_seconds', { flow, step }, h))),
+    view(
+      r,
+      'callscript_request_duration_seconds',
+      "Time to handle a request (queueing behind the call's previous request included), by flow and the " +
+        'step answered ("" when none).',
+      'histogram',
+      'sum',
+      () =>
+        each((flow, f) =>
+          [...f.steps].flatMap(([step, h]) => histValues('callscript_request_duration_seconds', { flow, step }, h)),
+        ),
     );
-    view(r, 'callscript_deadline_fallbacks_total', 'Requests answered with the fallback command because their step missed the deadline, by flow.', 'counter', 'sum', () =>
-      each((flow, f) => (f.fallbacks > 0 ? [{ labels: { flow }, value: f.fallbacks }] : [])),
+    view(
+      r,
+      'callscript_deadline_fallbacks_total',
+      'Requests answered with the fallback command because their step missed the deadline, by flow.',
+      'counter',
+      'sum',
+      () => each((flow, f) => (f.fallbacks > 0 ? [{ labels: { flow }, value: f.fallbacks }] : [])),
     );
-    view(r, 'callscript_effects_total', 'Effects performed (sms, http), by kind and outcome (ok, pending, or the error kind).', 'counter', 'sum', () =>
-      [...this.effects].flatMap(([kind, e]) => [...e.outcomes].map(([outcome, n]) => ({ labels: { kind, outcome }, value: n }))),
+    view(
+      r,
+      'callscript_effects_total',
+      'Effects performed (sms, http), by kind and outcome (ok, pending, or the error kind).',
+      'counter',
+      'sum',
+      () =>
+        [...this.effects].flatMap(([kind, e]) =>
+          [...e.outcomes].map(([outcome, n]) => ({ labels: { kind, outcome }, value: n })),
+        ),
     );
     view(r, 'callscript_effect_duration_seconds', 'Time an effect took, by kind.', 'histogram', 'sum', () =>
       [...this.effects].flatMap(([kind, e]) => histValues('callscript_effect_duration_seconds', { kind }, e.hist)),
     );
-    view(r, 'callscript_live_calls', 'Live calls in this process (summed over the workers), by flow.', 'gauge', 'sum', () => {
-      const n = new Map<string, number>();
-      for (const f of this.deps.flows()) n.set(f, 0);
-      for (const [f, c] of this.deps.liveCalls()) add(n, f, c);
-      return [...n].map(([flow, value]) => ({ labels: { flow }, value }));
-    });
-    view(r, 'callscript_reloads_total', 'Reloads of the flows directory, by result: ok, or refused (at least one edit refused, or the directory could not be read). With workers, the most any worker counted.', 'counter', 'max', () =>
-      [...this.reloads].map(([result, value]) => ({ labels: { result }, value })),
+    view(
+      r,
+      'callscript_live_calls',
+      'Live calls in this process (summed over the workers), by flow.',
+      'gauge',
+      'sum',
+      () => {
+        const n = new Map<string, number>();
+        for (const f of this.deps.flows()) n.set(f, 0);
+        for (const [f, c] of this.deps.liveCalls()) add(n, f, c);
+        return [...n].map(([flow, value]) => ({ labels: { flow }, value }));
+      },
     );
-    view(r, 'callscript_refused_edits', 'Flow files whose last edit is refused now (the flow serves its previous version). With workers, the most any worker has.', 'gauge', 'max', () => [{ labels: {}, value: this.deps.refusedEdits() }]);
-    view(r, 'callscript_store_errors_total', 'Requests answered 503 STORE_UNAVAILABLE: the call store could not be reached in time.', 'counter', 'sum', () => [{ labels: {}, value: this.storeErrors }]);
-    view(r, TRANSITIONS, 'Transitions the flows took, by flow version and coverage key (as in callscript test --coverage): the traffic of each edge of the flow\'s graph.', 'counter', 'sum', () =>
-      perVersion((flow, version, v) => [...v.transitions].map(([transition, n]) => ({ labels: { flow, version, transition }, value: n }))),
+    view(
+      r,
+      'callscript_reloads_total',
+      'Reloads of the flows directory, by result: ok, or refused (at least one edit refused, or the ' +
+        'directory could not be read). With workers, the most any worker counted.',
+      'counter',
+      'max',
+      () => [...this.reloads].map(([result, value]) => ({ labels: { result }, value })),
     );
-    view(r, 'callscript_webhooks_total', 'Events the webhook route took (docs/webhooks.md), by type (sms.mt.status_update, sms.mo, other; unknown before an event could be trusted) and result (ok, duplicate, ignored, bad_signature, bad_event, bad_json, unsupported_type, too_large, store_unavailable).', 'counter', 'sum', () =>
-      (this.webhookCounts?.() ?? []).map(({ type, result, count }) => ({ labels: { type, result }, value: count })),
+    view(
+      r,
+      'callscript_refused_edits',
+      'Flow files whose last edit is refused now (the flow serves its previous version). With workers, the ' +
+        'most any worker has.',
+      'gauge',
+      'max',
+      () => [{ labels: {}, value: this.deps.refusedEdits() }],
     );
-    view(r, 'callscript_processes', 'Processes whose metrics this answer sums: 1, or with --workers N the workers that answered the scrape in time.', 'gauge', 'sum', () => [{ labels: {}, value: 1 }]);
+    view(
+      r,
+      'callscript_store_errors_total',
+      'Requests answered 503 STORE_UNAVAILABLE: the call store could not be reached in time.',
+      'counter',
+      'sum',
+      () => [{ labels: {}, value: this.storeErrors }],
+    );
+    view(
+      r,
+      TRANSITIONS,
+      'Transitions the flows took, by flow version and coverage key (as in callscript test --coverage): the ' +
+        "traffic of each edge of the flow's graph.",
+      'counter',
+      'sum',
+      () =>
+        perVersion((flow, version, v) =>
+          [...v.transitions].map(([transition, n]) => ({ labels: { flow, version, transition }, value: n })),
+        ),
+    );
+    view(
+      r,
+      'callscript_webhooks_total',
+      'Events the webhook route took (docs/webhooks.md), by type (sms.mt.status_update, sms.mo, other; ' +
+        'unknown before an event could be trusted) and result (ok, duplicate, ignored, bad_signature, ' +
+        'bad_event, bad_json, unsupported_type, too_large, store_unavailable).',
+      'counter',
+      'sum',
+      () =>
+        (this.webhookCounts?.() ?? []).map(({ type, result, count }) => ({ labels: { type, result }, value: count })),
+    );
+    view(
+      r,
+      'callscript_processes',
+      'Processes whose metrics this answer sums: 1, or with --workers N the workers that answered the scrape in time.',
+      'gauge',
+      'sum',
+      () => [{ labels: {}, value: 1 }],
+    );
   }
 
   step(e: StepEvent): void {
@@ -175,14 +267,18 @@ export class CallMetrics implements StepObserver, TrafficSource {
 
   /** This process's metrics as JSON (what a worker sends the primary). */
   async part(only?: readonly string[]): Promise<MetricsPart> {
-    const all = [...(await this.registry.getMetricsAsJSON()), ...(only ? [] : await processRegistry().getMetricsAsJSON())];
+    const all = [
+      ...(await this.registry.getMetricsAsJSON()),
+      ...(only ? [] : await processRegistry().getMetricsAsJSON()),
+    ];
     return only ? all.filter((m) => only.includes(m.name)) : all;
   }
 
   async traffic(flow: string): Promise<Record<string, Record<string, number>>> {
     const out: Record<string, Record<string, number>> = {};
     if (!this.deps.cluster) {
-      for (const [version, v] of this.flows.get(flow)?.versions ?? []) if (v.transitions.size > 0) out[version] = Object.fromEntries(v.transitions);
+      for (const [version, v] of this.flows.get(flow)?.versions ?? [])
+        if (v.transitions.size > 0) out[version] = Object.fromEntries(v.transitions);
       return out;
     }
     const g = await this.deps.cluster.gather([TRANSITIONS]);
@@ -209,7 +305,10 @@ export class CallMetrics implements StepObserver, TrafficSource {
     if (g && g.parts.length > 0 && g.parts.length >= g.expected) return false;
     this.deps.log?.warn(
       { code: 'METRICS_PARTIAL', answered: g?.parts.length ?? 0, expected: g?.expected ?? null },
-      g ? `metrics: ${g.parts.length} of ${g.expected} workers answered in time${g.parts.length === 0 ? ': this worker\'s metrics alone' : ''}` : "metrics: the primary did not answer in time: this worker's metrics alone",
+      g
+        ? `metrics: ${g.parts.length} of ${g.expected} workers answered in ` +
+            `time${g.parts.length === 0 ? ": this worker's metrics alone" : ''}`
+        : "metrics: the primary did not answer in time: this worker's metrics alone",
     );
     return !g || g.parts.length === 0;
   }
@@ -221,7 +320,8 @@ export class CallMetrics implements StepObserver, TrafficSource {
 
   private version(f: FlowTally, version: string): VersionTally {
     let v = f.versions.get(version);
-    if (!v) f.versions.set(version, (v = { requests: new Map(), started: 0, ended: new Map(), transitions: new Map() }));
+    if (!v)
+      f.versions.set(version, (v = { requests: new Map(), started: 0, ended: new Map(), transitions: new Map() }));
     return v;
   }
 
@@ -241,20 +341,39 @@ export class CallMetrics implements StepObserver, TrafficSource {
 }
 
 /** GET `path`: the Prometheus text (with --workers, the workers' sum); 405 for other methods. */
-export function registerMetrics(app: FastifyInstance, metrics: CallMetrics, o: { path: string; guard?: onRequestHookHandler; notAllowed(allow: string, what: string): RouteHandlerMethod }): void {
+export function registerMetrics(
+  app: FastifyInstance,
+  metrics: CallMetrics,
+  o: { path: string; guard?: onRequestHookHandler; notAllowed(allow: string, what: string): RouteHandlerMethod },
+): void {
   app.route({
     method: 'GET',
     url: o.path,
     ...(o.guard ? { onRequest: o.guard } : {}),
-    handler: async (_req, reply) => reply.header('content-type', metrics.contentType).header('cache-control', 'no-store').send(await metrics.text()),
+    handler: async (_req, reply) =>
+      reply
+        .header('content-type', metrics.contentType)
+        .header('cache-control', 'no-store')
+        .send(await metrics.text()),
   });
-  app.route({ method: ['DELETE', 'PATCH', 'POST', 'PUT'], url: o.path, handler: o.notAllowed('GET, HEAD', 'metrics only take GET') });
+  app.route({
+    method: ['DELETE', 'PATCH', 'POST', 'PUT'],
+    url: o.path,
+    handler: o.notAllowed('GET, HEAD', 'metrics only take GET'),
+  });
   const stop = metrics.serveCluster();
   if (stop) app.addHook('onClose', async () => stop());
 }
 
 /** Registers a metric whose values `values` computes when scraped, in the shape prom-client's own metrics give. */
-function view(r: Registry, name: string, help: string, type: 'counter' | 'gauge' | 'histogram', aggregator: 'sum' | 'max', values: () => Value[]): void {
+function view(
+  r: Registry,
+  name: string,
+  help: string,
+  type: 'counter' | 'gauge' | 'histogram',
+  aggregator: 'sum' | 'max',
+  values: () => Value[],
+): void {
   const get = async () => ({ name, help, type, aggregator, values: values() });
   r.registerMetric({ name, help, type, aggregator, get, reset: () => {} } as unknown as Metric);
 }

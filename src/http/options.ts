@@ -44,7 +44,9 @@ export interface RtOptions {
   maxFlowBytes: number;
   /** The environment of the flows' environments: (version 2) to serve; absent: each flow's first one. */
   environment?: string;
-  /** What one request's templates and CEL expressions may spend (limits.expression_cost, template_memory, template_ms). */
+  /**
+   * What one request's templates and CEL expressions may spend (limits.expression_cost, template_memory, template_ms).
+   */
   evalLimits: EvalLimits;
   /**
    * A changed flow file is published once it has stayed the same for this long (an editor
@@ -71,7 +73,10 @@ export interface RtOptions {
   fallback?: string;
   /** Told about each request advanced (its effects and reply): `serve --record` (src/http/recorder.ts). */
   recorder?: CallObserver;
-  /** Told of every request handled, once its work is over (src/engine/observe.ts): your own metrics or audit, beside callscript's. */
+  /**
+   * Told of every request handled, once its work is over (src/engine/observe.ts): your own metrics or audit, beside
+   * callscript's.
+   */
   observer?: StepObserver;
 }
 
@@ -115,7 +120,11 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
    * runner standing in for the network (tests), and where secrets are read (default:
    * process.env, for the names a flow declares in `secrets:`).
    */
-  http?: HttpPolicy & { maxLookupsPerCall?: number; runner?: HttpRunner; secret?: (name: string) => string | undefined };
+  http?: HttpPolicy & {
+    maxLookupsPerCall?: number;
+    runner?: HttpRunner;
+    secret?: (name: string) => string | undefined;
+  };
   /** HTTP Basic credentials of the admin API (/admin/...); without them the admin routes do not exist. */
   admin?: { login: string; password: string };
   /** Canary per flow: the percent (0..100) of new calls sent to the newest version. */
@@ -173,7 +182,10 @@ export interface MetricsOptions {
   path?: string;
   /** none (default): open; admin: the admin API's credentials. */
   auth?: 'none' | 'admin';
-  /** Set by `callscript serve --workers N` in each worker: a scrape answers the sum of the workers (src/http/metrics-cluster.ts). */
+  /**
+   * Set by `callscript serve --workers N` in each worker: a scrape answers the sum of the workers
+   * (src/http/metrics-cluster.ts).
+   */
   cluster?: MetricsCluster;
 }
 
@@ -184,9 +196,14 @@ export interface PluginControl {
   traffic?: TrafficSource;
 }
 
-/** Why a metrics path cannot be used (undefined when it can): a plain absolute path, not one of the plugin's other routes. */
+/**
+ * Why a metrics path cannot be used (undefined when it can): a plain absolute path, not one of the plugin's other
+ * routes.
+ */
 export function metricsPathProblem(path: unknown): string | undefined {
-  if (typeof path !== 'string' || !/^\/[A-Za-z0-9._~\/-]{0,199}$/.test(path) || path.includes('//')) return `must be a path like /metrics (letters, digits, . _ ~ - and /), got ${JSON.stringify(path)}`;
-  for (const taken of ['/rt', '/health', '/admin']) if (path === taken || path.startsWith(`${taken}/`)) return `${path} is taken by the plugin's ${taken} routes`;
+  if (typeof path !== 'string' || !/^\/[A-Za-z0-9._~/-]{0,199}$/.test(path) || path.includes('//'))
+    return `must be a path like /metrics (letters, digits, . _ ~ - and /), got ${JSON.stringify(path)}`;
+  for (const taken of ['/rt', '/health', '/admin'])
+    if (path === taken || path.startsWith(`${taken}/`)) return `${path} is taken by the plugin's ${taken} routes`;
   return undefined;
 }

@@ -29,7 +29,13 @@ import { performEffect } from './effects.js';
 import { Lookups } from '../engine/http-wait.js';
 import { httpRunner } from './lookup-client.js';
 import { observers, type StepObserver } from '../engine/observe.js';
-import { DEFAULT_RT_OPTIONS, metricsPathProblem, type CallscriptPluginOptions, type MetricsOptions, type RtOptions } from './options.js';
+import {
+  DEFAULT_RT_OPTIONS,
+  metricsPathProblem,
+  type CallscriptPluginOptions,
+  type MetricsOptions,
+  type RtOptions,
+} from './options.js';
 import { CallMetrics, registerMetrics } from './metrics.js';
 import { registerHealth } from './health.js';
 import { RtTracing, type RtSpan } from './tracing.js';
@@ -49,7 +55,10 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   let registry = options.reloader?.registry ?? options.registry;
   let report = options.report;
   if (!registry) {
-    const loaded = await Registry.fromDirectory(options.flowsDir ?? 'flows', { maxFileBytes: opts.maxFlowBytes, ...(opts.environment !== undefined ? { environment: opts.environment } : {}) });
+    const loaded = await Registry.fromDirectory(options.flowsDir ?? 'flows', {
+      maxFileBytes: opts.maxFlowBytes,
+      ...(opts.environment !== undefined ? { environment: opts.environment } : {}),
+    });
     registry = loaded.registry;
     report = loaded.report;
   }
@@ -57,34 +66,72 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   const store = options.store ?? new MemoryStore();
   if (!options.store) app.addHook('onClose', async () => store.close());
   const live = options.live ?? new LiveCalls(opts.callTtlMs);
-  const reloader = options.reloader ?? new Reloader(registry, options.registry ? options.flowsDir : (options.flowsDir ?? 'flows'), live, { settleMs: opts.reloadSettleMs, maxFileBytes: opts.maxFlowBytes, ...(opts.environment !== undefined ? { environment: opts.environment } : {}) });
+  const reloader =
+    options.reloader ??
+    new Reloader(registry, options.registry ? options.flowsDir : (options.flowsDir ?? 'flows'), live, {
+      settleMs: opts.reloadSettleMs,
+      maxFileBytes: opts.maxFlowBytes,
+      ...(opts.environment !== undefined ? { environment: opts.environment } : {}),
+    });
   const effects = options.effects ?? {};
   // Instances on one Redis share flow versions, pins, canaries and counts (src/registry/shared-versions.ts).
   const sync =
     store instanceof RedisStore
-      ? new SharedVersions(registry, live, new RedisShared(store.client, store.prefix), { ttlMs: opts.callTtlMs + opts.endedTtlMs, check: { maxFileBytes: opts.maxFlowBytes, ...(opts.environment !== undefined ? { environment: opts.environment } : {}) }, log: app.log })
+      ? new SharedVersions(registry, live, new RedisShared(store.client, store.prefix), {
+          ttlMs: opts.callTtlMs + opts.endedTtlMs,
+          check: {
+            maxFileBytes: opts.maxFlowBytes,
+            ...(opts.environment !== undefined ? { environment: opts.environment } : {}),
+          },
+          log: app.log,
+        })
       : undefined;
   if (sync) {
     await sync.start();
     app.addHook('onClose', async () => sync.close());
   }
   const reg = registry;
-  const versions = { get: (n: string, v: string) => reg.get(n, v), pick: (n: string, c: string) => reg.pick(n, c), ...(sync ? { fetch: (n: string, v: string) => sync.fetch(n, v) } : {}) };
+  const versions = {
+    get: (n: string, v: string) => reg.get(n, v),
+    pick: (n: string, c: string) => reg.pick(n, c),
+    ...(sync ? { fetch: (n: string, v: string) => sync.fetch(n, v) } : {}),
+  };
   const sealer = sealerOf(options.sensitiveKeys);
-  if (sealer) app.log.info({ code: 'SENSITIVE_SEALED', key: sealer.keyId }, `sensitive values are sealed in the call store (AES-256-GCM, key ${sealer.keyId})`);
+  if (sealer)
+    app.log.info(
+      { code: 'SENSITIVE_SEALED', key: sealer.keyId },
+      `sensitive values are sealed in the call store (AES-256-GCM, key ${sealer.keyId})`,
+    );
   else if (store instanceof RedisStore) {
-    const flows = registry.list().filter((f) => registry.current(f.name)?.tables.sensitive).map((f) => f.name);
-    if (flows.length > 0) app.log.warn({ code: 'SENSITIVE_NOT_SEALED', flows }, `flows ${flows.join(', ')} have sensitive values, stored in clear in Redis: set CALLSCRIPT_SENSITIVE_KEY to seal them (docs/security.md)`);
+    const flows = registry
+      .list()
+      .filter((f) => registry.current(f.name)?.tables.sensitive)
+      .map((f) => f.name);
+    if (flows.length > 0)
+      app.log.warn(
+        { code: 'SENSITIVE_NOT_SEALED', flows },
+        `flows ${flows.join(', ')} have sensitive values, stored in clear in Redis: set ` +
+          `CALLSCRIPT_SENSITIVE_KEY to seal them (docs/security.md)`,
+      );
   }
   const httpOpts = options.http ?? {};
-  const lookups = new Lookups({ run: httpOpts.runner ?? httpRunner(httpOpts), store, ...(httpOpts.maxLookupsPerCall !== undefined ? { maxPerCall: httpOpts.maxLookupsPerCall } : {}) });
+  const lookups = new Lookups({
+    run: httpOpts.runner ?? httpRunner(httpOpts),
+    store,
+    ...(httpOpts.maxLookupsPerCall !== undefined ? { maxPerCall: httpOpts.maxLookupsPerCall } : {}),
+  });
   const secret = httpOpts.secret ?? ((name: string) => process.env[name]);
   // The call history (src/http/history.ts): paths of live calls and the last finished calls, in the store.
   const historyOpts = historySettings(options.history);
   // a store of your own written before the history (no history methods): no history, the admin API shows none
   const withHistory = historyStore(store);
-  if (withHistory !== store && historyOpts) app.log.warn({ code: 'HISTORY_UNSUPPORTED' }, 'the call store given has no history methods (appendPath, addFinished...): no call history is kept');
-  const history = historyOpts && withHistory === store ? new HistoryWriter(store, historyOpts, opts.callTtlMs, app.log) : undefined;
+  if (withHistory !== store && historyOpts)
+    app.log.warn(
+      { code: 'HISTORY_UNSUPPORTED' },
+      'the call store given has no history methods (appendPath, addFinished...): no call history is kept',
+    );
+  const history =
+    historyOpts && withHistory === store ? new HistoryWriter(store, historyOpts, opts.callTtlMs, app.log) : undefined;
   if (history) {
     // written before the server stops (the store may be closed by then in onClose), and what came after
     app.addHook('preClose', async () => history.close());
@@ -96,7 +143,9 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
       ? [...reg.pendingErrors().entries()].map(([file, ds]) => ({ file: basename(file), diagnostics: pendingView(ds) }))
       : (report?.refused ?? []).map((file) => ({
           file: basename(file),
-          diagnostics: pendingView((report?.diagnostics ?? []).filter((d) => d.file === file && d.severity === 'error')),
+          diagnostics: pendingView(
+            (report?.diagnostics ?? []).filter((d) => d.file === file && d.severity === 'error'),
+          ),
         }));
   const metricsOpts: MetricsOptions | undefined = options.metrics === false ? undefined : (options.metrics ?? {});
   const metrics = metricsOpts
@@ -115,7 +164,10 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   if (mismatch) {
     app.log.warn(
       { code: 'TRACING_API_MISMATCH', registered: mismatch.registered, ours: mismatch.ours },
-      `an OpenTelemetry SDK is registered through @opentelemetry/api ${mismatch.registered}, which callscript's @opentelemetry/api ${mismatch.ours} does not use: no spans are recorded. Install SDK packages that depend on @opentelemetry/api ${mismatch.ours} (npm ls @opentelemetry/api shows the copies; docs/operations.md, Traces)`,
+      `an OpenTelemetry SDK is registered through @opentelemetry/api ${mismatch.registered}, which ` +
+        `callscript's @opentelemetry/api ${mismatch.ours} does not use: no spans are recorded. Install SDK ` +
+        `packages that depend on @opentelemetry/api ${mismatch.ours} (npm ls @opentelemetry/api shows the ` +
+        `copies; docs/operations.md, Traces)`,
     );
   }
   // Observers of every request handled (src/engine/observe.ts): the user's, metrics, call history.
@@ -123,12 +175,39 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   stepObservers.push(metrics);
   stepObservers.push(tracing);
   const observer = observers(stepObservers, (err) => app.log.error({ err }, 'an observer of the call step failed'));
-  // Outbound calls placed by the admin API (src/http/outbound.ts): kept in the store, read by the first request of each.
-  const outbound = typeof store.putOutbound === 'function' && typeof store.getOutbound === 'function' ? new OutboundCalls(store, { history: history !== undefined }) : undefined;
+  // Outbound calls placed by the admin API (src/http/outbound.ts): kept in the store, read by the first request of
+  // each.
+  const outbound =
+    typeof store.putOutbound === 'function' && typeof store.getOutbound === 'function'
+      ? new OutboundCalls(store, { history: history !== undefined })
+      : undefined;
   const serviceClient = options.service ? new ServiceClient(options.service) : undefined;
   const service = new CallHandler(
-    { versions, store, live, release: () => reg.release(live), perform: (e, budget) => performEffect(effects, e, budget), lookups, ...(outbound ? { outbound } : {}) },
-    { secret, deadlineMs: opts.deadlineMs, callTtlMs: opts.callTtlMs, ...(store instanceof MemoryStore ? {} : { liveCheckMs: opts.liveCheckMs }), endedTtlMs: opts.endedTtlMs, maxStateBytes: opts.maxStateBytes, evalLimits: opts.evalLimits, maxLiveCalls: opts.maxLiveCalls, unknownCall: opts.unknownCall, routes: opts.routes, ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}), ...(opts.recorder ? { recorder: opts.recorder } : {}), ...(sealer ? { sealer } : {}), ...(observer ? { observer } : {}) },
+    {
+      versions,
+      store,
+      live,
+      release: () => reg.release(live),
+      perform: (e, budget) => performEffect(effects, e, budget),
+      lookups,
+      ...(outbound ? { outbound } : {}),
+    },
+    {
+      secret,
+      deadlineMs: opts.deadlineMs,
+      callTtlMs: opts.callTtlMs,
+      ...(store instanceof MemoryStore ? {} : { liveCheckMs: opts.liveCheckMs }),
+      endedTtlMs: opts.endedTtlMs,
+      maxStateBytes: opts.maxStateBytes,
+      evalLimits: opts.evalLimits,
+      maxLiveCalls: opts.maxLiveCalls,
+      unknownCall: opts.unknownCall,
+      routes: opts.routes,
+      ...(opts.fallback !== undefined ? { fallback: opts.fallback } : {}),
+      ...(opts.recorder ? { recorder: opts.recorder } : {}),
+      ...(sealer ? { sealer } : {}),
+      ...(observer ? { observer } : {}),
+    },
   );
   app.addHook('onClose', async () => service.close());
   // A reloader made here is closed here (its checker's worker); one given is its owner's.
@@ -140,7 +219,10 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     const p = reloader.reload(reason, app.log);
     if (metrics && !counted.has(p)) {
       counted.add(p);
-      p.then((s) => metrics.reloaded(s), () => {});
+      p.then(
+        (s) => metrics.reloaded(s),
+        () => {},
+      );
     }
     return p;
   };
@@ -156,7 +238,8 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     app.addHook('onClose', async () => watcher.close());
   }
   for (const [name, percent] of Object.entries(options.canary ?? {})) {
-    if (registry.setCanary(name, percent) !== 'ok') app.log.warn({ flow: name }, `canary: no flow named "${name}" is loaded`);
+    if (registry.setCanary(name, percent) !== 'ok')
+      app.log.warn({ flow: name }, `canary: no flow named "${name}" is loaded`);
   }
   if (options.control) {
     options.control.setRoutes = (routes) => service.setRoutes(routes);
@@ -168,7 +251,8 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   // body is read: requireJsonBody); take the body as text and parse it losslessly.
   // application/json is named too: Fastify caches the parser it finds for a content type,
   // but not the catch-all, which it would look for anew (parsing the header) on every request.
-  const asText = (_req: FastifyRequest, body: string | Buffer, done: (err: null, body: string | Buffer) => void) => done(null, body);
+  const asText = (_req: FastifyRequest, body: string | Buffer, done: (err: null, body: string | Buffer) => void) =>
+    done(null, body);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/json', '*'], { parseAs: 'string', bodyLimit: opts.bodyLimit }, asText);
 
@@ -178,7 +262,14 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     req.log.error({ err }, 'unexpected error');
     return sendError(reply, 500, 'INTERNAL', 'unexpected error; the call state was not changed');
   });
-  app.setNotFoundHandler((req, reply) => sendError(reply, 404, 'NOT_FOUND', `no route ${req.method} ${req.url.length > 200 ? `${req.url.slice(0, 200)}…` : req.url}`));
+  app.setNotFoundHandler((req, reply) =>
+    sendError(
+      reply,
+      404,
+      'NOT_FOUND',
+      `no route ${req.method} ${req.url.length > 200 ? `${req.url.slice(0, 200)}…` : req.url}`,
+    ),
+  );
 
   // Failed authentications are counted per address by @fastify/rate-limit (src/http/auth.ts).
   const limited = opts.authFailureLimit > 0 && (opts.auth !== undefined || options.admin !== undefined);
@@ -189,7 +280,20 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   // Credentials are checked before the body is read (onRequest), so an unauthenticated
   // request costs nothing and never reaches the call state; then the body must be JSON.
   const rtHooks = [
-    ...(opts.auth ? [authGuard({ credentials: opts.auth, code: 'AUTH_REQUIRED', message: 'valid HTTP Basic credentials are required', name: 'callscript', what: '/rt' }, limitsFor())] : []),
+    ...(opts.auth
+      ? [
+          authGuard(
+            {
+              credentials: opts.auth,
+              code: 'AUTH_REQUIRED',
+              message: 'valid HTTP Basic credentials are required',
+              name: 'callscript',
+              what: '/rt',
+            },
+            limitsFor(),
+          ),
+        ]
+      : []),
     requireJsonBody,
   ];
 
@@ -222,32 +326,73 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   const notAllowed = (allow: string, what: string) => (_req: FastifyRequest, reply: FastifyReply) =>
     sendError(reply.header('allow', allow), 405, 'METHOD_NOT_ALLOWED', what);
   const OTHER = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'PUT'] as const;
-  for (const url of ['/rt', '/rt/:flow']) app.route({ method: [...OTHER], url, handler: notAllowed('POST', 'the real-time endpoint only takes POST') });
+  for (const url of ['/rt', '/rt/:flow'])
+    app.route({ method: [...OTHER], url, handler: notAllowed('POST', 'the real-time endpoint only takes POST') });
 
   registerHealth(app, { registry: reg, store, live, refused: refusedNow, notAllowed });
 
   // The service's webhooks (src/http/webhooks.ts): SMS delivery reports kept as long as their calls' records.
-  if (options.webhooks?.secret !== undefined && metrics && (options.webhooks.path ?? DEFAULT_WEBHOOK_PATH) === (metricsOpts?.path ?? '/metrics')) throw new Error(`callscript plugin: webhooks.path and metrics.path are both ${metricsOpts?.path ?? '/metrics'}: give them different paths`);
-  const webhooks = await webhookRoute(app, options.webhooks, store, { ttlMs: history?.smsTtlMs ?? DEFAULT_HISTORY.ttlMs + opts.callTtlMs, log: app.log });
+  if (
+    options.webhooks?.secret !== undefined &&
+    metrics &&
+    (options.webhooks.path ?? DEFAULT_WEBHOOK_PATH) === (metricsOpts?.path ?? '/metrics')
+  )
+    throw new Error(
+      `callscript plugin: webhooks.path and metrics.path are both ${metricsOpts?.path ?? '/metrics'}: give ` +
+        `them different paths`,
+    );
+  const webhooks = await webhookRoute(app, options.webhooks, store, {
+    ttlMs: history?.smsTtlMs ?? DEFAULT_HISTORY.ttlMs + opts.callTtlMs,
+    log: app.log,
+  });
   if (webhooks && metrics) metrics.countWebhooks(() => webhooks.counts.list());
 
   if (metrics && metricsOpts) {
     // open, or behind the admin credentials (failures counted like the admin API's)
-    const guard = metricsOpts.auth === 'admin' ? authGuard({ credentials: options.admin!, code: 'ADMIN_AUTH_REQUIRED', message: 'valid admin HTTP Basic credentials are required', name: 'callscript-admin', what: 'the metrics' }, limitsFor()) : undefined;
+    const guard =
+      metricsOpts.auth === 'admin'
+        ? authGuard(
+            {
+              credentials: options.admin!,
+              code: 'ADMIN_AUTH_REQUIRED',
+              message: 'valid admin HTTP Basic credentials are required',
+              name: 'callscript-admin',
+              what: 'the metrics',
+            },
+            limitsFor(),
+          )
+        : undefined;
     registerMetrics(app, metrics, { path: metricsOpts.path ?? '/metrics', ...(guard ? { guard } : {}), notAllowed });
   }
 
   // the console's traffic: the plugin's `traffic` option, else the metrics' transitions counter
   const traffic = options.traffic ?? metrics;
   if (options.admin) {
-    if (!outbound) app.log.warn({ code: 'OUTBOUND_UNSUPPORTED' }, 'the call store given has no outbound methods (putOutbound, getOutbound): POST /admin/calls is off');
+    if (!outbound)
+      app.log.warn(
+        { code: 'OUTBOUND_UNSUPPORTED' },
+        'the call store given has no outbound methods (putOutbound, getOutbound): POST /admin/calls is off',
+      );
     // a call ended here is counted as ended (no request of the call ends it)
     const endCall: CallHandler['endCall'] = async (callid) => {
       const r = await service.endCall(callid);
       if (r.kind === 'ended') metrics?.endedByAdmin(r.state.flow, r.state.version);
       return r;
     };
-    await registerAdmin(app, { auth: options.admin, limits: limitsFor(), registry, live, store: withHistory, reload, endCall, ...(history ? { history } : {}), ...(sync ? { sync } : {}), ...(traffic ? { traffic } : {}), ...(webhooks ? { webhooks } : {}), ...(outbound ? { outbound: { outbound, ...(serviceClient ? { service: serviceClient } : {}) } } : {}) });
+    await registerAdmin(app, {
+      auth: options.admin,
+      limits: limitsFor(),
+      registry,
+      live,
+      store: withHistory,
+      reload,
+      endCall,
+      ...(history ? { history } : {}),
+      ...(sync ? { sync } : {}),
+      ...(traffic ? { traffic } : {}),
+      ...(webhooks ? { webhooks } : {}),
+      ...(outbound ? { outbound: { outbound, ...(serviceClient ? { service: serviceClient } : {}) } } : {}),
+    });
   }
 };
 
@@ -256,36 +401,71 @@ function checkOptions(o: RtOptions & Pick<CallscriptPluginOptions, 'admin' | 'ca
   const bad = (what: string) => {
     throw new Error(`callscript plugin: ${what}`);
   };
-  if (!Number.isInteger(o.deadlineMs) || o.deadlineMs < 100 || o.deadlineMs > 4900) bad(`deadlineMs must be an integer from 100 to 4900, got ${o.deadlineMs}`);
-  if (!Number.isInteger(o.bodyLimit) || o.bodyLimit < 1024 || o.bodyLimit > 1048576) bad(`bodyLimit must be an integer from 1024 to 1048576, got ${o.bodyLimit}`);
-  if (!Number.isInteger(o.bodyDepth) || o.bodyDepth < 2 || o.bodyDepth > 256) bad(`bodyDepth must be an integer from 2 to 256, got ${o.bodyDepth}`);
-  if (!Number.isInteger(o.callTtlMs) || o.callTtlMs < 1000) bad(`callTtlMs must be an integer of at least 1000, got ${o.callTtlMs}`);
-  if (!Number.isInteger(o.liveCheckMs) || o.liveCheckMs < 100 || o.liveCheckMs > 3_600_000) bad(`liveCheckMs must be an integer from 100 to 3600000, got ${o.liveCheckMs}`);
-  if (!Number.isInteger(o.endedTtlMs) || o.endedTtlMs < 1000) bad(`endedTtlMs must be an integer of at least 1000, got ${o.endedTtlMs}`);
-  if (!Number.isInteger(o.maxStateBytes) || o.maxStateBytes < 1024 || o.maxStateBytes > 1048576) bad(`maxStateBytes must be an integer from 1024 to 1048576, got ${o.maxStateBytes}`);
-  for (const [k, lo, hi] of [['celUnits', 1000, 1e7], ['templateMs', 1, 1000], ['templateMemory', 1000, 1e7]] as const) {
+  if (!Number.isInteger(o.deadlineMs) || o.deadlineMs < 100 || o.deadlineMs > 4900)
+    bad(`deadlineMs must be an integer from 100 to 4900, got ${o.deadlineMs}`);
+  if (!Number.isInteger(o.bodyLimit) || o.bodyLimit < 1024 || o.bodyLimit > 1048576)
+    bad(`bodyLimit must be an integer from 1024 to 1048576, got ${o.bodyLimit}`);
+  if (!Number.isInteger(o.bodyDepth) || o.bodyDepth < 2 || o.bodyDepth > 256)
+    bad(`bodyDepth must be an integer from 2 to 256, got ${o.bodyDepth}`);
+  if (!Number.isInteger(o.callTtlMs) || o.callTtlMs < 1000)
+    bad(`callTtlMs must be an integer of at least 1000, got ${o.callTtlMs}`);
+  if (!Number.isInteger(o.liveCheckMs) || o.liveCheckMs < 100 || o.liveCheckMs > 3_600_000)
+    bad(`liveCheckMs must be an integer from 100 to 3600000, got ${o.liveCheckMs}`);
+  if (!Number.isInteger(o.endedTtlMs) || o.endedTtlMs < 1000)
+    bad(`endedTtlMs must be an integer of at least 1000, got ${o.endedTtlMs}`);
+  if (!Number.isInteger(o.maxStateBytes) || o.maxStateBytes < 1024 || o.maxStateBytes > 1048576)
+    bad(`maxStateBytes must be an integer from 1024 to 1048576, got ${o.maxStateBytes}`);
+  for (const [k, lo, hi] of [
+    ['celUnits', 1000, 1e7],
+    ['templateMs', 1, 1000],
+    ['templateMemory', 1000, 1e7],
+  ] as const) {
     const v = o.evalLimits?.[k];
-    if (!Number.isInteger(v) || v! < lo || v! > hi) bad(`evalLimits.${k} must be an integer from ${lo} to ${hi}, got ${String(v)}`);
+    if (!Number.isInteger(v) || v! < lo || v! > hi)
+      bad(`evalLimits.${k} must be an integer from ${lo} to ${hi}, got ${String(v)}`);
   }
-  if (!Number.isInteger(o.maxLiveCalls) || o.maxLiveCalls < 1) bad(`maxLiveCalls must be a positive integer, got ${o.maxLiveCalls}`);
-  if (!Number.isInteger(o.maxFlowBytes) || o.maxFlowBytes < 1024 || o.maxFlowBytes > 67108864) bad(`maxFlowBytes must be an integer from 1024 to 67108864, got ${o.maxFlowBytes}`);
-  if (!Number.isInteger(o.authFailureLimit) || o.authFailureLimit < 0 || o.authFailureLimit > 100000) bad(`authFailureLimit must be an integer from 0 to 100000, got ${o.authFailureLimit}`);
-  if (!Number.isInteger(o.authFailureWindowMs) || o.authFailureWindowMs < 1000 || o.authFailureWindowMs > 86_400_000) bad(`authFailureWindowMs must be an integer from 1000 to 86400000, got ${o.authFailureWindowMs}`);
-  if (!Number.isInteger(o.reloadSettleMs) || o.reloadSettleMs < 0 || o.reloadSettleMs > 60000) bad(`reloadSettleMs must be an integer from 0 to 60000, got ${o.reloadSettleMs}`);
-  if (!['restart', 'hangup', 'reject'].includes(o.unknownCall)) bad(`unknownCall must be restart, hangup or reject, got ${String(o.unknownCall)}`);
-  if (o.admin && (typeof o.admin.login !== 'string' || typeof o.admin.password !== 'string' || o.admin.login === '' || o.admin.password === '')) bad('admin needs a non-empty login and password');
-  for (const [name, p] of Object.entries(o.canary ?? {})) if (typeof p !== 'number' || !(p >= 0 && p <= 100)) bad(`canary.${name} must be a percent from 0 to 100, got ${String(p)}`);
-  if (o.auth && (typeof o.auth.login !== 'string' || typeof o.auth.password !== 'string' || o.auth.login === '' || o.auth.password === '')) bad('auth needs a non-empty login and password');
+  if (!Number.isInteger(o.maxLiveCalls) || o.maxLiveCalls < 1)
+    bad(`maxLiveCalls must be a positive integer, got ${o.maxLiveCalls}`);
+  if (!Number.isInteger(o.maxFlowBytes) || o.maxFlowBytes < 1024 || o.maxFlowBytes > 67108864)
+    bad(`maxFlowBytes must be an integer from 1024 to 67108864, got ${o.maxFlowBytes}`);
+  if (!Number.isInteger(o.authFailureLimit) || o.authFailureLimit < 0 || o.authFailureLimit > 100000)
+    bad(`authFailureLimit must be an integer from 0 to 100000, got ${o.authFailureLimit}`);
+  if (!Number.isInteger(o.authFailureWindowMs) || o.authFailureWindowMs < 1000 || o.authFailureWindowMs > 86_400_000)
+    bad(`authFailureWindowMs must be an integer from 1000 to 86400000, got ${o.authFailureWindowMs}`);
+  if (!Number.isInteger(o.reloadSettleMs) || o.reloadSettleMs < 0 || o.reloadSettleMs > 60000)
+    bad(`reloadSettleMs must be an integer from 0 to 60000, got ${o.reloadSettleMs}`);
+  if (!['restart', 'hangup', 'reject'].includes(o.unknownCall))
+    bad(`unknownCall must be restart, hangup or reject, got ${String(o.unknownCall)}`);
+  if (
+    o.admin &&
+    (typeof o.admin.login !== 'string' ||
+      typeof o.admin.password !== 'string' ||
+      o.admin.login === '' ||
+      o.admin.password === '')
+  )
+    bad('admin needs a non-empty login and password');
+  for (const [name, p] of Object.entries(o.canary ?? {}))
+    if (typeof p !== 'number' || !(p >= 0 && p <= 100))
+      bad(`canary.${name} must be a percent from 0 to 100, got ${String(p)}`);
+  if (
+    o.auth &&
+    (typeof o.auth.login !== 'string' ||
+      typeof o.auth.password !== 'string' ||
+      o.auth.login === '' ||
+      o.auth.password === '')
+  )
+    bad('auth needs a non-empty login and password');
   const m = o.metrics;
   if (m !== undefined && m !== false) {
     if (typeof m !== 'object' || m === null) bad(`metrics must be false or { path, auth }, got ${String(m)}`);
     const problem = m.path === undefined ? undefined : metricsPathProblem(m.path);
     if (problem) bad(`metrics.path ${problem}`);
-    if (m.auth !== undefined && m.auth !== 'none' && m.auth !== 'admin') bad(`metrics.auth must be none or admin, got ${String(m.auth)}`);
-    if (m.auth === 'admin' && !o.admin) bad('metrics.auth admin needs the admin credentials (the admin option): without them /metrics would be open');
+    if (m.auth !== undefined && m.auth !== 'none' && m.auth !== 'admin')
+      bad(`metrics.auth must be none or admin, got ${String(m.auth)}`);
+    if (m.auth === 'admin' && !o.admin)
+      bad('metrics.auth admin needs the admin credentials (the admin option): without them /metrics would be open');
   }
 }
-
 
 /** The sealer of the keys given (the first seals); a bad key is a registration error. */
 function sealerOf(keys: readonly string[] | undefined): Sealer | undefined {
@@ -293,7 +473,7 @@ function sealerOf(keys: readonly string[] | undefined): Sealer | undefined {
   try {
     return new Sealer(keys.map(parseKey));
   } catch (err) {
-    throw new Error(`callscript plugin: sensitiveKeys: ${(err as Error).message}`);
+    throw new Error(`callscript plugin: sensitiveKeys: ${(err as Error).message}`, { cause: err });
   }
 }
 

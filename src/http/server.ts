@@ -44,22 +44,52 @@ export async function buildServer(options: ServerOptions = {}): Promise<FastifyI
 
 /** Like buildServer, and also hands back the registry, the load report and the reload handles. */
 export async function createServer(options: ServerOptions = {}): Promise<Server> {
-  const { logLevel = 'info', logStream, watch, configFile, onConfigChange, headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, trustProxy, ...plugin } = options;
-  const transport = { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs, maxConnections, trustProxy };
+  const {
+    logLevel = 'info',
+    logStream,
+    watch,
+    configFile,
+    onConfigChange,
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs,
+    socketTimeoutMs,
+    maxConnections,
+    trustProxy,
+    ...plugin
+  } = options;
+  const transport = {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs,
+    socketTimeoutMs,
+    maxConnections,
+    trustProxy,
+  };
   let { registry, report } = plugin;
   const flowsDir = registry ? plugin.flowsDir : (plugin.flowsDir ?? 'flows');
   if (!registry) {
-    const loaded = await Registry.fromDirectory(flowsDir!, { maxFileBytes: plugin.maxFlowBytes ?? DEFAULT_RT_OPTIONS.maxFlowBytes, ...(plugin.environment !== undefined ? { environment: plugin.environment } : {}) });
+    const loaded = await Registry.fromDirectory(flowsDir!, {
+      maxFileBytes: plugin.maxFlowBytes ?? DEFAULT_RT_OPTIONS.maxFlowBytes,
+      ...(plugin.environment !== undefined ? { environment: plugin.environment } : {}),
+    });
     registry = loaded.registry;
     report = loaded.report;
   }
   const live = plugin.live ?? new LiveCalls(plugin.callTtlMs ?? DEFAULT_RT_OPTIONS.callTtlMs);
-  const reloader = plugin.reloader ?? new Reloader(registry, flowsDir, live, { settleMs: plugin.reloadSettleMs ?? DEFAULT_RT_OPTIONS.reloadSettleMs, maxFileBytes: plugin.maxFlowBytes ?? DEFAULT_RT_OPTIONS.maxFlowBytes, ...(plugin.environment !== undefined ? { environment: plugin.environment } : {}) });
+  const reloader =
+    plugin.reloader ??
+    new Reloader(registry, flowsDir, live, {
+      settleMs: plugin.reloadSettleMs ?? DEFAULT_RT_OPTIONS.reloadSettleMs,
+      maxFileBytes: plugin.maxFlowBytes ?? DEFAULT_RT_OPTIONS.maxFlowBytes,
+      ...(plugin.environment !== undefined ? { environment: plugin.environment } : {}),
+    });
   const control: PluginControl = plugin.control ?? {};
   const perRequest = logLevel === 'debug' || logLevel === 'trace';
   const app = Fastify({
     // lines logged within a recording OpenTelemetry span carry its trace_id and span_id
-    logger: logLevel === false ? false : { level: logLevel, ...traceLogOptions, ...(logStream ? { stream: logStream } : {}) },
+    logger:
+      logLevel === false ? false : { level: logLevel, ...traceLogOptions, ...(logStream ? { stream: logStream } : {}) },
     logController: new LogController({ disableRequestLogging: !perRequest }),
     // Fastify makes a child logger per request, bound to its reqId; with request logging
     // off no line carries that id to correlate with, so requests log through the app's
@@ -82,7 +112,8 @@ export async function createServer(options: ServerOptions = {}): Promise<Server>
       debounceMs: typeof watch === 'object' ? watch.debounceMs : undefined,
       onFlows: () => void reload('file change').catch((err: unknown) => app.log.error({ err }, 'reload failed')),
       onConfig: onConfigChange,
-      onError: (err) => app.log.error({ err }, 'watching the flows directory failed: reload with SIGHUP or POST /admin/reload'),
+      onError: (err) =>
+        app.log.error({ err }, 'watching the flows directory failed: reload with SIGHUP or POST /admin/reload'),
     });
     app.addHook('onClose', async () => watcher.close());
   }

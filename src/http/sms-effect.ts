@@ -20,7 +20,11 @@ export function smsSender(account: SmsAccount): SmsSender {
   return async (msg, budgetMs, callid) => {
     // the call the SMS belongs to, for the emulator's transcript (the service ignores the header)
     const headers = callid === undefined ? undefined : { [CALLID_HEADER]: callid };
-    const client = new SmsClient({ ...account, timeoutMs: Math.max(1, Math.min(account.timeoutMs, budgetMs)), ...(headers ? { headers } : {}) });
+    const client = new SmsClient({
+      ...account,
+      timeoutMs: Math.max(1, Math.min(account.timeoutMs, budgetMs)),
+      ...(headers ? { headers } : {}),
+    });
     try {
       return await client.send({ from: msg.from ?? '', to: msg.to, body: msg.body, options: msg.options ?? null });
     } catch (err) {
@@ -28,7 +32,11 @@ export function smsSender(account: SmsAccount): SmsSender {
       if (err instanceof SmsTimeoutError) throw new EffectError('TIMEOUT', message);
       if (err instanceof SmsNetworkError) throw new EffectError('NETWORK', message);
       if (err instanceof SmsValidationError) throw new EffectError('REJECTED', message);
-      if (err instanceof SmsApiError) throw new EffectError(err.status >= 400 && err.status < 500 ? 'REJECTED' : 'FAILED', `${err.status} ${err.code}: ${err.message}`);
+      if (err instanceof SmsApiError)
+        throw new EffectError(
+          err.status >= 400 && err.status < 500 ? 'REJECTED' : 'FAILED',
+          `${err.status} ${err.code}: ${err.message}`,
+        );
       throw new EffectError('FAILED', message);
     }
   };

@@ -40,7 +40,9 @@ export function apiVersion(): string {
 }
 
 /** A tracer provider registered that callscript's API does not use; undefined when none is, or when it is used. */
-export function tracingMismatch(global: Record<symbol, unknown> = globalThis as unknown as Record<symbol, unknown>): TracingMismatch | undefined {
+export function tracingMismatch(
+  global: Record<symbol, unknown> = globalThis as unknown as Record<symbol, unknown>,
+): TracingMismatch | undefined {
   const g = global[GLOBAL_KEY] as { version?: unknown; trace?: unknown } | undefined;
   if (!g || g.trace === undefined || trace.getTracerProvider() === g.trace) return undefined;
   return { registered: typeof g.version === 'string' ? g.version : 'unknown', ours: apiVersion() };

@@ -12,7 +12,17 @@
  * fallback was the reply): the span says `callscript.deadline_fallback`, without the step's
  * attributes.
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  context,
+  propagation,
+  trace,
+  type Context,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { StepEvent, StepObserver } from '../engine/observe.js';
 
@@ -50,7 +60,8 @@ export function traceLogFields(): Record<string, string> {
  */
 export const traceLogOptions = {
   mixin: traceLogFields,
-  mixinMergeStrategy: (mergeObject: object, mixinObject: object): object => (mixinObject === NO_FIELDS ? mergeObject : Object.assign(mixinObject, mergeObject)),
+  mixinMergeStrategy: (mergeObject: object, mixinObject: object): object =>
+    mixinObject === NO_FIELDS ? mergeObject : Object.assign(mixinObject, mergeObject),
 };
 
 export class RtTracing implements StepObserver {

@@ -20,7 +20,9 @@ export interface TransportOptions {
   requestTimeoutMs: number;
   /** An idle keep-alive connection is closed after this many ms (announced in `Keep-Alive: timeout=`). Default 5000. */
   keepAliveTimeoutMs: number;
-  /** A connection with a request in progress and no bytes moving either way is closed after this many ms. Default 30000. */
+  /**
+   * A connection with a request in progress and no bytes moving either way is closed after this many ms. Default 30000.
+   */
   socketTimeoutMs: number;
   /** Connections open at once; more are closed as soon as they are accepted. Default 900. */
   maxConnections: number;
@@ -43,18 +45,22 @@ export function transportOptions(given: Partial<TransportOptions> = {}): Transpo
   };
   const ms = (name: keyof TransportOptions, min: number, max: number) => {
     const v = t[name];
-    if (!Number.isInteger(v) || (v as number) < min || (v as number) > max) bad(`${name} must be an integer from ${min} to ${max}, got ${String(v)}`);
+    if (!Number.isInteger(v) || (v as number) < min || (v as number) > max)
+      bad(`${name} must be an integer from ${min} to ${max}, got ${String(v)}`);
   };
   ms('headersTimeoutMs', 100, 120_000);
   ms('requestTimeoutMs', 100, 300_000);
   ms('keepAliveTimeoutMs', 100, 600_000);
   ms('socketTimeoutMs', 100, 600_000);
   ms('maxConnections', 1, 1_000_000);
-  if (t.headersTimeoutMs > t.requestTimeoutMs) bad(`headersTimeoutMs (${t.headersTimeoutMs}) must not be longer than requestTimeoutMs (${t.requestTimeoutMs})`);
+  if (t.headersTimeoutMs > t.requestTimeoutMs)
+    bad(`headersTimeoutMs (${t.headersTimeoutMs}) must not be longer than requestTimeoutMs (${t.requestTimeoutMs})`);
   return t;
 }
 
-/** The Fastify constructor options: timeouts, no Node-written Host check, the envelope for client and routing errors. */
+/**
+ * The Fastify constructor options: timeouts, no Node-written Host check, the envelope for client and routing errors.
+ */
 export function serverOptions(given: Partial<TransportOptions> = {}): FastifyHttpOptions<Server> {
   const t = transportOptions(given);
   return {
@@ -64,7 +70,10 @@ export function serverOptions(given: Partial<TransportOptions> = {}): FastifyHtt
       keepAliveTimeout: t.keepAliveTimeoutMs,
       // Node looks for timed-out requests on this period (default 30 s, which would let a
       // slow client hold its connection up to 30 s past the timeout).
-      connectionsCheckingInterval: Math.min(1000, Math.max(25, Math.floor(Math.min(t.headersTimeoutMs, t.requestTimeoutMs) / 4))),
+      connectionsCheckingInterval: Math.min(
+        1000,
+        Math.max(25, Math.floor(Math.min(t.headersTimeoutMs, t.requestTimeoutMs) / 4)),
+      ),
       // Node would answer a missing Host with an empty 400; guardServer answers it in the envelope.
       requireHostHeader: false,
     },
@@ -93,10 +102,17 @@ export function guardServer(app: FastifyInstance, given: Partial<TransportOption
   server.on('drop', () => {
     refused.count++;
     if (refused.timer) return;
-    app.log.warn({ code: 'CONNECTION_LIMIT', maxConnections: t.maxConnections }, `a connection was refused: ${t.maxConnections} are open (server.max_connections)`);
+    app.log.warn(
+      { code: 'CONNECTION_LIMIT', maxConnections: t.maxConnections },
+      `a connection was refused: ${t.maxConnections} are open (server.max_connections)`,
+    );
     refused.count = 0;
     refused.timer = setTimeout(() => {
-      if (refused.count > 0) app.log.warn({ code: 'CONNECTION_LIMIT', maxConnections: t.maxConnections, refused: refused.count }, `${refused.count} more connections refused in the last 10 s`);
+      if (refused.count > 0)
+        app.log.warn(
+          { code: 'CONNECTION_LIMIT', maxConnections: t.maxConnections, refused: refused.count },
+          `${refused.count} more connections refused in the last 10 s`,
+        );
       refused.timer = undefined;
     }, 10_000).unref();
   });
@@ -104,11 +120,20 @@ export function guardServer(app: FastifyInstance, given: Partial<TransportOption
   // the socket unanswered. Answered in the envelope like any other refused method.
   server.on('connect', (_req, socket) => {
     const body = errorBody('METHOD_NOT_ALLOWED', 'CONNECT is not supported: this is an HTTP endpoint, not a proxy');
-    socket.end(`HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json; ` +
+        `charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
   });
   server.on('checkExpectation', (_req, res) => {
     const body = errorBody('EXPECTATION_FAILED', 'the only expectation supported is Expect: 100-continue');
-    res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
+    res
+      .writeHead(417, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+        connection: 'close',
+      })
+      .end(body);
   });
   const state = { closing: false };
   // in-flight requests finish; idle, silent and trickling connections do not hold the close
@@ -121,7 +146,12 @@ export function guardServer(app: FastifyInstance, given: Partial<TransportOption
   });
   app.addHook('onRequest', (req, reply, done) => {
     if (state.closing) {
-      sendError(reply.header('connection', 'close'), 503, 'SHUTTING_DOWN', 'the server is shutting down: send the request to another instance');
+      sendError(
+        reply.header('connection', 'close'),
+        503,
+        'SHUTTING_DOWN',
+        'the server is shutting down: send the request to another instance',
+      );
       return;
     }
     if (req.headers.host === undefined && req.raw.httpVersion === '1.1') {

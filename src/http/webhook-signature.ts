@@ -26,7 +26,12 @@ export function webhookSignature(raw: Buffer | string, secret: string): string {
  * of 32 bytes is refused before any comparison (its length is no secret); otherwise the
  * expected and given digests are compared with `equal` (constant time by default).
  */
-export function signatureMatches(raw: Buffer, header: string | string[] | undefined, secret: string, equal: (a: Buffer, b: Buffer) => boolean = constantTimeEqual): boolean {
+export function signatureMatches(
+  raw: Buffer,
+  header: string | string[] | undefined,
+  secret: string,
+  equal: (a: Buffer, b: Buffer) => boolean = constantTimeEqual,
+): boolean {
   if (typeof header !== 'string') return false;
   const given = header.trim();
   if (!BASE64_SHA256.test(given)) return false;

@@ -48,17 +48,46 @@ const LOG_EVERY_MS = 10_000;
 
 /** Event types counted by name; any other counts as `other` (what a sender writes never becomes a label of its own). */
 export const WEBHOOK_TYPES = ['sms.mt.status_update', 'sms.mo'] as const;
-export type WebhookResult = 'ok' | 'duplicate' | 'ignored' | 'bad_signature' | 'bad_event' | 'bad_json' | 'unsupported_type' | 'too_large' | 'store_unavailable';
+export type WebhookResult =
+  | 'ok'
+  | 'duplicate'
+  | 'ignored'
+  | 'bad_signature'
+  | 'bad_event'
+  | 'bad_json'
+  | 'unsupported_type'
+  | 'too_large'
+  | 'store_unavailable';
 
 /** Why the options cannot be used (null when they can). */
 export function webhookOptionsProblem(o: WebhookOptions): string | null {
-  if (o.secret !== undefined && (typeof o.secret !== 'string' || o.secret.length < MIN_SECRET_CHARS || o.secret.length > 256)) return `webhooks.secret must be ${MIN_SECRET_CHARS} to 256 characters (e.g. openssl rand -base64 32)`;
-  for (const p of o.previousSecrets ?? []) if (typeof p !== 'string' || p.length < MIN_SECRET_CHARS || p.length > 256) return `each previous webhook secret must be ${MIN_SECRET_CHARS} to 256 characters`;
+  if (
+    o.secret !== undefined &&
+    (typeof o.secret !== 'string' || o.secret.length < MIN_SECRET_CHARS || o.secret.length > 256)
+  )
+    return `webhooks.secret must be ${MIN_SECRET_CHARS} to 256 characters (e.g. openssl rand -base64 32)`;
+  for (const p of o.previousSecrets ?? [])
+    if (typeof p !== 'string' || p.length < MIN_SECRET_CHARS || p.length > 256)
+      return `each previous webhook secret must be ${MIN_SECRET_CHARS} to 256 characters`;
   const path = o.path ?? DEFAULT_WEBHOOK_PATH;
-  if (!/^\/[A-Za-z0-9/_.-]{1,199}$/.test(path) || path.includes('//') || path.endsWith('/')) return `webhooks.path must be a path like /webhooks/callr (letters, digits, / _ . -), got ${JSON.stringify(path).slice(0, 80)}`;
-  if (path === '/rt' || path.startsWith('/rt/') || path === '/health' || path.startsWith('/health/') || path === '/admin' || path.startsWith('/admin/') || path === '/metrics') return `webhooks.path ${path} is taken by another route of callscript`;
+  if (!/^\/[A-Za-z0-9/_.-]{1,199}$/.test(path) || path.includes('//') || path.endsWith('/'))
+    return (
+      `webhooks.path must be a path like /webhooks/callr (letters, digits, / _ . -), ` +
+      `got ${JSON.stringify(path).slice(0, 80)}`
+    );
+  if (
+    path === '/rt' ||
+    path.startsWith('/rt/') ||
+    path === '/health' ||
+    path.startsWith('/health/') ||
+    path === '/admin' ||
+    path.startsWith('/admin/') ||
+    path === '/metrics'
+  )
+    return `webhooks.path ${path} is taken by another route of callscript`;
   const limit = o.bodyLimit ?? DEFAULT_WEBHOOK_BODY_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1024 || limit > 4 * 1024 * 1024) return `webhooks.bodyLimit must be an integer from 1024 to 4194304, got ${String(o.bodyLimit)}`;
+  if (!Number.isInteger(limit) || limit < 1024 || limit > 4 * 1024 * 1024)
+    return `webhooks.bodyLimit must be an integer from 1024 to 4194304, got ${String(o.bodyLimit)}`;
   return null;
 }
 
@@ -100,23 +129,38 @@ interface Deps {
  * store keeps delivery status; else off, with a warning when webhooks were configured. A
  * problem with the options is thrown (the plugin's registration fails).
  */
-export async function webhookRoute(app: FastifyInstance, o: WebhookOptions | undefined, store: CallStore, d: Omit<Deps, 'store'>): Promise<WebhookReceiver | undefined> {
+export async function webhookRoute(
+  app: FastifyInstance,
+  o: WebhookOptions | undefined,
+  store: CallStore,
+  d: Omit<Deps, 'store'>,
+): Promise<WebhookReceiver | undefined> {
   if (!o) return undefined;
   const bad = webhookOptionsProblem(o);
   if (bad) throw new Error(`callscript plugin: ${bad}`);
   if (o.secret === undefined) {
-    d.log.warn({ code: 'WEBHOOKS_OFF', path: o.path ?? DEFAULT_WEBHOOK_PATH }, `webhooks: no secret (webhooks.secret or CALLSCRIPT_WEBHOOK_SECRET): ${o.path ?? DEFAULT_WEBHOOK_PATH} is off`);
+    d.log.warn(
+      { code: 'WEBHOOKS_OFF', path: o.path ?? DEFAULT_WEBHOOK_PATH },
+      `webhooks: no secret (webhooks.secret or CALLSCRIPT_WEBHOOK_SECRET): ${o.path ?? DEFAULT_WEBHOOK_PATH} is off`,
+    );
     return undefined;
   }
   if (!hasSmsStatus(store)) {
-    d.log.warn({ code: 'WEBHOOKS_UNSUPPORTED' }, 'webhooks: the call store given has no delivery status methods (smsSent, smsReport...): the webhook route is off');
+    d.log.warn(
+      { code: 'WEBHOOKS_UNSUPPORTED' },
+      'webhooks: the call store given has no delivery status methods (smsSent, smsReport...): the webhook route is off',
+    );
     return undefined;
   }
   return registerWebhooks(app, { ...o, secret: o.secret }, { ...d, store });
 }
 
 /** Registers the route (the options checked before). */
-export async function registerWebhooks(app: FastifyInstance, o: WebhookOptions & { secret: string }, d: Deps): Promise<WebhookReceiver> {
+export async function registerWebhooks(
+  app: FastifyInstance,
+  o: WebhookOptions & { secret: string },
+  d: Deps,
+): Promise<WebhookReceiver> {
   const path = o.path ?? DEFAULT_WEBHOOK_PATH;
   const bodyLimit = o.bodyLimit ?? DEFAULT_WEBHOOK_BODY_LIMIT;
   const counts = new WebhookCounts();
@@ -130,7 +174,11 @@ export async function registerWebhooks(app: FastifyInstance, o: WebhookOptions &
     const now = Date.now();
     if (now - lastLog >= LOG_EVERY_MS) {
       lastLog = now;
-      d.log.warn({ code: 'WEBHOOK_SIGNATURE', refused: unlogged }, `webhooks: ${unlogged} event${unlogged === 1 ? '' : 's'} refused: ${message} (is the secret the hmac_secret given to webhooks.subscribe?)`);
+      d.log.warn(
+        { code: 'WEBHOOK_SIGNATURE', refused: unlogged },
+        `webhooks: ${unlogged} event${unlogged === 1 ? '' : 's'} refused: ${message} (is the secret the ` +
+          `hmac_secret given to webhooks.subscribe?)`,
+      );
       unlogged = 0;
     }
     return sendError(reply, 401, 'WEBHOOK_SIGNATURE', message);
@@ -139,30 +187,55 @@ export async function registerWebhooks(app: FastifyInstance, o: WebhookOptions &
   await app.register(async (scope) => {
     // the raw bytes, for the signature; a larger body is refused while it is read
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_req: FastifyRequest, body: Buffer, done: (err: null, body: Buffer) => void) => done(null, body));
+    scope.addContentTypeParser(
+      '*',
+      { parseAs: 'buffer', bodyLimit },
+      (_req: FastifyRequest, body: Buffer, done: (err: null, body: Buffer) => void) => done(null, body),
+    );
     scope.setErrorHandler((err: Error & { code?: string; statusCode?: number }, req, reply) => {
       if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
         counts.add('unknown', 'too_large');
-        return sendError(reply, 413, 'BODY_TOO_LARGE', `the body is larger than ${bodyLimit} bytes (webhooks.body_limit)`);
+        return sendError(
+          reply,
+          413,
+          'BODY_TOO_LARGE',
+          `the body is larger than ${bodyLimit} bytes (webhooks.body_limit)`,
+        );
       }
-      if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) return sendError(reply, 400, 'BAD_HTTP_REQUEST', 'the request could not be read');
+      if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500)
+        return sendError(reply, 400, 'BAD_HTTP_REQUEST', 'the request could not be read');
       req.log.error({ err }, 'webhook: unexpected error');
       return sendError(reply, 500, 'INTERNAL', 'unexpected error');
     });
 
     const onRequest = (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
-      if (req.headers[SIGNATURE_HEADER] === undefined) return void refused(reply, 'the X-CALLR-HmacSignature header is missing: events are signed with the webhook secret');
+      if (req.headers[SIGNATURE_HEADER] === undefined)
+        return void refused(
+          reply,
+          'the X-CALLR-HmacSignature header is missing: events are signed with the webhook secret',
+        );
       const type = req.headers['content-type'];
       if (type === undefined || !isJsonType(type)) {
         counts.add('unknown', 'unsupported_type');
-        return void sendError(reply, 415, 'UNSUPPORTED_MEDIA_TYPE', `send the event as JSON with Content-Type: application/json (got ${type === undefined ? 'none' : type.slice(0, 100)})`);
+        return void sendError(
+          reply,
+          415,
+          'UNSUPPORTED_MEDIA_TYPE',
+          `send the event as JSON with Content-Type: application/json ` +
+            `(got ${type === undefined ? 'none' : type.slice(0, 100)})`,
+        );
       }
       done();
     };
 
     scope.post(path, { onRequest }, async (req, reply) => {
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      if (!secrets.some((secret) => signatureMatches(raw, req.headers[SIGNATURE_HEADER], secret))) return refused(reply, 'the X-CALLR-HmacSignature does not match the body (base64 HMAC-SHA256 of the raw body with the webhook secret)');
+      if (!secrets.some((secret) => signatureMatches(raw, req.headers[SIGNATURE_HEADER], secret)))
+        return refused(
+          reply,
+          'the X-CALLR-HmacSignature does not match the body (base64 HMAC-SHA256 of the raw body with the ' +
+            'webhook secret)',
+        );
       let event: unknown;
       try {
         event = JSON.parse(raw.toString('utf8'));
@@ -176,11 +249,28 @@ export async function registerWebhooks(app: FastifyInstance, o: WebhookOptions &
         return sendError(reply, 400, 'WEBHOOK_BAD_EVENT', e);
       }
       const handled = await handle(e, d, counts);
-      if (handled === 'store_unavailable') return sendError(reply, 503, 'STORE_UNAVAILABLE', 'the call store is unavailable: the event was not recorded (the service tries again)');
-      if (handled === 'bad_event') return sendError(reply, 400, 'WEBHOOK_BAD_EVENT', 'the data of an sms.mt.status_update is an SMS object with a hash (8 upper-case letters and digits) and a status');
-      return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify({ status: handled === 'ok' ? 'ok' : handled }));
+      if (handled === 'store_unavailable')
+        return sendError(
+          reply,
+          503,
+          'STORE_UNAVAILABLE',
+          'the call store is unavailable: the event was not recorded (the service tries again)',
+        );
+      if (handled === 'bad_event')
+        return sendError(
+          reply,
+          400,
+          'WEBHOOK_BAD_EVENT',
+          'the data of an sms.mt.status_update is an SMS object with a hash (8 upper-case letters and ' +
+            'digits) and a status',
+        );
+      return reply
+        .code(200)
+        .header('content-type', 'application/json; charset=utf-8')
+        .send(JSON.stringify({ status: handled === 'ok' ? 'ok' : handled }));
     });
-    const notAllowed = (_req: FastifyRequest, reply: FastifyReply) => sendError(reply.header('allow', 'POST'), 405, 'METHOD_NOT_ALLOWED', 'the webhook route only takes POST');
+    const notAllowed = (_req: FastifyRequest, reply: FastifyReply) =>
+      sendError(reply.header('allow', 'POST'), 405, 'METHOD_NOT_ALLOWED', 'the webhook route only takes POST');
     scope.route({ method: ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'PUT'], url: path, handler: notAllowed });
   });
   return { path, counts };
@@ -196,15 +286,20 @@ interface Event {
 
 /** The event, or what is wrong with it. */
 function checkEvent(v: unknown, headerId: string | string[] | undefined): Event | string {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return 'the event is a JSON object {event_id, event_at, hook_hash, try, type, data}';
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    return 'the event is a JSON object {event_id, event_at, hook_hash, try, type, data}';
   const o = v as Record<string, unknown>;
-  if (typeof o.event_id !== 'string' || !EVENT_ID.test(o.event_id)) return 'event_id must be a string of 1 to 128 letters, digits and . _ : -';
-  if (headerId !== undefined && headerId !== o.event_id) return 'the X-CALLR-EventId header is not the event_id of the body';
-  if (typeof o.type !== 'string' || o.type === '' || o.type.length > 100) return 'type must be the event type, e.g. sms.mt.status_update';
+  if (typeof o.event_id !== 'string' || !EVENT_ID.test(o.event_id))
+    return 'event_id must be a string of 1 to 128 letters, digits and . _ : -';
+  if (headerId !== undefined && headerId !== o.event_id)
+    return 'the X-CALLR-EventId header is not the event_id of the body';
+  if (typeof o.type !== 'string' || o.type === '' || o.type.length > 100)
+    return 'type must be the event type, e.g. sms.mt.status_update';
   const at = typeof o.event_at === 'string' ? Date.parse(o.event_at) : NaN;
   if (!Number.isFinite(at)) return 'event_at must be an ISO 8601 time, e.g. 2026-11-23T10:00:00.000Z';
   if (!Number.isSafeInteger(o.try) || (o.try as number) < 0) return 'try must be the retry counter: 0, 1, 2...';
-  if (o.data === null || typeof o.data !== 'object' || Array.isArray(o.data)) return 'data must be an object (the SMS object for SMS events)';
+  if (o.data === null || typeof o.data !== 'object' || Array.isArray(o.data))
+    return 'data must be an object (the SMS object for SMS events)';
   return { id: o.event_id, type: o.type, at, try: o.try as number, data: o.data as Record<string, unknown> };
 }
 
@@ -218,22 +313,47 @@ async function handle(e: Event, d: Deps, counts: WebhookCounts): Promise<Webhook
   try {
     if (!(await d.store.claimEvent(e.id, EVENT_TTL_MS))) {
       counts.add(e.type, 'duplicate');
-      d.log.debug({ code: 'WEBHOOK_DUPLICATE', event_id: e.id, type: e.type, try: e.try }, `webhook ${e.type} ${e.id}: handled already (a retry)`);
+      d.log.debug(
+        { code: 'WEBHOOK_DUPLICATE', event_id: e.id, type: e.type, try: e.try },
+        `webhook ${e.type} ${e.id}: handled already (a retry)`,
+      );
       return 'duplicate';
     }
     claimed = true;
     if (report) {
-      await d.store.smsReport(report.hash, e.id, reportText({ status: report.status, error: report.error, at: e.at, event: e.id }), MAX_REPORTS, d.ttlMs);
-      d.log.debug({ event_id: e.id, hash: report.hash, status: report.status }, `webhook: SMS ${report.hash} is ${report.status}`);
+      await d.store.smsReport(
+        report.hash,
+        e.id,
+        reportText({ status: report.status, error: report.error, at: e.at, event: e.id }),
+        MAX_REPORTS,
+        d.ttlMs,
+      );
+      d.log.debug(
+        { event_id: e.id, hash: report.hash, status: report.status },
+        `webhook: SMS ${report.hash} is ${report.status}`,
+      );
     } else if (e.type === 'sms.mo') {
       const text = typeof e.data.text === 'string' ? e.data.text : '';
       d.log.info(
-        { code: 'WEBHOOK_SMS_MO', event_id: e.id, hash: str(e.data.hash), from: str(e.data.from), to: str(e.data.to), chars: [...text].length, parts: typeof e.data.parts === 'number' ? e.data.parts : null, encoding: str(e.data.encoding) },
-        `inbound SMS ${str(e.data.hash)} from ${str(e.data.from)} to ${str(e.data.to)} (${[...text].length} characters; the text is not logged)`,
+        {
+          code: 'WEBHOOK_SMS_MO',
+          event_id: e.id,
+          hash: str(e.data.hash),
+          from: str(e.data.from),
+          to: str(e.data.to),
+          chars: [...text].length,
+          parts: typeof e.data.parts === 'number' ? e.data.parts : null,
+          encoding: str(e.data.encoding),
+        },
+        `inbound SMS ${str(e.data.hash)} from ${str(e.data.from)} to ${str(e.data.to)} (${[...text].length} ` +
+          `characters; the text is not logged)`,
       );
     } else {
       counts.add(e.type, 'ignored');
-      d.log.debug({ event_id: e.id, type: e.type.slice(0, 100) }, `webhook of type ${e.type.slice(0, 100)}: nothing to do`);
+      d.log.debug(
+        { event_id: e.id, type: e.type.slice(0, 100) },
+        `webhook of type ${e.type.slice(0, 100)}: nothing to do`,
+      );
       return 'ignored';
     }
     counts.add(e.type, 'ok');
@@ -241,7 +361,15 @@ async function handle(e: Event, d: Deps, counts: WebhookCounts): Promise<Webhook
   } catch (err) {
     if (claimed) await d.store.releaseEvent(e.id).catch(() => undefined);
     counts.add(e.type, 'store_unavailable');
-    d.log.warn({ code: 'STORE_UNAVAILABLE', event_id: e.id, type: e.type, err: err instanceof Error ? err.message : String(err) }, `webhook ${e.type} ${e.id} not recorded: the store failed (answered 503: the service tries again)`);
+    d.log.warn(
+      {
+        code: 'STORE_UNAVAILABLE',
+        event_id: e.id,
+        type: e.type,
+        err: err instanceof Error ? err.message : String(err),
+      },
+      `webhook ${e.type} ${e.id} not recorded: the store failed (answered 503: the service tries again)`,
+    );
     return 'store_unavailable';
   }
 }
@@ -249,7 +377,8 @@ async function handle(e: Event, d: Deps, counts: WebhookCounts): Promise<Webhook
 /** An sms.mt.status_update's SMS hash, status and error; null when its data is not an SMS object. */
 function smsReport(e: Event): { hash: string; status: string; error: string } | null {
   const { hash, status, status_error: error } = e.data;
-  if (typeof hash !== 'string' || !SMS_HASH.test(hash) || typeof status !== 'string' || !STATUS.test(status)) return null;
+  if (typeof hash !== 'string' || !SMS_HASH.test(hash) || typeof status !== 'string' || !STATUS.test(status))
+    return null;
   return { hash, status, error: typeof error === 'string' ? error.slice(0, 200) : '' };
 }
 

@@ -83,7 +83,11 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
     blocking: true,
     params: {
       id: { type: 'string', format: 'rt_conference_id', doc: 'Room id; calls bridged together use the same id.' },
-      pin_code: { type: 'string', format: 'pin_code', doc: 'PIN to ask for: digits only, 10 at most, ended by #; empty means auto-join.' },
+      pin_code: {
+        type: 'string',
+        format: 'pin_code',
+        doc: 'PIN to ask for: digits only, 10 at most, ended by #; empty means auto-join.',
+      },
       pin_max_tries: { type: 'int', min: 1, max: 10, default: 3, doc: 'Number of PIN requests.' },
       pin_wait: { type: 'int', min: 0, max: 30, default: 5, doc: 'Seconds to wait for a digit.' },
       pin_prompt: media('Played to ask for the PIN; repeated until a PIN is entered.'),
@@ -94,19 +98,35 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
       user_join: media('Played when someone joins.'),
       user_leave: media('Played when someone leaves.'),
       auto_leave_announce: media('Played when leaving because last participant.'),
-      auto_leave_when_alone: { type: 'bool', default: false, doc: 'Leave automatically when last participant (applies when someone leaves, not when joining first).' },
+      auto_leave_when_alone: {
+        type: 'bool',
+        default: false,
+        doc: 'Leave automatically when last participant (applies when someone leaves, not when joining first).',
+      },
     },
-    results: { kind: 'enum', values: ['CONFERENCE_CLOSED', 'LAST_PARTICIPANT', 'LEFT_CONFERENCE', 'PIN_ERROR', 'PIN_TIMEOUT'] },
+    results: {
+      kind: 'enum',
+      values: ['CONFERENCE_CLOSED', 'LAST_PARTICIPANT', 'LEFT_CONFERENCE', 'PIN_ERROR', 'PIN_TIMEOUT'],
+    },
   },
   dialout: {
     name: 'dialout',
-    doc: 'Calls the targets in order and bridges the first that answers; when bridged, the call ends when either side hangs up.',
+    doc:
+      'Calls the targets in order and bridges the first that answers; when bridged, the call ends when either ' +
+      'side hangs up.',
     params: {
-      targets: { type: 'targets', doc: 'Numbers called one after the other until one answers: `[{ number, timeout }]`.' },
+      targets: {
+        type: 'targets',
+        doc: 'Numbers called one after the other until one answers: `[{ number, timeout }]`.',
+      },
       cli: { type: 'string', format: 'cli_phone_number', doc: 'Outbound caller id: E.164 or BLOCKED.' },
       ringtone: { type: 'string', enum: ['MUSIC', 'RING'], doc: 'What the caller hears while the targets ring.' },
       whisper: media('Whispered to the callee before bridging.'),
-      cdr_field: { type: 'string', format: 'cdr_customer_field', doc: 'Custom value written in the call record (32 alphanumerics at most).' },
+      cdr_field: {
+        type: 'string',
+        format: 'cdr_customer_field',
+        doc: 'Custom value written in the call record (32 alphanumerics at most).',
+      },
     },
     results: { kind: 'enum', values: ['NOANSWER'] },
   },
@@ -120,7 +140,11 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
     name: 'hangup_callid',
     doc: 'Hangs up another call, by its callid.',
     params: {
-      callid: { type: 'string', format: 'callid', doc: 'The call to hang up: a 64-bit unsigned integer, sent as a JSON integer.' },
+      callid: {
+        type: 'string',
+        format: 'callid',
+        doc: 'The call to hang up: a 64-bit unsigned integer, sent as a JSON integer.',
+      },
     },
     results: { kind: 'none' },
   },
@@ -133,7 +157,9 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
   play_record: {
     name: 'play_record',
     doc: 'Plays a recording made by `record`.',
-    params: { media_file: { type: 'string', format: 'media_file', doc: 'The temporary file name returned by record.' } },
+    params: {
+      media_file: { type: 'string', format: 'media_file', doc: 'The temporary file name returned by record.' },
+    },
     results: { kind: 'enum', values: ['0', '1'] },
   },
   play_talk_detect: {
@@ -151,7 +177,9 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
   play_wav_data: {
     name: 'play_wav_data',
     doc: 'Plays a base64-encoded WAV file (8000 Hz, 16-bit, mono).',
-    params: { audio_data: { type: 'string', format: 'base64_wav', doc: 'Base64 of a WAV file, 8000 Hz, 16-bit, mono.' } },
+    params: {
+      audio_data: { type: 'string', format: 'base64_wav', doc: 'Base64 of a WAV file, 8000 Hz, 16-bit, mono.' },
+    },
     results: { kind: 'enum', values: ['0', '1'] },
   },
   read: {
@@ -159,7 +187,13 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
     doc: 'Plays a prompt and collects DTMF; input ends with # or at max_digits.',
     params: {
       media_id: media('The prompt.'),
-      attempts: { type: 'int', min: 1, max: 10, default: 3, doc: 'How many times the service plays the prompt and waits.' },
+      attempts: {
+        type: 'int',
+        min: 1,
+        max: 10,
+        default: 3,
+        doc: 'How many times the service plays the prompt and waits.',
+      },
       max_digits: { type: 'int', min: 1, max: 20, default: 1, doc: 'Input ends when this many keys are pressed.' },
       timeout_ms: { type: 'int', min: 100, max: 30000, default: 5000, doc: 'Time allowed for input.' },
     },
@@ -200,7 +234,11 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
     params: {
       announce: media('Announces that the call is recorded; 0 means none.'),
       feeds: { type: 'string', enum: ['all', 'both', 'leg_a', 'leg_b'], default: 'both', doc: 'Which legs to record.' },
-      locale: { type: 'string', format: 'locale', doc: 'Spoken language for transcription (ll_CC); empty means auto-detection.' },
+      locale: {
+        type: 'string',
+        format: 'locale',
+        doc: 'Spoken language for transcription (ll_CC); empty means auto-detection.',
+      },
       transcription: { type: 'bool', doc: 'Enables transcription; unset uses the account default.' },
       ner: { type: 'bool', default: true, doc: 'Named entity recognition (with transcription).' },
       pii: { type: 'bool', default: true, doc: 'Personal data detection (with transcription).' },

@@ -45,7 +45,8 @@ export function checkDatetime(v: string): string | null {
   if (!m) return 'a datetime is YYYY-MM-DD HH:MM:SS (UTC)';
   const [, y, mo, d, h, mi, s] = m.map(Number) as number[];
   const t = new Date(Date.UTC(y!, mo! - 1, d!, h!, mi!, s!));
-  if (t.getUTCMonth() !== mo! - 1 || t.getUTCDate() !== d! || h! > 23 || mi! > 59 || s! > 59) return 'not a real date and time';
+  if (t.getUTCMonth() !== mo! - 1 || t.getUTCDate() !== d! || h! > 23 || mi! > 59 || s! > 59)
+    return 'not a real date and time';
   return null;
 }
 
@@ -64,12 +65,15 @@ const CHECKS: Record<FormatName, (v: string) => string | null> = {
   phone_number: checkE164,
   cli_phone_number: (v) => (v === 'BLOCKED' ? null : checkE164(v) && 'a caller id is an E.164 number or BLOCKED'),
   cdr_customer_field: (v) => (/^[a-zA-Z0-9]{0,32}$/.test(v) ? null : 'a cdr_field is at most 32 letters and digits'),
-  rt_conference_id: (v) => (/^[a-zA-Z0-9_.:-]{1,64}$/.test(v) ? null : 'a room id is 1 to 64 of letters, digits, - _ . :'),
+  rt_conference_id: (v) =>
+    /^[a-zA-Z0-9_.:-]{1,64}$/.test(v) ? null : 'a room id is 1 to 64 of letters, digits, - _ . :',
   callid: checkCallid,
-  locale: (v) => (v === '' || /^[a-z]{2}_[A-Z]{2}$/.test(v) ? null : 'a locale is ll_CC, e.g. en_GB (or empty for auto-detection)'),
+  locale: (v) =>
+    v === '' || /^[a-z]{2}_[A-Z]{2}$/.test(v) ? null : 'a locale is ll_CC, e.g. en_GB (or empty for auto-detection)',
   dtmf_digits: (v) => (/^[0-9*#]{1,64}$/.test(v) ? null : 'DTMF digits are 0-9, * and # (1 to 64)'),
   pin_code: (v) => (/^[0-9]{0,10}$/.test(v) ? null : 'a PIN is digits only, 10 at most (empty: no PIN)'),
-  base64_wav: (v) => (/^[A-Za-z0-9+/\s]+={0,2}$/.test(v) && v.length >= 8 ? null : 'audio_data is a base64-encoded WAV file'),
+  base64_wav: (v) =>
+    /^[A-Za-z0-9+/\s]+={0,2}$/.test(v) && v.length >= 8 ? null : 'audio_data is a base64-encoded WAV file',
   media_file: (v) => (v.trim() !== '' ? null : 'a media file name is not empty'),
   sms_sender: checkSmsSender,
   sms_user_data: (v) => ([...v].length <= 32 ? null : 'user_data is 32 characters at most'),

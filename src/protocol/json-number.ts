@@ -68,5 +68,12 @@ export function canonicalText(token: string): string {
   if (n > 0 && n <= 21) return sign + digits.slice(0, Number(n)) + '.' + digits.slice(Number(n));
   if (n > -6 && n <= 0) return sign + '0.' + '0'.repeat(-Number(n)) + digits;
   const e10 = n - 1n;
-  return sign + digits[0] + (k > 1 ? '.' + digits.slice(1) : '') + 'e' + (e10 < 0n ? '-' : '+') + (e10 < 0n ? -e10 : e10).toString();
+  return (
+    sign +
+    digits[0] +
+    (k > 1 ? '.' + digits.slice(1) : '') +
+    'e' +
+    (e10 < 0n ? '-' : '+') +
+    (e10 < 0n ? -e10 : e10).toString()
+  );
 }

@@ -73,15 +73,22 @@ export class JsonReader {
 
   /** A syntax fault at the current position. */
   unexpected(wanted: string): never {
-    if (this.pos >= this.src.length) this.fail('BAD_JSON', `the body is not valid JSON: it ends where ${wanted} was expected`);
+    if (this.pos >= this.src.length)
+      this.fail('BAD_JSON', `the body is not valid JSON: it ends where ${wanted} was expected`);
     const c = this.src.codePointAt(this.pos)!;
-    const shown = c >= 32 && c < 127 ? `'${String.fromCharCode(c)}'` : `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
+    const shown =
+      c >= 32 && c < 127 ? `'${String.fromCharCode(c)}'` : `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
     this.fail('BAD_JSON', `the body is not valid JSON: ${shown} at offset ${this.pos} where ${wanted} was expected`);
   }
 
   /** Refuses a byte order mark, then skips whitespace. */
   start(): void {
-    if (this.src.charCodeAt(0) === 0xfeff) this.fail('BAD_JSON', 'the body is not valid JSON: it starts with a byte order mark (U+FEFF), which JSON sent over a network must not have');
+    if (this.src.charCodeAt(0) === 0xfeff)
+      this.fail(
+        'BAD_JSON',
+        'the body is not valid JSON: it starts with a byte order mark (U+FEFF), which JSON sent over a ' +
+          'network must not have',
+      );
     this.ws();
   }
 
@@ -135,11 +142,19 @@ export class JsonReader {
   }
 
   duplicate(key: string, at: number): never {
-    this.fail('BAD_REQUEST', `the key ${JSON.stringify(key.length > 40 ? key.slice(0, 40) + '…' : key)} appears twice in one object (again at offset ${at}): each key may appear once`);
+    this.fail(
+      'BAD_REQUEST',
+      `the key ${JSON.stringify(key.length > 40 ? key.slice(0, 40) + '…' : key)} appears twice in one object ` +
+        `(again at offset ${at}): each key may appear once`,
+    );
   }
 
   tooDeep(): never {
-    this.fail('BODY_TOO_DEEP', `the body nests objects and arrays more than ${this.maxDepth} deep (at offset ${this.pos}): see server.body_depth`);
+    this.fail(
+      'BODY_TOO_DEEP',
+      `the body nests objects and arrays more than ${this.maxDepth} deep (at offset ${this.pos}): see ` +
+        `server.body_depth`,
+    );
   }
 
   /** The string starting at the current quote. */
@@ -182,7 +197,24 @@ export class JsonReader {
       }
       out += s.slice(run, i);
       const e = s.charCodeAt(i + 1);
-      const simple = e === 34 ? '"' : e === 92 ? '\\' : e === 47 ? '/' : e === 98 ? '\b' : e === 102 ? '\f' : e === 110 ? '\n' : e === 114 ? '\r' : e === 116 ? '\t' : undefined;
+      const simple =
+        e === 34
+          ? '"'
+          : e === 92
+            ? '\\'
+            : e === 47
+              ? '/'
+              : e === 98
+                ? '\b'
+                : e === 102
+                  ? '\f'
+                  : e === 110
+                    ? '\n'
+                    : e === 114
+                      ? '\r'
+                      : e === 116
+                        ? '\t'
+                        : undefined;
       if (simple !== undefined) {
         out += simple;
         i += 2;
@@ -199,7 +231,12 @@ export class JsonReader {
     }
     out += s.slice(run, i);
     this.plain = false;
-    if (!wellFormed(out)) this.fail('BAD_REQUEST', `the string at offset ${start - 1} holds a lone surrogate (a UTF-16 half not in a pair): strings must be valid Unicode`);
+    if (!wellFormed(out))
+      this.fail(
+        'BAD_REQUEST',
+        `the string at offset ${start - 1} holds a lone surrogate (a UTF-16 half not in a pair): strings ` +
+          `must be valid Unicode`,
+      );
     this.pos = i + 1;
     return out;
   }
@@ -302,7 +339,9 @@ export class JsonReader {
       if (i > 0 && members[i - 1]!.key === m.key) this.duplicate(m.key, Math.max(m.at, members[i - 1]!.at));
       o[m.key] = m.value;
     }
-    if (!this.leave(start, outer, canon)) this.text = '{' + members.map((m) => (m.plain ? '"' + m.key + '"' : JSON.stringify(m.key)) + ':' + m.text).join(',') + '}';
+    if (!this.leave(start, outer, canon))
+      this.text =
+        '{' + members.map((m) => (m.plain ? '"' + m.key + '"' : JSON.stringify(m.key)) + ':' + m.text).join(',') + '}';
     return o;
   }
 

@@ -26,8 +26,7 @@ import { JsonFault, JsonReader } from './json-reader.js';
 import type { RtRequest } from './rt.js';
 
 export type ParseResult =
-  | { ok: true; request: RtRequest }
-  | { ok: false; code: 'BAD_JSON' | 'BAD_REQUEST' | 'BODY_TOO_DEEP'; message: string };
+  { ok: true; request: RtRequest } | { ok: false; code: 'BAD_JSON' | 'BAD_REQUEST' | 'BODY_TOO_DEEP'; message: string };
 
 export interface ParseOptions {
   /** The deepest nesting of objects and arrays allowed, the body's own object being 1. Default 32. */
@@ -65,21 +64,36 @@ const VARIABLES = 13;
 /** A field's index in RT_REQUEST_FIELDS, or -1. */
 function fieldIndex(key: string): number {
   switch (key) {
-    case 'app': return 0;
-    case 'callid': return 1;
-    case 'request_hash': return 2;
-    case 'cli_name': return 3;
-    case 'cli_number': return 4;
-    case 'date_started': return 5;
-    case 'number': return 6;
-    case 'command': return 7;
-    case 'command_id': return 8;
-    case 'command_result': return 9;
-    case 'command_error': return 10;
-    case 'call_status': return 11;
-    case 'cdr_field': return 12;
-    case 'variables': return 13;
-    default: return -1;
+    case 'app':
+      return 0;
+    case 'callid':
+      return 1;
+    case 'request_hash':
+      return 2;
+    case 'cli_name':
+      return 3;
+    case 'cli_number':
+      return 4;
+    case 'date_started':
+      return 5;
+    case 'number':
+      return 6;
+    case 'command':
+      return 7;
+    case 'command_id':
+      return 8;
+    case 'command_result':
+      return 9;
+    case 'command_error':
+      return 10;
+    case 'call_status':
+      return 11;
+    case 'cdr_field':
+      return 12;
+    case 'variables':
+      return 13;
+    default:
+      return -1;
   }
 }
 
@@ -124,7 +138,9 @@ export function parseRtRequest(body: string, opts: ParseOptions = {}): ParseResu
     r.end();
     if (seen !== ALL_FIELDS) {
       const missing = RT_REQUEST_FIELDS.filter((_, i) => !(seen & (1 << i)));
-      return bad(`missing field${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: an RT.Request has all 14 fields`);
+      return bad(
+        `missing field${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: an RT.Request has all 14 fields`,
+      );
     }
   } catch (err) {
     if (err instanceof JsonFault) return { ok: false, code: err.code, message: err.message };
@@ -147,21 +163,25 @@ function checkFields(v: unknown[], variablesText: string): ParseResult {
     if (typeof v[i] !== 'string') return bad(`field ${RT_REQUEST_FIELDS[i]} must be a string, got ${describe(v[i])}`);
   }
   const hash = v[2];
-  if (hash !== null && typeof hash !== 'string') return bad(`field request_hash must be a string or null, got ${describe(hash)}`);
+  if (hash !== null && typeof hash !== 'string')
+    return bad(`field request_hash must be a string or null, got ${describe(hash)}`);
   const callid = integerText(v[CALLID], 'callid', 'an unsigned 64-bit integer');
   if (typeof callid !== 'string') return callid;
   const callidValue = BigInt(callid);
-  if (callidValue > UINT64_MAX) return bad(`field callid must be an unsigned 64-bit integer, got number ${clip(callid)}`);
+  if (callidValue > UINT64_MAX)
+    return bad(`field callid must be an unsigned 64-bit integer, got number ${clip(callid)}`);
   const commandIdText = integerText(v[COMMAND_ID], 'command_id', 'a non-negative integer');
   if (typeof commandIdText !== 'string') return commandIdText;
   const commandId = Number(commandIdText);
-  if (!Number.isSafeInteger(commandId)) return bad(`field command_id must be a non-negative integer, got number ${clip(commandIdText)}`);
+  if (!Number.isSafeInteger(commandId))
+    return bad(`field command_id must be a non-negative integer, got number ${clip(commandIdText)}`);
   const vars = v[VARIABLES];
   if (vars === null || typeof vars !== 'object' || Array.isArray(vars) || vars instanceof NumberText) {
     return bad(`field variables must be a JSON object ({} when empty), got ${describe(vars)}`);
   }
   const status = v[11] as string;
-  if (!STATUSES.has(status)) return bad(`field call_status "${clip(status)}" is not one of ${[...STATUSES].join(', ')}`);
+  if (!STATUSES.has(status))
+    return bad(`field call_status "${clip(status)}" is not one of ${[...STATUSES].join(', ')}`);
   return {
     ok: true,
     request: {
@@ -186,9 +206,12 @@ function checkFields(v: unknown[], variablesText: string): ParseResult {
   };
 }
 
-/** The digits of an integer field written as the service writes them (digits only: not 1e3, 1.0, -0), else the fault. */
+/**
+ * The digits of an integer field written as the service writes them (digits only: not 1e3, 1.0, -0), else the fault.
+ */
 function integerText(v: unknown, field: string, what: string): string | ParseResult {
-  if (!(v instanceof NumberText) || v.text.charCodeAt(0) === 45) return bad(`field ${field} must be ${what}, got ${describe(v)}`);
+  if (!(v instanceof NumberText) || v.text.charCodeAt(0) === 45)
+    return bad(`field ${field} must be ${what}, got ${describe(v)}`);
   if (!INTEGER.test(v.text)) return bad(`field ${field} must be ${what} written with digits only, got ${clip(v.text)}`);
   return v.text;
 }

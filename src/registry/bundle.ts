@@ -16,7 +16,10 @@ export function unbundle(f: { file: string; text: string }): { file: string; tex
   try {
     const parsed = JSON.parse(f.text.slice(MARK.length)) as { files?: unknown };
     if (!Array.isArray(parsed.files)) return [f];
-    const out = parsed.files.filter((x): x is { file: string; text: string } => !!x && typeof (x as { file?: unknown }).file === 'string' && typeof (x as { text?: unknown }).text === 'string');
+    const out = parsed.files.filter(
+      (x): x is { file: string; text: string } =>
+        !!x && typeof (x as { file?: unknown }).file === 'string' && typeof (x as { text?: unknown }).text === 'string',
+    );
     return out.length ? out.map((x) => ({ file: x.file, text: x.text })) : [f];
   } catch {
     return [f];

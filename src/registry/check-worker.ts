@@ -25,7 +25,13 @@ export interface CheckAnswer {
 const port = parentPort;
 if (port) {
   port.on('message', (m: CheckRequest) => {
-    const answer: CheckAnswer = { id: m.id, result: checkFlow(m.text, m.file, { ...(m.maxFileBytes === undefined ? {} : { maxFileBytes: m.maxFileBytes }), ...(m.environment === undefined ? {} : { environment: m.environment }) }) };
+    const answer: CheckAnswer = {
+      id: m.id,
+      result: checkFlow(m.text, m.file, {
+        ...(m.maxFileBytes === undefined ? {} : { maxFileBytes: m.maxFileBytes }),
+        ...(m.environment === undefined ? {} : { environment: m.environment }),
+      }),
+    };
     port.postMessage(answer);
   });
 }

@@ -32,7 +32,9 @@ export type CheckFn = (text: string, file: string) => CheckResult;
 
 /** checkFlow with a file size limit (absent: the default). */
 export function checkerFor(maxFileBytes: number | undefined, environment?: string): CheckFn {
-  if (environment !== undefined) return (text, file) => checkFlow(text, file, { ...(maxFileBytes === undefined ? {} : { maxFileBytes }), environment });
+  if (environment !== undefined)
+    return (text, file) =>
+      checkFlow(text, file, { ...(maxFileBytes === undefined ? {} : { maxFileBytes }), environment });
   return maxFileBytes === undefined ? checkFlow : (text, file) => checkFlow(text, file, { maxFileBytes });
 }
 
@@ -68,7 +70,9 @@ interface Batch {
 /** The worker gave no answer in time (as opposed to crashing). */
 class CheckTimeout extends Error {}
 
-const CHECK_TIMEOUT_HINT = 'A flow checks in about a second per megabyte: one that takes this long is hostile or a checker bug. Report it with the file.';
+const CHECK_TIMEOUT_HINT =
+  'A flow checks in about a second per megabyte: one that takes this long is hostile or a checker bug. ' +
+  'Report it with the file.';
 
 export class WorkerChecker implements FlowChecker {
   private worker: Worker | undefined;
@@ -90,14 +94,36 @@ export class WorkerChecker implements FlowChecker {
       } catch (err) {
         const why = err instanceof Error ? err.message : String(err);
         if (err instanceof CheckTimeout && !this.closed) {
-          // a check this slow would hold every call if redone here: the files are refused (their previous versions serve)
-          log.warn({ code: 'CHECK_TIMEOUT', err: why, files: files.length }, `the flow checker's worker gave no answer for ${this.timeoutMs} ms: ${files.length} changed file${files.length === 1 ? ' is' : 's are'} refused, not checked on the main thread; the next reload starts a new worker`);
-          return files.map((f) => ({ diagnostics: [{ code: 'CHECK_TIMEOUT', severity: 'error', message: `checking this file took over ${this.timeoutMs} ms: it is refused (its previous version, if any, still serves)`, file: f.file, line: 0, column: 0, hint: CHECK_TIMEOUT_HINT }] }));
+          // a check this slow would hold every call if redone here: the files are refused (their previous versions
+          // serve)
+          log.warn(
+            { code: 'CHECK_TIMEOUT', err: why, files: files.length },
+            `the flow checker's worker gave no answer for ${this.timeoutMs} ms: ${files.length} changed ` +
+              `file${files.length === 1 ? ' is' : 's are'} refused, not checked on the main thread; the next ` +
+              `reload starts a new worker`,
+          );
+          return files.map((f) => ({
+            diagnostics: [
+              {
+                code: 'CHECK_TIMEOUT',
+                severity: 'error',
+                message:
+                  `checking this file took over ${this.timeoutMs} ms: it is refused (its previous version, if ` +
+                  `any, still serves)`,
+                file: f.file,
+                line: 0,
+                column: 0,
+                hint: CHECK_TIMEOUT_HINT,
+              },
+            ],
+          }));
         }
         if (!this.closed) {
           log.warn(
             { code: 'CHECK_WORKER_FAILED', err: why, files: files.length },
-            `the flow checker's worker failed (${why}): checking ${files.length} file${files.length === 1 ? '' : 's'} on the main thread instead (calls wait meanwhile); the next reload starts a new worker`,
+            `the flow checker's worker failed (${why}): checking ${files.length} ` +
+              `file${files.length === 1 ? '' : 's'} on the main thread instead (calls wait meanwhile); the ` +
+              `next reload starts a new worker`,
           );
         }
       }
@@ -123,7 +149,13 @@ export class WorkerChecker implements FlowChecker {
         for (const [index, f] of files.entries()) {
           const id = this.nextId++;
           this.waiting.set(id, { batch, index });
-          const msg: CheckRequest = { id, file: f.file, text: f.text, ...(this.opts.maxFileBytes === undefined ? {} : { maxFileBytes: this.opts.maxFileBytes }), ...(this.opts.environment === undefined ? {} : { environment: this.opts.environment }) };
+          const msg: CheckRequest = {
+            id,
+            file: f.file,
+            text: f.text,
+            ...(this.opts.maxFileBytes === undefined ? {} : { maxFileBytes: this.opts.maxFileBytes }),
+            ...(this.opts.environment === undefined ? {} : { environment: this.opts.environment }),
+          };
           w.postMessage(msg);
         }
       } catch (err) {
@@ -146,7 +178,10 @@ export class WorkerChecker implements FlowChecker {
   /** (Re)starts the batch's silence timer: it runs from the last answer. */
   private arm(w: Worker, batch: Batch): void {
     clearTimeout(batch.timer);
-    batch.timer = setTimeout(() => void this.fail(w, new CheckTimeout(`no answer for ${this.timeoutMs} ms`)), this.timeoutMs);
+    batch.timer = setTimeout(
+      () => void this.fail(w, new CheckTimeout(`no answer for ${this.timeoutMs} ms`)),
+      this.timeoutMs,
+    );
   }
 
   private answer(w: Worker, m: unknown): void {

@@ -60,7 +60,10 @@ interface Checked extends FlowFile {
 }
 
 /** Checks and compiles flow texts; flows with errors (or a taken name) are refused. */
-export function compileAll(files: { file: string; text: string }[], opts: CheckOptions = {}): { flows: CompiledFlow[]; report: LoadReport } {
+export function compileAll(
+  files: { file: string; text: string }[],
+  opts: CheckOptions = {},
+): { flows: CompiledFlow[]; report: LoadReport } {
   return admit(
     files.flatMap(unbundle).map((f) => ({ ...f, result: checkFlow(f.text, f.file, opts) })),
     (f, model, linked) => compileFlow(model, f.text, linked),
@@ -144,7 +147,10 @@ export class FlowFiles {
 }
 
 /** Given the check results, in order: refuses files with errors or a taken name, compiles the others. */
-function admit(files: Checked[], compile: (f: Checked, model: FlowModel, version?: string) => CompiledFlow): { flows: CompiledFlow[]; report: LoadReport } {
+function admit(
+  files: Checked[],
+  compile: (f: Checked, model: FlowModel, version?: string) => CompiledFlow,
+): { flows: CompiledFlow[]; report: LoadReport } {
   const report: LoadReport = { diagnostics: [], sources: new Map(), refused: [], bundles: new Map(), modules: [] };
   const flows: CompiledFlow[] = [];
   const byName = new Map<string, string>();
@@ -155,7 +161,15 @@ function admit(files: Checked[], compile: (f: Checked, model: FlowModel, version
     try {
       return compile(f, model, version);
     } catch (err) {
-      report.diagnostics.push({ code: 'INTERNAL_ERROR', severity: 'error', message: `the flow could not be compiled: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`, file: f.file, line: 1, column: 1, hint: 'Please report it with the file (and the modules it enters); the flow is refused meanwhile.' });
+      report.diagnostics.push({
+        code: 'INTERNAL_ERROR',
+        severity: 'error',
+        message: `the flow could not be compiled: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+        file: f.file,
+        line: 1,
+        column: 1,
+        hint: 'Please report it with the file (and the modules it enters); the flow is refused meanwhile.',
+      });
       report.refused.push(f.file);
       return undefined;
     }
@@ -184,7 +198,9 @@ function admit(files: Checked[], compile: (f: Checked, model: FlowModel, version
       report.diagnostics.push({
         code: 'DUPLICATE_FLOW_NAME',
         severity: 'error',
-        message: `flow name "${model.name}" is already used by ${basename(taken)}, which keeps it: it was admitted first (a file already serving a flow comes first, then files in name order)`,
+        message:
+          `flow name "${model.name}" is already used by ${basename(taken)}, which keeps it: it was admitted ` +
+          `first (a file already serving a flow comes first, then files in name order)`,
         file,
         line: model.namePos?.line ?? 1,
         column: model.namePos?.column ?? 1,

@@ -65,8 +65,17 @@ export function sameStep(a: unknown, b: unknown): boolean {
 /** What JSON writes for a value that it would leave out of an object: null, in an array. */
 const inArray = (v: unknown) => (v === undefined || typeof v === 'function' || typeof v === 'symbol' ? null : v);
 /** The properties left out of the comparison: positions, and what JSON leaves out. */
-/** Where things are written is no part of what a step does: `pos`, and the positions subflow and return steps keep (`flowPos`, `withPos`, `withAt`...). */
-const skipped = (k: string, v: unknown) => k === 'pos' || k.endsWith('Pos') || k === 'withAt' || v === undefined || typeof v === 'function' || typeof v === 'symbol';
+/**
+ * Where things are written is no part of what a step does: `pos`, and the positions subflow and return steps keep
+ * (`flowPos`, `withPos`, `withAt`...).
+ */
+const skipped = (k: string, v: unknown) =>
+  k === 'pos' ||
+  k.endsWith('Pos') ||
+  k === 'withAt' ||
+  v === undefined ||
+  typeof v === 'function' ||
+  typeof v === 'symbol';
 
 export function diffSteps(from: FlowModel, to: FlowModel): { changed: string[]; added: string[]; removed: string[] } {
   const changed: string[] = [];
@@ -103,14 +112,26 @@ export function impactReport(
     else inRemoved++;
     byStep[step] = (byStep[step] ?? 0) + 1;
   }
-  return { flow: to.model.name, from: from.version, to: to.version, at, ...diff, liveCalls, inChanged, inRemoved, byStep };
+  return {
+    flow: to.model.name,
+    from: from.version,
+    to: to.version,
+    at,
+    ...diff,
+    liveCalls,
+    inChanged,
+    inRemoved,
+    byStep,
+  };
 }
 
 /** One log line's text. */
 export function impactText(r: ImpactReport): string {
   const list = (xs: string[]) => (xs.length ? xs.join(', ') : 'none');
   return (
-    `flow ${r.flow}: ${r.from} -> ${r.to}; changed: ${list(r.changed)}; added: ${list(r.added)}; removed: ${list(r.removed)}; ` +
-    `${r.liveCalls} live call${r.liveCalls === 1 ? '' : 's'} on ${r.from}, ${r.inChanged} in changed steps, ${r.inRemoved} in removed steps (they finish on ${r.from})`
+    `flow ${r.flow}: ${r.from} -> ${r.to}; changed: ${list(r.changed)}; added: ${list(r.added)}; ` +
+    `removed: ${list(r.removed)}; ` +
+    `${r.liveCalls} live call${r.liveCalls === 1 ? '' : 's'} on ${r.from}, ${r.inChanged} in changed ` +
+    `steps, ${r.inRemoved} in removed steps (they finish on ${r.from})`
   );
 }

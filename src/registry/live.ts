@@ -55,7 +55,14 @@ export class LiveCalls {
       return;
     }
     if (prev) this.dec(prev);
-    this.calls.set(callid, { callid, flow, version, step, lastSeen: this.now(), ...(rev !== undefined ? { rev } : {}) });
+    this.calls.set(callid, {
+      callid,
+      flow,
+      version,
+      step,
+      lastSeen: this.now(),
+      ...(rev !== undefined ? { rev } : {}),
+    });
     const k = key(flow, version);
     this.counts.set(k, (this.counts.get(k) ?? 0) + 1);
   }

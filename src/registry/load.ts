@@ -63,13 +63,21 @@ export async function readFlowText(file: string): Promise<string> {
 /** Why a flow file is not read, in words. */
 export function unreadableReason(err: unknown): string {
   const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'ELOOP') return 'it is a symbolic link to a file outside the flows directory (a link could show another file in diagnostics)';
-  if (code === 'ENOTREG') return 'it is not a regular file (a FIFO, a device or a socket): flow files must be regular files';
-  if (code === 'EFBIG') return `it is larger than any flow file may be (${MAX_READ_BYTES.toLocaleString('en-US')} bytes)`;
+  if (code === 'ELOOP')
+    return (
+      'it is a symbolic link to a file outside the flows directory (a link could show another file in ' + 'diagnostics)'
+    );
+  if (code === 'ENOTREG')
+    return 'it is not a regular file (a FIFO, a device or a socket): flow files must be regular files';
+  if (code === 'EFBIG')
+    return `it is larger than any flow file may be (${MAX_READ_BYTES.toLocaleString('en-US')} bytes)`;
   return code ?? (err instanceof Error ? err.message : String(err));
 }
 
-/** Flow files of a directory: *.yaml and *.yml, not scenarios (*.test.yaml), caller scripts (*.caller.yaml), the config, nor dotfiles (editor temporaries). */
+/**
+ * Flow files of a directory: *.yaml and *.yml, not scenarios (*.test.yaml), caller scripts (*.caller.yaml), the config,
+ * nor dotfiles (editor temporaries).
+ */
 export async function listFlowFiles(dir: string): Promise<string[]> {
   const names = await readdir(dir);
   return names
@@ -79,7 +87,13 @@ export async function listFlowFiles(dir: string): Promise<string[]> {
 }
 
 export function isFlowFileName(n: string): boolean {
-  return /\.ya?ml$/.test(n) && !n.startsWith('.') && !/\.test\.ya?ml$/.test(n) && !isCallerScriptName(n) && !/^callscript\.ya?ml$/.test(n);
+  return (
+    /\.ya?ml$/.test(n) &&
+    !n.startsWith('.') &&
+    !/\.test\.ya?ml$/.test(n) &&
+    !isCallerScriptName(n) &&
+    !/^callscript\.ya?ml$/.test(n)
+  );
 }
 
 /** A caller script (`*.caller.yaml`, docs/caller-script.md): never a flow, wherever it is found or named. */
@@ -89,7 +103,10 @@ export function isCallerScriptName(path: string): boolean {
 
 /** Why a caller script named as a flow is not one (validate, test, paths, graph, simulate). */
 export function callerScriptNotFlow(path: string): string {
-  return `${path} is a caller script (*.caller.yaml), not a flow: caller scripts are played by callscript call --caller and simulate --caller`;
+  return (
+    `${path} is a caller script (*.caller.yaml), not a flow: caller scripts are played by callscript call ` +
+    `--caller and simulate --caller`
+  );
 }
 
 interface Snap {
@@ -108,7 +125,11 @@ async function snapshot(dir: string): Promise<Snap[]> {
         const text = await readFlowText(file);
         const after = await stat(file);
         // Changed while being read: make it differ from any other read, so we try again.
-        out.push({ file, text, mtimeMs: before.mtimeMs === after.mtimeMs && before.size === after.size ? after.mtimeMs : -1 });
+        out.push({
+          file,
+          text,
+          mtimeMs: before.mtimeMs === after.mtimeMs && before.size === after.size ? after.mtimeMs : -1,
+        });
       } catch (err) {
         // a link outside the directory, a FIFO, a huge file: left out (reported at start and by validate)
         if (isLeftOut(err)) return;
@@ -122,7 +143,8 @@ async function snapshot(dir: string): Promise<Snap[]> {
 }
 
 const same = (a: Snap[], b: Snap[]) =>
-  a.length === b.length && a.every((x, i) => x.mtimeMs >= 0 && x.file === b[i]!.file && x.text === b[i]!.text && x.mtimeMs === b[i]!.mtimeMs);
+  a.length === b.length &&
+  a.every((x, i) => x.mtimeMs >= 0 && x.file === b[i]!.file && x.text === b[i]!.text && x.mtimeMs === b[i]!.mtimeMs);
 
 /** How long ago the newest of the files was written (0 when one changed while being read). */
 function quietFor(files: Snap[], now: number): number {
@@ -143,7 +165,11 @@ export const SETTLE_GIVE_UP_MS = 30_000;
  * Throws the fs error when the directory cannot be read; `undefined` if the files are
  * still changing after `giveUpMs`.
  */
-export async function readStableFlows(dir: string, settleMs = 1000, giveUpMs = Math.max(SETTLE_GIVE_UP_MS, 5 * settleMs)): Promise<{ file: string; text: string }[] | undefined> {
+export async function readStableFlows(
+  dir: string,
+  settleMs = 1000,
+  giveUpMs = Math.max(SETTLE_GIVE_UP_MS, 5 * settleMs),
+): Promise<{ file: string; text: string }[] | undefined> {
   const texts = (s: Snap[]) => s.map(({ file, text }) => ({ file, text }));
   const until = Date.now() + giveUpMs;
   let prev = await snapshot(dir);
@@ -163,8 +189,12 @@ export async function readStableFlows(dir: string, settleMs = 1000, giveUpMs = M
   }
 }
 
-/** Plain read (startup): every flow file once; the files left out (links outside, FIFOs, huge files) apart, with why. */
-export async function readFlows(dir: string): Promise<{ texts: { file: string; text: string }[]; unread: { file: string; why: string }[] }> {
+/**
+ * Plain read (startup): every flow file once; the files left out (links outside, FIFOs, huge files) apart, with why.
+ */
+export async function readFlows(
+  dir: string,
+): Promise<{ texts: { file: string; text: string }[]; unread: { file: string; why: string }[] }> {
   const files = await listFlowFiles(dir);
   const texts: { file: string; text: string }[] = [];
   const unread: { file: string; why: string }[] = [];

@@ -15,7 +15,15 @@
  * checker.ts) and compiles them here one at a time, letting requests in between.
  */
 import { basename } from 'node:path';
-import { compileAll, FlowFiles, noTimings, yieldToLoop, type FlowText, type LoadReport, type ReloadTimings } from './files.js';
+import {
+  compileAll,
+  FlowFiles,
+  noTimings,
+  yieldToLoop,
+  type FlowText,
+  type LoadReport,
+  type ReloadTimings,
+} from './files.js';
 import type { CompiledFlow } from '../engine/compile.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { seededRoll, toCanary, type Roll } from './canary.js';
@@ -84,7 +92,10 @@ export interface RegistryOptions {
   check?: CheckFn;
   /** The file size limit of the default check (limits.flow_file_bytes); absent: 2 MiB. */
   maxFileBytes?: number;
-  /** The environment selected (version 2 environments:; --env, environment:, CALLSCRIPT_ENV); absent: a flow's first one. */
+  /**
+   * The environment selected (version 2 environments:; --env, environment:, CALLSCRIPT_ENV); absent: a flow's first
+   * one.
+   */
   environment?: string;
 }
 
@@ -110,7 +121,10 @@ export class Registry {
   }
 
   /** Loads every flow file of `dir`. Never throws for bad flows: they are reported. */
-  static async fromDirectory(dir: string, opts: RegistryOptions = {}): Promise<{ registry: Registry; report: LoadReport }> {
+  static async fromDirectory(
+    dir: string,
+    opts: RegistryOptions = {},
+  ): Promise<{ registry: Registry; report: LoadReport }> {
     const registry = new Registry(opts);
     let read: Awaited<ReturnType<typeof readFlows>>;
     try {
@@ -120,7 +134,15 @@ export class Registry {
     }
     const report = registry.reload(read.texts);
     for (const u of read.unread) {
-      report.diagnostics.push({ code: 'UNREADABLE_FILE', severity: 'error', message: `${u.file} is not read: ${u.why}`, file: u.file, line: 0, column: 0, hint: 'Copy the flow into the flows directory instead of linking to it.' });
+      report.diagnostics.push({
+        code: 'UNREADABLE_FILE',
+        severity: 'error',
+        message: `${u.file} is not read: ${u.why}`,
+        file: u.file,
+        line: 0,
+        column: 0,
+        hint: 'Copy the flow into the flows directory instead of linking to it.',
+      });
       report.refused.push(u.file);
     }
     return { registry, report };
@@ -137,7 +159,11 @@ export class Registry {
    * compiled here one at a time with a turn of the event loop in between; the rest (cheap)
    * is applied at once at the end. Unchanged files cost a hash.
    */
-  async reloadAsync(files: { file: string; text: string }[], live: LiveView, ctx: { checker: FlowChecker; log: CheckerLog }): Promise<ReloadResult> {
+  async reloadAsync(
+    files: { file: string; text: string }[],
+    live: LiveView,
+    ctx: { checker: FlowChecker; log: CheckerLog },
+  ): Promise<ReloadResult> {
     const texts = this.files.hashed(files);
     const stale = this.files.stale(texts);
     const timings = noTimings();
@@ -155,11 +181,25 @@ export class Registry {
     this.reloaded = true;
     // Files that already own a flow are admitted first: a new file cannot take their name.
     const owners = new Set([...this.entries.values()].filter((e) => !e.deleted).map((e) => e.file));
-    const ordered = [...texts].sort((a, b) => Number(owners.has(b.file)) - Number(owners.has(a.file)) || a.file.localeCompare(b.file));
+    const ordered = [...texts].sort(
+      (a, b) => Number(owners.has(b.file)) - Number(owners.has(a.file)) || a.file.localeCompare(b.file),
+    );
     const { flows, report } = this.files.admit(ordered, timings);
-    const result: ReloadResult = { ...report, published: [], unchanged: [], deleted: [], kept: [], checked: stale.map((f) => f.file), timings };
+    const result: ReloadResult = {
+      ...report,
+      published: [],
+      unchanged: [],
+      deleted: [],
+      kept: [],
+      checked: stale.map((f) => f.file),
+      timings,
+    };
     this.pending = new Map();
-    for (const file of report.refused) this.pending.set(file, report.diagnostics.filter((d) => d.file === file && d.severity === 'error'));
+    for (const file of report.refused)
+      this.pending.set(
+        file,
+        report.diagnostics.filter((d) => d.file === file && d.severity === 'error'),
+      );
     const seen = new Set<string>();
     for (const flow of flows) {
       seen.add(flow.name);
@@ -174,9 +214,19 @@ export class Registry {
       this.publish(flow, file, report.bundles?.get(file) ?? report.sources.get(file) ?? '');
       const e = this.entries.get(flow.name)!;
       if (from && from.version !== flow.version) {
-        e.impact = impactReport(from, flow, [...live.of(flow.name, from.version)].map((c) => c.step), this.now());
+        e.impact = impactReport(
+          from,
+          flow,
+          [...live.of(flow.name, from.version)].map((c) => c.step),
+          this.now(),
+        );
       }
-      result.published.push({ name: flow.name, version: flow.version, ...(from ? { from: from.version } : {}), ...(e.impact?.to === flow.version ? { impact: e.impact } : {}) });
+      result.published.push({
+        name: flow.name,
+        version: flow.version,
+        ...(from ? { from: from.version } : {}),
+        ...(e.impact?.to === flow.version ? { impact: e.impact } : {}),
+      });
     }
     for (const e of this.entries.values()) {
       if (seen.has(e.name) || e.deleted) continue;
@@ -199,7 +249,14 @@ export class Registry {
     const record: VersionRecord = { version: flow.version, file, publishedAt: this.now(), source };
     const entry = this.entries.get(flow.name);
     if (!entry) {
-      this.entries.set(flow.name, { name: flow.name, file, newest: flow, deleted: false, versions: new Map([[flow.version, flow]]), history: [record] });
+      this.entries.set(flow.name, {
+        name: flow.name,
+        file,
+        newest: flow,
+        deleted: false,
+        versions: new Map([[flow.version, flow]]),
+        history: [record],
+      });
       return;
     }
     const before = entry.deleted ? undefined : this.currentOf(entry).version;
@@ -222,16 +279,26 @@ export class Registry {
     const e = this.entries.get(flow.name);
     if (!e) {
       // a flow this instance does not serve (yet): its version serves the calls on it only
-      this.entries.set(flow.name, { name: flow.name, file, newest: flow, deleted: true, versions: new Map([[flow.version, flow]]), history: [{ version: flow.version, file, publishedAt: this.now(), source }] });
+      this.entries.set(flow.name, {
+        name: flow.name,
+        file,
+        newest: flow,
+        deleted: true,
+        versions: new Map([[flow.version, flow]]),
+        history: [{ version: flow.version, file, publishedAt: this.now(), source }],
+      });
       return;
     }
     if (!e.versions.has(flow.version)) e.versions.set(flow.version, flow);
-    if (!e.history.some((r) => r.version === flow.version && r.source !== '')) e.history.push({ version: flow.version, file, publishedAt: this.now(), source });
+    if (!e.history.some((r) => r.version === flow.version && r.source !== ''))
+      e.history.push({ version: flow.version, file, publishedAt: this.now(), source });
   }
 
   /** The source text of a version published here, if kept. */
   sourceOf(name: string, version: string): { file: string; text: string } | undefined {
-    const rec = [...(this.entries.get(name)?.history ?? [])].reverse().find((r) => r.version === version && r.source !== '');
+    const rec = [...(this.entries.get(name)?.history ?? [])]
+      .reverse()
+      .find((r) => r.version === version && r.source !== '');
     return rec ? { file: rec.file, text: rec.source } : undefined;
   }
 
@@ -291,7 +358,10 @@ export class Registry {
     if (!e.versions.has(version)) {
       const rec = [...e.history].reverse().find((r) => r.version === version && r.source !== '');
       if (!rec) return 'UNKNOWN_VERSION';
-      const { flows } = compileAll([{ file: rec.file, text: rec.source }], { ...(this.maxFileBytes === undefined ? {} : { maxFileBytes: this.maxFileBytes }), ...(this.environment === undefined ? {} : { environment: this.environment }) });
+      const { flows } = compileAll([{ file: rec.file, text: rec.source }], {
+        ...(this.maxFileBytes === undefined ? {} : { maxFileBytes: this.maxFileBytes }),
+        ...(this.environment === undefined ? {} : { environment: this.environment }),
+      });
       const flow = flows.find((f) => f.name === name);
       if (!flow || flow.version !== version) return 'UNKNOWN_VERSION';
       e.versions.set(version, flow);

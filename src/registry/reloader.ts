@@ -58,7 +58,12 @@ export class Reloader {
     opts: ReloaderOptions = {},
   ) {
     this.read = opts.read ?? ((d) => readStableFlows(d, opts.settleMs));
-    this.checker = opts.checker ?? new WorkerChecker({ ...(opts.maxFileBytes === undefined ? {} : { maxFileBytes: opts.maxFileBytes }), ...(opts.environment === undefined ? {} : { environment: opts.environment }) });
+    this.checker =
+      opts.checker ??
+      new WorkerChecker({
+        ...(opts.maxFileBytes === undefined ? {} : { maxFileBytes: opts.maxFileBytes }),
+        ...(opts.environment === undefined ? {} : { environment: opts.environment }),
+      });
   }
 
   /** Stops the checker's worker (a reload under way finishes, checking on the main thread). */
@@ -85,7 +90,8 @@ export class Reloader {
 
   private async run(reason: string, log: ReloadLogger): Promise<ReloadSummary> {
     const empty = { reason, published: [], unchanged: [], deleted: [], kept: [], refused: [] };
-    if (this.dir === undefined) return { ok: false, ...empty, message: 'no flows directory to reload from (the registry was given by code)' };
+    if (this.dir === undefined)
+      return { ok: false, ...empty, message: 'no flows directory to reload from (the registry was given by code)' };
     let files: { file: string; text: string }[] | undefined;
     try {
       files = await this.read(this.dir);
@@ -103,26 +109,47 @@ export class Reloader {
     const served = new Set(this.registry.list().map((f) => f.file));
     for (const file of r.refused) {
       // a file that had a version loaded keeps serving it; a new one is not served until fixed
-      const then = served.has(basename(file)) ? 'edit refused: the previous version keeps serving' : 'file refused: not served until fixed (no version of it was loaded)';
+      const then = served.has(basename(file))
+        ? 'edit refused: the previous version keeps serving'
+        : 'file refused: not served until fixed (no version of it was loaded)';
       for (const d of r.diagnostics.filter((x) => x.file === file && x.severity === 'error')) {
-        log.error({ code: d.code, file: basename(d.file), line: d.line, column: d.column, reason }, `${d.file}:${d.line}:${d.column} error ${d.code} ${d.message} (${then})`);
+        log.error(
+          { code: d.code, file: basename(d.file), line: d.line, column: d.column, reason },
+          `${d.file}:${d.line}:${d.column} error ${d.code} ${d.message} (${then})`,
+        );
       }
     }
     for (const p of r.published) {
-      log.info({ code: 'FLOW_PUBLISHED', flow: p.name, version: p.version, from: p.from, reason }, `flow ${p.name} version ${p.version} published${p.from ? ` (was ${p.from})` : ''}: new calls get it`);
+      log.info(
+        { code: 'FLOW_PUBLISHED', flow: p.name, version: p.version, from: p.from, reason },
+        `flow ${p.name} version ${p.version} published${p.from ? ` (was ${p.from})` : ''}: new calls get it`,
+      );
       if (p.impact) log.info({ code: 'FLOW_IMPACT', ...p.impact }, impactText(p.impact));
     }
     if (r.checked.length > 0) {
       const t = r.timings;
       const ms = (x: number) => Math.round(x * 10) / 10;
       log.info(
-        { reason, checked: r.checked.map((f) => basename(f)), checkMs: ms(t.checkMs), compileMs: ms(t.compileMs), applyMs: ms(t.applyMs) },
-        `reload (${reason}): ${r.checked.length} changed file${r.checked.length === 1 ? '' : 's'} checked in ${ms(t.checkMs)} ms; on the main thread, compiled in ${ms(t.compileMs)} ms and applied in ${ms(t.applyMs)} ms`,
+        {
+          reason,
+          checked: r.checked.map((f) => basename(f)),
+          checkMs: ms(t.checkMs),
+          compileMs: ms(t.compileMs),
+          applyMs: ms(t.applyMs),
+        },
+        `reload (${reason}): ${r.checked.length} changed file${r.checked.length === 1 ? '' : 's'} checked ` +
+          `in ${ms(t.checkMs)} ms; on the main thread, compiled in ${ms(t.compileMs)} ms and applied ` +
+          `in ${ms(t.applyMs)} ms`,
       );
     }
-    for (const name of r.deleted) log.warn({ code: 'FLOW_DELETED', flow: name, reason }, `flow ${name}: its file is gone; no new calls, live calls finish on their version`);
+    for (const name of r.deleted)
+      log.warn(
+        { code: 'FLOW_DELETED', flow: name, reason },
+        `flow ${name}: its file is gone; no new calls, live calls finish on their version`,
+      );
     // Asked for (SIGHUP, the admin API) and nothing to do: say so, so the operator knows it ran.
-    if (reason !== 'file change' && r.published.length + r.deleted.length + r.refused.length === 0) log.info({ reason }, `reload (${reason}): no flow changed`);
+    if (reason !== 'file change' && r.published.length + r.deleted.length + r.refused.length === 0)
+      log.info({ reason }, `reload (${reason}): no flow changed`);
     return {
       ok: true,
       reason,
@@ -130,7 +157,10 @@ export class Reloader {
       unchanged: r.unchanged,
       deleted: r.deleted,
       kept: r.kept,
-      refused: r.refused.map((file) => ({ file: basename(file), diagnostics: (this.registry.pendingErrors().get(file) ?? []).map((d) => ({ ...d, file: basename(d.file) })) })),
+      refused: r.refused.map((file) => ({
+        file: basename(file),
+        diagnostics: (this.registry.pendingErrors().get(file) ?? []).map((d) => ({ ...d, file: basename(d.file) })),
+      })),
     };
   }
 }

@@ -62,7 +62,9 @@ export class SharedVersions {
     await this.tick();
     this.timer = setInterval(() => void this.tick(), this.opts.intervalMs ?? 5000);
     this.timer.unref();
-    this.stopWatch = this.shared.watchControls(() => void this.applyControls().catch((err: unknown) => this.trouble(err, 'applying the shared controls')));
+    this.stopWatch = this.shared.watchControls(
+      () => void this.applyControls().catch((err: unknown) => this.trouble(err, 'applying the shared controls')),
+    );
   }
 
   close(): void {
@@ -96,18 +98,27 @@ export class SharedVersions {
     const { flows } = compileAll([{ file: src.file, text: src.text }], this.opts.check ?? {});
     const flow = flows.find((f) => f.name === name);
     if (!flow || flow.version !== version) {
-      this.opts.log.warn({ code: 'FLOW_VERSION_FETCHED', flow: name, version }, `the shared source of ${name}@${version} does not compile to that version here: not used`);
+      this.opts.log.warn(
+        { code: 'FLOW_VERSION_FETCHED', flow: name, version },
+        `the shared source of ${name}@${version} does not compile to that version here: not used`,
+      );
       return undefined;
     }
     this.registry.adopt(flow, src.file, src.text);
-    this.opts.log.info({ code: 'FLOW_VERSION_FETCHED', flow: name, version }, `flow ${name} version ${version} fetched from the shared store for a call that started on another instance`);
+    this.opts.log.info(
+      { code: 'FLOW_VERSION_FETCHED', flow: name, version },
+      `flow ${name} version ${version} fetched from the shared store for a call that started on another instance`,
+    );
     return flow;
   }
 
   /** Pins (rollback) or unpins a flow on every instance. */
   async setPin(name: string, version: string | null): Promise<void> {
     const e = this.registry.entry(name);
-    await this.shared.setControl(name, { pin: version === null || version === e?.newest.version ? null : version, canary: null });
+    await this.shared.setControl(name, {
+      pin: version === null || version === e?.newest.version ? null : version,
+      canary: null,
+    });
   }
 
   /** Sets or clears a flow's canary on every instance. */
@@ -122,7 +133,10 @@ export class SharedVersions {
     // what this instance counted since its last sync, not in the totals yet
     const here = [...this.live.allStats()].find(([f, v]) => f === name && v === version)?.[2];
     const sent = this.added.get(countKey(name, version)) ?? { calls: 0, errors: 0 };
-    return { calls: t.calls + Math.max(0, (here?.calls ?? 0) - sent.calls), errors: t.errors + Math.max(0, (here?.errors ?? 0) - sent.errors) };
+    return {
+      calls: t.calls + Math.max(0, (here?.calls ?? 0) - sent.calls),
+      errors: t.errors + Math.max(0, (here?.errors ?? 0) - sent.errors),
+    };
   }
 
   /** Counts added and read back now (the admin API answers with the same totals on any instance). */
@@ -143,7 +157,10 @@ export class SharedVersions {
         }
       }
     }
-    await this.shared.touch([...this.live.inUse()].map(([, v]) => v).filter((v) => !kept.has(v)), ttl);
+    await this.shared.touch(
+      [...this.live.inUse()].map(([, v]) => v).filter((v) => !kept.has(v)),
+      ttl,
+    );
   }
 
   private async clearPinsOfNewVersions(): Promise<void> {
@@ -170,7 +187,11 @@ export class SharedVersions {
     if ((e.pinned ?? null) !== c.pin) {
       const target = c.pin ?? e.newest.version;
       if (!this.registry.get(name, target) && c.pin) await this.fetch(name, c.pin);
-      if (this.registry.setCurrent(name, target) !== 'ok') this.opts.log.warn({ code: 'FLOW_PINNED', flow: name, version: c.pin }, `the shared pin of ${name} names version ${c.pin}, which cannot be loaded here: not applied`);
+      if (this.registry.setCurrent(name, target) !== 'ok')
+        this.opts.log.warn(
+          { code: 'FLOW_PINNED', flow: name, version: c.pin },
+          `the shared pin of ${name} names version ${c.pin}, which cannot be loaded here: not applied`,
+        );
     }
     if ((e.canary ?? null) !== c.canary) this.registry.setCanary(name, c.canary ?? undefined);
   }
@@ -193,6 +214,9 @@ export class SharedVersions {
   }
 
   private trouble(err: unknown, what: string): void {
-    this.opts.log.warn({ code: 'STORE_UNAVAILABLE', err: err instanceof Error ? err.message : String(err) }, `${what} failed: retried at the next tick`);
+    this.opts.log.warn(
+      { code: 'STORE_UNAVAILABLE', err: err instanceof Error ? err.message : String(err) },
+      `${what} failed: retried at the next tick`,
+    );
   }
 }

@@ -9,10 +9,18 @@
  * - 'SERVICE_BAD_REPLY':   an answer that is not JSON-RPC 2.0 (not JSON, no result, another id);
  * - 'SERVICE_BAD_ARGS':    an argument refused locally, nothing was sent.
  */
-export type ServiceTransportCode = 'SERVICE_UNREACHABLE' | 'SERVICE_TIMEOUT' | 'SERVICE_HTTP' | 'SERVICE_BAD_REPLY' | 'SERVICE_BAD_ARGS';
+export type ServiceTransportCode =
+  'SERVICE_UNREACHABLE' | 'SERVICE_TIMEOUT' | 'SERVICE_HTTP' | 'SERVICE_BAD_REPLY' | 'SERVICE_BAD_ARGS';
 
 /** System errors of a connection that was never made: nothing was sent. */
-const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+const NOT_CONNECTED = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+]);
 
 /** The JSON-RPC error code of an authentication failure (a wrong login or password). */
 export const AUTH_FAILED = 22;
@@ -44,7 +52,9 @@ export class ServiceError extends Error {
    */
   get unsent(): boolean {
     if (this.code === 'SERVICE_BAD_ARGS') return true;
-    return this.code === 'SERVICE_UNREACHABLE' && this.details.system !== undefined && NOT_CONNECTED.has(this.details.system);
+    return (
+      this.code === 'SERVICE_UNREACHABLE' && this.details.system !== undefined && NOT_CONNECTED.has(this.details.system)
+    );
   }
 
   /** An authentication failure (code 22). */

@@ -46,11 +46,22 @@ export function serviceUrl(raw: string): string | { problem: string } {
   try {
     u = new URL(raw);
   } catch {
-    return { problem: `"${clip(raw)}" is not a URL: give the service's JSON-RPC address, e.g. ${DEFAULT_API_URL} or http://127.0.0.1:4010 (the emulator)` };
+    return {
+      problem:
+        `"${clip(raw)}" is not a URL: give the service's JSON-RPC address, e.g. ${DEFAULT_API_URL} or ` +
+        `http://127.0.0.1:4010 (the emulator)`,
+    };
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return { problem: `"${clip(raw)}" is not an http:// or https:// URL` };
-  if (u.username !== '' || u.password !== '') return { problem: 'the API address holds credentials: give the account apart (--account LOGIN:PASSWORD, CALLSCRIPT_ACCOUNT or account: in callscript.yaml)' };
-  if (u.search !== '' || u.hash !== '') return { problem: `"${clip(raw)}": the API address takes no query string or fragment` };
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return { problem: `"${clip(raw)}" is not an http:// or https:// URL` };
+  if (u.username !== '' || u.password !== '')
+    return {
+      problem:
+        'the API address holds credentials: give the account apart (--account LOGIN:PASSWORD, ' +
+        'CALLSCRIPT_ACCOUNT or account: in callscript.yaml)',
+    };
+  if (u.search !== '' || u.hash !== '')
+    return { problem: `"${clip(raw)}": the API address takes no query string or fragment` };
   if (u.pathname === '/' || u.pathname === '') u.pathname = JSON_RPC_PATH;
   return u.href;
 }
@@ -66,23 +77,36 @@ export class ServiceClient {
     if (typeof url !== 'string') throw new TypeError(url.problem);
     this.url = url;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_SERVICE_TIMEOUT_MS;
-    if (!Number.isFinite(this.timeoutMs) || this.timeoutMs <= 0) throw new RangeError('timeoutMs must be a positive number');
-    if (typeof opts.login !== 'string' || opts.login.includes(':')) throw new TypeError('the account login must be a string without ":" (HTTP Basic joins login and password with it)');
+    if (!Number.isFinite(this.timeoutMs) || this.timeoutMs <= 0)
+      throw new RangeError('timeoutMs must be a positive number');
+    if (typeof opts.login !== 'string' || opts.login.includes(':'))
+      throw new TypeError(
+        'the account login must be a string without ":" (HTTP Basic joins login and password with it)',
+      );
     // RFC 7617: user-id and password joined by ':', UTF-8, base64 (the password may hold ':').
     this.#authorization = 'Basic ' + Buffer.from(`${opts.login}:${opts.password}`, 'utf8').toString('base64');
   }
 
   readonly apps = {
-    /** apps.create: a REALTIME10 application that sends its calls' requests to `params.url` (with `login`/`password` as HTTP Basic when given). */
+    /**
+     * apps.create: a REALTIME10 application that sends its calls' requests to `params.url` (with `login`/`password` as
+     * HTTP Basic when given).
+     */
     create: async (name: string, params: { url: string; login?: string; password?: string }): Promise<App> => {
-      if (typeof name !== 'string' || name.trim() === '') throw badArgs('apps.create', 'name: a non-empty name is required');
+      if (typeof name !== 'string' || name.trim() === '')
+        throw badArgs('apps.create', 'name: a non-empty name is required');
       const p = appParams('apps.create', params);
       return expectApp('apps.create', await this.call('apps.create', ['REALTIME10', name, p]));
     },
     /** apps.update: a new name and params for an application (give them all: get the app first to change a part). */
-    update: async (hash: string, name: string, params: { url: string; login?: string; password?: string }): Promise<App> => {
+    update: async (
+      hash: string,
+      name: string,
+      params: { url: string; login?: string; password?: string },
+    ): Promise<App> => {
       checkHash('apps.update', hash);
-      if (typeof name !== 'string' || name.trim() === '') throw badArgs('apps.update', 'name: a non-empty name is required');
+      if (typeof name !== 'string' || name.trim() === '')
+        throw badArgs('apps.update', 'name: a non-empty name is required');
       const p = appParams('apps.update', params);
       return expectApp('apps.update', await this.call('apps.update', [hash, name, p]));
     },
@@ -106,9 +130,11 @@ export class ServiceClient {
     realtime: async (app: string, target: CallTarget, options: RealtimeCallOptions = {}): Promise<string> => {
       checkHash('calls.realtime', app);
       const bad = checkE164(String(target?.number));
-      if (typeof target?.number !== 'string' || bad) throw badArgs('calls.realtime', `number "${clip(String(target?.number))}": ${bad ?? 'a string is required'}`);
+      if (typeof target?.number !== 'string' || bad)
+        throw badArgs('calls.realtime', `number "${clip(String(target?.number))}": ${bad ?? 'a string is required'}`);
       const timeout = target.timeout;
-      if (!Number.isInteger(timeout) || timeout < 5 || timeout > 300) throw badArgs('calls.realtime', `timeout: whole seconds from 5 to 300, got ${String(timeout)}`);
+      if (!Number.isInteger(timeout) || timeout < 5 || timeout > 300)
+        throw badArgs('calls.realtime', `timeout: whole seconds from 5 to 300, got ${String(timeout)}`);
       const o: RealtimeCallOptions = {};
       if (options.cdr_field !== undefined) {
         const why = checkFormat('cdr_customer_field', options.cdr_field);
@@ -122,7 +148,12 @@ export class ServiceClient {
       }
       const r = await this.call('calls.realtime', [app, { number: target.number, timeout }, o]);
       // the id comes back as the call's request_hash: letters and digits, as the service gives them
-      if (typeof r !== 'string' || !/^[A-Za-z0-9]{1,64}$/.test(r)) throw badReply('calls.realtime', `the result ${clip(JSON.stringify(r) ?? 'undefined')} is not a call id (1 to 64 letters and digits)`, JSON.stringify(r) ?? '');
+      if (typeof r !== 'string' || !/^[A-Za-z0-9]{1,64}$/.test(r))
+        throw badReply(
+          'calls.realtime',
+          `the result ${clip(JSON.stringify(r) ?? 'undefined')} is not a call id (1 to 64 letters and digits)`,
+          JSON.stringify(r) ?? '',
+        );
       return r;
     },
   };
@@ -185,39 +216,82 @@ export class ServiceClient {
     try {
       msg = JSON.parse(text);
     } catch {
-      if (status !== 200) throw new ServiceError('SERVICE_HTTP', `${method}: ${this.url} answered HTTP ${status}${text.trim() ? `: ${clip(text.trim(), 200)}` : ''}`, method, { status, body: text.slice(0, 500) });
-      throw new ServiceError('SERVICE_BAD_REPLY', `${method}: ${this.url} answered a body that is not JSON (is it the service's JSON-RPC address?)`, method, { status, body: text.slice(0, 500) });
+      if (status !== 200)
+        throw new ServiceError(
+          'SERVICE_HTTP',
+          `${method}: ${this.url} answered HTTP ${status}${text.trim() ? `: ${clip(text.trim(), 200)}` : ''}`,
+          method,
+          { status, body: text.slice(0, 500) },
+        );
+      throw new ServiceError(
+        'SERVICE_BAD_REPLY',
+        `${method}: ${this.url} answered a body that is not JSON (is it the service's JSON-RPC address?)`,
+        method,
+        { status, body: text.slice(0, 500) },
+      );
     }
     const m = (typeof msg === 'object' && msg !== null && !Array.isArray(msg) ? msg : {}) as Record<string, unknown>;
     const e = m.error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
     if (m.jsonrpc === '2.0' && e && typeof e === 'object' && typeof e.code === 'number') {
       const text = typeof e.message === 'string' ? e.message : 'no message';
-      if (e.code === AUTH_FAILED) throw new ServiceError(AUTH_FAILED, `${method}: authentication failed: check the account (login and password) (code 22: ${text})`, method, { status, data: e.data });
+      if (e.code === AUTH_FAILED)
+        throw new ServiceError(
+          AUTH_FAILED,
+          `${method}: authentication failed: check the account (login and password) (code 22: ${text})`,
+          method,
+          { status, data: e.data },
+        );
       throw new ServiceError(e.code, `${method}: ${text} (code ${e.code})`, method, { status, data: e.data });
     }
-    if (status !== 200) throw new ServiceError('SERVICE_HTTP', `${method}: ${this.url} answered HTTP ${status} without a JSON-RPC error`, method, { status, body: text.slice(0, 500) });
-    if (m.jsonrpc !== '2.0' || !('result' in m)) throw badReply(method, 'the answer is not a JSON-RPC 2.0 response (no result, no error)', text);
-    if (m.id !== id) throw badReply(method, `the answer's id ${JSON.stringify(m.id)} is not the request's (${id})`, text);
+    if (status !== 200)
+      throw new ServiceError(
+        'SERVICE_HTTP',
+        `${method}: ${this.url} answered HTTP ${status} without a JSON-RPC error`,
+        method,
+        { status, body: text.slice(0, 500) },
+      );
+    if (m.jsonrpc !== '2.0' || !('result' in m))
+      throw badReply(method, 'the answer is not a JSON-RPC 2.0 response (no result, no error)', text);
+    if (m.id !== id)
+      throw badReply(method, `the answer's id ${JSON.stringify(m.id)} is not the request's (${id})`, text);
     return m.result;
   }
 
   #transportError(method: string, err: unknown, signal: AbortSignal): ServiceError {
     if (signal.aborted || (err instanceof Error && err.name === 'TimeoutError')) {
-      return new ServiceError('SERVICE_TIMEOUT', `${method}: no answer from ${this.url} within ${this.timeoutMs} ms`, method, { cause: err });
+      return new ServiceError(
+        'SERVICE_TIMEOUT',
+        `${method}: no answer from ${this.url} within ${this.timeoutMs} ms`,
+        method,
+        { cause: err },
+      );
     }
     const code = systemCode(err);
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
     const detail = code ? `${describeCode(code)} (${code})` : cause instanceof Error ? cause.message : String(cause);
-    return new ServiceError('SERVICE_UNREACHABLE', `${method}: cannot reach ${this.url}: ${detail}`, method, { cause: err, ...(code ? { system: code } : {}) });
+    return new ServiceError('SERVICE_UNREACHABLE', `${method}: cannot reach ${this.url}: ${detail}`, method, {
+      cause: err,
+      ...(code ? { system: code } : {}),
+    });
   }
 }
 
 function appParams(method: string, params: { url: string; login?: string; password?: string }): RealtimeAppParams {
-  if (!params || typeof params.url !== 'string' || !isHttpUrl(params.url)) throw badArgs(method, `url: the http:// or https:// address of your real-time server is required, got ${JSON.stringify(params?.url ?? null)}`);
+  if (!params || typeof params.url !== 'string' || !isHttpUrl(params.url))
+    throw badArgs(
+      method,
+      `url: the http:// or https:// address of your real-time server is required, ` +
+        `got ${JSON.stringify(params?.url ?? null)}`,
+    );
   const login = params.login ?? '';
   const password = params.password ?? '';
-  if (typeof login !== 'string' || typeof password !== 'string') throw badArgs(method, 'login and password are strings');
-  if ((login === '') !== (password === '')) throw badArgs(method, 'login and password go together: give both (the Basic credentials the service sends to the URL), or neither');
+  if (typeof login !== 'string' || typeof password !== 'string')
+    throw badArgs(method, 'login and password are strings');
+  if ((login === '') !== (password === ''))
+    throw badArgs(
+      method,
+      'login and password go together: give both (the Basic credentials the service sends to the URL), or neither',
+    );
   if (login.includes(':')) throw badArgs(method, 'login: no ":" in an HTTP Basic login');
   return { url: params.url, login, password, data_format: 'JSON' };
 }
@@ -232,19 +306,26 @@ function isHttpUrl(s: string): boolean {
 }
 
 function checkHash(method: string, hash: unknown): void {
-  if (typeof hash !== 'string' || !/^[A-Za-z0-9]{1,64}$/.test(hash)) throw badArgs(method, `app: an application hash (letters and digits, e.g. A1B2C3D4) is required, got ${JSON.stringify(typeof hash === 'string' ? clip(hash) : (hash ?? null))}`);
+  if (typeof hash !== 'string' || !/^[A-Za-z0-9]{1,64}$/.test(hash))
+    throw badArgs(
+      method,
+      `app: an application hash (letters and digits, e.g. A1B2C3D4) is required, ` +
+        `got ${JSON.stringify(typeof hash === 'string' ? clip(hash) : (hash ?? null))}`,
+    );
 }
 
 function expectApp(method: string, v: unknown): App {
   const a = v as Partial<App> | null;
-  if (typeof a !== 'object' || a === null || Array.isArray(a) || typeof a.hash !== 'string') throw badReply(method, 'not an application object (an object with a string hash)', JSON.stringify(v) ?? '');
+  if (typeof a !== 'object' || a === null || Array.isArray(a) || typeof a.hash !== 'string')
+    throw badReply(method, 'not an application object (an object with a string hash)', JSON.stringify(v) ?? '');
   if (typeof a.p !== 'object' || a.p === null) (a as App).p = {};
   return a as App;
 }
 
 function expectSms(method: string, v: unknown): Sms {
   const s = v as Partial<Sms> | null;
-  if (typeof s !== 'object' || s === null || Array.isArray(s) || typeof s.hash !== 'string') throw badReply(method, 'not an SMS object (an object with a string hash)', JSON.stringify(v) ?? '');
+  if (typeof s !== 'object' || s === null || Array.isArray(s) || typeof s.hash !== 'string')
+    throw badReply(method, 'not an SMS object (an object with a string hash)', JSON.stringify(v) ?? '');
   return s as Sms;
 }
 

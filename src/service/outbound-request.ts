@@ -46,12 +46,18 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; message: string }
 
 /** Checks a body (parsed JSON) as an outbound call; the message names the field at fault. */
 export function checkOutboundRequest(body: unknown): Checked<OutboundRequest> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail('the body must be a JSON object {app, number, vars?, cdr_field?, cli?}');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return fail('the body must be a JSON object {app, number, vars?, cdr_field?, cli?}');
   const b = body as Record<string, unknown>;
   const extra = Object.keys(b).find((k) => !KEYS.includes(k));
-  if (extra !== undefined) return fail(`unknown field "${clip(extra)}": an outbound call is {app, number, vars?, cdr_field?, cli?}`);
-  if (typeof b.app !== 'string' || !/^[A-Za-z0-9]{1,64}$/.test(b.app)) return fail(`app: the hash of a REALTIME10 application (letters and digits, e.g. A1B2C3D4) is required, got ${shown(b.app)}`);
-  if (typeof b.number !== 'string') return fail(`number: the number to call, E.164 (e.g. +33612345678), is required, got ${shown(b.number)}`);
+  if (extra !== undefined)
+    return fail(`unknown field "${clip(extra)}": an outbound call is {app, number, vars?, cdr_field?, cli?}`);
+  if (typeof b.app !== 'string' || !/^[A-Za-z0-9]{1,64}$/.test(b.app))
+    return fail(
+      `app: the hash of a REALTIME10 application (letters and digits, e.g. A1B2C3D4) is required, got ${shown(b.app)}`,
+    );
+  if (typeof b.number !== 'string')
+    return fail(`number: the number to call, E.164 (e.g. +33612345678), is required, got ${shown(b.number)}`);
   const bad = checkE164(b.number);
   if (bad) return fail(`number "${clip(b.number)}" is not E.164: ${bad}`);
   const out: OutboundRequest = { app: b.app, number: b.number };
@@ -60,7 +66,10 @@ export function checkOutboundRequest(body: unknown): Checked<OutboundRequest> {
     if (!v.ok) return v;
     out.vars = v.value;
   }
-  for (const [k, format] of [['cdr_field', 'cdr_customer_field'], ['cli', 'cli_phone_number']] as const) {
+  for (const [k, format] of [
+    ['cdr_field', 'cdr_customer_field'],
+    ['cli', 'cli_phone_number'],
+  ] as const) {
     const v = b[k];
     if (v === undefined || v === null) continue;
     if (typeof v !== 'string') return fail(`${k} must be a string, got ${shown(v)}`);
@@ -73,23 +82,38 @@ export function checkOutboundRequest(body: unknown): Checked<OutboundRequest> {
 
 /** The vars of an outbound call: a flat object of strings, numbers and booleans, bounded. */
 export function checkVars(vars: unknown): Checked<OutboundVars> {
-  if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) return fail(`vars must be an object of names to strings, numbers or booleans, got ${Array.isArray(vars) ? 'a list' : shown(vars)}`);
+  if (typeof vars !== 'object' || vars === null || Array.isArray(vars))
+    return fail(
+      `vars must be an object of names to strings, numbers or booleans, ` +
+        `got ${Array.isArray(vars) ? 'a list' : shown(vars)}`,
+    );
   const entries = Object.entries(vars as Record<string, unknown>);
-  if (entries.length > OUTBOUND_LIMITS.vars) return fail(`vars: ${entries.length} variables, at most ${OUTBOUND_LIMITS.vars}`);
+  if (entries.length > OUTBOUND_LIMITS.vars)
+    return fail(`vars: ${entries.length} variables, at most ${OUTBOUND_LIMITS.vars}`);
   const out: OutboundVars = {};
   for (const [k, v] of entries) {
-    if (!NAME.test(k) || k.length > OUTBOUND_LIMITS.nameChars || RESERVED.has(k)) return fail(`vars: "${clip(k)}" is not a variable name (a letter or _, then letters, digits and _, ${OUTBOUND_LIMITS.nameChars} at most)`);
+    if (!NAME.test(k) || k.length > OUTBOUND_LIMITS.nameChars || RESERVED.has(k))
+      return fail(
+        `vars: "${clip(k)}" is not a variable name (a letter or _, then letters, digits and ` +
+          `_, ${OUTBOUND_LIMITS.nameChars} at most)`,
+      );
     if (typeof v === 'string') {
-      if (v.length > OUTBOUND_LIMITS.valueChars) return fail(`vars.${k} is ${v.length} characters long, at most ${OUTBOUND_LIMITS.valueChars}`);
+      if (v.length > OUTBOUND_LIMITS.valueChars)
+        return fail(`vars.${k} is ${v.length} characters long, at most ${OUTBOUND_LIMITS.valueChars}`);
     } else if (typeof v === 'number') {
       if (!Number.isFinite(v)) return fail(`vars.${k} is not a finite number`);
     } else if (typeof v !== 'boolean') {
-      return fail(`vars.${k} is ${v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : typeof v}: vars are flat, each a string, a number or a boolean`);
+      return fail(
+        `vars.${k} is ` +
+          (v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : typeof v) +
+          ': vars are flat, each a string, a number or a boolean',
+      );
     }
     Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
   }
   const bytes = Buffer.byteLength(JSON.stringify(out));
-  if (bytes > OUTBOUND_LIMITS.varsBytes) return fail(`vars are ${bytes} bytes as JSON, at most ${OUTBOUND_LIMITS.varsBytes}`);
+  if (bytes > OUTBOUND_LIMITS.varsBytes)
+    return fail(`vars are ${bytes} bytes as JSON, at most ${OUTBOUND_LIMITS.varsBytes}`);
   return { ok: true, value: out };
 }
 

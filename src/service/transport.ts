@@ -13,7 +13,9 @@ export async function readCapped(res: Response, method: string, maxBytes: number
     size += value.byteLength;
     if (size > maxBytes) {
       await reader.cancel().catch(() => undefined);
-      throw new ServiceError('SERVICE_BAD_REPLY', `${method}: the answer is larger than ${maxBytes} bytes`, method, { status: res.status });
+      throw new ServiceError('SERVICE_BAD_REPLY', `${method}: the answer is larger than ${maxBytes} bytes`, method, {
+        status: res.status,
+      });
     }
     chunks.push(value);
   }

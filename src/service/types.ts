@@ -5,7 +5,10 @@
  */
 export type { Sms, SmsOptions, SmsType } from '../sms/types.js';
 
-/** The params of a REALTIME10 application: where the service POSTs a call's requests, and the Basic credentials it sends. */
+/**
+ * The params of a REALTIME10 application: where the service POSTs a call's requests, and the Basic credentials it
+ * sends.
+ */
 export interface RealtimeAppParams {
   url: string;
   login: string;

@@ -49,7 +49,8 @@ export class SmsClient {
     this.#headers = { ...(opts.headers ?? {}) };
     this.baseUrl = (opts.baseUrl ?? DEFAULT_SMS_BASE_URL).replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_SMS_TIMEOUT_MS;
-    if (!Number.isFinite(this.timeoutMs) || this.timeoutMs <= 0) throw new RangeError('timeoutMs must be a positive number');
+    if (!Number.isFinite(this.timeoutMs) || this.timeoutMs <= 0)
+      throw new RangeError('timeoutMs must be a positive number');
     // RFC 7617: user-id and password joined by ':', UTF-8, base64.
     this.#authorization = 'Basic ' + Buffer.from(`${opts.login}:${opts.password}`, 'utf8').toString('base64');
   }
@@ -68,12 +69,7 @@ export class SmsClient {
     const { from, to, body } = args;
     const options = args.options ?? null;
     throwIf(checkSendArgs({ from, to, body, options }));
-    const query: Query = [
-      ['from', from],
-      ['to', to],
-      ['body', body],
-      ...optionsQuery(options),
-    ];
+    const query: Query = [['from', from], ['to', to], ['body', body], ...optionsQuery(options)];
     const data = await this.#request('GET', '/sms/send', query);
     return expectHash(data);
   }
@@ -104,7 +100,11 @@ export class SmsClient {
     const qs = query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
     const url = this.baseUrl + path + (qs ? `?${qs}` : '');
     const what = `${method} ${this.baseUrl}${path}`;
-    const headers: Record<string, string> = { ...this.#headers, authorization: this.#authorization, accept: 'application/json' };
+    const headers: Record<string, string> = {
+      ...this.#headers,
+      authorization: this.#authorization,
+      accept: 'application/json',
+    };
     if (json !== undefined) headers['content-type'] = 'application/json';
     const signal = AbortSignal.timeout(this.timeoutMs);
 
@@ -155,7 +155,11 @@ function unwrap(what: string, status: number, text: string): unknown {
     }
     if (e.status === 'success' && 'data' in e && status >= 200 && status < 300) return e.data;
   }
-  throw new SmsProtocolError(`${what}: HTTP ${status} with a body that is not the API envelope`, status, text.slice(0, 500));
+  throw new SmsProtocolError(
+    `${what}: HTTP ${status} with a body that is not the API envelope`,
+    status,
+    text.slice(0, 500),
+  );
 }
 
 function throwIf(p: SmsArgProblem | null): void {
@@ -167,7 +171,8 @@ function protocolError(message: string, status: number, data: unknown): SmsProto
 }
 
 function expectHash(data: unknown): string {
-  if (typeof data !== 'string' || data === '') throw protocolError('send: data is not an SMS hash (a non-empty string)', 200, data);
+  if (typeof data !== 'string' || data === '')
+    throw protocolError('send: data is not an SMS hash (a non-empty string)', 200, data);
   return data;
 }
 

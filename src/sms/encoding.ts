@@ -70,7 +70,13 @@ function graphemeStarts(body: string): number {
   for (const _ of body.matchAll(GRAPHEME_START)) n++;
   return n;
 }
-const GRAPHEME_START = /[^\p{M}\p{Cf}\ufe00-\ufe0f\u{1F3FB}-\u{1F3FF}\u{E0000}-\u{E007F}\u{1F1E6}-\u{1F1FF}\u1160-\u11ff\ud7b0-\ud7ff\u0d4e\u{111C2}\u{111C3}\u{1193F}\u{11941}\u{11A3A}\u{11A84}-\u{11A89}\u{11D46}]/gu;
+// the class lists combining code points on purpose: each match is where a grapheme starts
+const GRAPHEME_START = new RegExp(
+  // eslint-disable-next-line no-misleading-character-class
+  '[^\\p{M}\\p{Cf}\\ufe00-\\ufe0f\\u{1F3FB}-\\u{1F3FF}\\u{E0000}-\\u{E007F}\\u{1F1E6}-\\u{1F1FF}\\u1160-\\u11ff' +
+    '\\ud7b0-\\ud7ff\\u0d4e\\u{111C2}\\u{111C3}\\u{1193F}\\u{11941}\\u{11A3A}\\u{11A84}-\\u{11A89}\\u{11D46}]',
+  'gu',
+);
 
 /** Number of parts for `units` units of the given encoding (0 units: 1 part). */
 export function smsParts(encoding: SmsEncodingName, units: number): number {

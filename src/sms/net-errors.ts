@@ -1,6 +1,12 @@
-/** What a failed fetch says, plainly: the system error code under its causes, and its words (the SMS and JSON-RPC clients). */
+/**
+ * What a failed fetch says, plainly: the system error code under its causes, and its words (the SMS and JSON-RPC
+ * clients).
+ */
 
-/** The first system error code (ECONNREFUSED...) among the error and its causes; for an AggregateError (happy eyeballs tried several addresses), the first one's. */
+/**
+ * The first system error code (ECONNREFUSED...) among the error and its causes; for an AggregateError (happy eyeballs
+ * tried several addresses), the first one's.
+ */
 export function systemCode(err: unknown): string | undefined {
   for (let e: unknown = err, i = 0; e && i < 5; e = (e as { cause?: unknown }).cause, i++) {
     const code = (e as { code?: unknown }).code;

@@ -9,7 +9,16 @@ export type SmsNature = 'ALERTING' | 'MARKETING';
 /** CREATED -> PENDING -> SENT -> REMOTE_QUEUED -> RECEIVED; failures ERROR, FAILED, EXPIRED. */
 export type SmsStatus = 'CREATED' | 'PENDING' | 'SENT' | 'REMOTE_QUEUED' | 'RECEIVED' | 'ERROR' | 'FAILED' | 'EXPIRED';
 
-export const SMS_STATUSES: readonly SmsStatus[] = ['CREATED', 'PENDING', 'SENT', 'REMOTE_QUEUED', 'RECEIVED', 'ERROR', 'FAILED', 'EXPIRED'];
+export const SMS_STATUSES: readonly SmsStatus[] = [
+  'CREATED',
+  'PENDING',
+  'SENT',
+  'REMOTE_QUEUED',
+  'RECEIVED',
+  'ERROR',
+  'FAILED',
+  'EXPIRED',
+];
 
 /** A datetime field that was never set reads this. */
 export const UNSET_DATETIME = '0000-00-00 00:00:00';

@@ -25,7 +25,12 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** POST /sms and GET /sms/send: from, to, body, options. */
-export function checkSendArgs(args: { from?: unknown; to?: unknown; body?: unknown; options?: unknown }): SmsArgProblem | null {
+export function checkSendArgs(args: {
+  from?: unknown;
+  to?: unknown;
+  body?: unknown;
+  options?: unknown;
+}): SmsArgProblem | null {
   const { from, to, body, options } = args;
   if (typeof from !== 'string') return problem('from', 'a string is required ("" for a shared short code)');
   const fromReason = checkSmsSender(from);
@@ -56,7 +61,8 @@ export function checkSmsOptions(options: unknown): SmsArgProblem | null {
   }
   if (o.user_data !== undefined) {
     if (typeof o.user_data !== 'string') return problem('options.user_data', 'a string');
-    if ([...o.user_data].length > USER_DATA_MAX) return problem('options.user_data', `${USER_DATA_MAX} characters at most`);
+    if ([...o.user_data].length > USER_DATA_MAX)
+      return problem('options.user_data', `${USER_DATA_MAX} characters at most`);
   }
   if (o.flash_message !== undefined && typeof o.flash_message !== 'boolean') {
     return problem('options.flash_message', 'true or false');

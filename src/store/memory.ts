@@ -83,7 +83,13 @@ export class MemoryStore implements CallStore, SmsStatusStore {
     const current = e?.value === undefined ? undefined : e.rev;
     if (current !== rev) return undefined;
     const next = (e?.rev ?? 0) + 1;
-    this.calls.set(callid, { value: flat(value), rev: next, aside: e?.aside, expires: this.now() + ttlMs, seq: e?.seq ?? ++this.seq });
+    this.calls.set(callid, {
+      value: flat(value),
+      rev: next,
+      aside: e?.aside,
+      expires: this.now() + ttlMs,
+      seq: e?.seq ?? ++this.seq,
+    });
     return next;
   }
 
@@ -106,7 +112,13 @@ export class MemoryStore implements CallStore, SmsStatusStore {
 
   async set(callid: string, value: string, ttlMs: number): Promise<void> {
     const e = this.live(callid);
-    this.calls.set(callid, { value: flat(value), rev: (e?.rev ?? 0) + 1, aside: e?.aside, expires: this.now() + ttlMs, seq: e?.seq ?? ++this.seq });
+    this.calls.set(callid, {
+      value: flat(value),
+      rev: (e?.rev ?? 0) + 1,
+      aside: e?.aside,
+      expires: this.now() + ttlMs,
+      seq: e?.seq ?? ++this.seq,
+    });
   }
 
   async delete(callid: string): Promise<void> {
@@ -259,11 +271,17 @@ export class MemoryStore implements CallStore, SmsStatusStore {
     this.outbound.clear();
   }
 
-  /** Drops expired entries (calls, paths, finished records, SMS records, outbound calls, event claims); returns how many. */
+  /**
+   * Drops expired entries (calls, paths, finished records, SMS records, outbound calls, event claims); returns how
+   * many.
+   */
   sweep(): number {
     const now = this.now();
     let n = 0;
-    for (const map of [this.calls, this.paths, this.finished, this.smsRecords, this.outbound] as Map<string, { expires: number }>[]) {
+    for (const map of [this.calls, this.paths, this.finished, this.smsRecords, this.outbound] as Map<
+      string,
+      { expires: number }
+    >[]) {
       for (const [k, e] of map) {
         if (e.expires <= now) {
           map.delete(k);

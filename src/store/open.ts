@@ -9,7 +9,15 @@ import type { CallStore } from './types.js';
 
 export type StoreSetting =
   | { kind: 'memory' }
-  | { kind: 'redis'; url: string; prefix: string; commandTimeoutMs: number; cluster?: string[]; sentinels?: { host: string; port: number }[]; name?: string };
+  | {
+      kind: 'redis';
+      url: string;
+      prefix: string;
+      commandTimeoutMs: number;
+      cluster?: string[];
+      sentinels?: { host: string; port: number }[];
+      name?: string;
+    };
 
 /** `memory`, or a redis:// / rediss:// URL; else why not. */
 export function storeUrlProblem(url: string): string | undefined {
@@ -19,11 +27,18 @@ export function storeUrlProblem(url: string): string | undefined {
 
 /** A Redis URL with its password hidden, for logs and the banner. */
 export function shownUrl(url: string): string {
-  return url.replace(/^(rediss?:\/\/)([^@/]*)@/, (_m, scheme: string, auth: string) => `${scheme}${auth.includes(':') ? `${auth.split(':')[0]}:***` : '***'}@`);
+  return url.replace(
+    /^(rediss?:\/\/)([^@/]*)@/,
+    (_m, scheme: string, auth: string) => `${scheme}${auth.includes(':') ? `${auth.split(':')[0]}:***` : '***'}@`,
+  );
 }
 
 export function openStore(s: StoreSetting): CallStore {
   if (s.kind === 'memory') return new MemoryStore();
-  const target: RedisTarget = s.cluster ? { cluster: s.cluster } : s.sentinels && s.name ? { sentinels: s.sentinels, name: s.name } : s.url;
+  const target: RedisTarget = s.cluster
+    ? { cluster: s.cluster }
+    : s.sentinels && s.name
+      ? { sentinels: s.sentinels, name: s.name }
+      : s.url;
   return new RedisStore(target, { prefix: s.prefix, commandTimeoutMs: s.commandTimeoutMs });
 }

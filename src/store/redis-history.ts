@@ -53,7 +53,10 @@ export function callKey(prefix: string, callid: string): string {
 /** How long the rest of a SCAN batch that did not fit in a page is kept for the next page. */
 export const PAGE_REST_MS = 10 * 60_000;
 
-/** SCAN calls of one live listing page, at most: a page of a Redis holding few calls among millions of other keys answers in bounded time (with fewer calls than asked, and its cursor). */
+/**
+ * SCAN calls of one live listing page, at most: a page of a Redis holding few calls among millions of other keys
+ * answers in bounded time (with fewer calls than asked, and its cursor).
+ */
 export const MAX_SCANS_PER_PAGE = 64;
 
 /** Rounds of a listing that met expired records (each round takes them out of the index). */
@@ -96,10 +99,15 @@ export class RedisHistory {
     const max = Math.max(1, Math.floor(maxEntries));
     const ttl = ms(ttlMs);
     if (this.cluster) {
-      await this.run(() => Promise.all(entries.map((e) => this.redis.csPathAppend(this.pathKey(e.callid), e.entry, max, ttl))));
+      await this.run(() =>
+        Promise.all(entries.map((e) => this.redis.csPathAppend(this.pathKey(e.callid), e.entry, max, ttl))),
+      );
       return;
     }
-    const p = this.redis.pipeline() as unknown as { csPathAppend(key: string, entry: string, max: number, ttl: number): void; exec(): Promise<[Error | null, unknown][] | null> };
+    const p = this.redis.pipeline() as unknown as {
+      csPathAppend(key: string, entry: string, max: number, ttl: number): void;
+      exec(): Promise<[Error | null, unknown][] | null>;
+    };
     for (const e of entries) p.csPathAppend(this.pathKey(e.callid), e.entry, max, ttl);
     await this.run(() => p.exec().then(failed));
   }
@@ -114,7 +122,9 @@ export class RedisHistory {
 
   async addFinished(callid: string, record: string, keep: number, ttlMs: number): Promise<void> {
     await this.run(() => this.redis.set(this.doneKey(callid), record, 'PX', ms(ttlMs)));
-    const old = await this.run(() => this.redis.csHistoryAdd(this.indexKey, `${this.indexKey}:seq`, callid, Math.max(1, Math.floor(keep)), ms(ttlMs)));
+    const old = await this.run(() =>
+      this.redis.csHistoryAdd(this.indexKey, `${this.indexKey}:seq`, callid, Math.max(1, Math.floor(keep)), ms(ttlMs)),
+    );
     if (old.length > 0) await this.run(() => Promise.all(old.map((id) => this.redis.del(this.doneKey(id)))));
   }
 
@@ -154,7 +164,8 @@ export class RedisHistory {
     let rest: string[] = [];
     if (cursor !== undefined) {
       const m = /^([0-9]{1,4})\.([0-9]{1,20}|e)\.([0-9a-f]{32}|-)$/.exec(cursor);
-      if (!m || Number(m[1]) >= nodes.length || (m[2] === 'e' && m[3] === '-')) throw new BadCursor('not a cursor of this store');
+      if (!m || Number(m[1]) >= nodes.length || (m[2] === 'e' && m[3] === '-'))
+        throw new BadCursor('not a cursor of this store');
       node = Number(m[1]);
       scan = m[2] === 'e' ? undefined : m[2]!;
       if (m[3] !== '-') rest = await this.pageRest(m[3]!);
@@ -182,7 +193,9 @@ export class RedisHistory {
       scans++;
       const client = nodes[node]!;
       const at: string = scan;
-      const [after, batch] = await this.run(() => client.scan(at, 'MATCH', `${this.prefix}call:*`, 'COUNT', Math.max(10, limit - out.length)));
+      const [after, batch] = await this.run(() =>
+        client.scan(at, 'MATCH', `${this.prefix}call:*`, 'COUNT', Math.max(10, limit - out.length)),
+      );
       // a record holding only an aside has no value: it is left out when its value is read
       rest = batch.filter((k) => k.startsWith(head) && k.endsWith('}')).map((k) => k.slice(head.length, -1));
       if (after !== '0') scan = after;
@@ -205,7 +218,10 @@ export class RedisHistory {
     return token;
   }
 
-  /** A batch's rest kept by the last page (read, not taken: the same page asked again answers the same); BadCursor once it expired. */
+  /**
+   * A batch's rest kept by the last page (read, not taken: the same page asked again answers the same); BadCursor once
+   * it expired.
+   */
   private async pageRest(token: string): Promise<string[]> {
     const kept = await this.run(() => this.redis.get(this.pageKey(token)));
     if (kept === null) throw new BadCursor('the cursor expired: start the listing again', true);
@@ -215,7 +231,8 @@ export class RedisHistory {
     } catch {
       ids = undefined;
     }
-    if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) throw new BadCursor('not a cursor of this store');
+    if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string'))
+      throw new BadCursor('not a cursor of this store');
     return ids as string[];
   }
 

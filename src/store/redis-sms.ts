@@ -19,7 +19,9 @@ redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1`;
 
 type Client = Redis | Cluster;
-type Scripted = Client & { csSmsReport(key: string, eventId: string, report: string, max: number, ttl: number): Promise<number> };
+type Scripted = Client & {
+  csSmsReport(key: string, eventId: string, report: string, max: number, ttl: number): Promise<number>;
+};
 
 export class RedisSmsStatus {
   private readonly redis: Scripted;
@@ -48,7 +50,11 @@ export class RedisSmsStatus {
   }
 
   async smsReport(hash: string, eventId: string, report: string, maxReports: number, ttlMs: number): Promise<boolean> {
-    return (await this.run(() => this.redis.csSmsReport(this.smsKey(hash), eventId, report, Math.max(0, Math.floor(maxReports)), ms(ttlMs)))) === 1;
+    return (
+      (await this.run(() =>
+        this.redis.csSmsReport(this.smsKey(hash), eventId, report, Math.max(0, Math.floor(maxReports)), ms(ttlMs)),
+      )) === 1
+    );
   }
 
   async smsStatus(hash: string): Promise<{ sent?: string; reports: string[] } | undefined> {

@@ -55,7 +55,8 @@ if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) 
 return 1`;
 
 /** Where Redis is: a URL, a Redis Cluster (its nodes' URLs), or Sentinels and a master name. */
-export type RedisTarget = string | { cluster: string[] } | { sentinels: { host: string; port: number }[]; name: string };
+export type RedisTarget =
+  string | { cluster: string[] } | { sentinels: { host: string; port: number }[]; name: string };
 
 export interface RedisStoreOptions {
   /** Prepended to every key, so several deployments can share one Redis. Default `callscript:`. */
@@ -97,7 +98,12 @@ export class RedisStore implements CallStore, SmsStatusStore {
       typeof target === 'string'
         ? new Redis(target, options)
         : 'cluster' in target
-          ? new Cluster(target.cluster, { redisOptions: options, enableOfflineQueue: false, enableAutoPipelining: true, clusterRetryStrategy: (times) => Math.min(50 * times, 1000) })
+          ? new Cluster(target.cluster, {
+              redisOptions: options,
+              enableOfflineQueue: false,
+              enableAutoPipelining: true,
+              clusterRetryStrategy: (times) => Math.min(50 * times, 1000),
+            })
           : new Redis({ ...options, sentinels: target.sentinels, name: target.name });
     // errors are reported by the commands that fail; an unhandled 'error' event would crash
     redis.on('error', () => {});
@@ -148,7 +154,14 @@ export class RedisStore implements CallStore, SmsStatusStore {
   }
 
   async commit(callid: string, rev: number | undefined, value: string, ttlMs: number): Promise<number | undefined> {
-    const n = await this.run(() => this.redis.csCommit(this.key(callid), rev === undefined ? '' : String(rev), value, Math.max(1, Math.round(ttlMs))));
+    const n = await this.run(() =>
+      this.redis.csCommit(
+        this.key(callid),
+        rev === undefined ? '' : String(rev),
+        value,
+        Math.max(1, Math.round(ttlMs)),
+      ),
+    );
     return n === 0 ? undefined : n;
   }
 
@@ -156,7 +169,10 @@ export class RedisStore implements CallStore, SmsStatusStore {
     await this.run(() => this.redis.csAside(this.key(callid), aside, Math.max(1, Math.round(ttlMs))));
   }
 
-  /** One HGET of `r` a call, sent together (`r` is written with each value, and only then: a record holding only an aside has none). */
+  /**
+   * One HGET of `r` a call, sent together (`r` is written with each value, and only then: a record holding only an
+   * aside has none).
+   */
   async revisions(callids: readonly string[]): Promise<(number | undefined)[]> {
     if (callids.length === 0) return [];
     const revs = await this.run(() => Promise.all(callids.map((callid) => this.redis.hget(this.key(callid), 'r'))));
@@ -180,7 +196,9 @@ export class RedisStore implements CallStore, SmsStatusStore {
     let n = 0;
     let cursor = '0';
     do {
-      const [next, keys] = await this.run(() => this.redis.scan(cursor, 'MATCH', `${this.prefix}call:*`, 'COUNT', 1000));
+      const [next, keys] = await this.run(() =>
+        this.redis.scan(cursor, 'MATCH', `${this.prefix}call:*`, 'COUNT', 1000),
+      );
       cursor = next;
       if (keys.length > 0) {
         const has = await this.run(() => Promise.all(keys.map((k) => this.redis.hexists(k, 'v'))));

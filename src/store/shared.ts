@@ -48,7 +48,13 @@ export class RedisShared implements SharedRecords {
 
   async putSource(version: string, file: string, text: string, ttlMs: number): Promise<void> {
     const key = this.sourceKey(version);
-    await this.run(() => this.redis.multi().hset(key, 'text', text, 'file', file).pexpire(key, Math.max(1, Math.round(ttlMs))).exec());
+    await this.run(() =>
+      this.redis
+        .multi()
+        .hset(key, 'text', text, 'file', file)
+        .pexpire(key, Math.max(1, Math.round(ttlMs)))
+        .exec(),
+    );
   }
 
   async getSource(version: string): Promise<{ file: string; text: string } | undefined> {
@@ -70,7 +76,10 @@ export class RedisShared implements SharedRecords {
     for (const [flow, json] of Object.entries(all)) {
       try {
         const c = JSON.parse(json) as FlowControl;
-        out.set(flow, { pin: typeof c.pin === 'string' ? c.pin : null, canary: typeof c.canary === 'number' ? c.canary : null });
+        out.set(flow, {
+          pin: typeof c.pin === 'string' ? c.pin : null,
+          canary: typeof c.canary === 'number' ? c.canary : null,
+        });
       } catch {
         // a record written by something else: ignored
       }

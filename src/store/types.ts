@@ -68,9 +68,14 @@ export interface PathAppend {
 }
 
 export interface HistoryStore {
-  /** Appends an entry to the call's path, keeping its last `maxEntries`; the path expires `ttlMs` after its last append. */
+  /**
+   * Appends an entry to the call's path, keeping its last `maxEntries`; the path expires `ttlMs` after its last append.
+   */
   appendPath(callid: string, entry: string, maxEntries: number, ttlMs: number): Promise<void>;
-  /** appendPath for several entries at once, in order (one round trip on Redis): what the history writer sends per turn of the event loop. */
+  /**
+   * appendPath for several entries at once, in order (one round trip on Redis): what the history writer sends per turn
+   * of the event loop.
+   */
   appendPaths(entries: readonly PathAppend[], maxEntries: number, ttlMs: number): Promise<void>;
   /** The call's path, oldest entry first ([] when none). */
   readPath(callid: string): Promise<string[]>;
@@ -89,7 +94,10 @@ export interface HistoryStore {
    * end). The cursor is the store's: one it did not give is refused with BadCursor. A call
    * present through the whole walk is listed at least once.
    */
-  listLive(cursor: string | undefined, limit: number): Promise<{ values: [callid: string, value: string][]; next?: string }>;
+  listLive(
+    cursor: string | undefined,
+    limit: number,
+  ): Promise<{ values: [callid: string, value: string][]; next?: string }>;
 }
 
 /**
@@ -101,16 +109,25 @@ export interface HistoryStore {
  * written before them) keeps no delivery status: the webhook route is off.
  */
 export interface SmsStatusStore {
-  /** Notes who sent the SMS (kept beside its reports, replacing an earlier note); the record expires `ttlMs` after its last write. */
+  /**
+   * Notes who sent the SMS (kept beside its reports, replacing an earlier note); the record expires `ttlMs` after its
+   * last write.
+   */
   smsSent(hash: string, sent: string, ttlMs: number): Promise<void>;
   /**
    * Adds a delivery report of the SMS, once per `eventId`, unless it has `maxReports`
    * already; the record expires `ttlMs` after its last write. Resolves whether it was added.
    */
   smsReport(hash: string, eventId: string, report: string, maxReports: number, ttlMs: number): Promise<boolean>;
-  /** The SMS's record: who sent it (absent when not known) and its reports (in no particular order); undefined when there is neither. */
+  /**
+   * The SMS's record: who sent it (absent when not known) and its reports (in no particular order); undefined when
+   * there is neither.
+   */
   smsStatus(hash: string): Promise<{ sent?: string; reports: string[] } | undefined>;
-  /** Claims a webhook event id for `ttlMs`: true the first time, false while it is claimed (a repeat, here or on another instance). */
+  /**
+   * Claims a webhook event id for `ttlMs`: true the first time, false while it is claimed (a repeat, here or on another
+   * instance).
+   */
   claimEvent(eventId: string, ttlMs: number): Promise<boolean>;
   /** Gives a claim back (the event could not be handled: its retry will be). */
   releaseEvent(eventId: string): Promise<void>;

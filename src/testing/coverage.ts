@@ -85,7 +85,9 @@ const pct = (covered: number, total: number) => (total === 0 ? 100 : Math.floor(
 function flowReport(name: string, d: FlowCoverageData, info: FlowInfo | undefined): FlowReport {
   const stepIds = Object.keys(d.steps);
   const missedSteps = stepIds.filter((id) => d.steps[id] === 0).map((id) => ({ id, pos: info?.stepPos.get(id) }));
-  const missedTransitions = d.all.filter((k) => !d.transitions[k]).map((key) => ({ key, pos: info?.transPos.get(key) }));
+  const missedTransitions = d.all
+    .filter((k) => !d.transitions[k])
+    .map((key) => ({ key, pos: info?.transPos.get(key) }));
   const sc = stepIds.length - missedSteps.length;
   const tc = d.all.length - missedTransitions.length;
   return {
@@ -103,10 +105,13 @@ export function formatCoverage(reports: FlowReport[]): string[] {
   const lines: string[] = ['', 'Coverage:'];
   for (const r of reports) {
     lines.push(
-      `  ${r.flow} (${r.file}): steps ${r.steps.percent}% (${r.steps.covered}/${r.steps.total}), transitions ${r.transitions.percent}% (${r.transitions.covered}/${r.transitions.total})`,
+      `  ${r.flow} (${r.file}): steps ${r.steps.percent}% (${r.steps.covered}/${r.steps.total}), ` +
+        `transitions ${r.transitions.percent}% (${r.transitions.covered}/${r.transitions.total})`,
     );
-    for (const s of r.missedSteps) lines.push(`    step never run: ${s.id}${s.pos ? ` (${s.pos.file}:${s.pos.line})` : ''}`);
-    for (const t of r.missedTransitions) lines.push(`    transition never taken: ${t.key}${t.pos ? ` (${t.pos.file}:${t.pos.line})` : ''}`);
+    for (const s of r.missedSteps)
+      lines.push(`    step never run: ${s.id}${s.pos ? ` (${s.pos.file}:${s.pos.line})` : ''}`);
+    for (const t of r.missedTransitions)
+      lines.push(`    transition never taken: ${t.key}${t.pos ? ` (${t.pos.file}:${t.pos.line})` : ''}`);
   }
   return lines;
 }
@@ -135,11 +140,16 @@ export function missedThresholds(reports: FlowReport[], t: Thresholds): string[]
   const figure = (r: FlowReport) => `${r.transitions.percent}% (${r.transitions.covered}/${r.transitions.total})`;
   if (t.total !== undefined && reports.length > 0) {
     const total = totalTransitionPercent(reports);
-    const of = reports.length === 1 ? `of ${reports[0]!.flow}` : `over ${reports.length} flows (${reports.map((r) => `${r.flow} ${r.transitions.percent}%`).join(', ')})`;
+    const of =
+      reports.length === 1
+        ? `of ${reports[0]!.flow}`
+        : `over ${reports.length} flows (${reports.map((r) => `${r.flow} ${r.transitions.percent}%`).join(', ')})`;
     if (total < t.total) out.push(`transition coverage ${total}% ${of} is under --min-coverage ${t.total}%`);
   }
   if (t.perFlow !== undefined) {
-    for (const r of reports) if (r.transitions.percent < t.perFlow) out.push(`${r.flow}: transition coverage ${figure(r)} is under --min-coverage-per-flow ${t.perFlow}%`);
+    for (const r of reports)
+      if (r.transitions.percent < t.perFlow)
+        out.push(`${r.flow}: transition coverage ${figure(r)} is under --min-coverage-per-flow ${t.perFlow}%`);
   }
   return out;
 }

@@ -52,7 +52,10 @@ export interface Explored {
   states: number;
   /** Starts tried (the default one included). */
   starts: number;
-  /** Set when the search stopped at its time limit (ExploreOptions.maxMs), not at its state or request limit or for want of more. */
+  /**
+   * Set when the search stopped at its time limit (ExploreOptions.maxMs), not at its state or request limit or for want
+   * of more.
+   */
   outOfTime?: number;
 }
 
@@ -66,7 +69,10 @@ interface Node {
 
 export const ERROR_CODE = 'FAILED';
 
-/** The values to try as results at a command state (one per way the machine goes, plus the flow's values when the step saves the result). */
+/**
+ * The values to try as results at a command state (one per way the machine goes, plus the flow's values when the step
+ * saves the result).
+ */
 function resultsAt(flow: CompiledFlow, node: Node, values: string[]): string[] {
   const meta = flow.config.states[node.state.s]?.meta;
   const command = replyCommand(node.state.reply);
@@ -102,7 +108,9 @@ function resultsAt(flow: CompiledFlow, node: Node, values: string[]): string[] {
   return out;
 }
 
-/** The results to try, per state and max_digits (the machine's guards on results read no vars: the same at every visit). */
+/**
+ * The results to try, per state and max_digits (the machine's guards on results read no vars: the same at every visit).
+ */
 type ResultCache = Map<string, string[]>;
 
 function inputsAt(flow: CompiledFlow, node: Node, values: string[], cache: ResultCache): (Input | undefined)[] {
@@ -117,10 +125,19 @@ function inputsAt(flow: CompiledFlow, node: Node, values: string[], cache: Resul
   return inputs;
 }
 
-const signature = (s: CallState) => `${s.s}|${s.done ? 1 : 0}|${JSON.stringify(s.c ?? null)}|${s.k ?? 1}|${s.res ?? ''}|${s.err ?? ''}|${JSON.stringify(s.vars)}`;
+const signature = (s: CallState) =>
+  `${s.s}|${s.done ? 1 : 0}|${JSON.stringify(s.c ?? null)}|${s.k ?? 1}|${s.res ?? ''}|${s.err ?? ''}|` +
+  JSON.stringify(s.vars);
 
 /** Runs one request; sms effects succeed but the `failAt`-th (0-based) of this request. */
-function request(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, c: Pick<ScenarioCase, 'mocks' | 'vars'>, smsBefore: number, failAt: number) {
+function request(
+  flow: CompiledFlow,
+  prior: CallState | undefined,
+  req: RtRequest,
+  c: Pick<ScenarioCase, 'mocks' | 'vars'>,
+  smsBefore: number,
+  failAt: number,
+) {
   const keys: string[] = [];
   const engine = caseEngine(c, { took: (k) => keys.push(k) });
   let out: Outcome = advance(flow, prior, req, prior ? engine : startEngine(c, engine));
@@ -128,7 +145,11 @@ function request(flow: CompiledFlow, prior: CallState | undefined, req: RtReques
   while (out.kind === 'effect') {
     const ok = sms.length !== failAt;
     sms.push(ok);
-    out = out.resume(ok ? { ok: true, value: `SMS${String(smsBefore + sms.length).padStart(5, '0')}` } : { ok: false, error: ERROR_CODE });
+    out = out.resume(
+      ok
+        ? { ok: true, value: `SMS${String(smsBefore + sms.length).padStart(5, '0')}` }
+        : { ok: false, error: ERROR_CODE },
+    );
   }
   return { out, sms, keys };
 }
@@ -156,8 +177,16 @@ export interface ExploreOptions {
 /** The default of ExploreOptions.maxMs. */
 export const EXPLORE_MAX_MS = 60_000;
 
-/** Looks for the shortest way to each of `want`, from the default start then from each of `starts` while some are left. */
-export function explore(flow: CompiledFlow, want: Iterable<string>, starts: Start[], values: string[], opts: ExploreOptions = {}): Explored {
+/**
+ * Looks for the shortest way to each of `want`, from the default start then from each of `starts` while some are left.
+ */
+export function explore(
+  flow: CompiledFlow,
+  want: Iterable<string>,
+  starts: Start[],
+  values: string[],
+  opts: ExploreOptions = {},
+): Explored {
   const left = new Set(want);
   const found = new Map<string, Found>();
   const max = opts.maxStates ?? 20000;
@@ -180,7 +209,13 @@ export function explore(flow: CompiledFlow, want: Iterable<string>, starts: Star
     const base = baseRequest(c);
     const seen = new Set<string>();
     const queue: Node[] = [];
-    const visit = (parent: Node | undefined, input: Input | undefined, prior: CallState | undefined, req: RtRequest, smsBefore: number) => {
+    const visit = (
+      parent: Node | undefined,
+      input: Input | undefined,
+      prior: CallState | undefined,
+      req: RtRequest,
+      smsBefore: number,
+    ) => {
       for (let failAt = -1, n = 0; failAt < n && more(); failAt++) {
         requests++;
         const r = request(flow, prior, req, c, smsBefore, failAt);
@@ -201,14 +236,25 @@ export function explore(flow: CompiledFlow, want: Iterable<string>, starts: Star
         const sig = signature(out.state);
         if (seen.has(sig)) continue;
         seen.add(sig);
-        queue.push({ state: out.state, params: { ...(out.reply.params as Record<string, unknown>) }, hop, parent, sms: smsBefore + r.sms.length });
+        queue.push({
+          state: out.state,
+          params: { ...(out.reply.params as Record<string, unknown>) },
+          hop,
+          parent,
+          sms: smsBefore + r.sms.length,
+        });
       }
     };
     visit(undefined, undefined, undefined, base, 0);
     while (queue.length > 0 && left.size > 0 && states < max && more()) {
       const node = queue.shift()!;
       states++;
-      const next = (extra: Partial<RtRequest>): RtRequest => ({ ...base, command: node.hop.reply!, command_id: node.state.commandId, ...extra });
+      const next = (extra: Partial<RtRequest>): RtRequest => ({
+        ...base,
+        command: node.hop.reply!,
+        command_id: node.state.commandId,
+        ...extra,
+      });
       for (const input of inputsAt(flow, node, values, cache)) {
         if (input === undefined) visit(node, undefined, node.state, next({ call_status: 'HANGUP' }), node.sms);
         else if ('status' in input) visit(node, input, node.state, next({ call_status: input.status }), node.sms);

@@ -105,15 +105,30 @@ export function layoutInput(flow: CompiledFlow, width = 28): GraphParts {
   const g = buildGraph(flow, { width });
   const loops = new Map<string, GEdge[]>();
   for (const e of g.edges) if (e.from === e.to) loops.set(e.from, [...(loops.get(e.from) ?? []), e]);
-  const boxes = g.nodes.map((n) => ({ width: round(textWidth(n.lines) + 2 * PAD_X), height: n.lines.length * LINE_H + 2 * PAD_Y }));
+  const boxes = g.nodes.map((n) => ({
+    width: round(textWidth(n.lines) + 2 * PAD_X),
+    height: n.lines.length * LINE_H + 2 * PAD_Y,
+  }));
   const input: LayoutInput = {
     nodes: g.nodes.map((n, i) => {
       const own = loops.get(n.id) ?? [];
-      const room = own.length === 0 ? 0 : LOOP_REACH(own.length - 1) + LOOP_GAP + textWidth(own.map((e) => e.label)) + 4;
+      const room =
+        own.length === 0 ? 0 : LOOP_REACH(own.length - 1) + LOOP_GAP + textWidth(own.map((e) => e.label)) + 4;
       const height = Math.max(boxes[i]!.height, own.length * LOOP_LABEL_STEP);
       return { id: n.id, width: round(boxes[i]!.width + room), height };
     }),
-    edges: g.edges.flatMap((e, i) => (e.from === e.to ? [] : [{ from: e.from, to: e.to, name: `e${i}`, ...(e.label ? { width: round(textWidth([e.label]) + 6), height: LINE_H } : {}) }])),
+    edges: g.edges.flatMap((e, i) =>
+      e.from === e.to
+        ? []
+        : [
+            {
+              from: e.from,
+              to: e.to,
+              name: `e${i}`,
+              ...(e.label ? { width: round(textWidth([e.label]) + 6), height: LINE_H } : {}),
+            },
+          ],
+    ),
   };
   return { nodes: g.nodes, edges: g.edges, boxes, input };
 }
@@ -124,9 +139,20 @@ export function runLayout(input: LayoutInput): LayoutOutput {
   dg.setGraph({ rankdir: 'TB', nodesep: 30, ranksep: 40, edgesep: 12, marginx: 16, marginy: 16 });
   dg.setDefaultEdgeLabel(() => ({}));
   for (const n of input.nodes) dg.setNode(n.id, { width: n.width, height: n.height });
-  for (const e of input.edges) dg.setEdge(e.from, e.to, e.width !== undefined ? { width: e.width, height: e.height ?? LINE_H, labelpos: 'c' } : {}, e.name);
+  for (const e of input.edges)
+    dg.setEdge(
+      e.from,
+      e.to,
+      e.width !== undefined ? { width: e.width, height: e.height ?? LINE_H, labelpos: 'c' } : {},
+      e.name,
+    );
   dagre.layout(dg);
-  const out: LayoutOutput = { width: Math.ceil(dg.graph().width ?? 0), height: Math.ceil(dg.graph().height ?? 0), nodes: {}, edges: {} };
+  const out: LayoutOutput = {
+    width: Math.ceil(dg.graph().width ?? 0),
+    height: Math.ceil(dg.graph().height ?? 0),
+    nodes: {},
+    edges: {},
+  };
   for (const n of input.nodes) {
     const p = dg.node(n.id);
     out.nodes[n.id] = { x: round(p.x ?? 0), y: round(p.y ?? 0) };
@@ -154,12 +180,25 @@ function boundary(c: Pt, w: number, h: number, p: Pt): Pt {
 }
 
 /** The graph with its layout, as the console's graph route answers it. */
-export function laidGraph(flow: Pick<CompiledFlow, 'name' | 'version'>, parts: GraphParts, layout: LayoutOutput): LaidGraph {
+export function laidGraph(
+  flow: Pick<CompiledFlow, 'name' | 'version'>,
+  parts: GraphParts,
+  layout: LayoutOutput,
+): LaidGraph {
   const nodes: LaidNode[] = parts.nodes.map((n, i) => {
     const box = parts.boxes[i]!;
     const room = parts.input.nodes[i]!.width - box.width; // the self-loops' room, on the right
     const at = layout.nodes[n.id] ?? { x: 0, y: 0 };
-    return { id: n.id, step: n.step ?? null, kind: n.shape === 'box' ? 'command' : n.shape, lines: n.lines, x: round(at.x - room / 2), y: at.y, w: box.width, h: box.height };
+    return {
+      id: n.id,
+      step: n.step ?? null,
+      kind: n.shape === 'box' ? 'command' : n.shape,
+      lines: n.lines,
+      x: round(at.x - room / 2),
+      y: at.y,
+      w: box.width,
+      h: box.height,
+    };
   });
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const loopIndex = new Map<string, number>();
@@ -182,8 +221,17 @@ export function laidGraph(flow: Pick<CompiledFlow, 'name' | 'version'>, parts: G
       const xr = n.x + n.w / 2;
       const a = Math.min(n.h / 2 - 4, 8 + 6 * j);
       const reach = LOOP_REACH(j);
-      points = [{ x: xr, y: n.y - a }, { x: xr + reach, y: n.y - a - 6 }, { x: xr + reach, y: n.y + a + 6 }, { x: xr, y: n.y + a }].map((p) => ({ x: round(p.x), y: round(p.y) }));
-      if (e.label) labelAt = { x: round(loopLabelX.get(e.from)! + textWidth([e.label]) / 2), y: round(n.y + (j - (k - 1) / 2) * LOOP_LABEL_STEP - 6) };
+      points = [
+        { x: xr, y: n.y - a },
+        { x: xr + reach, y: n.y - a - 6 },
+        { x: xr + reach, y: n.y + a + 6 },
+        { x: xr, y: n.y + a },
+      ].map((p) => ({ x: round(p.x), y: round(p.y) }));
+      if (e.label)
+        labelAt = {
+          x: round(loopLabelX.get(e.from)! + textWidth([e.label]) / 2),
+          y: round(n.y + (j - (k - 1) / 2) * LOOP_LABEL_STEP - 6),
+        };
     } else {
       const p = layout.edges[`e${i}`];
       points = [...(p?.points ?? [])];

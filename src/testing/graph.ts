@@ -38,7 +38,8 @@ function mediaText(m: MediaParam | undefined): string | undefined {
   return undefined;
 }
 
-const scalar = (v: Value | undefined) => (v === undefined || v === null || typeof v === 'object' ? undefined : String(v));
+const scalar = (v: Value | undefined) =>
+  v === undefined || v === null || typeof v === 'object' ? undefined : String(v);
 
 /** The node label lines of a step. */
 export function stepLabel(flow: CompiledFlow, id: string, width = 40): string[] {
@@ -46,7 +47,8 @@ export function stepLabel(flow: CompiledFlow, id: string, width = 40): string[] 
   if (!step) return [id];
   if (step.kind === 'set') return [id, `set ${step.assign.map((a) => a.name).join(', ')}`];
   // `when: / then: / else:` is a switch of one case: shown as what the author wrote.
-  if (step.kind === 'switch') return [id, step.calendar ? `calendar ${step.calendar.name}` : step.cases.length === 1 ? 'when' : 'switch'];
+  if (step.kind === 'switch')
+    return [id, step.calendar ? `calendar ${step.calendar.name}` : step.cases.length === 1 ? 'when' : 'switch'];
   if (step.kind === 'subflow') return [id, `subflow ${step.flow}`];
   if (step.kind === 'return') return [id, `return ${step.result}`];
   const c = step.command;
@@ -116,7 +118,10 @@ export interface GEdge {
   flowWide?: boolean;
 }
 
-/** The graph, format-neutral. Node ids are `s0`, `s1`, ... (steps in flow order), `start`, `flow_end`, `call_ends` (`end` is reserved in Mermaid). */
+/**
+ * The graph, format-neutral. Node ids are `s0`, `s1`, ... (steps in flow order), `start`, `flow_end`, `call_ends`
+ * (`end` is reserved in Mermaid).
+ */
 export function buildGraph(flow: CompiledFlow, opts: GraphOptions = {}): { nodes: GNode[]; edges: GEdge[] } {
   const width = opts.width ?? 40;
   const ids = new Map<string, string>();
@@ -125,10 +130,15 @@ export function buildGraph(flow: CompiledFlow, opts: GraphOptions = {}): { nodes
     ids.set(id, `s${i}`);
     const step = flow.model.steps[id]!;
     const final = step.kind === 'command' && step.command.name === 'hangup';
-    nodes.push({ id: `s${i}`, lines: stepLabel(flow, id, width), shape: step.kind === 'command' ? (final ? 'end' : 'box') : 'logic', step: id });
+    nodes.push({
+      id: `s${i}`,
+      lines: stepLabel(flow, id, width),
+      shape: step.kind === 'command' ? (final ? 'end' : 'box') : 'logic',
+      step: id,
+    });
   });
   nodes.push({ id: 'flow_end', lines: ['end (hangup)'], shape: 'end' });
-  const nid = (s: string) => (s === END_STATE ? 'flow_end' : ids.get(s) ?? 'flow_end');
+  const nid = (s: string) => (s === END_STATE ? 'flow_end' : (ids.get(s) ?? 'flow_end'));
   const cov = opts.coverage?.flows?.[flow.name]?.transitions;
   const edges: GEdge[] = [{ from: 'start', to: nid(flow.model.start), label: '', dashed: false, untaken: false }];
   let handlerEdge = false;
@@ -136,18 +146,33 @@ export function buildGraph(flow: CompiledFlow, opts: GraphOptions = {}): { nodes
     if (e.kind === 'status') {
       if (!handlerEdge && flow.model.handlers.hangup !== undefined) {
         nodes.push({ id: 'call_ends', lines: ['call ends', '(any step)'], shape: 'start' });
-        edges.push({ from: 'call_ends', to: nid(flow.model.handlers.hangup), label: 'hangup handler (flow-wide)', dashed: true, untaken: false });
+        edges.push({
+          from: 'call_ends',
+          to: nid(flow.model.handlers.hangup),
+          label: 'hangup handler (flow-wide)',
+          dashed: true,
+          untaken: false,
+        });
         handlerEdge = true;
       }
       continue;
     }
-    const count = cov ? cov[e.id] ?? 0 : undefined;
+    const count = cov ? (cov[e.id] ?? 0) : undefined;
     const untaken = count === 0 && COVERABLE.has(e.kind);
     const from = flow.model.steps[e.from];
     let label = edgeLabel(e, width, from?.kind === 'command' ? from.command.name : undefined);
     if (untaken) label += label ? ' (untaken)' : '(untaken)';
     else if (count !== undefined && COVERABLE.has(e.kind)) label += ` [${count}]`;
-    edges.push({ from: nid(e.from), to: nid(e.to), label, dashed: Boolean(e.flowWide) || untaken, untaken, transition: e.id, kind: e.kind, ...(e.flowWide ? { flowWide: true } : {}) });
+    edges.push({
+      from: nid(e.from),
+      to: nid(e.to),
+      label,
+      dashed: Boolean(e.flowWide) || untaken,
+      untaken,
+      transition: e.id,
+      kind: e.kind,
+      ...(e.flowWide ? { flowWide: true } : {}),
+    });
   }
   return { nodes, edges };
 }
@@ -164,7 +189,8 @@ export function toMermaid(flow: CompiledFlow, opts: GraphOptions = {}): string {
   const out = ['flowchart TD'];
   for (const n of g.nodes) {
     const t = `"${n.lines.map(mermaidText).join('<br/>')}"`;
-    const shaped = n.shape === 'logic' ? `{{${t}}}` : n.shape === 'end' ? `([${t}])` : n.shape === 'start' ? `((${t}))` : `[${t}]`;
+    const shaped =
+      n.shape === 'logic' ? `{{${t}}}` : n.shape === 'end' ? `([${t}])` : n.shape === 'start' ? `((${t}))` : `[${t}]`;
     out.push(`  ${n.id}${shaped}`);
   }
   const untaken: number[] = [];
@@ -186,9 +212,15 @@ export function dotString(s: string): string {
 
 export function toDot(flow: CompiledFlow, opts: GraphOptions = {}): string {
   const g = buildGraph(flow, opts);
-  const out = [`digraph ${dotString(flow.name)} {`, '  rankdir=TB;', '  node [shape=box, fontname="Helvetica"];', '  edge [fontname="Helvetica", fontsize=10];'];
+  const out = [
+    `digraph ${dotString(flow.name)} {`,
+    '  rankdir=TB;',
+    '  node [shape=box, fontname="Helvetica"];',
+    '  edge [fontname="Helvetica", fontsize=10];',
+  ];
   for (const n of g.nodes) {
-    const shape = n.shape === 'logic' ? 'hexagon' : n.shape === 'end' ? 'doubleoctagon' : n.shape === 'start' ? 'oval' : 'box';
+    const shape =
+      n.shape === 'logic' ? 'hexagon' : n.shape === 'end' ? 'doubleoctagon' : n.shape === 'start' ? 'oval' : 'box';
     out.push(`  ${n.id} [label=${dotString(n.lines.join('\n'))}, shape=${shape}];`);
   }
   for (const e of g.edges) {

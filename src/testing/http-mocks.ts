@@ -78,31 +78,43 @@ export function parseHttpMocks(n: YNode, report: (at: YNode, msg: string) => voi
       const scalar = v.kind === 'scalar' ? v.value : undefined;
       switch (e.key) {
         case 'method':
-          if (typeof scalar !== 'string' || !['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(scalar)) (report(v, `${where}: method is GET, POST, PUT, PATCH or DELETE`), (ok = false));
-          else m.method = scalar;
+          if (typeof scalar !== 'string' || !['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(scalar)) {
+            report(v, `${where}: method is GET, POST, PUT, PATCH or DELETE`);
+            ok = false;
+          } else m.method = scalar;
           break;
         case 'url':
-          if (typeof scalar !== 'string' || scalar === '') (report(v, `${where}: url is the URL (or a pattern with *)`), (ok = false));
-          else m.url = scalar;
+          if (typeof scalar !== 'string' || scalar === '') {
+            report(v, `${where}: url is the URL (or a pattern with *)`);
+            ok = false;
+          } else m.url = scalar;
           break;
         case 'status':
-          if (typeof scalar !== 'number' || !Number.isInteger(scalar) || scalar < 100 || scalar > 599) (report(v, `${where}: status is an HTTP status, 100 to 599`), (ok = false));
-          else m.status = scalar;
+          if (typeof scalar !== 'number' || !Number.isInteger(scalar) || scalar < 100 || scalar > 599) {
+            report(v, `${where}: status is an HTTP status, 100 to 599`);
+            ok = false;
+          } else m.status = scalar;
           break;
         case 'body':
           m.body = plainOf(v);
           break;
         case 'headers':
-          if (v.kind !== 'map') (report(v, `${where}: headers is a map of strings`), (ok = false));
-          else for (const h of v.entries) m.headers[h.key] = String(h.value.kind === 'scalar' ? h.value.value : '');
+          if (v.kind !== 'map') {
+            report(v, `${where}: headers is a map of strings`);
+            ok = false;
+          } else for (const h of v.entries) m.headers[h.key] = String(h.value.kind === 'scalar' ? h.value.value : '');
           break;
         case 'delay_ms':
-          if (typeof scalar !== 'number' || !Number.isInteger(scalar) || scalar < 0 || scalar > 600_000) (report(v, `${where}: delay_ms is 0 to 600000`), (ok = false));
-          else m.delay_ms = scalar;
+          if (typeof scalar !== 'number' || !Number.isInteger(scalar) || scalar < 0 || scalar > 600_000) {
+            report(v, `${where}: delay_ms is 0 to 600000`);
+            ok = false;
+          } else m.delay_ms = scalar;
           break;
         case 'error':
-          if (typeof scalar !== 'string' || !(MOCK_ERRORS as readonly string[]).includes(scalar)) (report(v, `${where}: error is one of ${MOCK_ERRORS.join(', ')}`), (ok = false));
-          else m.error = scalar;
+          if (typeof scalar !== 'string' || !(MOCK_ERRORS as readonly string[]).includes(scalar)) {
+            report(v, `${where}: error is one of ${MOCK_ERRORS.join(', ')}`);
+            ok = false;
+          } else m.error = scalar;
           break;
         default:
           report(e.keyNode, `unknown key "${e.key}" in a ${where} entry (allowed: ${KEYS.join(', ')})`);
@@ -148,7 +160,8 @@ export class MockedLookup {
     if (this.left <= room) return mockOutcome(this.mock);
     this.spent += room;
     this.left -= room;
-    if (!filler || this.spent >= this.timeoutMs) return { ok: false, error: 'TIMEOUT', message: 'the mocked lookup outlasts timeout_ms' };
+    if (!filler || this.spent >= this.timeoutMs)
+      return { ok: false, error: 'TIMEOUT', message: 'the mocked lookup outlasts timeout_ms' };
     return 'pending';
   }
 }

@@ -6,12 +6,24 @@ import { readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { CompiledFlow } from '../engine/compile.js';
 import { compileAll } from '../registry/registry.js';
-import { callerScriptNotFlow, isCallerScriptName, readFlows, readFlowText, unreadableReason } from '../registry/load.js';
+import {
+  callerScriptNotFlow,
+  isCallerScriptName,
+  readFlows,
+  readFlowText,
+  unreadableReason,
+} from '../registry/load.js';
 import { Coverage } from './coverage.js';
 import { compileFlowFile } from '../registry/linked-file.js';
 import { closest } from '../flow/check-context.js';
 import { runCase, type CaseResult } from './runner.js';
-import { formatScenarioError, parseScenario, ScenarioFileError, type Scenario, type ScenarioError } from './scenario.js';
+import {
+  formatScenarioError,
+  parseScenario,
+  ScenarioFileError,
+  type Scenario,
+  type ScenarioError,
+} from './scenario.js';
 
 export * from './scenario.js';
 export * from './runner.js';
@@ -63,7 +75,9 @@ export async function loadFlowDir(dir: string, environment?: string): Promise<Fl
     byName: new Map([...flows, ...(report.modules ?? [])].map((f) => [f.name, f])),
     problems: [
       ...unread.map((u) => `${u.file}: not read: ${u.why}`),
-      ...report.diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.file}:${d.line}:${d.column}: ${d.message}`),
+      ...report.diagnostics
+        .filter((d) => d.severity === 'error')
+        .map((d) => `${d.file}:${d.line}:${d.column}: ${d.message}`),
     ],
   };
 }
@@ -84,7 +98,11 @@ export async function runScenarioFile(file: string, flows: FlowSet, coverage?: C
   try {
     text = await readFlowText(file);
   } catch (err) {
-    return { file, errors: [{ file, line: 1, column: 1, message: `cannot read the file: ${unreadableReason(err)}` }], cases: [] };
+    return {
+      file,
+      errors: [{ file, line: 1, column: 1, message: `cannot read the file: ${unreadableReason(err)}` }],
+      cases: [],
+    };
   }
   let scenario: Scenario;
   try {
@@ -95,23 +113,36 @@ export async function runScenarioFile(file: string, flows: FlowSet, coverage?: C
   }
   let flow = await resolveFlow(scenario, flows);
   if ('error' in flow) return { file, errors: [flow.error], cases: [] };
-  if (scenario.environment !== undefined && flow.flow.model.environment !== scenario.environment) flow = await inEnvironment(scenario, flow.flow, scenario.environment);
+  if (scenario.environment !== undefined && flow.flow.model.environment !== scenario.environment)
+    flow = await inEnvironment(scenario, flow.flow, scenario.environment);
   if ('error' in flow) return { file, errors: [flow.error], cases: [] };
   const withErrors = checkWith(scenario, flow.flow);
   if (withErrors.length > 0) return { file, errors: withErrors, cases: [] };
   const opts = coverage ? { hooks: coverage.hooksFor(flow.flow) } : {};
   const cases = scenario.cases.map((c) => runCase(flow.flow, c, opts));
   // A result the command sent can never return is the file's mistake, reported as such.
-  const errors = cases.flatMap((c) => (c.failure?.refused ? [{ file, line: c.failure.pos.line, column: c.failure.pos.col, message: c.failure.message }] : []));
+  const errors = cases.flatMap((c) =>
+    c.failure?.refused
+      ? [{ file, line: c.failure.pos.line, column: c.failure.pos.col, message: c.failure.message }]
+      : [],
+  );
   return { file, errors, cases: cases.filter((c) => !c.failure?.refused), flow: flow.flow.name };
 }
 
 /** The flow compiled again in the scenario file's `environment:` (version 2 environments). */
-async function inEnvironment(s: Scenario, flow: CompiledFlow, environment: string): Promise<{ flow: CompiledFlow } | { error: ScenarioError }> {
+async function inEnvironment(
+  s: Scenario,
+  flow: CompiledFlow,
+  environment: string,
+): Promise<{ flow: CompiledFlow } | { error: ScenarioError }> {
   const pos = s.environmentPos ?? s.flowPos;
   const at = (message: string) => ({ error: { file: s.file, line: pos.line, column: pos.col, message } });
   if (!flow.model.environments) return at(`environment: the flow ${flow.name} has no environments: to choose from`);
-  if (!(environment in flow.model.environments)) return at(`environment: the flow ${flow.name} has no environment "${environment}" (its environments: ${Object.keys(flow.model.environments).join(', ')})`);
+  if (!(environment in flow.model.environments))
+    return at(
+      `environment: the flow ${flow.name} has no environment "${environment}" (its ` +
+        `environments: ${Object.keys(flow.model.environments).join(', ')})`,
+    );
   let text: string;
   try {
     text = await readFlowText(flow.model.file);
@@ -120,7 +151,11 @@ async function inEnvironment(s: Scenario, flow: CompiledFlow, environment: strin
   }
   const { flows: compiled, report } = compileAll([{ file: flow.model.file, text }], { environment });
   const first = report.diagnostics.find((d) => d.severity === 'error');
-  if (!compiled[0] || first) return at(`environment: ${flow.name} has errors in environment ${environment} (${first ? `${first.file}:${first.line}:${first.column}: ${first.message}` : 'not compiled'})`);
+  if (!compiled[0] || first)
+    return at(
+      `environment: ${flow.name} has errors in environment ${environment} ` +
+        `(${first ? `${first.file}:${first.line}:${first.column}: ${first.message}` : 'not compiled'})`,
+    );
   return { flow: compiled[0] };
 }
 
@@ -135,10 +170,18 @@ async function resolveFlow(s: Scenario, flows: FlowSet): Promise<{ flow: Compile
     } catch (err) {
       return at(`flow: cannot read ${s.flow}: ${unreadableReason(err)}`);
     }
-    const one = await compileFlowFile(path, text, flows.environment !== undefined ? { environment: flows.environment } : {});
+    const one = await compileFlowFile(
+      path,
+      text,
+      flows.environment !== undefined ? { environment: flows.environment } : {},
+    );
     const compiled = one.flow ? [one.flow] : [];
     const first = one.errors[0];
-    if (!compiled[0] || first) return at(`flow: ${s.flow} has errors (${first ? `${first.file}:${first.line}:${first.column}: ${first.message}` : 'not compiled'})`);
+    if (!compiled[0] || first)
+      return at(
+        `flow: ${s.flow} has errors ` +
+          `(${first ? `${first.file}:${first.line}:${first.column}: ${first.message}` : 'not compiled'})`,
+      );
     // The flows dir's version when it is the same flow (one coverage entry per flow).
     const same = flows.byName.get(compiled[0].name);
     return { flow: same && same.version === compiled[0].version ? same : compiled[0] };
@@ -146,28 +189,54 @@ async function resolveFlow(s: Scenario, flows: FlowSet): Promise<{ flow: Compile
   const f = flows.byName.get(s.flow);
   if (!f) {
     const known = [...flows.byName.keys()].sort();
-    return at(`flow: no flow named "${s.flow}" in the flows directory${known.length ? ` (flows: ${known.join(', ')})` : ''}`);
+    return at(
+      `flow: no flow named "${s.flow}" in the flows directory${known.length ? ` (flows: ${known.join(', ')})` : ''}`,
+    );
   }
   return { flow: f };
 }
 
-/** A case's `with:` against the module's params: no unknown name, every required one given; none for a flow that is no module. */
+/**
+ * A case's `with:` against the module's params: no unknown name, every required one given; none for a flow that is no
+ * module.
+ */
 function checkWith(s: Scenario, flow: CompiledFlow): ScenarioError[] {
   const errors: ScenarioError[] = [];
   const spec = flow.model.module;
   for (const c of s.cases) {
     if (!spec) {
-      if (c.with) errors.push({ file: s.file, line: c.withPos ? (Object.values(c.withPos)[0]?.line ?? c.pos.line) : c.pos.line, column: 1, message: `with: gives params to a module; flow "${flow.name}" is not one (use vars: for a flow's variables)` });
+      if (c.with)
+        errors.push({
+          file: s.file,
+          line: c.withPos ? (Object.values(c.withPos)[0]?.line ?? c.pos.line) : c.pos.line,
+          column: 1,
+          message: `with: gives params to a module; flow "${flow.name}" is not one (use vars: for a flow's variables)`,
+        });
       continue;
     }
     const names = Object.keys(spec.params);
     for (const [k, pos] of Object.entries(c.withPos ?? {})) {
       if (names.includes(k)) continue;
       const near = closest(k, names);
-      errors.push({ file: s.file, line: pos.line, column: pos.col, message: `with: module "${flow.name}" has no param "${k}"${near ? ` (did you mean "${near}"?)` : names.length ? ` (params: ${names.join(', ')})` : ''}` });
+      errors.push({
+        file: s.file,
+        line: pos.line,
+        column: pos.col,
+        message:
+          `with: module "${flow.name}" has no param ` +
+          `"${k}"${near ? ` (did you mean "${near}"?)` : names.length ? ` (params: ${names.join(', ')})` : ''}`,
+      });
     }
     const missing = names.filter((k) => spec.params[k]!.required && !Object.hasOwn(c.with ?? {}, k));
-    if (missing.length > 0) errors.push({ file: s.file, line: c.pos.line, column: c.pos.col, message: `case "${c.name}": module "${flow.name}" needs ${missing.map((m) => `"${m}"`).join(', ')} in with: (required param${missing.length > 1 ? 's' : ''})` });
+    if (missing.length > 0)
+      errors.push({
+        file: s.file,
+        line: c.pos.line,
+        column: c.pos.col,
+        message:
+          `case "${c.name}": module "${flow.name}" needs ${missing.map((m) => `"${m}"`).join(', ')} in with: ` +
+          `(required param${missing.length > 1 ? 's' : ''})`,
+      });
   }
   return errors;
 }
@@ -176,7 +245,10 @@ function checkWith(s: Scenario, flow: CompiledFlow): ScenarioError[] {
 export function formatCase(file: string, r: CaseResult): string[] {
   if (r.ok) return [`✓ ${file} › ${r.name}`];
   const f = r.failure!;
-  const lines = [`✗ ${file} › ${r.name}`, `    ${file}:${f.pos.line}: ${f.label ?? `step ${f.step + 1}`}: ${f.message}`];
+  const lines = [
+    `✗ ${file} › ${r.name}`,
+    `    ${file}:${f.pos.line}: ${f.label ?? `step ${f.step + 1}`}: ${f.message}`,
+  ];
   if (f.expected !== undefined) lines.push(`      expected: ${f.expected}`);
   if (f.actual !== undefined) lines.push(`      actual:   ${f.actual}`);
   for (const d of f.diff ?? []) lines.push(`      ${d}`);

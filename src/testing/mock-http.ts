@@ -28,8 +28,18 @@ export function parseRoutes(text: string, file: string): MockRoutes {
   for (const d of diagnostics) if (d.severity === 'error') problems.push(`${file}:${d.line}:${d.column}: ${d.message}`);
   if (!root || problems.length > 0) return { routes: [], problems };
   const routes = root.kind === 'map' ? root.entries.find((e) => e.key === 'routes')?.value : undefined;
-  if (!routes) return { routes: [], problems: [`${file}:1:1: a routes file is a map with routes: [ { method, url, status, body, headers, delay_ms, error } ]`] };
-  const out = parseHttpMocks(routes, (at, msg) => problems.push(`${file}:${at.pos.line}:${at.pos.col}: ${msg}`), 'routes');
+  if (!routes)
+    return {
+      routes: [],
+      problems: [
+        `${file}:1:1: a routes file is a map with routes: [ { method, url, status, body, headers, delay_ms, error } ]`,
+      ],
+    };
+  const out = parseHttpMocks(
+    routes,
+    (at, msg) => problems.push(`${file}:${at.pos.line}:${at.pos.col}: ${msg}`),
+    'routes',
+  );
   return { routes: out, problems };
 }
 
@@ -57,7 +67,17 @@ export async function startMockHttp(routes: HttpMock[], port: number, host = '12
       const path = req.url ?? '/';
       seen.push({ method: req.method ?? 'GET', url: path, body });
       const full = `http://${req.headers.host ?? `${host}:${port}`}${path}`;
-      const m = findMock(routes.filter((r) => r.url.startsWith('/')), req.method ?? 'GET', path) ?? findMock(routes.filter((r) => !r.url.startsWith('/')), req.method ?? 'GET', full);
+      const m =
+        findMock(
+          routes.filter((r) => r.url.startsWith('/')),
+          req.method ?? 'GET',
+          path,
+        ) ??
+        findMock(
+          routes.filter((r) => !r.url.startsWith('/')),
+          req.method ?? 'GET',
+          full,
+        );
       if (!m) {
         res.writeHead(404, { 'content-type': 'application/json' });
         return res.end(JSON.stringify({ error: `no route for ${req.method} ${path}` }));

@@ -60,7 +60,10 @@ function stepsOf(hops: Hop[], transition: string): Step[] {
       // The request reports on the command of the step before.
       const prev = steps[steps.length - 1]!;
       if (hop.input) prev.input = hop.input;
-      if (claim) prev.comments.push(hop.input ? `takes ${transition}` : `takes ${transition} (the call ends: the hangup handler runs)`);
+      if (claim)
+        prev.comments.push(
+          hop.input ? `takes ${transition}` : `takes ${transition} (the call ends: the hangup handler runs)`,
+        );
       // The call is over: what follows runs unchecked (sms effects take their mocks).
       if (!hop.input || 'status' in hop.input) return;
     }
@@ -76,12 +79,16 @@ function stepsOf(hops: Hop[], transition: string): Step[] {
 function smsMocks(hops: Hop[]): string[] {
   const all = hops.flatMap((h) => h.sms);
   const upTo = all.lastIndexOf(false) + 1;
-  return all.slice(0, upTo).map((ok, i) => (ok ? `{ hash: ${q(`SMS${String(i + 1).padStart(5, '0')}`)} }` : `{ error: ${q(ERROR_CODE)} }`));
+  return all
+    .slice(0, upTo)
+    .map((ok, i) => (ok ? `{ hash: ${q(`SMS${String(i + 1).padStart(5, '0')}`)} }` : `{ error: ${q(ERROR_CODE)} }`));
 }
 
 function caseLines(transition: string, f: Found): string[] {
   const lines = [`  - name: ${q(transition)}`];
-  const call = Object.entries(f.start.call).filter(([k, v]) => v !== (DEFAULT_CALL as unknown as Record<string, unknown>)[k]);
+  const call = Object.entries(f.start.call).filter(
+    ([k, v]) => v !== (DEFAULT_CALL as unknown as Record<string, unknown>)[k],
+  );
   if (call.length > 0) lines.push(`    call: { ${call.map(([k, v]) => `${k}: ${inline(v as Plain)}`).join(', ')} }`);
   const vars = Object.entries(f.start.vars);
   if (vars.length > 0) lines.push(`    vars: { ${vars.map(([k, v]) => `${k}: ${inline(v)}`).join(', ')} }`);
@@ -122,7 +129,13 @@ export function generateCases(flow: CompiledFlow, only?: Iterable<string>, opts:
   const want = only ? [...new Set(only)] : flowTransitions(flow).all;
   const cannot = impossible(flow, want);
   const values = flowValues(flow);
-  const ex = explore(flow, want.filter((k) => !cannot.has(k)), startVariants(flow, values), values, opts);
+  const ex = explore(
+    flow,
+    want.filter((k) => !cannot.has(k)),
+    startVariants(flow, values),
+    values,
+    opts,
+  );
   const cases: GeneratedCase[] = [];
   const skipped: Skipped[] = [];
   for (const k of want) {
@@ -161,7 +174,10 @@ export function scenarioYaml(flow: CompiledFlow, g: Generated, opts: YamlOptions
   }
   lines.push(`flow: ${q(flowRef)}`);
   if (g.cases.length === 0) {
-    lines.push(`cases: []  # ${g.skipped.length === 0 ? 'every transition is covered' : 'no transition left that a case can take'}`);
+    lines.push(
+      `cases: []  ` +
+        `# ${g.skipped.length === 0 ? 'every transition is covered' : 'no transition left that a case can take'}`,
+    );
     return lines.join('\n') + '\n';
   }
   lines.push('cases:');

@@ -32,7 +32,8 @@ export interface RecordedCall {
   callid: string;
 }
 
-export type RecordedExpect = { command: string; params: Record<string, JsonValue> } | { sms: Record<string, JsonValue> };
+export type RecordedExpect =
+  { command: string; params: Record<string, JsonValue> } | { sms: Record<string, JsonValue> };
 
 export interface RecordedStep {
   expect: RecordedExpect;
@@ -85,17 +86,24 @@ export function buildRecording(exchanges: readonly Exchange[], date: Date = new 
       if (TERMINAL.has(q.call_status)) pending.status = q.call_status;
       else if (q.command_error !== '') pending.error = q.command_error;
       else pending.result = q.command_result;
-      pending = undefined;
     }
     for (const { effect, result } of ex.effects) {
       if (effect.kind !== 'sms') continue;
-      sms.push('pending' in result ? { error: 'PENDING' } : result.ok ? { hash: result.value } : { error: result.error });
+      sms.push(
+        'pending' in result ? { error: 'PENDING' } : result.ok ? { hash: result.value } : { error: result.error },
+      );
       // After a step's terminal status no later step is allowed: the hangup handler's effects are
       // only mocks then. After the flow's own hangup, they are steps (as the runner checks them).
-      if (!statusStep && (!TERMINAL.has(q.call_status) || hungUp)) steps.push({ expect: { sms: plain(effect.params as Record<string, WireValue>) as Record<string, JsonValue> }, at: effect.step });
+      if (!statusStep && (!TERMINAL.has(q.call_status) || hungUp))
+        steps.push({
+          expect: { sms: plain(effect.params as Record<string, WireValue>) as Record<string, JsonValue> },
+          at: effect.step,
+        });
     }
     if (TERMINAL.has(q.call_status) || ex.ended) break;
-    const step: RecordedStep = { expect: { command: ex.reply.command, params: plain(ex.reply.params) as Record<string, JsonValue> } };
+    const step: RecordedStep = {
+      expect: { command: ex.reply.command, params: plain(ex.reply.params) as Record<string, JsonValue> },
+    };
     if (ex.step !== undefined) step.at = ex.step;
     steps.push(step);
     hungUp = ex.reply.command === 'hangup';
@@ -128,10 +136,23 @@ export function recordingFileName(flow: string, callid: string): string {
 
 /** The scenario file's text: header comment, then the scenario; each step's flow step as a comment. */
 export function recordingYaml(rec: Recording): string {
-  const doc = parseDocument(stringify({ flow: rec.flow, cases: rec.cases.map(({ steps, ...c }) => ({ ...c, steps: steps.map(({ at: _at, ...s }) => s) })) }, { lineWidth: 0 }));
-  doc.commentBefore = ` Recorded by callscript serve --record: flow ${rec.flow}, version ${rec.version ?? 'unknown'}, ${rec.recorded ?? new Date().toISOString()}\n A scenario file (docs/testing.md): \`callscript test\` replays it against the current flow.`;
+  const doc = parseDocument(
+    stringify(
+      {
+        flow: rec.flow,
+        cases: rec.cases.map(({ steps, ...c }) => ({ ...c, steps: steps.map(({ at: _at, ...s }) => s) })),
+      },
+      { lineWidth: 0 },
+    ),
+  );
+  doc.commentBefore =
+    ` Recorded by callscript serve --record: flow ${rec.flow}, ` +
+    `version ${rec.version ?? 'unknown'}, ${rec.recorded ?? new Date().toISOString()}\n A scenario file ` +
+    `(docs/testing.md): \`callscript test\` replays it against the current flow.`;
   // Step comments: which flow step answered each command.
-  const cases = doc.get('cases', true) as { items: { get(k: string, keep: true): { items: { commentBefore?: string | null }[] } }[] };
+  const cases = doc.get('cases', true) as {
+    items: { get(k: string, keep: true): { items: { commentBefore?: string | null }[] } }[];
+  };
   rec.cases.forEach((c, i) => {
     const seq = cases.items[i]!.get('steps', true);
     c.steps.forEach((s, j) => {
@@ -146,7 +167,8 @@ const HEADER = /^#\s*Recorded by callscript serve --record: flow (\S+), version 
 /** Reads a recording (or any scenario file): its cases, and the version and date of its header comment. */
 export function parseRecording(text: string): Recording {
   const data = parseDocument(text).toJS() as { flow?: unknown; cases?: unknown };
-  if (!data || typeof data.flow !== 'string' || !Array.isArray(data.cases)) throw new Error('not a scenario file: it needs `flow` and `cases`');
+  if (!data || typeof data.flow !== 'string' || !Array.isArray(data.cases))
+    throw new Error('not a scenario file: it needs `flow` and `cases`');
   const m = HEADER.exec(text);
   return { flow: data.flow, ...(m ? { version: m[2], recorded: m[3] } : {}), cases: data.cases as RecordedCase[] };
 }

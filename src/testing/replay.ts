@@ -16,7 +16,14 @@ import type { CallState } from '../engine/types.js';
 import type { CompiledFlow } from '../engine/compile.js';
 import { TERMINAL_STATUSES, type CallStatus } from '../protocol/commands.js';
 import type { RtRequest, WireValue } from '../protocol/rt.js';
-import { parseRecording, plain, type JsonValue, type RecordedCase, type RecordedExpect, type Recording } from './record.js';
+import {
+  parseRecording,
+  plain,
+  type JsonValue,
+  type RecordedCase,
+  type RecordedExpect,
+  type Recording,
+} from './record.js';
 
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_STATUSES);
 
@@ -58,7 +65,11 @@ export interface ReplayOptions {
 }
 
 /** Replays every case of a recording (its YAML text or its parsed form) against `flow`. */
-export function replayRecording(flow: CompiledFlow, recording: Recording | string, opts: ReplayOptions = {}): ReplayReport {
+export function replayRecording(
+  flow: CompiledFlow,
+  recording: Recording | string,
+  opts: ReplayOptions = {},
+): ReplayReport {
   const text = typeof recording === 'string' ? recording : undefined;
   const rec = typeof recording === 'string' ? parseRecording(recording) : recording;
   const lines = text !== undefined ? stepLines(text) : undefined;
@@ -70,7 +81,13 @@ export function replayRecording(flow: CompiledFlow, recording: Recording | strin
       divergences.push(line !== undefined ? { ...d, line } : d);
     }
   });
-  return { ok: divergences.length === 0, flow: flow.name, ...(rec.version !== undefined ? { recordedVersion: rec.version } : {}), version: flow.version, divergences };
+  return {
+    ok: divergences.length === 0,
+    flow: flow.name,
+    ...(rec.version !== undefined ? { recordedVersion: rec.version } : {}),
+    version: flow.version,
+    divergences,
+  };
 }
 
 /** The first divergence of one case, or undefined when the flow answers as recorded. */
@@ -100,7 +117,11 @@ export function replayCase(flow: CompiledFlow, c: RecordedCase, opts: ReplayOpti
   let smsUsed = 0;
   const mockSms = (): EffectResult => {
     const m = mocks[smsUsed++];
-    return m === undefined ? { ok: true, value: `SMS${String(smsUsed).padStart(5, '0')}` } : 'hash' in m ? { ok: true, value: m.hash } : { ok: false, error: m.error };
+    return m === undefined
+      ? { ok: true, value: `SMS${String(smsUsed).padStart(5, '0')}` }
+      : 'hash' in m
+        ? { ok: true, value: m.hash }
+        : { ok: false, error: m.error };
   };
   let state: CallState | undefined;
   let req = base;
@@ -117,14 +138,20 @@ export function replayCase(flow: CompiledFlow, c: RecordedCase, opts: ReplayOpti
       stepIndex: idx,
       expected,
       actual,
-      message: `request ${request} (step ${idx + 1} of the recording): expected ${show(expected)}, the flow answered ${show(actual)}${flowStep !== undefined ? ` at step "${flowStep}"` : ''}`,
+      message:
+        `request ${request} (step ${idx + 1} of the recording): expected ${show(expected)}, the flow ` +
+        `answered ${show(actual)}${flowStep !== undefined ? ` at step "${flowStep}"` : ''}`,
     };
     if (flowStep !== undefined) d.flowStep = flowStep;
     return d;
   };
   for (let n = 1; ; n++) {
     const terminal = TERMINAL.has(req.call_status);
-    let out = advance(flow, state, req, { now, unknownCall: 'restart', ...(opts.maxLogicSteps !== undefined ? { maxLogicSteps: opts.maxLogicSteps } : {}) });
+    let out = advance(flow, state, req, {
+      now,
+      unknownCall: 'restart',
+      ...(opts.maxLogicSteps !== undefined ? { maxLogicSteps: opts.maxLogicSteps } : {}),
+    });
     latest = state?.vars ?? latest;
     while (out.kind === 'effect') {
       const params = plain(out.effect.params as Record<string, WireValue>) as Record<string, JsonValue>;
@@ -135,13 +162,21 @@ export function replayCase(flow: CompiledFlow, c: RecordedCase, opts: ReplayOpti
       }
       out = out.resume(mockSms());
     }
-    if (terminal) return idx < steps.length ? diverge(n, { end: `call ended (${req.call_status})` }, undefined) : undefined;
-    if (out.kind !== 'reply') return diverge(n, { end: `${out.kind}${'message' in out ? `: ${out.message}` : ''}` }, state?.step);
+    if (terminal)
+      return idx < steps.length ? diverge(n, { end: `call ended (${req.call_status})` }, undefined) : undefined;
+    if (out.kind !== 'reply')
+      return diverge(n, { end: `${out.kind}${'message' in out ? `: ${out.message}` : ''}` }, state?.step);
     latest = out.state?.vars ?? out.summary?.vars ?? latest;
     const actual = { command: out.reply.command, params: plain(out.reply.params) as Record<string, JsonValue> };
     const flowStep = out.state?.step;
     const s = steps[idx];
-    if (!s || !('command' in s.expect) || s.expect.command !== actual.command || !same(s.expect.params ?? {}, actual.params)) return diverge(n, actual, flowStep);
+    if (
+      !s ||
+      !('command' in s.expect) ||
+      s.expect.command !== actual.command ||
+      !same(s.expect.params ?? {}, actual.params)
+    )
+      return diverge(n, actual, flowStep);
     idx++;
     state = out.state ?? undefined;
     const reported = s.status ?? s.error ?? s.result;
@@ -151,7 +186,12 @@ export function replayCase(flow: CompiledFlow, c: RecordedCase, opts: ReplayOpti
       // hangup handler; its sms effects are the steps left, if any.
       state = out.state ?? undefined;
       n++;
-      let end = advance(flow, state, { ...base, command: 'hangup', command_id: out.reply.command_id, call_status: 'HANGUP' }, { now, unknownCall: 'restart' });
+      let end = advance(
+        flow,
+        state,
+        { ...base, command: 'hangup', command_id: out.reply.command_id, call_status: 'HANGUP' },
+        { now, unknownCall: 'restart' },
+      );
       while (end.kind === 'effect') {
         const params = plain(end.effect.params as Record<string, WireValue>) as Record<string, JsonValue>;
         const exp = steps[idx]?.expect;

@@ -22,9 +22,14 @@ export function resultsText(command: string, maxDigits?: number): string {
   const set = ACTION_SPECS[command].results;
   switch (set.kind) {
     case 'enum':
-      return set.values.length === 1 ? `${command} returns only ${set.values[0]}` : `${command} returns ${set.values.slice(0, -1).join(', ')} or ${set.values.at(-1)}`;
+      return set.values.length === 1
+        ? `${command} returns only ${set.values[0]}`
+        : `${command} returns ${set.values.slice(0, -1).join(', ')} or ${set.values.at(-1)}`;
     case 'digits': {
-      const n = maxDigits === undefined ? 'the keys pressed (0-9 and *)' : `${maxDigits === 1 ? 'one key' : `1 to ${maxDigits} keys`} of 0-9 and * (max_digits: ${maxDigits})`;
+      const n =
+        maxDigits === undefined
+          ? 'the keys pressed (0-9 and *)'
+          : `${maxDigits === 1 ? 'one key' : `1 to ${maxDigits} keys`} of 0-9 and * (max_digits: ${maxDigits})`;
       return `${command} returns ${n}, or ${set.also.join(', ')}`;
     }
     case 'any':
@@ -60,7 +65,8 @@ export function resultProblem(command: string, value: string, maxDigits?: number
         return value.length <= max ? undefined : `${no}; "${value}" has ${value.length} keys`;
       }
       const stripped = value.replace(/#/g, '');
-      if (stripped !== value && KEYS.test(stripped)) return `${no}; # ends the input and is not part of the result: did you mean '${stripped}'?`;
+      if (stripped !== value && KEYS.test(stripped))
+        return `${no}; # ends the input and is not part of the result: did you mean '${stripped}'?`;
       const dym = didYouMean(value, set.also);
       return dym ? `${no}; ${dym}` : no;
     }

@@ -106,11 +106,16 @@ function describeActual(a: Actual): string {
 /** Scalars match by their text ("1" matches 1); lists and maps match deeply, maps as subsets. */
 function matches(expected: Plain, actual: unknown): boolean {
   if (expected === null || typeof expected !== 'object') {
-    if (actual === null || typeof actual !== 'object') return expected === null ? actual === null || actual === undefined : actual !== undefined && String(expected) === String(actual);
+    if (actual === null || typeof actual !== 'object')
+      return expected === null
+        ? actual === null || actual === undefined
+        : actual !== undefined && String(expected) === String(actual);
     return false;
   }
   if (Array.isArray(expected)) {
-    return Array.isArray(actual) && actual.length === expected.length && expected.every((e, i) => matches(e, actual[i]));
+    return (
+      Array.isArray(actual) && actual.length === expected.length && expected.every((e, i) => matches(e, actual[i]))
+    );
   }
   if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return false;
   const a = actual as Record<string, unknown>;
@@ -135,7 +140,11 @@ function viewOf(out: Outcome): CallView | undefined {
  * Null when the call meets the check; else where the first difference is written, a message
  * and the diff lines (`- expected`, `+ actual`; a sensitive var's actual value shows ***).
  */
-function checkCall(check: CallCheck, view: CallView, sensitive: Sensitivity | undefined): { pos?: Loc; message: string; diff: string[] } | null {
+function checkCall(
+  check: CallCheck,
+  view: CallView,
+  sensitive: Sensitivity | undefined,
+): { pos?: Loc; message: string; diff: string[] } | null {
   const diff: string[] = [];
   const wrong: string[] = [];
   let pos: Loc | undefined;
@@ -153,7 +162,10 @@ function checkCall(check: CallCheck, view: CallView, sensitive: Sensitivity | un
     vars.push(k);
   }
   if (vars.length > 0) {
-    wrong.push(`${vars.map((k) => `vars.${k}`).join(', ')} ${vars.length === 1 ? 'differs' : 'differ'} (at flow step "${view.step}")`);
+    wrong.push(
+      `${vars.map((k) => `vars.${k}`).join(', ')} ${vars.length === 1 ? 'differs' : 'differ'} (at flow step ` +
+        `"${view.step}")`,
+    );
     pos ??= check.varsPos;
   }
   if (wrong.length === 0) return null;
@@ -270,7 +282,19 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
   const pass = (): CaseResult => {
     if (c.expect) {
       const problem = checkCall(c.expect, view ?? { vars: {}, step: '' }, sensitive);
-      if (problem) return { name: c.name, ok: false, trace, failure: { step: c.steps.length, label: "the case's expect", pos: problem.pos ?? c.expectPos ?? c.pos, message: problem.message, diff: problem.diff } };
+      if (problem)
+        return {
+          name: c.name,
+          ok: false,
+          trace,
+          failure: {
+            step: c.steps.length,
+            label: "the case's expect",
+            pos: problem.pos ?? c.expectPos ?? c.pos,
+            message: problem.message,
+            diff: problem.diff,
+          },
+        };
     }
     return { name: c.name, ok: true, trace };
   };
@@ -297,24 +321,43 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
         out = out.resume(lookupResult(lookup, effect.filler));
         continue;
       }
-      const actual: Actual = { kind: 'sms', command: effect.kind, params: effect.kind === 'http' ? httpParams(effect.params) : { ...effect.params }, from: `flow step "${effect.step}"` };
+      const actual: Actual = {
+        kind: 'sms',
+        command: effect.kind,
+        params: effect.kind === 'http' ? httpParams(effect.params) : { ...effect.params },
+        from: `flow step "${effect.step}"`,
+      };
       trace.push(describeActual(actual));
       if (!unchecked) {
         const step = c.steps[i];
         if (!step) return pass();
-        if (step.expect.kind === 'check') return fail(i, `this step checks the call at its next command, but the flow performed an sms first (from ${actual.from}): write the sms step before it`, { actual: describe(actual) });
+        if (step.expect.kind === 'check')
+          return fail(
+            i,
+            `this step checks the call at its next command, but the flow performed an sms first ` +
+              `(from ${actual.from}): write the sms step before it`,
+            { actual: describe(actual) },
+          );
         const diff = compare(step.expect, actual);
         if (diff) return mismatch(i, step, actual, diff);
         i++;
         if (i === c.steps.length) unchecked = true;
       }
       if (effect.kind === 'http') {
-        lookup = new MockedLookup(findMock(c.mocks.http, String(effect.params.method), String(effect.params.url)), Number(effect.params.timeout_ms) || 5000);
+        lookup = new MockedLookup(
+          findMock(c.mocks.http, String(effect.params.method), String(effect.params.url)),
+          Number(effect.params.timeout_ms) || 5000,
+        );
         out = out.resume(lookupResult(lookup, effect.filler));
       } else out = out.resume(smsOutcome());
     }
     if (out.kind !== 'reply') {
-      const what = out.kind === 'replay' ? 'a replayed reply' : out.kind === 'stale' ? `stale (${out.message})` : `rejected (${out.code}: ${out.message})`;
+      const what =
+        out.kind === 'replay'
+          ? 'a replayed reply'
+          : out.kind === 'stale'
+            ? `stale (${out.message})`
+            : `rejected (${out.code}: ${out.message})`;
       return fail(i, `the engine answered ${what}`);
     }
     const internal = out.log?.find((l) => l.code === 'ENGINE_INTERNAL');
@@ -328,13 +371,21 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     }
     const ret = out.state?.ret;
     // a module run on its own ends with its return: that is what the scenario sees
-    const actual: Actual = ret ? { kind: 'command', command: 'return', params: { result: ret.result, values: ret.values } } : { kind: 'command', command: out.reply.command, params: { ...(out.reply.params as Record<string, unknown>) } };
-    if (out.state) actual.from = isSayState(out.state.s) ? `the say: of a branch of flow step "${out.state.step}"` : `flow step "${out.state.step}"`;
+    const actual: Actual = ret
+      ? { kind: 'command', command: 'return', params: { result: ret.result, values: ret.values } }
+      : { kind: 'command', command: out.reply.command, params: { ...(out.reply.params as Record<string, unknown>) } };
+    if (out.state)
+      actual.from = isSayState(out.state.s)
+        ? `the say: of a branch of flow step "${out.state.step}"`
+        : `flow step "${out.state.step}"`;
     if (out.state !== null) trace.push(describe(actual));
     if (unchecked || i >= c.steps.length) return pass();
     const step = c.steps[i]!;
     if (out.state === null) {
-      return fail(i, `the call ended, but ${c.steps.length - i} step(s) are left`, { expected: describeExpectation(step.expect), actual: 'the end of the call' });
+      return fail(i, `the call ended, but ${c.steps.length - i} step(s) are left`, {
+        expected: describeExpectation(step.expect),
+        actual: 'the end of the call',
+      });
     }
     const diff = compare(step.expect, actual);
     if (diff) return mismatch(i, step, actual, diff);
@@ -348,7 +399,12 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
       // the hangup handler (its sms effects are the steps left, if any).
       if (i === c.steps.length) unchecked = true;
       state = out.state;
-      out = advance(flow, state, { ...base, command: out.reply.command, command_id: out.reply.command_id, call_status: 'HANGUP' }, engine);
+      out = advance(
+        flow,
+        state,
+        { ...base, command: out.reply.command, command_id: out.reply.command_id, call_status: 'HANGUP' },
+        engine,
+      );
       continue;
     }
     if (i === c.steps.length) {
@@ -358,8 +414,18 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     state = out.state!;
     const next: RtRequest = { ...base, command: out.reply.command, command_id: out.reply.command_id };
     if (step.result !== undefined) {
-      const problem = resultProblem(out.reply.command, step.result, maxDigitsSent(out.reply.command, out.reply.params as Record<string, unknown>));
-      if (problem) return { name: c.name, ok: false, trace, failure: { step: i - 1, pos: step.resultPos ?? step.pos, message: `result: ${problem}`, refused: true } };
+      const problem = resultProblem(
+        out.reply.command,
+        step.result,
+        maxDigitsSent(out.reply.command, out.reply.params as Record<string, unknown>),
+      );
+      if (problem)
+        return {
+          name: c.name,
+          ok: false,
+          trace,
+          failure: { step: i - 1, pos: step.resultPos ?? step.pos, message: `result: ${problem}`, refused: true },
+        };
     }
     if (step.status) next.call_status = step.status;
     else if (step.error !== undefined) next.command_error = step.error;
@@ -371,7 +437,12 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     const exp = describeExpectation(step.expect);
     const name = step.expect.kind === 'command' ? step.expect.command : step.expect.kind;
     const from = actual.from ? ` (from ${actual.from})` : '';
-    const message = name === actual.command ? `${name}: params differ${from}` : `expected ${name}, got ${actual.command}${from}`;
-    return fail(index, message, { expected: exp, actual: describe(actual), diff: masker ? diff.map((d) => masker!.scrubText(d)) : diff });
+    const message =
+      name === actual.command ? `${name}: params differ${from}` : `expected ${name}, got ${actual.command}${from}`;
+    return fail(index, message, {
+      expected: exp,
+      actual: describe(actual),
+      diff: masker ? diff.map((d) => masker!.scrubText(d)) : diff,
+    });
   }
 }

@@ -14,14 +14,15 @@ export function sampleFor(regex: string): string | undefined {
     return undefined;
   }
   const out = gen(regex);
-  for (const s of [out, out?.replace(/a/g, '0'), '0', '1', '00', '0000', '']) if (s !== undefined && re.test(s)) return s;
+  for (const s of [out, out?.replace(/a/g, '0'), '0', '1', '00', '0000', ''])
+    if (s !== undefined && re.test(s)) return s;
   return undefined;
 }
 
 function gen(src: string): string | undefined {
   let i = 0;
   const alt = (): string => {
-    let s = seq();
+    const s = seq();
     while (src[i] === '|') {
       i++;
       seq();

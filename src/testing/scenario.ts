@@ -87,7 +87,10 @@ export interface ScenarioStep {
   resultPos?: Loc;
   error?: string;
   status?: StepStatus;
-  /** The engine's clock from the request that carries this step's outcome on (epoch ms): time passing during a call (calendars). */
+  /**
+   * The engine's clock from the request that carries this step's outcome on (epoch ms): time passing during a call
+   * (calendars).
+   */
   now?: number;
 }
 
@@ -121,7 +124,9 @@ export interface Scenario {
   /** A flow name, or a path to a flow file (resolved against the scenario's directory). */
   flow: string;
   flowPos: Loc;
-  /** The environment of the flow's environments: (version 2) the cases run in; absent: the one the flows were loaded in. */
+  /**
+   * The environment of the flow's environments: (version 2) the cases run in; absent: the one the flows were loaded in.
+   */
   environment?: string;
   environmentPos?: Loc;
   cases: ScenarioCase[];
@@ -162,11 +167,24 @@ import { parseHttpMocks, type HttpMock } from './http-mocks.js';
 function describe(n: YNode): string {
   if (n.kind === 'map') return 'a map';
   if (n.kind === 'seq') return 'a list';
-  return n.value === null ? 'null' : typeof n.value === 'string' ? 'a string' : `${n.type === 'bool' ? 'a boolean' : 'a number'}`;
+  return n.value === null
+    ? 'null'
+    : typeof n.value === 'string'
+      ? 'a string'
+      : `${n.type === 'bool' ? 'a boolean' : 'a number'}`;
 }
 
-/** Reports unknown keys, with the nearest allowed key when one is close; returns the allowed keys some unknown key was taken for. */
-function checkKeys(c: Collector, m: YMap, allowed: readonly string[], where: string, under?: { key: string; keys: readonly string[] }): Set<string> {
+/**
+ * Reports unknown keys, with the nearest allowed key when one is close; returns the allowed keys some unknown key was
+ * taken for.
+ */
+function checkKeys(
+  c: Collector,
+  m: YMap,
+  allowed: readonly string[],
+  where: string,
+  under?: { key: string; keys: readonly string[] },
+): Set<string> {
   const meant = new Set<string>();
   for (const e of m.entries) {
     if (allowed.includes(e.key)) continue;
@@ -174,12 +192,20 @@ function checkKeys(c: Collector, m: YMap, allowed: readonly string[], where: str
     const belongs = under && (under.keys.includes(e.key) ? e.key : closest(e.key, under.keys));
     if (under && belongs !== undefined) {
       meant.add(under.key);
-      c.at(e.keyNode, `unknown key "${e.key}" in ${where}: ${belongs === e.key ? '' : `did you mean "${belongs}"? `}it goes under ${under.key}: (${under.key}: { ${belongs}: ... })`);
+      c.at(
+        e.keyNode,
+        `unknown key "${e.key}" in ${where}: ${belongs === e.key ? '' : `did you mean "${belongs}"? `}it ` +
+          `goes under ${under.key}: (${under.key}: { ${belongs}: ... })`,
+      );
       continue;
     }
     const near = closest(e.key, allowed);
     if (near !== undefined) meant.add(near);
-    c.at(e.keyNode, `unknown key "${e.key}" in ${where}${near !== undefined ? `: did you mean "${near}"?` : ''} (allowed: ${allowed.join(', ')})`);
+    c.at(
+      e.keyNode,
+      `unknown key "${e.key}" in ${where}${near !== undefined ? `: did you mean "${near}"?` : ''} ` +
+        `(allowed: ${allowed.join(', ')})`,
+    );
   }
   return meant;
 }
@@ -259,7 +285,11 @@ function parseExpect(c: Collector, n: YNode): Expectation | undefined {
   const named = n.entries.find((e) => isAction(e.key));
   if (named && !get(n, 'command')) {
     // { play: {...} }: the command written as the key, one mistake, one message
-    c.at(named.keyNode, `expect: write \`expect: ${named.key}\`, or \`expect: { command: ${named.key}, params: { ... } }\` to check its params (a command is not a key of expect)`);
+    c.at(
+      named.keyNode,
+      `expect: write \`expect: ${named.key}\`, or \`expect: { command: ${named.key}, params: { ... } }\` to ` +
+        `check its params (a command is not a key of expect)`,
+    );
     return undefined;
   }
   const meant = checkKeys(c, n, ['command', 'params', ...CHECK_KEYS], 'expect');
@@ -315,14 +345,16 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
   const check = e.kind === 'map' && !get(e, 'sms') ? parseCheck(c, e) : undefined;
   if (check) step.check = check;
   const given = ['result', 'error', 'status'].filter((k) => get(n, k) !== undefined);
-  if (given.length > 1) c.at(get(n, given[1]!)!, `a step has one of result, error and status, not ${given.join(' and ')}`);
+  if (given.length > 1)
+    c.at(get(n, given[1]!)!, `a step has one of result, error and status, not ${given.join(' and ')}`);
   const r = get(n, 'result');
   if (r) {
     const s = str(c, r, 'result');
     if (s !== undefined) {
       step.result = s;
       step.resultPos = r.pos;
-      const problem = expect?.kind === 'command' ? resultProblem(expect.command, s, expectedMaxDigits(expect)) : undefined;
+      const problem =
+        expect?.kind === 'command' ? resultProblem(expect.command, s, expectedMaxDigits(expect)) : undefined;
       if (problem) c.at(r, `result: ${problem}`);
     }
   }
@@ -343,7 +375,11 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
     }
   }
   if (expect?.kind === 'check' && given.length > 0) {
-    c.at(get(n, given[0]!)!, `a step that only checks vars or step sends nothing: \`${given[0]}:\` belongs to the step of the command it answers`);
+    c.at(
+      get(n, given[0]!)!,
+      `a step that only checks vars or step sends nothing: \`${given[0]}:\` belongs to the step of the ` +
+        `command it answers`,
+    );
   }
   const now = get(n, 'now');
   if (now) {
@@ -351,7 +387,10 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
     if (t !== undefined) step.now = t;
   }
   if ((expect?.kind === 'sms' || expect?.kind === 'http') && given.length > 0) {
-    c.at(get(n, given[0]!)!, `an ${expect.kind} step takes its outcome from mocks.${expect.kind}, not \`${given[0]}:\``);
+    c.at(
+      get(n, given[0]!)!,
+      `an ${expect.kind} step takes its outcome from mocks.${expect.kind}, not \`${given[0]}:\``,
+    );
   }
   return expect ? step : undefined;
 }
@@ -379,7 +418,8 @@ function parseCall(c: Collector, n: YNode | undefined): CallFields {
       const s = str(c, e.value, `call.${e.key}`);
       if (s === undefined) continue;
       if (e.key === 'callid' && !/^[0-9]{1,20}$/.test(s)) c.at(e.value, 'call.callid must be digits');
-      else if (e.key === 'date_started' && !/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(s)) c.at(e.value, 'call.date_started must be "YYYY-MM-DD HH:MM:SS"');
+      else if (e.key === 'date_started' && !/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(s))
+        c.at(e.value, 'call.date_started must be "YYYY-MM-DD HH:MM:SS"');
       else (call as unknown as Record<string, string>)[e.key] = s;
     }
   }
@@ -441,7 +481,8 @@ function parseMocks(c: Collector, n: YNode | undefined, call: CallFields): Mocks
           const k = str(c, error!, 'error');
           const m = get(item, 'message');
           const msg = m ? str(c, m, 'message') : undefined;
-          if (k !== undefined) mocks.sms.push(msg === undefined ? { ok: false, error: k } : { ok: false, error: k, message: msg });
+          if (k !== undefined)
+            mocks.sms.push(msg === undefined ? { ok: false, error: k } : { ok: false, error: k, message: msg });
         }
       }
     }
@@ -454,7 +495,10 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
     c.at(n, `a case must be a map with name and steps, not ${describe(n)}`);
     return undefined;
   }
-  checkKeys(c, n, ['name', 'call', 'vars', 'with', 'mocks', 'steps', 'expect'], 'a case', { key: 'call', keys: Object.keys(DEFAULT_CALL) });
+  checkKeys(c, n, ['name', 'call', 'vars', 'with', 'mocks', 'steps', 'expect'], 'a case', {
+    key: 'call',
+    keys: Object.keys(DEFAULT_CALL),
+  });
   const nameNode = get(n, 'name');
   let name = `case ${index + 1}`;
   if (!nameNode) c.at(n, 'a case needs `name:`');
@@ -472,7 +516,8 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
   const vn = get(n, 'vars');
   if (vn) {
     if (vn.kind === 'map') vars = plain(vn) as Record<string, Plain>;
-    else if (!(vn.kind === 'scalar' && vn.value === null)) c.at(vn, `vars must be a map of flow vars, not ${describe(vn)}`);
+    else if (!(vn.kind === 'scalar' && vn.value === null))
+      c.at(vn, `vars must be a map of flow vars, not ${describe(vn)}`);
   }
   const wn = get(n, 'with');
   let withParams: Record<string, Plain> | undefined;
@@ -481,7 +526,8 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
     if (wn.kind === 'map') {
       withParams = plain(wn) as Record<string, Plain>;
       withPos = Object.fromEntries(wn.entries.map((e) => [e.key, e.keyNode.pos]));
-    } else if (!(wn.kind === 'scalar' && wn.value === null)) c.at(wn, `with must be a map of the module's params, not ${describe(wn)}`);
+    } else if (!(wn.kind === 'scalar' && wn.value === null))
+      c.at(wn, `with must be a map of the module's params, not ${describe(wn)}`);
   }
   const mocks = parseMocks(c, get(n, 'mocks'), call);
   const steps: ScenarioStep[] = [];
@@ -495,18 +541,24 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
       const s = parseStep(c, item);
       if (!s) continue;
       if (ended !== undefined && s.expect.kind !== 'sms' && s.expect.kind !== 'http' && s.expect.kind !== 'check') {
-        c.at(item, `no step can follow ${ended} (only sms and http effects of the hangup handler, and checks of vars or step)`);
+        c.at(
+          item,
+          `no step can follow ${ended} (only sms and http effects of the hangup handler, and checks of vars or step)`,
+        );
       }
       if (s.status) ended = `the status ${s.status} at line ${s.pos.line}`;
-      else if (s.expect.kind === 'command' && s.expect.command === 'hangup' && ended === undefined) ended = `the hangup at line ${s.pos.line}`;
-      else if (s.expect.kind === 'command' && s.expect.command === 'return' && ended === undefined) ended = `the return at line ${s.pos.line}`;
+      else if (s.expect.kind === 'command' && s.expect.command === 'hangup' && ended === undefined)
+        ended = `the hangup at line ${s.pos.line}`;
+      else if (s.expect.kind === 'command' && s.expect.command === 'return' && ended === undefined)
+        ended = `the return at line ${s.pos.line}`;
       steps.push(s);
     }
   }
   const out: ScenarioCase = { name, pos: n.pos, call, vars, mocks, steps };
   const en = get(n, 'expect');
   if (en) {
-    if (en.kind !== 'map') c.at(en, `a case's expect is { vars: {...}, step: ... } (checked at the end of the case), not ${describe(en)}`);
+    if (en.kind !== 'map')
+      c.at(en, `a case's expect is { vars: {...}, step: ... } (checked at the end of the case), not ${describe(en)}`);
     else {
       checkKeys(c, en, CHECK_KEYS, "a case's expect");
       const check = parseCheck(c, en);
@@ -525,7 +577,8 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
 export function parseScenario(text: string, file: string): Scenario {
   const c = new Collector(file);
   const { root, diagnostics } = loadYaml(text, file);
-  for (const d of diagnostics) if (d.severity === 'error') c.errors.push({ file, line: d.line, column: d.column, message: d.message });
+  for (const d of diagnostics)
+    if (d.severity === 'error') c.errors.push({ file, line: d.line, column: d.column, message: d.message });
   if (c.errors.length > 0) throw new ScenarioFileError(c.errors);
   if (!root || root.kind !== 'map') {
     c.at(root ?? { line: 1, col: 1 }, 'a scenario file is a map with `flow:` and `cases:`');

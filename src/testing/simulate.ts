@@ -45,7 +45,16 @@ export type Question =
 
 export type SimEvent =
   | { kind: 'start'; flow: string; from: string; to: string }
-  | { kind: 'command'; n: number; step: string; say: boolean; command: CommandName; params: Record<string, WireValue>; hears: string[]; details: string[] }
+  | {
+      kind: 'command';
+      n: number;
+      step: string;
+      say: boolean;
+      command: CommandName;
+      params: Record<string, WireValue>;
+      hears: string[];
+      details: string[];
+    }
   | { kind: 'sms'; step: string; to: string; body: string }
   | { kind: 'vars'; vars: Record<string, Value> }
   | { kind: 'question'; question: Question }
@@ -138,7 +147,10 @@ export class SimSession {
   start(): SimEvent[] {
     const ev: SimEvent[] = [{ kind: 'start', flow: this.flow.name, from: this.base.cli_number, to: this.base.number }];
     this.lastVars = { ...(this.flow.tables.initialVars as Record<string, Value>) };
-    this.send({ command: '', command_id: 0, command_result: '', command_error: '', call_status: this.opts.status ?? 'UP' }, ev);
+    this.send(
+      { command: '', command_id: 0, command_result: '', command_error: '', call_status: this.opts.status ?? 'UP' },
+      ev,
+    );
     return ev;
   }
 
@@ -151,17 +163,33 @@ export class SimSession {
     this.question = undefined;
     if (p.kind === 'sms') {
       if (a.kind !== 'sms') throw new Error('an sms step takes an sms answer');
-      this.record({ step: p.effect.step, command: 'sms', outcome: 'pending' in a.result ? 'pending' : a.result.ok ? `sent ${this.flow.tables.sensitive?.steps.has(p.effect.step) ? MASK : a.result.value}` : `failed ${a.result.error}` });
+      this.record({
+        step: p.effect.step,
+        command: 'sms',
+        outcome:
+          'pending' in a.result
+            ? 'pending'
+            : a.result.ok
+              ? `sent ${this.flow.tables.sensitive?.steps.has(p.effect.step) ? MASK : a.result.value}`
+              : `failed ${a.result.error}`,
+      });
       this.handle(p.resume(a.result), ev);
       return ev;
     }
     const { reply } = p;
     const entry: PathEntry = { step: p.step, command: reply.command, ...(p.say ? { say: true } : {}) };
-    const next = { command: reply.command, command_id: reply.command_id, command_result: '', command_error: '', call_status: 'UP' as CallStatus };
+    const next = {
+      command: reply.command,
+      command_id: reply.command_id,
+      command_result: '',
+      command_error: '',
+      call_status: 'UP' as CallStatus,
+    };
     switch (a.kind) {
       case 'result':
         // the input a sensitive save: takes is shown masked
-        entry.outcome = a.result === '' ? '(done)' : !p.say && this.flow.tables.sensitive?.steps.has(p.step) ? MASK : a.result;
+        entry.outcome =
+          a.result === '' ? '(done)' : !p.say && this.flow.tables.sensitive?.steps.has(p.step) ? MASK : a.result;
         next.command_result = a.result;
         break;
       case 'error':
@@ -176,7 +204,10 @@ export class SimSession {
       case 'bridged':
         entry.outcome = 'answered (bridged)';
         next.call_status = 'HANGUP';
-        this.ending = { status: 'HANGUP', why: 'the dialout was answered and bridged; the call ended when one side hung up' };
+        this.ending = {
+          status: 'HANGUP',
+          why: 'the dialout was answered and bridged; the call ended when one side hung up',
+        };
         break;
       case 'sms':
         throw new Error('an sms answer for a command');
@@ -200,7 +231,10 @@ export class SimSession {
     this.pathEntries.push(e);
   }
 
-  private send(fields: Pick<RtRequest, 'command' | 'command_id' | 'command_result' | 'command_error' | 'call_status'>, ev: SimEvent[]): void {
+  private send(
+    fields: Pick<RtRequest, 'command' | 'command_id' | 'command_result' | 'command_error' | 'call_status'>,
+    ev: SimEvent[],
+  ): void {
     this.now += 1000;
     const req: RtRequest = { ...this.base, ...fields };
     this.handle(advance(this.flow, this.state, req, { now: this.now, unknownCall: 'restart' }), ev);
@@ -212,7 +246,11 @@ export class SimSession {
         const e = out.effect;
         if (e.kind === 'http') {
           // the simulator makes no network calls: a lookup fails (scenario files mock them)
-          this.record({ step: e.step, command: 'http', outcome: 'failed UNAVAILABLE (the simulator makes no lookups)' });
+          this.record({
+            step: e.step,
+            command: 'http',
+            outcome: 'failed UNAVAILABLE (the simulator makes no lookups)',
+          });
           this.handle(out.resume({ ok: false, error: 'UNAVAILABLE', message: 'the simulator makes no lookups' }), ev);
           return;
         }
@@ -232,8 +270,16 @@ export class SimSession {
     }
     // sensitive values (the flow's `sensitive:`) never shown: vars masked, log lines scrubbed
     const sens = this.flow.tables.sensitive;
-    const masker = sens && out.kind === 'reply' ? new Masker(sensitiveValues(out.state?.vars ?? out.summary?.vars, sens, sensitiveValues(this.lastVars, sens))) : undefined;
-    for (const l of out.log ?? []) if (l.level !== 'debug') ev.push({ kind: 'note', text: `${l.level}${l.code ? ` ${l.code}` : ''}: ${masker ? masker.scrubText(l.msg) : l.msg}` });
+    const masker =
+      sens && out.kind === 'reply'
+        ? new Masker(sensitiveValues(out.state?.vars ?? out.summary?.vars, sens, sensitiveValues(this.lastVars, sens)))
+        : undefined;
+    for (const l of out.log ?? [])
+      if (l.level !== 'debug')
+        ev.push({
+          kind: 'note',
+          text: `${l.level}${l.code ? ` ${l.code}` : ''}: ${masker ? masker.scrubText(l.msg) : l.msg}`,
+        });
     const reply = out.reply;
     if (out.state === null) {
       this.state = undefined;
@@ -252,12 +298,30 @@ export class SimSession {
     }
     const say = isSayState(out.state.s);
     this.commands++;
-    ev.push({ kind: 'command', n: this.commands, step: out.state.step, say, command: reply.command, params: reply.params, hears: hears(reply.command, reply.params), details: details(reply.command, reply.params) });
+    ev.push({
+      kind: 'command',
+      n: this.commands,
+      step: out.state.step,
+      say,
+      command: reply.command,
+      params: reply.params,
+      hears: hears(reply.command, reply.params),
+      details: details(reply.command, reply.params),
+    });
     ev.push({ kind: 'vars', vars: maskVars(out.state.vars, sens) as Record<string, Value> });
     if (reply.command === 'hangup') {
       this.record({ step: out.state.step, command: 'hangup' });
       this.ending = { status: 'HANGUP', why: 'the flow hung up' };
-      this.send({ command: 'hangup', command_id: reply.command_id, command_result: '', command_error: '', call_status: 'HANGUP' }, ev);
+      this.send(
+        {
+          command: 'hangup',
+          command_id: reply.command_id,
+          command_result: '',
+          command_error: '',
+          call_status: 'HANGUP',
+        },
+        ev,
+      );
       return;
     }
     this.pending = { kind: 'command', reply, step: out.state.step, say };
@@ -278,22 +342,38 @@ export class SimSession {
     this.over = true;
     this.pending = undefined;
     this.question = undefined;
-    ev.push({ kind: 'end', status, why, path: [...this.pathEntries], vars: maskVars(this.lastVars, this.flow.tables.sensitive) as Record<string, Value> });
+    ev.push({
+      kind: 'end',
+      status,
+      why,
+      path: [...this.pathEntries],
+      vars: maskVars(this.lastVars, this.flow.tables.sensitive) as Record<string, Value>,
+    });
   }
 }
 
 function smsOptions(): Option[] {
   return [
     { key: '1', label: 'sent', answer: { kind: 'sms', result: { ok: true, value: 'SMS00001' } } },
-    ...SMS_ERRORS.map((e, i): Option => ({ key: String(i + 2), label: `fails: ${e}`, answer: { kind: 'sms', result: { ok: false, error: e } } })),
+    ...SMS_ERRORS.map((e, i): Option => ({
+      key: String(i + 2),
+      label: `fails: ${e}`,
+      answer: { kind: 'sms', result: { ok: false, error: e } },
+    })),
   ];
 }
 
-const RESULT_LABELS: Record<string, string> = { play: '0 played|1 failed', play_record: '0 played|1 failed', play_wav_data: '0 played|1 failed', play_talk_detect: '0 no talk|TALK' };
+const RESULT_LABELS: Record<string, string> = {
+  play: '0 played|1 failed',
+  play_record: '0 played|1 failed',
+  play_wav_data: '0 played|1 failed',
+  play_talk_detect: '0 no talk|TALK',
+};
 
 function questionFor(command: CommandName, params: Record<string, WireValue>, callid: string, n: number): Question {
   const spec = COMMANDS[command].results;
-  if (command === 'read') return { kind: 'keys', command, maxDigits: typeof params.max_digits === 'number' ? params.max_digits : 1 };
+  if (command === 'read')
+    return { kind: 'keys', command, maxDigits: typeof params.max_digits === 'number' ? params.max_digits : 1 };
   if (command === 'dialout') {
     return {
       kind: 'menu',
@@ -306,9 +386,18 @@ function questionFor(command: CommandName, params: Record<string, WireValue>, ca
   }
   if (spec.kind === 'enum') {
     const labels = RESULT_LABELS[command]?.split('|');
-    return { kind: 'menu', command, options: spec.values.map((v, i) => ({ key: String(i + 1), label: labels?.[i] ?? v, answer: { kind: 'result', result: v } })) };
+    return {
+      kind: 'menu',
+      command,
+      options: spec.values.map((v, i) => ({
+        key: String(i + 1),
+        label: labels?.[i] ?? v,
+        answer: { kind: 'result', result: v },
+      })),
+    };
   }
-  if (spec.kind === 'none') return { kind: 'menu', command, options: [{ key: '1', label: 'done', answer: { kind: 'result', result: '' } }] };
+  if (spec.kind === 'none')
+    return { kind: 'menu', command, options: [{ key: '1', label: 'done', answer: { kind: 'result', result: '' } }] };
   const suggested = command === 'record' ? `rec-${callid}-${n}.wav` : `REC${String(n).padStart(5, '0')}`;
   return { kind: 'text', command, suggested };
 }
@@ -329,7 +418,11 @@ export function hears(command: CommandName, params: Record<string, WireValue>): 
 }
 
 function mediaText(v: WireValue): string | undefined {
-  if (Array.isArray(v)) return v.map(mediaText).filter((x) => x !== undefined).join(' + ');
+  if (Array.isArray(v))
+    return v
+      .map(mediaText)
+      .filter((x) => x !== undefined)
+      .join(' + ');
   if (v === 0 || v === '0' || v === null || v === '') return undefined;
   if (typeof v === 'string' && v.startsWith('TTS|')) {
     const [, voice, ...text] = v.split('|');
@@ -343,15 +436,23 @@ function details(command: CommandName, params: Record<string, WireValue>): strin
   const spec = COMMANDS[command].params;
   const out: string[] = [];
   if (command === 'dialout' && Array.isArray(params.targets)) {
-    out.push(`targets: ${params.targets.map((t) => (t && typeof t === 'object' && !Array.isArray(t) ? `${String(t.number)}${t.timeout !== undefined ? ` (${String(t.timeout)} s)` : ''}` : String(t))).join(', ')}`);
+    const target = (t: WireValue) =>
+      t && typeof t === 'object' && !Array.isArray(t)
+        ? `${String(t.number)}${t.timeout !== undefined ? ` (${String(t.timeout)} s)` : ''}`
+        : String(t);
+    out.push(`targets: ${params.targets.map(target).join(', ')}`);
   }
-  const rest = Object.entries(params).filter(([k]) => spec[k]?.type !== 'media' && k !== 'targets' && k !== 'audio_data' && k !== 'media_file');
-  if (rest.length > 0) out.push(rest.map(([k, v]) => `${k}=${typeof v === 'bigint' ? v.toString() : JSON.stringify(v)}`).join(' '));
+  const rest = Object.entries(params).filter(
+    ([k]) => spec[k]?.type !== 'media' && k !== 'targets' && k !== 'audio_data' && k !== 'media_file',
+  );
+  if (rest.length > 0)
+    out.push(rest.map(([k, v]) => `${k}=${typeof v === 'bigint' ? v.toString() : JSON.stringify(v)}`).join(' '));
   return out;
 }
 
 /** Reading a typed line: an answer, a request to print the vars, or why the line is not one. */
-export type Parsed = { kind: 'answer'; answer: Answer; text: string } | { kind: 'vars' } | { kind: 'invalid'; message: string };
+export type Parsed =
+  { kind: 'answer'; answer: Answer; text: string } | { kind: 'vars' } | { kind: 'invalid'; message: string };
 
 export function parseLine(q: Question, line: string): Parsed {
   const s = line.trim();
@@ -366,7 +467,11 @@ export function parseLine(q: Question, line: string): Parsed {
   }
   switch (q.kind) {
     case 'keys': {
-      if (!/^[0-9*#]*$/.test(s)) return { kind: 'invalid', message: 'type the keys (0-9, *, #) then Enter; Enter alone is TIMEOUT; h hang up, e fail, v vars' };
+      if (!/^[0-9*#]*$/.test(s))
+        return {
+          kind: 'invalid',
+          message: 'type the keys (0-9, *, #) then Enter; Enter alone is TIMEOUT; h hang up, e fail, v vars',
+        };
       let keys = s.includes('#') ? s.slice(0, s.indexOf('#')) : s;
       if (keys.length > q.maxDigits) keys = keys.slice(0, q.maxDigits);
       const result = keys === '' ? 'TIMEOUT' : keys;
@@ -382,7 +487,10 @@ export function parseLine(q: Question, line: string): Parsed {
       const o = q.options.find((x) => x.key === s) ?? (s === '' ? q.options[0] : undefined);
       if (o) return { kind: 'answer', answer: o.answer, text: o.label };
       const keys = q.options.map((x) => x.key).join(', ');
-      return { kind: 'invalid', message: `choose ${keys}${q.kind === 'menu' ? ', h (hang up), e [CODE] (fail)' : ''} or v (vars)` };
+      return {
+        kind: 'invalid',
+        message: `choose ${keys}${q.kind === 'menu' ? ', h (hang up), e [CODE] (fail)' : ''} or v (vars)`,
+      };
     }
   }
 }
@@ -400,7 +508,14 @@ export class ScriptedCaller {
   /** Session options from the script's `call`. */
   options(): SimOptions {
     const c = this.script.call;
-    const o: SimOptions = { from: c.from, to: c.to, name: c.name, variables: c.variables, cdrField: c.cdr_field, status: c.status };
+    const o: SimOptions = {
+      from: c.from,
+      to: c.to,
+      name: c.name,
+      variables: c.variables,
+      cdrField: c.cdr_field,
+      status: c.status,
+    };
     if (c.date) o.date = c.date;
     if (c.max_commands) o.maxCommands = c.max_commands;
     return o;
@@ -413,7 +528,8 @@ export class ScriptedCaller {
 
   /** The answer to `q`, with where it comes from. */
   answer(q: Question): { answer: Answer; text: string; by: string } {
-    if (q.kind === 'sms') return { answer: { kind: 'sms', result: { ok: true, value: 'SMS00001' } }, text: 'sent', by: 'built-in' };
+    if (q.kind === 'sms')
+      return { answer: { kind: 'sms', result: { ok: true, value: 'SMS00001' } }, text: 'sent', by: 'built-in' };
     const d = this.actor.next(q.command);
     if (d.hangup) return { answer: { kind: 'hangup' }, text: 'hang up', by: d.source };
     const r = simulateCommand(q.command, this.lastParams as Record<string, unknown>, d.outcome, this.media);
@@ -447,7 +563,10 @@ export function promptText(q: Question): string {
     case 'text':
       return `${q.command} result (Enter = ${q.suggested}; h hang up, e fail, v vars)`;
     case 'menu':
-      return `${q.command}: ${q.options.map((o) => `${o.key}) ${o.label}`).join('  ')}  h) hang up  e) fail  v) vars (Enter = 1)`;
+      return (
+        `${q.command}: ${q.options.map((o) => `${o.key}) ${o.label}`).join('  ')}  h) hang up  e) fail  v) ` +
+        `vars (Enter = 1)`
+      );
     case 'sms':
       return `sms: ${q.options.map((o) => `${o.key}) ${o.label}`).join('  ')}  v) vars (Enter = 1)`;
   }
@@ -482,7 +601,12 @@ export function render(e: SimEvent, o: RenderOptions = {}): string {
       return paint(c, '33', `  ${e.text}`) + '\n';
     case 'end': {
       const lines = [paint(c, '1', `call ended: ${e.status} (${e.why})`), 'path:'];
-      e.path.forEach((p, i) => lines.push(`  ${i + 1}. ${p.step}${p.say ? ' (branch say)' : ''}: ${p.command}${p.outcome !== undefined ? ` -> ${p.outcome}` : ''}`));
+      e.path.forEach((p, i) =>
+        lines.push(
+          `  ${i + 1}. ${p.step}${p.say ? ' (branch say)' : ''}: ${p.command}` +
+            (p.outcome !== undefined ? ` -> ${p.outcome}` : ''),
+        ),
+      );
       lines.push(`vars: ${varsText(e.vars)}`);
       return lines.join('\n') + '\n';
     }

@@ -75,16 +75,21 @@ const VALID: Partial<Record<keyof CallFields, (s: string) => boolean>> = {
   caller: (s) => NUMBER.test(s),
   called: (s) => NUMBER.test(s),
   callid: (s) => /^[0-9]{1,20}$/.test(s),
-  date_started: (s) => /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(s) && !Number.isNaN(Date.parse(s.replace(' ', 'T') + 'Z')),
+  date_started: (s) =>
+    /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(s) && !Number.isNaN(Date.parse(s.replace(' ', 'T') + 'Z')),
 };
 
 const FIELDS = new Set(Object.keys(DEFAULT_CALL));
 
-/** Other values of a flow var for an override: the other boolean; the conditions' numbers, zero and a large one; their strings and empty. */
+/**
+ * Other values of a flow var for an override: the other boolean; the conditions' numbers, zero and a large one; their
+ * strings and empty.
+ */
 function otherValues(v: Value, src: string): Plain[] {
   let out: Plain[] = [];
   if (typeof v === 'boolean') out = [!v];
-  else if (typeof v === 'number') out = [...[...src.matchAll(/(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])/g)].map((m) => Number(m[0])), 0, 1000];
+  else if (typeof v === 'number')
+    out = [...[...src.matchAll(/(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])/g)].map((m) => Number(m[0])), 0, 1000];
   else if (typeof v === 'string') out = [...literals(src), ''];
   else if (Array.isArray(v)) out = [[]];
   else if (v && typeof v === 'object') out = [{}];
@@ -98,12 +103,15 @@ function otherValues(v: Value, src: string): Plain[] {
 export function startVariants(flow: CompiledFlow, values: string[]): Start[] {
   const src = conditions(flow).join('\n');
   const out: Start[] = [];
-  const fields = new Set([...src.matchAll(/\bcall\.(\w+)/g)].map((m) => m[1]!).filter((f) => FIELDS.has(f) && f !== 'variables'));
+  const fields = new Set(
+    [...src.matchAll(/\bcall\.(\w+)/g)].map((m) => m[1]!).filter((f) => FIELDS.has(f) && f !== 'variables'),
+  );
   for (const f of fields) {
     const key = f as keyof CallFields;
     const def = String(DEFAULT_CALL[key] ?? '');
     const valid = VALID[key] ?? (() => true);
-    for (const v of new Set([...(GENERIC[key] ?? ['']), ...values])) if (v !== def && valid(v)) out.push({ call: { [key]: v }, vars: {} });
+    for (const v of new Set([...(GENERIC[key] ?? ['']), ...values]))
+      if (v !== def && valid(v)) out.push({ call: { [key]: v }, vars: {} });
   }
   const vars = flow.model.vars;
   const names = new Set([...src.matchAll(/\bvars\.(\w+)/g)].map((m) => m[1]!).filter((n) => n in vars));

@@ -115,7 +115,8 @@ export function flowTransitions(flow: CompiledFlow): FlowTransitions {
 
 // ---- the transition graph -------------------------------------------------------------------
 
-export type EdgeKind = 'key' | 'retry' | 'then' | 'case' | 'switch-default' | 'next' | 'unhandled' | 'status' | 'enter' | 'return';
+export type EdgeKind =
+  'key' | 'retry' | 'then' | 'case' | 'switch-default' | 'next' | 'unhandled' | 'status' | 'enter' | 'return';
 
 export interface FlowEdge {
   /** The transition this edge takes (a coverage key); for `unhandled` and `status` edges, a label (no transition). */
@@ -137,7 +138,15 @@ export interface FlowEdge {
 }
 
 /** Kinds that take a transition. */
-export const COVERABLE: ReadonlySet<EdgeKind> = new Set<EdgeKind>(['key', 'retry', 'then', 'case', 'switch-default', 'next', 'return']);
+export const COVERABLE: ReadonlySet<EdgeKind> = new Set<EdgeKind>([
+  'key',
+  'retry',
+  'then',
+  'case',
+  'switch-default',
+  'next',
+  'return',
+]);
 
 /** Where a transition leads, past a say state; and whether a say plays first. */
 function dest(flow: CompiledFlow, target: string): { to: string; say: boolean } {
@@ -162,8 +171,16 @@ export function flowEdges(flow: CompiledFlow): FlowEdge[] {
       for (const t of sc.always ?? []) {
         if (t.guard?.type === 'budget' || t.guard?.params?.full) continue;
         const cover = tookKeys(t)[0] ?? '';
-        if (step.kind === 'subflow') edges.push({ id: `${id}:enter`, kind: 'enter', from: id, to: t.target, key: `enter ${step.flow}` });
-        else if (step.kind === 'return') edges.push({ id: cover, kind: 'return', from: id, to: t.target, key: t.guard ? `${step.result} (back to ${String(t.guard.params?.site)})` : `${step.result} (no caller)` });
+        if (step.kind === 'subflow')
+          edges.push({ id: `${id}:enter`, kind: 'enter', from: id, to: t.target, key: `enter ${step.flow}` });
+        else if (step.kind === 'return')
+          edges.push({
+            id: cover,
+            kind: 'return',
+            from: id,
+            to: t.target,
+            key: t.guard ? `${step.result} (back to ${String(t.guard.params?.site)})` : `${step.result} (no caller)`,
+          });
         else if (step.kind === 'set') edges.push({ id: cover, kind: 'next', from: id, to: t.target });
         else if (t.guard?.type === 'when') {
           const i = Number(t.guard.params?.i);
@@ -186,22 +203,48 @@ export function flowEdges(flow: CompiledFlow): FlowEdge[] {
       for (const t of list) {
         const cover = tookKeys(t);
         const p = t.guard?.params ?? {};
-        const key = typeof p.invalid === 'string' ? 'invalid' : p.ok === true ? 'ok' : p.err === 'TIMEOUT' ? 'timeout' : typeof p.exact === 'string' ? p.exact : typeof p.re === 'string' ? regexKey.get(p.re) ?? p.re : fallback;
+        const key =
+          typeof p.invalid === 'string'
+            ? 'invalid'
+            : p.ok === true
+              ? 'ok'
+              : p.err === 'TIMEOUT'
+                ? 'timeout'
+                : typeof p.exact === 'string'
+                  ? p.exact
+                  : typeof p.re === 'string'
+                    ? (regexKey.get(p.re) ?? p.re)
+                    : fallback;
         if (cover.length === 0) {
           // `save:` with no default: the result is kept, then the flow ends.
           edges.push({ id: `${id}:${key}`, kind: 'unhandled', from: id, to: END_STATE, key });
           continue;
         }
         const d = dest(flow, t.target);
-        const extra = { key, ...(d.say ? { say: true } : {}), ...(cover[0]!.startsWith('handlers') ? { flowWide: true } : {}) };
-        if (typeof p.max === 'number') edges.push({ id: cover[0]!, kind: 'retry', from: id, to: id, retry: p.max, ...extra });
+        const extra = {
+          key,
+          ...(d.say ? { say: true } : {}),
+          ...(cover[0]!.startsWith('handlers') ? { flowWide: true } : {}),
+        };
+        if (typeof p.max === 'number')
+          edges.push({ id: cover[0]!, kind: 'retry', from: id, to: id, retry: p.max, ...extra });
         else if (cover.length > 1) {
-          const retry = list.find((x) => x !== t && tookKeys(x)[0] === cover[0] && typeof x.guard?.params?.max === 'number')?.guard?.params?.max as number | undefined;
-          edges.push({ id: cover[1]!, kind: 'then', from: id, to: d.to, ...(retry !== undefined ? { retry } : {}), ...extra });
+          const retry = list.find(
+            (x) => x !== t && tookKeys(x)[0] === cover[0] && typeof x.guard?.params?.max === 'number',
+          )?.guard?.params?.max as number | undefined;
+          edges.push({
+            id: cover[1]!,
+            kind: 'then',
+            from: id,
+            to: d.to,
+            ...(retry !== undefined ? { retry } : {}),
+            ...extra,
+          });
         } else edges.push({ id: cover[0]!, kind: 'key', from: id, to: d.to, ...extra });
       }
       // No default (or error) transition of the step's own: the flow's catch-all ends it.
-      if (!list.some((t) => !t.guard)) edges.push({ id: `${id}:${fallback}`, kind: 'unhandled', from: id, to: END_STATE, key: fallback });
+      if (!list.some((t) => !t.guard))
+        edges.push({ id: `${id}:${fallback}`, kind: 'unhandled', from: id, to: END_STATE, key: fallback });
     }
     if (handler !== undefined) edges.push({ id: `${id}:hangup`, kind: 'status', from: id, to: handler });
   }

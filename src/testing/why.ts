@@ -33,7 +33,10 @@ function carriers(flow: CompiledFlow): Map<string, Carrier[]> {
 }
 
 /** Every result a command step can return, when they can be listed (enum, none, a read of up to 3 keys). */
-function possibleResults(flow: CompiledFlow, state: string): { command: string; values: string[]; maxDigits?: number } | undefined {
+function possibleResults(
+  flow: CompiledFlow,
+  state: string,
+): { command: string; values: string[]; maxDigits?: number } | undefined {
   const meta = flow.config.states[state]?.meta;
   if (!meta || meta.kind !== 'command' || !isAction(meta.command)) return undefined;
   const set = ACTION_SPECS[meta.command].results;
@@ -43,7 +46,8 @@ function possibleResults(flow: CompiledFlow, state: string): { command: string; 
   const step = flow.model.steps[meta.step];
   const md = step?.kind === 'command' ? step.command.params.max_digits : undefined;
   const spec = COMMANDS.read.params.max_digits;
-  const n = md === undefined ? (spec?.type === 'int' ? spec.default ?? 1 : 1) : typeof md === 'number' ? md : undefined;
+  const n =
+    md === undefined ? (spec?.type === 'int' ? (spec.default ?? 1) : 1) : typeof md === 'number' ? md : undefined;
   const keys = n === undefined ? undefined : enumerateDigits(n);
   return keys ? { command: meta.command, values: [...keys, ...set.also], maxDigits: n } : undefined;
 }
@@ -56,8 +60,12 @@ function noResult(flow: CompiledFlow, c: Carrier): string | undefined {
   const first = tookKeys(c.t)[0];
   const ways = all.values.map((v) => ({ v, k: keysTaken(flow, c.state, v)[0] }));
   if (ways.some((w) => w.k === first)) return undefined;
-  const shown = all.values.length <= 6 ? ways.map((w) => `${w.v === '' ? '""' : w.v} takes ${w.k ?? 'no branch (the flow ends)'}`).join(', ') : 'each takes another branch';
-  const bridged = all.command === 'dialout' ? ' (an answered dialout ends the call with a terminal status, not a result)' : '';
+  const shown =
+    all.values.length <= 6
+      ? ways.map((w) => `${w.v === '' ? '""' : w.v} takes ${w.k ?? 'no branch (the flow ends)'}`).join(', ')
+      : 'each takes another branch';
+  const bridged =
+    all.command === 'dialout' ? ' (an answered dialout ends the call with a terminal status, not a result)' : '';
   return `${resultsText(all.command, all.maxDigits)}${bridged}: ${shown}`;
 }
 
@@ -81,19 +89,32 @@ export function impossible(flow: CompiledFlow, keys: Iterable<string>): Map<stri
 
 /** Why the search found no way to `key` (one it could not prove impossible). */
 export function notFound(flow: CompiledFlow, key: string, ex: Explored): string {
-  const searched = `${ex.states} call states from ${ex.starts} start${ex.starts === 1 ? '' : 's'}${ex.outOfTime !== undefined ? `, stopped at its time limit of ${ex.outOfTime / 1000} s: --max-seconds` : ''}`;
+  const searched =
+    `${ex.states} call states from ${ex.starts} start${ex.starts === 1 ? '' : 's'}` +
+    (ex.outOfTime !== undefined ? `, stopped at its time limit of ${ex.outOfTime / 1000} s: --max-seconds` : '');
   const step = flow.model.steps[key.slice(0, key.lastIndexOf(':'))];
   if (step?.kind === 'switch' && step.calendar) {
-    return `not found: no call searched (${searched}) reached this step when calendar ${step.calendar.name} was ${key.slice(key.lastIndexOf(':') + 1)} at the call's time; write this case by hand with the time that makes it so (mocks.now, or a step's now:)`;
+    return (
+      `not found: no call searched (${searched}) reached this step when calendar ${step.calendar.name} ` +
+      `was ${key.slice(key.lastIndexOf(':') + 1)} at the call's time; write this case by hand with the time ` +
+      `that makes it so (mocks.now, or a step's now:)`
+    );
   }
   if (step?.kind === 'switch') {
     const m = /:case(\d+)$/.exec(key);
     const what = m ? `its condition \`${step.cases[Number(m[1]) - 1]?.when}\` held` : 'none of its conditions held';
     const conds = m ? [step.cases[Number(m[1]) - 1]?.when ?? ''] : step.cases.map((c) => c.when);
     if (conds.some((c) => /(?<![\w.])(open|holiday)\s*\(/.test(c))) {
-      return `not found: no call searched (${searched}) reached this step where ${what}; it reads a calendar: write this case by hand with the time that makes it hold (mocks.now, or a step's now: when time passes during the call)`;
+      return (
+        `not found: no call searched (${searched}) reached this step where ${what}; it reads a calendar: write ` +
+        `this case by hand with the time that makes it hold (mocks.now, or a step's now: when time passes ` +
+        `during the call)`
+      );
     }
-    return `not found: no call searched (${searched}) reached this step where ${what}; write this case by hand (call fields, vars: or earlier results that make it hold)`;
+    return (
+      `not found: no call searched (${searched}) reached this step where ${what}; write this case by hand ` +
+      `(call fields, vars: or earlier results that make it hold)`
+    );
   }
   return `not found in the search (${searched}); write this case by hand`;
 }

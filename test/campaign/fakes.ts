@@ -29,7 +29,11 @@ export class FakeClock implements Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      const timer: Timer = { at: this.t + Math.max(0, ms), seq: this.seq++, fire: () => (signal?.removeEventListener('abort', abort), resolve()) };
+      const timer: Timer = {
+        at: this.t + Math.max(0, ms),
+        seq: this.seq++,
+        fire: () => (signal?.removeEventListener('abort', abort), resolve()),
+      };
       const abort = () => {
         this.timers = this.timers.filter((x) => x !== timer);
         reject(signal!.reason);
@@ -46,14 +50,17 @@ export class FakeClock implements Clock {
       () => (settled = true),
       () => (settled = true),
     );
-    for (let idle = 0; ; ) {
+    for (let idle = 0; ;) {
       for (let i = 0; i < 30 && !settled; i++) await new Promise((r) => setImmediate(r));
       if (settled) return p;
       if (this.busy > 0) {
         await new Promise((r) => setTimeout(r, 1));
         continue;
       }
-      const next = this.timers.reduce<Timer | undefined>((a, b) => (!a || b.at < a.at || (b.at === a.at && b.seq < a.seq) ? b : a), undefined);
+      const next = this.timers.reduce<Timer | undefined>(
+        (a, b) => (!a || b.at < a.at || (b.at === a.at && b.seq < a.seq) ? b : a),
+        undefined,
+      );
       if (next) {
         idle = 0;
         this.t = Math.max(this.t, next.at);
@@ -76,7 +83,20 @@ export class FakeClock implements Clock {
  * unsent: a placement aborted while it lasts had not sent its request (a PlaceError
  * 'transient', as the admin dialer throws then).
  */
-export type Behaviour = (number: string, attempt: number) => { afterMs?: number; view?: Partial<CallView>; placeMs?: number; error?: PlaceError; unsent?: true; followError?: Error } | PlaceError | 'hang';
+export type Behaviour = (
+  number: string,
+  attempt: number,
+) =>
+  | {
+      afterMs?: number;
+      view?: Partial<CallView>;
+      placeMs?: number;
+      error?: PlaceError;
+      unsent?: true;
+      followError?: Error;
+    }
+  | PlaceError
+  | 'hang';
 
 export interface Placed {
   number: string;
@@ -112,18 +132,20 @@ export class FakeDialer implements Dialer {
   private readonly tries = new Map<string, number>();
 
   async place(row: CampaignRow, signal: AbortSignal): Promise<string> {
-    const attempt = Math.max(this.tries.get(row.number) ?? 0, this.earlier.filter((p) => p.number === row.number).length) + 1;
+    const attempt =
+      Math.max(this.tries.get(row.number) ?? 0, this.earlier.filter((p) => p.number === row.number).length) + 1;
     this.tries.set(row.number, attempt);
     this.onPlace?.(++this.places);
     const b = this.behaviour(row.number, attempt);
     const spec = b instanceof PlaceError || b === 'hang' ? {} : b;
-    const placeMs = b === 'hang' ? 1e12 : spec.placeMs ?? 10;
+    const placeMs = b === 'hang' ? 1e12 : (spec.placeMs ?? 10);
     this.enter();
     try {
       await this.clock.sleep(placeMs, signal);
     } catch (e) {
       this.leave();
-      if (spec.unsent) throw new PlaceError('transient', 'the campaign stopped before the request was sent: not placed');
+      if (spec.unsent)
+        throw new PlaceError('transient', 'the campaign stopped before the request was sent: not placed');
       throw e;
     }
     if (b instanceof PlaceError || spec.error) {
@@ -150,7 +172,15 @@ export class FakeDialer implements Dialer {
     }
     if (spec.followError) throw spec.followError;
     const callid = String(1000 + Number(id.slice(2)));
-    return { status: 'finished', callid, outcome: 'completed', lastStep: 'bye', durationMs: spec.afterMs ?? 1000, callStatus: 'HANGUP', ...spec.view };
+    return {
+      status: 'finished',
+      callid,
+      outcome: 'completed',
+      lastStep: 'bye',
+      durationMs: spec.afterMs ?? 1000,
+      callStatus: 'HANGUP',
+      ...spec.view,
+    };
   }
 
   private earlierId(id: string): { number: string; attempt: number } {
@@ -170,7 +200,10 @@ export class FakeDialer implements Dialer {
 }
 
 /** Rows as the CSV reader yields them. */
-export async function* rowsOf(numbers: string[], skip: (i: number) => boolean = () => false): AsyncGenerator<{ kind: 'row'; row: CampaignRow }> {
+export async function* rowsOf(
+  numbers: string[],
+  skip: (i: number) => boolean = () => false,
+): AsyncGenerator<{ kind: 'row'; row: CampaignRow }> {
   for (const [index, number] of numbers.entries()) {
     if (!skip(index)) yield { kind: 'row', row: { index, line: index + 2, number, vars: { n: String(index) } } };
   }

@@ -10,17 +10,42 @@ import { TokenBucket } from '../../src/campaign/bucket.js';
 describe('flags', () => {
   it('defaults, and paths beside the CSV', () => {
     expect(campaignSettings('calls/numbers.csv', { app: 'A1B2C3D4' }, '/srv')).toEqual({
-      csv: '/srv/calls/numbers.csv', app: 'A1B2C3D4', rate: 1, concurrency: 5, retries: 2, retryDelayMs: 300_000, timeoutMs: 120_000, pollMs: 1000,
-      results: '/srv/calls/numbers.results.csv', resultsGiven: false, state: '/srv/calls/numbers.csv.state.json',
+      csv: '/srv/calls/numbers.csv',
+      app: 'A1B2C3D4',
+      rate: 1,
+      concurrency: 5,
+      retries: 2,
+      retryDelayMs: 300_000,
+      timeoutMs: 120_000,
+      pollMs: 1000,
+      results: '/srv/calls/numbers.results.csv',
+      resultsGiven: false,
+      state: '/srv/calls/numbers.csv.state.json',
     });
-    expect(campaignSettings('list', { app: 'A', results: 'out.csv', state: '/tmp/s.json', rate: '0.2', retryDelay: '90', timeout: '10m' }, '/srv')).toMatchObject({ csv: '/srv/list', results: '/srv/out.csv', resultsGiven: true, state: '/tmp/s.json', rate: 0.2, retryDelayMs: 90_000, timeoutMs: 600_000 });
+    expect(
+      campaignSettings(
+        'list',
+        { app: 'A', results: 'out.csv', state: '/tmp/s.json', rate: '0.2', retryDelay: '90', timeout: '10m' },
+        '/srv',
+      ),
+    ).toMatchObject({
+      csv: '/srv/list',
+      results: '/srv/out.csv',
+      resultsGiven: true,
+      state: '/tmp/s.json',
+      rate: 0.2,
+      retryDelayMs: 90_000,
+      timeoutMs: 600_000,
+    });
   });
 
   it('each bad flag named, with what it takes', () => {
     const bad = (f: Record<string, string>) => campaignSettings('n.csv', { app: 'A1', ...f }, '/srv');
     expect(campaignSettings('n.csv', {}, '/srv')).toMatch(/^--app HASH is required/);
     expect(bad({ app: 'a b' })).toMatch(/not "a b"$/);
-    expect(bad({ rate: '0' })).toBe('--rate must be the calls placed per second, from 0.001 to 1000 (0.5: one every 2 s), not "0"');
+    expect(bad({ rate: '0' })).toBe(
+      '--rate must be the calls placed per second, from 0.001 to 1000 (0.5: one every 2 s), not "0"',
+    );
     expect(bad({ rate: '1e3' })).toMatch(/^--rate/);
     expect(bad({ concurrency: '0' })).toMatch(/^--concurrency must be an integer from 1 to 1000/);
     expect(bad({ concurrency: '2.5' })).toMatch(/^--concurrency/);
@@ -33,7 +58,9 @@ describe('flags', () => {
   });
 
   it('durations', () => {
-    expect(['500ms', '90s', '90', '1.5m', '2h', '1d', ' 5m '].map(durationMs)).toEqual([500, 90_000, 90_000, 90_000, 7_200_000, 86_400_000, 300_000]);
+    expect(['500ms', '90s', '90', '1.5m', '2h', '1d', ' 5m '].map(durationMs)).toEqual([
+      500, 90_000, 90_000, 90_000, 7_200_000, 86_400_000, 300_000,
+    ]);
     expect(['', '5 minutes', '-1s', 'm'].map(durationMs).every(Number.isNaN)).toBe(true);
   });
 });
@@ -55,15 +82,56 @@ describe('the token bucket', () => {
 });
 
 describe('the results writer', () => {
-  const r = (more: Partial<RowResult>): RowResult => ({ number: '+33612345678', outcome: 'completed', callStatus: 'HANGUP', lastStep: 'end', durationMs: 1200, attempts: 1, callid: '42', line: 2, detail: '', ...more });
+  const r = (more: Partial<RowResult>): RowResult => ({
+    number: '+33612345678',
+    outcome: 'completed',
+    callStatus: 'HANGUP',
+    lastStep: 'end',
+    durationMs: 1200,
+    attempts: 1,
+    callid: '42',
+    line: 2,
+    detail: '',
+    ...more,
+  });
 
   it('defuses formula cells, not E.164 numbers or integers', () => {
-    expect(['=1+1', '+1+1', '-1+1', '@SUM(A1)', '\t=x', '\r=x', '\uFF1D1', '+33612345678', '-12', '42', 'plain'].map(safeCell)).toEqual(["'=1+1", "'+1+1", "'-1+1", "'@SUM(A1)", "'\t=x", "'\r=x", "'\uFF1D1", '+33612345678', '-12', '42', 'plain']);
+    expect(
+      ['=1+1', '+1+1', '-1+1', '@SUM(A1)', '\t=x', '\r=x', '\uFF1D1', '+33612345678', '-12', '42', 'plain'].map(
+        safeCell,
+      ),
+    ).toEqual([
+      "'=1+1",
+      "'+1+1",
+      "'-1+1",
+      "'@SUM(A1)",
+      "'\t=x",
+      "'\r=x",
+      "'\uFF1D1",
+      '+33612345678',
+      '-12',
+      '42',
+      'plain',
+    ]);
   });
 
   it('quotes what must be, one line per result', () => {
-    expect(resultLines([r({}), r({ number: '=HYPERLINK("http://x","y")', outcome: 'invalid', detail: 'a "quoted", detail\nover lines', durationMs: null, callid: '', callStatus: '', lastStep: '' })])).toBe(
-      '+33612345678,completed,HANGUP,end,1200,1,42,2,\n' + `"'=HYPERLINK(""http://x"",""y"")",invalid,,,,1,,2,"a ""quoted"", detail\nover lines"\n`,
+    expect(
+      resultLines([
+        r({}),
+        r({
+          number: '=HYPERLINK("http://x","y")',
+          outcome: 'invalid',
+          detail: 'a "quoted", detail\nover lines',
+          durationMs: null,
+          callid: '',
+          callStatus: '',
+          lastStep: '',
+        }),
+      ]),
+    ).toBe(
+      '+33612345678,completed,HANGUP,end,1200,1,42,2,\n' +
+        `"'=HYPERLINK(""http://x"",""y"")",invalid,,,,1,,2,"a ""quoted"", detail\nover lines"\n`,
     );
     expect(resultLines([])).toBe('');
   });
@@ -95,12 +163,30 @@ describe('progress', () => {
     p.event({ type: 'placed', line: 4, number: '+33612345670', attempt: 1, id: 'Z' });
     p.end();
     const draws = out.text().split('\r\x1b[2K').filter(Boolean);
-    expect(draws).toEqual(['[------------------------] 0/100  1 ca…', '[------------------------] 0/100  3 ca…', '[------------------------] 0/100  3 ca…\n']);
+    expect(draws).toEqual([
+      '[------------------------] 0/100  1 ca…',
+      '[------------------------] 0/100  3 ca…',
+      '[------------------------] 0/100  3 ca…\n',
+    ]);
   });
 
   it('the summary counts outcomes, most first', () => {
     const p = new Progress({ out: new PassThrough(), tty: false, total: 3 });
-    for (const outcome of ['completed', 'invalid', 'completed']) p.event({ type: 'result', result: { number: '+1', outcome, callStatus: '', lastStep: '', durationMs: null, attempts: 1, callid: '', line: 2, detail: '' } });
+    for (const outcome of ['completed', 'invalid', 'completed'])
+      p.event({
+        type: 'result',
+        result: {
+          number: '+1',
+          outcome,
+          callStatus: '',
+          lastStep: '',
+          durationMs: null,
+          attempts: 1,
+          callid: '',
+          line: 2,
+          detail: '',
+        },
+      });
     expect(p.summary()).toBe('2 completed, 1 invalid');
   });
 });

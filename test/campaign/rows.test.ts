@@ -36,7 +36,10 @@ describe('columns', () => {
   it('the number column, by name in any place, the others as variables; empty cells left out', async () => {
     const rows = await all('name,Number,appointment\nAnn,+33612345678,Monday 10:00\nBob,+442079460123,\n');
     expect(rows).toEqual([
-      { kind: 'row', row: { index: 0, line: 2, number: '+33612345678', vars: { name: 'Ann', appointment: 'Monday 10:00' } } },
+      {
+        kind: 'row',
+        row: { index: 0, line: 2, number: '+33612345678', vars: { name: 'Ann', appointment: 'Monday 10:00' } },
+      },
       { kind: 'row', row: { index: 1, line: 3, number: '+442079460123', vars: { name: 'Bob' } } },
     ]);
   });
@@ -55,20 +58,36 @@ describe('columns', () => {
   });
 
   it('a header that does not name variables, or names one twice, stops the file at line 1', async () => {
-    expect(await problem('number,first name\n+33612345678,Ann\n')).toMatchObject({ line: 1, message: expect.stringContaining('column 2 of the header, "first name", is not a variable name') });
+    expect(await problem('number,first name\n+33612345678,Ann\n')).toMatchObject({
+      line: 1,
+      message: expect.stringContaining('column 2 of the header, "first name", is not a variable name'),
+    });
     expect(await problem('number,a,a\n')).toMatchObject({ line: 1, message: 'the header names the column "a" twice' });
     expect(await problem('number,__proto__\n')).toMatchObject({ line: 1 });
     expect(await problem('')).toMatchObject({ line: 1, message: expect.stringContaining('the file is empty') });
   });
 
-  it('a file without a header (its first row a number) is refused at line 1, not read with its first number lost', async () => {
-    const msg = (cell: string, col = 1) => `column ${col} of the header, "${cell}", is a phone number: the first row must be a header naming the columns (e.g. number,name), else its number would never be called; add one`;
-    expect(await problem('+33611111510,Ann\n+33611111511,Bob\n')).toMatchObject({ line: 1, message: msg('+33611111510') });
-    expect(await problem('\n\nname,06 11 11 15 10\nAnn,+33611111510\n')).toMatchObject({ line: 3, message: msg('06 11 11 15 10', 2) });
-    expect(await problem('(415) 555-0123\n')).toMatchObject({ line: 1, message: msg('(415) 555-0123') });
-    // names with digits are still names
-    expect(await all('number,code2024\n+33611111510,x\n')).toEqual([{ kind: 'row', row: { index: 0, line: 2, number: '+33611111510', vars: { code2024: 'x' } } }]);
-  });
+  it(
+    'a file without a header (its first row a number) is ' + 'refused at line 1, not read with its first number lost',
+    async () => {
+      const msg = (cell: string, col = 1) =>
+        `column ${col} of the header, "${cell}", is a phone number: the first row must be a header naming the ` +
+        `columns (e.g. number,name), else its number would never be called; add one`;
+      expect(await problem('+33611111510,Ann\n+33611111511,Bob\n')).toMatchObject({
+        line: 1,
+        message: msg('+33611111510'),
+      });
+      expect(await problem('\n\nname,06 11 11 15 10\nAnn,+33611111510\n')).toMatchObject({
+        line: 3,
+        message: msg('06 11 11 15 10', 2),
+      });
+      expect(await problem('(415) 555-0123\n')).toMatchObject({ line: 1, message: msg('(415) 555-0123') });
+      // names with digits are still names
+      expect(await all('number,code2024\n+33611111510,x\n')).toEqual([
+        { kind: 'row', row: { index: 0, line: 2, number: '+33611111510', vars: { code2024: 'x' } } },
+      ]);
+    },
+  );
 });
 
 describe('invalid rows, with their lines', () => {
@@ -88,10 +107,18 @@ describe('invalid rows, with their lines', () => {
       '',
     ].join('\n');
     const rows = await all(text);
-    const brief = rows.map((r) => (r.kind === 'row' ? [r.row.line, 'row', r.row.number] : [r.line, 'invalid', r.number, r.reason]));
+    const brief = rows.map((r) =>
+      r.kind === 'row' ? [r.row.line, 'row', r.row.number] : [r.line, 'invalid', r.number, r.reason],
+    );
     expect(brief).toEqual([
       [2, 'row', '+33612345678'],
-      [3, 'invalid', '0612345678', 'number "0612345678" is not E.164: an E.164 number is "+" then 2 to 15 digits, the first not 0 (e.g. +33123456789)'],
+      [
+        3,
+        'invalid',
+        '0612345678',
+        'number "0612345678" is not E.164: an E.164 number is "+" then 2 to 15 digits, the first not 0 (e.g. ' +
+          '+33123456789)',
+      ],
       [5, 'invalid', '', 'no number'],
       [6, 'row', '+33612345679'],
       [8, 'invalid', '+3361234', 'number "+3361234" is not E.164: not a possible phone number for its country code'],
@@ -103,7 +130,10 @@ describe('invalid rows, with their lines', () => {
   });
 
   it('an unclosed quote stops the file at the row that opens it', async () => {
-    expect(await problem('number,name\n+33612345678,Ann\n+33612345679,"Bob\n+33612345670,Carl\n')).toMatchObject({ line: 3, message: expect.stringContaining('never closed') });
+    expect(await problem('number,name\n+33612345678,Ann\n+33612345679,"Bob\n+33612345670,Carl\n')).toMatchObject({
+      line: 3,
+      message: expect.stringContaining('never closed'),
+    });
   });
 });
 
@@ -111,29 +141,47 @@ describe('hostile files', () => {
   it('a row of 10,000 columns is one invalid row; a header of 10,000 columns is refused', async () => {
     const wide = Array.from({ length: 10_000 }, (_, i) => `c${i}`).join(',');
     const rows = await all(`number,name\n+33612345678,${wide}\n+33612345679,Ann\n`);
-    expect(rows[0]).toEqual({ kind: 'invalid', index: 0, line: 2, number: '+33612345678', reason: '10001 cells, the header has 2 columns' });
+    expect(rows[0]).toEqual({
+      kind: 'invalid',
+      index: 0,
+      line: 2,
+      number: '+33612345678',
+      reason: '10001 cells, the header has 2 columns',
+    });
     expect(rows[1]).toMatchObject({ kind: 'row', row: { line: 3 } });
-    expect(await problem(`number,${wide}\n`)).toMatchObject({ line: 1, message: `the header has 10001 columns: at most ${ROW_LIMITS.vars + 1} (the number and ${ROW_LIMITS.vars} variables)` });
+    expect(await problem(`number,${wide}\n`)).toMatchObject({
+      line: 1,
+      message:
+        `the header has 10001 columns: at most ${ROW_LIMITS.vars + 1} (the number and ${ROW_LIMITS.vars} ` +
+        `variables)`,
+    });
   });
 
-  it('a 100 MB row (no line break, or an unclosed quote) is refused after reading ROW_LIMITS.rowChars of it, not 100 MB', async () => {
-    for (const start of ['number,name\n+33612345678,', 'number,name\n+33612345678,"']) {
-      let sent = 0;
-      const chunk = Buffer.alloc(1 << 20, 'a');
-      const stream = Readable.from(
-        (function* () {
-          yield Buffer.from(start);
-          for (let i = 0; i < 100; i++) {
-            sent += chunk.length;
-            yield chunk;
-          }
-        })(),
-      );
-      const p = await problem(stream);
-      expect(p).toMatchObject({ line: 2, message: `a row longer than ${ROW_LIMITS.rowChars} characters (an unclosed quote?)` });
-      expect(sent).toBeLessThan(8 << 20);
-    }
-  });
+  it(
+    'a 100 MB row (no line break, or an unclosed quote) is refused after reading ROW_LIMITS.rowChars of it, ' +
+      'not 100 MB',
+    async () => {
+      for (const start of ['number,name\n+33612345678,', 'number,name\n+33612345678,"']) {
+        let sent = 0;
+        const chunk = Buffer.alloc(1 << 20, 'a');
+        const stream = Readable.from(
+          (function* () {
+            yield Buffer.from(start);
+            for (let i = 0; i < 100; i++) {
+              sent += chunk.length;
+              yield chunk;
+            }
+          })(),
+        );
+        const p = await problem(stream);
+        expect(p).toMatchObject({
+          line: 2,
+          message: `a row longer than ${ROW_LIMITS.rowChars} characters (an unclosed quote?)`,
+        });
+        expect(sent).toBeLessThan(8 << 20);
+      }
+    },
+  );
 
   it('a file of 1,000,000 rows is read as a stream: rows counted, memory bounded', async () => {
     const file = join(dir, 'million.csv');
@@ -141,7 +189,8 @@ describe('hostile files', () => {
     out.write('number,name,code\n');
     for (let i = 0; i < 1_000_000; i += 10_000) {
       let block = '';
-      for (let j = i; j < i + 10_000; j++) block += j % 100_000 === 7 ? `bad${j},x,1\n` : `+336${String(10_000_000 + j).slice(-8)},n${j},${j}\n`;
+      for (let j = i; j < i + 10_000; j++)
+        block += j % 100_000 === 7 ? `bad${j},x,1\n` : `+336${String(10_000_000 + j).slice(-8)},n${j},${j}\n`;
       if (!out.write(block)) await new Promise<void>((r) => out.once('drain', () => r()));
     }
     await new Promise<void>((r) => out.end(() => r()));
@@ -159,7 +208,7 @@ describe('hostile files', () => {
     expect(peak - before).toBeLessThan(80 << 20);
   }, 180_000);
 
-  it('formula cells stay text in the rows (their escaping is the results writer\'s)', async () => {
+  it("formula cells stay text in the rows (their escaping is the results writer's)", async () => {
     const rows = await all('number,name\n=cmd|\' /C calc\'!A0,x\n+33612345678,"=HYPERLINK(""http://evil"")"\n');
     expect(rows[0]).toMatchObject({ kind: 'invalid', number: "=cmd|' /C calc'!A0" });
     expect(rows[1]).toMatchObject({ kind: 'row', row: { vars: { name: '=HYPERLINK("http://evil")' } } });

@@ -16,7 +16,15 @@ const FLOWS = new URL('../fixtures/history', import.meta.url).pathname;
 
 function capture(): { out: Writable; text: () => string } {
   let s = '';
-  return { out: new Writable({ write(chunk, _e, cb) { s += chunk.toString(); cb(); } }), text: () => s };
+  return {
+    out: new Writable({
+      write(chunk, _e, cb) {
+        s += chunk.toString();
+        cb();
+      },
+    }),
+    text: () => s,
+  };
 }
 
 let server: Server;
@@ -26,13 +34,21 @@ let withCreds: string;
 const noEnv = {} as NodeJS.ProcessEnv;
 
 async function listen(admin: boolean): Promise<Server> {
-  const s = await createServer({ flowsDir: FLOWS, logLevel: false, ...(admin ? { admin: { login: 'boss', password: 's3 cret:x' } } : {}) });
+  const s = await createServer({
+    flowsDir: FLOWS,
+    logLevel: false,
+    ...(admin ? { admin: { login: 'boss', password: 's3 cret:x' } } : {}),
+  });
   await s.app.listen({ port: 0, host: '127.0.0.1' });
   return s;
 }
 const port = (s: Server) => (s.app.server.address() as { port: number }).port;
 const send = async (over: Partial<RtFields>) => {
-  const r = await fetch(`${url}/rt/desk`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: rtBody(over) });
+  const r = await fetch(`${url}/rt/desk`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: rtBody(over),
+  });
   expect(r.status).toBe(200);
   return r.json();
 };
@@ -52,8 +68,10 @@ beforeAll(async () => {
   await send({ callid: '4244' });
   await send({ callid: '4244', command: 'read', command_id: 1, command_result: '1' });
   await vi.waitFor(async () => {
-    const r = await fetch(`${url}/admin/calls/4242`, { headers: { authorization: 'Basic ' + Buffer.from('boss:s3 cret:x').toString('base64') } });
-    if (((await r.json()) as { status: string }).status !== "finished") throw new Error("not yet");
+    const r = await fetch(`${url}/admin/calls/4242`, {
+      headers: { authorization: 'Basic ' + Buffer.from('boss:s3 cret:x').toString('base64') },
+    });
+    if (((await r.json()) as { status: string }).status !== 'finished') throw new Error('not yet');
   });
 });
 afterAll(async () => {
@@ -69,29 +87,48 @@ describe('callscript calls', () => {
     expect(e.text()).toBe('');
     const lines = c.text().trimEnd().split('\n');
     expect(lines[0]).toBe('CALLID  FLOW  STEP   STARTED (UTC)        DURATION');
-    expect(lines.slice(1).map((l) => l.replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  \S+$/, '<time>  <dur>'))).toEqual(['4243    desk  menu   <time>  <dur>', '4244    desk  sales  <time>  <dur>']);
+    expect(lines.slice(1).map((l) => l.replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  \S+$/, '<time>  <dur>'))).toEqual([
+      '4243    desk  menu   <time>  <dur>',
+      '4244    desk  sales  <time>  <dur>',
+    ]);
     expect(lines).toHaveLength(3);
   });
 
   it('prints the finished calls (--finished), JSON (--json), and says when --limit left some out', async () => {
     const c = capture();
     expect(await calls({ server: withCreds, finished: true }, noEnv, c.out, capture().out)).toBe(0);
-    expect(c.text()).toMatch(/^CALLID  FLOW  OUTCOME    STARTED \(UTC\)        DURATION\n4242    desk  completed  \d{4}-\d\d-\d\d \d\d:\d\d:\d\d  \d+ms\n$/);
+    expect(c.text()).toMatch(
+      /^CALLID  FLOW  OUTCOME    STARTED \(UTC\)        DURATION\n4242    desk  completed  \d{4}-\d\d-\d\d \d\d:\d\d:\d\d  \d+ms\n$/,
+    );
     const j = capture();
     expect(await calls({ server: withCreds, json: true }, noEnv, j.out, capture().out)).toBe(0);
     const rows = JSON.parse(j.text()) as { callid: string; step: string }[];
-    expect(rows.map((r) => [r.callid, r.step])).toEqual([['4243', 'menu'], ['4244', 'sales']]);
+    expect(rows.map((r) => [r.callid, r.step])).toEqual([
+      ['4243', 'menu'],
+      ['4244', 'sales'],
+    ]);
     expect(Object.keys(rows[0]!)).toEqual(['callid', 'flow', 'version', 'step', 'started', 'lastSeen', 'commands']);
     const one = capture();
     expect(await calls({ server: withCreds, limit: '1' }, noEnv, one.out, capture().out)).toBe(0);
     expect(one.text().split('\n')).toHaveLength(4);
-    expect(one.text()).toMatch(/^CALLID  FLOW  STEP  STARTED \(UTC\)        DURATION\n4243    desk  menu  .*\n\(more live calls: raise --limit\)\n$/);
+    expect(one.text()).toMatch(
+      /^CALLID  FLOW  STEP  STARTED \(UTC\)        DURATION\n4243    desk  menu  .*\n\(more live calls: raise --limit\)\n$/,
+    );
   });
 
   it('takes the server from CALLSCRIPT_SERVER and the credentials from ADMIN_LOGIN / ADMIN_PASSWORD', async () => {
     const c = capture();
-    expect(await calls({ finished: true, json: true }, { CALLSCRIPT_SERVER: url, ADMIN_LOGIN: 'boss', ADMIN_PASSWORD: 's3 cret:x' }, c.out, capture().out)).toBe(0);
-    expect(JSON.parse(c.text())).toMatchObject([{ callid: '4242', outcome: 'completed', status: 'HANGUP', lastStep: 'end' }]);
+    expect(
+      await calls(
+        { finished: true, json: true },
+        { CALLSCRIPT_SERVER: url, ADMIN_LOGIN: 'boss', ADMIN_PASSWORD: 's3 cret:x' },
+        c.out,
+        capture().out,
+      ),
+    ).toBe(0);
+    expect(JSON.parse(c.text())).toMatchObject([
+      { callid: '4242', outcome: 'completed', status: 'HANGUP', lastStep: 'end' },
+    ]);
   });
 
   it('says clearly what went wrong: credentials, no admin API, server down, bad flags', async () => {
@@ -100,19 +137,48 @@ describe('callscript calls', () => {
       const code = await calls(flags, env, capture().out, e.out);
       return [code, e.text()];
     };
-    expect(await run({ server: url })).toEqual([2, 'callscript calls: no admin credentials given (ADMIN_AUTH_REQUIRED): give them in --server http://LOGIN:PASSWORD@host:port, or ADMIN_LOGIN and ADMIN_PASSWORD\n']);
-    expect(await run({ server: `http://boss:wrong@127.0.0.1:${port(server)}` })).toEqual([2, 'callscript calls: the admin credentials were refused (ADMIN_AUTH_REQUIRED): give them in --server http://LOGIN:PASSWORD@host:port, or ADMIN_LOGIN and ADMIN_PASSWORD\n']);
+    expect(await run({ server: url })).toEqual([
+      2,
+      'callscript calls: no admin credentials given (ADMIN_AUTH_REQUIRED): give them in --server ' +
+        'http://LOGIN:PASSWORD@host:port, or ADMIN_LOGIN and ADMIN_PASSWORD\n',
+    ]);
+    expect(await run({ server: `http://boss:wrong@127.0.0.1:${port(server)}` })).toEqual([
+      2,
+      'callscript calls: the admin credentials were refused (ADMIN_AUTH_REQUIRED): give them in --server ' +
+        'http://LOGIN:PASSWORD@host:port, or ADMIN_LOGIN and ADMIN_PASSWORD\n',
+    ]);
     const [code, text] = await run({ server: `http://boss:x@127.0.0.1:${port(plain)}` });
     expect(code).toBe(2);
-    expect(text).toBe(`callscript calls: http://127.0.0.1:${port(plain)} has no admin API (NOT_FOUND: no route GET /admin/calls?status=live&limit=50): it is on with admin: { login, password } in callscript.yaml, or ADMIN_LOGIN and ADMIN_PASSWORD where the server runs\n`);
+    expect(text).toBe(
+      `callscript calls: http://127.0.0.1:${port(plain)} has no admin API (NOT_FOUND: no route GET ` +
+        `/admin/calls?status=live&limit=50): it is on with admin: { login, password } in callscript.yaml, or ` +
+        `ADMIN_LOGIN and ADMIN_PASSWORD where the server runs\n`,
+    );
     const gone = await listen(true);
     const p = port(gone);
     await gone.app.close();
-    expect(await run({ server: `http://boss:x@127.0.0.1:${p}` })).toEqual([2, `callscript calls: cannot reach callscript at http://127.0.0.1:${p} (ECONNREFUSED): is callscript serve running there? (--server, CALLSCRIPT_SERVER)\n`]);
-    expect(await run({ server: withCreds, limit: '0' })).toEqual([2, 'callscript calls: --limit must be an integer from 1 to 10000, not "0"\n']);
-    expect(await run({ server: withCreds, limit: '1e9' })).toEqual([2, 'callscript calls: --limit must be an integer from 1 to 10000, not "1e9"\n']);
-    expect(await run({ server: 'not a url' })).toEqual([2, 'callscript calls: --server (or CALLSCRIPT_SERVER) must be a URL such as http://LOGIN:PASSWORD@127.0.0.1:3000, not "not a url"\n']);
-    expect(await run({ server: 'ftp://127.0.0.1:21' })).toEqual([2, 'callscript calls: --server must be an http:// or https:// URL, not "ftp://…"\n']);
+    expect(await run({ server: `http://boss:x@127.0.0.1:${p}` })).toEqual([
+      2,
+      `callscript calls: cannot reach callscript at http://127.0.0.1:${p} (ECONNREFUSED): is callscript ` +
+        `serve running there? (--server, CALLSCRIPT_SERVER)\n`,
+    ]);
+    expect(await run({ server: withCreds, limit: '0' })).toEqual([
+      2,
+      'callscript calls: --limit must be an integer from 1 to 10000, not "0"\n',
+    ]);
+    expect(await run({ server: withCreds, limit: '1e9' })).toEqual([
+      2,
+      'callscript calls: --limit must be an integer from 1 to 10000, not "1e9"\n',
+    ]);
+    expect(await run({ server: 'not a url' })).toEqual([
+      2,
+      'callscript calls: --server (or CALLSCRIPT_SERVER) must be a URL such as ' +
+        'http://LOGIN:PASSWORD@127.0.0.1:3000, not "not a url"\n',
+    ]);
+    expect(await run({ server: 'ftp://127.0.0.1:21' })).toEqual([
+      2,
+      'callscript calls: --server must be an http:// or https:// URL, not "ftp://…"\n',
+    ]);
   });
 });
 
@@ -120,14 +186,20 @@ describe('callscript trace', () => {
   it('prints a finished call as a timeline: +ms, steps, what was reported and sent, transitions', async () => {
     const c = capture();
     expect(await trace('4242', { server: withCreds }, noEnv, c.out, capture().out)).toBe(0);
-    const lines = c.text().trimEnd().split('\n').map((l) => l.replace(/^ *\+\d+ms/, '+Nms').replace(/\[[\d.]+ms\]$/, '[Nms]'));
+    const lines = c
+      .text()
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.replace(/^ *\+\d+ms/, '+Nms').replace(/\[[\d.]+ms\]$/, '[Nms]'));
     expect(lines[0]).toMatch(/^call 4242 {2}desk [0-9a-f]{12} {2}finished: completed \(HANGUP\), last step end$/);
     expect(lines[1]).toMatch(/^started \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, \d+ms, 4 commands$/);
     expect(lines.slice(2)).toEqual([
       '',
       '+Nms  (new call) → menu  sent read {"media_id":"TTS|TTS_EN-GB_SERENA|Press 1 for sales.","max_digits":1}  [Nms]',
-      '+Nms  menu → sales  got read "1"  sent dialout {"targets":[{"number":"+33123456789","timeout":30}]}  via menu:1  [Nms]',
-      '+Nms  sales → bye  got dialout "NOANSWER"  sent play {"media_id":"TTS|TTS_EN-GB_SERENA|Goodbye."}  via sales:NOANSWER  [Nms]',
+      '+Nms  menu → sales  got read "1"  sent dialout {"targets":[{"number":"+33123456789","timeout":30}]}  ' +
+        'via menu:1  [Nms]',
+      '+Nms  sales → bye  got dialout "NOANSWER"  sent play {"media_id":"TTS|TTS_EN-GB_SERENA|Goodbye."}  ' +
+        'via sales:NOANSWER  [Nms]',
       '+Nms  bye → end  got play ""  sent hangup  via bye:default  [Nms]',
       '+Nms  end → end  got hangup ""  sent hangup  [Nms]',
     ]);
@@ -141,7 +213,12 @@ describe('callscript trace', () => {
     expect(c.text()).toContain('menu → sales  got read "1"  sent dialout');
     const j = capture();
     expect(await trace('4244', { server: withCreds, json: true }, noEnv, j.out, capture().out)).toBe(0);
-    expect(JSON.parse(j.text())).toMatchObject({ callid: '4244', status: 'live', step: 'sales', path: [{ step: 'menu' }, { step: 'sales' }] });
+    expect(JSON.parse(j.text())).toMatchObject({
+      callid: '4244',
+      status: 'live',
+      step: 'sales',
+      path: [{ step: 'menu' }, { step: 'sales' }],
+    });
   });
 
   it('exit 1 for a call it does not know, 2 for a callid that cannot be one', async () => {
@@ -150,7 +227,9 @@ describe('callscript trace', () => {
     expect(e.text()).toBe('callscript trace: CALL_NOT_FOUND: no live or finished call 999\n');
     const b = capture();
     expect(await trace('12/../../flows', { server: withCreds }, noEnv, capture().out, b.out)).toBe(2);
-    expect(b.text()).toBe('callscript trace: BAD_CALLID: the callid must be an unsigned 64-bit integer in decimal, got "12/../../flows"\n');
+    expect(b.text()).toBe(
+      'callscript trace: BAD_CALLID: the callid must be an unsigned 64-bit integer in decimal, got "12/../../flows"\n',
+    );
   });
 });
 
@@ -158,7 +237,10 @@ describe('the callscript command', () => {
   it('runs calls and trace as subcommands', async () => {
     const run = (args: string[]) =>
       new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-        const p = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: root, env: { ...process.env, CALLSCRIPT_SERVER: withCreds } });
+        const p = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+          cwd: root,
+          env: { ...process.env, CALLSCRIPT_SERVER: withCreds },
+        });
         let out = '';
         let err = '';
         p.stdout.on('data', (d) => (out += d));
@@ -171,13 +253,24 @@ describe('the callscript command', () => {
     const t = await run(['trace', '4242', '--json']);
     expect(t.code).toBe(0);
     expect(JSON.parse(t.out)).toMatchObject({ callid: '4242', status: 'finished', outcome: 'completed' });
-    expect(await run(['trace', '1'])).toMatchObject({ code: 1, err: 'callscript trace: CALL_NOT_FOUND: no live or finished call 1\n' });
+    expect(await run(['trace', '1'])).toMatchObject({
+      code: 1,
+      err: 'callscript trace: CALL_NOT_FOUND: no live or finished call 1\n',
+    });
   }, 30_000);
 });
 
 describe('formats', () => {
   it('durations and times', () => {
-    expect([0, 850, 12_345, 65_000, 3_723_000, -1, NaN].map(duration)).toEqual(['0ms', '850ms', '12.3s', '1m05s', '1h02m03s', '-', '-']);
+    expect([0, 850, 12_345, 65_000, 3_723_000, -1, NaN].map(duration)).toEqual([
+      '0ms',
+      '850ms',
+      '12.3s',
+      '1m05s',
+      '1h02m03s',
+      '-',
+      '-',
+    ]);
     expect(shortTime('2026-11-25T10:11:18.123Z')).toBe('2026-11-25 10:11:18');
     expect(shortTime(null)).toBe('-');
   });

@@ -12,7 +12,15 @@ const root = new URL('../..', import.meta.url).pathname;
 
 function capture(): { out: Writable; text: () => string } {
   let s = '';
-  return { out: new Writable({ write(chunk, _e, cb) { s += chunk.toString(); cb(); } }), text: () => s };
+  return {
+    out: new Writable({
+      write(chunk, _e, cb) {
+        s += chunk.toString();
+        cb();
+      },
+    }),
+    text: () => s,
+  };
 }
 
 describe('callscript validate', () => {
@@ -29,7 +37,13 @@ describe('callscript validate', () => {
     // the module broken: the caller says so at its flow: value; the module's own errors are not listed as the caller's
     const d = mkdtempSync(join(tmpdir(), 'callscript-link-'));
     copyFileSync(join(root, 'flows/bank-line.yaml'), join(d, 'bank-line.yaml'));
-    writeFileSync(join(d, 'verify-customer.yaml'), readFileSync(join(root, 'flows/verify-customer.yaml'), 'utf8').replace('results: [verified, locked, failed]', 'results: [verified, failed]'));
+    writeFileSync(
+      join(d, 'verify-customer.yaml'),
+      readFileSync(join(root, 'flows/verify-customer.yaml'), 'utf8').replace(
+        'results: [verified, locked, failed]',
+        'results: [verified, failed]',
+      ),
+    );
     const e = capture();
     expect(await validate([join(d, 'bank-line.yaml')], e.out)).toBe(1);
     expect(e.text()).toMatch(/bank-line\.yaml:97:13 error MODULE_INVALID/);
@@ -53,7 +67,11 @@ describe('callscript validate', () => {
 
   it('warnings alone exit 0; a missing path is an error', async () => {
     const d = mkdtempSync(join(tmpdir(), 'callscript-validate-'));
-    writeFileSync(join(d, 'warn.yaml'), 'version: 1\nstart: a\nsteps:\n  a:\n    read: { prompt: "Press 1", max_digits: 1 }\n    on: { "1": b }\n  b: { hangup: {} }\n');
+    writeFileSync(
+      join(d, 'warn.yaml'),
+      'version: 1\nstart: a\nsteps:\n  a:\n    read: { prompt: "Press 1", max_digits: 1 }\n    on: { "1": b ' +
+        '}\n  b: { hangup: {} }\n',
+    );
     const c = capture();
     expect(await validate([d], c.out)).toBe(0);
     expect(c.text()).toContain('warning UNHANDLED_RESULT');
@@ -68,7 +86,9 @@ describe('callscript validate', () => {
     const c = capture();
     expect(await validate([join(d, 'callscript.yaml')], c.out)).toBe(1);
     expect(c.text()).toMatch(/callscript\.yaml:2:\d+ error BAD_FORMAT/);
-    expect(c.text().trimEnd().split('\n').at(-1)).toBe('1 file checked (0 flows, 1 config), 0 valid: 1 error, 0 warnings');
+    expect(c.text().trimEnd().split('\n').at(-1)).toBe(
+      '1 file checked (0 flows, 1 config), 0 valid: 1 error, 0 warnings',
+    );
   });
 
   it('counts config files in the summary', async () => {
@@ -96,7 +116,9 @@ describe('callscript validate', () => {
     expect(await validate([], bad.out, { configs: [prod, join(d, 'staging.yaml')] })).toBe(1);
     expect(bad.text()).toContain(`${join(d, 'staging.yaml')}:2:3 error UNKNOWN_KEY server: unknown key 'prot'\n`);
     expect(bad.text()).toContain("hint: did you mean 'port'?");
-    expect(bad.text().trimEnd().split('\n').at(-1)).toBe('2 files checked (0 flows, 2 configs), 1 valid: 1 error, 0 warnings');
+    expect(bad.text().trimEnd().split('\n').at(-1)).toBe(
+      '2 files checked (0 flows, 2 configs), 1 valid: 1 error, 0 warnings',
+    );
   });
 
   it('--config: a file inside a directory given is checked once, as a config', async () => {
@@ -127,7 +149,10 @@ describe('callscript validate', () => {
     expect(await validate([], c.out, { cwd: d })).toBe(1);
     const lines = c.text().split('\n');
     expect(lines[0]).toBe(`${join(d, 'flows')} error UNREADABLE_FILE no such file or directory: ${join(d, 'flows')}`);
-    expect(lines[1]).toBe("hint: Run callscript validate in your project's directory (where flows/ or callscript.yaml is), or name the flow files or directories to check: callscript validate path/to/flows");
+    expect(lines[1]).toBe(
+      "hint: Run callscript validate in your project's directory (where flows/ or callscript.yaml is), or " +
+        'name the flow files or directories to check: callscript validate path/to/flows',
+    );
   });
 
   it('checks that routes name flows it knows, at the route, with a suggestion', async () => {
@@ -139,17 +164,26 @@ describe('callscript validate', () => {
     const c = capture();
     expect(await validate([], c.out, { cwd: d })).toBe(1);
     const lines = c.text().split('\n');
-    expect(lines[0]).toBe('callscript.yaml:2:30 error UNKNOWN_ROUTE_FLOW routes.numbers["+33123456789"] names flow "front-dsk", which is not among the flows checked: calls routed there would get 404 UNKNOWN_FLOW');
+    expect(lines[0]).toBe(
+      'callscript.yaml:2:30 error UNKNOWN_ROUTE_FLOW routes.numbers["+33123456789"] names flow "front-dsk", ' +
+        'which is not among the flows checked: calls routed there would get 404 UNKNOWN_FLOW',
+    );
     expect(lines).toContain("hint: did you mean 'front-desk'?");
     expect(lines.at(-2)).toBe('3 files checked (2 flows, 1 config), 2 valid: 1 error, 0 warnings');
     // Only --config: against the config's flows directory.
     const only = capture();
     expect(await validate([], only.out, { configs: [join(d, 'callscript.yaml')] })).toBe(1);
-    expect(only.text()).toContain('names flow "front-dsk", which is not among the flows checked (the config\'s flows directory)');
+    expect(only.text()).toContain(
+      'names flow "front-dsk", which is not among the flows checked (the config\'s flows directory)',
+    );
   });
 
   it('a reader that goes away (validate flows | head -1) ends it quietly, with no EPIPE stack trace', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'validate', join(root, 'flows')], { cwd: root });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'validate', join(root, 'flows')],
+      { cwd: root },
+    );
     child.stdout.destroy(); // the reader is gone before the first write
     let err = '';
     child.stderr.on('data', (d) => (err += d));
@@ -167,7 +201,8 @@ describe('README.md shows real output', () => {
     const shown = /misspelt `promt:`, it prints:\n\n```\n([\s\S]*?)```/.exec(readme)![1]!;
     const d = join(mkdtempSync(join(tmpdir(), 'callscript-readme-')), 'flows');
     mkdirSync(d);
-    for (const f of readdirSync(join(root, 'flows')).filter((n) => n.includes('.'))) copyFileSync(join(root, 'flows', f), join(d, f));
+    for (const f of readdirSync(join(root, 'flows')).filter((n) => n.includes('.')))
+      copyFileSync(join(root, 'flows', f), join(d, f));
     expect(flowYaml).toContain('      prompt: [');
     writeFileSync(join(d, 'hello.yaml'), flowYaml.replace('      prompt: [', '      promt: ['));
     const c = capture();
@@ -176,9 +211,26 @@ describe('README.md shows real output', () => {
   });
 
   it('of the quick start curl: the first answer of front-desk', async () => {
-    const body = /curl -s localhost:3000\/rt\/front-desk -H 'content-type: application\/json' -d '([\s\S]*?)'\n/.exec(readme)![1]!;
+    const body = /curl -s localhost:3000\/rt\/front-desk -H 'content-type: application\/json' -d '([\s\S]*?)'\n/.exec(
+      readme,
+    )![1]!;
     const shown = /greets in French before its English menu:\n\n```json\n(.*)\n```/.exec(readme)![1]!;
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0', '--flows', join(root, 'flows'), '--log-level', 'warn'], { cwd: root });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(root, 'src/cli/main.ts'),
+        'serve',
+        '--port',
+        '0',
+        '--flows',
+        join(root, 'flows'),
+        '--log-level',
+        'warn',
+      ],
+      { cwd: root },
+    );
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let out = '';
@@ -189,7 +241,11 @@ describe('README.md shows real output', () => {
         });
         child.on('exit', (code) => reject(new Error(`exited ${code}`)));
       });
-      const res = await fetch(`${url}/rt/front-desk`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const res = await fetch(`${url}/rt/front-desk`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       expect(await res.text()).toBe(shown);
     } finally {
       child.kill('SIGTERM');
@@ -207,21 +263,58 @@ describe('callscript errors', () => {
 });
 
 describe('callscript serve (a real process)', () => {
-  it('a flows directory that does not exist: its diagnostic and exit 2 (the watcher did not get to throw ENOENT first)', async () => {
-    const missing = join(mkdtempSync(join(tmpdir(), 'callscript-noflows-')), 'flows');
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0', '--flows', missing, '--log-level', 'silent'], { cwd: root });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    const code = await new Promise((r) => child.on('exit', r));
-    expect(code).toBe(2);
-    expect(err).toBe(`${missing}:1:1 error FLOWS_DIR_MISSING cannot read the flows directory ${missing}: ENOENT\nhint: Create it, or point FLOWS_DIR / --flows / server.flows_dir at the folder holding your *.yaml flows.\n`);
-    expect(out).toBe('');
-  });
+  it(
+    'a flows directory that does not exist: its diagnostic and exit 2 (the watcher did not get to throw ENOENT ' +
+      'first)',
+    async () => {
+      const missing = join(mkdtempSync(join(tmpdir(), 'callscript-noflows-')), 'flows');
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          join(root, 'src/cli/main.ts'),
+          'serve',
+          '--port',
+          '0',
+          '--flows',
+          missing,
+          '--log-level',
+          'silent',
+        ],
+        { cwd: root },
+      );
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (err += d));
+      const code = await new Promise((r) => child.on('exit', r));
+      expect(code).toBe(2);
+      expect(err).toBe(
+        `${missing}:1:1 error FLOWS_DIR_MISSING cannot read the flows directory ${missing}: ENOENT\nhint: ` +
+          `Create it, or point FLOWS_DIR / --flows / server.flows_dir at the folder holding your *.yaml flows.\n`,
+      );
+      expect(out).toBe('');
+    },
+  );
 
   it('prints the URL and the flows it loaded, and answers on it', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0', '--flows', join(root, 'test/fixtures/http-flows'), '--log-level', 'warn'], { cwd: root });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(root, 'src/cli/main.ts'),
+        'serve',
+        '--port',
+        '0',
+        '--flows',
+        join(root, 'test/fixtures/http-flows'),
+        '--log-level',
+        'warn',
+      ],
+      { cwd: root },
+    );
     let out = '';
     let err = '';
     try {
@@ -256,7 +349,22 @@ describe('callscript serve (a real process)', () => {
 describe('callscript serve: secrets', () => {
   const serveFlows = (env: NodeJS.ProcessEnv) =>
     new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0', '--flows', join(root, 'flows'), '--log-level', 'warn'], { cwd: root, env });
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          join(root, 'src/cli/main.ts'),
+          'serve',
+          '--port',
+          '0',
+          '--flows',
+          join(root, 'flows'),
+          '--log-level',
+          'warn',
+        ],
+        { cwd: root, env },
+      );
       let out = '';
       let err = '';
       child.stderr.on('data', (d) => (err += d));
@@ -269,7 +377,10 @@ describe('callscript serve: secrets', () => {
 
   it('warns at start about a declared secret the environment does not give, and only then', async () => {
     const { BANK_API_TOKEN: _, ...env } = process.env;
-    expect(await serveFlows(env)).toContain('callscript serve: warning: bank-line declares the secret BANK_API_TOKEN, which is not set in the environment: their http steps send it empty (set BANK_API_TOKEN where the server runs)\n');
+    expect(await serveFlows(env)).toContain(
+      'callscript serve: warning: bank-line declares the secret BANK_API_TOKEN, which is not set in the ' +
+        'environment: their http steps send it empty (set BANK_API_TOKEN where the server runs)\n',
+    );
     expect(await serveFlows({ ...env, BANK_API_TOKEN: 'token' })).not.toContain('BANK_API_TOKEN');
   });
 });

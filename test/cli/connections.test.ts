@@ -18,8 +18,14 @@ it('callscript serve under ulimit -n 160 keeps working with 150 connections open
   const dir = mkdtempSync(join(tmpdir(), 'callscript-fds-'));
   mkdirSync(join(dir, 'flows'));
   copyFileSync(join(root, 'test/fixtures/http-flows/desk.yaml'), join(dir, 'flows', 'desk.yaml'));
-  writeFileSync(join(dir, 'callscript.yaml'), 'server: { port: 0, watch: false, max_connections: 60, headers_timeout_ms: 60000, request_timeout_ms: 60000 }\nadmin: { login: boss, password: s3cret }\n');
-  const cmd = `ulimit -n 160 && exec "${process.execPath}" --import tsx src/cli/main.ts serve --config "${join(dir, 'callscript.yaml')}" --log-level warn`;
+  writeFileSync(
+    join(dir, 'callscript.yaml'),
+    'server: { port: 0, watch: false, max_connections: 60, headers_timeout_ms: 60000, request_timeout_ms: ' +
+      '60000 }\nadmin: { login: boss, password: s3cret }\n',
+  );
+  const cmd =
+    `ulimit -n 160 && exec "${process.execPath}" --import tsx src/cli/main.ts serve --config ` +
+    `"${join(dir, 'callscript.yaml')}" --log-level warn`;
   const child = spawn('sh', ['-c', cmd], { cwd: root });
   let out = '';
   let log = '';

@@ -1,4 +1,7 @@
-/** `history:` in callscript.yaml: checked with positions, resolved into the plugin's history option, applied at the next start. */
+/**
+ * `history:` in callscript.yaml: checked with positions, resolved into the plugin's history option, applied at the next
+ * start.
+ */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +17,14 @@ function dir(config?: string): string {
 
 describe('history: in callscript.yaml', () => {
   it('takes keep, ttl_ms and max_path, the others defaulted', () => {
-    expect(checkConfig('history: { keep: 50 }\n', 'c.yaml').config!.history).toStrictEqual({ keep: 50, ttl_ms: 86_400_000, max_path: 200 });
-    expect(checkConfig('history:\n  keep: 0\n  ttl_ms: 3600000\n  max_path: 20\n', 'c.yaml').config!.history).toStrictEqual({ keep: 0, ttl_ms: 3_600_000, max_path: 20 });
+    expect(checkConfig('history: { keep: 50 }\n', 'c.yaml').config!.history).toStrictEqual({
+      keep: 50,
+      ttl_ms: 86_400_000,
+      max_path: 200,
+    });
+    expect(
+      checkConfig('history:\n  keep: 0\n  ttl_ms: 3600000\n  max_path: 20\n', 'c.yaml').config!.history,
+    ).toStrictEqual({ keep: 0, ttl_ms: 3_600_000, max_path: 20 });
     expect(checkConfig('server: { port: 1 }\n', 'c.yaml').config!.history).toBeUndefined();
   });
 
@@ -25,9 +34,13 @@ describe('history: in callscript.yaml', () => {
       ['OUT_OF_BOUNDS', 2, 9, 'history.keep must be between 0 and 100000, got -1'],
       ['OUT_OF_BOUNDS', 3, 13, 'history.max_path must be between 1 and 10000, got 100000'],
     ]);
-    expect(d('history: { ttl_ms: 5 }\n')).toEqual([['OUT_OF_BOUNDS', 1, 20, 'history.ttl_ms must be between 1000 and 2592000000, got 5']]);
+    expect(d('history: { ttl_ms: 5 }\n')).toEqual([
+      ['OUT_OF_BOUNDS', 1, 20, 'history.ttl_ms must be between 1000 and 2592000000, got 5'],
+    ]);
     expect(d('history: { kept: 5 }\n')).toMatchObject([['UNKNOWN_KEY', 1, 12, "history: unknown key 'kept'"]]);
-    expect(d('history: lots\n')).toMatchObject([['TYPE_MISMATCH', 1, 10, 'history must be a map, not a string ("lots")']]);
+    expect(d('history: lots\n')).toMatchObject([
+      ['TYPE_MISMATCH', 1, 10, 'history must be a map, not a string ("lots")'],
+    ]);
   });
 
   it('resolves into the plugin option (keep 0: false); a change applies at the next start', async () => {

@@ -22,10 +22,17 @@ describe('logFormat', () => {
     }
   });
 
-  it.each(['JSON', 'Pretty', 'json ', 'text', 'pino-pretty', '1', 'x'.repeat(10_000), '"json"\n'])('refuses %j, naming the values it takes', (v) => {
-    expect(logFormat({ LOG_FORMAT: v }, false)).toEqual({ ok: false, message: `LOG_FORMAT must be json, pretty or auto (json when stdout is not a terminal), not ${JSON.stringify(v)}` });
-    expect(logStreamFor({ LOG_FORMAT: v }, { isTTY: true }).ok).toBe(false);
-  });
+  it.each(['JSON', 'Pretty', 'json ', 'text', 'pino-pretty', '1', 'x'.repeat(10_000), '"json"\n'])(
+    'refuses %j, naming the values it takes',
+    (v) => {
+      expect(logFormat({ LOG_FORMAT: v }, false)).toEqual({
+        ok: false,
+        message:
+          `LOG_FORMAT must be json, pretty or auto (json when stdout is not a terminal), ` + `not ${JSON.stringify(v)}`,
+      });
+      expect(logStreamFor({ LOG_FORMAT: v }, { isTTY: true }).ok).toBe(false);
+    },
+  );
 
   it('logStreamFor: no stream for JSON (pino writes its own lines), a stream for pretty', () => {
     expect(logStreamFor({}, { isTTY: false })).toEqual({ ok: true, format: 'json', stream: undefined });
@@ -53,7 +60,12 @@ describe('the readable format', () => {
     const log = pino({ level: 'info' }, logStream('pretty', c.out)!);
     log.warn({ code: 'CALL_LIMIT', callid: '18446744073709551615', flow: 'desk' }, 'too many calls');
     log.debug('not at info');
-    expect(c.text()).toMatch(new RegExp(`^\\[\\d\\d:\\d\\d:\\d\\d\\.\\d{3}\\] WARN \\(${process.pid}\\): too many calls \\{"code":"CALL_LIMIT","callid":"18446744073709551615","flow":"desk"\\}\\n$`));
+    expect(c.text()).toMatch(
+      new RegExp(
+        `^\\[\\d\\d:\\d\\d:\\d\\d\\.\\d{3}\\] WARN \\(${process.pid}\\): too many calls ` +
+          `\\{"code":"CALL_LIMIT","callid":"18446744073709551615","flow":"desk"\\}\\n$`,
+      ),
+    );
   });
 
   it('an error: its message and stack below the line', () => {

@@ -22,14 +22,28 @@ it('callscript serve reloads its flows on SIGHUP (with the watcher off)', async 
   const flow = join(dir, 'flows', 'desk.yaml');
   copyFileSync(join(root, 'test/fixtures/http-flows/desk.yaml'), flow);
   writeFileSync(join(dir, 'callscript.yaml'), 'server: { port: 0, watch: false }\n');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--config', join(dir, 'callscript.yaml'), '--log-level', 'info'], { cwd: root });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(root, 'src/cli/main.ts'),
+      'serve',
+      '--config',
+      join(dir, 'callscript.yaml'),
+      '--log-level',
+      'info',
+    ],
+    { cwd: root },
+  );
   let out = '';
   let log = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (log += d));
   try {
     const url = await until(async () => /on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(out)?.[1], 'the server');
-    const version = async () => ((await (await fetch(`${url}/health`)).json()) as { flows: { version: string }[] }).flows[0]!.version;
+    const version = async () =>
+      ((await (await fetch(`${url}/health`)).json()) as { flows: { version: string }[] }).flows[0]!.version;
     const v1 = await until(version, 'health');
     writeFileSync(flow, readFileSync(flow, 'utf8').replace('Press 1 for sales.', 'Press 1 for sales, please.'));
     await new Promise((r) => setTimeout(r, 300));

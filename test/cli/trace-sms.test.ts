@@ -11,7 +11,20 @@ const call: CallDetail = {
   commands: 2,
   vars: {},
   path: [
-    { at: Date.parse('2026-11-23T10:00:00.000Z'), ms: 3, from: null, command: '', result: '', error: '', step: 'goodbye', reply: { command: 'play', params: {} }, transitions: [], effects: [{ kind: 'sms', step: 'send_confirmation', outcome: 'ok', value: '8242D945', ms: 12 }], late: false, outcome: 'ok' },
+    {
+      at: Date.parse('2026-11-23T10:00:00.000Z'),
+      ms: 3,
+      from: null,
+      command: '',
+      result: '',
+      error: '',
+      step: 'goodbye',
+      reply: { command: 'play', params: {} },
+      transitions: [],
+      effects: [{ kind: 'sms', step: 'send_confirmation', outcome: 'ok', value: '8242D945', ms: 12 }],
+      late: false,
+      outcome: 'ok',
+    },
   ],
   ended: '2026-11-23T10:00:05.000Z',
   durationMs: 5000,
@@ -35,19 +48,44 @@ describe('trace: sms', () => {
           { status: 'RECEIVED', at: '2026-11-23T10:00:03.000Z' },
         ],
       },
-      { hash: 'AB12CD34', step: 'text_owner', status: 'FAILED', error: 'UNKNOWN_SUBSCRIBER', updatedAt: '2026-11-23T10:00:02.000Z', history: [{ status: 'CREATED', at: '2026-11-23T10:00:00.000Z' }, { status: 'FAILED', at: '2026-11-23T10:00:02.000Z', error: 'UNKNOWN_SUBSCRIBER' }] },
+      {
+        hash: 'AB12CD34',
+        step: 'text_owner',
+        status: 'FAILED',
+        error: 'UNKNOWN_SUBSCRIBER',
+        updatedAt: '2026-11-23T10:00:02.000Z',
+        history: [
+          { status: 'CREATED', at: '2026-11-23T10:00:00.000Z' },
+          { status: 'FAILED', at: '2026-11-23T10:00:02.000Z', error: 'UNKNOWN_SUBSCRIBER' },
+        ],
+      },
     ];
     expect(smsLines(sms)).toEqual([
       'sms sent (delivery status)',
       '  8242D945  at send_confirmation  RECEIVED  2026-11-23 10:00:03 UTC  CREATED → PENDING → SENT → RECEIVED',
       '  AB12CD34  at text_owner  FAILED (UNKNOWN_SUBSCRIBER)  2026-11-23 10:00:02 UTC  CREATED → FAILED',
     ]);
-    expect(traceText({ ...call, sms }).split('\n').slice(-4)).toEqual(['', ...smsLines(sms)]);
+    expect(
+      traceText({ ...call, sms })
+        .split('\n')
+        .slice(-4),
+    ).toEqual(['', ...smsLines(sms)]);
   });
 
   it('no report yet: says where to look; no sms field (an older server) or none sent: no section', () => {
-    const created = [{ hash: '8242D945', step: 'send_confirmation', status: 'CREATED', updatedAt: '2026-11-23T10:00:00.000Z', history: [{ status: 'CREATED', at: '2026-11-23T10:00:00.000Z' }] }];
-    expect(smsLines(created)).toEqual(['sms sent (delivery status: no report received yet, see docs/webhooks.md)', '  8242D945  at send_confirmation  CREATED  2026-11-23 10:00:00 UTC']);
+    const created = [
+      {
+        hash: '8242D945',
+        step: 'send_confirmation',
+        status: 'CREATED',
+        updatedAt: '2026-11-23T10:00:00.000Z',
+        history: [{ status: 'CREATED', at: '2026-11-23T10:00:00.000Z' }],
+      },
+    ];
+    expect(smsLines(created)).toEqual([
+      'sms sent (delivery status: no report received yet, see docs/webhooks.md)',
+      '  8242D945  at send_confirmation  CREATED  2026-11-23 10:00:00 UTC',
+    ]);
     expect(traceText(call)).not.toContain('sms sent');
     expect(traceText({ ...call, sms: [] })).not.toContain('sms sent');
   });

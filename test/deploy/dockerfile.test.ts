@@ -54,9 +54,17 @@ function parse(text: string): Stage[] {
   return stages;
 }
 
-/** Whether .dockerignore leaves out this path of the context (patterns from the context's root, as Docker matches them). */
+/**
+ * Whether .dockerignore leaves out this path of the context (patterns from the context's root, as Docker matches them).
+ */
 function ignored(rel: string): boolean {
-  const glob = (p: string) => new RegExp(`^${p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]')}(/.*)?$`);
+  const glob = (p: string) =>
+    new RegExp(
+      `^${p
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replace(/\*/g, '[^/]*')
+        .replace(/\?/g, '[^/]')}(/.*)?$`,
+    );
   return ignore.some((p) => glob(p.replace(/^\/|\/$/g, '')).test(rel));
 }
 
@@ -84,21 +92,45 @@ describe('the Dockerfile as written', () => {
     expect(instr(final, 'COPY')).toContain('--from=build /app/dist ./dist');
   });
 
-  it('runs as a non-root user, listens on 3000 on every address, checks /health/live, stops with SIGTERM, runs dist directly (no npm, no tsx)', () => {
-    expect(instr(final, 'USER')).toEqual(['node']);
-    expect(instr(final, 'EXPOSE')).toEqual(['3000']);
-    const env = Object.assign({}, ...instr(final, 'ENV').map(envPairs)) as Record<string, string>;
-    expect(env).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0', PORT: '3000', LOG_FORMAT: 'json' });
-    expect(instr(final, 'WORKDIR')).toEqual(['/app']);
-    expect(instr(final, 'HEALTHCHECK')).toHaveLength(1);
-    expect(instr(final, 'HEALTHCHECK')[0]).toContain('/health/live');
-    expect(instr(final, 'STOPSIGNAL')).toEqual(['SIGTERM']);
-    expect(JSON.parse(instr(final, 'CMD')[0]!)).toEqual(['node', 'dist/cli/main.js', 'serve']);
-  });
+  it(
+    'runs as a non-root user, listens on 3000 on every address, checks /health/live, stops with SIGTERM, runs ' +
+      'dist directly (no npm, no tsx)',
+    () => {
+      expect(instr(final, 'USER')).toEqual(['node']);
+      expect(instr(final, 'EXPOSE')).toEqual(['3000']);
+      const env = Object.assign({}, ...instr(final, 'ENV').map(envPairs)) as Record<string, string>;
+      expect(env).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0', PORT: '3000', LOG_FORMAT: 'json' });
+      expect(instr(final, 'WORKDIR')).toEqual(['/app']);
+      expect(instr(final, 'HEALTHCHECK')).toHaveLength(1);
+      expect(instr(final, 'HEALTHCHECK')[0]).toContain('/health/live');
+      expect(instr(final, 'STOPSIGNAL')).toEqual(['SIGTERM']);
+      expect(JSON.parse(instr(final, 'CMD')[0]!)).toEqual(['node', 'dist/cli/main.js', 'serve']);
+    },
+  );
 
   it('.dockerignore keeps installed and built files, secrets and local settings out of the context', () => {
-    for (const p of ['node_modules', 'dist', '.git', '.env', 'prod.env', 'callscript.yaml', 'coverage', 'npm-debug.log', 'test/http/x.test.ts']) expect(ignored(p), p).toBe(true);
-    for (const p of ['src/cli/main.ts', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'bin/callscript.js', 'flows/front-desk.yaml']) expect(ignored(p), p).toBe(false);
+    for (const p of [
+      'node_modules',
+      'dist',
+      '.git',
+      '.env',
+      'prod.env',
+      'callscript.yaml',
+      'coverage',
+      'npm-debug.log',
+      'test/http/x.test.ts',
+    ])
+      expect(ignored(p), p).toBe(true);
+    for (const p of [
+      'src/cli/main.ts',
+      'package.json',
+      'package-lock.json',
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'bin/callscript.js',
+      'flows/front-desk.yaml',
+    ])
+      expect(ignored(p), p).toBe(false);
   });
 });
 
@@ -106,9 +138,14 @@ describe('the Dockerfile played without Docker', () => {
   const dirs = new Map<string, string>();
   const env: Record<string, string> = {};
 
-  /** Copies `from` (a file or a directory) to `to`, leaving out what .dockerignore says when copying from the context. */
+  /**
+   * Copies `from` (a file or a directory) to `to`, leaving out what .dockerignore says when copying from the context.
+   */
   function copy(from: string, to: string, context: boolean): void {
-    cpSync(from, to, { recursive: true, filter: (src) => !context || src === root.replace(/\/$/, '') || !ignored(relative(root, src)) });
+    cpSync(from, to, {
+      recursive: true,
+      filter: (src) => !context || src === root.replace(/\/$/, '') || !ignored(relative(root, src)),
+    });
   }
 
   function play(stage: Stage, name: string): void {
@@ -127,13 +164,19 @@ describe('the Dockerfile played without Docker', () => {
           else if (src === '.') copy(root, dest, true);
           else {
             expect(ignored(src), `COPY ${src}: left out by .dockerignore`).toBe(false);
-            const target = dest.endsWith('/') || (existsSync(dest) && statSync(dest).isDirectory()) ? join(dest, src) : dest;
+            const target =
+              dest.endsWith('/') || (existsSync(dest) && statSync(dest).isDirectory()) ? join(dest, src) : dest;
             copy(join(root, src), target, true);
           }
         }
       } else if (op === 'RUN') {
         const cmd = args.replace(/^(--mount=\S+ )+/, '');
-        const r = spawnSync('sh', ['-c', cmd], { cwd: dir, env: { ...process.env, ...stageEnv, npm_config_prefer_offline: 'true' }, encoding: 'utf8', timeout: 400_000 });
+        const r = spawnSync('sh', ['-c', cmd], {
+          cwd: dir,
+          env: { ...process.env, ...stageEnv, npm_config_prefer_offline: 'true' },
+          encoding: 'utf8',
+          timeout: 400_000,
+        });
         expect(r.status, `RUN ${cmd}\n${r.stdout}\n${r.stderr}`).toBe(0);
       }
     }
@@ -152,55 +195,84 @@ describe('the Dockerfile played without Docker', () => {
     const app = dirs.get('final')!;
     expect(existsSync(join(app, 'dist/cli/main.js'))).toBe(true);
     expect(existsSync(join(app, 'dist/registry/check-worker.js'))).toBe(true);
-    for (const dev of ['typescript', 'tsx', 'vitest', 'esbuild', 'autocannon']) expect(existsSync(join(app, 'node_modules', dev)), dev).toBe(false);
-    for (const dep of ['fastify', 'pino', 'pino-pretty', 'xstate', 'ioredis']) expect(existsSync(join(app, 'node_modules', dep)), dep).toBe(true);
+    for (const dev of ['typescript', 'tsx', 'vitest', 'esbuild', 'autocannon'])
+      expect(existsSync(join(app, 'node_modules', dev)), dev).toBe(false);
+    for (const dep of ['fastify', 'pino', 'pino-pretty', 'xstate', 'ioredis'])
+      expect(existsSync(join(app, 'node_modules', dep)), dep).toBe(true);
     expect(readdirSync(app).sort()).toEqual(['bin', 'dist', 'node_modules', 'package-lock.json', 'package.json']);
   });
 
-  it('its CMD serves the flows mounted at /app/flows on every address; the HEALTHCHECK command passes on a 200 from /health/live only; STOPSIGNAL drains and exits 0', async () => {
-    const app = dirs.get('final')!;
-    mkdirSync(join(app, 'flows'));
-    cpSync(join(root, 'test/fixtures/http-flows/desk.yaml'), join(app, 'flows/desk.yaml'));
-    const port = await freePort();
-    const [cmd, ...argv] = JSON.parse(instr(final, 'CMD')[0]!) as string[];
-    const { LOG_FORMAT: _a, HOST: _b, PORT: _c, FLOWS_DIR: _d, CALLSCRIPT_CONFIG: _e, ...base } = process.env;
-    const s = spawnTracked(cmd === 'node' ? process.execPath : cmd!, argv, { cwd: app, env: { ...base, ...env, PORT: String(port) } });
-    await until(() => (s.out().includes(`callscript serving 1 flow from ${app}/flows on http://0.0.0.0:${port}\n`) || s.child.exitCode !== null ? true : undefined), 'the banner', 60_000);
-    expect(s.child.exitCode, s.out() + s.err()).toBe(null);
-    const health = await fetch(`http://127.0.0.1:${port}/health`);
-    expect(health.status).toBe(200);
-    // JSON log lines (LOG_FORMAT=json in the image)
-    expect(s.out()).toMatch(new RegExp(`^\\{"level":30,.*"msg":"Server listening at http://[^"]+:${port}"\\}$`, 'm'));
-
-    // the HEALTHCHECK command, against a stand-in answering as told (the route itself is the server's: docs/http.md)
-    const check = instr(final, 'HEALTHCHECK')[0]!.replace(/^(--\S+ )*CMD /, '');
-    const seen: string[] = [];
-    let status = 200;
-    const stub = http.createServer((req, res) => {
-      seen.push(`${req.method} ${req.url}`);
-      res.statusCode = req.url === '/health/live' ? status : 404;
-      res.end('{}');
-    });
-    await new Promise<void>((r) => stub.listen(0, '127.0.0.1', r));
-    const stubPort = (stub.address() as { port: number }).port;
-    const healthcheck = () =>
-      new Promise<number | null>((resolve) => {
-        const c = spawn('sh', ['-c', check], { cwd: app, env: { ...base, ...env, PORT: String(stubPort) }, stdio: 'ignore' });
-        c.on('exit', (code) => resolve(code));
+  it(
+    'its CMD serves the flows mounted at /app/flows on every address; the HEALTHCHECK command passes on a 200 ' +
+      'from /health/live only; STOPSIGNAL drains and exits 0',
+    async () => {
+      const app = dirs.get('final')!;
+      mkdirSync(join(app, 'flows'));
+      cpSync(join(root, 'test/fixtures/http-flows/desk.yaml'), join(app, 'flows/desk.yaml'));
+      const port = await freePort();
+      const [cmd, ...argv] = JSON.parse(instr(final, 'CMD')[0]!) as string[];
+      const { LOG_FORMAT: _a, HOST: _b, PORT: _c, FLOWS_DIR: _d, CALLSCRIPT_CONFIG: _e, ...base } = process.env;
+      const s = spawnTracked(cmd === 'node' ? process.execPath : cmd!, argv, {
+        cwd: app,
+        env: { ...base, ...env, PORT: String(port) },
       });
-    try {
-      expect(await healthcheck()).toBe(0);
-      status = 503;
-      expect(await healthcheck()).toBe(1);
-      expect(seen).toEqual(['GET /health/live', 'GET /health/live']);
-    } finally {
-      await new Promise((r) => stub.close(r));
-    }
-    const closedPort = await freePort();
-    expect(await new Promise((resolve) => spawn('sh', ['-c', check], { env: { ...base, ...env, PORT: String(closedPort) }, stdio: 'ignore' }).on('exit', resolve))).toBe(1);
+      await until(
+        () =>
+          s.out().includes(`callscript serving 1 flow from ${app}/flows on http://0.0.0.0:${port}\n`) ||
+          s.child.exitCode !== null
+            ? true
+            : undefined,
+        'the banner',
+        60_000,
+      );
+      expect(s.child.exitCode, s.out() + s.err()).toBe(null);
+      const health = await fetch(`http://127.0.0.1:${port}/health`);
+      expect(health.status).toBe(200);
+      // JSON log lines (LOG_FORMAT=json in the image)
+      expect(s.out()).toMatch(new RegExp(`^\\{"level":30,.*"msg":"Server listening at http://[^"]+:${port}"\\}$`, 'm'));
 
-    s.child.kill(instr(final, 'STOPSIGNAL')[0] as NodeJS.Signals);
-    expect(await s.exit).toEqual({ code: 0, signal: null });
-    await allGone(port, [s.pid]);
-  }, 120_000);
+      // the HEALTHCHECK command, against a stand-in answering as told (the route itself is the server's: docs/http.md)
+      const check = instr(final, 'HEALTHCHECK')[0]!.replace(/^(--\S+ )*CMD /, '');
+      const seen: string[] = [];
+      let status = 200;
+      const stub = http.createServer((req, res) => {
+        seen.push(`${req.method} ${req.url}`);
+        res.statusCode = req.url === '/health/live' ? status : 404;
+        res.end('{}');
+      });
+      await new Promise<void>((r) => stub.listen(0, '127.0.0.1', r));
+      const stubPort = (stub.address() as { port: number }).port;
+      const healthcheck = () =>
+        new Promise<number | null>((resolve) => {
+          const c = spawn('sh', ['-c', check], {
+            cwd: app,
+            env: { ...base, ...env, PORT: String(stubPort) },
+            stdio: 'ignore',
+          });
+          c.on('exit', (code) => resolve(code));
+        });
+      try {
+        expect(await healthcheck()).toBe(0);
+        status = 503;
+        expect(await healthcheck()).toBe(1);
+        expect(seen).toEqual(['GET /health/live', 'GET /health/live']);
+      } finally {
+        await new Promise((r) => stub.close(r));
+      }
+      const closedPort = await freePort();
+      expect(
+        await new Promise((resolve) =>
+          spawn('sh', ['-c', check], { env: { ...base, ...env, PORT: String(closedPort) }, stdio: 'ignore' }).on(
+            'exit',
+            resolve,
+          ),
+        ),
+      ).toBe(1);
+
+      s.child.kill(instr(final, 'STOPSIGNAL')[0] as NodeJS.Signals);
+      expect(await s.exit).toEqual({ code: 0, signal: null });
+      await allGone(port, [s.pid]);
+    },
+    120_000,
+  );
 });

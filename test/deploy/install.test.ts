@@ -7,7 +7,7 @@
  * mock-http, validate, test, simulate, paths, graph, errors, schema.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -25,12 +25,21 @@ const pkg = join(project, 'node_modules/callscript');
 const { LOG_FORMAT: _drop, ...env } = process.env;
 
 beforeAll(() => {
-  if (!existsSync(join(root, 'dist/cli/main.js'))) throw new Error('dist/ is not built: run npm ci (or npm run build) first');
-  const packed = spawnSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', project], { cwd: root, encoding: 'utf8' });
+  if (!existsSync(join(root, 'dist/cli/main.js')))
+    throw new Error('dist/ is not built: run npm ci (or npm run build) first');
+  const packed = spawnSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', project], {
+    cwd: root,
+    encoding: 'utf8',
+  });
   expect(packed.status, packed.stderr).toBe(0);
   const tgz = join(project, packed.stdout.trim().split('\n').at(-1)!);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'my-ivr', version: '1.0.0', private: true }));
-  const installed = spawnSync('npm', ['install', tgz, '--omit=dev', '--no-audit', '--no-fund'], { cwd: project, encoding: 'utf8', env: { ...env, npm_config_prefer_offline: 'true' }, timeout: 400_000 });
+  const installed = spawnSync('npm', ['install', tgz, '--omit=dev', '--no-audit', '--no-fund'], {
+    cwd: project,
+    encoding: 'utf8',
+    env: { ...env, npm_config_prefer_offline: 'true' },
+    timeout: 400_000,
+  });
   expect(installed.status, installed.stdout + installed.stderr).toBe(0);
 }, 600_000);
 afterEach(killLeftovers);
@@ -45,9 +54,17 @@ function run(args: string[], cwd = project) {
 }
 
 /** `callscript <args>` left running, resolved once `started` finds what it waits for in its output. */
-async function running(args: string[], started: RegExp, extra: Record<string, string> = {}): Promise<{ s: Spawned; m: RegExpExecArray }> {
+async function running(
+  args: string[],
+  started: RegExp,
+  extra: Record<string, string> = {},
+): Promise<{ s: Spawned; m: RegExpExecArray }> {
   const s = spawnTracked(bin, args, { cwd: project, env: { ...env, ...extra } });
-  const m = await until(() => started.exec(s.out()) ?? (s.child.exitCode !== null ? null : undefined), `callscript ${args[0]} to start`, 60_000);
+  const m = await until(
+    () => started.exec(s.out()) ?? (s.child.exitCode !== null ? null : undefined),
+    `callscript ${args[0]} to start`,
+    60_000,
+  );
   if (!m) throw new Error(`callscript ${args.join(' ')} exited:\n${s.out()}${s.err()}`);
   return { s, m };
 }
@@ -60,14 +77,27 @@ function flowsDir(): string {
 
 describe('installed with --omit=dev', () => {
   it('holds dist/ and the runtime dependencies, not tsx, TypeScript or the sources', () => {
-    for (const dev of ['tsx', 'typescript', 'vitest', 'esbuild']) expect(existsSync(join(project, 'node_modules', dev)), dev).toBe(false);
-    for (const f of ['dist/cli/main.js', 'dist/registry/check-worker.js', 'dist/index.js', 'bin/callscript.js', 'flows/front-desk.yaml', 'docs/deploy.md']) expect(existsSync(join(pkg, f)), f).toBe(true);
+    for (const dev of ['tsx', 'typescript', 'vitest', 'esbuild'])
+      expect(existsSync(join(project, 'node_modules', dev)), dev).toBe(false);
+    for (const f of [
+      'dist/cli/main.js',
+      'dist/registry/check-worker.js',
+      'dist/index.js',
+      'bin/callscript.js',
+      'flows/front-desk.yaml',
+      'docs/deploy.md',
+    ])
+      expect(existsSync(join(pkg, f)), f).toBe(true);
     expect(existsSync(join(pkg, 'src'))).toBe(false);
     expect(run(['--version']).stdout).toBe('0.1.0\n');
   });
 
   it('the library: import { callscript } from "callscript"', () => {
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', "const m = await import('callscript'); console.log(typeof m.callscript)"], { cwd: project, env, encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      ['--input-type=module', '-e', "const m = await import('callscript'); console.log(typeof m.callscript)"],
+      { cwd: project, env, encoding: 'utf8' },
+    );
     expect({ status: r.status, out: r.stdout, err: r.stderr }).toEqual({ status: 0, out: 'function\n', err: '' });
   });
 
@@ -92,23 +122,36 @@ describe('installed with --omit=dev', () => {
     expect(JSON.parse(run(['schema']).stdout)).toMatchObject({ $schema: expect.any(String) });
   }, 180_000);
 
-  it('serve: answers /rt; a changed flow reloads on SIGHUP, checked on the worker thread (no tsx needed); SIGTERM drains, exit 0', async () => {
-    const flows = flowsDir();
-    const { s, m } = await running(['serve', '--port', '0', '--flows', flows], /on (http:\/\/127\.0\.0\.1:(\d+))\n/);
-    const base = m[1]!;
-    const first = await fetch(`${base}/rt/desk`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: rtBody({ callid: '99000000000000001' }) });
-    expect(first.status).toBe(200);
-    expect(await first.json()).toMatchObject({ command: 'read', command_id: 1 });
-    const file = join(flows, 'desk.yaml');
-    writeFileSync(file, readFileSync(file, 'utf8').replace('Press 1 for sales.', 'Press 1 for sales, please.'));
-    s.child.kill('SIGHUP');
-    const published = await until(() => logEntries(s.out()).find((l) => l.code === 'FLOW_PUBLISHED'), 'the reload', 60_000);
-    expect(published).toMatchObject({ flow: 'desk', reason: 'SIGHUP' });
-    expect(logEntries(s.out()).filter((l) => typeof l.code === 'string' && l.code.startsWith('CHECK_'))).toEqual([]);
-    s.child.kill('SIGTERM');
-    expect(await s.exit).toEqual({ code: 0, signal: null });
-    await allGone(Number(m[2]), [s.pid]);
-  }, 120_000);
+  it(
+    'serve: answers /rt; a changed flow reloads on SIGHUP, checked on the worker thread (no tsx needed); ' +
+      'SIGTERM drains, exit 0',
+    async () => {
+      const flows = flowsDir();
+      const { s, m } = await running(['serve', '--port', '0', '--flows', flows], /on (http:\/\/127\.0\.0\.1:(\d+))\n/);
+      const base = m[1]!;
+      const first = await fetch(`${base}/rt/desk`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: rtBody({ callid: '99000000000000001' }),
+      });
+      expect(first.status).toBe(200);
+      expect(await first.json()).toMatchObject({ command: 'read', command_id: 1 });
+      const file = join(flows, 'desk.yaml');
+      writeFileSync(file, readFileSync(file, 'utf8').replace('Press 1 for sales.', 'Press 1 for sales, please.'));
+      s.child.kill('SIGHUP');
+      const published = await until(
+        () => logEntries(s.out()).find((l) => l.code === 'FLOW_PUBLISHED'),
+        'the reload',
+        60_000,
+      );
+      expect(published).toMatchObject({ flow: 'desk', reason: 'SIGHUP' });
+      expect(logEntries(s.out()).filter((l) => typeof l.code === 'string' && l.code.startsWith('CHECK_'))).toEqual([]);
+      s.child.kill('SIGTERM');
+      expect(await s.exit).toEqual({ code: 0, signal: null });
+      await allGone(Number(m[2]), [s.pid]);
+    },
+    120_000,
+  );
 
   it('the emulator, a call through it to the server, and mock-http', async () => {
     const emu = await running(['emulator', '--port', '0'], /callscript emulator on (http:\/\/127\.0\.0\.1:\d+)/);
@@ -126,17 +169,29 @@ describe('installed with --omit=dev', () => {
     }
   }, 120_000);
 
-  it.skipIf(!!missing)('serve --workers 2 on Redis: serves /rt; SIGTERM to the primary leaves no process', async () => {
-    const prefix = testPrefix();
-    prefixes.push(prefix);
-    const { s, m } = await running(['serve', '--port', '0', '--flows', flowsDir(), '--workers', '2', '--store', REDIS_URL], /on http:\/\/127\.0\.0\.1:(\d+)\n[\s\S]* 2 workers \(pids /, { CALLSCRIPT_STORE_PREFIX: prefix });
-    const port = Number(m[1]);
-    const answer = await fetch(`http://127.0.0.1:${port}/rt/desk`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: rtBody({ callid: '99000000000000002' }) });
-    expect(await answer.json()).toMatchObject({ command: 'read', command_id: 1 });
-    const tree = descendants(s.pid);
-    expect(tree).toHaveLength(2);
-    s.child.kill('SIGTERM');
-    expect(await s.exit).toEqual({ code: 0, signal: null });
-    await allGone(port, tree);
-  }, 120_000);
+  it.skipIf(!!missing)(
+    'serve --workers 2 on Redis: serves /rt; SIGTERM to the primary leaves no process',
+    async () => {
+      const prefix = testPrefix();
+      prefixes.push(prefix);
+      const { s, m } = await running(
+        ['serve', '--port', '0', '--flows', flowsDir(), '--workers', '2', '--store', REDIS_URL],
+        /on http:\/\/127\.0\.0\.1:(\d+)\n[\s\S]* 2 workers \(pids /,
+        { CALLSCRIPT_STORE_PREFIX: prefix },
+      );
+      const port = Number(m[1]);
+      const answer = await fetch(`http://127.0.0.1:${port}/rt/desk`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: rtBody({ callid: '99000000000000002' }),
+      });
+      expect(await answer.json()).toMatchObject({ command: 'read', command_id: 1 });
+      const tree = descendants(s.pid);
+      expect(tree).toHaveLength(2);
+      s.child.kill('SIGTERM');
+      expect(await s.exit).toEqual({ code: 0, signal: null });
+      await allGone(port, tree);
+    },
+    120_000,
+  );
 });

@@ -21,14 +21,25 @@ function pkgDir(opts: { dist: boolean; typescript: boolean }): string {
   dirs.push(d);
   mkdirSync(join(d, 'scripts'));
   copyFileSync(join(root, 'scripts/prepare.mjs'), join(d, 'scripts/prepare.mjs'));
-  writeFileSync(join(d, 'package.json'), JSON.stringify({ name: 'p', version: '1.0.0', type: 'module', scripts: { build: 'node -e "require(\'fs\').writeFileSync(\'built\', \'yes\')"' } }));
+  writeFileSync(
+    join(d, 'package.json'),
+    JSON.stringify({
+      name: 'p',
+      version: '1.0.0',
+      type: 'module',
+      scripts: { build: "node -e \"require('fs').writeFileSync('built', 'yes')\"" },
+    }),
+  );
   if (opts.dist) {
     mkdirSync(join(d, 'dist/cli'), { recursive: true });
     writeFileSync(join(d, 'dist/cli/main.js'), '');
   }
   if (opts.typescript) {
     mkdirSync(join(d, 'node_modules/typescript'), { recursive: true });
-    writeFileSync(join(d, 'node_modules/typescript/package.json'), JSON.stringify({ name: 'typescript', version: '5.9.0', main: 'index.js' }));
+    writeFileSync(
+      join(d, 'node_modules/typescript/package.json'),
+      JSON.stringify({ name: 'typescript', version: '5.9.0', main: 'index.js' }),
+    );
     writeFileSync(join(d, 'node_modules/typescript/index.js'), '');
   }
   return d;
@@ -51,7 +62,9 @@ it('no TypeScript (--omit=dev) and dist/ built before: keeps it, says so, exit 0
   const d = pkgDir({ dist: true, typescript: false });
   const r = prepare(d);
   expect(r.status).toBe(0);
-  expect(r.stdout).toBe('callscript: TypeScript is not installed (a production install, --omit=dev): dist/ as built before is used\n');
+  expect(r.stdout).toBe(
+    'callscript: TypeScript is not installed (a production install, --omit=dev): dist/ as built before is used\n',
+  );
   expect(existsSync(join(d, 'built'))).toBe(false);
 }, 60_000);
 
@@ -59,5 +72,8 @@ it('no TypeScript and no dist/: exit 1 and what to do', () => {
   const d = pkgDir({ dist: false, typescript: false });
   const r = prepare(d);
   expect(r.status).toBe(1);
-  expect(r.stderr).toBe('callscript: dist/ is not built and TypeScript is not installed (--omit=dev): build first with the dev dependencies (npm ci, or a build stage: docs/deploy.md), then install with --omit=dev\n');
+  expect(r.stderr).toBe(
+    'callscript: dist/ is not built and TypeScript is not installed (--omit=dev): build first with the dev ' +
+      'dependencies (npm ci, or a build stage: docs/deploy.md), then install with --omit=dev\n',
+  );
 }, 60_000);

@@ -57,20 +57,26 @@ describe('deploy/callscript.service', () => {
     expect(one('User')).toBe('callscript');
     expect(one('Group')).toBe('callscript');
     expect(one('EnvironmentFile')).toBe('/etc/callscript/callscript.env');
-    expect(one('ExecStart')).toBe('/usr/bin/node /opt/callscript/dist/cli/main.js serve --config /etc/callscript/callscript.yaml');
+    expect(one('ExecStart')).toBe(
+      '/usr/bin/node /opt/callscript/dist/cli/main.js serve --config /etc/callscript/callscript.yaml',
+    );
     expect(one('ExecReload')).toBe('/bin/kill -HUP $MAINPID');
     expect(unit.Install!.WantedBy).toEqual(['multi-user.target']);
     expect(unit.Unit!.After).toEqual(['network-online.target']);
   });
 
-  it('restarts on failure, stops with SIGTERM to the main process, and waits longer than a drain takes before killing', () => {
-    expect(one('Restart')).toBe('on-failure');
-    expect(one('KillSignal')).toBe('SIGTERM');
-    expect(one('KillMode')).toBe('mixed');
-    // a drain: the requests in progress end within the request timeout (a slow client) and the reply deadline
-    const drain = (DEFAULT_TRANSPORT.requestTimeoutMs + DEFAULT_RT_OPTIONS.deadlineMs) / 1000;
-    expect(seconds(one('TimeoutStopSec'))).toBeGreaterThan(drain);
-  });
+  it(
+    'restarts on failure, stops with SIGTERM to the main process, and waits longer than a drain takes before ' +
+      'killing',
+    () => {
+      expect(one('Restart')).toBe('on-failure');
+      expect(one('KillSignal')).toBe('SIGTERM');
+      expect(one('KillMode')).toBe('mixed');
+      // a drain: the requests in progress end within the request timeout (a slow client) and the reply deadline
+      const drain = (DEFAULT_TRANSPORT.requestTimeoutMs + DEFAULT_RT_OPTIONS.deadlineMs) / 1000;
+      expect(seconds(one('TimeoutStopSec'))).toBeGreaterThan(drain);
+    },
+  );
 
   it('keeps the process from writing the system or gaining privileges', () => {
     expect(one('NoNewPrivileges')).toBe('yes');
@@ -81,23 +87,30 @@ describe('deploy/callscript.service', () => {
   });
 
   const analyze = spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8' });
-  const why = analyze.status === 0 ? undefined : `systemd-analyze cannot be run (${analyze.error?.message ?? analyze.stderr}): install systemd to verify the unit`;
+  const why =
+    analyze.status === 0
+      ? undefined
+      : `systemd-analyze cannot be run (${analyze.error?.message ?? analyze.stderr}): install systemd to ` +
+        `verify the unit`;
   if (why && process.env.CI === 'true') throw new Error(`${why}; CI=true, so this fails instead of skipping`);
   if (why) console.warn(`SKIPPED: ${why}`);
 
-  it.skipIf(!!why)('systemd-analyze verify finds nothing to say (and does find a unit whose ExecStart is missing)', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'callscript-unit-'));
-    try {
-      const file = join(dir, 'callscript.service');
-      writeFileSync(file, text.replace('ExecStart=/usr/bin/node ', `ExecStart=${process.execPath} `));
-      const r = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
-      expect({ status: r.status, out: r.stdout + r.stderr }).toEqual({ status: 0, out: '' });
-      writeFileSync(file, text.replace('ExecStart=/usr/bin/node ', 'ExecStart=/nonexistent/node '));
-      const bad = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
-      expect(bad.status).not.toBe(0);
-      expect(bad.stderr).toContain('/nonexistent/node is not executable');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  it.skipIf(!!why)(
+    'systemd-analyze verify finds nothing to say (and does find a unit whose ExecStart is missing)',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'callscript-unit-'));
+      try {
+        const file = join(dir, 'callscript.service');
+        writeFileSync(file, text.replace('ExecStart=/usr/bin/node ', `ExecStart=${process.execPath} `));
+        const r = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
+        expect({ status: r.status, out: r.stdout + r.stderr }).toEqual({ status: 0, out: '' });
+        writeFileSync(file, text.replace('ExecStart=/usr/bin/node ', 'ExecStart=/nonexistent/node '));
+        const bad = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
+        expect(bad.status).not.toBe(0);
+        expect(bad.stderr).toContain('/nonexistent/node is not executable');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });

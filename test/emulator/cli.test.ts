@@ -20,7 +20,10 @@ class Capture extends Writable {
 
 function runChild(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const c = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     c.stdout.on('data', (d) => (stdout += d));
@@ -36,7 +39,8 @@ beforeAll(async () => {
   e = await startEmulator();
   server = await fakeServer((r, n) => {
     if (r.json?.call_status !== 'UP') return { body: cmd('hangup', 99) };
-    if (n % 3 === 1) return { body: cmd('read', 1, { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for sales.', max_digits: 1 }) };
+    if (n % 3 === 1)
+      return { body: cmd('read', 1, { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for sales.', max_digits: 1 }) };
     return { body: cmd('hangup', 2) };
   });
   dir = mkdtempSync(join(tmpdir(), 'cli-'));
@@ -78,11 +82,20 @@ describe('callscript call', () => {
       const r = await run({ url: bad.url, json: true });
       expect(r.code).toBe(1);
       const t = JSON.parse(r.out);
-      expect(t.violations).toEqual([{ request: 1, code: 'OUT_OF_BOUNDS', field: 'params.max_digits', message: 'read.max_digits is 25; it must be from 1 to 20' }]);
+      expect(t.violations).toEqual([
+        {
+          request: 1,
+          code: 'OUT_OF_BOUNDS',
+          field: 'params.max_digits',
+          message: 'read.max_digits is 25; it must be from 1 to 20',
+        },
+      ]);
       expect(t.caller).toBe('default caller');
       const text = await run({ url: bad.url });
       expect(text.code).toBe(1);
-      expect(text.out).toContain('  violation  request 1  OUT_OF_BOUNDS  params.max_digits: read.max_digits is 25; it must be from 1 to 20');
+      expect(text.out).toContain(
+        '  violation  request 1  OUT_OF_BOUNDS  params.max_digits: read.max_digits is 25; it must be from 1 to 20',
+      );
       expect(text.out).toContain('[refused]');
     } finally {
       await bad.close();
@@ -99,23 +112,45 @@ describe('callscript call', () => {
     expect(JSON.parse(out.out)).toMatchObject({ direction: 'outbound', to: '+447700900888' });
   });
 
-  it('exit 2 with a clear message: no target, two targets, a bad caller script, an unknown app, no emulator', async () => {
-    expect(await run({})).toMatchObject({ code: 2, err: 'callscript call: give one of --url <real-time URL>, --app <app hash> or --did <number routed to an app>\n' });
-    expect((await run({ url: server.url, app: 'ABCD1234' })).code).toBe(2);
-    const bad = join(dir, 'bad.yaml');
-    writeFileSync(bad, 'actions:\n  - raed: 1\n');
-    const r = await run({ url: server.url, caller: bad });
-    expect(r.code).toBe(2);
-    expect(r.err).toBe(`callscript call: BAD_CALLER\n${bad}:2:5 actions[0].raed: raed is not an action (did you mean read?); an action is a command (read, play, dialout...), error, hangup or hangup_after\n  2 |   - raed: 1\n    |     ^\n`);
-    expect((await run({ url: server.url, caller: join(dir, 'missing.yaml') })).err).toMatch(/cannot read the caller script .*missing.yaml/);
-    expect((await run({ app: 'ZZZZ0000' })).err).toBe('callscript call: NOT_FOUND: no application "ZZZZ0000" (create one with apps.create)\n');
-    expect((await run({ url: server.url, password: 'wrong' })).err).toMatch(/AUTH_REQUIRED/);
-    const closed = await fakeServer(() => ({ body: '' }));
-    const port = new URL(closed.url).port;
-    await closed.close();
-    const gone = await run({ url: server.url, emulator: `http://127.0.0.1:${port}` });
-    expect(gone).toEqual({ code: 2, out: '', err: `callscript call: cannot reach the emulator at http://127.0.0.1:${port} (ECONNREFUSED); start it with: callscript emulator\n` });
-  });
+  it(
+    'exit 2 with a clear message: no target, two targets, a ' + 'bad caller script, an unknown app, no emulator',
+    async () => {
+      expect(await run({})).toMatchObject({
+        code: 2,
+        err:
+          'callscript call: give one of --url <real-time URL>, --app <app hash> ' +
+          'or --did <number routed to an app>\n',
+      });
+      expect((await run({ url: server.url, app: 'ABCD1234' })).code).toBe(2);
+      const bad = join(dir, 'bad.yaml');
+      writeFileSync(bad, 'actions:\n  - raed: 1\n');
+      const r = await run({ url: server.url, caller: bad });
+      expect(r.code).toBe(2);
+      expect(r.err).toBe(
+        `callscript call: BAD_CALLER\n${bad}:2:5 actions[0].raed: raed is not an action (did you mean read?); ` +
+          `an action is a command (read, play, dialout...), error, hangup or hangup_after\n  2 |   - raed: 1\n   ` +
+          ` |     ^\n`,
+      );
+      expect((await run({ url: server.url, caller: join(dir, 'missing.yaml') })).err).toMatch(
+        /cannot read the caller script .*missing.yaml/,
+      );
+      expect((await run({ app: 'ZZZZ0000' })).err).toBe(
+        'callscript call: NOT_FOUND: no application "ZZZZ0000" (create one with apps.create)\n',
+      );
+      expect((await run({ url: server.url, password: 'wrong' })).err).toMatch(/AUTH_REQUIRED/);
+      const closed = await fakeServer(() => ({ body: '' }));
+      const port = new URL(closed.url).port;
+      await closed.close();
+      const gone = await run({ url: server.url, emulator: `http://127.0.0.1:${port}` });
+      expect(gone).toEqual({
+        code: 2,
+        out: '',
+        err:
+          `callscript call: cannot reach the emulator at http://127.0.0.1:${port} (ECONNREFUSED); start it with: ` +
+          `callscript emulator\n`,
+      });
+    },
+  );
 });
 
 describe('callscript emulator', () => {
@@ -124,7 +159,9 @@ describe('callscript emulator', () => {
     expect(await emulator({ port: 'x' }, {}, new Capture(), err)).toBe(2);
     expect(await emulator({ replyTimeout: '10' }, {}, new Capture(), err)).toBe(2);
     expect(await emulator({ data: join(dir, 'never.json'), dataCompactBytes: '100' }, {}, new Capture(), err)).toBe(2);
-    expect(await emulator({ data: join(dir, 'never.json') }, { EMULATOR_DATA_COMPACT_BYTES: '1e3x' }, new Capture(), err)).toBe(2);
+    expect(
+      await emulator({ data: join(dir, 'never.json') }, { EMULATOR_DATA_COMPACT_BYTES: '1e3x' }, new Capture(), err),
+    ).toBe(2);
     expect(await emulator({ maxLiveCalls: '0' }, {}, new Capture(), err)).toBe(2);
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, 'nope');
@@ -141,7 +178,24 @@ describe('callscript emulator', () => {
 
   it('spawned: prints its URLs, runs a call from `callscript call`, keeps its data, stops on SIGTERM', async () => {
     const data = join(dir, 'data.json');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'emulator', '--port', '0', '--login', 'me', '--password', 'pw', '--data', data], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'emulator',
+        '--port',
+        '0',
+        '--login',
+        'me',
+        '--password',
+        'pw',
+        '--data',
+        data,
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -160,7 +214,18 @@ describe('callscript emulator', () => {
       expect(out).toContain(`  JSON-RPC       ${base}/json-rpc/v1.1/`);
       expect(out).toContain(`  data           ${data} (0 apps, 0 SMS, 0 calls)`);
       // Not spawnSync: the fake customer server lives in this process and must keep answering.
-      const r = await runChild(['call', '--url', server.url, '--emulator', base, '--login', 'me', '--password', 'pw', '--json']);
+      const r = await runChild([
+        'call',
+        '--url',
+        server.url,
+        '--emulator',
+        base,
+        '--login',
+        'me',
+        '--password',
+        'pw',
+        '--json',
+      ]);
       expect(r.status, r.stderr).toBe(0);
       const t = JSON.parse(r.stdout);
       expect(t.commands.map((c: { command: string }) => c.command)).toEqual(['read', 'hangup']);

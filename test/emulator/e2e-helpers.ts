@@ -55,7 +55,10 @@ export function expectSteps(t: Transcript, steps: Step[]): void {
     const [c, k, r] = got[i]!;
     expect(c, `command ${i + 1}:\n${shown}`).toBe(command);
     if (key === '') expect(k, `key of command ${i + 1} (${c})`).toBe('');
-    else expect(String(k).startsWith(key), `key of command ${i + 1} (${c}): "${k}" does not start with "${key}"`).toBe(true);
+    else
+      expect(String(k).startsWith(key), `key of command ${i + 1} (${c}): "${k}" does not start with "${key}"`).toBe(
+        true,
+      );
     if (result instanceof RegExp) expect(r, `result of command ${i + 1} (${c})`).toMatch(result);
     else expect(r, `result of command ${i + 1} (${c})`).toBe(result);
   });
@@ -66,7 +69,11 @@ export function expectSteps(t: Transcript, steps: Step[]): void {
 }
 
 /** The final request: how the call ended, with what it carried. */
-export function expectEnd(t: Transcript, endedBy: Transcript['ended_by'], final: { call_status?: string; command: string; command_result?: string | RegExp }): void {
+export function expectEnd(
+  t: Transcript,
+  endedBy: Transcript['ended_by'],
+  final: { call_status?: string; command: string; command_result?: string | RegExp },
+): void {
   expect(t.ended_by, t.end_reason).toBe(endedBy);
   expect(t.final?.call_status).toBe(final.call_status ?? 'HANGUP');
   expect(t.final?.command).toBe(final.command);

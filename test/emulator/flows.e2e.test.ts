@@ -31,7 +31,10 @@ beforeAll(async () => {
   cpSync(join(ROOT, 'flows'), flowsDir, { recursive: true });
   // front-desk on a bank holiday: the same flow with office_open false.
   const desk = readFileSync(join(ROOT, 'flows/front-desk.yaml'), 'utf8');
-  writeFileSync(join(flowsDir, 'front-desk-holiday.yaml'), desk.replace('name: front-desk', 'name: front-desk-holiday').replace('office_open: true', 'office_open: false'));
+  writeFileSync(
+    join(flowsDir, 'front-desk-holiday.yaml'),
+    desk.replace('name: front-desk', 'name: front-desk-holiday').replace('office_open: true', 'office_open: false'),
+  );
   serve = await spawnServe(['--flows', flowsDir], {
     RT_LOGIN: RT.login,
     RT_PASSWORD: RT.password,
@@ -72,29 +75,55 @@ describe('front-desk', () => {
 
   it('info three times, then goodbye (route default, info, count_visit, again both ways)', async () => {
     const t = await run('front-desk', 'info-three-times.yaml');
-    expectSteps(t, [WELCOME, ['read', MENU[0]!, '3'], ['play', INFO, '0'], ['read', MENU[0]!, '3'], ['play', INFO, '0'], ['read', MENU[0]!, '3'], ['play', INFO, '0'], GOODBYE, HANGUP]);
-    expectEnd(t, 'flow', { command: 'hangup' });
-    expect(t).toMatchObject({ from: '+447700900123', to: '+442079460000', date_started: '2026-11-23 10:00:00', request_hash: null });
-  });
-
-  it('a French caller: welcome_fr, TIMEOUT and no-match retries with their prompts, sales and operator NOANSWER', async () => {
-    const t = await run('front-desk', 'french-retries-sales-noanswer.yaml');
     expectSteps(t, [
-      ['play', "TTS|TTS_FR-FR_AUDREY|Bonjour et merci d'appeler Acme.", '0'],
-      ['read', MENU[0]!, 'TIMEOUT'],
-      ['read', MENU[1]!, '7'],
-      ['play', 'Sorry, 7 is not one of the choices.', '0'],
-      ['read', MENU[2]!, '1'],
-      ['dialout', '+442079460110', 'NOANSWER'],
-      ['play', 'Our sales team is busy at the moment.', '0'],
-      ['dialout', OPERATOR, 'NOANSWER'],
-      BUSY,
+      WELCOME,
+      ['read', MENU[0]!, '3'],
+      ['play', INFO, '0'],
+      ['read', MENU[0]!, '3'],
+      ['play', INFO, '0'],
+      ['read', MENU[0]!, '3'],
+      ['play', INFO, '0'],
       GOODBYE,
       HANGUP,
     ]);
-    expect(t.commands[5]!.params).toEqual({ targets: [{ number: '+442079460110', timeout: 25 }], ringtone: 'MUSIC', whisper: 'TTS|TTS_EN-GB_SERENA|Sales call from +33612345678.', cdr_field: 'sales' });
-    expect(t.commands[7]!.params).toMatchObject({ whisper: 'TTS|TTS_EN-GB_SERENA|Front desk call. The caller chose 1.', ringtone: 'RING' });
+    expectEnd(t, 'flow', { command: 'hangup' });
+    expect(t).toMatchObject({
+      from: '+447700900123',
+      to: '+442079460000',
+      date_started: '2026-11-23 10:00:00',
+      request_hash: null,
+    });
   });
+
+  it(
+    'a French caller: welcome_fr, TIMEOUT and no-match retries ' + 'with their prompts, sales and operator NOANSWER',
+    async () => {
+      const t = await run('front-desk', 'french-retries-sales-noanswer.yaml');
+      expectSteps(t, [
+        ['play', "TTS|TTS_FR-FR_AUDREY|Bonjour et merci d'appeler Acme.", '0'],
+        ['read', MENU[0]!, 'TIMEOUT'],
+        ['read', MENU[1]!, '7'],
+        ['play', 'Sorry, 7 is not one of the choices.', '0'],
+        ['read', MENU[2]!, '1'],
+        ['dialout', '+442079460110', 'NOANSWER'],
+        ['play', 'Our sales team is busy at the moment.', '0'],
+        ['dialout', OPERATOR, 'NOANSWER'],
+        BUSY,
+        GOODBYE,
+        HANGUP,
+      ]);
+      expect(t.commands[5]!.params).toEqual({
+        targets: [{ number: '+442079460110', timeout: 25 }],
+        ringtone: 'MUSIC',
+        whisper: 'TTS|TTS_EN-GB_SERENA|Sales call from +33612345678.',
+        cdr_field: 'sales',
+      });
+      expect(t.commands[7]!.params).toMatchObject({
+        whisper: 'TTS|TTS_EN-GB_SERENA|Front desk call. The caller chose 1.',
+        ringtone: 'RING',
+      });
+    },
+  );
 
   it('sales answers: bridged, the caller hangs up, the next request is terminal', async () => {
     const t = await run('front-desk', 'sales-answered.yaml');
@@ -109,36 +138,60 @@ describe('front-desk', () => {
     expectEnd(t, 'bridge', { command: 'dialout' });
   });
 
-  it('accounts NOANSWER, the operator dialout fails (error branch), the apology fails too (its error branch)', async () => {
-    const t = await run('front-desk', 'operator-fails.yaml');
-    expectSteps(t, [
-      WELCOME,
-      ['read', MENU[0]!, '2'],
-      ['dialout', '+442079460120', 'NOANSWER'],
-      ['play', 'Our accounts team is busy at the moment.', '0'],
-      ['dialout', OPERATOR, 'error:DIALOUT_FAILED'],
-      ['play', 'We are sorry, we are having technical problems.', 'error:MEDIA_NOT_FOUND'],
-      HANGUP,
-    ]);
-  });
+  it(
+    'accounts NOANSWER, the operator dialout fails (error ' + 'branch), the apology fails too (its error branch)',
+    async () => {
+      const t = await run('front-desk', 'operator-fails.yaml');
+      expectSteps(t, [
+        WELCOME,
+        ['read', MENU[0]!, '2'],
+        ['dialout', '+442079460120', 'NOANSWER'],
+        ['play', 'Our accounts team is busy at the moment.', '0'],
+        ['dialout', OPERATOR, 'error:DIALOUT_FAILED'],
+        ['play', 'We are sorry, we are having technical problems.', 'error:MEDIA_NOT_FOUND'],
+        HANGUP,
+      ]);
+    },
+  );
 
   it('"0" (flow-wide handler) to the operator, whose dialout fails: the apology plays', async () => {
     const t = await run('front-desk', 'operator-fails-apology.yaml');
-    expectSteps(t, [WELCOME, ['read', MENU[0]!, '0'], ['dialout', OPERATOR, 'error:DIALOUT_FAILED'], ['play', 'We are sorry, we are having technical problems.', '0'], HANGUP]);
-    expect(t.commands[2]!.params).toMatchObject({ whisper: 'TTS|TTS_EN-GB_SERENA|Front desk call. The caller chose 0.' });
+    expectSteps(t, [
+      WELCOME,
+      ['read', MENU[0]!, '0'],
+      ['dialout', OPERATOR, 'error:DIALOUT_FAILED'],
+      ['play', 'We are sorry, we are having technical problems.', '0'],
+      HANGUP,
+    ]);
+    expect(t.commands[2]!.params).toMatchObject({
+      whisper: 'TTS|TTS_EN-GB_SERENA|Front desk call. The caller chose 0.',
+    });
   });
 
   it('"0" to the operator; the second target answers', async () => {
     const t = await run('front-desk', 'zero-operator-answered.yaml');
     expectSteps(t, [WELCOME, ['read', MENU[0]!, '0'], ['dialout', OPERATOR, '']]);
-    expect(t.commands[2]!.caller).toBe('+442079460100 did not answer (20 s); +442079460101 answered after 5 s; bridged 90 s; the callee hung up');
+    expect(t.commands[2]!.caller).toBe(
+      '+442079460100 did not answer (20 s); +442079460101 answered after 5 s; bridged 90 s; the callee hung up',
+    );
     expectEnd(t, 'bridge', { command: 'dialout' });
   });
 
   it('no input three times: no_choice, the operator hears "nothing", nobody answers', async () => {
     const t = await run('front-desk', 'no-input.yaml');
-    expectSteps(t, [WELCOME, ['read', MENU[0]!, 'TIMEOUT'], ['read', MENU[1]!, 'TIMEOUT'], ['read', MENU[2]!, 'TIMEOUT'], ['dialout', OPERATOR, 'NOANSWER'], BUSY, GOODBYE, HANGUP]);
-    expect(t.commands[4]!.params).toMatchObject({ whisper: 'TTS|TTS_EN-GB_SERENA|Front desk call. The caller chose nothing.' });
+    expectSteps(t, [
+      WELCOME,
+      ['read', MENU[0]!, 'TIMEOUT'],
+      ['read', MENU[1]!, 'TIMEOUT'],
+      ['read', MENU[2]!, 'TIMEOUT'],
+      ['dialout', OPERATOR, 'NOANSWER'],
+      BUSY,
+      GOODBYE,
+      HANGUP,
+    ]);
+    expect(t.commands[4]!.params).toMatchObject({
+      whisper: 'TTS|TTS_EN-GB_SERENA|Front desk call. The caller chose nothing.',
+    });
   });
 
   it('three wrong keys, each answered by a say, then no_choice; the operator answers', async () => {
@@ -153,7 +206,9 @@ describe('front-desk', () => {
       ['play', 'Sorry, 9 is not one of the choices.', '0'],
       ['dialout', OPERATOR, ''],
     ]);
-    expect(t.commands[7]!.params).toMatchObject({ whisper: 'TTS|TTS_EN-GB_SERENA|Front desk call. The caller chose nothing.' });
+    expect(t.commands[7]!.params).toMatchObject({
+      whisper: 'TTS|TTS_EN-GB_SERENA|Front desk call. The caller chose nothing.',
+    });
   });
 
   it('closed in the evening (hour switch)', async () => {
@@ -197,47 +252,63 @@ describe('voicemail', () => {
     const sms = await smsOut();
     expect(sms).toContainEqual(['Acme', '+447911000111', CONFIRM]);
     expect(sms).toContainEqual(['38100', '+447911123456', 'New voicemail from +447911000111 (1 take(s)).']);
-    // the transcript shows them, tied to the call by callscript's x-callscript-callid header, at the request being answered
+    // the transcript shows them, tied to the call by callscript's x-callscript-callid header, at the request being
+    // answered
     expect(t.sms.map((s) => [s.from, s.to, s.text, s.matched_by, s.request])).toEqual([
       ['Acme', '+447911000111', CONFIRM, 'header', 8],
-      ['38100', '+447911123456', 'New voicemail from +447911000111 (1 take(s)).', 'header', 10], // the hangup handler's, on the terminal request
+      // the hangup handler's, on the terminal request
+      ['38100', '+447911123456', 'New voicemail from +447911000111 (1 take(s)).', 'header', 10],
     ]);
     const text = formatTranscript(t);
-    expect(text).toMatch(/sms [A-Z0-9]{8} {2}Acme -> \+447911000111 {2}1 part GSM {2}\(sent while answering request 8\)\n {7}"Your message for Claire Martin/);
+    expect(text).toMatch(
+      /sms [A-Z0-9]{8} {2}Acme -> \+447911000111 {2}1 part GSM {2}\(sent while answering request 8\)\n {7}"Your message for Claire Martin/,
+    );
     expect(text.indexOf('sms ')).toBeLessThan(text.indexOf('Thank you, Claire will call you back'));
   });
 
-  it('a withheld caller records three takes (one playback fails), a fourth is refused; no SMS to the caller', async () => {
-    const before = (await smsOut()).length;
-    const t = await run('voicemail', 'records-three-times.yaml');
-    const REDO: Step = ['play', 'Please record your message after the tone.', '0'];
-    expectSteps(t, [
-      GREETING,
-      ...TAKE,
-      ['read', KEEP[0]!, '2'],
-      REDO,
-      TONE,
-      RECORD,
-      PAUSE,
-      INTRO,
-      ['play_record', 'rec-', '1'],
-      ['play', 'Sorry, your message cannot be played back, but it has been recorded.', '0'],
-      ['read', KEEP[0]!, '2'],
-      REDO,
-      ...TAKE,
-      ['read', KEEP[0]!, '2'],
-      ['play', 'Sorry, you cannot record your message again. Your last message has been kept.', '0'],
-      GOODBYE,
-      HANGUP,
-    ]);
-    expect(t.from).toBe('');
-    expect((await smsOut()).slice(before)).toEqual([['38100', '+447911123456', 'New voicemail from withheld number (3 take(s)).']]);
-  });
+  it(
+    'a withheld caller records three takes (one playback ' + 'fails), a fourth is refused; no SMS to the caller',
+    async () => {
+      const before = (await smsOut()).length;
+      const t = await run('voicemail', 'records-three-times.yaml');
+      const REDO: Step = ['play', 'Please record your message after the tone.', '0'];
+      expectSteps(t, [
+        GREETING,
+        ...TAKE,
+        ['read', KEEP[0]!, '2'],
+        REDO,
+        TONE,
+        RECORD,
+        PAUSE,
+        INTRO,
+        ['play_record', 'rec-', '1'],
+        ['play', 'Sorry, your message cannot be played back, but it has been recorded.', '0'],
+        ['read', KEEP[0]!, '2'],
+        REDO,
+        ...TAKE,
+        ['read', KEEP[0]!, '2'],
+        ['play', 'Sorry, you cannot record your message again. Your last message has been kept.', '0'],
+        GOODBYE,
+        HANGUP,
+      ]);
+      expect(t.from).toBe('');
+      expect((await smsOut()).slice(before)).toEqual([
+        ['38100', '+447911123456', 'New voicemail from withheld number (3 take(s)).'],
+      ]);
+    },
+  );
 
   it('the recording fails: the error branch apologises; nothing to tell the owner', async () => {
     const before = (await smsOut()).length;
     const t = await run('voicemail', 'record-fails.yaml');
-    expectSteps(t, [GREETING, TONE, ['record', '120/5', 'error:RECORD_FAILED'], ['play', 'Sorry, your message could not be recorded.', '0'], GOODBYE, HANGUP]);
+    expectSteps(t, [
+      GREETING,
+      TONE,
+      ['record', '120/5', 'error:RECORD_FAILED'],
+      ['play', 'Sorry, your message could not be recorded.', '0'],
+      GOODBYE,
+      HANGUP,
+    ]);
     expect((await smsOut()).length).toBe(before);
   });
 
@@ -250,9 +321,21 @@ describe('voicemail', () => {
   });
 
   it('a wrong key, then silence, keep the message; the confirmation SMS fails (the sms error branch)', async () => {
-    await e.req('/emulator/sms-failures/+447911000333', { method: 'PUT', body: { http: 400, code: 11, message: 'the recipient cannot receive SMS' } });
+    await e.req('/emulator/sms-failures/+447911000333', {
+      method: 'PUT',
+      body: { http: 400, code: 11, message: 'the recipient cannot receive SMS' },
+    });
     const t = await run('voicemail', 'no-answer-to-review.yaml');
-    expectSteps(t, [GREETING, ...TAKE, ['read', KEEP[0]!, '5'], ['play', 'Please press 1 or 2.', '0'], ['read', KEEP[1]!, 'TIMEOUT'], ['read', KEEP[1]!, 'TIMEOUT'], GOODBYE, HANGUP]);
+    expectSteps(t, [
+      GREETING,
+      ...TAKE,
+      ['read', KEEP[0]!, '5'],
+      ['play', 'Please press 1 or 2.', '0'],
+      ['read', KEEP[1]!, 'TIMEOUT'],
+      ['read', KEEP[1]!, 'TIMEOUT'],
+      GOODBYE,
+      HANGUP,
+    ]);
     const sms = await smsOut();
     expect(sms.filter((s) => s[1] === '+447911000333')).toEqual([]);
     expect(sms).toContainEqual(['38100', '+447911123456', 'New voicemail from +447911000333 (1 take(s)).']);
@@ -277,7 +360,12 @@ describe('support-line', () => {
   const EXT = 'Please enter the three digit extension of your engineer.';
   const LEAVE: Step = ['play', 'Sorry, all our engineers are busy.', '0'];
   const HANGUP: Step = ['hangup', '', ''];
-  const LINE_TEST: Step[] = [['read', TRIAGE[0]!, '2'], ['read', PHONE, '1'], ['play', 'You will now hear six tones.', '0'], ['send_dtmf', '159*0#', '0']];
+  const LINE_TEST: Step[] = [
+    ['read', TRIAGE[0]!, '2'],
+    ['read', PHONE, '1'],
+    ['play', 'You will now hear six tones.', '0'],
+    ['send_dtmf', '159*0#', '0'],
+  ];
   const PIN = 'Supervisor access.';
   const CALLID = 'Please enter the call ID of the call to end';
   const SUPERVISOR: Step[] = [WELCOME, ['read', TRIAGE[0]!, '*']];
@@ -286,7 +374,16 @@ describe('support-line', () => {
   it('a priority caller reaches the priority desk (cli, whisper, cdr_field)', async () => {
     const t = await run('support-line', 'priority-answered.yaml');
     expectSteps(t, [WELCOME, ['dialout', '+442079460301,+442079460302', '']]);
-    expect(t.commands[1]!.params).toEqual({ targets: [{ number: '+442079460301', timeout: 20 }, { number: '+442079460302', timeout: 20 }], ringtone: 'MUSIC', whisper: 'TTS|TTS_EN-GB_SERENA|Priority customer.', cli: '+442079460150', cdr_field: 'priority' });
+    expect(t.commands[1]!.params).toEqual({
+      targets: [
+        { number: '+442079460301', timeout: 20 },
+        { number: '+442079460302', timeout: 20 },
+      ],
+      ringtone: 'MUSIC',
+      whisper: 'TTS|TTS_EN-GB_SERENA|Priority customer.',
+      cli: '+442079460150',
+      cdr_field: 'priority',
+    });
     bridged(t);
   });
 
@@ -298,8 +395,22 @@ describe('support-line', () => {
 
   it('connection down: the outage message, no engineer, the beep (play_wav_data), a message recorded', async () => {
     const t = await run('support-line', 'outage-message-left.yaml');
-    expectSteps(t, [WELCOME, ['read', TRIAGE[0]!, '1'], ['play', '3105', '0'], ['dialout', ENGINEERS, 'NOANSWER'], LEAVE, ['play_wav_data', 'wav', '0'], ['record', '180/6', REC], ['play', 'Thank you. An engineer will call you back on the number ending 0 1 2 3. Goodbye.', '0'], HANGUP]);
-    expect(t.commands[3]!.params).toMatchObject({ whisper: 'TTS|TTS_EN-GB_DANIEL|Support call, topic 1.', cli: '+442079460150', cdr_field: 'supportqueue' });
+    expectSteps(t, [
+      WELCOME,
+      ['read', TRIAGE[0]!, '1'],
+      ['play', '3105', '0'],
+      ['dialout', ENGINEERS, 'NOANSWER'],
+      LEAVE,
+      ['play_wav_data', 'wav', '0'],
+      ['record', '180/6', REC],
+      ['play', 'Thank you. An engineer will call you back on the number ending 0 1 2 3. Goodbye.', '0'],
+      HANGUP,
+    ]);
+    expect(t.commands[3]!.params).toMatchObject({
+      whisper: 'TTS|TTS_EN-GB_DANIEL|Support call, topic 1.',
+      cli: '+442079460150',
+      cdr_field: 'supportqueue',
+    });
   });
 
   it('everything fails: outage play 1, engineers error, no beep, record error, the apology error', async () => {
@@ -319,7 +430,17 @@ describe('support-line', () => {
 
   it('the recording fails: the apology plays', async () => {
     const t = await run('support-line', 'record-fails.yaml');
-    expectSteps(t, [WELCOME, ['read', TRIAGE[0]!, '1'], ['play', '3105', '0'], ['dialout', ENGINEERS, 'NOANSWER'], LEAVE, ['play_wav_data', 'wav', '0'], ['record', '180/6', 'error:RECORD_FAILED'], ['play', 'We are sorry, something went wrong.', '0'], HANGUP]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', TRIAGE[0]!, '1'],
+      ['play', '3105', '0'],
+      ['dialout', ENGINEERS, 'NOANSWER'],
+      LEAVE,
+      ['play_wav_data', 'wav', '0'],
+      ['record', '180/6', 'error:RECORD_FAILED'],
+      ['play', 'We are sorry, something went wrong.', '0'],
+      HANGUP,
+    ]);
   });
 
   it('the line test sounds fine', async () => {
@@ -330,23 +451,46 @@ describe('support-line', () => {
 
   it('the line test is crackly: an engineer', async () => {
     const t = await run('support-line', 'line-test-crackly.yaml');
-    expectSteps(t, [WELCOME, ...LINE_TEST, ['read', TESTED[0]!, '2'], ['play', 'Your line may be faulty.', '0'], ['dialout', ENGINEERS, '']]);
+    expectSteps(t, [
+      WELCOME,
+      ...LINE_TEST,
+      ['read', TESTED[0]!, '2'],
+      ['play', 'Your line may be faulty.', '0'],
+      ['dialout', ENGINEERS, ''],
+    ]);
     expect(t.commands[7]!.params).toMatchObject({ whisper: 'TTS|TTS_EN-GB_DANIEL|Support call, topic 2.' });
   });
 
   it('the tones cannot be sent (send_dtmf error): an engineer', async () => {
     const t = await run('support-line', 'line-test-fails.yaml');
-    expectSteps(t, [WELCOME, ...LINE_TEST.slice(0, 3), ['send_dtmf', '159*0#', 'error:DTMF_FAILED'], ['dialout', ENGINEERS, '']]);
+    expectSteps(t, [
+      WELCOME,
+      ...LINE_TEST.slice(0, 3),
+      ['send_dtmf', '159*0#', 'error:DTMF_FAILED'],
+      ['dialout', ENGINEERS, ''],
+    ]);
   });
 
   it('no answer after the tones, twice', async () => {
     const t = await run('support-line', 'line-test-no-answer.yaml');
-    expectSteps(t, [WELCOME, ...LINE_TEST, ['read', TESTED[0]!, 'TIMEOUT'], ['read', TESTED[1]!, 'TIMEOUT'], ['dialout', ENGINEERS, '']]);
+    expectSteps(t, [
+      WELCOME,
+      ...LINE_TEST,
+      ['read', TESTED[0]!, 'TIMEOUT'],
+      ['read', TESTED[1]!, 'TIMEOUT'],
+      ['dialout', ENGINEERS, ''],
+    ]);
   });
 
   it('wrong keys after the tones, twice', async () => {
     const t = await run('support-line', 'line-test-wrong-keys.yaml');
-    expectSteps(t, [WELCOME, ...LINE_TEST, ['read', TESTED[0]!, '7'], ['read', TESTED[1]!, '8'], ['dialout', ENGINEERS, '']]);
+    expectSteps(t, [
+      WELCOME,
+      ...LINE_TEST,
+      ['read', TESTED[0]!, '7'],
+      ['read', TESTED[1]!, '8'],
+      ['dialout', ENGINEERS, ''],
+    ]);
   });
 
   it('router help: 2 for an engineer', async () => {
@@ -356,57 +500,122 @@ describe('support-line', () => {
 
   it('router help: no answer twice', async () => {
     const t = await run('support-line', 'phone-help-no-answer.yaml');
-    expectSteps(t, [WELCOME, ['read', TRIAGE[0]!, '2'], ['read', PHONE, 'TIMEOUT'], ['read', PHONE, 'TIMEOUT'], ['dialout', ENGINEERS, '']]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', TRIAGE[0]!, '2'],
+      ['read', PHONE, 'TIMEOUT'],
+      ['read', PHONE, 'TIMEOUT'],
+      ['dialout', ENGINEERS, ''],
+    ]);
   });
 
   it('router help: wrong keys twice, each with a say', async () => {
     const t = await run('support-line', 'phone-help-wrong-keys.yaml');
-    expectSteps(t, [WELCOME, ['read', TRIAGE[0]!, '2'], ['read', PHONE, '5'], ['play', 'Please press 1 or 2.', '0'], ['read', PHONE, '6'], ['play', 'Please press 1 or 2.', '0'], ['dialout', ENGINEERS, '']]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', TRIAGE[0]!, '2'],
+      ['read', PHONE, '5'],
+      ['play', 'Please press 1 or 2.', '0'],
+      ['read', PHONE, '6'],
+      ['play', 'Please press 1 or 2.', '0'],
+      ['dialout', ENGINEERS, ''],
+    ]);
   });
 
   it('a direct extension (_2XX) answers; its number is templated', async () => {
     const t = await run('support-line', 'extension-answered.yaml');
     expectSteps(t, [WELCOME, ['read', TRIAGE[0]!, '3'], ['read', EXT, '234'], ['dialout', '+442079460234', '']]);
-    expect(t.commands[3]!.params).toMatchObject({ ringtone: 'RING', cdr_field: 'ext234', whisper: 'TTS|TTS_EN-GB_SERENA|Direct call from +447700900123.' });
+    expect(t.commands[3]!.params).toMatchObject({
+      ringtone: 'RING',
+      cdr_field: 'ext234',
+      whisper: 'TTS|TTS_EN-GB_SERENA|Direct call from +447700900123.',
+    });
   });
 
   it('the extension (typed with #) does not answer: the queue', async () => {
     const t = await run('support-line', 'extension-noanswer.yaml');
-    expectSteps(t, [WELCOME, ['read', TRIAGE[0]!, '3'], ['read', EXT, '210'], ['dialout', '+442079460210', 'NOANSWER'], ['play', 'Your engineer is not available.', '0'], ['dialout', ENGINEERS, '']]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', TRIAGE[0]!, '3'],
+      ['read', EXT, '210'],
+      ['dialout', '+442079460210', 'NOANSWER'],
+      ['play', 'Your engineer is not available.', '0'],
+      ['dialout', ENGINEERS, ''],
+    ]);
   });
 
   it('the extension dialout fails: the queue', async () => {
     const t = await run('support-line', 'extension-refused.yaml');
-    expectSteps(t, [WELCOME, ['read', TRIAGE[0]!, '3'], ['read', EXT, '299'], ['dialout', '+442079460299', 'error:INVALID_NUMBER'], ['dialout', ENGINEERS, '']]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', TRIAGE[0]!, '3'],
+      ['read', EXT, '299'],
+      ['dialout', '+442079460299', 'error:INVALID_NUMBER'],
+      ['dialout', ENGINEERS, ''],
+    ]);
   });
 
   it('no extension typed, twice', async () => {
     const t = await run('support-line', 'extension-no-input.yaml');
-    expectSteps(t, [WELCOME, ['read', TRIAGE[0]!, '3'], ['read', EXT, 'TIMEOUT'], ['read', EXT, 'TIMEOUT'], ['dialout', ENGINEERS, '']]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', TRIAGE[0]!, '3'],
+      ['read', EXT, 'TIMEOUT'],
+      ['read', EXT, 'TIMEOUT'],
+      ['dialout', ENGINEERS, ''],
+    ]);
   });
 
   it('extensions outside 200-299, three times', async () => {
     const t = await run('support-line', 'extension-wrong.yaml');
     const SORRY: Step = ['play', 'Sorry, support extensions start with 2.', '0'];
-    expectSteps(t, [WELCOME, ['read', TRIAGE[0]!, '3'], ['read', EXT, '199'], SORRY, ['read', EXT, '300'], SORRY, ['read', EXT, '12'], SORRY, ['dialout', ENGINEERS, '']]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', TRIAGE[0]!, '3'],
+      ['read', EXT, '199'],
+      SORRY,
+      ['read', EXT, '300'],
+      SORRY,
+      ['read', EXT, '12'],
+      SORRY,
+      ['dialout', ENGINEERS, ''],
+    ]);
   });
 
   it('"0" goes straight to the engineers (flow-wide handler); the third target answers', async () => {
     const t = await run('support-line', 'zero-engineers.yaml');
     expectSteps(t, [WELCOME, ['read', TRIAGE[0]!, '0'], ['dialout', ENGINEERS, '']]);
-    expect(t.commands[2]!.caller).toBe('+442079460201 did not answer (20 s); +442079460202 did not answer (20 s); +12125550142 answered after 5 s; bridged 120 s; the callee hung up');
+    expect(t.commands[2]!.caller).toBe(
+      '+442079460201 did not answer (20 s); +442079460202 did not answer (20 s); +12125550142 answered after ' +
+        '5 s; bridged 120 s; the callee hung up',
+    );
   });
 
   it('no choice three times: no_topic, the whisper says none', async () => {
     const t = await run('support-line', 'triage-no-input.yaml');
-    expectSteps(t, [WELCOME, ['read', TRIAGE[0]!, 'TIMEOUT'], ['read', TRIAGE[1]!, 'TIMEOUT'], ['read', TRIAGE[1]!, 'TIMEOUT'], ['dialout', ENGINEERS, '']]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', TRIAGE[0]!, 'TIMEOUT'],
+      ['read', TRIAGE[1]!, 'TIMEOUT'],
+      ['read', TRIAGE[1]!, 'TIMEOUT'],
+      ['dialout', ENGINEERS, ''],
+    ]);
     expect(t.commands[4]!.params).toMatchObject({ whisper: 'TTS|TTS_EN-GB_DANIEL|Support call, topic none.' });
   });
 
   it('wrong keys three times: no_topic', async () => {
     const t = await run('support-line', 'triage-wrong-keys.yaml');
     const SORRY: Step = ['play', 'Sorry, that is not one of the choices.', '0'];
-    expectSteps(t, [WELCOME, ['read', TRIAGE[0]!, '4'], SORRY, ['read', TRIAGE[1]!, '5'], SORRY, ['read', TRIAGE[1]!, '6'], SORRY, ['dialout', ENGINEERS, '']]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', TRIAGE[0]!, '4'],
+      SORRY,
+      ['read', TRIAGE[1]!, '5'],
+      SORRY,
+      ['read', TRIAGE[1]!, '6'],
+      SORRY,
+      ['dialout', ENGINEERS, ''],
+    ]);
   });
 
   it('a supervisor ends a call by callid: hangup_callid carries 18446744073709551615 as a JSON integer', async () => {
@@ -424,16 +633,39 @@ describe('support-line', () => {
   });
 
   it('a supervisor ends a live call of the emulator: that call is interrupted at once', async () => {
-    const a = await e.req('/emulator/calls', { body: { url: `${serve.base}/rt/front-desk`, auth: RT, realtime: true, wait: false, caller: { call: { date: '2026-11-23 10:00:00' } } } });
+    const a = await e.req('/emulator/calls', {
+      body: {
+        url: `${serve.base}/rt/front-desk`,
+        auth: RT,
+        realtime: true,
+        wait: false,
+        caller: { call: { date: '2026-11-23 10:00:00' } },
+      },
+    });
     expect(a.status).toBe(202);
     const { id, callid } = a.json;
     const b = await e.call({
       url: `${serve.base}/rt/support-line`,
       auth: RT,
-      caller: { name: 'supervisor', actions: [{ read: '*' }, { read: '739514' }, { read: `${callid}#` }, { read: '1' }] },
+      caller: {
+        name: 'supervisor',
+        actions: [{ read: '*' }, { read: '739514' }, { read: `${callid}#` }, { read: '1' }],
+      },
     });
-    expect(b.commands.map((c) => c.command)).toEqual(['play', 'read', 'read', 'read', 'read', 'hangup_callid', 'play', 'hangup']);
-    expect(b.commands[5]).toMatchObject({ params: { callid: /^\d+$/.test(callid) && Number.isSafeInteger(Number(callid)) ? Number(callid) : callid }, caller: `call ${callid} (${id}) was hung up` });
+    expect(b.commands.map((c) => c.command)).toEqual([
+      'play',
+      'read',
+      'read',
+      'read',
+      'read',
+      'hangup_callid',
+      'play',
+      'hangup',
+    ]);
+    expect(b.commands[5]).toMatchObject({
+      params: { callid: /^\d+$/.test(callid) && Number.isSafeInteger(Number(callid)) ? Number(callid) : callid },
+      caller: `call ${callid} (${id}) was hung up`,
+    });
     await Promise.allSettled([...e.emu.ctx.background]);
     const ta = (await e.req(`/emulator/calls/${id}`)).json as Transcript;
     expect(ta.ended_by).toBe('hangup_callid');
@@ -473,34 +705,74 @@ describe('support-line', () => {
 
   it('no callid, twice', async () => {
     const t = await run('support-line', 'supervisor-callid-no-input.yaml');
-    expectSteps(t, [...SUPERVISOR, ['read', PIN, '739514'], ['read', CALLID, 'TIMEOUT'], ['read', CALLID, 'TIMEOUT'], HANGUP]);
+    expectSteps(t, [
+      ...SUPERVISOR,
+      ['read', PIN, '739514'],
+      ['read', CALLID, 'TIMEOUT'],
+      ['read', CALLID, 'TIMEOUT'],
+      HANGUP,
+    ]);
   });
 
   it('a callid with a star, twice', async () => {
     const t = await run('support-line', 'supervisor-callid-not-digits.yaml');
     const DIGITS: Step = ['play', 'A call ID has digits only.', '0'];
-    expectSteps(t, [...SUPERVISOR, ['read', PIN, '739514'], ['read', CALLID, '12*4'], DIGITS, ['read', CALLID, '*'], DIGITS, HANGUP]);
+    expectSteps(t, [
+      ...SUPERVISOR,
+      ['read', PIN, '739514'],
+      ['read', CALLID, '12*4'],
+      DIGITS,
+      ['read', CALLID, '*'],
+      DIGITS,
+      HANGUP,
+    ]);
   });
 
   it('no confirmation, twice', async () => {
     const t = await run('support-line', 'supervisor-confirm-no-input.yaml');
-    expectSteps(t, [...SUPERVISOR, ['read', PIN, '739514'], ['read', CALLID, '42'], ['read', 'You entered 4 2.', 'TIMEOUT'], ['read', 'You entered 4 2.', 'TIMEOUT'], HANGUP]);
+    expectSteps(t, [
+      ...SUPERVISOR,
+      ['read', PIN, '739514'],
+      ['read', CALLID, '42'],
+      ['read', 'You entered 4 2.', 'TIMEOUT'],
+      ['read', 'You entered 4 2.', 'TIMEOUT'],
+      HANGUP,
+    ]);
   });
 });
 
 // ============================================================================================
 describe('conference', () => {
   const WELCOME: Step = ['play', 'Welcome to the Acme conference service.', '0'];
-  const CHOOSE = ['To join a meeting with a meeting number, press 1.', 'Press 1 for a meeting, 2 for the open room, or 0 for help.'];
-  const NUMBER = ['Please enter your four digit meeting number.', 'Please enter the four digits of your meeting number'];
+  const CHOOSE = [
+    'To join a meeting with a meeting number, press 1.',
+    'Press 1 for a meeting, 2 for the open room, or 0 for help.',
+  ];
+  const NUMBER = [
+    'Please enter your four digit meeting number.',
+    'Please enter the four digits of your meeting number',
+  ];
   const AFTER = 'You have left the meeting.';
   const GOODBYE: Step = ['play', 'Thank you for using the Acme conference service. Goodbye.', '0'];
   const HANGUP: Step = ['hangup', '', ''];
-  const OPEN: Step[] = [['play', 'You are joining the open room. Press star to leave.', '0'], ['simple_conference', 'open-room', '']];
+  const OPEN: Step[] = [
+    ['play', 'You are joining the open room. Press star to leave.', '0'],
+    ['simple_conference', 'open-room', ''],
+  ];
 
   it('joins with the right PIN, leaves with star, rejoins until the organiser closes the room', async () => {
     const t = await run('conference', 'meeting-leave-and-rejoin.yaml');
-    expectSteps(t, [WELCOME, ['read', CHOOSE[0]!, '1'], ['read', NUMBER[0]!, '4321'], ['conference', 'meeting-4321', 'LEFT_CONFERENCE'], ['read', AFTER, '1'], ['conference', 'meeting-4321', 'CONFERENCE_CLOSED'], ['play', 'The meeting has been closed by its organiser.', '0'], GOODBYE, HANGUP]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', CHOOSE[0]!, '1'],
+      ['read', NUMBER[0]!, '4321'],
+      ['conference', 'meeting-4321', 'LEFT_CONFERENCE'],
+      ['read', AFTER, '1'],
+      ['conference', 'meeting-4321', 'CONFERENCE_CLOSED'],
+      ['play', 'The meeting has been closed by its organiser.', '0'],
+      GOODBYE,
+      HANGUP,
+    ]);
     expect(t.commands[3]!.params).toEqual({
       id: 'meeting-4321',
       pin_code: '2468',
@@ -521,30 +793,74 @@ describe('conference', () => {
 
   it('switches meetings (2 after leaving), stays until last', async () => {
     const t = await run('conference', 'meeting-switch.yaml');
-    expectSteps(t, [WELCOME, ['read', CHOOSE[0]!, '1'], ['read', NUMBER[0]!, '5100'], ['conference', 'meeting-5100', 'LEFT_CONFERENCE'], ['read', AFTER, '2'], ['read', NUMBER[0]!, '7007'], ['conference', 'meeting-7007', 'LAST_PARTICIPANT'], GOODBYE, HANGUP]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', CHOOSE[0]!, '1'],
+      ['read', NUMBER[0]!, '5100'],
+      ['conference', 'meeting-5100', 'LEFT_CONFERENCE'],
+      ['read', AFTER, '2'],
+      ['read', NUMBER[0]!, '7007'],
+      ['conference', 'meeting-7007', 'LAST_PARTICIPANT'],
+      GOODBYE,
+      HANGUP,
+    ]);
     expect(t.commands[3]!.params).toMatchObject({ pin_code: '90210735' });
     expect(t.commands[6]!.params).toMatchObject({ pin_code: '1357' });
   });
 
   it('an unknown meeting, then three wrong PINs: PIN_ERROR', async () => {
     const t = await run('conference', 'unknown-meeting-wrong-pin.yaml');
-    expectSteps(t, [WELCOME, ['read', CHOOSE[0]!, '1'], ['read', NUMBER[0]!, '1234'], ['play', 'Sorry, there is no meeting with the number 1 2 3 4.', '0'], ['read', NUMBER[0]!, '4321'], ['conference', 'meeting-4321', 'PIN_ERROR'], ['play', 'Sorry, that PIN is still not correct.', '0'], GOODBYE, HANGUP]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', CHOOSE[0]!, '1'],
+      ['read', NUMBER[0]!, '1234'],
+      ['play', 'Sorry, there is no meeting with the number 1 2 3 4.', '0'],
+      ['read', NUMBER[0]!, '4321'],
+      ['conference', 'meeting-4321', 'PIN_ERROR'],
+      ['play', 'Sorry, that PIN is still not correct.', '0'],
+      GOODBYE,
+      HANGUP,
+    ]);
     expect(t.commands[5]!.caller).toBe('typed PIN 1111 (wrong), 2222 (wrong), 3333 (wrong); not let in: PIN_ERROR');
   });
 
   it('no PIN: PIN_TIMEOUT', async () => {
     const t = await run('conference', 'pin-timeout.yaml');
-    expectSteps(t, [WELCOME, ['read', CHOOSE[0]!, '1'], ['read', NUMBER[0]!, '4321'], ['conference', 'meeting-4321', 'PIN_TIMEOUT'], ['play', 'I did not receive a PIN.', '0'], GOODBYE, HANGUP]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', CHOOSE[0]!, '1'],
+      ['read', NUMBER[0]!, '4321'],
+      ['conference', 'meeting-4321', 'PIN_TIMEOUT'],
+      ['play', 'I did not receive a PIN.', '0'],
+      GOODBYE,
+      HANGUP,
+    ]);
   });
 
   it('after leaving: silence, goodbye', async () => {
     const t = await run('conference', 'after-leaving-no-input.yaml');
-    expectSteps(t, [WELCOME, ['read', CHOOSE[0]!, '1'], ['read', NUMBER[0]!, '4321'], ['conference', 'meeting-4321', 'LEFT_CONFERENCE'], ['read', AFTER, 'TIMEOUT'], GOODBYE, HANGUP]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', CHOOSE[0]!, '1'],
+      ['read', NUMBER[0]!, '4321'],
+      ['conference', 'meeting-4321', 'LEFT_CONFERENCE'],
+      ['read', AFTER, 'TIMEOUT'],
+      GOODBYE,
+      HANGUP,
+    ]);
   });
 
   it('after leaving: another key, goodbye', async () => {
     const t = await run('conference', 'after-leaving-other-key.yaml');
-    expectSteps(t, [WELCOME, ['read', CHOOSE[0]!, '1'], ['read', NUMBER[0]!, '4321'], ['conference', 'meeting-4321', 'LEFT_CONFERENCE'], ['read', AFTER, '9'], GOODBYE, HANGUP]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', CHOOSE[0]!, '1'],
+      ['read', NUMBER[0]!, '4321'],
+      ['conference', 'meeting-4321', 'LEFT_CONFERENCE'],
+      ['read', AFTER, '9'],
+      GOODBYE,
+      HANGUP,
+    ]);
   });
 
   it('the open room (simple_conference, no result)', async () => {
@@ -555,39 +871,97 @@ describe('conference', () => {
 
   it('help ("0" handler), then the open room', async () => {
     const t = await run('conference', 'help-then-open-room.yaml');
-    expectSteps(t, [WELCOME, ['read', CHOOSE[0]!, '0'], ['play', 'Your meeting number has four digits.', '0'], ['read', CHOOSE[0]!, '2'], ...OPEN, GOODBYE, HANGUP]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', CHOOSE[0]!, '0'],
+      ['play', 'Your meeting number has four digits.', '0'],
+      ['read', CHOOSE[0]!, '2'],
+      ...OPEN,
+      GOODBYE,
+      HANGUP,
+    ]);
   });
 
   it('no choice three times', async () => {
     const t = await run('conference', 'menu-no-input.yaml');
-    expectSteps(t, [WELCOME, ['read', CHOOSE[0]!, 'TIMEOUT'], ['read', CHOOSE[1]!, 'TIMEOUT'], ['read', CHOOSE[1]!, 'TIMEOUT'], GOODBYE, HANGUP]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', CHOOSE[0]!, 'TIMEOUT'],
+      ['read', CHOOSE[1]!, 'TIMEOUT'],
+      ['read', CHOOSE[1]!, 'TIMEOUT'],
+      GOODBYE,
+      HANGUP,
+    ]);
   });
 
   it('wrong keys three times', async () => {
     const t = await run('conference', 'menu-wrong-keys.yaml');
     const SORRY: Step = ['play', 'Sorry, that is not one of the choices.', '0'];
-    expectSteps(t, [WELCOME, ['read', CHOOSE[0]!, '3'], SORRY, ['read', CHOOSE[1]!, '4'], SORRY, ['read', CHOOSE[1]!, '*'], SORRY, GOODBYE, HANGUP]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', CHOOSE[0]!, '3'],
+      SORRY,
+      ['read', CHOOSE[1]!, '4'],
+      SORRY,
+      ['read', CHOOSE[1]!, '*'],
+      SORRY,
+      GOODBYE,
+      HANGUP,
+    ]);
   });
 
   it('no meeting number three times', async () => {
     const t = await run('conference', 'number-no-input.yaml');
-    expectSteps(t, [WELCOME, ['read', CHOOSE[0]!, '1'], ['read', NUMBER[0]!, 'TIMEOUT'], ['read', NUMBER[1]!, 'TIMEOUT'], ['read', NUMBER[1]!, 'TIMEOUT'], GOODBYE, HANGUP]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', CHOOSE[0]!, '1'],
+      ['read', NUMBER[0]!, 'TIMEOUT'],
+      ['read', NUMBER[1]!, 'TIMEOUT'],
+      ['read', NUMBER[1]!, 'TIMEOUT'],
+      GOODBYE,
+      HANGUP,
+    ]);
   });
 
   it('meeting numbers too short three times ("0" is not help here: handlers false)', async () => {
     const t = await run('conference', 'number-too-short.yaml');
     const SHORT: Step = ['play', 'A meeting number has four digits.', '0'];
-    expectSteps(t, [WELCOME, ['read', CHOOSE[0]!, '1'], ['read', NUMBER[0]!, '12'], SHORT, ['read', NUMBER[1]!, '0'], SHORT, ['read', NUMBER[1]!, '123'], SHORT, GOODBYE, HANGUP]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', CHOOSE[0]!, '1'],
+      ['read', NUMBER[0]!, '12'],
+      SHORT,
+      ['read', NUMBER[1]!, '0'],
+      SHORT,
+      ['read', NUMBER[1]!, '123'],
+      SHORT,
+      GOODBYE,
+      HANGUP,
+    ]);
   });
 
   it('the conference fails: handlers.error plays the apology', async () => {
     const t = await run('conference', 'conference-fails.yaml');
-    expectSteps(t, [WELCOME, ['read', CHOOSE[0]!, '1'], ['read', NUMBER[0]!, '7007'], ['conference', 'meeting-7007', 'error:CONFERENCE_FAILED'], ['play', 'We are sorry, the conference service has a problem.', '0'], HANGUP]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', CHOOSE[0]!, '1'],
+      ['read', NUMBER[0]!, '7007'],
+      ['conference', 'meeting-7007', 'error:CONFERENCE_FAILED'],
+      ['play', 'We are sorry, the conference service has a problem.', '0'],
+      HANGUP,
+    ]);
   });
 
   it('the open room fails, and so does the apology', async () => {
     const t = await run('conference', 'conference-and-apology-fail.yaml');
-    expectSteps(t, [WELCOME, ['read', CHOOSE[0]!, '2'], OPEN[0]!, ['simple_conference', 'open-room', 'error:CONFERENCE_FAILED'], ['play', 'We are sorry, the conference service has a problem.', 'error:MEDIA_NOT_FOUND'], HANGUP]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', CHOOSE[0]!, '2'],
+      OPEN[0]!,
+      ['simple_conference', 'open-room', 'error:CONFERENCE_FAILED'],
+      ['play', 'We are sorry, the conference service has a problem.', 'error:MEDIA_NOT_FOUND'],
+      HANGUP,
+    ]);
   });
 });
 
@@ -595,29 +969,75 @@ describe('conference', () => {
 describe('reminder (outbound)', () => {
   const PATIENT = '+447700900456';
   const OPENING = 'Hello, this is Riverside Dental Practice calling for Mr Smith.';
-  const CONFIRM = ['This is a reminder of your appointment with Doctor Patel on Thursday 12 June at 10:30 AM.', 'Press 1 to confirm your appointment'];
+  const CONFIRM = [
+    'This is a reminder of your appointment with Doctor Patel on Thursday 12 June at 10:30 AM.',
+    'Press 1 to confirm your appointment',
+  ];
   const MACHINE: Step = ['play', 'Hello, this is a message from Riverside Dental Practice for Mr Smith.', '0'];
   const HANGUP: Step = ['hangup', '', ''];
   const out = (file: string) => run('reminder', file, { outbound: PATIENT });
 
   it('placed with calls.realtime through an app: the patient confirms (registered caller script)', async () => {
-    const app = (await e.rpc('apps.create', ['REALTIME10', 'reminders', { url: `${serve.base}/rt/reminder`, login: RT.login, password: RT.password, data_format: 'JSON' }])).result;
+    const app = (
+      await e.rpc('apps.create', [
+        'REALTIME10',
+        'reminders',
+        { url: `${serve.base}/rt/reminder`, login: RT.login, password: RT.password, data_format: 'JSON' },
+      ])
+    ).result;
     used.add('reminder/person-confirms.yaml');
     const text = readFileSync(join(CALLERS, 'reminder/person-confirms.yaml'), 'utf8');
-    expect((await e.req(`/emulator/callers/${PATIENT}`, { method: 'PUT', body: { caller_text: text, caller_file: 'reminder/person-confirms.yaml' } })).status).toBe(200);
-    const r = await e.rpc('calls.realtime', [app.hash, { number: PATIENT, timeout: 30 }, { cdr_field: 'appt20250612', cli: '+442079460321' }]);
+    expect(
+      (
+        await e.req(`/emulator/callers/${PATIENT}`, {
+          method: 'PUT',
+          body: { caller_text: text, caller_file: 'reminder/person-confirms.yaml' },
+        })
+      ).status,
+    ).toBe(200);
+    const r = await e.rpc('calls.realtime', [
+      app.hash,
+      { number: PATIENT, timeout: 30 },
+      { cdr_field: 'appt20250612', cli: '+442079460321' },
+    ]);
     expect(r.result).toMatch(HASH);
     await Promise.allSettled([...e.emu.ctx.background]);
     const t = (await e.req(`/emulator/calls/${r.result}`)).json as Transcript;
-    expectSteps(t, [['play_talk_detect', OPENING, 'TALK'], ['read', CONFIRM[0]!, '1'], ['play', 'Thank you, your appointment on Thursday 12 June is confirmed.', '0'], HANGUP]);
-    expect(t).toMatchObject({ direction: 'outbound', request_hash: r.result, app: app.hash, to: PATIENT, from: '+442079460321', cdr_field: 'appt20250612' });
-    expect(t.commands[0]!.params).toEqual({ media_id: `TTS|TTS_EN-GB_SERENA|${OPENING}`, analysistime_ms: 5000, min_ms: 300, max_ms: 2500, silence_ms: 800 });
+    expectSteps(t, [
+      ['play_talk_detect', OPENING, 'TALK'],
+      ['read', CONFIRM[0]!, '1'],
+      ['play', 'Thank you, your appointment on Thursday 12 June is confirmed.', '0'],
+      HANGUP,
+    ]);
+    expect(t).toMatchObject({
+      direction: 'outbound',
+      request_hash: r.result,
+      app: app.hash,
+      to: PATIENT,
+      from: '+442079460321',
+      cdr_field: 'appt20250612',
+    });
+    expect(t.commands[0]!.params).toEqual({
+      media_id: `TTS|TTS_EN-GB_SERENA|${OPENING}`,
+      analysistime_ms: 5000,
+      min_ms: 300,
+      max_ms: 2500,
+      silence_ms: 800,
+    });
     await e.req(`/emulator/callers/${PATIENT}`, { method: 'DELETE' });
   });
 
   it('a switchboard (cdr_field ext4417): wait, the extension in DTMF, wait; the patient cancels', async () => {
     const t = await out('switchboard-cancels.yaml');
-    expectSteps(t, [['wait', '3', '0'], ['send_dtmf', '4417#', '0'], ['wait', '8', '0'], ['play_talk_detect', OPENING, 'TALK'], ['read', CONFIRM[0]!, '2'], ['play', 'Your appointment has been cancelled.', '0'], HANGUP]);
+    expectSteps(t, [
+      ['wait', '3', '0'],
+      ['send_dtmf', '4417#', '0'],
+      ['wait', '8', '0'],
+      ['play_talk_detect', OPENING, 'TALK'],
+      ['read', CONFIRM[0]!, '2'],
+      ['play', 'Your appointment has been cancelled.', '0'],
+      HANGUP,
+    ]);
     expect(t.cdr_field).toBe('ext4417');
   });
 
@@ -633,25 +1053,53 @@ describe('reminder (outbound)', () => {
 
   it('the reception answers (cli = the number called)', async () => {
     const t = await out('reception-answers.yaml');
-    expectSteps(t, [['play_talk_detect', OPENING, 'TALK'], ['read', CONFIRM[0]!, '3'], ['dialout', '+442079460321', '']]);
+    expectSteps(t, [
+      ['play_talk_detect', OPENING, 'TALK'],
+      ['read', CONFIRM[0]!, '3'],
+      ['dialout', '+442079460321', ''],
+    ]);
     expect(t.commands[2]!.params).toMatchObject({ cli: PATIENT, cdr_field: 'reminder', ringtone: 'MUSIC' });
     expectEnd(t, 'bridge', { command: 'dialout' });
   });
 
   it('the reception is busy', async () => {
     const t = await out('reception-busy.yaml');
-    expectSteps(t, [['play_talk_detect', OPENING, 'TALK'], ['read', CONFIRM[0]!, '3'], ['dialout', '+442079460321', 'NOANSWER'], ['play', 'Sorry, our reception is busy.', '0'], HANGUP]);
+    expectSteps(t, [
+      ['play_talk_detect', OPENING, 'TALK'],
+      ['read', CONFIRM[0]!, '3'],
+      ['dialout', '+442079460321', 'NOANSWER'],
+      ['play', 'Sorry, our reception is busy.', '0'],
+      HANGUP,
+    ]);
   });
 
   it('9 repeats the message; silence three times leaves the machine message', async () => {
     const t = await out('repeat-then-silence.yaml');
-    expectSteps(t, [['play_talk_detect', OPENING, 'TALK'], ['read', CONFIRM[0]!, '9'], ['read', CONFIRM[0]!, 'TIMEOUT'], ['read', CONFIRM[1]!, 'TIMEOUT'], ['read', CONFIRM[1]!, 'TIMEOUT'], MACHINE, HANGUP]);
+    expectSteps(t, [
+      ['play_talk_detect', OPENING, 'TALK'],
+      ['read', CONFIRM[0]!, '9'],
+      ['read', CONFIRM[0]!, 'TIMEOUT'],
+      ['read', CONFIRM[1]!, 'TIMEOUT'],
+      ['read', CONFIRM[1]!, 'TIMEOUT'],
+      MACHINE,
+      HANGUP,
+    ]);
   });
 
   it('wrong keys three times', async () => {
     const t = await out('wrong-keys.yaml');
     const SORRY: Step = ['play', 'Sorry, I did not understand.', '0'];
-    expectSteps(t, [['play_talk_detect', OPENING, 'TALK'], ['read', CONFIRM[0]!, '5'], SORRY, ['read', CONFIRM[1]!, '6'], SORRY, ['read', CONFIRM[1]!, '7'], SORRY, MACHINE, HANGUP]);
+    expectSteps(t, [
+      ['play_talk_detect', OPENING, 'TALK'],
+      ['read', CONFIRM[0]!, '5'],
+      SORRY,
+      ['read', CONFIRM[1]!, '6'],
+      SORRY,
+      ['read', CONFIRM[1]!, '7'],
+      SORRY,
+      MACHINE,
+      HANGUP,
+    ]);
   });
 
   it('the opening fails: handlers.error is end', async () => {
@@ -661,7 +1109,11 @@ describe('reminder (outbound)', () => {
 
   it('the patient hangs up during the confirmation', async () => {
     const t = await out('hangs-up-on-the-message.yaml');
-    expectSteps(t, [['play_talk_detect', OPENING, 'TALK'], ['read', CONFIRM[0]!, '1'], ['play', 'Thank you, your appointment', '']]);
+    expectSteps(t, [
+      ['play_talk_detect', OPENING, 'TALK'],
+      ['read', CONFIRM[0]!, '1'],
+      ['play', 'Thank you, your appointment', ''],
+    ]);
     expectEnd(t, 'caller', { command: 'play' });
   });
 
@@ -671,16 +1123,27 @@ describe('reminder (outbound)', () => {
   ])('%s: one terminal %s request, no command', async (file, status) => {
     const t = await out(file);
     expectSteps(t, []);
-    expect(t).toMatchObject({ ended_by: 'not_answered', requests: 1, final: { call_status: status, command: '', command_id: 0, http_status: 200 } });
+    expect(t).toMatchObject({
+      ended_by: 'not_answered',
+      requests: 1,
+      final: { call_status: status, command: '', command_id: 0, http_status: 200 },
+    });
   });
 });
 
 // ============================================================================================
 describe('recording-consent', () => {
   const WELCOME: Step = ['play', 'Welcome to Acme Insurance renewals.', '0'];
-  const CONSENT = ['To renew your policy by phone, we need to record this call', 'Press 1 to accept the recording, or 2'];
+  const CONSENT = [
+    'To renew your policy by phone, we need to record this call',
+    'Press 1 to accept the recording, or 2',
+  ];
   const START: Step = ['start_call_recording', 'both en_GB', HASH];
-  const TERMS: Step = ['play', 'Your home insurance renews on 1 July 2025. Your new yearly premium is 312.40 pounds', '0'];
+  const TERMS: Step = [
+    'play',
+    'Your home insurance renews on 1 July 2025. Your new yearly premium is 312.40 pounds',
+    '0',
+  ];
   const AGREE = ['To agree to the renewal, press 1.', 'Press 1 to agree, 2 to decline'];
   const STOP: Step = ['stop_call_recording', 'Recording has stopped.', HASH];
   const ADVISORS = '+442079460400,+442079460401';
@@ -691,37 +1154,89 @@ describe('recording-consent', () => {
 
   it('accepts the recording and renews; the same recording hash is returned by stop', async () => {
     const t = await run('recording-consent', 'renews.yaml');
-    expectSteps(t, [...RECORDED, ['read', AGREE[0]!, '1'], STOP, ['play', 'Thank you. Your policy is renewed from 1 July.', '0'], HANGUP]);
+    expectSteps(t, [
+      ...RECORDED,
+      ['read', AGREE[0]!, '1'],
+      STOP,
+      ['play', 'Thank you. Your policy is renewed from 1 July.', '0'],
+      HANGUP,
+    ]);
     expect(t.commands[5]!.result).toBe(t.commands[2]!.result);
-    expect(t.commands[2]!.params).toEqual({ announce: 'TTS|TTS_EN-GB_SERENA|Thank you. This call is now recorded.', feeds: 'both', locale: 'en_GB', transcription: true, ner: true, pii: true, sentiment: false });
+    expect(t.commands[2]!.params).toEqual({
+      announce: 'TTS|TTS_EN-GB_SERENA|Thank you. This call is now recorded.',
+      feeds: 'both',
+      locale: 'en_GB',
+      transcription: true,
+      ner: true,
+      pii: true,
+      sentiment: false,
+    });
   });
 
   it('declines the renewal', async () => {
     const t = await run('recording-consent', 'declines.yaml');
-    expectSteps(t, [...RECORDED, ['read', AGREE[0]!, '2'], STOP, ['play', 'Your policy will not be renewed.', '0'], HANGUP]);
+    expectSteps(t, [
+      ...RECORDED,
+      ['read', AGREE[0]!, '2'],
+      STOP,
+      ['play', 'Your policy will not be renewed.', '0'],
+      HANGUP,
+    ]);
   });
 
   it('hears the terms again (9); stopping the recording fails (error branch), renewed anyway', async () => {
     const t = await run('recording-consent', 'hears-terms-twice.yaml');
-    expectSteps(t, [...RECORDED, ['read', AGREE[0]!, '9'], TERMS, ['read', AGREE[0]!, '1'], ['stop_call_recording', 'Recording has stopped.', 'error:NO_RECORDING'], ['play', 'Thank you. Your policy is renewed', '0'], HANGUP]);
+    expectSteps(t, [
+      ...RECORDED,
+      ['read', AGREE[0]!, '9'],
+      TERMS,
+      ['read', AGREE[0]!, '1'],
+      ['stop_call_recording', 'Recording has stopped.', 'error:NO_RECORDING'],
+      ['play', 'Thank you. Your policy is renewed', '0'],
+      HANGUP,
+    ]);
   });
 
   it('asks for an advisor during the recorded part (0); the second advisor answers', async () => {
     const t = await run('recording-consent', 'asks-advisor-recorded.yaml');
     expectSteps(t, [...RECORDED, ['read', AGREE[0]!, '0'], ['dialout', ADVISORS, '']]);
-    expect(t.commands[5]!.params).toMatchObject({ whisper: 'TTS|TTS_EN-GB_SERENA|Renewal call, recorded: true.', cdr_field: 'renewal' });
+    expect(t.commands[5]!.params).toMatchObject({
+      whisper: 'TTS|TTS_EN-GB_SERENA|Renewal call, recorded: true.',
+      cdr_field: 'renewal',
+    });
     expectEnd(t, 'bridge', { command: 'dialout' });
   });
 
   it('silence at the agreement three times; no advisor; the recording stops silently (announce 0)', async () => {
     const t = await run('recording-consent', 'silent-at-agreement.yaml');
-    expectSteps(t, [...RECORDED, ['read', AGREE[0]!, 'TIMEOUT'], ['read', AGREE[1]!, 'TIMEOUT'], ['read', AGREE[1]!, 'TIMEOUT'], ['dialout', ADVISORS, 'NOANSWER'], ['stop_call_recording', '0', HASH], CALL_BACK, HANGUP]);
+    expectSteps(t, [
+      ...RECORDED,
+      ['read', AGREE[0]!, 'TIMEOUT'],
+      ['read', AGREE[1]!, 'TIMEOUT'],
+      ['read', AGREE[1]!, 'TIMEOUT'],
+      ['dialout', ADVISORS, 'NOANSWER'],
+      ['stop_call_recording', '0', HASH],
+      CALL_BACK,
+      HANGUP,
+    ]);
   });
 
   it('wrong keys at the agreement; no advisor; stopping silently fails (error branch)', async () => {
     const t = await run('recording-consent', 'wrong-keys-at-agreement.yaml');
     const SORRY: Step = ['play', 'Sorry, that is not one of the choices.', '0'];
-    expectSteps(t, [...RECORDED, ['read', AGREE[0]!, '5'], SORRY, ['read', AGREE[1]!, '6'], SORRY, ['read', AGREE[1]!, '7'], SORRY, ['dialout', ADVISORS, 'NOANSWER'], ['stop_call_recording', '0', 'error:NO_RECORDING'], CALL_BACK, HANGUP]);
+    expectSteps(t, [
+      ...RECORDED,
+      ['read', AGREE[0]!, '5'],
+      SORRY,
+      ['read', AGREE[1]!, '6'],
+      SORRY,
+      ['read', AGREE[1]!, '7'],
+      SORRY,
+      ['dialout', ADVISORS, 'NOANSWER'],
+      ['stop_call_recording', '0', 'error:NO_RECORDING'],
+      CALL_BACK,
+      HANGUP,
+    ]);
   });
 
   it('refuses the recording (2): an advisor, not recorded', async () => {
@@ -732,18 +1247,45 @@ describe('recording-consent', () => {
 
   it('no answer to the consent question three times; no advisor; nothing to stop', async () => {
     const t = await run('recording-consent', 'consent-no-input.yaml');
-    expectSteps(t, [WELCOME, ['read', CONSENT[0]!, 'TIMEOUT'], ['read', CONSENT[1]!, 'TIMEOUT'], ['read', CONSENT[1]!, 'TIMEOUT'], NO_CONSENT, ['dialout', ADVISORS, 'NOANSWER'], CALL_BACK, HANGUP]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', CONSENT[0]!, 'TIMEOUT'],
+      ['read', CONSENT[1]!, 'TIMEOUT'],
+      ['read', CONSENT[1]!, 'TIMEOUT'],
+      NO_CONSENT,
+      ['dialout', ADVISORS, 'NOANSWER'],
+      CALL_BACK,
+      HANGUP,
+    ]);
   });
 
   it('wrong keys to the consent question three times', async () => {
     const t = await run('recording-consent', 'consent-wrong-keys.yaml');
     const PLEASE: Step = ['play', 'Please press 1 or 2.', '0'];
-    expectSteps(t, [WELCOME, ['read', CONSENT[0]!, '3'], PLEASE, ['read', CONSENT[1]!, '4'], PLEASE, ['read', CONSENT[1]!, '5'], PLEASE, NO_CONSENT, ['dialout', ADVISORS, '']]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', CONSENT[0]!, '3'],
+      PLEASE,
+      ['read', CONSENT[1]!, '4'],
+      PLEASE,
+      ['read', CONSENT[1]!, '5'],
+      PLEASE,
+      NO_CONSENT,
+      ['dialout', ADVISORS, ''],
+    ]);
   });
 
   it('the recording cannot start (error branch): an advisor, not recorded', async () => {
     const t = await run('recording-consent', 'recording-fails.yaml');
-    expectSteps(t, [WELCOME, ['read', CONSENT[0]!, '1'], ['start_call_recording', 'both en_GB', 'error:RECORDING_UNAVAILABLE'], ['play', 'Sorry, the call cannot be recorded at the moment.', '0'], ['dialout', ADVISORS, 'NOANSWER'], CALL_BACK, HANGUP]);
+    expectSteps(t, [
+      WELCOME,
+      ['read', CONSENT[0]!, '1'],
+      ['start_call_recording', 'both en_GB', 'error:RECORDING_UNAVAILABLE'],
+      ['play', 'Sorry, the call cannot be recorded at the moment.', '0'],
+      ['dialout', ADVISORS, 'NOANSWER'],
+      CALL_BACK,
+      HANGUP,
+    ]);
   });
 
   it('the terms cannot be played (result 1): an advisor', async () => {
@@ -753,29 +1295,60 @@ describe('recording-consent', () => {
 
   it('the welcome fails: handlers.error plays the apology', async () => {
     const t = await run('recording-consent', 'welcome-fails-apology.yaml');
-    expectSteps(t, [[WELCOME[0], WELCOME[1], 'error:MEDIA_NOT_FOUND'], ['play', 'We are sorry, something went wrong.', '0'], HANGUP]);
+    expectSteps(t, [
+      [WELCOME[0], WELCOME[1], 'error:MEDIA_NOT_FOUND'],
+      ['play', 'We are sorry, something went wrong.', '0'],
+      HANGUP,
+    ]);
   });
 
   it('the welcome and the apology fail', async () => {
     const t = await run('recording-consent', 'welcome-fails.yaml');
-    expectSteps(t, [[WELCOME[0], WELCOME[1], 'error:MEDIA_NOT_FOUND'], ['play', 'We are sorry, something went wrong.', 'error:MEDIA_NOT_FOUND'], HANGUP]);
+    expectSteps(t, [
+      [WELCOME[0], WELCOME[1], 'error:MEDIA_NOT_FOUND'],
+      ['play', 'We are sorry, something went wrong.', 'error:MEDIA_NOT_FOUND'],
+      HANGUP,
+    ]);
   });
 });
 
 // ============================================================================================
 describe('through applications and DIDs', () => {
   it('an inbound call to a DID routed to an app: the app URL and its credentials', async () => {
-    const app = (await e.rpc('apps.create', ['REALTIME10', 'support', { url: `${serve.base}/rt/support-line`, login: RT.login, password: RT.password }])).result;
+    const app = (
+      await e.rpc('apps.create', [
+        'REALTIME10',
+        'support',
+        { url: `${serve.base}/rt/support-line`, login: RT.login, password: RT.password },
+      ])
+    ).result;
     await e.req('/emulator/dids/+442079460150', { method: 'PUT', body: { app: app.hash } });
     const t = await e.call({ did: '+442079460150', caller: { actions: [{ read: '0' }] } });
     expect(t).toMatchObject({ app: app.hash, to: '+442079460150', url: `${serve.base}/rt/support-line` });
-    expectSteps(t, [['play', 'Welcome to Acme Broadband technical support.', '0'], ['read', 'If your internet connection is down, press 1.', '0'], ['dialout', '+442079460201,+442079460202,+12125550142', '']]);
+    expectSteps(t, [
+      ['play', 'Welcome to Acme Broadband technical support.', '0'],
+      ['read', 'If your internet connection is down, press 1.', '0'],
+      ['dialout', '+442079460201,+442079460202,+12125550142', ''],
+    ]);
   });
 
   it('an app with the wrong password: callscript answers 401, a violation that ends the call', async () => {
-    const app = (await e.rpc('apps.create', ['REALTIME10', 'bad', { url: `${serve.base}/rt/front-desk`, login: RT.login, password: 'wrong' }])).result;
+    const app = (
+      await e.rpc('apps.create', [
+        'REALTIME10',
+        'bad',
+        { url: `${serve.base}/rt/front-desk`, login: RT.login, password: 'wrong' },
+      ])
+    ).result;
     const t = await e.call({ app: app.hash });
-    expect(t.violations).toEqual([{ request: 1, code: 'HTTP_STATUS', field: 'status', message: expect.stringMatching(/^HTTP 401: a reply must be HTTP 200; body: .*AUTH_REQUIRED/) }]);
+    expect(t.violations).toEqual([
+      {
+        request: 1,
+        code: 'HTTP_STATUS',
+        field: 'status',
+        message: expect.stringMatching(/^HTTP 401: a reply must be HTTP 200; body: .*AUTH_REQUIRED/),
+      },
+    ]);
     expect(t.ended_by).toBe('emulator');
   });
 

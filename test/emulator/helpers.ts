@@ -16,7 +16,10 @@ export interface Running {
   emu: Emulator;
   base: string;
   /** fetch with the account's Basic credentials (unless headers.authorization is given). */
-  req(path: string, init?: { method?: string; body?: unknown; headers?: Record<string, string>; raw?: string }): Promise<{ status: number; json: any; text: string; headers: Headers }>;
+  req(
+    path: string,
+    init?: { method?: string; body?: unknown; headers?: Record<string, string>; raw?: string },
+  ): Promise<{ status: number; json: any; text: string; headers: Headers }>;
   rpc(method: string, params?: unknown, id?: unknown): Promise<any>;
   /** POST /emulator/calls and the transcript (status 200 expected). */
   call(body: Record<string, unknown>): Promise<Transcript>;
@@ -33,7 +36,11 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       body = JSON.stringify(init.body);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await fetch(base + path, { method: init.method ?? (body !== undefined ? 'POST' : 'GET'), headers, body });
+    const res = await fetch(base + path, {
+      method: init.method ?? (body !== undefined ? 'POST' : 'GET'),
+      headers,
+      body,
+    });
     const text = await res.text();
     let json: unknown;
     try {
@@ -47,7 +54,13 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     emu,
     base,
     req,
-    rpc: async (method, params = [], id = 1) => (await req('/json-rpc/v1.1/', { body: { jsonrpc: '2.0', method, params, id }, headers: { 'content-type': 'application/json-rpc; charset=utf-8' } })).json,
+    rpc: async (method, params = [], id = 1) =>
+      (
+        await req('/json-rpc/v1.1/', {
+          body: { jsonrpc: '2.0', method, params, id },
+          headers: { 'content-type': 'application/json-rpc; charset=utf-8' },
+        })
+      ).json,
     call: async (body) => {
       const r = await req('/emulator/calls', { body });
       if (r.status !== 200) throw new Error(`POST /emulator/calls: HTTP ${r.status} ${r.text}`);
@@ -69,7 +82,9 @@ export type Answer = { status?: number; body: string | object; type?: string; de
  * A fake customer server: `answer(request, n)` decides each reply; every request is kept
  * (raw text too, to check the wire format).
  */
-export async function fakeServer(answer: (r: SeenRequest, n: number) => Answer): Promise<{ url: string; seen: SeenRequest[]; close(): Promise<void> }> {
+export async function fakeServer(
+  answer: (r: SeenRequest, n: number) => Answer,
+): Promise<{ url: string; seen: SeenRequest[]; close(): Promise<void> }> {
   const seen: SeenRequest[] = [];
   const server: Server = createServer((req, res) => {
     let body = '';
@@ -107,7 +122,12 @@ export async function fakeServer(answer: (r: SeenRequest, n: number) => Answer):
 }
 
 /** A reply of the customer server. */
-export const cmd = (command: string, command_id: number, params: object = {}, variables: object = {}) => ({ command, command_id, params, variables });
+export const cmd = (command: string, command_id: number, params: object = {}, variables: object = {}) => ({
+  command,
+  command_id,
+  params,
+  variables,
+});
 
 export interface RawAnswer {
   status: number;
@@ -132,7 +152,8 @@ export function rawHttp(base: string, head: string, body = ''): Promise<RawAnswe
       const split = text.indexOf('\r\n\r\n');
       const lines = text.slice(0, split).split('\r\n');
       const headers: Record<string, string> = {};
-      for (const l of lines.slice(1)) headers[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
+      for (const l of lines.slice(1))
+        headers[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
       resolve({ status: Number(lines[0]!.split(' ')[1]), headers, body: text.slice(split + 4) });
     });
     s.write(`${head}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);

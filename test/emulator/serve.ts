@@ -23,8 +23,16 @@ export interface SpawnedCli {
 }
 
 /** Spawns `node --import tsx src/cli/main.ts ...args` and waits until `started(output)` gives its URL. */
-export async function spawnCli(args: string[], env: Record<string, string>, started: (out: string) => string | undefined): Promise<SpawnedCli> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function spawnCli(
+  args: string[],
+  env: Record<string, string>,
+  started: (out: string) => string | undefined,
+): Promise<SpawnedCli> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -51,7 +59,11 @@ export async function spawnCli(args: string[], env: Record<string, string>, star
 
 /** Spawns `node --import tsx src/cli/main.ts serve --port 0 ...` and waits for its URL. */
 export async function spawnServe(args: string[], env: Record<string, string> = {}): Promise<Served> {
-  const c = await spawnCli(['serve', '--port', '0', '--host', '127.0.0.1', ...args], { LOG_LEVEL: 'warn', ...env }, (out) => /callscript serving \d+ flows? from .* on (http:\/\/\S+)/.exec(out)?.[1]);
+  const c = await spawnCli(
+    ['serve', '--port', '0', '--host', '127.0.0.1', ...args],
+    { LOG_LEVEL: 'warn', ...env },
+    (out) => /callscript serving \d+ flows? from .* on (http:\/\/\S+)/.exec(out)?.[1],
+  );
   return {
     base: c.base,
     output: c.output,

@@ -17,9 +17,12 @@ afterEach(async () => {
   e = fake = undefined;
 });
 
-/** A customer server that sends an SMS while answering each call's second request (with `headers`), then plays and hangs up. */
+/**
+ * A customer server that sends an SMS while answering each call's second request (with `headers`), then plays and hangs
+ * up.
+ */
 async function sendingServer(emu: Running, headers: (callid: string) => Record<string, string>) {
-  return fakeServer((r, n) => {
+  return fakeServer((r, _n) => {
     const id = Number(r.json.command_id);
     if (id === 1) {
       void emu.req('/rest/v1.1/sms', { body: SMS, headers: headers(String(r.json.callid)) });
@@ -35,9 +38,23 @@ describe('SMS in call transcripts', () => {
     e = await startEmulator();
     fake = await sendingServer(e, (callid) => ({ 'x-callscript-callid': callid }));
     const t = await e.call({ url: fake.url });
-    expect(t.sms).toEqual([{ request: 2, hash: expect.stringMatching(/^[A-Z0-9]{8}$/), from: 'Acme', to: '+33612345678', text: 'Your code is 1234.', encoding: 'GSM', parts: 1, matched_by: 'header' }]);
+    expect(t.sms).toEqual([
+      {
+        request: 2,
+        hash: expect.stringMatching(/^[A-Z0-9]{8}$/),
+        from: 'Acme',
+        to: '+33612345678',
+        text: 'Your code is 1234.',
+        encoding: 'GSM',
+        parts: 1,
+        matched_by: 'header',
+      },
+    ]);
     const text = formatTranscript(t);
-    expect(text).toContain(`     sms ${t.sms[0]!.hash}  Acme -> +33612345678  1 part GSM  (sent while answering request 2)\n       "Your code is 1234."`);
+    expect(text).toContain(
+      `     sms ${t.sms[0]!.hash}  Acme -> +33612345678  1 part GSM  (sent while answering request 2)\n      ` +
+        ` "Your code is 1234."`,
+    );
   });
 
   it('without the header, by timing: tied to the only call being answered, to none when two are', async () => {

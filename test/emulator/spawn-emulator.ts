@@ -14,7 +14,9 @@ export interface SpawnedEmulator {
 
 /** Starts the emulator with `args` (after `emulator --port 0`) and waits for its URL. */
 export async function spawnEmulator(args: string[], env: Record<string, string> = {}): Promise<SpawnedEmulator> {
-  const c = await spawnCli(['emulator', '--port', '0', ...args], { LOG_LEVEL: 'info', ...env }, (out) => (out.includes('run a call:') ? /callscript emulator on (http:\/\/\S+)/.exec(out)?.[1] : undefined));
+  const c = await spawnCli(['emulator', '--port', '0', ...args], { LOG_LEVEL: 'info', ...env }, (out) =>
+    out.includes('run a call:') ? /callscript emulator on (http:\/\/\S+)/.exec(out)?.[1] : undefined,
+  );
   const signal = async (s: NodeJS.Signals) => {
     if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill(s);
     return c.exited;

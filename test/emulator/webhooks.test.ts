@@ -58,8 +58,16 @@ const send = async (e: Running, to = '+447911000111', options: unknown = null) =
 describe('webhooks.subscribe, get_list, unsubscribe', () => {
   it('subscribes with the options the service takes; the secret is never shown', async () => {
     const e = await emu();
-    const r = await e.rpc('webhooks.subscribe', ['sms.mt.status_update', 'http://127.0.0.1:3000/webhooks/callr', { format: 'JSON', hmac_secret: SECRET, hmac_algo: 'SHA256' }]);
-    expect(r.result).toMatchObject({ type: 'sms.mt.status_update', endpoint: 'http://127.0.0.1:3000/webhooks/callr', options: { format: 'JSON', hmac_algo: 'SHA256', signed: true } });
+    const r = await e.rpc('webhooks.subscribe', [
+      'sms.mt.status_update',
+      'http://127.0.0.1:3000/webhooks/callr',
+      { format: 'JSON', hmac_secret: SECRET, hmac_algo: 'SHA256' },
+    ]);
+    expect(r.result).toMatchObject({
+      type: 'sms.mt.status_update',
+      endpoint: 'http://127.0.0.1:3000/webhooks/callr',
+      options: { format: 'JSON', hmac_algo: 'SHA256', signed: true },
+    });
     expect(r.result.hash).toMatch(/^[A-Z0-9]{8}$/);
     expect(JSON.stringify(r.result)).not.toContain(SECRET);
     const plain = await e.rpc('webhooks.subscribe', ['sms.mo', 'https://example.com/hook']);
@@ -68,18 +76,27 @@ describe('webhooks.subscribe, get_list, unsubscribe', () => {
     expect(list.result.map((h: { hash: string }) => h.hash)).toEqual([r.result.hash, plain.result.hash]);
     expect(JSON.stringify(list.result)).not.toContain(SECRET);
     expect((await e.rpc('webhooks.unsubscribe', [plain.result.hash])).result).toBe(true);
-    expect((await e.rpc('webhooks.unsubscribe', [plain.result.hash])).error).toMatchObject({ code: 20, message: `no webhook subscription with hash ${plain.result.hash}` });
+    expect((await e.rpc('webhooks.unsubscribe', [plain.result.hash])).error).toMatchObject({
+      code: 20,
+      message: `no webhook subscription with hash ${plain.result.hash}`,
+    });
     expect((await e.rpc('webhooks.get_list', [])).result).toHaveLength(1);
   });
 
   it('refuses what it cannot do, naming the param', async () => {
     const e = await emu();
     const cases: [unknown[], RegExp][] = [
-      [['call.outbound.end', 'http://a.example/x'], /params\[0\] \(type\): "call.outbound.end" is not emulated; the emulator sends sms.mt.status_update and sms.mo/],
+      [
+        ['call.outbound.end', 'http://a.example/x'],
+        /params\[0\] \(type\): "call.outbound.end" is not emulated; the emulator sends sms.mt.status_update and sms.mo/,
+      ],
       [[42, 'http://a.example/x'], /params\[0\] \(type\) must be a string/],
       [['sms.mo', 'ftp://a.example/x'], /params\[1\] \(endpoint\) must be the http:\/\/ or https:\/\/ URL/],
       [['sms.mo', 'http://a.example/x', { format: 'XML' }], /params\[2\]\.format must be "JSON"/],
-      [['sms.mo', 'http://a.example/x', { hmac_algo: 'MD5' }], /params\[2\]\.hmac_algo must be one of SHA256, SHA1, SHA512/],
+      [
+        ['sms.mo', 'http://a.example/x', { hmac_algo: 'MD5' }],
+        /params\[2\]\.hmac_algo must be one of SHA256, SHA1, SHA512/,
+      ],
       [['sms.mo', 'http://a.example/x', { hmac_secret: '' }], /params\[2\]\.hmac_secret is empty/],
       [['sms.mo', 'http://a.example/x', { secret: 'x' }], /params\[2\]\.secret is not an option/],
       [['sms.mo', 'http://a.example/x', []], /params\[2\] \(options\) must be an object/],
@@ -108,7 +125,12 @@ describe('sms.mt.status_update', () => {
     const ids = new Set<string>();
     for (const s of hook.seen) {
       expect(Object.keys(s.json)).toEqual(['event_id', 'event_at', 'hook_hash', 'try', 'type', 'data']);
-      expect(s.json).toMatchObject({ hook_hash: sub.hash, try: 0, type: 'sms.mt.status_update', data: { hash, type: 'OUT', from: 'Acme', to: '+447911000111' } });
+      expect(s.json).toMatchObject({
+        hook_hash: sub.hash,
+        try: 0,
+        type: 'sms.mt.status_update',
+        data: { hash, type: 'OUT', from: 'Acme', to: '+447911000111' },
+      });
       expect(s.json.event_id).toMatch(UUID);
       expect(s.json.event_at).toMatch(ISO_MS);
       ids.add(s.json.event_id);
@@ -119,11 +141,21 @@ describe('sms.mt.status_update', () => {
     }
     expect(ids.size).toBe(4);
     // data is the SMS object as of that change: its history up to it
-    expect(hook.seen[3]!.json.data.status_history.map((h: { new_status: string }) => h.new_status)).toEqual(['PENDING', 'SENT', 'REMOTE_QUEUED', 'RECEIVED']);
-    expect(hook.seen[1]!.json.data.status_history.map((h: { new_status: string }) => h.new_status)).toEqual(['PENDING', 'SENT']);
+    expect(hook.seen[3]!.json.data.status_history.map((h: { new_status: string }) => h.new_status)).toEqual([
+      'PENDING',
+      'SENT',
+      'REMOTE_QUEUED',
+      'RECEIVED',
+    ]);
+    expect(hook.seen[1]!.json.data.status_history.map((h: { new_status: string }) => h.new_status)).toEqual([
+      'PENDING',
+      'SENT',
+    ]);
     // the emulator's log of attempts
     const log = (await e.req('/emulator/webhooks/deliveries')).json;
-    expect(log.map((d: { outcome: string; try: number; http_status: number }) => [d.outcome, d.try, d.http_status])).toEqual(Array(4).fill(['delivered', 0, 200]));
+    expect(
+      log.map((d: { outcome: string; try: number; http_status: number }) => [d.outcome, d.try, d.http_status]),
+    ).toEqual(Array(4).fill(['delivered', 0, 200]));
   });
 
   it('statuses that come at the same time are reported each with its own status, in order', async () => {
@@ -152,23 +184,30 @@ describe('sms.mt.status_update', () => {
     ]);
   });
 
-  it('options.webhook.endpoint of an SMS gets its reports instead of the subscriptions, signed with their secret; alone, unsigned', async () => {
-    const hook = await receiver();
-    const own = await receiver();
-    const e = await emu();
-    await send(e, '+447911000111', { webhook: { endpoint: own.url } });
-    await waitFor('4 reports to the SMS endpoint', () => own.seen.length >= 4);
-    expect(own.seen.every((s) => s.json.hook_hash === '' && s.headers['x-callr-hmacsignature'] === undefined)).toBe(true);
-    const sub = (await e.rpc('webhooks.subscribe', ['sms.mt.status_update', hook.url, { hmac_secret: SECRET }])).result;
-    await send(e, '+447911000222', { webhook: { endpoint: own.url } });
-    await waitFor('4 more', () => own.seen.length >= 8);
-    await new Promise((r) => setTimeout(r, 150));
-    expect(hook.seen).toEqual([]);
-    for (const s of own.seen.slice(4)) {
-      expect(s.json.hook_hash).toBe(sub.hash);
-      expect(s.headers['x-callr-hmacsignature']).toBe(sign(s.body));
-    }
-  });
+  it(
+    'options.webhook.endpoint of an SMS gets its reports instead of the subscriptions, signed with their ' +
+      'secret; alone, unsigned',
+    async () => {
+      const hook = await receiver();
+      const own = await receiver();
+      const e = await emu();
+      await send(e, '+447911000111', { webhook: { endpoint: own.url } });
+      await waitFor('4 reports to the SMS endpoint', () => own.seen.length >= 4);
+      expect(own.seen.every((s) => s.json.hook_hash === '' && s.headers['x-callr-hmacsignature'] === undefined)).toBe(
+        true,
+      );
+      const sub = (await e.rpc('webhooks.subscribe', ['sms.mt.status_update', hook.url, { hmac_secret: SECRET }]))
+        .result;
+      await send(e, '+447911000222', { webhook: { endpoint: own.url } });
+      await waitFor('4 more', () => own.seen.length >= 8);
+      await new Promise((r) => setTimeout(r, 150));
+      expect(hook.seen).toEqual([]);
+      for (const s of own.seen.slice(4)) {
+        expect(s.json.hook_hash).toBe(sub.hash);
+        expect(s.headers['x-callr-hmacsignature']).toBe(sign(s.body));
+      }
+    },
+  );
 
   it('an SMS sent with no subscription is not followed; an unsubscribed receiver gets nothing more', async () => {
     const hook = await receiver();
@@ -200,38 +239,58 @@ describe('sms.mo', () => {
     const mo = await receiver();
     const status = await receiver();
     const e = await emu();
-    const sub = (await e.rpc('webhooks.subscribe', ['sms.mo', mo.url, { hmac_secret: SECRET, hmac_algo: 'SHA512' }])).result;
+    const sub = (await e.rpc('webhooks.subscribe', ['sms.mo', mo.url, { hmac_secret: SECRET, hmac_algo: 'SHA512' }]))
+      .result;
     await e.rpc('webhooks.subscribe', ['sms.mt.status_update', status.url]);
-    const r = await e.req('/emulator/sms/inbound', { body: { from: '+447911000111', to: '+442079460555', body: 'STOP' } });
+    const r = await e.req('/emulator/sms/inbound', {
+      body: { from: '+447911000111', to: '+442079460555', body: 'STOP' },
+    });
     await waitFor('sms.mo', () => mo.seen.length >= 1);
     await new Promise((r) => setTimeout(r, 100));
     expect(mo.seen).toHaveLength(1);
     expect(status.seen).toEqual([]);
     const s = mo.seen[0]!;
-    expect(s.json).toMatchObject({ hook_hash: sub.hash, try: 0, type: 'sms.mo', data: { hash: r.json.hash, type: 'IN', from: '+447911000111', to: '+442079460555', text: 'STOP', status: 'RECEIVED' } });
+    expect(s.json).toMatchObject({
+      hook_hash: sub.hash,
+      try: 0,
+      type: 'sms.mo',
+      data: {
+        hash: r.json.hash,
+        type: 'IN',
+        from: '+447911000111',
+        to: '+442079460555',
+        text: 'STOP',
+        status: 'RECEIVED',
+      },
+    });
     expect(s.headers['x-callr-hmacsignature']).toBe(sign(s.body, SECRET, 'sha512'));
   });
 });
 
 describe('retries', () => {
-  it('a failing receiver gets the same event again, try counting up, each body signed anew; then delivered', async () => {
-    const hook = await receiver((_r, n) => (n <= 2 ? { status: 503, body: 'busy' } : { body: {} }));
-    const e = await emu();
-    await e.rpc('webhooks.subscribe', ['sms.mo', hook.url, { hmac_secret: SECRET }]);
-    await e.req('/emulator/sms/inbound', { body: { from: '+447911000111', to: '+442079460555', body: 'hello' } });
-    await waitFor('3 attempts', () => hook.seen.length >= 3);
-    const [a, b, c] = hook.seen;
-    expect([a, b, c].map((s) => s!.json.try)).toEqual([0, 1, 2]);
-    expect(new Set([a, b, c].map((s) => s!.json.event_id)).size).toBe(1);
-    expect(new Set([a, b, c].map((s) => s!.headers['x-callr-hmacsignature'])).size).toBe(3);
-    for (const s of [a, b, c]) expect(s!.headers['x-callr-hmacsignature']).toBe(sign(s!.body));
-    const deliveries = (await e.req(`/emulator/webhooks/deliveries?event_id=${a!.json.event_id}`)).json;
-    expect(deliveries.map((d: { try: number; outcome: string; http_status: number }) => [d.try, d.outcome, d.http_status])).toEqual([
-      [0, 'retry', 503],
-      [1, 'retry', 503],
-      [2, 'delivered', 200],
-    ]);
-  });
+  it(
+    'a failing receiver gets the same event again, try ' + 'counting up, each body signed anew; then delivered',
+    async () => {
+      const hook = await receiver((_r, n) => (n <= 2 ? { status: 503, body: 'busy' } : { body: {} }));
+      const e = await emu();
+      await e.rpc('webhooks.subscribe', ['sms.mo', hook.url, { hmac_secret: SECRET }]);
+      await e.req('/emulator/sms/inbound', { body: { from: '+447911000111', to: '+442079460555', body: 'hello' } });
+      await waitFor('3 attempts', () => hook.seen.length >= 3);
+      const [a, b, c] = hook.seen;
+      expect([a, b, c].map((s) => s!.json.try)).toEqual([0, 1, 2]);
+      expect(new Set([a, b, c].map((s) => s!.json.event_id)).size).toBe(1);
+      expect(new Set([a, b, c].map((s) => s!.headers['x-callr-hmacsignature'])).size).toBe(3);
+      for (const s of [a, b, c]) expect(s!.headers['x-callr-hmacsignature']).toBe(sign(s!.body));
+      const deliveries = (await e.req(`/emulator/webhooks/deliveries?event_id=${a!.json.event_id}`)).json;
+      expect(
+        deliveries.map((d: { try: number; outcome: string; http_status: number }) => [d.try, d.outcome, d.http_status]),
+      ).toEqual([
+        [0, 'retry', 503],
+        [1, 'retry', 503],
+        [2, 'delivered', 200],
+      ]);
+    },
+  );
 
   it('bounded: after `tries` attempts the event is dropped (failed); a 4xx refusal is not tried again', async () => {
     const down = await receiver(() => ({ status: 500, body: 'down' }));
@@ -244,8 +303,14 @@ describe('retries', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(down.seen.map((s) => s.json.try)).toEqual([0, 1, 2]);
     expect(refusing.seen.map((s) => s.json.try)).toEqual([0]);
-    const outcomes = (await e.req('/emulator/webhooks/deliveries')).json.map((d: { endpoint: string; outcome: string }) => [d.endpoint === down.url ? 'down' : 'refusing', d.outcome]);
-    expect(outcomes.filter((o: string[]) => o[0] === 'down').map((o: string[]) => o[1])).toEqual(['retry', 'retry', 'failed']);
+    const outcomes = (await e.req('/emulator/webhooks/deliveries')).json.map(
+      (d: { endpoint: string; outcome: string }) => [d.endpoint === down.url ? 'down' : 'refusing', d.outcome],
+    );
+    expect(outcomes.filter((o: string[]) => o[0] === 'down').map((o: string[]) => o[1])).toEqual([
+      'retry',
+      'retry',
+      'failed',
+    ]);
     expect(outcomes.filter((o: string[]) => o[0] === 'refusing').map((o: string[]) => o[1])).toEqual(['refused']);
   });
 
@@ -286,27 +351,43 @@ describe('retries', () => {
 });
 
 describe('subscriptions given at start', () => {
-  it('createEmulator({webhooks}) subscribes the receiver to both types; listed, not unsubscribable, kept by a reset', async () => {
-    const hook = await receiver();
-    const e = await emu({ webhooks: [{ endpoint: hook.url, secret: SECRET }] });
-    const list = (await e.rpc('webhooks.get_list', [])).result;
-    expect(list.map((h: { type: string; configured: boolean; options: { signed: boolean } }) => [h.type, h.configured, h.options.signed])).toEqual([
-      ['sms.mt.status_update', true, true],
-      ['sms.mo', true, true],
-    ]);
-    expect((await e.rpc('webhooks.unsubscribe', [list[0].hash])).error.message).toMatch(/was given at start \(--webhook\)/);
-    await e.req('/emulator/reset', { method: 'POST' });
-    expect((await e.rpc('webhooks.get_list', [])).result).toHaveLength(2);
-    await send(e);
-    await e.req('/emulator/sms/inbound', { body: { from: '+447911000111', to: '+442079460555', body: 'hi' } });
-    await waitFor('5 events', () => hook.seen.length >= 5);
-    expect(hook.seen.map((s) => s.json.type).sort()).toEqual(['sms.mo', ...Array(4).fill('sms.mt.status_update')]);
-    for (const s of hook.seen) expect(s.headers['x-callr-hmacsignature']).toBe(sign(s.body));
-  });
+  it(
+    'createEmulator({webhooks}) subscribes the receiver to both types; listed, not unsubscribable, kept by a ' +
+      'reset',
+    async () => {
+      const hook = await receiver();
+      const e = await emu({ webhooks: [{ endpoint: hook.url, secret: SECRET }] });
+      const list = (await e.rpc('webhooks.get_list', [])).result;
+      expect(
+        list.map((h: { type: string; configured: boolean; options: { signed: boolean } }) => [
+          h.type,
+          h.configured,
+          h.options.signed,
+        ]),
+      ).toEqual([
+        ['sms.mt.status_update', true, true],
+        ['sms.mo', true, true],
+      ]);
+      expect((await e.rpc('webhooks.unsubscribe', [list[0].hash])).error.message).toMatch(
+        /was given at start \(--webhook\)/,
+      );
+      await e.req('/emulator/reset', { method: 'POST' });
+      expect((await e.rpc('webhooks.get_list', [])).result).toHaveLength(2);
+      await send(e);
+      await e.req('/emulator/sms/inbound', { body: { from: '+447911000111', to: '+442079460555', body: 'hi' } });
+      await waitFor('5 events', () => hook.seen.length >= 5);
+      expect(hook.seen.map((s) => s.json.type).sort()).toEqual(['sms.mo', ...Array(4).fill('sms.mt.status_update')]);
+      for (const s of hook.seen) expect(s.headers['x-callr-hmacsignature']).toBe(sign(s.body));
+    },
+  );
 
   it('a bad receiver or secret stops the start', async () => {
-    await expect(startEmulator({ webhooks: [{ endpoint: 'not a url' }] })).rejects.toThrow(/not an http:\/\/ or https:\/\/ URL/);
-    await expect(startEmulator({ webhooks: [{ endpoint: 'http://a.example/', secret: '' }] })).rejects.toThrow(/secret is empty/);
+    await expect(startEmulator({ webhooks: [{ endpoint: 'not a url' }] })).rejects.toThrow(
+      /not an http:\/\/ or https:\/\/ URL/,
+    );
+    await expect(startEmulator({ webhooks: [{ endpoint: 'http://a.example/', secret: '' }] })).rejects.toThrow(
+      /secret is empty/,
+    );
   });
 
   it('subscriptions of webhooks.subscribe are kept with --data, across a restart', async () => {
@@ -354,7 +435,10 @@ describe('callscript emulator --webhook --webhook-secret', () => {
   it('subscribes the URL to both types, signed; the banner says so', async () => {
     const { r, out } = await run({ webhook: 'http://127.0.0.1:3000/webhooks/callr', webhookSecret: SECRET });
     expect(typeof r).not.toBe('number');
-    expect(out).toContain('webhooks       sms.mt.status_update and sms.mo to http://127.0.0.1:3000/webhooks/callr, signed (X-CALLR-HmacSignature, HMAC-SHA256)');
+    expect(out).toContain(
+      'webhooks       sms.mt.status_update and sms.mo to http://127.0.0.1:3000/webhooks/callr, signed ' +
+        '(X-CALLR-HmacSignature, HMAC-SHA256)',
+    );
     expect((r as Emulator).ctx.webhooks.hooks().map((h) => [h.type, h.options.hmac_secret])).toEqual([
       ['sms.mt.status_update', SECRET],
       ['sms.mo', SECRET],
@@ -368,8 +452,17 @@ describe('callscript emulator --webhook --webhook-secret', () => {
   });
 
   it('usage errors: exit 2 with a message', async () => {
-    expect(await run({ webhookSecret: SECRET })).toMatchObject({ r: 2, err: expect.stringContaining('give the URL too') });
-    expect(await run({ webhook: 'localhost:3000' })).toMatchObject({ r: 2, err: expect.stringContaining('--webhook must be an http:// or https:// URL') });
-    expect(await run({ webhook: 'http://127.0.0.1:3000/', webhookSecret: 'x'.repeat(300) })).toMatchObject({ r: 2, err: expect.stringContaining('--webhook-secret is 300 characters long') });
+    expect(await run({ webhookSecret: SECRET })).toMatchObject({
+      r: 2,
+      err: expect.stringContaining('give the URL too'),
+    });
+    expect(await run({ webhook: 'localhost:3000' })).toMatchObject({
+      r: 2,
+      err: expect.stringContaining('--webhook must be an http:// or https:// URL'),
+    });
+    expect(await run({ webhook: 'http://127.0.0.1:3000/', webhookSecret: 'x'.repeat(300) })).toMatchObject({
+      r: 2,
+      err: expect.stringContaining('--webhook-secret is 300 characters long'),
+    });
   });
 });

@@ -11,7 +11,11 @@ const menuFlow = () =>
       welcome: say('Welcome to Acme.', 'menu'),
       menu: cmd(
         'read',
-        { media_id: ['For sales press 1, for support press 2.', 'Please press 1 or 2.'], max_digits: 1, timeout_ms: 5000 },
+        {
+          media_id: ['For sales press 1, for support press 2.', 'Please press 1 or 2.'],
+          max_digits: 1,
+          timeout_ms: 5000,
+        },
         {
           save: 'choice',
           on: {
@@ -24,21 +28,36 @@ const menuFlow = () =>
       ),
       sales: say('Sales, you chose {{ vars.choice }}.', 'end'),
       support: say('Support.', 'end'),
-      operator: cmd('dialout', { targets: [{ number: '+33123456789', timeout: 30 }], ringtone: 'MUSIC' }, { on: { NOANSWER: 'goodbye' } }),
+      operator: cmd(
+        'dialout',
+        { targets: [{ number: '+33123456789', timeout: 30 }], ringtone: 'MUSIC' },
+        { on: { NOANSWER: 'goodbye' } },
+      ),
       goodbye: say('Goodbye.', 'end'),
       end: hangup(),
     },
   });
 
-const READ = (prompt: string, id: number) => reply('read', id, { media_id: tts(prompt), max_digits: 1, timeout_ms: 5000 });
+const READ = (prompt: string, id: number) =>
+  reply('read', id, { media_id: tts(prompt), max_digits: 1, timeout_ms: 5000 });
 const P1 = 'For sales press 1, for support press 2.';
 const P2 = 'Please press 1 or 2.';
 
 describe('advance: a call step by step', () => {
   it('answers the first request with the start step, command_id 1', () => {
     const c = new Call(menuFlow());
-    expect(c.start()).toBe('{"command":"play","command_id":1,"params":{"media_id":"TTS|TTS_EN-GB_SERENA|Welcome to Acme."},"variables":{}}');
-    expect(c.state).toMatchObject({ v: 2, flow: 'test', s: 'welcome', step: 'welcome', commandId: 1, commands: 1, vars: { tries: 0 } });
+    expect(c.start()).toBe(
+      '{"command":"play","command_id":1,"params":{"media_id":"TTS|TTS_EN-GB_SERENA|Welcome to Acme."},"variables":{}}',
+    );
+    expect(c.state).toMatchObject({
+      v: 2,
+      flow: 'test',
+      s: 'welcome',
+      step: 'welcome',
+      commandId: 1,
+      commands: 1,
+      vars: { tries: 0 },
+    });
     expect(c.state!.reply + '{}}').toBe(c.last!.kind === 'reply' ? c.last!.replyJson : '');
   });
 
@@ -70,11 +89,17 @@ describe('advance: a call step by step', () => {
     c.result('0');
     expect(c.result('TIMEOUT')).toBe(READ(P2, 3)); // visit 2
     expect(c.result('7')).toBe(reply('play', 4, { media_id: tts('Sorry, that is not a choice.') })); // 1st nomatch
-    expect(c.state).toMatchObject({ s: 'menu@say', step: 'menu', res: '7', c: { n: 3, r: { TIMEOUT: 1, default: 1 } } });
+    expect(c.state).toMatchObject({
+      s: 'menu@say',
+      step: 'menu',
+      res: '7',
+      c: { n: 3, r: { TIMEOUT: 1, default: 1 } },
+    });
     expect(c.result('0')).toBe(READ(P2, 5)); // whatever the play returned: back to the menu, visit 3
     expect(c.result('8')).toBe(reply('play', 6, { media_id: tts('Still not a choice.') }));
     expect(c.result('1', { command_error: '' })).toBe(READ(P2, 7)); // visit 4: last prompt again
-    expect(c.result('9')).toBe(reply('play', 8, { media_id: tts('Still not a choice.') })); // retries used up: say, then `then`
+    // retries used up: say, then `then`
+    expect(c.result('9')).toBe(reply('play', 8, { media_id: tts('Still not a choice.') }));
     expect(c.state).toMatchObject({ s: 'goodbye@say', res: '9', k: 3 });
     expect(c.state!.c).toBeUndefined();
     expect(c.result('0')).toBe(reply('play', 9, { media_id: tts('Goodbye.') }));
@@ -91,7 +116,11 @@ describe('advance: a call step by step', () => {
   it('a re-entry with goto resets the counters', () => {
     const f = flow({
       steps: {
-        ask: cmd('read', { media_id: ['A', 'B'], max_digits: 1 }, { on: { TIMEOUT: { retry: 3, then: 'end' }, '5': 'ask', default: 'end' } }),
+        ask: cmd(
+          'read',
+          { media_id: ['A', 'B'], max_digits: 1 },
+          { on: { TIMEOUT: { retry: 3, then: 'end' }, '5': 'ask', default: 'end' } },
+        ),
         end: hangup(),
       },
     });
@@ -108,7 +137,9 @@ describe('advance: flow-wide result handlers', () => {
     const c = new Call(menuFlow());
     c.start();
     c.result('0'); // the play's result, not a read
-    expect(c.result('0')).toBe(reply('dialout', 3, { targets: [{ number: '+33123456789', timeout: 30 }], ringtone: 'MUSIC' }));
+    expect(c.result('0')).toBe(
+      reply('dialout', 3, { targets: [{ number: '+33123456789', timeout: 30 }], ringtone: 'MUSIC' }),
+    );
   });
 
   const handlerFlow = () =>
@@ -156,7 +187,11 @@ describe('advance: command errors', () => {
     flow({
       handlers: withHandler ? { error: 'sorry' } : {},
       steps: {
-        p: cmd('play', { media_id: [1234] }, { on: withStepError ? { error: 'failed', default: 'end' } : { default: 'end' }, save: 'r' }),
+        p: cmd(
+          'play',
+          { media_id: [1234] },
+          { on: withStepError ? { error: 'failed', default: 'end' } : { default: 'end' }, save: 'r' },
+        ),
         failed: say('Step error: {{ error }}.', 'end'),
         sorry: say('Handler error.', 'end'),
         end: hangup(),
@@ -187,7 +222,11 @@ describe('advance: command errors', () => {
     const f = flow({
       vars: { target: 'not-a-number' },
       steps: {
-        call: cmd('dialout', { targets: [{ number: '{{ vars.target }}', timeout: 30 }] }, { on: { error: 'failed', NOANSWER: 'end' } }),
+        call: cmd(
+          'dialout',
+          { targets: [{ number: '{{ vars.target }}', timeout: 30 }] },
+          { on: { error: 'failed', NOANSWER: 'end' } },
+        ),
         failed: say('Failed: {{ error }}.', 'end'),
         end: hangup(),
       },
@@ -201,11 +240,17 @@ describe('advance: command errors', () => {
     const f = flow({
       vars: { target: '+33123456789' },
       steps: {
-        call: cmd('dialout', { targets: [{ number: '{{ vars.target }}', timeout: '{{ 10 | plus: 5 }}' }], cli: 'BLOCKED' }, { on: { NOANSWER: 'end' } }),
+        call: cmd(
+          'dialout',
+          { targets: [{ number: '{{ vars.target }}', timeout: '{{ 10 | plus: 5 }}' }], cli: 'BLOCKED' },
+          { on: { NOANSWER: 'end' } },
+        ),
         end: hangup(),
       },
     });
-    expect(new Call(f).start()).toBe(reply('dialout', 1, { targets: [{ number: '+33123456789', timeout: 15 }], cli: 'BLOCKED' }));
+    expect(new Call(f).start()).toBe(
+      reply('dialout', 1, { targets: [{ number: '+33123456789', timeout: 15 }], cli: 'BLOCKED' }),
+    );
   });
 
   it('an out-of-bounds rendered integer is refused', () => {
@@ -215,7 +260,10 @@ describe('advance: command errors', () => {
     });
     const c = new Call(f);
     expect(c.start()).toBe(reply('hangup', 1));
-    expect(c.last!.kind === 'reply' && c.last!.log?.map((l) => l.code)).toEqual(['RUNTIME_PARAM', 'UNHANDLED_ERROR_AT_RUNTIME']);
+    expect(c.last!.kind === 'reply' && c.last!.log?.map((l) => l.code)).toEqual([
+      'RUNTIME_PARAM',
+      'UNHANDLED_ERROR_AT_RUNTIME',
+    ]);
   });
 });
 
@@ -224,7 +272,15 @@ describe('advance: logic steps', () => {
     const f = flow({
       vars: { tries: 2 },
       steps: {
-        s: set({ tries: { expr: 'vars.tries + 1' }, greeting: 'Hello {{ call.caller_name }}', flag: true, list: [1, '{{ call.called }}'] }, 'p'),
+        s: set(
+          {
+            tries: { expr: 'vars.tries + 1' },
+            greeting: 'Hello {{ call.caller_name }}',
+            flag: true,
+            list: [1, '{{ call.called }}'],
+          },
+          'p',
+        ),
         p: say('{{ vars.greeting }}, try {{ vars.tries }}.', 'end'),
         end: hangup(),
       },
@@ -235,7 +291,7 @@ describe('advance: logic steps', () => {
   });
 
   it('switch takes the first case that holds, else default; a throwing condition is false and logged', () => {
-    const f = (caller: string) =>
+    const f = (_caller: string) =>
       flow({
         vars: { vip: false },
         steps: {
@@ -298,7 +354,7 @@ describe('advance: logic steps', () => {
     expect(d.state!.vars.i).toBe(50);
   });
 
-  it('a loop through a param that always fails its check stops too (the machine\'s budget guard), no throw', () => {
+  it("a loop through a param that always fails its check stops too (the machine's budget guard), no throw", () => {
     // dialout's target renders to "nope" (not E.164) every time; its error branch goes back to it.
     const f = flow({
       steps: {
@@ -315,7 +371,11 @@ describe('advance: logic steps', () => {
   it('a loop of failing says and params is bounded as well', () => {
     const f = flow({
       steps: {
-        d: cmd('dialout', { targets: [{ number: '{{ vars.x }}', timeout: 30 }] }, { on: { error: { goto: 'd', say: '{{ vars.x | nosuchfilter }}' } } }),
+        d: cmd(
+          'dialout',
+          { targets: [{ number: '{{ vars.x }}', timeout: 30 }] },
+          { on: { error: { goto: 'd', say: '{{ vars.x | nosuchfilter }}' } } },
+        ),
       },
     });
     const c = new Call(f);
@@ -326,7 +386,9 @@ describe('advance: logic steps', () => {
   });
 
   it('a loop of sms effects sends at most maxLogicSteps of them in one request', () => {
-    const f = flow({ steps: { s: cmd('sms' as never, { to: '+33612345678', body: 'spam' }, { on: { default: 's', error: 's' } }) } });
+    const f = flow({
+      steps: { s: cmd('sms' as never, { to: '+33612345678', body: 'spam' }, { on: { default: 's', error: 's' } }) },
+    });
     const c = new Call(f, { ...OPTS, maxLogicSteps: 5 });
     expect(c.start()).toBe(reply('hangup', 1));
     expect(c.effects).toHaveLength(5);
@@ -391,7 +453,12 @@ describe('advance: the end of a call', () => {
 
   it('a terminal request with no state at all is answered hangup, nothing run', () => {
     const out = advance(hangupFlow(), undefined, req({ call_status: 'HANGUP', command: 'play', command_id: 4 }), OPTS);
-    expect(out).toEqual({ kind: 'reply', reply: { command: 'hangup', command_id: 5, params: {}, variablesRaw: '{}' }, replyJson: reply('hangup', 5), state: null });
+    expect(out).toEqual({
+      kind: 'reply',
+      reply: { command: 'hangup', command_id: 5, params: {}, variablesRaw: '{}' },
+      replyJson: reply('hangup', 5),
+      state: null,
+    });
   });
 
   it('after the flow answered hangup, the service closes with HANGUP: handler runs, state dropped', () => {
@@ -419,7 +486,12 @@ describe('advance: retries, stale requests, unknown calls', () => {
     const second = c.result('0');
     const state = c.state!;
     const snapshot = JSON.stringify(state);
-    const again = advance(c.flow, state, req({ command: 'play', command_id: 1, command_result: '0', variablesRaw: '{"a": 1,  "b":[1,2]}' }), OPTS);
+    const again = advance(
+      c.flow,
+      state,
+      req({ command: 'play', command_id: 1, command_result: '0', variablesRaw: '{"a": 1,  "b":[1,2]}' }),
+      OPTS,
+    );
     expect(again).toEqual({ kind: 'replay', replyJson: second });
     expect(JSON.stringify(state)).toBe(snapshot);
     expect(first).not.toBe(second);
@@ -442,7 +514,10 @@ describe('advance: retries, stale requests, unknown calls', () => {
   });
 
   it('unknown call, policy restart: starts the flow numbering from command_id + 1, logged', () => {
-    const out = advance(menuFlow(), undefined, req({ command: 'read', command_id: 41, command_result: '1' }), { ...OPTS, unknownCall: 'restart' });
+    const out = advance(menuFlow(), undefined, req({ command: 'read', command_id: 41, command_result: '1' }), {
+      ...OPTS,
+      unknownCall: 'restart',
+    });
     expect(out.kind).toBe('reply');
     if (out.kind !== 'reply') return;
     expect(out.replyJson).toBe(reply('play', 42, { media_id: tts('Welcome to Acme.') }));
@@ -451,12 +526,23 @@ describe('advance: retries, stale requests, unknown calls', () => {
   });
 
   it('unknown call, policy hangup: hangup and drop', () => {
-    const out = advance(menuFlow(), undefined, req({ command: 'read', command_id: 41 }), { ...OPTS, unknownCall: 'hangup' });
-    expect(out).toMatchObject({ kind: 'reply', replyJson: reply('hangup', 42), state: null, log: [{ code: 'UNKNOWN_CALL' }] });
+    const out = advance(menuFlow(), undefined, req({ command: 'read', command_id: 41 }), {
+      ...OPTS,
+      unknownCall: 'hangup',
+    });
+    expect(out).toMatchObject({
+      kind: 'reply',
+      replyJson: reply('hangup', 42),
+      state: null,
+      log: [{ code: 'UNKNOWN_CALL' }],
+    });
   });
 
   it('unknown call, policy reject: rejected UNKNOWN_CALL', () => {
-    const out = advance(menuFlow(), undefined, req({ command: 'read', command_id: 41 }), { ...OPTS, unknownCall: 'reject' });
+    const out = advance(menuFlow(), undefined, req({ command: 'read', command_id: 41 }), {
+      ...OPTS,
+      unknownCall: 'reject',
+    });
     expect(out).toEqual({ kind: 'rejected', code: 'UNKNOWN_CALL', message: expect.stringContaining('1234567') });
   });
 
@@ -464,7 +550,10 @@ describe('advance: retries, stale requests, unknown calls', () => {
     const c = new Call(menuFlow());
     c.start();
     const other: CallState = { ...c.state!, version: '000000000000' };
-    expect(advance(c.flow, other, c.next({ command_result: '0' }), OPTS)).toMatchObject({ kind: 'rejected', code: 'FLOW_VERSION_MISMATCH' });
+    expect(advance(c.flow, other, c.next({ command_result: '0' }), OPTS)).toMatchObject({
+      kind: 'rejected',
+      code: 'FLOW_VERSION_MISMATCH',
+    });
   });
 });
 
@@ -482,22 +571,40 @@ describe('advance: wire values', () => {
     it(`hangup_callid ${big} goes out as a JSON integer, digit for digit`, () => {
       const raw = `{"other":"${big}"}`;
       const c = new Call(killFlow(), OPTS, { callid: big, variablesRaw: raw, variables: { other: big } });
-      expect(c.start()).toBe(`{"command":"hangup_callid","command_id":1,"params":{"callid":${big}},"variables":${raw}}`);
-      expect(c.result('')).toBe(`{"command":"hangup_callid","command_id":2,"params":{"callid":18446744073709551615},"variables":${raw}}`);
+      expect(c.start()).toBe(
+        `{"command":"hangup_callid","command_id":1,"params":{"callid":${big}},"variables":${raw}}`,
+      );
+      expect(c.result('')).toBe(
+        `{"command":"hangup_callid","command_id":2,"params":{"callid":18446744073709551615},"variables":${raw}}`,
+      );
     });
   }
 
   it('a callid template rendering to a bad value takes the error branch', () => {
-    const c = new Call(killFlow(), OPTS, { variablesRaw: '{"other":"18446744073709551616"}', variables: { other: '18446744073709551616' } });
+    const c = new Call(killFlow(), OPTS, {
+      variablesRaw: '{"other":"18446744073709551616"}',
+      variables: { other: '18446744073709551616' },
+    });
     expect(c.start()).toBe(reply('hangup', 1, {}, '{"other":"18446744073709551616"}'));
-    expect(c.last!.kind === 'reply' && c.last!.log?.map((l) => l.code)).toEqual(['RUNTIME_PARAM', 'UNHANDLED_ERROR_AT_RUNTIME']);
+    expect(c.last!.kind === 'reply' && c.last!.log?.map((l) => l.code)).toEqual([
+      'RUNTIME_PARAM',
+      'UNHANDLED_ERROR_AT_RUNTIME',
+    ]);
   });
 
   it('echoes the variables byte for byte, big numbers and spacing included', () => {
     const raw = '{ "big": 123456789012345678901234567890, "f": 1.50, "s": "é\\u00e9", "n": {"x": [ ] } }';
-    const c = new Call(menuFlow(), OPTS, { variablesRaw: raw, variables: { big: 1.2345678901234568e29, f: 1.5, s: 'éé', n: { x: [] } } });
-    expect(c.start()).toBe(`{"command":"play","command_id":1,"params":{"media_id":"TTS|TTS_EN-GB_SERENA|Welcome to Acme."},"variables":${raw}}`);
-    expect(c.result('0', { variablesRaw: '{"k":9007199254740993}' })).toBe(READ(P1, 2).replace('"variables":{}', '"variables":{"k":9007199254740993}'));
+    const c = new Call(menuFlow(), OPTS, {
+      variablesRaw: raw,
+      variables: { big: 1.2345678901234568e29, f: 1.5, s: 'éé', n: { x: [] } },
+    });
+    expect(c.start()).toBe(
+      `{"command":"play","command_id":1,"params":{"media_id":"TTS|TTS_EN-GB_SERENA|Welcome to ` +
+        `Acme."},"variables":${raw}}`,
+    );
+    expect(c.result('0', { variablesRaw: '{"k":9007199254740993}' })).toBe(
+      READ(P1, 2).replace('"variables":{}', '"variables":{"k":9007199254740993}'),
+    );
   });
 
   it('media: library ids as strings, 0 for none, raw templates rendered, other voices', () => {
@@ -506,7 +613,11 @@ describe('advance: wire values', () => {
       steps: {
         a: cmd('start_call_recording', { announce: [0], feeds: 'both', transcription: true }, { next: 'b' }),
         b: cmd('play', { media_id: ['{{ vars.m }}'] }, { next: 'c' }),
-        c: cmd('play_talk_detect', { media_id: [{ kind: 'tts', voice: 'TTS_EN-GB_DANIEL', text: 'Hi {{ call.caller_name }}' }], min_ms: 500 }, { next: 'd' }),
+        c: cmd(
+          'play_talk_detect',
+          { media_id: [{ kind: 'tts', voice: 'TTS_EN-GB_DANIEL', text: 'Hi {{ call.caller_name }}' }], min_ms: 500 },
+          { next: 'd' },
+        ),
         d: cmd('read', { media_id: ['{{ vars.t }}'], attempts: 2 }, { next: 'end' }),
         end: hangup(),
       },
@@ -514,19 +625,30 @@ describe('advance: wire values', () => {
     const c = new Call(f);
     expect(c.start()).toBe(reply('start_call_recording', 1, { announce: '0', feeds: 'both', transcription: true }));
     expect(c.result('REC1')).toBe(reply('play', 2, { media_id: '4321' }));
-    expect(c.result('0')).toBe(reply('play_talk_detect', 3, { media_id: 'TTS|TTS_EN-GB_DANIEL|Hi Alice', min_ms: 500 }));
+    expect(c.result('0')).toBe(
+      reply('play_talk_detect', 3, { media_id: 'TTS|TTS_EN-GB_DANIEL|Hi Alice', min_ms: 500 }),
+    );
     expect(c.result('TALK')).toBe(reply('read', 4, { media_id: 'TTS|TTS_FR-FR_AUDREY|Salut', attempts: 2 }));
   });
 
   it('params are written in catalogue order and only when the flow gives them', () => {
-    const f = flow({ steps: { r: cmd('read', { timeout_ms: 3000, media_id: ['Hi'], max_digits: 4 }, { next: 'end' }), end: hangup() } });
-    expect(new Call(f).start()).toBe('{"command":"read","command_id":1,"params":{"media_id":"TTS|TTS_EN-GB_SERENA|Hi","max_digits":4,"timeout_ms":3000},"variables":{}}');
+    const f = flow({
+      steps: { r: cmd('read', { timeout_ms: 3000, media_id: ['Hi'], max_digits: 4 }, { next: 'end' }), end: hangup() },
+    });
+    expect(new Call(f).start()).toBe(
+      '{"command":"read","command_id":1,' +
+        '"params":{"media_id":"TTS|TTS_EN-GB_SERENA|Hi","max_digits":4,"timeout_ms":3000},"variables":{}}',
+    );
   });
 
   it('patterns: regex and Asterisk-style, in order, after exact keys', () => {
     const f = flow({
       steps: {
-        r: cmd('read', { media_id: ['?'], max_digits: 4 }, { on: { '1000': 'exact', '/^1[0-9]{3}$/': 'regex', _1XXX: 'asterisk', _2XXX: 'asterisk', default: 'end' } }),
+        r: cmd(
+          'read',
+          { media_id: ['?'], max_digits: 4 },
+          { on: { '1000': 'exact', '/^1[0-9]{3}$/': 'regex', _1XXX: 'asterisk', _2XXX: 'asterisk', default: 'end' } },
+        ),
         exact: say('exact', 'end'),
         regex: say('regex', 'end'),
         asterisk: say('asterisk', 'end'),
@@ -547,7 +669,14 @@ describe('advance: wire values', () => {
   it('keeps the state small: under 2 KB on a whole call', () => {
     const c = new Call(menuFlow(), OPTS, { variablesRaw: '{"crm_id":"A-1234","lang":"en"}' });
     const sizes: number[] = [];
-    for (const step of [() => c.start(), () => c.result('0'), () => c.result('TIMEOUT'), () => c.result('5'), () => c.result('0'), () => c.result('2')]) {
+    for (const step of [
+      () => c.start(),
+      () => c.result('0'),
+      () => c.result('TIMEOUT'),
+      () => c.result('5'),
+      () => c.result('0'),
+      () => c.result('2'),
+    ]) {
       step();
       sizes.push(Buffer.byteLength(JSON.stringify(c.state)));
     }

@@ -9,7 +9,8 @@ import { Call, OPTS, reply, tts } from './helpers.js';
 import { yamlFlow } from './yaml.js';
 import type { Outcome } from '../../src/engine/outcome.js';
 
-const logsOf = (o: Outcome | undefined) => (o?.kind === 'reply' ? (o.log ?? []).map((l) => `${l.level} ${l.code ?? ''}`) : []);
+const logsOf = (o: Outcome | undefined) =>
+  o?.kind === 'reply' ? (o.log ?? []).map((l) => `${l.level} ${l.code ?? ''}`) : [];
 const LIST = `[${Array.from({ length: 1000 }, (_, i) => i).join(', ')}]`;
 
 const flow = `
@@ -54,7 +55,9 @@ describe('calendars and the evaluation budget', () => {
     const c = new Call(await yamlFlow(flow));
     c.start();
     expect(c.result('2')).toBe(reply('play', 2, { media_id: tts('Not open.') }));
-    expect(c.last?.kind === 'reply' ? c.last.log?.map((l) => l.msg) : []).toEqual(['open(vars.which) at unknown: there is no calendar "nowhere" (counted as false)']);
+    expect(c.last?.kind === 'reply' ? c.last.log?.map((l) => l.msg) : []).toEqual([
+      'open(vars.which) at unknown: there is no calendar "nowhere" (counted as false)',
+    ]);
   });
   it('the engine reads its clock from the request options (now), not the system clock', async () => {
     const f = await yamlFlow(flow.replace('"00:00-24:00"', '"09:00-10:00"'));

@@ -14,7 +14,6 @@ import { menu, req } from './helpers.js';
 
 const quiet: CallLogger = { info() {}, warn() {}, error() {}, debug() {} };
 
-
 /** A store whose reads and writes take `ms` (a slow network store); `writes` counts commits. */
 function slowStore(ms: number): SnapshotStore & { writes: number } {
   const wait = () => new Promise<void>((r) => setTimeout(r, ms));
@@ -26,7 +25,10 @@ function handler(f: CompiledFlow, store: SnapshotStore, deadlineMs = 4000): Call
   const ended: string[] = [];
   return new CallHandler(
     {
-      versions: { get: (n, v) => (n === f.name && v === f.version ? f : undefined), pick: (n) => (n === f.name ? f : undefined) },
+      versions: {
+        get: (n, v) => (n === f.name && v === f.version ? f : undefined),
+        pick: (n) => (n === f.name ? f : undefined),
+      },
       store,
       live: { set() {}, end: (id) => ended.push(id), purge: () => 0, started() {}, error() {}, size: 0 },
       release() {},
@@ -39,21 +41,28 @@ function handler(f: CompiledFlow, store: SnapshotStore, deadlineMs = 4000): Call
 const body = (a: Answer) => (a.status === 200 ? a.body : `${a.status} ${a.code}`);
 
 describe('CallHandler', () => {
-  it('runs the requests of one call one at a time: concurrent copies advance it once, with the same bytes', async () => {
-    const f = menu();
-    const store = slowStore(20);
-    const h = handler(f, store);
-    const first = await h.handle(req({ callid: '7' }), f.name, quiet);
-    expect(body(first)).toContain('"command":"play","command_id":1');
-    const writes = store.writes;
-    const next = req({ callid: '7', command: 'play', command_id: 1, command_result: '0' });
-    const [a, b, c] = await Promise.all([h.handle(next, f.name, quiet), h.handle(next, f.name, quiet), h.handle(next, f.name, quiet)]);
-    expect(body(a)).toContain('"command":"read","command_id":2');
-    expect(body(b)).toBe(body(a));
-    expect(body(c)).toBe(body(a));
-    expect(store.writes).toBe(writes + 1); // the copies were replays: nothing stored
-    h.close();
-  });
+  it(
+    'runs the requests of one call one at a time: ' + 'concurrent copies advance it once, with the same bytes',
+    async () => {
+      const f = menu();
+      const store = slowStore(20);
+      const h = handler(f, store);
+      const first = await h.handle(req({ callid: '7' }), f.name, quiet);
+      expect(body(first)).toContain('"command":"play","command_id":1');
+      const writes = store.writes;
+      const next = req({ callid: '7', command: 'play', command_id: 1, command_result: '0' });
+      const [a, b, c] = await Promise.all([
+        h.handle(next, f.name, quiet),
+        h.handle(next, f.name, quiet),
+        h.handle(next, f.name, quiet),
+      ]);
+      expect(body(a)).toContain('"command":"read","command_id":2');
+      expect(body(b)).toBe(body(a));
+      expect(body(c)).toBe(body(a));
+      expect(store.writes).toBe(writes + 1); // the copies were replays: nothing stored
+      h.close();
+    },
+  );
 
   it('does not hold up other calls behind a slow one', async () => {
     const f = menu();
@@ -106,30 +115,43 @@ describe('CallHandler', () => {
     await inner.close();
   });
 
-  it('forgets calls idle past their TTL on a timer, without waiting for the next request, and releases their versions', async () => {
-    const f = menu();
-    let now = 1_000_000;
-    const live = new LiveCalls(10_000, () => now);
-    let released = 0;
-    const h = new CallHandler(
-      {
-        versions: { get: (n, v) => (n === f.name && v === f.version ? f : undefined), pick: (n) => (n === f.name ? f : undefined) },
-        store: new MemoryStore(() => now),
-        live,
-        release: () => void released++,
-        perform: async () => ({ ok: true, value: 'SMS1' }),
-        now: () => now,
-      },
-      { deadlineMs: 4000, callTtlMs: 10_000, liveSweepMs: 10, unknownCall: 'reject', routes: { apps: {}, numbers: {} } },
-    );
-    for (const callid of ['1', '2', '3']) await h.handle(req({ callid }), f.name, quiet);
-    expect(live.size).toBe(3);
-    now += 10_001; // no request comes after this
-    await new Promise((r) => setTimeout(r, 100));
-    expect(live.size).toBe(0);
-    expect(released).toBeGreaterThanOrEqual(1);
-    h.close();
-  });
+  it(
+    'forgets calls idle past their TTL on a timer, without waiting for the next request, and releases their ' +
+      'versions',
+    async () => {
+      const f = menu();
+      let now = 1_000_000;
+      const live = new LiveCalls(10_000, () => now);
+      let released = 0;
+      const h = new CallHandler(
+        {
+          versions: {
+            get: (n, v) => (n === f.name && v === f.version ? f : undefined),
+            pick: (n) => (n === f.name ? f : undefined),
+          },
+          store: new MemoryStore(() => now),
+          live,
+          release: () => void released++,
+          perform: async () => ({ ok: true, value: 'SMS1' }),
+          now: () => now,
+        },
+        {
+          deadlineMs: 4000,
+          callTtlMs: 10_000,
+          liveSweepMs: 10,
+          unknownCall: 'reject',
+          routes: { apps: {}, numbers: {} },
+        },
+      );
+      for (const callid of ['1', '2', '3']) await h.handle(req({ callid }), f.name, quiet);
+      expect(live.size).toBe(3);
+      now += 10_001; // no request comes after this
+      await new Promise((r) => setTimeout(r, 100));
+      expect(live.size).toBe(0);
+      expect(released).toBeGreaterThanOrEqual(1);
+      h.close();
+    },
+  );
 });
 
 describe('the live-call cap (limits.max_live_calls)', () => {
@@ -138,18 +160,35 @@ describe('the live-call cap (limits.max_live_calls)', () => {
     const live = new LiveCalls(60_000);
     const h = new CallHandler(
       {
-        versions: { get: (n, v) => (n === f.name && v === f.version ? f : undefined), pick: (n) => (n === f.name ? f : undefined) },
+        versions: {
+          get: (n, v) => (n === f.name && v === f.version ? f : undefined),
+          pick: (n) => (n === f.name ? f : undefined),
+        },
         store: new MemoryStore(),
         live,
         release() {},
         perform: async () => ({ ok: true, value: 'SMS1' }),
       },
-      { deadlineMs: 4000, callTtlMs: 60_000, maxLiveCalls: 2, unknownCall: 'reject', routes: { apps: {}, numbers: {} } },
+      {
+        deadlineMs: 4000,
+        callTtlMs: 60_000,
+        maxLiveCalls: 2,
+        unknownCall: 'reject',
+        routes: { apps: {}, numbers: {} },
+      },
     );
     for (const callid of ['1', '2']) expect((await h.handle(req({ callid }), f.name, quiet)).status).toBe(200);
-    expect(await h.handle(req({ callid: '3' }), f.name, quiet)).toEqual({ status: 503, code: 'CALL_LIMIT', message: '2 calls are live here, the most limits.max_live_calls allows: the service may place it on another instance or retry' });
+    expect(await h.handle(req({ callid: '3' }), f.name, quiet)).toEqual({
+      status: 503,
+      code: 'CALL_LIMIT',
+      message:
+        '2 calls are live here, the most limits.max_live_calls allows: the service may place it on another ' +
+        'instance or retry',
+    });
     expect(live.size).toBe(2);
-    expect((await h.handle(req({ callid: '1', command: 'play', command_id: 1, command_result: '0' }), f.name, quiet)).status).toBe(200);
+    expect(
+      (await h.handle(req({ callid: '1', command: 'play', command_id: 1, command_result: '0' }), f.name, quiet)).status,
+    ).toBe(200);
     h.close();
   });
 });

@@ -19,14 +19,27 @@ import { yamlFlow } from './yaml.js';
 
 const CONFIRM = readFileSync(new URL('../fixtures/sms-flows/confirm.yaml', import.meta.url), 'utf8');
 const warnings: string[] = [];
-const log: CallLogger = { info() {}, warn: (o) => void warnings.push((o as { code: string }).code), error() {}, debug() {} };
+const log: CallLogger = {
+  info() {},
+  warn: (o) => void warnings.push((o as { code: string }).code),
+  error() {},
+  debug() {},
+};
 
 /** An instance: its own handler on the shared store, sending SMS with `sms` (through the real budget rule). */
-function instance(f: CompiledFlow, store: MemoryStore, sms: (budgetMs: number) => Promise<string>, deadlineMs: number): CallHandler {
+function instance(
+  f: CompiledFlow,
+  store: MemoryStore,
+  sms: (budgetMs: number) => Promise<string>,
+  deadlineMs: number,
+): CallHandler {
   const perform: CallDeps['perform'] = (e, budget) => performEffect({ sms: () => sms(budget) }, e, budget);
   return new CallHandler(
     {
-      versions: { get: (n, v) => (n === f.name && v === f.version ? f : undefined), pick: (n) => (n === f.name ? f : undefined) },
+      versions: {
+        get: (n, v) => (n === f.name && v === f.version ? f : undefined),
+        pick: (n) => (n === f.name ? f : undefined),
+      },
       store,
       live: { set() {}, end() {}, purge: () => 0, started() {}, error() {}, size: 0 },
       release() {},
@@ -46,53 +59,71 @@ async function reportWait(h: CallHandler, callid: string): Promise<Answer> {
     if (i === 10 || !body(a).includes('"command":"wait","command_id":0')) return a;
   }
 }
-const deadClaim = (store: MemoryStore, callid: string, until: number) => store.commit(callid, undefined, JSON.stringify({ v: 2, claim: { req: '0::UP', until } }), 60_000);
+const deadClaim = (store: MemoryStore, callid: string, until: number) =>
+  store.commit(callid, undefined, JSON.stringify({ v: 2, claim: { req: '0::UP', until } }), 60_000);
 
 describe('a call claimed by another instance', () => {
-  it('a copy waits for a live instance whose SMS takes more than a second, and answers its reply (not 500)', async () => {
-    const f = await yamlFlow(CONFIRM);
-    const store = new MemoryStore();
-    let sentByB = 0;
-    const a = instance(f, store, () => sleep(1500).then(() => 'SMSA'), 4000);
-    const b = instance(f, store, async () => `SMSB${++sentByB}`, 4000);
-    const first = a.handle(req({ callid: '61' }), 'confirm', log);
-    await sleep(50);
-    const copy = await b.handle(req({ callid: '61' }), 'confirm', log);
-    expect(body(copy)).toContain('"command":"play","command_id":1,"params":{"media_id":"TTS|TTS_EN-GB_SERENA|Sent SMSA."}');
-    expect(body(await first)).toBe(body(copy));
-    expect(sentByB).toBe(0);
-    a.close();
-    b.close();
-  });
+  it(
+    'a copy waits for a live instance whose SMS takes more ' + 'than a second, and answers its reply (not 500)',
+    async () => {
+      const f = await yamlFlow(CONFIRM);
+      const store = new MemoryStore();
+      let sentByB = 0;
+      const a = instance(f, store, () => sleep(1500).then(() => 'SMSA'), 4000);
+      const b = instance(f, store, async () => `SMSB${++sentByB}`, 4000);
+      const first = a.handle(req({ callid: '61' }), 'confirm', log);
+      await sleep(50);
+      const copy = await b.handle(req({ callid: '61' }), 'confirm', log);
+      expect(body(copy)).toContain(
+        '"command":"play","command_id":1,"params":{"media_id":"TTS|TTS_EN-GB_SERENA|Sent SMSA."}',
+      );
+      expect(body(await first)).toBe(body(copy));
+      expect(sentByB).toBe(0);
+      a.close();
+      b.close();
+    },
+  );
 
-  it('an expired claim (its instance died) is taken over: the SMS is sent with the time a claim allows, the fallback report gets the reply', async () => {
-    const f = await yamlFlow(CONFIRM);
-    const store = new MemoryStore();
-    const budgets: number[] = [];
-    const b = instance(f, store, async (budget) => (budgets.push(budget), 'SMSB'), 500);
-    // the claim expires after this request's deadline (500 ms) but within the 1 s the attempts used to allow
-    await deadClaim(store, '62', Date.now() + 900);
-    const first = await b.handle(req({ callid: '62' }), 'confirm', log);
-    expect(first).toMatchObject({ status: 200, late: true });
-    expect(body(first)).toContain('"command":"wait","command_id":0');
-    // the service runs the wait and reports it: it stands for the first request
-    const report = await reportWait(b, '62');
-    expect(body(report)).toContain('"command":"play","command_id":1,"params":{"media_id":"TTS|TTS_EN-GB_SERENA|Sent SMSB."}');
-    expect(budgets).toHaveLength(1);
-    expect(budgets[0]).toBeGreaterThan(0);
-    expect(warnings).toContain('CLAIM_EXPIRED');
-    b.close();
-  });
+  it(
+    'an expired claim (its instance died) is taken over: the SMS is sent with the time a claim allows, the ' +
+      'fallback report gets the reply',
+    async () => {
+      const f = await yamlFlow(CONFIRM);
+      const store = new MemoryStore();
+      const budgets: number[] = [];
+      const b = instance(f, store, async (budget) => (budgets.push(budget), 'SMSB'), 500);
+      // the claim expires after this request's deadline (500 ms) but within the 1 s the attempts used to allow
+      await deadClaim(store, '62', Date.now() + 900);
+      const first = await b.handle(req({ callid: '62' }), 'confirm', log);
+      expect(first).toMatchObject({ status: 200, late: true });
+      expect(body(first)).toContain('"command":"wait","command_id":0');
+      // the service runs the wait and reports it: it stands for the first request
+      const report = await reportWait(b, '62');
+      expect(body(report)).toContain(
+        '"command":"play","command_id":1,"params":{"media_id":"TTS|TTS_EN-GB_SERENA|Sent SMSB."}',
+      );
+      expect(budgets).toHaveLength(1);
+      expect(budgets[0]).toBeGreaterThan(0);
+      expect(warnings).toContain('CLAIM_EXPIRED');
+      b.close();
+    },
+  );
 
-  it("a claim said to last an hour (another instance's clock) is taken over once this request has waited as long as a claim may last", async () => {
-    const f = await yamlFlow(CONFIRM);
-    const store = new MemoryStore();
-    const b = instance(f, store, async () => 'SMSB', 500);
-    await deadClaim(store, '63', Date.now() + 3_600_000);
-    expect(body(await b.handle(req({ callid: '63' }), 'confirm', log))).toContain('"command":"wait","command_id":0');
-    // waited 500 ms + the claim's slack (1 s), then took over; the report waits behind that step
-    const report = await reportWait(b, '63');
-    expect(body(report)).toContain('"command":"play","command_id":1,"params":{"media_id":"TTS|TTS_EN-GB_SERENA|Sent SMSB."}');
-    b.close();
-  });
+  it(
+    "a claim said to last an hour (another instance's clock) is taken over once this request has waited as " +
+      'long as a claim may last',
+    async () => {
+      const f = await yamlFlow(CONFIRM);
+      const store = new MemoryStore();
+      const b = instance(f, store, async () => 'SMSB', 500);
+      await deadClaim(store, '63', Date.now() + 3_600_000);
+      expect(body(await b.handle(req({ callid: '63' }), 'confirm', log))).toContain('"command":"wait","command_id":0');
+      // waited 500 ms + the claim's slack (1 s), then took over; the report waits behind that step
+      const report = await reportWait(b, '63');
+      expect(body(report)).toContain(
+        '"command":"play","command_id":1,"params":{"media_id":"TTS|TTS_EN-GB_SERENA|Sent SMSB."}',
+      );
+      b.close();
+    },
+  );
 });

@@ -6,7 +6,19 @@ import { advance, replyCommand, type EngineOptions, type Outcome } from '../../s
 import type { Effect, EffectResult } from '../../src/engine/outcome.js';
 import type { CallState } from '../../src/engine/types.js';
 import { compileFlow, type CompiledFlow } from '../../src/engine/compile.js';
-import type { Branch, Branches, CommandCall, FlowModel, Handlers, MediaParam, MediaSpec, Pos, ResultPattern, Step, Value } from '../../src/flow/model.js';
+import type {
+  Branch,
+  Branches,
+  CommandCall,
+  FlowModel,
+  Handlers,
+  MediaParam,
+  MediaSpec,
+  Pos,
+  ResultPattern,
+  Step,
+  Value,
+} from '../../src/flow/model.js';
 import type { CommandName } from '../../src/protocol/commands.js';
 import type { RtRequest } from '../../src/protocol/rt.js';
 
@@ -57,13 +69,26 @@ export function branches(on: Record<string, BranchIn> = {}): Branches {
   for (const [k, b] of Object.entries(on)) {
     if (k === 'default') out.default = branch(b);
     else if (k === 'error') out.error = branch(b);
-    else if ((k.startsWith('/') && k.length > 1) || k.startsWith('_')) out.patterns.push({ source: k, regex: patternRegex(k), branch: branch(b) });
+    else if ((k.startsWith('/') && k.length > 1) || k.startsWith('_'))
+      out.patterns.push({ source: k, regex: patternRegex(k), branch: branch(b) });
     else out.exact[k] = branch(b);
   }
   return out;
 }
 
-const MEDIA_PARAMS = new Set(['media_id', 'welcome', 'pin_prompt', 'pin_error', 'pin_valid', 'waiting', 'user_join', 'user_leave', 'auto_leave_announce', 'whisper', 'announce']);
+const MEDIA_PARAMS = new Set([
+  'media_id',
+  'welcome',
+  'pin_prompt',
+  'pin_error',
+  'pin_valid',
+  'waiting',
+  'user_join',
+  'user_leave',
+  'auto_leave_announce',
+  'whisper',
+  'announce',
+]);
 
 export interface CmdOpts {
   on?: Record<string, BranchIn>;
@@ -73,7 +98,11 @@ export interface CmdOpts {
 }
 
 /** A command step: params whose name is a media param go to `media` (a list escalates). */
-export function cmd(name: CommandName, params: Record<string, Value | MediaIn[]> = {}, o: CmdOpts = {}): Omit<Extract<Step, { kind: 'command' }>, 'id'> {
+export function cmd(
+  name: CommandName,
+  params: Record<string, Value | MediaIn[]> = {},
+  o: CmdOpts = {},
+): Omit<Extract<Step, { kind: 'command' }>, 'id'> {
   const call: CommandCall = { name, params: {}, media: {} };
   for (const [k, v] of Object.entries(params)) {
     if (MEDIA_PARAMS.has(k)) call.media[k] = media(v as MediaIn | MediaIn[]);
@@ -81,22 +110,35 @@ export function cmd(name: CommandName, params: Record<string, Value | MediaIn[]>
   }
   const on = branches(o.on);
   if (o.next !== undefined) on.default = branch(o.next);
-  const step: Omit<Extract<Step, { kind: 'command' }>, 'id'> = { kind: 'command', pos: POS, command: call, on, inheritHandlers: o.handlers !== false };
+  const step: Omit<Extract<Step, { kind: 'command' }>, 'id'> = {
+    kind: 'command',
+    pos: POS,
+    command: call,
+    on,
+    inheritHandlers: o.handlers !== false,
+  };
   if (o.save !== undefined) step.save = o.save;
   return step;
 }
 
-export const say = (text: MediaIn | MediaIn[], next?: string, o: CmdOpts = {}) => cmd('play', { media_id: Array.isArray(text) ? text : [text] }, next === undefined ? o : { ...o, next });
+export const say = (text: MediaIn | MediaIn[], next?: string, o: CmdOpts = {}) =>
+  cmd('play', { media_id: Array.isArray(text) ? text : [text] }, next === undefined ? o : { ...o, next });
 export const hangup = () => cmd('hangup');
 
-export function set(assign: Record<string, Value | { expr: string }>, next?: string): Omit<Extract<Step, { kind: 'set' }>, 'id'> {
+export function set(
+  assign: Record<string, Value | { expr: string }>,
+  next?: string,
+): Omit<Extract<Step, { kind: 'set' }>, 'id'> {
   const s: Omit<Extract<Step, { kind: 'set' }>, 'id'> = {
     kind: 'set',
     pos: POS,
     assign: Object.entries(assign).map(([name, v]) => ({
       name,
       pos: POS,
-      value: v && typeof v === 'object' && !Array.isArray(v) && 'expr' in v && typeof v.expr === 'string' ? { kind: 'expr' as const, expr: v.expr } : { kind: 'literal' as const, value: v as Value },
+      value:
+        v && typeof v === 'object' && !Array.isArray(v) && 'expr' in v && typeof v.expr === 'string'
+          ? { kind: 'expr' as const, expr: v.expr }
+          : { kind: 'literal' as const, value: v as Value },
     })),
   };
   if (next !== undefined) s.next = next;
@@ -104,7 +146,11 @@ export function set(assign: Record<string, Value | { expr: string }>, next?: str
 }
 
 export function sw(cases: [string, string][], def?: string): Omit<Extract<Step, { kind: 'switch' }>, 'id'> {
-  const s: Omit<Extract<Step, { kind: 'switch' }>, 'id'> = { kind: 'switch', pos: POS, cases: cases.map(([when, goto]) => ({ when, goto, pos: POS })) };
+  const s: Omit<Extract<Step, { kind: 'switch' }>, 'id'> = {
+    kind: 'switch',
+    pos: POS,
+    cases: cases.map(([when, goto]) => ({ when, goto, pos: POS })),
+  };
   if (def !== undefined) s.default = def;
   return s;
 }
@@ -141,7 +187,10 @@ export function model(f: FlowIn): FlowModel {
 
 export function flow(f: FlowIn): CompiledFlow {
   const m = model(f);
-  return compileFlow(m, JSON.stringify(f, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)));
+  return compileFlow(
+    m,
+    JSON.stringify(f, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
+  );
 }
 
 export function req(p: Partial<RtRequest> = {}): RtRequest {

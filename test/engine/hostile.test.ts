@@ -16,7 +16,11 @@ const dir = new URL('../fixtures/hostile/', import.meta.url).pathname;
 describe('the hostile flow corpus', () => {
   it('covers every file of the folder', async () => {
     const { readdirSync } = await import('node:fs');
-    expect(readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort()).toEqual(HOSTILE.map((c) => c.file).sort());
+    expect(
+      readdirSync(dir)
+        .filter((f) => f.endsWith('.yaml'))
+        .sort(),
+    ).toEqual(HOSTILE.map((c) => c.file).sort());
   });
 
   for (const c of HOSTILE) {
@@ -25,7 +29,9 @@ describe('the hostile flow corpus', () => {
       const c0 = process.cpuUsage();
       const { model, diagnostics } = checkFlow(text, c.file);
       if (c.refused) {
-        expect(diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.code}@${d.line}:${d.column}`)).toEqual([`${c.refused.code}@${c.refused.line}:${c.refused.column}`]);
+        expect(diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.code}@${d.line}:${d.column}`)).toEqual(
+          [`${c.refused.code}@${c.refused.line}:${c.refused.column}`],
+        );
         expect(model).toBeUndefined();
       } else {
         expect(diagnostics.filter((d) => d.severity === 'error')).toEqual([]);

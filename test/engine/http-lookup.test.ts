@@ -9,30 +9,77 @@ import type { HttpEffect } from '../../src/engine/outcome.js';
 import type { HttpSpec } from '../../src/flow/model.js';
 import type { Scope } from '../../src/flow/expr.js';
 
-const spec = (o: Partial<HttpSpec>): HttpSpec => ({ method: 'GET', url: 'https://x.example/', headers: {}, query: {}, timeout_ms: 5000, retries: 0, ...o });
-const scope = (vars: Record<string, string>, secrets: Record<string, string> = {}) => () => ({ vars, call: {}, result: '', error: '', secrets }) as unknown as Scope;
+const spec = (o: Partial<HttpSpec>): HttpSpec => ({
+  method: 'GET',
+  url: 'https://x.example/',
+  headers: {},
+  query: {},
+  timeout_ms: 5000,
+  retries: 0,
+  ...o,
+});
+const scope =
+  (vars: Record<string, string>, secrets: Record<string, string> = {}) =>
+  () =>
+    ({ vars, call: {}, result: '', error: '', secrets }) as unknown as Scope;
 
 describe('the http request builder', () => {
   it('renders url, query, headers and a JSON body', () => {
-    const b = httpBuilder(spec({ method: 'POST', url: 'https://x.example/{{ vars.a }}', query: { q: '{{ vars.a }} b' }, headers: { Authorization: 'Bearer {{ secrets.T }}' }, body: { a: ['{{ vars.a }}', 1] } }));
-    expect(b.build(scope({ a: 'v' }, { T: 'tok' }), 1)).toEqual({ method: 'POST', url: 'https://x.example/v?q=v+b', headers: { Authorization: 'Bearer tok' }, timeout_ms: 5000, retries: 0, body: '{"a":["v",1]}' });
+    const b = httpBuilder(
+      spec({
+        method: 'POST',
+        url: 'https://x.example/{{ vars.a }}',
+        query: { q: '{{ vars.a }} b' },
+        headers: { Authorization: 'Bearer {{ secrets.T }}' },
+        body: { a: ['{{ vars.a }}', 1] },
+      }),
+    );
+    expect(b.build(scope({ a: 'v' }, { T: 'tok' }), 1)).toEqual({
+      method: 'POST',
+      url: 'https://x.example/v?q=v+b',
+      headers: { Authorization: 'Bearer tok' },
+      timeout_ms: 5000,
+      retries: 0,
+      body: '{"a":["v",1]}',
+    });
   });
   it('refuses a rendered URL that is not http(s), too long, or a header with a line break, without the values', () => {
-    expect(() => httpBuilder(spec({ url: '{{ vars.u }}' })).build(scope({ u: 'file:///etc/passwd' }), 1)).toThrow(/scheme is file:/);
-    expect(() => httpBuilder(spec({ url: 'https://x.example/{{ vars.u }}' })).build(scope({ u: 'a'.repeat(9000) }), 1)).toThrow(/over 8192/);
-    const inj = () => httpBuilder(spec({ headers: { X: '{{ vars.h }}' } })).build(scope({ h: 'v\r\nHost: evil' }, { T: 'tok' }), 1);
+    expect(() => httpBuilder(spec({ url: '{{ vars.u }}' })).build(scope({ u: 'file:///etc/passwd' }), 1)).toThrow(
+      /scheme is file:/,
+    );
+    expect(() =>
+      httpBuilder(spec({ url: 'https://x.example/{{ vars.u }}' })).build(scope({ u: 'a'.repeat(9000) }), 1),
+    ).toThrow(/over 8192/);
+    const inj = () =>
+      httpBuilder(spec({ headers: { X: '{{ vars.h }}' } })).build(scope({ h: 'v\r\nHost: evil' }, { T: 'tok' }), 1);
     expect(inj).toThrow(/line break/);
     expect(inj).not.toThrow(/evil/);
-    expect(() => httpBuilder(spec({ body: { a: '{{ vars.b }}' } })).build(scope({ b: 'x'.repeat(70000) }), 1)).toThrow(/over 65536 bytes/);
+    expect(() => httpBuilder(spec({ body: { a: '{{ vars.b }}' } })).build(scope({ b: 'x'.repeat(70000) }), 1)).toThrow(
+      /over 65536 bytes/,
+    );
   });
 });
 
 describe('lookups', () => {
-  const effect = (o: Partial<HttpEffect> = {}): HttpEffect => ({ kind: 'http', step: 's', callid: 'c1', params: { url: 'https://x/', timeout_ms: 1000 }, filler: true, wait: false, ...o });
+  const effect = (o: Partial<HttpEffect> = {}): HttpEffect => ({
+    kind: 'http',
+    step: 's',
+    callid: 'c1',
+    params: { url: 'https://x/', timeout_ms: 1000 },
+    filler: true,
+    wait: false,
+    ...o,
+  });
   it('caps the lookups of a call (LIMIT)', async () => {
     const l = new Lookups({ run: async () => ({ ok: true, status: 200, body: null }), maxPerCall: 2 });
-    expect((await l.perform(effect({ filler: false }), undefined, 2, 500)).result).toMatchObject({ ok: false, error: 'LIMIT' });
-    expect((await l.perform(effect({ filler: false }), undefined, 1, 500))).toMatchObject({ result: { ok: true, value: '200', data: { status: 200, body: null } }, started: true });
+    expect((await l.perform(effect({ filler: false }), undefined, 2, 500)).result).toMatchObject({
+      ok: false,
+      error: 'LIMIT',
+    });
+    expect(await l.perform(effect({ filler: false }), undefined, 1, 500)).toMatchObject({
+      result: { ok: true, value: '200', data: { status: 200, body: null } },
+      started: true,
+    });
   });
   it('answers pending with the record to keep, then the result from this process', async () => {
     let finish!: (o: HttpOutcome) => void;
@@ -41,12 +88,23 @@ describe('lookups', () => {
     expect(first.result).toEqual({ pending: true });
     expect(first.lk).toMatchObject({ step: 's' });
     finish({ ok: true, status: 404, body: { e: 1 } });
-    expect((await l.perform(effect({ wait: true }), first.lk, 1, 50)).result).toEqual({ ok: true, value: '404', data: { status: 404, body: { e: 1 } } });
+    expect((await l.perform(effect({ wait: true }), first.lk, 1, 50)).result).toEqual({
+      ok: true,
+      value: '404',
+      data: { status: 404, body: { e: 1 } },
+    });
     expect(l.size).toBe(0);
   });
   it('a lookup whose owner vanished is a timeout once its record expires', async () => {
-    const l = new Lookups({ run: () => new Promise(() => undefined), store: { get: async () => undefined, set: async () => undefined }, pollMs: 5 });
+    const l = new Lookups({
+      run: () => new Promise(() => undefined),
+      store: { get: async () => undefined, set: async () => undefined },
+      pollMs: 5,
+    });
     const lk = { id: 'gone', step: 's', started: Date.now() - 5000, until: Date.now() + 30 };
-    expect((await l.perform(effect({ wait: true }), lk, 1, 1000)).result).toMatchObject({ ok: false, error: 'TIMEOUT' });
+    expect((await l.perform(effect({ wait: true }), lk, 1, 1000)).result).toMatchObject({
+      ok: false,
+      error: 'TIMEOUT',
+    });
   });
 });

@@ -15,89 +15,113 @@ import { menu, req } from './helpers.js';
 
 const quiet: CallLogger = { info() {}, warn() {}, error() {}, debug() {} };
 
-
 function instance(f: CompiledFlow, store: MemoryStore, clock: { now: number }) {
   const live = new LiveCalls(3_600_000, () => clock.now);
   let released = 0;
   const h = new CallHandler(
     {
-      versions: { get: (n, v) => (n === f.name && v === f.version ? f : undefined), pick: (n) => (n === f.name ? f : undefined) },
+      versions: {
+        get: (n, v) => (n === f.name && v === f.version ? f : undefined),
+        pick: (n) => (n === f.name ? f : undefined),
+      },
       store,
       live,
       release: () => void released++,
       perform: async () => ({ ok: true, value: 'SMS1' }),
       now: () => clock.now,
     },
-    { deadlineMs: 4000, callTtlMs: 3_600_000, liveCheckMs: 3_600_000, unknownCall: 'reject', routes: { apps: {}, numbers: {} } },
+    {
+      deadlineMs: 4000,
+      callTtlMs: 3_600_000,
+      liveCheckMs: 3_600_000,
+      unknownCall: 'reject',
+      routes: { apps: {}, numbers: {} },
+    },
   );
   return { h, live, released: () => released };
 }
 
-it('a call whose requests alternate between two instances is live on the one that answered last, and on none once it ended', async () => {
-  const f = menu();
-  const store = new MemoryStore();
-  const clock = { now: 1_000_000 };
-  const a = instance(f, store, clock);
-  const b = instance(f, store, clock);
-  const send = async (on: typeof a, r: Parameters<typeof req>[0]) => {
-    clock.now += 1000;
-    const answer = await on.h.handle(req({ callid: '42', ...r }), f.name, quiet);
-    expect(answer.status).toBe(200);
-  };
-  await send(a, {});
-  await send(b, { command: 'play', command_id: 1, command_result: '0' });
-  // both answered the call: each counts it until it checks
-  expect([a.live.size, b.live.size]).toEqual([1, 1]);
-  clock.now += 5000;
-  expect(await a.h.checkLive(1000)).toBe(1); // B answered since: A lets it go
-  expect(await b.h.checkLive(1000)).toBe(0); // B answered last: it stays live there
-  expect([a.live.size, b.live.size]).toEqual([0, 1]);
-  expect(a.released()).toBe(1);
+it(
+  'a call whose requests alternate between two instances is live on the one that answered last, and on none ' +
+    'once it ended',
+  async () => {
+    const f = menu();
+    const store = new MemoryStore();
+    const clock = { now: 1_000_000 };
+    const a = instance(f, store, clock);
+    const b = instance(f, store, clock);
+    const send = async (on: typeof a, r: Parameters<typeof req>[0]) => {
+      clock.now += 1000;
+      const answer = await on.h.handle(req({ callid: '42', ...r }), f.name, quiet);
+      expect(answer.status).toBe(200);
+    };
+    await send(a, {});
+    await send(b, { command: 'play', command_id: 1, command_result: '0' });
+    // both answered the call: each counts it until it checks
+    expect([a.live.size, b.live.size]).toEqual([1, 1]);
+    clock.now += 5000;
+    expect(await a.h.checkLive(1000)).toBe(1); // B answered since: A lets it go
+    expect(await b.h.checkLive(1000)).toBe(0); // B answered last: it stays live there
+    expect([a.live.size, b.live.size]).toEqual([0, 1]);
+    expect(a.released()).toBe(1);
 
-  await send(a, { command: 'read', command_id: 2, command_result: '1' }); // back on A
-  expect(a.live.get('42')).toMatchObject({ step: 'bye' });
-  clock.now += 5000;
-  expect([await b.h.checkLive(1000), await a.h.checkLive(1000)]).toEqual([1, 0]);
-  expect([a.live.size, b.live.size]).toEqual([1, 0]);
+    await send(a, { command: 'read', command_id: 2, command_result: '1' }); // back on A
+    expect(a.live.get('42')).toMatchObject({ step: 'bye' });
+    clock.now += 5000;
+    expect([await b.h.checkLive(1000), await a.h.checkLive(1000)]).toEqual([1, 0]);
+    expect([a.live.size, b.live.size]).toEqual([1, 0]);
 
-  await send(b, { command: 'play', command_id: 3, command_result: '0' }); // hangup answered by B
-  await send(b, { command: 'hangup', command_id: 4, call_status: 'HANGUP' }); // the end, on B
-  expect(b.live.size).toBe(0);
-  clock.now += 5000;
-  expect(await a.h.checkLive(1000)).toBe(1); // ended on B (a tombstone at a later revision)
-  expect([a.live.size, b.live.size]).toEqual([0, 0]);
-  a.h.close();
-  b.h.close();
-});
+    await send(b, { command: 'play', command_id: 3, command_result: '0' }); // hangup answered by B
+    await send(b, { command: 'hangup', command_id: 4, call_status: 'HANGUP' }); // the end, on B
+    expect(b.live.size).toBe(0);
+    clock.now += 5000;
+    expect(await a.h.checkLive(1000)).toBe(1); // ended on B (a tombstone at a later revision)
+    expect([a.live.size, b.live.size]).toEqual([0, 0]);
+    a.h.close();
+    b.h.close();
+  },
+);
 
-it('leaves calls alone that were active here lately, that have a request running here, or that the store cannot tell about', async () => {
-  const live = new LiveCalls(3_600_000, () => 10_000);
-  live.set('1', 'desk', 'v1', 'menu', 4);
-  live.set('2', 'desk', 'v1', 'menu', 4);
-  const asked: string[][] = [];
-  const store = {
-    revisions: async (ids: readonly string[]) => {
-      asked.push([...ids]);
-      return ids.map(() => 9);
-    },
-  };
-  // idle since 5,000? none: both were seen at 10,000
-  expect(await settleIdleCalls(live, store, 5_000, () => false)).toBe(0);
-  expect(asked).toEqual([]);
-  // call 2 has a request running here: not asked about, kept
-  expect(await settleIdleCalls(live, store, 20_000, (id) => id === '2')).toBe(1);
-  expect(asked).toEqual([['1']]);
-  expect(live.get('2')).toBeDefined();
-  // a store that fails: nothing forgotten, the error goes to the caller (CallHandler.checkLive swallows it, next time tries again)
-  await expect(settleIdleCalls(live, { revisions: async () => Promise.reject(new Error('down')) }, 20_000, () => false)).rejects.toThrow('down');
-  expect(live.size).toBe(1);
-});
+it(
+  'leaves calls alone that were active here lately, that have a request running here, or that the store cannot ' +
+    'tell about',
+  async () => {
+    const live = new LiveCalls(3_600_000, () => 10_000);
+    live.set('1', 'desk', 'v1', 'menu', 4);
+    live.set('2', 'desk', 'v1', 'menu', 4);
+    const asked: string[][] = [];
+    const store = {
+      revisions: async (ids: readonly string[]) => {
+        asked.push([...ids]);
+        return ids.map(() => 9);
+      },
+    };
+    // idle since 5,000? none: both were seen at 10,000
+    expect(await settleIdleCalls(live, store, 5_000, () => false)).toBe(0);
+    expect(asked).toEqual([]);
+    // call 2 has a request running here: not asked about, kept
+    expect(await settleIdleCalls(live, store, 20_000, (id) => id === '2')).toBe(1);
+    expect(asked).toEqual([['1']]);
+    expect(live.get('2')).toBeDefined();
+    // a store that fails: nothing forgotten, the error goes to the caller (CallHandler.checkLive swallows it, next time
+    // tries again)
+    await expect(
+      settleIdleCalls(live, { revisions: async () => Promise.reject(new Error('down')) }, 20_000, () => false),
+    ).rejects.toThrow('down');
+    expect(live.size).toBe(1);
+  },
+);
 
 it('asks the store in batches of 500, and about 20,000 calls at most a run', async () => {
   const live = new LiveCalls(3_600_000, () => 0);
   for (let i = 0; i < 25_000; i++) live.set(String(i), 'desk', 'v1', 'menu', 1);
   const sizes: number[] = [];
-  const n = await settleIdleCalls(live, { revisions: async (ids) => (sizes.push(ids.length), ids.map(() => 2)) }, 1, () => false);
+  const n = await settleIdleCalls(
+    live,
+    { revisions: async (ids) => (sizes.push(ids.length), ids.map(() => 2)) },
+    1,
+    () => false,
+  );
   expect(n).toBe(20_000);
   expect(sizes.length).toBe(40);
   expect(new Set(sizes)).toEqual(new Set([500]));

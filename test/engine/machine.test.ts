@@ -60,7 +60,9 @@ describe('the xstate adapter', () => {
   });
 
   it('pins xstate to one exact version', () => {
-    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
     expect(pkg.dependencies.xstate).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
@@ -69,31 +71,49 @@ describe('the xstate adapter', () => {
     return { value: s.value, status: s.status, context: rest };
   };
 
-  it('steps each example flow as xstate\'s public initialTransition and transition do (seeded random calls)', async () => {
-    const flows = await exampleFlows();
-    expect(flows.length).toBeGreaterThanOrEqual(6);
-    for (const f of flows) {
-      const r = rng(7);
-      for (let call = 0; call < 40; call++) {
-        const request = req({ cli_number: pick(r, ['+33612345678', '+447700900123', '']) });
-        const vars = f.tables.initialVars;
-        let ours = f.machine.start(vars, newRun(request, 100, f.model.start, undefined));
-        let theirs = initialTransition(f.machine.machine, { vars, rt: newRun(request, 100, f.model.start, undefined) })[0] as FlowSnapshot;
-        expect(persisted(ours), `${f.name} start`).toEqual(persisted(theirs));
-        for (let n = 0; n < 25; n++) {
-          const state = f.machine.stateOf(ours);
-          const meta = f.config.states[state]?.meta;
-          if (!meta || meta.kind === 'end' || (meta.kind === 'command' && meta.final)) break;
-          const command = meta.kind === 'command' ? meta.command : 'play';
-          const ev = r() < 0.1 ? { type: 'error', result: '', error: 'FAILED' } : { type: 'result', result: randomResult(r, command), error: '' };
-          const ctx = (ours.context as Ctx);
-          ours = f.machine.send(f.machine.restore(state, { ...ctx, h: 0 }, newRun(request, 100, state, undefined)), ev);
-          theirs = transition(f.machine.machine, f.machine.restore(state, { ...ctx, h: 0 }, newRun(request, 100, state, undefined)), ev)[0] as FlowSnapshot;
-          expect(persisted(ours), `${f.name} call ${call} request ${n}: ${JSON.stringify(ev)} at ${state}`).toEqual(persisted(theirs));
+  it(
+    "steps each example flow as xstate's public " + 'initialTransition and transition do (seeded random ' + 'calls)',
+    async () => {
+      const flows = await exampleFlows();
+      expect(flows.length).toBeGreaterThanOrEqual(6);
+      for (const f of flows) {
+        const r = rng(7);
+        for (let call = 0; call < 40; call++) {
+          const request = req({ cli_number: pick(r, ['+33612345678', '+447700900123', '']) });
+          const vars = f.tables.initialVars;
+          let ours = f.machine.start(vars, newRun(request, 100, f.model.start, undefined));
+          let theirs = initialTransition(f.machine.machine, {
+            vars,
+            rt: newRun(request, 100, f.model.start, undefined),
+          })[0] as FlowSnapshot;
+          expect(persisted(ours), `${f.name} start`).toEqual(persisted(theirs));
+          for (let n = 0; n < 25; n++) {
+            const state = f.machine.stateOf(ours);
+            const meta = f.config.states[state]?.meta;
+            if (!meta || meta.kind === 'end' || (meta.kind === 'command' && meta.final)) break;
+            const command = meta.kind === 'command' ? meta.command : 'play';
+            const ev =
+              r() < 0.1
+                ? { type: 'error', result: '', error: 'FAILED' }
+                : { type: 'result', result: randomResult(r, command), error: '' };
+            const ctx = ours.context as Ctx;
+            ours = f.machine.send(
+              f.machine.restore(state, { ...ctx, h: 0 }, newRun(request, 100, state, undefined)),
+              ev,
+            );
+            theirs = transition(
+              f.machine.machine,
+              f.machine.restore(state, { ...ctx, h: 0 }, newRun(request, 100, state, undefined)),
+              ev,
+            )[0] as FlowSnapshot;
+            expect(persisted(ours), `${f.name} call ${call} request ${n}: ${JSON.stringify(ev)} at ${state}`).toEqual(
+              persisted(theirs),
+            );
+          }
         }
       }
-    }
-  });
+    },
+  );
 
   it('keeps the flow states inside one compound state (per-step cost independent of the flow size)', async () => {
     const [f] = await exampleFlows();
@@ -116,11 +136,21 @@ describe('the machine decides', () => {
     const walk = (f: CompiledFlow) => {
       let out = advance(f, undefined, req({ cli_number: '+447700900123', date_started: '2026-11-23 10:00:00' }), OPTS);
       for (let i = 0; i < 5 && out.kind === 'reply' && out.state && out.state.s !== 'menu'; i++) {
-        out = advance(f, out.state, req({ command: replyCommand(out.state.reply), command_id: out.state.commandId, command_result: '0' }), OPTS);
+        out = advance(
+          f,
+          out.state,
+          req({ command: replyCommand(out.state.reply), command_id: out.state.commandId, command_result: '0' }),
+          OPTS,
+        );
       }
       if (out.kind !== 'reply' || !out.state) throw new Error('no menu');
       expect(out.state.s).toBe('menu');
-      return advance(f, out.state, req({ command: 'read', command_id: out.state.commandId, command_result: '1' }), OPTS);
+      return advance(
+        f,
+        out.state,
+        req({ command: 'read', command_id: out.state.commandId, command_result: '1' }),
+        OPTS,
+      );
     };
     const a = walk(fd);
     const b = walk(changed);
@@ -133,17 +163,31 @@ describe('the machine decides', () => {
     const flows = await exampleFlows();
     const fd = flows.find((f) => f.name === 'front-desk')!;
     let sends = 0;
-    const counted: CompiledFlow = { ...fd, machine: { ...fd.machine, send: (s, e) => (sends++, fd.machine.send(s, e)) } };
+    const counted: CompiledFlow = {
+      ...fd,
+      machine: { ...fd.machine, send: (s, e) => (sends++, fd.machine.send(s, e)) },
+    };
     const first = advance(counted, undefined, req({ cli_number: '+447700900123' }), OPTS);
     expect(sends).toBe(0); // the start is the machine's initial snapshot
     const s1 = (first as { state: CallState }).state;
-    const second = advance(counted, s1, req({ command: replyCommand(s1.reply), command_id: s1.commandId, command_result: '0' }), OPTS);
+    const second = advance(
+      counted,
+      s1,
+      req({ command: replyCommand(s1.reply), command_id: s1.commandId, command_result: '0' }),
+      OPTS,
+    );
     expect(sends).toBe(1);
     const s2 = (second as { state: CallState }).state;
-    advance(counted, s2, req({ command: replyCommand(s1.reply), command_id: s1.commandId, command_result: '0' }), OPTS); // retry
+    // retry
+    advance(counted, s2, req({ command: replyCommand(s1.reply), command_id: s1.commandId, command_result: '0' }), OPTS);
     advance(counted, s2, req({ command: 'play', command_id: 0, command_result: '0' }), OPTS); // stale
     expect(sends).toBe(1);
-    advance(counted, s2, req({ command: replyCommand(s2.reply), command_id: s2.commandId, call_status: 'HANGUP' }), OPTS);
+    advance(
+      counted,
+      s2,
+      req({ command: replyCommand(s2.reply), command_id: s2.commandId, call_status: 'HANGUP' }),
+      OPTS,
+    );
     expect(sends).toBe(2); // call.end
   });
 });
@@ -154,25 +198,46 @@ describe('seeded random calls of every example flow keep the protocol rules', ()
     for (const f of flows) {
       const r = rng(42);
       for (let call = 0; call < 60; call++) {
-        const base = { cli_number: pick(r, ['+33612345678', '+447700900123', '+14155550123', '']), date_started: pick(r, ['2026-11-23 10:00:00', '2026-11-22 03:00:00']), variables: { crm: 'C-1' }, variablesRaw: '{"crm":"C-1"}' };
+        const base = {
+          cli_number: pick(r, ['+33612345678', '+447700900123', '+14155550123', '']),
+          date_started: pick(r, ['2026-11-23 10:00:00', '2026-11-22 03:00:00']),
+          variables: { crm: 'C-1' },
+          variablesRaw: '{"crm":"C-1"}',
+        };
         let out = advance(f, undefined, req(base), OPTS);
         let prior: CallState | undefined;
         let ended = false;
         for (let n = 0; n < 60 && !ended; n++) {
-          while (out.kind === 'effect') out = out.resume(r() < 0.2 ? { ok: false, error: 'FAILED' } : { ok: true, value: 'SMS00001' });
+          while (out.kind === 'effect')
+            out = out.resume(r() < 0.2 ? { ok: false, error: 'FAILED' } : { ok: true, value: 'SMS00001' });
           const where = `${f.name} call ${call} request ${n}`;
           expect(out.kind, where).toBe('reply');
           if (out.kind !== 'reply') break;
-          expect(out.log?.find((l) => l.code === 'ENGINE_INTERNAL'), where).toBeUndefined();
-          const checked = checkReply({ kind: 'reply', status: 200, contentType: 'application/json', text: out.replyJson, ms: 1 }, 4000);
+          expect(
+            out.log?.find((l) => l.code === 'ENGINE_INTERNAL'),
+            where,
+          ).toBeUndefined();
+          const checked = checkReply(
+            { kind: 'reply', status: 200, contentType: 'application/json', text: out.replyJson, ms: 1 },
+            4000,
+          );
           expect(checked.ok ? [] : checked.violations, where).toEqual([]);
           expect(out.reply.command_id, where).toBe((prior?.commandId ?? 0) + 1);
           if (!out.state) break;
           expect(JSON.stringify(out.state).length, where).toBeLessThan(2048);
           const state: CallState = out.state;
           // A retried request gets the same bytes and changes nothing.
-          const again = advance(f, state, req({ ...base, command: prior ? replyCommand(prior.reply) : '', command_id: prior?.commandId ?? 0 }), OPTS);
-          if (prior) expect(again, where).toEqual({ kind: 'replay', replyJson: out.replyJson.replace(/"variables":.*$/, '"variables":{"crm":"C-1"}}') });
+          const again = advance(
+            f,
+            state,
+            req({ ...base, command: prior ? replyCommand(prior.reply) : '', command_id: prior?.commandId ?? 0 }),
+            OPTS,
+          );
+          if (prior)
+            expect(again, where).toEqual({
+              kind: 'replay',
+              replyJson: out.replyJson.replace(/"variables":.*$/, '"variables":{"crm":"C-1"}}'),
+            });
           prior = state;
           const roll = r();
           const next = req({ ...base, command: replyCommand(state.reply), command_id: state.commandId });

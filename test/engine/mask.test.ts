@@ -51,13 +51,21 @@ describe('mask', () => {
       request: req,
       flow: { name: 'f', version: 'v' },
       now: 0,
-      effects: [{ effect: { kind: 'sms', step: 'text', callid: '1', params: { to: '+33612345678', body: 'PIN 4821' } }, result: { ok: true, value: 'SMS42' } }],
+      effects: [
+        {
+          effect: { kind: 'sms', step: 'text', callid: '1', params: { to: '+33612345678', body: 'PIN 4821' } },
+          result: { ok: true, value: 'SMS42' },
+        },
+      ],
       reply: { command: 'play', command_id: 2, params: { media_id: 'TTS|X|You typed 4821' }, variablesRaw: '{}' },
       ended: false,
     } as StepRecord;
     const out = maskStepRecord(rec, s, prior, m);
     expect(out.request.command_result).toBe(MASK);
-    expect(out.effects[0]).toEqual({ effect: { kind: 'sms', step: 'text', callid: '1', params: { to: '+33612345678', body: 'PIN ***' } }, result: { ok: true, value: MASK } });
+    expect(out.effects[0]).toEqual({
+      effect: { kind: 'sms', step: 'text', callid: '1', params: { to: '+33612345678', body: 'PIN ***' } },
+      result: { ok: true, value: MASK },
+    });
     expect(out.reply.params).toEqual({ media_id: 'TTS|X|You typed ***' });
     expect(rec.request.command_result).toBe('4821'); // the engine's own record is untouched
   });

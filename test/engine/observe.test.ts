@@ -37,79 +37,103 @@ steps:
     hangup: {}
 `;
 
-function handler(f: CompiledFlow, events: StepEvent[], transitions = true, deadlineMs = 4000, perform = async () => ({ ok: true as const, value: 'SMS-1' })): CallHandler {
+function handler(
+  f: CompiledFlow,
+  events: StepEvent[],
+  transitions = true,
+  deadlineMs = 4000,
+  perform = async () => ({ ok: true as const, value: 'SMS-1' }),
+): CallHandler {
   return new CallHandler(
     {
-      versions: { get: (n, v) => (n === f.name && v === f.version ? f : undefined), pick: (n) => (n === f.name ? f : undefined) },
+      versions: {
+        get: (n, v) => (n === f.name && v === f.version ? f : undefined),
+        pick: (n) => (n === f.name ? f : undefined),
+      },
       store: new MemoryStore(),
       live: { set() {}, end: () => true, purge: () => 0, started() {}, error() {}, size: 0 },
       release() {},
       perform,
     },
-    { deadlineMs, callTtlMs: 60_000, unknownCall: 'reject', routes: { apps: {}, numbers: {} }, observer: { transitions, step: (e) => events.push(e) } },
+    {
+      deadlineMs,
+      callTtlMs: 60_000,
+      unknownCall: 'reject',
+      routes: { apps: {}, numbers: {} },
+      observer: { transitions, step: (e) => events.push(e) },
+    },
   );
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 5));
 
 describe('step observers', () => {
-  it('tell each request: transitions taken, the command answered, effects, and how the call ended; sensitive values masked', async () => {
-    const f = await yamlFlow(FLOW);
-    const events: StepEvent[] = [];
-    const h = handler(f, events);
-    await h.handle(req({ callid: '9' }), f.name, quiet);
-    await h.handle(req({ callid: '9', command: 'read', command_id: 1, command_result: '4821' }), f.name, quiet);
-    await h.handle(req({ callid: '9', command: 'play', command_id: 2, command_result: '' }), f.name, quiet);
-    await h.handle(req({ callid: '9', command: 'hangup', command_id: 3, call_status: 'HANGUP' }), f.name, quiet);
-    await settle();
-    expect(events.map((e) => [e.outcome, e.from, e.step, e.reply?.command, e.isNew, e.ended])).toEqual([
-      ['ok', undefined, 'ask', 'read', true, false],
-      ['ok', 'ask', 'bye', 'play', false, false],
-      ['ok', 'bye', 'end', 'hangup', false, false],
-      ['ok', 'end', 'end', 'hangup', false, true],
-    ]);
-    const [first, pin, , last] = events as [StepEvent, StepEvent, StepEvent, StepEvent];
-    expect(first.flow).toBe('pinline');
-    expect(first.version).toBe(f.version);
-    expect(pin.request).toEqual({ command: 'read', result: '***', error: '', callStatus: 'UP', commandId: 1 });
-    expect(pin.transitions).toEqual(['ask:default', 'text:default']);
-    expect(pin.effects).toHaveLength(1);
-    expect(pin.effects[0]).toMatchObject({ kind: 'sms', step: 'text', outcome: 'ok', value: 'SMS-1' });
-    expect(pin.reply).toEqual({ command: "play", commandId: 2, params: { media_id: "TTS|TTS_EN-GB_SERENA|Bye ." } }); // a sensitive var renders empty
-    expect(JSON.stringify(events)).not.toContain('4821');
-    expect(last.callOutcome).toBe('completed');
-    expect(last.summary).toMatchObject({ callid: '9', flow: 'pinline', lastStep: 'end', vars: { pin: '***' } });
-    h.close();
-  });
+  it(
+    'tell each request: transitions taken, the command answered, effects, and how the call ended; sensitive ' +
+      'values masked',
+    async () => {
+      const f = await yamlFlow(FLOW);
+      const events: StepEvent[] = [];
+      const h = handler(f, events);
+      await h.handle(req({ callid: '9' }), f.name, quiet);
+      await h.handle(req({ callid: '9', command: 'read', command_id: 1, command_result: '4821' }), f.name, quiet);
+      await h.handle(req({ callid: '9', command: 'play', command_id: 2, command_result: '' }), f.name, quiet);
+      await h.handle(req({ callid: '9', command: 'hangup', command_id: 3, call_status: 'HANGUP' }), f.name, quiet);
+      await settle();
+      expect(events.map((e) => [e.outcome, e.from, e.step, e.reply?.command, e.isNew, e.ended])).toEqual([
+        ['ok', undefined, 'ask', 'read', true, false],
+        ['ok', 'ask', 'bye', 'play', false, false],
+        ['ok', 'bye', 'end', 'hangup', false, false],
+        ['ok', 'end', 'end', 'hangup', false, true],
+      ]);
+      const [first, pin, , last] = events as [StepEvent, StepEvent, StepEvent, StepEvent];
+      expect(first.flow).toBe('pinline');
+      expect(first.version).toBe(f.version);
+      expect(pin.request).toEqual({ command: 'read', result: '***', error: '', callStatus: 'UP', commandId: 1 });
+      expect(pin.transitions).toEqual(['ask:default', 'text:default']);
+      expect(pin.effects).toHaveLength(1);
+      expect(pin.effects[0]).toMatchObject({ kind: 'sms', step: 'text', outcome: 'ok', value: 'SMS-1' });
+      // a sensitive var renders empty
+      expect(pin.reply).toEqual({ command: 'play', commandId: 2, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Bye .' } });
+      expect(JSON.stringify(events)).not.toContain('4821');
+      expect(last.callOutcome).toBe('completed');
+      expect(last.summary).toMatchObject({ callid: '9', flow: 'pinline', lastStep: 'end', vars: { pin: '***' } });
+      h.close();
+    },
+  );
 
-  it('tells replays, stale requests, unknown flows and a caller who hung up early; no transitions unless asked', async () => {
-    const f = await yamlFlow(FLOW);
-    const events: StepEvent[] = [];
-    const h = handler(f, events, false);
-    await h.handle(req({ callid: '1' }), f.name, quiet);
-    await h.handle(req({ callid: '1' }), f.name, quiet);
-    await h.handle(req({ callid: '2' }), 'nope', quiet);
-    await h.handle(req({ callid: '1', command: 'read', command_id: 1, command_result: 'TIMEOUT' }), f.name, quiet);
-    await h.handle(req({ callid: '1', command: 'read', command_id: 0 }), f.name, quiet);
-    await h.handle(req({ callid: '1', command: 'read', command_id: 2, call_status: 'HANGUP' }), f.name, quiet);
-    await settle();
-    expect(events.map((e) => [e.outcome, e.status, e.code])).toEqual([
-      ['ok', 200, undefined],
-      ['replay', 200, undefined],
-      ['no_route', 404, 'UNKNOWN_FLOW'],
-      ['ok', 200, undefined],
-      ['stale', 409, 'STALE_REQUEST'],
-      ['ok', 200, undefined],
-    ]);
-    expect(events.every((e) => e.transitions.length === 0)).toBe(true);
-    expect(events[5]!.callOutcome).toBe('abandoned');
-    h.close();
-  });
+  it(
+    'tells replays, stale requests, unknown flows and a ' + 'caller who hung up early; no transitions unless asked',
+    async () => {
+      const f = await yamlFlow(FLOW);
+      const events: StepEvent[] = [];
+      const h = handler(f, events, false);
+      await h.handle(req({ callid: '1' }), f.name, quiet);
+      await h.handle(req({ callid: '1' }), f.name, quiet);
+      await h.handle(req({ callid: '2' }), 'nope', quiet);
+      await h.handle(req({ callid: '1', command: 'read', command_id: 1, command_result: 'TIMEOUT' }), f.name, quiet);
+      await h.handle(req({ callid: '1', command: 'read', command_id: 0 }), f.name, quiet);
+      await h.handle(req({ callid: '1', command: 'read', command_id: 2, call_status: 'HANGUP' }), f.name, quiet);
+      await settle();
+      expect(events.map((e) => [e.outcome, e.status, e.code])).toEqual([
+        ['ok', 200, undefined],
+        ['replay', 200, undefined],
+        ['no_route', 404, 'UNKNOWN_FLOW'],
+        ['ok', 200, undefined],
+        ['stale', 409, 'STALE_REQUEST'],
+        ['ok', 200, undefined],
+      ]);
+      expect(events.every((e) => e.transitions.length === 0)).toBe(true);
+      expect(events[5]!.callOutcome).toBe('abandoned');
+      h.close();
+    },
+  );
 
   it('a late step gives one event, marked late, when it lands', async () => {
     const f = await yamlFlow(FLOW);
     const events: StepEvent[] = [];
-    const slow = () => new Promise<{ ok: true; value: string }>((r) => setTimeout(() => r({ ok: true, value: 'SMS-2' }), 400));
+    const slow = () =>
+      new Promise<{ ok: true; value: string }>((r) => setTimeout(() => r({ ok: true, value: 'SMS-2' }), 400));
     const h = handler(f, events, true, 150, slow);
     await h.handle(req({ callid: '5' }), f.name, quiet);
     const a = await h.handle(req({ callid: '5', command: 'read', command_id: 1, command_result: '1' }), f.name, quiet);
@@ -131,8 +155,20 @@ describe('step observers', () => {
       throw new StoreUnavailable('Redis: connection refused');
     };
     const h = new CallHandler(
-      { versions: { get: () => f, pick: () => f }, store, live: { set() {}, end: () => true, purge: () => 0, started() {}, error() {}, size: 0 }, release() {}, perform: async () => ({ ok: true, value: 'x' }) },
-      { deadlineMs: 4000, callTtlMs: 60_000, unknownCall: 'reject', routes: { apps: {}, numbers: {} }, observer: { step: (e) => events.push(e) } },
+      {
+        versions: { get: () => f, pick: () => f },
+        store,
+        live: { set() {}, end: () => true, purge: () => 0, started() {}, error() {}, size: 0 },
+        release() {},
+        perform: async () => ({ ok: true, value: 'x' }),
+      },
+      {
+        deadlineMs: 4000,
+        callTtlMs: 60_000,
+        unknownCall: 'reject',
+        routes: { apps: {}, numbers: {} },
+        observer: { step: (e) => events.push(e) },
+      },
     );
     const a = await h.handle(req({ callid: '4' }), f.name, quiet);
     expect(a).toMatchObject({ status: 503, code: 'STORE_UNAVAILABLE' });
@@ -150,7 +186,17 @@ describe('step observers', () => {
         release() {},
         perform: async () => ({ ok: true, value: 'x' }),
       },
-      { deadlineMs: 4000, callTtlMs: 60_000, unknownCall: 'reject', routes: { apps: {}, numbers: {} }, observer: { step: () => { throw new Error('boom'); } } },
+      {
+        deadlineMs: 4000,
+        callTtlMs: 60_000,
+        unknownCall: 'reject',
+        routes: { apps: {}, numbers: {} },
+        observer: {
+          step: () => {
+            throw new Error('boom');
+          },
+        },
+      },
     );
     const errors: unknown[] = [];
     const a = await h.handle(req({ callid: '3' }), f.name, { ...quiet, error: (o) => errors.push(o) });

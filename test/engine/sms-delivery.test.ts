@@ -4,12 +4,19 @@ import { deliveryView, reportText, sentSms, type SmsReport } from '../../src/eng
 import type { PathEntry } from '../../src/engine/history.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00.000Z');
-const r = (status: string, s: number, error = ''): string => reportText({ status, error, at: T0 + s * 1000, event: `e-${status}-${s}` } satisfies SmsReport);
+const r = (status: string, s: number, error = ''): string =>
+  reportText({ status, error, at: T0 + s * 1000, event: `e-${status}-${s}` } satisfies SmsReport);
 const sent = { hash: '8242D945', step: 'confirm', at: T0 };
 
 describe('deliveryView', () => {
   it('CREATED until a report comes', () => {
-    expect(deliveryView(sent, undefined)).toEqual({ hash: '8242D945', step: 'confirm', status: 'CREATED', updatedAt: '2026-11-23T10:00:00.000Z', history: [{ status: 'CREATED', at: '2026-11-23T10:00:00.000Z' }] });
+    expect(deliveryView(sent, undefined)).toEqual({
+      hash: '8242D945',
+      step: 'confirm',
+      status: 'CREATED',
+      updatedAt: '2026-11-23T10:00:00.000Z',
+      history: [{ status: 'CREATED', at: '2026-11-23T10:00:00.000Z' }],
+    });
   });
 
   it('the latest report by its time wins, whatever the order they came in; ties follow the lifecycle', () => {
@@ -20,7 +27,10 @@ describe('deliveryView', () => {
   });
 
   it('a failure carries its error; reports that are not ones are left out', () => {
-    const v = deliveryView(sent, { sent: 'whatever', reports: [r('SENT', 1), r('FAILED', 2, 'UNKNOWN_SUBSCRIBER'), 'not json', '{"status":1}', '[]'] });
+    const v = deliveryView(sent, {
+      sent: 'whatever',
+      reports: [r('SENT', 1), r('FAILED', 2, 'UNKNOWN_SUBSCRIBER'), 'not json', '{"status":1}', '[]'],
+    });
     expect(v).toMatchObject({ status: 'FAILED', error: 'UNKNOWN_SUBSCRIBER', updatedAt: '2026-11-23T10:00:02.000Z' });
     expect(v.history).toEqual([
       { status: 'CREATED', at: '2026-11-23T10:00:00.000Z' },
@@ -36,8 +46,14 @@ describe('sentSms', () => {
     expect(
       sentSms([
         entry(1, [{ kind: 'sms', step: 'a', outcome: 'ok', value: 'AAAA0001', ms: 1 }]),
-        entry(2, [{ kind: 'http', step: 'h', outcome: 'ok', value: '200', ms: 1 }, { kind: 'sms', step: 'b', outcome: 'TIMEOUT', ms: 1 }]),
-        entry(3, [{ kind: 'sms', step: 'secret', outcome: 'ok', value: '***', ms: 1 }, { kind: 'sms', step: 'c', outcome: 'ok', value: 'CCCC0003', ms: 1 }]),
+        entry(2, [
+          { kind: 'http', step: 'h', outcome: 'ok', value: '200', ms: 1 },
+          { kind: 'sms', step: 'b', outcome: 'TIMEOUT', ms: 1 },
+        ]),
+        entry(3, [
+          { kind: 'sms', step: 'secret', outcome: 'ok', value: '***', ms: 1 },
+          { kind: 'sms', step: 'c', outcome: 'ok', value: 'CCCC0003', ms: 1 },
+        ]),
       ]),
     ).toEqual([
       { hash: 'AAAA0001', step: 'a', at: 1 },

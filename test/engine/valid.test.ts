@@ -74,7 +74,8 @@ describe('valid: with else', () => {
     expect(c.result('TIMEOUT')).toMatch(/Enter your PIN again/);
     expect(c.result('9999')).toMatch(/That PIN is not right/);
     expect(c.result('0')).toBe(reply('read', 4, { media_id: tts('Last try.'), ...READ }));
-    expect(c.result("TIMEOUT")).toBe(reply("play", 5, { media_id: tts("Locked TIMEOUT.") })); // save: keeps a TIMEOUT, as in version 1
+    // save: keeps a TIMEOUT, as in version 1
+    expect(c.result('TIMEOUT')).toBe(reply('play', 5, { media_id: tts('Locked TIMEOUT.') }));
   });
 });
 
@@ -129,7 +130,9 @@ steps:
   ask:
     read: { prompt: "PIN?", max_digits: 4 }
     save: pin
-    valid: 'size([1,2,3,4,5,6,7,8,9,10].map(a, [1,2,3,4,5,6,7,8,9,10].map(b, [1,2,3,4,5,6,7,8,9,10].map(c, [1,2,3,4,5,6,7,8,9,10].map(d, [1,2,3,4,5,6,7,8,9,10].map(e, result + result + result)))))) > 0'
+    valid: 'size([1,2,3,4,5,6,7,8,9,10].map(a, [1,2,3,4,5,6,7,8,9,10].map(b,
+      [1,2,3,4,5,6,7,8,9,10].map(c, [1,2,3,4,5,6,7,8,9,10].map(d,
+      [1,2,3,4,5,6,7,8,9,10].map(e, result + result + result)))))) > 0'
     on: { error: failed }
     next: end
   failed: { say: "Sorry.", next: end }
@@ -157,23 +160,56 @@ describe('valid: checked', () => {
   });
 
   it('needs somewhere for a rejected input to go', () => {
-    expect(diags(`${head}  a:\n    read: { prompt: "x" }\n    valid: 'result == "1"'\n    on: { "/^[0-9*]$/": b, TIMEOUT: b }\n  b: { hangup: {} }\n`)).toEqual(['6:5 MISSING_KEY']);
+    expect(
+      diags(
+        `${head}  a:\n    read: { prompt: "x" }\n    valid: 'result == "1"'\n    on: { "/^[0-9*]$/": b, ` +
+          `TIMEOUT: b }\n  b: { hangup: {} }\n`,
+      ),
+    ).toEqual(['6:5 MISSING_KEY']);
   });
 
   it('refuses a bad condition, unknown keys, a missing when, a bad else, at their positions', () => {
-    expect(diags(`${head}  a:\n    read: { prompt: "x" }\n    valid: 'result =='\n    next: b\n  b: { hangup: {} }\n`)).toEqual(['6:12 BAD_EXPRESSION']);
-    expect(diags(`${head}  a:\n    read: { prompt: "x" }\n    valid: { when: 'true', els: b }\n    next: b\n  b: { hangup: {} }\n`)).toEqual(['6:28 UNKNOWN_KEY']);
-    expect(diags(`${head}  a:\n    read: { prompt: "x" }\n    valid: { else: b }\n    next: b\n  b: { hangup: {} }\n`)).toEqual(['6:12 MISSING_KEY']);
-    expect(diags(`${head}  a:\n    read: { prompt: "x" }\n    valid: { when: 'true', else: { retry: 2 } }\n    next: b\n  b: { hangup: {} }\n`)).toEqual(['6:34 MISSING_KEY']);
-    expect(diags(`${head}  a:\n    read: { prompt: "x" }\n    valid: { when: 'true', else: nowhere }\n    next: b\n  b: { hangup: {} }\n`)).toEqual(['6:34 UNKNOWN_STEP']);
+    expect(
+      diags(`${head}  a:\n    read: { prompt: "x" }\n    valid: 'result =='\n    next: b\n  b: { hangup: {} }\n`),
+    ).toEqual(['6:12 BAD_EXPRESSION']);
+    expect(
+      diags(
+        `${head}  a:\n    read: { prompt: "x" }\n    valid: { when: 'true', els: b }\n    next: b\n  b: { ` +
+          `hangup: {} }\n`,
+      ),
+    ).toEqual(['6:28 UNKNOWN_KEY']);
+    expect(
+      diags(`${head}  a:\n    read: { prompt: "x" }\n    valid: { else: b }\n    next: b\n  b: { hangup: {} }\n`),
+    ).toEqual(['6:12 MISSING_KEY']);
+    expect(
+      diags(
+        `${head}  a:\n    read: { prompt: "x" }\n    valid: { when: 'true', else: { retry: 2 } }\n    next: ` +
+          `b\n  b: { hangup: {} }\n`,
+      ),
+    ).toEqual(['6:34 MISSING_KEY']);
+    expect(
+      diags(
+        `${head}  a:\n    read: { prompt: "x" }\n    valid: { when: 'true', else: nowhere }\n    next: b\n  ` +
+          `b: { hangup: {} }\n`,
+      ),
+    ).toEqual(['6:34 UNKNOWN_STEP']);
   });
 
   it('goes only with commands that return something', () => {
-    expect(diags(`${head}  a:\n    simple_conference: { id: r }\n    valid: 'true'\n    next: b\n  b: { hangup: {} }\n`)).toEqual(['6:5 MISPLACED_KEY']);
-    expect(diags(`${head}  a:\n    set: { x: 1 }\n    valid: 'true'\n    next: b\n  b: { hangup: {} }\n`)).toEqual(['6:5 MISPLACED_KEY']);
+    expect(
+      diags(`${head}  a:\n    simple_conference: { id: r }\n    valid: 'true'\n    next: b\n  b: { hangup: {} }\n`),
+    ).toEqual(['6:5 MISPLACED_KEY']);
+    expect(diags(`${head}  a:\n    set: { x: 1 }\n    valid: 'true'\n    next: b\n  b: { hangup: {} }\n`)).toEqual([
+      '6:5 MISPLACED_KEY',
+    ]);
   });
 
   it('counts its else target as reached', () => {
-    expect(diags(`${head}  a:\n    read: { prompt: "x" }\n    valid: { when: 'result == "1"', else: c }\n    next: b\n  b: { hangup: {} }\n  c: { hangup: {} }\n`)).toEqual([]);
+    expect(
+      diags(
+        `${head}  a:\n    read: { prompt: "x" }\n    valid: { when: 'result == "1"', else: c }\n    next: ` +
+          `b\n  b: { hangup: {} }\n  c: { hangup: {} }\n`,
+      ),
+    ).toEqual([]);
   });
 });

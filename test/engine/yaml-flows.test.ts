@@ -17,8 +17,10 @@ describe('the example flows', () => {
     const c = new Call(f, OPTS, { cli_number: '+447700900123' });
     const MENU = { attempts: 1, max_digits: 1, timeout_ms: 6000 }; // catalogue order
     const prompts = [
-      'For sales, press 1. For accounts, press 2. To hear our address and opening hours, press 3. To speak to the operator, press 0 at any time.',
-      'Sorry, I did not hear a choice. Press 1 for sales, 2 for accounts, 3 for our address and opening hours, or 0 for the operator.',
+      'For sales, press 1. For accounts, press 2. To hear our address and opening hours, press 3. To speak ' +
+        'to the operator, press 0 at any time.',
+      'Sorry, I did not hear a choice. Press 1 for sales, 2 for accounts, 3 for our address and opening ' +
+        'hours, or 0 for the operator.',
       'Please press 1, 2, 3, or 0 now.',
     ];
     expect(c.start()).toBe(reply('play', 1, { media_id: tts('Thank you for calling Acme.') }));
@@ -37,7 +39,9 @@ describe('the example flows', () => {
         cdr_field: 'operator',
       }),
     );
-    expect(c.result('NOANSWER')).toMatch(/^\{"command":"play","command_id":7,"params":\{"media_id":"TTS\|TTS_EN-GB_SERENA\|Sorry, nobody is available/);
+    expect(c.result('NOANSWER')).toMatch(
+      /^\{"command":"play","command_id":7,"params":\{"media_id":"TTS\|TTS_EN-GB_SERENA\|Sorry, nobody is available/,
+    );
     const out = advance(f, c.state, c.next({ call_status: 'HANGUP' }), OPTS);
     expect(out).toMatchObject({ kind: 'reply', replyJson: reply('hangup', 8), state: null });
     expect(out.kind === 'reply' && out.summary?.vars).toMatchObject({
@@ -49,7 +53,11 @@ describe('the example flows', () => {
 
   it('front-desk: a French caller gets the French welcome in another voice', async () => {
     const c = new Call(await example('front-desk'));
-    expect(c.start()).toBe(reply('play', 1, { media_id: "TTS|TTS_FR-FR_AUDREY|Bonjour et merci d'appeler Acme. La suite de l'appel est en anglais." }));
+    expect(c.start()).toBe(
+      reply('play', 1, {
+        media_id: "TTS|TTS_FR-FR_AUDREY|Bonjour et merci d'appeler Acme. La suite de l'appel est en anglais.",
+      }),
+    );
   });
 
   it('every example flow keeps its state under 2 KB on random calls', async () => {
@@ -59,7 +67,10 @@ describe('the example flows', () => {
     for (const f of flows) {
       let max = 0;
       for (let call = 0; call < 100; call++) {
-        const c = new Call(f, OPTS, { variablesRaw: '{"crm":"C-0042","lang":"en"}', cli_number: call % 2 ? '+33612345678' : '+447700900123' });
+        const c = new Call(f, OPTS, {
+          variablesRaw: '{"crm":"C-0042","lang":"en"}',
+          cli_number: call % 2 ? '+33612345678' : '+447700900123',
+        });
         c.start();
         for (let i = 0; i < 30 && c.state && !c.state.done; i++) {
           seed = (seed * 1103515245 + 12345) % 2 ** 31;
@@ -114,7 +125,9 @@ steps:
 `);
     const raw = '{"other":"18446744073709551615"}';
     const c = new Call(f, OPTS, { variablesRaw: raw, variables: { other: '18446744073709551615' } });
-    expect(c.start()).toBe(`{"command":"hangup_callid","command_id":1,"params":{"callid":18446744073709551615},"variables":${raw}}`);
+    expect(c.start()).toBe(
+      `{"command":"hangup_callid","command_id":1,"params":{"callid":18446744073709551615},"variables":${raw}}`,
+    );
   });
 });
 
@@ -201,7 +214,7 @@ steps:
     d.start();
     expect(d.result('3')).toBe(reply('play', 2, { media_id: tts('Range 3.') }));
     expect(d.result('0')).toBe(menuReply(3));
-    expect(d.state!.vars).toMatchObject({ tries: 1, label: 'try 1' }) // assignments run in order;
+    expect(d.state!.vars).toMatchObject({ tries: 1, label: 'try 1' }); // assignments run in order;
     expect(d.result('2')).toBe(reply('play', 4, { media_id: tts('Range 2.') }));
     expect(d.result('0')).toBe(reply('hangup', 5));
     expect(d.state!.vars).toMatchObject({ tries: 2, label: 'try 2', choice: '2' });
@@ -223,6 +236,11 @@ steps:
     const c = new Call(f, OPTS, { cli_number: '' });
     c.start();
     const out = advance(f, c.state, c.next({ call_status: 'BUSY' }), OPTS);
-    expect(out).toMatchObject({ kind: 'reply', replyJson: reply('hangup', 2), state: null, summary: { status: 'BUSY', vars: { ended: 'BUSY' } } });
+    expect(out).toMatchObject({
+      kind: 'reply',
+      replyJson: reply('hangup', 2),
+      state: null,
+      summary: { status: 'BUSY', vars: { ended: 'BUSY' } },
+    });
   });
 });

@@ -8,7 +8,10 @@ import type { FlowModel } from '../../src/flow/model.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
-type CheckFlow = (text: string, file: string) => { model?: FlowModel; diagnostics: { severity: string; code: string; message: string; line: number }[] };
+type CheckFlow = (
+  text: string,
+  file: string,
+) => { model?: FlowModel; diagnostics: { severity: string; code: string; message: string; line: number }[] };
 
 export async function checker(): Promise<CheckFlow | undefined> {
   if (!existsSync(join(root, 'src/flow/check.ts'))) return undefined;
@@ -29,7 +32,9 @@ export async function exampleFlows(): Promise<CompiledFlow[]> {
   if (!(await checker())) return [];
   const dir = join(root, 'flows');
   const out: CompiledFlow[] = [];
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.yaml') && !n.endsWith('.test.yaml')).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((n) => n.endsWith('.yaml') && !n.endsWith('.test.yaml'))
+    .sort()) {
     out.push(await yamlFlow(readFileSync(join(dir, name), 'utf8'), `flows/${name}`));
   }
   return out;

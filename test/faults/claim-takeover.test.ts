@@ -27,11 +27,23 @@ describe.skipIf(!!missing)('an instance killed while its step holds the claim on
     closers.push(() => sms.close());
     const flows = mkdtempSync(join(tmpdir(), 'cs-claim-'));
     copyFileSync(new URL('../fixtures/sms-flows/confirm.yaml', import.meta.url), join(flows, 'confirm.yaml'));
-    const env = { CALLSCRIPT_STORE: REDIS_URL, CALLSCRIPT_STORE_PREFIX: prefix, SMS_LOGIN: 'acme', SMS_PASSWORD: 's3cret', SMS_BASE_URL: sms.url, SMS_TIMEOUT_MS: '30000' };
+    const env = {
+      CALLSCRIPT_STORE: REDIS_URL,
+      CALLSCRIPT_STORE_PREFIX: prefix,
+      SMS_LOGIN: 'acme',
+      SMS_PASSWORD: 's3cret',
+      SMS_BASE_URL: sms.url,
+      SMS_TIMEOUT_MS: '30000',
+    };
     const [a, b] = await Promise.all([procs.serve(['--flows', flows], env), procs.serve(['--flows', flows], env)]);
 
     // the first request to A, every other one (and the retry) to B
-    const call = playCall({ callid: '940000', path: '/rt/confirm', route: (k, attempt) => (k === 0 && attempt === 0 ? a.base : b.base), result: () => '0' });
+    const call = playCall({
+      callid: '940000',
+      path: '/rt/confirm',
+      route: (k, attempt) => (k === 0 && attempt === 0 ? a.base : b.base),
+      result: () => '0',
+    });
     await until(() => (sms.held() === 1 ? true : undefined), "A's SMS send");
     expect(await a.stop('SIGKILL')).toEqual({ code: null, signal: 'SIGKILL' });
     const run = await call;
@@ -45,6 +57,8 @@ describe.skipIf(!!missing)('an instance killed while its step holds the claim on
     expect(run.fallbacks).toBeLessThanOrEqual(1);
     // A's send (never answered) and B's, one each: B did not send while A's claim held
     expect(sms.received()).toEqual(['SMS940000N1', 'SMS940000N2']);
-    expect(logEntries(b.output()).filter((l) => l.code === 'CLAIM_EXPIRED')).toEqual([expect.objectContaining({ level: 40, callid: '940000', request: '0::UP' })]);
+    expect(logEntries(b.output()).filter((l) => l.code === 'CLAIM_EXPIRED')).toEqual([
+      expect.objectContaining({ level: 40, callid: '940000', request: '0::UP' }),
+    ]);
   }, 40_000);
 });

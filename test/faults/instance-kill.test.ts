@@ -46,7 +46,13 @@ interface Load {
  * retry to the other; `fault` strikes once 40 requests are answered, at a moment when at
  * least 3 are in flight on A.
  */
-async function underLoad(a: ServeProc, b: ServeProc, first: number, fault: () => Promise<unknown>, timeoutMs?: number): Promise<Load> {
+async function underLoad(
+  a: ServeProc,
+  b: ServeProc,
+  first: number,
+  fault: () => Promise<unknown>,
+  timeoutMs?: number,
+): Promise<Load> {
   const bases = [a.base, b.base];
   const inflight = new Map<string, number>(bases.map((x) => [x, 0]));
   const at = { answered: 0, finished: 0 };
@@ -116,7 +122,11 @@ async function expectEveryCallOnce(load: Load, a: ServeProc, why: RegExp): Promi
 }
 
 /** A new call works on `x`, and `x` logged no error but those `expected`. */
-async function expectServing(x: ServeProc, callid: string, expected: (l: Record<string, unknown>) => boolean = () => false): Promise<void> {
+async function expectServing(
+  x: ServeProc,
+  callid: string,
+  expected: (l: Record<string, unknown>) => boolean = () => false,
+): Promise<void> {
   await until(async () => ((await fetch(`${x.base}/health`)).status === 200 ? true : undefined), 'healthy');
   const late = await playCall({ callid, path: '/rt/desk', route: () => x.base, result: deskCaller('7') });
   expect(shape(late.commands)).toEqual(deskCommands('7'));
@@ -124,37 +134,47 @@ async function expectServing(x: ServeProc, callid: string, expected: (l: Record<
 }
 
 describe.skipIf(!!missing)('an instance failing under load', () => {
-  it('30 calls alternating between two instances, one killed (SIGKILL) mid-load: every call completes with its exact commands, once', async () => {
-    const [a, b] = await twoInstances();
-    const load = await underLoad(a, b, 880_000, () => a.stop('SIGKILL'));
-    expect(await load.fault).toEqual({ code: null, signal: 'SIGKILL' });
-    expect(alive(a.pid)).toBe(false);
-    await expectEveryCallOnce(load, a, /^(ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET|EPIPE|UND_ERR_CLOSED)$/);
-    await expectServing(b, '889999');
-  }, 60_000);
+  it(
+    '30 calls alternating between two instances, one killed (SIGKILL) mid-load: every call completes with its ' +
+      'exact commands, once',
+    async () => {
+      const [a, b] = await twoInstances();
+      const load = await underLoad(a, b, 880_000, () => a.stop('SIGKILL'));
+      expect(await load.fault).toEqual({ code: null, signal: 'SIGKILL' });
+      expect(alive(a.pid)).toBe(false);
+      await expectEveryCallOnce(load, a, /^(ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET|EPIPE|UND_ERR_CLOSED)$/);
+      await expectServing(b, '889999');
+    },
+    60_000,
+  );
 
-  it('one frozen (SIGSTOP) mid-load, the service giving up on it after 1 s, then resumed: its late steps change nothing, every call exact, once', async () => {
-    const [a, b] = await twoInstances();
-    const load = await underLoad(
-      a,
-      b,
-      890_000,
-      async () => {
-        a.child.kill('SIGSTOP');
-        await sleep(2500);
-        a.child.kill('SIGCONT');
-      },
-      1000,
-    );
-    await load.fault;
-    // requests to A timed out (frozen), none was refused: it stayed up
-    await expectEveryCallOnce(load, a, /^TimeoutError/);
-    // A's Redis commands sent before the freeze time out when it resumes (their timers fire
-    // before their replies are read): 503 to requests the service had given up on, and the
-    // call history's background writes of that moment counted as failed (logged, calls unaffected)
-    const frozenTimeout = (l: Record<string, unknown>) =>
-      (l.code === 'STORE_UNAVAILABLE' || l.code === 'HISTORY_WRITE_FAILED') && l.err === 'Redis: Command timed out';
-    await expectServing(a, '899998', frozenTimeout);
-    await expectServing(b, '899999');
-  }, 60_000);
+  it(
+    'one frozen (SIGSTOP) mid-load, the service giving up on it after 1 s, then resumed: its late steps change ' +
+      'nothing, every call exact, once',
+    async () => {
+      const [a, b] = await twoInstances();
+      const load = await underLoad(
+        a,
+        b,
+        890_000,
+        async () => {
+          a.child.kill('SIGSTOP');
+          await sleep(2500);
+          a.child.kill('SIGCONT');
+        },
+        1000,
+      );
+      await load.fault;
+      // requests to A timed out (frozen), none was refused: it stayed up
+      await expectEveryCallOnce(load, a, /^TimeoutError/);
+      // A's Redis commands sent before the freeze time out when it resumes (their timers fire
+      // before their replies are read): 503 to requests the service had given up on, and the
+      // call history's background writes of that moment counted as failed (logged, calls unaffected)
+      const frozenTimeout = (l: Record<string, unknown>) =>
+        (l.code === 'STORE_UNAVAILABLE' || l.code === 'HISTORY_WRITE_FAILED') && l.err === 'Redis: Command timed out';
+      await expectServing(a, '899998', frozenTimeout);
+      await expectServing(b, '899999');
+    },
+    60_000,
+  );
 });

@@ -11,7 +11,15 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { Processes, freePort, logEntries, redisServerMissing, until, type Proc, type ServeProc } from '../helpers/processes.js';
+import {
+  Processes,
+  freePort,
+  logEntries,
+  redisServerMissing,
+  until,
+  type Proc,
+  type ServeProc,
+} from '../helpers/processes.js';
 import { testPrefix } from '../helpers/redis.js';
 import { playCall, postRt, type Sent } from './service.js';
 import { DESK_V1, deskCaller, deskCommands, flowsDir, shape } from './desk.js';
@@ -23,7 +31,12 @@ afterAll(() => procs.killAll());
 
 /** The default reply deadline: a 503 must come before it. */
 const DEADLINE_MS = 4000;
-const UNAVAILABLE = { error: { code: 'STORE_UNAVAILABLE', message: expect.stringMatching(/^the call store is unavailable \(Redis: .+\); nothing was changed, retry$/) } };
+const UNAVAILABLE = {
+  error: {
+    code: 'STORE_UNAVAILABLE',
+    message: expect.stringMatching(/^the call store is unavailable \(Redis: .+\); nothing was changed, retry$/),
+  },
+};
 
 /** A request, and how long its answer took (bounded by the deadline, not a speed check). */
 async function timed(base: string, fields: Parameters<typeof postRt>[2]): Promise<Sent & { ms: number }> {
@@ -50,73 +63,154 @@ describe.skipIf(!!missing)('Redis stopped and restarted under a serving instance
   };
   const callKeys = () => inRedis((r) => r.keys(`${prefix}call:*`));
 
-  it('down: 503 STORE_UNAVAILABLE within the deadline, /health 503; back empty: reconnected, the call in progress restarts (UNKNOWN_CALL), new calls work', async () => {
-    ctx.port = await freePort();
-    ctx.redis = await procs.redis(ctx.port);
-    const srv = (ctx.srv = await procs.serve(['--flows', flowsDir(DESK_V1), '--store', `redis://127.0.0.1:${ctx.port}`], { CALLSCRIPT_STORE_PREFIX: prefix }));
-    expect((await health(srv.base)).status).toBe(200);
-    // a call in progress: at its dialout
-    expect((await postRt(srv.base, '/rt/desk', { callid: '930000' })).json).toMatchObject({ command: 'read', command_id: 1 });
-    expect((await postRt(srv.base, '/rt/desk', { callid: '930000', command: 'read', command_id: 1, command_result: '1' })).json).toMatchObject({ command: 'dialout', command_id: 2 });
-    expect(await callKeys()).toEqual([`${prefix}call:{930000}`]);
+  it(
+    'down: 503 STORE_UNAVAILABLE within the deadline, /health 503; back empty: reconnected, the call in ' +
+      'progress restarts (UNKNOWN_CALL), new calls work',
+    async () => {
+      ctx.port = await freePort();
+      ctx.redis = await procs.redis(ctx.port);
+      const srv = (ctx.srv = await procs.serve(
+        ['--flows', flowsDir(DESK_V1), '--store', `redis://127.0.0.1:${ctx.port}`],
+        { CALLSCRIPT_STORE_PREFIX: prefix },
+      ));
+      expect((await health(srv.base)).status).toBe(200);
+      // a call in progress: at its dialout
+      expect((await postRt(srv.base, '/rt/desk', { callid: '930000' })).json).toMatchObject({
+        command: 'read',
+        command_id: 1,
+      });
+      expect(
+        (await postRt(srv.base, '/rt/desk', { callid: '930000', command: 'read', command_id: 1, command_result: '1' }))
+          .json,
+      ).toMatchObject({ command: 'dialout', command_id: 2 });
+      expect(await callKeys()).toEqual([`${prefix}call:{930000}`]);
 
-    expect(await ctx.redis.stop('SIGTERM')).toEqual({ code: 0, signal: null });
-    // the call's next request, and a new call: 503 in the envelope, before the deadline
-    const next = { callid: '930000', command: 'dialout', command_id: 2, command_result: 'NOANSWER' };
-    for (const r of [await timed(srv.base, next), await timed(srv.base, { callid: '930001' }), await timed(srv.base, next)]) {
-      expect(r.status).toBe(503);
-      expect(r.json).toEqual(UNAVAILABLE);
-      expect(r.ms).toBeLessThan(DEADLINE_MS);
-    }
-    const down = await health(srv.base);
-    expect(down.status).toBe(503);
-    expect(down.json).toMatchObject({ status: 'unavailable', store: expect.stringMatching(/^unreachable: Redis: /), calls: 1 }); // the refused new call is not live
-    expect(logEntries(srv.output()).filter((l) => l.code === 'STORE_UNAVAILABLE' && l.msg === 'the call store is unavailable: the service will retry').map((l) => l.callid)).toEqual(['930000', '930001', '930000']);
+      expect(await ctx.redis.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+      // the call's next request, and a new call: 503 in the envelope, before the deadline
+      const next = { callid: '930000', command: 'dialout', command_id: 2, command_result: 'NOANSWER' };
+      for (const r of [
+        await timed(srv.base, next),
+        await timed(srv.base, { callid: '930001' }),
+        await timed(srv.base, next),
+      ]) {
+        expect(r.status).toBe(503);
+        expect(r.json).toEqual(UNAVAILABLE);
+        expect(r.ms).toBeLessThan(DEADLINE_MS);
+      }
+      const down = await health(srv.base);
+      expect(down.status).toBe(503);
+      expect(down.json).toMatchObject({
+        status: 'unavailable',
+        store: expect.stringMatching(/^unreachable: Redis: /),
+        calls: 1,
+      }); // the refused new call is not live
+      expect(
+        logEntries(srv.output())
+          .filter(
+            (l) => l.code === 'STORE_UNAVAILABLE' && l.msg === 'the call store is unavailable: the service will retry',
+          )
+          .map((l) => l.callid),
+      ).toEqual(['930000', '930001', '930000']);
 
-    // back, empty (it kept nothing): the server reconnects by itself
-    ctx.redis = await procs.redis(ctx.port);
-    await until(async () => ((await health(srv.base)).status === 200 ? true : undefined), '/health 200 again');
-    expect((await health(srv.base)).json).toMatchObject({ status: 'ok', store: 'ok' });
-    // nothing refused during the outage was queued and written on reconnecting
-    expect(await callKeys()).toEqual([]);
+      // back, empty (it kept nothing): the server reconnects by itself
+      ctx.redis = await procs.redis(ctx.port);
+      await until(async () => ((await health(srv.base)).status === 200 ? true : undefined), '/health 200 again');
+      expect((await health(srv.base)).json).toMatchObject({ status: 'ok', store: 'ok' });
+      // nothing refused during the outage was queued and written on reconnecting
+      expect(await callKeys()).toEqual([]);
 
-    // the call's next request: unknown call, restarted (the default policy), its commands numbered on
-    const restarted = await postRt(srv.base, '/rt/desk', next);
-    expect(restarted.status).toBe(200);
-    expect(restarted.json).toMatchObject({ command: 'read', command_id: 3, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for sales.' } });
-    await until(() => logEntries(srv.output()).find((l) => l.code === 'UNKNOWN_CALL'), 'the UNKNOWN_CALL log line');
-    expect(logEntries(srv.output()).filter((l) => l.code === 'UNKNOWN_CALL')).toEqual([
-      expect.objectContaining({ level: 40, callid: '930000', msg: 'no state for call 930000 (command dialout, command_id 2): restarting the flow' }),
-    ]);
-    expect((await postRt(srv.base, '/rt/desk', { callid: '930000', command: 'read', command_id: 3, command_result: '7' })).json).toMatchObject({ command: 'play', command_id: 4 });
-    expect((await postRt(srv.base, '/rt/desk', { callid: '930000', command: 'play', command_id: 4, command_result: '0' })).json).toMatchObject({ command: 'hangup', command_id: 5 });
-    expect((await postRt(srv.base, '/rt/desk', { callid: '930000', command: 'hangup', command_id: 5, call_status: 'HANGUP' })).status).toBe(200);
-    // the new call refused during the outage, sent again, and another: whole calls
-    const calls = await Promise.all(['930001', '930002'].map((callid) => playCall({ callid, path: '/rt/desk', route: () => srv.base, result: deskCaller('1') })));
-    for (const c of calls) expect(shape(c.commands)).toEqual(deskCommands('1'));
-  }, 40_000);
+      // the call's next request: unknown call, restarted (the default policy), its commands numbered on
+      const restarted = await postRt(srv.base, '/rt/desk', next);
+      expect(restarted.status).toBe(200);
+      expect(restarted.json).toMatchObject({
+        command: 'read',
+        command_id: 3,
+        params: { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for sales.' },
+      });
+      await until(() => logEntries(srv.output()).find((l) => l.code === 'UNKNOWN_CALL'), 'the UNKNOWN_CALL log line');
+      expect(logEntries(srv.output()).filter((l) => l.code === 'UNKNOWN_CALL')).toEqual([
+        expect.objectContaining({
+          level: 40,
+          callid: '930000',
+          msg: 'no state for call 930000 (command dialout, command_id 2): restarting the flow',
+        }),
+      ]);
+      expect(
+        (await postRt(srv.base, '/rt/desk', { callid: '930000', command: 'read', command_id: 3, command_result: '7' }))
+          .json,
+      ).toMatchObject({ command: 'play', command_id: 4 });
+      expect(
+        (await postRt(srv.base, '/rt/desk', { callid: '930000', command: 'play', command_id: 4, command_result: '0' }))
+          .json,
+      ).toMatchObject({ command: 'hangup', command_id: 5 });
+      expect(
+        (
+          await postRt(srv.base, '/rt/desk', {
+            callid: '930000',
+            command: 'hangup',
+            command_id: 5,
+            call_status: 'HANGUP',
+          })
+        ).status,
+      ).toBe(200);
+      // the new call refused during the outage, sent again, and another: whole calls
+      const calls = await Promise.all(
+        ['930001', '930002'].map((callid) =>
+          playCall({ callid, path: '/rt/desk', route: () => srv.base, result: deskCaller('1') }),
+        ),
+      );
+      for (const c of calls) expect(shape(c.commands)).toEqual(deskCommands('1'));
+    },
+    40_000,
+  );
 
-  it('frozen (SIGSTOP): commands time out, 503 within the deadline; resumed (SIGCONT): the call goes on where it was', async () => {
-    const { srv, redis } = ctx;
-    if (!srv || !redis) return expect.unreachable('runs after the test above');
-    expect((await postRt(srv.base, '/rt/desk', { callid: '931000' })).json).toMatchObject({ command: 'read', command_id: 1 });
-    redis.child.kill('SIGSTOP');
-    try {
-      const r = await timed(srv.base, { callid: '931000', command: 'read', command_id: 1, command_result: '1' });
-      expect(r.status).toBe(503);
-      expect(r.json).toEqual(UNAVAILABLE);
-      expect(r.json.error.message).toContain('Command timed out');
-      expect(r.ms).toBeLessThan(DEADLINE_MS);
-      expect((await health(srv.base)).status).toBe(503);
-    } finally {
-      redis.child.kill('SIGCONT');
-    }
-    await until(async () => ((await health(srv.base)).status === 200 ? true : undefined), '/health 200 again');
-    // the request sent again advances the call once, from where it was; a copy gets the same bytes
-    const again = await postRt(srv.base, '/rt/desk', { callid: '931000', command: 'read', command_id: 1, command_result: '1' });
-    expect(again.json).toMatchObject({ command: 'dialout', command_id: 2 });
-    expect((await postRt(srv.base, '/rt/desk', { callid: '931000', command: 'read', command_id: 1, command_result: '1' })).text).toBe(again.text);
-    expect(await inRedis((r) => r.hget(`${prefix}call:{931000}`, 'r'))).toBe('2'); // two commits: the start and this step
-    expect((await postRt(srv.base, '/rt/desk', { callid: '931000', command: 'dialout', command_id: 2, command_result: 'NOANSWER' })).json).toMatchObject({ command: 'play', command_id: 3 });
-  }, 40_000);
+  it(
+    'frozen (SIGSTOP): commands time out, 503 within the deadline; resumed (SIGCONT): the call goes on where ' +
+      'it was',
+    async () => {
+      const { srv, redis } = ctx;
+      if (!srv || !redis) return expect.unreachable('runs after the test above');
+      expect((await postRt(srv.base, '/rt/desk', { callid: '931000' })).json).toMatchObject({
+        command: 'read',
+        command_id: 1,
+      });
+      redis.child.kill('SIGSTOP');
+      try {
+        const r = await timed(srv.base, { callid: '931000', command: 'read', command_id: 1, command_result: '1' });
+        expect(r.status).toBe(503);
+        expect(r.json).toEqual(UNAVAILABLE);
+        expect(r.json.error.message).toContain('Command timed out');
+        expect(r.ms).toBeLessThan(DEADLINE_MS);
+        expect((await health(srv.base)).status).toBe(503);
+      } finally {
+        redis.child.kill('SIGCONT');
+      }
+      await until(async () => ((await health(srv.base)).status === 200 ? true : undefined), '/health 200 again');
+      // the request sent again advances the call once, from where it was; a copy gets the same bytes
+      const again = await postRt(srv.base, '/rt/desk', {
+        callid: '931000',
+        command: 'read',
+        command_id: 1,
+        command_result: '1',
+      });
+      expect(again.json).toMatchObject({ command: 'dialout', command_id: 2 });
+      expect(
+        (await postRt(srv.base, '/rt/desk', { callid: '931000', command: 'read', command_id: 1, command_result: '1' }))
+          .text,
+      ).toBe(again.text);
+      // two commits: the start and this step
+      expect(await inRedis((r) => r.hget(`${prefix}call:{931000}`, 'r'))).toBe('2');
+      expect(
+        (
+          await postRt(srv.base, '/rt/desk', {
+            callid: '931000',
+            command: 'dialout',
+            command_id: 2,
+            command_result: 'NOANSWER',
+          })
+        ).json,
+      ).toMatchObject({ command: 'play', command_id: 3 });
+    },
+    40_000,
+  );
 });

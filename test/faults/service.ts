@@ -19,7 +19,12 @@ export interface Sent {
 
 /** One POST of an RT.Request; throws on a network error (refused, reset, timeout). */
 export async function postRt(base: string, path: string, fields: Partial<RtFields>, timeoutMs = 15_000): Promise<Sent> {
-  const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: rtBody(fields), signal: AbortSignal.timeout(timeoutMs) });
+  const res = await fetch(base + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: rtBody(fields),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
   const text = await res.text();
   return { base, status: res.status, text, json: text.startsWith('{') ? JSON.parse(text) : undefined };
 }
@@ -62,7 +67,13 @@ export interface CallPlan {
 
 /** Plays a whole call: first request, each command's result, the HANGUP report. Throws on an answer other than 200. */
 export async function playCall(plan: CallPlan): Promise<CallRun> {
-  const run: CallRun = { callid: plan.callid, commands: [], failures: [], fallbacks: 0, end: undefined as unknown as Sent };
+  const run: CallRun = {
+    callid: plan.callid,
+    commands: [],
+    failures: [],
+    fallbacks: 0,
+    end: undefined as unknown as Sent,
+  };
   let k = 0;
   const deliver = async (fields: Partial<RtFields>): Promise<Sent> => {
     const max = plan.maxAttempts ?? 30;
@@ -83,14 +94,18 @@ export async function playCall(plan: CallPlan): Promise<CallRun> {
         why = networkCode(err);
       }
       run.failures.push({ base, why });
-      if (attempt + 1 >= max) throw new Error(`call ${plan.callid}: request ${k} failed ${max} times: ${run.failures.map((f) => f.why).join(', ')}`);
+      if (attempt + 1 >= max)
+        throw new Error(
+          `call ${plan.callid}: request ${k} failed ${max} times: ${run.failures.map((f) => f.why).join(', ')}`,
+        );
       await sleep(Math.min(200, 10 * (attempt + 1)));
     }
   };
   let fields: Partial<RtFields> = { command: '', command_id: 0, command_result: '' };
   for (;;) {
     const r = await deliver(fields);
-    if (r.status !== 200) throw new Error(`call ${plan.callid}: HTTP ${r.status} ${r.text} for ${JSON.stringify(fields)}`);
+    if (r.status !== 200)
+      throw new Error(`call ${plan.callid}: HTTP ${r.status} ${r.text} for ${JSON.stringify(fields)}`);
     const c = r.json as Command;
     if (c.command === 'wait' && c.command_id === fields.command_id) {
       // a deadline fallback: the service runs it and reports it (it stands for the request it replaced)
@@ -100,7 +115,12 @@ export async function playCall(plan: CallPlan): Promise<CallRun> {
     }
     run.commands.push({ command: c.command, command_id: c.command_id, params: c.params });
     if (c.command === 'hangup') {
-      run.end = await deliver({ command: 'hangup', command_id: c.command_id, command_result: '', call_status: 'HANGUP' });
+      run.end = await deliver({
+        command: 'hangup',
+        command_id: c.command_id,
+        command_result: '',
+        call_status: 'HANGUP',
+      });
       return run;
     }
     await plan.before?.(k);
@@ -119,7 +139,10 @@ export function networkCode(err: unknown): string {
 
 /** The raw text of a POST of this RT.Request body, for half-sent and pipelined requests on a socket. */
 export function rawPost(path: string, body: string): string {
-  return `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  return (
+    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ` +
+    `application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  );
 }
 
 /** The responses written on a connection, in order. */
@@ -141,6 +164,8 @@ export function drainedAnswers(text: string): unknown {
   expect(first!.status).toBe(200);
   expect(second!.status).toBe(503);
   expect(second!.headers.connection).toBe('close');
-  expect(JSON.parse(second!.body)).toEqual({ error: { code: 'SHUTTING_DOWN', message: 'the server is shutting down: send the request to another instance' } });
+  expect(JSON.parse(second!.body)).toEqual({
+    error: { code: 'SHUTTING_DOWN', message: 'the server is shutting down: send the request to another instance' },
+  });
   return JSON.parse(first!.body);
 }

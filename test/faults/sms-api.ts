@@ -24,7 +24,8 @@ export async function smsApi(hold: (callid: string, k: number) => boolean = () =
   const held: { hash: string; res: ServerResponse }[] = [];
   const perCall = new Map<string, number>();
   let open = false;
-  const answer = (hash: string, res: ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'success', data: hash }));
+  const answer = (hash: string, res: ServerResponse) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'success', data: hash }));
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {

@@ -8,7 +8,12 @@ import { dropPrefix, redisMissing, testPrefix } from '../helpers/redis.js';
 import { Processes } from '../helpers/processes.js';
 
 export async function redisTestbed() {
-  const bed = { missing: await redisMissing(), procs: new Processes(), prefix: testPrefix(), closers: [] as (() => Promise<void>)[] };
+  const bed = {
+    missing: await redisMissing(),
+    procs: new Processes(),
+    prefix: testPrefix(),
+    closers: [] as (() => Promise<void>)[],
+  };
   afterAll(async () => {
     await bed.procs.killAll();
     for (const c of bed.closers.splice(0)) await c();

@@ -8,7 +8,10 @@
 import { describe, expect, it } from 'vitest';
 import { checkFlow } from '../../src/flow/check.js';
 
-/** 10,000 steps take more than the default 2 MiB file size limit: these flows are checked with a server's raised limits.flow_file_bytes. */
+/**
+ * 10,000 steps take more than the default 2 MiB file size limit: these flows are checked with a server's raised
+ * limits.flow_file_bytes.
+ */
 const LARGE_FILES = { maxFileBytes: 16 * 1024 * 1024 };
 import { bigFlow } from '../helpers/big-flow.js';
 
@@ -68,7 +71,10 @@ describe('a 10,000-step flow', () => {
       expect(r.diagnostics).toEqual([]);
       expect(Object.keys(r.model!.steps)).toHaveLength(10_000);
       const last = r.model!.steps.menu_9998!;
-      expect(last.kind === 'command' && last.on.exact['1']).toMatchObject({ goto: 'goodbye', say: [{ kind: 'tts', text: 'Next.' }] });
+      expect(last.kind === 'command' && last.on.exact['1']).toMatchObject({
+        goto: 'goodbye',
+        say: [{ kind: 'tts', text: 'Next.' }],
+      });
       expect(ms).toBeLessThan(30_000);
     },
     BIG,
@@ -82,7 +88,8 @@ describe('a 10,000-step flow', () => {
         .replace('  goodbye:\n    hangup: {}', '  goodbye:\n    say: "Bye."\n    next: menu_0');
       const { value: r, ms } = timed(() => checkFlow(text, 'trap.yaml', LARGE_FILES));
       expect(r.diagnostics.map((d) => `${d.code}@${d.line}:${d.column} ${d.message}`)).toEqual([
-        "NO_PATH_TO_END@6:3 step 'menu_0' can never reach the end of the call: every way out of it loops back (it only leads to 'menu_1', 'menu_2', 'menu_3', 'menu_4', 'menu_5', ...)",
+        "NO_PATH_TO_END@6:3 step 'menu_0' can never reach the end of the call: every way out of it loops " +
+          "back (it only leads to 'menu_1', 'menu_2', 'menu_3', 'menu_4', 'menu_5', ...)",
       ]);
       expect(ms).toBeLessThan(30_000);
     },
@@ -97,7 +104,12 @@ describe('a 10,000-step flow', () => {
       expect(r.diagnostics).toHaveLength(2_998); // menu_2998's "1" goes to goodbye
       expect(new Set(r.diagnostics.map((d) => d.code))).toEqual(new Set(['UNKNOWN_STEP']));
       const first = r.diagnostics[0]!;
-      expect([first.line, first.column, first.message, first.hint]).toEqual([12, 20, "no step 'mneu_1' in this flow", "did you mean 'menu_1'?"]);
+      expect([first.line, first.column, first.message, first.hint]).toEqual([
+        12,
+        20,
+        "no step 'mneu_1' in this flow",
+        "did you mean 'menu_1'?",
+      ]);
       // each misspelt id is compared with 3,000 ids: the budget runs out before the end
       expect(r.diagnostics.at(-1)!.hint).toMatch(/^Steps are: menu_0, menu_1, /);
       expect(ms).toBeLessThan(30_000);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CONFIG_DEFAULTS, checkConfig } from '../../src/flow/config.js';
 
-const at = (text: string) => checkConfig(text, 'callscript.yaml').diagnostics.map((d) => `${d.code}@${d.line}:${d.column}`);
+const at = (text: string) =>
+  checkConfig(text, 'callscript.yaml').diagnostics.map((d) => `${d.code}@${d.line}:${d.column}`);
 
 describe('checkConfig', () => {
   it('an empty file (or only comments) is all defaults', () => {
@@ -10,10 +11,34 @@ describe('checkConfig', () => {
       expect(r.diagnostics).toEqual([]);
       expect(r.config).toStrictEqual(CONFIG_DEFAULTS);
     }
-    expect(CONFIG_DEFAULTS.server).toStrictEqual({ port: 3000, host: '127.0.0.1', flows_dir: 'flows', deadline_ms: 4000, body_limit: 65536, body_depth: 32, call_ttl_s: 7200, ended_call_ttl_s: 600, reload_settle_ms: 1000, log_level: 'info', workers: 1,
-      headers_timeout_ms: 10000, request_timeout_ms: 10000, keep_alive_timeout_ms: 5000, socket_timeout_ms: 30000, max_connections: 900, auth_failure_limit: 10, auth_failure_window_s: 60,
+    expect(CONFIG_DEFAULTS.server).toStrictEqual({
+      port: 3000,
+      host: '127.0.0.1',
+      flows_dir: 'flows',
+      deadline_ms: 4000,
+      body_limit: 65536,
+      body_depth: 32,
+      call_ttl_s: 7200,
+      ended_call_ttl_s: 600,
+      reload_settle_ms: 1000,
+      log_level: 'info',
+      workers: 1,
+      headers_timeout_ms: 10000,
+      request_timeout_ms: 10000,
+      keep_alive_timeout_ms: 5000,
+      socket_timeout_ms: 30000,
+      max_connections: 900,
+      auth_failure_limit: 10,
+      auth_failure_window_s: 60,
     });
-    expect(CONFIG_DEFAULTS.limits).toStrictEqual({ call_state_bytes: 32768, expression_cost: 100000, template_memory: 50000, template_ms: 50, flow_file_bytes: 2097152, max_live_calls: 50000 });
+    expect(CONFIG_DEFAULTS.limits).toStrictEqual({
+      call_state_bytes: 32768,
+      expression_cost: 100000,
+      template_memory: 50000,
+      template_ms: 50,
+      flow_file_bytes: 2097152,
+      max_live_calls: 50000,
+    });
   });
 
   it('applies the file over the defaults', () => {
@@ -33,55 +58,125 @@ describe('checkConfig', () => {
     );
     expect(r.diagnostics).toEqual([]);
     expect(r.config).toStrictEqual({
-      server: { ...CONFIG_DEFAULTS.server, port: 8080, deadline_ms: 2500, log_level: 'debug', ended_call_ttl_s: 60, reload_settle_ms: 3000 },
-      limits: { call_state_bytes: 4096, expression_cost: 5000, template_memory: 50000, template_ms: 50, flow_file_bytes: 4194304, max_live_calls: 50000 },
+      server: {
+        ...CONFIG_DEFAULTS.server,
+        port: 8080,
+        deadline_ms: 2500,
+        log_level: 'debug',
+        ended_call_ttl_s: 60,
+        reload_settle_ms: 3000,
+      },
+      limits: {
+        call_state_bytes: 4096,
+        expression_cost: 5000,
+        template_memory: 50000,
+        template_ms: 50,
+        flow_file_bytes: 4194304,
+        max_live_calls: 50000,
+      },
       auth: { login: 'me', password: 'secret' },
       unknown_call: 'reject',
       fallback: { kind: 'tts', voice: 'TTS_EN-GB_SERENA', text: 'One moment please.' },
-      routes: { apps: { A1B2C3D4: 'front-desk' }, numbers: { '+33123456789': 'support-line', '+442079460000': 'uk' }, default: 'front-desk' },
+      routes: {
+        apps: { A1B2C3D4: 'front-desk' },
+        numbers: { '+33123456789': 'support-line', '+442079460000': 'uk' },
+        default: 'front-desk',
+      },
     });
   });
 
   it('server timeouts, connection cap, failed-authentication limit and proxies', () => {
-    const r = checkConfig('server:\n  headers_timeout_ms: 2000\n  request_timeout_ms: 3000\n  keep_alive_timeout_ms: 65000\n  socket_timeout_ms: 20000\n  max_connections: 50\n  auth_failure_limit: 0\n  auth_failure_window_s: 300\n  trust_proxy: [10.0.0.0/8, "::1", loopback]\n', 'c.yaml');
+    const r = checkConfig(
+      'server:\n  headers_timeout_ms: 2000\n  request_timeout_ms: 3000\n  keep_alive_timeout_ms: 65000\n  ' +
+        'socket_timeout_ms: 20000\n  max_connections: 50\n  auth_failure_limit: 0\n  auth_failure_window_s: ' +
+        '300\n  trust_proxy: [10.0.0.0/8, "::1", loopback]\n',
+      'c.yaml',
+    );
     expect(r.diagnostics).toEqual([]);
-    expect(r.config!.server).toMatchObject({ headers_timeout_ms: 2000, request_timeout_ms: 3000, keep_alive_timeout_ms: 65000, socket_timeout_ms: 20000, max_connections: 50, auth_failure_limit: 0, auth_failure_window_s: 300, trust_proxy: ['10.0.0.0/8', '::1', 'loopback'] });
-    expect(at('server:\n  max_connections: 0\n  headers_timeout_ms: 50\n')).toEqual(['OUT_OF_BOUNDS@2:20', 'OUT_OF_BOUNDS@3:23']);
+    expect(r.config!.server).toMatchObject({
+      headers_timeout_ms: 2000,
+      request_timeout_ms: 3000,
+      keep_alive_timeout_ms: 65000,
+      socket_timeout_ms: 20000,
+      max_connections: 50,
+      auth_failure_limit: 0,
+      auth_failure_window_s: 300,
+      trust_proxy: ['10.0.0.0/8', '::1', 'loopback'],
+    });
+    expect(at('server:\n  max_connections: 0\n  headers_timeout_ms: 50\n')).toEqual([
+      'OUT_OF_BOUNDS@2:20',
+      'OUT_OF_BOUNDS@3:23',
+    ]);
     const late = checkConfig('server:\n  headers_timeout_ms: 20000\n', 'c.yaml');
-    expect(late.diagnostics).toMatchObject([{ code: 'OUT_OF_BOUNDS', line: 2, column: 3, message: 'server.headers_timeout_ms (20000) must not be longer than server.request_timeout_ms (10000)' }]);
+    expect(late.diagnostics).toMatchObject([
+      {
+        code: 'OUT_OF_BOUNDS',
+        line: 2,
+        column: 3,
+        message: 'server.headers_timeout_ms (20000) must not be longer than server.request_timeout_ms (10000)',
+      },
+    ]);
     const proxies = checkConfig('server:\n  trust_proxy: [10.0.0.0/33, nobody, 127.0.0.1]\n', 'c.yaml');
     expect(proxies.diagnostics.map((d) => [d.code, d.line, d.column, d.message])).toEqual([
-      ['BAD_FORMAT', 2, 17, "server.trust_proxy: '10.0.0.0/33' is not an IP address, a CIDR range, or loopback, linklocal, uniquelocal"],
-      ['BAD_FORMAT', 2, 30, "server.trust_proxy: 'nobody' is not an IP address, a CIDR range, or loopback, linklocal, uniquelocal"],
+      [
+        'BAD_FORMAT',
+        2,
+        17,
+        "server.trust_proxy: '10.0.0.0/33' is not an IP address, a CIDR range, or loopback, linklocal, uniquelocal",
+      ],
+      [
+        'BAD_FORMAT',
+        2,
+        30,
+        "server.trust_proxy: 'nobody' is not an IP address, a CIDR range, or loopback, linklocal, uniquelocal",
+      ],
     ]);
   });
 
   it('fallback: a media id, TTS|voice|text or { say, voice }', () => {
     expect(checkConfig('fallback: 1234', 'c.yaml').config!.fallback).toStrictEqual({ kind: 'id', id: 1234 });
-    expect(checkConfig('fallback: "TTS|TTS_EN-GB_DANIEL|Hold on"', 'c.yaml').config!.fallback).toStrictEqual({ kind: 'tts', voice: 'TTS_EN-GB_DANIEL', text: 'Hold on' });
-    expect(checkConfig('fallback: { say: Hold on, voice: TTS_FR-FR_AUDREY }', 'c.yaml').config!.fallback).toStrictEqual({ kind: 'tts', voice: 'TTS_FR-FR_AUDREY', text: 'Hold on' });
+    expect(checkConfig('fallback: "TTS|TTS_EN-GB_DANIEL|Hold on"', 'c.yaml').config!.fallback).toStrictEqual({
+      kind: 'tts',
+      voice: 'TTS_EN-GB_DANIEL',
+      text: 'Hold on',
+    });
+    expect(checkConfig('fallback: { say: Hold on, voice: TTS_FR-FR_AUDREY }', 'c.yaml').config!.fallback).toStrictEqual(
+      { kind: 'tts', voice: 'TTS_FR-FR_AUDREY', text: 'Hold on' },
+    );
   });
 
   it('reports unknown keys with did-you-mean, at the key', () => {
     const r = checkConfig('server:\n  prot: 80\n', 'callscript.yaml');
     expect(r.config).toBeUndefined();
-    expect(r.diagnostics).toMatchObject([{ code: 'UNKNOWN_KEY', line: 2, column: 3, message: "server: unknown key 'prot'", hint: "did you mean 'port'?" }]);
+    expect(r.diagnostics).toMatchObject([
+      { code: 'UNKNOWN_KEY', line: 2, column: 3, message: "server: unknown key 'prot'", hint: "did you mean 'port'?" },
+    ]);
     expect(at('rotues: {}\n')).toEqual(['UNKNOWN_KEY@1:1']);
   });
 
   it('reports types, bounds and enums at the value', () => {
-    expect(at('server:\n  port: 99999\n  deadline_ms: "4000"\n  log_level: verbose\n')).toEqual(['OUT_OF_BOUNDS@2:9', 'TYPE_MISMATCH@3:16', 'BAD_ENUM@4:14']);
+    expect(at('server:\n  port: 99999\n  deadline_ms: "4000"\n  log_level: verbose\n')).toEqual([
+      'OUT_OF_BOUNDS@2:9',
+      'TYPE_MISMATCH@3:16',
+      'BAD_ENUM@4:14',
+    ]);
     expect(at('server:\n  deadline_ms: 5000\n')).toEqual(['OUT_OF_BOUNDS@2:16']);
     expect(at('server:\n  body_limit: 100\n  call_ttl_s: 10\n')).toEqual(['OUT_OF_BOUNDS@2:15', 'OUT_OF_BOUNDS@3:15']);
-    expect(at('server:\n  ended_call_ttl_s: 5\n  reload_settle_ms: 60001\nlimits:\n  call_state_bytes: 100\n')).toEqual(['OUT_OF_BOUNDS@2:21', 'OUT_OF_BOUNDS@3:21', 'OUT_OF_BOUNDS@5:21']);
-    expect(at('limits:\n  expression_cost: 999\n  template_memory: 10000001\n  template_ms: 0\n  flow_file_bytes: 100\n')).toEqual(['OUT_OF_BOUNDS@2:20', 'OUT_OF_BOUNDS@3:20', 'OUT_OF_BOUNDS@4:16', 'OUT_OF_BOUNDS@5:20']);
+    expect(at('server:\n  ended_call_ttl_s: 5\n  reload_settle_ms: 60001\nlimits:\n  call_state_bytes: 100\n')).toEqual(
+      ['OUT_OF_BOUNDS@2:21', 'OUT_OF_BOUNDS@3:21', 'OUT_OF_BOUNDS@5:21'],
+    );
+    expect(
+      at('limits:\n  expression_cost: 999\n  template_memory: 10000001\n  template_ms: 0\n  flow_file_bytes: 100\n'),
+    ).toEqual(['OUT_OF_BOUNDS@2:20', 'OUT_OF_BOUNDS@3:20', 'OUT_OF_BOUNDS@4:16', 'OUT_OF_BOUNDS@5:20']);
     expect(at('unknown_call: restrat\n')).toEqual(['BAD_ENUM@1:15']);
     expect(checkConfig('unknown_call: restrat\n', 'c.yaml').diagnostics[0]!.hint).toBe("did you mean 'restart'?");
     expect(at('server: 3000\n')).toEqual(['TYPE_MISMATCH@1:9']);
   });
 
   it('checks E.164 route keys and flow names', () => {
-    expect(at('routes:\n  numbers:\n    "0123456789": a\n    "+33999": b\n    "+33123456789": "not a name"\n')).toEqual(['BAD_FORMAT@3:5', 'BAD_FORMAT@4:5', 'BAD_NAME@5:21']);
+    expect(at('routes:\n  numbers:\n    "0123456789": a\n    "+33999": b\n    "+33123456789": "not a name"\n')).toEqual(
+      ['BAD_FORMAT@3:5', 'BAD_FORMAT@4:5', 'BAD_NAME@5:21'],
+    );
   });
 
   it('needs login and password together', () => {

@@ -8,7 +8,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { cachedDateFilter, DateNames, type DateFilter } from '../../src/flow/dates.js';
 import { render, type Scope } from '../../src/flow/expr.js';
 
-const OPTIONS = { strictFilters: true, strictVariables: false, ownPropertyOnly: true, cache: false, preserveTimezones: true };
+const two = (n: number) => String(n).padStart(2, '0');
+
+const OPTIONS = {
+  strictFilters: true,
+  strictVariables: false,
+  ownPropertyOnly: true,
+  cache: false,
+  preserveTimezones: true,
+};
 
 /** liquid as it comes, and liquid with the cached names, for one locale. */
 function pair(locale?: string): { stock: Liquid; cached: Liquid; names: DateNames } {
@@ -20,7 +28,7 @@ function pair(locale?: string): { stock: Liquid; cached: Liquid; names: DateName
 }
 
 const DATES = [
-  ...Array.from({ length: 12 }, (_, m) => `2025-${String(m + 1).padStart(2, '0')}-${String(1 + ((m * 5) % 28)).padStart(2, '0')}T${String((m * 7) % 24).padStart(2, '0')}:30:00Z`),
+  ...Array.from({ length: 12 }, (_, m) => `2025-${two(m + 1)}-${two(1 + ((m * 5) % 28))}T${two((m * 7) % 24)}:30:00Z`),
   '2024-02-29T23:59:59Z',
   '2025-06-12T10:30:00+02:00',
   '2025-06-12T00:30:00+02:00',
@@ -73,32 +81,44 @@ describe('cached names print what liquid prints', () => {
       for (const f of FORMATS) {
         for (const arg of ['', ', "America/New_York"', ', -60']) {
           const tpl = `{{ d | date: f${arg} }}`;
-          expect(cached.parseAndRenderSync(tpl, { d, f }), `${tz} ${String(d)} ${JSON.stringify(f)}${arg}`).toBe(stock.parseAndRenderSync(tpl, { d, f }));
+          expect(cached.parseAndRenderSync(tpl, { d, f }), `${tz} ${String(d)} ${JSON.stringify(f)}${arg}`).toBe(
+            stock.parseAndRenderSync(tpl, { d, f }),
+          );
           compared++;
         }
       }
       // no format: liquid's default dateFormat, which names the weekday and the month
-      expect(cached.parseAndRenderSync('{{ d | date }}', { d })).toBe(stock.parseAndRenderSync('{{ d | date }}', { d }));
+      expect(cached.parseAndRenderSync('{{ d | date }}', { d })).toBe(
+        stock.parseAndRenderSync('{{ d | date }}', { d }),
+      );
       // a format that is not a string
-      expect(cached.parseAndRenderSync('{{ d | date: 5 }}', { d })).toBe(stock.parseAndRenderSync('{{ d | date: 5 }}', { d }));
+      expect(cached.parseAndRenderSync('{{ d | date: 5 }}', { d })).toBe(
+        stock.parseAndRenderSync('{{ d | date: 5 }}', { d }),
+      );
     }
     expect(compared).toBe(DATES.length * FORMATS.length * 3);
     expect(names.size).toBeLessThanOrEqual(5);
   });
 
-  it.each(['en-US', 'en-GB', 'fr-FR', 'de-DE', 'ja-JP', 'ar-EG', 'fa-IR', 'th-TH'])('locale %s (calendars other than the Gregorian one too)', (locale) => {
-    process.env.TZ = 'Europe/Paris';
-    const p = pair(locale);
-    for (const d of DATES) {
-      for (const f of ['%A %-d %B %Y', '%a %b %h', '%^A %#B %12b']) {
-        expect(p.cached.parseAndRenderSync('{{ d | date: f }}', { d, f }), `${locale} ${String(d)} ${f}`).toBe(p.stock.parseAndRenderSync('{{ d | date: f }}', { d, f }));
+  it.each(['en-US', 'en-GB', 'fr-FR', 'de-DE', 'ja-JP', 'ar-EG', 'fa-IR', 'th-TH'])(
+    'locale %s (calendars other than the Gregorian one too)',
+    (locale) => {
+      process.env.TZ = 'Europe/Paris';
+      const p = pair(locale);
+      for (const d of DATES) {
+        for (const f of ['%A %-d %B %Y', '%a %b %h', '%^A %#B %12b']) {
+          expect(p.cached.parseAndRenderSync('{{ d | date: f }}', { d, f }), `${locale} ${String(d)} ${f}`).toBe(
+            p.stock.parseAndRenderSync('{{ d | date: f }}', { d, f }),
+          );
+        }
       }
-    }
-  });
+    },
+  );
 
   it('keeps the name formatters cache bounded', () => {
     const n = new DateNames(4);
-    for (const locale of ['en-US', 'fr-FR', 'de-DE', 'es-ES']) for (const c of ['a', 'A', 'b', 'B'] as const) n.name(locale, c, 2025, 6, 12);
+    for (const locale of ['en-US', 'fr-FR', 'de-DE', 'es-ES'])
+      for (const c of ['a', 'A', 'b', 'B'] as const) n.name(locale, c, 2025, 6, 12);
     expect(n.size).toBe(4);
     expect(n.name('en-US', 'A', 2025, 6, 12)).toBe('Thursday');
     expect(n.name('fr-FR', 'B', 2025, 6, 12)).toBe('juin');
@@ -106,12 +126,19 @@ describe('cached names print what liquid prints', () => {
 
   it('falls back to liquid alone when the text holds the marker characters', () => {
     const f = '%A \u0001%Y\u0002%m\u0002%d\u0003';
-    expect(cached.parseAndRenderSync('{{ d | date: f }}', { d: '2025-06-12T10:30:00Z', f })).toBe(stock.parseAndRenderSync('{{ d | date: f }}', { d: '2025-06-12T10:30:00Z', f }));
+    expect(cached.parseAndRenderSync('{{ d | date: f }}', { d: '2025-06-12T10:30:00Z', f })).toBe(
+      stock.parseAndRenderSync('{{ d | date: f }}', { d: '2025-06-12T10:30:00Z', f }),
+    );
   });
 });
 
-describe('the flows\' date formats render as before', () => {
-  const scope: Scope = { vars: { appointment: '2025-06-12T14:05:00', renewal: '2025-07-01' }, call: {}, result: '', error: '' };
+describe("the flows' date formats render as before", () => {
+  const scope: Scope = {
+    vars: { appointment: '2025-06-12T14:05:00', renewal: '2025-07-01' },
+    call: {},
+    result: '',
+    error: '',
+  };
   it.each([
     ["{{ vars.renewal | date: '%-d %B %Y' }}", '1 July 2025'],
     ["{{ vars.renewal | date: '%-d %B' }}", '1 July'],

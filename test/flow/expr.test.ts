@@ -3,7 +3,17 @@ import { describe, expect, it } from 'vitest';
 import { checkExpression, checkTemplate, evaluate, render, test as holds, type Scope } from '../../src/flow/expr.js';
 
 const scope: Scope = {
-  vars: { name: 'Ann', n: 3, f: 1.5, yes: true, no: false, none: null, list: ['a', 'b'], obj: { k: 'v' }, nested: { deep: { x: 'X' } } },
+  vars: {
+    name: 'Ann',
+    n: 3,
+    f: 1.5,
+    yes: true,
+    no: false,
+    none: null,
+    list: ['a', 'b'],
+    obj: { k: 'v' },
+    nested: { deep: { x: 'X' } },
+  },
   call: { caller: '+33612345678', callid: '18446744073709551615' },
   result: '12',
   error: '',

@@ -29,7 +29,8 @@ const TOUR = [
   '    next: menu', // 15
   '  menu:',
   '    read:',
-  '      prompt: ["Tapez 1", 1234, { say: "Press 1", voice: TTS_EN-GB_DANIEL }, "TTS|NUANCE_FR_AUDREY|Tapez 1 !", "{{ vars.whisper_media }}"]',
+  '      prompt: ["Tapez 1", 1234, { say: "Press 1", voice: TTS_EN-GB_DANIEL }, "TTS|NUANCE_FR_AUDREY|Tapez ' +
+    '1 !", "{{ vars.whisper_media }}"]',
   '      max_digits: 4',
   '      timeout_ms: 5000', // 20
   '    save: choice',
@@ -107,7 +108,13 @@ const EXPECTED: FlowModel = {
         name: 'read',
         params: { max_digits: 4, timeout_ms: 5000 },
         media: {
-          media_id: [tts('Tapez 1'), { kind: 'id', id: 1234 }, tts('Press 1', 'TTS_EN-GB_DANIEL'), tts('Tapez 1 !', 'NUANCE_FR_AUDREY'), { kind: 'raw', value: '{{ vars.whisper_media }}' }],
+          media_id: [
+            tts('Tapez 1'),
+            { kind: 'id', id: 1234 },
+            tts('Press 1', 'TTS_EN-GB_DANIEL'),
+            tts('Tapez 1 !', 'NUANCE_FR_AUDREY'),
+            { kind: 'raw', value: '{{ vars.whisper_media }}' },
+          ],
         },
       },
       save: 'choice',
@@ -136,8 +143,20 @@ const EXPECTED: FlowModel = {
       ],
       next: 'route',
     },
-    route: { kind: 'switch', id: 'route', pos: P(35, 3), cases: [{ when: 'vars.tries > 2', goto: 'bye', pos: P(37, 9) }], default: 'check' },
-    check: { kind: 'switch', id: 'check', pos: P(39, 3), cases: [{ when: 'has(vars.vip) && vars.vip', goto: 'room', pos: P(40, 11) }], default: 'kill' },
+    route: {
+      kind: 'switch',
+      id: 'route',
+      pos: P(35, 3),
+      cases: [{ when: 'vars.tries > 2', goto: 'bye', pos: P(37, 9) }],
+      default: 'check',
+    },
+    check: {
+      kind: 'switch',
+      id: 'check',
+      pos: P(39, 3),
+      cases: [{ when: 'has(vars.vip) && vars.vip', goto: 'room', pos: P(40, 11) }],
+      default: 'kill',
+    },
     room: {
       kind: 'command',
       id: 'room',
@@ -182,8 +201,20 @@ const EXPECTED: FlowModel = {
       on: { ...none, default: { goto: 'bye', pos: P(58, 27) } },
       inheritHandlers: true,
     },
-    bye: { kind: 'command', id: 'bye', pos: P(59, 3), command: { name: 'hangup', params: {}, media: {} }, on: none, inheritHandlers: true },
-    log: { kind: 'set', id: 'log', pos: P(60, 3), assign: [{ name: 'ended', value: { kind: 'literal', value: true }, pos: P(60, 17) }] },
+    bye: {
+      kind: 'command',
+      id: 'bye',
+      pos: P(59, 3),
+      command: { name: 'hangup', params: {}, media: {} },
+      on: none,
+      inheritHandlers: true,
+    },
+    log: {
+      kind: 'set',
+      id: 'log',
+      pos: P(60, 3),
+      assign: [{ name: 'ended', value: { kind: 'literal', value: true }, pos: P(60, 17) }],
+    },
   },
 };
 
@@ -213,22 +244,31 @@ const cmd = (s: Step) => (s.kind === 'command' ? s.command : undefined);
 describe('callids', () => {
   it('keeps 18446744073709551615 digit for digit (a YAML integer above 2^53)', () => {
     expect(cmd(one('{ hangup_callid: 18446744073709551615, next: end }'))!.params.callid).toBe('18446744073709551615');
-    expect(cmd(one('{ hangup_callid: { callid: 18446744073709551615 }, next: end }'))!.params.callid).toBe('18446744073709551615');
+    expect(cmd(one('{ hangup_callid: { callid: 18446744073709551615 }, next: end }'))!.params.callid).toBe(
+      '18446744073709551615',
+    );
   });
 
   it('takes a digit string, normalised to its decimal form', () => {
-    expect(cmd(one('{ hangup_callid: "18446744073709551615", next: end }'))!.params.callid).toBe('18446744073709551615');
+    expect(cmd(one('{ hangup_callid: "18446744073709551615", next: end }'))!.params.callid).toBe(
+      '18446744073709551615',
+    );
     expect(cmd(one('{ hangup_callid: "0042", next: end }'))!.params.callid).toBe('42');
   });
 
   it('keeps a template as written', () => {
-    expect(cmd(one('{ hangup_callid: "{{ vars.other }}", next: end }', 'vars: { other: "1" }\n'))!.params.callid).toBe('{{ vars.other }}');
+    expect(cmd(one('{ hangup_callid: "{{ vars.other }}", next: end }', 'vars: { other: "1" }\n'))!.params.callid).toBe(
+      '{{ vars.other }}',
+    );
   });
 
   it('refuses negative numbers and floats', () => {
     for (const v of ['-1', '1.5', '"12a"']) {
       const r = checkFlow(`version: 1\nstart: s\nsteps:\n  s: { hangup_callid: ${v} }\n`, 'c.yaml');
-      expect(r.diagnostics.map((d) => d.code), v).toContain(v === '1.5' ? 'TYPE_MISMATCH' : 'BAD_FORMAT');
+      expect(
+        r.diagnostics.map((d) => d.code),
+        v,
+      ).toContain(v === '1.5' ? 'TYPE_MISMATCH' : 'BAD_FORMAT');
     }
   });
 });
@@ -244,22 +284,54 @@ describe('shorthands', () => {
   });
 
   it('scalar params: play, play_record, send_dtmf, wait, stop_call_recording, play_wav_data', () => {
-    expect(cmd(one('{ play: 1234, next: end }'))).toStrictEqual({ name: 'play', params: {}, media: { media_id: [{ kind: 'id', id: 1234 }] } });
-    expect(cmd(one('{ play_record: "{{ vars.msg }}", next: end }', 'vars: { msg: x }\n'))).toStrictEqual({ name: 'play_record', params: { media_file: '{{ vars.msg }}' }, media: {} });
-    expect(cmd(one('{ send_dtmf: 12#, next: end }'))).toStrictEqual({ name: 'send_dtmf', params: { digits: '12#' }, media: {} });
-    expect(cmd(one('{ send_dtmf: 1234, next: end }'))).toStrictEqual({ name: 'send_dtmf', params: { digits: '1234' }, media: {} });
-    expect(cmd(one('{ stop_call_recording: 0, next: end }'))).toStrictEqual({ name: 'stop_call_recording', params: {}, media: { announce: [{ kind: 'none' }] } });
+    expect(cmd(one('{ play: 1234, next: end }'))).toStrictEqual({
+      name: 'play',
+      params: {},
+      media: { media_id: [{ kind: 'id', id: 1234 }] },
+    });
+    expect(cmd(one('{ play_record: "{{ vars.msg }}", next: end }', 'vars: { msg: x }\n'))).toStrictEqual({
+      name: 'play_record',
+      params: { media_file: '{{ vars.msg }}' },
+      media: {},
+    });
+    expect(cmd(one('{ send_dtmf: 12#, next: end }'))).toStrictEqual({
+      name: 'send_dtmf',
+      params: { digits: '12#' },
+      media: {},
+    });
+    expect(cmd(one('{ send_dtmf: 1234, next: end }'))).toStrictEqual({
+      name: 'send_dtmf',
+      params: { digits: '1234' },
+      media: {},
+    });
+    expect(cmd(one('{ stop_call_recording: 0, next: end }'))).toStrictEqual({
+      name: 'stop_call_recording',
+      params: {},
+      media: { announce: [{ kind: 'none' }] },
+    });
     const wav = 'UklGRigAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQQAAAAAAAAA';
-    expect(cmd(one(`{ play_wav_data: "${wav}", next: end }`))).toStrictEqual({ name: 'play_wav_data', params: { audio_data: wav }, media: {} });
+    expect(cmd(one(`{ play_wav_data: "${wav}", next: end }`))).toStrictEqual({
+      name: 'play_wav_data',
+      params: { audio_data: wav },
+      media: {},
+    });
   });
 
   it('media forms: digit strings are ids, "0" is none, a whole template is raw except in say:', () => {
     expect(cmd(one('{ play: "42", next: end }'))!.media.media_id).toStrictEqual([{ kind: 'id', id: 42 }]);
     expect(cmd(one('{ play: "0", next: end }'))!.media.media_id).toStrictEqual([{ kind: 'none' }]);
-    expect(cmd(one('{ play: { say: "Hi", voice: TTS_EN-GB_DANIEL }, next: end }'))!.media.media_id).toStrictEqual([tts('Hi', 'TTS_EN-GB_DANIEL')]);
-    expect(cmd(one('{ play: "{{ vars.m }}", next: end }', 'vars: { m: 1 }\n'))!.media.media_id).toStrictEqual([{ kind: 'raw', value: '{{ vars.m }}' }]);
-    expect(cmd(one('{ say: "{{ vars.m }}", next: end }', 'vars: { m: 1 }\n'))!.media.media_id).toStrictEqual([tts('{{ vars.m }}', 'TTS_EN-GB_SERENA')]);
-    expect(cmd(one('{ say: "Hi {{ vars.m }}!", next: end }', 'vars: { m: 1 }\n'))!.media.media_id).toStrictEqual([tts('Hi {{ vars.m }}!', 'TTS_EN-GB_SERENA')]);
+    expect(cmd(one('{ play: { say: "Hi", voice: TTS_EN-GB_DANIEL }, next: end }'))!.media.media_id).toStrictEqual([
+      tts('Hi', 'TTS_EN-GB_DANIEL'),
+    ]);
+    expect(cmd(one('{ play: "{{ vars.m }}", next: end }', 'vars: { m: 1 }\n'))!.media.media_id).toStrictEqual([
+      { kind: 'raw', value: '{{ vars.m }}' },
+    ]);
+    expect(cmd(one('{ say: "{{ vars.m }}", next: end }', 'vars: { m: 1 }\n'))!.media.media_id).toStrictEqual([
+      tts('{{ vars.m }}', 'TTS_EN-GB_SERENA'),
+    ]);
+    expect(cmd(one('{ say: "Hi {{ vars.m }}!", next: end }', 'vars: { m: 1 }\n'))!.media.media_id).toStrictEqual([
+      tts('Hi {{ vars.m }}!', 'TTS_EN-GB_SERENA'),
+    ]);
   });
 
   it('record: with no value has no params; save keeps the result', () => {
@@ -268,18 +340,30 @@ describe('shorthands', () => {
   });
 
   it('an unquoted +E.164 number (a YAML integer) is kept as written', () => {
-    expect(cmd(one('{ dialout: { targets: [{ number: +33123456789, timeout: 20 }], cli: +442079460150 }, on: { NOANSWER: end } }'))!.params).toStrictEqual({
+    expect(
+      cmd(
+        one(
+          '{ dialout: { targets: [{ number: +33123456789, timeout: 20 }], cli: +442079460150 }, on: { ' +
+            'NOANSWER: end } }',
+        ),
+      )!.params,
+    ).toStrictEqual({
       targets: [{ number: '+33123456789', timeout: 20 }],
       cli: '+442079460150',
     });
   });
 
   it('a target given as a string is { number }', () => {
-    expect(cmd(one('{ dialout: { targets: "+33123456789" }, on: { NOANSWER: end } }'))!.params.targets).toStrictEqual([{ number: '+33123456789' }]);
+    expect(cmd(one('{ dialout: { targets: "+33123456789" }, on: { NOANSWER: end } }'))!.params.targets).toStrictEqual([
+      { number: '+33123456789' },
+    ]);
   });
 
   it('Asterisk patterns become anchored regular expressions', () => {
-    const s = one('{ read: { prompt: Hi, max_digits: 8 }, on: { "_[1-3]N.": end, "_0!": end, "_*x-X": end, "/1|2/": end }, next: end }');
+    const s = one(
+      '{ read: { prompt: Hi, max_digits: 8 }, on: { "_[1-3]N.": end, "_0!": end, "_*x-X": end, "/1|2/": end ' +
+        '}, next: end }',
+    );
     expect(s.kind === 'command' && s.on.patterns.map((p) => [p.source, p.regex])).toStrictEqual([
       ['_[1-3]N.', '^[1-3][2-9].+$'],
       ['_0!', '^0.*$'],
@@ -332,7 +416,14 @@ describe('anchors and merge keys', () => {
   });
 
   it('reports errors inside an anchor at the anchor', () => {
-    const text = ['version: 1', 'start: a', 'vars: { base: &ask { prompt: "Hi", max_digits: 30 } }', 'steps:', '  a: { read: *ask, next: b }', '  b: { hangup: {} }'].join('\n');
+    const text = [
+      'version: 1',
+      'start: a',
+      'vars: { base: &ask { prompt: "Hi", max_digits: 30 } }',
+      'steps:',
+      '  a: { read: *ask, next: b }',
+      '  b: { hangup: {} }',
+    ].join('\n');
     const r = checkFlow(text, 'm.yaml');
     expect(r.diagnostics.map((d) => `${d.code}@${d.line}:${d.column}`)).toEqual(['OUT_OF_BOUNDS@3:48']);
   });

@@ -48,7 +48,8 @@ const ODD = [
   'version: 1\nstart: a\nsteps:\n  a: { set: { x: .nan, y: .inf, z: 99999999999999999999 } }\n',
   'version: 1\nstart: a\nsteps: { a: { switch: [1, [], {}, { when: 1, goto: [] }] } }\n',
   'version: 1\nstart: [a]\nhandlers: [1]\nvars: 3\nsteps: []\n',
-  'version: 1\nstart: a\nhandlers: { on: { read: [1], play: { default: x, error: y, "/(/": z } } }\nsteps: { a: { hangup: 1 } }\n',
+  'version: 1\nstart: a\nhandlers: { on: { read: [1], play: { default: x, error: y, "/(/": z } } }\nsteps: { ' +
+    'a: { hangup: 1 } }\n',
   'version: 1\nstart: a\nsteps: { a: { read: { prompt: x }, on: [1], next: {} , save: [] , handlers: 1 } }\n',
   'version: 1\nstart: a\nsteps: { a: { dialout: { targets: [1, [], { number: 1, timeout: "x", y: 1 }] } } }\n',
   'version: 1\nstart: a\nsteps: { a: { play_wav_data: "UklGRg==" }, b: { play_wav_data: 12 } }\n',
@@ -59,7 +60,13 @@ const ODD = [
   'x'.repeat(10000),
   '['.repeat(5000),
   'a:\n' + '  - '.repeat(400) + '1\n',
-  Array.from({ length: 12 }, (_, i) => `l${i}: &l${i} [${Array(10).fill(i === 0 ? '1' : `*l${i - 1}`).join(', ')}]`).join('\n') + '\n',
+  Array.from(
+    { length: 12 },
+    (_, i) =>
+      `l${i}: &l${i} [${Array(10)
+        .fill(i === 0 ? '1' : `*l${i - 1}`)
+        .join(', ')}]`,
+  ).join('\n') + '\n',
 ];
 
 function sane(text: string, diags: Diagnostic[]): void {
@@ -77,10 +84,16 @@ function both(text: string): void {
   const f = checkFlow(text, 'fuzz.yaml');
   sane(text, f.diagnostics);
   expect(f.model === undefined).toBe(f.diagnostics.some((d) => d.severity === 'error'));
-  expect(f.diagnostics.some((d) => d.code === 'INTERNAL_ERROR'), `${JSON.stringify(text.slice(0, 200))}: ${JSON.stringify(f.diagnostics)}`).toBe(false);
+  expect(
+    f.diagnostics.some((d) => d.code === 'INTERNAL_ERROR'),
+    `${JSON.stringify(text.slice(0, 200))}: ${JSON.stringify(f.diagnostics)}`,
+  ).toBe(false);
   const c = checkConfig(text, 'callscript.yaml');
   sane(text, c.diagnostics);
-  expect(c.diagnostics.some((d) => d.code === 'INTERNAL_ERROR'), text.slice(0, 200)).toBe(false);
+  expect(
+    c.diagnostics.some((d) => d.code === 'INTERNAL_ERROR'),
+    text.slice(0, 200),
+  ).toBe(false);
 }
 
 describe('robustness', () => {
@@ -90,7 +103,9 @@ describe('robustness', () => {
 
   it('the alias bomb is refused, not expanded', () => {
     const bomb = ODD[ODD.length - 1]!;
-    expect(checkFlow(bomb, 'b.yaml').diagnostics.map((d) => `${d.code}@${d.line}:${d.column}`)).toEqual(['ALIAS_LIMIT@6:50']);
+    expect(checkFlow(bomb, 'b.yaml').diagnostics.map((d) => `${d.code}@${d.line}:${d.column}`)).toEqual([
+      'ALIAS_LIMIT@6:50',
+    ]);
   });
 
   it('every prefix of the example flows', () => {
@@ -99,7 +114,38 @@ describe('robustness', () => {
 
   it('random mutations of the example flows', () => {
     const rand = rng(20240611);
-    const pieces = ['{', '}', '[', ']', ':', '- ', '"', "'", '\n', '  ', '\t', '#', '&a ', '*a', '<<: ', '{{', '}}', '/', '_', '0', '-1', '99999999999999999999', 'null', 'true', 'TTS|', '|', 'read', 'next', 'on', 'goto'];
+    const pieces = [
+      '{',
+      '}',
+      '[',
+      ']',
+      ':',
+      '- ',
+      '"',
+      "'",
+      '\n',
+      '  ',
+      '\t',
+      '#',
+      '&a ',
+      '*a',
+      '<<: ',
+      '{{',
+      '}}',
+      '/',
+      '_',
+      '0',
+      '-1',
+      '99999999999999999999',
+      'null',
+      'true',
+      'TTS|',
+      '|',
+      'read',
+      'next',
+      'on',
+      'goto',
+    ];
     for (let i = 0; i < 400; i++) {
       let text = EXAMPLES[i % EXAMPLES.length]!;
       const edits = 1 + Math.floor(rand() * 4);

@@ -14,11 +14,17 @@ const EXAMPLES = readdirSync('flows')
 
 describe('JSON Schemas', () => {
   it('schemas/flow.schema.json is the generated schema', () => {
-    expect(readFileSync('schemas/flow.schema.json', 'utf8'), 'schemas/flow.schema.json is stale: run `npm run schema`').toBe(flowSchemaText());
+    expect(
+      readFileSync('schemas/flow.schema.json', 'utf8'),
+      'schemas/flow.schema.json is stale: run `npm run schema`',
+    ).toBe(flowSchemaText());
   });
 
   it('schemas/config.schema.json is the generated schema', () => {
-    expect(readFileSync('schemas/config.schema.json', 'utf8'), 'schemas/config.schema.json is stale: run `npm run schema`').toBe(configSchemaText());
+    expect(
+      readFileSync('schemas/config.schema.json', 'utf8'),
+      'schemas/config.schema.json is stale: run `npm run schema`',
+    ).toBe(configSchemaText());
   });
 
   it('compile in ajv strict mode', () => {
@@ -27,11 +33,17 @@ describe('JSON Schemas', () => {
   });
 
   it('describes every command of the catalogue, with bounds', () => {
-    const s = flowJsonSchema() as { definitions: Record<string, { anyOf: { properties?: Record<string, { minimum?: number; maximum?: number }> }[] }> };
+    const s = flowJsonSchema() as {
+      definitions: Record<string, { anyOf: { properties?: Record<string, { minimum?: number; maximum?: number }> }[] }>;
+    };
     const read = s.definitions.command_read!.anyOf.find((f) => f.properties)!;
     expect(read.properties!.max_digits).toMatchObject({ minimum: 1, maximum: 20 });
     // the 16 commands of the reference, and the sms and http effects
-    expect(Object.keys(s.definitions).filter((k) => k.startsWith('command_')).sort()).toEqual([...COMMAND_NAMES, 'sms', 'http'].map((n) => `command_${n}`).sort());
+    expect(
+      Object.keys(s.definitions)
+        .filter((k) => k.startsWith('command_'))
+        .sort(),
+    ).toEqual([...COMMAND_NAMES, 'sms', 'http'].map((n) => `command_${n}`).sort());
     expect(s.definitions.command_sms!.anyOf.find((f) => f.properties)).toMatchObject({ required: ['to', 'body'] });
   });
 
@@ -55,21 +67,49 @@ describe('JSON Schemas', () => {
     expect(validate({ ...ok, steps: { a: { next: 'a' } } })).toBe(false);
     expect(validate({ ...ok, steps: { a: { say: 'x', next: { goto: 'a', retry: 2, then: 'a' } } } })).toBe(false);
     expect(validate({ ...ok, version: 3 })).toBe(false);
-    expect(validate({ ...ok, version: 2, sensitive: ["pin", "pin"] })).toBe(false);
-    expect(validate({ ...ok, version: 2, sensitive: ["pin"] })).toBe(true);
+    expect(validate({ ...ok, version: 2, sensitive: ['pin', 'pin'] })).toBe(false);
+    expect(validate({ ...ok, version: 2, sensitive: ['pin'] })).toBe(true);
     const read = { read: { prompt: 'PIN?' }, next: 'a' };
     expect(validate({ ...ok, version: 2, steps: { a: { ...read, valid: 'result == "1"' } } })).toBe(true);
-    expect(validate({ ...ok, version: 2, steps: { a: { ...read, valid: { when: 'true', else: { retry: 2, then: 'a' } } } } })).toBe(true);
+    expect(
+      validate({
+        ...ok,
+        version: 2,
+        steps: { a: { ...read, valid: { when: 'true', else: { retry: 2, then: 'a' } } } },
+      }),
+    ).toBe(true);
     expect(validate({ ...ok, version: 2, steps: { a: { ...read, valid: { else: 'a' } } } })).toBe(false);
-    expect(validate({ ...ok, version: 2, steps: { a: { ...read, valid: { when: 'true', otherwise: 'a' } } } })).toBe(false);
+    expect(validate({ ...ok, version: 2, steps: { a: { ...read, valid: { when: 'true', otherwise: 'a' } } } })).toBe(
+      false,
+    );
   });
 
   it('covers the http step and secrets: (version 2)', () => {
     const validate = ajv().compile(flowJsonSchema());
-    const flow = (http: unknown, top: object = {}) => ({ version: 2, start: 'a', ...top, steps: { a: { http, save: 'r', on: { ok: 'b', '404': 'b', timeout: 'b', error: 'b', default: 'b' } }, b: { hangup: null } } });
-    const lookup = { method: 'POST', url: 'https://x.example/{{ vars.a }}', headers: { Authorization: 'Bearer {{ secrets.T }}' }, query: { a: '1' }, body: { a: ['{{ vars.a }}'] }, timeout_ms: 8000, retries: 2, filler: ['One moment.', { wait: 2 }] };
+    const flow = (http: unknown, top: object = {}) => ({
+      version: 2,
+      start: 'a',
+      ...top,
+      steps: {
+        a: { http, save: 'r', on: { ok: 'b', '404': 'b', timeout: 'b', error: 'b', default: 'b' } },
+        b: { hangup: null },
+      },
+    });
+    const lookup = {
+      method: 'POST',
+      url: 'https://x.example/{{ vars.a }}',
+      headers: { Authorization: 'Bearer {{ secrets.T }}' },
+      query: { a: '1' },
+      body: { a: ['{{ vars.a }}'] },
+      timeout_ms: 8000,
+      retries: 2,
+      filler: ['One moment.', { wait: 2 }],
+    };
     expect(validate(flow(lookup, { secrets: ['T'] })), JSON.stringify(validate.errors)).toBe(true);
-    const text = `version: 2\nsecrets: [T]\nvars: { a: "1" }\nstart: a\nsteps:\n  a:\n    http: ${JSON.stringify(lookup)}\n    save: r\n    on: { ok: b, "404": b, timeout: b, error: b, default: b }\n  b: { hangup: }\n`;
+    const text =
+      `version: 2\nsecrets: [T]\nvars: { a: "1" }\nstart: a\nsteps:\n  a:\n    ` +
+      `http: ${JSON.stringify(lookup)}\n    save: r\n    on: { ok: b, "404": b, timeout: b, error: b, default: ` +
+      `b }\n  b: { hangup: }\n`;
     expect(checkFlow(text, 'f.yaml').diagnostics).toEqual([]);
     expect(validate(flow({ ...lookup, method: 'post' }))).toBe(false);
     expect(validate(flow({ ...lookup, timeout_ms: 50 }))).toBe(false);

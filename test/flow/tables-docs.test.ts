@@ -25,8 +25,14 @@ function firstYaml(text: string): string {
 }
 
 describe('the version 2 chapters of docs/flow-language.md', () => {
-  const validate = new Ajv({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true }).compile(flowJsonSchema());
-  for (const title of ['Calendars: `calendars` and `calendar`', 'Prompt tables and languages: `prompts` and `languages`', 'Environments: `environments`']) {
+  const validate = new Ajv({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true }).compile(
+    flowJsonSchema(),
+  );
+  for (const title of [
+    'Calendars: `calendars` and `calendar`',
+    'Prompt tables and languages: `prompts` and `languages`',
+    'Environments: `environments`',
+  ]) {
     it(`${title}: the example checks clean and the schema accepts it`, () => {
       const yaml = firstYaml(chapter(title));
       expect(checkFlow(yaml, 'example.yaml').diagnostics).toEqual([]);
@@ -34,12 +40,25 @@ describe('the version 2 chapters of docs/flow-language.md', () => {
     });
   }
   it('the schema refuses what the checker refuses in these tables (for editors)', () => {
-    const bad = (top: Record<string, unknown>) => validate({ version: 2, start: 'a', steps: { a: { hangup: {} } }, ...top });
+    const bad = (top: Record<string, unknown>) =>
+      validate({ version: 2, start: 'a', steps: { a: { hangup: {} } }, ...top });
     expect(bad({ calendars: { office: { timezone: 'UTC', weekly: { 'mon-fir': '09:00-17:00' } } } })).toBe(false);
     expect(bad({ calendars: { office: { timezone: 'UTC', weekly: { mon: '9:00-17:00' } } } })).toBe(false);
     expect(bad({ languages: { english: { voice: 'V' } } })).toBe(false);
     expect(bad({ environments: { staging: { support: ['+44'] } } })).toBe(false);
-    expect(validate({ version: 2, start: 'a', steps: { a: { say: { prompt: 'hi', voice: 'X' }, next: 'b' }, b: { hangup: {} } } })).toBe(false);
-    expect(validate({ version: 2, start: 'a', steps: { a: { calendar: 'office', on: { open: 'b', closed: 'b' } }, b: { hangup: {} } } })).toBe(true);
+    expect(
+      validate({
+        version: 2,
+        start: 'a',
+        steps: { a: { say: { prompt: 'hi', voice: 'X' }, next: 'b' }, b: { hangup: {} } },
+      }),
+    ).toBe(false);
+    expect(
+      validate({
+        version: 2,
+        start: 'a',
+        steps: { a: { calendar: 'office', on: { open: 'b', closed: 'b' } }, b: { hangup: {} } },
+      }),
+    ).toBe(true);
   });
 });

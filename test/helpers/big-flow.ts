@@ -10,7 +10,13 @@ export function bigFlow(steps: number): string {
   if (!Number.isInteger(steps) || steps < 2) throw new RangeError(`bigFlow needs at least 2 steps, got ${steps}`);
   const menus = steps - 1;
   const id = (i: number) => (i < menus ? `menu_${i}` : 'goodbye');
-  const out: string[] = ['version: 1', 'name: big', `description: A generated flow of ${steps} steps.`, 'start: menu_0', 'steps:'];
+  const out: string[] = [
+    'version: 1',
+    'name: big',
+    `description: A generated flow of ${steps} steps.`,
+    'start: menu_0',
+    'steps:',
+  ];
   for (let i = 0; i < menus; i++) {
     out.push(
       `  menu_${i}:`,

@@ -68,12 +68,18 @@ export class CallDriver {
   private async send(over: Partial<RtFields>): Promise<LightMyRequestResponse> {
     const body = rtBody({ call_status: 'UP', ...this.fields, ...over });
     this.lastBody = body;
-    this.lastRes = await this.app.inject({ method: 'POST', url: this.url, headers: { 'content-type': 'application/json' }, payload: body });
+    this.lastRes = await this.app.inject({
+      method: 'POST',
+      url: this.url,
+      headers: { 'content-type': 'application/json' },
+      payload: body,
+    });
     return this.lastRes;
   }
 
   private ready(what: string): void {
-    if (this.pending !== undefined) throw new Error(`${what}: the reply with command_id ${this.pending} was not checked with expect()`);
+    if (this.pending !== undefined)
+      throw new Error(`${what}: the reply with command_id ${this.pending} was not checked with expect()`);
   }
 
   /** The first request of the call (command "", command_id 0). */
@@ -136,7 +142,9 @@ export class CallDriver {
     const vars = this.fields.variables ?? {};
     const varsJson = typeof vars === 'string' ? vars : JSON.stringify(vars);
     expect(this.res.statusCode, this.res.body).toBe(200);
-    expect(this.res.body).toBe(`{"command":"${command}","command_id":${this.pending},"params":${paramsJson},"variables":${varsJson}}`);
+    expect(this.res.body).toBe(
+      `{"command":"${command}","command_id":${this.pending},"params":${paramsJson},"variables":${varsJson}}`,
+    );
     this.id = this.pending;
     this.command = command;
     this.pending = undefined;
@@ -150,7 +158,12 @@ export class CallDriver {
   async retry(): Promise<this> {
     if (!this.lastRes) throw new Error('retry: nothing sent yet');
     const before = this.lastRes;
-    const res = await this.app.inject({ method: 'POST', url: this.url, headers: { 'content-type': 'application/json' }, payload: this.lastBody });
+    const res = await this.app.inject({
+      method: 'POST',
+      url: this.url,
+      headers: { 'content-type': 'application/json' },
+      payload: this.lastBody,
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.body).toBe(before.body);
     return this;
@@ -163,9 +176,20 @@ export class CallDriver {
    */
   async end(status: 'HANGUP' | 'NOANSWER' | 'BUSY' | 'CONGESTION' | 'REJECTED', result = ''): Promise<this> {
     this.ready('end');
-    const res = await this.send({ command: this.command, command_id: this.id, command_result: result, command_error: '', call_status: status });
+    const res = await this.send({
+      command: this.command,
+      command_id: this.id,
+      command_result: result,
+      command_error: '',
+      call_status: status,
+    });
     expect(res.statusCode, res.body).toBe(200);
-    expect(JSON.parse(res.body)).toEqual({ command: 'hangup', command_id: this.id + 1, params: {}, variables: this.variables });
+    expect(JSON.parse(res.body)).toEqual({
+      command: 'hangup',
+      command_id: this.id + 1,
+      params: {},
+      variables: this.variables,
+    });
     this.expectVariablesCanonical();
     this.id += 1;
     this.command = 'hangup';

@@ -21,7 +21,8 @@ export const ADMIN_HEADER = 'Basic ' + Buffer.from(`${ADMIN.login}:${ADMIN.passw
  */
 export function chromiumAvailable(): boolean {
   if (existsSync(CHROMIUM)) return true;
-  const msg = `${CHROMIUM} is missing: the web console's browser tests need Debian's chromium (apt-get install -y chromium)`;
+  const msg =
+    `${CHROMIUM} is missing: the web console's browser tests need Debian's chromium (apt-get install -y ` + `chromium)`;
   if (process.env.CI === 'true') throw new Error(`${msg}; CI=true, so they fail rather than skip`);
   console.warn(`SKIPPED: ${msg}`);
   return false;
@@ -64,7 +65,12 @@ export class RtCall {
   ) {}
 
   private async send(over: Partial<RtFields>): Promise<this> {
-    const res = await this.app.inject({ method: 'POST', url: `/rt/${this.flow}`, headers: { 'content-type': 'application/json' }, payload: rtBody({ call_status: 'UP', ...this.fields, ...over }) });
+    const res = await this.app.inject({
+      method: 'POST',
+      url: `/rt/${this.flow}`,
+      headers: { 'content-type': 'application/json' },
+      payload: rtBody({ call_status: 'UP', ...this.fields, ...over }),
+    });
     if (res.statusCode !== 200) throw new Error(`/rt/${this.flow} answered ${res.statusCode}: ${res.body}`);
     this.reply = JSON.parse(res.body) as RtCall['reply'];
     this.id = this.reply!.command_id;
@@ -81,6 +87,12 @@ export class RtCall {
   }
 
   end(status = 'HANGUP'): Promise<this> {
-    return this.send({ command: this.command, command_id: this.id, command_result: '', command_error: '', call_status: status });
+    return this.send({
+      command: this.command,
+      command_id: this.id,
+      command_result: '',
+      command_error: '',
+      call_status: status,
+    });
   }
 }

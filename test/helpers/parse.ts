@@ -55,14 +55,26 @@ export class WatchedStore extends MemoryStore {
   }
 }
 
-export async function probeServer(opts: Partial<RtOptions> & { admin?: { login: string; password: string } } = {}): Promise<{ app: FastifyInstance; store: WatchedStore }> {
+export async function probeServer(
+  opts: Partial<RtOptions> & { admin?: { login: string; password: string } } = {},
+): Promise<{ app: FastifyInstance; store: WatchedStore }> {
   const store = new WatchedStore();
   const app = await buildServer({ flowsDir: PARSE_FLOWS, logLevel: false, store, ...opts });
   return { app, store };
 }
 
-export function post(app: FastifyInstance, body: string | Buffer, headers: Record<string, string> = {}, url = '/rt/probe'): Promise<LightMyRequestResponse> {
-  return app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, payload: body });
+export function post(
+  app: FastifyInstance,
+  body: string | Buffer,
+  headers: Record<string, string> = {},
+  url = '/rt/probe',
+): Promise<LightMyRequestResponse> {
+  return app.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json', ...headers },
+    payload: body,
+  });
 }
 
 /**

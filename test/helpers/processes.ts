@@ -28,7 +28,11 @@ export async function freePort(): Promise<number> {
 }
 
 /** Polls `fn` every 50 ms until it gives a value (errors count as "not yet"). */
-export async function until<T>(fn: () => Promise<T | undefined> | T | undefined, what: string, ms = 15_000): Promise<T> {
+export async function until<T>(
+  fn: () => Promise<T | undefined> | T | undefined,
+  what: string,
+  ms = 15_000,
+): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await Promise.resolve()
@@ -88,7 +92,8 @@ export function alive(pid: number): boolean {
 
 function track(child: ChildProcess, output: () => string): Proc {
   const exited = new Promise<Exit>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
+    if (child.exitCode !== null || child.signalCode !== null)
+      resolve({ code: child.exitCode, signal: child.signalCode });
     else child.once('exit', (code, signal) => resolve({ code, signal }));
   });
   return {
@@ -111,7 +116,11 @@ export class Processes {
    * with other tests), resolved once it printed its URL.
    */
   async serve(args: string[], env: Record<string, string> = {}): Promise<ServeProc> {
-    const c = await spawnCli(['serve', '--port', '0', '--host', '127.0.0.1', ...args], { LOG_LEVEL: 'info', ...env }, (out) => /callscript serving \d+ flows? from .* on (http:\/\/\S+)/.exec(out)?.[1]);
+    const c = await spawnCli(
+      ['serve', '--port', '0', '--host', '127.0.0.1', ...args],
+      { LOG_LEVEL: 'info', ...env },
+      (out) => /callscript serving \d+ flows? from .* on (http:\/\/\S+)/.exec(out)?.[1],
+    );
     const p = track(c.child, c.output);
     this.all.push(p);
     return { ...p, base: c.base, port: Number(new URL(c.base).port) };
@@ -119,7 +128,11 @@ export class Processes {
 
   /** A redis-server that keeps nothing (no RDB, no AOF) on `port`, resolved once it answers PING. */
   async redis(port: number): Promise<Proc> {
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     child.stdout!.on('data', (d) => (out += d));
     child.stderr!.on('data', (d) => (out += d));
@@ -140,7 +153,15 @@ export class Processes {
 }
 
 async function ping(port: number): Promise<boolean> {
-  const r = new Redis({ port, host: '127.0.0.1', lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 500, retryStrategy: () => null });
+  const r = new Redis({
+    port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 500,
+    retryStrategy: () => null,
+  });
   r.on('error', () => {});
   try {
     await r.connect();

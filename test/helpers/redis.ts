@@ -9,15 +9,25 @@ export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** Why Redis tests cannot run, or undefined when Redis answers. Throws under CI=true. */
 export async function redisMissing(): Promise<string | undefined> {
-  const r = new Redis(REDIS_URL, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 1000, retryStrategy: () => null });
+  const r = new Redis(REDIS_URL, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 1000,
+    retryStrategy: () => null,
+  });
   r.on('error', () => {});
   try {
     await r.connect();
     await r.ping();
     return undefined;
   } catch (err) {
-    const why = `Redis does not answer at ${REDIS_URL} (${err instanceof Error ? err.message : String(err)}): set REDIS_URL or start redis-server`;
-    if (process.env.CI === 'true') throw new Error(`${why}; CI=true, so the Redis tests fail instead of skipping`);
+    const why =
+      `Redis does not answer at ${REDIS_URL} (${err instanceof Error ? err.message : String(err)}): set ` +
+      `REDIS_URL or start redis-server`;
+    if (process.env.CI === 'true') {
+      throw new Error(`${why}; CI=true, so the Redis tests fail instead of skipping`, { cause: err });
+    }
     console.warn(`SKIPPED Redis tests: ${why}`);
     return why;
   } finally {

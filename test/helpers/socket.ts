@@ -26,7 +26,11 @@ export interface RawOptions {
 }
 
 /** Sends `bytes` (none: just connect) and collects what comes back until the server closes or `waitMs` passes. */
-export function rawHttp(port: number, bytes: string | Buffer, { waitMs = 5000, end = false, firstResponse = false }: RawOptions = {}): Promise<RawAnswer> {
+export function rawHttp(
+  port: number,
+  bytes: string | Buffer,
+  { waitMs = 5000, end = false, firstResponse = false }: RawOptions = {},
+): Promise<RawAnswer> {
   return new Promise((resolve) => {
     const started = Date.now();
     const s = net.connect(port, '127.0.0.1');
@@ -72,7 +76,14 @@ export function parseAnswer(text: string, closed: boolean, ms: number): RawAnswe
   }
   const length = Number(headers['content-length'] ?? NaN);
   const rest = end < 0 ? '' : text.slice(end + 4);
-  return { text, status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine)?.[1] ?? 0), headers, body: Number.isFinite(length) ? rest.slice(0, length) : rest, closed, ms };
+  return {
+    text,
+    status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine)?.[1] ?? 0),
+    headers,
+    body: Number.isFinite(length) ? rest.slice(0, length) : rest,
+    closed,
+    ms,
+  };
 }
 
 /** A connected socket, resolved once connected; `closed` resolves when the server closes it. */

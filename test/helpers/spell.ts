@@ -20,8 +20,52 @@ export type J =
   | { t: 'arr'; items: J[] }
   | { t: 'obj'; members: [string, J][] };
 
-const CHARS = ['a', 'b', 'Z', '0', ' ', '/', '"', '\\', '\n', '\t', '\u0001', '\u001f', 'é', 'ß', '€', '中', '\u2028', '\u00a0', '😀', '𝄞', '\ufffd', '{', ']', ':', ','];
-const KEYS = ['a', 'b', 'crm', 'lang', '10', '9', '', 'A b', 'é', '😀', 'x"y', 'back\\slash', 'new\nline', 'constructor', 'toString', 'variables', 'callid'];
+const CHARS = [
+  'a',
+  'b',
+  'Z',
+  '0',
+  ' ',
+  '/',
+  '"',
+  '\\',
+  '\n',
+  '\t',
+  '\u0001',
+  '\u001f',
+  'é',
+  'ß',
+  '€',
+  '中',
+  '\u2028',
+  '\u00a0',
+  '😀',
+  '𝄞',
+  '\ufffd',
+  '{',
+  ']',
+  ':',
+  ',',
+];
+const KEYS = [
+  'a',
+  'b',
+  'crm',
+  'lang',
+  '10',
+  '9',
+  '',
+  'A b',
+  'é',
+  '😀',
+  'x"y',
+  'back\\slash',
+  'new\nline',
+  'constructor',
+  'toString',
+  'variables',
+  'callid',
+];
 
 export function randomString(r: Rand, max = 8): string {
   let s = '';
@@ -35,7 +79,8 @@ function randomNumber(r: Rand): J {
   if (kind === 0) return { t: 'num', neg: false, d: '0', f: 0 };
   if (kind === 1) return { t: 'num', neg, d: String(1 + int(r, 1000)), f: 0 };
   if (kind === 2) return { t: 'num', neg, d: String(1 + int(r, 99_999)), f: 1 + int(r, 3) };
-  if (kind === 3) return { t: 'num', neg, d: '1' + Array.from({ length: 18 + int(r, 10) }, () => String(int(r, 10))).join(''), f: 0 };
+  if (kind === 3)
+    return { t: 'num', neg, d: '1' + Array.from({ length: 18 + int(r, 10) }, () => String(int(r, 10))).join(''), f: 0 };
   if (kind === 4) return { t: 'num', neg, d: '9007199254740993', f: int(r, 5) };
   return { t: 'num', neg, d: String(1 + int(r, 9)), f: 0 };
 }
@@ -56,13 +101,25 @@ export function randomObject(r: Rand, depth = 1): J & { t: 'obj' } {
   return { t: 'obj', members: [...keys].map((k) => [k, randomValue(r, depth)]) };
 }
 
-const SHORT: Record<string, string> = { '"': '\\"', '\\': '\\\\', '/': '\\/', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const SHORT: Record<string, string> = {
+  '"': '\\"',
+  '\\': '\\\\',
+  '/': '\\/',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+};
 const hex4 = (r: Rand, c: number) => {
   const h = c.toString(16).padStart(4, '0');
   return '\\u' + (r() < 0.5 ? h : h.toUpperCase());
 };
 
-/** `s` as a JSON string, each character written raw or escaped at random (control characters, quote and backslash always escaped). */
+/**
+ * `s` as a JSON string, each character written raw or escaped at random (control characters, quote and backslash always
+ * escaped).
+ */
 export function spellString(r: Rand, s: string): string {
   let out = '"';
   for (let i = 0; i < s.length; i++) {
@@ -89,7 +146,8 @@ export function spellNumber(r: Rand, n: { neg: boolean; d: string; f: number }):
   else m = n.d.slice(0, n.d.length - p) + '.' + n.d.slice(n.d.length - p);
   if (p > 0 && r() < 0.3) m += '0'.repeat(1 + int(r, 3));
   if (p === 0 && r() < 0.2) m += '.0';
-  const exp = e === 0 && r() < 0.7 ? '' : (r() < 0.5 ? 'e' : 'E') + (e < 0 ? '-' : r() < 0.3 ? '+' : '') + String(Math.abs(e));
+  const exp =
+    e === 0 && r() < 0.7 ? '' : (r() < 0.5 ? 'e' : 'E') + (e < 0 ? '-' : r() < 0.3 ? '+' : '') + String(Math.abs(e));
   return (n.neg || (n.d === '0' && r() < 0.3) ? '-' : '') + m + exp;
 }
 
@@ -117,6 +175,14 @@ export function spell(r: Rand, v: J): string {
     case 'arr':
       return '[' + ws(r) + v.items.map((x) => spell(r, x)).join(ws(r) + ',' + ws(r)) + ws(r) + ']';
     case 'obj':
-      return '{' + ws(r) + shuffle(r, v.members).map(([k, x]) => spellString(r, k) + ws(r) + ':' + ws(r) + spell(r, x)).join(ws(r) + ',' + ws(r)) + ws(r) + '}';
+      return (
+        '{' +
+        ws(r) +
+        shuffle(r, v.members)
+          .map(([k, x]) => spellString(r, k) + ws(r) + ':' + ws(r) + spell(r, x))
+          .join(ws(r) + ',' + ws(r)) +
+        ws(r) +
+        '}'
+      );
   }
 }

@@ -54,14 +54,19 @@ export interface Spawned {
 
 const started: Spawned[] = [];
 
-/** Spawns a process with piped output, in a process group of its own (so that the group can be signalled, as a terminal does). */
+/**
+ * Spawns a process with piped output, in a process group of its own (so that the group can be signalled, as a terminal
+ * does).
+ */
 export function spawnTracked(command: string, args: string[], opts: SpawnOptions): Spawned {
   const child = spawn(command, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (err += d));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.once('exit', (code, signal) => r({ code, signal })),
+  );
   const s = { child, pid: child.pid!, out: () => out, err: () => err, exit };
   started.push(s);
   return s;
@@ -84,7 +89,12 @@ export async function killLeftovers(): Promise<void> {
 
 /** Resolves once a new connection to `port` is refused and every pid is gone. */
 export async function allGone(port: number, pids: number[], ms = 20_000): Promise<void> {
-  await until(async () => ((await refused(port)) && pids.every((p) => !alive(p)) ? true : undefined), `port ${port} to be closed and pids ${pids.join(', ')} to be gone (alive: ${pids.filter(alive).join(', ') || 'none'})`, ms);
+  await until(
+    async () => ((await refused(port)) && pids.every((p) => !alive(p)) ? true : undefined),
+    `port ${port} to be closed and pids ${pids.join(', ')} to be gone ` +
+      `(alive: ${pids.filter(alive).join(', ') || 'none'})`,
+    ms,
+  );
 }
 
 export { alive, until };

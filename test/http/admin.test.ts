@@ -21,13 +21,30 @@ const RT = 'Basic ' + Buffer.from('svc:rtpass').toString('base64');
 async function start(admin = true) {
   dir = mkdtempSync(join(tmpdir(), 'callscript-admin-'));
   writeFileSync(join(dir, 'desk.yaml'), V1);
-  server = await createServer({ flowsDir: dir, logLevel: false, auth: { login: 'svc', password: 'rtpass' }, ...(admin ? { admin: { login: 'boss', password: 's3cret' } } : {}) });
+  server = await createServer({
+    flowsDir: dir,
+    logLevel: false,
+    auth: { login: 'svc', password: 'rtpass' },
+    ...(admin ? { admin: { login: 'boss', password: 's3cret' } } : {}),
+  });
   return server;
 }
-const get = (s: Server, url: string, auth = ADMIN) => s.app.inject({ method: 'GET', url, headers: { authorization: auth } });
+const get = (s: Server, url: string, auth = ADMIN) =>
+  s.app.inject({ method: 'GET', url, headers: { authorization: auth } });
 const postJson = (s: Server, url: string, body: unknown, auth = ADMIN) =>
-  s.app.inject({ method: 'POST', url, headers: { authorization: auth, 'content-type': 'application/json' }, payload: body === undefined ? undefined : JSON.stringify(body) });
-const call = (s: Server, over: Partial<RtFields>) => s.app.inject({ method: 'POST', url: '/rt/desk', headers: { authorization: RT, 'content-type': 'application/json' }, payload: rtBody(over) });
+  s.app.inject({
+    method: 'POST',
+    url,
+    headers: { authorization: auth, 'content-type': 'application/json' },
+    payload: body === undefined ? undefined : JSON.stringify(body),
+  });
+const call = (s: Server, over: Partial<RtFields>) =>
+  s.app.inject({
+    method: 'POST',
+    url: '/rt/desk',
+    headers: { authorization: RT, 'content-type': 'application/json' },
+    payload: rtBody(over),
+  });
 
 describe('admin API', () => {
   it('does not exist unless configured', async () => {
@@ -42,12 +59,23 @@ describe('admin API', () => {
     for (const auth of ['', RT, 'Basic ' + Buffer.from('boss:wrong').toString('base64')]) {
       const r = await get(s, '/admin/flows', auth);
       expect(r.statusCode).toBe(401);
-      expect(r.json()).toEqual({ error: { code: 'ADMIN_AUTH_REQUIRED', message: 'valid admin HTTP Basic credentials are required' } });
+      expect(r.json()).toEqual({
+        error: { code: 'ADMIN_AUTH_REQUIRED', message: 'valid admin HTTP Basic credentials are required' },
+      });
       expect(r.headers['www-authenticate']).toContain('callscript-admin');
     }
     expect((await get(s, '/admin/flows')).statusCode).toBe(200);
     // and the admin's are not the service's
-    expect((await s.app.inject({ method: 'POST', url: '/rt/desk', headers: { authorization: ADMIN, 'content-type': 'application/json' }, payload: rtBody({}) })).statusCode).toBe(401);
+    expect(
+      (
+        await s.app.inject({
+          method: 'POST',
+          url: '/rt/desk',
+          headers: { authorization: ADMIN, 'content-type': 'application/json' },
+          payload: rtBody({}),
+        })
+      ).statusCode,
+    ).toBe(401);
   });
 
   it('lists versions, the current one and live calls per version; shows a live call; reports the impact', async () => {
@@ -64,15 +92,53 @@ describe('admin API', () => {
     expect(list.liveCalls).toBe(2);
     expect(list.flows).toHaveLength(1);
     const desk = list.flows[0];
-    expect(desk).toMatchObject({ name: 'desk', file: 'desk.yaml', deleted: false, current: v2, newest: v2, previous: v1, pinned: null, canary: null, liveCalls: 2, errors: [] });
-    expect(desk.versions.map((v: Record<string, unknown>) => [v.version, v.current, v.loaded, v.liveCalls, v.calls, v.errors])).toEqual([
+    expect(desk).toMatchObject({
+      name: 'desk',
+      file: 'desk.yaml',
+      deleted: false,
+      current: v2,
+      newest: v2,
+      previous: v1,
+      pinned: null,
+      canary: null,
+      liveCalls: 2,
+      errors: [],
+    });
+    expect(
+      desk.versions.map((v: Record<string, unknown>) => [
+        v.version,
+        v.current,
+        v.loaded,
+        v.liveCalls,
+        v.calls,
+        v.errors,
+      ]),
+    ).toEqual([
       [v1, false, true, 1, 1, 0],
       [v2, true, true, 1, 1, 0],
     ]);
     const one = (await get(s, '/admin/flows/desk')).json();
-    expect(one.impact).toMatchObject({ from: v1, to: v2, changed: ['menu'], added: ['help'], removed: ['sales'], liveCalls: 1, inChanged: 0, inRemoved: 1, byStep: { sales: 1 } });
+    expect(one.impact).toMatchObject({
+      from: v1,
+      to: v2,
+      changed: ['menu'],
+      added: ['help'],
+      removed: ['sales'],
+      liveCalls: 1,
+      inChanged: 0,
+      inRemoved: 1,
+      byStep: { sales: 1 },
+    });
     const c = (await get(s, '/admin/calls/11')).json();
-    expect(c).toMatchObject({ callid: '11', flow: 'desk', version: v1, step: 'sales', vars: {}, commandId: 2, commands: 2 });
+    expect(c).toMatchObject({
+      callid: '11',
+      flow: 'desk',
+      version: v1,
+      step: 'sales',
+      vars: {},
+      commandId: 2,
+      commands: 2,
+    });
     const missing = await get(s, '/admin/calls/999');
     expect(missing.statusCode).toBe(404);
     expect(missing.json().error.code).toBe('CALL_NOT_FOUND');
@@ -99,12 +165,21 @@ describe('admin API', () => {
     const bad = await postJson(s, '/admin/flows/desk/current', { version: 'ffffffffffff' });
     expect(bad.statusCode).toBe(404);
     expect(bad.json().error.code).toBe('UNKNOWN_VERSION');
-    for (const [url, body] of [['/admin/flows/desk/current', {}], ['/admin/flows/desk/canary', { percent: 101 }], ['/admin/flows/desk/canary', [1]]] as const) {
+    for (const [url, body] of [
+      ['/admin/flows/desk/current', {}],
+      ['/admin/flows/desk/canary', { percent: 101 }],
+      ['/admin/flows/desk/canary', [1]],
+    ] as const) {
       const r = await postJson(s, url, body);
       expect(r.statusCode).toBe(400);
       expect(r.json().error.code).toBe('BAD_ADMIN_BODY');
     }
-    const notJson = await s.app.inject({ method: 'POST', url: '/admin/flows/desk/canary', headers: { authorization: ADMIN, 'content-type': 'application/json' }, payload: '{' });
+    const notJson = await s.app.inject({
+      method: 'POST',
+      url: '/admin/flows/desk/canary',
+      headers: { authorization: ADMIN, 'content-type': 'application/json' },
+      payload: '{',
+    });
     expect(notJson.json().error).toEqual({ code: 'BAD_ADMIN_BODY', message: 'the body is not valid JSON' });
     expect((await postJson(s, '/admin/flows/nope/canary', { percent: 5 })).json().error.code).toBe('UNKNOWN_FLOW');
   });
@@ -116,7 +191,9 @@ describe('admin API', () => {
     expect(r).toMatchObject({ ok: true, kept: ['desk'], refused: [{ file: 'desk.yaml' }] });
     const desk = (await get(s, '/admin/flows/desk')).json();
     expect(desk.current).toBe(flowVersion(V1));
-    expect(desk.errors).toEqual([expect.objectContaining({ code: 'UNKNOWN_STEP', file: 'desk.yaml', line: 19, column: 11 })]);
+    expect(desk.errors).toEqual([
+      expect.objectContaining({ code: 'UNKNOWN_STEP', file: 'desk.yaml', line: 19, column: 11 }),
+    ]);
   });
 
   it('counts errors per version (command errors, 5xx)', async () => {

@@ -27,7 +27,9 @@ afterAll(async () => {
 });
 
 /** Two instances on one Redis prefix, each with its own client. */
-async function pair(opts: Partial<CallscriptPluginOptions> = {}): Promise<[FastifyInstance, FastifyInstance, RedisStore]> {
+async function pair(
+  opts: Partial<CallscriptPluginOptions> = {},
+): Promise<[FastifyInstance, FastifyInstance, RedisStore]> {
   const prefix = testPrefix();
   prefixes.push(prefix);
   const stores: RedisStore[] = [];
@@ -35,7 +37,14 @@ async function pair(opts: Partial<CallscriptPluginOptions> = {}): Promise<[Fasti
     const store = new RedisStore(REDIS_URL, { prefix });
     await store.ready();
     stores.push(store);
-    const app = await buildServer({ flowsDir: FLOWS, logLevel: false, store, watch: false, admin: { login: 'boss', password: 's3cret' }, ...opts });
+    const app = await buildServer({
+      flowsDir: FLOWS,
+      logLevel: false,
+      store,
+      watch: false,
+      admin: { login: 'boss', password: 's3cret' },
+      ...opts,
+    });
     app.addHook('onClose', async () => store.close());
     apps.push(app);
     return app;
@@ -44,11 +53,17 @@ async function pair(opts: Partial<CallscriptPluginOptions> = {}): Promise<[Fasti
 }
 
 const rt = async (a: FastifyInstance, over: Partial<RtFields>) => {
-  const r = await a.inject({ method: 'POST', url: '/rt/desk', headers: { 'content-type': 'application/json' }, payload: rtBody(over) });
+  const r = await a.inject({
+    method: 'POST',
+    url: '/rt/desk',
+    headers: { 'content-type': 'application/json' },
+    payload: rtBody(over),
+  });
   expect(r.statusCode, r.body).toBe(200);
   return r.json() as { command: string; command_id: number };
 };
-const admin = (a: FastifyInstance, url: string, method: 'GET' | 'DELETE' = 'GET') => a.inject({ method, url, headers: { authorization: ADMIN } });
+const admin = (a: FastifyInstance, url: string, method: 'GET' | 'DELETE' = 'GET') =>
+  a.inject({ method, url, headers: { authorization: ADMIN } });
 const finished = (a: FastifyInstance, callid: string) =>
   vi.waitFor(async () => {
     const body = (await admin(a, `/admin/calls/${callid}`)).json();
@@ -69,11 +84,23 @@ describe.skipIf(!!missing)('call history on Redis, shared by instances', () => {
       return body;
     });
     expect(live).toMatchObject({ status: 'live', step: 'bye', commands: 3 });
-    expect(live.path.map((e: { transitions: string[] }) => e.transitions)).toEqual([[], ['menu:1'], ['sales:NOANSWER']]);
+    expect(live.path.map((e: { transitions: string[] }) => e.transitions)).toEqual([
+      [],
+      ['menu:1'],
+      ['sales:NOANSWER'],
+    ]);
     await rt(b, { callid: '700', command: 'play', command_id: 3, command_result: '' });
     await rt(a, { callid: '700', command: 'hangup', command_id: 4, call_status: 'HANGUP' });
     const onB = await finished(b, '700');
-    expect(onB).toMatchObject({ callid: '700', flow: 'desk', outcome: 'completed', status: 'finished', callStatus: 'HANGUP', lastStep: 'end', commands: 4 });
+    expect(onB).toMatchObject({
+      callid: '700',
+      flow: 'desk',
+      outcome: 'completed',
+      status: 'finished',
+      callStatus: 'HANGUP',
+      lastStep: 'end',
+      commands: 4,
+    });
     expect(onB.path.map((e: { from: string | null; step: string }) => [e.from, e.step])).toEqual([
       [null, 'menu'],
       ['menu', 'sales'],
@@ -81,48 +108,68 @@ describe.skipIf(!!missing)('call history on Redis, shared by instances', () => {
       ['bye', 'end'],
       ['end', 'end'],
     ]);
-    expect((await finished(a, '700'))).toEqual(onB);
+    expect(await finished(a, '700')).toEqual(onB);
     for (const x of [a, b]) {
       const list = (await admin(x, '/admin/calls?status=finished')).json();
-      expect(list.calls.map((r: { callid: string; status: string }) => [r.callid, r.status])).toEqual([['700', 'HANGUP']]);
+      expect(list.calls.map((r: { callid: string; status: string }) => [r.callid, r.status])).toEqual([
+        ['700', 'HANGUP'],
+      ]);
       expect((await admin(x, '/admin/calls')).json()).toEqual({ calls: [], next: null });
     }
   });
 
-  it('lists the live calls of both instances on each, paged (lastSeen only where the call was last served)', async () => {
-    const [a, b] = await pair();
-    for (let i = 0; i < 7; i++) await rt(i % 2 ? a : b, { callid: String(800 + i) });
-    const all: { callid: string; lastSeen: string | null }[] = [];
-    let url = '/admin/calls?limit=3';
-    for (let n = 0; n < 20; n++) {
-      const page = (await admin(a, url)).json();
-      expect(page.calls.length).toBeLessThanOrEqual(3);
-      all.push(...page.calls);
-      if (page.next === null) break;
-      url = `/admin/calls?limit=3&cursor=${page.next}`;
-    }
-    // each at least once: on this shared Redis other tests' keys come and go, and SCAN may list a
-    // key twice when Redis shrinks its table between pages (each once as the table grows: test/store/redis-paging.test.ts)
-    expect([...new Set(all.map((c) => c.callid))].sort()).toEqual(['800', '801', '802', '803', '804', '805', '806']);
-    for (const c of all) expect(c.lastSeen === null).toBe(Number(c.callid) % 2 === 0);
-  });
+  it(
+    'lists the live calls of both instances on each, paged ' + '(lastSeen only where the call was last served)',
+    async () => {
+      const [a, b] = await pair();
+      for (let i = 0; i < 7; i++) await rt(i % 2 ? a : b, { callid: String(800 + i) });
+      const all: { callid: string; lastSeen: string | null }[] = [];
+      let url = '/admin/calls?limit=3';
+      for (let n = 0; n < 20; n++) {
+        const page = (await admin(a, url)).json();
+        expect(page.calls.length).toBeLessThanOrEqual(3);
+        all.push(...page.calls);
+        if (page.next === null) break;
+        url = `/admin/calls?limit=3&cursor=${page.next}`;
+      }
+      // each at least once: on this shared Redis other tests' keys come and go, and SCAN may list a
+      // key twice when Redis shrinks its table between pages (each once as the table grows:
+      // test/store/redis-paging.test.ts)
+      expect([...new Set(all.map((c) => c.callid))].sort()).toEqual(['800', '801', '802', '803', '804', '805', '806']);
+      for (const c of all) expect(c.lastSeen === null).toBe(Number(c.callid) % 2 === 0);
+    },
+  );
 
-  it('a live call ended on one instance: the other answers its next request hangup; the record says ended_by_admin', async () => {
-    const [a, b] = await pair();
-    await rt(a, { callid: '900' });
-    await rt(a, { callid: '900', command: 'read', command_id: 1, command_result: '1' });
-    await vi.waitFor(async () => expect((await admin(b, '/admin/calls/900')).json().path).toHaveLength(2));
-    const del = await admin(b, '/admin/calls/900', 'DELETE');
-    expect(del.statusCode, del.body).toBe(200);
-    expect(del.json()).toMatchObject({ callid: '900', outcome: 'ended_by_admin', status: 'finished', lastStep: 'sales', commands: 2 });
-    expect(del.json().path).toHaveLength(2);
-    expect(await rt(a, { callid: '900', command: 'dialout', command_id: 2, command_result: 'ANSWER' })).toMatchObject({ command: 'hangup', command_id: 3 });
-    expect((await finished(a, '900')).outcome).toBe('ended_by_admin');
-    expect((await admin(a, '/admin/calls/900', 'DELETE')).json().error.code).toBe('CALL_NOT_FOUND');
-    // a's live-call bookkeeping forgot it at its next request (the tombstone): its flows count no live call
-    expect((await admin(a, '/admin/calls')).json().calls).toEqual([]);
-    expect((await admin(a, '/admin/flows')).json().liveCalls).toBe(0);
-  });
+  it(
+    'a live call ended on one instance: the other answers its next request hangup; the record says ' + 'ended_by_admin',
+    async () => {
+      const [a, b] = await pair();
+      await rt(a, { callid: '900' });
+      await rt(a, { callid: '900', command: 'read', command_id: 1, command_result: '1' });
+      await vi.waitFor(async () => expect((await admin(b, '/admin/calls/900')).json().path).toHaveLength(2));
+      const del = await admin(b, '/admin/calls/900', 'DELETE');
+      expect(del.statusCode, del.body).toBe(200);
+      expect(del.json()).toMatchObject({
+        callid: '900',
+        outcome: 'ended_by_admin',
+        status: 'finished',
+        lastStep: 'sales',
+        commands: 2,
+      });
+      expect(del.json().path).toHaveLength(2);
+      expect(await rt(a, { callid: '900', command: 'dialout', command_id: 2, command_result: 'ANSWER' })).toMatchObject(
+        {
+          command: 'hangup',
+          command_id: 3,
+        },
+      );
+      expect((await finished(a, '900')).outcome).toBe('ended_by_admin');
+      expect((await admin(a, '/admin/calls/900', 'DELETE')).json().error.code).toBe('CALL_NOT_FOUND');
+      // a's live-call bookkeeping forgot it at its next request (the tombstone): its flows count no live call
+      expect((await admin(a, '/admin/calls')).json().calls).toEqual([]);
+      expect((await admin(a, '/admin/flows')).json().liveCalls).toBe(0);
+    },
+  );
 
   it('an instance that stops at once still writes the record of the call it just ended', async () => {
     const [a, b] = await pair();
@@ -132,14 +179,21 @@ describe.skipIf(!!missing)('call history on Redis, shared by instances', () => {
     apps.splice(apps.indexOf(a), 1);
     const rec = await finished(b, '720');
     expect(rec).toMatchObject({ outcome: 'abandoned', callStatus: 'HANGUP' });
-    expect(rec.path.map((e: { from: string | null; step: string }) => [e.from, e.step])).toEqual([[null, 'menu'], ['menu', 'menu']]);
+    expect(rec.path.map((e: { from: string | null; step: string }) => [e.from, e.step])).toEqual([
+      [null, 'menu'],
+      ['menu', 'menu'],
+    ]);
   });
 
   it('answers CALL_BUSY while an instance holds a claim on the call', async () => {
     const [a, , store] = await pair();
     await rt(a, { callid: '950' });
     const state = JSON.parse((await store.get('950'))!) as Record<string, unknown>;
-    await store.set('950', JSON.stringify({ ...state, claim: { req: '1:read:UP', until: Date.now() + 60_000 } }), 60_000);
+    await store.set(
+      '950',
+      JSON.stringify({ ...state, claim: { req: '1:read:UP', until: Date.now() + 60_000 } }),
+      60_000,
+    );
     const r = await admin(a, '/admin/calls/950', 'DELETE');
     expect(r.statusCode).toBe(409);
     expect(r.json().error.code).toBe('CALL_BUSY');
@@ -153,7 +207,9 @@ describe.skipIf(!!missing)('call history on Redis, shared by instances', () => {
       await rt(x, { callid: String(600 + i), command: 'read', command_id: 1, call_status: 'HANGUP' });
       await finished(x, String(600 + i));
     }
-    expect((await admin(a, '/admin/calls?status=finished')).json().calls.map((r: { callid: string }) => r.callid)).toEqual(['605', '604', '603']);
+    expect(
+      (await admin(a, '/admin/calls?status=finished')).json().calls.map((r: { callid: string }) => r.callid),
+    ).toEqual(['605', '604', '603']);
     expect((await admin(b, '/admin/calls/600')).statusCode).toBe(404);
     await new Promise((r) => setTimeout(r, 1100));
     expect((await admin(b, '/admin/calls?status=finished')).json()).toEqual({ calls: [], next: null });
@@ -163,7 +219,13 @@ describe.skipIf(!!missing)('call history on Redis, shared by instances', () => {
   it('Redis away: the listing and the detail answer 503 STORE_UNAVAILABLE', async () => {
     const prefix = testPrefix();
     const store = new RedisStore('redis://127.0.0.1:1', { prefix, redis: { connectTimeout: 200 } });
-    const app = await buildServer({ flowsDir: FLOWS, logLevel: false, store, watch: false, admin: { login: 'boss', password: 's3cret' } });
+    const app = await buildServer({
+      flowsDir: FLOWS,
+      logLevel: false,
+      store,
+      watch: false,
+      admin: { login: 'boss', password: 's3cret' },
+    });
     app.addHook('onClose', async () => store.close());
     apps.push(app);
     for (const url of ['/admin/calls', '/admin/calls?status=finished', '/admin/calls/1']) {

@@ -9,7 +9,15 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { flowVersion } from '../../src/engine/compile.js';
 import type { Server } from '../../src/http/server.js';
-import { ADMIN, ADMIN_HEADER, chromiumAvailable, flowsDir, launchChromium, listen, RtCall } from '../helpers/console.js';
+import {
+  ADMIN,
+  ADMIN_HEADER,
+  chromiumAvailable,
+  flowsDir,
+  launchChromium,
+  listen,
+  RtCall,
+} from '../helpers/console.js';
 import { DESK, MARKUP } from '../helpers/console-flows.js';
 
 const HAVE_CHROMIUM = chromiumAvailable();
@@ -42,7 +50,9 @@ async function start(files: Record<string, string>) {
 
 /** A page of the console, logged in; CSP violations and page errors are collected. */
 async function open(path = '', credentials = true): Promise<{ page: Page; problems: string[] }> {
-  context = await browser!.newContext(credentials ? { httpCredentials: { username: ADMIN.login, password: ADMIN.password } } : {});
+  context = await browser!.newContext(
+    credentials ? { httpCredentials: { username: ADMIN.login, password: ADMIN.password } } : {},
+  );
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (m) => {
@@ -56,7 +66,8 @@ async function open(path = '', credentials = true): Promise<{ page: Page; proble
 /** Waits for what the page shows (it refreshes every 2 s). */
 const poll = <T>(f: () => Promise<T>) => expect.poll(f, { timeout: 10_000, interval: 100 });
 const texts = (page: Page, selector: string) => page.locator(selector).allTextContents();
-const reload = (s: Server) => s.app.inject({ method: 'POST', url: '/admin/reload', headers: { authorization: ADMIN_HEADER } });
+const reload = (s: Server) =>
+  s.app.inject({ method: 'POST', url: '/admin/reload', headers: { authorization: ADMIN_HEADER } });
 
 describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
   it('without credentials the browser gets the login prompt, and no console', async () => {
@@ -84,7 +95,16 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     const s = await start({ 'desk.yaml': DESK, 'markup.yaml': MARKUP });
     const { page, problems } = await open();
     await page.locator('table.flows tbody tr').first().waitFor();
-    expect(await texts(page, 'table.flows th')).toEqual(['Flow', 'File', 'Current version', 'Newest version', 'Live calls', 'Calls', 'Errors', 'Status']);
+    expect(await texts(page, 'table.flows th')).toEqual([
+      'Flow',
+      'File',
+      'Current version',
+      'Newest version',
+      'Live calls',
+      'Calls',
+      'Errors',
+      'Status',
+    ]);
     expect(await texts(page, 'table.flows td.flow-name')).toEqual(['desk', 'markup']);
     const desk = page.locator('tr[data-flow="desk"]');
     expect(await desk.locator('td').nth(1).textContent()).toBe('desk.yaml');
@@ -105,7 +125,11 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     expect(await page.locator('h1').textContent()).toBe('desk');
     expect(await page.locator('svg.diagram g.node').count()).toBe(13);
     expect(await page.locator('svg.diagram g.edge').count()).toBe(25);
-    expect(await page.locator('svg.diagram g.node[data-step="menu"] tspan').allTextContents()).toEqual(['menu', 'read: "Press 1 for sales, 2 for he…"', 'max_digits 1']);
+    expect(await page.locator('svg.diagram g.node[data-step="menu"] tspan').allTextContents()).toEqual([
+      'menu',
+      'read: "Press 1 for sales, 2 for he…"',
+      'max_digits 1',
+    ]);
     expect(await page.locator('svg.diagram g.edge[data-transitions="menu:1"] .edge-label').textContent()).toBe('1');
     // no transition taken yet: every edge that counts is "not taken"
     await poll(() => page.locator('svg.diagram g.edge.edge--t0').count()).toBe(15);
@@ -133,7 +157,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     expect(await edge('menu:1').getAttribute('class')).toContain('edge--t2'); // 1 of the busiest 2
     expect(await edge('again:case1').getAttribute('class')).toContain('edge--t2');
     expect(await edge('hello:default').locator('.edge-count').textContent()).toBe('×2');
-    expect(await page.locator('p.traffic-note').textContent()).toBe(`Version ${flowVersion(DESK)}: 8 transitions counted since the server started; the busiest edge was taken 2 times.`);
+    expect(await page.locator('p.traffic-note').textContent()).toBe(
+      `Version ${flowVersion(DESK)}: 8 transitions counted since the server started; the busiest edge was ` +
+        `taken 2 times.`,
+    );
     expect(await page.evaluate(() => (globalThis as unknown as { stayed?: boolean }).stayed)).toBe(true);
     expect(problems).toEqual([]);
   });
@@ -145,7 +172,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     expect(await page.locator('#banner').isVisible()).toBe(false);
     writeFileSync(join(dir!, 'desk.yaml'), DESK.replace('"1": sales', '"1": salez'));
     expect((await reload(s)).json().kept).toEqual(['desk']);
-    const d = (await s.app.inject({ method: 'GET', url: '/admin/flows/desk', headers: { authorization: ADMIN_HEADER } })).json().errors[0];
+    const d = (
+      await s.app.inject({ method: 'GET', url: '/admin/flows/desk', headers: { authorization: ADMIN_HEADER } })
+    ).json().errors[0];
     expect([d.file, d.code]).toEqual(['desk.yaml', 'UNKNOWN_STEP']);
     await poll(() => page.locator('#banner').textContent()).toBe('1 refused edit: desk.yaml (details)');
     const row = page.locator('tr[data-flow="desk"]');
@@ -154,7 +183,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     expect(await row.locator('li.diagnostic .diag-code').textContent()).toBe('UNKNOWN_STEP');
     expect(await row.locator('li.diagnostic .diag-message').textContent()).toBe(d.message);
     expect(await page.locator('.refused-file h3').allTextContents()).toEqual(['desk.yaml']);
-    expect(await page.locator('.refused-file li.diagnostic').first().textContent()).toContain(`desk.yaml:${d.line}:${d.column} UNKNOWN_STEP ${d.message}`);
+    expect(await page.locator('.refused-file li.diagnostic').first().textContent()).toContain(
+      `desk.yaml:${d.line}:${d.column} UNKNOWN_STEP ${d.message}`,
+    );
     // the flow still serves its version
     expect(await row.locator('td').nth(2).textContent()).toContain(flowVersion(DESK));
 
@@ -168,15 +199,24 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
 
   it('hostile: markup in flow texts, file names and diagnostics is shown as text, never run', async () => {
     const hostileFile = '<img src=x onerror=window.__pwned=3>.yaml';
-    await start({ 'desk.yaml': DESK, 'markup.yaml': MARKUP, [hostileFile]: DESK.replace('name: desk', 'name: "<b onmouseover=window.__pwned=4>bold</b>"') });
+    await start({
+      'desk.yaml': DESK,
+      'markup.yaml': MARKUP,
+      [hostileFile]: DESK.replace('name: desk', 'name: "<b onmouseover=window.__pwned=4>bold</b>"'),
+    });
     const { page, problems } = await open();
     await page.locator('.refused-file').first().waitFor();
     expect(await texts(page, '.refused-file h3')).toEqual([hostileFile]);
-    expect(await page.locator('.refused-file li.diagnostic .diag-message').first().textContent()).toContain('<b onmouseover=window.__pwned=4>bold</b>');
+    expect(await page.locator('.refused-file li.diagnostic .diag-message').first().textContent()).toContain(
+      '<b onmouseover=window.__pwned=4>bold</b>',
+    );
     expect(await page.locator('#banner').textContent()).toBe(`1 refused edit: ${hostileFile} (details)`);
     await page.goto(`${server!.url}/admin/console#/flow/markup`);
     await page.locator('svg.diagram').waitFor();
-    expect(await page.locator('svg.diagram g.node[data-step="hello"] tspan').allTextContents()).toEqual(['hello', 'play: "<img src=x onerror=window._…"']);
+    expect(await page.locator('svg.diagram g.node[data-step="hello"] tspan').allTextContents()).toEqual([
+      'hello',
+      'play: "<img src=x onerror=window._…"',
+    ]);
     // a flow name in the URL that is markup: shown as text too
     await page.goto(`${server!.url}/admin/console#/flow/${encodeURIComponent('<img src=x onerror=window.__pwned=5>')}`);
     await poll(() => page.locator('main h1').textContent()).toBe('<img src=x onerror=window.__pwned=5>');
@@ -187,7 +227,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     await c.answer('<img src=x onerror=window.__pwned=6>'); // no such choice: default, bye
     await page.goto(`${server!.url}/admin/console#/call/6666`);
     await poll(() => page.locator('table.path tbody tr').count()).toBe(3);
-    expect(await page.locator('table.path tbody tr').nth(2).locator('td').nth(3).textContent()).toBe('read <img src=x onerror=window.__pwned=6>');
+    expect(await page.locator('table.path tbody tr').nth(2).locator('td').nth(3).textContent()).toBe(
+      'read <img src=x onerror=window.__pwned=6>',
+    );
     expect(await page.locator('main img, main script, main b').count()).toBe(0);
     expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(problems).toEqual([]);
@@ -205,7 +247,13 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     await a.answer(''); // menu
     const liveRow = page.locator('div.live-calls tr[data-callid="8001"]');
     await poll(() => liveRow.locator('td.step').textContent()).toBe('menu');
-    expect((await liveRow.locator('td').allTextContents()).filter((_, i) => [0, 1, 2, 3, 6].includes(i))).toEqual(['8001', 'desk', flowVersion(DESK), 'menu', '2']);
+    expect((await liveRow.locator('td').allTextContents()).filter((_, i) => [0, 1, 2, 3, 6].includes(i))).toEqual([
+      '8001',
+      'desk',
+      flowVersion(DESK),
+      'menu',
+      '2',
+    ]);
     expect(await page.locator('h2', { hasText: 'Live calls' }).textContent()).toBe('Live calls (1)');
     await a.answer('2'); // help
     await poll(() => liveRow.locator('td.step').textContent()).toBe('help');
@@ -218,27 +266,78 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     await done.waitFor();
     const cells = await done.locator('td').allTextContents();
     expect(cells.slice(0, 6)).toEqual(['8001', 'desk', flowVersion(DESK), 'abandoned', 'HANGUP', 'sales']);
-    const record = (await s.app.inject({ method: 'GET', url: '/admin/calls/8001', headers: { authorization: ADMIN_HEADER } })).json();
-    expect(cells[7]).toBe(record.durationMs < 1000 ? `${Math.round(record.durationMs)} ms` : `${(record.durationMs / 1000).toFixed(1)} s`);
+    const record = (
+      await s.app.inject({ method: 'GET', url: '/admin/calls/8001', headers: { authorization: ADMIN_HEADER } })
+    ).json();
+    expect(cells[7]).toBe(
+      record.durationMs < 1000 ? `${Math.round(record.durationMs)} ms` : `${(record.durationMs / 1000).toFixed(1)} s`,
+    );
 
     await done.locator('a', { hasText: '8001' }).click();
     await poll(() => page.locator('main h1').textContent()).toBe('Call 8001 finished: abandoned');
     await page.locator('svg.diagram').waitFor();
     await poll(() => page.locator('svg.diagram g.edge.edge--path').count()).toBe(9);
-    // the edges it took, numbered in order: the start, hello, 2, help, count, again's case, 1, then the hangup handler when the caller hung up
-    const order = await page.locator('svg.diagram g.edge.edge--path').evaluateAll((gs) => gs.map((g) => [g.getAttribute('data-transitions') || g.getAttribute('data-edge'), g.getAttribute('data-order')]));
-    expect(Object.fromEntries(order)).toEqual({ e0: '1', 'hello:default': '2', e3: '8', 'menu:1': '7', 'menu:2': '3', 'help:default': '4', 'count:next': '5', 'again:case1': '6', 'log_end:next': '9' });
+    // the edges it took, numbered in order: the start, hello, 2, help, count, again's case, 1, then the hangup handler
+    // when the caller hung up
+    const order = await page
+      .locator('svg.diagram g.edge.edge--path')
+      .evaluateAll((gs) =>
+        gs.map((g) => [
+          g.getAttribute('data-transitions') || g.getAttribute('data-edge'),
+          g.getAttribute('data-order'),
+        ]),
+      );
+    expect(Object.fromEntries(order)).toEqual({
+      e0: '1',
+      'hello:default': '2',
+      e3: '8',
+      'menu:1': '7',
+      'menu:2': '3',
+      'help:default': '4',
+      'count:next': '5',
+      'again:case1': '6',
+      'log_end:next': '9',
+    });
     expect(await texts(page, 'svg.diagram g.path-badge text')).toHaveLength(9);
-    const visited = await page.locator('svg.diagram g.node.node--visited').evaluateAll((gs) => gs.map((g) => g.getAttribute('data-step') ?? g.getAttribute('data-node')));
-    expect(visited.sort()).toEqual(['again', 'call_ends', 'count', 'flow_end', 'hello', 'help', 'log_end', 'menu', 'sales', 'start']);
+    const visited = await page
+      .locator('svg.diagram g.node.node--visited')
+      .evaluateAll((gs) => gs.map((g) => g.getAttribute('data-step') ?? g.getAttribute('data-node')));
+    expect(visited.sort()).toEqual([
+      'again',
+      'call_ends',
+      'count',
+      'flow_end',
+      'hello',
+      'help',
+      'log_end',
+      'menu',
+      'sales',
+      'start',
+    ]);
     expect(await page.locator('svg.diagram g.node.node--last').getAttribute('data-step')).toBe('sales');
     expect(await page.locator('svg.diagram').getAttribute('class')).toBe('diagram diagram--path');
     // the timeline: one row per request
     expect(await page.locator('table.path tbody tr').count()).toBe(6);
     const third = await page.locator('table.path tbody tr').nth(2).locator('td').allTextContents();
-    expect([third[0], third[2], third[3], third[4], third[5], third[6]]).toEqual(['3', 'menu', 'read 2', 'menu:2', 'help', 'play']);
-    expect(await page.locator('table.path tbody tr').nth(3).locator('td').nth(4).textContent()).toBe('help:default → count:next → again:case1');
-    expect(await page.locator('table.vars tbody tr').evaluateAll((rs) => rs.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)))).toEqual([['visits', '1'], ['ended', 'yes']]);
+    expect([third[0], third[2], third[3], third[4], third[5], third[6]]).toEqual([
+      '3',
+      'menu',
+      'read 2',
+      'menu:2',
+      'help',
+      'play',
+    ]);
+    expect(await page.locator('table.path tbody tr').nth(3).locator('td').nth(4).textContent()).toBe(
+      'help:default → count:next → again:case1',
+    );
+    expect(
+      await page
+        .locator('table.vars tbody tr')
+        .evaluateAll((rs) => rs.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent))),
+    ).toEqual([
+      ['visits', '1'],
+      ['ended', 'yes'],
+    ]);
     expect(await page.locator('dd[data-field="Call status"]').textContent()).toBe('HANGUP');
     expect(problems).toEqual([]);
   });

@@ -17,7 +17,11 @@ it('follows next through short and empty pages (Redis among many other keys) unt
   const asked: string[] = [];
   const got = await liveCalls(async (q) => (asked.push(q), pages.shift()!));
   expect(got).toEqual({ calls: calls('1', '2', '3'), next: null });
-  expect(asked).toEqual(['calls?status=live&limit=100', 'calls?status=live&limit=100&cursor=a%2B%2F%3D', 'calls?status=live&limit=99&cursor=b']);
+  expect(asked).toEqual([
+    'calls?status=live&limit=100',
+    'calls?status=live&limit=100&cursor=a%2B%2F%3D',
+    'calls?status=live&limit=99&cursor=b',
+  ]);
 });
 
 it('stops at 100 calls, or after 20 pages, saying more are left', async () => {

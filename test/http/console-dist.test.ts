@@ -18,7 +18,9 @@ const built = existsSync(join(root, 'dist/cli/main.js'));
 const { CALLSCRIPT_CONFIG: _config, ...env } = process.env;
 
 function files(dir: string, prefix = ''): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name), `${prefix}${e.name}/`) : [`${prefix}${e.name}`]));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name), `${prefix}${e.name}/`) : [`${prefix}${e.name}`],
+  );
 }
 
 let child: ChildProcess | undefined;
@@ -39,40 +41,52 @@ describe('the built console (dist/)', () => {
 
   it.runIf(built)('dist/http/console holds the page and assets of src/http/console, as they are', () => {
     expect(files(dist).sort()).toEqual(files(src).sort());
-    for (const f of files(src)) expect(readFileSync(join(dist, f)).equals(readFileSync(join(src, f))), `dist/http/console/${f} differs from src/: run npm run build`).toBe(true);
+    for (const f of files(src))
+      expect(
+        readFileSync(join(dist, f)).equals(readFileSync(join(src, f))),
+        `dist/http/console/${f} differs from src/: run npm run build`,
+      ).toBe(true);
   });
 
-  it.runIf(built)('node dist/cli/main.js serve: the console, its assets and a diagram (laid out on dist/http/layout-worker.js)', async () => {
-    dir = flowsDir({ 'desk.yaml': DESK });
-    child = spawn(process.execPath, [join(root, 'dist/cli/main.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--flows', dir], {
-      env: { ...env, ADMIN_LOGIN: ADMIN.login, ADMIN_PASSWORD: ADMIN.password, LOG_LEVEL: 'warn' },
-      cwd: dir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
-    const base = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 30_000);
-      const look = () => {
-        const m = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
-      };
-      child!.stdout!.on('data', look);
-      child!.once('exit', () => reject(new Error(`serve exited:\n${out}`)));
-    });
-    const get = (path: string) => fetch(base + path, { headers: { authorization: ADMIN_HEADER } });
-    const page = await get('/admin/console');
-    expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
-    expect(await page.text()).toBe(readFileSync(join(src, 'index.html'), 'utf8'));
-    const app = await get('/admin/console/assets/app.js');
-    expect([app.status, await app.text()]).toEqual([200, readFileSync(join(src, 'assets/app.js'), 'utf8')]);
-    const graph = await get('/admin/flows/desk/graph');
-    expect(graph.status).toBe(200);
-    const g = (await graph.json()) as { flow: string; nodes: unknown[]; edges: unknown[] };
-    expect([g.flow, g.nodes.length, g.edges.length]).toEqual(['desk', 13, 25]);
-  }, 60_000);
+  it.runIf(built)(
+    'node dist/cli/main.js serve: the console, its assets and a diagram (laid out on dist/http/layout-worker.js)',
+    async () => {
+      dir = flowsDir({ 'desk.yaml': DESK });
+      child = spawn(
+        process.execPath,
+        [join(root, 'dist/cli/main.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--flows', dir],
+        {
+          env: { ...env, ADMIN_LOGIN: ADMIN.login, ADMIN_PASSWORD: ADMIN.password, LOG_LEVEL: 'warn' },
+          cwd: dir,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let out = '';
+      child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+      child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+      const base = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 30_000);
+        const look = () => {
+          const m = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m[1]!);
+          }
+        };
+        child!.stdout!.on('data', look);
+        child!.once('exit', () => reject(new Error(`serve exited:\n${out}`)));
+      });
+      const get = (path: string) => fetch(base + path, { headers: { authorization: ADMIN_HEADER } });
+      const page = await get('/admin/console');
+      expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
+      expect(await page.text()).toBe(readFileSync(join(src, 'index.html'), 'utf8'));
+      const app = await get('/admin/console/assets/app.js');
+      expect([app.status, await app.text()]).toEqual([200, readFileSync(join(src, 'assets/app.js'), 'utf8')]);
+      const graph = await get('/admin/flows/desk/graph');
+      expect(graph.status).toBe(200);
+      const g = (await graph.json()) as { flow: string; nodes: unknown[]; edges: unknown[] };
+      expect([g.flow, g.nodes.length, g.edges.length]).toEqual(['desk', 13, 25]);
+    },
+    60_000,
+  );
 });

@@ -55,7 +55,13 @@ describe('GET /health', () => {
     const { app } = await server(flowsDir({ 'desk.yaml': desk }));
     const h = await get(app);
     expect(h.status).toBe(200);
-    expect(h.body).toEqual({ status: 'ok', store: 'ok', flows: [expect.objectContaining({ name: 'desk', file: 'desk.yaml', errors: [] })], refused: [], calls: 0 });
+    expect(h.body).toEqual({
+      status: 'ok',
+      store: 'ok',
+      flows: [expect.objectContaining({ name: 'desk', file: 'desk.yaml', errors: [] })],
+      refused: [],
+      calls: 0,
+    });
   });
 
   it('200 degraded when an edit is refused (the flow serves its previous version), ok again once fixed', async () => {
@@ -67,8 +73,16 @@ describe('GET /health', () => {
     const h = await get(app);
     expect(h.status).toBe(200);
     expect(h.body.status).toBe('degraded');
-    expect(h.body.reason).toBe('1 flow file is refused (see refused): a flow whose edit is refused serves its previous version');
-    expect(h.body.flows).toEqual([expect.objectContaining({ name: 'desk', version: v1, errors: [expect.objectContaining({ code: 'UNKNOWN_STEP', file: 'desk.yaml' })] })]);
+    expect(h.body.reason).toBe(
+      '1 flow file is refused (see refused): a flow whose edit is refused serves its previous version',
+    );
+    expect(h.body.flows).toEqual([
+      expect.objectContaining({
+        name: 'desk',
+        version: v1,
+        errors: [expect.objectContaining({ code: 'UNKNOWN_STEP', file: 'desk.yaml' })],
+      }),
+    ]);
     writeFileSync(join(dir, 'desk.yaml'), desk);
     await control.reload!('test');
     expect((await get(app)).body).toMatchObject({ status: 'ok', refused: [] });
@@ -76,21 +90,33 @@ describe('GET /health', () => {
   });
 
   it('200 degraded with two files refused at the start (one a new flow), the others serving', async () => {
-    const { app } = await server(flowsDir({ 'desk.yaml': desk, 'a.yaml': BROKEN, 'b.yaml': BROKEN.replace('a:', 'b:') }));
+    const { app } = await server(
+      flowsDir({ 'desk.yaml': desk, 'a.yaml': BROKEN, 'b.yaml': BROKEN.replace('a:', 'b:') }),
+    );
     const h = await get(app);
     expect(h.status).toBe(200);
     expect(h.body.status).toBe('degraded');
-    expect(h.body.reason).toBe('2 flow files are refused (see refused): a flow whose edit is refused serves its previous version');
+    expect(h.body.reason).toBe(
+      '2 flow files are refused (see refused): a flow whose edit is refused serves its previous version',
+    );
     expect((h.body.refused as { file: string }[]).map((r) => r.file)).toEqual(['a.yaml', 'b.yaml']);
   });
 
   it('503 unavailable when no flow is loaded: an empty directory, or every file refused', async () => {
     const empty = await server(flowsDir({}));
-    expect(await get(empty.app)).toEqual({ status: 503, body: { status: 'unavailable', reason: 'no flow is loaded', store: 'ok', flows: [], refused: [], calls: 0 } });
+    expect(await get(empty.app)).toEqual({
+      status: 503,
+      body: { status: 'unavailable', reason: 'no flow is loaded', store: 'ok', flows: [], refused: [], calls: 0 },
+    });
     const refused = await server(flowsDir({ 'a.yaml': BROKEN }));
     const h = await get(refused.app);
     expect(h.status).toBe(503);
-    expect(h.body).toMatchObject({ status: 'unavailable', reason: 'no flow is loaded (1 refused: see refused)', flows: [], refused: [{ file: 'a.yaml' }] });
+    expect(h.body).toMatchObject({
+      status: 'unavailable',
+      reason: 'no flow is loaded (1 refused: see refused)',
+      flows: [],
+      refused: [{ file: 'a.yaml' }],
+    });
   });
 
   it('503 unavailable when the store does not answer, with its error; both reasons when both', async () => {
@@ -98,12 +124,18 @@ describe('GET /health', () => {
     store.down = true;
     const h = await get(app);
     expect(h.status).toBe(503);
-    expect(h.body).toMatchObject({ status: 'unavailable', reason: 'the call store is unreachable: Redis: connect ECONNREFUSED 127.0.0.1:6379', store: 'unreachable: Redis: connect ECONNREFUSED 127.0.0.1:6379' });
+    expect(h.body).toMatchObject({
+      status: 'unavailable',
+      reason: 'the call store is unreachable: Redis: connect ECONNREFUSED 127.0.0.1:6379',
+      store: 'unreachable: Redis: connect ECONNREFUSED 127.0.0.1:6379',
+    });
     store.down = false;
     expect((await get(app)).status).toBe(200);
     const none = await server(flowsDir({}));
     none.store.down = true;
-    expect((await get(none.app)).body.reason).toBe('no flow is loaded; the call store is unreachable: Redis: connect ECONNREFUSED 127.0.0.1:6379');
+    expect((await get(none.app)).body.reason).toBe(
+      'no flow is loaded; the call store is unreachable: Redis: connect ECONNREFUSED 127.0.0.1:6379',
+    );
   });
 
   it('under the plugin prefix, HEAD too', async () => {
@@ -151,6 +183,15 @@ describe('a refused file copied over a loaded one', () => {
     const h = await get(app);
     expect(h.status).toBe(200);
     expect(h.body.status).toBe('degraded');
-    expect((await app.inject({ method: 'POST', url: '/rt/desk', headers: { 'content-type': 'application/json' }, payload: rtBody() })).statusCode).toBe(200);
+    expect(
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/rt/desk',
+          headers: { 'content-type': 'application/json' },
+          payload: rtBody(),
+        })
+      ).statusCode,
+    ).toBe(200);
   });
 });

@@ -38,7 +38,14 @@ afterAll(async () => {
 async function instance(deadlineMs: number) {
   const store = new RedisStore(REDIS_URL, { prefix });
   await store.ready();
-  const app = await buildServer({ flowsDir: FLOWS, logLevel: false, store, watch: false, deadlineMs, http: { allowPrivate: true, secret: () => 'sup3r-s3cret' } });
+  const app = await buildServer({
+    flowsDir: FLOWS,
+    logLevel: false,
+    store,
+    watch: false,
+    deadlineMs,
+    http: { allowPrivate: true, secret: () => 'sup3r-s3cret' },
+  });
   app.addHook('onClose', async () => store.close());
   apps.push(app);
   return { app, store };
@@ -48,12 +55,28 @@ describe.skipIf(!!missing)('http lookups across instances on Redis', () => {
   it('instance A answers the filler, instance B takes the result A published', async () => {
     const a = await instance(500);
     const b = await instance(2000);
-    const post = (x: FastifyInstance, over: Record<string, unknown> = {}) => x.inject({ method: 'POST', url: '/rt/lookup', headers: { 'content-type': 'application/json' }, payload: rtBody({ callid: '777001', variables: { api: base }, ...over }) }).then((r) => r.json());
-    expect(await post(a.app)).toMatchObject({ command: 'play', command_id: 1, params: { media_id: 'TTS|TTS_EN-GB_SERENA|One moment please.' } });
+    const post = (x: FastifyInstance, over: Record<string, unknown> = {}) =>
+      x
+        .inject({
+          method: 'POST',
+          url: '/rt/lookup',
+          headers: { 'content-type': 'application/json' },
+          payload: rtBody({ callid: '777001', variables: { api: base }, ...over }),
+        })
+        .then((r) => r.json());
+    expect(await post(a.app)).toMatchObject({
+      command: 'play',
+      command_id: 1,
+      params: { media_id: 'TTS|TTS_EN-GB_SERENA|One moment please.' },
+    });
     const stored = await a.store.get('777001');
     expect(stored).toContain('"lk":{');
     expect(stored).not.toContain('sup3r-s3cret');
-    expect(await post(b.app, { command: 'play', command_id: 1, command_result: '0' })).toMatchObject({ command: 'play', command_id: 2, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Your balance is 12.' } });
+    expect(await post(b.app, { command: 'play', command_id: 1, command_result: '0' })).toMatchObject({
+      command: 'play',
+      command_id: 2,
+      params: { media_id: 'TTS|TTS_EN-GB_SERENA|Your balance is 12.' },
+    });
     expect(hits).toBe(1);
     const after = await b.store.get('777001');
     expect(after).not.toContain('"lk"');

@@ -102,14 +102,26 @@ async function app(o: AppOpts = {}) {
     logLevel: false,
     deadlineMs: o.deadlineMs ?? 4000,
     ...(o.store ? { store: o.store } : {}),
-    http: { allowPrivate: o.allowPrivate ?? true, secret: (n) => (n === 'BANK_TOKEN' ? 's3cr3t' : undefined), ...(o.runner ? { runner: o.runner } : {}), ...(o.allowHosts ? { allowHosts: o.allowHosts } : {}) },
+    http: {
+      allowPrivate: o.allowPrivate ?? true,
+      secret: (n) => (n === 'BANK_TOKEN' ? 's3cr3t' : undefined),
+      ...(o.runner ? { runner: o.runner } : {}),
+      ...(o.allowHosts ? { allowHosts: o.allowHosts } : {}),
+    },
   });
   apps.push(a);
   return a;
 }
 
 function post(a: FastifyInstance, flow: string, api: string, over: Record<string, unknown> = {}) {
-  return a.inject({ method: 'POST', url: `/rt/${flow}`, headers: { 'content-type': 'application/json' }, payload: rtBody({ variables: { api }, ...over }) }).then((r) => r.json() as { command: string; command_id: number; params: Record<string, unknown> });
+  return a
+    .inject({
+      method: 'POST',
+      url: `/rt/${flow}`,
+      headers: { 'content-type': 'application/json' },
+      payload: rtBody({ variables: { api }, ...over }),
+    })
+    .then((r) => r.json() as { command: string; command_id: number; params: Record<string, unknown> });
 }
 
 const say = (text: string) => ({ media_id: `TTS|TTS_EN-GB_SERENA|${text}` });
@@ -171,10 +183,13 @@ describe('deadline-aware waiting', () => {
     const r3 = await post(a, 'lookup', base, { command: 'wait', command_id: 2, command_result: '0' });
     expect(r3).toMatchObject({ command: 'play', command_id: 3, params: say('Your balance is 42.5.') });
     expect(got).toHaveLength(1);
-    // the lookup is timed once, when its result is taken: its whole run (the bank takes 1.2 s), not the waits of each request
+    // the lookup is timed once, when its result is taken: its whole run (the bank takes 1.2 s), not the waits of each
+    // request
     const text = (await a.inject({ method: 'GET', url: '/metrics' })).body;
     expect(text).toContain('callscript_effect_duration_seconds_count{kind="http"} 1\n');
-    expect(Number(/^callscript_effect_duration_seconds_sum\{kind="http"\} (\S+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1.2);
+    expect(
+      Number(/^callscript_effect_duration_seconds_sum\{kind="http"\} (\S+)$/m.exec(text)?.[1]),
+    ).toBeGreaterThanOrEqual(1.2);
     expect(text).toContain('callscript_effects_total{kind="http",outcome="pending"} 2\n');
     expect(text).toContain('callscript_effects_total{kind="http",outcome="ok"} 1\n');
   });
@@ -185,18 +200,25 @@ describe('deadline-aware waiting', () => {
     expect(r1.command).toBe('play');
     let r = r1;
     for (let i = 0; i < 10 && r.params.media_id !== say('Too slow.').media_id; i++) {
-      r = await post(a, 'short', `${base}/never`, { command: r.command, command_id: r.command_id, command_result: '0' });
+      r = await post(a, 'short', `${base}/never`, {
+        command: r.command,
+        command_id: r.command_id,
+        command_result: '0',
+      });
     }
     expect(r.params).toEqual(say('Too slow.'));
   }, 10_000);
 
-  it('without a filler, bounds the lookup by the deadline: a server that never answers is a timeout in time', async () => {
-    const a = await app({ deadlineMs: 800 });
-    const t0 = Date.now();
-    const r = await post(a, 'quick', `${base}/never`);
-    expect(Date.now() - t0).toBeLessThan(800);
-    expect(r.params).toEqual(say('Too slow.'));
-  });
+  it(
+    'without a filler, bounds the lookup by the deadline: a ' + 'server that never answers is a timeout in time',
+    async () => {
+      const a = await app({ deadlineMs: 800 });
+      const t0 = Date.now();
+      const r = await post(a, 'quick', `${base}/never`);
+      expect(Date.now() - t0).toBeLessThan(800);
+      expect(r.params).toEqual(say('Too slow.'));
+    },
+  );
 
   it('another instance on the same store takes the result of the first one', async () => {
     delayMs = 900;
@@ -283,9 +305,26 @@ describe('hostile lookups', () => {
 
 describe('the SSRF policy', () => {
   it('knows private, loopback, link-local, unique-local and mapped addresses', () => {
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '0.0.0.0', '100.64.0.1', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:a9fe:a9fe', '64:ff9b::a9fe:a9fe', '::'])
+    for (const a of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '0.0.0.0',
+      '100.64.0.1',
+      '::1',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '::ffff:a9fe:a9fe',
+      '64:ff9b::a9fe:a9fe',
+      '::',
+    ])
       expect(isPrivateAddress(a), a).toBe(true);
-    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(isPrivateAddress(a), a).toBe(false);
+    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
+      expect(isPrivateAddress(a), a).toBe(false);
   });
   it('matches allow_hosts exactly or by *.suffix', () => {
     expect(hostAllowed('api.bank.example', ['api.bank.example'])).toBe(true);
@@ -302,9 +341,15 @@ describe('callscript mock-http', () => {
     const { tmpdir } = await import('node:os');
     const { mockHttp } = await import('../../src/cli/mock-http.js');
     const dir = mkdtempSync(`${tmpdir()}/mock-http-`);
-    writeFileSync(`${dir}/routes.yaml`, 'routes:\n  - { method: GET, url: "/v1/balance?account=12", status: 200, body: { amount: 99 } }\n  - { url: "/v1/*", status: 404 }\n');
+    writeFileSync(
+      `${dir}/routes.yaml`,
+      'routes:\n  - { method: GET, url: "/v1/balance?account=12", status: 200, body: { amount: 99 } }\n  - { ' +
+        'url: "/v1/*", status: 404 }\n',
+    );
     let out = '';
-    const s = await mockHttp({ routes: `${dir}/routes.yaml`, port: '0' }, { write: (t: string) => (out += t) } as never);
+    const s = await mockHttp({ routes: `${dir}/routes.yaml`, port: '0' }, {
+      write: (t: string) => (out += t),
+    } as never);
     if (typeof s === 'number') throw new Error('mock-http failed');
     try {
       expect(out).toMatch(/2 routes from .*routes\.yaml at http:\/\/127\.0\.0\.1:\d+/);
@@ -324,7 +369,11 @@ describe('callscript mock-http', () => {
     const dir = mkdtempSync(`${tmpdir()}/mock-http-`);
     writeFileSync(`${dir}/routes.yaml`, 'routes:\n  - { url: "/x", delay: 5 }\n');
     let err = '';
-    const r = await mockHttp({ routes: `${dir}/routes.yaml`, port: '0' }, { write: () => true } as never, { write: (t: string) => (err += t) } as never);
+    const r = await mockHttp(
+      { routes: `${dir}/routes.yaml`, port: '0' },
+      { write: () => true } as never,
+      { write: (t: string) => (err += t) } as never,
+    );
     expect(r).toBe(2);
     expect(err).toMatch(/routes\.yaml:2:18: unknown key "delay" in a routes entry/);
   });

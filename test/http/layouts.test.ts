@@ -31,8 +31,17 @@ describe('GraphLayouts', () => {
 
   it('refuses a graph with more boxes than maxNodes, without laying it out', async () => {
     let spawned = 0;
-    layouts = new GraphLayouts({ maxNodes: 5, spawn: () => (spawned++, new Worker('setInterval(() => {}, 1000)', { eval: true })) });
-    expect(await layouts.get(desk)).toEqual({ ok: false, lasting: true, message: `the diagram of desk ${desk.version} has 13 boxes, more than the console draws (5): use callscript graph --format dot` });
+    layouts = new GraphLayouts({
+      maxNodes: 5,
+      spawn: () => (spawned++, new Worker('setInterval(() => {}, 1000)', { eval: true })),
+    });
+    expect(await layouts.get(desk)).toEqual({
+      ok: false,
+      lasting: true,
+      message:
+        `the diagram of desk ${desk.version} has 13 boxes, more than the console draws (5): use callscript ` +
+        `graph --format dot`,
+    });
     expect(spawned).toBe(0);
   });
 
@@ -42,7 +51,13 @@ describe('GraphLayouts', () => {
     layouts = new GraphLayouts({ timeoutMs: 200, spawn: () => (spawned++, spawnReal()) });
     const slow = layouts.get(big);
     const next = layouts.get(desk);
-    expect(await slow).toEqual({ ok: false, lasting: true, message: `the diagram of big ${big.version} could not be laid out within 0.2 s (152 boxes, 746 arrows): use callscript graph --format dot` });
+    expect(await slow).toEqual({
+      ok: false,
+      lasting: true,
+      message:
+        `the diagram of big ${big.version} could not be laid out within 0.2 s (152 boxes, 746 arrows): use ` +
+        `callscript graph --format dot`,
+    });
     expect((await next).ok).toBe(true);
     expect(spawned).toBe(2);
     expect(await layouts.get(big)).toEqual(await slow); // not tried again
@@ -51,8 +66,14 @@ describe('GraphLayouts', () => {
 
   it('a thread that dies is not the graph’s fault: the next request tries again', async () => {
     let spawned = 0;
-    layouts = new GraphLayouts({ spawn: () => (spawned++ === 0 ? new Worker('process.exit(3)', { eval: true }) : spawnReal()) });
-    expect(await layouts.get(desk)).toEqual({ ok: false, lasting: false, message: 'the layout failed: the layout thread exited (3)' });
+    layouts = new GraphLayouts({
+      spawn: () => (spawned++ === 0 ? new Worker('process.exit(3)', { eval: true }) : spawnReal()),
+    });
+    expect(await layouts.get(desk)).toEqual({
+      ok: false,
+      lasting: false,
+      message: 'the layout failed: the layout thread exited (3)',
+    });
     expect((await layouts.get(desk)).ok).toBe(true);
     expect(spawned).toBe(2);
   });
@@ -62,6 +83,10 @@ describe('GraphLayouts', () => {
     const p = layouts.get(desk);
     await layouts.close();
     expect(await p).toEqual({ ok: false, lasting: false, message: 'the server is closing' });
-    expect(await layouts.get(compile(DESK.replace('Goodbye.', 'Bye.')))).toEqual({ ok: false, lasting: false, message: 'the server is closing' });
+    expect(await layouts.get(compile(DESK.replace('Goodbye.', 'Bye.')))).toEqual({
+      ok: false,
+      lasting: false,
+      message: 'the server is closing',
+    });
   });
 });

@@ -10,10 +10,18 @@ import type { Worker } from 'node:cluster';
 import { describe, expect, it } from 'vitest';
 import { relayMetrics, workerMetricsLink, type ClusterEvents } from '../../src/http/metrics-cluster.js';
 
-/** A worker process and its handle in the primary, wired to each other (messages go through JSON, as cluster IPC does). */
+/**
+ * A worker process and its handle in the primary, wired to each other (messages go through JSON, as cluster IPC does).
+ */
 function pair(id: number, primary: EventEmitter) {
   const proc = new EventEmitter() as EventEmitter & { send?: NodeJS.Process['send']; connected: boolean };
-  const handle = new EventEmitter() as EventEmitter & { id: number; isConnected(): boolean; send(m: unknown): boolean; alive: boolean; mute: boolean };
+  const handle = new EventEmitter() as EventEmitter & {
+    id: number;
+    isConnected(): boolean;
+    send(m: unknown): boolean;
+    alive: boolean;
+    mute: boolean;
+  };
   handle.id = id;
   handle.alive = true;
   handle.mute = false;
@@ -30,13 +38,20 @@ function pair(id: number, primary: EventEmitter) {
     cb?.(null);
     return true;
   }) as NodeJS.Process['send'];
-  return { proc: proc as unknown as NodeJS.Process, handle: handle as unknown as Worker & { alive: boolean; mute: boolean } };
+  return {
+    proc: proc as unknown as NodeJS.Process,
+    handle: handle as unknown as Worker & { alive: boolean; mute: boolean },
+  };
 }
 
 function setup(n: number, partWaitMs = 300, gatherWaitMs = 1000) {
   const primary = new EventEmitter();
   const workers = Array.from({ length: n }, (_, i) => pair(i + 1, primary));
-  const stop = relayMetrics(primary as unknown as ClusterEvents, () => workers.map((w) => w.handle).filter((h) => (h as unknown as { alive: boolean }).alive), partWaitMs);
+  const stop = relayMetrics(
+    primary as unknown as ClusterEvents,
+    () => workers.map((w) => w.handle).filter((h) => (h as unknown as { alive: boolean }).alive),
+    partWaitMs,
+  );
   const links = workers.map((w, i) => {
     const link = workerMetricsLink(w.proc, gatherWaitMs)!;
     link.answer(async (only) => [{ name: `m${i + 1}`, only: only ?? null }]);
@@ -50,7 +65,11 @@ describe('metrics over the cluster IPC', () => {
     const { links, stop } = setup(3);
     const g = await links[1]!.gather(['callscript_transitions_total']);
     expect(g!.expected).toBe(3);
-    expect(g!.parts.map((p) => p[0]).sort((a, b) => String((a as { name: string }).name).localeCompare((b as { name: string }).name))).toEqual([
+    expect(
+      g!.parts
+        .map((p) => p[0])
+        .sort((a, b) => String((a as { name: string }).name).localeCompare((b as { name: string }).name)),
+    ).toEqual([
       { name: 'm1', only: ['callscript_transitions_total'] },
       { name: 'm2', only: ['callscript_transitions_total'] },
       { name: 'm3', only: ['callscript_transitions_total'] },
@@ -79,7 +98,7 @@ describe('metrics over the cluster IPC', () => {
     stop();
   });
 
-  it('no primary answer: undefined after the worker\'s wait; messages of others are ignored', async () => {
+  it("no primary answer: undefined after the worker's wait; messages of others are ignored", async () => {
     const proc = new EventEmitter() as EventEmitter & { send: NodeJS.Process['send'] };
     const sent: unknown[] = [];
     proc.send = ((m: unknown, _h?: unknown, _o?: unknown, cb?: (e: Error | null) => void) => {

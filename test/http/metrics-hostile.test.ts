@@ -15,7 +15,8 @@ afterEach(async () => {
   await Promise.all(apps.splice(0).map((a) => a.close()));
 });
 
-const post = (app: FastifyInstance, url: string, over: Partial<RtFields> = {}) => app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: rtBody(over) });
+const post = (app: FastifyInstance, url: string, over: Partial<RtFields> = {}) =>
+  app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: rtBody(over) });
 
 /** The series of callscript's own metrics (the process's left out): name and labels, without the value. */
 async function series(app: FastifyInstance): Promise<string[]> {
@@ -27,50 +28,74 @@ async function series(app: FastifyInstance): Promise<string[]> {
 }
 
 describe('label cardinality under a flood', () => {
-  it('distinct callids, unknown flows, apps and numbers add no series; flow labels are loaded flows or ""', async () => {
-    const { app } = await createServer({ flowsDir: FLOWS, logLevel: false, routes: { apps: {}, numbers: {} } });
-    apps.push(app);
-    // every kind of request once, so that every series the flood could touch exists
-    await post(app, '/rt/desk', { callid: '1' });
-    await post(app, '/rt/desk', { callid: '1', command: 'read', command_id: 1, command_result: '1' });
-    await post(app, '/rt/desk', { callid: '1', command: 'read', command_id: 1, command_result: '1' });
-    await post(app, '/rt/desk', { callid: '1', command: 'read', command_id: 99, command_result: '0' });
-    await post(app, '/rt/nope', { callid: '2' });
-    await post(app, '/rt', { callid: '3' });
-    const before = await series(app);
+  it(
+    'distinct callids, unknown flows, apps and numbers add ' + 'no series; flow labels are loaded flows or ""',
+    async () => {
+      const { app } = await createServer({ flowsDir: FLOWS, logLevel: false, routes: { apps: {}, numbers: {} } });
+      apps.push(app);
+      // every kind of request once, so that every series the flood could touch exists
+      await post(app, '/rt/desk', { callid: '1' });
+      await post(app, '/rt/desk', { callid: '1', command: 'read', command_id: 1, command_result: '1' });
+      await post(app, '/rt/desk', { callid: '1', command: 'read', command_id: 1, command_result: '1' });
+      await post(app, '/rt/desk', { callid: '1', command: 'read', command_id: 99, command_result: '0' });
+      await post(app, '/rt/nope', { callid: '2' });
+      await post(app, '/rt', { callid: '3' });
+      const before = await series(app);
 
-    for (let i = 0; i < 300; i++) {
-      const callid = String(1e15 + i * 7919);
-      await post(app, `/rt/flow-${i}`, { callid });
-      await post(app, '/rt', { callid, app: `APP${i}`, number: `+3312345${String(i).padStart(4, '0')}` });
-      // a non-first request of an unknown call (restarted), a stale one, on the loaded flow
-      await post(app, '/rt/desk', { callid: `${callid}1`, command: 'read', command_id: 1 + (i % 5), command_result: String(i) });
-      await post(app, '/rt/desk', { callid: `${callid}1`, command: `cmd${i}`, command_id: 99, command_result: `r${i}` });
-    }
-    // bodies that do not parse never reach the step
-    for (let i = 0; i < 50; i++) {
-      await app.inject({ method: 'POST', url: `/rt/desk-${i}`, headers: { 'content-type': 'application/json' }, payload: `{"callid": ${i}, "flow": "evil-${i}"` });
-    }
-    const after = await series(app);
-    expect(after.filter((l) => !before.includes(l))).toEqual([]);
-    const body = (await app.inject({ url: '/metrics' })).body;
-    const flows = new Set([...body.matchAll(/flow="([^"]*)"/g)].map((m) => m[1]));
-    expect([...flows].sort()).toEqual(['', 'confirm', 'desk']);
-    for (const leak of ['flow-1', 'APP1', '+33123450001', '1000000000007919', 'evil', 'cmd1', 'r1']) expect(body).not.toContain(leak);
-    // yet they were all counted
-    expect(body).toMatch(/^callscript_requests_total\{flow="",version="",outcome="no_route"\} 602$/m);
-  });
+      for (let i = 0; i < 300; i++) {
+        const callid = String(1e15 + i * 7919);
+        await post(app, `/rt/flow-${i}`, { callid });
+        await post(app, '/rt', { callid, app: `APP${i}`, number: `+3312345${String(i).padStart(4, '0')}` });
+        // a non-first request of an unknown call (restarted), a stale one, on the loaded flow
+        await post(app, '/rt/desk', {
+          callid: `${callid}1`,
+          command: 'read',
+          command_id: 1 + (i % 5),
+          command_result: String(i),
+        });
+        await post(app, '/rt/desk', {
+          callid: `${callid}1`,
+          command: `cmd${i}`,
+          command_id: 99,
+          command_result: `r${i}`,
+        });
+      }
+      // bodies that do not parse never reach the step
+      for (let i = 0; i < 50; i++) {
+        await app.inject({
+          method: 'POST',
+          url: `/rt/desk-${i}`,
+          headers: { 'content-type': 'application/json' },
+          payload: `{"callid": ${i}, "flow": "evil-${i}"`,
+        });
+      }
+      const after = await series(app);
+      expect(after.filter((l) => !before.includes(l))).toEqual([]);
+      const body = (await app.inject({ url: '/metrics' })).body;
+      const flows = new Set([...body.matchAll(/flow="([^"]*)"/g)].map((m) => m[1]));
+      expect([...flows].sort()).toEqual(['', 'confirm', 'desk']);
+      for (const leak of ['flow-1', 'APP1', '+33123450001', '1000000000007919', 'evil', 'cmd1', 'r1'])
+        expect(body).not.toContain(leak);
+      // yet they were all counted
+      expect(body).toMatch(/^callscript_requests_total\{flow="",version="",outcome="no_route"\} 602$/m);
+    },
+  );
 
-  it('a flood of new calls on a loaded flow: one series per version and outcome, whatever the number of calls', async () => {
-    const { app, registry } = await createServer({ flowsDir: FLOWS, logLevel: false });
-    apps.push(app);
-    await post(app, '/rt/desk', { callid: '1' });
-    const before = await series(app);
-    for (let i = 0; i < 500; i++) await post(app, '/rt/desk', { callid: String(10 + i) });
-    expect(await series(app)).toEqual(before);
-    const v = registry.current('desk')!.version;
-    expect((await app.inject({ url: '/metrics' })).body).toContain(`callscript_calls_started_total{flow="desk",version="${v}"} 501\n`);
-  });
+  it(
+    'a flood of new calls on a loaded flow: one series per ' + 'version and outcome, whatever the number of calls',
+    async () => {
+      const { app, registry } = await createServer({ flowsDir: FLOWS, logLevel: false });
+      apps.push(app);
+      await post(app, '/rt/desk', { callid: '1' });
+      const before = await series(app);
+      for (let i = 0; i < 500; i++) await post(app, '/rt/desk', { callid: String(10 + i) });
+      expect(await series(app)).toEqual(before);
+      const v = registry.current('desk')!.version;
+      expect((await app.inject({ url: '/metrics' })).body).toContain(
+        `callscript_calls_started_total{flow="desk",version="${v}"} 501\n`,
+      );
+    },
+  );
 });
 
 describe('odd requests to /metrics', () => {
@@ -88,13 +113,33 @@ describe('odd requests to /metrics', () => {
   });
 
   it('auth: admin: malformed, empty and huge credentials are 401s', async () => {
-    const { app } = await createServer({ flowsDir: FLOWS, logLevel: false, admin: { login: 'ops', password: 'pw' }, metrics: { auth: 'admin' }, authFailureLimit: 0 });
+    const { app } = await createServer({
+      flowsDir: FLOWS,
+      logLevel: false,
+      admin: { login: 'ops', password: 'pw' },
+      metrics: { auth: 'admin' },
+      authFailureLimit: 0,
+    });
     apps.push(app);
-    for (const authorization of ['Basic', 'Basic !!!', 'Basic ' + Buffer.from('ops').toString('base64'), 'Bearer x', 'Basic ' + 'A'.repeat(8000), 'basic ' + Buffer.from('ops:pw:').toString('base64')]) {
+    for (const authorization of [
+      'Basic',
+      'Basic !!!',
+      'Basic ' + Buffer.from('ops').toString('base64'),
+      'Bearer x',
+      'Basic ' + 'A'.repeat(8000),
+      'basic ' + Buffer.from('ops:pw:').toString('base64'),
+    ]) {
       const res = await app.inject({ url: '/metrics', headers: { authorization } });
       expect(res.statusCode, authorization.slice(0, 20)).toBe(401);
       expect(res.json().error.code).toBe('ADMIN_AUTH_REQUIRED');
     }
-    expect((await app.inject({ url: '/metrics', headers: { authorization: 'basic ' + Buffer.from('ops:pw').toString('base64') } })).statusCode).toBe(200);
+    expect(
+      (
+        await app.inject({
+          url: '/metrics',
+          headers: { authorization: 'basic ' + Buffer.from('ops:pw').toString('base64') },
+        })
+      ).statusCode,
+    ).toBe(200);
   });
 });

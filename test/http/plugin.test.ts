@@ -13,15 +13,28 @@ describe('the Fastify plugin inside a user app', () => {
     const rt = await app.inject({
       method: 'POST',
       url: '/ivr/rt/desk',
-      headers: { 'content-type': 'application/json', authorization: 'Basic ' + Buffer.from('svc:pw').toString('base64') },
+      headers: {
+        'content-type': 'application/json',
+        authorization: 'Basic ' + Buffer.from('svc:pw').toString('base64'),
+      },
       payload: rtBody(),
     });
     expect(rt.statusCode).toBe(200);
     expect(rt.json()).toMatchObject({ command: 'read', command_id: 1 });
     // The user's own route still gets Fastify's JSON parser, auth and error handling.
-    const own = await app.inject({ method: 'POST', url: '/orders', headers: { 'content-type': 'application/json' }, payload: '{"n":1}' });
+    const own = await app.inject({
+      method: 'POST',
+      url: '/orders',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"n":1}',
+    });
     expect(own.json()).toEqual({ got: { n: 1 } });
-    const ownBad = await app.inject({ method: 'POST', url: '/orders', headers: { 'content-type': 'application/json' }, payload: '{' });
+    const ownBad = await app.inject({
+      method: 'POST',
+      url: '/orders',
+      headers: { 'content-type': 'application/json' },
+      payload: '{',
+    });
     expect(ownBad.statusCode).toBe(400);
     expect(ownBad.json().code).toBe('FST_ERR_CTP_INVALID_JSON_BODY');
     const health = await app.inject({ method: 'GET', url: '/ivr/health' });
@@ -37,13 +50,26 @@ describe('the Fastify plugin inside a user app', () => {
     await app.register(callscript, { flowsDir: FLOWS });
     await app.ready();
     lines.length = 0; // diagnostics of the fixture flows logged at load
-    const post = (over: Parameters<typeof rtBody>[0]) => app.inject({ method: 'POST', url: '/rt/other', headers: { 'content-type': 'application/json' }, payload: rtBody(over) });
+    const post = (over: Parameters<typeof rtBody>[0]) =>
+      app.inject({
+        method: 'POST',
+        url: '/rt/other',
+        headers: { 'content-type': 'application/json' },
+        payload: rtBody(over),
+      });
     await post({});
     await post({ command: 'play', command_id: 1, command_result: '0' });
     await post({ command: 'hangup', command_id: 2, call_status: 'HANGUP' });
     const ours = lines.filter((l) => l.msg !== 'incoming request' && l.msg !== 'request completed');
     expect(ours).toHaveLength(1);
-    expect(ours[0]).toMatchObject({ level: 30, msg: 'call ended', callid: '4242', flow: 'other', status: 'HANGUP', commands: 2 });
+    expect(ours[0]).toMatchObject({
+      level: 30,
+      msg: 'call ended',
+      callid: '4242',
+      flow: 'other',
+      status: 'HANGUP',
+      commands: 2,
+    });
     await app.close();
   });
 });

@@ -32,10 +32,20 @@ afterEach(async () => {
 });
 
 /** A call driven by hand: each request reports the last reply's command with a result. */
-async function call(a: FastifyInstance, url: string, fields: Partial<RtFields>, results: (string | { error: string } | { status: string })[]): Promise<{ command: string; params: unknown }[]> {
+async function call(
+  a: FastifyInstance,
+  url: string,
+  fields: Partial<RtFields>,
+  results: (string | { error: string } | { status: string })[],
+): Promise<{ command: string; params: unknown }[]> {
   const replies: { command: string; command_id: number; params: unknown }[] = [];
   const send = async (over: Partial<RtFields>) => {
-    const res = await a.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: rtBody({ ...fields, ...over }) });
+    const res = await a.inject({
+      method: 'POST',
+      url,
+      headers: { 'content-type': 'application/json' },
+      payload: rtBody({ ...fields, ...over }),
+    });
     expect(res.statusCode, res.body).toBe(200);
     const r = JSON.parse(res.body) as { command: string; command_id: number; params: unknown };
     replies.push(r);
@@ -69,14 +79,32 @@ describe('serve --record', () => {
     expect(readdirSync(dir)).toEqual(['front-desk-7001.test.yaml']);
     const text = readFileSync(join(dir, 'front-desk-7001.test.yaml'), 'utf8');
     const version = (await yamlFlow(FRONT_DESK, 'flows/front-desk.yaml')).version;
-    expect(text).toMatch(new RegExp(`^# Recorded by callscript serve --record: flow front-desk, version ${version}, \\d{4}-\\d\\d-\\d\\dT`));
-    const data = parse(text) as { flow: string; cases: { call: Record<string, unknown>; steps: Record<string, unknown>[]; mocks: { now: string } }[] };
+    expect(text).toMatch(
+      new RegExp(
+        `^# Recorded by callscript serve --record: flow front-desk, version ${version}, \\d{4}-\\d\\d-\\d\\dT`,
+      ),
+    );
+    const data = parse(text) as {
+      flow: string;
+      cases: { call: Record<string, unknown>; steps: Record<string, unknown>[]; mocks: { now: string } }[];
+    };
     expect(data.flow).toBe('front-desk');
-    expect(data.cases[0]!.call).toMatchObject({ caller: '+447700900123', callid: '7001', variables: { crm: 'A-1' }, request_hash: null });
+    expect(data.cases[0]!.call).toMatchObject({
+      caller: '+447700900123',
+      callid: '7001',
+      variables: { crm: 'A-1' },
+      request_hash: null,
+    });
     expect(data.cases[0]!.steps).toEqual([
-      { expect: { command: 'play', params: { media_id: 'TTS|TTS_EN-GB_SERENA|Thank you for calling Acme.' } }, result: '0' },
+      {
+        expect: { command: 'play', params: { media_id: 'TTS|TTS_EN-GB_SERENA|Thank you for calling Acme.' } },
+        result: '0',
+      },
       { expect: { command: 'read', params: expect.objectContaining({ max_digits: 1 }) }, result: '9' },
-      { expect: { command: 'play', params: { media_id: 'TTS|TTS_EN-GB_SERENA|Sorry, 9 is not one of the choices.' } }, result: '0' },
+      {
+        expect: { command: 'play', params: { media_id: 'TTS|TTS_EN-GB_SERENA|Sorry, 9 is not one of the choices.' } },
+        result: '0',
+      },
       { expect: { command: 'read', params: expect.objectContaining({ max_digits: 1 }) }, result: '1' },
       { expect: { command: 'dialout', params: expect.objectContaining({ cdr_field: 'sales' }) }, status: 'HANGUP' },
     ]);
@@ -92,10 +120,17 @@ describe('serve --record', () => {
 
   it('after a prompt text edit, replay reports the request with expected vs actual', async () => {
     const recorder = await recordingServer();
-    await call(app!, '/rt/front-desk', { callid: '7002', cli_number: '+447700900123' }, ['0', '1', { status: 'HANGUP' }]);
+    await call(app!, '/rt/front-desk', { callid: '7002', cli_number: '+447700900123' }, [
+      '0',
+      '1',
+      { status: 'HANGUP' },
+    ]);
     await recorder.flush();
     const text = readFileSync(join(dir, 'front-desk-7002.test.yaml'), 'utf8');
-    const edited = await yamlFlow(FRONT_DESK.replace('"For sales, press 1. For accounts', '"For sales, press 1 now. For accounts'), 'flows/front-desk.yaml');
+    const edited = await yamlFlow(
+      FRONT_DESK.replace('"For sales, press 1. For accounts', '"For sales, press 1 now. For accounts'),
+      'flows/front-desk.yaml',
+    );
     const report = replayRecording(edited, text);
     expect(report.ok).toBe(false);
     const [d] = report.divergences;
@@ -106,17 +141,28 @@ describe('serve --record', () => {
     expect(lines[d!.line! - 1]).toMatch(/^\s*- expect:/);
     expect(lines[d!.line!]).toMatch(/^\s*command: read$/);
     expect(lines[d!.line! - 2]).toMatch(/^\s*# step menu$/);
-    expect(d!.message).toMatch(/^request 2 \(step 2 of the recording\): expected read .*the flow answered read .* at step "menu"$/);
+    expect(d!.message).toMatch(
+      /^request 2 \(step 2 of the recording\): expected read .*the flow answered read .* at step "menu"$/,
+    );
   });
 
   it('after a branch target edit, replay reports the request that took the branch', async () => {
     const recorder = await recordingServer();
-    await call(app!, '/rt/front-desk', { callid: '7003', cli_number: '+447700900123' }, ['0', '1', 'NOANSWER', '0', { status: 'HANGUP' }]);
+    await call(app!, '/rt/front-desk', { callid: '7003', cli_number: '+447700900123' }, [
+      '0',
+      '1',
+      'NOANSWER',
+      '0',
+      { status: 'HANGUP' },
+    ]);
     await recorder.flush();
     const text = readFileSync(join(dir, 'front-desk-7003.test.yaml'), 'utf8');
     const before = 'NOANSWER: { say: "Our sales team is busy at the moment.", goto: operator }';
     expect(FRONT_DESK).toContain(before);
-    const edited = await yamlFlow(FRONT_DESK.replace(before, before.replace('goto: operator', 'goto: goodbye')), 'flows/front-desk.yaml');
+    const edited = await yamlFlow(
+      FRONT_DESK.replace(before, before.replace('goto: operator', 'goto: goodbye')),
+      'flows/front-desk.yaml',
+    );
     const [d] = replayRecording(edited, text).divergences;
     expect(d).toMatchObject({
       request: 5,

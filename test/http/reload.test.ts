@@ -25,7 +25,12 @@ async function start(files: Record<string, string>, watch = false) {
 }
 
 const post = (s: Server, over: Partial<RtFields>) =>
-  s.app.inject({ method: 'POST', url: '/rt/desk', headers: { 'content-type': 'application/json' }, payload: rtBody(over) });
+  s.app.inject({
+    method: 'POST',
+    url: '/rt/desk',
+    headers: { 'content-type': 'application/json' },
+    payload: rtBody(over),
+  });
 
 async function until(cond: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -39,7 +44,12 @@ describe('hot reload through the HTTP layer', () => {
   it('finishes a call started on v1 on v1 after v2 lands, while new calls get v2', async () => {
     const s = await start({ 'desk.yaml': V1 });
     const a = (await post(s, { callid: '1' })).json();
-    expect(a).toEqual({ command: 'read', command_id: 1, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for sales.', max_digits: 1 }, variables: {} });
+    expect(a).toEqual({
+      command: 'read',
+      command_id: 1,
+      params: { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for sales.', max_digits: 1 },
+      variables: {},
+    });
     writeFileSync(join(dir!, 'desk.yaml'), V2);
     const r = await s.control.reload!('test');
     expect(r.published.map((p) => p.version)).toEqual([flowVersion(V2)]);
@@ -51,11 +61,25 @@ describe('hot reload through the HTTP layer', () => {
       variables: {},
     });
     // A new call gets v2.
-    expect((await post(s, { callid: '2' })).json()).toEqual({ command: 'read', command_id: 1, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for help.', max_digits: 1 }, variables: {} });
-    expect((await post(s, { callid: '2', command: 'read', command_id: 1, command_result: '1' })).json()).toMatchObject({ command: 'play', command_id: 2, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Help is on the way.' } });
+    expect((await post(s, { callid: '2' })).json()).toEqual({
+      command: 'read',
+      command_id: 1,
+      params: { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for help.', max_digits: 1 },
+      variables: {},
+    });
+    expect((await post(s, { callid: '2', command: 'read', command_id: 1, command_result: '1' })).json()).toMatchObject({
+      command: 'play',
+      command_id: 2,
+      params: { media_id: 'TTS|TTS_EN-GB_SERENA|Help is on the way.' },
+    });
     // v1's call ends on v1.
-    expect((await post(s, { callid: '1', command: 'dialout', command_id: 2, command_result: 'NOANSWER' })).json()).toMatchObject({ command: 'play', command_id: 3, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Goodbye.' } });
-    expect((await post(s, { callid: '1', command: 'play', command_id: 3, command_result: '0' })).json()).toMatchObject({ command: 'hangup', command_id: 4 });
+    expect(
+      (await post(s, { callid: '1', command: 'dialout', command_id: 2, command_result: 'NOANSWER' })).json(),
+    ).toMatchObject({ command: 'play', command_id: 3, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Goodbye.' } });
+    expect((await post(s, { callid: '1', command: 'play', command_id: 3, command_result: '0' })).json()).toMatchObject({
+      command: 'hangup',
+      command_id: 4,
+    });
     const v1 = flowVersion(V1);
     expect(s.registry.get('desk', v1)).toBeDefined(); // kept as the canary base / rollback target
     expect(s.live.count('desk', v1)).toBe(1);
@@ -68,10 +92,25 @@ describe('hot reload through the HTTP layer', () => {
     const s = await start({ 'desk.yaml': V1 });
     writeFileSync(join(dir!, 'desk.yaml'), V1.replace('next: end', 'next: nowhere'));
     const r = await s.control.reload!('test');
-    expect(r.refused).toEqual([{ file: 'desk.yaml', diagnostics: [expect.objectContaining({ code: 'UNKNOWN_STEP', file: 'desk.yaml', line: 19, column: 11 })] }]);
-    expect((await post(s, { callid: '5' })).json()).toMatchObject({ command: 'read', params: { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for sales.' } });
+    expect(r.refused).toEqual([
+      {
+        file: 'desk.yaml',
+        diagnostics: [expect.objectContaining({ code: 'UNKNOWN_STEP', file: 'desk.yaml', line: 19, column: 11 })],
+      },
+    ]);
+    expect((await post(s, { callid: '5' })).json()).toMatchObject({
+      command: 'read',
+      params: { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for sales.' },
+    });
     const h = (await s.app.inject({ method: 'GET', url: '/health' })).json();
-    expect(h.flows).toEqual([{ name: 'desk', version: flowVersion(V1), file: 'desk.yaml', errors: [expect.objectContaining({ code: 'UNKNOWN_STEP', file: 'desk.yaml', line: 19, column: 11 })] }]);
+    expect(h.flows).toEqual([
+      {
+        name: 'desk',
+        version: flowVersion(V1),
+        file: 'desk.yaml',
+        errors: [expect.objectContaining({ code: 'UNKNOWN_STEP', file: 'desk.yaml', line: 19, column: 11 })],
+      },
+    ]);
     expect(h.refused[0].file).toBe('desk.yaml');
     writeFileSync(join(dir!, 'desk.yaml'), V2);
     await s.control.reload!('test');
@@ -86,46 +125,58 @@ describe('hot reload through the HTTP layer', () => {
     rmSync(join(dir!, 'desk.yaml'));
     expect((await s.control.reload!('test')).deleted).toEqual(['desk']);
     expect((await post(s, { callid: '8' })).statusCode).toBe(404);
-    expect((await post(s, { callid: '7', command: 'read', command_id: 1, command_result: '2' })).json()).toMatchObject({ command: 'play', command_id: 2, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Goodbye.' } });
-    expect((await post(s, { callid: '7', command: 'play', command_id: 2, command_result: '0' })).json()).toMatchObject({ command: 'hangup', command_id: 3 });
+    expect((await post(s, { callid: '7', command: 'read', command_id: 1, command_result: '2' })).json()).toMatchObject({
+      command: 'play',
+      command_id: 2,
+      params: { media_id: 'TTS|TTS_EN-GB_SERENA|Goodbye.' },
+    });
+    expect((await post(s, { callid: '7', command: 'play', command_id: 2, command_result: '0' })).json()).toMatchObject({
+      command: 'hangup',
+      command_id: 3,
+    });
     await post(s, { callid: '7', command: 'hangup', command_id: 3, call_status: 'HANGUP' });
     expect(s.registry.get('desk', flowVersion(V1))).toBeUndefined(); // released with its last call
     expect(s.registry.entry('desk')).toBeUndefined();
   });
 
-  it('watches the directory: rapid successive saves (chunked writes, rename saves) never load a half-written file', async () => {
-    const s = await start({ 'desk.yaml': V1 }, true);
-    const texts = Array.from({ length: 6 }, (_, i) => V1.replace('Goodbye.', `Goodbye ${i}.`));
-    const complete = new Set([V1, ...texts].map(flowVersion));
-    const published: string[] = [];
-    const seen = setInterval(() => {
-      for (const r of s.registry.entry('desk')?.history ?? []) if (!published.includes(r.version)) published.push(r.version);
-    }, 5);
-    try {
-      for (const [i, text] of texts.entries()) {
-        const file = join(dir!, 'desk.yaml');
-        if (i % 2 === 0) {
-          // In place, in two chunks: the first half alone is valid YAML but not the flow.
-          const fd = openSync(file, 'w');
-          const cut = text.indexOf('  bye:');
-          writeSync(fd, text.slice(0, cut));
-          await new Promise((r) => setTimeout(r, 5));
-          writeSync(fd, text.slice(cut));
-          closeSync(fd);
-        } else {
-          writeFileSync(join(dir!, '.desk.yaml.tmp'), text);
-          renameSync(join(dir!, '.desk.yaml.tmp'), file);
+  it(
+    'watches the directory: rapid successive saves (chunked writes, rename saves) never load a half-written ' + 'file',
+    async () => {
+      const s = await start({ 'desk.yaml': V1 }, true);
+      const texts = Array.from({ length: 6 }, (_, i) => V1.replace('Goodbye.', `Goodbye ${i}.`));
+      const complete = new Set([V1, ...texts].map(flowVersion));
+      const published: string[] = [];
+      const seen = setInterval(() => {
+        for (const r of s.registry.entry('desk')?.history ?? [])
+          if (!published.includes(r.version)) published.push(r.version);
+      }, 5);
+      try {
+        for (const [i, text] of texts.entries()) {
+          const file = join(dir!, 'desk.yaml');
+          if (i % 2 === 0) {
+            // In place, in two chunks: the first half alone is valid YAML but not the flow.
+            const fd = openSync(file, 'w');
+            const cut = text.indexOf('  bye:');
+            writeSync(fd, text.slice(0, cut));
+            await new Promise((r) => setTimeout(r, 5));
+            writeSync(fd, text.slice(cut));
+            closeSync(fd);
+          } else {
+            writeFileSync(join(dir!, '.desk.yaml.tmp'), text);
+            renameSync(join(dir!, '.desk.yaml.tmp'), file);
+          }
+          await new Promise((r) => setTimeout(r, 10));
         }
-        await new Promise((r) => setTimeout(r, 10));
+        const last = flowVersion(texts[texts.length - 1]!);
+        await until(() => s.registry.current('desk')?.version === last);
+      } finally {
+        clearInterval(seen);
       }
-      const last = flowVersion(texts[texts.length - 1]!);
-      await until(() => s.registry.current('desk')?.version === last);
-    } finally {
-      clearInterval(seen);
-    }
-    for (const r of s.registry.entry('desk')!.history) expect(complete.has(r.version), `published ${r.version}`).toBe(true);
-    expect(s.registry.pendingErrors().size).toBe(0);
-  });
+      for (const r of s.registry.entry('desk')!.history)
+        expect(complete.has(r.version), `published ${r.version}`).toBe(true);
+      expect(s.registry.pendingErrors().size).toBe(0);
+    },
+  );
 
   it('reloads a flow added to the watched directory', async () => {
     const s = await start({ 'desk.yaml': V1 }, true);
@@ -148,7 +199,10 @@ describe('the Fastify plugin in an app of your own', () => {
     const b = Fastify();
     await b.register(callscript, { flowsDir: still });
     try {
-      const versions = async (app: typeof a) => ((await app.inject({ url: '/health' })).json() as { flows: { name: string; version: string }[] }).flows.map((f) => f.version);
+      const versions = async (app: typeof a) =>
+        ((await app.inject({ url: '/health' })).json() as { flows: { name: string; version: string }[] }).flows.map(
+          (f) => f.version,
+        );
       expect(await versions(a)).toEqual([flowVersion(V1)]);
       writeFileSync(join(watched, 'desk.yaml'), V2);
       writeFileSync(join(still, 'desk.yaml'), V2);

@@ -14,14 +14,91 @@ import { escapeAt, members, post, probeServer, readEcho, text, type Member } fro
 import { int, pick, randomObject, randomString, rng, spell, spellString, type Rand } from '../helpers/spell.js';
 
 const CASES = 2500;
-const ALPHABET = ['{', '}', '[', ']', '"', ':', ',', '\\', '0', '1', '9', '-', '+', '.', 'e', 'E', 'n', 't', 'f', 'u', ' ', '\n', '\u0000', '\u001f', '\ufeff', '\u00a0', '\ud800', '\udc00', 'é', '😀', 'x'];
-const HOSTILE = [
-  '18446744073709551616', '18446744073709551615', '1e400', '-0', '0.0', '1E2', 'NaN', 'Infinity', '-Infinity', '"\\ud800"', '"\\udc00\\ud800"',
-  '[' .repeat(40) + ']'.repeat(40), '{"a":'.repeat(40) + '1' + '}'.repeat(40), '{"__proto__":{"x":1}}', '{"a":1,"a":2}', '{"a":1,"\\u0061":2}',
-  'null', 'true', 'false', '[]', '{}', '""', '"x"', '0', '-1', '1.5', '9007199254740993', `"${'x'.repeat(2000)}"`, '{"constructor":{"prototype":{}}}', '{"toString":1}',
-  '"constructor"', '"__proto__"', '"hasOwnProperty"', '{"big":123456789012345678901234567890}',
+const ALPHABET = [
+  '{',
+  '}',
+  '[',
+  ']',
+  '"',
+  ':',
+  ',',
+  '\\',
+  '0',
+  '1',
+  '9',
+  '-',
+  '+',
+  '.',
+  'e',
+  'E',
+  'n',
+  't',
+  'f',
+  'u',
+  ' ',
+  '\n',
+  '\u0000',
+  '\u001f',
+  '\ufeff',
+  '\u00a0',
+  '\ud800',
+  '\udc00',
+  'é',
+  '😀',
+  'x',
 ];
-const FIELDS = ['app', 'callid', 'request_hash', 'cli_name', 'cli_number', 'date_started', 'number', 'command', 'command_id', 'command_result', 'command_error', 'call_status', 'cdr_field', 'variables'];
+const HOSTILE = [
+  '18446744073709551616',
+  '18446744073709551615',
+  '1e400',
+  '-0',
+  '0.0',
+  '1E2',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '"\\ud800"',
+  '"\\udc00\\ud800"',
+  '['.repeat(40) + ']'.repeat(40),
+  '{"a":'.repeat(40) + '1' + '}'.repeat(40),
+  '{"__proto__":{"x":1}}',
+  '{"a":1,"a":2}',
+  '{"a":1,"\\u0061":2}',
+  'null',
+  'true',
+  'false',
+  '[]',
+  '{}',
+  '""',
+  '"x"',
+  '0',
+  '-1',
+  '1.5',
+  '9007199254740993',
+  `"${'x'.repeat(2000)}"`,
+  '{"constructor":{"prototype":{}}}',
+  '{"toString":1}',
+  '"constructor"',
+  '"__proto__"',
+  '"hasOwnProperty"',
+  '{"big":123456789012345678901234567890}',
+];
+const FIELDS = [
+  'app',
+  'callid',
+  'request_hash',
+  'cli_name',
+  'cli_number',
+  'date_started',
+  'number',
+  'command',
+  'command_id',
+  'command_result',
+  'command_error',
+  'call_status',
+  'cdr_field',
+  'variables',
+];
 
 /** A valid request of one of five calls, at a plausible point of the probe flow, spelled at random. */
 function validBody(r: Rand): Member[] {
@@ -57,11 +134,23 @@ function mutate(r: Rand, ms: Member[]): string {
     } else if (s === undefined) {
       const at = int(r, m.length);
       if (kind === 5) m[at] = [m[at]![0], pick(r, HOSTILE)];
-      else if (kind === 6) m.splice(int(r, m.length + 1), 0, [r() < 0.5 ? m[at]![0] : escapeAt(m[at]![0]), pick(r, [m[at]![1], ...HOSTILE])]);
+      else if (kind === 6)
+        m.splice(int(r, m.length + 1), 0, [
+          r() < 0.5 ? m[at]![0] : escapeAt(m[at]![0]),
+          pick(r, [m[at]![1], ...HOSTILE]),
+        ]);
       else if (kind === 7) m = m.filter((_, i) => i !== at);
-      else if (kind === 8) m = m.map(([k, v]): Member => (k === 'variables' ? [k, `{"a":${'['.repeat(25 + int(r, 20))}${v}${']'.repeat(25 + int(r, 20))}}`] : [k, v]));
+      else if (kind === 8)
+        m = m.map(([k, v]): Member =>
+          k === 'variables' ? [k, `{"a":${'['.repeat(25 + int(r, 20))}${v}${']'.repeat(25 + int(r, 20))}}`] : [k, v],
+        );
       else if (kind === 9) m.push([randomString(r, 4).replace(/["\\\u0000-\u001f]/g, ''), pick(r, HOSTILE)]);
-      else if (kind === 10) m = m.map(([k, v]): Member => (k === pick(r, FIELDS) && /^"[^"\\]*"$/.test(v) ? [spellString(r, k).slice(1, -1), spellString(r, v.slice(1, -1))] : [k, v]));
+      else if (kind === 10)
+        m = m.map(([k, v]): Member =>
+          k === pick(r, FIELDS) && /^"[^"\\]*"$/.test(v)
+            ? [spellString(r, k).slice(1, -1), spellString(r, v.slice(1, -1))]
+            : [k, v],
+        );
       else m.reverse();
     } else s = kind === 11 ? '\ufeff' + s : s + pick(r, ['x', '{}', ' ', '\n', ',', ']']);
   }
@@ -90,7 +179,14 @@ async function run(seed: number): Promise<{ digest: string; statuses: Record<str
         statuses[`${res.statusCode} ${body.error.code}`] = (statuses[`${res.statusCode} ${body.error.code}`] ?? 0) + 1;
       } else statuses['200'] = (statuses['200'] ?? 0) + 1;
       if (!parsed.ok) {
-        expect({ status: res.statusCode, code: JSON.parse(res.body).error.code, message: JSON.parse(res.body).error.message }, where).toEqual({ status: 400, code: parsed.code, message: parsed.message });
+        expect(
+          {
+            status: res.statusCode,
+            code: JSON.parse(res.body).error.code,
+            message: JSON.parse(res.body).error.message,
+          },
+          where,
+        ).toEqual({ status: 400, code: parsed.code, message: parsed.message });
         expect(store.writes, where).toBe(writes);
       } else if (res.statusCode === 200) {
         expect(res.body.endsWith(`,"variables":${parsed.request.variablesRaw}}`), where).toBe(true);
@@ -105,12 +201,21 @@ async function run(seed: number): Promise<{ digest: string; statuses: Record<str
 }
 
 describe('fuzz: mutated RT.Request bodies', () => {
-  it(`${CASES} seeded cases: 200 or 4xx with the envelope, never 5xx; refusals write nothing; the same answers on a second run`, async () => {
-    const a = await run(8);
-    // the fuzz reaches both sides: accepted requests and each kind of refusal
-    for (const key of ['200', '400 BAD_JSON', '400 BAD_REQUEST', '400 BODY_TOO_DEEP']) expect(a.statuses[key] ?? 0, JSON.stringify(a.statuses)).toBeGreaterThan(50);
-    expect(Object.keys(a.statuses).every((k) => k === '200' || k.startsWith('4')), JSON.stringify(a.statuses)).toBe(true);
-    const b = await run(8);
-    expect(b).toEqual(a);
-  }, 120_000);
+  it(
+    `${CASES} seeded cases: 200 or 4xx with the envelope, never 5xx; refusals write nothing; the same answers ` +
+      `on a second run`,
+    async () => {
+      const a = await run(8);
+      // the fuzz reaches both sides: accepted requests and each kind of refusal
+      for (const key of ['200', '400 BAD_JSON', '400 BAD_REQUEST', '400 BODY_TOO_DEEP'])
+        expect(a.statuses[key] ?? 0, JSON.stringify(a.statuses)).toBeGreaterThan(50);
+      expect(
+        Object.keys(a.statuses).every((k) => k === '200' || k.startsWith('4')),
+        JSON.stringify(a.statuses),
+      ).toBe(true);
+      const b = await run(8);
+      expect(b).toEqual(a);
+    },
+    120_000,
+  );
 });

@@ -8,7 +8,16 @@
 import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { change, escapeAt, members, post, probeServer, text, type Member, type WatchedStore } from '../helpers/parse.js';
+import {
+  change,
+  escapeAt,
+  members,
+  post,
+  probeServer,
+  text,
+  type Member,
+  type WatchedStore,
+} from '../helpers/parse.js';
 import { RT_REQUEST_FIELDS } from '../../src/protocol/request.js';
 
 const VARS = '{"crm":"C-1","n":[1,2.5,"x"]}';
@@ -36,11 +45,23 @@ async function effect(body: string | Buffer, headers: Record<string, string> = {
   await store.set('4242', snapshot, 60_000);
   store.writes = 0;
   const res = await post(app, body, headers);
-  return { status: res.statusCode, body: res.body, state: await store.get('4242'), writes: store.writes, size: await store.size() };
+  return {
+    status: res.statusCode,
+    body: res.body,
+    state: await store.get('4242'),
+    writes: store.writes,
+    size: await store.size(),
+  };
 }
 
 /** The refusal expected: status, code, message; and the call as it was, the store untouched. */
-async function expectRefused(body: string | Buffer, status: number, code: string, message: string | RegExp, headers: Record<string, string> = {}) {
+async function expectRefused(
+  body: string | Buffer,
+  status: number,
+  code: string,
+  message: string | RegExp,
+  headers: Record<string, string> = {},
+) {
   const e = await effect(body, headers);
   expect({ status: e.status, code: JSON.parse(e.body).error.code }, e.body).toEqual({ status, code });
   expect(Object.keys(JSON.parse(e.body))).toEqual(['error']);
@@ -58,8 +79,10 @@ async function expectSameAs(body: string | Buffer, plain: string) {
   expect(got).toEqual(want);
 }
 
-const dup = (key: string, at: number) => `the key ${JSON.stringify(key)} appears twice in one object (again at offset ${at}): each key may appear once`;
-const syntax = (shown: string, at: number, wanted: string) => `the body is not valid JSON: ${shown} at offset ${at} where ${wanted} was expected`;
+const dup = (key: string, at: number) =>
+  `the key ${JSON.stringify(key)} appears twice in one object (again at offset ${at}): each key may appear once`;
+const syntax = (shown: string, at: number, wanted: string) =>
+  `the body is not valid JSON: ${shown} at offset ${at} where ${wanted} was expected`;
 const withVars = (vars: string) => text(change(NEXT, 'variables', ([k]) => [k, vars]));
 const withValue = (key: string, raw: string) => text(change(NEXT, key, ([k]) => [k, raw]));
 const nested = (depth: number, inner = '1') => '['.repeat(depth) + inner + ']'.repeat(depth);
@@ -83,11 +106,14 @@ describe('escaped key names', () => {
     await expectSameAs(text(change(NEXT, f, ([k, v]) => [escapeAt(k, 1), v])), BASE);
   });
 
-  it.each(RT_REQUEST_FIELDS.map((f) => [f]))('"%s" and its escaped spelling together: 400, whichever comes second', async (f) => {
-    const value = NEXT.find((m) => m[0] === f)![1];
-    const body = text([...NEXT, [escapeAt(f, 0), value]]);
-    await expectRefused(body, 400, 'BAD_REQUEST', dup(f, body.lastIndexOf(`"${escapeAt(f, 0)}"`)));
-  });
+  it.each(RT_REQUEST_FIELDS.map((f) => [f]))(
+    '"%s" and its escaped spelling together: 400, whichever comes second',
+    async (f) => {
+      const value = NEXT.find((m) => m[0] === f)![1];
+      const body = text([...NEXT, [escapeAt(f, 0), value]]);
+      await expectRefused(body, 400, 'BAD_REQUEST', dup(f, body.lastIndexOf(`"${escapeAt(f, 0)}"`)));
+    },
+  );
 
   it('"v\\u0061riables" before "variables": 400 too (the reply and the engine cannot disagree)', async () => {
     const body = text([['v\\u0061riables', '{"evil":1}'], ...NEXT]);
@@ -119,10 +145,18 @@ describe('duplicate keys are refused everywhere', () => {
 });
 
 describe('__proto__ is never a key', () => {
-  it.each(['{"__proto__":{"crm":"x"}}', '{"a":{"__proto__":1}}', '{"__pr\\u006fto__":1}'])('in variables: %s', async (vars) => {
-    const body = withVars(vars);
-    await expectRefused(body, 400, 'BAD_REQUEST', `the key "__proto__" at offset ${body.indexOf('"__pr', body.indexOf('"variables"'))} is not allowed`);
-  });
+  it.each(['{"__proto__":{"crm":"x"}}', '{"a":{"__proto__":1}}', '{"__pr\\u006fto__":1}'])(
+    'in variables: %s',
+    async (vars) => {
+      const body = withVars(vars);
+      await expectRefused(
+        body,
+        400,
+        'BAD_REQUEST',
+        `the key "__proto__" at offset ${body.indexOf('"__pr', body.indexOf('"variables"'))} is not allowed`,
+      );
+    },
+  );
 
   it('at the top level', async () => {
     const body = text([['__proto__', '{"variables":{}}'], ...NEXT]);
@@ -130,13 +164,20 @@ describe('__proto__ is never a key', () => {
   });
 
   it('constructor and prototype are ordinary keys', async () => {
-    await expectSameAs(withVars('{"prototype":2,"constructor":{"prototype":1}}'), withVars('{"constructor":{"prototype":1},"prototype":2}'));
+    await expectSameAs(
+      withVars('{"prototype":2,"constructor":{"prototype":1}}'),
+      withVars('{"constructor":{"prototype":1},"prototype":2}'),
+    );
   });
 });
 
 describe('numbers and other values where objects and strings are expected', () => {
   it.each([
-    ['variables', '18446744073709551616', 'field variables must be a JSON object ({} when empty), got number 18446744073709551616'],
+    [
+      'variables',
+      '18446744073709551616',
+      'field variables must be a JSON object ({} when empty), got number 18446744073709551616',
+    ],
     ['variables', '1e400', 'field variables must be a JSON object ({} when empty), got number 1e400'],
     ['variables', '[]', 'field variables must be a JSON object ({} when empty), got an array'],
     ['variables', '"{}"', 'field variables must be a JSON object ({} when empty), got "{}"'],
@@ -145,12 +186,20 @@ describe('numbers and other values where objects and strings are expected', () =
     ['app', '18446744073709551616', 'field app must be a string, got number 18446744073709551616'],
     ['cli_name', '{"a":1}', 'field cli_name must be a string, got an object'],
     ['request_hash', '1e400', 'field request_hash must be a string or null, got number 1e400'],
-    ['callid', '18446744073709551616', 'field callid must be an unsigned 64-bit integer, got number 18446744073709551616'],
+    [
+      'callid',
+      '18446744073709551616',
+      'field callid must be an unsigned 64-bit integer, got number 18446744073709551616',
+    ],
     ['callid', '1e400', 'field callid must be an unsigned 64-bit integer written with digits only, got 1e400'],
     ['callid', '4242.0', 'field callid must be an unsigned 64-bit integer written with digits only, got 4242.0'],
     ['callid', '-4242', 'field callid must be an unsigned 64-bit integer, got number -4242'],
     ['callid', '"4242"', 'field callid must be an unsigned 64-bit integer, got "4242"'],
-    ['command_id', '18446744073709551616', 'field command_id must be a non-negative integer, got number 18446744073709551616'],
+    [
+      'command_id',
+      '18446744073709551616',
+      'field command_id must be a non-negative integer, got number 18446744073709551616',
+    ],
     ['command_id', '9007199254740993', 'field command_id must be a non-negative integer, got number 9007199254740993'],
     ['command_id', '1E0', 'field command_id must be a non-negative integer written with digits only, got 1E0'],
     ['command_id', 'null', 'field command_id must be a non-negative integer, got null'],
@@ -166,12 +215,16 @@ describe('numbers and other values where objects and strings are expected', () =
   });
 
   it('numbers inside variables: one value and one spelling, every digit kept', async () => {
-    await expectSameAs(withVars('{"big":123456789012345678901234567890,"f":1.0,"e":1E2,"z":-0,"x":1e400}'), withVars('{"big":123456789012345678901234567890,"e":100,"f":1,"x":1e+400,"z":0}'));
+    await expectSameAs(
+      withVars('{"big":123456789012345678901234567890,"f":1.0,"e":1E2,"z":-0,"x":1e400}'),
+      withVars('{"big":123456789012345678901234567890,"e":100,"f":1,"x":1e+400,"z":0}'),
+    );
   });
 });
 
 describe('deep nesting: 400 BODY_TOO_DEEP, never a stack overflow or a 500', () => {
-  const tooDeep = (at: number) => `the body nests objects and arrays more than 32 deep (at offset ${at}): see server.body_depth`;
+  const tooDeep = (at: number) =>
+    `the body nests objects and arrays more than 32 deep (at offset ${at}): see server.body_depth`;
 
   it('variables up to 32 deep (the body is 1, variables 2) are accepted', async () => {
     await expectSameAs(withVars(`{"a":${nested(30)}}`), withVars(`{"a": ${nested(30)} }`));
@@ -179,7 +232,11 @@ describe('deep nesting: 400 BODY_TOO_DEEP, never a stack overflow or a 500', () 
 
   it.each([
     ['in variables', (d: number) => withVars(`{"a":${nested(d)}}`), 30],
-    ['in variables, with a big number', (d: number) => withVars(`{"a":${nested(d, '123456789012345678901234567890')}}`), 30],
+    [
+      'in variables, with a big number',
+      (d: number) => withVars(`{"a":${nested(d, '123456789012345678901234567890')}}`),
+      30,
+    ],
     ['in variables, objects', (d: number) => withVars('{"a":'.repeat(d) + '1' + '}'.repeat(d)), 31],
     ['in a string field', (d: number) => withValue('app', nested(d)), 31],
     ['in an unknown member', (d: number) => text([...NEXT, ['extra', nested(d)]]), 31],
@@ -198,7 +255,8 @@ describe('deep nesting: 400 BODY_TOO_DEEP, never a stack overflow or a 500', () 
 });
 
 describe('strings: lone surrogates, escapes, raw bytes', () => {
-  const lone = (at: number) => `the string at offset ${at} holds a lone surrogate (a UTF-16 half not in a pair): strings must be valid Unicode`;
+  const lone = (at: number) =>
+    `the string at offset ${at} holds a lone surrogate (a UTF-16 half not in a pair): strings must be valid Unicode`;
 
   it.each(['"\\ud800"', '"\\udc00"', '"a\\ude00\\ud83d"', '"\\ud83d\\u0041"'])('cli_name %s: 400', async (raw) => {
     const body = withValue('cli_name', raw);
@@ -215,19 +273,31 @@ describe('strings: lone surrogates, escapes, raw bytes', () => {
     await expectSameAs(withVars('{"s":"\\ud83d\\ude00\\t\\u0041"}'), withVars('{"s":"😀\\tA"}'));
   });
 
-  it('bytes that are not UTF-8 (an encoded surrogate) reach the engine as U+FFFD, as the transport decodes them', async () => {
-    const [before, after] = withValue('cli_name', '"@"').split('@') as [string, string];
-    const body = Buffer.concat([Buffer.from(before), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from(after)]);
-    await expectSameAs(body, withValue('cli_name', '"\\ufffd\\ufffd\\ufffd"'));
-  });
+  it(
+    'bytes that are not UTF-8 (an encoded surrogate) reach the ' + 'engine as U+FFFD, as the transport decodes them',
+    async () => {
+      const [before, after] = withValue('cli_name', '"@"').split('@') as [string, string];
+      const body = Buffer.concat([Buffer.from(before), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from(after)]);
+      await expectSameAs(body, withValue('cli_name', '"\\ufffd\\ufffd\\ufffd"'));
+    },
+  );
 
   it('a control character must be escaped', async () => {
     const body = withValue('cli_name', '"a\tb"');
-    await expectRefused(body, 400, 'BAD_JSON', `the body is not valid JSON: U+0009 at offset ${body.indexOf('\t')} where a character of a string (control characters must be escaped) was expected`);
+    await expectRefused(
+      body,
+      400,
+      'BAD_JSON',
+      `the body is not valid JSON: U+0009 at offset ${body.indexOf('\t')} where a character of a string ` +
+        `(control characters must be escaped) was expected`,
+    );
   });
 
   it('huge strings within the body limit are read (and echoed) whole', async () => {
-    await expectSameAs(withValue('cli_name', JSON.stringify('\\u0041'.repeat(9000)).replaceAll('\\\\', '\\')), withValue('cli_name', JSON.stringify('A'.repeat(9000))));
+    await expectSameAs(
+      withValue('cli_name', JSON.stringify('\\u0041'.repeat(9000)).replaceAll('\\\\', '\\')),
+      withValue('cli_name', JSON.stringify('A'.repeat(9000))),
+    );
     const big = '{"note":"' + 'x'.repeat(60_000) + '"}';
     const e = await effect(withVars(big));
     expect(e.status, e.body.slice(0, 200)).toBe(200);
@@ -238,26 +308,79 @@ describe('strings: lone surrogates, escapes, raw bytes', () => {
 describe('not JSON', () => {
   const end = BASE.length;
   it.each([
-    ['a byte order mark', '\ufeff' + BASE, 'the body is not valid JSON: it starts with a byte order mark (U+FEFF), which JSON sent over a network must not have'],
+    [
+      'a byte order mark',
+      '\ufeff' + BASE,
+      'the body is not valid JSON: it starts with a byte order mark (U+FEFF), which JSON sent over a network ' +
+        'must not have',
+    ],
     ['trailing garbage', BASE + 'x', syntax("'x'", end, 'the end of the body')],
     ['a second object', BASE + '{}', syntax("'{'", end, 'the end of the body')],
     ['a trailing NUL', BASE + '\u0000', syntax('U+0000', end, 'the end of the body')],
     ['NaN', withVars('{"a":NaN}'), syntax("'N'", withVars('{"a":NaN}').indexOf('NaN'), 'a JSON value')],
-    ['Infinity', withVars('{"a":Infinity}'), syntax("'I'", withVars('{"a":Infinity}').indexOf('Infinity'), 'a JSON value')],
-    ['-Infinity', withVars('{"a":-Infinity}'), syntax("'I'", withVars('{"a":-Infinity}').indexOf('Infinity'), 'a digit')],
-    ['command_id NaN', withValue('command_id', 'NaN'), syntax("'N'", withValue('command_id', 'NaN').indexOf('NaN'), 'a JSON value')],
-    ['a leading zero', withValue('command_id', '01'), syntax("'1'", withValue('command_id', '01').indexOf('01') + 1, "',' or '}'")],
+    [
+      'Infinity',
+      withVars('{"a":Infinity}'),
+      syntax("'I'", withVars('{"a":Infinity}').indexOf('Infinity'), 'a JSON value'),
+    ],
+    [
+      '-Infinity',
+      withVars('{"a":-Infinity}'),
+      syntax("'I'", withVars('{"a":-Infinity}').indexOf('Infinity'), 'a digit'),
+    ],
+    [
+      'command_id NaN',
+      withValue('command_id', 'NaN'),
+      syntax("'N'", withValue('command_id', 'NaN').indexOf('NaN'), 'a JSON value'),
+    ],
+    [
+      'a leading zero',
+      withValue('command_id', '01'),
+      syntax("'1'", withValue('command_id', '01').indexOf('01') + 1, "',' or '}'"),
+    ],
     ['a plus sign', withVars('{"a":+1}'), syntax("'+'", withVars('{"a":+1}').indexOf('+1}'), 'a JSON value')],
     ['a bare fraction', withVars('{"a":.5}'), syntax("'.'", withVars('{"a":.5}').indexOf('.5'), 'a JSON value')],
-    ['a dot and no digits', withVars('{"a":1.}'), syntax("'}'", withVars('{"a":1.}').indexOf('1.') + 2, 'a digit after the decimal point')],
+    [
+      'a dot and no digits',
+      withVars('{"a":1.}'),
+      syntax("'}'", withVars('{"a":1.}').indexOf('1.') + 2, 'a digit after the decimal point'),
+    ],
     ['hex', withVars('{"a":0x10}'), syntax("'x'", withVars('{"a":0x10}').indexOf('0x') + 1, "',' or '}'")],
     ['single quotes', withVars("{'a':1}"), syntax("'''", withVars("{'a':1}").indexOf("'a'"), 'a key (a string)')],
-    ['a trailing comma', withVars('{"a":1,}'), syntax("'}'", withVars('{"a":1,}').indexOf(',}') + 1, 'a key (a string)')],
+    [
+      'a trailing comma',
+      withVars('{"a":1,}'),
+      syntax("'}'", withVars('{"a":1,}').indexOf(',}') + 1, 'a key (a string)'),
+    ],
     ['a comment', withVars('{"a":1/*x*/}'), syntax("'/'", withVars('{"a":1/*x*/}').indexOf('/*'), "',' or '}'")],
-    ['a bad escape', withValue('cli_name', '"\\x41"'), syntax("'\\'", withValue('cli_name', '"\\x41"').indexOf('\\x'), 'an escape (\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\u and 4 hex digits)')],
-    ['a short \\u escape', withValue('cli_name', '"\\u12"'), syntax("'\\'", withValue('cli_name', '"\\u12"').indexOf('\\u'), 'an escape (\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\u and 4 hex digits)')],
-    ['no-break space as whitespace', BASE.replace(',"app"', ',\u00a0"app"').replace('{"app"', '{\u00a0"app"'), syntax('U+00A0', 1, 'a key (a string)')],
-    ['an unterminated string', BASE.slice(0, BASE.indexOf('"Ada') + 3), 'the body is not valid JSON: it ends where the end of a string (a quote) was expected'],
+    [
+      'a bad escape',
+      withValue('cli_name', '"\\x41"'),
+      syntax(
+        "'\\'",
+        withValue('cli_name', '"\\x41"').indexOf('\\x'),
+        'an escape (\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\u and 4 hex digits)',
+      ),
+    ],
+    [
+      'a short \\u escape',
+      withValue('cli_name', '"\\u12"'),
+      syntax(
+        "'\\'",
+        withValue('cli_name', '"\\u12"').indexOf('\\u'),
+        'an escape (\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\u and 4 hex digits)',
+      ),
+    ],
+    [
+      'no-break space as whitespace',
+      BASE.replace(',"app"', ',\u00a0"app"').replace('{"app"', '{\u00a0"app"'),
+      syntax('U+00A0', 1, 'a key (a string)'),
+    ],
+    [
+      'an unterminated string',
+      BASE.slice(0, BASE.indexOf('"Ada') + 3),
+      'the body is not valid JSON: it ends where the end of a string (a quote) was expected',
+    ],
     ['an unterminated object', BASE.slice(0, -1), "the body is not valid JSON: it ends where ',' or '}' was expected"],
     ['an empty body', '', 'the body is not valid JSON: it ends where a JSON value was expected'],
     ['whitespace only', ' \n', 'the body is not valid JSON: it ends where a JSON value was expected'],
@@ -266,7 +389,12 @@ describe('not JSON', () => {
   });
 
   it('a byte order mark as bytes (EF BB BF) is refused too', async () => {
-    await expectRefused(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(BASE)]), 400, 'BAD_JSON', /byte order mark/);
+    await expectRefused(
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(BASE)]),
+      400,
+      'BAD_JSON',
+      /byte order mark/,
+    );
   });
 
   it('JSON whitespace around and inside is fine', async () => {
@@ -288,7 +416,13 @@ describe('Content-Encoding', () => {
     ['gzip, identity', Buffer.from(BASE)],
     ['', Buffer.from(BASE)],
   ])('%s: 415 UNSUPPORTED_ENCODING, the body unread', async (encoding, body) => {
-    await expectRefused(body, 415, 'UNSUPPORTED_ENCODING', `Content-Encoding ${JSON.stringify(encoding)} is not supported: send the body uncompressed (identity)`, { 'content-encoding': encoding });
+    await expectRefused(
+      body,
+      415,
+      'UNSUPPORTED_ENCODING',
+      `Content-Encoding ${JSON.stringify(encoding)} is not supported: send the body uncompressed (identity)`,
+      { 'content-encoding': encoding },
+    );
   });
 
   it.each(['identity', ' Identity '])('%s is the body as sent', async (encoding) => {

@@ -8,7 +8,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { parseRtRequest } from '../../src/protocol/request.js';
 import { members, post, probeServer, readEcho, text, type WatchedStore } from '../helpers/parse.js';
-import { randomObject, randomString, rng, shuffle, spell, spellString, ws, type J, type Rand } from '../helpers/spell.js';
+import {
+  randomObject,
+  randomString,
+  rng,
+  shuffle,
+  spell,
+  spellString,
+  ws,
+  type J,
+  type Rand,
+} from '../helpers/spell.js';
 
 interface Req {
   strings: Record<string, string>;
@@ -16,7 +26,16 @@ interface Req {
   variables: J;
 }
 
-const STRING_FIELDS = ['app', 'cli_name', 'cli_number', 'date_started', 'number', 'command_result', 'command_error', 'cdr_field'] as const;
+const STRING_FIELDS = [
+  'app',
+  'cli_name',
+  'cli_number',
+  'date_started',
+  'number',
+  'command_result',
+  'command_error',
+  'cdr_field',
+] as const;
 
 function randomRequest(r: Rand): Req {
   const strings: Record<string, string> = {};
@@ -36,7 +55,17 @@ function spellRequest(r: Rand, q: Req): string {
     ['variables', spell(r, q.variables)],
     ...STRING_FIELDS.map((f): [string, string] => [f, spellString(r, q.strings[f]!)]),
   ];
-  return ws(r) + '{' + ws(r) + shuffle(r, m).map(([k, v]) => spellString(r, k) + ws(r) + ':' + ws(r) + v).join(ws(r) + ',' + ws(r)) + ws(r) + '}' + ws(r);
+  return (
+    ws(r) +
+    '{' +
+    ws(r) +
+    shuffle(r, m)
+      .map(([k, v]) => spellString(r, k) + ws(r) + ':' + ws(r) + v)
+      .join(ws(r) + ',' + ws(r)) +
+    ws(r) +
+    '}' +
+    ws(r)
+  );
 }
 
 describe('parser: spellings of one request', () => {
@@ -82,32 +111,47 @@ describe('server: spellings of one request', () => {
     return { status: res.statusCode, body: res.body, state: await store.get('4242') };
   }
 
-  it('40 random requests, 4 spellings each: the same reply bytes and stored state; engine, state and echo agree', async () => {
-    const r = rng(42);
-    for (let n = 0; n < 40; n++) {
-      const q = randomRequest(r);
-      const body = spellRequest(r, q);
-      const want = await effect(body);
-      expect(want.status, want.body).toBe(200);
-      const parsed = parseRtRequest(body);
-      if (!parsed.ok) throw new Error(parsed.message);
-      // the reply echoes the parser's canonical text; the state keeps the data the engine read
-      expect(want.body.endsWith(`,"variables":${parsed.request.variablesRaw}}`)).toBe(true);
-      const state = JSON.parse(want.state!) as { vars: { variables: unknown; seen: string } };
-      // (the CEL copy: cel-js refuses a map with its own "constructor" key, the set then fails; a flow-evaluation matter)
-      if (!Object.hasOwn(parsed.request.variables, 'constructor')) expect(state.vars.variables).toEqual(parsed.request.variables);
-      expect(state.vars.seen).toBe(JSON.stringify(parsed.request.variables));
-      expect(readEcho(want.body)).toEqual(parsed.request.variables);
-      for (let k = 0; k < 3; k++) {
-        const other = spellRequest(r, q);
-        expect(await effect(other), other).toEqual(want);
+  it(
+    '40 random requests, 4 spellings each: the same reply ' + 'bytes and stored state; engine, state and echo agree',
+    async () => {
+      const r = rng(42);
+      for (let n = 0; n < 40; n++) {
+        const q = randomRequest(r);
+        const body = spellRequest(r, q);
+        const want = await effect(body);
+        expect(want.status, want.body).toBe(200);
+        const parsed = parseRtRequest(body);
+        if (!parsed.ok) throw new Error(parsed.message);
+        // the reply echoes the parser's canonical text; the state keeps the data the engine read
+        expect(want.body.endsWith(`,"variables":${parsed.request.variablesRaw}}`)).toBe(true);
+        const state = JSON.parse(want.state!) as { vars: { variables: unknown; seen: string } };
+        // (the CEL copy: cel-js refuses a map with its own "constructor" key, the set then fails; a flow-evaluation
+        // matter)
+        if (!Object.hasOwn(parsed.request.variables, 'constructor'))
+          expect(state.vars.variables).toEqual(parsed.request.variables);
+        expect(state.vars.seen).toBe(JSON.stringify(parsed.request.variables));
+        expect(readEcho(want.body)).toEqual(parsed.request.variables);
+        for (let k = 0; k < 3; k++) {
+          const other = spellRequest(r, q);
+          expect(await effect(other), other).toEqual(want);
+        }
       }
-    }
-  });
+    },
+  );
 
   it('a sample of what is compared: escapes, order and number spellings differ, the reply does not', async () => {
     const r = rng(7);
-    const q: Req = { strings: { ...Object.fromEntries(STRING_FIELDS.map((f) => [f, 'x'])), cli_name: 'Zoë "Z" 😀' }, request_hash: null, variables: { t: 'obj', members: [['b', { t: 'num', neg: false, d: '25', f: 1 }], ['a', { t: 'str', s: 'é/\n' }]] } };
+    const q: Req = {
+      strings: { ...Object.fromEntries(STRING_FIELDS.map((f) => [f, 'x'])), cli_name: 'Zoë "Z" 😀' },
+      request_hash: null,
+      variables: {
+        t: 'obj',
+        members: [
+          ['b', { t: 'num', neg: false, d: '25', f: 1 }],
+          ['a', { t: 'str', s: 'é/\n' }],
+        ],
+      },
+    };
     const bodies = [spellRequest(r, q), spellRequest(r, q), spellRequest(r, q)];
     expect(new Set(bodies).size).toBe(3);
     const replies = await Promise.all(bodies.map(async (b) => (await effect(b)).body));

@@ -23,7 +23,12 @@ afterEach(async () => {
 });
 
 function post(a: FastifyInstance, url: string, over: Partial<RtFields> = {}, headers: Record<string, string> = {}) {
-  return a.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, payload: rtBody(over) });
+  return a.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json', ...headers },
+    payload: rtBody(over),
+  });
 }
 
 const basic = (u: string, p: string) => 'Basic ' + Buffer.from(`${u}:${p}`).toString('base64');
@@ -34,16 +39,30 @@ describe('POST /rt/:flow', () => {
     const res = await post(app, '/rt/desk');
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toContain('application/json');
-    expect(res.json()).toEqual({ command: 'read', command_id: 1, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for sales.', max_digits: 1 }, variables: {} });
+    expect(res.json()).toEqual({
+      command: 'read',
+      command_id: 1,
+      params: { media_id: 'TTS|TTS_EN-GB_SERENA|Press 1 for sales.', max_digits: 1 },
+      variables: {},
+    });
   });
 
   it('walks a whole call and, on HANGUP, keeps only a tombstone of it', async () => {
     const { app, store } = await server();
     await post(app, '/rt/desk');
     const r2 = await post(app, '/rt/desk', { command: 'read', command_id: 1, command_result: '1' });
-    expect(r2.json()).toEqual({ command: 'dialout', command_id: 2, params: { targets: [{ number: '+33123456789', timeout: 30 }] }, variables: {} });
+    expect(r2.json()).toEqual({
+      command: 'dialout',
+      command_id: 2,
+      params: { targets: [{ number: '+33123456789', timeout: 30 }] },
+      variables: {},
+    });
     const r3 = await post(app, '/rt/desk', { command: 'dialout', command_id: 2, command_result: 'NOANSWER' });
-    expect(r3.json()).toMatchObject({ command: 'play', command_id: 3, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Goodbye.' } });
+    expect(r3.json()).toMatchObject({
+      command: 'play',
+      command_id: 3,
+      params: { media_id: 'TTS|TTS_EN-GB_SERENA|Goodbye.' },
+    });
     const r4 = await post(app, '/rt/desk', { command: 'play', command_id: 3, command_result: '0' });
     expect(r4.json()).toMatchObject({ command: 'hangup', command_id: 4, params: {} });
     expect(await store.size()).toBe(1);
@@ -61,7 +80,11 @@ describe('POST /rt/:flow', () => {
     // the same terminal request again, then late live requests of the call: none restarts the flow
     const again = await post(app, '/rt/desk', { command: 'read', command_id: 1, call_status: 'HANGUP' });
     expect(again.body).toBe(end.body);
-    for (const late of [{ command: 'read', command_id: 1, command_result: '1' }, { command: '', command_id: 0 }, { command: 'play', command_id: 9, command_result: '0' }]) {
+    for (const late of [
+      { command: 'read', command_id: 1, command_result: '1' },
+      { command: '', command_id: 0 },
+      { command: 'play', command_id: 9, command_result: '0' },
+    ]) {
       const res = await post(app, '/rt/desk', late);
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual({ command: 'hangup', command_id: late.command_id + 1, params: {}, variables: {} });
@@ -81,14 +104,17 @@ describe('POST /rt/:flow', () => {
     expect((await post(app, '/rt/desk')).json()).toMatchObject({ command: 'read', command_id: 1 });
   });
 
-  it.each(['HANGUP', 'NOANSWER', 'BUSY', 'CONGESTION', 'REJECTED'])('ends the call on %s with 200 and a hangup', async (status) => {
-    const { app, store } = await server();
-    await post(app, '/rt/desk');
-    const res = await post(app, '/rt/desk', { command: 'read', command_id: 1, call_status: status });
-    expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ command: 'hangup', params: {}, variables: {} });
-    expect(await store.get('4242')).toBe(ENDED);
-  });
+  it.each(['HANGUP', 'NOANSWER', 'BUSY', 'CONGESTION', 'REJECTED'])(
+    'ends the call on %s with 200 and a hangup',
+    async (status) => {
+      const { app, store } = await server();
+      await post(app, '/rt/desk');
+      const res = await post(app, '/rt/desk', { command: 'read', command_id: 1, call_status: status });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toMatchObject({ command: 'hangup', params: {}, variables: {} });
+      expect(await store.get('4242')).toBe(ENDED);
+    },
+  );
 
   it('answers a terminal request for an unknown call with a hangup and keeps only its tombstone', async () => {
     const { app, store } = await server();
@@ -121,7 +147,13 @@ describe('POST /rt/:flow', () => {
     const a = await post(app, '/rt/desk', { callid: '9007199254740993', variables: vars });
     await post(app, '/rt/desk', { callid: '9007199254740992' });
     expect(a.body.endsWith(`"variables":${vars}}`)).toBe(true);
-    await post(app, '/rt/desk', { callid: '9007199254740993', command: 'read', command_id: 1, command_result: '1', variables: vars });
+    await post(app, '/rt/desk', {
+      callid: '9007199254740993',
+      command: 'read',
+      command_id: 1,
+      command_result: '1',
+      variables: vars,
+    });
     expect(await store.size()).toBe(2);
     expect(JSON.parse((await store.get('9007199254740993'))!).commandId).toBe(2);
     expect(JSON.parse((await store.get('9007199254740992'))!).commandId).toBe(1);
@@ -187,7 +219,9 @@ describe('bad requests never touch state', () => {
     const none = await post(app, '/rt/desk');
     expect(none.statusCode).toBe(401);
     expect(none.headers['www-authenticate']).toContain('Basic');
-    expect(none.json()).toEqual({ error: { code: 'AUTH_REQUIRED', message: 'valid HTTP Basic credentials are required' } });
+    expect(none.json()).toEqual({
+      error: { code: 'AUTH_REQUIRED', message: 'valid HTTP Basic credentials are required' },
+    });
     expect((await post(app, '/rt/desk', {}, { authorization: basic('svc', 'wrong') })).statusCode).toBe(401);
     expect((await post(app, '/rt/desk', {}, { authorization: 'Bearer x' })).statusCode).toBe(401);
     expect(await store.size()).toBe(0);
@@ -197,13 +231,25 @@ describe('bad requests never touch state', () => {
 
   it('400 BAD_JSON, 400 BAD_REQUEST, 413 BODY_TOO_LARGE, 405 for GET', async () => {
     const { app, store } = await server({ bodyLimit: 2048 });
-    const badJson = await app.inject({ method: 'POST', url: '/rt/desk', headers: { 'content-type': 'application/json' }, payload: '{"app":' });
+    const badJson = await app.inject({
+      method: 'POST',
+      url: '/rt/desk',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"app":',
+    });
     expect(badJson.statusCode).toBe(400);
     expect(badJson.json().error.code).toBe('BAD_JSON');
     const o = JSON.parse(rtBody());
     delete o.cdr_field;
-    const missing = await app.inject({ method: 'POST', url: '/rt/desk', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(o) });
-    expect(missing.json()).toEqual({ error: { code: 'BAD_REQUEST', message: 'missing field cdr_field: an RT.Request has all 14 fields' } });
+    const missing = await app.inject({
+      method: 'POST',
+      url: '/rt/desk',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify(o),
+    });
+    expect(missing.json()).toEqual({
+      error: { code: 'BAD_REQUEST', message: 'missing field cdr_field: an RT.Request has all 14 fields' },
+    });
     const big = await post(app, '/rt/desk', { variables: { blob: 'x'.repeat(4096) } });
     expect(big.statusCode).toBe(413);
     expect(big.json().error.code).toBe('BODY_TOO_LARGE');
@@ -218,7 +264,12 @@ describe('bad requests never touch state', () => {
     await post(app, '/rt/desk');
     const before = await store.get('4242');
     const o = { ...JSON.parse(rtBody({ command: 'read', command_id: 1, command_result: '1' })), command_id: 'x' };
-    const res = await app.inject({ method: 'POST', url: '/rt/desk', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(o) });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/rt/desk',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify(o),
+    });
     expect(res.statusCode).toBe(400);
     expect(await store.get('4242')).toBe(before);
     const ok = await post(app, '/rt/desk', { command: 'read', command_id: 1, command_result: '1' });
@@ -246,7 +297,12 @@ describe('deadline', () => {
     const slow: CallStore = hooked(inner, { load: () => new Promise((r) => setTimeout(r, 250)) });
     const { app } = await server({ store: slow, deadlineMs: 100, fallback: 'TTS|TTS_EN-GB_SERENA|Please hold on.' });
     const late = await post(app, '/rt/desk', { command: 'read', command_id: 0 });
-    expect(late.json()).toEqual({ command: 'play', command_id: 0, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Please hold on.' }, variables: {} });
+    expect(late.json()).toEqual({
+      command: 'play',
+      command_id: 0,
+      params: { media_id: 'TTS|TTS_EN-GB_SERENA|Please hold on.' },
+      variables: {},
+    });
   });
 
   it('a late step that failed: the fallback result is not taken as the caller input', async () => {
@@ -270,7 +326,12 @@ describe('deadline', () => {
     failSet = false;
     const next = await post(app, '/rt/desk', { command: 'wait', command_id: 1, command_result: '0' });
     // the caller pressed 1 (sales), not 0
-    expect(next.json()).toEqual({ command: 'dialout', command_id: 2, params: { targets: [{ number: '+33123456789', timeout: 30 }] }, variables: {} });
+    expect(next.json()).toEqual({
+      command: 'dialout',
+      command_id: 2,
+      params: { targets: [{ number: '+33123456789', timeout: 30 }] },
+      variables: {},
+    });
   });
 });
 
@@ -282,7 +343,9 @@ describe('GET /health', () => {
     const h = res.json();
     // a refused file: still serving (200), but degraded (Part M of issue 12)
     expect(h.status).toBe('degraded');
-    expect(h.reason).toBe('1 flow file is refused (see refused): a flow whose edit is refused serves its previous version');
+    expect(h.reason).toBe(
+      '1 flow file is refused (see refused): a flow whose edit is refused serves its previous version',
+    );
     expect(h.flows.map((f: { name: string }) => f.name)).toEqual(['desk', 'other']);
     expect(h.flows[0].version).toMatch(/^[0-9a-f]{12}$/);
     expect(h.refused).toHaveLength(1);
@@ -298,10 +361,17 @@ describe('numbers beyond 2^53 in variables', () => {
     const { join } = await import('node:path');
     const { tmpdir } = await import('node:os');
     const dir = mkdtempSync(join(tmpdir(), 'callscript-vars-'));
-    writeFileSync(join(dir, 'kill.yaml'), 'version: 1\nstart: k\nsteps:\n  k:\n    hangup_callid: "{{ call.variables.other }}"\n    next: end\n  end: { hangup: {} }\n');
+    writeFileSync(
+      join(dir, 'kill.yaml'),
+      'version: 1\nstart: k\nsteps:\n  k:\n    hangup_callid: "{{ call.variables.other }}"\n    next: end\n  ' +
+        'end: { hangup: {} }\n',
+    );
     app = await buildServer({ flowsDir: dir, logLevel: false });
     const res = await post(app, '/rt/kill', { variables: '{"other":9007199254740993}' });
-    expect(res.body).toBe('{"command":"hangup_callid","command_id":1,"params":{"callid":9007199254740993},"variables":{"other":9007199254740993}}');
+    expect(res.body).toBe(
+      '{"command":"hangup_callid","command_id":1,"params":{"callid":9007199254740993},' +
+        '"variables":{"other":9007199254740993}}',
+    );
   });
 });
 
@@ -312,10 +382,15 @@ describe('a request must report the command it answers', () => {
     const before = await store.get('4242');
     const res = await post(app, '/rt/desk', { command: 'play', command_id: 1, command_result: '0' });
     expect(res.statusCode).toBe(409);
-    expect(res.json().error).toEqual({ code: 'STALE_REQUEST', message: 'the request reports command "play" #1, but command #1 of this call is "read"' });
+    expect(res.json().error).toEqual({
+      code: 'STALE_REQUEST',
+      message: 'the request reports command "play" #1, but command #1 of this call is "read"',
+    });
     expect(await store.get('4242')).toBe(before);
     const ahead = await post(app, '/rt/desk', { command: 'read', command_id: 9, command_result: '1' });
-    expect(ahead.json().error.message).toBe("command_id 9 is ahead of the call's latest command 1: no such command was sent");
+    expect(ahead.json().error.message).toBe(
+      "command_id 9 is ahead of the call's latest command 1: no such command was sent",
+    );
   });
 });
 
@@ -328,7 +403,12 @@ describe('review fixes', () => {
 
   it('answers 405 with Allow for every other method on /rt and /health', async () => {
     const { app } = await server();
-    for (const [method, url, allow] of [['OPTIONS', '/rt/desk', 'POST'], ['PUT', '/rt', 'POST'], ['POST', '/health', 'GET, HEAD'], ['DELETE', '/health', 'GET, HEAD']] as const) {
+    for (const [method, url, allow] of [
+      ['OPTIONS', '/rt/desk', 'POST'],
+      ['PUT', '/rt', 'POST'],
+      ['POST', '/health', 'GET, HEAD'],
+      ['DELETE', '/health', 'GET, HEAD'],
+    ] as const) {
       const res = await app.inject({ method, url });
       expect(res.statusCode, `${method} ${url}`).toBe(405);
       expect(res.headers.allow).toBe(allow);
@@ -344,7 +424,11 @@ describe('review fixes', () => {
   });
 
   it('refuses bad plugin options at registration with a clear message', async () => {
-    await expect(buildServer({ flowsDir: FLOWS, logLevel: false, deadlineMs: -5 })).rejects.toThrow('callscript plugin: deadlineMs must be an integer from 100 to 4900, got -5');
-    await expect(buildServer({ flowsDir: FLOWS, logLevel: false, unknownCall: 'foo' as never })).rejects.toThrow('unknownCall must be restart, hangup or reject, got foo');
+    await expect(buildServer({ flowsDir: FLOWS, logLevel: false, deadlineMs: -5 })).rejects.toThrow(
+      'callscript plugin: deadlineMs must be an integer from 100 to 4900, got -5',
+    );
+    await expect(buildServer({ flowsDir: FLOWS, logLevel: false, unknownCall: 'foo' as never })).rejects.toThrow(
+      'unknownCall must be restart, hangup or reject, got foo',
+    );
   });
 });

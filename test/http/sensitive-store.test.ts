@@ -43,17 +43,34 @@ describe('Sealer', () => {
   });
 
   it('refuses keys that are not 32 bytes', () => {
-    for (const bad of ['', 'secret', 'ab'.repeat(31), randomBytes(16).toString('base64'), 'zz'.repeat(32)]) expect(() => parseKey(bad), bad).toThrow(/32 random bytes/);
-    expect(() => Sealer.fromEnv({ CALLSCRIPT_SENSITIVE_KEY: KEY1, CALLSCRIPT_SENSITIVE_KEY_PREVIOUS: 'nope' })).toThrow(/CALLSCRIPT_SENSITIVE_KEY_PREVIOUS: a sensitive-values key is 32 random bytes/);
+    for (const bad of ['', 'secret', 'ab'.repeat(31), randomBytes(16).toString('base64'), 'zz'.repeat(32)])
+      expect(() => parseKey(bad), bad).toThrow(/32 random bytes/);
+    expect(() => Sealer.fromEnv({ CALLSCRIPT_SENSITIVE_KEY: KEY1, CALLSCRIPT_SENSITIVE_KEY_PREVIOUS: 'nope' })).toThrow(
+      /CALLSCRIPT_SENSITIVE_KEY_PREVIOUS: a sensitive-values key is 32 random bytes/,
+    );
     expect(() => parseKey(undefined as never)).toThrow(/32 random bytes/);
     expect(Sealer.fromEnv({})).toBeUndefined();
-    expect(Sealer.fromEnv({ CALLSCRIPT_SENSITIVE_KEY: KEY1, CALLSCRIPT_SENSITIVE_KEY_PREVIOUS: ` ${KEY2} , ` })?.keyId).toBe(new Sealer([parseKey(KEY1)]).keyId);
+    expect(
+      Sealer.fromEnv({ CALLSCRIPT_SENSITIVE_KEY: KEY1, CALLSCRIPT_SENSITIVE_KEY_PREVIOUS: ` ${KEY2} , ` })?.keyId,
+    ).toBe(new Sealer([parseKey(KEY1)]).keyId);
   });
 
   it('sealState keeps the keys with ***, openState puts the values back', () => {
     const s = sensitivityOf({ sensitive: ['pin'], steps: {} })!;
     const sealer = new Sealer([parseKey(KEY1)]);
-    const state = { v: 2, flow: 'f', version: 'v', s: 'a', step: 'a', vars: { pin: '4821', n: 1 }, res: '4821', commandId: 3, reply: '', started: 0, commands: 3 } as CallState;
+    const state = {
+      v: 2,
+      flow: 'f',
+      version: 'v',
+      s: 'a',
+      step: 'a',
+      vars: { pin: '4821', n: 1 },
+      res: '4821',
+      commandId: 3,
+      reply: '',
+      started: 0,
+      commands: 3,
+    } as CallState;
     const sealed = sealState(state, s, sealer, '42');
     expect(sealed.vars).toEqual({ pin: '***', n: 1 });
     expect(sealed.res).toBe('***');
@@ -68,10 +85,22 @@ describe('Sealer', () => {
     expect(sealState(plainState, s, sealer, '42')).toBe(plainState);
   });
 
-  it('seals the callers\' sensitive vars waiting in the frames of a call inside a module', () => {
+  it("seals the callers' sensitive vars waiting in the frames of a call inside a module", () => {
     const s = sensitivityOf({ sensitive: ['pin', 'account'], steps: {} })!;
     const sealer = new Sealer([parseKey(KEY1)]);
-    const state = { v: 2, flow: 'f', version: 'v', s: 'm:a', step: 'm:a', vars: { n: 1 }, f: [{ s: 'verify', v: { account: '31415926', lang: 'fr-FR' } }], commandId: 3, reply: '', started: 0, commands: 3 } as unknown as CallState;
+    const state = {
+      v: 2,
+      flow: 'f',
+      version: 'v',
+      s: 'm:a',
+      step: 'm:a',
+      vars: { n: 1 },
+      f: [{ s: 'verify', v: { account: '31415926', lang: 'fr-FR' } }],
+      commandId: 3,
+      reply: '',
+      started: 0,
+      commands: 3,
+    } as unknown as CallState;
     const sealed = sealState(state, s, sealer, '42');
     expect(sealed.f).toEqual([{ s: 'verify', v: { account: '***', lang: 'fr-FR' } }]);
     expect(JSON.stringify(sealed)).not.toContain('31415926');
@@ -103,8 +132,17 @@ async function server(store: CallStore, keys?: string[]): Promise<{ app: Fastify
   return { app, logs };
 }
 
-async function send(a: FastifyInstance, callid: string, over: Partial<RtFields>): Promise<{ command: string; command_id: number; params: Record<string, unknown> }> {
-  const res = await a.inject({ method: 'POST', url: '/rt/pin-line', headers: { 'content-type': 'application/json' }, payload: rtBody({ callid, ...over }) });
+async function send(
+  a: FastifyInstance,
+  callid: string,
+  over: Partial<RtFields>,
+): Promise<{ command: string; command_id: number; params: Record<string, unknown> }> {
+  const res = await a.inject({
+    method: 'POST',
+    url: '/rt/pin-line',
+    headers: { 'content-type': 'application/json' },
+    payload: rtBody({ callid, ...over }),
+  });
   expect(res.statusCode, res.body).toBe(200);
   return JSON.parse(res.body);
 }
@@ -119,7 +157,9 @@ async function typePin(a: FastifyInstance, callid: string) {
 describe('sensitive values in the memory store', () => {
   it('a bad key refuses the plugin at registration', async () => {
     app = Fastify({ logger: false });
-    await expect(app.register(callscript, { flowsDir: FIXTURES, sensitiveKeys: ['short'] })).rejects.toThrow('callscript plugin: sensitiveKeys: a sensitive-values key is 32 random bytes');
+    await expect(app.register(callscript, { flowsDir: FIXTURES, sensitiveKeys: ['short'] })).rejects.toThrow(
+      'callscript plugin: sensitiveKeys: a sensitive-values key is 32 random bytes',
+    );
   });
 
   it('are sealed when a key is given, and the call reads them back', async () => {
@@ -151,8 +191,22 @@ describe('the request a deadline fallback replaced', () => {
     app = Fastify({ logger: false });
     // a slow sms: the step misses the 1 s deadline, a fallback `wait` is answered
     const sms = () => new Promise<string>((r) => setTimeout(() => r('SMS00042'), 1500));
-    await app.register(callscript, { flowsDir: new URL('../fixtures/sensitive-sms', import.meta.url).pathname, store, deadlineMs: 1000, effects: { sms }, sensitiveKeys: [KEY1] });
-    const post = (over: Partial<RtFields>) => app!.inject({ method: 'POST', url: '/rt/pin-sms', headers: { 'content-type': 'application/json' }, payload: rtBody({ callid: '701', ...over }) }).then((r) => JSON.parse(r.body) as { command: string; command_id: number; params: Record<string, unknown> });
+    await app.register(callscript, {
+      flowsDir: new URL('../fixtures/sensitive-sms', import.meta.url).pathname,
+      store,
+      deadlineMs: 1000,
+      effects: { sms },
+      sensitiveKeys: [KEY1],
+    });
+    const post = (over: Partial<RtFields>) =>
+      app!
+        .inject({
+          method: 'POST',
+          url: '/rt/pin-sms',
+          headers: { 'content-type': 'application/json' },
+          payload: rtBody({ callid: '701', ...over }),
+        })
+        .then((r) => JSON.parse(r.body) as { command: string; command_id: number; params: Record<string, unknown> });
     const read = await post({});
     const fallback = await post({ command: 'read', command_id: read.command_id, command_result: PIN });
     expect(fallback).toMatchObject({ command: 'wait', command_id: read.command_id });
@@ -193,45 +247,56 @@ describe('sensitive values in Redis', () => {
     }
   }
 
-  it('never reach Redis in clear with a key; rotation opens old seals; a lost key gives *** and an error line', async (t) => {
-    if (skip) return t.skip(skip);
-    const prefix = testPrefix();
-    try {
-      const first = await server(new RedisStore(REDIS_URL, { prefix }), [KEY1]);
-      const r = await typePin(first.app, '601');
-      expect(r.params.media_id).toContain('last four digits');
-      const stored = await dump(prefix);
-      expect(stored).toContain('"pin":"***"');
-      expect(stored).not.toContain(PIN);
-      await first.app.close();
+  it(
+    'never reach Redis in clear with a key; rotation opens ' + 'old seals; a lost key gives *** and an error line',
+    async (t) => {
+      if (skip) return t.skip(skip);
+      const prefix = testPrefix();
+      try {
+        const first = await server(new RedisStore(REDIS_URL, { prefix }), [KEY1]);
+        const r = await typePin(first.app, '601');
+        expect(r.params.media_id).toContain('last four digits');
+        const stored = await dump(prefix);
+        expect(stored).toContain('"pin":"***"');
+        expect(stored).not.toContain(PIN);
+        await first.app.close();
 
-      // a new key, the old one kept as previous: the call goes on, the PIN still there
-      const rotated = await server(new RedisStore(REDIS_URL, { prefix }), [KEY2, KEY1]);
-      const r2 = await send(rotated.app, '601', { command: r.command, command_id: r.command_id, command_result: '1111' });
-      expect(r2.params.media_id).toContain('Welcome back');
-      expect(await dump(prefix)).not.toContain(PIN);
-      await rotated.app.close();
+        // a new key, the old one kept as previous: the call goes on, the PIN still there
+        const rotated = await server(new RedisStore(REDIS_URL, { prefix }), [KEY2, KEY1]);
+        const r2 = await send(rotated.app, '601', {
+          command: r.command,
+          command_id: r.command_id,
+          command_result: '1111',
+        });
+        expect(r2.params.media_id).toContain('Welcome back');
+        expect(await dump(prefix)).not.toContain(PIN);
+        await rotated.app.close();
 
-      // a second call sealed with KEY2, then a server with KEY1 alone: it cannot open them
-      const again = await server(new RedisStore(REDIS_URL, { prefix }), [KEY2]);
-      const r3 = await typePin(again.app, '602');
-      await again.app.close();
-      const lost = await server(new RedisStore(REDIS_URL, { prefix }), [KEY1]);
-      await send(lost.app, '602', { command: r3.command, command_id: r3.command_id, command_result: '1111' });
-      const line = lost.logs.map((l) => JSON.parse(l) as { code?: string; msg: string }).find((l) => l.code === 'SENSITIVE_UNREADABLE');
-      expect(line?.msg).toMatch(/do not open with the keys configured \(sealed with key [0-9a-f]{8}\)/);
-      expect(lost.logs.join('')).not.toContain(PIN);
-    } finally {
-      await dropPrefix(prefix);
-    }
-  });
+        // a second call sealed with KEY2, then a server with KEY1 alone: it cannot open them
+        const again = await server(new RedisStore(REDIS_URL, { prefix }), [KEY2]);
+        const r3 = await typePin(again.app, '602');
+        await again.app.close();
+        const lost = await server(new RedisStore(REDIS_URL, { prefix }), [KEY1]);
+        await send(lost.app, '602', { command: r3.command, command_id: r3.command_id, command_result: '1111' });
+        const line = lost.logs
+          .map((l) => JSON.parse(l) as { code?: string; msg: string })
+          .find((l) => l.code === 'SENSITIVE_UNREADABLE');
+        expect(line?.msg).toMatch(/do not open with the keys configured \(sealed with key [0-9a-f]{8}\)/);
+        expect(lost.logs.join('')).not.toContain(PIN);
+      } finally {
+        await dropPrefix(prefix);
+      }
+    },
+  );
 
   it('are stored in clear without a key, and the server warns at startup', async (t) => {
     if (skip) return t.skip(skip);
     const prefix = testPrefix();
     try {
       const { logs } = await server(new RedisStore(REDIS_URL, { prefix }));
-      const warn = logs.map((l) => JSON.parse(l) as { code?: string; msg: string; flows?: string[] }).find((l) => l.code === 'SENSITIVE_NOT_SEALED');
+      const warn = logs
+        .map((l) => JSON.parse(l) as { code?: string; msg: string; flows?: string[] })
+        .find((l) => l.code === 'SENSITIVE_NOT_SEALED');
       expect(warn?.flows).toEqual(['pin-line']);
       expect(warn?.msg).toContain('set CALLSCRIPT_SENSITIVE_KEY');
     } finally {

@@ -46,8 +46,16 @@ async function server(): Promise<{ app: FastifyInstance; logs: string[]; recorde
   return { app, logs, recorder };
 }
 
-async function send(a: FastifyInstance, over: Partial<RtFields>): Promise<{ command: string; command_id: number; params: Record<string, unknown> }> {
-  const res = await a.inject({ method: 'POST', url: '/rt/pin-line', headers: { 'content-type': 'application/json' }, payload: rtBody({ callid: '777', ...over }) });
+async function send(
+  a: FastifyInstance,
+  over: Partial<RtFields>,
+): Promise<{ command: string; command_id: number; params: Record<string, unknown> }> {
+  const res = await a.inject({
+    method: 'POST',
+    url: '/rt/pin-line',
+    headers: { 'content-type': 'application/json' },
+    payload: rtBody({ callid: '777', ...over }),
+  });
   expect(res.statusCode, res.body).toBe(200);
   return JSON.parse(res.body);
 }
@@ -56,7 +64,8 @@ describe('sensitive values', () => {
   it('are masked in the log lines, the call summary, the admin API and the recording', async () => {
     const { app: a, logs, recorder } = await server();
     let r = await send(a, {});
-    for (const typed of [ACCOUNT, PIN]) r = await send(a, { command: r.command, command_id: r.command_id, command_result: typed });
+    for (const typed of [ACCOUNT, PIN])
+      r = await send(a, { command: r.command, command_id: r.command_id, command_result: typed });
     expect(r.params.media_id).toContain('last four digits');
 
     // the admin API, while the call is live: the key is there, the value masked
@@ -72,7 +81,9 @@ describe('sensitive values', () => {
     await recorder.flush();
 
     const text = logs.join('');
-    const summary = logs.map((l) => JSON.parse(l) as { msg: string; vars?: unknown }).find((l) => l.msg === 'call ended');
+    const summary = logs
+      .map((l) => JSON.parse(l) as { msg: string; vars?: unknown })
+      .find((l) => l.msg === 'call ended');
     expect(summary?.vars).toEqual({ account: ACCOUNT, pin: '***', card: '***' });
     expect(text).toContain('UNHANDLED_RESULT_AT_RUNTIME');
     expect(text).toContain(ACCOUNT); // not sensitive: shown

@@ -37,7 +37,13 @@ async function rt(baseUrl: string | undefined, deadlineMs = 4000) {
     effects: baseUrl ? { sms: smsSender({ baseUrl, login: 'acct', password: 'pw', timeoutMs: 3000 }) } : {},
   });
   apps.push(app);
-  return (over = {}) => app.inject({ method: 'POST', url: '/rt/confirm', headers: { 'content-type': 'application/json' }, payload: rtBody(over) });
+  return (over = {}) =>
+    app.inject({
+      method: 'POST',
+      url: '/rt/confirm',
+      headers: { 'content-type': 'application/json' },
+      payload: rtBody(over),
+    });
 }
 
 describe('the sms step over HTTP', () => {
@@ -45,7 +51,12 @@ describe('the sms step over HTTP', () => {
     const api = await fakeSmsApi({ status: 200, body: { status: 'success', data: '8242D945' } });
     const post = await rt(api.baseUrl);
     const res = await post();
-    expect(res.json()).toEqual({ command: 'play', command_id: 1, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Sent 8242D945.' }, variables: {} });
+    expect(res.json()).toEqual({
+      command: 'play',
+      command_id: 1,
+      params: { media_id: 'TTS|TTS_EN-GB_SERENA|Sent 8242D945.' },
+      variables: {},
+    });
     expect(api.got).toEqual([
       {
         auth: 'Basic ' + Buffer.from('acct:pw').toString('base64'),
@@ -58,7 +69,10 @@ describe('the sms step over HTTP', () => {
   });
 
   it('takes the error branch when the API refuses the message', async () => {
-    const api = await fakeSmsApi({ status: 400, body: { status: 'error', data: { code: 10, message: 'to: not a valid number' } } });
+    const api = await fakeSmsApi({
+      status: 400,
+      body: { status: 'error', data: { code: 10, message: 'to: not a valid number' } },
+    });
     const post = await rt(api.baseUrl);
     expect((await post()).json().params).toEqual({ media_id: 'TTS|TTS_EN-GB_SERENA|Not sent: REJECTED.' });
   });
@@ -67,7 +81,11 @@ describe('the sms step over HTTP', () => {
     const api = await fakeSmsApi({ status: 200, body: { status: 'success', data: 'LATE0001' } }, 2000);
     const post = await rt(api.baseUrl, 600);
     const res = await post();
-    expect(res.json()).toMatchObject({ command: 'play', command_id: 1, params: { media_id: 'TTS|TTS_EN-GB_SERENA|Not sent: TIMEOUT.' } });
+    expect(res.json()).toMatchObject({
+      command: 'play',
+      command_id: 1,
+      params: { media_id: 'TTS|TTS_EN-GB_SERENA|Not sent: TIMEOUT.' },
+    });
   });
 
   it('fails with UNAVAILABLE when no SMS account is configured', async () => {

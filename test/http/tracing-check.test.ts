@@ -19,7 +19,7 @@ afterEach(() => {
   delete g[KEY];
 });
 
-it('finds none with no SDK, and none with an SDK registered through callscript\'s own API', async () => {
+it("finds none with no SDK, and none with an SDK registered through callscript's own API", async () => {
   expect(tracingMismatch()).toBeUndefined();
   const provider = new TracerProvider();
   trace.setGlobalTracerProvider(provider);
@@ -27,7 +27,7 @@ it('finds none with no SDK, and none with an SDK registered through callscript\'
   await provider.shutdown();
 });
 
-it('finds a tracer provider registered by an API copy of another version, which callscript\'s does not use', () => {
+it("finds a tracer provider registered by an API copy of another version, which callscript's does not use", () => {
   // what @opentelemetry/api 1.9.0 leaves when an SDK depending on it starts first
   g[KEY] = Object.defineProperty({ trace: { getTracer: () => ({}) } }, 'version', { value: '1.9.0', enumerable: true });
   expect(trace.getTracerProvider()).not.toBe((g[KEY] as { trace: unknown }).trace);
@@ -48,6 +48,9 @@ it('the server warns at start, naming both versions', async () => {
     .find((l) => l.code === 'TRACING_API_MISMATCH');
   expect(line).toMatchObject({ level: 40, registered: '1.9.0', ours: apiVersion() });
   expect(line!.msg).toBe(
-    `an OpenTelemetry SDK is registered through @opentelemetry/api 1.9.0, which callscript's @opentelemetry/api ${apiVersion()} does not use: no spans are recorded. Install SDK packages that depend on @opentelemetry/api ${apiVersion()} (npm ls @opentelemetry/api shows the copies; docs/operations.md, Traces)`,
+    `an OpenTelemetry SDK is registered through @opentelemetry/api 1.9.0, which callscript's ` +
+      `@opentelemetry/api ${apiVersion()} does not use: no spans are recorded. Install SDK packages that ` +
+      `depend on @opentelemetry/api ${apiVersion()} (npm ls @opentelemetry/api shows the copies; ` +
+      `docs/operations.md, Traces)`,
   );
 });

@@ -15,7 +15,12 @@ import { rtBody } from '../helpers/rt.js';
 const FLOWS = new URL('../fixtures/tracing-flows', import.meta.url).pathname;
 
 it('no SDK: no span recorded, no trace id given to the step, no ids in the logs', async () => {
-  expect(new RtTracing().start({ headers: { traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01` }, routeOptions: { url: '/rt' } })).toBeUndefined();
+  expect(
+    new RtTracing().start({
+      headers: { traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01` },
+      routeOptions: { url: '/rt' },
+    }),
+  ).toBeUndefined();
   expect(trace.getActiveSpan()).toBeUndefined();
   expect(traceLogFields()).toEqual({});
   const lines: Record<string, unknown>[] = [];
@@ -26,9 +31,17 @@ it('no SDK: no span recorded, no trace id given to the step, no ids in the logs'
     },
   });
   const events: StepEvent[] = [];
-  const app = Fastify({ loggerInstance: pino({ level: 'info', ...traceLogOptions }, stream) as unknown as FastifyBaseLogger });
+  const app = Fastify({
+    loggerInstance: pino({ level: 'info', ...traceLogOptions }, stream) as unknown as FastifyBaseLogger,
+  });
   await app.register(callscript, { flowsDir: FLOWS, observer: { step: (e) => events.push(e) } });
-  const post = (over = {}) => app.inject({ method: 'POST', url: '/rt/desk', headers: { 'content-type': 'application/json' }, payload: rtBody({ callid: '1', ...over }) });
+  const post = (over = {}) =>
+    app.inject({
+      method: 'POST',
+      url: '/rt/desk',
+      headers: { 'content-type': 'application/json' },
+      payload: rtBody({ callid: '1', ...over }),
+    });
   expect((await post()).statusCode).toBe(200);
   expect((await post({ command: 'read', command_id: 1, call_status: 'HANGUP' })).statusCode).toBe(200);
   await app.close();

@@ -53,40 +53,52 @@ async function server(opts: ServerOptions = {}) {
 }
 
 const post = (app: FastifyInstance, url: string, over: Partial<RtFields> = {}, headers: Record<string, string> = {}) =>
-  app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, payload: rtBody(over) });
+  app.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json', ...headers },
+    payload: rtBody(over),
+  });
 
 const spans = () => exporter.getFinishedSpans();
 
 describe('a span per /rt request', () => {
-  it('callscript.rt, SERVER, with the flow, version, step, result, outcome, callid and status; one per request', async () => {
-    const { app, registry } = await server();
-    const v = registry.current('desk')!.version;
-    await post(app, '/rt/desk', { callid: '11' });
-    await post(app, '/rt/desk', { callid: '11', command: 'read', command_id: 1, command_result: '1' });
-    await post(app, '/rt/desk', { callid: '11', command: 'read', command_id: 1, command_result: '1' });
-    expect(spans()).toHaveLength(3);
-    const [first, second, replay] = spans();
-    expect(first!.name).toBe('callscript.rt');
-    expect(first!.kind).toBe(SpanKind.SERVER);
-    expect(first!.instrumentationScope.name).toBe('callscript');
-    expect(first!.attributes).toEqual({
-      'http.request.method': 'POST',
-      'http.route': '/rt/:flow',
-      'callscript.callid': '11',
-      'callscript.flow': 'desk',
-      'callscript.version': v,
-      'callscript.step': 'menu',
-      'callscript.result': '',
-      'callscript.outcome': 'ok',
-      'http.response.status_code': 200,
-    });
-    expect(first!.status).toEqual({ code: SpanStatusCode.UNSET });
-    expect(second!.attributes).toMatchObject({ 'callscript.step': 'sales', 'callscript.result': '1', 'callscript.outcome': 'ok' });
-    expect(replay!.attributes).toMatchObject({ 'callscript.outcome': 'replay', 'http.response.status_code': 200 });
-    // each its own trace (no parent sent)
-    expect(new Set(spans().map((s) => s.spanContext().traceId)).size).toBe(3);
-    expect(spans().every((s) => s.parentSpanContext === undefined)).toBe(true);
-  });
+  it(
+    'callscript.rt, SERVER, with the flow, version, step, ' + 'result, outcome, callid and status; one per request',
+    async () => {
+      const { app, registry } = await server();
+      const v = registry.current('desk')!.version;
+      await post(app, '/rt/desk', { callid: '11' });
+      await post(app, '/rt/desk', { callid: '11', command: 'read', command_id: 1, command_result: '1' });
+      await post(app, '/rt/desk', { callid: '11', command: 'read', command_id: 1, command_result: '1' });
+      expect(spans()).toHaveLength(3);
+      const [first, second, replay] = spans();
+      expect(first!.name).toBe('callscript.rt');
+      expect(first!.kind).toBe(SpanKind.SERVER);
+      expect(first!.instrumentationScope.name).toBe('callscript');
+      expect(first!.attributes).toEqual({
+        'http.request.method': 'POST',
+        'http.route': '/rt/:flow',
+        'callscript.callid': '11',
+        'callscript.flow': 'desk',
+        'callscript.version': v,
+        'callscript.step': 'menu',
+        'callscript.result': '',
+        'callscript.outcome': 'ok',
+        'http.response.status_code': 200,
+      });
+      expect(first!.status).toEqual({ code: SpanStatusCode.UNSET });
+      expect(second!.attributes).toMatchObject({
+        'callscript.step': 'sales',
+        'callscript.result': '1',
+        'callscript.outcome': 'ok',
+      });
+      expect(replay!.attributes).toMatchObject({ 'callscript.outcome': 'replay', 'http.response.status_code': 200 });
+      // each its own trace (no parent sent)
+      expect(new Set(spans().map((s) => s.spanContext().traceId)).size).toBe(3);
+      expect(spans().every((s) => s.parentSpanContext === undefined)).toBe(true);
+    },
+  );
 
   it('the result of a sensitive input is masked', async () => {
     const { app } = await server();
@@ -100,10 +112,26 @@ describe('a span per /rt request', () => {
   it('no route: 404, no flow attributes; a bad body: 400, no callid; neither is an error', async () => {
     const { app } = await server();
     await post(app, '/rt/nope', { callid: '13' });
-    await app.inject({ method: 'POST', url: '/rt', headers: { 'content-type': 'application/json' }, payload: '{"callid":' });
+    await app.inject({
+      method: 'POST',
+      url: '/rt',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"callid":',
+    });
     const [none, bad] = spans();
-    expect(none!.attributes).toEqual({ 'http.request.method': 'POST', 'http.route': '/rt/:flow', 'callscript.callid': '13', 'callscript.result': '', 'callscript.outcome': 'no_route', 'http.response.status_code': 404 });
-    expect(bad!.attributes).toEqual({ 'http.request.method': 'POST', 'http.route': '/rt', 'http.response.status_code': 400 });
+    expect(none!.attributes).toEqual({
+      'http.request.method': 'POST',
+      'http.route': '/rt/:flow',
+      'callscript.callid': '13',
+      'callscript.result': '',
+      'callscript.outcome': 'no_route',
+      'http.response.status_code': 404,
+    });
+    expect(bad!.attributes).toEqual({
+      'http.request.method': 'POST',
+      'http.route': '/rt',
+      'http.response.status_code': 400,
+    });
     expect([none!.status.code, bad!.status.code]).toEqual([SpanStatusCode.UNSET, SpanStatusCode.UNSET]);
   });
 
@@ -117,7 +145,11 @@ describe('a span per /rt request', () => {
     expect((await post(app, '/rt/desk', { callid: '14' })).statusCode).toBe(503);
     const [s] = spans();
     expect(s!.status).toEqual({ code: SpanStatusCode.ERROR });
-    expect(s!.attributes).toMatchObject({ 'callscript.outcome': 'store_unavailable', 'error.type': 'STORE_UNAVAILABLE', 'http.response.status_code': 503 });
+    expect(s!.attributes).toMatchObject({
+      'callscript.outcome': 'store_unavailable',
+      'error.type': 'STORE_UNAVAILABLE',
+      'http.response.status_code': 503,
+    });
   });
 
   it('a traceparent header makes the span its child; a malformed one is ignored', async () => {
@@ -147,7 +179,9 @@ describe('a span per /rt request', () => {
     await post(app, '/rt/desk', { callid: '21', command: 'read', command_id: 1, command_result: '1' });
     const auth = { authorization: 'Basic ' + Buffer.from('ops:pw').toString('base64') };
     const path = await vi.waitFor(async () => {
-      const body = (await app.inject({ url: '/admin/calls/21', headers: auth })).json() as { path: { traceId?: string }[] };
+      const body = (await app.inject({ url: '/admin/calls/21', headers: auth })).json() as {
+        path: { traceId?: string }[];
+      };
       if (body.path.length < 2) throw new Error('path not written yet');
       return body.path;
     });
@@ -162,7 +196,11 @@ describe('a span per /rt request', () => {
     slow = 50;
     const again = { callid: '18', command: 'read', command_id: 1, command_result: '1' };
     await Promise.all([post(app, '/rt/desk', again), post(app, '/rt/desk', again)]);
-    expect(spans().slice(1).map((s) => s.attributes['callscript.outcome'])).toEqual(['ok', 'replay']);
+    expect(
+      spans()
+        .slice(1)
+        .map((s) => s.attributes['callscript.outcome']),
+    ).toEqual(['ok', 'replay']);
   });
 
   it('a step past the deadline: the span of the fallback says so, without the step (it lands later)', async () => {
@@ -171,31 +209,48 @@ describe('a span per /rt request', () => {
     const { app } = await server({ store, deadlineMs: 100 });
     await post(app, '/rt/desk', { callid: '19' });
     slow = 400;
-    expect((await post(app, '/rt/desk', { callid: '19', command: 'read', command_id: 1, command_result: '1' })).json()).toMatchObject({ command: 'wait' });
+    expect(
+      (await post(app, '/rt/desk', { callid: '19', command: 'read', command_id: 1, command_result: '1' })).json(),
+    ).toMatchObject({ command: 'wait' });
     await new Promise((r) => setTimeout(r, 500));
     const late = spans()[1]!;
-    expect(late.attributes).toEqual({ 'http.request.method': 'POST', 'http.route': '/rt/:flow', 'callscript.callid': '19', 'callscript.deadline_fallback': true, 'http.response.status_code': 200 });
+    expect(late.attributes).toEqual({
+      'http.request.method': 'POST',
+      'http.route': '/rt/:flow',
+      'callscript.callid': '19',
+      'callscript.deadline_fallback': true,
+      'http.response.status_code': 200,
+    });
   });
 });
 
 describe('log lines within a span carry its ids', () => {
-  it('trace_id and span_id on the lines logged while a request is handled (traceLogOptions), none outside', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const stream = new Writable({
-      write(chunk, _enc, done) {
-        for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l) as Record<string, unknown>);
-        done();
-      },
-    });
-    const app = Fastify({ loggerInstance: pino({ level: 'info', ...traceLogOptions }, stream) as unknown as FastifyBaseLogger });
-    apps.push(app);
-    await app.register(callscript, { flowsDir: FLOWS });
-    app.log.info('outside');
-    await post(app, '/rt/desk', { callid: '20' });
-    await post(app, '/rt/desk', { callid: '20', command: 'read', command_id: 1, call_status: 'HANGUP' });
-    const ended = lines.find((l) => l.msg === 'call ended')!;
-    const span = spans()[1]!;
-    expect(ended).toMatchObject({ callid: '20', trace_id: span.spanContext().traceId, span_id: span.spanContext().spanId });
-    expect(lines.find((l) => l.msg === 'outside')).not.toHaveProperty('trace_id');
-  });
+  it(
+    'trace_id and span_id on the lines logged while a ' + 'request is handled (traceLogOptions), none outside',
+    async () => {
+      const lines: Record<string, unknown>[] = [];
+      const stream = new Writable({
+        write(chunk, _enc, done) {
+          for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l) as Record<string, unknown>);
+          done();
+        },
+      });
+      const app = Fastify({
+        loggerInstance: pino({ level: 'info', ...traceLogOptions }, stream) as unknown as FastifyBaseLogger,
+      });
+      apps.push(app);
+      await app.register(callscript, { flowsDir: FLOWS });
+      app.log.info('outside');
+      await post(app, '/rt/desk', { callid: '20' });
+      await post(app, '/rt/desk', { callid: '20', command: 'read', command_id: 1, call_status: 'HANGUP' });
+      const ended = lines.find((l) => l.msg === 'call ended')!;
+      const span = spans()[1]!;
+      expect(ended).toMatchObject({
+        callid: '20',
+        trace_id: span.spanContext().traceId,
+        span_id: span.spanContext().spanId,
+      });
+      expect(lines.find((l) => l.msg === 'outside')).not.toHaveProperty('trace_id');
+    },
+  );
 });

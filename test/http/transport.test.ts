@@ -25,14 +25,22 @@ async function listen(opts: Partial<ServerOptions>): Promise<number> {
   return (app.server.address() as AddressInfo).port;
 }
 
-const TIMEOUT = { code: 'REQUEST_TIMEOUT', message: 'the request was not received in time (headers within 300 ms, the whole request within 600 ms)' };
+const TIMEOUT = {
+  code: 'REQUEST_TIMEOUT',
+  message: 'the request was not received in time (headers within 300 ms, the whole request within 600 ms)',
+};
 const body = rtBody();
 
 describe('a request that is never finished', () => {
   it.each([
     ['nothing sent', '', 300],
     ['the headers cut short', 'POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: applica', 300],
-    ['the body cut short', `POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`, 600],
+    [
+      'the body cut short',
+      `POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: ` +
+        `application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`,
+      600,
+    ],
   ])('%s: 408 REQUEST_TIMEOUT, then the connection is closed', async (_what, bytes, timeout) => {
     const port = await listen({ headersTimeoutMs: 300, requestTimeoutMs: 600 });
     const a = await rawHttp(port, bytes, { waitMs: 10_000 });
@@ -48,14 +56,25 @@ describe('a request that is never finished', () => {
 
   it('keeps no call state from the cut request', async () => {
     const port = await listen({ headersTimeoutMs: 300, requestTimeoutMs: 600 });
-    await rawHttp(port, `POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, -1)}`, { waitMs: 10_000 });
+    await rawHttp(
+      port,
+      `POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: ` +
+        `application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, -1)}`,
+      { waitMs: 10_000 },
+    );
     const health = await app!.inject({ method: 'GET', url: '/health' });
     expect(health.json().calls).toBe(0);
   });
 
   it('with the defaults, the headers have 10 s and the whole request 10 s (set on the Node server)', async () => {
     await listen({});
-    expect([app!.server.headersTimeout, app!.server.requestTimeout, app!.server.keepAliveTimeout, app!.server.timeout, app!.server.maxConnections]).toEqual([10_000, 10_000, 5_000, 30_000, 900]);
+    expect([
+      app!.server.headersTimeout,
+      app!.server.requestTimeout,
+      app!.server.keepAliveTimeout,
+      app!.server.timeout,
+      app!.server.maxConnections,
+    ]).toEqual([10_000, 10_000, 5_000, 30_000, 900]);
   });
 });
 
@@ -75,7 +94,10 @@ describe('the connection cap', () => {
     const lines: Record<string, unknown>[] = [];
     const t = { maxConnections: 3, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 };
     // the plugin in an app of one's own, with the server pieces it documents
-    const a = Fastify({ logger: { level: 'warn', stream: { write: (s: string) => lines.push(JSON.parse(s)) } }, ...serverOptions(t) });
+    const a = Fastify({
+      logger: { level: 'warn', stream: { write: (s: string) => lines.push(JSON.parse(s)) } },
+      ...serverOptions(t),
+    });
     guardServer(a, t);
     await a.register(callscript, { flowsDir: FLOWS });
     app = a;
@@ -96,16 +118,28 @@ describe('the connection cap', () => {
     await until(async () => (await connections(a)) === 2);
     const next = await rawHttp(port, 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(next.status).toBe(200);
-    expect(lines.filter((l) => l.code === 'CONNECTION_LIMIT')).toEqual([expect.objectContaining({ level: 40, maxConnections: 3, msg: 'a connection was refused: 3 are open (server.max_connections)' })]);
+    expect(lines.filter((l) => l.code === 'CONNECTION_LIMIT')).toEqual([
+      expect.objectContaining({
+        level: 40,
+        maxConnections: 3,
+        msg: 'a connection was refused: 3 are open (server.max_connections)',
+      }),
+    ]);
     for (const s of open) s.socket.destroy();
   });
 });
 
 describe('transport options', () => {
   it.each([
-    [{ headersTimeoutMs: 20_000, requestTimeoutMs: 10_000 }, 'callscript server: headersTimeoutMs (20000) must not be longer than requestTimeoutMs (10000)'],
+    [
+      { headersTimeoutMs: 20_000, requestTimeoutMs: 10_000 },
+      'callscript server: headersTimeoutMs (20000) must not be longer than requestTimeoutMs (10000)',
+    ],
     [{ maxConnections: 0 }, 'callscript server: maxConnections must be an integer from 1 to 1000000, got 0'],
-    [{ keepAliveTimeoutMs: 1.5 }, 'callscript server: keepAliveTimeoutMs must be an integer from 100 to 600000, got 1.5'],
+    [
+      { keepAliveTimeoutMs: 1.5 },
+      'callscript server: keepAliveTimeoutMs must be an integer from 100 to 600000, got 1.5',
+    ],
   ])('are checked: %j', (given, message) => {
     expect(() => transportOptions(given)).toThrow(message);
   });

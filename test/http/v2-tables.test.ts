@@ -70,7 +70,9 @@ describe('bank-hours over HTTP', () => {
     await prod.close();
     const staging = await server('staging');
     const v2 = (await staging.inject({ method: 'GET', url: '/health' })).body;
-    const versionOf = (body: string) => (JSON.parse(body) as { flows: { name: string; version: string }[] }).flows.find((f) => f.name === 'bank-hours')?.version;
+    const versionOf = (body: string) =>
+      (JSON.parse(body) as { flows: { name: string; version: string }[] }).flows.find((f) => f.name === 'bank-hours')
+        ?.version;
     expect(versionOf(v1)).toMatch(/^[0-9a-f]{12}$/);
     expect(versionOf(v2)).toMatch(/^[0-9a-f]{12}$/);
     expect(versionOf(v1)).not.toBe(versionOf(v2));
@@ -78,9 +80,16 @@ describe('bank-hours over HTTP', () => {
 
   it('an environment the flow does not have: the flow is refused, the others served', async () => {
     const a = await server('qa');
-    const res = await a.inject({ method: 'POST', url: '/rt/bank-hours', headers: { 'content-type': 'application/json' }, payload: rtBody({ callid: '7003' }) });
+    const res = await a.inject({
+      method: 'POST',
+      url: '/rt/bank-hours',
+      headers: { 'content-type': 'application/json' },
+      payload: rtBody({ callid: '7003' }),
+    });
     expect(res.statusCode).toBe(404);
-    const health = JSON.parse((await a.inject({ method: 'GET', url: '/health' })).body) as { flows: { name: string }[] };
+    const health = JSON.parse((await a.inject({ method: 'GET', url: '/health' })).body) as {
+      flows: { name: string }[];
+    };
     expect(health.flows.map((f) => f.name)).toEqual([]);
   });
 });
@@ -90,7 +99,10 @@ describe('bank-hours scenario files', () => {
     const flows = await loadFlowDir(DIR);
     expect(flows.problems).toEqual([]);
     const files = await collectScenarioFiles([DIR]);
-    expect(files.map((f) => f.slice(DIR.length + 1))).toEqual(['bank-hours.production.test.yaml', 'bank-hours.test.yaml']);
+    expect(files.map((f) => f.slice(DIR.length + 1))).toEqual([
+      'bank-hours.production.test.yaml',
+      'bank-hours.test.yaml',
+    ]);
     for (const f of files) {
       const run = await runScenarioFile(f, flows);
       expect(run.errors).toEqual([]);

@@ -43,16 +43,36 @@ async function server(opts: Partial<CallscriptPluginOptions> = {}) {
   });
   const store = opts.store ?? new MemoryStore();
   const app = Fastify({ logger: { level: 'debug', stream } });
-  await app.register(callscript, { flowsDir: FLOWS, admin: { login: 'boss', password: 's3cret' }, effects: { sms: async () => HASH }, webhooks: { secret: SECRET }, ...opts, store });
+  await app.register(callscript, {
+    flowsDir: FLOWS,
+    admin: { login: 'boss', password: 's3cret' },
+    effects: { sms: async () => HASH },
+    webhooks: { secret: SECRET },
+    ...opts,
+    store,
+  });
   apps.push(app);
   return { app, logs, store };
 }
 
 function event(over: Record<string, unknown> = {}, data: Record<string, unknown> = {}): string {
-  return JSON.stringify({ event_id: randomUUID(), event_at: '2026-11-23T10:00:01.000Z', hook_hash: 'HOOK0001', try: 0, type: 'sms.mt.status_update', data: { hash: HASH, status: 'SENT', status_error: '', ...data }, ...over });
+  return JSON.stringify({
+    event_id: randomUUID(),
+    event_at: '2026-11-23T10:00:01.000Z',
+    hook_hash: 'HOOK0001',
+    try: 0,
+    type: 'sms.mt.status_update',
+    data: { hash: HASH, status: 'SENT', status_error: '', ...data },
+    ...over,
+  });
 }
 
-const post = (a: FastifyInstance, body: string | Buffer, headers: Record<string, string | undefined> = {}, url = '/webhooks/callr') => {
+const post = (
+  a: FastifyInstance,
+  body: string | Buffer,
+  headers: Record<string, string | undefined> = {},
+  url = '/webhooks/callr',
+) => {
   const h: Record<string, string> = { 'content-type': 'application/json', 'x-callr-hmacsignature': sign(body) };
   for (const [k, v] of Object.entries(headers)) {
     if (v === undefined) delete h[k];
@@ -66,7 +86,12 @@ const get = async (a: FastifyInstance, url: string) => {
   return r.json();
 };
 const rt = async (a: FastifyInstance, over: Partial<RtFields>) => {
-  const r = await a.inject({ method: 'POST', url: '/rt/confirm', headers: { 'content-type': 'application/json' }, payload: rtBody(over) });
+  const r = await a.inject({
+    method: 'POST',
+    url: '/rt/confirm',
+    headers: { 'content-type': 'application/json' },
+    payload: rtBody(over),
+  });
   expect(r.statusCode, r.body).toBe(200);
   return r.json();
 };
@@ -83,33 +108,107 @@ describe('POST /webhooks/callr', () => {
     expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
     const stored = await (store as MemoryStore).smsStatus(HASH);
     expect(stored?.sent).toBeUndefined(); // no call of ours sent it (yet): the report is kept anyway
-    expect(stored?.reports.map((x) => JSON.parse(x))).toEqual([{ status: 'SENT', error: '', at: Date.parse('2026-11-23T10:00:01.000Z'), event: JSON.parse(body).event_id }]);
+    expect(stored?.reports.map((x) => JSON.parse(x))).toEqual([
+      { status: 'SENT', error: '', at: Date.parse('2026-11-23T10:00:01.000Z'), event: JSON.parse(body).event_id },
+    ]);
   });
 
   it('refusals, each with its code, and nothing recorded', async () => {
     const { app, store, logs } = await server({ webhooks: { secret: SECRET, bodyLimit: 4096 } });
     const body = event();
     const cases: [string, Promise<{ statusCode: number; json(): any }>, number, string, RegExp][] = [
-      ['missing header', post(app, body, { 'x-callr-hmacsignature': undefined }), 401, 'WEBHOOK_SIGNATURE', /X-CALLR-HmacSignature header is missing/],
-      ['bad signature', post(app, body, { 'x-callr-hmacsignature': 'not-a-signature' }), 401, 'WEBHOOK_SIGNATURE', /does not match the body/],
-      ['wrong secret', post(app, body, { 'x-callr-hmacsignature': sign(body, 'another-secret-0123456789') }), 401, 'WEBHOOK_SIGNATURE', /does not match/],
-      ['signature of another body', post(app, body, { 'x-callr-hmacsignature': sign(event()) }), 401, 'WEBHOOK_SIGNATURE', /does not match/],
-      ['the same event written again', post(app, JSON.stringify(JSON.parse(body), null, 2), { 'x-callr-hmacsignature': sign(body) }), 401, 'WEBHOOK_SIGNATURE', /does not match/],
-      ['wrong content type', post(app, body, { 'content-type': 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE', /Content-Type: application\/json \(got text\/plain\)/],
-      ['form body', post(app, 'a=1', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE', /got application\/x-www-form-urlencoded/],
+      [
+        'missing header',
+        post(app, body, { 'x-callr-hmacsignature': undefined }),
+        401,
+        'WEBHOOK_SIGNATURE',
+        /X-CALLR-HmacSignature header is missing/,
+      ],
+      [
+        'bad signature',
+        post(app, body, { 'x-callr-hmacsignature': 'not-a-signature' }),
+        401,
+        'WEBHOOK_SIGNATURE',
+        /does not match the body/,
+      ],
+      [
+        'wrong secret',
+        post(app, body, { 'x-callr-hmacsignature': sign(body, 'another-secret-0123456789') }),
+        401,
+        'WEBHOOK_SIGNATURE',
+        /does not match/,
+      ],
+      [
+        'signature of another body',
+        post(app, body, { 'x-callr-hmacsignature': sign(event()) }),
+        401,
+        'WEBHOOK_SIGNATURE',
+        /does not match/,
+      ],
+      [
+        'the same event written again',
+        post(app, JSON.stringify(JSON.parse(body), null, 2), { 'x-callr-hmacsignature': sign(body) }),
+        401,
+        'WEBHOOK_SIGNATURE',
+        /does not match/,
+      ],
+      [
+        'wrong content type',
+        post(app, body, { 'content-type': 'text/plain' }),
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+        /Content-Type: application\/json \(got text\/plain\)/,
+      ],
+      [
+        'form body',
+        post(app, 'a=1', { 'content-type': 'application/x-www-form-urlencoded' }),
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+        /got application\/x-www-form-urlencoded/,
+      ],
       ['no content type', post(app, body, { 'content-type': undefined }), 415, 'UNSUPPORTED_MEDIA_TYPE', /got none/],
-      ['oversized', post(app, event({}, { text: 'x'.repeat(5000) })), 413, 'BODY_TOO_LARGE', /larger than 4096 bytes \(webhooks.body_limit\)/],
+      [
+        'oversized',
+        post(app, event({}, { text: 'x'.repeat(5000) })),
+        413,
+        'BODY_TOO_LARGE',
+        /larger than 4096 bytes \(webhooks.body_limit\)/,
+      ],
       ['compressed', post(app, body, { 'content-encoding': 'gzip' }), 415, 'UNSUPPORTED_ENCODING', /Content-Encoding/],
       ['bad JSON', post(app, '{"event_id": '), 400, 'BAD_JSON', /not valid JSON/],
       ['not an object', post(app, '[1,2]'), 400, 'WEBHOOK_BAD_EVENT', /JSON object/],
       ['no event_id', post(app, event({ event_id: undefined })), 400, 'WEBHOOK_BAD_EVENT', /event_id must be/],
       ['event_id with braces', post(app, event({ event_id: 'a}b' })), 400, 'WEBHOOK_BAD_EVENT', /event_id must be/],
-      ['header id differs', post(app, body, { 'x-callr-eventid': 'other' }), 400, 'WEBHOOK_BAD_EVENT', /X-CALLR-EventId header is not the event_id/],
-      ['no event_at', post(app, event({ event_at: 'yesterday' })), 400, 'WEBHOOK_BAD_EVENT', /event_at must be an ISO 8601 time/],
+      [
+        'header id differs',
+        post(app, body, { 'x-callr-eventid': 'other' }),
+        400,
+        'WEBHOOK_BAD_EVENT',
+        /X-CALLR-EventId header is not the event_id/,
+      ],
+      [
+        'no event_at',
+        post(app, event({ event_at: 'yesterday' })),
+        400,
+        'WEBHOOK_BAD_EVENT',
+        /event_at must be an ISO 8601 time/,
+      ],
       ['try not a counter', post(app, event({ try: -1 })), 400, 'WEBHOOK_BAD_EVENT', /try must be the retry counter/],
       ['data not an object', post(app, event({ data: 'x' })), 400, 'WEBHOOK_BAD_EVENT', /data must be an object/],
-      ['status update without a hash', post(app, event({}, { hash: 'nope' })), 400, 'WEBHOOK_BAD_EVENT', /SMS object with a hash/],
-      ['status update with a strange status', post(app, event({}, { status: 'sent; DROP' })), 400, 'WEBHOOK_BAD_EVENT', /and a status/],
+      [
+        'status update without a hash',
+        post(app, event({}, { hash: 'nope' })),
+        400,
+        'WEBHOOK_BAD_EVENT',
+        /SMS object with a hash/,
+      ],
+      [
+        'status update with a strange status',
+        post(app, event({}, { status: 'sent; DROP' })),
+        400,
+        'WEBHOOK_BAD_EVENT',
+        /and a status/,
+      ],
     ];
     for (const [what, p, status, code, message] of cases) {
       const r = await p;
@@ -193,63 +292,101 @@ describe('POST /webhooks/callr', () => {
   it('sms.mo: logged with sender, recipient and length, never the text; counted', async () => {
     const { app, logs } = await server();
     const secret = 'Meet me at 7, code 4711 é';
-    const body = event({ type: 'sms.mo' }, { hash: 'ABCD1234', type: 'IN', from: '+447911000111', to: '+442079460555', text: secret, parts: 1, encoding: 'UNICODE', status: 'RECEIVED' });
+    const body = event(
+      { type: 'sms.mo' },
+      {
+        hash: 'ABCD1234',
+        type: 'IN',
+        from: '+447911000111',
+        to: '+442079460555',
+        text: secret,
+        parts: 1,
+        encoding: 'UNICODE',
+        status: 'RECEIVED',
+      },
+    );
     expect((await post(app, body)).json()).toEqual({ status: 'ok' });
     const line = logs.find((l) => l.code === 'WEBHOOK_SMS_MO');
-    expect(line).toMatchObject({ level: 30, hash: 'ABCD1234', from: '+447911000111', to: '+442079460555', chars: [...secret].length, parts: 1, encoding: 'UNICODE', event_id: JSON.parse(body).event_id });
-    expect(line!.msg).toBe(`inbound SMS ABCD1234 from +447911000111 to +442079460555 (${[...secret].length} characters; the text is not logged)`);
+    expect(line).toMatchObject({
+      level: 30,
+      hash: 'ABCD1234',
+      from: '+447911000111',
+      to: '+442079460555',
+      chars: [...secret].length,
+      parts: 1,
+      encoding: 'UNICODE',
+      event_id: JSON.parse(body).event_id,
+    });
+    expect(line!.msg).toBe(
+      `inbound SMS ABCD1234 from +447911000111 to +442079460555 (${[...secret].length} characters; the text ` +
+        `is not logged)`,
+    );
     expect(JSON.stringify(logs)).not.toContain('4711');
     expect((await get(app, '/admin/webhooks')).events).toEqual([{ type: 'sms.mo', result: 'ok', count: 1 }]);
     // and in the Prometheus metrics
     await post(app, body, { 'x-callr-hmacsignature': 'forged' });
-    const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body.split('\n').filter((l) => l.startsWith('callscript_webhooks_total'));
-    expect(metrics).toEqual(['callscript_webhooks_total{type="sms.mo",result="ok"} 1', 'callscript_webhooks_total{type="unknown",result="bad_signature"} 1']);
+    const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body
+      .split('\n')
+      .filter((l) => l.startsWith('callscript_webhooks_total'));
+    expect(metrics).toEqual([
+      'callscript_webhooks_total{type="sms.mo",result="ok"} 1',
+      'callscript_webhooks_total{type="unknown",result="bad_signature"} 1',
+    ]);
   });
 
-  it('the delivery status of the SMS a call sent: in its detail while live, then finished; out-of-order reports sorted by their time', async () => {
-    const { app } = await server();
-    await rt(app, { callid: '4242' });
-    const at = (s: number) => `2026-11-23T10:00:0${s}.000Z`;
-    // reports arrive out of order
-    for (const [status, s] of [['PENDING', 1], ['RECEIVED', 4], ['SENT', 2], ['REMOTE_QUEUED', 3]] as const) {
-      expect((await post(app, event({ event_at: at(s) }, { status }))).statusCode).toBe(200);
-    }
-    const live = await vi.waitFor(async () => {
-      const d = await get(app, '/admin/calls/4242');
-      if (d.sms.length === 0) throw new Error('no sms yet');
-      return d;
-    });
-    expect(live.status).toBe('live');
-    const created = live.path[0].at;
-    expect(live.sms).toEqual([
-      {
-        hash: HASH,
-        step: 'confirm',
-        status: 'RECEIVED',
-        updatedAt: at(4),
-        history: [
-          { status: 'CREATED', at: new Date(created).toISOString() },
-          { status: 'PENDING', at: at(1) },
-          { status: 'SENT', at: at(2) },
-          { status: 'REMOTE_QUEUED', at: at(3) },
-          { status: 'RECEIVED', at: at(4) },
-        ],
-      },
-    ]);
-    await rt(app, { callid: '4242', command: 'play', command_id: 1, command_result: '0' });
-    await rt(app, { callid: '4242', command: 'hangup', command_id: 2, call_status: 'HANGUP' });
-    const done = await vi.waitFor(async () => {
-      const d = await get(app, '/admin/calls/4242');
-      if (d.status !== 'finished') throw new Error('not finished yet');
-      return d;
-    });
-    expect(done.sms).toEqual(live.sms);
-    // a failure reported later: the status and its error
-    await post(app, event({ event_at: at(5) }, { status: 'FAILED', status_error: 'UNKNOWN_SUBSCRIBER' }));
-    const failed = (await get(app, '/admin/calls/4242')).sms[0];
-    expect(failed).toMatchObject({ status: 'FAILED', error: 'UNKNOWN_SUBSCRIBER', updatedAt: at(5) });
-    expect(failed.history.at(-1)).toEqual({ status: 'FAILED', at: at(5), error: 'UNKNOWN_SUBSCRIBER' });
-  });
+  it(
+    'the delivery status of the SMS a call sent: in its detail while live, then finished; out-of-order reports ' +
+      'sorted by their time',
+    async () => {
+      const { app } = await server();
+      await rt(app, { callid: '4242' });
+      const at = (s: number) => `2026-11-23T10:00:0${s}.000Z`;
+      // reports arrive out of order
+      for (const [status, s] of [
+        ['PENDING', 1],
+        ['RECEIVED', 4],
+        ['SENT', 2],
+        ['REMOTE_QUEUED', 3],
+      ] as const) {
+        expect((await post(app, event({ event_at: at(s) }, { status }))).statusCode).toBe(200);
+      }
+      const live = await vi.waitFor(async () => {
+        const d = await get(app, '/admin/calls/4242');
+        if (d.sms.length === 0) throw new Error('no sms yet');
+        return d;
+      });
+      expect(live.status).toBe('live');
+      const created = live.path[0].at;
+      expect(live.sms).toEqual([
+        {
+          hash: HASH,
+          step: 'confirm',
+          status: 'RECEIVED',
+          updatedAt: at(4),
+          history: [
+            { status: 'CREATED', at: new Date(created).toISOString() },
+            { status: 'PENDING', at: at(1) },
+            { status: 'SENT', at: at(2) },
+            { status: 'REMOTE_QUEUED', at: at(3) },
+            { status: 'RECEIVED', at: at(4) },
+          ],
+        },
+      ]);
+      await rt(app, { callid: '4242', command: 'play', command_id: 1, command_result: '0' });
+      await rt(app, { callid: '4242', command: 'hangup', command_id: 2, call_status: 'HANGUP' });
+      const done = await vi.waitFor(async () => {
+        const d = await get(app, '/admin/calls/4242');
+        if (d.status !== 'finished') throw new Error('not finished yet');
+        return d;
+      });
+      expect(done.sms).toEqual(live.sms);
+      // a failure reported later: the status and its error
+      await post(app, event({ event_at: at(5) }, { status: 'FAILED', status_error: 'UNKNOWN_SUBSCRIBER' }));
+      const failed = (await get(app, '/admin/calls/4242')).sms[0];
+      expect(failed).toMatchObject({ status: 'FAILED', error: 'UNKNOWN_SUBSCRIBER', updatedAt: at(5) });
+      expect(failed.history.at(-1)).toEqual({ status: 'FAILED', at: at(5), error: 'UNKNOWN_SUBSCRIBER' });
+    },
+  );
 
   it('an SMS with no report yet is CREATED; the note of who sent it names the call and step', async () => {
     const { app, store } = await server();
@@ -259,8 +396,21 @@ describe('POST /webhooks/callr', () => {
       if (x.sms.length === 0) throw new Error('no sms yet');
       return x;
     });
-    expect(d.sms).toEqual([{ hash: HASH, step: 'confirm', status: 'CREATED', updatedAt: expect.any(String), history: [{ status: 'CREATED', at: d.sms[0].updatedAt }] }]);
-    await vi.waitFor(async () => expect(JSON.parse((await (store as MemoryStore).smsStatus(HASH))!.sent!)).toMatchObject({ callid: '77', step: 'confirm' }));
+    expect(d.sms).toEqual([
+      {
+        hash: HASH,
+        step: 'confirm',
+        status: 'CREATED',
+        updatedAt: expect.any(String),
+        history: [{ status: 'CREATED', at: d.sms[0].updatedAt }],
+      },
+    ]);
+    await vi.waitFor(async () =>
+      expect(JSON.parse((await (store as MemoryStore).smsStatus(HASH))!.sent!)).toMatchObject({
+        callid: '77',
+        step: 'confirm',
+      }),
+    );
   });
 });
 
@@ -269,7 +419,9 @@ describe('the route off', () => {
     const { app, logs } = await server({ webhooks: { path: '/hooks/sms' } });
     expect((await post(app, event(), {}, '/hooks/sms')).statusCode).toBe(404);
     expect((await post(app, event())).statusCode).toBe(404);
-    expect(logs.find((l) => l.code === 'WEBHOOKS_OFF')?.msg).toMatch(/no secret \(webhooks.secret or CALLSCRIPT_WEBHOOK_SECRET\): \/hooks\/sms is off/);
+    expect(logs.find((l) => l.code === 'WEBHOOKS_OFF')?.msg).toMatch(
+      /no secret \(webhooks.secret or CALLSCRIPT_WEBHOOK_SECRET\): \/hooks\/sms is off/,
+    );
     expect(await get(app, '/admin/webhooks')).toEqual({ on: false, path: null, events: [] });
     const quiet = await server({ webhooks: undefined });
     expect((await post(quiet.app, event())).statusCode).toBe(404);
@@ -283,10 +435,18 @@ describe('the route off', () => {
   });
 
   it('bad options fail the registration', async () => {
-    await expect(server({ webhooks: { secret: 'short' } })).rejects.toThrow(/webhooks.secret must be 16 to 256 characters/);
-    await expect(server({ webhooks: { secret: SECRET, path: '/rt/hooks' } })).rejects.toThrow(/is taken by another route/);
-    await expect(server({ webhooks: { secret: SECRET, path: 'hooks' } })).rejects.toThrow(/webhooks.path must be a path/);
-    await expect(server({ webhooks: { secret: SECRET, bodyLimit: 10 } })).rejects.toThrow(/bodyLimit must be an integer from 1024/);
+    await expect(server({ webhooks: { secret: 'short' } })).rejects.toThrow(
+      /webhooks.secret must be 16 to 256 characters/,
+    );
+    await expect(server({ webhooks: { secret: SECRET, path: '/rt/hooks' } })).rejects.toThrow(
+      /is taken by another route/,
+    );
+    await expect(server({ webhooks: { secret: SECRET, path: 'hooks' } })).rejects.toThrow(
+      /webhooks.path must be a path/,
+    );
+    await expect(server({ webhooks: { secret: SECRET, bodyLimit: 10 } })).rejects.toThrow(
+      /bodyLimit must be an integer from 1024/,
+    );
   });
 
   it('rotation: the previous secrets are accepted too, others still refused', async () => {
@@ -298,7 +458,9 @@ describe('the route off', () => {
     expect((await post(app, b, { 'x-callr-hmacsignature': sign(b, OLD) })).json()).toEqual({ status: 'ok' });
     const c = event();
     expect((await post(app, c, { 'x-callr-hmacsignature': sign(c, 'yet-another-secret-0000') })).statusCode).toBe(401);
-    await expect(server({ webhooks: { secret: SECRET, previousSecrets: ['short'] } })).rejects.toThrow(/each previous webhook secret must be 16 to 256 characters/);
+    await expect(server({ webhooks: { secret: SECRET, previousSecrets: ['short'] } })).rejects.toThrow(
+      /each previous webhook secret must be 16 to 256 characters/,
+    );
   });
 
   it('another path', async () => {
@@ -332,7 +494,12 @@ describe.skipIf(!!missing)(`on Redis${missing ? ` (skipped: ${missing})` : ''}`,
       if (x.sms.length === 0) throw new Error('no sms yet');
       return x;
     });
-    expect(d.sms[0]).toMatchObject({ hash: HASH, step: 'confirm', status: 'RECEIVED', updatedAt: '2026-11-23T10:00:04.000Z' });
+    expect(d.sms[0]).toMatchObject({
+      hash: HASH,
+      step: 'confirm',
+      status: 'RECEIVED',
+      updatedAt: '2026-11-23T10:00:04.000Z',
+    });
     expect(JSON.parse((await stores[1]!.smsStatus(HASH))!.sent!)).toMatchObject({ callid: '9001', step: 'confirm' });
     for (const s of stores) await s.close();
   });

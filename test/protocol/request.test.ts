@@ -8,17 +8,32 @@ describe('parseRtRequest', () => {
     expect(r).toEqual({
       ok: true,
       request: {
-        app: 'APP12345', callid: '4242', request_hash: null, cli_name: 'Ada', cli_number: '+33612345678',
-        date_started: '2026-11-22 10:00:00', number: '+33123456789', command: '', command_id: 0,
-        command_result: '', command_error: '', call_status: 'UP', cdr_field: '', variables: {}, variablesRaw: '{}',
+        app: 'APP12345',
+        callid: '4242',
+        request_hash: null,
+        cli_name: 'Ada',
+        cli_number: '+33612345678',
+        date_started: '2026-11-22 10:00:00',
+        number: '+33123456789',
+        command: '',
+        command_id: 0,
+        command_result: '',
+        command_error: '',
+        call_status: 'UP',
+        cdr_field: '',
+        variables: {},
+        variablesRaw: '{}',
       },
     });
   });
 
-  it.each(['18446744073709551615', '9007199254740993', '9007199254740992', '0'])('keeps callid %s digit for digit', (id) => {
-    const r = parseRtRequest(rtBody({ callid: id }));
-    expect(r.ok && r.request.callid).toBe(id);
-  });
+  it.each(['18446744073709551615', '9007199254740993', '9007199254740992', '0'])(
+    'keeps callid %s digit for digit',
+    (id) => {
+      const r = parseRtRequest(rtBody({ callid: id }));
+      expect(r.ok && r.request.callid).toBe(id);
+    },
+  );
 
   it('keeps big numbers inside variables digit for digit', () => {
     const raw = '{"crm_id":12345678901234567890,"n":1.5,"s":"x","nested":{"a":[1,2]}}';
@@ -44,7 +59,11 @@ describe('parseRtRequest', () => {
       const o = JSON.parse(rtBody()) as Record<string, unknown>;
       delete o[f];
       const r = parseRtRequest(JSON.stringify(o));
-      expect(r).toEqual({ ok: false, code: 'BAD_REQUEST', message: `missing field ${f}: an RT.Request has all 14 fields` });
+      expect(r).toEqual({
+        ok: false,
+        code: 'BAD_REQUEST',
+        message: `missing field ${f}: an RT.Request has all 14 fields`,
+      });
     }
   });
 
@@ -56,7 +75,11 @@ describe('parseRtRequest', () => {
       ['variables', [], 'field variables must be a JSON object ({} when empty), got an array'],
       ['variables', null, 'field variables must be a JSON object ({} when empty), got null'],
       ['request_hash', 5, 'field request_hash must be a string or null, got number 5'],
-      ['call_status', 'RINGING', 'field call_status "RINGING" is not one of INCOMING_CALL, UP, HANGUP, NOANSWER, BUSY, CONGESTION, REJECTED'],
+      [
+        'call_status',
+        'RINGING',
+        'field call_status "RINGING" is not one of INCOMING_CALL, UP, HANGUP, NOANSWER, BUSY, CONGESTION, REJECTED',
+      ],
     ];
     for (const [field, value, message] of cases) {
       const o = { ...JSON.parse(rtBody()), [field]: value };
@@ -67,7 +90,11 @@ describe('parseRtRequest', () => {
   it('rejects bodies that are not JSON objects', () => {
     expect(parseRtRequest('')).toMatchObject({ ok: false, code: 'BAD_JSON' });
     expect(parseRtRequest('{"app":')).toMatchObject({ ok: false, code: 'BAD_JSON' });
-    expect(parseRtRequest('[1,2]')).toEqual({ ok: false, code: 'BAD_REQUEST', message: 'the body must be a JSON object (an RT.Request)' });
+    expect(parseRtRequest('[1,2]')).toEqual({
+      ok: false,
+      code: 'BAD_REQUEST',
+      message: 'the body must be a JSON object (an RT.Request)',
+    });
     expect(parseRtRequest('null')).toMatchObject({ ok: false, code: 'BAD_REQUEST' });
     expect(parseRtRequest('{"app":"x","n":12345678901234567890')).toMatchObject({ ok: false, code: 'BAD_JSON' });
   });
@@ -95,7 +122,9 @@ describe('parseRtRequest big numbers', () => {
   });
 
   it('a quoted top-level callid is refused even if a nested numeric one exists', () => {
-    const r = parseRtRequest(rtBody({ callid: '"18446744073709551615"', variables: '{"callid":18446744073709551615}' }));
+    const r = parseRtRequest(
+      rtBody({ callid: '"18446744073709551615"', variables: '{"callid":18446744073709551615}' }),
+    );
     expect(r).toMatchObject({ ok: false, code: 'BAD_REQUEST' });
   });
 });
@@ -125,11 +154,18 @@ describe('variables are echoed as the canonical text of what the engine reads', 
 
 describe('integers are digits only', () => {
   it.each(['1e3', '1.0', '1E3'])('refuses callid %s', (c) => {
-    expect(parseRtRequest(rtBody({ callid: c }))).toMatchObject({ ok: false, code: 'BAD_REQUEST', message: `field callid must be an unsigned 64-bit integer written with digits only, got ${c}` });
+    expect(parseRtRequest(rtBody({ callid: c }))).toMatchObject({
+      ok: false,
+      code: 'BAD_REQUEST',
+      message: `field callid must be an unsigned 64-bit integer written with digits only, got ${c}`,
+    });
   });
   it('refuses command_id 3.0', () => {
     const body = rtBody({ command: 'read', command_id: 3 }).replace('"command_id":3', '"command_id":3.0');
-    expect(parseRtRequest(body)).toMatchObject({ ok: false, message: 'field command_id must be a non-negative integer written with digits only, got 3.0' });
+    expect(parseRtRequest(body)).toMatchObject({
+      ok: false,
+      message: 'field command_id must be a non-negative integer written with digits only, got 3.0',
+    });
   });
 });
 
@@ -143,15 +179,32 @@ describe('the scan of the body text', () => {
     expect(r.ok && r.request.command_result).toBe('\\');
   });
 
-  it.each(['999999999999999', '1000000000000000', '9007199254740993', '18446744073709551615'])('reads callid %s (15 to 20 digits) from the text', (id) => {
-    const r = parseRtRequest(rtBody({ callid: id, cli_number: '+1234567890123' }));
-    expect(r.ok && r.request.callid).toBe(id);
-  });
+  it.each(['999999999999999', '1000000000000000', '9007199254740993', '18446744073709551615'])(
+    'reads callid %s (15 to 20 digits) from the text',
+    (id) => {
+      const r = parseRtRequest(rtBody({ callid: id, cli_number: '+1234567890123' }));
+      expect(r.ok && r.request.callid).toBe(id);
+    },
+  );
 
   it('a run of 16 digits elsewhere (a string, a variable, command_id) is read losslessly too', () => {
     const inString = parseRtRequest(rtBody({ callid: '18446744073709551615', cdr_field: 'ref 12345678901234567' }));
-    expect(inString.ok && [inString.request.callid, inString.request.cdr_field]).toEqual(['18446744073709551615', 'ref 12345678901234567']);
-    const bigId = parseRtRequest(rtBody({ callid: '18446744073709551615', command_id: 12345678901234567 }).replace('12345678901234568', '12345678901234567'));
-    expect(bigId).toEqual({ ok: false, code: 'BAD_REQUEST', message: 'field command_id must be a non-negative integer, got number 12345678901234567' });
+    expect(inString.ok && [inString.request.callid, inString.request.cdr_field]).toEqual([
+      '18446744073709551615',
+      'ref 12345678901234567',
+    ]);
+    const bigId = parseRtRequest(
+      // a command_id past 2^53 on purpose: the body must keep its digits
+      // eslint-disable-next-line no-loss-of-precision
+      rtBody({ callid: '18446744073709551615', command_id: 12345678901234567 }).replace(
+        '12345678901234568',
+        '12345678901234567',
+      ),
+    );
+    expect(bigId).toEqual({
+      ok: false,
+      code: 'BAD_REQUEST',
+      message: 'field command_id must be a non-negative integer, got number 12345678901234567',
+    });
   });
 });

@@ -40,17 +40,20 @@ function sink(): { out: Writable; text: () => string } {
 }
 
 describe('caller scripts are never flows', () => {
-  it('are not flow files of a directory: the registry loads the flows beside them, and nothing about them', async () => {
-    expect(isFlowFileName('sales.caller.yaml')).toBe(false);
-    expect(isFlowFileName('other.caller.yml')).toBe(false);
-    expect(isFlowFileName('caller.yaml')).toBe(true); // a flow named caller is a flow
-    expect(await listFlowFiles(dir)).toEqual([join(dir, 'front-desk.yaml')]);
-    const { registry, report } = await Registry.fromDirectory(dir);
-    expect(registry.list().map((f) => f.name)).toEqual(['front-desk']);
-    expect(report.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
-    expect(report.refused).toEqual([]);
-    expect((await loadFlowDir(dir)).problems).toEqual([]);
-  });
+  it(
+    'are not flow files of a directory: the registry loads ' + 'the flows beside them, and nothing about them',
+    async () => {
+      expect(isFlowFileName('sales.caller.yaml')).toBe(false);
+      expect(isFlowFileName('other.caller.yml')).toBe(false);
+      expect(isFlowFileName('caller.yaml')).toBe(true); // a flow named caller is a flow
+      expect(await listFlowFiles(dir)).toEqual([join(dir, 'front-desk.yaml')]);
+      const { registry, report } = await Registry.fromDirectory(dir);
+      expect(registry.list().map((f) => f.name)).toEqual(['front-desk']);
+      expect(report.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+      expect(report.refused).toEqual([]);
+      expect((await loadFlowDir(dir)).problems).toEqual([]);
+    },
+  );
 
   it('validate of the directory checks the flow only; naming a caller script says what it is', async () => {
     const a = sink();
@@ -59,13 +62,24 @@ describe('caller scripts are never flows', () => {
     const b = sink();
     const named = join(dir, 'sales.caller.yaml');
     expect(await validate([named], b.out)).toBe(0);
-    expect(b.text()).toBe(`${named} is a caller script (*.caller.yaml), not a flow: caller scripts are played by callscript call --caller and simulate --caller; not checked here\n0 files checked, 0 valid: no problems\n`);
+    expect(b.text()).toBe(
+      `${named} is a caller script (*.caller.yaml), not a flow: caller scripts are played by callscript call ` +
+        `--caller and simulate --caller; not checked here\n0 files checked, 0 valid: no problems\n`,
+    );
   });
 
   it('a scenario file whose flow: is a caller script, and paths/graph/simulate given one, say what it is', async () => {
-    writeFileSync(join(dir, 'x.test.yaml'), 'flow: sales.caller.yaml\ncases:\n  - name: c\n    steps:\n      - expect: play\n');
+    writeFileSync(
+      join(dir, 'x.test.yaml'),
+      'flow: sales.caller.yaml\ncases:\n  - name: c\n    steps:\n      - expect: play\n',
+    );
     const run = await runScenarioFile(join(dir, 'x.test.yaml'), await loadFlowDir(dir));
-    expect(run.errors.map((e) => `${e.line}:${e.column}: ${e.message}`)).toEqual(['1:7: flow: sales.caller.yaml is a caller script (*.caller.yaml), not a flow: caller scripts are played by callscript call --caller and simulate --caller']);
-    await expect(loadFlow(join(dir, 'sales.caller.yaml'), dir)).rejects.toThrow(/is a caller script \(\*\.caller\.yaml\), not a flow/);
+    expect(run.errors.map((e) => `${e.line}:${e.column}: ${e.message}`)).toEqual([
+      '1:7: flow: sales.caller.yaml is a caller script (*.caller.yaml), not a flow: caller scripts are ' +
+        'played by callscript call --caller and simulate --caller',
+    ]);
+    await expect(loadFlow(join(dir, 'sales.caller.yaml'), dir)).rejects.toThrow(
+      /is a caller script \(\*\.caller\.yaml\), not a flow/,
+    );
   });
 });

@@ -30,7 +30,10 @@ const inline = (files: readonly FlowFile[]) => files.map((f) => checkFlow(f.text
 /** A logger that keeps the warnings. */
 function recorder() {
   const warnings: { obj: Record<string, unknown>; msg: string }[] = [];
-  return { warnings, log: { warn: (obj: object, msg: string) => void warnings.push({ obj: obj as Record<string, unknown>, msg }) } };
+  return {
+    warnings,
+    log: { warn: (obj: object, msg: string) => void warnings.push({ obj: obj as Record<string, unknown>, msg }) },
+  };
 }
 
 /** The fallback, counted: it must not run while the worker works. */
@@ -56,7 +59,8 @@ describe('the flow model crosses threads', () => {
       if (typeof v === 'function' || typeof v === 'symbol') foreign.push(`${path}: ${typeof v}`);
       if (v === null || typeof v !== 'object') return;
       const proto = Object.getPrototypeOf(v);
-      if (proto !== Object.prototype && proto !== Array.prototype) foreign.push(`${path}: ${String(proto?.constructor?.name)}`);
+      if (proto !== Object.prototype && proto !== Array.prototype)
+        foreign.push(`${path}: ${String(proto?.constructor?.name)}`);
       for (const k of Reflect.ownKeys(v)) walk((v as Record<PropertyKey, unknown>)[k], `${path}.${String(k)}`);
     };
     for (const m of models) {
@@ -76,7 +80,13 @@ describe('WorkerChecker', () => {
     expect(warnings).toEqual([]);
     expect(fallback.calls).toEqual([]);
     expect(results).toStrictEqual(inline(FILES));
-    expect(FILES.filter((_, i) => results[i]!.model === undefined).map((f) => basename(f.file))).toEqual(['broken.yaml', 'unknown-step.yaml', 'syntax.yaml', 'empty.yaml', 'not a name.yaml']);
+    expect(FILES.filter((_, i) => results[i]!.model === undefined).map((f) => basename(f.file))).toEqual([
+      'broken.yaml',
+      'unknown-step.yaml',
+      'syntax.yaml',
+      'empty.yaml',
+      'not a name.yaml',
+    ]);
   });
 
   it('reuses one worker across checks', async () => {
@@ -91,20 +101,28 @@ describe('WorkerChecker', () => {
     expect(warnings).toEqual([]);
   });
 
-  it('falls back to the main thread with a warning when the worker crashes, and starts a new one next time', async () => {
-    let spawned = 0;
-    const fallback = countedFallback();
-    const { warnings, log } = recorder();
-    const crash = evalWorker(`require('node:worker_threads').parentPort.on('message', () => process.exit(3));`);
-    checker = new WorkerChecker({ check: fallback.check, spawn: () => (spawned++, crash()) });
-    const files = FILES.slice(-4);
-    expect(await checker.check(files, log)).toStrictEqual(inline(files));
-    expect(fallback.calls).toEqual(files.map((f) => f.file));
-    expect(warnings).toEqual([{ obj: { code: 'CHECK_WORKER_FAILED', err: 'the worker exited with code 3', files: 4 }, msg: expect.stringContaining('checking 4 files on the main thread instead') }]);
-    expect(await checker.check(files.slice(0, 1), log)).toStrictEqual(inline(files.slice(0, 1)));
-    expect(spawned).toBe(2);
-    expect(warnings.length).toBe(2);
-  });
+  it(
+    'falls back to the main thread with a warning when the ' + 'worker crashes, and starts a new one next time',
+    async () => {
+      let spawned = 0;
+      const fallback = countedFallback();
+      const { warnings, log } = recorder();
+      const crash = evalWorker(`require('node:worker_threads').parentPort.on('message', () => process.exit(3));`);
+      checker = new WorkerChecker({ check: fallback.check, spawn: () => (spawned++, crash()) });
+      const files = FILES.slice(-4);
+      expect(await checker.check(files, log)).toStrictEqual(inline(files));
+      expect(fallback.calls).toEqual(files.map((f) => f.file));
+      expect(warnings).toEqual([
+        {
+          obj: { code: 'CHECK_WORKER_FAILED', err: 'the worker exited with code 3', files: 4 },
+          msg: expect.stringContaining('checking 4 files on the main thread instead'),
+        },
+      ]);
+      expect(await checker.check(files.slice(0, 1), log)).toStrictEqual(inline(files.slice(0, 1)));
+      expect(spawned).toBe(2);
+      expect(warnings.length).toBe(2);
+    },
+  );
 
   it('falls back when the worker throws while starting', async () => {
     const { warnings, log } = recorder();
@@ -115,23 +133,37 @@ describe('WorkerChecker', () => {
 
   it('falls back when the worker answers nonsense', async () => {
     const { warnings, log } = recorder();
-    checker = new WorkerChecker({ spawn: evalWorker(`const { parentPort } = require('node:worker_threads'); parentPort.on('message', (m) => parentPort.postMessage({ id: m.id, result: 42 }));`) });
+    checker = new WorkerChecker({
+      spawn: evalWorker(
+        `const { parentPort } = require('node:worker_threads'); parentPort.on('message', (m) => ` +
+          `parentPort.postMessage({ id: m.id, result: 42 }));`,
+      ),
+    });
     expect(await checker.check(FILES.slice(0, 2), log)).toStrictEqual(inline(FILES.slice(0, 2)));
-    expect(warnings.map((w) => w.obj)).toEqual([{ code: 'CHECK_WORKER_FAILED', err: 'the worker answered something unexpected', files: 2 }]);
+    expect(warnings.map((w) => w.obj)).toEqual([
+      { code: 'CHECK_WORKER_FAILED', err: 'the worker answered something unexpected', files: 2 },
+    ]);
   });
 
-  it('does not fall back when the worker hangs: stopped after timeoutMs, the files refused (CHECK_TIMEOUT), nothing checked on the main thread', async () => {
-    const { warnings, log } = recorder();
-    const hang = evalWorker(`require('node:worker_threads').parentPort.on('message', () => { for (;;) {} });`);
-    let mainThread = 0;
-    checker = new WorkerChecker({ timeoutMs: 300, spawn: hang, check: () => (mainThread++, { diagnostics: [] }) });
-    const results = await checker.check(FILES.slice(0, 3), log);
-    expect(results.map((r) => r.diagnostics.map((d) => `${d.code} ${d.file} ${d.message}`))).toEqual(
-      FILES.slice(0, 3).map((f) => [`CHECK_TIMEOUT ${f.file} checking this file took over 300 ms: it is refused (its previous version, if any, still serves)`]),
-    );
-    expect(mainThread).toBe(0);
-    expect(warnings.map((w) => w.obj)).toEqual([{ code: 'CHECK_TIMEOUT', err: 'no answer for 300 ms', files: 3 }]);
-  });
+  it(
+    'does not fall back when the worker hangs: stopped after timeoutMs, the files refused (CHECK_TIMEOUT), ' +
+      'nothing checked on the main thread',
+    async () => {
+      const { warnings, log } = recorder();
+      const hang = evalWorker(`require('node:worker_threads').parentPort.on('message', () => { for (;;) {} });`);
+      let mainThread = 0;
+      checker = new WorkerChecker({ timeoutMs: 300, spawn: hang, check: () => (mainThread++, { diagnostics: [] }) });
+      const results = await checker.check(FILES.slice(0, 3), log);
+      expect(results.map((r) => r.diagnostics.map((d) => `${d.code} ${d.file} ${d.message}`))).toEqual(
+        FILES.slice(0, 3).map((f) => [
+          `CHECK_TIMEOUT ${f.file} checking this file took over 300 ms: it is refused (its previous version, ` +
+            `if any, still serves)`,
+        ]),
+      );
+      expect(mainThread).toBe(0);
+      expect(warnings.map((w) => w.obj)).toEqual([{ code: 'CHECK_TIMEOUT', err: 'no answer for 300 ms', files: 3 }]);
+    },
+  );
 
   it('once closed, checks on the main thread without a warning', async () => {
     const { warnings, log } = recorder();

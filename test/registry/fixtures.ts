@@ -44,4 +44,3 @@ steps:
   end:
     hangup: {}
 `;
-

@@ -38,15 +38,24 @@ const quiet = { warn: () => {} };
 describe('incremental reload', () => {
   it('neither checks nor compiles a file whose content did not change: its CompiledFlow stays the same object', () => {
     const { registry: r, checked } = counting();
-    r.reload([{ file: DESK, text: V1 }, { file: OTHER, text: OTHER_TEXT }]);
+    r.reload([
+      { file: DESK, text: V1 },
+      { file: OTHER, text: OTHER_TEXT },
+    ]);
     const desk = r.current('desk')!;
     const other = r.current('other')!;
     expect(checked).toEqual([DESK, OTHER]);
-    const same = r.reload([{ file: DESK, text: V1 }, { file: OTHER, text: OTHER_TEXT }]);
+    const same = r.reload([
+      { file: DESK, text: V1 },
+      { file: OTHER, text: OTHER_TEXT },
+    ]);
     expect(checked).toEqual([DESK, OTHER]);
     expect(same).toMatchObject({ checked: [], published: [], unchanged: ['desk', 'other'], refused: [] });
     expect(r.current('desk')).toBe(desk);
-    const edit = r.reload([{ file: DESK, text: V2 }, { file: OTHER, text: OTHER_TEXT }]);
+    const edit = r.reload([
+      { file: DESK, text: V2 },
+      { file: OTHER, text: OTHER_TEXT },
+    ]);
     expect(checked).toEqual([DESK, OTHER, DESK]);
     expect(edit.checked).toEqual([DESK]);
     expect(edit.published.map((p) => p.name)).toEqual(['desk']);
@@ -71,10 +80,18 @@ describe('incremental reload', () => {
   it('admits a file refused for a taken name once the name is free, without checking it again', () => {
     const { registry: r, checked } = counting();
     const twin = '/flows/twin.yaml';
-    const first = r.reload([{ file: DESK, text: V1 }, { file: twin, text: V2 }]);
+    const first = r.reload([
+      { file: DESK, text: V1 },
+      { file: twin, text: V2 },
+    ]);
     expect(first.refused).toEqual([twin]);
-    expect(first.diagnostics.map((d) => [d.code, d.file, d.line, d.column])).toEqual([['DUPLICATE_FLOW_NAME', twin, 2, 7]]); // at `name: desk` (line 2 of the fixture), not 1:1
-    expect(first.diagnostics[0]!.message).toBe('flow name "desk" is already used by desk.yaml, which keeps it: it was admitted first (a file already serving a flow comes first, then files in name order)');
+    expect(first.diagnostics.map((d) => [d.code, d.file, d.line, d.column])).toEqual([
+      ['DUPLICATE_FLOW_NAME', twin, 2, 7],
+    ]); // at `name: desk` (line 2 of the fixture), not 1:1
+    expect(first.diagnostics[0]!.message).toBe(
+      'flow name "desk" is already used by desk.yaml, which keeps it: it was admitted first (a file already ' +
+        'serving a flow comes first, then files in name order)',
+    );
     const second = r.reload([{ file: twin, text: V2 }]);
     expect(checked).toEqual([DESK, twin]);
     expect(second).toMatchObject({ refused: [], checked: [] });
@@ -104,11 +121,23 @@ describe('incremental reload', () => {
       expect(b.list()).toEqual(a.list());
       return y;
     };
-    await step([{ file: DESK, text: V1 }, { file: OTHER, text: OTHER_TEXT }]);
+    await step([
+      { file: DESK, text: V1 },
+      { file: OTHER, text: OTHER_TEXT },
+    ]);
     const other = b.current('other')!;
-    await step([{ file: DESK, text: V1 }, { file: OTHER, text: OTHER_TEXT }]);
-    await step([{ file: DESK, text: BROKEN }, { file: OTHER, text: OTHER_TEXT }]);
-    await step([{ file: DESK, text: V2 }, { file: OTHER, text: OTHER_TEXT }]);
+    await step([
+      { file: DESK, text: V1 },
+      { file: OTHER, text: OTHER_TEXT },
+    ]);
+    await step([
+      { file: DESK, text: BROKEN },
+      { file: OTHER, text: OTHER_TEXT },
+    ]);
+    await step([
+      { file: DESK, text: V2 },
+      { file: OTHER, text: OTHER_TEXT },
+    ]);
     expect(b.current('other')).toBe(other);
     await step([{ file: DESK, text: V2 }]);
     expect(checker.batches).toEqual([[DESK, OTHER], [], [DESK], [DESK], []]);
@@ -127,7 +156,8 @@ describe('Reloader with its checker worker', () => {
 
   const logger = () => {
     const lines: { level: string; obj: Record<string, unknown>; msg: string }[] = [];
-    const at = (level: string) => (obj: object, msg: string) => void lines.push({ level, obj: obj as Record<string, unknown>, msg });
+    const at = (level: string) => (obj: object, msg: string) =>
+      void lines.push({ level, obj: obj as Record<string, unknown>, msg });
     return { lines, log: { info: at('info'), warn: at('warn'), error: at('error') } };
   };
 
@@ -151,41 +181,73 @@ describe('Reloader with its checker worker', () => {
     expect(registry.current('other')).toBe(other);
     expect(lines.filter((l) => l.level !== 'info')).toEqual([]);
     const timing = lines.find((l) => 'checked' in l.obj)!;
-    expect(timing.obj).toEqual({ reason: 'test', checked: ['desk.yaml'], checkMs: expect.any(Number), compileMs: expect.any(Number), applyMs: expect.any(Number) });
-    expect(timing.msg).toMatch(/^reload \(test\): 1 changed file checked in [\d.]+ ms; on the main thread, compiled in [\d.]+ ms and applied in [\d.]+ ms$/);
+    expect(timing.obj).toEqual({
+      reason: 'test',
+      checked: ['desk.yaml'],
+      checkMs: expect.any(Number),
+      compileMs: expect.any(Number),
+      applyMs: expect.any(Number),
+    });
+    expect(timing.msg).toMatch(
+      /^reload \(test\): 1 changed file checked in [\d.]+ ms; on the main thread, compiled in [\d.]+ ms and applied in [\d.]+ ms$/,
+    );
     // Nothing changed: nothing checked, no timing line.
     lines.length = 0;
     expect((await reloader!.reload('test', log)).unchanged).toEqual(['desk', 'other']);
     expect(lines.filter((l) => 'checked' in l.obj)).toEqual([]);
   });
 
-  it('a refused edit of a served flow keeps its previous version; a new file with errors is not served: each log line says which', async () => {
-    const { dir } = await setup();
-    writeFileSync(join(dir, 'desk.yaml'), BROKEN);
-    writeFileSync(join(dir, 'new.yaml'), BROKEN.replace(/^name: desk$/m, 'name: fresh'));
-    const { lines, log } = logger();
-    const r = await reloader!.reload('test', log);
-    expect(r.refused.map((x) => x.file).sort()).toEqual(['desk.yaml', 'new.yaml']);
-    const said = lines.filter((l) => l.level === 'error').map((l) => [l.obj.file, l.msg.slice(l.msg.lastIndexOf(' (edit refused') + 1 || l.msg.lastIndexOf(' (file refused') + 1)]);
-    expect(said.sort()).toEqual([
-      ['desk.yaml', '(edit refused: the previous version keeps serving)'],
-      ['new.yaml', '(file refused: not served until fixed (no version of it was loaded))'],
-    ]);
-  });
+  it(
+    'a refused edit of a served flow keeps its previous version; a new file with errors is not served: each ' +
+      'log line says which',
+    async () => {
+      const { dir } = await setup();
+      writeFileSync(join(dir, 'desk.yaml'), BROKEN);
+      writeFileSync(join(dir, 'new.yaml'), BROKEN.replace(/^name: desk$/m, 'name: fresh'));
+      const { lines, log } = logger();
+      const r = await reloader!.reload('test', log);
+      expect(r.refused.map((x) => x.file).sort()).toEqual(['desk.yaml', 'new.yaml']);
+      const said = lines
+        .filter((l) => l.level === 'error')
+        .map((l) => [
+          l.obj.file,
+          l.msg.slice(l.msg.lastIndexOf(' (edit refused') + 1 || l.msg.lastIndexOf(' (file refused') + 1),
+        ]);
+      expect(said.sort()).toEqual([
+        ['desk.yaml', '(edit refused: the previous version keeps serving)'],
+        ['new.yaml', '(file refused: not served until fixed (no version of it was loaded))'],
+      ]);
+    },
+  );
 
   it('falls back to checking on the main thread when the worker crashes: same outcome, one warning', async () => {
-    const crash = () => new Worker(`require('node:worker_threads').parentPort.on('message', () => process.exit(7));`, { eval: true });
+    const crash = () =>
+      new Worker(`require('node:worker_threads').parentPort.on('message', () => process.exit(7));`, { eval: true });
     const { registry, dir } = await setup(new WorkerChecker({ spawn: crash }));
     writeFileSync(join(dir, 'desk.yaml'), BROKEN);
     writeFileSync(join(dir, 'other.yaml'), OTHER_TEXT.replace('Goodbye.', 'Bye.'));
     const { lines, log } = logger();
     const r = await reloader!.reload('test', log);
     expect(r.published.map((p) => p.name)).toEqual(['other']);
-    expect(r.refused).toEqual([{ file: 'desk.yaml', diagnostics: [expect.objectContaining({ code: 'UNKNOWN_STEP', file: 'desk.yaml', line: 19, column: 11 })] }]);
+    expect(r.refused).toEqual([
+      {
+        file: 'desk.yaml',
+        diagnostics: [expect.objectContaining({ code: 'UNKNOWN_STEP', file: 'desk.yaml', line: 19, column: 11 })],
+      },
+    ]);
     expect(r.kept).toEqual(['desk']);
     expect(lines.filter((l) => l.level === 'warn')).toEqual([
-      { level: 'warn', obj: { code: 'CHECK_WORKER_FAILED', err: 'the worker exited with code 7', files: 2 }, msg: expect.stringContaining('on the main thread instead') },
+      {
+        level: 'warn',
+        obj: { code: 'CHECK_WORKER_FAILED', err: 'the worker exited with code 7', files: 2 },
+        msg: expect.stringContaining('on the main thread instead'),
+      },
     ]);
-    expect(registry.pendingErrors().get(join(dir, 'desk.yaml'))!.map((d) => d.code)).toEqual(['UNKNOWN_STEP']);
+    expect(
+      registry
+        .pendingErrors()
+        .get(join(dir, 'desk.yaml'))!
+        .map((d) => d.code),
+    ).toEqual(['UNKNOWN_STEP']);
   });
 });

@@ -9,20 +9,24 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readStableFlows } from '../../src/registry/load.js';
 
-const HALF = 'version: 1\nname: half\nstart: bye\nsteps:\n  bye: { say: "Goodbye.", next: end }\n  end: { hangup: {} }\n';
+const HALF =
+  'version: 1\nname: half\nstart: bye\nsteps:\n  bye: { say: "Goodbye.", next: end }\n  end: { hangup: {} }\n';
 const REST = '  # the second chunk\n  extra: { say: "More.", next: end }\n';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('readStableFlows', () => {
-  it('does not take the first half of a file whose writer pauses (300 ms) for less than the settle window', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'settle-'));
-    const file = join(dir, 'half.yaml');
-    writeFileSync(file, HALF);
-    const read = readStableFlows(dir, 800);
-    await sleep(300);
-    appendFileSync(file, REST);
-    expect(await read).toEqual([{ file, text: HALF + REST }]);
-  });
+  it(
+    'does not take the first half of a file whose writer ' + 'pauses (300 ms) for less than the settle window',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'settle-'));
+      const file = join(dir, 'half.yaml');
+      writeFileSync(file, HALF);
+      const read = readStableFlows(dir, 800);
+      await sleep(300);
+      appendFileSync(file, REST);
+      expect(await read).toEqual([{ file, text: HALF + REST }]);
+    },
+  );
 
   it('reads at once files written longer ago than the settle window', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'settle-'));

@@ -46,7 +46,10 @@ describe('symbolic links among flow files', () => {
     const { flows } = project();
     const { registry, report } = await Registry.fromDirectory(flows);
     expect(registry.list().map((f) => f.name)).toEqual(['ok']);
-    expect(report.diagnostics.map((d) => `${d.code} ${d.message}`)).toEqual([`UNREADABLE_FILE ${join(flows, 'evil.yaml')} is not read: it is a symbolic link to a file outside the flows directory (a link could show another file in diagnostics)`]);
+    expect(report.diagnostics.map((d) => `${d.code} ${d.message}`)).toEqual([
+      `UNREADABLE_FILE ${join(flows, 'evil.yaml')} is not read: it is a symbolic link to a file outside the ` +
+        `flows directory (a link could show another file in diagnostics)`,
+    ]);
     expect(JSON.stringify(report)).not.toContain('S3cret');
     const texts = await readStableFlows(flows, 0);
     expect(texts?.map((t) => t.file)).toEqual([join(flows, 'ok.yaml')]);
@@ -59,13 +62,21 @@ describe('symbolic links among flow files', () => {
     symlinkSync('..2026_11_25', join(flows, '..data'));
     symlinkSync(join('..data', 'mounted.yaml'), join(flows, 'mounted.yaml'));
     const { registry, report } = await Registry.fromDirectory(flows);
-    expect(registry.list().map((f) => f.name).sort()).toEqual(['mounted', 'ok']);
+    expect(
+      registry
+        .list()
+        .map((f) => f.name)
+        .sort(),
+    ).toEqual(['mounted', 'ok']);
     expect(report.diagnostics.map((d) => d.file)).toEqual([join(flows, 'evil.yaml')]);
     // a link whose last hop leaves the directory is refused however many hops it takes
     symlinkSync(join('..data', 'evil.yaml'), join(flows, 'twice.yaml'));
     symlinkSync(join(flows, '..', 'callscript.yaml'), join(flows, '..2026_11_25', 'evil.yaml'));
     const again = await Registry.fromDirectory(flows);
-    expect(again.report.diagnostics.map((d) => d.file).sort()).toEqual([join(flows, 'evil.yaml'), join(flows, 'twice.yaml')]);
+    expect(again.report.diagnostics.map((d) => d.file).sort()).toEqual([
+      join(flows, 'evil.yaml'),
+      join(flows, 'twice.yaml'),
+    ]);
     expect(JSON.stringify(again.report)).not.toContain('S3cret');
   });
 });
@@ -96,7 +107,8 @@ describe('a FIFO named *.yaml among flow files', () => {
     const { registry, report } = await Registry.fromDirectory(flows);
     expect(registry.list().map((f) => f.name)).toEqual(['ok']);
     expect(report.diagnostics.map((d) => `${d.code} ${d.message}`)).toEqual([
-      `UNREADABLE_FILE ${join(flows, 'evil.yaml')} is not read: it is a symbolic link to a file outside the flows directory (a link could show another file in diagnostics)`,
+      `UNREADABLE_FILE ${join(flows, 'evil.yaml')} is not read: it is a symbolic link to a file outside the ` +
+        `flows directory (a link could show another file in diagnostics)`,
       `UNREADABLE_FILE ${join(flows, 'pipe.yaml')} is not read: ${WHY}`,
     ]);
     expect((await readStableFlows(flows, 0))?.map((t) => t.file)).toEqual([join(flows, 'ok.yaml')]);

@@ -36,17 +36,27 @@ export interface Emu {
   close(): Promise<void>;
 }
 
-export async function startEmulator(opts: { login?: string; password?: string; clock?: { now(): number } } = {}): Promise<Emu> {
+export async function startEmulator(
+  opts: { login?: string; password?: string; clock?: { now(): number } } = {},
+): Promise<Emu> {
   const emu = await createEmulator({ logLevel: false, ...opts });
   const base = await emu.listen(0, '127.0.0.1');
   return { emu, base, close: () => emu.close() };
 }
 
 /** A JSON-RPC call to the emulator, as any client would make it. */
-export async function rpc(base: string, method: string, params: unknown[], auth = 'emulator:emulator'): Promise<{ result?: unknown; error?: { code: number; message: string } }> {
+export async function rpc(
+  base: string,
+  method: string,
+  params: unknown[],
+  auth = 'emulator:emulator',
+): Promise<{ result?: unknown; error?: { code: number; message: string } }> {
   const r = await fetch(`${base}/json-rpc/v1.1/`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json-rpc; charset=utf-8', authorization: 'Basic ' + Buffer.from(auth).toString('base64') },
+    headers: {
+      'content-type': 'application/json-rpc; charset=utf-8',
+      authorization: 'Basic ' + Buffer.from(auth).toString('base64'),
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
   return (await r.json()) as { result?: unknown; error?: { code: number; message: string } };
@@ -54,7 +64,14 @@ export async function rpc(base: string, method: string, params: unknown[], auth 
 
 /** Registers a caller script for calls to `number` (the emulator's control API). */
 export async function registerCaller(base: string, number: string, caller: object): Promise<void> {
-  const r = await fetch(`${base}/emulator/callers/${encodeURIComponent(number)}`, { method: 'PUT', headers: { 'content-type': 'application/json', authorization: 'Basic ' + Buffer.from('emulator:emulator').toString('base64') }, body: JSON.stringify({ caller }) });
+  const r = await fetch(`${base}/emulator/callers/${encodeURIComponent(number)}`, {
+    method: 'PUT',
+    headers: {
+      'content-type': 'application/json',
+      authorization: 'Basic ' + Buffer.from('emulator:emulator').toString('base64'),
+    },
+    body: JSON.stringify({ caller }),
+  });
   if (r.status !== 200) throw new Error(`caller not registered: ${r.status} ${await r.text()}`);
 }
 
@@ -102,7 +119,12 @@ export async function startServer(opts: Partial<ServerOptions> = {}): Promise<Se
 export const adminAuth = 'Basic ' + Buffer.from(`${ADMIN.login}:${ADMIN.password}`).toString('base64');
 
 /** A request to the server's admin API: status and JSON body. */
-export async function admin(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+export async function admin(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
   const r = await fetch(`${base}${path}`, {
     method,
     headers: { authorization: adminAuth, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
@@ -132,7 +154,13 @@ export async function silentServer(): Promise<{ url: string; close(): Promise<vo
 }
 
 /** An HTTP server answering every request with `answer` (and keeping what it was sent). */
-export async function fakeService(answer: (req: IncomingMessage, body: string) => { status?: number; type?: string; body: string }): Promise<{ url: string; requests: { headers: IncomingMessage['headers']; body: string; method: string; url: string }[]; close(): Promise<void> }> {
+export async function fakeService(
+  answer: (req: IncomingMessage, body: string) => { status?: number; type?: string; body: string },
+): Promise<{
+  url: string;
+  requests: { headers: IncomingMessage['headers']; body: string; method: string; url: string }[];
+  close(): Promise<void>;
+}> {
   const requests: { headers: IncomingMessage['headers']; body: string; method: string; url: string }[] = [];
   const s: HttpServer = createHttpServer((req, res) => {
     let body = '';
@@ -158,15 +186,25 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** The emulator, a server that places calls through it (the reminder flow), and a REALTIME10 application calling that server. */
+/**
+ * The emulator, a server that places calls through it (the reminder flow), and a REALTIME10 application calling that
+ * server.
+ */
 export async function reminderTestbed(): Promise<{ emu: Emu; srv: Served; app: string }> {
   const emu = await startEmulator();
   const srv = await startServer({ service: { url: emu.base, login: 'emulator', password: 'emulator' } });
-  const app = (await new ServiceClient({ url: emu.base, login: 'emulator', password: 'emulator' }).apps.create('reminder', { url: `${srv.base}/rt/reminder` })).hash;
+  const app = (
+    await new ServiceClient({ url: emu.base, login: 'emulator', password: 'emulator' }).apps.create('reminder', {
+      url: `${srv.base}/rt/reminder`,
+    })
+  ).hash;
   return { emu, srv, app };
 }
 
 /** The numbers a server placed calls to, in order (its OUTBOUND_PLACED log lines). */
 export function placedNumbers(srv: Served): string[] {
-  return srv.logs().filter((l) => l.code === 'OUTBOUND_PLACED').map((l) => l.number as string);
+  return srv
+    .logs()
+    .filter((l) => l.code === 'OUTBOUND_PLACED')
+    .map((l) => l.number as string);
 }

@@ -44,12 +44,24 @@ describe('serviceUrl', () => {
 
 describe('ServiceClient against the emulator', () => {
   it('apps.create, apps.get, apps.update, apps.get_list: the app objects as the API returns them', async () => {
-    const app = await client.apps.create('front desk', { url: 'http://127.0.0.1:3000/rt/desk', login: 'cs', password: 'pw:with:colons' });
-    expect(app).toMatchObject({ name: 'front desk', package: 'REALTIME10', p: { url: 'http://127.0.0.1:3000/rt/desk', login: 'cs', password: 'pw:with:colons', data_format: 'JSON' } });
+    const app = await client.apps.create('front desk', {
+      url: 'http://127.0.0.1:3000/rt/desk',
+      login: 'cs',
+      password: 'pw:with:colons',
+    });
+    expect(app).toMatchObject({
+      name: 'front desk',
+      package: 'REALTIME10',
+      p: { url: 'http://127.0.0.1:3000/rt/desk', login: 'cs', password: 'pw:with:colons', data_format: 'JSON' },
+    });
     expect(app.hash).toMatch(/^[A-Z0-9]{8}$/);
     expect(await client.apps.get(app.hash)).toEqual(app);
     const updated = await client.apps.update(app.hash, 'front desk 2', { url: 'http://127.0.0.1:3001/rt/desk' });
-    expect(updated).toMatchObject({ hash: app.hash, name: 'front desk 2', p: { url: 'http://127.0.0.1:3001/rt/desk', login: '', password: '', data_format: 'JSON' } });
+    expect(updated).toMatchObject({
+      hash: app.hash,
+      name: 'front desk 2',
+      p: { url: 'http://127.0.0.1:3001/rt/desk', login: '', password: '', data_format: 'JSON' },
+    });
     const list = await client.apps.list();
     expect(list.map((a) => a.hash)).toContain(app.hash);
     expect(list.find((a) => a.hash === app.hash)).toEqual(updated);
@@ -57,7 +69,11 @@ describe('ServiceClient against the emulator', () => {
 
   it('calls.realtime answers the call id; sms.send, sms.get, sms.get_list', async () => {
     const app = await client.apps.create('sink', { url: 'http://127.0.0.1:1/rt' });
-    const id = await client.calls.realtime(app.hash, { number: '+33612345678', timeout: 30 }, { cdr_field: 'appt42', cli: 'BLOCKED' });
+    const id = await client.calls.realtime(
+      app.hash,
+      { number: '+33612345678', timeout: 30 },
+      { cdr_field: 'appt42', cli: 'BLOCKED' },
+    );
     expect(id).toMatch(/^[A-Z0-9]{8}$/);
     const hash = await client.sms.send('SMS', '+33612345678', 'Hello from the client', null);
     const sms = await client.sms.get(hash);
@@ -67,7 +83,7 @@ describe('ServiceClient against the emulator', () => {
     expect(list.map((s) => s.hash)).toContain(hash);
   });
 
-  it('the service\'s errors keep their codes: 20 not found, -32602 invalid params; fromService is true', async () => {
+  it("the service's errors keep their codes: 20 not found, -32602 invalid params; fromService is true", async () => {
     const notFound = await failure(client.apps.get('ZZZZZZZZ'));
     expect(notFound).toMatchObject({ code: 20, method: 'apps.get', fromService: true });
     expect(notFound.message).toBe('apps.get: no application with hash ZZZZZZZZ (code 20)');
@@ -84,7 +100,9 @@ describe('ServiceClient against the emulator', () => {
     const e = await failure(bad.apps.list());
     expect(e.code).toBe(22);
     expect(e.isAuth).toBe(true);
-    expect(e.message).toMatch(/^apps\.get_list: authentication failed: check the account \(login and password\) \(code 22: /);
+    expect(e.message).toMatch(
+      /^apps\.get_list: authentication failed: check the account \(login and password\) \(code 22: /,
+    );
   });
 
   it('an account whose password holds colons authenticates (the login ends at the first colon)', async () => {
@@ -101,8 +119,14 @@ describe('ServiceClient against the emulator', () => {
   it('arguments are checked before anything is sent (SERVICE_BAD_ARGS)', async () => {
     const cases: [Promise<unknown>, RegExp][] = [
       [client.calls.realtime('A1B2C3D4', { number: '0612345678', timeout: 30 }), /number "0612345678"/],
-      [client.calls.realtime('A1B2C3D4', { number: '+33612345678', timeout: 3 }), /timeout: whole seconds from 5 to 300/],
-      [client.calls.realtime('A1B2C3D4', { number: '+33612345678', timeout: 30 }, { cdr_field: 'no spaces allowed' }), /cdr_field/],
+      [
+        client.calls.realtime('A1B2C3D4', { number: '+33612345678', timeout: 3 }),
+        /timeout: whole seconds from 5 to 300/,
+      ],
+      [
+        client.calls.realtime('A1B2C3D4', { number: '+33612345678', timeout: 30 }, { cdr_field: 'no spaces allowed' }),
+        /cdr_field/,
+      ],
       [client.calls.realtime('A1B2C3D4', { number: '+33612345678', timeout: 30 }, { cli: '12' }), /cli "12"/],
       [client.calls.realtime('../etc', { number: '+33612345678', timeout: 30 }), /app: an application hash/],
       [client.apps.create('x', { url: 'javascript:alert(1)' }), /url: the http/],
@@ -120,17 +144,26 @@ describe('ServiceClient against the emulator', () => {
 
 describe('ServiceClient on the wire and against services that misbehave', () => {
   it('POSTs JSON-RPC 2.0 with positional params, Basic auth, the JSON-RPC type, and no Expect header', async () => {
-    const fake = await fakeService((_req, body) => ({ body: JSON.stringify({ jsonrpc: '2.0', id: (JSON.parse(body) as { id: number }).id, result: 'CALL0001' }) }));
+    const fake = await fakeService((_req, body) => ({
+      body: JSON.stringify({ jsonrpc: '2.0', id: (JSON.parse(body) as { id: number }).id, result: 'CALL0001' }),
+    }));
     try {
       const c = new ServiceClient({ url: fake.url, login: 'acme', password: 'p:ss' });
-      expect(await c.calls.realtime('A1B2C3D4', { number: '+33612345678', timeout: 30 }, { cdr_field: 'x1' })).toBe('CALL0001');
+      expect(await c.calls.realtime('A1B2C3D4', { number: '+33612345678', timeout: 30 }, { cdr_field: 'x1' })).toBe(
+        'CALL0001',
+      );
       const r = fake.requests[0]!;
       expect(r.method).toBe('POST');
       expect(r.url).toBe('/json-rpc/v1.1/');
       expect(r.headers['content-type']).toBe('application/json-rpc; charset=utf-8');
       expect(r.headers.authorization).toBe('Basic ' + Buffer.from('acme:p:ss').toString('base64'));
       expect(r.headers.expect).toBeUndefined();
-      expect(JSON.parse(r.body)).toEqual({ jsonrpc: '2.0', id: 1, method: 'calls.realtime', params: ['A1B2C3D4', { number: '+33612345678', timeout: 30 }, { cdr_field: 'x1' }] });
+      expect(JSON.parse(r.body)).toEqual({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'calls.realtime',
+        params: ['A1B2C3D4', { number: '+33612345678', timeout: 30 }, { cdr_field: 'x1' }],
+      });
     } finally {
       await fake.close();
     }
@@ -155,30 +188,42 @@ describe('ServiceClient on the wire and against services that misbehave', () => 
     const c = new ServiceClient({ url: `http://127.0.0.1:${port}`, login: 'a', password: 'b' });
     const e = await failure(c.apps.list());
     expect(e.code).toBe('SERVICE_UNREACHABLE');
-    expect(e.message).toBe(`apps.get_list: cannot reach http://127.0.0.1:${port}/json-rpc/v1.1/: connection refused (ECONNREFUSED)`);
+    expect(e.message).toBe(
+      `apps.get_list: cannot reach http://127.0.0.1:${port}/json-rpc/v1.1/: connection refused (ECONNREFUSED)`,
+    );
   });
 
-  it('an HTML 502 of a proxy is SERVICE_HTTP; a 200 that is not JSON-RPC is SERVICE_BAD_REPLY; an answer of another id too', async () => {
-    let answer = { status: 502, type: 'text/html', body: '<html>Bad Gateway</html>' };
-    const fake = await fakeService(() => answer);
-    try {
-      const c = new ServiceClient({ url: fake.url, login: 'a', password: 'b' });
-      expect(await failure(c.apps.list())).toMatchObject({ code: 'SERVICE_HTTP', details: { status: 502 } });
-      answer = { status: 200, type: 'text/html', body: '<html>welcome</html>' };
-      expect((await failure(c.apps.list())).code).toBe('SERVICE_BAD_REPLY');
-      answer = { status: 200, type: 'application/json', body: '{"hello":"world"}' };
-      expect((await failure(c.apps.list())).message).toBe('apps.get_list: the answer is not a JSON-RPC 2.0 response (no result, no error)');
-      answer = { status: 200, type: 'application/json', body: '{"jsonrpc":"2.0","id":999,"result":[]}' };
-      expect((await failure(c.apps.list())).message).toMatch(/the answer's id 999 is not the request's/);
-      answer = { status: 200, type: 'application/json', body: '{"jsonrpc":"2.0","id":5,"result":"not a list"}' };
-      expect((await failure(c.apps.list())).code).toBe('SERVICE_BAD_REPLY');
-      // a JSON-RPC error sent with an HTTP error status is still the service's error
-      answer = { status: 401, type: 'application/json', body: '{"jsonrpc":"2.0","id":null,"error":{"code":22,"message":"Authentication failed"}}' };
-      expect((await failure(c.apps.list())).code).toBe(22);
-    } finally {
-      await fake.close();
-    }
-  });
+  it(
+    'an HTML 502 of a proxy is SERVICE_HTTP; a 200 that is not JSON-RPC is SERVICE_BAD_REPLY; an answer of ' +
+      'another id too',
+    async () => {
+      let answer = { status: 502, type: 'text/html', body: '<html>Bad Gateway</html>' };
+      const fake = await fakeService(() => answer);
+      try {
+        const c = new ServiceClient({ url: fake.url, login: 'a', password: 'b' });
+        expect(await failure(c.apps.list())).toMatchObject({ code: 'SERVICE_HTTP', details: { status: 502 } });
+        answer = { status: 200, type: 'text/html', body: '<html>welcome</html>' };
+        expect((await failure(c.apps.list())).code).toBe('SERVICE_BAD_REPLY');
+        answer = { status: 200, type: 'application/json', body: '{"hello":"world"}' };
+        expect((await failure(c.apps.list())).message).toBe(
+          'apps.get_list: the answer is not a JSON-RPC 2.0 response (no result, no error)',
+        );
+        answer = { status: 200, type: 'application/json', body: '{"jsonrpc":"2.0","id":999,"result":[]}' };
+        expect((await failure(c.apps.list())).message).toMatch(/the answer's id 999 is not the request's/);
+        answer = { status: 200, type: 'application/json', body: '{"jsonrpc":"2.0","id":5,"result":"not a list"}' };
+        expect((await failure(c.apps.list())).code).toBe('SERVICE_BAD_REPLY');
+        // a JSON-RPC error sent with an HTTP error status is still the service's error
+        answer = {
+          status: 401,
+          type: 'application/json',
+          body: '{"jsonrpc":"2.0","id":null,"error":{"code":22,"message":"Authentication failed"}}',
+        };
+        expect((await failure(c.apps.list())).code).toBe(22);
+      } finally {
+        await fake.close();
+      }
+    },
+  );
 
   it('a reply over the size cap is refused, not buffered without end', async () => {
     const big = 'x'.repeat(9 * 1024 * 1024);

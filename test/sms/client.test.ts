@@ -31,7 +31,10 @@ const PASSWORD = 's3cr:t é';
 const AUTH = 'Basic ' + Buffer.from('alice:s3cr:t \u00e9', 'utf8').toString('base64');
 
 const ok = (data: unknown) => ({ status: 200, body: JSON.stringify({ status: 'success', data }) });
-const err = (status: number, code: number, message: string) => ({ status, body: JSON.stringify({ status: 'error', data: { code, message } }) });
+const err = (status: number, code: number, message: string) => ({
+  status,
+  body: JSON.stringify({ status: 'error', data: { code, message } }),
+});
 
 const SMS: Sms = {
   type: 'OUT',
@@ -85,7 +88,10 @@ beforeEach(async () => {
       reply.raw.write('{"status":"succ');
       return;
     }
-    return reply.code(r.status).type(r.type ?? 'application/json').send(r.body);
+    return reply
+      .code(r.status)
+      .type(r.type ?? 'application/json')
+      .send(r.body);
   });
   const addr = await app.listen({ host: '127.0.0.1', port: 0 });
   base = `${addr}/rest/v1.1`;
@@ -95,7 +101,8 @@ afterEach(async () => {
   await app.close();
 });
 
-const client = (timeoutMs?: number) => new SmsClient({ baseUrl: base, login: LOGIN, password: PASSWORD, ...(timeoutMs ? { timeoutMs } : {}) });
+const client = (timeoutMs?: number) =>
+  new SmsClient({ baseUrl: base, login: LOGIN, password: PASSWORD, ...(timeoutMs ? { timeoutMs } : {}) });
 
 /** Runs `p`, expects it to reject, returns the error. */
 async function rejection(p: Promise<unknown>): Promise<unknown> {
@@ -111,11 +118,18 @@ describe('requests', () => {
   it('defaults to the emulator address', () => {
     expect(new SmsClient({ login: 'a', password: 'b' }).baseUrl).toBe('http://127.0.0.1:4010/rest/v1.1');
     expect(DEFAULT_SMS_BASE_URL).toBe('http://127.0.0.1:4010/rest/v1.1');
-    expect(new SmsClient({ baseUrl: 'http://h/rest/v1.1/', login: 'a', password: 'b' }).baseUrl).toBe('http://h/rest/v1.1');
+    expect(new SmsClient({ baseUrl: 'http://h/rest/v1.1/', login: 'a', password: 'b' }).baseUrl).toBe(
+      'http://h/rest/v1.1',
+    );
   });
 
   it('send: POST /sms with Basic auth and the JSON body, returns the hash', async () => {
-    const hash = await client().send({ from: 'Acme', to: '+33639980042', body: 'Hello é €', options: { force_encoding: 'GSM', webhook: { endpoint: 'https://example.com/hook' } } });
+    const hash = await client().send({
+      from: 'Acme',
+      to: '+33639980042',
+      body: 'Hello é €',
+      options: { force_encoding: 'GSM', webhook: { endpoint: 'https://example.com/hook' } },
+    });
     expect(hash).toBe('8242D945');
     expect(seen).toHaveLength(1);
     const r = seen[0]!;
@@ -126,7 +140,12 @@ describe('requests', () => {
     expect(r.headers.accept).toBe('application/json');
     expect(r.headers.expect).toBeUndefined();
     expect(r.body).toBe(
-      JSON.stringify({ from: 'Acme', to: '+33639980042', body: 'Hello é €', options: { force_encoding: 'GSM', webhook: { endpoint: 'https://example.com/hook' } } }),
+      JSON.stringify({
+        from: 'Acme',
+        to: '+33639980042',
+        body: 'Hello é €',
+        options: { force_encoding: 'GSM', webhook: { endpoint: 'https://example.com/hook' } },
+      }),
     );
   });
 
@@ -140,7 +159,13 @@ describe('requests', () => {
       from: 'My Shop',
       to: '+33639980042',
       body: 'Hi & bye +1 100%',
-      options: { force_encoding: 'UNICODE', nature: 'MARKETING', user_data: 'order=42', flash_message: true, webhook: { endpoint: 'https://example.com/h?a=1' } },
+      options: {
+        force_encoding: 'UNICODE',
+        nature: 'MARKETING',
+        user_data: 'order=42',
+        flash_message: true,
+        webhook: { endpoint: 'https://example.com/h?a=1' },
+      },
     });
     expect(hash).toBe('8242D945');
     const r = seen[0]!;
@@ -171,9 +196,16 @@ describe('requests', () => {
 
   it('list: GET /sms?type&from&to; a Date is sent as a UTC datetime', async () => {
     respond = async () => ok([SMS, { ...SMS, hash: 'AAAA1111', type: 'IN' }]);
-    const list = await client().list({ type: 'OUT', from: '2024-05-01 00:00:00', to: new Date(Date.UTC(2024, 4, 2, 23, 59, 59, 500)) });
+    const list = await client().list({
+      type: 'OUT',
+      from: '2024-05-01 00:00:00',
+      to: new Date(Date.UTC(2024, 4, 2, 23, 59, 59, 500)),
+    });
     expect(list.map((s) => s.hash)).toEqual(['8242D945', 'AAAA1111']);
-    expect(seen[0]).toMatchObject({ method: 'GET', url: '/rest/v1.1/sms?type=OUT&from=2024-05-01%2000%3A00%3A00&to=2024-05-02%2023%3A59%3A59' });
+    expect(seen[0]).toMatchObject({
+      method: 'GET',
+      url: '/rest/v1.1/sms?type=OUT&from=2024-05-01%2000%3A00%3A00&to=2024-05-02%2023%3A59%3A59',
+    });
     expect(seen[0]!.headers.authorization).toBe(AUTH);
   });
 
@@ -185,22 +217,108 @@ describe('requests', () => {
 
 describe('local validation: nothing is sent', () => {
   const cases: Array<[string, () => Promise<unknown>, string, string]> = [
-    ['to not E.164', () => client().send({ from: 'Acme', to: '0639980042', body: 'x' }), 'to', 'to: an E.164 number is "+" then 2 to 15 digits, the first not 0 (e.g. +33123456789)'],
-    ['to not possible', () => client().send({ from: 'Acme', to: '+3312', body: 'x' }), 'to', 'to: not a possible phone number for its country code'],
-    ['from too long', () => client().send({ from: 'ABCDEFGHIJKL', to: '+33639980042', body: 'x' }), 'from', 'from: a sender is 1 to 11 of a-z A-Z 0-9 space - _'],
-    ['from digits only', () => client().sendViaQuery({ from: '12345', to: '+33639980042', body: 'x' }), 'from', 'from: a sender needs at least one letter'],
-    ['from bad character', () => client().send({ from: 'Acme!', to: '+33639980042', body: 'x' }), 'from', 'from: a sender is 1 to 11 of a-z A-Z 0-9 space - _'],
-    ['empty body', () => client().send({ from: 'Acme', to: '+33639980042', body: '' }), 'body', 'body: the message body is empty'],
-    ['force_encoding', () => client().send({ from: '', to: '+33639980042', body: 'x', options: { force_encoding: 'UTF8' as 'GSM' } }), 'options.force_encoding', 'options.force_encoding: GSM or UNICODE'],
-    ['nature', () => client().send({ from: '', to: '+33639980042', body: 'x', options: { nature: 'SPAM' as 'ALERTING' } }), 'options.nature', 'options.nature: ALERTING or MARKETING'],
-    ['user_data', () => client().send({ from: '', to: '+33639980042', body: 'x', options: { user_data: 'x'.repeat(33) } }), 'options.user_data', 'options.user_data: 32 characters at most'],
-    ['flash_message', () => client().send({ from: '', to: '+33639980042', body: 'x', options: { flash_message: 'yes' as unknown as boolean } }), 'options.flash_message', 'options.flash_message: true or false'],
-    ['webhook', () => client().send({ from: '', to: '+33639980042', body: 'x', options: { webhook: { endpoint: 'ftp://x' } } }), 'options.webhook.endpoint', 'options.webhook.endpoint: an http: or https: URL'],
-    ['unknown option', () => client().send({ from: '', to: '+33639980042', body: 'x', options: { flash: true } as never }), 'options.flash', 'options.flash: unknown option (known: force_encoding, nature, user_data, flash_message, webhook)'],
-    ['list type', () => client().list({ type: 'ALL' as 'IN', from: '2024-05-01 00:00:00', to: '2024-05-02 00:00:00' }), 'type', 'type: IN or OUT'],
-    ['list from', () => client().list({ type: 'IN', from: '2024-05-01T00:00:00Z', to: '2024-05-02 00:00:00' }), 'from', 'from: a datetime is YYYY-MM-DD HH:MM:SS (UTC)'],
-    ['list to', () => client().list({ type: 'IN', from: '2024-05-01 00:00:00', to: '2024-02-30 00:00:00' }), 'to', 'to: not a real date and time'],
-    ['list invalid Date', () => client().list({ type: 'IN', from: new Date(NaN), to: '2024-05-02 00:00:00' }), 'from', 'from: a datetime is YYYY-MM-DD HH:MM:SS (UTC)'],
+    [
+      'to not E.164',
+      () => client().send({ from: 'Acme', to: '0639980042', body: 'x' }),
+      'to',
+      'to: an E.164 number is "+" then 2 to 15 digits, the first not 0 (e.g. +33123456789)',
+    ],
+    [
+      'to not possible',
+      () => client().send({ from: 'Acme', to: '+3312', body: 'x' }),
+      'to',
+      'to: not a possible phone number for its country code',
+    ],
+    [
+      'from too long',
+      () => client().send({ from: 'ABCDEFGHIJKL', to: '+33639980042', body: 'x' }),
+      'from',
+      'from: a sender is 1 to 11 of a-z A-Z 0-9 space - _',
+    ],
+    [
+      'from digits only',
+      () => client().sendViaQuery({ from: '12345', to: '+33639980042', body: 'x' }),
+      'from',
+      'from: a sender needs at least one letter',
+    ],
+    [
+      'from bad character',
+      () => client().send({ from: 'Acme!', to: '+33639980042', body: 'x' }),
+      'from',
+      'from: a sender is 1 to 11 of a-z A-Z 0-9 space - _',
+    ],
+    [
+      'empty body',
+      () => client().send({ from: 'Acme', to: '+33639980042', body: '' }),
+      'body',
+      'body: the message body is empty',
+    ],
+    [
+      'force_encoding',
+      () => client().send({ from: '', to: '+33639980042', body: 'x', options: { force_encoding: 'UTF8' as 'GSM' } }),
+      'options.force_encoding',
+      'options.force_encoding: GSM or UNICODE',
+    ],
+    [
+      'nature',
+      () => client().send({ from: '', to: '+33639980042', body: 'x', options: { nature: 'SPAM' as 'ALERTING' } }),
+      'options.nature',
+      'options.nature: ALERTING or MARKETING',
+    ],
+    [
+      'user_data',
+      () => client().send({ from: '', to: '+33639980042', body: 'x', options: { user_data: 'x'.repeat(33) } }),
+      'options.user_data',
+      'options.user_data: 32 characters at most',
+    ],
+    [
+      'flash_message',
+      () =>
+        client().send({
+          from: '',
+          to: '+33639980042',
+          body: 'x',
+          options: { flash_message: 'yes' as unknown as boolean },
+        }),
+      'options.flash_message',
+      'options.flash_message: true or false',
+    ],
+    [
+      'webhook',
+      () => client().send({ from: '', to: '+33639980042', body: 'x', options: { webhook: { endpoint: 'ftp://x' } } }),
+      'options.webhook.endpoint',
+      'options.webhook.endpoint: an http: or https: URL',
+    ],
+    [
+      'unknown option',
+      () => client().send({ from: '', to: '+33639980042', body: 'x', options: { flash: true } as never }),
+      'options.flash',
+      'options.flash: unknown option (known: force_encoding, nature, user_data, flash_message, webhook)',
+    ],
+    [
+      'list type',
+      () => client().list({ type: 'ALL' as 'IN', from: '2024-05-01 00:00:00', to: '2024-05-02 00:00:00' }),
+      'type',
+      'type: IN or OUT',
+    ],
+    [
+      'list from',
+      () => client().list({ type: 'IN', from: '2024-05-01T00:00:00Z', to: '2024-05-02 00:00:00' }),
+      'from',
+      'from: a datetime is YYYY-MM-DD HH:MM:SS (UTC)',
+    ],
+    [
+      'list to',
+      () => client().list({ type: 'IN', from: '2024-05-01 00:00:00', to: '2024-02-30 00:00:00' }),
+      'to',
+      'to: not a real date and time',
+    ],
+    [
+      'list invalid Date',
+      () => client().list({ type: 'IN', from: new Date(NaN), to: '2024-05-02 00:00:00' }),
+      'from',
+      'from: a datetime is YYYY-MM-DD HH:MM:SS (UTC)',
+    ],
     ['get empty hash', () => client().get(''), 'hash', 'hash: an SMS hash is required'],
   ];
   for (const [name, call, param, message] of cases) {
@@ -219,13 +337,24 @@ describe('errors', () => {
     const e = await rejection(client().send({ from: 'Acme', to: '+33639980042', body: 'x' }));
     expect(e).toBeInstanceOf(SmsApiError);
     expect(e).toBeInstanceOf(SmsError);
-    expect(e).toMatchObject({ kind: 'api', name: 'SmsApiError', status: 401, code: 22, message: 'Authentication failed' });
+    expect(e).toMatchObject({
+      kind: 'api',
+      name: 'SmsApiError',
+      status: 401,
+      code: 22,
+      message: 'Authentication failed',
+    });
   });
 
   it('400 envelope', async () => {
     respond = async () => err(400, 10, 'to: not a possible phone number for its country code');
     const e = await rejection(client().sendViaQuery({ from: 'Acme', to: '+33639980042', body: 'x' }));
-    expect(e).toMatchObject({ kind: 'api', status: 400, code: 10, message: 'to: not a possible phone number for its country code' });
+    expect(e).toMatchObject({
+      kind: 'api',
+      status: 400,
+      code: 10,
+      message: 'to: not a possible phone number for its country code',
+    });
   });
 
   it('404 envelope on get', async () => {
@@ -256,21 +385,33 @@ describe('errors', () => {
     expect(await rejection(client().get('8242D945'))).toMatchObject({ kind: 'protocol', status: 500 });
   });
 
-  it('unexpected data: a hash that is not a string, an SMS that is not an object, a list that is not an array', async () => {
-    respond = async () => ok(42);
-    expect(await rejection(client().send({ from: 'Acme', to: '+33639980042', body: 'x' }))).toMatchObject({ kind: 'protocol', body: '42' });
-    respond = async () => ok('8242D945');
-    expect(await rejection(client().get('8242D945'))).toMatchObject({ kind: 'protocol', body: '"8242D945"' });
-    respond = async () => ok({ hash: 'A' });
-    expect(await rejection(client().list({ type: 'IN', from: '2024-05-01 00:00:00', to: '2024-05-02 00:00:00' }))).toMatchObject({ kind: 'protocol' });
-  });
+  it(
+    'unexpected data: a hash that is not a string, an SMS ' + 'that is not an object, a list that is not an array',
+    async () => {
+      respond = async () => ok(42);
+      expect(await rejection(client().send({ from: 'Acme', to: '+33639980042', body: 'x' }))).toMatchObject({
+        kind: 'protocol',
+        body: '42',
+      });
+      respond = async () => ok('8242D945');
+      expect(await rejection(client().get('8242D945'))).toMatchObject({ kind: 'protocol', body: '"8242D945"' });
+      respond = async () => ok({ hash: 'A' });
+      expect(
+        await rejection(client().list({ type: 'IN', from: '2024-05-01 00:00:00', to: '2024-05-02 00:00:00' })),
+      ).toMatchObject({ kind: 'protocol' });
+    },
+  );
 
   it('timeout before the headers: SmsTimeoutError', async () => {
     respond = async () => 'hang';
     const t0 = Date.now();
     const e = await rejection(client(150).get('8242D945'));
     expect(e).toBeInstanceOf(SmsTimeoutError);
-    expect(e).toMatchObject({ kind: 'timeout', timeoutMs: 150, message: `GET ${base}/sms/8242D945: no complete reply within 150 ms` });
+    expect(e).toMatchObject({
+      kind: 'timeout',
+      timeoutMs: 150,
+      message: `GET ${base}/sms/8242D945: no complete reply within 150 ms`,
+    });
     expect(Date.now() - t0).toBeLessThan(2000);
   });
 
@@ -285,7 +426,11 @@ describe('errors', () => {
     const c = new SmsClient({ baseUrl: `http://127.0.0.1:${port}/rest/v1.1`, login: LOGIN, password: PASSWORD });
     const e = await rejection(c.send({ from: 'Acme', to: '+33639980042', body: 'x' }));
     expect(e).toBeInstanceOf(SmsNetworkError);
-    expect(e).toMatchObject({ kind: 'network', code: 'ECONNREFUSED', message: `POST http://127.0.0.1:${port}/rest/v1.1/sms: connection refused (ECONNREFUSED)` });
+    expect(e).toMatchObject({
+      kind: 'network',
+      code: 'ECONNREFUSED',
+      message: `POST http://127.0.0.1:${port}/rest/v1.1/sms: connection refused (ECONNREFUSED)`,
+    });
     expect((e as Error).cause).toBeInstanceOf(Error);
   });
 
@@ -294,7 +439,11 @@ describe('errors', () => {
     const e = await rejection(client().get('8242D945'));
     expect(e).toBeInstanceOf(SmsNetworkError);
     // undici reports a socket closed before the reply as UND_ERR_SOCKET ("other side closed")
-    expect(e).toMatchObject({ kind: 'network', code: 'UND_ERR_SOCKET', message: `GET ${base}/sms/8242D945: connection closed by the server (UND_ERR_SOCKET)` });
+    expect(e).toMatchObject({
+      kind: 'network',
+      code: 'UND_ERR_SOCKET',
+      message: `GET ${base}/sms/8242D945: connection closed by the server (UND_ERR_SOCKET)`,
+    });
   });
 
   it('a bad timeoutMs is refused at construction', () => {

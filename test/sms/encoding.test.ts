@@ -141,13 +141,23 @@ describe('forced encodings', () => {
     // 161 'ê' would be UNICODE: 161 units, ceil(161 / 67) = 3 parts
     expect(smsEncoding('ê'.repeat(161))).toMatchObject({ encoding: 'UNICODE', parts: 3 });
     // forced GSM: 161 'e' = 161 positions, ceil(161 / 153) = 2 parts
-    expect(smsEncoding('ê'.repeat(161), 'GSM')).toMatchObject({ encoding: 'GSM', text: 'e'.repeat(161), units: 161, parts: 2 });
+    expect(smsEncoding('ê'.repeat(161), 'GSM')).toMatchObject({
+      encoding: 'GSM',
+      text: 'e'.repeat(161),
+      units: 161,
+      parts: 2,
+    });
     // forced GSM on 70 emoji: 70 '?' = 70 positions, 1 part
     expect(smsEncoding(EMOJI.repeat(70), 'GSM')).toMatchObject({ text: '?'.repeat(70), units: 70, parts: 1 });
   });
 
   it('forced GSM on text already GSM changes nothing', () => {
-    expect(smsEncoding(a(159) + '€', 'GSM')).toMatchObject({ encoding: 'GSM', units: 161, parts: 2, text: a(159) + '€' });
+    expect(smsEncoding(a(159) + '€', 'GSM')).toMatchObject({
+      encoding: 'GSM',
+      units: 161,
+      parts: 2,
+      text: a(159) + '€',
+    });
   });
 
   it('forced UNICODE on plain text', () => {
@@ -226,17 +236,21 @@ describe('long bodies: cut into pieces for the package, at grapheme boundaries',
     }
   });
 
-  it('a grapheme longer than a piece (a letter with 600 accents) is cut into pieces of 256 units, each counted on its own (decision: bounded work)', () => {
-    const zalgo = 'x' + '\u0301'.repeat(600);
-    // x with 255 accents is x; the other two pieces are accents alone: ? each
-    expect(smsEncoding(`ab${zalgo}cd`, 'GSM')).toMatchObject({ encoding: 'GSM', text: 'abx??cd', units: 7 });
-    expect(smsEncoding(`ab${zalgo}cd`)).toMatchObject({ encoding: 'UNICODE', units: 605 });
-    // 50,000 accents blocked the emulator 81 s; now bounded (pieces of 256): a generous CPU bound, not a benchmark
-    const c0 = process.cpuUsage();
-    expect(smsEncoding('e' + '\u0301'.repeat(50_000), 'GSM')).toMatchObject({ encoding: 'GSM', parts: 2 });
-    const c = process.cpuUsage(c0);
-    expect((c.user + c.system) / 1000).toBeLessThan(5_000);
-  });
+  it(
+    'a grapheme longer than a piece (a letter with 600 accents) is cut into pieces of 256 units, each counted ' +
+      'on its own (decision: bounded work)',
+    () => {
+      const zalgo = 'x' + '\u0301'.repeat(600);
+      // x with 255 accents is x; the other two pieces are accents alone: ? each
+      expect(smsEncoding(`ab${zalgo}cd`, 'GSM')).toMatchObject({ encoding: 'GSM', text: 'abx??cd', units: 7 });
+      expect(smsEncoding(`ab${zalgo}cd`)).toMatchObject({ encoding: 'UNICODE', units: 605 });
+      // 50,000 accents blocked the emulator 81 s; now bounded (pieces of 256): a generous CPU bound, not a benchmark
+      const c0 = process.cpuUsage();
+      expect(smsEncoding('e' + '\u0301'.repeat(50_000), 'GSM')).toMatchObject({ encoding: 'GSM', parts: 2 });
+      const c = process.cpuUsage(c0);
+      expect((c.user + c.system) / 1000).toBeLessThan(5_000);
+    },
+  );
 
   it('folded accents are counted after folding: 20,000 e + U+0301 forced to GSM are 20,000 é', () => {
     const r = smsEncoding('e\u0301'.repeat(20000), 'GSM');
@@ -252,7 +266,8 @@ describe('long bodies: cut into pieces for the package, at grapheme boundaries',
 describe('smsPartsAtLeast: a bound from the length alone', () => {
   it('never more than the parts counted', () => {
     for (const b of [a(161), d(71), a(153 * 255 + 1), `${EMOJI}`.repeat(100), '€'.repeat(200)]) {
-      for (const force of [undefined, 'GSM', 'UNICODE'] as const) expect(smsPartsAtLeast(b, force)).toBeLessThanOrEqual(smsEncoding(b, force).parts);
+      for (const force of [undefined, 'GSM', 'UNICODE'] as const)
+        expect(smsPartsAtLeast(b, force)).toBeLessThanOrEqual(smsEncoding(b, force).parts);
     }
   });
   it('over 255 parts for a GSM body of 39,016 characters, and for a UNICODE one of 17,086 when forced', () => {

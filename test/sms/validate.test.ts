@@ -7,19 +7,43 @@ describe('SMS argument checks (shared with the emulator)', () => {
     expect(checkSendArgs({ from: 'SMS', to: '+14155552671', body: 'x' })).toBeNull();
     expect(checkSendArgs({ from: 'My-Shop_1 a', to: '+33639980042', body: 'x' })).toBeNull();
     expect(
-      checkSmsOptions({ force_encoding: 'UNICODE', nature: 'MARKETING', user_data: 'é'.repeat(32), flash_message: false, webhook: { endpoint: 'http://127.0.0.1/h' } }),
+      checkSmsOptions({
+        force_encoding: 'UNICODE',
+        nature: 'MARKETING',
+        user_data: 'é'.repeat(32),
+        flash_message: false,
+        webhook: { endpoint: 'http://127.0.0.1/h' },
+      }),
     ).toBeNull();
     expect(checkListArgs({ type: 'OUT', from: '2024-02-29 00:00:00', to: '2024-12-31 23:59:59' })).toBeNull();
   });
 
   it('refuse values of the wrong type, as JSON or a query string may carry them', () => {
-    expect(checkSendArgs({ to: '+33639980042', body: 'x' })).toEqual({ param: 'from', message: 'from: a string is required ("" for a shared short code)' });
-    expect(checkSendArgs({ from: '', to: 33639980042, body: 'x' })).toEqual({ param: 'to', message: 'to: a string is required' });
-    expect(checkSendArgs({ from: '', to: '+33639980042', body: null })).toEqual({ param: 'body', message: 'body: a string is required' });
+    expect(checkSendArgs({ to: '+33639980042', body: 'x' })).toEqual({
+      param: 'from',
+      message: 'from: a string is required ("" for a shared short code)',
+    });
+    expect(checkSendArgs({ from: '', to: 33639980042, body: 'x' })).toEqual({
+      param: 'to',
+      message: 'to: a string is required',
+    });
+    expect(checkSendArgs({ from: '', to: '+33639980042', body: null })).toEqual({
+      param: 'body',
+      message: 'body: a string is required',
+    });
     expect(checkSmsOptions([])).toEqual({ param: 'options', message: 'options: an object or null' });
-    expect(checkSmsOptions({ webhook: 'https://x' })).toEqual({ param: 'options.webhook', message: 'options.webhook: an object {endpoint: "<http(s) URL>"}' });
-    expect(checkSmsOptions({ webhook: { endpoint: 'not a url' } })).toEqual({ param: 'options.webhook.endpoint', message: 'options.webhook.endpoint: not a URL (e.g. https://example.com/sms-status)' });
-    expect(checkListArgs({ type: 'IN', from: '2024-01-01 00:00:00' })).toEqual({ param: 'to', message: 'to: a datetime is required (YYYY-MM-DD HH:MM:SS, UTC)' });
+    expect(checkSmsOptions({ webhook: 'https://x' })).toEqual({
+      param: 'options.webhook',
+      message: 'options.webhook: an object {endpoint: "<http(s) URL>"}',
+    });
+    expect(checkSmsOptions({ webhook: { endpoint: 'not a url' } })).toEqual({
+      param: 'options.webhook.endpoint',
+      message: 'options.webhook.endpoint: not a URL (e.g. https://example.com/sms-status)',
+    });
+    expect(checkListArgs({ type: 'IN', from: '2024-01-01 00:00:00' })).toEqual({
+      param: 'to',
+      message: 'to: a datetime is required (YYYY-MM-DD HH:MM:SS, UTC)',
+    });
   });
 
   it('checks the first problem in order: from, to, body, options', () => {

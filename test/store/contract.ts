@@ -48,30 +48,44 @@ export function storeContract(name: string, make: () => Promise<StoreUnderTest>,
       await store.close();
     });
 
-    it('commit is a compare-and-set on the revision: the first commit of a call expects none, each commit expects the last', async () => {
-      const { store } = await make();
-      expect(await store.commit('7', 3, 'x', 60_000)).toBeUndefined(); // no record: only `undefined` matches
-      expect(await store.commit('7', undefined, 'a', 60_000)).toBe(1);
-      expect(await store.commit('7', undefined, 'b', 60_000)).toBeUndefined();
-      expect(await store.load('7')).toEqual({ call: { value: 'a', rev: 1 } });
-      expect(await store.commit('7', 1, 'c', 60_000)).toBe(2);
-      expect(await store.commit('7', 1, 'd', 60_000)).toBeUndefined(); // stale revision: nothing written
-      expect(await store.load('7')).toEqual({ call: { value: 'c', rev: 2 } });
-      await store.close();
-    });
+    it(
+      'commit is a compare-and-set on the revision: the first commit of a call expects none, each commit ' +
+        'expects the last',
+      async () => {
+        const { store } = await make();
+        expect(await store.commit('7', 3, 'x', 60_000)).toBeUndefined(); // no record: only `undefined` matches
+        expect(await store.commit('7', undefined, 'a', 60_000)).toBe(1);
+        expect(await store.commit('7', undefined, 'b', 60_000)).toBeUndefined();
+        expect(await store.load('7')).toEqual({ call: { value: 'a', rev: 1 } });
+        expect(await store.commit('7', 1, 'c', 60_000)).toBe(2);
+        expect(await store.commit('7', 1, 'd', 60_000)).toBeUndefined(); // stale revision: nothing written
+        expect(await store.load('7')).toEqual({ call: { value: 'c', rev: 2 } });
+        await store.close();
+      },
+    );
 
-    it('revisions: each call\'s committed revision, in order; none for an unknown call, an aside alone or an expired call', async () => {
-      const { store, advance } = await make();
-      expect(await store.revisions!([])).toEqual([]);
-      expect(await store.commit('21', undefined, 'a', 60_000)).toBe(1);
-      expect(await store.commit('21', 1, 'b', 60_000)).toBe(2);
-      expect(await store.commit('18446744073709551615', undefined, 'x', 300)).toBe(1);
-      await store.setAside('23', 'only an aside', 60_000);
-      expect(await store.revisions!(['21', '404', '18446744073709551615', '23', '21'])).toEqual([2, undefined, 1, undefined, 2]);
-      await advance(600);
-      expect(await store.revisions!(['18446744073709551615', '21'])).toEqual([undefined, 2]);
-      await store.close();
-    });
+    it(
+      "revisions: each call's committed revision, in order; none for an unknown call, an aside alone or an " +
+        'expired call',
+      async () => {
+        const { store, advance } = await make();
+        expect(await store.revisions!([])).toEqual([]);
+        expect(await store.commit('21', undefined, 'a', 60_000)).toBe(1);
+        expect(await store.commit('21', 1, 'b', 60_000)).toBe(2);
+        expect(await store.commit('18446744073709551615', undefined, 'x', 300)).toBe(1);
+        await store.setAside('23', 'only an aside', 60_000);
+        expect(await store.revisions!(['21', '404', '18446744073709551615', '23', '21'])).toEqual([
+          2,
+          undefined,
+          1,
+          undefined,
+          2,
+        ]);
+        await advance(600);
+        expect(await store.revisions!(['18446744073709551615', '21'])).toEqual([undefined, 2]);
+        await store.close();
+      },
+    );
 
     it('of concurrent commits on one revision, exactly one wins', async () => {
       const { store } = await make();
@@ -82,7 +96,9 @@ export function storeContract(name: string, make: () => Promise<StoreUnderTest>,
       expect(winners[0]![0]).toBe(2);
       expect(await store.get('9')).toBe(`v${winners[0]![1]}`);
       // concurrent first commits of a new call: one wins too
-      const first = await Promise.all(Array.from({ length: 10 }, (_, i) => store.commit('10', undefined, `n${i}`, 60_000)));
+      const first = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => store.commit('10', undefined, `n${i}`, 60_000)),
+      );
       expect(first.filter((r) => r !== undefined)).toEqual([1]);
       await store.close();
     });
@@ -138,25 +154,28 @@ export function storeContract(name: string, make: () => Promise<StoreUnderTest>,
       await store.close();
     });
 
-    it('appendPaths writes a batch of several calls\' entries in order, each path kept to its last maxEntries', async () => {
-      const { store } = await make();
-      await store.appendPaths([], 3, 60_000);
-      await store.appendPaths(
-        [
-          { callid: '40', entry: 'a1' },
-          { callid: '41', entry: 'b1' },
-          { callid: '40', entry: 'a2' },
-          { callid: '40', entry: 'a3' },
-          { callid: '40', entry: 'a4' },
-          { callid: '41', entry: 'b2' },
-        ],
-        3,
-        60_000,
-      );
-      expect(await store.readPath('40')).toEqual(['a2', 'a3', 'a4']);
-      expect(await store.readPath('41')).toEqual(['b1', 'b2']);
-      await store.close();
-    });
+    it(
+      "appendPaths writes a batch of several calls' entries " + 'in order, each path kept to its last maxEntries',
+      async () => {
+        const { store } = await make();
+        await store.appendPaths([], 3, 60_000);
+        await store.appendPaths(
+          [
+            { callid: '40', entry: 'a1' },
+            { callid: '41', entry: 'b1' },
+            { callid: '40', entry: 'a2' },
+            { callid: '40', entry: 'a3' },
+            { callid: '40', entry: 'a4' },
+            { callid: '41', entry: 'b2' },
+          ],
+          3,
+          60_000,
+        );
+        expect(await store.readPath('40')).toEqual(['a2', 'a3', 'a4']);
+        expect(await store.readPath('41')).toEqual(['b1', 'b2']);
+        await store.close();
+      },
+    );
 
     it('a path expires ttlMs after its last append', async () => {
       const { store, advance } = await make();
@@ -170,23 +189,27 @@ export function storeContract(name: string, make: () => Promise<StoreUnderTest>,
       await store.close();
     });
 
-    it('finished records: newest first, paged; past keep the oldest go with their records; a callid added again moves to the front', async () => {
-      const { store } = await make();
-      expect(await store.listFinished(0, 10)).toEqual([]);
-      for (let i = 1; i <= 6; i++) await store.addFinished(String(i), `r${i}`, 4, 60_000);
-      expect(await store.listFinished(0, 10)).toEqual(['r6', 'r5', 'r4', 'r3']);
-      expect(await store.listFinished(1, 2)).toEqual(['r5', 'r4']);
-      expect(await store.listFinished(4, 2)).toEqual([]);
-      expect(await store.getFinished('2')).toBeUndefined(); // trimmed: its record is gone too
-      expect(await store.getFinished('3')).toBe('r3');
-      await store.addFinished('3', 'r3b', 4, 60_000);
-      expect(await store.listFinished(0, 10)).toEqual(['r3b', 'r6', 'r5', 'r4']);
-      await store.addFinished('7', 'r7', 4, 60_000);
-      expect(await store.listFinished(0, 10)).toEqual(['r7', 'r3b', 'r6', 'r5']);
-      expect(await store.getFinished('4')).toBeUndefined();
-      expect(await store.getFinished('404')).toBeUndefined();
-      await store.close();
-    });
+    it(
+      'finished records: newest first, paged; past keep the oldest go with their records; a callid added again ' +
+        'moves to the front',
+      async () => {
+        const { store } = await make();
+        expect(await store.listFinished(0, 10)).toEqual([]);
+        for (let i = 1; i <= 6; i++) await store.addFinished(String(i), `r${i}`, 4, 60_000);
+        expect(await store.listFinished(0, 10)).toEqual(['r6', 'r5', 'r4', 'r3']);
+        expect(await store.listFinished(1, 2)).toEqual(['r5', 'r4']);
+        expect(await store.listFinished(4, 2)).toEqual([]);
+        expect(await store.getFinished('2')).toBeUndefined(); // trimmed: its record is gone too
+        expect(await store.getFinished('3')).toBe('r3');
+        await store.addFinished('3', 'r3b', 4, 60_000);
+        expect(await store.listFinished(0, 10)).toEqual(['r3b', 'r6', 'r5', 'r4']);
+        await store.addFinished('7', 'r7', 4, 60_000);
+        expect(await store.listFinished(0, 10)).toEqual(['r7', 'r3b', 'r6', 'r5']);
+        expect(await store.getFinished('4')).toBeUndefined();
+        expect(await store.getFinished('404')).toBeUndefined();
+        await store.close();
+      },
+    );
 
     it('finished records expire with their ttl, and leave the listing', async () => {
       const { store, advance } = await make();
@@ -201,31 +224,35 @@ export function storeContract(name: string, make: () => Promise<StoreUnderTest>,
       await store.close();
     });
 
-    it('listLive pages through every call with a value, each once, with the store\'s cursor; asides alone are left out', async () => {
-      const { store } = await make();
-      const ids = Array.from({ length: 23 }, (_, i) => String(1000 + i));
-      for (const id of ids) await store.commit(id, undefined, `v${id}`, 60_000);
-      await store.setAside('999', 'fb', 60_000);
-      const seen: [string, string][] = [];
-      let cursor: string | undefined;
-      let pages = 0;
-      do {
-        const page = await store.listLive(cursor, 5);
-        expect(page.values.length).toBeLessThanOrEqual(5);
-        seen.push(...page.values);
-        cursor = page.next;
-        expect(++pages).toBeLessThan(100);
-      } while (cursor !== undefined);
-      expect(seen.map(([id]) => id).sort()).toEqual(ids);
-      expect(new Set(seen.map(([id]) => id)).size).toBe(23);
-      for (const [id, v] of seen) expect(v).toBe(`v${id}`);
-      // one page holds them all; a limit of 1 gives one
-      expect((await store.listLive(undefined, 500)).values).toHaveLength(23);
-      const one = await store.listLive(undefined, 1);
-      expect(one.values).toHaveLength(1);
-      expect(typeof one.next).toBe('string');
-      await store.close();
-    });
+    it(
+      "listLive pages through every call with a value, each once, with the store's cursor; asides alone are " +
+        'left out',
+      async () => {
+        const { store } = await make();
+        const ids = Array.from({ length: 23 }, (_, i) => String(1000 + i));
+        for (const id of ids) await store.commit(id, undefined, `v${id}`, 60_000);
+        await store.setAside('999', 'fb', 60_000);
+        const seen: [string, string][] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const page = await store.listLive(cursor, 5);
+          expect(page.values.length).toBeLessThanOrEqual(5);
+          seen.push(...page.values);
+          cursor = page.next;
+          expect(++pages).toBeLessThan(100);
+        } while (cursor !== undefined);
+        expect(seen.map(([id]) => id).sort()).toEqual(ids);
+        expect(new Set(seen.map(([id]) => id)).size).toBe(23);
+        for (const [id, v] of seen) expect(v).toBe(`v${id}`);
+        // one page holds them all; a limit of 1 gives one
+        expect((await store.listLive(undefined, 500)).values).toHaveLength(23);
+        const one = await store.listLive(undefined, 1);
+        expect(one.values).toHaveLength(1);
+        expect(typeof one.next).toBe('string');
+        await store.close();
+      },
+    );
 
     it('listLive refuses a cursor it did not give', async () => {
       const { store } = await make();
@@ -281,44 +308,52 @@ export function storeContract(name: string, make: () => Promise<StoreUnderTest>,
 
     it('of concurrent reports with one event id, exactly one is added', async () => {
       const { store } = await smsStore();
-      const added = await Promise.all(Array.from({ length: 10 }, (_, i) => store.smsReport('CCCC0001', 'ev-same', `r${i}`, 50, 60_000)));
+      const added = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => store.smsReport('CCCC0001', 'ev-same', `r${i}`, 50, 60_000)),
+      );
       expect(added.filter((a) => a)).toHaveLength(1);
       expect((await store.smsStatus('CCCC0001'))!.reports).toHaveLength(1);
       await store.close();
     });
 
-    it('webhook event claims: once while claimed, again once given back or expired; concurrent claims, one wins', async () => {
-      const { store, advance } = await smsStore();
-      expect(await store.claimEvent('e1', 60_000)).toBe(true);
-      expect(await store.claimEvent('e1', 60_000)).toBe(false);
-      await store.releaseEvent('e1');
-      await store.releaseEvent('never-claimed');
-      expect(await store.claimEvent('e1', 60_000)).toBe(true);
-      expect(await store.claimEvent('e2', 200)).toBe(true);
-      await advance(300);
-      expect(await store.claimEvent('e2', 200)).toBe(true);
-      const many = await Promise.all(Array.from({ length: 10 }, () => store.claimEvent('e3', 60_000)));
-      expect(many.filter((c) => c)).toHaveLength(1);
-      expect(await store.size()).toBe(0);
-      await store.close();
-    });
+    it(
+      'webhook event claims: once while claimed, again once ' + 'given back or expired; concurrent claims, one wins',
+      async () => {
+        const { store, advance } = await smsStore();
+        expect(await store.claimEvent('e1', 60_000)).toBe(true);
+        expect(await store.claimEvent('e1', 60_000)).toBe(false);
+        await store.releaseEvent('e1');
+        await store.releaseEvent('never-claimed');
+        expect(await store.claimEvent('e1', 60_000)).toBe(true);
+        expect(await store.claimEvent('e2', 200)).toBe(true);
+        await advance(300);
+        expect(await store.claimEvent('e2', 200)).toBe(true);
+        const many = await Promise.all(Array.from({ length: 10 }, () => store.claimEvent('e3', 60_000)));
+        expect(many.filter((c) => c)).toHaveLength(1);
+        expect(await store.size()).toBe(0);
+        await store.close();
+      },
+    );
 
-    it('outbound records: put and get by id, replaced by a later put, undefined when unknown, gone after their ttl', async () => {
-      const { store, advance } = await make();
-      expect(await store.getOutbound('8242D945')).toBeUndefined();
-      await store.putOutbound('8242D945', '{"app":"A1"}', 300);
-      await store.putOutbound('8242D946', '{"app":"A2"}', 60_000);
-      expect(await store.getOutbound('8242D945')).toBe('{"app":"A1"}');
-      await store.putOutbound('8242D945', '{"app":"A1","callid":"42"}', 300);
-      expect(await store.getOutbound('8242D945')).toBe('{"app":"A1","callid":"42"}');
-      // outbound records are no calls: not listed, not counted
-      expect(await store.size()).toBe(0);
-      expect((await store.listLive(undefined, 10)).values).toEqual([]);
-      await advance(400);
-      expect(await store.getOutbound('8242D945')).toBeUndefined();
-      expect(await store.getOutbound('8242D946')).toBe('{"app":"A2"}');
-      await store.close();
-    });
+    it(
+      'outbound records: put and get by id, replaced by a later put, undefined when unknown, gone after their ' + 'ttl',
+      async () => {
+        const { store, advance } = await make();
+        expect(await store.getOutbound('8242D945')).toBeUndefined();
+        await store.putOutbound('8242D945', '{"app":"A1"}', 300);
+        await store.putOutbound('8242D946', '{"app":"A2"}', 60_000);
+        expect(await store.getOutbound('8242D945')).toBe('{"app":"A1"}');
+        await store.putOutbound('8242D945', '{"app":"A1","callid":"42"}', 300);
+        expect(await store.getOutbound('8242D945')).toBe('{"app":"A1","callid":"42"}');
+        // outbound records are no calls: not listed, not counted
+        expect(await store.size()).toBe(0);
+        expect((await store.listLive(undefined, 10)).values).toEqual([]);
+        await advance(400);
+        expect(await store.getOutbound('8242D945')).toBeUndefined();
+        expect(await store.getOutbound('8242D946')).toBe('{"app":"A2"}');
+        await store.close();
+      },
+    );
 
     it('answers ping while reachable', async () => {
       const { store } = await make();

@@ -6,7 +6,11 @@ import { compileAll } from '../../src/registry/files.js';
 import type { CompiledFlow } from '../../src/engine/compile.js';
 import type { Diagnostic } from '../../src/errors/diagnostic.js';
 
-export function load(files: Record<string, string>): { flows: Map<string, CompiledFlow>; modules: Map<string, CompiledFlow>; diagnostics: Diagnostic[] } {
+export function load(files: Record<string, string>): {
+  flows: Map<string, CompiledFlow>;
+  modules: Map<string, CompiledFlow>;
+  diagnostics: Diagnostic[];
+} {
   const { flows, report } = compileAll(Object.entries(files).map(([file, text]) => ({ file, text })));
   return {
     flows: new Map(flows.map((f) => [f.name, f])),

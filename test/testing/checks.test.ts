@@ -46,32 +46,36 @@ describe('checks of vars and step', () => {
     expect(out).toEqual([['✓ t.test.yaml › granted']]);
   });
 
-  it('a difference: every key that differs, - expected + actual, the line of the check; a sensitive actual is ***', async () => {
-    const out = await run(
-      file(
-        '  - name: wrong',
-        '    steps:',
-        '      - expect: read',
-        '        result: "314159"',
-        '      - expect: read',
-        '        result: "4822"',
-        '      - expect: { vars: { pin: "4821", account: "314158", nothing: null }, step: card }',
-      ),
-    );
-    expect(out).toEqual([
-      [
-        '✗ t.test.yaml › wrong',
-        '    t.test.yaml:9: step 3: the call is at flow step "denied", not "card"; vars.pin, vars.account differ (at flow step "denied")',
-        '      - step: card',
-        '      + step: denied',
-        '      - vars.pin: "4821"',
-        '      + vars.pin: *** (sensitive: not shown)',
-        '      - vars.account: "314158"',
-        '      + vars.account: "314159"',
-      ],
-    ]);
-    expect(out.flat().join('\n')).not.toContain('4822');
-  });
+  it(
+    'a difference: every key that differs, - expected + actual, the line of the check; a sensitive actual is ' + '***',
+    async () => {
+      const out = await run(
+        file(
+          '  - name: wrong',
+          '    steps:',
+          '      - expect: read',
+          '        result: "314159"',
+          '      - expect: read',
+          '        result: "4822"',
+          '      - expect: { vars: { pin: "4821", account: "314158", nothing: null }, step: card }',
+        ),
+      );
+      expect(out).toEqual([
+        [
+          '✗ t.test.yaml › wrong',
+          '    t.test.yaml:9: step 3: the call is at flow step "denied", not "card"; vars.pin, vars.account ' +
+            'differ (at flow step "denied")',
+          '      - step: card',
+          '      + step: denied',
+          '      - vars.pin: "4821"',
+          '      + vars.pin: *** (sensitive: not shown)',
+          '      - vars.account: "314158"',
+          '      + vars.account: "314159"',
+        ],
+      ]);
+      expect(out.flat().join('\n')).not.toContain('4822');
+    },
+  );
 
   it("the case's expect is checked where the case stops, and named so", async () => {
     const out = await run(
@@ -90,7 +94,8 @@ describe('checks of vars and step', () => {
     expect(out).toEqual([
       [
         '✗ t.test.yaml › end',
-        `    t.test.yaml:10: the case's expect: the call is at flow step "denied", not "granted"; vars.absent differs (at flow step "denied")`,
+        `    t.test.yaml:10: the case's expect: the call is at flow step "denied", not "granted"; ` +
+          `vars.absent differs (at flow step "denied")`,
         '      - step: granted',
         '      + step: denied',
         '      - vars.absent: 1',
@@ -100,13 +105,50 @@ describe('checks of vars and step', () => {
   });
 
   it('a check alone before an sms the flow sends first is refused with the reason', async () => {
-    const text = ['version: 2', 'sensitive: [code]', 'start: a', 'steps:', '  a: { set: { code: "9876" }, next: s }', '  s:', '    sms: { to: "+33612345678", body: "Hello" }', '    next: b', '  b: { say: "Bye", next: c }', '  c: { hangup: {} }', ''].join('\n');
+    const text = [
+      'version: 2',
+      'sensitive: [code]',
+      'start: a',
+      'steps:',
+      '  a: { set: { code: "9876" }, next: s }',
+      '  s:',
+      '    sms: { to: "+33612345678", body: "Hello" }',
+      '    next: b',
+      '  b: { say: "Bye", next: c }',
+      '  c: { hangup: {} }',
+      '',
+    ].join('\n');
     const { model } = checkFlow(text, 'sms.yaml');
     const f = compileFlow(model!, text);
-    const s = parseScenario(['flow: sms', 'cases:', '  - name: x', '    steps:', '      - expect: { vars: { code: "9876" } }', '      - expect: sms', ''].join('\n'), 't.test.yaml');
+    const s = parseScenario(
+      [
+        'flow: sms',
+        'cases:',
+        '  - name: x',
+        '    steps:',
+        '      - expect: { vars: { code: "9876" } }',
+        '      - expect: sms',
+        '',
+      ].join('\n'),
+      't.test.yaml',
+    );
     const r = runCase(f, s.cases[0]!);
-    expect(r.failure?.message).toBe('this step checks the call at its next command, but the flow performed an sms first (from flow step "s"): write the sms step before it');
-    const ok = parseScenario(['flow: sms', 'cases:', '  - name: x', '    steps:', '      - expect: sms', '      - expect: { vars: { code: "9876" }, step: b }', ''].join('\n'), 't.test.yaml');
+    expect(r.failure?.message).toBe(
+      'this step checks the call at its next command, but the flow performed an sms first (from flow step ' +
+        '"s"): write the sms step before it',
+    );
+    const ok = parseScenario(
+      [
+        'flow: sms',
+        'cases:',
+        '  - name: x',
+        '    steps:',
+        '      - expect: sms',
+        '      - expect: { vars: { code: "9876" }, step: b }',
+        '',
+      ].join('\n'),
+      't.test.yaml',
+    );
     expect(runCase(f, ok.cases[0]!).ok).toBe(true);
   });
 
@@ -130,7 +172,8 @@ describe('checks of vars and step', () => {
     expect(errors).toEqual([
       '5:25: expect.vars must be a map of variables and their expected values, not a list',
       '6:36: expect.params needs `command:` (the command whose params they are)',
-      '8:17: a step that only checks vars or step sends nothing: `result:` belongs to the step of the command it answers',
+      '8:17: a step that only checks vars or step sends nothing: `result:` belongs to the step of the ' +
+        'command it answers',
       '9:19: unknown key "stpe" in expect: did you mean "step"? (allowed: command, params, vars, step)',
       `10:15: unknown key "varz" in a case's expect: did you mean "vars"? (allowed: vars, step)`,
     ]);

@@ -55,14 +55,29 @@ describe('coverage', () => {
             'check:case1': 1,
             'check:default': 0,
           },
-          all: ['ask:1', 'ask:2', 'ask:TIMEOUT', 'ask:TIMEOUT:then', 'one:default', 'text:default', 'text:error', 'check:case1', 'check:default'],
+          all: [
+            'ask:1',
+            'ask:2',
+            'ask:TIMEOUT',
+            'ask:TIMEOUT:then',
+            'one:default',
+            'text:default',
+            'text:error',
+            'check:case1',
+            'check:default',
+          ],
         },
       },
     });
     const [r] = cov.report();
     expect(r!.steps).toEqual({ covered: 4, total: 5, percent: 80 });
     expect(r!.transitions).toEqual({ covered: 5, total: 9, percent: 55.5 });
-    expect(r!.missedTransitions.map((t) => `${t.key} ${t.pos?.line}`)).toEqual(['ask:1 8', 'one:default 13', 'text:error 18', 'check:default 20']);
+    expect(r!.missedTransitions.map((t) => `${t.key} ${t.pos?.line}`)).toEqual([
+      'ask:1 8',
+      'one:default 13',
+      'text:error 18',
+      'check:default 20',
+    ]);
     expect(totalTransitionPercent([r!])).toBe(55.5);
   });
 });
@@ -75,14 +90,21 @@ describe('coverage scope and thresholds (callscript test)', () => {
     const code = await runTests(files, { flows, ...flags }, { write: (s: string) => (out += s) });
     return { code, lines: out.split('\n') };
   };
-  const flowLines = (lines: string[]) => lines.filter((l) => /^ {2}\S+ \(.*\): steps /.test(l)).map((l) => l.trim().split(' ')[0]);
+  const flowLines = (lines: string[]) =>
+    lines.filter((l) => /^ {2}\S+ \(.*\): steps /.test(l)).map((l) => l.trim().split(' ')[0]);
 
   /** The first cases of support-line's scenarios: part of its transitions. */
   function partialSupportLine(): string {
     const text = readFileSync(join(flows, 'support-line.test.yaml'), 'utf8');
     const dir = mkdtempSync(join(tmpdir(), 'cov-'));
     const file = join(dir, 'partial.test.yaml');
-    writeFileSync(file, text.split(/\n(?= {2}- name: )/).slice(0, 3).join('\n') + '\n');
+    writeFileSync(
+      file,
+      text
+        .split(/\n(?= {2}- name: )/)
+        .slice(0, 3)
+        .join('\n') + '\n',
+    );
     return file;
   }
 
@@ -99,7 +121,9 @@ describe('coverage scope and thresholds (callscript test)', () => {
     expect(lines.filter((l) => l.includes('under --min-coverage'))).toEqual([]);
     expect(code).toBe(0);
     const partial = await run([partialSupportLine()], { minCoverage: '90' });
-    expect(partial.lines.find((l) => l.includes('under --min-coverage'))).toMatch(/^transition coverage \d+(\.\d)?% of support-line is under --min-coverage 90%$/);
+    expect(partial.lines.find((l) => l.includes('under --min-coverage'))).toMatch(
+      /^transition coverage \d+(\.\d)?% of support-line is under --min-coverage 90%$/,
+    );
     expect(partial.code).toBe(1);
   });
 
@@ -109,16 +133,26 @@ describe('coverage scope and thresholds (callscript test)', () => {
     expect(flowLines(lines)).toEqual(['support-line', 'voicemail']);
     const line = lines.find((l) => l.includes('support-line (')!)!;
     const [, percent, covered, total] = /transitions ([\d.]+)% \((\d+)\/(\d+)\)/.exec(line)!;
-    expect(lines.filter((l) => l.includes('under --min-coverage'))).toEqual([`support-line: transition coverage ${percent}% (${covered}/${total}) is under --min-coverage-per-flow 90%`]);
+    expect(lines.filter((l) => l.includes('under --min-coverage'))).toEqual([
+      `support-line: transition coverage ${percent}% (${covered}/${total}) is under --min-coverage-per-flow 90%`,
+    ]);
     expect(lines.at(-2)).toMatch(/^\d+ passed, 0 failed$/);
     expect(code).toBe(1);
     // all together over 40%: --min-coverage 40 passes where --min-coverage-per-flow 90 does not
-    const together = await run([join(flows, 'voicemail.test.yaml'), file], { minCoverage: '40', minCoveragePerFlow: '10' });
+    const together = await run([join(flows, 'voicemail.test.yaml'), file], {
+      minCoverage: '40',
+      minCoveragePerFlow: '10',
+    });
     expect(together.lines.filter((l) => l.includes('under --min-coverage'))).toEqual([]);
     expect(together.code).toBe(0);
     const over = await run([join(flows, 'voicemail.test.yaml'), file], { minCoverage: '99' });
     expect(over.lines.filter((l) => l.includes('under --min-coverage'))).toEqual([
-      expect.stringMatching(new RegExp(`^transition coverage [\\d.]+% over 2 flows \\(support-line ${percent}%, voicemail 100%\\) is under --min-coverage 99%$`)),
+      expect.stringMatching(
+        new RegExp(
+          `^transition coverage [\\d.]+% over 2 flows \\(support-line ${percent}%, voicemail 100%\\) is ` +
+            `under --min-coverage 99%$`,
+        ),
+      ),
     ]);
     expect(over.code).toBe(1);
   });

@@ -6,9 +6,21 @@ const root = new URL('../..', import.meta.url).pathname;
 
 it('the example flows scenarios pass and reach 100% of steps and transitions', async () => {
   let out = '';
-  const code = await runTests([join(root, 'flows')], { flows: join(root, 'flows'), coverage: true, minCoverage: '100' }, { write: (s: string) => (out += s) });
+  const code = await runTests(
+    [join(root, 'flows')],
+    { flows: join(root, 'flows'), coverage: true, minCoverage: '100' },
+    { write: (s: string) => (out += s) },
+  );
   expect(out).toMatch(/^\d+ passed, 0 failed$/m);
-  for (const flow of ['bank-line', 'conference', 'front-desk', 'recording-consent', 'reminder', 'support-line', 'voicemail']) {
+  for (const flow of [
+    'bank-line',
+    'conference',
+    'front-desk',
+    'recording-consent',
+    'reminder',
+    'support-line',
+    'voicemail',
+  ]) {
     expect(out).toMatch(new RegExp(`${flow} \\(.*\\): steps 100% \\(\\d+/\\d+\\), transitions 100% \\(\\d+/\\d+\\)`));
   }
   expect(code).toBe(0);

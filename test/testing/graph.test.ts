@@ -79,7 +79,9 @@ describe('callscript graph', () => {
     expect(m).toContain('  linkStyle 3,4 stroke:#d00,color:#d00');
     expect(m).toContain('  s0 -->|"default"| flow_end');
     const d = toDot(small(), { coverage: cov });
-    expect(d).toContain('s0 -> s1 [label="TIMEOUT (retries used up) (untaken)", style=dashed, color=red, fontcolor=red];');
+    expect(d).toContain(
+      's0 -> s1 [label="TIMEOUT (retries used up) (untaken)", style=dashed, color=red, fontcolor=red];',
+    );
     expect(d).toContain('s0 -> s1 [label="1 [3]"];');
     checkDot(d);
   });
@@ -88,7 +90,11 @@ describe('callscript graph', () => {
     expect(dotString('a "b" \\ c\nd')).toBe('"a \\"b\\" \\\\ c\\nd"');
     checkDot(toDot(small()));
     const dir = 'flows';
-    const { flows } = compileAll(readdirSync(dir).filter((f) => f.endsWith('.yaml') && !f.endsWith('.test.yaml')).map((f) => ({ file: join(dir, f), text: readFileSync(join(dir, f), 'utf8') })));
+    const { flows } = compileAll(
+      readdirSync(dir)
+        .filter((f) => f.endsWith('.yaml') && !f.endsWith('.test.yaml'))
+        .map((f) => ({ file: join(dir, f), text: readFileSync(join(dir, f), 'utf8') })),
+    );
     expect(flows.length).toBeGreaterThan(0);
     for (const f of flows) {
       checkDot(toDot(f));
@@ -111,11 +117,21 @@ describe('callscript graph --format xstate', () => {
     const err = capture();
     expect(await graph('flows/front-desk.yaml', { format: 'xstate' }, out.w, err.w)).toBe(0);
     expect(err.text()).toBe('');
-    const json = JSON.parse(out.text()) as { initial: string; states: { call: { initial: string; states: Record<string, { on?: Record<string, { guard?: unknown; target: string }[]> }> } } };
+    const json = JSON.parse(out.text()) as {
+      initial: string;
+      states: {
+        call: {
+          initial: string;
+          states: Record<string, { on?: Record<string, { guard?: unknown; target: string }[]> }>;
+        };
+      };
+    };
     expect(json.initial).toBe('call');
     expect(json.states.call.initial).toBe('route');
     // The menu's "1" is a named, parameterised guard; targets are step ids.
-    expect(json.states.call.states.menu!.on!.result).toContainEqual(expect.objectContaining({ guard: { type: 'match', params: { exact: '1' } }, target: 'sales' }));
+    expect(json.states.call.states.menu!.on!.result).toContainEqual(
+      expect.objectContaining({ guard: { type: 'match', params: { exact: '1' } }, target: 'sales' }),
+    );
     // xstate takes the JSON with no change (guards and actions by name are resolved at run time).
     const m = createMachine(json as never);
     expect(Object.keys(m.states.call!.states)).toContain('menu');
@@ -139,7 +155,10 @@ describe('graph labels', () => {
     const lines = text.split('\n');
     expect(lines.find((l) => l.includes('"again<br/>'))).toMatch(/"again<br\/>when"/);
     expect(lines.find((l) => l.includes('"route<br/>'))).toMatch(/"route<br\/>switch"/);
-    const sales = lines.find((l) => l.includes('"sales<br/>dialout'))!.trim().split(/[[{(]/)[0]!;
+    const sales = lines
+      .find((l) => l.includes('"sales<br/>dialout'))!
+      .trim()
+      .split(/[[{(]/)[0]!;
     expect(lines).toContain(`  ${sales} -->|"answered (bridged)"| flow_end`);
     expect(lines.some((l) => l.startsWith(`  ${sales} -->|"default"|`))).toBe(false);
   });

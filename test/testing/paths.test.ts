@@ -16,7 +16,11 @@ import { cmd, flow, hangup, say, sw } from '../engine/helpers.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const dir = join(root, 'flows');
-const flows = compileAll(readdirSync(dir).filter((f) => f.endsWith('.yaml') && !f.endsWith('.test.yaml')).map((f) => ({ file: join(dir, f), text: readFileSync(join(dir, f), 'utf8') }))).flows;
+const flows = compileAll(
+  readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml') && !f.endsWith('.test.yaml'))
+    .map((f) => ({ file: join(dir, f), text: readFileSync(join(dir, f), 'utf8') })),
+).flows;
 
 const sink = () => {
   let text = '';
@@ -38,45 +42,76 @@ describe('callscript paths', () => {
     expect(sampleFor('^\\d+#$')).toBe('0#');
   });
 
-  it('one definition of the transitions: coverage lists them, one case is written per transition, named after it', () => {
-    const f = flow({
-      handlers: { error: 'bye', on: { read: { '0': 'bye' } } },
-      steps: {
-        route: sw([['vars.x == 1', 'menu']], 'menu'),
-        menu: cmd('read', { max_digits: 4 }, { on: { '1': 'bye', '/^[0-9]{4}$/': 'bye', TIMEOUT: { retry: 2, then: 'bye' }, default: 'bye' } }),
-        other: cmd('read', { max_digits: 1 }, { on: { '1': 'bye' } }),
-        bye: say('Bye', 'end'),
-        end: hangup(),
-      },
-      vars: { x: 0 },
-    });
-    const all = flowTransitions(f).all;
-    // handlers:error and handlers.on.read:0 once per flow; no `default` for a step that has none
-    expect(all).toEqual([
-      'route:case1', 'route:default',
-      'menu:1', 'menu:TIMEOUT', 'menu:TIMEOUT:then', 'menu:/^[0-9]{4}$/', 'menu:default',
-      'other:1', 'bye:default',
-      'handlers.on.read:0', 'handlers:error',
-    ]);
-    const cov = new Coverage();
-    expect(cov.register(f).all).toEqual(all);
-    const g = generateCases(f);
-    expect(g.cases.map((c) => c.transition)).toEqual(all.filter((k) => k !== 'other:1'));
-    expect(g.skipped).toEqual([{ transition: 'other:1', why: 'cannot be taken: no branch of the flow leads to step other' }]);
-    const yaml = scenarioYaml(f, g);
-    const doc = parse(yaml) as { flow: string; cases: { name: string; vars?: Record<string, unknown>; steps: { expect: string; result?: string }[] }[] };
-    expect(doc.cases.map((c) => c.name)).toEqual(g.cases.map((c) => c.transition));
-    // the case for route:case1 sets the var its condition reads; the retries are sent retry+1 times
-    expect(doc.cases.find((c) => c.name === 'route:case1')!.vars).toEqual({ x: 1 });
-    expect(doc.cases.find((c) => c.name === 'menu:TIMEOUT:then')!.steps.map((s) => s.result ?? s.expect)).toEqual(['TIMEOUT', 'TIMEOUT', 'TIMEOUT', 'play']);
-    expect(doc.cases.find((c) => c.name === 'menu:/^[0-9]{4}$/')!.steps[0]).toEqual({ expect: 'read', result: '0000' });
-    expect(yaml).toContain('#   other:1: cannot be taken: no branch of the flow leads to step other\n');
-  });
+  it(
+    'one definition of the transitions: coverage lists them, ' + 'one case is written per transition, named after it',
+    () => {
+      const f = flow({
+        handlers: { error: 'bye', on: { read: { '0': 'bye' } } },
+        steps: {
+          route: sw([['vars.x == 1', 'menu']], 'menu'),
+          menu: cmd(
+            'read',
+            { max_digits: 4 },
+            { on: { '1': 'bye', '/^[0-9]{4}$/': 'bye', TIMEOUT: { retry: 2, then: 'bye' }, default: 'bye' } },
+          ),
+          other: cmd('read', { max_digits: 1 }, { on: { '1': 'bye' } }),
+          bye: say('Bye', 'end'),
+          end: hangup(),
+        },
+        vars: { x: 0 },
+      });
+      const all = flowTransitions(f).all;
+      // handlers:error and handlers.on.read:0 once per flow; no `default` for a step that has none
+      expect(all).toEqual([
+        'route:case1',
+        'route:default',
+        'menu:1',
+        'menu:TIMEOUT',
+        'menu:TIMEOUT:then',
+        'menu:/^[0-9]{4}$/',
+        'menu:default',
+        'other:1',
+        'bye:default',
+        'handlers.on.read:0',
+        'handlers:error',
+      ]);
+      const cov = new Coverage();
+      expect(cov.register(f).all).toEqual(all);
+      const g = generateCases(f);
+      expect(g.cases.map((c) => c.transition)).toEqual(all.filter((k) => k !== 'other:1'));
+      expect(g.skipped).toEqual([
+        { transition: 'other:1', why: 'cannot be taken: no branch of the flow leads to step other' },
+      ]);
+      const yaml = scenarioYaml(f, g);
+      const doc = parse(yaml) as {
+        flow: string;
+        cases: { name: string; vars?: Record<string, unknown>; steps: { expect: string; result?: string }[] }[];
+      };
+      expect(doc.cases.map((c) => c.name)).toEqual(g.cases.map((c) => c.transition));
+      // the case for route:case1 sets the var its condition reads; the retries are sent retry+1 times
+      expect(doc.cases.find((c) => c.name === 'route:case1')!.vars).toEqual({ x: 1 });
+      expect(doc.cases.find((c) => c.name === 'menu:TIMEOUT:then')!.steps.map((s) => s.result ?? s.expect)).toEqual([
+        'TIMEOUT',
+        'TIMEOUT',
+        'TIMEOUT',
+        'play',
+      ]);
+      expect(doc.cases.find((c) => c.name === 'menu:/^[0-9]{4}$/')!.steps[0]).toEqual({
+        expect: 'read',
+        result: '0000',
+      });
+      expect(yaml).toContain('#   other:1: cannot be taken: no branch of the flow leads to step other\n');
+    },
+  );
 
   it('says why no scenario can take a transition, and writes no case for it', () => {
     const f = flow({
       steps: {
-        dial: cmd('dialout', { targets: [{ number: '+442079460100', timeout: 20 }] }, { on: { NOANSWER: 'bye', default: 'bye' } }),
+        dial: cmd(
+          'dialout',
+          { targets: [{ number: '+442079460100', timeout: 20 }] },
+          { on: { NOANSWER: 'bye', default: 'bye' } },
+        ),
         bye: cmd('play', { media_id: ['Bye'] }, { on: { '0': 'end', '1': 'end', default: 'end' } }),
         end: hangup(),
       },
@@ -84,7 +119,12 @@ describe('callscript paths', () => {
     const g = generateCases(f);
     expect(g.cases.map((c) => c.transition)).toEqual(['dial:NOANSWER', 'bye:0', 'bye:1']);
     expect(g.skipped).toEqual([
-      { transition: 'dial:default', why: 'cannot be taken: dialout returns only NOANSWER (an answered dialout ends the call with a terminal status, not a result): NOANSWER takes dial:NOANSWER' },
+      {
+        transition: 'dial:default',
+        why:
+          'cannot be taken: dialout returns only NOANSWER (an answered dialout ends the call with a terminal ' +
+          'status, not a result): NOANSWER takes dial:NOANSWER',
+      },
       { transition: 'bye:default', why: 'cannot be taken: play returns 0 or 1: 0 takes bye:0, 1 takes bye:1' },
     ]);
   });
@@ -99,68 +139,94 @@ describe('callscript paths', () => {
     const g = generateCases(f, undefined, { maxStates: 50 });
     expect(g.cases.map((c) => c.transition)).toEqual(['lucky:default']);
     expect(g.skipped).toEqual([
-      { transition: 'lucky:case1', why: expect.stringMatching(/^not found: no call searched \(\d+ call states from 1 start\) reached this step where its condition `int\(call.callid\) % 7919 == 5` held; write this case by hand/) },
+      {
+        transition: 'lucky:case1',
+        why: expect.stringMatching(
+          /^not found: no call searched \(\d+ call states from 1 start\) reached this step where its condition `int\(call.callid\) % 7919 == 5` held; write this case by hand/,
+        ),
+      },
     ]);
   });
 
-  it('stops at its time limit and says so: a flow whose every request spends its budget cannot hold the search for hours', async () => {
-    const text = [
-      'version: 1',
-      'start: ask',
-      'vars: { n: 0 }',
-      'steps:',
-      '  ask: { read: { prompt: "Go?", max_digits: 1 }, next: count }',
-      '  count: { set: { n: { expr: "vars.n + 1" } }, next: lucky }',
-      '  lucky:',
-      '    switch:',
-      '      - { when: "vars.n > 1000000", goto: end }',
-      '    default: ask',
-      '  end: { hangup: {} }',
-    ].join('\n');
-    const f = compileAll([{ file: 'loop.yaml', text }]).flows[0]!;
-    let t = 0;
-    // every read of the clock is 1 s later: the search stops at its 6th request
-    const g = generateCases(f, undefined, { maxMs: 5000, now: () => (t += 1000) - 1000 });
-    expect(g.outOfTime).toBe(5000);
-    expect(g.skipped).toEqual([
-      { transition: 'lucky:case1', why: expect.stringMatching(/^not found: no call searched \(\d+ call states from 1 start, stopped at its time limit of 5 s: --max-seconds\) reached this step/) },
-    ]);
-    // without the clock moving, the same search goes on past 5 requests and is not out of time
-    expect(generateCases(f, undefined, { maxStates: 50, maxMs: 5000, now: () => 0 }).outOfTime).toBeUndefined();
-    const err = sink();
-    expect(await paths('front-desk', { flows: dir, maxSeconds: '0' }, sink().w, err.w)).toBe(2);
-    expect(err.text()).toBe('callscript paths: --max-seconds "0" is not a number of seconds between 0 and 86400\n');
-  });
+  it(
+    'stops at its time limit and says so: a flow whose every request spends its budget cannot hold the search ' +
+      'for hours',
+    async () => {
+      const text = [
+        'version: 1',
+        'start: ask',
+        'vars: { n: 0 }',
+        'steps:',
+        '  ask: { read: { prompt: "Go?", max_digits: 1 }, next: count }',
+        '  count: { set: { n: { expr: "vars.n + 1" } }, next: lucky }',
+        '  lucky:',
+        '    switch:',
+        '      - { when: "vars.n > 1000000", goto: end }',
+        '    default: ask',
+        '  end: { hangup: {} }',
+      ].join('\n');
+      const f = compileAll([{ file: 'loop.yaml', text }]).flows[0]!;
+      let t = 0;
+      // every read of the clock is 1 s later: the search stops at its 6th request
+      const g = generateCases(f, undefined, { maxMs: 5000, now: () => (t += 1000) - 1000 });
+      expect(g.outOfTime).toBe(5000);
+      expect(g.skipped).toEqual([
+        {
+          transition: 'lucky:case1',
+          why: expect.stringMatching(
+            /^not found: no call searched \(\d+ call states from 1 start, stopped at its time limit of 5 s: --max-seconds\) reached this step/,
+          ),
+        },
+      ]);
+      // without the clock moving, the same search goes on past 5 requests and is not out of time
+      expect(generateCases(f, undefined, { maxStates: 50, maxMs: 5000, now: () => 0 }).outOfTime).toBeUndefined();
+      const err = sink();
+      expect(await paths('front-desk', { flows: dir, maxSeconds: '0' }, sink().w, err.w)).toBe(2);
+      expect(err.text()).toBe('callscript paths: --max-seconds "0" is not a number of seconds between 0 and 86400\n');
+    },
+  );
 
-  it('writes only results the command can return (no invented dialout "9"), and one handlers:error case, not one per step', () => {
-    const f = flows.find((x) => x.name === 'support-line')!;
-    const g = generateCases(f);
-    const doc = parse(scenarioYaml(f, g)) as { cases: { name: string; steps: { expect: string; result?: string }[] }[] };
-    const dialouts = doc.cases.flatMap((c) => c.steps.filter((s) => s.expect === 'dialout' && s.result !== undefined).map((s) => s.result));
-    expect(new Set(dialouts)).toEqual(new Set(['NOANSWER']));
-    expect(doc.cases.filter((c) => c.name === 'handlers:error')).toHaveLength(1);
-    expect(doc.cases.map((c) => c.name)).not.toContain('welcome:error');
-    expect(doc.cases.map((c) => c.name)).not.toContain('direct:default');
-  });
+  it(
+    'writes only results the command can return (no invented dialout "9"), and one handlers:error case, not ' +
+      'one per step',
+    () => {
+      const f = flows.find((x) => x.name === 'support-line')!;
+      const g = generateCases(f);
+      const doc = parse(scenarioYaml(f, g)) as {
+        cases: { name: string; steps: { expect: string; result?: string }[] }[];
+      };
+      const dialouts = doc.cases.flatMap((c) =>
+        c.steps.filter((s) => s.expect === 'dialout' && s.result !== undefined).map((s) => s.result),
+      );
+      expect(new Set(dialouts)).toEqual(new Set(['NOANSWER']));
+      expect(doc.cases.filter((c) => c.name === 'handlers:error')).toHaveLength(1);
+      expect(doc.cases.map((c) => c.name)).not.toContain('welcome:error');
+      expect(doc.cases.map((c) => c.name)).not.toContain('direct:default');
+    },
+  );
 
   // paths does not mock http lookups yet: a flow with http steps gets its other cases, and
   // the transitions behind a lookup are named as "write this case by hand" (next test)
-  const lookups = (f: (typeof flows)[number]) => Object.values(f.model.steps).some((s) => s.kind === 'command' && s.command.name === 'http');
-  it('bank-line: the transitions behind its http lookups are named for writing by hand, the others generated', async () => {
-    const f = flows.find((x) => x.name === 'bank-line')!;
-    const tmp = mkdtempSync(join(tmpdir(), 'paths-'));
-    const file = join(tmp, 'bank-line.test.yaml');
-    const err = sink();
-    expect(await paths('bank-line', { flows: dir, out: file }, sink().w, err.w)).toBe(0);
-    const all = flowTransitions(f).all;
-    const byHand = [...err.text().matchAll(/no case for (\S+): not found in the search/g)].map((m) => m[1]!);
-    expect(byHand).toContain('lookup:ok');
-    expect(byHand).toContain('verify-customer:check:401');
-    const names = (parse(readFileSync(file, 'utf8')) as { cases: { name: string }[] }).cases.map((c) => c.name);
-    expect([...names, ...byHand].sort()).toEqual([...all].sort());
-    const { out } = await covered([file]);
-    expect(out).toContain(`\n${names.length} passed, 0 failed\n`);
-  });
+  const lookups = (f: (typeof flows)[number]) =>
+    Object.values(f.model.steps).some((s) => s.kind === 'command' && s.command.name === 'http');
+  it(
+    'bank-line: the transitions behind its http lookups are ' + 'named for writing by hand, the others generated',
+    async () => {
+      const f = flows.find((x) => x.name === 'bank-line')!;
+      const tmp = mkdtempSync(join(tmpdir(), 'paths-'));
+      const file = join(tmp, 'bank-line.test.yaml');
+      const err = sink();
+      expect(await paths('bank-line', { flows: dir, out: file }, sink().w, err.w)).toBe(0);
+      const all = flowTransitions(f).all;
+      const byHand = [...err.text().matchAll(/no case for (\S+): not found in the search/g)].map((m) => m[1]!);
+      expect(byHand).toContain('lookup:ok');
+      expect(byHand).toContain('verify-customer:check:401');
+      const names = (parse(readFileSync(file, 'utf8')) as { cases: { name: string }[] }).cases.map((c) => c.name);
+      expect([...names, ...byHand].sort()).toEqual([...all].sort());
+      const { out } = await covered([file]);
+      expect(out).toContain(`\n${names.length} passed, 0 failed\n`);
+    },
+  );
 
   for (const f of flows.filter((x) => !lookups(x))) {
     it(`${f.name}: the cases generated for every transition pass and reach 100% of its transitions`, async () => {
@@ -174,7 +240,11 @@ describe('callscript paths', () => {
       expect(names).toEqual(all);
       const { code, out } = await covered([file]);
       expect(out).toContain(`\n${all.length} passed, 0 failed\n`);
-      expect(out).toMatch(new RegExp(`${f.name} \\(.*\\): steps 100% \\((\\d+)/\\1\\), transitions 100% \\(${all.length}/${all.length}\\)`));
+      expect(out).toMatch(
+        new RegExp(
+          `${f.name} \\(.*\\): steps 100% \\((\\d+)/\\1\\), transitions 100% \\(${all.length}/${all.length}\\)`,
+        ),
+      );
       expect(code).toBe(0);
     });
   }
@@ -183,7 +253,11 @@ describe('callscript paths', () => {
     const tmp = mkdtempSync(join(tmpdir(), 'paths-'));
     // the first three cases of the example scenarios
     const text = readFileSync(join(dir, 'support-line.test.yaml'), 'utf8');
-    const cut = text.split(/\n(?= {2}- name: )/).slice(0, 4).join('\n') + '\n';
+    const cut =
+      text
+        .split(/\n(?= {2}- name: )/)
+        .slice(0, 4)
+        .join('\n') + '\n';
     const partial = join(tmp, 'partial.test.yaml');
     writeFileSync(partial, cut);
     const json = join(tmp, 'cov.json');
@@ -197,7 +271,9 @@ describe('callscript paths', () => {
     expect(err.text()).toBe(`${gen}: ${missed.length} cases for ${missed.length} uncovered transitions\n`);
     const f = flows.find((x) => x.name === 'support-line')!;
     expect(uncovered(f, JSON.parse(readFileSync(json, 'utf8')))).toEqual(missed);
-    expect((parse(readFileSync(gen, 'utf8')) as { cases: { name: string }[] }).cases.map((c) => c.name)).toEqual(missed);
+    expect((parse(readFileSync(gen, 'utf8')) as { cases: { name: string }[] }).cases.map((c) => c.name)).toEqual(
+      missed,
+    );
     const both = await covered([partial, gen]);
     expect(both.out).toMatch(/support-line \(.*\): steps 100% \(28\/28\), transitions 100% \(71\/71\)/);
     expect(both.code).toBe(0);
@@ -208,7 +284,9 @@ describe('the $schema line of a generated scenario file', () => {
   const firstLine = (file: string) => readFileSync(file, 'utf8').split('\n')[0];
 
   it('in the repository: the relative path to its schemas/', async () => {
-    expect(scenarioSchemaRef(join(root, 'flows', 'front-desk.paths.test.yaml'))).toBe('../schemas/scenario.schema.json');
+    expect(scenarioSchemaRef(join(root, 'flows', 'front-desk.paths.test.yaml'))).toBe(
+      '../schemas/scenario.schema.json',
+    );
     const tmp = mkdtempSync(join(root, '.paths-'));
     try {
       const file = join(tmp, 'a', 'gen.test.yaml');
@@ -227,9 +305,13 @@ describe('the $schema line of a generated scenario file', () => {
     mkdirSync(join(proj, 'tests', 'calls'), { recursive: true });
     const file = join(proj, 'tests', 'calls', 'gen.test.yaml');
     expect(await paths(join(dir, 'front-desk.yaml'), { out: file }, sink().w, sink().w)).toBe(0);
-    expect(firstLine(file)).toBe('# yaml-language-server: $schema=../../node_modules/callscript/schemas/scenario.schema.json');
+    expect(firstLine(file)).toBe(
+      '# yaml-language-server: $schema=../../node_modules/callscript/schemas/scenario.schema.json',
+    );
     // the flow, given by path, is named relative to the written file
-    expect(readFileSync(file, 'utf8')).toContain(`\nflow: ${JSON.stringify(relative(join(proj, 'tests', 'calls'), join(dir, 'front-desk.yaml')))}\n`);
+    expect(readFileSync(file, 'utf8')).toContain(
+      `\nflow: ${JSON.stringify(relative(join(proj, 'tests', 'calls'), join(dir, 'front-desk.yaml')))}\n`,
+    );
     const { code, out } = await covered([file]);
     expect(out).toMatch(/ passed, 0 failed\n/);
     expect(code).toBe(0);
@@ -240,7 +322,9 @@ describe('the $schema line of a generated scenario file', () => {
     const file = join(bare, 'gen.test.yaml');
     expect(await paths('front-desk', { flows: dir, out: file }, sink().w, sink().w)).toBe(0);
     expect(readFileSync(file, 'utf8')).not.toContain('$schema');
-    expect(firstLine(file)).toBe('# Generated by `callscript paths front-desk`: one case per transition not yet covered, each the');
+    expect(firstLine(file)).toBe(
+      '# Generated by `callscript paths front-desk`: one case per transition not yet covered, each the',
+    );
     const out = sink();
     expect(await paths('front-desk', { flows: dir }, out.w, sink().w)).toBe(0);
     expect(out.text()).not.toContain('$schema');

@@ -8,12 +8,15 @@ import { parseScenario, TERMINAL_STEP_STATUSES } from '../../src/testing/scenari
 const schema = JSON.parse(readFileSync('schemas/scenario.schema.json', 'utf8')) as {
   definitions: { action: { enum: string[] }; step: { properties: { status: { enum: string[] } } } };
 };
-const validate = new Ajv({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true }).compile(schema);
+const validate = new Ajv({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true }).compile(
+  schema,
+);
 const SCENARIOS = readdirSync('flows')
   .filter((f) => f.endsWith('.test.yaml'))
   .map((f) => `flows/${f}`);
 
-const errorsOf = (doc: unknown) => (validate(doc) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`));
+const errorsOf = (doc: unknown) =>
+  validate(doc) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
 
 describe('schemas/scenario.schema.json', () => {
   it('names every command and effect, and every terminal status', () => {
@@ -30,7 +33,8 @@ describe('schemas/scenario.schema.json', () => {
     const ok = `flow: front-desk
 cases:
   - name: all forms
-    call: { caller: "+33612345678", caller_name: "", called: "+33123456789", app: APP00001, cdr_field: "", request_hash: null, date_started: "2026-11-22 10:00:00", variables: {}, callid: "1000" }
+    call: { caller: "+33612345678", caller_name: "", called: "+33123456789", app: APP00001, cdr_field: "",
+            request_hash: null, date_started: "2026-11-22 10:00:00", variables: {}, callid: "1000" }
     vars: { office_open: false }
     mocks: { sms: [{ hash: SMS00001 }, { error: REJECTED, message: no }], now: "2026-11-22T10:00:00Z" }
     steps:
@@ -68,14 +72,20 @@ cases:
     ['callid not digits', `${head}    call: { callid: "12x" }\n    steps:\n      - expect: play\n`],
     ['an unknown call field', `${head}    call: { number: "+33" }\n    steps:\n      - expect: play\n`],
     ['a bad date_started', `${head}    call: { date_started: "2026-11-22" }\n    steps:\n      - expect: play\n`],
-    ['an sms mock with hash and error', `${head}    mocks: { sms: [{ hash: S, error: E }] }\n    steps:\n      - expect: play\n`],
+    [
+      'an sms mock with hash and error',
+      `${head}    mocks: { sms: [{ hash: S, error: E }] }\n    steps:\n      - expect: play\n`,
+    ],
     ['an sms mock with neither', `${head}    mocks: { sms: [{ message: m }] }\n    steps:\n      - expect: play\n`],
     ['an unknown mock', `${head}    mocks: { clock: 1 }\n    steps:\n      - expect: play\n`],
     ['a check step with a result', `${head}    steps:\n      - expect: { vars: { pin: "1" } }\n        result: "1"\n`],
     ['check vars not a map', `${head}    steps:\n      - expect: { command: read, vars: [pin] }\n`],
     ['an unknown key in a check', `${head}    steps:\n      - expect: { stpe: menu }\n`],
-    ["an unknown key in the case's expect", `${head}    steps:\n      - expect: play\n    expect: { step: a, varz: {} }\n`],
-    ["an empty case expect", `${head}    steps:\n      - expect: play\n    expect: {}\n`],
+    [
+      "an unknown key in the case's expect",
+      `${head}    steps:\n      - expect: play\n    expect: { step: a, varz: {} }\n`,
+    ],
+    ['an empty case expect', `${head}    steps:\n      - expect: play\n    expect: {}\n`],
   ];
 
   it('accepts checks of vars and step: beside a command, alone, after the hangup, at the case level', () => {

@@ -41,17 +41,22 @@ describe('replay', () => {
   it("a divergence never shows the flow's sensitive values", async () => {
     // the flow (wrongly) speaks the PIN: the replay of a recording made before shows *** for it
     const base = await readFile(FLOW, 'utf8');
-    const flow = await pinLine(base.replace('granted: { say: "Welcome back."', 'granted: { say: "Welcome back, {{ vars.pin }}."'));
+    const flow = await pinLine(
+      base.replace('granted: { say: "Welcome back."', 'granted: { say: "Welcome back, {{ vars.pin }}."'),
+    );
     const recording = `flow: pin-line
 cases:
   - name: recorded
     call: {}
     steps:
-      - expect: { command: read, params: { media_id: "TTS|TTS_EN-GB_SERENA|Enter your account number.", max_digits: 6 } }
+      - expect:
+          { command: read, params: { media_id: "TTS|TTS_EN-GB_SERENA|Enter your account number.", max_digits: 6 } }
         result: "314159"
       - expect: { command: read, params: { media_id: "TTS|TTS_EN-GB_SERENA|Enter your PIN.", max_digits: 4 } }
         result: "${PIN}"
-      - expect: { command: read, params: { media_id: "TTS|TTS_EN-GB_SERENA|Enter the last four digits of your card.", max_digits: 4 } }
+      - expect:
+          command: read
+          params: { media_id: "TTS|TTS_EN-GB_SERENA|Enter the last four digits of your card.", max_digits: 4 }
         result: "1111"
       - expect: { command: play, params: { media_id: "TTS|TTS_EN-GB_SERENA|Welcome back." } }
 `;

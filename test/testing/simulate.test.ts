@@ -56,7 +56,11 @@ const dir = mkdtempSync(join(tmpdir(), 'callscript-simulate-'));
 const flowFile = join(dir, 'sim-demo.yaml');
 writeFileSync(flowFile, FLOW);
 const callerFile = join(dir, 'caller.yaml');
-writeFileSync(callerFile, 'name: times out, then sales\ncall:\n  from: "+33612345678"\nactions:\n  - read: TIMEOUT\n  - read: 1\n  - dialout: noanswer\n  - play: failed\n');
+writeFileSync(
+  callerFile,
+  'name: times out, then sales\ncall:\n  from: "+33612345678"\nactions:\n  - read: TIMEOUT\n  - read: 1\n  - ' +
+    'dialout: noanswer\n  - play: failed\n',
+);
 
 const MAIN = join(__dirname, '..', '..', 'src', 'cli', 'main.ts');
 const strip = (s: string) => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
@@ -112,9 +116,17 @@ describe('simulate session', () => {
     const s = new SimSession(compiled());
     s.start();
     s.answer({ kind: 'result', result: '1' });
-    expect(s.question).toMatchObject({ kind: 'menu', command: 'dialout', options: [{ label: 'answer (bridged: call ends)' }, { label: 'NOANSWER' }] });
+    expect(s.question).toMatchObject({
+      kind: 'menu',
+      command: 'dialout',
+      options: [{ label: 'answer (bridged: call ends)' }, { label: 'NOANSWER' }],
+    });
     const ev = s.answer({ kind: 'bridged' });
-    expect(ev.at(-1)).toMatchObject({ kind: 'end', status: 'HANGUP', path: [{ step: 'menu' }, { step: 'sales', outcome: 'answered (bridged)' }] });
+    expect(ev.at(-1)).toMatchObject({
+      kind: 'end',
+      status: 'HANGUP',
+      path: [{ step: 'menu' }, { step: 'sales', outcome: 'answered (bridged)' }],
+    });
   });
 });
 
@@ -160,7 +172,11 @@ vars: greeted=false choice="1"
   });
 
   it('takes answers line by line from piped stdin (the CLI, exact output)', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', MAIN, 'simulate', flowFile, '--from', '+447700900111'], { input: '9x\n2\nv\n3\n\n', encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', MAIN, 'simulate', flowFile, '--from', '+447700900111'], {
+      input: '9x\n2\nv\n3\n\n',
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.stdout).toBe(`call to flow sim-demo from +447700900111 to +442079460000
@@ -203,13 +219,18 @@ vars: greeted=false choice="2"
 
   it('hangs up when piped input ends', async () => {
     const { text } = await run({}, '1\n');
-    expect(text).toContain('  (end of input: the caller hangs up)\ncall ended: HANGUP (the caller hung up during dialout)\n');
+    expect(text).toContain(
+      '  (end of input: the caller hangs up)\ncall ended: HANGUP (the caller hung up during dialout)\n',
+    );
     expect(text).toContain('  2. sales: dialout -> caller hung up\n');
   });
 
   it('runs in a pseudo-terminal: prompts appear, typed answers drive the call', async () => {
     const cmd = `${process.execPath} --import tsx ${MAIN} simulate ${flowFile}`;
-    const child = spawn('script', ['-q', '-c', cmd, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, TERM: 'xterm' } });
+    const child = spawn('script', ['-q', '-c', cmd, '/dev/null'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, TERM: 'xterm' },
+    });
     let screen = '';
     child.stdout.on('data', (d: Buffer) => (screen += d.toString()));
     const exited = new Promise<number | null>((res) => child.on('exit', (c) => res(c)));
@@ -233,7 +254,10 @@ vars: greeted=false choice="2"
       expect(code).toBe(0);
       const text = strip(screen);
       expect(text).toContain('#1 menu: read\n');
-      expect(text).toContain('call ended: HANGUP (the caller hung up during play)\npath:\n  1. menu: read -> 1\n  2. sales: dialout -> NOANSWER\n  3. sales (branch say): play -> caller hung up\n');
+      expect(text).toContain(
+        'call ended: HANGUP (the caller hung up during play)\npath:\n  1. menu: read -> 1\n  2. sales: ' +
+          'dialout -> NOANSWER\n  3. sales (branch say): play -> caller hung up\n',
+      );
       expect(screen).toContain('\x1b['); // colors on a terminal
     } finally {
       child.kill();
@@ -246,18 +270,33 @@ describe('callscript simulate <unknown flow>', () => {
     const err = new PassThrough();
     let text = '';
     err.on('data', (c: Buffer) => (text += c.toString()));
-    const code = await simulate('nosuch', { flows: 'flows' }, { input: new PassThrough(), output: new PassThrough(), err });
+    const code = await simulate(
+      'nosuch',
+      { flows: 'flows' },
+      { input: new PassThrough(), output: new PassThrough(), err },
+    );
     expect(code).toBe(2);
-    expect(text).toBe('callscript simulate: no valid flow named "nosuch" in flows (flows: bank-line, conference, front-desk, recording-consent, reminder, support-line, voicemail, verify-customer)\n');
+    expect(text).toBe(
+      'callscript simulate: no valid flow named "nosuch" in flows (flows: bank-line, conference, front-desk, ' +
+        'recording-consent, reminder, support-line, voicemail, verify-customer)\n',
+    );
   });
 });
 
 describe('simulate: dialout targets', () => {
   it('a target without a timeout is shown without one (not "undefined s")', async () => {
-    const text = 'version: 1\nname: d\nstart: out\nsteps:\n  out:\n    dialout: { targets: [{ number: "+33123456789" }, { number: "+33123456780", timeout: 20 }] }\n    next: end\n  end: { hangup: {} }\n';
+    const text =
+      'version: 1\nname: d\nstart: out\nsteps:\n  out:\n    dialout: { targets: [{ number: "+33123456789" }, ' +
+      '{ number: "+33123456780", timeout: 20 }] }\n    next: end\n  end: { hangup: {} }\n';
     const { model } = checkFlow(text, 'd.yaml');
     const s = new SimSession(compileFlow(model!, text));
     const ev = s.start();
-    expect(ev).toContainEqual(expect.objectContaining({ kind: 'command', command: 'dialout', details: ['targets: +33123456789, +33123456780 (20 s)'] }));
+    expect(ev).toContainEqual(
+      expect.objectContaining({
+        kind: 'command',
+        command: 'dialout',
+        details: ['targets: +33123456789, +33123456780 (20 s)'],
+      }),
+    );
   });
 });

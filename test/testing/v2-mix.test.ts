@@ -11,7 +11,11 @@ const DIR = 'test/fixtures/v2-mix';
 
 it('plays the say of the branch taken, for every http outcome and a rejected input', async () => {
   let out = '';
-  const code = await testCommand([`${DIR}/says.test.yaml`], { flows: DIR, coverage: true }, { write: (s: string) => (out += s) });
+  const code = await testCommand(
+    [`${DIR}/says.test.yaml`],
+    { flows: DIR, coverage: true },
+    { write: (s: string) => (out += s) },
+  );
   expect(out).toContain('5 passed, 0 failed');
   expect(out).toContain('says (test/fixtures/v2-mix/says.yaml): steps 100% (3/3), transitions 100% (9/9)');
   expect(code).toBe(0);

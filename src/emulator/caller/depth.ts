@@ -37,12 +37,22 @@ export function expandedTooBig(doc: Document, max = MAX_DEPTH): { offset: number
   let visits = 0;
   while (stack.length > 0) {
     const [n, depth] = stack.pop()!;
-    if (++visits > MAX_EXPANDED_NODES) return { offset: 0, message: `the script is too big once its aliases are expanded (over ${MAX_EXPANDED_NODES.toLocaleString('en-US')} values)` };
+    if (++visits > MAX_EXPANDED_NODES)
+      return {
+        offset: 0,
+        message:
+          `the script is too big once its aliases are expanded ` +
+          `(over ${MAX_EXPANDED_NODES.toLocaleString('en-US')} values)`,
+      };
     if (isAlias(n)) {
       const target = n.resolve(doc);
       if (target) stack.push([target, depth]);
     } else if (isCollection(n)) {
-      if (depth + 1 > max) return { offset: n.range?.[0] ?? 0, message: `values are nested deeper than ${max} levels once aliases are expanded` };
+      if (depth + 1 > max)
+        return {
+          offset: n.range?.[0] ?? 0,
+          message: `values are nested deeper than ${max} levels once aliases are expanded`,
+        };
       for (const item of n.items) {
         if (isPair(item)) stack.push([item.key, depth + 1], [item.value, depth + 1]);
         else stack.push([item, depth + 1]);

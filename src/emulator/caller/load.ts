@@ -11,18 +11,44 @@ import { pathText, Source, type Path, type ScriptError } from './source.js';
 import { expandedTooBig, linePos, yamlTooDeep } from './depth.js';
 import { MAX_DEPTH } from '../json-depth.js';
 import { suggest } from '../suggest.js';
-import { ANSWERS, CALL_STATUSES_FIRST, DEFAULT_CALL, type Action, type CallSetup, type CallerScript, type Outcome } from './types.js';
+import {
+  ANSWERS,
+  CALL_STATUSES_FIRST,
+  DEFAULT_CALL,
+  type Action,
+  type CallSetup,
+  type CallerScript,
+  type Outcome,
+} from './types.js';
 
 export type LoadResult = { ok: true; script: CallerScript } | { ok: false; errors: ScriptError[] };
 
 const TOP = ['name', 'description', 'call', 'actions', 'defaults', '$schema'];
-const CALL_KEYS = ['from', 'name', 'to', 'date', 'cdr_field', 'app', 'status', 'answer', 'variables', 'hangup_at', 'max_commands'];
+const CALL_KEYS = [
+  'from',
+  'name',
+  'to',
+  'date',
+  'cdr_field',
+  'app',
+  'status',
+  'answer',
+  'variables',
+  'hangup_at',
+  'max_commands',
+];
 const SCRIPTED = COMMAND_NAMES.filter((c) => c !== 'hangup');
 const GENERIC = ['error', 'hangup', 'hangup_after'];
 
 export function loadCallerScript(text: string, file: string): LoadResult {
   const deep = yamlTooDeep(text);
-  if (deep !== undefined) return { ok: false, errors: [{ file, ...linePos(text, deep), path: '', message: `values are nested deeper than ${MAX_DEPTH} levels` }] };
+  if (deep !== undefined)
+    return {
+      ok: false,
+      errors: [
+        { file, ...linePos(text, deep), path: '', message: `values are nested deeper than ${MAX_DEPTH} levels` },
+      ],
+    };
   const src = new Source(text, file);
   const syntax = src.syntaxErrors();
   if (syntax.length > 0) return { ok: false, errors: syntax };
@@ -51,7 +77,12 @@ class Check {
 
   private keys(path: Path, o: Record<string, unknown>, allowed: readonly string[], what: string): void {
     for (const k of Object.keys(o)) {
-      if (!allowed.includes(k)) this.err([...path, k], `unknown key ${k} in ${what}${suggest(k, allowed)}; the keys are ${allowed.join(', ')}`, true);
+      if (!allowed.includes(k))
+        this.err(
+          [...path, k],
+          `unknown key ${k} in ${what}${suggest(k, allowed)}; the keys are ${allowed.join(', ')}`,
+          true,
+        );
     }
   }
 
@@ -72,11 +103,13 @@ class Check {
     const call = o.call === undefined ? { ...DEFAULT_CALL } : this.call(o.call);
     const actions: Action[] = [];
     if (o.actions !== undefined && o.actions !== null) {
-      if (!Array.isArray(o.actions)) this.err(['actions'], 'actions must be a list, e.g.\n  - read: "1"\n  - hangup_after: record');
-      else o.actions.forEach((a, i) => {
-        const act = this.action(['actions', i], a);
-        if (act) actions.push(act);
-      });
+      if (!Array.isArray(o.actions))
+        this.err(['actions'], 'actions must be a list, e.g.\n  - read: "1"\n  - hangup_after: record');
+      else
+        o.actions.forEach((a, i) => {
+          const act = this.action(['actions', i], a);
+          if (act) actions.push(act);
+        });
     }
     const defaults: Partial<Record<CommandName, Outcome>> = {};
     if (o.defaults !== undefined && o.defaults !== null) {
@@ -106,7 +139,11 @@ class Check {
       const s = this.str(at(k), o[k], `call.${k}`);
       if (s === undefined) return;
       if (s === '' && allowEmpty) call[k] = s;
-      else if (checkE164(s)) this.err(at(k), `"${s}" is not an E.164 number: ${checkE164(s)}${allowEmpty ? ' ("" for a withheld number)' : ''}`);
+      else if (checkE164(s))
+        this.err(
+          at(k),
+          `"${s}" is not an E.164 number: ${checkE164(s)}${allowEmpty ? ' ("" for a withheld number)' : ''}`,
+        );
       else call[k] = s;
     };
     phone('from', true);
@@ -128,12 +165,14 @@ class Check {
       else if (s !== undefined) call.cdr_field = s;
     }
     if (o.status !== undefined) {
-      if (!(CALL_STATUSES_FIRST as readonly unknown[]).includes(o.status)) this.err(at('status'), `call.status is the first request's call_status: ${CALL_STATUSES_FIRST.join(' or ')}`);
+      if (!(CALL_STATUSES_FIRST as readonly unknown[]).includes(o.status))
+        this.err(at('status'), `call.status is the first request's call_status: ${CALL_STATUSES_FIRST.join(' or ')}`);
       else call.status = o.status as CallSetup['status'];
     }
     if (o.answer !== undefined) {
       const a = o.answer === true ? 'ANSWER' : o.answer === false ? 'NOANSWER' : o.answer;
-      if (!(ANSWERS as readonly unknown[]).includes(a)) this.err(at('answer'), `call.answer (outbound calls) is one of ${ANSWERS.join(', ')}`);
+      if (!(ANSWERS as readonly unknown[]).includes(a))
+        this.err(at('answer'), `call.answer (outbound calls) is one of ${ANSWERS.join(', ')}`);
       else call.answer = a as CallSetup['answer'];
     }
     if (o.variables !== undefined) {
@@ -141,25 +180,40 @@ class Check {
       if (vars) call.variables = JSON.stringify(vars);
     }
     if (o.hangup_at !== undefined) {
-      if (typeof o.hangup_at !== 'number' || !(o.hangup_at > 0)) this.err(at('hangup_at'), 'call.hangup_at is the seconds into the call when the caller hangs up (more than 0)');
+      if (typeof o.hangup_at !== 'number' || !(o.hangup_at > 0))
+        this.err(at('hangup_at'), 'call.hangup_at is the seconds into the call when the caller hangs up (more than 0)');
       else call.hangup_at = o.hangup_at;
     }
     if (o.max_commands !== undefined) {
-      if (typeof o.max_commands !== 'number' || !Number.isInteger(o.max_commands) || o.max_commands < 1 || o.max_commands > 10000) this.err(at('max_commands'), 'call.max_commands is a whole number from 1 to 10000');
+      if (
+        typeof o.max_commands !== 'number' ||
+        !Number.isInteger(o.max_commands) ||
+        o.max_commands < 1 ||
+        o.max_commands > 10000
+      )
+        this.err(at('max_commands'), 'call.max_commands is a whole number from 1 to 10000');
       else call.max_commands = o.max_commands;
     }
     return call;
   }
 
   private action(path: Path, v: unknown): Action | undefined {
-    if (typeof v === 'string' && (v === 'hangup' || v === 'hang up')) return { kind: 'hangup', command: 'any', label: 'hangup', where: this.src.where(path) };
+    if (typeof v === 'string' && (v === 'hangup' || v === 'hang up'))
+      return { kind: 'hangup', command: 'any', label: 'hangup', where: this.src.where(path) };
     if (!v || typeof v !== 'object' || Array.isArray(v)) {
-      this.err(path, 'an action is a map of one key: a command and its outcome (read: "1"), error, hangup or hangup_after');
+      this.err(
+        path,
+        'an action is a map of one key: a command and its outcome (read: "1"), error, hangup or hangup_after',
+      );
       return undefined;
     }
     const keys = Object.keys(v);
     if (keys.length !== 1) {
-      this.err(path, `an action has exactly one key, this one has ${keys.length} (${keys.join(', ')}); write one list item per action`);
+      this.err(
+        path,
+        `an action has exactly one key, this one has ${keys.length} (${keys.join(', ')}); write one list ` +
+          `item per action`,
+      );
       return undefined;
     }
     const key = keys[0]!;
@@ -169,7 +223,8 @@ class Check {
     if (key === 'error') {
       const e = this.str(at, value, 'error');
       if (e === undefined) return undefined;
-      if (e === '') return void this.err(at, 'error is the command_error the next command fails with, e.g. MEDIA_NOT_FOUND');
+      if (e === '')
+        return void this.err(at, 'error is the command_error the next command fails with, e.g. MEDIA_NOT_FOUND');
       return { kind: 'error', error: e, label: `error: ${e}`, where };
     }
     if (key === 'hangup' || key === 'hangup_after') {
@@ -177,32 +232,55 @@ class Check {
       if (c === undefined) return undefined;
       const command = c === 'now' ? 'any' : c;
       if (command !== 'any' && (!isCommandName(command) || command === 'hangup')) {
-        return void this.err(at, `${key} names the command ${key === 'hangup' ? 'during' : 'after'} which the caller hangs up, or any: "${c}" is not a command${suggest(c, SCRIPTED)}`);
+        return void this.err(
+          at,
+          `${key} names the command ${key === 'hangup' ? 'during' : 'after'} which the caller hangs up, or ` +
+            `any: "${c}" is not a command${suggest(c, SCRIPTED)}`,
+        );
       }
       const label = `${key}: ${command}`;
-      return key === 'hangup' ? { kind: 'hangup', command: command as CommandName | 'any', label, where } : { kind: 'hangup_after', command: command as CommandName | 'any', label, where };
+      return key === 'hangup'
+        ? { kind: 'hangup', command: command as CommandName | 'any', label, where }
+        : { kind: 'hangup_after', command: command as CommandName | 'any', label, where };
     }
     if (!isCommandName(key) || key === 'hangup') {
-      this.err(at, `${key} is not an action${suggest(key, [...SCRIPTED, ...GENERIC])}; an action is a command (read, play, dialout...), error, hangup or hangup_after`, true);
+      this.err(
+        at,
+        `${key} is not an action${suggest(key, [...SCRIPTED, ...GENERIC])}; an action is a command (read, ` +
+          `play, dialout...), error, hangup or hangup_after`,
+        true,
+      );
       return undefined;
     }
     const outcome = this.outcome(at, key, value);
     if (!outcome) return undefined;
     const text = this.src.asWritten(at, value);
-    return { kind: 'command', command: key, outcome, label: `${key}: ${typeof text === 'object' ? JSON.stringify(text) : JSON.stringify(text)}`, where };
+    return {
+      kind: 'command',
+      command: key,
+      outcome,
+      label: `${key}: ${typeof text === 'object' ? JSON.stringify(text) : JSON.stringify(text)}`,
+      where,
+    };
   }
 
   private outcome(path: Path, command: CommandName, v: unknown): Outcome | undefined {
     let r: Parsed;
     if (v === null || v === undefined) r = { ok: true, outcome: {} };
-    else if (typeof v === 'string' || typeof v === 'number') r = scalarOutcome(command, String(this.src.asWritten(path, v)));
-    else if (typeof v === 'boolean') r = command === 'dialout' ? { ok: true, outcome: { answer: v ? 1 : false } } : scalarOutcome(command, String(v));
+    else if (typeof v === 'string' || typeof v === 'number')
+      r = scalarOutcome(command, String(this.src.asWritten(path, v)));
+    else if (typeof v === 'boolean')
+      r = command === 'dialout' ? { ok: true, outcome: { answer: v ? 1 : false } } : scalarOutcome(command, String(v));
     else if (isMap(this.src.node(path)) || (typeof v === 'object' && !Array.isArray(v))) {
       const o = v as Record<string, unknown>;
       r = mapOutcome(command, Object.keys(o), (k) => this.src.asWritten([...path, k], o[k]));
     } else r = { ok: false, message: `a ${command} outcome is a value or a map, not a list` };
     if (r.ok) return r.outcome;
-    this.err(r.field ? [...path, r.field] : path, r.message, r.field !== undefined && r.message.includes('is not a field'));
+    this.err(
+      r.field ? [...path, r.field] : path,
+      r.message,
+      r.field !== undefined && r.message.includes('is not a field'),
+    );
     return undefined;
   }
 }

@@ -36,7 +36,8 @@ const SILENCE: Record<string, string> = { silence: 'SILENCE', timeout: 'TIMEOUT'
 const CONFERENCE = COMMANDS.conference.results.kind === 'enum' ? COMMANDS.conference.results.values : [];
 const DIGITS = /^[0-9*#]+$/;
 
-const fail = (message: string, field?: string): Parsed => (field === undefined ? { ok: false, message } : { ok: false, message, field });
+const fail = (message: string, field?: string): Parsed =>
+  field === undefined ? { ok: false, message } : { ok: false, message, field };
 
 /** A scalar shorthand (strings; numbers arrive as the text written). */
 export function scalarOutcome(command: CommandName, raw: string): Parsed {
@@ -46,37 +47,54 @@ export function scalarOutcome(command: CommandName, raw: string): Parsed {
     case 'play':
     case 'play_record':
     case 'play_wav_data':
-      return lower in PLAYED ? ok({ result: PLAYED[lower]! }) : fail(`"${v}" is not a ${command} outcome: "0" (played) or "1" (failed)`);
+      return lower in PLAYED
+        ? ok({ result: PLAYED[lower]! })
+        : fail(`"${v}" is not a ${command} outcome: "0" (played) or "1" (failed)`);
     case 'play_talk_detect':
-      return lower in TALK ? ok({ result: TALK[lower]! }) : fail(`"${v}" is not a play_talk_detect outcome: TALK (the callee talks) or "0" (silent)`);
+      return lower in TALK
+        ? ok({ result: TALK[lower]! })
+        : fail(`"${v}" is not a play_talk_detect outcome: TALK (the callee talks) or "0" (silent)`);
     case 'read':
       if (['timeout', 'silence', 'silent'].includes(lower)) return ok({ result: 'TIMEOUT' });
-      return DIGITS.test(v) ? ok({ digits: v }) : fail(`"${v}" is not a read outcome: the keys pressed (0-9, *, #) or TIMEOUT`);
+      return DIGITS.test(v)
+        ? ok({ digits: v })
+        : fail(`"${v}" is not a read outcome: the keys pressed (0-9, *, #) or TIMEOUT`);
     case 'wait_for_silence':
-      return lower in SILENCE ? ok({ result: SILENCE[lower]! }) : fail(`"${v}" is not a wait_for_silence outcome: SILENCE or TIMEOUT`);
+      return lower in SILENCE
+        ? ok({ result: SILENCE[lower]! })
+        : fail(`"${v}" is not a wait_for_silence outcome: SILENCE or TIMEOUT`);
     case 'record':
       if (lower === 'ok') return ok({});
-      return /^[0-9]+$/.test(v) && Number(v) <= 3600 ? ok({ seconds: Number(v) }) : fail(`"${v}" is not a record outcome: the seconds the caller speaks (0 to 3600), or ok`);
+      return /^[0-9]+$/.test(v) && Number(v) <= 3600
+        ? ok({ seconds: Number(v) })
+        : fail(`"${v}" is not a record outcome: the seconds the caller speaks (0 to 3600), or ok`);
     case 'dialout':
       if (['answer', 'answered', 'ok'].includes(lower)) return ok({ answer: 1 });
       if (['noanswer', 'no_answer', 'none'].includes(lower)) return ok({ answer: false });
       if (/^[1-9][0-9]?$/.test(v)) return ok({ answer: Number(v) });
       if (v.startsWith('+')) return checkE164(v) ? fail(`"${v}": ${checkE164(v)}`) : ok({ answer: v });
-      return fail(`"${v}" is not a dialout outcome: answer (the first target answers), noanswer, a target's position (2) or number (+44...)`);
+      return fail(
+        `"${v}" is not a dialout outcome: answer (the first target answers), noanswer, a target's position ` +
+          `(2) or number (+44...)`,
+      );
     case 'conference': {
       const r = CONFERENCE.find((x) => x.toLowerCase() === lower);
       return r ? ok({ result: r }) : fail(`"${v}" is not a conference outcome: one of ${CONFERENCE.join(', ')}`);
     }
     case 'simple_conference':
-      return ['ok', 'leave', 'left', 'closed'].includes(lower) ? ok({}) : fail(`"${v}" is not a simple_conference outcome: leave or closed (it has no result)`);
+      return ['ok', 'leave', 'left', 'closed'].includes(lower)
+        ? ok({})
+        : fail(`"${v}" is not a simple_conference outcome: leave or closed (it has no result)`);
     case 'start_call_recording':
     case 'stop_call_recording':
     case 'send_dtmf':
     case 'wait':
     case 'hangup_callid':
-      return ['ok', '0'].includes(lower) ? ok({}) : fail(`"${v}" is not a ${command} outcome: ok, or a map { error: ... } to make it fail`);
+      return ['ok', '0'].includes(lower)
+        ? ok({})
+        : fail(`"${v}" is not a ${command} outcome: ok, or a map { error: ... } to make it fail`);
     case 'hangup':
-      return fail('the flow\'s hangup command has no outcome');
+      return fail("the flow's hangup command has no outcome");
   }
 }
 
@@ -84,19 +102,29 @@ export function scalarOutcome(command: CommandName, raw: string): Parsed {
 export function mapOutcome(command: CommandName, keys: string[], get: (k: string) => unknown): Parsed {
   const allowed = [...OUTCOME_FIELDS[command], 'error'];
   for (const k of keys) {
-    if (!allowed.includes(k)) return fail(`${k} is not a field of a ${command} outcome${suggest(k, allowed)}; its fields are ${allowed.join(', ')}`, k);
+    if (!allowed.includes(k))
+      return fail(
+        `${k} is not a field of a ${command} outcome${suggest(k, allowed)}; its fields are ${allowed.join(', ')}`,
+        k,
+      );
   }
   const out: Outcome = {};
   for (const k of keys) {
     const v = get(k);
     switch (k) {
       case 'error':
-        if (typeof v !== 'string' || v === '') return fail('error must be a non-empty string: the command_error to report', k);
+        if (typeof v !== 'string' || v === '')
+          return fail('error must be a non-empty string: the command_error to report', k);
         out.error = v;
         break;
       case 'result': {
         if (typeof v !== 'string') return fail('result must be a string', k);
-        if (command === 'read' || command === 'record' || command === 'start_call_recording' || command === 'stop_call_recording') {
+        if (
+          command === 'read' ||
+          command === 'record' ||
+          command === 'start_call_recording' ||
+          command === 'stop_call_recording'
+        ) {
           if (v === '') return fail('result must not be empty', k);
           out.result = v;
           break;
@@ -114,7 +142,8 @@ export function mapOutcome(command: CommandName, keys: string[], get: (k: string
       case 'ring':
       case 'talk': {
         const n = typeof v === 'string' ? Number(v) : v;
-        if (typeof n !== 'number' || !Number.isFinite(n) || n < 0 || n > 36000) return fail(`${k} must be a number of seconds (0 to 36000)`, k);
+        if (typeof n !== 'number' || !Number.isFinite(n) || n < 0 || n > 36000)
+          return fail(`${k} must be a number of seconds (0 to 36000)`, k);
         out[k] = n;
         break;
       }
@@ -123,7 +152,12 @@ export function mapOutcome(command: CommandName, keys: string[], get: (k: string
         else if (v === true || v === 'true') out.answer = 1;
         else if (typeof v === 'string' && /^[1-9][0-9]?$/.test(v)) out.answer = Number(v);
         else if (typeof v === 'string' && v.startsWith('+') && !checkE164(v)) out.answer = v;
-        else return fail('answer is the position of the target that answers (1, 2...), its E.164 number, true (the first) or false (nobody)', k);
+        else
+          return fail(
+            'answer is the position of the target that answers (1, 2...), its E.164 number, true (the first) ' +
+              'or false (nobody)',
+            k,
+          );
         break;
       }
       case 'hangup_by':
@@ -133,14 +167,18 @@ export function mapOutcome(command: CommandName, keys: string[], get: (k: string
       case 'pin':
       case 'pins': {
         const list = k === 'pin' ? [v] : v;
-        if (!Array.isArray(list) || list.length === 0) return fail('pins is a list of the PINs typed, one per request, e.g. ["1111", "2468"]', k);
-        for (const x of list) if (typeof x !== 'string' || !/^[0-9]{0,10}#?$/.test(x)) return fail(`${JSON.stringify(x)} is not a PIN: up to 10 digits ("" types nothing)`, k);
+        if (!Array.isArray(list) || list.length === 0)
+          return fail('pins is a list of the PINs typed, one per request, e.g. ["1111", "2468"]', k);
+        for (const x of list)
+          if (typeof x !== 'string' || !/^[0-9]{0,10}#?$/.test(x))
+            return fail(`${JSON.stringify(x)} is not a PIN: up to 10 digits ("" types nothing)`, k);
         out.pins = (list as string[]).map((x) => x.replace(/#$/, ''));
         break;
       }
     }
   }
-  if (out.error !== undefined && Object.keys(out).length > 1) return fail('a failing command has no other outcome: give error alone', 'error');
+  if (out.error !== undefined && Object.keys(out).length > 1)
+    return fail('a failing command has no other outcome: give error alone', 'error');
   return ok(out);
 }
 

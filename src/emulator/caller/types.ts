@@ -12,7 +12,10 @@ export interface Outcome {
   error?: string;
   /** read: the keys pressed (input ends at # or at max_digits; fewer without # = TIMEOUT). */
   digits?: string;
-  /** record: seconds spoken; conference / simple_conference: seconds in the room; wait_for_silence: seconds until silence. */
+  /**
+   * record: seconds spoken; conference / simple_conference: seconds in the room; wait_for_silence: seconds until
+   * silence.
+   */
   seconds?: number;
   /** dialout: which target answers (1-based index or its number), or false: nobody. */
   answer?: number | string | false;

@@ -1,4 +1,6 @@
-/** A caller script given in a control API body: `caller` (an object) or `caller_text` (YAML/JSON) with `caller_file`. */
+/**
+ * A caller script given in a control API body: `caller` (an object) or `caller_text` (YAML/JSON) with `caller_file`.
+ */
 import { loadCallerScript } from '../caller/load.js';
 import { formatScriptErrors, type ScriptError } from '../caller/source.js';
 import { defaultCaller, type CallerScript } from '../caller/types.js';
@@ -9,7 +11,8 @@ export type CallerBody =
 
 export function callerFromBody(b: Record<string, unknown>): CallerBody {
   if (b.caller !== undefined && b.caller_text !== undefined) return bad('give caller or caller_text, not both');
-  if (b.caller_file !== undefined && typeof b.caller_file !== 'string') return bad('caller_file must be a string (the file name, for messages)');
+  if (b.caller_file !== undefined && typeof b.caller_file !== 'string')
+    return bad('caller_file must be a string (the file name, for messages)');
   let text: string;
   let file = (b.caller_file as string | undefined) ?? '';
   if (b.caller_text !== undefined) {
@@ -24,7 +27,8 @@ export function callerFromBody(b: Record<string, unknown>): CallerBody {
     return { ok: true, script: defaultCaller(), text: '', file: '' };
   }
   const r = loadCallerScript(text, file);
-  if (!r.ok) return { ok: false, error: { code: 'BAD_CALLER', message: formatScriptErrors(r.errors, text), errors: r.errors } };
+  if (!r.ok)
+    return { ok: false, error: { code: 'BAD_CALLER', message: formatScriptErrors(r.errors, text), errors: r.errors } };
   return { ok: true, script: r.script, text, file };
 }
 

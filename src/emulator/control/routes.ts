@@ -21,7 +21,12 @@ export function controlApi(ctx: EmulatorContext) {
       if (req.url.replace(/\?.*$/, '').endsWith('/health')) return;
       if (!basicAuthOk(req.headers.authorization, ctx.account)) {
         reply.header('www-authenticate', 'Basic realm="callscript emulator"');
-        return error(reply, 401, 'AUTH_REQUIRED', 'HTTP Basic with the emulator account login and password is required');
+        return error(
+          reply,
+          401,
+          'AUTH_REQUIRED',
+          'HTTP Basic with the emulator account login and password is required',
+        );
       }
     });
     repliesWhenSaved(app, ctx, (reply, message) => {
@@ -31,9 +36,21 @@ export function controlApi(ctx: EmulatorContext) {
     app.setErrorHandler((err: { statusCode?: number; message: string }, _req, reply) => {
       const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
       if (status === 500) ctx.log.error({ err }, 'control API internal error');
-      return error(reply, status, status === 500 ? 'INTERNAL' : 'BAD_REQUEST', status === 500 ? 'internal error of the emulator' : err.message);
+      return error(
+        reply,
+        status,
+        status === 500 ? 'INTERNAL' : 'BAD_REQUEST',
+        status === 500 ? 'internal error of the emulator' : err.message,
+      );
     });
-    app.setNotFoundHandler((req, reply) => error(reply, 404, 'NOT_FOUND', `no control endpoint ${req.method} ${req.url.split('?')[0]} (see docs/emulator.md)`));
+    app.setNotFoundHandler((req, reply) =>
+      error(
+        reply,
+        404,
+        'NOT_FOUND',
+        `no control endpoint ${req.method} ${req.url.split('?')[0]} (see docs/emulator.md)`,
+      ),
+    );
 
     app.get('/health', async () => ({
       status: 'ok',
@@ -67,9 +84,17 @@ export function controlApi(ctx: EmulatorContext) {
 
     app.post('/sms/inbound', async (req, reply) => {
       const b = (req.body ?? {}) as Record<string, unknown>;
-      if (typeof b.from !== 'string' || (checkE164(b.from) && (b.from === '' || checkSmsSender(b.from)))) return error(reply, 400, 'BAD_REQUEST', 'from must be the sender: an E.164 number or an alphanumeric sender');
-      if (typeof b.to !== 'string' || (checkE164(b.to) && !/^[0-9]{3,8}$/.test(b.to))) return error(reply, 400, 'BAD_REQUEST', 'to must be one of your numbers (E.164) or short codes (3 to 8 digits)');
-      if (typeof b.body !== 'string' || b.body === '') return error(reply, 400, 'BAD_REQUEST', 'body must be the non-empty text of the SMS');
+      if (typeof b.from !== 'string' || (checkE164(b.from) && (b.from === '' || checkSmsSender(b.from))))
+        return error(reply, 400, 'BAD_REQUEST', 'from must be the sender: an E.164 number or an alphanumeric sender');
+      if (typeof b.to !== 'string' || (checkE164(b.to) && !/^[0-9]{3,8}$/.test(b.to)))
+        return error(
+          reply,
+          400,
+          'BAD_REQUEST',
+          'to must be one of your numbers (E.164) or short codes (3 to 8 digits)',
+        );
+      if (typeof b.body !== 'string' || b.body === '')
+        return error(reply, 400, 'BAD_REQUEST', 'body must be the non-empty text of the SMS');
       const hash = receiveSms(ctx, b.from, b.to, b.body);
       return { hash, sms: smsObject(ctx.store.sms.get(hash)!, ctx.clock.now()) };
     });
@@ -80,8 +105,10 @@ export function controlApi(ctx: EmulatorContext) {
       if (!r) return error(reply, 404, 'NOT_FOUND', `no SMS ${hash}`);
       const b = (req.body ?? {}) as Record<string, unknown>;
       const all: readonly string[] = [...DELIVERY, ...FAILURES];
-      if (typeof b.status !== 'string' || !all.includes(b.status)) return error(reply, 400, 'BAD_REQUEST', `status must be one of ${all.join(', ')}`);
-      if (b.error !== undefined && typeof b.error !== 'string') return error(reply, 400, 'BAD_REQUEST', 'error must be a string');
+      if (typeof b.status !== 'string' || !all.includes(b.status))
+        return error(reply, 400, 'BAD_REQUEST', `status must be one of ${all.join(', ')}`);
+      if (b.error !== undefined && typeof b.error !== 'string')
+        return error(reply, 400, 'BAD_REQUEST', 'error must be a string');
       forceStatus(r, b.status as SmsStatus, (b.error as string | undefined) ?? '', ctx.clock.now());
       ctx.store.putSms(r);
       ctx.webhooks.smsStatusSet(r);
@@ -96,14 +123,18 @@ export function controlApi(ctx: EmulatorContext) {
       const http = b.http ?? 400;
       const code = b.code ?? 11;
       const message = b.message ?? `the recipient ${number} cannot receive SMS`;
-      if (typeof http !== 'number' || !Number.isInteger(http) || http < 400 || http > 599) return error(reply, 400, 'BAD_REQUEST', 'http is the HTTP status of the failure, 400 to 599');
-      if (typeof code !== 'number' || !Number.isInteger(code)) return error(reply, 400, 'BAD_REQUEST', 'code is the error code of the envelope (an integer)');
-      if (typeof message !== 'string' || message === '') return error(reply, 400, 'BAD_REQUEST', 'message must be a non-empty string');
+      if (typeof http !== 'number' || !Number.isInteger(http) || http < 400 || http > 599)
+        return error(reply, 400, 'BAD_REQUEST', 'http is the HTTP status of the failure, 400 to 599');
+      if (typeof code !== 'number' || !Number.isInteger(code))
+        return error(reply, 400, 'BAD_REQUEST', 'code is the error code of the envelope (an integer)');
+      if (typeof message !== 'string' || message === '')
+        return error(reply, 400, 'BAD_REQUEST', 'message must be a non-empty string');
       ctx.smsFailures.set(number, { http, code, message });
       return { number, http, code, message };
     });
     app.delete('/sms-failures/:number', async (req, reply) => {
-      if (!ctx.smsFailures.delete((req.params as { number: string }).number)) return error(reply, 404, 'NOT_FOUND', 'no SMS failure for this number');
+      if (!ctx.smsFailures.delete((req.params as { number: string }).number))
+        return error(reply, 404, 'NOT_FOUND', 'no SMS failure for this number');
       return reply.code(204).send();
     });
 
@@ -120,7 +151,13 @@ export function controlApi(ctx: EmulatorContext) {
       const bad = checkE164(number);
       if (bad) return error(reply, 400, 'BAD_REQUEST', `${number}: ${bad}`);
       const appHash = ((req.body ?? {}) as Record<string, unknown>).app;
-      if (typeof appHash !== 'string' || !ctx.store.apps.has(appHash)) return error(reply, 400, 'BAD_REQUEST', `app must be the hash of an application (apps.create), got ${JSON.stringify(appHash ?? null)}`);
+      if (typeof appHash !== 'string' || !ctx.store.apps.has(appHash))
+        return error(
+          reply,
+          400,
+          'BAD_REQUEST',
+          `app must be the hash of an application (apps.create), got ${JSON.stringify(appHash ?? null)}`,
+        );
       ctx.store.setDid(number, appHash);
       return { number, app: appHash };
     });
@@ -137,7 +174,8 @@ export function controlApi(ctx: EmulatorContext) {
       if (bad) return error(reply, 400, 'BAD_REQUEST', `${number}: ${bad}`);
       const c = callerFromBody((req.body ?? {}) as Record<string, unknown>);
       if (!c.ok) return reply.code(400).send({ error: c.error });
-      if (!c.text) return error(reply, 400, 'BAD_REQUEST', 'give caller (a script object) or caller_text (YAML or JSON text)');
+      if (!c.text)
+        return error(reply, 400, 'BAD_REQUEST', 'give caller (a script object) or caller_text (YAML or JSON text)');
       ctx.store.setCaller(number, { text: c.text, file: c.file });
       return { number, caller: c.script.name };
     });
@@ -155,6 +193,12 @@ export function controlApi(ctx: EmulatorContext) {
   };
 }
 
-export function error(reply: FastifyReply, status: number, code: string, message: string, extra: Record<string, unknown> = {}) {
+export function error(
+  reply: FastifyReply,
+  status: number,
+  code: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+) {
   return reply.code(status).send({ error: { code, message, ...extra } });
 }

@@ -71,7 +71,9 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
   ctx.store.putCall(t);
   let remote: { by: 'hangup_callid' | 'emulator'; reason: string } | undefined;
   const abort = new AbortController();
-  const aborted = new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }));
+  const aborted = new Promise<void>((resolve) =>
+    abort.signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
   const live: LiveCall = {
     id: spec.id,
     callid: spec.callid,
@@ -117,16 +119,37 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
     t.end_reason = reason;
     const n = ++t.requests;
     live.answering = n;
-    const post = await postRequest(spec.url, requestBody(fields(status, l)), { authorization: spec.authorization, timeoutMs: spec.replyTimeoutMs }).finally(() => {
+    const post = await postRequest(spec.url, requestBody(fields(status, l)), {
+      authorization: spec.authorization,
+      timeoutMs: spec.replyTimeoutMs,
+    }).finally(() => {
       live.answering = 0;
     });
-    t.final = { request: n, call_status: status, command: l.command, command_id: idValue(l.command_id), command_result: l.result, command_error: l.error };
+    t.final = {
+      request: n,
+      call_status: status,
+      command: l.command,
+      command_id: idValue(l.command_id),
+      command_result: l.result,
+      command_error: l.error,
+    };
     if (post.kind === 'reply') {
       t.final.http_status = post.status;
       t.final.reply_ms = post.ms;
-      if (post.status !== 200) t.warnings.push({ request: n, code: 'TERMINAL_REPLY', field: 'status', message: `the terminal request got HTTP ${post.status} (ignored, as the service does; callscript answers 200)` });
+      if (post.status !== 200)
+        t.warnings.push({
+          request: n,
+          code: 'TERMINAL_REPLY',
+          field: 'status',
+          message:
+            `the terminal request got HTTP ${post.status} (ignored, as the service does; callscript answers ` + `200)`,
+        });
     } else {
-      const why = { timeout: `no reply to the terminal request within ${spec.replyTimeoutMs} ms`, too_large: 'the reply to the terminal request is too large (not read)', network: `the terminal request failed: ${post.kind === 'network' ? post.message : ''}` };
+      const why = {
+        timeout: `no reply to the terminal request within ${spec.replyTimeoutMs} ms`,
+        too_large: 'the reply to the terminal request is too large (not read)',
+        network: `the terminal request failed: ${post.kind === 'network' ? post.message : ''}`,
+      };
       t.warnings.push({ request: n, code: 'TERMINAL_REPLY', message: why[post.kind] });
     }
   };
@@ -134,8 +157,18 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
   try {
     if (spec.direction === 'outbound' && spec.script.call.answer !== 'ANSWER') {
       clock = (spec.ringTimeoutS ?? 30) * 1000;
-      const why = { NOANSWER: 'did not answer', BUSY: 'was busy', CONGESTION: 'could not be reached (congestion)', REJECTED: 'rejected the call' }[spec.script.call.answer];
-      await end(spec.script.call.answer, { command: '', command_id: '0', result: '', error: '' }, 'not_answered', `${spec.number} ${why}`);
+      const why = {
+        NOANSWER: 'did not answer',
+        BUSY: 'was busy',
+        CONGESTION: 'could not be reached (congestion)',
+        REJECTED: 'rejected the call',
+      }[spec.script.call.answer];
+      await end(
+        spec.script.call.answer,
+        { command: '', command_id: '0', result: '', error: '' },
+        'not_answered',
+        `${spec.number} ${why}`,
+      );
       return t;
     }
     let last: Last = { command: '', command_id: '0', result: '', error: '' };
@@ -147,13 +180,20 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
         break;
       }
       if (t.commands.length >= spec.maxCommands) {
-        t.warnings.push({ request: t.requests, code: 'MAX_COMMANDS', message: `the call reached ${spec.maxCommands} commands: the emulator hung up (a loop in the flow?)` });
+        t.warnings.push({
+          request: t.requests,
+          code: 'MAX_COMMANDS',
+          message: `the call reached ${spec.maxCommands} commands: the emulator hung up (a loop in the flow?)`,
+        });
         await end('HANGUP', last, 'emulator', `${spec.maxCommands} commands (max_commands)`);
         break;
       }
       const n = ++t.requests;
       live.answering = n;
-      const post = await postRequest(spec.url, requestBody(fields(status, last)), { authorization: spec.authorization, timeoutMs: spec.replyTimeoutMs }).finally(() => {
+      const post = await postRequest(spec.url, requestBody(fields(status, last)), {
+        authorization: spec.authorization,
+        timeoutMs: spec.replyTimeoutMs,
+      }).finally(() => {
         live.answering = 0;
       });
       const checked = checkReply(post, spec.replyTimeoutMs);
@@ -162,7 +202,20 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
       if (!checked.ok) {
         for (const v of checked.violations) t.violations.push({ request: n, ...v });
         if (checked.command !== undefined || checked.shown !== undefined) {
-          t.commands.push(entry(t, n, checked.command ?? '', checked.commandId ?? '', checked.shown ?? {}, [], clock, replyMs, 'refused', 'not run: the reply breaks the protocol'));
+          t.commands.push(
+            entry(
+              t,
+              n,
+              checked.command ?? '',
+              checked.commandId ?? '',
+              checked.shown ?? {},
+              [],
+              clock,
+              replyMs,
+              'refused',
+              'not run: the reply breaks the protocol',
+            ),
+          );
         }
         const first = checked.violations[0]!;
         await end('HANGUP', last, 'emulator', `protocol violation: ${first.code} ${first.field}: ${first.message}`);
@@ -175,7 +228,12 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
       t.commands.push(e);
       if (reply.command === 'hangup') {
         e.caller = 'the server hung up';
-        await end('HANGUP', { command: 'hangup', command_id: reply.commandId, result: '', error: '' }, 'flow', 'the server answered hangup');
+        await end(
+          'HANGUP',
+          { command: 'hangup', command_id: reply.commandId, result: '', error: '' },
+          'flow',
+          'the server answered hangup',
+        );
         break;
       }
       const decision = actor.next(reply.command);
@@ -186,17 +244,30 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
         e.duration_ms = sim?.durationMs ?? 0;
         e.caller = sim ? `${sim.caller}; then hung up (the recording is kept)` : 'hung up';
         clock += e.duration_ms;
-        await end('HANGUP', { command: reply.command, command_id: reply.commandId, result: e.result, error: '' }, 'caller', `the caller hung up during ${reply.command} (${decision.source})`);
+        await end(
+          'HANGUP',
+          { command: reply.command, command_id: reply.commandId, result: e.result, error: '' },
+          'caller',
+          `the caller hung up during ${reply.command} (${decision.source})`,
+        );
         break;
       }
-      const sim = reply.command === 'hangup_callid' ? hangupCallid(ctx, spec, reply, decision.outcome.error) : simulate(reply.command, reply.params, decision.outcome, media);
+      const sim =
+        reply.command === 'hangup_callid'
+          ? hangupCallid(ctx, spec, reply, decision.outcome.error)
+          : simulate(reply.command, reply.params, decision.outcome, media);
       if (clock + sim.durationMs > hangupAt) {
         e.status = 'interrupted';
         e.duration_ms = Math.max(0, hangupAt - clock);
         e.caller = `hung up ${spec.script.call.hangup_at} s into the call`;
         clock += e.duration_ms;
         if (spec.realtime) await pause(e.duration_ms);
-        await end('HANGUP', { command: reply.command, command_id: reply.commandId, result: '', error: '' }, 'caller', `the caller hung up at ${spec.script.call.hangup_at} s (call.hangup_at)`);
+        await end(
+          'HANGUP',
+          { command: reply.command, command_id: reply.commandId, result: '', error: '' },
+          'caller',
+          `the caller hung up at ${spec.script.call.hangup_at} s (call.hangup_at)`,
+        );
         break;
       }
       if (spec.realtime) {
@@ -207,7 +278,12 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
           e.duration_ms = waited;
           e.caller = `interrupted after ${waited} ms: ${r.reason}`;
           clock += waited;
-          await end('HANGUP', { command: reply.command, command_id: reply.commandId, result: '', error: '' }, r.by, r.reason);
+          await end(
+            'HANGUP',
+            { command: reply.command, command_id: reply.commandId, result: '', error: '' },
+            r.by,
+            r.reason,
+          );
           break;
         }
       }
@@ -218,11 +294,21 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
       clock += sim.durationMs;
       for (const w of sim.warnings) t.warnings.push({ request: n, code: 'SCRIPT', message: w });
       if (sim.bridged) {
-        await end('HANGUP', { command: 'dialout', command_id: reply.commandId, result: '', error: '' }, 'bridge', `the dialout was answered and bridged; the ${sim.bridged} hung up`);
+        await end(
+          'HANGUP',
+          { command: 'dialout', command_id: reply.commandId, result: '', error: '' },
+          'bridge',
+          `the dialout was answered and bridged; the ${sim.bridged} hung up`,
+        );
         break;
       }
       if (reply.command === 'hangup_callid' && String(reply.params.callid) === spec.callid && !sim.error) {
-        await end('HANGUP', { command: 'hangup_callid', command_id: reply.commandId, result: '', error: '' }, 'flow', 'hangup_callid named this call');
+        await end(
+          'HANGUP',
+          { command: 'hangup_callid', command_id: reply.commandId, result: '', error: '' },
+          'flow',
+          'hangup_callid named this call',
+        );
         break;
       }
       actor.completed();
@@ -230,7 +316,11 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
     }
   } catch (err) {
     ctx.log.error({ err, call: spec.id }, 'emulated call failed');
-    t.warnings.push({ request: t.requests, code: 'INTERNAL', message: `the emulator failed: ${(err as Error).message}` });
+    t.warnings.push({
+      request: t.requests,
+      code: 'INTERNAL',
+      message: `the emulator failed: ${(err as Error).message}`,
+    });
     t.ended_by ??= 'emulator';
     t.end_reason ??= 'internal error of the emulator';
   } finally {
@@ -243,8 +333,32 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
   return t;
 }
 
-function entry(t: Transcript, request: number, command: string, commandId: string, params: Record<string, unknown>, spellings: string[], at: number, replyMs: number, status: CommandEntry['status'], caller: string): CommandEntry {
-  const e: CommandEntry = { n: t.commands.length + 1, request, command, command_id: idValue(commandId), params, at_ms: at, duration_ms: 0, reply_ms: replyMs, result: '', error: '', caller, status };
+function entry(
+  t: Transcript,
+  request: number,
+  command: string,
+  commandId: string,
+  params: Record<string, unknown>,
+  spellings: string[],
+  at: number,
+  replyMs: number,
+  status: CommandEntry['status'],
+  caller: string,
+): CommandEntry {
+  const e: CommandEntry = {
+    n: t.commands.length + 1,
+    request,
+    command,
+    command_id: idValue(commandId),
+    params,
+    at_ms: at,
+    duration_ms: 0,
+    reply_ms: replyMs,
+    result: '',
+    error: '',
+    caller,
+    status,
+  };
   if (spellings.length > 0) e.spellings = spellings;
   return e;
 }
@@ -255,9 +369,11 @@ function idValue(digits: string): number | string {
 }
 
 function hangupCallid(ctx: EmulatorContext, spec: CallSpec, reply: Reply, error: string | undefined): SimResult {
-  if (error !== undefined) return { result: '', error, durationMs: 200, caller: `failed with ${error} (as scripted)`, warnings: [] };
+  if (error !== undefined)
+    return { result: '', error, durationMs: 200, caller: `failed with ${error} (as scripted)`, warnings: [] };
   const target = String(reply.params.callid);
-  if (target === spec.callid) return { result: '', error: '', durationMs: 0, caller: 'the callid is this call: it is hung up', warnings: [] };
+  if (target === spec.callid)
+    return { result: '', error: '', durationMs: 0, caller: 'the callid is this call: it is hung up', warnings: [] };
   const other = ctx.live.get(target);
   if (other) {
     other.hangUp('hangup_callid', `hangup_callid from call ${spec.callid}`);
@@ -265,4 +381,3 @@ function hangupCallid(ctx: EmulatorContext, spec: CallSpec, reply: Reply, error:
   }
   return { result: '', error: '', durationMs: 0, caller: `no live call ${target}: nothing to hang up`, warnings: [] };
 }
-

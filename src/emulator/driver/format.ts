@@ -8,40 +8,61 @@ export interface FormatOptions {
 
 export function formatTranscript(t: Transcript, opts: FormatOptions = {}): string {
   const out: string[] = [];
-  const route = t.direction === 'inbound' ? `${t.from || '(withheld)'} -> ${t.to}` : `to ${t.to}${t.from ? ` (cli ${t.from})` : ''}`;
+  const route =
+    t.direction === 'inbound'
+      ? `${t.from || '(withheld)'} -> ${t.to}`
+      : `to ${t.to}${t.from ? ` (cli ${t.from})` : ''}`;
   out.push(`call ${t.id}  ${t.direction}  ${route}  caller: ${t.caller}`);
-  out.push(`  ${t.url}${t.app ? `  app ${t.app}` : ''}  callid ${t.callid}  started ${t.date_started}${t.request_hash ? `  request_hash ${t.request_hash}` : ''}`);
+  out.push(
+    `  ${t.url}${t.app ? `  app ${t.app}` : ''}  callid ${t.callid}  ` +
+      `started ${t.date_started}${t.request_hash ? `  request_hash ${t.request_hash}` : ''}`,
+  );
   out.push('');
   // an SMS sent while the server answered request n is shown before the command of that reply
   const sms = t.sms ?? [];
   const shown = new Set<SmsNote>();
-  const smsOf = (request: number) => sms.filter((s) => s.request === request && !shown.has(s)).flatMap((s) => (shown.add(s), smsLines(s, opts)));
+  const smsOf = (request: number) =>
+    sms.filter((s) => s.request === request && !shown.has(s)).flatMap((s) => (shown.add(s), smsLines(s, opts)));
   for (const c of t.commands) out.push(...smsOf(c.request), ...command(c, opts));
   out.push(...sms.filter((s) => !shown.has(s)).flatMap((s) => smsLines(s, opts)));
   if (t.final) {
     const f = t.final;
     const res = f.command_result ? ` result ${JSON.stringify(f.command_result)}` : '';
     const reply = f.http_status === undefined ? 'no reply' : `HTTP ${f.http_status}`;
-    out.push(`     ${clock(t.duration_ms)}  ${f.call_status}  (command ${f.command || '""'}, command_id ${f.command_id}${res}) -> ${reply}`);
+    out.push(
+      `     ${clock(t.duration_ms)}  ${f.call_status}  (command ${f.command || '""'}, ` +
+        `command_id ${f.command_id}${res}) -> ${reply}`,
+    );
   }
   out.push('');
   out.push(`ended by ${t.ended_by ?? '?'}: ${t.end_reason ?? ''}`);
   for (const v of t.violations) out.push(`  violation  request ${v.request}  ${v.code}  ${v.field}: ${v.message}`);
-  for (const w of t.warnings) out.push(`  warning    request ${w.request}  ${w.code}${w.field ? `  ${w.field}` : ''}: ${w.message}`);
+  for (const w of t.warnings)
+    out.push(`  warning    request ${w.request}  ${w.code}${w.field ? `  ${w.field}` : ''}: ${w.message}`);
   for (const u of t.unused_actions) out.push(`  unused action  ${u}`);
   const n = (x: number, w: string) => `${x} ${w}${x === 1 ? '' : 's'}`;
-  out.push(`${clock(t.duration_ms)} · ${n(t.requests, 'request')} · ${n(t.commands.length, 'command')} · ${n(t.violations.length, 'violation')} · ${n(t.warnings.length, 'warning')}`);
+  out.push(
+    `${clock(t.duration_ms)} · ${n(t.requests, 'request')} · ${n(t.commands.length, 'command')} ` +
+      `· ${n(t.violations.length, 'violation')} · ${n(t.warnings.length, 'warning')}`,
+  );
   return out.join('\n');
 }
 
 function smsLines(s: SmsNote, opts: FormatOptions): string[] {
   const text = !opts.full && s.text.length > 100 ? s.text.slice(0, 99) + '…' : s.text;
-  return [`     sms ${s.hash}  ${s.from || '(short code)'} -> ${s.to}  ${s.parts} part${s.parts === 1 ? '' : 's'} ${s.encoding}  (sent while answering request ${s.request})`, `       ${JSON.stringify(text)}`];
+  return [
+    `     sms ${s.hash}  ${s.from || '(short code)'} -> ${s.to}  ${s.parts} ` +
+      `part${s.parts === 1 ? '' : 's'} ${s.encoding}  (sent while answering request ${s.request})`,
+    `       ${JSON.stringify(text)}`,
+  ];
 }
 
 function command(c: CommandEntry, opts: FormatOptions): string[] {
   const tag = c.status === 'done' ? '' : `  [${c.status}]`;
-  const lines = [`${String(c.n).padStart(3)}  ${clock(c.at_ms)}  ${c.command || '?'} #${c.command_id}  (reply ${c.reply_ms} ms)${tag}`];
+  const lines = [
+    `${String(c.n).padStart(3)}  ${clock(c.at_ms)}  ${c.command || '?'} #${c.command_id}  ` +
+      `(reply ${c.reply_ms} ms)${tag}`,
+  ];
   const ps = Object.entries(c.params).map(([k, v]) => `${k}: ${value(k, v, opts)}`);
   if (ps.length > 0) lines.push(`       ${ps.join('  ')}`);
   if (c.spellings) lines.push(`       older spelling: ${c.spellings.join(', ')}`);
@@ -53,7 +74,8 @@ function command(c: CommandEntry, opts: FormatOptions): string[] {
 }
 
 function value(key: string, v: unknown, opts: FormatOptions): string {
-  if (key === 'targets' && Array.isArray(v)) return v.map((t: { number?: unknown; timeout?: unknown }) => `${t?.number} (${t?.timeout ?? 30} s)`).join(', ');
+  if (key === 'targets' && Array.isArray(v))
+    return v.map((t: { number?: unknown; timeout?: unknown }) => `${t?.number} (${t?.timeout ?? 30} s)`).join(', ');
   const s = typeof v === 'string' ? v : JSON.stringify(v);
   return !opts.full && s.length > 100 ? s.slice(0, 99) + '…' : s;
 }

@@ -44,15 +44,27 @@ export type PlaceRequest =
       replyTimeoutMs?: number;
     };
 
-export type Placed = { ok: true; id: string; callid: string; done: Promise<Transcript> } | { ok: false; busy?: true; message: string };
+export type Placed =
+  { ok: true; id: string; callid: string; done: Promise<Transcript> } | { ok: false; busy?: true; message: string };
 
 export function placeCall(ctx: EmulatorContext, req: PlaceRequest): Placed {
   const url = req.app?.p.url ?? req.url;
   if (!url) return { ok: false, message: 'a call needs a url or an app' };
   const max = ctx.calls.maxLiveCalls;
-  if (ctx.background.size >= max) return { ok: false, busy: true, message: `${ctx.background.size} calls are running, the most this emulator runs at once (--max-live-calls ${max}): try again when some have ended` };
+  if (ctx.background.size >= max)
+    return {
+      ok: false,
+      busy: true,
+      message:
+        `${ctx.background.size} calls are running, the most this emulator runs at once ` +
+        `(--max-live-calls ${max}): try again when some have ended`,
+    };
   const script = req.script ?? (req.kind === 'outbound' ? registeredCaller(ctx, req.to) : defaultCaller());
-  const auth = req.app ? (req.app.p.login ? { login: req.app.p.login, password: req.app.p.password } : undefined) : req.auth;
+  const auth = req.app
+    ? req.app.p.login
+      ? { login: req.app.p.login, password: req.app.p.password }
+      : undefined
+    : req.auth;
   const id = ctx.store.newHash();
   const callid = newCallid(ctx);
   const c = script.call;
@@ -92,7 +104,10 @@ export function registeredCaller(ctx: EmulatorContext, number: string): CallerSc
   if (!reg) return defaultCaller();
   const r = loadCallerScript(reg.text, reg.file);
   if (r.ok) return r.script;
-  ctx.log.warn({ number, file: reg.file }, 'the caller script registered for this number no longer loads: default caller used');
+  ctx.log.warn(
+    { number, file: reg.file },
+    'the caller script registered for this number no longer loads: default caller used',
+  );
   return defaultCaller();
 }
 

@@ -32,19 +32,34 @@ type P = Record<string, unknown>;
 type Sim = (p: P, o: Outcome, m: CallMedia) => SimResult;
 
 const s = (ms: number) => `${+(ms / 1000).toFixed(1)} s`;
-const done = (result: string, durationMs: number, caller: string, warnings: string[] = []): SimResult => ({ result, error: '', durationMs, caller, warnings });
+const done = (result: string, durationMs: number, caller: string, warnings: string[] = []): SimResult => ({
+  result,
+  error: '',
+  durationMs,
+  caller,
+  warnings,
+});
 const int = (v: unknown, d: number) => (typeof v === 'number' ? v : d);
 
 export function simulate(command: CommandName, params: P, outcome: Outcome, media: CallMedia): SimResult {
-  if (outcome.error !== undefined) return { result: '', error: outcome.error, durationMs: 200, caller: `failed with ${outcome.error} (as scripted)`, warnings: [] };
+  if (outcome.error !== undefined)
+    return {
+      result: '',
+      error: outcome.error,
+      durationMs: 200,
+      caller: `failed with ${outcome.error} (as scripted)`,
+      warnings: [],
+    };
   return SIMS[command](params, outcome, media);
 }
 
-const played = (what: string): Sim => (p, o) => {
-  const ms = mediaMs(p[what]);
-  const r = o.result ?? '0';
-  return done(r, r === '0' ? ms : 200, r === '0' ? `listened (${s(ms)})` : 'the media failed to play (as scripted)');
-};
+const played =
+  (what: string): Sim =>
+  (p, o) => {
+    const ms = mediaMs(p[what]);
+    const r = o.result ?? '0';
+    return done(r, r === '0' ? ms : 200, r === '0' ? `listened (${s(ms)})` : 'the media failed to play (as scripted)');
+  };
 
 const SIMS: Record<CommandName, Sim> = {
   play: played('media_id'),
@@ -54,15 +69,27 @@ const SIMS: Record<CommandName, Sim> = {
   play_record: (p, o, m) => {
     const file = String(p.media_file);
     const len = m.recordings.get(file);
-    if (o.result !== undefined) return done(o.result, len ?? 200, o.result === '0' ? 'listened to the recording' : 'the recording failed to play (as scripted)');
+    if (o.result !== undefined)
+      return done(
+        o.result,
+        len ?? 200,
+        o.result === '0' ? 'listened to the recording' : 'the recording failed to play (as scripted)',
+      );
     if (len === undefined) return done('1', 200, `no recording ${file} on this call: result 1 (error)`);
     return done('0', len, `listened to the recording (${s(len)})`);
   },
 
   play_wav_data: (p, o) => {
     const wav = checkWav(String(p.audio_data));
-    if (o.result !== undefined) return done(o.result, wav.ok ? wav.ms : 200, o.result === '0' ? 'listened' : 'the audio failed to play (as scripted)');
-    return wav.ok ? done('0', wav.ms, `listened (${s(wav.ms)} of audio)`) : done('1', 200, `${wav.reason}: result 1 (error)`);
+    if (o.result !== undefined)
+      return done(
+        o.result,
+        wav.ok ? wav.ms : 200,
+        o.result === '0' ? 'listened' : 'the audio failed to play (as scripted)',
+      );
+    return wav.ok
+      ? done('0', wav.ms, `listened (${s(wav.ms)} of audio)`)
+      : done('1', 200, `${wav.reason}: result 1 (error)`);
   },
 
   play_talk_detect: (p, o) => {
@@ -99,7 +126,12 @@ const SIMS: Record<CommandName, Sim> = {
     }
     const extra = used < keys.length ? ` (${keys.slice(used)} after the end of input ignored)` : '';
     if (ended && got !== '') return done(got, prompt + 400 * used, `pressed ${keys}${extra}`);
-    if (keys === '') return done('TIMEOUT', attempts * (prompt + timeout), `pressed nothing (${attempts} attempt${attempts > 1 ? 's' : ''} of ${s(timeout)})`);
+    if (keys === '')
+      return done(
+        'TIMEOUT',
+        attempts * (prompt + timeout),
+        `pressed nothing (${attempts} attempt${attempts > 1 ? 's' : ''} of ${s(timeout)})`,
+      );
     const why = got === '' ? 'only #' : `${got.length} of ${max} keys and no #`;
     return done('TIMEOUT', prompt + 400 * used + timeout, `pressed ${keys} (${why}): TIMEOUT`);
   },
@@ -155,7 +187,14 @@ const SIMS: Record<CommandName, Sim> = {
 
   stop_call_recording: (p, o, m) => {
     const hash = o.result ?? m.activeRecording;
-    if (hash === undefined) return { result: '', error: 'NO_ACTIVE_RECORDING', durationMs: 0, caller: 'no call recording was started: command_error NO_ACTIVE_RECORDING', warnings: [] };
+    if (hash === undefined)
+      return {
+        result: '',
+        error: 'NO_ACTIVE_RECORDING',
+        durationMs: 0,
+        caller: 'no call recording was started: command_error NO_ACTIVE_RECORDING',
+        warnings: [],
+      };
     m.activeRecording = undefined;
     return done(hash, mediaMs(p.announce), `the recording ${hash} stopped`);
   },
@@ -167,7 +206,11 @@ function dialout(p: P, o: Outcome): SimResult {
   let who = o.answer === undefined ? 1 : o.answer;
   if (typeof who === 'string') {
     const i = targets.findIndex((t) => t.number === who);
-    if (i < 0) warnings.push(`the script has ${who} answer, which is not a target of this dialout (${targets.map((t) => t.number).join(', ')}): nobody answers`);
+    if (i < 0)
+      warnings.push(
+        `the script has ${who} answer, which is not a target of this dialout ` +
+          `(${targets.map((t) => t.number).join(', ')}): nobody answers`,
+      );
     who = i < 0 ? false : i + 1;
   } else if (typeof who === 'number' && who > targets.length) {
     warnings.push(`the script has target ${who} answer; this dialout has ${targets.length}: nobody answers`);
@@ -221,10 +264,12 @@ function conference(p: P, o: Outcome): SimResult {
     }
   } else if (o.pins) warnings.push('the script types a PIN, but this conference asks for none (pin_code is empty)');
   const explicit = o.result;
-  if (explicit && explicit.startsWith('PIN_') && pin === '') warnings.push(`the script answers ${explicit}, but this conference asks for no PIN (pin_code is empty)`);
+  if (explicit && explicit.startsWith('PIN_') && pin === '')
+    warnings.push(`the script answers ${explicit}, but this conference asks for no PIN (pin_code is empty)`);
   const result = explicit ?? pinResult ?? 'CONFERENCE_CLOSED';
   const pinText = typed.length ? `typed PIN ${typed.join(', ')}; ` : '';
-  if (result === 'PIN_ERROR' || result === 'PIN_TIMEOUT') return done(result, ms, `${pinText}not let in: ${result}`, warnings);
+  if (result === 'PIN_ERROR' || result === 'PIN_TIMEOUT')
+    return done(result, ms, `${pinText}not let in: ${result}`, warnings);
   const stay = (o.seconds ?? 60) * 1000;
   const how: Record<string, string> = {
     CONFERENCE_CLOSED: 'the room was closed',

@@ -31,7 +31,8 @@ export interface RequestFields {
 
 export function requestBody(f: RequestFields): string {
   if (!/^(0|[1-9][0-9]*)$/.test(f.callid)) throw new Error(`callid must be decimal digits, got ${f.callid}`);
-  if (!/^(0|[1-9][0-9]*)$/.test(f.command_id)) throw new Error(`command_id must be decimal digits, got ${f.command_id}`);
+  if (!/^(0|[1-9][0-9]*)$/.test(f.command_id))
+    throw new Error(`command_id must be decimal digits, got ${f.command_id}`);
   const s = JSON.stringify;
   return (
     `{"app":${s(f.app)},"callid":${f.callid},"request_hash":${s(f.request_hash)},"cli_name":${s(f.cli_name)},` +
@@ -58,7 +59,11 @@ export async function postRequest(url: string, body: string, opts: PostOptions):
   const started = performance.now();
   const ctl = new AbortController();
   const timer = setTimeout(() => ctl.abort(), opts.timeoutMs);
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'callscript-emulator/0.1', accept: 'application/json' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': 'callscript-emulator/0.1',
+    accept: 'application/json',
+  };
   if (opts.authorization) headers.authorization = opts.authorization;
   try {
     const res = await fetch(url, { method: 'POST', body, headers, signal: ctl.signal, redirect: 'manual' });
@@ -67,7 +72,13 @@ export async function postRequest(url: string, body: string, opts: PostOptions):
       ctl.abort();
       return { kind: 'too_large', status: res.status, ms: Math.round(performance.now() - started) };
     }
-    return { kind: 'reply', status: res.status, contentType: res.headers.get('content-type') ?? '', text, ms: Math.round(performance.now() - started) };
+    return {
+      kind: 'reply',
+      status: res.status,
+      contentType: res.headers.get('content-type') ?? '',
+      text,
+      ms: Math.round(performance.now() - started),
+    };
   } catch (err) {
     const ms = Math.round(performance.now() - started);
     if (ctl.signal.aborted) return { kind: 'timeout', ms };

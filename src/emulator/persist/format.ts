@@ -39,19 +39,24 @@ export function scanJournal(buf: Buffer): ScanResult {
   while (offset < buf.length) {
     const nl = buf.indexOf(0x0a, offset);
     const end = nl < 0 ? buf.length : nl;
-    const r = nl < 0 ? { ok: false as const, reason: 'the record has no end (no newline)' } : decode(buf.subarray(offset, end));
+    const r =
+      nl < 0 ? { ok: false as const, reason: 'the record has no end (no newline)' } : decode(buf.subarray(offset, end));
     if (r.ok && bad) return { ok: false, offset: bad.offset, reason: `${bad.reason}, and good records follow it` };
     if (r.ok) records.push({ offset, value: r.value });
     else bad ??= { offset, reason: r.reason };
     offset = end + 1;
   }
-  return { ok: true, scanned: bad ? { records, torn: { offset: bad.offset, bytes: buf.length - bad.offset } } : { records } };
+  return {
+    ok: true,
+    scanned: bad ? { records, torn: { offset: bad.offset, bytes: buf.length - bad.offset } } : { records },
+  };
 }
 
 function decode(line: Buffer): { ok: true; value: unknown } | { ok: false; reason: string } {
   if (line.length < 10 || line[8] !== 0x20) return { ok: false, reason: 'the record is not "<checksum> <json>"' };
   const json = line.subarray(9).toString('utf8');
-  if (line.subarray(0, 8).toString('latin1') !== checksum(json)) return { ok: false, reason: 'the record does not match its checksum' };
+  if (line.subarray(0, 8).toString('latin1') !== checksum(json))
+    return { ok: false, reason: 'the record does not match its checksum' };
   try {
     return { ok: true, value: JSON.parse(json) };
   } catch (err) {

@@ -100,7 +100,10 @@ export class Journal implements StoreSink {
       try {
         await this.compact(this.snapshotText());
       } catch (err) {
-        this.opts.log.error({ err, file: this.file }, 'cannot compact the data file at shutdown; the journal keeps the changes');
+        this.opts.log.error(
+          { err, file: this.file },
+          'cannot compact the data file at shutdown; the journal keeps the changes',
+        );
       }
     }
     await this.fh?.close();
@@ -120,7 +123,8 @@ export class Journal implements StoreSink {
       const bytes = this.queuedBytes;
       this.queuedBytes = 0;
       const upTo = this.recorded;
-      const compact = this.mustCompact || this.journalBytes + bytes >= Math.max(this.opts.compactBytes, this.snapshotBytes);
+      const compact =
+        this.mustCompact || this.journalBytes + bytes >= Math.max(this.opts.compactBytes, this.snapshotBytes);
       try {
         if (compact) await this.compact(this.snapshotText());
         else if (lines.length > 0) await this.append(lines.join(''), bytes);
@@ -128,7 +132,11 @@ export class Journal implements StoreSink {
         this.settle(upTo);
       } catch (err) {
         this.mustCompact = true;
-        const e = new StorageError(`the emulator could not write its data file ${this.file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the change may or may not be kept`);
+        const e = new StorageError(
+          `the emulator could not write its data file ${this.file} ` +
+            `(${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the change may or may not be ` +
+            `kept`,
+        );
         this.opts.log.error({ err, file: this.file }, 'cannot write the data file');
         this.settle(upTo, e);
       }

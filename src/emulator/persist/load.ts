@@ -30,14 +30,16 @@ export interface Loaded {
 export type LoadResult = { ok: true; loaded: Loaded } | { ok: false; message: string };
 
 export async function loadData(disk: Disk, file: string): Promise<LoadResult> {
-  if (/\.(sqlite3?|db)$/i.test(file)) return { ok: false, message: `${file}: SQLite data files are not supported; give a .json file` };
+  if (/\.(sqlite3?|db)$/i.test(file))
+    return { ok: false, message: `${file}: SQLite data files are not supported; give a .json file` };
   const journal = journalOf(file);
   const notes: string[] = [];
   let snapshot: Buffer | undefined;
   let log: Buffer | undefined;
   try {
     const removed = await removeTemporaries(disk, file);
-    if (removed.length > 0) notes.push(`removed ${removed.length} temporary file(s) left by a crash: ${removed.join(', ')}`);
+    if (removed.length > 0)
+      notes.push(`removed ${removed.length} temporary file(s) left by a crash: ${removed.join(', ')}`);
     snapshot = await readIfExists(disk, file);
     log = await readIfExists(disk, journal);
   } catch (err) {
@@ -57,25 +59,41 @@ export async function loadData(disk: Disk, file: string): Promise<LoadResult> {
   }
   const generation = data?.generation ?? 0;
   const base = { data, generation, snapshotBytes: snapshot?.length ?? 0, notes };
-  if (!log) return { ok: true, loaded: { ...base, ops: [], ids: undefined, journalBytes: 0, rewrite: 'no journal yet' } };
+  if (!log)
+    return { ok: true, loaded: { ...base, ops: [], ids: undefined, journalBytes: 0, rewrite: 'no journal yet' } };
 
   const corrupt = (offset: number, reason: string): LoadResult => ({
     ok: false,
-    message: `${journal}: corrupt record at byte ${offset}: ${reason}. The journal cannot be trusted: restore ${file} and ${journal} from a backup, or move the journal away to start from ${file} alone (the changes it holds are then lost)`,
+    message:
+      `${journal}: corrupt record at byte ${offset}: ${reason}. The journal cannot be trusted: restore ${file} ` +
+      `and ${journal} from a backup, or move the journal away to start from ${file} alone (the changes it ` +
+      `holds are then lost)`,
   });
   const scan = scanJournal(log);
   if (!scan.ok) return corrupt(scan.offset, scan.reason);
   const [head, ...rest] = scan.scanned.records;
   const header = head ? checkHeader(head.value) : undefined;
-  if (!header) return { ok: true, loaded: { ...base, ops: [], ids: undefined, journalBytes: 0, rewrite: 'the journal is empty' } };
+  if (!header)
+    return { ok: true, loaded: { ...base, ops: [], ids: undefined, journalBytes: 0, rewrite: 'the journal is empty' } };
   if (!header.ok) return corrupt(0, header.reason);
   if (header.generation < generation) {
-    notes.push(`${journal} is from generation ${header.generation}, already in ${file} (generation ${generation}): not replayed`);
-    return { ok: true, loaded: { ...base, ops: [], ids: undefined, journalBytes: 0, rewrite: 'the journal is older than the data file' } };
+    notes.push(
+      `${journal} is from generation ${header.generation}, already in ${file} (generation ${generation}): not replayed`,
+    );
+    return {
+      ok: true,
+      loaded: { ...base, ops: [], ids: undefined, journalBytes: 0, rewrite: 'the journal is older than the data file' },
+    };
   }
   if (header.generation > generation) {
     const what = data ? `is from generation ${generation}` : 'is missing';
-    return { ok: false, message: `${journal} continues generation ${header.generation} of ${file}, but ${file} ${what}: the data file was replaced or lost. Restore the matching ${file}, or move the journal away to start from ${file} alone` };
+    return {
+      ok: false,
+      message:
+        `${journal} continues generation ${header.generation} of ${file}, but ${file} ${what}: the data file ` +
+        `was replaced or lost. Restore the matching ${file}, or move the journal away to start from ${file} ` +
+        `alone`,
+    };
   }
   const ops: Op[] = [];
   let ids: string | undefined;
@@ -86,6 +104,13 @@ export async function loadData(disk: Disk, file: string): Promise<LoadResult> {
     ids = c.ids;
   }
   const torn = scan.scanned.torn;
-  if (torn) notes.push(`${journal}: ignored an incomplete last record at byte ${torn.offset} (${torn.bytes} bytes; a crash during its write, before it was acknowledged)`);
-  return { ok: true, loaded: { ...base, ops, ids, journalBytes: log.length, rewrite: torn ? 'its last record was torn' : undefined } };
+  if (torn)
+    notes.push(
+      `${journal}: ignored an incomplete last record at byte ${torn.offset} (${torn.bytes} bytes; a crash ` +
+        `during its write, before it was acknowledged)`,
+    );
+  return {
+    ok: true,
+    loaded: { ...base, ops, ids, journalBytes: log.length, rewrite: torn ? 'its last record was torn' : undefined },
+  };
 }

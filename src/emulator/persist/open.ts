@@ -14,7 +14,12 @@ export interface DataOptions {
 }
 
 /** Fills `store` from `file` and returns the journal that now keeps its changes; throws with a clear message. */
-export async function openData(store: EmulatorStore, file: string, log: Logger, opts: DataOptions = {}): Promise<Journal> {
+export async function openData(
+  store: EmulatorStore,
+  file: string,
+  log: Logger,
+  opts: DataOptions = {},
+): Promise<Journal> {
   const disk = opts.disk ?? nodeDisk;
   const r = await loadData(disk, file);
   if (!r.ok) throw new Error(r.message);
@@ -23,11 +28,15 @@ export async function openData(store: EmulatorStore, file: string, log: Logger, 
   if (l.data) store.load(l.data);
   for (const op of l.ops) store.apply(op);
   if (l.ids !== undefined) store.ids = new Ids(l.ids);
-  const journal = new Journal(file, () => store.toJSON(), l, { compactBytes: opts.compactBytes ?? DEFAULT_COMPACT_BYTES, disk, log });
+  const journal = new Journal(file, () => store.toJSON(), l, {
+    compactBytes: opts.compactBytes ?? DEFAULT_COMPACT_BYTES,
+    disk,
+    log,
+  });
   try {
     await journal.open();
   } catch (err) {
-    throw new Error(`${file}: cannot write: ${(err as Error).message}`);
+    throw new Error(`${file}: cannot write: ${(err as Error).message}`, { cause: err });
   }
   store.sink = journal;
   return journal;

@@ -34,43 +34,75 @@ export function jsonRpc(ctx: EmulatorContext) {
 
     app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, req, reply) => {
       // Fastify refuses a Content-Type it cannot parse ("a b", ";") before the handler runs.
-      if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || err.statusCode === 415) return unsupportedType(reply, req.headers['content-type']);
-      if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) return transportError(reply, 413, `the request is too large: at most ${app.initialConfig.bodyLimit} bytes`);
-      if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return transportError(reply, err.statusCode, `bad request: ${err.message}`);
+      if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || err.statusCode === 415)
+        return unsupportedType(reply, req.headers['content-type']);
+      if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413)
+        return transportError(reply, 413, `the request is too large: at most ${app.initialConfig.bodyLimit} bytes`);
+      if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500)
+        return transportError(reply, err.statusCode, `bad request: ${err.message}`);
       ctx.log.error({ err }, 'JSON-RPC internal error');
       return answer(reply, null, { code: -32603, message: 'internal error of the emulator' });
     });
 
-    const handler = async (req: { method: string; headers: Record<string, string | string[] | undefined>; body: unknown }, reply: FastifyReply) => {
+    const handler = async (
+      req: { method: string; headers: Record<string, string | string[] | undefined>; body: unknown },
+      reply: FastifyReply,
+    ) => {
       if (req.method !== 'POST') {
         reply.header('allow', 'POST');
         return transportError(reply, 405, `JSON-RPC requests are POSTed, not sent with ${req.method}`);
       }
       if (!jsonRpcType(req.headers['content-type'])) return unsupportedType(reply, req.headers['content-type']);
       const text = String(req.body ?? '');
-      if (jsonTooDeep(text)) return answer(reply, null, { code: -32600, message: `invalid request: the body is ${TOO_DEEP}` });
+      if (jsonTooDeep(text))
+        return answer(reply, null, { code: -32600, message: `invalid request: the body is ${TOO_DEEP}` });
       let msg: unknown;
       try {
         msg = JSON.parse(text);
       } catch (err) {
-        return answer(reply, null, { code: -32700, message: `parse error: the body is not JSON (${(err as Error).message})` });
+        return answer(reply, null, {
+          code: -32700,
+          message: `parse error: the body is not JSON (${(err as Error).message})`,
+        });
       }
-      if (Array.isArray(msg)) return answer(reply, null, { code: -32600, message: 'batches are not supported: send one JSON-RPC call per HTTP request' });
-      if (!msg || typeof msg !== 'object') return answer(reply, null, { code: -32600, message: 'invalid request: the body must be a JSON-RPC 2.0 request object' });
+      if (Array.isArray(msg))
+        return answer(reply, null, {
+          code: -32600,
+          message: 'batches are not supported: send one JSON-RPC call per HTTP request',
+        });
+      if (!msg || typeof msg !== 'object')
+        return answer(reply, null, {
+          code: -32600,
+          message: 'invalid request: the body must be a JSON-RPC 2.0 request object',
+        });
       const m = msg as Record<string, unknown>;
       const id = validId(m.id) ? (m.id as Id) : null;
-      if (!validId(m.id) && 'id' in m) return answer(reply, null, { code: -32600, message: 'invalid request: id must be a string, a number or null' });
-      if (m.jsonrpc !== '2.0') return answer(reply, id, { code: -32600, message: 'invalid request: jsonrpc must be "2.0"' });
-      if (typeof m.method !== 'string') return answer(reply, id, { code: -32600, message: 'invalid request: method must be a string' });
+      if (!validId(m.id) && 'id' in m)
+        return answer(reply, null, { code: -32600, message: 'invalid request: id must be a string, a number or null' });
+      if (m.jsonrpc !== '2.0')
+        return answer(reply, id, { code: -32600, message: 'invalid request: jsonrpc must be "2.0"' });
+      if (typeof m.method !== 'string')
+        return answer(reply, id, { code: -32600, message: 'invalid request: method must be a string' });
       if (m.params !== undefined && !Array.isArray(m.params)) {
-        return answer(reply, id, { code: -32602, message: 'invalid params: params must be a positional array (named params are not supported)' });
+        return answer(reply, id, {
+          code: -32602,
+          message: 'invalid params: params must be a positional array (named params are not supported)',
+        });
       }
       if (!basicAuthOk(req.headers.authorization as string | undefined, ctx.account)) {
-        return answer(reply, id, { code: ERR.AUTH, message: 'authentication failed: HTTP Basic with the account login and password is required' });
+        return answer(reply, id, {
+          code: ERR.AUTH,
+          message: 'authentication failed: HTTP Basic with the account login and password is required',
+        });
       }
-      const method: RpcMethod | undefined = Object.prototype.hasOwnProperty.call(methods, m.method) ? methods[m.method] : undefined;
+      const method: RpcMethod | undefined = Object.prototype.hasOwnProperty.call(methods, m.method)
+        ? methods[m.method]
+        : undefined;
       if (!method) {
-        return answer(reply, id, { code: -32601, message: `method not found: ${m.method}; this emulator has ${Object.keys(methods).join(', ')}` });
+        return answer(reply, id, {
+          code: -32601,
+          message: `method not found: ${m.method}; this emulator has ${Object.keys(methods).join(', ')}`,
+        });
       }
       const params = (m.params as unknown[] | undefined) ?? [];
       let result: unknown;
@@ -115,7 +147,14 @@ export function jsonRpcType(header: string | string[] | undefined): boolean {
   for (const param of (m[1] ?? '').split(';').slice(1)) {
     const eq = param.indexOf('=');
     const name = (eq < 0 ? param : param.slice(0, eq)).trim().toLowerCase();
-    const value = eq < 0 ? '' : param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    const value =
+      eq < 0
+        ? ''
+        : param
+            .slice(eq + 1)
+            .trim()
+            .replace(/^"(.*)"$/, '$1')
+            .toLowerCase();
     if (name === 'charset' && value !== 'utf-8') return false;
   }
   return true;
@@ -123,14 +162,24 @@ export function jsonRpcType(header: string | string[] | undefined): boolean {
 
 function unsupportedType(reply: FastifyReply, header: string | string[] | undefined) {
   const got = typeof header === 'string' && header.trim() !== '' ? JSON.stringify(header.slice(0, 100)) : 'none';
-  return transportError(reply, 415, `Content-Type must be application/json-rpc; charset=utf-8 (or application/json, UTF-8), got ${got}`);
+  return transportError(
+    reply,
+    415,
+    `Content-Type must be application/json-rpc; charset=utf-8 (or application/json, UTF-8), got ${got}`,
+  );
 }
 
 /** An error of the HTTP exchange itself: its status, a JSON-RPC error body, id null. */
 function transportError(reply: FastifyReply, status: number, message: string) {
-  return reply.code(status).type('application/json-rpc; charset=utf-8').send(JSON.stringify(envelope(null, { code: -32600, message })));
+  return reply
+    .code(status)
+    .type('application/json-rpc; charset=utf-8')
+    .send(JSON.stringify(envelope(null, { code: -32600, message })));
 }
 
 function answer(reply: FastifyReply, id: Id, error?: { code: number; message: string }, result?: unknown) {
-  return reply.code(200).type('application/json-rpc; charset=utf-8').send(JSON.stringify(envelope(id, error, result)));
+  return reply
+    .code(200)
+    .type('application/json-rpc; charset=utf-8')
+    .send(JSON.stringify(envelope(id, error, result)));
 }

@@ -71,7 +71,8 @@ export function rpcMethods(ctx: EmulatorContext): Record<string, RpcMethod> {
       arity('calls.realtime', p, 2, 3, ['app', 'target', 'options']);
       const app = appOf(ctx, p[0], 0);
       const target = p[1];
-      if (!target || typeof target !== 'object' || Array.isArray(target)) throw invalid('params[1] (target) must be an object {number, timeout}');
+      if (!target || typeof target !== 'object' || Array.isArray(target))
+        throw invalid('params[1] (target) must be an object {number, timeout}');
       const t = target as Record<string, unknown>;
       const extraT = Object.keys(t).find((k) => k !== 'number' && k !== 'timeout');
       if (extraT) throw invalid(`params[1].${extraT} is not a target field; a target is {number, timeout}`);
@@ -79,13 +80,18 @@ export function rpcMethods(ctx: EmulatorContext): Record<string, RpcMethod> {
       const badNumber = checkFormat('phone_number', t.number);
       if (badNumber) throw invalid(`params[1].number "${t.number}": ${badNumber}`);
       const timeout = t.timeout ?? 30;
-      if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 5 || timeout > 300) throw invalid(`params[1].timeout must be whole seconds from 5 to 300, got ${JSON.stringify(t.timeout)}`);
+      if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 5 || timeout > 300)
+        throw invalid(`params[1].timeout must be whole seconds from 5 to 300, got ${JSON.stringify(t.timeout)}`);
       const o = p[2] ?? {};
-      if (typeof o !== 'object' || Array.isArray(o)) throw invalid('params[2] (options) must be an object {cdr_field, cli} or null');
+      if (typeof o !== 'object' || Array.isArray(o))
+        throw invalid('params[2] (options) must be an object {cdr_field, cli} or null');
       const opts = o as Record<string, unknown>;
       const extraO = Object.keys(opts).find((k) => k !== 'cdr_field' && k !== 'cli');
       if (extraO) throw invalid(`params[2].${extraO} is not an option; the options are cdr_field and cli`);
-      for (const [k, format] of [['cdr_field', 'cdr_customer_field'], ['cli', 'cli_phone_number']] as const) {
+      for (const [k, format] of [
+        ['cdr_field', 'cdr_customer_field'],
+        ['cli', 'cli_phone_number'],
+      ] as const) {
         if (opts[k] === undefined || opts[k] === null) continue;
         if (typeof opts[k] !== 'string') throw invalid(`params[2].${k} must be a string`);
         const bad = checkFormat(format, opts[k] as string);
@@ -105,7 +111,10 @@ export function rpcMethods(ctx: EmulatorContext): Record<string, RpcMethod> {
 
     'sms.send': (p) => {
       arity('sms.send', p, 3, 4, ['from', 'to', 'body', 'options']);
-      const r = checkSmsToSend({ from: p[0], to: p[1], body: p[2], options: p[3] }, (k) => k !== 'options' || p.length > 3);
+      const r = checkSmsToSend(
+        { from: p[0], to: p[1], body: p[2], options: p[3] },
+        (k) => k !== 'options' || p.length > 3,
+      );
       if (!r.ok) throw invalid(r.message);
       const sent = sendSms(ctx, r.value);
       if (!sent.ok) throw new RpcError(sent.failure.code, sent.failure.message);
@@ -142,8 +151,13 @@ export function rpcMethods(ctx: EmulatorContext): Record<string, RpcMethod> {
 
     'webhooks.unsubscribe': (p) => {
       arity('webhooks.unsubscribe', p, 1, 1, ['hash']);
-      if (typeof p[0] !== 'string' || !HASH.test(p[0])) throw invalid(`params[0] (hash) must be a subscription hash (8 upper-case letters and digits), got ${JSON.stringify(p[0])?.slice(0, 40)}`);
-      if (ctx.webhooks.hooks().some((h) => h.hash === p[0] && h.configured)) throw invalid(`params[0] (hash): ${p[0]} was given at start (--webhook); restart the emulator without it`);
+      if (typeof p[0] !== 'string' || !HASH.test(p[0]))
+        throw invalid(
+          `params[0] (hash) must be a subscription hash (8 upper-case letters and digits), ` +
+            `got ${JSON.stringify(p[0])?.slice(0, 40)}`,
+        );
+      if (ctx.webhooks.hooks().some((h) => h.hash === p[0] && h.configured))
+        throw invalid(`params[0] (hash): ${p[0]} was given at start (--webhook); restart the emulator without it`);
       if (!ctx.store.deleteHook(p[0])) throw new RpcError(ERR.NOT_FOUND, `no webhook subscription with hash ${p[0]}`);
       return true;
     },
@@ -151,7 +165,10 @@ export function rpcMethods(ctx: EmulatorContext): Record<string, RpcMethod> {
 }
 
 function appOf(ctx: EmulatorContext, hash: unknown, pos: number) {
-  if (typeof hash !== 'string' || !HASH.test(hash)) throw invalid(`params[${pos}] (app) must be an application hash (8 upper-case letters and digits), got ${JSON.stringify(hash)}`);
+  if (typeof hash !== 'string' || !HASH.test(hash))
+    throw invalid(
+      `params[${pos}] (app) must be an application hash (8 upper-case letters and digits), got ${JSON.stringify(hash)}`,
+    );
   const app = ctx.store.apps.get(hash);
   if (!app) throw new RpcError(ERR.NOT_FOUND, `no application with hash ${hash}`);
   return app;

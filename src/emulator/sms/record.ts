@@ -58,7 +58,18 @@ export const DEFAULT_SMS_SETTINGS: SmsSettings = {
 };
 
 /** Mobile networks (MCC+MNC) shown for a few countries; others show "". */
-const NETWORKS: Record<string, string> = { FR: '20801', GB: '23415', US: '310260', DE: '26201', ES: '21407', IT: '22201', BE: '20610', CH: '22801', NL: '20408', CA: '302720' };
+const NETWORKS: Record<string, string> = {
+  FR: '20801',
+  GB: '23415',
+  US: '310260',
+  DE: '26201',
+  ES: '21407',
+  IT: '22201',
+  BE: '20610',
+  CH: '22801',
+  NL: '20408',
+  CA: '302720',
+};
 
 export function newOutboundSms(hash: string, sms: SmsToSend, now: number, s: SmsSettings): SmsRecord {
   const custom = sms.from !== '';
@@ -127,7 +138,9 @@ export function smsObject(r: SmsRecord, now: number, until?: TimelineStep): Reco
   const done = upTo >= 0 ? r.timeline.slice(0, upTo + 1) : r.timeline.filter((t) => t.at <= now);
   const last = done[done.length - 1] ?? r.timeline[0]!;
   const when = (s: SmsStatus) => done.find((t) => t.status === s);
-  const history = done.slice(1).map((t, i) => ({ old_status: done[i]!.status, new_status: t.status, updated_at: formatDatetime(t.at) }));
+  const history = done
+    .slice(1)
+    .map((t, i) => ({ old_status: done[i]!.status, new_status: t.status, updated_at: formatDatetime(t.at) }));
   const sent = when('SENT');
   const received = when('RECEIVED');
   return {

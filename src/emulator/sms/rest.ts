@@ -14,7 +14,13 @@ import { CALLID_HEADER } from '../../sms/client.js';
 import { checkSmsToSend, optionsFromQuery } from './validate.js';
 
 const FIELDS = ['from', 'to', 'body', 'options'];
-const HINTS: Record<string, string> = { text: 'body', message: 'body', sender: 'from', recipient: 'to', destination: 'to' };
+const HINTS: Record<string, string> = {
+  text: 'body',
+  message: 'body',
+  sender: 'from',
+  recipient: 'to',
+  destination: 'to',
+};
 
 export function smsRest(ctx: EmulatorContext) {
   return async function plugin(app: FastifyInstance): Promise<void> {
@@ -26,7 +32,14 @@ export function smsRest(ctx: EmulatorContext) {
     app.addHook('onRequest', async (req, reply) => {
       if (!basicAuthOk(req.headers.authorization, ctx.account)) {
         reply.header('www-authenticate', 'Basic realm="callscript emulator"');
-        return fail(reply, 401, ERR.AUTH, req.headers.authorization ? 'authentication failed: wrong login or password' : 'authentication required: HTTP Basic with the account login and password');
+        return fail(
+          reply,
+          401,
+          ERR.AUTH,
+          req.headers.authorization
+            ? 'authentication failed: wrong login or password'
+            : 'authentication required: HTTP Basic with the account login and password',
+        );
       }
     });
 
@@ -43,14 +56,31 @@ export function smsRest(ctx: EmulatorContext) {
 
     app.setNotFoundHandler((req, reply) => {
       const path = req.url.split('?')[0]!.replace(/^.*\/rest\/v1\.1/, '');
-      if (/^\/sms(\/[^/]*)?\/?$/.test(path)) return fail(reply, 405, ERR.METHOD_NOT_ALLOWED, `${req.method} is not allowed on ${path}: use GET /sms, POST /sms, GET /sms/send or GET /sms/<hash>`);
-      return fail(reply, 404, ERR.NOT_FOUND, `no endpoint ${req.method} ${path}: the SMS API has GET /sms, POST /sms, GET /sms/send and GET /sms/<hash>`);
+      if (/^\/sms(\/[^/]*)?\/?$/.test(path))
+        return fail(
+          reply,
+          405,
+          ERR.METHOD_NOT_ALLOWED,
+          `${req.method} is not allowed on ${path}: use GET /sms, POST /sms, GET /sms/send or GET /sms/<hash>`,
+        );
+      return fail(
+        reply,
+        404,
+        ERR.NOT_FOUND,
+        `no endpoint ${req.method} ${path}: the SMS API has GET /sms, POST /sms, GET /sms/send and GET /sms/<hash>`,
+      );
     });
 
     app.get('/sms', async (req, reply) => {
       const q = req.query as Record<string, unknown>;
       const unknown = Object.keys(q).filter((k) => !['type', 'from', 'to'].includes(k));
-      if (unknown.length > 0) return fail(reply, 400, ERR.INVALID_PARAM, `unknown query parameter ${unknown[0]}: GET /sms takes type (IN|OUT), from and to (datetimes, UTC)`);
+      if (unknown.length > 0)
+        return fail(
+          reply,
+          400,
+          ERR.INVALID_PARAM,
+          `unknown query parameter ${unknown[0]}: GET /sms takes type (IN|OUT), from and to (datetimes, UTC)`,
+        );
       const r = listSms(ctx, q.type, q.from, q.to);
       return r.ok ? ok(reply, r.value) : fail(reply, 400, ERR.INVALID_PARAM, r.message);
     });
@@ -58,7 +88,12 @@ export function smsRest(ctx: EmulatorContext) {
     app.post('/sms', async (req, reply) => {
       const body = req.body;
       if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
-        return fail(reply, 400, ERR.MALFORMED, 'the body must be a JSON object {"from", "to", "body", "options"} with Content-Type: application/json');
+        return fail(
+          reply,
+          400,
+          ERR.MALFORMED,
+          'the body must be a JSON object {"from", "to", "body", "options"} with Content-Type: application/json',
+        );
       }
       const o = body as Record<string, unknown>;
       const form = /x-www-form-urlencoded/.test(req.headers['content-type'] ?? '');
@@ -76,10 +111,13 @@ export function smsRest(ctx: EmulatorContext) {
 
     app.get('/sms/send', async (req, reply) => {
       const q = req.query as Record<string, unknown>;
-      const extra = Object.keys(q).find((k) => !['from', 'to', 'body'].includes(k) && !k.startsWith('options.') && k !== 'options');
+      const extra = Object.keys(q).find(
+        (k) => !['from', 'to', 'body'].includes(k) && !k.startsWith('options.') && k !== 'options',
+      );
       if (extra) return fail(reply, 400, ERR.INVALID_PARAM, unknownField(extra));
       for (const k of ['from', 'to', 'body']) {
-        if (Array.isArray(q[k])) return fail(reply, 400, ERR.INVALID_PARAM, `${k} is given ${(q[k] as unknown[]).length} times; give it once`);
+        if (Array.isArray(q[k]))
+          return fail(reply, 400, ERR.INVALID_PARAM, `${k} is given ${(q[k] as unknown[]).length} times; give it once`);
       }
       const opts = optionsFromQuery(q);
       if (!opts.ok) return fail(reply, 400, ERR.INVALID_PARAM, opts.message);
@@ -93,7 +131,12 @@ export function smsRest(ctx: EmulatorContext) {
       return fail(reply, r.notFound ? 404 : 400, r.notFound ? ERR.NOT_FOUND : ERR.INVALID_PARAM, r.message);
     });
 
-    function send(req: FastifyRequest, reply: FastifyReply, input: Record<string, unknown>, has: (k: string) => boolean) {
+    function send(
+      req: FastifyRequest,
+      reply: FastifyReply,
+      input: Record<string, unknown>,
+      has: (k: string) => boolean,
+    ) {
       const r = checkSmsToSend(input, has);
       if (!r.ok) return fail(reply, 400, ERR.INVALID_PARAM, r.message);
       const callid = req.headers[CALLID_HEADER];

@@ -26,7 +26,16 @@ export function sendSms(ctx: EmulatorContext, sms: SmsToSend, callid?: string): 
   const answering = named ? [named] : [...ctx.live.values()].filter((c) => c.answering > 0);
   const call = answering.length === 1 ? answering[0]! : undefined;
   if (call) {
-    call.sms.push({ request: call.answering, hash, from: record.from, to: record.to, text: record.text, encoding: record.encoding, parts: record.parts, matched_by: named ? 'header' : 'timing' });
+    call.sms.push({
+      request: call.answering,
+      hash,
+      from: record.from,
+      to: record.to,
+      text: record.text,
+      encoding: record.encoding,
+      parts: record.parts,
+      matched_by: named ? 'header' : 'timing',
+    });
   }
   return { ok: true, hash };
 }
@@ -42,19 +51,46 @@ export function receiveSms(ctx: EmulatorContext, from: string, to: string, body:
 export type Found = { ok: true; value: Record<string, unknown> } | { ok: false; notFound: boolean; message: string };
 
 export function getSms(ctx: EmulatorContext, hash: unknown): Found {
-  if (typeof hash !== 'string') return { ok: false, notFound: false, message: `hash must be a string, got ${hash === null ? 'null' : typeof hash}` };
-  if (!HASH.test(hash)) return { ok: false, notFound: false, message: `"${hash}" is not an SMS hash (8 upper-case letters and digits, e.g. 8242D945)` };
+  if (typeof hash !== 'string')
+    return {
+      ok: false,
+      notFound: false,
+      message: `hash must be a string, got ${hash === null ? 'null' : typeof hash}`,
+    };
+  if (!HASH.test(hash))
+    return {
+      ok: false,
+      notFound: false,
+      message: `"${hash}" is not an SMS hash (8 upper-case letters and digits, e.g. 8242D945)`,
+    };
   const r = ctx.store.sms.get(hash);
   if (!r) return { ok: false, notFound: true, message: `no SMS with hash ${hash}` };
   return { ok: true, value: smsObject(r, ctx.clock.now()) };
 }
 
 /** GET /sms and sms.get_list: type IN|OUT and a period [from, to] (UTC), all required. */
-export function listSms(ctx: EmulatorContext, type: unknown, from: unknown, to: unknown): Checked<Record<string, unknown>[]> {
-  const named: [string, unknown][] = [['type', type], ['from', from], ['to', to]];
+export function listSms(
+  ctx: EmulatorContext,
+  type: unknown,
+  from: unknown,
+  to: unknown,
+): Checked<Record<string, unknown>[]> {
+  const named: [string, unknown][] = [
+    ['type', type],
+    ['from', from],
+    ['to', to],
+  ];
   for (const [k, v] of named) {
-    if (v === undefined || v === null || v === '') return { ok: false, message: `${k} is required (${k === 'type' ? 'IN or OUT' : 'a datetime YYYY-MM-DD HH:MM:SS, UTC'})` };
-    if (typeof v !== 'string') return { ok: false, message: `${k} must be a string, got ${Array.isArray(v) ? 'an array (given more than once?)' : typeof v}` };
+    if (v === undefined || v === null || v === '')
+      return {
+        ok: false,
+        message: `${k} is required (${k === 'type' ? 'IN or OUT' : 'a datetime YYYY-MM-DD HH:MM:SS, UTC'})`,
+      };
+    if (typeof v !== 'string')
+      return {
+        ok: false,
+        message: `${k} must be a string, got ${Array.isArray(v) ? 'an array (given more than once?)' : typeof v}`,
+      };
   }
   if (type !== 'IN' && type !== 'OUT') return { ok: false, message: `type must be IN or OUT, got "${type}"` };
   for (const [k, v] of named.slice(1)) {

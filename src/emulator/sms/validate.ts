@@ -34,12 +34,29 @@ export { MAX_PARTS };
 export const MAX_BODY_UNITS = 2 * MAX_PARTS * GSM_PART;
 
 const describe = (v: unknown): string =>
-  v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'string' ? `the string ${JSON.stringify(v.length > 30 ? v.slice(0, 30) + '…' : v)}` : typeof v === 'object' ? 'an object' : `${typeof v} ${String(v)}`;
+  v === null
+    ? 'null'
+    : Array.isArray(v)
+      ? 'an array'
+      : typeof v === 'string'
+        ? `the string ${JSON.stringify(v.length > 30 ? v.slice(0, 30) + '…' : v)}`
+        : typeof v === 'object'
+          ? 'an object'
+          : `${typeof v} ${String(v)}`;
 
 /** Checks the four inputs, as given (JSON values, or strings from a query string). */
-export function checkSmsToSend(input: { from?: unknown; to?: unknown; body?: unknown; options?: unknown }, has: (k: string) => boolean): Checked<SmsToSend> {
+export function checkSmsToSend(
+  input: { from?: unknown; to?: unknown; body?: unknown; options?: unknown },
+  has: (k: string) => boolean,
+): Checked<SmsToSend> {
   for (const k of ['from', 'to', 'body'] as const) {
-    if (!has(k)) return fail(k === 'from' ? 'from is required: a sender (1 to 11 of a-z A-Z 0-9 space - _, with a letter), or "" for a shared short code' : `${k} is required`);
+    if (!has(k))
+      return fail(
+        k === 'from'
+          ? 'from is required: a sender (1 to 11 of a-z A-Z 0-9 space - _, with a letter), or "" for a shared ' +
+              'short code'
+          : `${k} is required`,
+      );
     const v = input[k];
     if (v === null) return fail(`${k} cannot be null${k === 'from' ? ' (use "" for a shared short code)' : ''}`);
     if (typeof v !== 'string') return fail(`${k} must be a string, got ${describe(v)}`);
@@ -55,11 +72,16 @@ export function checkSmsToSend(input: { from?: unknown; to?: unknown; body?: unk
   const options = checkOptions(input.options);
   if (!options.ok) return options;
   const force = options.value?.force_encoding;
-  if (body.length > MAX_BODY_UNITS) return fail(`body is too long: ${body.length} characters (a message has at most ${MAX_PARTS} parts; bodies over ${MAX_BODY_UNITS} characters are refused unread)`);
+  if (body.length > MAX_BODY_UNITS)
+    return fail(
+      `body is too long: ${body.length} characters (a message has at most ${MAX_PARTS} parts; bodies ` +
+        `over ${MAX_BODY_UNITS} characters are refused unread)`,
+    );
   const least = smsPartsAtLeast(body, force);
   if (least > MAX_PARTS) return fail(`body is too long: at least ${least} parts (at most ${MAX_PARTS} parts)`);
   const enc = smsEncoding(body, force);
-  if (enc.parts > MAX_PARTS) return fail(`body is too long: ${enc.parts} parts of ${enc.encoding} (at most ${MAX_PARTS} parts)`);
+  if (enc.parts > MAX_PARTS)
+    return fail(`body is too long: ${enc.parts} parts of ${enc.encoding} (at most ${MAX_PARTS} parts)`);
   return { ok: true, value: { from, to, body, options: options.value } };
 }
 
@@ -71,16 +93,19 @@ export function checkOptions(v: unknown): Checked<SmsOptions | null> {
   for (const [k, x] of Object.entries(o)) {
     switch (k) {
       case 'force_encoding':
-        if (x !== 'GSM' && x !== 'UNICODE') return fail(`options.force_encoding must be "GSM" or "UNICODE", got ${describe(x)}`);
+        if (x !== 'GSM' && x !== 'UNICODE')
+          return fail(`options.force_encoding must be "GSM" or "UNICODE", got ${describe(x)}`);
         out.force_encoding = x;
         break;
       case 'nature':
-        if (x !== 'ALERTING' && x !== 'MARKETING') return fail(`options.nature must be "ALERTING" or "MARKETING", got ${describe(x)}`);
+        if (x !== 'ALERTING' && x !== 'MARKETING')
+          return fail(`options.nature must be "ALERTING" or "MARKETING", got ${describe(x)}`);
         out.nature = x;
         break;
       case 'user_data':
         if (typeof x !== 'string') return fail(`options.user_data must be a string, got ${describe(x)}`);
-        if (x.length > USER_DATA_MAX) return fail(`options.user_data is ${x.length} characters long; at most ${USER_DATA_MAX}`);
+        if (x.length > USER_DATA_MAX)
+          return fail(`options.user_data is ${x.length} characters long; at most ${USER_DATA_MAX}`);
         out.user_data = x;
         break;
       case 'flash_message':
@@ -101,10 +126,13 @@ export function checkOptions(v: unknown): Checked<SmsOptions | null> {
 }
 
 function checkWebhook(x: unknown): Checked<{ endpoint: string }> {
-  if (!x || typeof x !== 'object' || Array.isArray(x)) return fail(`options.webhook must be an object {"endpoint": "https://..."}, got ${describe(x)}`);
+  if (!x || typeof x !== 'object' || Array.isArray(x))
+    return fail(`options.webhook must be an object {"endpoint": "https://..."}, got ${describe(x)}`);
   const w = x as Record<string, unknown>;
-  for (const k of Object.keys(w)) if (k !== 'endpoint') return fail(`options.webhook.${k} is not a webhook field; the only one is endpoint`);
-  if (typeof w.endpoint !== 'string') return fail(`options.webhook.endpoint must be a URL string, got ${describe(w.endpoint)}`);
+  for (const k of Object.keys(w))
+    if (k !== 'endpoint') return fail(`options.webhook.${k} is not a webhook field; the only one is endpoint`);
+  if (typeof w.endpoint !== 'string')
+    return fail(`options.webhook.endpoint must be a URL string, got ${describe(w.endpoint)}`);
   if (!isHttpUrl(w.endpoint)) return fail(`options.webhook.endpoint "${w.endpoint}" is not an http:// or https:// URL`);
   return { ok: true, value: { endpoint: w.endpoint } };
 }

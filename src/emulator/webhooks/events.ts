@@ -54,10 +54,13 @@ export class EmulatorWebhooks {
     if (this.statusTargets(r).length === 0) return;
     const now = this.clock.now();
     for (const step of r.timeline.slice(1)) {
-      const t = setTimeout(() => {
-        this.timers.delete(t);
-        this.stepReached(r.hash, step);
-      }, Math.max(0, step.at - now));
+      const t = setTimeout(
+        () => {
+          this.timers.delete(t);
+          this.stepReached(r.hash, step);
+        },
+        Math.max(0, step.at - now),
+      );
       this.timers.add(t);
     }
   }

@@ -28,25 +28,43 @@ export interface HookRecord {
 }
 
 /** Checks webhooks.subscribe's params [type, endpoint, options]. */
-export function checkSubscription(type: unknown, endpoint: unknown, options: unknown): Checked<Omit<HookRecord, 'hash' | 'date_creation'>> {
+export function checkSubscription(
+  type: unknown,
+  endpoint: unknown,
+  options: unknown,
+): Checked<Omit<HookRecord, 'hash' | 'date_creation'>> {
   if (typeof type !== 'string') return fail(`params[0] (type) must be a string, e.g. "sms.mt.status_update"`);
-  if (!(HOOK_TYPES as readonly string[]).includes(type)) return fail(`params[0] (type): "${type.slice(0, 60)}" is not emulated; the emulator sends ${HOOK_TYPES.join(' and ')}`);
-  if (typeof endpoint !== 'string' || !isHttpUrl(endpoint)) return fail(`params[1] (endpoint) must be the http:// or https:// URL of your webhook receiver, got ${JSON.stringify(endpoint ?? null)?.slice(0, 80)}`);
+  if (!(HOOK_TYPES as readonly string[]).includes(type))
+    return fail(
+      `params[0] (type): "${type.slice(0, 60)}" is not emulated; the emulator sends ${HOOK_TYPES.join(' and ')}`,
+    );
+  if (typeof endpoint !== 'string' || !isHttpUrl(endpoint))
+    return fail(
+      `params[1] (endpoint) must be the http:// or https:// URL of your webhook receiver, ` +
+        `got ${JSON.stringify(endpoint ?? null)?.slice(0, 80)}`,
+    );
   if (endpoint.length > 2048) return fail(`params[1] (endpoint) is ${endpoint.length} characters long; at most 2048`);
   const o = options ?? {};
-  if (typeof o !== 'object' || Array.isArray(o)) return fail('params[2] (options) must be an object {format, hmac_secret, hmac_algo} or null');
+  if (typeof o !== 'object' || Array.isArray(o))
+    return fail('params[2] (options) must be an object {format, hmac_secret, hmac_algo} or null');
   const opts = o as Record<string, unknown>;
   const extra = Object.keys(opts).find((k) => !['format', 'hmac_secret', 'hmac_algo'].includes(k));
   if (extra) return fail(`params[2].${extra} is not an option; the options are format, hmac_secret and hmac_algo`);
-  if (opts.format !== undefined && opts.format !== null && opts.format !== 'JSON') return fail(`params[2].format must be "JSON" (the only format emulated), got ${JSON.stringify(opts.format)}`);
+  if (opts.format !== undefined && opts.format !== null && opts.format !== 'JSON')
+    return fail(`params[2].format must be "JSON" (the only format emulated), got ${JSON.stringify(opts.format)}`);
   const algo = opts.hmac_algo ?? 'SHA256';
-  if (typeof algo !== 'string' || !(HMAC_ALGOS as readonly string[]).includes(algo)) return fail(`params[2].hmac_algo must be one of ${HMAC_ALGOS.join(', ')}, got ${JSON.stringify(opts.hmac_algo)}`);
+  if (typeof algo !== 'string' || !(HMAC_ALGOS as readonly string[]).includes(algo))
+    return fail(`params[2].hmac_algo must be one of ${HMAC_ALGOS.join(', ')}, got ${JSON.stringify(opts.hmac_algo)}`);
   const secret = opts.hmac_secret;
   if (secret !== undefined && secret !== null) {
     const bad = secretProblem(secret);
     if (bad) return fail(`params[2].hmac_secret ${bad}`);
   }
-  const out: Omit<HookRecord, 'hash' | 'date_creation'> = { type: type as HookType, endpoint, options: { format: 'JSON', hmac_algo: algo as HmacAlgo } };
+  const out: Omit<HookRecord, 'hash' | 'date_creation'> = {
+    type: type as HookType,
+    endpoint,
+    options: { format: 'JSON', hmac_algo: algo as HmacAlgo },
+  };
   if (typeof secret === 'string') out.options.hmac_secret = secret;
   return { ok: true, value: out };
 }

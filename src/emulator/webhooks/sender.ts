@@ -57,7 +57,14 @@ export interface DeliveryAttempt {
 
 /** The body of one attempt of an event (its `try` counts from 0). */
 export function eventBody(e: WebhookEvent, attempt: number): string {
-  return JSON.stringify({ event_id: e.eventId, event_at: e.eventAt, hook_hash: e.hookHash, try: attempt, type: e.type, data: e.data });
+  return JSON.stringify({
+    event_id: e.eventId,
+    event_at: e.eventAt,
+    hook_hash: e.hookHash,
+    try: attempt,
+    type: e.type,
+    data: e.data,
+  });
 }
 
 /** X-CALLR-HmacSignature of a body: base64 of its HMAC with the secret. */
@@ -110,11 +117,18 @@ export class WebhookSender {
 
   private async post(e: WebhookEvent, n: number): Promise<void> {
     const body = eventBody(e, n);
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'callscript-emulator', 'x-callr-eventid': e.eventId };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'callscript-emulator',
+      'x-callr-eventid': e.eventId,
+    };
     if (e.secret !== undefined) headers['x-callr-hmacsignature'] = hmacSignature(body, e.secret, e.algo);
     const abort = new AbortController();
     this.inflight.add(abort);
-    const timer = setTimeout(() => abort.abort(new Error(`no answer within ${this.policy.timeoutMs} ms`)), this.policy.timeoutMs);
+    const timer = setTimeout(
+      () => abort.abort(new Error(`no answer within ${this.policy.timeoutMs} ms`)),
+      this.policy.timeoutMs,
+    );
     let status: number | null = null;
     let error: string | undefined;
     try {
@@ -124,7 +138,12 @@ export class WebhookSender {
       await res.arrayBuffer().catch(() => undefined);
     } catch (err) {
       const reason = abort.signal.aborted ? abort.signal.reason : err;
-      error = reason instanceof Error ? (reason.cause instanceof Error ? `${reason.message}: ${reason.cause.message}` : reason.message) : String(reason);
+      error =
+        reason instanceof Error
+          ? reason.cause instanceof Error
+            ? `${reason.message}: ${reason.cause.message}`
+            : reason.message
+          : String(reason);
     } finally {
       clearTimeout(timer);
       this.inflight.delete(abort);
@@ -132,8 +151,24 @@ export class WebhookSender {
     const ok = status !== null && status >= 200 && status < 300;
     const again = status === null || status === 408 || status === 429 || status >= 500;
     const last = n + 1 >= this.policy.tries;
-    const outcome: DeliveryAttempt['outcome'] = ok ? 'delivered' : !again ? 'refused' : last || this.closed ? 'failed' : 'retry';
-    this.record({ event_id: e.eventId, type: e.type, hook_hash: e.hookHash, endpoint: e.endpoint, try: n, at: new Date(this.now()).toISOString(), http_status: status, outcome, ...(error !== undefined ? { error } : {}) });
+    const outcome: DeliveryAttempt['outcome'] = ok
+      ? 'delivered'
+      : !again
+        ? 'refused'
+        : last || this.closed
+          ? 'failed'
+          : 'retry';
+    this.record({
+      event_id: e.eventId,
+      type: e.type,
+      hook_hash: e.hookHash,
+      endpoint: e.endpoint,
+      try: n,
+      at: new Date(this.now()).toISOString(),
+      http_status: status,
+      outcome,
+      ...(error !== undefined ? { error } : {}),
+    });
     if (outcome === 'retry') {
       const delays = this.policy.delaysMs;
       const wait = delays.length === 0 ? 0 : delays[Math.min(n, delays.length - 1)]!;
@@ -144,7 +179,11 @@ export class WebhookSender {
       this.timers.add(t);
     } else if (outcome !== 'delivered' && !this.closed) {
       const why = status === null ? error : `HTTP ${status}`;
-      this.logger.warn({ event_id: e.eventId, type: e.type, endpoint: e.endpoint, tries: n + 1, why }, `webhook ${e.type} ${e.eventId} not delivered to ${e.endpoint} (${why}${outcome === 'refused' ? ': refused, not tried again' : `, after ${n + 1} tries`})`);
+      this.logger.warn(
+        { event_id: e.eventId, type: e.type, endpoint: e.endpoint, tries: n + 1, why },
+        `webhook ${e.type} ${e.eventId} not delivered to ${e.endpoint} ` +
+          `(${why}${outcome === 'refused' ? ': refused, not tried again' : `, after ${n + 1} tries`})`,
+      );
     }
   }
 

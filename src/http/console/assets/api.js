@@ -11,22 +11,36 @@ export class ApiError extends Error {
 
 async function answer(r) {
   const text = await r.text();
-  let body = null;
+  let body;
   try {
     body = text ? JSON.parse(text) : null;
   } catch {
     body = null;
   }
-  if (!r.ok) throw new ApiError(r.status, body?.error?.code ?? `HTTP_${r.status}`, body?.error?.message ?? (r.statusText || `HTTP ${r.status}`));
+  if (!r.ok)
+    throw new ApiError(
+      r.status,
+      body?.error?.code ?? `HTTP_${r.status}`,
+      body?.error?.message ?? (r.statusText || `HTTP ${r.status}`),
+    );
   return body;
 }
 
 export async function getJson(path) {
-  return answer(await fetch(path, { headers: { accept: 'application/json' }, cache: 'no-store', credentials: 'same-origin' }));
+  return answer(
+    await fetch(path, { headers: { accept: 'application/json' }, cache: 'no-store', credentials: 'same-origin' }),
+  );
 }
 
 export async function send(method, path) {
-  return answer(await fetch(path, { method, headers: { accept: 'application/json' }, cache: 'no-store', credentials: 'same-origin' }));
+  return answer(
+    await fetch(path, {
+      method,
+      headers: { accept: 'application/json' },
+      cache: 'no-store',
+      credentials: 'same-origin',
+    }),
+  );
 }
 
 /** A path segment. */

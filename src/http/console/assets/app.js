@@ -24,12 +24,28 @@ const dec = (x) => {
 };
 
 function route(hash) {
-  const parts = hash.replace(/^#\/?/, '').split('/').filter((p) => p !== '').map(dec);
+  const parts = hash
+    .replace(/^#\/?/, '')
+    .split('/')
+    .filter((p) => p !== '')
+    .map(dec);
   if (parts.length === 0 || (parts[0] === 'flows' && parts.length === 1)) return ['flows', flowsView()];
   if (parts[0] === 'flow' && parts.length >= 2) return ['flows', flowView(parts[1], parts[2])];
   if (parts[0] === 'calls') return ['calls', callsView()];
   if (parts[0] === 'call' && parts.length >= 2) return ['calls', callView(parts[1])];
-  return ['flows', { title: 'Not found', el: h('section', { class: 'view' }, h('h1', null, 'Not found'), h('p', null, 'No such page: ', link('back to the flows', ''))), update() {} }];
+  return [
+    'flows',
+    {
+      title: 'Not found',
+      el: h(
+        'section',
+        { class: 'view' },
+        h('h1', null, 'Not found'),
+        h('p', null, 'No such page: ', link('back to the flows', '')),
+      ),
+      update() {},
+    },
+  ];
 }
 
 let view = null;
@@ -49,7 +65,18 @@ async function tick() {
       fill(liveCount, `${ctx.flows.liveCalls} live call${ctx.flows.liveCalls === 1 ? '' : 's'}`);
       const refused = ctx.flows.refused ?? [];
       banner.hidden = refused.length === 0;
-      fill(banner, refused.length === 0 ? '' : [`${refused.length} refused edit${refused.length === 1 ? '' : 's'}: `, refused.map((r) => r.file).join(', '), ' (', link('details', ''), ')']);
+      fill(
+        banner,
+        refused.length === 0
+          ? ''
+          : [
+              `${refused.length} refused edit${refused.length === 1 ? '' : 's'}: `,
+              refused.map((r) => r.file).join(', '),
+              ' (',
+              link('details', ''),
+              ')',
+            ],
+      );
       fill(statusEl, '');
       statusEl.className = 'status';
     } catch (err) {

@@ -5,7 +5,7 @@
 import { h, fill, link, table, row } from './dom.js';
 import { getJson, send, seg, ApiError } from './api.js';
 import { pathOf, paintPath, paintTraffic } from './diagram.js';
-import { clock, duration, ms, ver } from './format.js';
+import { clock, duration, ms } from './format.js';
 import { loadDiagram } from './flow.js';
 
 function fields(c) {
@@ -16,33 +16,61 @@ function fields(c) {
     ['Started', clock(c.started)],
   ];
   if (c.status === 'live') items.push(['Last request', c.lastSeen ? clock(c.lastSeen) : '—']);
-  else items.push(['Ended', clock(c.ended)], ['Duration', duration(c.durationMs)], ['Outcome', c.outcome ?? '—'], ['Call status', c.status === 'finished' ? c.callStatus ?? c.status : '—']);
+  else
+    items.push(
+      ['Ended', clock(c.ended)],
+      ['Duration', duration(c.durationMs)],
+      ['Outcome', c.outcome ?? '—'],
+      ['Call status', c.status === 'finished' ? (c.callStatus ?? c.status) : '—'],
+    );
   items.push(['Commands', c.commands == null ? '—' : String(c.commands)]);
-  return h('dl', { class: 'call-fields' }, items.map(([k, v]) => [h('dt', null, k), h('dd', { 'data-field': k }, v)]));
+  return h(
+    'dl',
+    { class: 'call-fields' },
+    items.map(([k, v]) => [h('dt', null, k), h('dd', { 'data-field': k }, v)]),
+  );
 }
 
 function effectsText(list) {
-  return (list ?? []).map((e) => `${e.kind} ${e.outcome}${e.value !== undefined ? ` ${e.value}` : ''} (${duration(e.ms)})`).join('; ');
+  return (list ?? [])
+    .map((e) => `${e.kind} ${e.outcome}${e.value !== undefined ? ` ${e.value}` : ''} (${duration(e.ms)})`)
+    .join('; ');
 }
 
 function timeline(path) {
   const t0 = path.length > 0 ? ms(path[0].at) : NaN;
-  return table('path', ['#', '+ms', 'From', 'Result', 'Transitions', 'Step', 'Command sent', 'Effects'],
-    path.map((p, i) => row({ 'data-index': i, class: p.late ? 'late' : null }, [
-      h('td', { class: 'num' }, String(i + 1)),
-      h('td', { class: 'num' }, Number.isFinite(t0) ? `+${Math.round(ms(p.at) - t0)}` : '—'),
-      p.from ?? '(start)',
-      [p.command ? `${p.command} ` : '', p.result ?? '', p.error ? ` error ${p.error}` : ''].join('').trim() || '—',
-      h('td', { class: 'mono small' }, (p.transitions ?? []).join(' → ') || '—'),
-      p.step ?? '—',
-      p.reply ? `${p.reply.command}` : '—',
-      effectsText(p.effects) || '—',
-    ])), 'No request recorded yet.');
+  return table(
+    'path',
+    ['#', '+ms', 'From', 'Result', 'Transitions', 'Step', 'Command sent', 'Effects'],
+    path.map((p, i) =>
+      row({ 'data-index': i, class: p.late ? 'late' : null }, [
+        h('td', { class: 'num' }, String(i + 1)),
+        h('td', { class: 'num' }, Number.isFinite(t0) ? `+${Math.round(ms(p.at) - t0)}` : '—'),
+        p.from ?? '(start)',
+        [p.command ? `${p.command} ` : '', p.result ?? '', p.error ? ` error ${p.error}` : ''].join('').trim() || '—',
+        h('td', { class: 'mono small' }, (p.transitions ?? []).join(' → ') || '—'),
+        p.step ?? '—',
+        p.reply ? `${p.reply.command}` : '—',
+        effectsText(p.effects) || '—',
+      ]),
+    ),
+    'No request recorded yet.',
+  );
 }
 
 function vars(v) {
   const entries = Object.entries(v ?? {});
-  return table('vars', ['Variable', 'Value'], entries.map(([k, x]) => row(null, [h('td', { class: 'mono' }, k), h('td', { class: 'mono' }, typeof x === 'string' ? x : JSON.stringify(x))])), 'No variables.');
+  return table(
+    'vars',
+    ['Variable', 'Value'],
+    entries.map(([k, x]) =>
+      row(null, [
+        h('td', { class: 'mono' }, k),
+        h('td', { class: 'mono' }, typeof x === 'string' ? x : JSON.stringify(x)),
+      ]),
+    ),
+    'No variables.',
+  );
 }
 
 export function callView(callid) {
@@ -51,8 +79,18 @@ export function callView(callid) {
   const box = h('div', { class: 'diagram-box' });
   const steps = h('div', { class: 'path-box' });
   const varsBox = h('div');
-  const el = h('section', { class: 'view view--call' }, h('p', { class: 'crumbs' }, link('Calls', 'calls'), ' / ', callid), head, info,
-    h('h2', null, 'Path'), box, steps, h('h2', null, 'Variables'), varsBox);
+  const el = h(
+    'section',
+    { class: 'view view--call' },
+    h('p', { class: 'crumbs' }, link('Calls', 'calls'), ' / ', callid),
+    head,
+    info,
+    h('h2', null, 'Path'),
+    box,
+    steps,
+    h('h2', null, 'Variables'),
+    varsBox,
+  );
   let shown = null; // { key, graph, svg }
   let ended = false;
   return {
@@ -64,7 +102,17 @@ export function callView(callid) {
       try {
         c = await getJson(`calls/${seg(callid)}`);
       } catch (err) {
-        fill(head, h('h1', null, `Call ${callid}`), h('p', { class: 'error-text' }, err instanceof ApiError && err.status === 404 ? 'No live or finished call has this id (it may have left the history).' : err.message));
+        fill(
+          head,
+          h('h1', null, `Call ${callid}`),
+          h(
+            'p',
+            { class: 'error-text' },
+            err instanceof ApiError && err.status === 404
+              ? 'No live or finished call has this id (it may have left the history).'
+              : err.message,
+          ),
+        );
         return;
       }
       const live = c.status === 'live';
@@ -82,7 +130,21 @@ export function callView(callid) {
           stop.disabled = false;
         }
       });
-      fill(head, h('h1', null, `Call ${callid} `, h('span', { class: `pill pill--${live ? 'live' : c.outcome ?? 'finished'}` }, live ? 'live' : `finished: ${c.outcome ?? ''}`)), stop, said);
+      fill(
+        head,
+        h(
+          'h1',
+          null,
+          `Call ${callid} `,
+          h(
+            'span',
+            { class: `pill pill--${live ? 'live' : (c.outcome ?? 'finished')}` },
+            live ? 'live' : `finished: ${c.outcome ?? ''}`,
+          ),
+        ),
+        stop,
+        said,
+      );
       fill(info, fields(c));
       const path = Array.isArray(c.path) ? c.path : [];
       fill(steps, timeline(path));

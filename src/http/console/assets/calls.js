@@ -25,7 +25,10 @@ export async function liveCalls(get = getJson) {
 }
 
 function unavailable(box, err) {
-  const msg = err instanceof ApiError && err.status === 404 ? 'The call history is not available on this server (GET /admin/calls).' : `Could not list the calls: ${err.message}`;
+  const msg =
+    err instanceof ApiError && err.status === 404
+      ? 'The call history is not available on this server (GET /admin/calls).'
+      : `Could not list the calls: ${err.message}`;
   fill(box, h('p', { class: 'error-text' }, msg));
 }
 
@@ -33,7 +36,15 @@ export function callsView() {
   const liveHead = h('h2', null, 'Live calls');
   const live = h('div', { class: 'live-calls' });
   const finished = h('div', { class: 'finished-calls' });
-  const el = h('section', { class: 'view view--calls' }, h('h1', null, 'Calls'), liveHead, live, h('h2', null, 'Finished calls'), finished);
+  const el = h(
+    'section',
+    { class: 'view view--calls' },
+    h('h1', null, 'Calls'),
+    liveHead,
+    live,
+    h('h2', null, 'Finished calls'),
+    finished,
+  );
   return {
     title: 'Calls',
     el,
@@ -42,26 +53,48 @@ export function callsView() {
       if (l.status === 'fulfilled') {
         const calls = l.value.calls ?? [];
         fill(liveHead, `Live calls (${calls.length}${l.value.next ? '+' : ''})`);
-        fill(live, table('calls calls--live', ['Call', 'Flow', 'Version', 'Step', 'Started', 'Last request', 'Commands'],
-          calls.map((c) => row({ 'data-callid': c.callid }, [
-            h('td', { class: 'mono' }, link(c.callid, 'call', c.callid)),
-            h('td', null, link(c.flow, 'flow', c.flow)),
-            h('td', { class: 'mono' }, ver(c.version)),
-            h('td', { class: 'step' }, c.step ?? '—'),
-            clock(c.started), c.lastSeen ? ago(c.lastSeen) : '—',
-            h('td', { class: 'num' }, c.commands == null ? '—' : String(c.commands)),
-          ])), 'No live call.'));
+        fill(
+          live,
+          table(
+            'calls calls--live',
+            ['Call', 'Flow', 'Version', 'Step', 'Started', 'Last request', 'Commands'],
+            calls.map((c) =>
+              row({ 'data-callid': c.callid }, [
+                h('td', { class: 'mono' }, link(c.callid, 'call', c.callid)),
+                h('td', null, link(c.flow, 'flow', c.flow)),
+                h('td', { class: 'mono' }, ver(c.version)),
+                h('td', { class: 'step' }, c.step ?? '—'),
+                clock(c.started),
+                c.lastSeen ? ago(c.lastSeen) : '—',
+                h('td', { class: 'num' }, c.commands == null ? '—' : String(c.commands)),
+              ]),
+            ),
+            'No live call.',
+          ),
+        );
       } else unavailable(live, l.reason);
       if (f.status === 'fulfilled') {
         const calls = f.value.calls ?? [];
-        fill(finished, table('calls calls--finished', ['Call', 'Flow', 'Version', 'Outcome', 'Status', 'Last step', 'Ended', 'Duration'],
-          calls.map((c) => row({ 'data-callid': c.callid }, [
-            h('td', { class: 'mono' }, link(c.callid, 'call', c.callid)),
-            h('td', null, link(c.flow, 'flow', c.flow)),
-            h('td', { class: 'mono' }, ver(c.version)),
-            h('td', null, h('span', { class: `pill pill--${c.outcome}` }, c.outcome)),
-            c.status ?? '—', c.lastStep ?? '—', clock(c.ended), duration(c.durationMs),
-          ])), 'No finished call yet.'));
+        fill(
+          finished,
+          table(
+            'calls calls--finished',
+            ['Call', 'Flow', 'Version', 'Outcome', 'Status', 'Last step', 'Ended', 'Duration'],
+            calls.map((c) =>
+              row({ 'data-callid': c.callid }, [
+                h('td', { class: 'mono' }, link(c.callid, 'call', c.callid)),
+                h('td', null, link(c.flow, 'flow', c.flow)),
+                h('td', { class: 'mono' }, ver(c.version)),
+                h('td', null, h('span', { class: `pill pill--${c.outcome}` }, c.outcome)),
+                c.status ?? '—',
+                c.lastStep ?? '—',
+                clock(c.ended),
+                duration(c.durationMs),
+              ]),
+            ),
+            'No finished call yet.',
+          ),
+        );
       } else unavailable(finished, f.reason);
     },
   };

@@ -63,7 +63,7 @@ export function pathOf(graph, entries) {
     return e.to;
   };
   (entries ?? []).forEach((entry, i) => {
-    let at = entry.from != null ? byStep.get(entry.from) ?? null : null;
+    let at = entry.from != null ? (byStep.get(entry.from) ?? null) : null;
     if (entry.from == null && i === 0 && startEdge) at = take(startEdge);
     const keys = Array.isArray(entry.transitions) ? entry.transitions : [];
     for (const k of keys) {
@@ -94,10 +94,15 @@ function curve(points) {
   const f = (v) => Math.round(v * 10) / 10;
   if (points.length < 3) return `M${points.map((p) => `${f(p.x)},${f(p.y)}`).join('L')}`;
   let d = '';
-  let x0 = NaN, y0 = NaN, x1 = NaN, y1 = NaN;
+  let x0 = NaN,
+    y0 = NaN,
+    x1 = NaN,
+    y1 = NaN;
   let state = 0;
   const bez = (x, y) => {
-    d += `C${f((2 * x0 + x1) / 3)},${f((2 * y0 + y1) / 3)} ${f((x0 + 2 * x1) / 3)},${f((y0 + 2 * y1) / 3)} ${f((x0 + 4 * x1 + x) / 6)},${f((y0 + 4 * y1 + y) / 6)}`;
+    const c1 = `${f((2 * x0 + x1) / 3)},${f((2 * y0 + y1) / 3)}`;
+    const c2 = `${f((x0 + 2 * x1) / 3)},${f((y0 + 2 * y1) / 3)}`;
+    d += `C${c1} ${c2} ${f((x0 + 4 * x1 + x) / 6)},${f((y0 + 4 * y1 + y) / 6)}`;
   };
   for (const { x, y } of points) {
     if (state === 0) {
@@ -111,7 +116,10 @@ function curve(points) {
       }
       bez(x, y);
     }
-    x0 = x1; x1 = x; y0 = y1; y1 = y;
+    x0 = x1;
+    x1 = x;
+    y0 = y1;
+    y1 = y;
   }
   bez(x1, y1);
   d += `L${f(x1)},${f(y1)}`;
@@ -124,37 +132,95 @@ function nodeShape(n) {
   if (n.kind === 'start') return s('ellipse', { class: 'node-shape', cx: n.x, cy: n.y, rx: n.w / 2, ry: n.h / 2 });
   if (n.kind === 'logic') {
     const k = Math.min(10, n.w / 4);
-    const pts = [[x + k, y], [x + n.w - k, y], [x + n.w, n.y], [x + n.w - k, y + n.h], [x + k, y + n.h], [x, n.y]];
+    const pts = [
+      [x + k, y],
+      [x + n.w - k, y],
+      [x + n.w, n.y],
+      [x + n.w - k, y + n.h],
+      [x + k, y + n.h],
+      [x, n.y],
+    ];
     return s('polygon', { class: 'node-shape', points: pts.map((p) => p.join(',')).join(' ') });
   }
-  return s('rect', { class: 'node-shape', x, y, width: n.w, height: n.h, rx: n.kind === 'end' ? Math.min(n.h / 2, 16) : 4 });
+  return s('rect', {
+    class: 'node-shape',
+    x,
+    y,
+    width: n.w,
+    height: n.h,
+    rx: n.kind === 'end' ? Math.min(n.h / 2, 16) : 4,
+  });
 }
 
 const MARKERS = ['plain', ...LEVELS, 'path'];
 
 /** The SVG of a graph. Traffic and a path are painted on it afterwards (paintTraffic, paintPath). */
 export function drawDiagram(graph) {
-  const defs = s('defs', null, MARKERS.map((m) =>
-    s('marker', { id: `cs-arrow-${m}`, class: `arrow arrow--${m}`, viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' }, s('path', { d: 'M0,0L10,5L0,10z' })),
-  ));
-  const edges = graph.edges.map((e) =>
-    s('g', { class: ['edge', `edge--${e.kind}`, e.dashed && 'edge--dashed', e.flowWide && 'edge--flow-wide'], 'data-edge': e.id, 'data-from': e.from, 'data-to': e.to, 'data-transitions': e.transitions.join(' ') },
-      s('title', null, edgeTitle(e, null)),
-      s('path', { class: 'edge-line', d: curve(e.points), 'marker-end': 'url(#cs-arrow-plain)' }),
-      e.labelAt ? s('text', { class: 'edge-label', x: e.labelAt.x, y: e.labelAt.y + 4, 'text-anchor': 'middle' }, e.label) : null,
-      e.labelAt ? s('text', { class: 'edge-count', x: e.labelAt.x, y: e.labelAt.y + 17, 'text-anchor': 'middle' }) : null,
-    ),
-  );
-  const nodes = graph.nodes.map((n) =>
-    s('g', { class: ['node', `node--${n.kind}`], 'data-node': n.id, 'data-step': n.step ?? undefined },
-      s('title', null, n.step ?? n.lines.join(' ')),
-      nodeShape(n),
-      s('text', { class: 'node-text', x: n.x, y: n.y - (n.lines.length * 16) / 2 + 12, 'text-anchor': 'middle' },
-        n.lines.map((l, i) => s('tspan', { x: n.x, dy: i === 0 ? 0 : 16, class: i === 0 ? 'node-id' : 'node-line' }, l)),
+  const defs = s(
+    'defs',
+    null,
+    MARKERS.map((m) =>
+      s(
+        'marker',
+        {
+          id: `cs-arrow-${m}`,
+          class: `arrow arrow--${m}`,
+          viewBox: '0 0 10 10',
+          refX: 9,
+          refY: 5,
+          markerWidth: 7,
+          markerHeight: 7,
+          orient: 'auto-start-reverse',
+        },
+        s('path', { d: 'M0,0L10,5L0,10z' }),
       ),
     ),
   );
-  return s('svg', { class: 'diagram', viewBox: `0 0 ${graph.width} ${graph.height}`, width: graph.width, height: graph.height, role: 'img', 'aria-label': `diagram of ${graph.flow} version ${graph.version}` },
+  const edges = graph.edges.map((e) =>
+    s(
+      'g',
+      {
+        class: ['edge', `edge--${e.kind}`, e.dashed && 'edge--dashed', e.flowWide && 'edge--flow-wide'],
+        'data-edge': e.id,
+        'data-from': e.from,
+        'data-to': e.to,
+        'data-transitions': e.transitions.join(' '),
+      },
+      s('title', null, edgeTitle(e, null)),
+      s('path', { class: 'edge-line', d: curve(e.points), 'marker-end': 'url(#cs-arrow-plain)' }),
+      e.labelAt
+        ? s('text', { class: 'edge-label', x: e.labelAt.x, y: e.labelAt.y + 4, 'text-anchor': 'middle' }, e.label)
+        : null,
+      e.labelAt
+        ? s('text', { class: 'edge-count', x: e.labelAt.x, y: e.labelAt.y + 17, 'text-anchor': 'middle' })
+        : null,
+    ),
+  );
+  const nodes = graph.nodes.map((n) =>
+    s(
+      'g',
+      { class: ['node', `node--${n.kind}`], 'data-node': n.id, 'data-step': n.step ?? undefined },
+      s('title', null, n.step ?? n.lines.join(' ')),
+      nodeShape(n),
+      s(
+        'text',
+        { class: 'node-text', x: n.x, y: n.y - (n.lines.length * 16) / 2 + 12, 'text-anchor': 'middle' },
+        n.lines.map((l, i) =>
+          s('tspan', { x: n.x, dy: i === 0 ? 0 : 16, class: i === 0 ? 'node-id' : 'node-line' }, l),
+        ),
+      ),
+    ),
+  );
+  return s(
+    'svg',
+    {
+      class: 'diagram',
+      viewBox: `0 0 ${graph.width} ${graph.height}`,
+      width: graph.width,
+      height: graph.height,
+      role: 'img',
+      'aria-label': `diagram of ${graph.flow} version ${graph.version}`,
+    },
     defs,
     s('g', { class: 'edges' }, edges),
     s('g', { class: 'nodes' }, nodes),
@@ -163,11 +229,23 @@ export function drawDiagram(graph) {
 }
 
 function edgeTitle(e, n) {
-  const what = e.transitions.length > 0 ? e.transitions.join(', ') : e.kind === 'start' ? 'the flow starts' : e.kind === 'handler' ? 'the hangup handler' : 'no branch: the flow ends';
-  return n === null || n === undefined ? what : `${what}: taken ${n} time${n === 1 ? '' : 's'}${e.flowWide ? ' (at every step)' : ''}`;
+  const what =
+    e.transitions.length > 0
+      ? e.transitions.join(', ')
+      : e.kind === 'start'
+        ? 'the flow starts'
+        : e.kind === 'handler'
+          ? 'the hangup handler'
+          : 'no branch: the flow ends';
+  return n === null || n === undefined
+    ? what
+    : `${what}: taken ${n} time${n === 1 ? '' : 's'}${e.flowWide ? ' (at every step)' : ''}`;
 }
 
-/** Colours the edges by traffic (counts: a version's `{key: n}`, or null when unknown). Returns the busiest edge's count. */
+/**
+ * Colours the edges by traffic (counts: a version's `{key: n}`, or null when unknown). Returns the busiest edge's
+ * count.
+ */
 export function paintTraffic(svg, graph, counts) {
   const per = edgeCounts(graph, counts);
   const max = Math.max(0, ...[...per.values()].filter((n) => n !== null));
@@ -204,9 +282,14 @@ export function paintPath(svg, graph, path) {
       const p = e.labelAt ?? e.points[Math.floor(e.points.length / 2)] ?? { x: 0, y: 0 };
       const text = order.length > 4 ? `${order.slice(0, 3).join(',')}…` : order.join(',');
       const w = 8 + text.length * 7;
-      badges.append(s('g', { class: 'path-badge', 'data-edge': e.id },
-        s('rect', { x: p.x - w / 2, y: p.y - 26, width: w, height: 15, rx: 7 }),
-        s('text', { x: p.x, y: p.y - 15, 'text-anchor': 'middle' }, text)));
+      badges.append(
+        s(
+          'g',
+          { class: 'path-badge', 'data-edge': e.id },
+          s('rect', { x: p.x - w / 2, y: p.y - 26, width: w, height: 15, rx: 7 }),
+          s('text', { x: p.x, y: p.y - 15, 'text-anchor': 'middle' }, text),
+        ),
+      );
     }
   }
   for (const n of graph.nodes) {

@@ -49,11 +49,32 @@ export function link(text, ...parts) {
 
 /** A table: head labels and rows (arrays of cells, or elements). */
 export function table(cls, head, rows, empty) {
-  const body = h('tbody', null, rows.length === 0 && empty ? h('tr', { class: 'empty' }, h('td', { colspan: head.length }, empty)) : rows);
-  return h('table', { class: cls }, h('thead', null, h('tr', null, head.map((c) => h('th', null, c)))), body);
+  const body = h(
+    'tbody',
+    null,
+    rows.length === 0 && empty ? h('tr', { class: 'empty' }, h('td', { colspan: head.length }, empty)) : rows,
+  );
+  return h(
+    'table',
+    { class: cls },
+    h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        head.map((c) => h('th', null, c)),
+      ),
+    ),
+    body,
+  );
 }
 
 /** A table row of cells (strings or nodes); props on the row. */
 export function row(props, cells) {
-  return h('tr', props, cells.map((c) => (c instanceof HTMLTableCellElement ? c : h('td', null, c))));
+  return h(
+    'tr',
+    props,
+    cells.map((c) => (c instanceof HTMLTableCellElement ? c : h('td', null, c))),
+  );
 }

@@ -9,9 +9,16 @@ import { diagnosticItem } from './flows.js';
 
 export function legend() {
   const item = (cls, text) => h('span', { class: 'legend-item' }, h('span', { class: `swatch swatch--${cls}` }), text);
-  return h('div', { class: 'legend' },
-    item('t0', 'not taken'), item('t1', 'taken (up to ¼ of the busiest)'), item('t2', 'up to ½'), item('t3', 'up to ¾'), item('t4', 'busiest'),
-    item('dashed', 'flow-wide handler (its count: at every step)'));
+  return h(
+    'div',
+    { class: 'legend' },
+    item('t0', 'not taken'),
+    item('t1', 'taken (up to ¼ of the busiest)'),
+    item('t2', 'up to ½'),
+    item('t3', 'up to ¾'),
+    item('t4', 'busiest'),
+    item('dashed', 'flow-wide handler (its count: at every step)'),
+  );
 }
 
 /** The diagram's zoom: "Fit to width" or "Actual size" (a diagram wider than the page scrolls). */
@@ -43,7 +50,14 @@ export async function loadDiagram(box, name, version) {
     else box.before(zoom);
     return { graph, svg };
   } catch (err) {
-    fill(box, h('p', { class: 'error-text' }, err instanceof ApiError ? `${err.code}: ${err.message}` : String(err.message ?? err)));
+    fill(
+      box,
+      h(
+        'p',
+        { class: 'error-text' },
+        err instanceof ApiError ? `${err.code}: ${err.message}` : String(err.message ?? err),
+      ),
+    );
     return null;
   }
 }
@@ -53,8 +67,17 @@ export function flowView(name, version) {
   const versions = h('div', { class: 'versions' });
   const note = h('p', { class: 'traffic-note muted' });
   const box = h('div', { class: 'diagram-box' });
-  const el = h('section', { class: 'view view--flow' }, h('p', { class: 'crumbs' }, link('Flows', ''), ' / ', name), head, versions,
-    h('h2', null, 'Diagram'), note, legend(), box);
+  const el = h(
+    'section',
+    { class: 'view view--flow' },
+    h('p', { class: 'crumbs' }, link('Flows', ''), ' / ', name),
+    head,
+    versions,
+    h('h2', null, 'Diagram'),
+    note,
+    legend(),
+    box,
+  );
   let shown = null; // { version, graph, svg }
   let loading = null;
   return {
@@ -66,17 +89,47 @@ export function flowView(name, version) {
         fill(head, h('h1', null, name), h('p', { class: 'error-text' }, `No flow named ${name} is loaded.`));
         return;
       }
-      fill(head, h('h1', null, name),
-        h('p', { class: 'muted' }, `${f.file} · current version `, h('span', { class: 'mono' }, ver(f.current)), ` · ${f.liveCalls} live call${f.liveCalls === 1 ? '' : 's'}`),
-        f.errors.length > 0 ? h('div', { class: 'refused-inline' }, h('strong', null, 'Edit refused: serving the previous version.'), h('ul', { class: 'diagnostics' }, f.errors.map(diagnosticItem))) : null);
+      fill(
+        head,
+        h('h1', null, name),
+        h(
+          'p',
+          { class: 'muted' },
+          `${f.file} · current version `,
+          h('span', { class: 'mono' }, ver(f.current)),
+          ` · ${f.liveCalls} live call${f.liveCalls === 1 ? '' : 's'}`,
+        ),
+        f.errors.length > 0
+          ? h(
+              'div',
+              { class: 'refused-inline' },
+              h('strong', null, 'Edit refused: serving the previous version.'),
+              h('ul', { class: 'diagnostics' }, f.errors.map(diagnosticItem)),
+            )
+          : null,
+      );
       const want = version ?? f.current ?? f.newest;
-      fill(versions, table('versions', ['Version', 'Published', 'State', 'Live calls', 'Calls', 'Errors'],
-        [...f.versions].reverse().map((v) => row({ 'data-version': v.version, class: v.version === want ? 'selected' : null }, [
-          h('td', { class: 'mono' }, link(v.version, 'flow', name, v.version)),
-          v.publishedAt ? clock(v.publishedAt) : '—',
-          [v.current ? 'current' : null, v.newest ? 'newest' : null, v.loaded ? null : 'released'].filter(Boolean).join(', '),
-          h('td', { class: 'num' }, String(v.liveCalls)), h('td', { class: 'num' }, String(v.calls ?? 0)), h('td', { class: 'num' }, String(v.errors ?? 0)),
-        ]))));
+      fill(
+        versions,
+        table(
+          'versions',
+          ['Version', 'Published', 'State', 'Live calls', 'Calls', 'Errors'],
+          [...f.versions]
+            .reverse()
+            .map((v) =>
+              row({ 'data-version': v.version, class: v.version === want ? 'selected' : null }, [
+                h('td', { class: 'mono' }, link(v.version, 'flow', name, v.version)),
+                v.publishedAt ? clock(v.publishedAt) : '—',
+                [v.current ? 'current' : null, v.newest ? 'newest' : null, v.loaded ? null : 'released']
+                  .filter(Boolean)
+                  .join(', '),
+                h('td', { class: 'num' }, String(v.liveCalls)),
+                h('td', { class: 'num' }, String(v.calls ?? 0)),
+                h('td', { class: 'num' }, String(v.errors ?? 0)),
+              ]),
+            ),
+        ),
+      );
       if (!shown || shown.version !== want) {
         if (loading !== want) {
           loading = want;
@@ -86,7 +139,7 @@ export function flowView(name, version) {
         }
       }
       if (!shown?.graph) return;
-      let traffic = null;
+      let traffic;
       try {
         traffic = await getJson(`flows/${seg(name)}/traffic`);
       } catch (err) {
@@ -102,8 +155,11 @@ export function flowView(name, version) {
       const counts = traffic.versions[shown.version] ?? {};
       const total = Object.values(counts).reduce((a, b) => a + b, 0);
       const max = paintTraffic(shown.svg, shown.graph, counts);
-      fill(note, `Version ${shown.version}: ${total} transition${total === 1 ? '' : 's'} counted since the server started`, max ? `; the busiest edge was taken ${max} times.` : '.');
+      fill(
+        note,
+        `Version ${shown.version}: ${total} transition${total === 1 ? '' : 's'} counted since the server started`,
+        max ? `; the busiest edge was taken ${max} times.` : '.',
+      );
     },
   };
 }
-
