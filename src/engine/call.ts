@@ -130,13 +130,25 @@ function routeTables(r: Routes): RouteTables {
   return { apps: table(r.apps), numbers: table(r.numbers), default: r.default };
 }
 
-/** One request the engine advanced, with what it did: its effects and its reply (recordings). */
+/**
+ * One request the engine advanced, with what it did: its effects and its reply (recordings,
+ * `serve --record`). What a replay needs to step the call again as it went: the request, the
+ * call's clock, the start vars of an outbound call, the environment, each effect's request and
+ * answer. Sensitive values and secrets are masked (src/engine/mask-call.ts, recordable below).
+ */
 export interface StepRecord {
   request: RtRequest;
   flow: { name: string; version: string };
-  /** Epoch ms the engine was given for this request. */
+  /** The environment the flow was served in (version 2 `environments:`), if it has one. */
+  environment?: string;
+  /** Epoch ms the engine was given for this request: the call's clock. */
   now: number;
-  /** The effects performed for this request, in order, with their outcomes. */
+  /** The vars the call started with, given when it was placed (an outbound call's first request only). */
+  vars?: Record<string, Value>;
+  /**
+   * The effects performed for this request, in order, with their outcomes. An http lookup's params are its
+   * method, URL, headers and body as sent, with the flow's secrets replaced by ***.
+   */
   effects: { effect: Effect; result: EffectResult }[];
   /** The reply answered. */
   reply: RtResponse;
@@ -764,7 +776,9 @@ export class CallHandler {
           const rec: StepRecord = {
             request: req,
             flow: { name: flow.name, version: flow.version },
+            ...(flow.model.environment !== undefined ? { environment: flow.model.environment } : {}),
             now: at,
+            ...(seen.outbound ? { vars: seen.outbound } : {}),
             effects,
             reply: outcome.reply,
             ...(outcome.state ? { step: outcome.state.step } : {}),
@@ -888,14 +902,18 @@ function recordable(
   secret: ((n: string) => string | undefined) | undefined,
 ): Effect {
   if (e.kind !== 'http') return e;
-  let url = String(e.params.url ?? '');
-  const q = url.indexOf('?');
-  if (q >= 0) url = url.slice(0, q);
-  for (const n of names ?? []) {
-    const v = secret?.(n);
-    if (v) url = url.split(v).join('***').split(encodeURIComponent(v)).join('***');
-  }
-  return { ...e, params: { method: e.params.method, url } };
+  const values = (names ?? []).map((n) => secret?.(n)).filter((v): v is string => v !== undefined && v !== '');
+  const hide = (s: string) => {
+    for (const v of values) s = s.split(v).join(MASK).split(encodeURIComponent(v)).join(MASK);
+    return s;
+  };
+  const p = e.params;
+  const headers = Object.fromEntries(
+    Object.entries((p.headers ?? {}) as Record<string, string>).map(([k, v]) => [k, hide(v)]),
+  );
+  const params: Record<string, unknown> = { method: p.method, url: hide(String(p.url ?? '')), headers };
+  if (typeof p.body === 'string') params.body = hide(p.body);
+  return { ...e, params };
 }
 
 function logSummary(log: CallLogger, s: CallSummary): void {

@@ -5,6 +5,7 @@
  * call-ended summary, the exchange given to the recorder (`serve --record`).
  */
 import type { RtRequest } from '../protocol/rt.js';
+import type { Value } from '../flow/model.js';
 import type { CallState, CallSummary } from './types.js';
 import type { StepRecord } from './call.js';
 import type { Effect, LogEntry } from './outcome.js';
@@ -47,6 +48,7 @@ export function maskStepRecord(rec: StepRecord, s: Sensitivity, prior: CallState
   return {
     ...rec,
     request: req,
+    ...(rec.vars ? { vars: maskVars(rec.vars, s) as Record<string, Value> } : {}),
     effects: rec.effects.map(({ effect, result }) => ({
       effect: { ...effect, params: m.scrubValue(effect.params) } as Effect,
       result:
