@@ -8,6 +8,8 @@ export type { CallscriptPluginOptions, MetricsOptions, RtOptions, Routes, Unknow
 export type { TrafficSource } from './http/metrics.js';
 export { traceLogOptions } from './http/tracing.js';
 export type { StepEvent, StepObserver } from './engine/observe.js';
+export type { AnswerKind } from './engine/answer.js';
+export { PluginControl } from './http/control.js';
 export { serverOptions, guardServer, type TransportOptions } from './http/transport.js';
 export { Registry, type LoadReport } from './registry/registry.js';
 export { checkFlow } from './flow/check.js';
@@ -15,7 +17,7 @@ export { formatDiagnostic, formatDiagnostics } from './flow/format.js';
 export { compileFlow, type CompiledFlow } from './engine/compile.js';
 export { advance } from './engine/advance.js';
 export type { CallState, CallSummary } from './engine/types.js';
-export type { CallStore, HistoryStore, OutboundStore, SmsStatusStore } from './store/types.js';
+export type { CallStore, HistoryStore, OutboundStore, SmsStatusStore, StoreCapabilities } from './store/types.js';
 export type { FinishedRecord, PathEntry } from './engine/history.js';
 export type { SmsDelivery } from './engine/sms-delivery.js';
 export type { WebhookOptions } from './http/webhooks.js';

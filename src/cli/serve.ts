@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { DEFAULT_WEBHOOK_PATH } from '../http/webhooks.js';
 import { Recorder } from '../http/recorder.js';
 import { openStore, shownUrl } from '../store/open.js';
-import { RedisStore } from '../store/redis.js';
+import { capabilitiesOf } from '../store/types.js';
 import { workerMetricsLink } from '../http/metrics-cluster.js';
 import { logStreamFor } from './log-format.js';
 import type { DestinationStream } from 'pino';
@@ -90,9 +90,10 @@ async function serveHere(
       : undefined;
   // The call store: this process's memory, or Redis (shared by instances; it may come up after us).
   const store = openStore(settings.store);
-  if (store instanceof RedisStore) {
+  const ready = capabilitiesOf(store).ready;
+  if (ready) {
     try {
-      await store.ready(3000);
+      await ready(3000);
     } catch (e) {
       err.write(
         `callscript serve: warning: Redis ` +

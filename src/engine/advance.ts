@@ -128,92 +128,76 @@ function resultEvent(result: string, error: string) {
 
 function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, opts: EngineOptions): Outcome {
   const terminal = TERMINAL.has(req.call_status);
-
   if (!prior) {
     if (terminal) return dropWithHangup(req, req.command_id + 1, undefined);
-    if (isFirstRequest(req)) return start(flow, req, opts, 0, undefined);
-    const msg = `no state for call ${req.callid} (command ${req.command || '""'}, command_id ${req.command_id})`;
-    switch (opts.unknownCall) {
-      case 'reject':
-        return { kind: 'rejected', code: 'UNKNOWN_CALL', message: msg };
-      case 'hangup':
-        return dropWithHangup(req, req.command_id + 1, [
-          { level: 'warn', code: 'UNKNOWN_CALL', msg: `${msg}: hanging up` },
-        ]);
-      case 'restart':
-        return start(flow, req, opts, req.command_id, {
-          level: 'warn',
-          code: 'UNKNOWN_CALL',
-          msg: `${msg}: restarting the flow`,
-        });
-    }
+    return isFirstRequest(req) ? start(flow, req, opts, 0, undefined) : unknownCall(flow, req, opts);
   }
-
-  if (prior.version !== flow.version || prior.flow !== flow.name) {
-    const msg =
-      `call ${req.callid} runs ${prior.flow}@${prior.version}, the engine was ` + `given ${flow.name}@${flow.version}`;
-    if (terminal)
-      return dropWithHangup(
-        req,
-        prior.commandId + 1,
-        [{ level: 'error', code: 'FLOW_VERSION_MISMATCH', msg }],
-        summaryOf(prior, req, opts, prior.vars),
-      );
-    return { kind: 'rejected', code: 'FLOW_VERSION_MISMATCH', message: msg };
-  }
-
+  if (prior.version !== flow.version || prior.flow !== flow.name) return versionMismatch(flow, prior, req, opts);
   if (terminal) return hangupHandler(flow, prior, req, opts);
+  return notLatest(prior, req) ?? feed(flow, prior, req, opts);
+}
 
+/** A request other than the first for a call with no state: opts.unknownCall says what to do. */
+function unknownCall(flow: CompiledFlow, req: RtRequest, opts: EngineOptions): Outcome {
+  const msg = `no state for call ${req.callid} (command ${req.command || '""'}, command_id ${req.command_id})`;
+  switch (opts.unknownCall) {
+    case 'reject':
+      return { kind: 'rejected', code: 'UNKNOWN_CALL', message: msg };
+    case 'hangup':
+      return dropWithHangup(req, req.command_id + 1, [
+        { level: 'warn', code: 'UNKNOWN_CALL', msg: `${msg}: hanging up` },
+      ]);
+    case 'restart':
+      return start(flow, req, opts, req.command_id, {
+        level: 'warn',
+        code: 'UNKNOWN_CALL',
+        msg: `${msg}: restarting the flow`,
+      });
+  }
+}
+
+/** The call runs another flow version than the one given: refused (a terminal request drops the call). */
+function versionMismatch(flow: CompiledFlow, prior: CallState, req: RtRequest, opts: EngineOptions): Outcome {
+  const given = `${flow.name}@${flow.version}`;
+  const msg = `call ${req.callid} runs ${prior.flow}@${prior.version}, the engine was given ${given}`;
+  if (!TERMINAL.has(req.call_status)) return { kind: 'rejected', code: 'FLOW_VERSION_MISMATCH', message: msg };
+  const log: LogEntry[] = [{ level: 'error', code: 'FLOW_VERSION_MISMATCH', msg }];
+  return dropWithHangup(req, prior.commandId + 1, log, summaryOf(prior, req, opts, prior.vars));
+}
+
+/** A request that does not report the call's latest command: a retry (the stored reply again) or stale. */
+function notLatest(prior: CallState, req: RtRequest): Outcome | undefined {
   if (req.command_id === prior.commandId - 1) return { kind: 'replay', replyJson: fullReply(prior.reply, req) };
   if (req.command_id !== prior.commandId) {
-    const ahead = req.command_id > prior.commandId;
-    return {
-      kind: 'stale',
-      message: ahead
+    const message =
+      req.command_id > prior.commandId
         ? `command_id ${req.command_id} is ahead of the call's latest command ${prior.commandId}: no such ` +
           `command was sent`
-        : `command_id ${req.command_id} is stale: the call's latest command is ${prior.commandId}`,
-      latest: prior.commandId,
-    };
+        : `command_id ${req.command_id} is stale: the call's latest command is ${prior.commandId}`;
+    return { kind: 'stale', message, latest: prior.commandId };
   }
   const sent = replyCommand(prior.reply);
-  if (req.command !== sent) {
-    return {
-      kind: 'stale',
-      message:
-        `the request reports command "${req.command}" #${req.command_id}, but command #${prior.commandId} of ` +
-        `this call is "${sent}"`,
-      latest: prior.commandId,
-    };
-  }
+  if (req.command === sent) return undefined;
+  const message =
+    `the request reports command "${req.command}" #${req.command_id}, but command #${prior.commandId} of ` +
+    `this call is "${sent}"`;
+  return { kind: 'stale', message, latest: prior.commandId };
+}
 
+/** The latest command's result (or error), fed to the machine, which runs to the next command. */
+function feed(flow: CompiledFlow, prior: CallState, req: RtRequest, opts: EngineOptions): Outcome {
   const rt = runOf(flow, req, opts, prior.step);
   const p = persisted(prior);
   if (prior.done) {
     // We already hung up: say it again.
-    return finish(
-      flow,
-      rt,
-      p,
-      { command: 'hangup', params: HANGUP_PARAMS, state: prior.s, step: prior.step, done: true },
-      prior.commandId,
-      prior.started,
-      prior.commands,
-    );
+    const hangup: Emit = { command: 'hangup', params: HANGUP_PARAMS, state: prior.s, step: prior.step, done: true };
+    return finish(flow, rt, p, hangup, prior.commandId, prior.started, prior.commands);
   }
   let snap: FlowSnapshot;
   try {
     snap = flow.machine.restore(prior.s, p, rt);
   } catch {
-    const log: LogEntry[] = [
-      {
-        level: 'error',
-        code: 'STATE_INVALID',
-        msg: `the call is at "${prior.s}", not a state of ${flow.name}`,
-        step: prior.step,
-      },
-    ];
-    return dropWithHangup(req, prior.commandId + 1, log, summaryOf(prior, req, opts, prior.vars));
+    return invalidState(flow, prior, req, opts);
   }
   snap = flow.machine.send(snap, resultEvent(req.command_result, req.command_error));
   return settle(flow, rt, snap, prior, (e, ctx) => {
@@ -221,6 +205,19 @@ function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, 
     const bound = overBound(rt, out);
     return bound ? overflowed(flow, prior, req, opts, rt, bound) : out;
   });
+}
+
+/** The stored state names no state of the machine: the call is dropped with hangup. */
+function invalidState(flow: CompiledFlow, prior: CallState, req: RtRequest, opts: EngineOptions): Outcome {
+  const log: LogEntry[] = [
+    {
+      level: 'error',
+      code: 'STATE_INVALID',
+      msg: `the call is at "${prior.s}", not a state of ${flow.name}`,
+      step: prior.step,
+    },
+  ];
+  return dropWithHangup(req, prior.commandId + 1, log, summaryOf(prior, req, opts, prior.vars));
 }
 
 function runOf(flow: CompiledFlow, req: RtRequest, opts: EngineOptions, last: string): Run {
@@ -342,75 +339,73 @@ function settle(
     // A request going over a bound is redone from the prior state: its effects must not happen.
     if (rt.abort) return end();
     if (rt.i >= rt.max) {
-      addLog(rt, {
-        level: 'error',
-        code: 'ITERATION_LIMIT',
-        msg: `${rt.max} logic steps and effects ran without a command (at ${meta.step}); hanging up`,
-        step: meta.step,
-      });
+      const msg = `${rt.max} logic steps and effects ran without a command (at ${meta.step}); hanging up`;
+      addLog(rt, { level: 'error', code: 'ITERATION_LIMIT', msg, step: meta.step });
       return end();
     }
     rt.i++;
-    let resumed = false;
-    const effect: Effect =
-      out.command === 'http'
-        ? {
-            kind: 'http',
-            step: out.step,
-            callid: rt.req.callid,
-            params: out.params as Record<string, unknown>,
-            filler: ctx.h !== 1 && flow.config.states[`${out.step}@filler`] !== undefined,
-            wait: state.endsWith('@wait'),
-          }
-        : {
-            kind: 'sms',
-            step: out.step,
-            callid: rt.req.callid,
-            params: out.params as Record<string, string | boolean>,
-          };
-    return {
-      kind: 'effect',
-      effect,
-      resume: (res: EffectResult) => {
-        if (resumed) throw new Error('an effect outcome was resumed twice');
-        resumed = true;
-        return guarded(prior, rt.req, () => {
-          if ('pending' in res) {
-            rt.out = undefined;
-            return settle(flow, rt, flow.machine.send(snap, { type: EV_PENDING }), prior, tail);
-          }
-          if (!res.ok)
-            addLog(rt, {
-              level: 'warn',
-              code: 'EFFECT_FAILED',
-              msg: `${out.command} at ${out.step} failed: ${res.error}${res.message ? ` (${res.message})` : ''}`,
-              step: out.step,
-            });
-          rt.out = undefined;
-          const next = flow.machine.send(
-            snap,
-            res.ok
-              ? { ...resultEvent(res.value, ''), ...(res.data !== undefined ? { data: res.data } : {}) }
-              : resultEvent('', res.error),
-          );
-          return settle(flow, rt, next, prior, tail);
-        });
-      },
-    };
+    return suspend(flow, rt, snap, prior, tail, effectOf(flow, rt, out, ctx, state));
   }
   if (ctx.h === 1) {
     const what = meta.kind === 'say' ? `a say at ${out.step}` : `command step ${out.step} (${out.command})`;
-    addLog(rt, {
-      level: 'warn',
-      code: 'HANDLER_COMMAND',
-      msg: `the hangup handler reached ${what}; not issued`,
-      step: out.step,
-    });
+    const msg = `the hangup handler reached ${what}; not issued`;
+    addLog(rt, { level: 'warn', code: 'HANDLER_COMMAND', msg, step: out.step });
     return end();
   }
   const e: Emit = { command: out.command as CommandName, params: out.params, state, step: out.step };
   if (meta.kind === 'command' && meta.final) e.done = true;
   return tail(e, ctx);
+}
+
+/** The effect the settled machine asks for (src/engine/effects.ts: data, carried out by the driver's executor). */
+function effectOf(flow: CompiledFlow, rt: Run, out: NonNullable<Run['out']>, ctx: Ctx, state: string): Effect {
+  if (out.command !== 'http')
+    return {
+      kind: 'sms',
+      step: out.step,
+      callid: rt.req.callid,
+      params: out.params as Record<string, string | boolean>,
+    };
+  return {
+    kind: 'http',
+    step: out.step,
+    callid: rt.req.callid,
+    params: out.params as Record<string, unknown>,
+    filler: ctx.h !== 1 && flow.config.states[`${out.step}@filler`] !== undefined,
+    wait: state.endsWith('@wait'),
+  };
+}
+
+/**
+ * The request suspends on `effect`: its `resume` (once) sends the effect's result to the
+ * machine and settles again (through further effects, if any) to the same `tail`.
+ */
+function suspend(
+  flow: CompiledFlow,
+  rt: Run,
+  snap: FlowSnapshot,
+  prior: CallState | undefined,
+  tail: (e: Emit, ctx: Ctx) => Outcome,
+  effect: Effect,
+): Outcome {
+  let resumed = false;
+  const resume = (res: EffectResult): Outcome => {
+    if (resumed) throw new Error('an effect outcome was resumed twice');
+    resumed = true;
+    return guarded(prior, rt.req, () => {
+      rt.out = undefined;
+      if ('pending' in res) return settle(flow, rt, flow.machine.send(snap, { type: EV_PENDING }), prior, tail);
+      if (!res.ok) {
+        const msg = `${effect.kind} at ${effect.step} failed: ${res.error}${res.message ? ` (${res.message})` : ''}`;
+        addLog(rt, { level: 'warn', code: 'EFFECT_FAILED', msg, step: effect.step });
+      }
+      const event = res.ok
+        ? { ...resultEvent(res.value, ''), ...(res.data !== undefined ? { data: res.data } : {}) }
+        : resultEvent('', res.error);
+      return settle(flow, rt, flow.machine.send(snap, event), prior, tail);
+    });
+  };
+  return { kind: 'effect', effect, resume };
 }
 
 /**
@@ -512,19 +507,7 @@ function hangupHandler(flow: CompiledFlow, prior: CallState, req: RtRequest, opt
   try {
     snap = flow.machine.restore(prior.s, persisted(prior), rt);
   } catch {
-    return dropWithHangup(
-      req,
-      prior.commandId + 1,
-      [
-        {
-          level: 'error',
-          code: 'STATE_INVALID',
-          msg: `the call is at "${prior.s}", not a state of ${flow.name}`,
-          step: prior.step,
-        },
-      ],
-      summaryOf(prior, req, opts, prior.vars),
-    );
+    return invalidState(flow, prior, req, opts);
   }
   snap = flow.machine.send(snap, { type: EV_CALL_END, result: req.command_result, error: req.command_error });
   return settle(flow, rt, snap, prior, (_e, ctx) => done(ctx));

@@ -69,7 +69,7 @@ export const PARAM_CHARS = 200;
 export function inPath(e: StepEvent): boolean {
   if (e.flow === undefined) return false;
   if (e.outcome === 'ok' && e.reply === undefined) return false;
-  return !(e.isNew && e.status !== 200);
+  return !(e.isNew && e.answer !== 'answered');
 }
 
 export function pathEntry(e: StepEvent): PathEntry {

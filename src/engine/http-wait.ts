@@ -56,6 +56,13 @@ export interface LookupOptions {
 }
 
 /** Past `started + timeout_ms`, how long a waiting instance still hopes for a result. */
+/** What a lookup came to for this request: its result, the record the call keeps while it runs on, whether it began. */
+export interface Performed {
+  result: EffectResult;
+  lk?: LookupRecord;
+  started: boolean;
+}
+
 export const LOOKUP_SLACK_MS = 1000;
 export const DEFAULT_MAX_LOOKUPS_PER_CALL = 20;
 
@@ -95,47 +102,37 @@ export class Lookups {
    * The effect's result within `budgetMs`, with the record the call keeps when it is
    * `pending`, and whether a lookup was started (counted per call).
    */
-  async perform(
-    e: HttpEffect,
-    lk: LookupRecord | undefined,
-    count: number,
-    budgetMs: number,
-  ): Promise<{ result: EffectResult; lk?: LookupRecord; started: boolean }> {
-    const now = this.now();
-    if (!e.wait) {
-      if (count >= (this.o.maxPerCall ?? DEFAULT_MAX_LOOKUPS_PER_CALL)) {
-        return {
-          result: {
-            ok: false,
-            error: 'LIMIT',
-            message: `this call has made ${count} lookups, the most http.max_lookups_per_call allows`,
-          },
-          started: false,
-        };
-      }
-      const timeout = Number(e.params.timeout_ms) || 5000;
-      if (!e.filler) {
-        // no filler: the lookup must end before the reply does
-        const o = await this.o.run(e.params, now + Math.max(0, Math.min(timeout, budgetMs)));
-        return { result: effectResult(o), started: true };
-      }
-      const rec: LookupRecord = {
-        id: randomUUID(),
-        step: e.step,
-        started: now,
-        until: now + timeout + LOOKUP_SLACK_MS,
-      };
-      const r = this.start(e.callid, rec, e.params, now + timeout);
-      const o = await Promise.race([r.promise, sleep(Math.min(budgetMs, timeout))]);
-      if (o) return { result: this.take(e.callid, rec.id, o), started: true };
-      return { result: { pending: true }, lk: rec, started: true };
+  async perform(e: HttpEffect, lk: LookupRecord | undefined, count: number, budgetMs: number): Promise<Performed> {
+    return e.wait ? this.waitFor(e, lk, budgetMs) : this.fresh(e, count, budgetMs);
+  }
+
+  /** A lookup of this request: bounded by the deadline without a filler; with one, `pending` at the deadline. */
+  private async fresh(e: HttpEffect, count: number, budgetMs: number): Promise<Performed> {
+    if (count >= (this.o.maxPerCall ?? DEFAULT_MAX_LOOKUPS_PER_CALL)) {
+      const message = `this call has made ${count} lookups, the most http.max_lookups_per_call allows`;
+      return { result: { ok: false, error: 'LIMIT', message }, started: false };
     }
-    // the lookup began on an earlier request
-    if (!lk || lk.step !== e.step)
-      return {
-        result: { ok: false, error: 'TIMEOUT', message: 'no lookup of this step is in progress for the call' },
-        started: false,
-      };
+    const now = this.now();
+    const timeout = Number(e.params.timeout_ms) || 5000;
+    if (!e.filler) {
+      // no filler: the lookup must end before the reply does
+      const o = await this.o.run(e.params, now + Math.max(0, Math.min(timeout, budgetMs)));
+      return { result: effectResult(o), started: true };
+    }
+    const rec: LookupRecord = { id: randomUUID(), step: e.step, started: now, until: now + timeout + LOOKUP_SLACK_MS };
+    const r = this.start(e.callid, rec, e.params, now + timeout);
+    const o = await Promise.race([r.promise, sleep(Math.min(budgetMs, timeout))]);
+    if (o) return { result: this.take(e.callid, rec.id, o), started: true };
+    return { result: { pending: true }, lk: rec, started: true };
+  }
+
+  /** The result of a lookup an earlier request began: from this process, or published by another instance. */
+  private async waitFor(e: HttpEffect, lk: LookupRecord | undefined, budgetMs: number): Promise<Performed> {
+    if (!lk || lk.step !== e.step) {
+      const message = 'no lookup of this step is in progress for the call';
+      return { result: { ok: false, error: 'TIMEOUT', message }, started: false };
+    }
+    const now = this.now();
     const local = this.running.get(e.callid);
     if (local && local.id === lk.id) {
       const left = Math.min(budgetMs, lk.until - now);
@@ -151,21 +148,16 @@ export class Lookups {
       const found = raw === undefined ? undefined : parsePublished(raw);
       if (found && found.id === lk.id) return { result: effectResult(found.outcome), started: false };
       const t = this.now();
-      if (t >= lk.until)
-        return {
-          result: {
-            ok: false,
-            error: 'TIMEOUT',
-            message: 'the lookup gave no result within timeout_ms (the instance running it may have stopped)',
-          },
-          started: false,
-        };
+      if (t >= lk.until) {
+        const message = 'the lookup gave no result within timeout_ms (the instance running it may have stopped)';
+        return { result: { ok: false, error: 'TIMEOUT', message }, started: false };
+      }
       if (t >= end) return this.notYet(lk);
       await sleep(Math.min(this.o.pollMs ?? 25, end - t, lk.until - t));
     }
   }
 
-  private notYet(lk: LookupRecord): { result: EffectResult; lk?: LookupRecord; started: boolean } {
+  private notYet(lk: LookupRecord): Performed {
     if (this.now() >= lk.until - LOOKUP_SLACK_MS)
       return {
         result: { ok: false, error: 'TIMEOUT', message: 'the lookup did not finish within timeout_ms' },

@@ -57,3 +57,79 @@ export async function settleIdleCalls(
   }
   return forgotten;
 }
+
+/** The bookkeeping the keeper sweeps and settles (src/registry/live.ts). */
+export interface KeptLive extends Partial<SettlingLive> {
+  /** Forgets calls idle past their TTL; the number forgotten. */
+  purge(): number;
+}
+
+export interface LiveKeeperOptions {
+  /** How often calls idle past their TTL leave the bookkeeping. */
+  sweepMs: number;
+  /**
+   * With a store other processes share: how often the calls idle here that long are checked against it, and leave
+   * when answered or ended elsewhere. Absent: no check (one process sees every request).
+   */
+  checkMs?: number;
+  now?: () => number;
+}
+
+/**
+ * Keeps the live-call bookkeeping true off the request path, on timers: forgets calls idle
+ * past their TTL (a lost HANGUP), and, with a shared store, the calls answered or ended by
+ * another process. `release` lets versions no live call uses go; `busy` says a request of
+ * the call is running here.
+ */
+export class LiveKeeper {
+  private readonly sweep: NodeJS.Timeout;
+  private readonly checker: NodeJS.Timeout | undefined;
+  private checking = false;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly live: KeptLive,
+    private readonly store: Partial<RevisionReader>,
+    private readonly release: () => void,
+    private readonly busy: (callid: string) => boolean,
+    o: LiveKeeperOptions,
+  ) {
+    this.now = o.now ?? Date.now;
+    this.sweep = setInterval(() => this.purge(), o.sweepMs);
+    this.sweep.unref?.();
+    const every = o.checkMs;
+    if (every !== undefined && store.revisions) {
+      this.checker = setInterval(() => void this.check(every), every);
+      this.checker.unref?.();
+    }
+  }
+
+  /** Forgets calls idle past their TTL and releases the versions no call uses any more. */
+  purge(): void {
+    if (this.live.purge() > 0) this.release();
+  }
+
+  /**
+   * Forgets the calls idle here for `idleMs` that were answered, ended or dropped elsewhere (a shared store); the
+   * number forgotten. A failing store is tried again next time.
+   */
+  async check(idleMs: number): Promise<number> {
+    const { live, store } = this;
+    if (this.checking || !store.revisions || !live.idleSince || !live.settle) return 0;
+    this.checking = true;
+    try {
+      const n = await settleIdleCalls(live as SettlingLive, store as RevisionReader, this.now() - idleMs, this.busy);
+      if (n > 0) this.release();
+      return n;
+    } catch {
+      return 0;
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  close(): void {
+    clearInterval(this.sweep);
+    if (this.checker) clearInterval(this.checker);
+  }
+}

@@ -7,7 +7,7 @@
 import type { RtRequest } from '../protocol/rt.js';
 import type { Value } from '../flow/model.js';
 import type { CallState, CallSummary } from './types.js';
-import type { StepRecord } from './call.js';
+import { type StepRecord } from './report.js';
 import type { Effect, LogEntry } from './outcome.js';
 import { MASK, Masker, maskVars, sensitiveValues, type Sensitivity } from './mask.js';
 

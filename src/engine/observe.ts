@@ -10,6 +10,7 @@
  * caught and logged, the call is not affected); slow work (store writes) is theirs to run
  * in the background.
  */
+import type { AnswerKind } from './answer.js';
 import type { CallSummary } from './types.js';
 
 export type RequestOutcome =
@@ -17,17 +18,17 @@ export type RequestOutcome =
   | 'ok'
   /** A retried request: the stored reply sent again. */
   | 'replay'
-  /** 409 STALE_REQUEST. */
+  /** STALE_REQUEST (a stale answer). */
   | 'stale'
   /** Refused by the engine (UNKNOWN_CALL under `reject`, FLOW_VERSION_MISMATCH...). */
   | 'rejected'
-  /** 404: no route, or the routed flow is not loaded. */
+  /** No route, or the routed flow is not loaded (not_found). */
   | 'no_route'
-  /** 503 CALL_LIMIT: a new call refused. */
+  /** CALL_LIMIT: a new call refused (unavailable). */
   | 'call_limit'
-  /** 503 STORE_UNAVAILABLE. */
+  /** STORE_UNAVAILABLE (unavailable). */
   | 'store_unavailable'
-  /** 500: the step failed (FLOW_VERSION_GONE, INTERNAL). */
+  /** The step failed (FLOW_VERSION_GONE, INTERNAL...). */
   | 'error';
 
 /** How a call ended, for metrics and history. */
@@ -61,8 +62,8 @@ export interface StepEvent {
   flow?: string;
   version?: string;
   outcome: RequestOutcome;
-  /** The HTTP status answered (200 for a fallback) and the error code of a non-200. */
-  status: number;
+  /** What was answered (`answered` for a fallback too; src/engine/answer.ts), and the error code of any other kind. */
+  answer: AnswerKind;
   code?: string;
   /** A deadline fallback was answered in its place (the step landed after it). */
   late: boolean;

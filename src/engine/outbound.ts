@@ -6,6 +6,9 @@
  * (the number 3 for "3" when the default is a number); the others are dropped, and said.
  */
 import type { Value } from '../flow/model.js';
+import type { RtRequest } from '../protocol/rt.js';
+import type { CompiledFlow } from './compile.js';
+import type { CallLogger } from './ports.js';
 
 /** Where the vars of outbound calls are kept (src/http/outbound.ts, in the call store). */
 export interface OutboundStarts {
@@ -66,4 +69,24 @@ function asDeclared(def: Value, v: unknown): Value | Dropped {
         `declared as ${Array.isArray(def) ? 'a list' : 'a map'}: outbound vars are strings, numbers and booleans`,
       );
   }
+}
+
+/** The vars an outbound call placed by the server starts with (null: not one, or none given); dropped ones logged. */
+export async function outboundVars(
+  starts: OutboundStarts,
+  req: RtRequest,
+  flow: CompiledFlow,
+  log: CallLogger,
+): Promise<Record<string, Value> | null> {
+  const given = await starts.start(req.request_hash!, req.callid, req.call_status);
+  if (!given) return null;
+  const { vars, dropped } = startVars(flow.tables.initialVars, given);
+  if (dropped.length > 0) {
+    const names = dropped.map((d) => d.name);
+    log.warn(
+      { callid: req.callid, code: 'OUTBOUND_VARS_DROPPED', id: req.request_hash, flow: flow.name, dropped: names },
+      `outbound call ${req.request_hash}: vars ${dropped.map((d) => `${d.name} (${d.why})`).join(', ')} not set`,
+    );
+  }
+  return Object.keys(vars).length > 0 ? vars : null;
 }

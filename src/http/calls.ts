@@ -5,7 +5,8 @@
  * inside the admin scope (its credentials and guards apply).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { decodeState, ENDED, type CallHandler } from '../engine/call.js';
+import { decodeState, ENDED } from '../engine/call-record.js';
+import { type CallHandler } from '../engine/call.js';
 import { endedByAdminRecord, finishedRow, parsePath, parseRecord, type FinishedRecord } from '../engine/history.js';
 import { MASK, maskVars } from '../engine/mask.js';
 import type { CallState } from '../engine/types.js';

@@ -11,7 +11,7 @@
  * | REJECTED     | the SMS API refused the message (4xx: bad number, sender, credentials) |
  * | FAILED       | the SMS API failed (5xx, or an answer that is not its envelope) |
  */
-import type { Effect, EffectResult } from '../engine/outcome.js';
+import type { Effect, EffectResult, SmsEffect } from '../engine/outcome.js';
 
 /** One SMS to send, as the flow's sms step gave it. */
 export interface SmsMessage {
@@ -57,25 +57,19 @@ export function smsMessage(params: Effect['params']): SmsMessage {
   return msg;
 }
 
-export async function performEffect(effects: Effects, effect: Effect, budgetMs: number): Promise<EffectResult> {
+/** Sends an sms step's SMS within `budgetMs` (http lookups are the live executor's: src/http/live-executor.ts). */
+export async function performEffect(effects: Effects, effect: SmsEffect, budgetMs: number): Promise<EffectResult> {
   if (budgetMs <= 0) return { ok: false, error: 'TIMEOUT', message: 'no time left before the reply deadline' };
-  switch (effect.kind) {
-    case 'sms': {
-      if (!effects.sms)
-        return {
-          ok: false,
-          error: 'UNAVAILABLE',
-          message: 'no SMS account configured (sms: in callscript.yaml, or SMS_LOGIN and SMS_PASSWORD)',
-        };
-      try {
-        return { ok: true, value: await effects.sms(smsMessage(effect.params), budgetMs, effect.callid) };
-      } catch (err) {
-        if (err instanceof EffectError) return { ok: false, error: err.kind, message: err.message };
-        return { ok: false, error: 'FAILED', message: err instanceof Error ? err.message : String(err) };
-      }
-    }
-    case 'http':
-      // performed by the call handler's lookups (src/engine/http-wait.ts), never here
-      return { ok: false, error: 'UNAVAILABLE', message: 'http lookups are not configured' };
+  if (!effects.sms)
+    return {
+      ok: false,
+      error: 'UNAVAILABLE',
+      message: 'no SMS account configured (sms: in callscript.yaml, or SMS_LOGIN and SMS_PASSWORD)',
+    };
+  try {
+    return { ok: true, value: await effects.sms(smsMessage(effect.params), budgetMs, effect.callid) };
+  } catch (err) {
+    if (err instanceof EffectError) return { ok: false, error: err.kind, message: err.message };
+    return { ok: false, error: 'FAILED', message: err instanceof Error ? err.message : String(err) };
   }
 }

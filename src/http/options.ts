@@ -1,3 +1,4 @@
+import type { PluginControl } from './control.js';
 import type { StepObserver } from '../engine/observe.js';
 import type { ServiceClientOptions } from '../service/jsonrpc.js';
 import type { CallStore } from '../store/types.js';
@@ -6,15 +7,16 @@ import type { Effects } from './effects.js';
 import type { HttpPolicy } from './lookup-client.js';
 import type { HttpRunner } from '../engine/http-wait.js';
 import type { LiveCalls } from '../registry/live.js';
-import type { Reloader, ReloadSummary } from '../registry/reloader.js';
-import type { CallObserver, Routes } from '../engine/call.js';
+import type { Reloader } from '../registry/reloader.js';
+import { type CallObserver } from '../engine/report.js';
+import { type Routes } from '../engine/ports.js';
 import { DEFAULT_EVAL_LIMITS, type EvalLimits } from '../flow/budget.js';
 import { DEFAULT_BODY_DEPTH } from '../protocol/request.js';
 import type { WebhookOptions } from './webhooks.js';
 import type { MetricsCluster } from './metrics-cluster.js';
 import type { TrafficSource } from './metrics.js';
 
-export type { Routes } from '../engine/call.js';
+export type { Routes } from '../engine/ports.js';
 export type UnknownCallPolicy = 'restart' | 'hangup' | 'reject';
 
 /** How the real-time endpoint behaves; every field has a default. */
@@ -173,7 +175,7 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
    * 10 s). Without it, POST /admin/calls answers 503 SERVICE_UNCONFIGURED.
    */
   service?: ServiceClientOptions;
-  /** Filled in at registration: handles on the running plugin, for a config reload. */
+  /** Handles on the running plugin (a config reload, SIGHUP): attached at registration (src/http/control.ts). */
   control?: PluginControl;
 }
 
@@ -189,12 +191,7 @@ export interface MetricsOptions {
   cluster?: MetricsCluster;
 }
 
-export interface PluginControl {
-  setRoutes?: (routes: Routes) => void;
-  reload?: (reason: string) => Promise<ReloadSummary>;
-  /** The traffic of each flow's transitions, from the metrics (absent with `metrics: false`). */
-  traffic?: TrafficSource;
-}
+export { PluginControl } from './control.js';
 
 /**
  * Why a metrics path cannot be used (undefined when it can): a plain absolute path, not one of the plugin's other

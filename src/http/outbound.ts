@@ -17,7 +17,7 @@
  * reading again for a short while).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { ENDED } from '../engine/call.js';
+import { ENDED } from '../engine/call-record.js';
 import { parseRecord, type FinishedRecord } from '../engine/history.js';
 import type { OutboundStarts } from '../engine/outbound.js';
 import { isTerminal } from '../protocol/request.js';

@@ -8,8 +8,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildRecording, recordingFileName, recordingYaml, type Exchange } from '../testing/record.js';
 
-export type { CallObserver } from '../engine/call.js';
-import type { CallObserver } from '../engine/call.js';
+export type { CallObserver } from '../engine/report.js';
+import { type CallObserver } from '../engine/report.js';
 
 export interface RecorderOptions {
   /** Calls with no request for this long are dropped unwritten (a lost terminal request). Default 2 h. */

@@ -6,7 +6,8 @@
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { callscript } from './plugin.js';
-import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions, type PluginControl } from './options.js';
+import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions } from './options.js';
+import { PluginControl } from './control.js';
 import { Registry, type LoadReport } from '../registry/registry.js';
 import { LiveCalls } from '../registry/live.js';
 import { Reloader } from '../registry/reloader.js';
@@ -84,7 +85,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Server>
       maxFileBytes: plugin.maxFlowBytes ?? DEFAULT_RT_OPTIONS.maxFlowBytes,
       ...(plugin.environment !== undefined ? { environment: plugin.environment } : {}),
     });
-  const control: PluginControl = plugin.control ?? {};
+  const control = plugin.control ?? new PluginControl();
   const perRequest = logLevel === 'debug' || logLevel === 'trace';
   const app = Fastify({
     // lines logged within a recording OpenTelemetry span carry its trace_id and span_id
@@ -105,7 +106,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Server>
   await app.register(callscript, { ...plugin, registry, report, reloader, live, control });
   // a missing directory is reported by the load (FLOWS_DIR_MISSING), not thrown by the watcher
   if (watch && flowsDir !== undefined && !report?.diagnostics.some((d) => d.code === 'FLOWS_DIR_MISSING')) {
-    const reload = control.reload!;
+    const reload = (reason: string) => control.reload(reason);
     const watcher = watchFlows({
       dir: flowsDir,
       configFile,

@@ -12,6 +12,7 @@
  * fallback was the reply): the span says `callscript.deadline_fallback`, without the step's
  * attributes.
  */
+import { isFailure } from '../engine/report.js';
 import {
   ROOT_CONTEXT,
   SpanKind,
@@ -109,7 +110,7 @@ export class RtTracing implements StepObserver {
     if (e.step !== undefined) span.setAttribute('callscript.step', e.step);
     span.setAttribute('callscript.result', e.request.result);
     span.setAttribute('callscript.outcome', e.outcome);
-    if (e.status >= 500 && e.code !== undefined) span.setAttribute('error.type', e.code);
+    if (isFailure(e.answer) && e.code !== undefined) span.setAttribute('error.type', e.code);
   }
 
   /** The reply is sent: the span ends (status ERROR on a 5xx) and is forgotten. */

@@ -48,6 +48,22 @@ function sorted(members: Member[]): boolean {
 const wellFormed = (s: string) => (s as string & { isWellFormed(): boolean }).isWellFormed();
 const isDigit = (c: number) => c >= 48 && c <= 57;
 
+/** What each one-character escape (the code after the backslash) stands for. */
+const SIMPLE_ESCAPES: readonly (string | undefined)[] = (() => {
+  const t: (string | undefined)[] = [];
+  for (const [c, v] of [
+    ['"', '"'],
+    ['\\', '\\'],
+    ['/', '/'],
+    ['b', '\b'],
+    ['f', '\f'],
+    ['n', '\n'],
+    ['r', '\r'],
+    ['t', '\t'],
+  ])
+    t[c!.charCodeAt(0)] = v;
+  return t;
+})();
 export class JsonReader {
   pos = 0;
   /** The canonical JSON text of the last value read by `value`. */
@@ -197,24 +213,7 @@ export class JsonReader {
       }
       out += s.slice(run, i);
       const e = s.charCodeAt(i + 1);
-      const simple =
-        e === 34
-          ? '"'
-          : e === 92
-            ? '\\'
-            : e === 47
-              ? '/'
-              : e === 98
-                ? '\b'
-                : e === 102
-                  ? '\f'
-                  : e === 110
-                    ? '\n'
-                    : e === 114
-                      ? '\r'
-                      : e === 116
-                        ? '\t'
-                        : undefined;
+      const simple = SIMPLE_ESCAPES[e];
       if (simple !== undefined) {
         out += simple;
         i += 2;

@@ -1,4 +1,11 @@
-import { BadCursor, type CallStore, type LoadedCall, type PathAppend, type SmsStatusStore } from './types.js';
+import {
+  BadCursor,
+  type CallStore,
+  type LoadedCall,
+  type PathAppend,
+  type SmsStatusStore,
+  type StoreCapabilities,
+} from './types.js';
 
 interface Entry {
   /** Undefined while only an aside was set. */
@@ -39,6 +46,8 @@ export const MAX_EVENT_CLAIMS = 200_000;
  * expiry, capped (MAX_SMS_RECORDS, MAX_EVENT_CLAIMS: the oldest are dropped first).
  */
 export class MemoryStore implements CallStore, SmsStatusStore {
+  /** One process alone uses it: nothing shared. */
+  readonly capabilities: StoreCapabilities = { shared: false };
   private readonly calls = new Map<string, Entry>();
   private readonly paths = new Map<string, Timed<string[]>>();
   private readonly finished = new Map<string, Timed<string>>();

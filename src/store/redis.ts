@@ -21,7 +21,15 @@
  * is half-written (a step writes once, with its commit).
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { StoreUnavailable, type CallStore, type LoadedCall, type PathAppend, type SmsStatusStore } from './types.js';
+import {
+  StoreUnavailable,
+  type CallStore,
+  type LoadedCall,
+  type PathAppend,
+  type SmsStatusStore,
+  type StoreCapabilities,
+} from './types.js';
+import { RedisShared } from './shared.js';
 import { RedisHistory, callKey } from './redis-history.js';
 import { RedisSmsStatus } from './redis-sms.js';
 
@@ -78,6 +86,12 @@ export const DEFAULT_REDIS_PREFIX = 'callscript:';
 
 export class RedisStore implements CallStore, SmsStatusStore {
   readonly prefix: string;
+  /** Shared by the instances on the same Redis: calls, and flow versions, pins, canaries and counts. */
+  readonly capabilities: StoreCapabilities = {
+    shared: true,
+    sharedRecords: () => new RedisShared(this.client, this.prefix),
+    ready: (timeoutMs) => this.ready(timeoutMs),
+  };
   private readonly redis: Scripted;
   private readonly history: RedisHistory;
   private readonly smsStatusStore: RedisSmsStatus;

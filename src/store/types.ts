@@ -13,6 +13,8 @@
  * compare-and-set (the request a deadline fallback replaced, see src/engine/call.ts),
  * taken (read and removed) by the next `load`.
  */
+import type { SharedRecords } from './shared.js';
+
 export interface StoredCall {
   value: string;
   /** 1 for the first commit, then +1 per commit. */
@@ -26,7 +28,33 @@ export interface LoadedCall {
   aside?: string;
 }
 
+/**
+ * What a store can do besides keeping calls, declared by the store: the server's composition
+ * root (src/http/compose.ts) asks these, never the store's class, so a store of one's own gets
+ * what it declares. A store that declares nothing is taken as shared (the safe assumption: its
+ * calls may be answered by other processes) with no shared records.
+ */
+export interface StoreCapabilities {
+  /**
+   * Other processes serve the same calls through it (Redis): a call's requests may be answered
+   * elsewhere (the live calls idle here are checked against it), and what it keeps leaves this
+   * process (sensitive values should be sealed). False for the MemoryStore, which one process alone uses.
+   */
+  readonly shared: boolean;
+  /** The records the instances share besides the calls: flow versions, pins, canaries, counts (src/store/shared.ts). */
+  sharedRecords?(): SharedRecords;
+  /** Resolves once the store answers, or rejects after `timeoutMs` (start-up: a store that comes up after us). */
+  ready?(timeoutMs: number): Promise<void>;
+}
+
+/** What `store` declares it can do (StoreCapabilities), or the defaults of a store that declares nothing. */
+export function capabilitiesOf(store: object): StoreCapabilities {
+  return (store as { capabilities?: StoreCapabilities }).capabilities ?? { shared: true };
+}
+
 export interface CallStore extends HistoryStore, OutboundStore {
+  /** What the store can do besides keeping calls (absent: shared, nothing more; see capabilitiesOf). */
+  readonly capabilities?: StoreCapabilities;
   /** The call's record and its aside (taken: the next load does not see it again, unless `keepAside`). */
   load(callid: string, keepAside?: boolean): Promise<LoadedCall>;
   /**

@@ -10,7 +10,7 @@
  * that answered it.
  */
 import { parseDocument, stringify } from 'yaml';
-import type { StepRecord } from '../engine/call.js';
+import { type StepRecord } from '../engine/report.js';
 import { TERMINAL_STATUSES } from '../protocol/commands.js';
 import type { WireValue } from '../protocol/rt.js';
 

@@ -5,12 +5,14 @@
  * leaves the call where it was.
  */
 import { describe, expect, it } from 'vitest';
-import { CallHandler, type Answer, type CallLogger, type SnapshotStore } from '../../src/engine/call.js';
+import { CallHandler } from '../../src/engine/call.js';
+import { type CallLogger, type SnapshotStore } from '../../src/engine/ports.js';
 import type { CompiledFlow } from '../../src/engine/compile.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { LiveCalls } from '../../src/registry/live.js';
 import { hooked } from '../helpers/store.js';
-import { menu, req } from './helpers.js';
+import { LiveKeeper } from '../../src/engine/live-check.js';
+import { answerText, menu, req, smsExecutor } from './helpers.js';
 
 const quiet: CallLogger = { info() {}, warn() {}, error() {}, debug() {} };
 
@@ -32,13 +34,13 @@ function handler(f: CompiledFlow, store: SnapshotStore, deadlineMs = 4000): Call
       store,
       live: { set() {}, end: (id) => ended.push(id), purge: () => 0, started() {}, error() {}, size: 0 },
       release() {},
-      perform: async () => ({ ok: true, value: 'SMS1' }),
+      executor: smsExecutor(() => ({ ok: true, value: 'SMS1' })),
     },
     { deadlineMs, callTtlMs: 60_000, unknownCall: 'reject', routes: { apps: {}, numbers: {} } },
   );
 }
 
-const body = (a: Answer) => (a.status === 200 ? a.body : `${a.status} ${a.code}`);
+const body = answerText;
 
 describe('CallHandler', () => {
   it(
@@ -85,7 +87,7 @@ describe('CallHandler', () => {
     const store = slowStore(150);
     const h = handler(f, store, 100);
     const a = await h.handle(req({ callid: '9' }), f.name, quiet);
-    expect(a).toMatchObject({ status: 200, late: true });
+    expect(a).toMatchObject({ kind: 'answered', late: true });
     expect(body(a)).toBe('{"command":"wait","command_id":0,"params":{"wait":1},"variables":{}}');
     await new Promise((r) => setTimeout(r, 400));
     expect(store.writes).toBe(1);
@@ -106,7 +108,7 @@ describe('CallHandler', () => {
     const before = await inner.get('5');
     fail = true;
     const a = await h.handle(req({ callid: '5', command: 'play', command_id: 1, command_result: '0' }), f.name, quiet);
-    expect(a).toEqual({ status: 500, code: 'INTERNAL', message: 'the step failed; the call state was not changed' });
+    expect(a).toEqual({ kind: 'failed', code: 'INTERNAL', message: 'the step failed; the call state was not changed' });
     expect(await inner.get('5')).toBe(before);
     fail = false;
     const b = await h.handle(req({ callid: '5', command: 'play', command_id: 1, command_result: '0' }), f.name, quiet);
@@ -132,16 +134,17 @@ describe('CallHandler', () => {
           store: new MemoryStore(() => now),
           live,
           release: () => void released++,
-          perform: async () => ({ ok: true, value: 'SMS1' }),
+          executor: smsExecutor(() => ({ ok: true, value: 'SMS1' })),
           now: () => now,
         },
-        {
-          deadlineMs: 4000,
-          callTtlMs: 10_000,
-          liveSweepMs: 10,
-          unknownCall: 'reject',
-          routes: { apps: {}, numbers: {} },
-        },
+        { deadlineMs: 4000, callTtlMs: 10_000, unknownCall: 'reject', routes: { apps: {}, numbers: {} } },
+      );
+      const keeper = new LiveKeeper(
+        live,
+        {},
+        () => void released++,
+        (id) => h.isRunning(id),
+        { sweepMs: 10 },
       );
       for (const callid of ['1', '2', '3']) await h.handle(req({ callid }), f.name, quiet);
       expect(live.size).toBe(3);
@@ -150,6 +153,7 @@ describe('CallHandler', () => {
       expect(live.size).toBe(0);
       expect(released).toBeGreaterThanOrEqual(1);
       h.close();
+      keeper.close();
     },
   );
 });
@@ -167,7 +171,7 @@ describe('the live-call cap (limits.max_live_calls)', () => {
         store: new MemoryStore(),
         live,
         release() {},
-        perform: async () => ({ ok: true, value: 'SMS1' }),
+        executor: smsExecutor(() => ({ ok: true, value: 'SMS1' })),
       },
       {
         deadlineMs: 4000,
@@ -177,9 +181,9 @@ describe('the live-call cap (limits.max_live_calls)', () => {
         routes: { apps: {}, numbers: {} },
       },
     );
-    for (const callid of ['1', '2']) expect((await h.handle(req({ callid }), f.name, quiet)).status).toBe(200);
+    for (const callid of ['1', '2']) expect((await h.handle(req({ callid }), f.name, quiet)).kind).toBe('answered');
     expect(await h.handle(req({ callid: '3' }), f.name, quiet)).toEqual({
-      status: 503,
+      kind: 'unavailable',
       code: 'CALL_LIMIT',
       message:
         '2 calls are live here, the most limits.max_live_calls allows: the service may place it on another ' +
@@ -187,8 +191,8 @@ describe('the live-call cap (limits.max_live_calls)', () => {
     });
     expect(live.size).toBe(2);
     expect(
-      (await h.handle(req({ callid: '1', command: 'play', command_id: 1, command_result: '0' }), f.name, quiet)).status,
-    ).toBe(200);
+      (await h.handle(req({ callid: '1', command: 'play', command_id: 1, command_result: '0' }), f.name, quiet)).kind,
+    ).toBe('answered');
     h.close();
   });
 });

@@ -10,11 +10,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CallHandler, type Answer, type CallDeps, type CallLogger } from '../../src/engine/call.js';
+import { CallHandler } from '../../src/engine/call.js';
+import { type StepAnswer as Answer } from '../../src/engine/answer.js';
+import { type CallLogger } from '../../src/engine/ports.js';
 import type { CompiledFlow } from '../../src/engine/compile.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { performEffect } from '../../src/http/effects.js';
-import { req } from './helpers.js';
+import { liveExecutor } from '../../src/http/live-executor.js';
+import { answerText, req } from './helpers.js';
 import { yamlFlow } from './yaml.js';
 
 const CONFIRM = readFileSync(new URL('../fixtures/sms-flows/confirm.yaml', import.meta.url), 'utf8');
@@ -33,7 +35,8 @@ function instance(
   sms: (budgetMs: number) => Promise<string>,
   deadlineMs: number,
 ): CallHandler {
-  const perform: CallDeps['perform'] = (e, budget) => performEffect({ sms: () => sms(budget) }, e, budget);
+  // the live executor: its SMS within the time left, through the real budget rule
+  const executor = liveExecutor({ sms: (_msg, budget) => sms(budget) }, undefined);
   return new CallHandler(
     {
       versions: {
@@ -43,13 +46,13 @@ function instance(
       store,
       live: { set() {}, end() {}, purge: () => 0, started() {}, error() {}, size: 0 },
       release() {},
-      perform,
+      executor,
     },
     { deadlineMs, callTtlMs: 60_000, unknownCall: 'reject', routes: { apps: {}, numbers: {} } },
   );
 }
 
-const body = (a: Answer) => (a.status === 200 ? a.body : `${a.status} ${a.code}`);
+const body = answerText;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** What an instance that died in its SMS step leaves: the claim alone (a new call), valid until `until`. */
 /** The service reporting its fallback `wait` done, again while the answer is another fallback (the step still runs). */
@@ -95,7 +98,7 @@ describe('a call claimed by another instance', () => {
       // the claim expires after this request's deadline (500 ms) but within the 1 s the attempts used to allow
       await deadClaim(store, '62', Date.now() + 900);
       const first = await b.handle(req({ callid: '62' }), 'confirm', log);
-      expect(first).toMatchObject({ status: 200, late: true });
+      expect(first).toMatchObject({ kind: 'answered', late: true });
       expect(body(first)).toContain('"command":"wait","command_id":0');
       // the service runs the wait and reports it: it stands for the first request
       const report = await reportWait(b, '62');

@@ -4,6 +4,9 @@
  */
 import { advance, replyCommand, type EngineOptions, type Outcome } from '../../src/engine/advance.js';
 import type { Effect, EffectResult } from '../../src/engine/outcome.js';
+import type { EffectContext, Executor } from '../../src/engine/effects.js';
+import type { StepAnswer } from '../../src/engine/answer.js';
+import { ANSWER_STATUS } from '../../src/http/rt-route.js';
 import type { CallState } from '../../src/engine/types.js';
 import { compileFlow, type CompiledFlow } from '../../src/engine/compile.js';
 import type {
@@ -286,4 +289,19 @@ export function menu(): CompiledFlow {
       end: hangup(),
     },
   });
+}
+
+/** An executor that sends each SMS with `send` (given the time left) and has no http lookups (UNAVAILABLE). */
+export function smsExecutor(send: (budgetMs: number) => Promise<EffectResult> | EffectResult): Executor {
+  return {
+    perform: async (effect: Effect, ctx: EffectContext) =>
+      effect.kind === 'sms'
+        ? send(ctx.budgetMs())
+        : { ok: false, error: 'UNAVAILABLE', message: 'http lookups are not enabled here' },
+  };
+}
+
+/** An answer of the call step as text: its body, or "<status> <code>" with the status the HTTP stage answers. */
+export function answerText(a: StepAnswer): string {
+  return a.kind === 'answered' ? a.body : `${ANSWER_STATUS[a.kind]} ${a.code}`;
 }

@@ -23,7 +23,7 @@ function event(over: Partial<StepEvent> = {}): StepEvent {
     flow: 'desk',
     version: 'abcdef012345',
     outcome: 'ok',
-    status: 200,
+    answer: 'answered',
     late: false,
     at: 1_800_000_000_000,
     ms: 1.234,
@@ -106,10 +106,10 @@ describe('path entries', () => {
     () => {
       expect(inPath(event())).toBe(true);
       expect(inPath(event({ outcome: 'replay', reply: undefined }))).toBe(true);
-      expect(inPath(event({ outcome: 'stale', status: 409, reply: undefined }))).toBe(true);
+      expect(inPath(event({ outcome: 'stale', answer: 'stale', reply: undefined }))).toBe(true);
       expect(inPath(event({ flow: undefined, version: undefined }))).toBe(false);
       expect(inPath(event({ reply: undefined }))).toBe(false);
-      expect(inPath(event({ isNew: true, outcome: 'rejected', status: 404, reply: undefined }))).toBe(false);
+      expect(inPath(event({ isNew: true, outcome: 'rejected', answer: 'not_found', reply: undefined }))).toBe(false);
       expect(inPath(event({ isNew: true }))).toBe(true);
     },
   );

@@ -6,12 +6,13 @@
  * up to the calls live.
  */
 import { expect, it } from 'vitest';
-import { CallHandler, type CallLogger } from '../../src/engine/call.js';
+import { CallHandler } from '../../src/engine/call.js';
+import { type CallLogger } from '../../src/engine/ports.js';
 import type { CompiledFlow } from '../../src/engine/compile.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { LiveCalls } from '../../src/registry/live.js';
-import { settleIdleCalls } from '../../src/engine/live-check.js';
-import { menu, req } from './helpers.js';
+import { LiveKeeper, settleIdleCalls } from '../../src/engine/live-check.js';
+import { menu, req, smsExecutor } from './helpers.js';
 
 const quiet: CallLogger = { info() {}, warn() {}, error() {}, debug() {} };
 
@@ -27,18 +28,29 @@ function instance(f: CompiledFlow, store: MemoryStore, clock: { now: number }) {
       store,
       live,
       release: () => void released++,
-      perform: async () => ({ ok: true, value: 'SMS1' }),
+      executor: smsExecutor(() => ({ ok: true, value: 'SMS1' })),
       now: () => clock.now,
     },
     {
       deadlineMs: 4000,
       callTtlMs: 3_600_000,
-      liveCheckMs: 3_600_000,
       unknownCall: 'reject',
       routes: { apps: {}, numbers: {} },
     },
   );
-  return { h, live, released: () => released };
+  // the check of the calls idle here against the shared store (its timers far off: the test runs it)
+  const keeper = new LiveKeeper(
+    live,
+    store,
+    () => void released++,
+    (callid) => h.isRunning(callid),
+    {
+      sweepMs: 3_600_000,
+      checkMs: 3_600_000,
+      now: () => clock.now,
+    },
+  );
+  return { h, keeper, live, released: () => released };
 }
 
 it(
@@ -53,32 +65,34 @@ it(
     const send = async (on: typeof a, r: Parameters<typeof req>[0]) => {
       clock.now += 1000;
       const answer = await on.h.handle(req({ callid: '42', ...r }), f.name, quiet);
-      expect(answer.status).toBe(200);
+      expect(answer.kind).toBe('answered');
     };
     await send(a, {});
     await send(b, { command: 'play', command_id: 1, command_result: '0' });
     // both answered the call: each counts it until it checks
     expect([a.live.size, b.live.size]).toEqual([1, 1]);
     clock.now += 5000;
-    expect(await a.h.checkLive(1000)).toBe(1); // B answered since: A lets it go
-    expect(await b.h.checkLive(1000)).toBe(0); // B answered last: it stays live there
+    expect(await a.keeper.check(1000)).toBe(1); // B answered since: A lets it go
+    expect(await b.keeper.check(1000)).toBe(0); // B answered last: it stays live there
     expect([a.live.size, b.live.size]).toEqual([0, 1]);
     expect(a.released()).toBe(1);
 
     await send(a, { command: 'read', command_id: 2, command_result: '1' }); // back on A
     expect(a.live.get('42')).toMatchObject({ step: 'bye' });
     clock.now += 5000;
-    expect([await b.h.checkLive(1000), await a.h.checkLive(1000)]).toEqual([1, 0]);
+    expect([await b.keeper.check(1000), await a.keeper.check(1000)]).toEqual([1, 0]);
     expect([a.live.size, b.live.size]).toEqual([1, 0]);
 
     await send(b, { command: 'play', command_id: 3, command_result: '0' }); // hangup answered by B
     await send(b, { command: 'hangup', command_id: 4, call_status: 'HANGUP' }); // the end, on B
     expect(b.live.size).toBe(0);
     clock.now += 5000;
-    expect(await a.h.checkLive(1000)).toBe(1); // ended on B (a tombstone at a later revision)
+    expect(await a.keeper.check(1000)).toBe(1); // ended on B (a tombstone at a later revision)
     expect([a.live.size, b.live.size]).toEqual([0, 0]);
-    a.h.close();
-    b.h.close();
+    for (const i of [a, b]) {
+      i.h.close();
+      i.keeper.close();
+    }
   },
 );
 
@@ -103,12 +117,22 @@ it(
     expect(await settleIdleCalls(live, store, 20_000, (id) => id === '2')).toBe(1);
     expect(asked).toEqual([['1']]);
     expect(live.get('2')).toBeDefined();
-    // a store that fails: nothing forgotten, the error goes to the caller (CallHandler.checkLive swallows it, next time
+    // a store that fails: nothing forgotten, the error goes to the caller (LiveKeeper.check swallows it, next time
     // tries again)
-    await expect(
-      settleIdleCalls(live, { revisions: async () => Promise.reject(new Error('down')) }, 20_000, () => false),
-    ).rejects.toThrow('down');
+    const down = { revisions: async () => Promise.reject(new Error('down')) };
+    await expect(settleIdleCalls(live, down, 20_000, () => false)).rejects.toThrow('down');
     expect(live.size).toBe(1);
+    let released = 0;
+    const keeper = new LiveKeeper(
+      live,
+      down,
+      () => void released++,
+      () => false,
+      { sweepMs: 3_600_000 },
+    );
+    expect(await keeper.check(0)).toBe(0);
+    expect([live.size, released]).toEqual([1, 0]);
+    keeper.close();
   },
 );
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { MASK, Masker, maskVars, sensitiveValues, sensitivityOf } from '../../src/engine/mask.js';
 import { maskStepRecord, requestMasker, resultIsSensitive } from '../../src/engine/mask-call.js';
-import type { StepRecord } from '../../src/engine/call.js';
+import { type StepRecord } from '../../src/engine/report.js';
 import type { CallState } from '../../src/engine/types.js';
 import type { RtRequest } from '../../src/protocol/rt.js';
 

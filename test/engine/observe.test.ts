@@ -4,12 +4,13 @@
  * how the call ended, and sensitive values masked.
  */
 import { describe, expect, it } from 'vitest';
-import { CallHandler, type CallLogger } from '../../src/engine/call.js';
+import { CallHandler } from '../../src/engine/call.js';
+import { type CallLogger } from '../../src/engine/ports.js';
 import type { CompiledFlow } from '../../src/engine/compile.js';
 import type { StepEvent } from '../../src/engine/observe.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { StoreUnavailable } from '../../src/store/types.js';
-import { req } from './helpers.js';
+import { req, smsExecutor } from './helpers.js';
 import { yamlFlow } from './yaml.js';
 
 const quiet: CallLogger = { info() {}, warn() {}, error() {}, debug() {} };
@@ -53,7 +54,7 @@ function handler(
       store: new MemoryStore(),
       live: { set() {}, end: () => true, purge: () => 0, started() {}, error() {}, size: 0 },
       release() {},
-      perform,
+      executor: smsExecutor(perform),
     },
     {
       deadlineMs,
@@ -115,13 +116,13 @@ describe('step observers', () => {
       await h.handle(req({ callid: '1', command: 'read', command_id: 0 }), f.name, quiet);
       await h.handle(req({ callid: '1', command: 'read', command_id: 2, call_status: 'HANGUP' }), f.name, quiet);
       await settle();
-      expect(events.map((e) => [e.outcome, e.status, e.code])).toEqual([
-        ['ok', 200, undefined],
-        ['replay', 200, undefined],
-        ['no_route', 404, 'UNKNOWN_FLOW'],
-        ['ok', 200, undefined],
-        ['stale', 409, 'STALE_REQUEST'],
-        ['ok', 200, undefined],
+      expect(events.map((e) => [e.outcome, e.answer, e.code])).toEqual([
+        ['ok', 'answered', undefined],
+        ['replay', 'answered', undefined],
+        ['no_route', 'not_found', 'UNKNOWN_FLOW'],
+        ['ok', 'answered', undefined],
+        ['stale', 'stale', 'STALE_REQUEST'],
+        ['ok', 'answered', undefined],
       ]);
       expect(events.every((e) => e.transitions.length === 0)).toBe(true);
       expect(events[5]!.callOutcome).toBe('abandoned');
@@ -137,7 +138,7 @@ describe('step observers', () => {
     const h = handler(f, events, true, 150, slow);
     await h.handle(req({ callid: '5' }), f.name, quiet);
     const a = await h.handle(req({ callid: '5', command: 'read', command_id: 1, command_result: '1' }), f.name, quiet);
-    expect(a.status === 200 && a.body).toContain('"command":"wait"');
+    expect(a.kind === 'answered' && a.body).toContain('"command":"wait"');
     expect(events).toHaveLength(1);
     await new Promise((r) => setTimeout(r, 600));
     expect(events).toHaveLength(2);
@@ -160,7 +161,7 @@ describe('step observers', () => {
         store,
         live: { set() {}, end: () => true, purge: () => 0, started() {}, error() {}, size: 0 },
         release() {},
-        perform: async () => ({ ok: true, value: 'x' }),
+        executor: smsExecutor(() => ({ ok: true, value: 'x' })),
       },
       {
         deadlineMs: 4000,
@@ -171,8 +172,10 @@ describe('step observers', () => {
       },
     );
     const a = await h.handle(req({ callid: '4' }), f.name, quiet);
-    expect(a).toMatchObject({ status: 503, code: 'STORE_UNAVAILABLE' });
-    expect(events.map((e) => [e.outcome, e.status, e.code])).toEqual([['store_unavailable', 503, 'STORE_UNAVAILABLE']]);
+    expect(a).toMatchObject({ kind: 'unavailable', code: 'STORE_UNAVAILABLE' });
+    expect(events.map((e) => [e.outcome, e.answer, e.code])).toEqual([
+      ['store_unavailable', 'unavailable', 'STORE_UNAVAILABLE'],
+    ]);
     h.close();
   });
 
@@ -184,7 +187,7 @@ describe('step observers', () => {
         store: new MemoryStore(),
         live: { set() {}, end: () => true, purge: () => 0, started() {}, error() {}, size: 0 },
         release() {},
-        perform: async () => ({ ok: true, value: 'x' }),
+        executor: smsExecutor(() => ({ ok: true, value: 'x' })),
       },
       {
         deadlineMs: 4000,
@@ -200,7 +203,7 @@ describe('step observers', () => {
     );
     const errors: unknown[] = [];
     const a = await h.handle(req({ callid: '3' }), f.name, { ...quiet, error: (o) => errors.push(o) });
-    expect(a.status).toBe(200);
+    expect(a.kind).toBe('answered');
     await settle();
     expect(errors).toHaveLength(1);
     h.close();

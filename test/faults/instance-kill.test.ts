@@ -12,7 +12,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { ENDED } from '../../src/engine/call.js';
+import { ENDED } from '../../src/engine/call-record.js';
 import { REDIS_URL } from '../helpers/redis.js';
 import { redisTestbed } from './testbed.js';
 import { alive, logEntries, sleep, until, type ServeProc } from '../helpers/processes.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { decodeState } from '../../src/engine/call.js';
+import { decodeState } from '../../src/engine/call-record.js';
 import { REDIS_URL } from '../helpers/redis.js';
 import { redisTestbed } from './testbed.js';
 import { alive, refused, until } from '../helpers/processes.js';

@@ -4,6 +4,7 @@
  * ("constructor", "__proto__", "toString", ...) finds nothing, and falls through to the
  * next route as any unknown name does. Also: body_depth as a setting.
  */
+import { PluginControl } from '../../src/http/control.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { members, PARSE_FLOWS, post, probeServer, text } from '../helpers/parse.js';
@@ -50,11 +51,9 @@ describe('routes by app and number: own entries only', () => {
   });
 
   it('routes set while running (a config reload) are looked up the same way', async () => {
-    const control: {
-      setRoutes?: (r: { apps: Record<string, string>; numbers: Record<string, string>; default?: string }) => void;
-    } = {};
+    const control = new PluginControl();
     ({ app } = await probeServer({ routes: { apps: {}, numbers: {} }, control } as never));
-    control.setRoutes!({ apps: { A1: 'probe' }, numbers: {} });
+    control.setRoutes({ apps: { A1: 'probe' }, numbers: {} });
     expect((await post(app, text(members({ app: 'A1' })), {}, '/rt')).statusCode).toBe(200);
     const res = await post(app, text(members({ app: 'constructor', callid: '77' })), {}, '/rt');
     expect(res.json()).toEqual({

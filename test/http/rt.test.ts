@@ -5,7 +5,7 @@ import { MemoryStore } from '../../src/store/memory.js';
 import type { CallStore } from '../../src/store/types.js';
 import type { RtOptions } from '../../src/http/options.js';
 import { rtBody, type RtFields } from '../helpers/rt.js';
-import { ENDED } from '../../src/engine/call.js';
+import { ENDED } from '../../src/engine/call-record.js';
 import { hooked } from '../helpers/store.js';
 
 const FLOWS = new URL('../fixtures/http-flows', import.meta.url).pathname;

@@ -1,0 +1,276 @@
+/**
+ * One attempt at a request's step, from the call's record as loaded, as named stages:
+ *
+ *   open record (tombstone, claims, sealing) -> resolve flow (route, version, limits)
+ *   -> advance (xstate) -> run effects (claimed first) -> write record -> commit (CAS)
+ *
+ * An attempt that loses the compare-and-set to another instance (`retry`), or finds another
+ * instance's claim on the call (`wait`), is tried again from a fresh load; `done` carries
+ * the request's StepOutcome, which the report is built from (src/engine/report.ts).
+ */
+import { advance } from './advance.js';
+import { answered, hangupAnswer, type StepAnswer } from './answer.js';
+import { claimRecord, encodeRecord, memoOf, readRecord, type CallRecord, type RecordSeal } from './call-record.js';
+import type { CompiledFlow } from './compile.js';
+import { runEffects, type EffectMemo, type Ran } from './effects.js';
+import { substitute } from './fallback.js';
+import type { EngineOptions, Outcome } from './outcome.js';
+import { outboundVars } from './outbound.js';
+import type { CallDeps, CallLogger, CallOptions } from './ports.js';
+import type { StepOutcome } from './report.js';
+import type { FlowResolver } from './resolve.js';
+import type { CallState } from './types.js';
+import type { Value } from '../flow/model.js';
+import { isTerminal } from '../protocol/request.js';
+import type { RtRequest } from '../protocol/rt.js';
+
+/** Time kept back from the deadline for saving the state and answering. */
+const EFFECT_MARGIN_MS = 250;
+/** How often a request waiting for another instance's claim on its call reads the call again. */
+const CLAIM_POLL_MS = 20;
+/** A claim outlives the deadline by this much: an effect answered just in time still commits. */
+export const CLAIM_SLACK_MS = 1000;
+/** Compare-and-set attempts of one request before it gives up (never reached but by a bug). */
+export const MAX_ATTEMPTS = 50;
+
+/** One request, across its attempts. */
+export interface RequestRun {
+  readonly req: RtRequest;
+  /** The request stepped: `req`, or the request a deadline fallback replaced (src/engine/fallback.ts). */
+  stepped: RtRequest;
+  /** A deadline fallback was answered in its place. */
+  late: boolean;
+  /** Epoch ms this request found the call claimed by another instance (it waits for the claim, bounded). */
+  waitingSince?: number;
+  /** The start vars of an outbound call, read once (null: none). */
+  vars?: Record<string, Value> | null;
+  /** The call as the last attempt resolved it: what a failure's report says of it. */
+  call?: { flow: CompiledFlow; prior?: CallState; isNew: boolean };
+}
+
+/** What one attempt came to: done, or try again (the record changed; another instance's claim holds). */
+type Attempt = { kind: 'done'; outcome: StepOutcome } | { kind: 'retry' } | { kind: 'wait' };
+const RETRY: Attempt = { kind: 'retry' };
+const WAIT: Attempt = { kind: 'wait' };
+
+/** What the stages of an attempt are given by the call handler. */
+export interface AttemptEnv {
+  readonly deps: CallDeps;
+  readonly opts: CallOptions;
+  readonly now: () => number;
+  readonly seal: RecordSeal;
+  readonly resolver: FlowResolver;
+  /** The call is over: its record becomes the tombstone (false: the record changed meanwhile). */
+  bury(callid: string, rev: number | undefined): Promise<boolean>;
+  /** The call is over here (the live-call bookkeeping). */
+  ended(callid: string): void;
+}
+
+export class Attempts {
+  constructor(private readonly env: AttemptEnv) {}
+
+  /** Attempts the request's step until one is done. */
+  async run(run: RequestRun, flowName: string | undefined, log: CallLogger, started: number): Promise<StepOutcome> {
+    for (let n = 1; ;) {
+      const loaded = await this.env.deps.store.load(run.req.callid);
+      if (loaded.aside !== undefined && run.stepped === run.req)
+        run.stepped = substitute(run.req, loaded.aside, this.env.opts.sealer);
+      const a = await this.attempt(run, loaded.call, flowName, log, started);
+      if (a.kind === 'done') return a.outcome;
+      // waiting for another instance's claim is not a failed attempt (the wait is bounded in `open`)
+      if (a.kind === 'retry' && ++n > MAX_ATTEMPTS)
+        throw new Error(`call ${run.req.callid}: ${MAX_ATTEMPTS} compare-and-set attempts failed`);
+    }
+  }
+
+  /**
+   * One attempt from the call's record as loaded: `retry` when the record changed meanwhile
+   * (another instance committed), `wait` while another instance's claim holds the call.
+   */
+  private async attempt(
+    run: RequestRun,
+    stored: { value: string; rev: number } | undefined,
+    flowName: string | undefined,
+    log: CallLogger,
+    started: number,
+  ): Promise<Attempt> {
+    const req = run.stepped;
+    const record = readRecord(stored?.value);
+    const rev = stored?.rev;
+    const opened = await this.open(run, record, log);
+    if (opened !== undefined && 'kind' in opened) return opened;
+    const prior = opened?.state;
+    const resolved = await this.env.resolver.resolve(req, prior, flowName, log);
+    if (resolved.kind === 'answer') {
+      if (resolved.bury && !(await this.env.bury(req.callid, rev))) return RETRY;
+      return this.done(run, resolved.answer);
+    }
+    const { flow, isNew } = resolved;
+    run.call = { flow, isNew, ...(prior ? { prior } : {}) };
+    // an outbound call placed by the server: its vars, once per request (a retried attempt reuses them)
+    if (!prior && req.request_hash && this.env.deps.outbound && run.vars === undefined)
+      run.vars = await outboundVars(this.env.deps.outbound, req, flow, log);
+    const now = this.env.now();
+    const transitions: string[] = [];
+    const outcome = advance(flow, prior, req, this.engineOptions(now, run.vars, transitions));
+    const memo = memoOf(prior);
+    const ran = await this.perform(run, flow, prior, rev, outcome, memo, { started, now });
+    if (ran.kind === 'retry') return RETRY;
+    const answer = await this.write(req, flow, ran.rev, ran.ran, memo);
+    if (answer === undefined) return RETRY;
+    const done: StepOutcome = {
+      answer,
+      req,
+      flow,
+      isNew,
+      settled: ran.ran.outcome,
+      effects: ran.ran.effects,
+      transitions,
+      now,
+    };
+    if (prior) done.prior = prior;
+    if (run.vars) done.vars = run.vars;
+    return { kind: 'done', outcome: done };
+  }
+
+  /** Opens the record: a tombstone answered, a claim waited for, sealed values opened. */
+  private async open(
+    run: RequestRun,
+    record: CallRecord,
+    log: CallLogger,
+  ): Promise<Attempt | { state?: CallState } | undefined> {
+    const req = run.stepped;
+    switch (record.kind) {
+      case 'none':
+        return undefined;
+      case 'ended':
+        // ended elsewhere (another instance, the admin API): no longer live here either
+        this.env.ended(req.callid);
+        if (!isTerminal(req.call_status))
+          log.warn(
+            { callid: req.callid, code: 'CALL_ENDED', command: req.command, command_id: req.command_id },
+            'request for a call that has ended: answered hangup',
+          );
+        return this.done(run, hangupAnswer(req));
+      case 'unreadable':
+        log.error({ callid: req.callid }, 'unreadable call snapshot: treated as unknown call');
+        return undefined;
+      case 'claimed': {
+        const now = this.env.now();
+        run.waitingSince ??= now;
+        if (record.claim.until > now && now - run.waitingSince < this.env.opts.deadlineMs + CLAIM_SLACK_MS) {
+          // another instance performs this call's effects: wait for it (it commits, or its claim expires)
+          await sleep(CLAIM_POLL_MS);
+          return WAIT;
+        }
+        log.warn(
+          { callid: req.callid, code: 'CLAIM_EXPIRED', request: record.claim.req },
+          "another instance's step on this call did not finish in time (was it killed?): taking the call over",
+        );
+        if (!record.state) return undefined;
+        return this.opened(record.state, req.callid, log);
+      }
+      case 'live':
+        return this.opened(record.state, req.callid, log);
+    }
+  }
+
+  /** The stored state as the engine reads it: sealed values opened (else *** and an error line). */
+  private opened(state: CallState, callid: string, log: CallLogger): { state: CallState } {
+    const opened = this.env.seal.open(state, callid);
+    if (opened.problem)
+      log.error(
+        { callid, code: 'SENSITIVE_UNREADABLE' },
+        `call ${callid}: ${opened.problem}; they read *** from now on`,
+      );
+    return { state: opened.state };
+  }
+
+  /**
+   * Runs the step's effects, with the executor given, within the time left before the
+   * deadline. No other instance may perform them meanwhile: the call is claimed first.
+   */
+  private async perform(
+    run: RequestRun,
+    flow: CompiledFlow,
+    prior: CallState | undefined,
+    rev: number | undefined,
+    outcome: Outcome,
+    memo: EffectMemo,
+    time: { started: number; now: number },
+  ): Promise<{ kind: 'ran'; ran: Ran; rev: number | undefined } | { kind: 'retry' }> {
+    if (outcome.kind !== 'effect') return { kind: 'ran', ran: { outcome, effects: [] }, rev };
+    const req = run.stepped;
+    const claimedAt = this.env.now();
+    const claim = {
+      req: `${req.command_id}:${req.command}:${req.call_status}`,
+      until: claimedAt + this.env.opts.deadlineMs + CLAIM_SLACK_MS,
+    };
+    const stored = prior && this.env.seal.seal(flow, prior, req.callid);
+    const claimed = await this.env.deps.store.commit(
+      req.callid,
+      rev,
+      claimRecord(stored, claim),
+      this.env.opts.callTtlMs,
+    );
+    if (claimed === undefined) return { kind: 'retry' };
+    // the time runs from the request's start, or, for a call taken over from another
+    // instance's claim (this request waited for it, past its own deadline), from its own claim
+    const from = run.waitingSince !== undefined ? claimedAt : time.started;
+    const budgetMs = () => this.env.opts.deadlineMs - (this.env.now() - from) - EFFECT_MARGIN_MS;
+    const ran = await runEffects(outcome, this.env.deps.executor, { memo, budgetMs, now: time.now });
+    return { kind: 'ran', ran, rev: claimed };
+  }
+
+  /** Writes what the engine answered: the new record (or the tombstone), committed; undefined when it lost the race. */
+  private async write(
+    req: RtRequest,
+    flow: CompiledFlow,
+    rev: number | undefined,
+    ran: Ran,
+    memo: EffectMemo,
+  ): Promise<StepAnswer | undefined> {
+    const s = ran.outcome;
+    switch (s.kind) {
+      case 'replay':
+        return answered(s.replyJson);
+      case 'stale':
+        return { kind: 'stale', code: 'STALE_REQUEST', message: s.message };
+      case 'rejected':
+        return { kind: s.code === 'UNKNOWN_CALL' ? 'not_found' : 'failed', code: s.code, message: s.message };
+      case 'reply':
+        break;
+    }
+    if (!s.state) return (await this.env.bury(req.callid, rev)) ? answered(s.replyJson) : undefined;
+    const sealed = this.env.seal.seal(flow, s.state, req.callid);
+    const record = encodeRecord(sealed, sealed === s.state ? s.stateJson : undefined, memo);
+    const committed = await this.env.deps.store.commit(req.callid, rev, record, this.env.opts.callTtlMs);
+    if (committed === undefined) return undefined;
+    this.env.deps.live.set(req.callid, s.state.flow, s.state.version, s.state.step, committed);
+    return answered(s.replyJson);
+  }
+
+  private engineOptions(now: number, vars: RequestRun['vars'], transitions: string[]): EngineOptions {
+    const o = this.env.opts;
+    const e: EngineOptions = { now, unknownCall: o.unknownCall };
+    if (vars) e.vars = vars;
+    if (o.maxStateBytes !== undefined) e.maxStateBytes = o.maxStateBytes;
+    if (o.evalLimits) e.evalLimits = o.evalLimits;
+    if (o.secret) e.secret = o.secret;
+    if (o.observer?.transitions) e.hooks = { took: (k: string) => void transitions.push(k) };
+    return e;
+  }
+
+  private done(run: RequestRun, answer: StepAnswer): Attempt {
+    return { kind: 'done', outcome: outcomeOf(run, answer, this.env.now()) };
+  }
+}
+
+/** The outcome of a request that did not reach the engine (or failed): what is known of its call. */
+export function outcomeOf(run: RequestRun, answer: StepAnswer, now: number): StepOutcome {
+  const o: StepOutcome = { answer, req: run.stepped, isNew: false, effects: [], transitions: [], now };
+  if (run.call) Object.assign(o, run.call);
+  return o;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -1,0 +1,280 @@
+/**
+ * The step report: what leaves the process about one request once its step is done, built
+ * from the values the step returned (StepOutcome), masked once: the engine's log lines and
+ * the call-ended line, the recording of the exchange (`serve --record`), and the event the
+ * observers get (metrics, traces, call history: src/engine/observe.ts).
+ */
+import type { RtRequest, RtResponse } from '../protocol/rt.js';
+import type { Value } from '../flow/model.js';
+import type { AnswerKind, StepAnswer } from './answer.js';
+import type { CompiledFlow } from './compile.js';
+import type { EffectDone, Settled } from './effects.js';
+import { MASK, type Masker, type Sensitivity } from './mask.js';
+import { maskLog, maskStepRecord, maskSummary, requestMasker, resultIsSensitive } from './mask-call.js';
+import { callOutcomeOf, type EffectEvent, type RequestOutcome, type StepEvent } from './observe.js';
+import type { Effect, EffectResult } from './outcome.js';
+import type { CallLogger } from './ports.js';
+import type { CallState, CallSummary } from './types.js';
+
+/** What one request's step came to: its answer, and the values the report is built from. */
+export interface StepOutcome {
+  answer: StepAnswer;
+  /** The request stepped (a fallback's report replaced by the request it stood for). */
+  req: RtRequest;
+  /** The flow version that served it, the call before it (absent for a new call), and whether it started the call. */
+  flow?: CompiledFlow;
+  prior?: CallState;
+  isNew: boolean;
+  /** The vars the call started with (an outbound call's first request). */
+  vars?: Record<string, Value>;
+  /** The engine's answer, when the request reached the engine. */
+  settled?: Settled;
+  effects: readonly EffectDone[];
+  /** The transitions the machine took (coverage keys), when an observer asked for them. */
+  transitions: readonly string[];
+  /** The call's clock for the request (epoch ms). */
+  now: number;
+}
+
+/**
+ * One request the engine advanced, with what it did: its effects and its reply (recordings,
+ * `serve --record`). What a replay needs to step the call again as it went: the request, the
+ * call's clock, the start vars of an outbound call, the environment, each effect's request and
+ * answer. Sensitive values and secrets are masked (src/engine/mask-call.ts, `recordable` below).
+ */
+export interface StepRecord {
+  request: RtRequest;
+  flow: { name: string; version: string };
+  /** The environment the flow was served in (version 2 `environments:`), if it has one. */
+  environment?: string;
+  /** Epoch ms the engine was given for this request: the call's clock. */
+  now: number;
+  /** The vars the call started with, given when it was placed (an outbound call's first request only). */
+  vars?: Record<string, Value>;
+  /**
+   * The effects performed for this request, in order, with their outcomes. An http lookup's params are its
+   * method, URL, headers and body as sent, with the flow's secrets replaced by ***.
+   */
+  effects: { effect: Effect; result: EffectResult }[];
+  /** The reply answered. */
+  reply: RtResponse;
+  /** The flow step of the reply (the call's step after this request), when the call goes on. */
+  step?: string;
+  /** The call ended with this request (its state was dropped). */
+  ended: boolean;
+}
+
+/** Told about each request the engine advanced (`serve --record`: src/http/recorder.ts). */
+export interface CallObserver {
+  exchange(ex: StepRecord): void;
+}
+
+/** How the request was handled, besides its outcome: for the observers' event. */
+export interface Handling {
+  /** A deadline fallback was answered in its place. */
+  late: boolean;
+  /** Epoch ms the request arrived, and its handling time in ms. */
+  at: number;
+  ms: number;
+  traceId?: string;
+}
+
+/** A request's masking: what of it is sensitive (absent: the flow has no sensitive values). */
+interface Masking {
+  sens: Sensitivity;
+  masker: Masker;
+}
+
+function maskingOf(o: StepOutcome): Masking | undefined {
+  const sens = o.flow?.tables.sensitive;
+  if (!sens || o.settled?.kind !== 'reply') return undefined;
+  const s = o.settled;
+  return { sens, masker: requestMasker(sens, o.req, o.prior, [s.state?.vars, s.summary?.vars]) };
+}
+
+/** The call's summary as it leaves the process: masked once. */
+function summaryOf(o: StepOutcome, m: Masking | undefined): CallSummary | undefined {
+  const s = o.settled?.kind === 'reply' ? o.settled.summary : undefined;
+  return s && m ? maskSummary(s, m.sens) : s;
+}
+
+export class StepReport {
+  constructor(
+    private readonly deps: {
+      recorder?: CallObserver;
+      /** Reads a declared secret's value (to mask it in what is recorded). */
+      secret?: (name: string) => string | undefined;
+    },
+  ) {}
+
+  /** Logs the step (the engine's lines, the call-ended line) and records it; the masking, for `event`. */
+  log(o: StepOutcome, log: CallLogger): void {
+    const s = o.settled;
+    for (const d of o.effects) logEffect(o, d, log);
+    if (s?.kind === 'replay')
+      log.debug({ callid: o.req.callid, command_id: o.req.command_id }, 'retried request: previous reply sent again');
+    if (s?.kind !== 'reply') return;
+    const m = maskingOf(o);
+    for (const entry of s.log ?? []) {
+      const { level, msg, ...fields } = m ? maskLog(entry, m.masker) : entry;
+      log[level === 'error' ? 'error' : level === 'warn' ? 'warn' : 'info']({ callid: o.req.callid, ...fields }, msg);
+    }
+    const summary = summaryOf(o, m);
+    if (summary) logSummary(log, summary);
+    if (this.deps.recorder && o.flow) this.deps.recorder.exchange(this.record(o, s, o.flow, m));
+  }
+
+  /** The observers' event of request `req` (`o` undefined: its work threw; `failure` is what was answered). */
+  event(req: RtRequest, o: StepOutcome | undefined, h: Handling, failure?: StepAnswer): StepEvent {
+    const answer = o?.answer ?? failure ?? { kind: 'failed', code: 'INTERNAL', message: '' };
+    const code = answer.kind === 'answered' ? undefined : answer.code;
+    const s = o?.settled;
+    const m = o && maskingOf(o);
+    const reply = s?.kind === 'reply' ? s : undefined;
+    const errors = (reply?.log ?? []).filter((l) => l.level === 'error').map((l) => l.code ?? 'ERROR');
+    const summary = o && summaryOf(o, m);
+    const ended = reply !== undefined && reply.state === null;
+    const sens = o?.flow?.tables.sensitive;
+    const e: StepEvent = {
+      callid: req.callid,
+      outcome: requestOutcome(answer, s?.kind === 'replay'),
+      answer: answer.kind,
+      late: h.late,
+      at: h.at,
+      ms: h.ms,
+      request: requestView(o?.req ?? req, o?.prior, sens),
+      isNew: o?.isNew === true,
+      ended,
+      transitions: o?.transitions ?? [],
+      effects: (o?.effects ?? []).map((d) => effectEvent(d, sens)),
+      errors,
+    };
+    if (o?.flow) Object.assign(e, { flow: o.flow.name, version: o.flow.version });
+    if (code !== undefined) e.code = code;
+    if (o?.prior) e.from = o.prior.step;
+    const step = reply ? (reply.state?.step ?? reply.summary?.lastStep ?? o?.prior?.step) : undefined;
+    if (step !== undefined) e.step = step;
+    if (reply) {
+      const params = reply.reply.params as Record<string, unknown>;
+      e.reply = {
+        command: reply.reply.command,
+        commandId: reply.reply.command_id,
+        params: m ? (m.masker.scrubValue(params) as Record<string, unknown>) : params,
+      };
+    }
+    if (ended) e.callOutcome = callOutcomeOf(o?.prior?.done === true, errors);
+    if (summary) e.summary = summary;
+    if (h.traceId !== undefined) e.traceId = h.traceId;
+    return e;
+  }
+
+  private record(o: StepOutcome, s: Extract<Settled, { kind: 'reply' }>, flow: CompiledFlow, m: Masking | undefined) {
+    const rec: StepRecord = {
+      request: o.req,
+      flow: { name: flow.name, version: flow.version },
+      ...(flow.model.environment !== undefined ? { environment: flow.model.environment } : {}),
+      now: o.now,
+      ...(o.vars ? { vars: o.vars } : {}),
+      effects: o.effects.map((d) => ({
+        effect: recordable(d.effect, flow.model.secrets, this.deps.secret),
+        result: d.result,
+      })),
+      reply: s.reply,
+      ...(s.state ? { step: s.state.step } : {}),
+      ended: !s.state,
+    };
+    return m ? maskStepRecord(rec, m.sens, o.prior, m.masker) : rec;
+  }
+}
+
+/** The request as observers see it: its result *** when it is a sensitive input. */
+function requestView(
+  req: RtRequest,
+  prior: CallState | undefined,
+  sens: Sensitivity | undefined,
+): StepEvent['request'] {
+  const masked = sens !== undefined && req.command_result !== '' && resultIsSensitive(sens, prior);
+  return {
+    command: req.command,
+    result: masked ? MASK : req.command_result,
+    error: req.command_error,
+    callStatus: req.call_status,
+    commandId: req.command_id,
+  };
+}
+
+const OUTCOMES: Record<string, RequestOutcome> = {
+  STALE_REQUEST: 'stale',
+  NO_ROUTE: 'no_route',
+  UNKNOWN_FLOW: 'no_route',
+  CALL_LIMIT: 'call_limit',
+  STORE_UNAVAILABLE: 'store_unavailable',
+};
+
+/** How the metrics count a request, by its answer. */
+function requestOutcome(a: StepAnswer, replayed: boolean): RequestOutcome {
+  if (a.kind === 'answered') return replayed ? 'replay' : 'ok';
+  return OUTCOMES[a.code] ?? (a.kind === 'not_found' || a.kind === 'stale' ? 'rejected' : 'error');
+}
+
+/** Kinds a request may be answered with that the service takes as a failure (HTTP 5xx). */
+export function isFailure(kind: AnswerKind): boolean {
+  return kind === 'failed' || kind === 'unavailable';
+}
+
+function effectEvent(d: EffectDone, sens: Sensitivity | undefined): EffectEvent {
+  const { effect: e, result: r, ms } = d;
+  if ('pending' in r) return { kind: e.kind, step: e.step, outcome: 'pending', ms };
+  if (r.ok) return { kind: e.kind, step: e.step, outcome: 'ok', value: sens?.steps.has(e.step) ? MASK : r.value, ms };
+  return { kind: e.kind, step: e.step, outcome: r.error, ms };
+}
+
+/**
+ * An effect as recordings keep it: an http lookup's method, URL, headers and body as sent, with the flow's secrets
+ * masked (sensitive values are scrubbed with the rest of the record).
+ */
+export function recordable(
+  e: Effect,
+  names: readonly string[] | undefined,
+  secret: ((n: string) => string | undefined) | undefined,
+): Effect {
+  if (e.kind !== 'http') return e;
+  const values = (names ?? []).map((n) => secret?.(n)).filter((v): v is string => v !== undefined && v !== '');
+  const hide = (s: string) => {
+    for (const v of values) s = s.split(v).join(MASK).split(encodeURIComponent(v)).join(MASK);
+    return s;
+  };
+  const p = e.params;
+  const headers = Object.fromEntries(
+    Object.entries((p.headers ?? {}) as Record<string, string>).map(([k, v]) => [k, hide(v)]),
+  );
+  const params: Record<string, unknown> = { method: p.method, url: hide(String(p.url ?? '')), headers };
+  if (typeof p.body === 'string') params.body = hide(p.body);
+  return { ...e, params };
+}
+
+function logEffect(o: StepOutcome, d: EffectDone, log: CallLogger): void {
+  const { effect, result } = d;
+  if ('pending' in result)
+    log.debug({ callid: o.req.callid, effect: 'http', step: effect.step }, 'http lookup runs on: filler answered');
+  else if (result.ok) {
+    const value = o.flow?.tables.sensitive?.steps.has(effect.step) ? MASK : result.value;
+    log.debug({ callid: o.req.callid, effect: effect.kind, step: effect.step, value }, `${effect.kind} done`);
+  }
+}
+
+function logSummary(log: CallLogger, s: CallSummary): void {
+  log.info(
+    {
+      callid: s.callid,
+      flow: s.flow,
+      version: s.version,
+      status: s.status,
+      commands: s.commands,
+      durationMs: s.durationMs,
+      lastStep: s.lastStep,
+      vars: s.vars,
+    },
+    'call ended',
+  );
+}
