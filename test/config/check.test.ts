@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CONFIG_DEFAULTS, checkConfig } from '../../src/flow/config.js';
+import { checkConfig } from '../../src/config/check.js';
+import { CONFIG_DEFAULTS } from '../../src/config/defaults.js';
 
 const at = (text: string) =>
   checkConfig(text, 'callscript.yaml').diagnostics.map((d) => `${d.code}@${d.line}:${d.column}`);
@@ -23,6 +24,7 @@ describe('checkConfig', () => {
       reload_settle_ms: 1000,
       log_level: 'info',
       workers: 1,
+      watch: true,
       headers_timeout_ms: 10000,
       request_timeout_ms: 10000,
       keep_alive_timeout_ms: 5000,
