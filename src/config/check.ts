@@ -18,6 +18,7 @@ import {
   HISTORY_CONFIG_DEFAULTS,
   HTTP_DEFAULTS,
   METRICS_DEFAULTS,
+  numberAt,
   SMS_DEFAULTS,
   STORE_DEFAULTS,
   WEBHOOKS_CONFIG_DEFAULTS,
@@ -238,7 +239,14 @@ function transportChecks(ctx: Ctx, root: YMap, config: ServerConfig): void {
   if (server?.kind !== 'map') return;
   const { headers_timeout_ms: headers, request_timeout_ms: request } = config.server;
   const h = entry(server, 'headers_timeout_ms') ?? entry(server, 'request_timeout_ms');
-  if (h && Number.isInteger(headers) && Number.isInteger(request) && headers > request) {
+  // a value out of its own bounds is reported already: one mistake, one diagnostic
+  const fits = (key: string, v: number) => Number.isInteger(v) && v >= numberAt(key).min && v <= numberAt(key).max;
+  if (
+    h &&
+    fits('server.headers_timeout_ms', headers) &&
+    fits('server.request_timeout_ms', request) &&
+    headers > request
+  ) {
     report(
       ctx,
       'OUT_OF_BOUNDS',
