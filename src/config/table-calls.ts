@@ -3,6 +3,7 @@
  * the plugin's own, part of the table of options (table.ts).
  */
 import { DEFAULT_EVAL_LIMITS } from '../flow/budget.js';
+import { MAX_FILE_BYTES } from '../flow/yaml.js';
 import type { OptionDef } from './options.js';
 import { UNKNOWN_CALL_POLICIES } from './types.js';
 
@@ -137,7 +138,7 @@ export const CALL_OPTIONS: readonly OptionDef[] = [
     type: 'integer',
     min: 1024,
     max: 67108864,
-    default: 2097152,
+    default: MAX_FILE_BYTES,
     option: { name: 'maxFlowBytes' },
     doc: 'The largest flow (and scenario) file, in bytes: a larger one is refused unread (FILE_TOO_LARGE).',
   },
