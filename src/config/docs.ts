@@ -5,7 +5,7 @@
 import type { OptionDef } from './options.js';
 import { OPTIONS } from './table.js';
 
-export const REFERENCE_BEGIN = '<!-- options:begin (written from src/config/table.ts by npm run schema) -->';
+export const REFERENCE_BEGIN = '<!-- options:begin (written from src/config/table*.ts by npm run schema) -->';
 export const REFERENCE_END = '<!-- options:end -->';
 
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
