@@ -20,7 +20,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { buildServer } from '../src/http/server.js';
 import { openStore } from '../src/store/open.js';
 import type { RedisStore } from '../src/store/redis.js';
-import { STORE_DEFAULTS } from '../src/flow/config.js';
+import { STORE_DEFAULTS } from '../src/config/defaults.js';
 
 const kind = process.argv[2];
 const send = (m: object) => process.send!(m);

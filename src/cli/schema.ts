@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { flowSchemaText, writeFlowSchema } from '../flow/schema.js';
-import { writeConfigSchema } from '../flow/config.js';
+import { writeConfigSchema } from '../config/schema.js';
 
 /**
  * `callscript schema [--write] [--dir d]`: print the flow schema, or write both schema files

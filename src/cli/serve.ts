@@ -12,6 +12,7 @@ import { openStore, shownUrl } from '../store/open.js';
 import { capabilitiesOf } from '../store/types.js';
 import { workerMetricsLink } from '../http/metrics-cluster.js';
 import { logStreamFor } from './log-format.js';
+import { configOptionNames } from '../config/plugin.js';
 import type { DestinationStream } from 'pino';
 
 /**
@@ -292,70 +293,11 @@ async function serveHere(
 
 /** The settings that stay as started until a restart (so a later change is still reported against them). */
 function restartOnly(s: Settings): Partial<Settings['server']> {
-  const {
-    flowsDir,
-    deadlineMs,
-    bodyLimit,
-    bodyDepth,
-    callTtlMs,
-    logLevel,
-    watch,
-    unknownCall,
-    fallback,
-    auth,
-    admin,
-    metrics,
-  } = s.server;
-  const {
-    headersTimeoutMs,
-    requestTimeoutMs,
-    keepAliveTimeoutMs,
-    socketTimeoutMs,
-    maxConnections,
-    authFailureLimit,
-    authFailureWindowMs,
-    trustProxy,
-  } = s.server;
-  const {
-    endedTtlMs,
-    reloadSettleMs,
-    maxStateBytes,
-    maxFlowBytes,
-    evalLimits,
-    maxLiveCalls,
-    environment,
-    history,
-    webhooks,
-    service,
-  } = s.server;
-  return {
-    ...(environment !== undefined ? { environment } : {}),
-    ...(webhooks !== undefined ? { webhooks } : {}),
-    ...(service !== undefined ? { service } : {}),
-    ...{
-      flowsDir,
-      deadlineMs,
-      bodyLimit,
-      bodyDepth,
-      callTtlMs,
-      logLevel,
-      watch,
-      unknownCall,
-      fallback,
-      auth,
-      admin,
-      metrics,
-    },
-    ...{
-      headersTimeoutMs,
-      requestTimeoutMs,
-      keepAliveTimeoutMs,
-      socketTimeoutMs,
-      maxConnections,
-      authFailureLimit,
-      authFailureWindowMs,
-      trustProxy,
-    },
-    ...{ endedTtlMs, reloadSettleMs, maxStateBytes, maxFlowBytes, evalLimits, maxLiveCalls, history },
-  };
+  const server = s.server as unknown as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  // the options of the table (deadlineMs, ..., evalLimits, the timeouts), and the settings made by hand
+  const fields = new Set(configOptionNames().map(([, name]) => name.split('.')[0]!));
+  for (const f of ['flowsDir', 'fallback', 'auth', 'admin', 'metrics', 'history', 'webhooks', 'service']) fields.add(f);
+  for (const f of fields) out[f] = server[f];
+  return out as Partial<Settings['server']>;
 }

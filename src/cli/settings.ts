@@ -1,26 +1,31 @@
 /**
  * What `callscript serve` runs with: defaults, then callscript.yaml, then environment
- * variables, then command-line flags (each overrides the one before).
+ * variables, then command-line flags (each overrides the one before). Which option has which
+ * variable and flag, its default and bounds: the table of options (src/config/table.ts).
  */
 import { Sealer } from '../engine/seal.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve, dirname } from 'node:path';
+import { checkConfig } from '../config/check.js';
 import {
-  checkConfig,
   CONFIG_DEFAULTS,
   HISTORY_CONFIG_DEFAULTS,
+  HTTP_DEFAULTS,
   METRICS_DEFAULTS,
+  optionAt,
   STORE_DEFAULTS,
   WEBHOOKS_CONFIG_DEFAULTS,
-  type ServerConfig,
-} from '../flow/config.js';
+} from '../config/defaults.js';
+import type { Value } from '../config/options.js';
+import { configOptionNames, getPath, optionsFromConfig } from '../config/plugin.js';
+import { givenText, resolveOption, type Sources } from '../config/sources.js';
+import type { ServerConfig } from '../config/types.js';
 import { MIN_SECRET_CHARS, webhookOptionsProblem, type WebhookOptions } from '../http/webhooks.js';
 import { storeUrlProblem, type StoreSetting } from '../store/open.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import type { MediaSpec } from '../flow/model.js';
 import type { ServerOptions } from '../http/server.js';
-import { DEFAULT_RT_OPTIONS, type UnknownCallPolicy } from '../http/options.js';
 import { smsSender, type SmsAccount } from '../http/sms-effect.js';
 import { resolveService } from './service-settings.js';
 
@@ -36,10 +41,6 @@ export interface ServeFlags {
   logLevel?: string;
   /** The environment of the flows' environments: (env CALLSCRIPT_ENV, environment: in callscript.yaml). */
   env?: string;
-}
-
-function envSetting(name: string | undefined): { environment?: string } {
-  return name !== undefined && name !== '' ? { environment: name } : {};
 }
 
 export interface Settings {
@@ -60,6 +61,9 @@ export interface Settings {
 export type SettingsResult =
   | { ok: true; settings: Settings; diagnostics: Diagnostic[]; sources: Map<string, string> }
   | { ok: false; message?: string; diagnostics: Diagnostic[]; sources: Map<string, string> };
+
+/** A setting that cannot be used: resolveSettings answers its message. */
+class Refused extends Error {}
 
 export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv, cwd: string): Promise<SettingsResult> {
   const sources = new Map<string, string>();
@@ -90,230 +94,179 @@ export async function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv,
     if (!checked.config) return { ok: false, diagnostics, sources };
     config = checked.config;
   }
+  try {
+    return { ok: true, diagnostics, sources, settings: settingsOf(flags, env, cwd, configPath, config) };
+  } catch (err) {
+    if (err instanceof Refused) return { ok: false, message: err.message, diagnostics, sources };
+    throw err;
+  }
+}
+
+/** The settings from the checked config (if any), the environment and the flags; a problem is thrown (Refused). */
+function settingsOf(
+  flags: ServeFlags,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  configPath: string | undefined,
+  config: ServerConfig | undefined,
+): Settings {
   const baseDir = configPath ? dirname(resolve(cwd, configPath)) : cwd;
-  const port = intSetting('port', flags.port ?? env.PORT, config?.server.port ?? 3000, 0, 65535);
-  if (typeof port === 'string') return { ok: false, message: port, diagnostics, sources };
-  const workers = intSetting(
-    flags.workers !== undefined ? '--workers' : 'CALLSCRIPT_WORKERS',
-    flags.workers ?? env.CALLSCRIPT_WORKERS,
-    config?.server.workers ?? 1,
-    1,
-    256,
-  );
-  if (typeof workers === 'string') return { ok: false, message: workers, diagnostics, sources };
-  const deadline = intSetting(
-    'DEADLINE_MS',
-    env.DEADLINE_MS,
-    config?.server.deadline_ms ?? DEFAULT_RT_OPTIONS.deadlineMs,
-    100,
-    4900,
-  );
-  if (typeof deadline === 'string') return { ok: false, message: deadline, diagnostics, sources };
-  const policy = (env.UNKNOWN_CALL ?? config?.unknown_call ?? 'restart') as UnknownCallPolicy;
-  if (!['restart', 'hangup', 'reject'].includes(policy)) {
-    return {
-      ok: false,
-      message: `UNKNOWN_CALL must be restart, hangup or reject, not "${policy}"`,
-      diagnostics,
-      sources,
-    };
-  }
-  // An empty variable counts as unset: RT_LOGIN= must not switch auth on with no password.
-  const login = nonEmpty(env.RT_LOGIN) ?? config?.auth?.login;
-  const password = nonEmpty(env.RT_PASSWORD) ?? config?.auth?.password;
-  if ((login === undefined) !== (password === undefined)) {
-    return {
-      ok: false,
-      message:
-        'Basic auth needs both a login and a password (RT_LOGIN and RT_PASSWORD, or auth.login and auth.password)',
-      diagnostics,
-      sources,
-    };
-  }
-  const adminLogin = nonEmpty(env.ADMIN_LOGIN) ?? config?.admin?.login;
-  const adminPassword = nonEmpty(env.ADMIN_PASSWORD) ?? config?.admin?.password;
-  if ((adminLogin === undefined) !== (adminPassword === undefined)) {
-    return {
-      ok: false,
-      message:
-        'the admin API needs both a login and a password (ADMIN_LOGIN and ADMIN_PASSWORD, or admin.login and ' +
-        'admin.password)',
-      diagnostics,
-      sources,
-    };
-  }
-  const smsLogin = nonEmpty(env.SMS_LOGIN) ?? config?.sms?.login;
-  const smsPassword = nonEmpty(env.SMS_PASSWORD) ?? config?.sms?.password;
-  if ((smsLogin === undefined) !== (smsPassword === undefined)) {
-    return {
-      ok: false,
-      message:
-        'the SMS account needs both a login and a password (SMS_LOGIN and SMS_PASSWORD, or sms.login and sms.password)',
-      diagnostics,
-      sources,
-    };
-  }
-  const smsTimeout = intSetting('SMS_TIMEOUT_MS', env.SMS_TIMEOUT_MS, config?.sms?.timeout_ms ?? 3000, 100, 30000);
-  if (typeof smsTimeout === 'string') return { ok: false, message: smsTimeout, diagnostics, sources };
-  const account: SmsAccount | undefined =
-    smsLogin !== undefined && smsPassword !== undefined
-      ? {
-          baseUrl: env.SMS_BASE_URL ?? config?.sms?.base_url ?? 'http://127.0.0.1:4010/rest/v1.1',
-          login: smsLogin,
-          password: smsPassword,
-          timeoutMs: smsTimeout,
-        }
-      : undefined;
+  const given: Sources = { flags: flags as Record<string, string | undefined>, env };
+  // an option of the table from its flag, its variable, the file or its default
+  const option = <T>(key: string, fileValue: unknown, check?: (text: string, from: string) => string | undefined) => {
+    const r = resolveOption(key, given, fileValue as Value | undefined, check);
+    if ('problem' in r) throw new Refused(r.problem);
+    return r.value as T;
+  };
+  const port = option<number>('server.port', config?.server.port);
+  const workers = option<number>('server.workers', config?.server.workers);
+  const fromConfig = optionsFromConfig(config, given);
+  if ('problem' in fromConfig) throw new Refused(fromConfig.problem);
+  // an empty variable counts as unset: RT_LOGIN= must not switch auth on with no password
+  const auth = credentials('auth', config, option, 'Basic auth needs');
+  const admin = credentials('admin', config, option, 'the admin API needs');
+  const sms = credentials('sms', config, option, 'the SMS account needs');
+  const smsTimeout = option<number>('sms.timeout_ms', config?.sms?.timeout_ms);
+  const account: SmsAccount | undefined = sms
+    ? { baseUrl: option<string>('sms.base_url', config?.sms?.base_url), ...sms, timeoutMs: smsTimeout }
+    : undefined;
   // The service account of outbound calls (src/cli/service-settings.ts): env, then the file.
   const svc = resolveService({}, env, config, configPath);
-  if (typeof svc === 'string') return { ok: false, message: svc, diagnostics, sources };
-  const flowsDir = flags.flows ?? env.FLOWS_DIR ?? (config ? resolve(baseDir, config.server.flows_dir) : 'flows');
-  const storeUrl = nonEmpty(flags.store) ?? nonEmpty(env.CALLSCRIPT_STORE) ?? config?.store?.url ?? STORE_DEFAULTS.url;
-  const storeProblem = storeUrlProblem(storeUrl);
-  if (storeProblem) return { ok: false, message: storeProblem, diagnostics, sources };
-  const store: StoreSetting =
-    storeUrl === 'memory' && !config?.store?.cluster && !config?.store?.sentinels
-      ? { kind: 'memory' }
-      : {
-          kind: 'redis',
-          url: storeUrl,
-          prefix: env.CALLSCRIPT_STORE_PREFIX ?? config?.store?.prefix ?? STORE_DEFAULTS.prefix,
-          commandTimeoutMs: config?.store?.command_timeout_ms ?? STORE_DEFAULTS.command_timeout_ms,
-          ...(config?.store?.cluster ? { cluster: config.store.cluster } : {}),
-          ...(config?.store?.sentinels && config.store.name
-            ? { sentinels: config.store.sentinels, name: config.store.name }
-            : {}),
-        };
-  // Keys of sensitive values at rest (src/engine/seal.ts): checked here, a bad one stops the start.
-  let sensitiveKeys: string[] | undefined;
-  try {
-    if (Sealer.fromEnv(env))
-      sensitiveKeys = [
-        env.CALLSCRIPT_SENSITIVE_KEY!.trim(),
-        ...(env.CALLSCRIPT_SENSITIVE_KEY_PREVIOUS ?? '')
-          .split(',')
-          .map((k) => k.trim())
-          .filter((k) => k !== ''),
-      ];
-  } catch (err) {
-    return { ok: false, message: (err as Error).message, diagnostics, sources };
-  }
-  // The service's webhooks: the secret from the environment (better than the file), else webhooks.secret.
-  const webhookSecret = nonEmpty(env.CALLSCRIPT_WEBHOOK_SECRET) ?? config?.webhooks?.secret;
-  let webhooks: WebhookOptions | undefined;
-  if (config?.webhooks || webhookSecret !== undefined) {
-    const w = config?.webhooks ?? WEBHOOKS_CONFIG_DEFAULTS;
-    // CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS: comma-separated, accepted too while subscriptions move to the new secret
-    const previous = (env.CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS ?? '')
-      .split(',')
-      .map((k) => k.trim())
-      .filter((k) => k !== '');
-    webhooks = {
-      path: w.path,
-      bodyLimit: w.body_limit,
-      ...(webhookSecret !== undefined ? { secret: webhookSecret } : {}),
-      ...(previous.length > 0 && webhookSecret !== undefined ? { previousSecrets: previous } : {}),
-    };
-    const bad = webhookOptionsProblem(webhooks);
-    if (bad) {
-      const named =
-        env.CALLSCRIPT_WEBHOOK_SECRET && bad.startsWith('webhooks.secret')
-          ? `CALLSCRIPT_WEBHOOK_SECRET must be ${MIN_SECRET_CHARS} to 256 characters (e.g. openssl rand -base64 32)`
-          : bad.startsWith('each previous')
-            ? `each secret of CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS must be ${MIN_SECRET_CHARS} to 256 characters`
-            : bad;
-      return { ok: false, message: named, diagnostics, sources };
-    }
-  }
+  if (typeof svc === 'string') throw new Refused(svc);
+  const flowsGiven = givenText(optionAt('server.flows_dir'), given);
+  const flowsDir = flowsGiven?.text ?? resolve(baseDir, config?.server.flows_dir ?? CONFIG_DEFAULTS.server.flows_dir);
+  const store = storeSetting(config, option);
+  const sensitiveKeys = sensitiveKeysOf(env);
+  const webhooks = webhooksSetting(config, env, option);
   const metrics = config?.metrics ?? METRICS_DEFAULTS;
-  if (webhooks?.secret !== undefined && metrics.enabled && webhooks.path === metrics.path) {
-    return {
-      ok: false,
-      message: `webhooks.path and metrics.path are both ${metrics.path}: give them different paths`,
-      diagnostics,
-      sources,
-    };
-  }
-  if (metrics.enabled && metrics.auth === 'admin' && (adminLogin === undefined || adminPassword === undefined)) {
-    return {
-      ok: false,
-      message:
-        'metrics.auth: admin puts /metrics behind the admin credentials, and none are set: give admin.login ' +
+  if (webhooks?.secret !== undefined && metrics.enabled && webhooks.path === metrics.path)
+    throw new Refused(`webhooks.path and metrics.path are both ${metrics.path}: give them different paths`);
+  if (metrics.enabled && metrics.auth === 'admin' && admin === undefined)
+    throw new Refused(
+      'metrics.auth: admin puts /metrics behind the admin credentials, and none are set: give admin.login ' +
         'and admin.password (or ADMIN_LOGIN and ADMIN_PASSWORD), or use metrics.auth: none',
-      diagnostics,
-      sources,
-    };
-  }
-  if (workers > 1 && store.kind === 'memory') {
-    return {
-      ok: false,
-      message:
-        `${workers} workers need a shared call store: with the memory store each process keeps its own calls, ` +
+    );
+  if (workers > 1 && store.kind === 'memory')
+    throw new Refused(
+      `${workers} workers need a shared call store: with the memory store each process keeps its own calls, ` +
         `and the requests of one call reach any process. Give a Redis URL (--store, CALLSCRIPT_STORE, or ` +
         `store: in the config file), or run 1 worker`,
-      diagnostics,
-      sources,
-    };
-  }
+    );
+  const http = config?.http ?? HTTP_DEFAULTS;
   return {
-    ok: true,
-    diagnostics,
-    sources,
-    settings: {
-      port,
-      workers,
-      host: flags.host ?? env.HOST ?? config?.server.host ?? '127.0.0.1',
-      configFile: configPath,
-      store,
-      ...(account ? { sms: { baseUrl: account.baseUrl, login: account.login, timeoutMs: account.timeoutMs } } : {}),
-      ...(svc.account ? { service: { url: svc.url, login: svc.account.login, from: svc.accountFrom! } } : {}),
-      server: {
-        ...(svc.account ? { service: { url: svc.url, login: svc.account.login, password: svc.account.password } } : {}),
-        effects: account ? { sms: smsSender(account) } : {},
-        http: {
-          allowPrivate: config?.http?.allow_private ?? false,
-          maxBodyBytes: config?.http?.max_body_bytes ?? 65536,
-          maxLookupsPerCall: config?.http?.max_lookups_per_call ?? 20,
-          ...(config?.http?.allow_hosts ? { allowHosts: config.http.allow_hosts } : {}),
-        },
-        flowsDir: resolve(cwd, flowsDir),
-        logLevel: flags.logLevel ?? env.LOG_LEVEL ?? config?.server.log_level ?? 'info',
-        deadlineMs: deadline,
-        bodyLimit: config?.server.body_limit ?? DEFAULT_RT_OPTIONS.bodyLimit,
-        bodyDepth: config?.server.body_depth ?? DEFAULT_RT_OPTIONS.bodyDepth,
-        callTtlMs: (config?.server.call_ttl_s ?? DEFAULT_RT_OPTIONS.callTtlMs / 1000) * 1000,
-        endedTtlMs: (config?.server.ended_call_ttl_s ?? DEFAULT_RT_OPTIONS.endedTtlMs / 1000) * 1000,
-        reloadSettleMs: config?.server.reload_settle_ms ?? DEFAULT_RT_OPTIONS.reloadSettleMs,
-        maxStateBytes: config?.limits.call_state_bytes ?? DEFAULT_RT_OPTIONS.maxStateBytes,
-        maxFlowBytes: config?.limits.flow_file_bytes ?? DEFAULT_RT_OPTIONS.maxFlowBytes,
-        ...envSetting(flags.env ?? env.CALLSCRIPT_ENV ?? config?.environment),
-        maxLiveCalls: config?.limits.max_live_calls ?? DEFAULT_RT_OPTIONS.maxLiveCalls,
-        evalLimits: config
-          ? {
-              celUnits: config.limits.expression_cost,
-              templateMs: config.limits.template_ms,
-              templateMemory: config.limits.template_memory,
-            }
-          : DEFAULT_RT_OPTIONS.evalLimits,
-        ...transportSettings(config),
-        unknownCall: policy,
-        auth: login !== undefined && password !== undefined ? { login, password } : undefined,
-        routes: config?.routes ?? { apps: {}, numbers: {} },
-        admin:
-          adminLogin !== undefined && adminPassword !== undefined
-            ? { login: adminLogin, password: adminPassword }
-            : undefined,
-        canary: config?.canary ?? {},
-        watch: config?.server.watch ?? true,
-        configFile: configPath ? resolve(cwd, configPath) : undefined,
-        fallback: config?.fallback ? fallbackMedia(config.fallback) : undefined,
-        metrics: metrics.enabled ? { path: metrics.path, auth: metrics.auth } : false,
-        ...(sensitiveKeys ? { sensitiveKeys } : {}),
-        history: historySetting(config),
-        ...(webhooks ? { webhooks } : {}),
+    port,
+    workers,
+    host: option<string>('server.host', config?.server.host),
+    configFile: configPath,
+    store,
+    ...(account ? { sms: { baseUrl: account.baseUrl, login: account.login, timeoutMs: account.timeoutMs } } : {}),
+    ...(svc.account ? { service: { url: svc.url, login: svc.account.login, from: svc.accountFrom! } } : {}),
+    server: {
+      ...(svc.account ? { service: { url: svc.url, login: svc.account.login, password: svc.account.password } } : {}),
+      effects: account ? { sms: smsSender(account) } : {},
+      http: {
+        allowPrivate: http.allow_private,
+        maxBodyBytes: http.max_body_bytes,
+        maxLookupsPerCall: http.max_lookups_per_call,
+        ...(http.allow_hosts ? { allowHosts: http.allow_hosts } : {}),
       },
+      flowsDir: resolve(cwd, flowsDir),
+      // deadlineMs, bodyLimit, ..., logLevel, the timeouts: the options of the table (src/config/table.ts)
+      ...(fromConfig.options as Partial<ServerOptions>),
+      auth,
+      routes: config?.routes ?? { apps: {}, numbers: {} },
+      admin,
+      canary: config?.canary ?? {},
+      configFile: configPath ? resolve(cwd, configPath) : undefined,
+      fallback: config?.fallback ? fallbackMedia(config.fallback) : undefined,
+      metrics: metrics.enabled ? { path: metrics.path, auth: metrics.auth } : false,
+      ...(sensitiveKeys ? { sensitiveKeys } : {}),
+      history: historySetting(config),
+      ...(webhooks ? { webhooks } : {}),
     },
   };
+}
+
+type OptionOf = <T>(key: string, fileValue: unknown, check?: (text: string, from: string) => string | undefined) => T;
+
+/** A login and password that go together (auth, admin, sms): both or neither, from the variables or the file. */
+function credentials(
+  name: 'auth' | 'admin' | 'sms',
+  config: ServerConfig | undefined,
+  option: OptionOf,
+  needs: string,
+): { login: string; password: string } | undefined {
+  const login = option<string | undefined>(`${name}.login`, config?.[name]?.login);
+  const password = option<string | undefined>(`${name}.password`, config?.[name]?.password);
+  if ((login === undefined) !== (password === undefined)) {
+    const vars = `${optionAt(`${name}.login`).env} and ${optionAt(`${name}.password`).env}`;
+    throw new Refused(`${needs} both a login and a password (${vars}, or ${name}.login and ${name}.password)`);
+  }
+  return login !== undefined && password !== undefined ? { login, password } : undefined;
+}
+
+/** Where calls live: memory, or Redis with the options of the file. */
+function storeSetting(config: ServerConfig | undefined, option: OptionOf): StoreSetting {
+  const url = option<string>('store.url', config?.store?.url, (text) => storeUrlProblem(text) ?? undefined);
+  if (url === 'memory' && !config?.store?.cluster && !config?.store?.sentinels) return { kind: 'memory' };
+  return {
+    kind: 'redis',
+    url,
+    prefix: option<string>('store.prefix', config?.store?.prefix),
+    commandTimeoutMs: config?.store?.command_timeout_ms ?? STORE_DEFAULTS.command_timeout_ms,
+    ...(config?.store?.cluster ? { cluster: config.store.cluster } : {}),
+    ...(config?.store?.sentinels && config.store.name
+      ? { sentinels: config.store.sentinels, name: config.store.name }
+      : {}),
+  };
+}
+
+/** Keys of sensitive values at rest (src/engine/seal.ts): checked here, a bad one stops the start. */
+function sensitiveKeysOf(env: NodeJS.ProcessEnv): string[] | undefined {
+  try {
+    if (!Sealer.fromEnv(env)) return undefined;
+  } catch (err) {
+    throw new Refused((err as Error).message);
+  }
+  return [
+    env.CALLSCRIPT_SENSITIVE_KEY!.trim(),
+    ...(env.CALLSCRIPT_SENSITIVE_KEY_PREVIOUS ?? '')
+      .split(',')
+      .map((k) => k.trim())
+      .filter((k) => k !== ''),
+  ];
+}
+
+/** The service's webhooks: the secret from the environment (better than the file), else webhooks.secret. */
+function webhooksSetting(
+  config: ServerConfig | undefined,
+  env: NodeJS.ProcessEnv,
+  option: OptionOf,
+): WebhookOptions | undefined {
+  // the secret's length is checked with the rest of the webhook options, below
+  const secret = option<string | undefined>('webhooks.secret', config?.webhooks?.secret, () => undefined);
+  if (!config?.webhooks && secret === undefined) return undefined;
+  const w = config?.webhooks ?? WEBHOOKS_CONFIG_DEFAULTS;
+  // CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS: comma-separated, accepted too while subscriptions move to the new secret
+  const previous = (env.CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '');
+  const webhooks: WebhookOptions = {
+    path: w.path,
+    bodyLimit: w.body_limit,
+    ...(secret !== undefined ? { secret } : {}),
+    ...(previous.length > 0 && secret !== undefined ? { previousSecrets: previous } : {}),
+  };
+  const bad = webhookOptionsProblem(webhooks);
+  if (!bad) return webhooks;
+  throw new Refused(
+    env.CALLSCRIPT_WEBHOOK_SECRET && bad.startsWith('webhooks.secret')
+      ? `CALLSCRIPT_WEBHOOK_SECRET must be ${MIN_SECRET_CHARS} to 256 characters (e.g. openssl rand -base64 32)`
+      : bad.startsWith('each previous')
+        ? `each secret of CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS must be ${MIN_SECRET_CHARS} to 256 characters`
+        : bad,
+  );
 }
 
 /**
@@ -334,30 +287,12 @@ export function settingsChanges(
     ['server.host', before.host, after.host],
     ['server.workers', before.workers, after.workers],
     ['server.flows_dir', before.server.flowsDir, after.server.flowsDir],
-    ['server.deadline_ms', before.server.deadlineMs, after.server.deadlineMs],
-    ['server.body_limit', before.server.bodyLimit, after.server.bodyLimit],
-    ['server.body_depth', before.server.bodyDepth, after.server.bodyDepth],
-    ['server.call_ttl_s', before.server.callTtlMs, after.server.callTtlMs],
-    ['server.ended_call_ttl_s', before.server.endedTtlMs, after.server.endedTtlMs],
-    ['server.reload_settle_ms', before.server.reloadSettleMs, after.server.reloadSettleMs],
-    ['limits.call_state_bytes', before.server.maxStateBytes, after.server.maxStateBytes],
-    ['limits.flow_file_bytes', before.server.maxFlowBytes, after.server.maxFlowBytes],
-    ['environment', before.server.environment, after.server.environment],
-    ['limits.max_live_calls', before.server.maxLiveCalls, after.server.maxLiveCalls],
-    ['limits.expression_cost', before.server.evalLimits?.celUnits, after.server.evalLimits?.celUnits],
-    ['limits.template_memory', before.server.evalLimits?.templateMemory, after.server.evalLimits?.templateMemory],
-    ['limits.template_ms', before.server.evalLimits?.templateMs, after.server.evalLimits?.templateMs],
-    ['server.headers_timeout_ms', before.server.headersTimeoutMs, after.server.headersTimeoutMs],
-    ['server.request_timeout_ms', before.server.requestTimeoutMs, after.server.requestTimeoutMs],
-    ['server.keep_alive_timeout_ms', before.server.keepAliveTimeoutMs, after.server.keepAliveTimeoutMs],
-    ['server.socket_timeout_ms', before.server.socketTimeoutMs, after.server.socketTimeoutMs],
-    ['server.max_connections', before.server.maxConnections, after.server.maxConnections],
-    ['server.auth_failure_limit', before.server.authFailureLimit, after.server.authFailureLimit],
-    ['server.auth_failure_window_s', before.server.authFailureWindowMs, after.server.authFailureWindowMs],
-    ['server.trust_proxy', before.server.trustProxy, after.server.trustProxy],
-    ['server.log_level', before.server.logLevel, after.server.logLevel],
-    ['server.watch', before.server.watch, after.server.watch],
-    ['unknown_call', before.server.unknownCall, after.server.unknownCall],
+    // deadline_ms, body_limit, ..., the timeouts, the limits: the options of the table (src/config/table.ts)
+    ...configOptionNames().map(([key, name]): [string, unknown, unknown] => [
+      key,
+      getPath(before.server, name),
+      getPath(after.server, name),
+    ]),
     ['fallback', before.server.fallback, after.server.fallback],
     ['auth', before.server.auth, after.server.auth],
     ['admin', before.server.admin, after.server.admin],
@@ -369,25 +304,6 @@ export function settingsChanges(
   ];
   for (const [name, a, b] of atStart) if (!same(a, b)) out.restart.push(name);
   return out;
-}
-
-/**
- * The server's timeouts, connection cap, proxies and failed-authentication limit (defaults: src/http/transport.ts,
- * options.ts).
- */
-function transportSettings(config: ServerConfig | undefined): Partial<ServerOptions> {
-  // without a config file, the config's defaults: a file that states them changes nothing
-  const s = (config ?? CONFIG_DEFAULTS).server;
-  return {
-    headersTimeoutMs: s.headers_timeout_ms,
-    requestTimeoutMs: s.request_timeout_ms,
-    keepAliveTimeoutMs: s.keep_alive_timeout_ms,
-    socketTimeoutMs: s.socket_timeout_ms,
-    maxConnections: s.max_connections,
-    authFailureLimit: s.auth_failure_limit,
-    authFailureWindowMs: s.auth_failure_window_s * 1000,
-    ...(s.trust_proxy && s.trust_proxy.length > 0 ? { trustProxy: s.trust_proxy } : {}),
-  };
 }
 
 /** The call history (history: in the config): its plugin option, false when keep is 0. */
@@ -408,21 +324,4 @@ function fallbackMedia(m: MediaSpec): string | undefined {
     case 'raw':
       return m.value;
   }
-}
-
-function nonEmpty(v: string | undefined): string | undefined {
-  return v === undefined || v === '' ? undefined : v;
-}
-
-function intSetting(
-  name: string,
-  raw: string | undefined,
-  fallback: number,
-  min: number,
-  max: number,
-): number | string {
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^[0-9]+$/.test(raw) || Number(raw) < min || Number(raw) > max)
-    return `${name} must be an integer from ${min} to ${max}, not "${raw}"`;
-  return Number(raw);
 }

@@ -1,7 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { checkConfig, configFlowRefs } from '../flow/config.js';
+import { checkConfig } from '../config/check.js';
+import { configFlowRefs } from '../config/flow-refs.js';
 import { didYouMean } from '../flow/check-context.js';
 import { defaultFlowName } from '../flow/check.js';
 import { formatDiagnostics, summarize } from '../flow/format.js';

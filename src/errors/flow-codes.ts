@@ -2,7 +2,7 @@ import type { CodeInfo } from './types.js';
 
 /**
  * Codes of the flow checker (src/flow/check*.ts) and of the server config checker
- * (src/flow/config.ts). Stable: never rename one; add new ones at the end of their group.
+ * (src/config/check.ts). Stable: never rename one; add new ones at the end of their group.
  * `title` says what happened, `hint` what to do; docs/errors.md is written from both.
  */
 export const FLOW_CODES: readonly CodeInfo[] = [

@@ -1,4 +1,6 @@
 /** The plugin's options as given by code, checked like the config file's: a clear error at registration. */
+import { numberAt } from '../config/defaults.js';
+import { pluginOptionProblem } from '../config/plugin.js';
 import { metricsPathProblem, type CallscriptPluginOptions, type RtOptions } from './options.js';
 
 /** Options given to the plugin by code are checked like the config file's: a clear error at registration. */
@@ -6,41 +8,9 @@ export function checkOptions(o: RtOptions & Pick<CallscriptPluginOptions, 'admin
   const bad = (what: string) => {
     throw new Error(`callscript plugin: ${what}`);
   };
-  if (!Number.isInteger(o.deadlineMs) || o.deadlineMs < 100 || o.deadlineMs > 4900)
-    bad(`deadlineMs must be an integer from 100 to 4900, got ${o.deadlineMs}`);
-  if (!Number.isInteger(o.bodyLimit) || o.bodyLimit < 1024 || o.bodyLimit > 1048576)
-    bad(`bodyLimit must be an integer from 1024 to 1048576, got ${o.bodyLimit}`);
-  if (!Number.isInteger(o.bodyDepth) || o.bodyDepth < 2 || o.bodyDepth > 256)
-    bad(`bodyDepth must be an integer from 2 to 256, got ${o.bodyDepth}`);
-  if (!Number.isInteger(o.callTtlMs) || o.callTtlMs < 1000)
-    bad(`callTtlMs must be an integer of at least 1000, got ${o.callTtlMs}`);
-  if (!Number.isInteger(o.liveCheckMs) || o.liveCheckMs < 100 || o.liveCheckMs > 3_600_000)
-    bad(`liveCheckMs must be an integer from 100 to 3600000, got ${o.liveCheckMs}`);
-  if (!Number.isInteger(o.endedTtlMs) || o.endedTtlMs < 1000)
-    bad(`endedTtlMs must be an integer of at least 1000, got ${o.endedTtlMs}`);
-  if (!Number.isInteger(o.maxStateBytes) || o.maxStateBytes < 1024 || o.maxStateBytes > 1048576)
-    bad(`maxStateBytes must be an integer from 1024 to 1048576, got ${o.maxStateBytes}`);
-  for (const [k, lo, hi] of [
-    ['celUnits', 1000, 1e7],
-    ['templateMs', 1, 1000],
-    ['templateMemory', 1000, 1e7],
-  ] as const) {
-    const v = o.evalLimits?.[k];
-    if (!Number.isInteger(v) || v! < lo || v! > hi)
-      bad(`evalLimits.${k} must be an integer from ${lo} to ${hi}, got ${String(v)}`);
-  }
-  if (!Number.isInteger(o.maxLiveCalls) || o.maxLiveCalls < 1)
-    bad(`maxLiveCalls must be a positive integer, got ${o.maxLiveCalls}`);
-  if (!Number.isInteger(o.maxFlowBytes) || o.maxFlowBytes < 1024 || o.maxFlowBytes > 67108864)
-    bad(`maxFlowBytes must be an integer from 1024 to 67108864, got ${o.maxFlowBytes}`);
-  if (!Number.isInteger(o.authFailureLimit) || o.authFailureLimit < 0 || o.authFailureLimit > 100000)
-    bad(`authFailureLimit must be an integer from 0 to 100000, got ${o.authFailureLimit}`);
-  if (!Number.isInteger(o.authFailureWindowMs) || o.authFailureWindowMs < 1000 || o.authFailureWindowMs > 86_400_000)
-    bad(`authFailureWindowMs must be an integer from 1000 to 86400000, got ${o.authFailureWindowMs}`);
-  if (!Number.isInteger(o.reloadSettleMs) || o.reloadSettleMs < 0 || o.reloadSettleMs > 60000)
-    bad(`reloadSettleMs must be an integer from 0 to 60000, got ${o.reloadSettleMs}`);
-  if (!['restart', 'hangup', 'reject'].includes(o.unknownCall))
-    bad(`unknownCall must be restart, hangup or reject, got ${String(o.unknownCall)}`);
+  // the numbers and choices of the table of options (src/config/table.ts), in the plugin's units
+  const problem = pluginOptionProblem(o);
+  if (problem !== undefined) bad(problem);
   if (
     o.admin &&
     (typeof o.admin.login !== 'string' ||
@@ -49,9 +19,10 @@ export function checkOptions(o: RtOptions & Pick<CallscriptPluginOptions, 'admin
       o.admin.password === '')
   )
     bad('admin needs a non-empty login and password');
+  const percent = numberAt('canary.*');
   for (const [name, p] of Object.entries(o.canary ?? {}))
-    if (typeof p !== 'number' || !(p >= 0 && p <= 100))
-      bad(`canary.${name} must be a percent from 0 to 100, got ${String(p)}`);
+    if (typeof p !== 'number' || !(p >= percent.min && p <= percent.max))
+      bad(`canary.${name} must be a percent from ${percent.min} to ${percent.max}, got ${String(p)}`);
   if (
     o.auth &&
     (typeof o.auth.login !== 'string' ||

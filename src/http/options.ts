@@ -8,41 +8,49 @@ import type { HttpPolicy } from './lookup-client.js';
 import type { HttpRunner } from '../engine/http-wait.js';
 import type { LiveCalls } from '../registry/live.js';
 import type { Reloader } from '../registry/reloader.js';
-import { type CallObserver } from '../engine/report.js';
-import { type Routes } from '../engine/ports.js';
-import { DEFAULT_EVAL_LIMITS, type EvalLimits } from '../flow/budget.js';
-import { DEFAULT_BODY_DEPTH } from '../protocol/request.js';
+import type { CallObserver } from '../engine/report.js';
+import type { Routes } from '../engine/ports.js';
+import type { EvalLimits } from '../flow/budget.js';
+import { pluginDefaults } from '../config/plugin.js';
+import type { UnknownCallPolicy } from '../config/types.js';
 import type { WebhookOptions } from './webhooks.js';
 import type { MetricsCluster } from './metrics-cluster.js';
 import type { TrafficSource } from './metrics.js';
 
 export type { Routes } from '../engine/ports.js';
-export type UnknownCallPolicy = 'restart' | 'hangup' | 'reject';
+export type { UnknownCallPolicy };
 
-/** How the real-time endpoint behaves; every field has a default. */
+/**
+ * How the real-time endpoint behaves; every field has a default. The numbers are the config file's options (named
+ * below) in the plugin's units: their defaults and bounds are in the table of options (src/config/table.ts), and
+ * registering the plugin with one out of its bounds throws.
+ */
 export interface RtOptions {
-  /** Answer within this many ms, with a fallback command if the step is late. Default 4000. */
+  /** Answer within this many ms, with a fallback command if the step is late (server.deadline_ms). */
   deadlineMs: number;
-  /** Largest request body in bytes. Default 65536. */
+  /** Largest request body in bytes (server.body_limit). */
   bodyLimit: number;
-  /** Deepest nesting of objects and arrays in a request body (the body itself is 1). Default 32. */
+  /** Deepest nesting of objects and arrays in a request body, the body itself 1 (server.body_depth). */
   bodyDepth: number;
-  /** Forget a call this long after its last request (a lost HANGUP). Default 2 h. */
+  /** Forget a call this long after its last request, a lost HANGUP (server.call_ttl_s, here in ms). */
   callTtlMs: number;
   /**
    * With a shared store (Redis, or any store but the MemoryStore, which one process alone
    * uses): how often the calls idle here this long are checked against it, so that a call
    * answered or ended by another instance or worker stops counting as live here (metrics,
-   * /health, limits.max_live_calls). Default 30000.
+   * /health, limits.max_live_calls). No key in the config file.
    */
   liveCheckMs: number;
-  /** Remember an ended call this long (a tombstone): a late request gets `hangup`, not a new call. Default 10 min. */
+  /**
+   * Remember an ended call this long (a tombstone): a late request gets `hangup`, not a new call
+   * (server.ended_call_ttl_s, here in ms).
+   */
   endedTtlMs: number;
-  /** The cap on a call's stored state (its variables included), in bytes. Default 32768. */
+  /** The cap on a call's stored state (its variables included), in bytes (limits.call_state_bytes). */
   maxStateBytes: number;
-  /** Live calls served at most (limits.max_live_calls): a new call past it gets 503 CALL_LIMIT. Default 50,000. */
+  /** Live calls served at most: a new call past it gets 503 CALL_LIMIT (limits.max_live_calls). */
   maxLiveCalls: number;
-  /** The largest flow file, in bytes (limits.flow_file_bytes). Default 2 MiB. */
+  /** The largest flow file, in bytes (limits.flow_file_bytes). */
   maxFlowBytes: number;
   /** The environment of the flows' environments: (version 2) to serve; absent: each flow's first one. */
   environment?: string;
@@ -52,7 +60,7 @@ export interface RtOptions {
   evalLimits: EvalLimits;
   /**
    * A changed flow file is published once it has stayed the same for this long (an editor
-   * or a copy still writing it is waited for). Default 1000 ms.
+   * or a copy still writing it is waited for) (server.reload_settle_ms).
    */
   reloadSettleMs: number;
   /** HTTP Basic credentials the service must send (its REALTIME10 app's login/password). */
@@ -60,12 +68,12 @@ export interface RtOptions {
   /**
    * Failed authentications (on /rt, and on the admin API, counted apart) allowed per client
    * address within `authFailureWindowMs`; past it, 429 AUTH_RATE_LIMITED until the window
-   * ends. 0: failures are logged, never limited. Default 10.
+   * ends. 0: failures are logged, never limited (server.auth_failure_limit).
    */
   authFailureLimit: number;
-  /** The window of `authFailureLimit`, in ms. Default 60000. */
+  /** The window of `authFailureLimit`, in ms (server.auth_failure_window_s, here in ms). */
   authFailureWindowMs: number;
-  /** A non-first request for a call with no state. Default restart. */
+  /** A non-first request for a call with no state (unknown_call). */
   unknownCall: UnknownCallPolicy;
   routes: Routes;
   /**
@@ -82,21 +90,12 @@ export interface RtOptions {
   observer?: StepObserver;
 }
 
+/**
+ * The defaults of RtOptions, from the table of options (src/config/table.ts): the config file's defaults in the
+ * plugin's units (server.call_ttl_s 7200 is callTtlMs 7200000), and liveCheckMs, which has no key in the file.
+ */
 export const DEFAULT_RT_OPTIONS: RtOptions = {
-  deadlineMs: 4000,
-  bodyLimit: 65536,
-  bodyDepth: DEFAULT_BODY_DEPTH,
-  callTtlMs: 2 * 60 * 60 * 1000,
-  endedTtlMs: 10 * 60 * 1000,
-  liveCheckMs: 30_000,
-  maxStateBytes: 32 * 1024,
-  evalLimits: DEFAULT_EVAL_LIMITS,
-  maxFlowBytes: 2 * 1024 * 1024,
-  maxLiveCalls: 50_000,
-  reloadSettleMs: 1000,
-  authFailureLimit: 10,
-  authFailureWindowMs: 60_000,
-  unknownCall: 'restart',
+  ...(pluginDefaults() as Omit<RtOptions, 'routes'>),
   routes: { apps: {}, numbers: {} },
 };
 

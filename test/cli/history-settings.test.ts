@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkConfig } from '../../src/flow/config.js';
+import { checkConfig } from '../../src/config/check.js';
 import { resolveSettings, settingsChanges } from '../../src/cli/settings.js';
 
 function dir(config?: string): string {

@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkConfig } from '../../src/flow/config.js';
+import { checkConfig } from '../../src/config/check.js';
 import { resolveSettings, settingsChanges } from '../../src/cli/settings.js';
 
 const at = (text: string) => checkConfig(text, 'c.yaml').diagnostics.map((d) => [d.code, d.line, d.column, d.message]);

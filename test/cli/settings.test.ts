@@ -161,7 +161,11 @@ routes: { default: front-desk, numbers: { "+33123456789": support-line } }
     const d2 = dir();
     expect(await resolveSettings({}, { PORT: 'abc' }, d2)).toMatchObject({
       ok: false,
-      message: 'port must be an integer from 0 to 65535, not "abc"',
+      message: 'PORT must be an integer from 0 to 65535, not "abc"',
+    });
+    expect(await resolveSettings({ port: '70000' }, { PORT: '5000' }, d2)).toMatchObject({
+      ok: false,
+      message: '--port must be an integer from 0 to 65535, not "70000"',
     });
     expect(await resolveSettings({}, { RT_LOGIN: 'x' }, d2)).toMatchObject({ ok: false });
     expect(await resolveSettings({}, { UNKNOWN_CALL: 'drop' }, d2)).toMatchObject({ ok: false });

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { FLOW_CODES } from '../../src/errors/flow-codes.js';
 import { checkFlow } from '../../src/flow/check.js';
-import { checkConfig } from '../../src/flow/config.js';
+import { checkConfig } from '../../src/config/check.js';
 import type { Diagnostic } from '../../src/errors/diagnostic.js';
 import { MAX_FILE_BYTES } from '../../src/flow/yaml.js';
 import { TABLE_CASES } from './codes-tables.js';

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checkFlow } from '../../src/flow/check.js';
-import { checkConfig } from '../../src/flow/config.js';
+import { checkConfig } from '../../src/config/check.js';
 import type { Diagnostic } from '../../src/errors/diagnostic.js';
 
 const flow = (...steps: string[]) => ['version: 1', 'start: a', 'steps:', ...steps].join('\n') + '\n';

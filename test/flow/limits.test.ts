@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checkFlow } from '../../src/flow/check.js';
-import { checkConfig } from '../../src/flow/config.js';
+import { checkConfig } from '../../src/config/check.js';
 import { MAX_ALIAS_WEIGHT, MAX_FILE_BYTES, loadYaml } from '../../src/flow/yaml.js';
 import type { Diagnostic } from '../../src/errors/diagnostic.js';
 

@@ -5,7 +5,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { checkFlow } from '../../src/flow/check.js';
-import { checkConfig } from '../../src/flow/config.js';
+import { checkConfig } from '../../src/config/check.js';
 import type { Diagnostic } from '../../src/errors/diagnostic.js';
 
 /** Deterministic PRNG (mulberry32), so a failure can be replayed. */

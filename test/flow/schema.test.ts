@@ -4,7 +4,7 @@ import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { checkFlow } from '../../src/flow/check.js';
-import { configJsonSchema, configSchemaText } from '../../src/flow/config.js';
+import { configJsonSchema, configSchemaText } from '../../src/config/schema.js';
 import { flowJsonSchema, flowSchemaText } from '../../src/flow/schema.js';
 
 const ajv = () => new Ajv({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });

@@ -8,7 +8,7 @@ import { PluginControl } from '../../src/http/control.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { members, PARSE_FLOWS, post, probeServer, text } from '../helpers/parse.js';
-import { checkConfig } from '../../src/flow/config.js';
+import { checkConfig } from '../../src/config/check.js';
 import { buildServer } from '../../src/http/server.js';
 import { parseRtRequest } from '../../src/protocol/request.js';
 

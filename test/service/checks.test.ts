@@ -8,7 +8,7 @@ import { startVars } from '../../src/engine/outbound.js';
 import { parseAccount, resolveService } from '../../src/cli/service-settings.js';
 import { parseVars } from '../../src/cli/dial.js';
 import { parseDuration } from '../../src/cli/duration.js';
-import { checkConfig } from '../../src/flow/config.js';
+import { checkConfig } from '../../src/config/check.js';
 import { resolveSettings } from '../../src/cli/settings.js';
 
 const ok = { app: 'A1B2C3D4', number: '+33612345678' };

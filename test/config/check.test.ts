@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CONFIG_DEFAULTS, checkConfig } from '../../src/flow/config.js';
+import { checkConfig } from '../../src/config/check.js';
+import { CONFIG_DEFAULTS } from '../../src/config/defaults.js';
 
 const at = (text: string) =>
   checkConfig(text, 'callscript.yaml').diagnostics.map((d) => `${d.code}@${d.line}:${d.column}`);
@@ -23,6 +24,7 @@ describe('checkConfig', () => {
       reload_settle_ms: 1000,
       log_level: 'info',
       workers: 1,
+      watch: true,
       headers_timeout_ms: 10000,
       request_timeout_ms: 10000,
       keep_alive_timeout_ms: 5000,
@@ -194,5 +196,38 @@ describe('checkConfig', () => {
     expect(at('server: { port: 1\n')).toEqual(['YAML_SYNTAX@2:1']);
     expect(at('server: {}\nserver: {}\n')).toEqual(['DUPLICATE_KEY@2:1']);
     expect(at('- a\n')).toEqual(['NOT_A_MAP@1:1']);
+  });
+
+  it("reports a string that does not match its pattern with the option's own message", () => {
+    const m = (t: string) =>
+      checkConfig(t, 'c.yaml').diagnostics.map((d) => `${d.line}:${d.column} ${d.code} ${d.message}`);
+    expect(m('environment: "pro duction"\n')).toEqual([
+      "1:14 BAD_NAME environment must be an environment name (letters, digits, - and _; 64 at most), got 'pro duction'",
+    ]);
+    expect(m('http:\n  allow_hosts: ["a b"]\n')).toEqual([
+      '2:17 BAD_FORMAT http.allow_hosts.0 must be a host name (api.bank.example) or *. and a domain ' +
+        "(*.bank.example), got 'a b'",
+    ]);
+    expect(m('store:\n  cluster: [redis://a:7000, x]\n')).toEqual([
+      "2:29 BAD_FORMAT store.cluster.1 must be a Redis URL, got 'x'",
+    ]);
+    expect(m('store: mysql://x\n')).toEqual(["1:8 BAD_FORMAT store must be memory or a Redis URL, got 'mysql://x'"]);
+    expect(m('routes:\n  default: "no name"\n')).toEqual([
+      "2:12 BAD_NAME routes.default: 'no name' is not a flow name (letters, digits, - and _)",
+    ]);
+  });
+
+  it('a sentinel needs its host and port', () => {
+    expect(
+      checkConfig('store:\n  sentinels: [{ host: s1 }]\n  name: m\n', 'c.yaml').diagnostics.map(
+        (d) => `${d.line}:${d.column} ${d.code} ${d.message}`,
+      ),
+    ).toEqual(["2:15 MISSING_KEY store.sentinels.0 needs 'port'"]);
+  });
+
+  it('one diagnostic for a timeout out of its bounds, not a second one for its order with the other', () => {
+    expect(at('server:\n  headers_timeout_ms: 120001\n')).toEqual(['OUT_OF_BOUNDS@2:23']);
+    expect(at('server:\n  request_timeout_ms: 50\n')).toEqual(['OUT_OF_BOUNDS@2:23']);
+    expect(at('server:\n  headers_timeout_ms: 12000\n')).toEqual(['OUT_OF_BOUNDS@2:3']);
   });
 });
