@@ -426,7 +426,8 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
   return expect ? step : undefined;
 }
 
-function parseCall(c: Collector, n: YNode | undefined): CallFields {
+/** The call's fields; `bad` notes a status that is not one (its case then needs no second message for its steps). */
+function parseCall(c: Collector, n: YNode | undefined, bad: { status?: boolean } = {}): CallFields {
   const call: CallFields = { ...DEFAULT_CALL, variables: {} };
   if (!n) return call;
   if (n.kind !== 'map') {
@@ -449,9 +450,10 @@ function parseCall(c: Collector, n: YNode | undefined): CallFields {
       const s = str(c, e.value, `call.${e.key}`);
       if (s === undefined) continue;
       if (e.key === 'callid' && !/^[0-9]{1,20}$/.test(s)) c.at(e.value, 'call.callid must be digits');
-      else if (e.key === 'status' && !(CALL_STATUSES as readonly string[]).includes(s))
+      else if (e.key === 'status' && !(CALL_STATUSES as readonly string[]).includes(s)) {
         c.at(e.value, `call.status: "${s}" is not one of ${CALL_STATUSES.join(', ')}`);
-      else if (e.key === 'date_started' && !/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(s))
+        bad.status = true;
+      } else if (e.key === 'date_started' && !/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(s))
         c.at(e.value, 'call.date_started must be "YYYY-MM-DD HH:MM:SS"');
       else (call as unknown as Record<string, string>)[e.key] = s;
     }
@@ -544,7 +546,8 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
       else names.set(s, nameNode.pos);
     }
   }
-  const call = parseCall(c, get(n, 'call'));
+  const bad: { status?: boolean } = {};
+  const call = parseCall(c, get(n, 'call'), bad);
   let vars: Record<string, Plain> = {};
   const vn = get(n, 'vars');
   if (vn) {
@@ -569,7 +572,7 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
   else if (sn.kind !== 'seq') c.at(sn, `steps must be a list, not ${describe(sn)}`);
   else {
     // a call never answered (call.status NOANSWER, BUSY...) has nothing to step through
-    if (sn.items.length === 0 && !isTerminalCall(call))
+    if (sn.items.length === 0 && !isTerminalCall(call) && !bad.status)
       c.at(sn, 'steps must not be empty (only a call never answered, call: { status: NOANSWER }, has none)');
     let ended: string | undefined;
     for (const item of sn.items) {
