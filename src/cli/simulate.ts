@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { startVars } from '../engine/outbound.js';
-import { readFlowText, unreadableReason } from '../registry/load.js';
+import { readFlowText } from '../registry/load.js';
 import type { Value } from '../flow/model.js';
 import { parseRoutes } from '../testing/mock-http.js';
 import type { HttpMock } from '../testing/http-mocks.js';
@@ -200,7 +200,8 @@ async function loadRoutes(file: string): Promise<HttpMock[]> {
   try {
     text = await readFlowText(file);
   } catch (e) {
-    throw new Error(`--mocks: cannot read ${file}: ${unreadableReason(e)}`, { cause: e });
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new Error(`--mocks: cannot read ${file}: ${code ?? (e as Error).message}`, { cause: e });
   }
   const { routes, problems } = parseRoutes(text, file);
   if (problems.length > 0) throw new Error(`--mocks: ${file} is not a routes file:\n${problems.join('\n')}`);

@@ -18,6 +18,7 @@ import type { StepRecord } from '../engine/call.js';
 import { TERMINAL_STATUSES } from '../protocol/commands.js';
 import type { WireValue } from '../protocol/rt.js';
 import type { EffectResult } from '../engine/outcome.js';
+import { MOCK_ERRORS } from './http-mocks.js';
 
 /** One request the engine advanced, with its effects and its reply (src/engine/call.ts). */
 export type Exchange = StepRecord;
@@ -182,7 +183,9 @@ export function buildRecording(exchanges: readonly Exchange[], date: Date = new 
       }
       const request = recordedLookup(effect.params);
       if (!asSteps) {
-        if (answer) http.push({ ...request, ...(answer as Record<string, JsonValue>) });
+        // mocks.http answers at once with a status or one of the mocked errors (another error: no entry, NETWORK)
+        if (answer && (answer.error === undefined || (MOCK_ERRORS as readonly string[]).includes(answer.error)))
+          http.push({ ...request, ...(answer as Record<string, JsonValue>) });
         continue;
       }
       const step: RecordedStep = { expect: { http: request }, at: effect.step };
