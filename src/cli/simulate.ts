@@ -184,11 +184,15 @@ export function simulateVars(flow: CompiledFlow, given: string[]): Record<string
   const declared = flow.tables.initialVars as Record<string, Value>;
   const { vars, dropped } = startVars(declared, pairs);
   const names = Object.keys(declared);
+  const lang = flow.model.language?.variable;
   for (const d of dropped)
     problems.push(
-      d.why.startsWith('not declared')
-        ? `--vars ${d.name}: not a var of ${flow.name} (its vars: ${names.length > 0 ? names.join(', ') : 'none'})`
-        : `--vars ${d.name}: ${d.why}`,
+      !d.why.startsWith('not declared')
+        ? `--vars ${d.name}: ${d.why}`
+        : `--vars ${d.name}: not a var of ${flow.name} (its vars: ${names.length > 0 ? names.join(', ') : 'none'})` +
+            (d.name === lang
+              ? `; ${lang} is its language variable, which an outbound call sets only when vars: declares it`
+              : ''),
     );
   if (problems.length > 0) throw new Error(problems.join('\n'));
   return vars;

@@ -1,8 +1,11 @@
 /**
- * The flow simulator's core (`callscript simulate`, docs/simulate.md): one call driven
- * through the engine's `advance`, with the person on the line played by whoever answers
- * the session's questions (a terminal, piped lines, or a caller script). Pure: no I/O and
- * no clock; the session is fed answers and returns display events.
+ * The flow simulator's core (`callscript simulate`, docs/simulate.md): one call stepped by
+ * the tools' driver (drive.ts: the engine's `advance`, as the server steps a call), with
+ * the person on the line played by whoever answers the session's questions (a terminal,
+ * piped lines, or a caller script). Its effects are the simulator's executor's
+ * (sim-executor.ts): http lookups from mock routes, or asked; sms asked. Pure: no I/O and
+ * no wall clock (the call's clock is `now`, 1 s more per request); the session is fed
+ * answers and returns display events.
  */
 import { MASK, Masker, maskVars, sensitiveValues } from '../engine/mask.js';
 import { isSayState } from '../engine/advance.js';

@@ -125,6 +125,11 @@ describe('simulate --vars: an outbound call’s start vars, typed as the flow de
         '--vars nmae: not a var of typed (its vars: name, count, vip)\n' +
         '--vars count: declared as a number, got "three"\n',
     );
+    // bank-line declares no vars: its language variable is set by its menu, not by an outbound call
+    expect((await run(BANK, { vars: ['lang=fr-FR'] })).err).toBe(
+      'callscript simulate: --vars lang: not a var of bank-line (its vars: none); lang is its language variable, ' +
+        'which an outbound call sets only when vars: declares it\n',
+    );
     const many = await run(flow, { vars: Array.from({ length: 101 }, (_, i) => `v${i}=1`) });
     expect(many).toMatchObject({ code: 2, err: 'callscript simulate: --vars: 101 given, at most 100\n' });
   });
