@@ -183,11 +183,6 @@ export class CallDriver {
     this.now = setup.now;
   }
 
-  /** The call is over: the flow answered without a state to keep. */
-  get ended(): boolean {
-    return this.requests > 0 && this.state === undefined && this.pending === undefined;
-  }
-
   /** The first request (call_status `status`, UP by default). */
   start(status: CallStatus = 'UP'): Stepped | Asked {
     return this.run(requestFor(this.setup.base, undefined, undefined, status), false);

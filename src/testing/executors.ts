@@ -35,7 +35,7 @@ export function smsHash(n: number): string {
 }
 
 /** The timeout of an http effect's request (ms): its timeout_ms, default 5 s. */
-export function lookupTimeout(e: HttpEffect): number {
+function lookupTimeout(e: HttpEffect): number {
   return Number(e.params.timeout_ms) || 5000;
 }
 
@@ -73,7 +73,7 @@ export class MockExecutor implements SyncExecutor {
   }
 
   /** The mock a lookup's method and URL match, if any. */
-  mockFor(e: HttpEffect): HttpMock | undefined {
+  private mockFor(e: HttpEffect): HttpMock | undefined {
     const method = String(e.params.method);
     const url = String(e.params.url);
     const list = this.o.http ?? [];

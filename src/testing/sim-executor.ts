@@ -39,11 +39,6 @@ export class SimExecutor implements AskingExecutor {
     this.routes = routes ? new MockExecutor({ http: routes, match: 'routes' }) : undefined;
   }
 
-  /** Lookups are answered from mock routes. */
-  get mocked(): boolean {
-    return this.routes !== undefined;
-  }
-
   begin(again: boolean): void {
     this.at = 0;
     this.asking = undefined;
