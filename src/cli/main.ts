@@ -198,6 +198,13 @@ program
   .option('--from <number>', "the caller's number (cli_number)")
   .option('--to <number>', 'the number dialled')
   .option('-e, --env <name>', "the environment of the flow's environments: (env CALLSCRIPT_ENV; default its first)")
+  .option(
+    '--vars <name=value>',
+    "a start var of an outbound call, typed as the flow's vars: declares it (repeatable)",
+    (v: string, all: string[] = []) => [...all, v],
+  )
+  .option('--now <time>', "the call's clock at its first request: ISO 8601 with a zone, or epoch ms")
+  .option('--mocks <routes.yaml>', 'answer http lookups from these routes (the format of callscript mock-http)')
   .action(async (flow: string, flags) => {
     process.exitCode = await (await import('./simulate.js')).simulate(flow, flags);
   });

@@ -1,7 +1,7 @@
 /**
  * `callscript mock-http --routes file.yaml --port N`: answers http steps from mock routes (src/testing/mock-http.ts).
  */
-import { readFile } from 'node:fs/promises';
+import { readFlowText } from '../registry/load.js';
 import { parseRoutes, startMockHttp, type MockServer } from '../testing/mock-http.js';
 
 export interface MockHttpFlags {
@@ -26,9 +26,11 @@ export async function mockHttp(
   }
   let text: string;
   try {
-    text = await readFile(flags.routes, 'utf8');
+    // bounded as flow files are (a routes file is checked as one: at most 2 MB of YAML)
+    text = await readFlowText(flags.routes);
   } catch (e) {
-    err.write(`callscript mock-http: cannot read ${flags.routes}: ${(e as Error).message}\n`);
+    const code = (e as NodeJS.ErrnoException).code;
+    err.write(`callscript mock-http: cannot read ${flags.routes}: ${code ?? (e as Error).message}\n`);
     return 2;
   }
   const { routes, problems } = parseRoutes(text, flags.routes);

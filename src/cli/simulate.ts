@@ -5,6 +5,13 @@
  * src/testing/simulate.ts.
  */
 import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { startVars } from '../engine/outbound.js';
+import { readFlowText } from '../registry/load.js';
+import type { Value } from '../flow/model.js';
+import { parseRoutes } from '../testing/mock-http.js';
+import type { HttpMock } from '../testing/http-mocks.js';
+import { parseClock } from '../testing/clock.js';
 import { createInterface } from 'node:readline';
 import type { CompiledFlow } from '../engine/compile.js';
 import { envOf, loadFlow } from './paths.js';
@@ -27,6 +34,12 @@ export interface SimulateFlags {
   to?: string;
   /** The environment of version 2 flows (CALLSCRIPT_ENV). */
   env?: string;
+  /** name=value, each an outbound call's start var (repeatable). */
+  vars?: string[];
+  /** The call's clock at its first request: ISO 8601 with a zone, or epoch ms. */
+  now?: string;
+  /** A routes file (the format of `callscript mock-http`) answering the flow's http lookups. */
+  mocks?: string;
 }
 
 export interface SimulateIo {
@@ -75,8 +88,17 @@ export async function simulate(
 ): Promise<number> {
   let flow: CompiledFlow;
   let caller: ScriptedCaller | undefined;
+  let setup: Pick<SimOptions, 'now' | 'vars' | 'routes' | 'routesName'>;
   try {
+    const now = flags.now !== undefined ? parseClock(flags.now, '--now') : undefined;
     flow = await loadFlow(ref, flags.flows ?? process.env.FLOWS_DIR ?? 'flows', envOf(flags.env));
+    setup = {
+      ...(now !== undefined ? { now } : {}),
+      ...(flags.vars && flags.vars.length > 0 ? { vars: simulateVars(flow, flags.vars) } : {}),
+      ...(flags.mocks !== undefined
+        ? { routes: await loadRoutes(flags.mocks), routesName: basename(flags.mocks) }
+        : {}),
+    };
     if (flags.caller) {
       const loaded = loadCallerScript(await readFile(flags.caller, 'utf8'), flags.caller);
       if (!loaded.ok)
@@ -90,7 +112,7 @@ export async function simulate(
     io.err.write(`callscript simulate: ${(e as Error).message}\n`);
     return 2;
   }
-  const opts: SimOptions = caller ? caller.options() : {};
+  const opts: SimOptions = { ...(caller ? caller.options() : {}), ...setup };
   if (flags.from !== undefined) opts.from = flags.from;
   if (flags.to !== undefined) opts.to = flags.to;
   const color = io.output.isTTY === true;
@@ -126,7 +148,10 @@ export async function simulate(
       if (!tty) io.output.write(`> ${line}\n`);
       const p = parseLine(q, line);
       if (p.kind === 'vars')
-        io.output.write(`  vars${q.kind === 'sms' ? ' (as of the last command)' : ''}: ${varsText(session.vars)}\n`);
+        io.output.write(
+          `  vars${q.kind === 'sms' || q.kind === 'http' ? ' (as of the last command)' : ''}: ` +
+            `${varsText(session.vars)}\n`,
+        );
       else if (p.kind === 'invalid') io.output.write(`  ${p.message}\n`);
       else out([{ kind: 'answered', text: p.text }, ...session.answer(p.answer)]);
     }
@@ -134,4 +159,55 @@ export async function simulate(
     lines.close();
   }
   return 0;
+}
+
+/** The most --vars one call takes. */
+const MAX_VARS = 100;
+
+/**
+ * The start vars of --vars name=value: each a var the flow declares, typed as declared (as the server types an
+ * outbound call's vars); throws with every one it cannot take.
+ */
+export function simulateVars(flow: CompiledFlow, given: string[]): Record<string, Value> {
+  if (given.length > MAX_VARS) throw new Error(`--vars: ${given.length} given, at most ${MAX_VARS}`);
+  const problems: string[] = [];
+  const pairs: Record<string, string> = {};
+  for (const g of given) {
+    const at = g.indexOf('=');
+    const name = at < 0 ? '' : g.slice(0, at).trim();
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)) {
+      problems.push(`--vars ${JSON.stringify(g.slice(0, 80))}: write name=value`);
+      continue;
+    }
+    pairs[name] = g.slice(at + 1);
+  }
+  const declared = flow.tables.initialVars as Record<string, Value>;
+  const { vars, dropped } = startVars(declared, pairs);
+  const names = Object.keys(declared);
+  const lang = flow.model.language?.variable;
+  for (const d of dropped)
+    problems.push(
+      !d.why.startsWith('not declared')
+        ? `--vars ${d.name}: ${d.why}`
+        : `--vars ${d.name}: not a var of ${flow.name} (its vars: ${names.length > 0 ? names.join(', ') : 'none'})` +
+            (d.name === lang
+              ? `; ${lang} is its language variable, which an outbound call sets only when vars: declares it`
+              : ''),
+    );
+  if (problems.length > 0) throw new Error(problems.join('\n'));
+  return vars;
+}
+
+/** The routes of --mocks (the mock-http format), or an error with each problem at its file:line:col. */
+async function loadRoutes(file: string): Promise<HttpMock[]> {
+  let text: string;
+  try {
+    text = await readFlowText(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new Error(`--mocks: cannot read ${file}: ${code ?? (e as Error).message}`, { cause: e });
+  }
+  const { routes, problems } = parseRoutes(text, file);
+  if (problems.length > 0) throw new Error(`--mocks: ${file} is not a routes file:\n${problems.join('\n')}`);
+  return routes;
 }

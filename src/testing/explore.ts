@@ -4,27 +4,33 @@
  * nothing here decides where a call goes). From each call state it feeds every result
  * that leads somewhere different (one per branch key the machine takes, plus the values
  * the flow's text suggests), an error where the step has an error branch, and the
- * caller hanging up where the flow has a hangup handler; sms effects succeed, or fail one
- * at a time. The engine's run hooks report each transition taken: the first (so
- * shortest) way to each is kept, as the requests that lead there.
+ * caller hanging up where the flow has a hangup handler; effects take each branch they
+ * can, one at a time (branch-executor.ts: an sms sent or failed; an http lookup ok, each
+ * status the step names, timeout, error). The engine's run hooks report each transition
+ * taken: the first (so shortest) way to each is kept, as the requests that lead there.
  *
- * Requests are built exactly as the scenario runner builds them (`baseRequest`,
- * `caseEngine`), so a path found here is a case the runner replays step for step.
+ * Requests are stepped and built by the tools' driver (drive.ts: `stepRequest`,
+ * `requestFor`), as the scenario runner steps them, so a path found here is a case the
+ * runner replays step for step.
  */
-import { advance, replyCommand, type Outcome } from '../engine/advance.js';
+import { replyCommand } from '../engine/advance.js';
 import type { CompiledFlow } from '../engine/compile.js';
+import type { EffectMemo } from '../engine/effects.js';
+import type { Value } from '../flow/model.js';
 import { keysTaken } from '../engine/probe.js';
 import type { CallState } from '../engine/types.js';
 import { ACTION_SPECS, isAction } from '../flow/actions.js';
 import { EV_ERROR } from '../flow/machine-config.js';
-import type { RtRequest } from '../protocol/rt.js';
+import { BranchExecutor, lookupKey, SMS_ERROR, type Branch, type BranchCache } from './branch-executor.js';
+import { engineOf, requestFor, stepRequest, type CallSetup, type Input } from './drive.js';
+import type { HttpAnswer } from './http-mocks.js';
 import { isPossibleResult } from './results.js';
-import { baseRequest, caseEngine, defaultResult, maxDigitsSent, startEngine } from './runner.js';
+import { baseRequest, defaultResult, maxDigitsSent } from './runner.js';
 import { sampleFor } from './sample.js';
-import { clockOf, DEFAULT_CALL, type ScenarioCase } from './scenario.js';
+import { clockOf, DEFAULT_CALL } from './scenario.js';
 import type { Start } from './starts.js';
 
-export type Input = { result: string } | { error: string } | { status: 'HANGUP' };
+export type { Input } from './drive.js';
 
 /** One request of a path. */
 export interface Hop {
@@ -32,8 +38,8 @@ export interface Hop {
   command?: string;
   /** What the service reported; absent with a command: its terminal request after the flow's own hangup. */
   input?: Input;
-  /** The sms effects run during the request, in order: true when it succeeded. */
-  sms: boolean[];
+  /** The effects run during the request, in order, with the answer each was given. */
+  effects: Branch[];
   /** The command the request was answered with (absent: the call is over). */
   reply?: string;
   /** The reply was the flow's own hangup. */
@@ -64,10 +70,15 @@ interface Node {
   params: Record<string, unknown>;
   hop: Hop;
   parent?: Node;
+  /** The sms sent so far (their default hashes count on). */
   sms: number;
+  /** The call's effect memory after the request. */
+  memo: EffectMemo;
+  /** The answer of each lookup (method and URL) along the path: a later lookup of the same gets the same. */
+  http: ReadonlyMap<string, HttpAnswer>;
 }
 
-export const ERROR_CODE = 'FAILED';
+export const ERROR_CODE = SMS_ERROR;
 
 /**
  * The values to try as results at a command state (one per way the machine goes, plus the flow's values when the step
@@ -89,9 +100,12 @@ function resultsAt(flow: CompiledFlow, node: Node, values: string[]): string[] {
   }
   if (set.kind === 'enum') raw.push(...set.values);
   else if (set.kind === 'none') raw.push('');
-  else if (set.kind === 'digits') raw.push(...set.also, ...'0123456789*'.split(''), '00', '000', '0000');
-  else raw.push(defaultResult(command));
   const md = maxDigitsSent(command, node.params);
+  if (set.kind === 'digits') {
+    raw.push(...set.also, ...'0123456789*'.split(''), '00', '000', '0000');
+    // as many keys as the read takes (an account number, a PIN checked by the step's valid:)
+    if (md !== undefined && md > 4) for (const d of '0123456789') raw.push(d.repeat(md));
+  } else if (set.kind !== 'enum' && set.kind !== 'none') raw.push(defaultResult(command));
   const step = flow.model.steps[meta.step];
   const saves = step?.kind === 'command' && step.save !== undefined;
   const byWay = new Map<string, string>();
@@ -125,33 +139,30 @@ function inputsAt(flow: CompiledFlow, node: Node, values: string[], cache: Resul
   return inputs;
 }
 
-const signature = (s: CallState) =>
+const signature = (s: CallState, http: ReadonlyMap<string, HttpAnswer>) =>
   `${s.s}|${s.done ? 1 : 0}|${JSON.stringify(s.c ?? null)}|${s.k ?? 1}|${s.res ?? ''}|${s.err ?? ''}|` +
-  JSON.stringify(s.vars);
+  JSON.stringify(s.vars) +
+  (http.size > 0 ? `|${JSON.stringify([...http])}` : '');
 
-/** Runs one request; sms effects succeed but the `failAt`-th (0-based) of this request. */
+/** Runs one request from `from` (absent: the call's first), its k-th effect given its `choices[k]`-th answer. */
 function request(
   flow: CompiledFlow,
-  prior: CallState | undefined,
-  req: RtRequest,
-  c: Pick<ScenarioCase, 'mocks' | 'vars'>,
-  smsBefore: number,
-  failAt: number,
+  setup: CallSetup,
+  from: Node | undefined,
+  input: Input | undefined,
+  choices: readonly number[],
+  cache: BranchCache,
 ) {
   const keys: string[] = [];
-  const engine = caseEngine(c, { took: (k) => keys.push(k) });
-  let out: Outcome = advance(flow, prior, req, prior ? engine : startEngine(c, engine));
-  const sms: boolean[] = [];
-  while (out.kind === 'effect') {
-    const ok = sms.length !== failAt;
-    sms.push(ok);
-    out = out.resume(
-      ok
-        ? { ok: true, value: `SMS${String(smsBefore + sms.length).padStart(5, '0')}` }
-        : { ok: false, error: ERROR_CODE },
-    );
-  }
-  return { out, sms, keys };
+  const exec = new BranchExecutor(flow, choices, from?.http ?? new Map(), from?.sms ?? 0, cache);
+  const memo: EffectMemo = { ...(from?.memo ?? {}) };
+  const last = from ? { command: from.hop.reply!, command_id: from.state.commandId } : undefined;
+  const engine = { ...engineOf(setup, setup.now, false), hooks: { took: (k: string) => void keys.push(k) } };
+  const ran = stepRequest(flow, from?.state, requestFor(setup.base, last, input), engine, exec, memo);
+  const http = new Map(from?.http ?? []);
+  for (const m of exec.met)
+    if (m.given.kind === 'http') http.set(lookupKey(m.given.method, m.given.url), m.given.answer);
+  return { out: ran.outcome, met: exec.met, keys, memo, http };
 }
 
 function pathOf(n: Node | undefined): Hop[] {
@@ -201,66 +212,73 @@ export function explore(
   let states = 0;
   let requests = 0;
   let tried = 0;
+  const branches: BranchCache = new Map();
   for (const start of [{ call: {}, vars: {} }, ...starts]) {
     if (left.size === 0 || states >= max || !more()) break;
     tried++;
     const call = { ...DEFAULT_CALL, variables: {}, ...start.call };
-    const c = { call, vars: start.vars, mocks: { sms: [], now: clockOf(call), http: [] } };
-    const base = baseRequest(c);
+    const setup: CallSetup = {
+      base: baseRequest({ call }),
+      now: clockOf(call),
+      ...(Object.keys(start.vars).length > 0 ? { vars: start.vars as Record<string, Value> } : {}),
+    };
     const seen = new Set<string>();
     const queue: Node[] = [];
-    const visit = (
-      parent: Node | undefined,
-      input: Input | undefined,
-      prior: CallState | undefined,
-      req: RtRequest,
-      smsBefore: number,
-    ) => {
-      for (let failAt = -1, n = 0; failAt < n && more(); failAt++) {
+    const visit = (parent: Node | undefined, input: Input | undefined) => {
+      /** Each effect's answers one at a time, the others given their first: one run per branch. */
+      const runs: number[][] = [[]];
+      for (let r = 0; r < runs.length && more(); r++) {
         requests++;
-        const r = request(flow, prior, req, c, smsBefore, failAt);
-        n = r.sms.length;
-        const out = r.out;
+        const choices = runs[r]!;
+        // no input after the flow's own hangup: the terminal request that ends the call
+        const got = request(
+          flow,
+          setup,
+          parent,
+          input ?? (parent ? { status: 'HANGUP' } : undefined),
+          choices,
+          branches,
+        );
+        if (r === 0)
+          got.met.forEach((m, k) => {
+            for (let j = 1; j < m.options; j++) runs.push([...new Array<number>(k).fill(0), j]);
+          });
+        const out = got.out;
         const ok = out.kind === 'reply' && !out.log?.some((l) => l.code === 'ENGINE_INTERNAL');
-        const hop: Hop = { ...(parent ? { command: parent.hop.reply } : {}), ...(input ? { input } : {}), sms: r.sms };
+        const hop: Hop = {
+          ...(parent ? { command: parent.hop.reply } : {}),
+          ...(input ? { input } : {}),
+          effects: got.met.map((m) => m.given),
+        };
         if (ok && out.state) {
           hop.reply = out.reply.command;
           if (out.state.done) hop.done = true;
         }
-        for (const k of r.keys) {
+        for (const k of got.keys) {
           if (!left.has(k) || !ok) continue;
           left.delete(k);
           found.set(k, { start, hops: [...pathOf(parent), hop] });
         }
         if (!ok || !out.state) continue;
-        const sig = signature(out.state);
+        const sig = signature(out.state, got.http);
         if (seen.has(sig)) continue;
         seen.add(sig);
         queue.push({
           state: out.state,
           params: { ...(out.reply.params as Record<string, unknown>) },
           hop,
-          parent,
-          sms: smsBefore + r.sms.length,
+          ...(parent ? { parent } : {}),
+          sms: (parent?.sms ?? 0) + got.met.filter((m) => m.effect.kind === 'sms').length,
+          memo: got.memo,
+          http: got.http,
         });
       }
     };
-    visit(undefined, undefined, undefined, base, 0);
+    visit(undefined, undefined);
     while (queue.length > 0 && left.size > 0 && states < max && more()) {
       const node = queue.shift()!;
       states++;
-      const next = (extra: Partial<RtRequest>): RtRequest => ({
-        ...base,
-        command: node.hop.reply!,
-        command_id: node.state.commandId,
-        ...extra,
-      });
-      for (const input of inputsAt(flow, node, values, cache)) {
-        if (input === undefined) visit(node, undefined, node.state, next({ call_status: 'HANGUP' }), node.sms);
-        else if ('status' in input) visit(node, input, node.state, next({ call_status: input.status }), node.sms);
-        else if ('error' in input) visit(node, input, node.state, next({ command_error: input.error }), node.sms);
-        else visit(node, input, node.state, next({ command_result: input.result }), node.sms);
-      }
+      for (const input of inputsAt(flow, node, values, cache)) visit(node, input);
     }
   }
   return { found, states, starts: tried, ...(outOfTime ? { outOfTime: maxMs } : {}) };

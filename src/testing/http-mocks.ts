@@ -130,6 +130,57 @@ export function parseHttpMocks(n: YNode, report: (at: YNode, msg: string) => voi
   return out;
 }
 
+const ANSWER_KEYS = ['status', 'body', 'error', 'fillers'];
+
+/** Parses an http step's `answer:` (see HttpAnswer); problems go to `report`. */
+export function parseHttpAnswer(n: YNode, report: (at: YNode, msg: string) => void): HttpAnswer | undefined {
+  if (n.kind !== 'map') {
+    report(n, 'answer is a map { status, body } or { error }, with fillers: n when the filler played n times');
+    return undefined;
+  }
+  const a: HttpAnswer = {};
+  let ok = true;
+  for (const e of n.entries) {
+    const v = e.value;
+    const scalar = v.kind === 'scalar' ? v.value : undefined;
+    switch (e.key) {
+      case 'status':
+        if (typeof scalar !== 'number' || !Number.isInteger(scalar) || scalar < 100 || scalar > 599) {
+          report(v, 'answer.status is an HTTP status, 100 to 599');
+          ok = false;
+        } else a.status = scalar;
+        break;
+      case 'body':
+        a.body = plainOf(v);
+        break;
+      case 'error':
+        if (typeof scalar !== 'string' || !/^[A-Z][A-Z0-9_]{0,31}$/.test(scalar)) {
+          report(v, `answer.error is an error kind in capitals (${MOCK_ERRORS.join(', ')}, ...)`);
+          ok = false;
+        } else a.error = scalar;
+        break;
+      case 'fillers':
+        if (typeof scalar !== 'number' || !Number.isInteger(scalar) || scalar < 0 || scalar > MAX_ANSWER_FILLERS) {
+          report(v, `answer.fillers is 0 to ${MAX_ANSWER_FILLERS}: the fillers played before the answer`);
+          ok = false;
+        } else a.fillers = scalar;
+        break;
+      default:
+        report(e.keyNode, `unknown key "${e.key}" in answer (allowed: ${ANSWER_KEYS.join(', ')})`);
+        ok = false;
+    }
+  }
+  if (a.status !== undefined && a.error !== undefined) {
+    report(n, 'answer has a status or an error, not both');
+    ok = false;
+  }
+  if (a.error !== undefined && a.body !== undefined) {
+    report(n, 'answer: an error has no body');
+    ok = false;
+  }
+  return ok ? a : undefined;
+}
+
 function plainOf(n: YNode): Value {
   if (n.kind === 'scalar') return n.value as Value;
   if (n.kind === 'seq') return n.items.map(plainOf);
@@ -139,23 +190,111 @@ function plainOf(n: YNode): Value {
 }
 
 /**
+ * A mock of the routes format (`callscript mock-http`, `simulate --mocks`): a url starting
+ * with / matches the request's path and query, any other the full URL; the routes matching
+ * the path are tried first.
+ */
+export function findRoute(routes: readonly HttpMock[], method: string, url: string): HttpMock | undefined {
+  let path = url;
+  try {
+    const u = new URL(url);
+    path = u.pathname + u.search;
+  } catch {
+    // not a URL: matched as written
+  }
+  return (
+    findMock(
+      routes.filter((r) => r.url.startsWith('/')),
+      method,
+      path,
+    ) ??
+    findMock(
+      routes.filter((r) => !r.url.startsWith('/')),
+      method,
+      url,
+    )
+  );
+}
+
+/**
+ * What a scenario step answers the lookup it expects (`answer:` of an http step, written by
+ * recordings): a status and body, or an error kind; after `fillers` fillers played (the
+ * lookup was still running at that many request deadlines). Neither status nor error: no
+ * answer came before the call ended (the lookup runs on at every wait).
+ */
+export interface HttpAnswer {
+  status?: number;
+  body?: Value;
+  error?: string;
+  fillers?: number;
+}
+
+/** The most fillers an answer may wait for (a request each: bounded like a call's requests). */
+export const MAX_ANSWER_FILLERS = 100;
+
+/** One lookup the tools answer, over one or more requests: its outcome, or pending while its filler plays. */
+export interface ToolLookup {
+  next(budgetMs: number, filler: boolean): HttpOutcome | 'pending';
+  clone(): ToolLookup;
+}
+
+/** A lookup answered by a scenario step's `answer:`. */
+export class AnsweredLookup implements ToolLookup {
+  private left: number;
+  constructor(readonly answer: HttpAnswer) {
+    this.left = answer.fillers ?? 0;
+  }
+
+  next(_budgetMs: number, filler: boolean): HttpOutcome | 'pending' {
+    const a = this.answer;
+    if (filler && this.left > 0) {
+      this.left--;
+      return 'pending';
+    }
+    if (a.error !== undefined) return { ok: false, error: a.error, message: `answered ${a.error}` };
+    if (a.status !== undefined) return { ok: true, status: a.status, body: a.body ?? null };
+    // no answer came: pending while a filler can play, else the lookup timed out
+    if (filler) return 'pending';
+    return { ok: false, error: 'TIMEOUT', message: 'the lookup gave no answer' };
+  }
+
+  clone(): AnsweredLookup {
+    const c = new AnsweredLookup(this.answer);
+    c.left = this.left;
+    return c;
+  }
+}
+
+/**
  * A mocked lookup across the requests of a scenario: each request may wait `budgetMs`
  * (the deadline less the engine's margin); a delay longer than that with a filler is
  * `pending` (the filler plays), and the next request waits on.
  */
-export class MockedLookup {
+export class MockedLookup implements ToolLookup {
   private left: number;
   private spent = 0;
   constructor(
     readonly mock: HttpMock | undefined,
     private readonly timeoutMs: number,
+    /** What no mock matching answers: NETWORK (scenarios), or 404 (mock-http routes). */
+    private readonly unmatched: 'network' | 'not-found' = 'network',
   ) {
     this.left = mock?.delay_ms ?? 0;
   }
 
+  clone(): MockedLookup {
+    const c = new MockedLookup(this.mock, this.timeoutMs, this.unmatched);
+    c.left = this.left;
+    c.spent = this.spent;
+    return c;
+  }
+
   /** This request's share: the outcome, or pending. */
   next(budgetMs: number, filler: boolean): HttpOutcome | 'pending' {
-    if (!this.mock) return { ok: false, error: 'NETWORK', message: 'no mocks.http entry matches this request' };
+    if (!this.mock)
+      return this.unmatched === 'network'
+        ? { ok: false, error: 'NETWORK', message: 'no mocks.http entry matches this request' }
+        : { ok: true, status: 404, body: { error: 'no route matches this request' } };
     const room = filler ? Math.min(budgetMs, this.timeoutMs - this.spent) : Math.min(budgetMs, this.timeoutMs);
     if (this.left <= room) return mockOutcome(this.mock);
     this.spent += room;

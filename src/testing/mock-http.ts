@@ -15,7 +15,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadYaml } from '../flow/yaml.js';
-import { findMock, parseHttpMocks, type HttpMock } from './http-mocks.js';
+import { findRoute, parseHttpMocks, type HttpMock } from './http-mocks.js';
 
 export interface MockRoutes {
   routes: HttpMock[];
@@ -67,17 +67,7 @@ export async function startMockHttp(routes: HttpMock[], port: number, host = '12
       const path = req.url ?? '/';
       seen.push({ method: req.method ?? 'GET', url: path, body });
       const full = `http://${req.headers.host ?? `${host}:${port}`}${path}`;
-      const m =
-        findMock(
-          routes.filter((r) => r.url.startsWith('/')),
-          req.method ?? 'GET',
-          path,
-        ) ??
-        findMock(
-          routes.filter((r) => !r.url.startsWith('/')),
-          req.method ?? 'GET',
-          full,
-        );
+      const m = findRoute(routes, req.method ?? 'GET', full);
       if (!m) {
         res.writeHead(404, { 'content-type': 'application/json' });
         return res.end(JSON.stringify({ error: `no route for ${req.method} ${path}` }));

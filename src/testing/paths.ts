@@ -10,6 +10,8 @@ import type { CompiledFlow } from '../engine/compile.js';
 import type { CoverageFile } from './coverage.js';
 import { Coverage } from './coverage.js';
 import { explore, ERROR_CODE, type Found, type Hop } from './explore.js';
+import { lookupKey } from './branch-executor.js';
+import { smsHash } from './executors.js';
 import { runCase } from './runner.js';
 import { DEFAULT_CALL, parseScenario, type Plain } from './scenario.js';
 import { flowValues, startVariants } from './starts.js';
@@ -68,7 +70,7 @@ function stepsOf(hops: Hop[], transition: string): Step[] {
       if (!hop.input || 'status' in hop.input) return;
     }
     const first = steps.length;
-    for (let n = 0; n < hop.sms.length; n++) steps.push({ expect: 'sms', comments: [] });
+    for (const e of hop.effects) steps.push({ expect: e.kind, comments: [] });
     if (hop.reply) steps.push({ expect: hop.reply, comments: [] });
     if (claim && hop.command === undefined) steps[first]?.comments.push(`takes ${transition} (as the call starts)`);
   });
@@ -77,11 +79,24 @@ function stepsOf(hops: Hop[], transition: string): Step[] {
 
 /** The mocked sms outcomes: up to the last failure (past the list, each succeeds as the runner's default). */
 function smsMocks(hops: Hop[]): string[] {
-  const all = hops.flatMap((h) => h.sms);
+  const all = hops.flatMap((h) => h.effects.flatMap((e) => (e.kind === 'sms' ? [e.ok] : [])));
   const upTo = all.lastIndexOf(false) + 1;
-  return all
-    .slice(0, upTo)
-    .map((ok, i) => (ok ? `{ hash: ${q(`SMS${String(i + 1).padStart(5, '0')}`)} }` : `{ error: ${q(ERROR_CODE)} }`));
+  return all.slice(0, upTo).map((ok, i) => (ok ? `{ hash: ${q(smsHash(i + 1))} }` : `{ error: ${q(ERROR_CODE)} }`));
+}
+
+/** The mocked lookups: the answer each method and URL got along the path (one each: a path keeps them). */
+function httpMocks(hops: Hop[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const h of hops)
+    for (const e of h.effects) {
+      if (e.kind !== 'http' || seen.has(lookupKey(e.method, e.url))) continue;
+      seen.add(lookupKey(e.method, e.url));
+      const a = e.answer;
+      const answer = a.error !== undefined ? `error: ${a.error}` : `status: ${a.status ?? 200}`;
+      out.push(`{ method: ${e.method}, url: ${q(e.url)}, ${answer} }`);
+    }
+  return out;
 }
 
 function caseLines(transition: string, f: Found): string[] {
@@ -93,7 +108,10 @@ function caseLines(transition: string, f: Found): string[] {
   const vars = Object.entries(f.start.vars);
   if (vars.length > 0) lines.push(`    vars: { ${vars.map(([k, v]) => `${k}: ${inline(v)}`).join(', ')} }`);
   const sms = smsMocks(f.hops);
-  if (sms.length > 0) lines.push('    mocks:', `      sms: [${sms.join(', ')}]`);
+  const http = httpMocks(f.hops);
+  if (sms.length > 0 || http.length > 0) lines.push('    mocks:');
+  if (sms.length > 0) lines.push(`      sms: [${sms.join(', ')}]`);
+  if (http.length > 0) lines.push('      http:', ...http.map((m) => `        - ${m}`));
   lines.push('    steps:');
   for (const s of stepsOf(f.hops, transition)) {
     for (const c of s.comments) lines.push(`      # ${c}`);

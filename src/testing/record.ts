@@ -3,18 +3,23 @@
  * so `callscript test` replays it. Pure: the exchange in, the scenario (object and YAML text)
  * out; src/http/recorder.ts collects the exchanges and writes the files.
  *
- * Every step of a recording carries the command with its FULL params as answered, and what
- * the service then reported for it (result, error, or a terminal status); sms effects are
- * steps too, and their outcomes are the case's `mocks.sms`, in order. The header comment
- * names the flow, its version hash and the date; each step's comment names the flow step
- * that answered it.
+ * A recording holds what a replay needs: every command with its FULL params as answered,
+ * and what the service then reported for it (result, error, or a terminal status), with the
+ * clock of that request when it moved on (`now:`); sms effects are steps too, their outcomes
+ * the case's `mocks.sms`, in order; http lookups are steps with their method, URL and body
+ * as sent (secrets and sensitive values masked) and their `answer:` (fillers included); the
+ * environment, an outbound call's start vars (`vars:`), the first request's clock
+ * (`mocks.now`) and, for a call never answered, its status (`call.status`, no steps). The
+ * header comment names the flow, its version hash and the date; each step's comment names
+ * the flow step that answered it.
  */
 import { parseDocument, stringify } from 'yaml';
 import { type StepRecord } from '../engine/report.js';
 import { TERMINAL_STATUSES } from '../protocol/commands.js';
 import type { WireValue } from '../protocol/rt.js';
+import type { EffectResult } from '../engine/outcome.js';
+import { MOCK_ERRORS } from './http-mocks.js';
 
-/** One request the engine advanced, with what it did: its effects and its reply. */
 /** One request the engine advanced, with its effects and its reply (src/engine/call.ts). */
 export type Exchange = StepRecord;
 
@@ -30,29 +35,58 @@ export interface RecordedCall {
   date_started: string;
   variables: Record<string, unknown>;
   callid: string;
+  /** The first request's call_status when not UP (INCOMING_CALL; a terminal one: a call never answered). */
+  status?: string;
 }
 
 export type RecordedExpect =
-  { command: string; params: Record<string, JsonValue> } | { sms: Record<string, JsonValue> };
+  | { command: string; params: Record<string, JsonValue> }
+  | { sms: Record<string, JsonValue> }
+  /** An http lookup: its method, URL and (JSON) body as sent, secrets and sensitive values masked. */
+  | { http: Record<string, JsonValue> };
+
+/** What a recorded lookup answered (an http step's `answer:`). */
+export interface RecordedAnswer {
+  status?: number;
+  body?: JsonValue;
+  error?: string;
+  /** The fillers played before it (the lookup ran past that many request deadlines). */
+  fillers?: number;
+}
 
 export interface RecordedStep {
   expect: RecordedExpect;
   result?: string;
   error?: string;
   status?: string;
+  /** The clock of the request that reported this step's outcome, when it moved on (ISO). */
+  now?: string;
+  /** A lookup's answer. */
+  answer?: RecordedAnswer;
   /** The flow step that answered (written as a comment; not part of the format). */
   at?: string;
+  /** A note written after the step's comment (not part of the format). */
+  note?: string;
 }
 
 export interface RecordedCase {
   name: string;
   call: RecordedCall;
-  mocks: { sms?: ({ hash: string } | { error: string })[]; now: string };
+  /** The vars an outbound call started with (masked as recorded). */
+  vars?: Record<string, JsonValue>;
+  mocks: {
+    sms?: ({ hash: string } | { error: string })[];
+    /** Lookups made where no step may be written (the hangup handler after a terminal status). */
+    http?: Record<string, JsonValue>[];
+    now: string;
+  };
   steps: RecordedStep[];
 }
 
 export interface Recording {
   flow: string;
+  /** The environment the flow was served in (version 2 environments:). */
+  environment?: string;
   /** The flow version the call ran (from the header comment). */
   version?: string;
   /** When it was recorded, ISO (from the header comment). */
@@ -70,6 +104,32 @@ export function plain(v: WireValue): JsonValue {
   return v;
 }
 
+/** A lookup's request as a recording holds it: method, URL, and the body (parsed when it is JSON). */
+export function recordedLookup(params: Readonly<Record<string, unknown>>): Record<string, JsonValue> {
+  const out: Record<string, JsonValue> = { method: String(params.method), url: String(params.url) };
+  if (typeof params.body === 'string') {
+    try {
+      out.body = JSON.parse(params.body) as JsonValue;
+    } catch {
+      out.body = params.body;
+    }
+  }
+  return out;
+}
+
+/** A lookup's result as an answer; undefined when pending or masked (a sensitive save: keeps no status). */
+function answerOf(result: EffectResult): RecordedAnswer | undefined {
+  if ('pending' in result) return undefined;
+  if (!result.ok) return { error: result.error };
+  const data = result.data as { status?: unknown; body?: unknown } | undefined;
+  const status = typeof data?.status === 'number' ? data.status : Number(result.value);
+  if (!Number.isInteger(status) || status < 100 || status > 599) return undefined;
+  const body = data?.body;
+  return body === undefined || body === null ? { status } : { status, body: body as JsonValue };
+}
+
+const iso = (t: number) => new Date(t).toISOString();
+
 /** The scenario case of one call's exchanges (first request first). */
 export function buildRecording(exchanges: readonly Exchange[], date: Date = new Date()): Recording {
   if (exchanges.length === 0) throw new Error('buildRecording: no exchange');
@@ -77,8 +137,12 @@ export function buildRecording(exchanges: readonly Exchange[], date: Date = new 
   const r = first.request;
   const steps: RecordedStep[] = [];
   const sms: ({ hash: string } | { error: string })[] = [];
+  const http: Record<string, JsonValue>[] = [];
   let pending: RecordedStep | undefined; // the last command step, waiting for what happened to it
+  let lastCommand: RecordedStep | undefined; // the last command step (the flow's hangup included)
+  let lookup: RecordedStep | undefined; // a lookup still running while its filler plays
   let hungUp = false; // the flow's last reply was its own hangup
+  let clock = first.now;
   for (const ex of exchanges) {
     const q = ex.request;
     const statusStep = TERMINAL.has(q.call_status) && pending !== undefined;
@@ -87,18 +151,50 @@ export function buildRecording(exchanges: readonly Exchange[], date: Date = new 
       else if (q.command_error !== '') pending.error = q.command_error;
       else pending.result = q.command_result;
     }
+    // the clock moves on from the request that carries the outcome of the last command
+    if (ex !== first && ex.now !== clock && lastCommand) {
+      lastCommand.now = iso(ex.now);
+      clock = ex.now;
+    }
+    // After a step's terminal status no later step is allowed: the hangup handler's effects are
+    // only mocks then. After the flow's own hangup, they are steps (as the runner checks them).
+    const asSteps = !statusStep && (!TERMINAL.has(q.call_status) || hungUp);
     for (const { effect, result } of ex.effects) {
-      if (effect.kind !== 'sms') continue;
-      sms.push(
-        'pending' in result ? { error: 'PENDING' } : result.ok ? { hash: result.value } : { error: result.error },
-      );
-      // After a step's terminal status no later step is allowed: the hangup handler's effects are
-      // only mocks then. After the flow's own hangup, they are steps (as the runner checks them).
-      if (!statusStep && (!TERMINAL.has(q.call_status) || hungUp))
-        steps.push({
-          expect: { sms: plain(effect.params as Record<string, WireValue>) as Record<string, JsonValue> },
-          at: effect.step,
-        });
+      if (effect.kind === 'sms') {
+        sms.push(
+          'pending' in result ? { error: 'PENDING' } : result.ok ? { hash: result.value } : { error: result.error },
+        );
+        if (asSteps)
+          steps.push({
+            expect: { sms: plain(effect.params as Record<string, WireValue>) as Record<string, JsonValue> },
+            at: effect.step,
+          });
+        continue;
+      }
+      const answer = answerOf(result);
+      if (effect.wait) {
+        // the lookup a filler played for: its answer, or another filler
+        if (!lookup) continue;
+        if ('pending' in result) lookup.answer = { ...lookup.answer, fillers: (lookup.answer?.fillers ?? 0) + 1 };
+        else if (answer) lookup.answer = { ...answer, ...lookup.answer };
+        else lookup.note = 'its answer is sensitive: not recorded';
+        if (!('pending' in result)) lookup = undefined;
+        continue;
+      }
+      const request = recordedLookup(effect.params);
+      if (!asSteps) {
+        // mocks.http answers at once with a status or one of the mocked errors (another error: no entry, NETWORK)
+        if (answer && (answer.error === undefined || (MOCK_ERRORS as readonly string[]).includes(answer.error)))
+          http.push({ ...request, ...(answer as Record<string, JsonValue>) });
+        continue;
+      }
+      const step: RecordedStep = { expect: { http: request }, at: effect.step };
+      if ('pending' in result) {
+        step.answer = { fillers: 1 };
+        lookup = step;
+      } else if (answer) step.answer = answer;
+      else step.note = 'its answer is sensitive: not recorded';
+      steps.push(step);
     }
     if (TERMINAL.has(q.call_status) || ex.ended) break;
     const step: RecordedStep = {
@@ -106,26 +202,40 @@ export function buildRecording(exchanges: readonly Exchange[], date: Date = new 
     };
     if (ex.step !== undefined) step.at = ex.step;
     steps.push(step);
+    lastCommand = step;
     hungUp = ex.reply.command === 'hangup';
     pending = hungUp ? undefined : step;
   }
+  const call: RecordedCall = {
+    caller: r.cli_number,
+    caller_name: r.cli_name,
+    called: r.number,
+    app: r.app,
+    cdr_field: r.cdr_field,
+    request_hash: r.request_hash,
+    date_started: r.date_started,
+    variables: r.variables,
+    callid: r.callid,
+  };
+  if (r.call_status !== 'UP') call.status = r.call_status;
   const c: RecordedCase = {
     name: `recorded call ${r.callid}`,
-    call: {
-      caller: r.cli_number,
-      caller_name: r.cli_name,
-      called: r.number,
-      app: r.app,
-      cdr_field: r.cdr_field,
-      request_hash: r.request_hash,
-      date_started: r.date_started,
-      variables: r.variables,
-      callid: r.callid,
+    call,
+    ...(first.vars && Object.keys(first.vars).length > 0 ? { vars: first.vars as Record<string, JsonValue> } : {}),
+    mocks: {
+      ...(sms.length > 0 ? { sms } : {}),
+      ...(http.length > 0 ? { http } : {}),
+      now: iso(first.now),
     },
-    mocks: { ...(sms.length > 0 ? { sms } : {}), now: new Date(first.now).toISOString() },
     steps,
   };
-  return { flow: first.flow.name, version: first.flow.version, recorded: date.toISOString(), cases: [c] };
+  return {
+    flow: first.flow.name,
+    ...(first.environment !== undefined ? { environment: first.environment } : {}),
+    version: first.flow.version,
+    recorded: date.toISOString(),
+    cases: [c],
+  };
 }
 
 /** The file name of a recording: `<flow>-<callid>.test.yaml`. */
@@ -140,7 +250,8 @@ export function recordingYaml(rec: Recording): string {
     stringify(
       {
         flow: rec.flow,
-        cases: rec.cases.map(({ steps, ...c }) => ({ ...c, steps: steps.map(({ at: _at, ...s }) => s) })),
+        ...(rec.environment !== undefined ? { environment: rec.environment } : {}),
+        cases: rec.cases.map(({ steps, ...c }) => ({ ...c, steps: steps.map(({ at: _at, note: _n, ...s }) => s) })),
       },
       { lineWidth: 0 },
     ),
@@ -156,7 +267,7 @@ export function recordingYaml(rec: Recording): string {
   rec.cases.forEach((c, i) => {
     const seq = cases.items[i]!.get('steps', true);
     c.steps.forEach((s, j) => {
-      if (s.at !== undefined) seq.items[j]!.commentBefore = ` step ${s.at}`;
+      if (s.at !== undefined) seq.items[j]!.commentBefore = ` step ${s.at}${s.note ? ` (${s.note})` : ''}`;
     });
   });
   return doc.toString({ lineWidth: 0 });
@@ -170,5 +281,11 @@ export function parseRecording(text: string): Recording {
   if (!data || typeof data.flow !== 'string' || !Array.isArray(data.cases))
     throw new Error('not a scenario file: it needs `flow` and `cases`');
   const m = HEADER.exec(text);
-  return { flow: data.flow, ...(m ? { version: m[2], recorded: m[3] } : {}), cases: data.cases as RecordedCase[] };
+  const env = (data as { environment?: unknown }).environment;
+  return {
+    flow: data.flow,
+    ...(typeof env === 'string' ? { environment: env } : {}),
+    ...(m ? { version: m[2], recorded: m[3] } : {}),
+    cases: data.cases as RecordedCase[],
+  };
 }

@@ -1,35 +1,41 @@
 /**
- * Replays a recording (src/testing/record.ts) against a compiled flow, in process, with
- * `advance`: the call's requests are rebuilt from the recorded results, and each command
- * (and sms effect) the flow answers now is compared with the recorded one, params in
- * full. Pure: no I/O, no clock (the case's mocks.now).
+ * Replays a recording (src/testing/record.ts) against a compiled flow, in process: the call
+ * is stepped by the tools' driver (drive.ts) with the recording's clock (mocks.now, then
+ * each step's now:), its start vars and its first status; its requests are rebuilt from
+ * the recorded results, and its effects answered from the recording (replay's executor: a
+ * MockExecutor fed each lookup step's recorded answer, in order, and mocks.sms). Each
+ * command, sms and lookup the flow makes now is compared with the recorded one: a
+ * command's and an sms's params in full, a lookup's method and URL, and its body when
+ * recorded. Pure: no I/O, no wall clock.
  *
  * The answer is the first divergence of each case: which request of the call (1 = the
- * first request), which recorded step, what was expected and what the flow answered, and
- * the flow step that answered it.
+ * first request), which recorded step, what was expected and what the flow did, and the
+ * flow step that did it.
  */
-import { Masker, sensitiveValues } from '../engine/mask.js';
-import { LineCounter, parseDocument, isMap, isSeq } from 'yaml';
-import { advance } from '../engine/advance.js';
-import type { EffectResult } from '../engine/outcome.js';
-import type { CallState } from '../engine/types.js';
 import type { CompiledFlow } from '../engine/compile.js';
-import { TERMINAL_STATUSES, type CallStatus } from '../protocol/commands.js';
-import type { RtRequest, WireValue } from '../protocol/rt.js';
+import type { Settled, SyncExecutor } from '../engine/effects.js';
+import { MASK, Masker, sensitiveValues } from '../engine/mask.js';
+import type { Effect } from '../engine/outcome.js';
+import type { WireValue } from '../protocol/rt.js';
+import { CallDriver, type Input, type Stepped } from './drive.js';
+import { MockExecutor } from './executors.js';
+import { chooseStandIn, replayMasker, sensitiveInput, standIns, type FirstSeen } from './masked.js';
 import {
   parseRecording,
   plain,
+  recordedLookup,
+  recordingYaml,
   type JsonValue,
-  type RecordedCase,
   type RecordedExpect,
   type Recording,
 } from './record.js';
-
-const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_STATUSES);
+import { baseRequest, caseVars, defaultResult, maxDigitsSent } from './runner.js';
+import { parseScenario, type Expectation, type ScenarioCase, type ScenarioStep } from './scenario.js';
 
 export type ReplayActual =
   | { command: string; params: Record<string, JsonValue> }
   | { sms: Record<string, JsonValue> }
+  | { http: Record<string, JsonValue> }
   /** The call ended (hangup answered and nothing more), or the engine refused the request. */
   | { end: string };
 
@@ -62,23 +68,40 @@ export interface ReplayReport {
 export interface ReplayOptions {
   /** Engine logic-step limit per request. */
   maxLogicSteps?: number;
+  /** The most requests one case may take (default 1000): a recording that loops the flow for ever stops there. */
+  maxRequests?: number;
 }
 
-/** Replays every case of a recording (its YAML text or its parsed form) against `flow`. */
+/**
+ * Replays every case of a recording (its YAML text or its parsed form) against `flow`. A text that is no valid
+ * scenario file throws (ScenarioFileError, with every problem at its line).
+ */
 export function replayRecording(
   flow: CompiledFlow,
   recording: Recording | string,
   opts: ReplayOptions = {},
 ): ReplayReport {
-  const text = typeof recording === 'string' ? recording : undefined;
+  const text = typeof recording === 'string' ? recording : recordingYaml(recording);
   const rec = typeof recording === 'string' ? parseRecording(recording) : recording;
-  const lines = text !== undefined ? stepLines(text) : undefined;
+  const scenario = parseScenario(text, 'recording');
   const divergences: Divergence[] = [];
-  rec.cases.forEach((c, i) => {
+  const env = scenario.environment;
+  scenario.cases.forEach((c) => {
+    if (env !== undefined && flow.model.environment !== env) {
+      divergences.push({
+        case: c.name,
+        request: 1,
+        stepIndex: 0,
+        expected: { end: true },
+        actual: { end: `the flow runs in environment ${flow.model.environment ?? '(none)'}` },
+        message: `recorded in environment ${env}: replay it on the flow compiled in that environment`,
+      });
+      return;
+    }
     const d = replayCase(flow, c, opts);
     if (d) {
-      const line = lines?.[i]?.[d.stepIndex];
-      divergences.push(line !== undefined ? { ...d, line } : d);
+      const line = c.steps[d.stepIndex]?.pos.line;
+      divergences.push(typeof recording === 'string' && line !== undefined ? { ...d, line } : d);
     }
   });
   return {
@@ -90,52 +113,67 @@ export function replayRecording(
   };
 }
 
-/** The first divergence of one case, or undefined when the flow answers as recorded. */
-export function replayCase(flow: CompiledFlow, c: RecordedCase, opts: ReplayOptions = {}): Divergence | undefined {
-  const steps = c.steps ?? [];
-  const call = c.call;
-  const variables = call.variables ?? {};
-  const base: RtRequest = {
-    app: call.app ?? 'APP00001',
-    callid: String(call.callid ?? '1000'),
-    request_hash: call.request_hash ?? null,
-    cli_name: call.caller_name ?? '',
-    cli_number: call.caller ?? '+33612345678',
-    date_started: call.date_started ?? '2026-11-22 10:00:00',
-    number: call.called ?? '+33123456789',
-    command: '',
-    command_id: 0,
-    command_result: '',
-    command_error: '',
-    call_status: 'UP' as CallStatus,
-    cdr_field: call.cdr_field ?? '',
-    variables,
-    variablesRaw: JSON.stringify(variables),
-  };
-  const now = c.mocks?.now !== undefined ? Date.parse(c.mocks.now) : Date.parse('2026-11-22T10:00:00Z');
-  const mocks = c.mocks?.sms ?? [];
-  let smsUsed = 0;
-  const mockSms = (): EffectResult => {
-    const m = mocks[smsUsed++];
-    return m === undefined
-      ? { ok: true, value: `SMS${String(smsUsed).padStart(5, '0')}` }
-      : 'hash' in m
-        ? { ok: true, value: m.hash }
-        : { ok: false, error: m.error };
-  };
-  let state: CallState | undefined;
-  let req = base;
+/** A recorded step's expectation, as a divergence shows it. */
+function expectedOf(s: ScenarioStep | undefined): RecordedExpect | { end: true } {
+  const e = s?.expect;
+  if (!e || e.kind === 'check') return { end: true };
+  if (e.kind === 'sms') return { sms: e.params as Record<string, JsonValue> };
+  if (e.kind === 'http') return { http: e.params as Record<string, JsonValue> };
+  return { command: e.command, params: (e.params ?? {}) as Record<string, JsonValue> };
+}
+
+function effectActual(e: Effect): ReplayActual {
+  return e.kind === 'sms'
+    ? { sms: plain(e.params as Record<string, WireValue>) as Record<string, JsonValue> }
+    : { http: recordedLookup(e.params) };
+}
+
+function replyActual(out: Settled): ReplayActual {
+  if (out.kind !== 'reply') return { end: `${out.kind}${'message' in out ? `: ${out.message}` : ''}` };
+  return { command: out.reply.command, params: plain(out.reply.params) as Record<string, JsonValue> };
+}
+
+/** Whether the flow's `actual` is the recorded `e` (a recorded `***` matches a value that `masked` masks). */
+function holds(e: Expectation, actual: ReplayActual, masked: Masker | undefined): boolean {
+  const eq = (a: unknown, b: unknown) =>
+    same(a, b) || (masked !== undefined && canonical(a).includes(MASK) && same(a, masked.scrubValue(b)));
+  if (e.kind === 'sms') return 'sms' in actual && eq(e.params, actual.sms);
+  if (e.kind === 'http') {
+    if (!('http' in actual)) return false;
+    const p = e.params;
+    return (
+      eq(p.method, actual.http.method) &&
+      eq(p.url, actual.http.url) &&
+      (!('body' in p) || eq(p.body, actual.http.body ?? null))
+    );
+  }
+  if (e.kind !== 'command' || !('command' in actual)) return false;
+  return e.command === actual.command && eq(e.params ?? {}, actual.params);
+}
+
+/** The first divergence of one case, or undefined when the flow does as recorded. */
+export function replayCase(flow: CompiledFlow, c: ScenarioCase, opts: ReplayOptions = {}): Divergence | undefined {
+  const steps = c.steps.filter((s) => s.expect.kind !== 'check');
+  const max = opts.maxRequests ?? 1000;
   let idx = 0;
+  let n = 1;
+  /** The effects of a terminal request after a step's status are not steps (the recording mocks them). */
+  let quiet = false;
+  let diverged: Divergence | undefined;
   /** The flow's sensitive vars as last seen: scrubbed from what a divergence shows of the flow's answer. */
   let latest: Record<string, unknown> | undefined;
+  /** Stand-ins fed for masked inputs. */
+  const fed: string[] = [];
+  const masked = (more: string[] = [], ...vars: (Record<string, unknown> | undefined)[]) =>
+    replayMasker(flow, [...fed, ...more], latest, ...vars);
   const diverge = (request: number, answered: ReplayActual, flowStep: string | undefined): Divergence => {
-    const expected = steps[idx]?.expect ?? { end: true as const };
+    const expected = expectedOf(steps[idx]);
     const sens = flow.tables.sensitive;
-    const actual = sens ? new Masker(sensitiveValues(latest, sens)).scrubValue(answered) : answered;
+    const actual = sens ? new Masker([...fed, ...sensitiveValues(latest, sens)]).scrubValue(answered) : answered;
     const d: Divergence = {
       case: c.name,
       request,
-      stepIndex: idx,
+      stepIndex: c.steps.indexOf(steps[idx]!) >= 0 ? c.steps.indexOf(steps[idx]!) : c.steps.length,
       expected,
       actual,
       message:
@@ -145,71 +183,95 @@ export function replayCase(flow: CompiledFlow, c: RecordedCase, opts: ReplayOpti
     if (flowStep !== undefined) d.flowStep = flowStep;
     return d;
   };
-  for (let n = 1; ; n++) {
-    const terminal = TERMINAL.has(req.call_status);
-    let out = advance(flow, state, req, {
-      now,
-      unknownCall: 'restart',
-      ...(opts.maxLogicSteps !== undefined ? { maxLogicSteps: opts.maxLogicSteps } : {}),
-    });
-    latest = state?.vars ?? latest;
-    while (out.kind === 'effect') {
-      const params = plain(out.effect.params as Record<string, WireValue>) as Record<string, JsonValue>;
-      if (!terminal) {
-        const exp = steps[idx]?.expect;
-        if (!exp || !('sms' in exp) || !same(exp.sms, params)) return diverge(n, { sms: params }, out.effect.step);
-        idx++;
+  const mocks = new MockExecutor({ sms: c.mocks.sms, http: c.mocks.http });
+  // replay's executor: each effect is the next recorded step, answered as recorded
+  const recorded: SyncExecutor = {
+    perform(effect, ctx) {
+      if (diverged || quiet || (effect.kind === 'http' && effect.wait)) return mocks.perform(effect, ctx);
+      const s = steps[idx];
+      const actual = effectActual(effect);
+      if (!s || !holds(s.expect, actual, masked())) {
+        diverged = diverge(n, actual, effect.step);
+        return mocks.perform(effect, ctx);
       }
-      out = out.resume(mockSms());
-    }
-    if (terminal)
-      return idx < steps.length ? diverge(n, { end: `call ended (${req.call_status})` }, undefined) : undefined;
-    if (out.kind !== 'reply')
-      return diverge(n, { end: `${out.kind}${'message' in out ? `: ${out.message}` : ''}` }, state?.step);
+      idx++;
+      return mocks.perform(effect, ctx, s.answer);
+    },
+  };
+  const driver = new CallDriver(flow, recorded, {
+    base: baseRequest(c),
+    now: c.mocks.now,
+    unknownCall: 'restart',
+    ...(caseVars(c) ? { vars: caseVars(c)! } : {}),
+    ...(opts.maxLogicSteps !== undefined ? { maxLogicSteps: opts.maxLogicSteps } : {}),
+  });
+  quiet = c.call.status !== 'UP' && c.call.status !== 'INCOMING_CALL';
+  let ran = driver.start(c.call.status) as Stepped;
+  for (;;) {
+    if (diverged) return diverged;
+    if (quiet)
+      return idx < steps.length ? diverge(n, { end: `call ended (${ran.request.call_status})` }, undefined) : undefined;
+    const out = ran.outcome;
+    if (out.kind !== 'reply') return diverge(n, replyActual(out), driver.state?.step);
     latest = out.state?.vars ?? out.summary?.vars ?? latest;
-    const actual = { command: out.reply.command, params: plain(out.reply.params) as Record<string, JsonValue> };
+    const actual = replyActual(out);
     const flowStep = out.state?.step;
     const s = steps[idx];
-    if (
-      !s ||
-      !('command' in s.expect) ||
-      s.expect.command !== actual.command ||
-      !same(s.expect.params ?? {}, actual.params)
-    )
-      return diverge(n, actual, flowStep);
+    if (!s || !holds(s.expect, actual, masked([], out.state?.vars))) return diverge(n, actual, flowStep);
     idx++;
-    state = out.state ?? undefined;
-    const reported = s.status ?? s.error ?? s.result;
-    if (!state) return idx < steps.length ? diverge(n + 1, { end: 'the call ended' }, flowStep) : undefined;
-    if (actual.command === 'hangup' && reported === undefined) {
+    if (s.now !== undefined) driver.now = s.now;
+    if (!out.state) return idx < steps.length ? diverge(n + 1, { end: 'the call ended' }, flowStep) : undefined;
+    if (++n > max) return diverge(n, { end: `more than ${max} requests` }, flowStep);
+    if (out.reply.command === 'hangup' && s.result === undefined && s.error === undefined && s.status === undefined) {
       // The flow hung up: the service ends the call with a terminal request, which runs the
-      // hangup handler; its sms effects are the steps left, if any.
-      state = out.state ?? undefined;
-      n++;
-      let end = advance(
-        flow,
-        state,
-        { ...base, command: 'hangup', command_id: out.reply.command_id, call_status: 'HANGUP' },
-        { now, unknownCall: 'restart' },
-      );
-      while (end.kind === 'effect') {
-        const params = plain(end.effect.params as Record<string, WireValue>) as Record<string, JsonValue>;
-        const exp = steps[idx]?.expect;
-        if (!exp || !('sms' in exp) || !same(exp.sms, params)) return diverge(n, { sms: params }, end.effect.step);
-        idx++;
-        end = end.resume(mockSms());
-      }
+      // hangup handler; its effects are the steps left, if any.
+      driver.report({ status: 'HANGUP' });
+      if (diverged) return diverged;
       return idx < steps.length ? diverge(n, { end: 'the flow hung up' }, flowStep) : undefined;
     }
-    req = {
-      ...base,
-      command: actual.command,
-      command_id: out.reply.command_id,
-      command_result: s.result ?? (s.error !== undefined || s.status !== undefined ? '' : '0'),
-      command_error: s.error ?? '',
-      call_status: (s.status ?? 'UP') as CallStatus,
-    };
+    const input = inputFor(flow, driver, s, () => mocks.clone(), steps[idx], masked, fed);
+    // after a status the call ends: the hangup handler's effects are not steps (the recording mocks them)
+    if ('status' in input) quiet = true;
+    ran = driver.report(input) as Stepped;
   }
+}
+
+/**
+ * What the service reported for a recorded step; a masked input is given a stand-in that goes where the next step
+ * says.
+ */
+function inputFor(
+  flow: CompiledFlow,
+  driver: CallDriver,
+  s: ScenarioStep,
+  copy: () => SyncExecutor,
+  next: ScenarioStep | undefined,
+  masked: (more: string[], ...vars: (Record<string, unknown> | undefined)[]) => Masker | undefined,
+  fed: string[],
+): Input {
+  if (s.status !== undefined) return { status: s.status };
+  if (s.error !== undefined) return { error: s.error };
+  const reply = driver.reply!;
+  if (s.result === MASK && next && sensitiveInput(flow, driver)) {
+    const md = maxDigitsSent(reply.command, reply.params as Record<string, unknown>);
+    const v = chooseStandIn(driver, standIns(reply.command, md), copy, (seen, v) =>
+      holds(next.expect, seenActual(seen), masked([v], seenVars(seen))),
+    );
+    if (v !== undefined) {
+      if (v !== MASK) fed.push(v);
+      return { result: v };
+    }
+  }
+  return { result: s.result ?? defaultResult(reply.command) };
+}
+
+function seenVars(seen: FirstSeen): Record<string, unknown> | undefined {
+  if ('effect' in seen || seen.outcome.kind !== 'reply') return undefined;
+  return seen.outcome.state?.vars ?? seen.outcome.summary?.vars;
+}
+
+function seenActual(seen: FirstSeen): ReplayActual {
+  return 'effect' in seen ? effectActual(seen.effect) : replyActual(seen.outcome);
 }
 
 function same(a: unknown, b: unknown): boolean {
@@ -230,22 +292,6 @@ function canonical(v: unknown): string {
 function show(x: RecordedExpect | ReplayActual | { end: true }): string {
   if ('end' in x) return x.end === true ? 'the end of the call' : x.end;
   if ('sms' in x) return `sms ${JSON.stringify(x.sms)}`;
+  if ('http' in x) return `http ${JSON.stringify(x.http)}`;
   return `${x.command} ${JSON.stringify(x.params ?? {})}`;
-}
-
-/** The 1-based line of each step, per case. */
-function stepLines(text: string): (number | undefined)[][] {
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc });
-  const cases = doc.get('cases', true);
-  if (!isSeq(cases)) return [];
-  return cases.items.map((c) => {
-    if (!isMap(c)) return [];
-    const steps = c.get('steps', true);
-    if (!isSeq(steps)) return [];
-    return steps.items.map((s) => {
-      const r = (s as { range?: [number, number, number] }).range;
-      return r ? lc.linePos(r[0]).line : undefined;
-    });
-  });
 }

@@ -1,15 +1,17 @@
 /**
- * Runs one scenario case against a compiled flow, in process, with `advance`: no I/O,
- * no clock (mocks.now), sms effects resumed with the mocked outcomes. Pure: the result
+ * Runs one scenario case against a compiled flow, in process: the call stepped by the
+ * tools' driver (drive.ts, the engine's `advance`), no I/O, the case's clock (mocks.now,
+ * steps' now:), effects answered by the case's mocks (executors.ts). Pure: the result
  * says whether the case passed and, if not, where and why.
  */
-import { findMock, MockedLookup } from './http-mocks.js';
-import { effectResult } from '../engine/http-wait.js';
-import { advance, isSayState, type EngineOptions, type Outcome } from '../engine/advance.js';
-import type { EffectResult } from '../engine/outcome.js';
+import { isSayState } from '../engine/advance.js';
+import type { Effect } from '../engine/outcome.js';
+import type { Settled, SyncExecutor } from '../engine/effects.js';
 import type { RunHooks } from '../engine/behaviour.js';
-import type { CallState } from '../engine/types.js';
 import type { CompiledFlow } from '../engine/compile.js';
+import { CallDriver, type Input, type Stepped } from './drive.js';
+import { MockExecutor } from './executors.js';
+import { chooseStandIn, replayMasker, sensitiveInput, standIns, type FirstSeen } from './masked.js';
 import { ACTION_SPECS, isAction } from '../flow/actions.js';
 import type { RtRequest } from '../protocol/rt.js';
 import type { Loc } from '../flow/yaml.js';
@@ -129,7 +131,7 @@ interface CallView {
 }
 
 /** The view of a reply: the call's state, or, once it ended, its summary. */
-function viewOf(out: Outcome): CallView | undefined {
+function viewOf(out: Settled): CallView | undefined {
   if (out.kind !== 'reply') return undefined;
   if (out.state) return { vars: out.state.vars, step: out.state.step };
   if (out.summary) return { vars: out.summary.vars, step: out.summary.lastStep };
@@ -172,16 +174,22 @@ function checkCall(
   return { ...(pos ? { pos } : {}), message: wrong.join('; '), diff };
 }
 
-/** Null when `actual` meets `e`; else the diff lines. */
-function compare(e: Expectation, a: Actual): string[] | null {
+/**
+ * Null when `actual` meets `e`; else the diff lines. With `recorded`, an expected value holding `***` (a recording's
+ * masked value) also matches the actual value masked by it.
+ */
+function compare(e: Expectation, a: Actual, recorded?: Masker): string[] | null {
   const diff: string[] = [];
   if (e.kind === 'check') return [];
   const expCommand = e.kind === 'command' ? e.command : e.kind;
   if (expCommand !== a.command) diff.push(`- command: ${expCommand}`, `+ command: ${a.command}`);
-  const params = e.kind === 'sms' ? e.params : e.params;
+  const params = e.params;
   if (params && expCommand === a.command) {
     for (const [k, v] of Object.entries(params)) {
-      if (!matches(v, a.params[k])) diff.push(`- params.${k}: ${show(v)}`, `+ params.${k}: ${show(a.params[k])}`);
+      const x = a.params[k];
+      if (matches(v, x)) continue;
+      if (recorded && JSON.stringify(v)?.includes(MASK) && matches(v, recorded.scrubValue(x))) continue;
+      diff.push(`- params.${k}: ${show(v)}`, `+ params.${k}: ${show(x)}`);
     }
   }
   return diff.length === 0 ? null : diff;
@@ -202,7 +210,7 @@ export function baseRequest(c: Pick<ScenarioCase, 'call'>): RtRequest {
     command_id: 0,
     command_result: '',
     command_error: '',
-    call_status: 'UP',
+    call_status: call.status,
     cdr_field: call.cdr_field,
     variables: call.variables as RtRequest['variables'],
     variablesRaw: JSON.stringify(call.variables),
@@ -217,29 +225,8 @@ export function maxDigitsSent(command: string, params: Record<string, unknown>):
   return Number.isInteger(v) && v >= 1 ? v : undefined;
 }
 
-/** The engine options of a case's requests. */
-export function caseEngine(c: Pick<ScenarioCase, 'mocks'>, hooks?: RunHooks): EngineOptions {
-  return { now: c.mocks.now, unknownCall: 'reject', ...(hooks ? { hooks } : {}) };
-}
-
-/** The engine options of a case's first request: its `vars:` override the flow's (read only when the call starts). */
-export function startEngine(c: Pick<ScenarioCase, 'vars' | 'with'>, engine: EngineOptions): EngineOptions {
-  // a module's params are its variables once entered: `with:` gives them (after the case's vars:)
-  const vars = c.with ? { ...c.vars, ...c.with } : c.vars;
-  return Object.keys(vars).length === 0 ? engine : { ...engine, vars: vars as Record<string, Value> };
-}
-
-/** What a request of the case waits for a lookup: the default deadline less the engine's margin. */
-const LOOKUP_BUDGET_MS = 3750;
-
-function lookupResult(lookup: MockedLookup | undefined, filler: boolean): EffectResult {
-  if (!lookup) return { ok: false, error: 'TIMEOUT', message: 'no lookup in progress' };
-  const o = lookup.next(LOOKUP_BUDGET_MS, filler);
-  return o === 'pending' ? { pending: true } : effectResult(o);
-}
-
 /** An http effect's request as a scenario sees it: method, url, headers, and the body parsed. */
-function httpParams(p: Readonly<Record<string, unknown>>): Record<string, unknown> {
+export function httpParams(p: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const out: Record<string, unknown> = { method: p.method, url: p.url, headers: p.headers };
   if (typeof p.body === 'string') {
     try {
@@ -251,19 +238,27 @@ function httpParams(p: Readonly<Record<string, unknown>>): Record<string, unknow
   return out;
 }
 
-/** Runs one case. */
+/** The start vars of a case: its `vars:`, then a module's `with:` params (read only when the call starts). */
+export function caseVars(c: Pick<ScenarioCase, 'vars' | 'with'>): Record<string, Value> | undefined {
+  const vars = c.with ? { ...c.vars, ...c.with } : c.vars;
+  return Object.keys(vars).length === 0 ? undefined : (vars as Record<string, Value>);
+}
+
+/** What the service reports for a step: its status, error or result (default: the command's first success). */
+function inputOf(step: ScenarioStep, command: string, result?: string): Input {
+  if (step.status) return { status: step.status };
+  if (step.error !== undefined) return { error: step.error };
+  return { result: result ?? step.result ?? defaultResult(command) };
+}
+
+/**
+ * Runs one case: the call stepped by the tools' driver (drive.ts), its effects answered by
+ * the case's mocks (an http step's `answer:` first), each command and effect checked
+ * against the next step as it comes.
+ */
 export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = {}): CaseResult {
   const max = opts.maxRequests ?? 1000;
   const trace: string[] = [];
-  const base = baseRequest(c);
-  let engine = caseEngine(c, opts.hooks);
-  let smsCount = 0;
-  let lookup: MockedLookup | undefined;
-  const smsOutcome = (): EffectResult => {
-    const m = c.mocks.sms[smsCount];
-    smsCount++;
-    return m ?? { ok: true, value: `SMS${String(smsCount).padStart(5, '0')}` };
-  };
   const fail = (step: number, message: string, extra: Partial<CaseFailure> = {}): CaseResult => {
     const pos = c.steps[step]?.pos ?? c.steps[c.steps.length - 1]?.pos ?? c.pos;
     return { name: c.name, ok: false, trace, failure: { step, pos, message, ...extra } };
@@ -273,8 +268,10 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
   let view: CallView | undefined;
   /** Sensitive values scrubbed from the output (the trace, failures): the flow's sensitive vars as last seen. */
   let masker: Masker | undefined;
+  /** Stand-ins fed for masked inputs (a recording's `result: "***"`): a recorded `***` matches them. */
+  const fed: string[] = [];
   const describe = (a: Actual) => (masker ? masker.scrubText(describeActual(a)) : describeActual(a));
-  const observe = (o: Outcome) => {
+  const observe = (o: Settled) => {
     view = viewOf(o) ?? view;
     if (sensitive && view) masker = new Masker(sensitiveValues(view.vars, sensitive));
   };
@@ -304,53 +301,61 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     const problem = checkCall(step.check, view ?? { vars: {}, step: '' }, sensitive);
     return problem ? fail(index, problem.message, { pos: problem.pos ?? step.pos, diff: problem.diff }) : undefined;
   };
+  /** A recorded `***` matches a value masked as a recording masks it. */
+  const asRecorded = (more: string[] = [], ...vars: (Record<string, unknown> | undefined)[]) =>
+    fed.length > 0 || more.length > 0 || sensitive
+      ? replayMasker(flow, [...fed, ...more], view?.vars, ...vars)
+      : undefined;
 
   let i = 0; // the next scenario step
   /** After the last step: the flow goes on with mocked outcomes, unchecked, to the next command. */
   let unchecked = false;
-  let state: CallState | undefined;
-  // The case's `vars:` override the flow's initial vars (read only when the call starts).
-  let out: Outcome = advance(flow, undefined, base, startEngine(c, engine));
+  /** The case was decided during a request's effects (a step that did not hold, or no step left). */
+  let decided: CaseResult | undefined;
+  const mocks = new MockExecutor({ sms: c.mocks.sms, http: c.mocks.http });
+  // Each effect is the next step (an sms or http expectation), answered by the mocks (or the step's answer:).
+  const checked: SyncExecutor = {
+    perform(effect, ctx) {
+      // the same lookup, waited for again after its filler, is not a step of its own
+      if (decided || (effect.kind === 'http' && effect.wait)) return mocks.perform(effect, ctx);
+      const actual = effectActual(effect);
+      trace.push(describeActual(actual));
+      if (unchecked) return mocks.perform(effect, ctx);
+      const step = c.steps[i];
+      if (!step) {
+        decided = pass();
+        return mocks.perform(effect, ctx);
+      }
+      if (step.expect.kind === 'check') {
+        decided = fail(
+          i,
+          `this step checks the call at its next command, but the flow performed an ${effect.kind} first ` +
+            `(from ${actual.from}): write the ${effect.kind} step before it`,
+          { actual: describe(actual) },
+        );
+        return mocks.perform(effect, ctx);
+      }
+      const diff = compare(step.expect, actual, asRecorded());
+      if (diff) {
+        decided = mismatch(i, step, actual, diff);
+        return mocks.perform(effect, ctx);
+      }
+      i++;
+      if (i === c.steps.length) unchecked = true;
+      return mocks.perform(effect, ctx, step.answer);
+    },
+  };
+  const driver = new CallDriver(flow, checked, {
+    base: baseRequest(c),
+    now: c.mocks.now,
+    ...(caseVars(c) ? { vars: caseVars(c)! } : {}),
+    ...(opts.hooks ? { hooks: opts.hooks } : {}),
+  });
+  let ran = driver.start(c.call.status) as Stepped;
   for (let requests = 1; ; requests++) {
     if (requests > max) return fail(i, `more than ${max} requests: the flow does not end`);
-    // Effects first: each is the next step (an sms expectation), resumed with its mock.
-    while (out.kind === 'effect') {
-      const effect = out.effect;
-      if (effect.kind === 'http' && effect.wait) {
-        // the same lookup, waited for again after its filler: not a step of its own
-        out = out.resume(lookupResult(lookup, effect.filler));
-        continue;
-      }
-      const actual: Actual = {
-        kind: 'sms',
-        command: effect.kind,
-        params: effect.kind === 'http' ? httpParams(effect.params) : { ...effect.params },
-        from: `flow step "${effect.step}"`,
-      };
-      trace.push(describeActual(actual));
-      if (!unchecked) {
-        const step = c.steps[i];
-        if (!step) return pass();
-        if (step.expect.kind === 'check')
-          return fail(
-            i,
-            `this step checks the call at its next command, but the flow performed an sms first ` +
-              `(from ${actual.from}): write the sms step before it`,
-            { actual: describe(actual) },
-          );
-        const diff = compare(step.expect, actual);
-        if (diff) return mismatch(i, step, actual, diff);
-        i++;
-        if (i === c.steps.length) unchecked = true;
-      }
-      if (effect.kind === 'http') {
-        lookup = new MockedLookup(
-          findMock(c.mocks.http, String(effect.params.method), String(effect.params.url)),
-          Number(effect.params.timeout_ms) || 5000,
-        );
-        out = out.resume(lookupResult(lookup, effect.filler));
-      } else out = out.resume(smsOutcome());
-    }
+    if (decided) return decided;
+    const out = ran.outcome;
     if (out.kind !== 'reply') {
       const what =
         out.kind === 'replay'
@@ -369,15 +374,7 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
       if (failed) return failed;
       i++;
     }
-    const ret = out.state?.ret;
-    // a module run on its own ends with its return: that is what the scenario sees
-    const actual: Actual = ret
-      ? { kind: 'command', command: 'return', params: { result: ret.result, values: ret.values } }
-      : { kind: 'command', command: out.reply.command, params: { ...(out.reply.params as Record<string, unknown>) } };
-    if (out.state)
-      actual.from = isSayState(out.state.s)
-        ? `the say: of a branch of flow step "${out.state.step}"`
-        : `flow step "${out.state.step}"`;
+    const actual = commandActual(out);
     if (out.state !== null) trace.push(describe(actual));
     if (unchecked || i >= c.steps.length) return pass();
     const step = c.steps[i]!;
@@ -387,38 +384,46 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
         actual: 'the end of the call',
       });
     }
-    const diff = compare(step.expect, actual);
+    const diff = compare(step.expect, actual, asRecorded([], out.state.vars));
     if (diff) return mismatch(i, step, actual, diff);
     const failed = checkStep(i, step);
     if (failed) return failed;
     i++;
     // `now:` on a step: the clock moves on from the request that carries its outcome
-    if (step.now !== undefined) engine = { ...engine, now: step.now };
+    if (step.now !== undefined) driver.now = step.now;
     if (out.state.done) {
       // The flow hung up: the platform ends the call with a terminal request, which runs
       // the hangup handler (its sms effects are the steps left, if any).
       if (i === c.steps.length) unchecked = true;
-      state = out.state;
-      out = advance(
-        flow,
-        state,
-        { ...base, command: out.reply.command, command_id: out.reply.command_id, call_status: 'HANGUP' },
-        engine,
-      );
+      ran = driver.report({ status: 'HANGUP' }) as Stepped;
       continue;
     }
     if (i === c.steps.length) {
       if (step.result === undefined && step.error === undefined && step.status === undefined) return pass();
       unchecked = true;
     }
-    state = out.state!;
-    const next: RtRequest = { ...base, command: out.reply.command, command_id: out.reply.command_id };
-    if (step.result !== undefined) {
-      const problem = resultProblem(
-        out.reply.command,
-        step.result,
-        maxDigitsSent(out.reply.command, out.reply.params as Record<string, unknown>),
-      );
+    const command = out.reply.command;
+    const md = maxDigitsSent(command, out.reply.params as Record<string, unknown>);
+    // a recording's masked input (result "***" of a sensitive save:): a stand-in that goes where the next step says
+    const masked = step.result === MASK && !step.status && step.error === undefined && sensitiveInput(flow, driver);
+    let result = step.result;
+    if (masked) {
+      const next = unchecked ? undefined : c.steps[i];
+      const chosen = next
+        ? chooseStandIn(
+            driver,
+            standIns(command, md),
+            () => mocks.clone(),
+            (seen, v) => compare(next.expect, seenActual(seen), asRecorded([v], seenVars(seen))) === null,
+          )
+        : undefined;
+      if (chosen !== undefined) {
+        result = chosen;
+        if (chosen !== MASK) fed.push(chosen);
+      }
+    }
+    if (result !== undefined && !(masked && result !== MASK)) {
+      const problem = resultProblem(command, result, md);
       if (problem)
         return {
           name: c.name,
@@ -427,10 +432,7 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
           failure: { step: i - 1, pos: step.resultPos ?? step.pos, message: `result: ${problem}`, refused: true },
         };
     }
-    if (step.status) next.call_status = step.status;
-    else if (step.error !== undefined) next.command_error = step.error;
-    else next.command_result = step.result ?? defaultResult(out.reply.command);
-    out = advance(flow, state, next, engine);
+    ran = driver.report(inputOf(step, command, result)) as Stepped;
   }
 
   function mismatch(index: number, step: ScenarioStep, actual: Actual, diff: string[]): CaseResult {
@@ -445,4 +447,41 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
       diff: masker ? diff.map((d) => masker!.scrubText(d)) : diff,
     });
   }
+}
+
+/** An effect as the runner compares it with a step. */
+function effectActual(effect: Effect): Actual {
+  return {
+    kind: 'sms',
+    command: effect.kind,
+    params: effect.kind === 'http' ? httpParams(effect.params) : { ...effect.params },
+    from: `flow step "${effect.step}"`,
+  };
+}
+
+/** A reply as the runner compares it with a step (a module run on its own ends with its return). */
+function commandActual(out: Extract<Settled, { kind: 'reply' }>): Actual {
+  const ret = out.state?.ret;
+  const actual: Actual = ret
+    ? { kind: 'command', command: 'return', params: { result: ret.result, values: ret.values } }
+    : { kind: 'command', command: out.reply.command, params: { ...(out.reply.params as Record<string, unknown>) } };
+  if (out.state)
+    actual.from = isSayState(out.state.s)
+      ? `the say: of a branch of flow step "${out.state.step}"`
+      : `flow step "${out.state.step}"`;
+  return actual;
+}
+
+/** The call's vars after a lookahead's request, when it answered. */
+function seenVars(seen: FirstSeen): Record<string, unknown> | undefined {
+  if ('effect' in seen || seen.outcome.kind !== 'reply') return undefined;
+  return seen.outcome.state?.vars ?? seen.outcome.summary?.vars;
+}
+
+/** What a lookahead saw first, as the runner compares it. */
+function seenActual(seen: FirstSeen): Actual {
+  if ('effect' in seen) return effectActual(seen.effect);
+  return seen.outcome.kind === 'reply'
+    ? commandActual(seen.outcome)
+    : { kind: 'command', command: `(${seen.outcome.kind})`, params: {} };
 }

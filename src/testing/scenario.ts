@@ -8,6 +8,15 @@ import type { EffectResult } from '../engine/outcome.js';
 import { ACTION_SPECS, isAction } from '../flow/actions.js';
 import { closest } from '../flow/check-context.js';
 import { resultProblem } from './results.js';
+import { LIVE_STATUSES, TERMINAL_STATUSES, type CallStatus } from '../protocol/commands.js';
+
+/** The call_status values a case's first request may have (call.status). */
+export const CALL_STATUSES: readonly CallStatus[] = [...LIVE_STATUSES, ...TERMINAL_STATUSES];
+
+/** The case's call is never answered: its first request is terminal. */
+export function isTerminalCall(call: Pick<CallFields, 'status'>): boolean {
+  return (TERMINAL_STATUSES as readonly string[]).includes(call.status);
+}
 
 /** One problem of a scenario file (1-based line and column). */
 export interface ScenarioError {
@@ -43,6 +52,11 @@ export interface CallFields {
   date_started: string;
   variables: Record<string, Plain>;
   callid: string;
+  /**
+   * The call_status of the first request: UP (default) or INCOMING_CALL; a terminal one (NOANSWER, BUSY...) is a call
+   * never answered (a recorded outbound call): it ends at once, and the case may have no steps.
+   */
+  status: CallStatus;
 }
 
 export const DEFAULT_CALL: Readonly<CallFields> = {
@@ -55,6 +69,7 @@ export const DEFAULT_CALL: Readonly<CallFields> = {
   date_started: '2026-11-22 10:00:00',
   variables: {},
   callid: '1000',
+  status: 'UP',
 };
 
 export type Expectation =
@@ -92,6 +107,8 @@ export interface ScenarioStep {
    * (calendars).
    */
   now?: number;
+  /** An http step's answer to its lookup (recordings), instead of mocks.http. */
+  answer?: HttpAnswer;
 }
 
 export interface Mocks {
@@ -162,7 +179,7 @@ function scalarText(n: YNode): string | undefined {
   return n.quoted ? String(n.value) : n.source;
 }
 
-import { parseHttpMocks, type HttpMock } from './http-mocks.js';
+import { parseHttpAnswer, parseHttpMocks, type HttpAnswer, type HttpMock } from './http-mocks.js';
 
 function describe(n: YNode): string {
   if (n.kind === 'map') return 'a map';
@@ -333,7 +350,7 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
     c.at(n, `a step must be a map with \`expect:\`, not ${describe(n)}`);
     return undefined;
   }
-  const meant = checkKeys(c, n, ['expect', 'result', 'error', 'status', 'now'], 'a step');
+  const meant = checkKeys(c, n, ['expect', 'result', 'error', 'status', 'now', 'answer'], 'a step');
   const e = get(n, 'expect');
   if (!e) {
     // a misspelt expect: is one mistake, reported once
@@ -389,13 +406,28 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
   if ((expect?.kind === 'sms' || expect?.kind === 'http') && given.length > 0) {
     c.at(
       get(n, given[0]!)!,
-      `an ${expect.kind} step takes its outcome from mocks.${expect.kind}, not \`${given[0]}:\``,
+      expect.kind === 'http'
+        ? `an http step takes its outcome from mocks.http or its answer:, not \`${given[0]}:\``
+        : `an ${expect.kind} step takes its outcome from mocks.${expect.kind}, not \`${given[0]}:\``,
     );
+  }
+  const an = get(n, 'answer');
+  if (an) {
+    if (expect && expect.kind !== 'http')
+      c.at(
+        an,
+        '`answer:` answers the lookup of an http step (expect: http); other steps take result:, error: or status:',
+      );
+    else {
+      const a = parseHttpAnswer(an, (at, msg) => c.at(at, msg));
+      if (a) step.answer = a;
+    }
   }
   return expect ? step : undefined;
 }
 
-function parseCall(c: Collector, n: YNode | undefined): CallFields {
+/** The call's fields; `bad` notes a status that is not one (its case then needs no second message for its steps). */
+function parseCall(c: Collector, n: YNode | undefined, bad: { status?: boolean } = {}): CallFields {
   const call: CallFields = { ...DEFAULT_CALL, variables: {} };
   if (!n) return call;
   if (n.kind !== 'map') {
@@ -418,7 +450,10 @@ function parseCall(c: Collector, n: YNode | undefined): CallFields {
       const s = str(c, e.value, `call.${e.key}`);
       if (s === undefined) continue;
       if (e.key === 'callid' && !/^[0-9]{1,20}$/.test(s)) c.at(e.value, 'call.callid must be digits');
-      else if (e.key === 'date_started' && !/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(s))
+      else if (e.key === 'status' && !(CALL_STATUSES as readonly string[]).includes(s)) {
+        c.at(e.value, `call.status: "${s}" is not one of ${CALL_STATUSES.join(', ')}`);
+        bad.status = true;
+      } else if (e.key === 'date_started' && !/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(s))
         c.at(e.value, 'call.date_started must be "YYYY-MM-DD HH:MM:SS"');
       else (call as unknown as Record<string, string>)[e.key] = s;
     }
@@ -511,7 +546,8 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
       else names.set(s, nameNode.pos);
     }
   }
-  const call = parseCall(c, get(n, 'call'));
+  const bad: { status?: boolean } = {};
+  const call = parseCall(c, get(n, 'call'), bad);
   let vars: Record<string, Plain> = {};
   const vn = get(n, 'vars');
   if (vn) {
@@ -535,7 +571,9 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
   if (!sn) c.at(n, 'a case needs `steps:`');
   else if (sn.kind !== 'seq') c.at(sn, `steps must be a list, not ${describe(sn)}`);
   else {
-    if (sn.items.length === 0) c.at(sn, 'steps must not be empty');
+    // a call never answered (call.status NOANSWER, BUSY...) has nothing to step through
+    if (sn.items.length === 0 && !isTerminalCall(call) && !bad.status)
+      c.at(sn, 'steps must not be empty (only a call never answered, call: { status: NOANSWER }, has none)');
     let ended: string | undefined;
     for (const item of sn.items) {
       const s = parseStep(c, item);

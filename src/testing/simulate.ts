@@ -1,47 +1,38 @@
 /**
- * The flow simulator's core (`callscript simulate`, docs/simulate.md): one call driven
- * through the engine's `advance`, with the person on the line played by whoever answers
- * the session's questions (a terminal, piped lines, or a caller script). Pure: no I/O and
- * no clock; the session is fed answers and returns display events.
+ * The flow simulator's core (`callscript simulate`, docs/simulate.md): one call stepped by
+ * the tools' driver (drive.ts: the engine's `advance`, as the server steps a call), with
+ * the person on the line played by whoever answers the session's questions (a terminal,
+ * piped lines, or a caller script). Its effects are the simulator's executor's
+ * (sim-executor.ts): http lookups from mock routes, or asked; sms asked. Pure: no I/O and
+ * no wall clock (the call's clock is `now`, 1 s more per request); the session is fed
+ * answers and returns display events.
  */
 import { MASK, Masker, maskVars, sensitiveValues } from '../engine/mask.js';
-import { advance, isSayState } from '../engine/advance.js';
-import type { EffectResult, Outcome, SmsEffect } from '../engine/outcome.js';
-import type { CallState } from '../engine/types.js';
+import { isSayState } from '../engine/advance.js';
+import type { Settled } from '../engine/effects.js';
+import type { Effect, EffectResult } from '../engine/outcome.js';
 import type { CompiledFlow } from '../engine/compile.js';
 import type { Value } from '../flow/model.js';
-import { COMMANDS, type CallStatus, type CommandName } from '../protocol/commands.js';
+import { COMMANDS, type CommandName } from '../protocol/commands.js';
 import type { RtRequest, RtResponse, WireValue } from '../protocol/rt.js';
 import { CallerActor } from '../emulator/caller/actor.js';
 import type { CallerScript } from '../emulator/caller/types.js';
 import { simulate as simulateCommand, type CallMedia } from '../emulator/driver/simulate.js';
+import { httpQuestion, questionFor, smsOptions, type Answer, type Question } from './sim-questions.js';
+import { CallDriver, type Asked, type Input, type Stepped } from './drive.js';
+import type { HttpMock } from './http-mocks.js';
+
+export {
+  httpQuestion,
+  parseLine,
+  promptText,
+  type Answer,
+  type Option,
+  type Parsed,
+  type Question,
+} from './sim-questions.js';
+import { SimExecutor } from './sim-executor.js';
 import { Ids } from '../emulator/ids.js';
-
-/** What the person on the line (or the far end, or the SMS service) does. */
-export type Answer =
-  | { kind: 'result'; result: string }
-  | { kind: 'error'; error: string }
-  /** The caller hangs up during the command (terminal status HANGUP). */
-  | { kind: 'hangup' }
-  /** A dialout is answered: the legs are bridged and the call ends when one side hangs up. */
-  | { kind: 'bridged' }
-  | { kind: 'sms'; result: EffectResult };
-
-export interface Option {
-  key: string;
-  label: string;
-  answer: Answer;
-}
-
-export type Question =
-  /** A read: the keys pressed. */
-  | { kind: 'keys'; command: 'read'; maxDigits: number }
-  /** A command whose result is one of a few: a numbered menu. */
-  | { kind: 'menu'; command: CommandName; options: Option[] }
-  /** A command with an opaque result (a file name, a hash): free text, Enter for `suggested`. */
-  | { kind: 'text'; command: CommandName; suggested: string }
-  /** An sms step: sent, or how it failed. */
-  | { kind: 'sms'; options: Option[] };
 
 export type SimEvent =
   | { kind: 'start'; flow: string; from: string; to: string }
@@ -56,6 +47,8 @@ export type SimEvent =
       details: string[];
     }
   | { kind: 'sms'; step: string; to: string; body: string }
+  /** An http lookup the flow makes (`wait`: the one its filler played for, waited for again). */
+  | { kind: 'http'; step: string; method: string; url: string; body?: string; wait?: boolean }
   | { kind: 'vars'; vars: Record<string, Value> }
   | { kind: 'question'; question: Question }
   | { kind: 'answered'; text: string; by?: string }
@@ -64,7 +57,7 @@ export type SimEvent =
 
 export interface PathEntry {
   step: string;
-  /** The command, or "sms". */
+  /** The command, or "sms", "http". */
   command: string;
   /** A branch's `say:` before a transition (played for `step`'s branch). */
   say?: boolean;
@@ -78,7 +71,10 @@ export interface SimOptions {
   name?: string;
   date?: string;
   callid?: string;
-  /** Epoch ms of the first request (default: 2026-01-05 10:00:00 UTC, a Monday morning). */
+  /**
+   * The call's clock at its first request (epoch ms; default 2026-01-05 10:00:00 UTC, a Monday morning); each later
+   * request is 1 s after the one before. Calendars, templates and conditions read it.
+   */
   now?: number;
   /** The first request's variables, as JSON text. */
   variables?: string;
@@ -86,25 +82,33 @@ export interface SimOptions {
   status?: 'UP' | 'INCOMING_CALL';
   /** Hang up after this many commands (a flow that loops); default 500. */
   maxCommands?: number;
+  /** The vars an outbound call starts with (typed as the flow declares them: startVars); the call is outbound. */
+  vars?: Record<string, Value>;
+  /** Mock routes answering http lookups (the format of `callscript mock-http`); absent: each lookup is asked. */
+  routes?: readonly HttpMock[];
+  /** Where the routes come from (shown beside their answers). */
+  routesName?: string;
 }
 
-const SMS_ERRORS = ['REJECTED', 'TIMEOUT', 'NETWORK', 'FAILED'];
-const DEFAULT_NOW = Date.UTC(2026, 0, 5, 10, 0, 0);
+export const DEFAULT_NOW = Date.UTC(2026, 0, 5, 10, 0, 0);
+/** The request_hash of a simulated outbound call (one given --vars). */
+export const SIMULATED_OUTBOUND = 'SIMULATED';
 
-type Pending =
-  | { kind: 'command'; reply: RtResponse; step: string; say: boolean }
-  | { kind: 'sms'; effect: SmsEffect; resume: (r: EffectResult) => Outcome };
+type Pending = { kind: 'command'; reply: RtResponse; step: string; say: boolean } | { kind: 'effect'; effect: Effect };
 
 export class SimSession {
-  private state: CallState | undefined;
-  private now: number;
-  private readonly base: Omit<RtRequest, 'command' | 'command_id' | 'command_result' | 'command_error' | 'call_status'>;
+  private readonly driver: CallDriver;
+  private readonly exec: SimExecutor;
   private pending: Pending | undefined;
   private ending: { status: string; why: string } | undefined;
   private commands = 0;
   private readonly maxCommands: number;
   private readonly pathEntries: PathEntry[] = [];
   private lastVars: Record<string, Value> = {};
+  /** Sensitive values met (sensitive vars, inputs of sensitive steps): never shown. */
+  private readonly secretValues = new Set<string>();
+  /** Effects of the current request already shown (an asked request runs again from its start). */
+  private shown = 0;
   private over = false;
   /** The question waiting for an answer, if any. */
   question: Question | undefined;
@@ -113,21 +117,33 @@ export class SimSession {
     readonly flow: CompiledFlow,
     readonly opts: SimOptions = {},
   ) {
-    this.now = opts.now ?? DEFAULT_NOW;
+    const now = opts.now ?? DEFAULT_NOW;
     this.maxCommands = opts.maxCommands ?? 500;
     const vars = opts.variables ?? '{}';
-    this.base = {
+    const base: RtRequest = {
       app: 'SIMULATOR',
       callid: opts.callid ?? '1000001',
-      request_hash: null,
+      request_hash: opts.vars ? SIMULATED_OUTBOUND : null,
       cli_name: opts.name ?? '',
       cli_number: opts.from ?? '+447700900123',
-      date_started: opts.date ?? new Date(this.now).toISOString().slice(0, 19).replace('T', ' '),
+      date_started: opts.date ?? new Date(now).toISOString().slice(0, 19).replace('T', ' '),
       number: opts.to ?? '+442079460000',
+      command: '',
+      command_id: 0,
+      command_result: '',
+      command_error: '',
+      call_status: 'UP',
       cdr_field: opts.cdrField ?? '',
       variables: JSON.parse(vars) as Record<string, unknown>,
       variablesRaw: vars,
     };
+    this.exec = new SimExecutor(opts.routes);
+    this.driver = new CallDriver(flow, this.exec, {
+      base,
+      now,
+      unknownCall: 'restart',
+      ...(opts.vars ? { vars: opts.vars } : {}),
+    });
   }
 
   get ended(): boolean {
@@ -143,14 +159,18 @@ export class SimSession {
     return this.pathEntries;
   }
 
+  /** The call's clock for its next request (epoch ms). */
+  get now(): number {
+    return this.driver.now;
+  }
+
   /** The first request: runs the flow to its first question (or its end). */
   start(): SimEvent[] {
-    const ev: SimEvent[] = [{ kind: 'start', flow: this.flow.name, from: this.base.cli_number, to: this.base.number }];
-    this.lastVars = { ...(this.flow.tables.initialVars as Record<string, Value>) };
-    this.send(
-      { command: '', command_id: 0, command_result: '', command_error: '', call_status: this.opts.status ?? 'UP' },
-      ev,
-    );
+    const base = this.driver.setup.base;
+    const ev: SimEvent[] = [{ kind: 'start', flow: this.flow.name, from: base.cli_number, to: base.number }];
+    this.lastVars = { ...(this.flow.tables.initialVars as Record<string, Value>), ...(this.opts.vars ?? {}) };
+    this.seen(this.lastVars);
+    this.run(this.driver.start(this.opts.status ?? 'UP'), ev);
     return ev;
   }
 
@@ -161,67 +181,56 @@ export class SimSession {
     const ev: SimEvent[] = [];
     this.pending = undefined;
     this.question = undefined;
-    if (p.kind === 'sms') {
-      if (a.kind !== 'sms') throw new Error('an sms step takes an sms answer');
-      this.record({
-        step: p.effect.step,
-        command: 'sms',
-        outcome:
-          'pending' in a.result
-            ? 'pending'
-            : a.result.ok
-              ? `sent ${this.flow.tables.sensitive?.steps.has(p.effect.step) ? MASK : a.result.value}`
-              : `failed ${a.result.error}`,
-      });
-      this.handle(p.resume(a.result), ev);
+    if (p.kind === 'effect') {
+      if (a.kind !== p.effect.kind) throw new Error(`an ${p.effect.kind} step takes an ${p.effect.kind} answer`);
+      this.record({ step: p.effect.step, command: p.effect.kind, outcome: this.outcomeText(p.effect, a.result) });
+      this.exec.give(a.result);
+      this.run(this.driver.again(), ev);
       return ev;
     }
     const { reply } = p;
     const entry: PathEntry = { step: p.step, command: reply.command, ...(p.say ? { say: true } : {}) };
-    const next = {
-      command: reply.command,
-      command_id: reply.command_id,
-      command_result: '',
-      command_error: '',
-      call_status: 'UP' as CallStatus,
-    };
+    let input: Input;
     switch (a.kind) {
-      case 'result':
-        // the input a sensitive save: takes is shown masked
-        entry.outcome =
-          a.result === '' ? '(done)' : !p.say && this.flow.tables.sensitive?.steps.has(p.step) ? MASK : a.result;
-        next.command_result = a.result;
+      case 'result': {
+        // the input a sensitive save: takes is shown masked, and never after
+        const secret = !p.say && this.flow.tables.sensitive?.steps.has(p.step) === true;
+        if (secret && a.result !== '') this.secretValues.add(a.result);
+        entry.outcome = a.result === '' ? '(done)' : secret ? MASK : a.result;
+        input = { result: a.result };
         break;
+      }
       case 'error':
         entry.outcome = `error ${a.error}`;
-        next.command_error = a.error;
+        input = { error: a.error };
         break;
       case 'hangup':
         entry.outcome = 'caller hung up';
-        next.call_status = 'HANGUP';
+        input = { status: 'HANGUP' };
         this.ending = { status: 'HANGUP', why: `the caller hung up during ${reply.command}` };
         break;
       case 'bridged':
         entry.outcome = 'answered (bridged)';
-        next.call_status = 'HANGUP';
+        input = { status: 'HANGUP' };
         this.ending = {
           status: 'HANGUP',
           why: 'the dialout was answered and bridged; the call ended when one side hung up',
         };
         break;
-      case 'sms':
-        throw new Error('an sms answer for a command');
+      default:
+        throw new Error(`an ${a.kind} answer for a command`);
     }
     this.record(entry);
-    this.send(next, ev);
+    this.next(input, ev);
     return ev;
   }
 
-  /** The caller hangs up now, whatever is waiting (end of input). */
+  /** The caller hangs up now, whatever is waiting (end of input); an effect waiting takes its first choice. */
   hangUp(): SimEvent[] {
     if (this.over) return [];
-    if (this.pending?.kind === 'sms') {
-      const ev = this.answer({ kind: 'sms', result: { ok: true, value: 'SMS00001' } });
+    const q = this.question;
+    if (this.pending?.kind === 'effect' && q && (q.kind === 'sms' || q.kind === 'http')) {
+      const ev = this.answer(q.options[0]!.answer);
       return this.over ? ev : [...ev, ...this.hangUp()];
     }
     return this.answer({ kind: 'hangup' });
@@ -231,49 +240,101 @@ export class SimSession {
     this.pathEntries.push(e);
   }
 
-  private send(
-    fields: Pick<RtRequest, 'command' | 'command_id' | 'command_result' | 'command_error' | 'call_status'>,
-    ev: SimEvent[],
-  ): void {
-    this.now += 1000;
-    const req: RtRequest = { ...this.base, ...fields };
-    this.handle(advance(this.flow, this.state, req, { now: this.now, unknownCall: 'restart' }), ev);
+  private next(input: Input, ev: SimEvent[]): void {
+    this.driver.now += REQUEST_GAP_MS;
+    this.run(this.driver.report(input), ev);
   }
 
-  private handle(out: Outcome, ev: SimEvent[]): void {
-    switch (out.kind) {
-      case 'effect': {
-        const e = out.effect;
-        if (e.kind === 'http') {
-          // the simulator makes no network calls: a lookup fails (scenario files mock them)
-          this.record({
-            step: e.step,
-            command: 'http',
-            outcome: 'failed UNAVAILABLE (the simulator makes no lookups)',
-          });
-          this.handle(out.resume({ ok: false, error: 'UNAVAILABLE', message: 'the simulator makes no lookups' }), ev);
-          return;
-        }
-        ev.push({ kind: 'sms', step: e.step, to: String(e.params.to ?? ''), body: String(e.params.body ?? '') });
-        this.pending = { kind: 'sms', effect: e, resume: out.resume };
-        this.ask({ kind: 'sms', options: smsOptions() }, ev);
-        return;
-      }
-      case 'replay':
-      case 'stale':
-      case 'rejected':
-        // Never happens with requests built here; end rather than loop.
-        this.finish('HANGUP', `the engine answered ${out.kind}`, ev);
-        return;
-      case 'reply':
-        break;
+  /** Values of sensitive vars are remembered, to be masked wherever they show. */
+  private seen(vars: Record<string, unknown> | undefined): void {
+    sensitiveValues(vars, this.flow.tables.sensitive, this.secretValues);
+  }
+
+  private masker(): Masker | undefined {
+    return this.secretValues.size > 0 ? new Masker(this.secretValues) : undefined;
+  }
+
+  private outcomeText(effect: Effect, r: EffectResult): string {
+    if ('pending' in r) return 'still running: the filler plays';
+    if (!r.ok) return `failed ${r.error}`;
+    if (effect.kind === 'http') return r.value;
+    return `sent ${this.flow.tables.sensitive?.steps.has(effect.step) ? MASK : r.value}`;
+  }
+
+  /** The body of a lookup's answer, briefly (sensitive values masked). */
+  private bodyText(r: EffectResult): string {
+    if (!('ok' in r) || !r.ok) return '';
+    const body = (r.data as { body?: unknown } | undefined)?.body;
+    if (body === undefined || body === null) return '';
+    const m = this.masker();
+    let t = JSON.stringify(m ? m.scrubValue(body) : body);
+    if (t.length > 120) t = `${t.slice(0, 117)}...`;
+    return ` ${t}`;
+  }
+
+  /** Shows an effect the flow makes (the url and body of a lookup masked of sensitive values). */
+  private showEffect(e: Effect, ev: SimEvent[]): void {
+    const m = this.masker();
+    const hide = (t: string) => (m ? m.scrubText(t) : t);
+    if (e.kind === 'sms') {
+      ev.push({
+        kind: 'sms',
+        step: e.step,
+        to: hide(String(e.params.to ?? '')),
+        body: hide(String(e.params.body ?? '')),
+      });
+      return;
+    }
+    const body = typeof e.params.body === 'string' ? hide(e.params.body) : undefined;
+    ev.push({
+      kind: 'http',
+      step: e.step,
+      method: String(e.params.method),
+      url: hide(String(e.params.url)),
+      ...(body !== undefined ? { body } : {}),
+      ...(e.wait ? { wait: true } : {}),
+    });
+  }
+
+  private run(s: Stepped | Asked, ev: SimEvent[]): void {
+    if (s.kind === 'stepped' && s.outcome.kind === 'reply') this.seen(s.outcome.state?.vars ?? s.outcome.summary?.vars);
+    // the effects answered without asking (mock routes): shown once, with their answer
+    for (let k = this.shown; k < s.effects.length; k++) {
+      const done = s.effects[k]!;
+      const by = this.exec.by(k);
+      if (by === 'asked') continue; // shown with its question, recorded with its answer
+      this.showEffect(done.effect, ev);
+      const text = this.outcomeText(done.effect, done.result);
+      ev.push({
+        kind: 'answered',
+        text: `${text}${this.bodyText(done.result)}`,
+        by: by === 'routes' ? (this.opts.routesName ?? 'mock routes') : 'limit',
+      });
+      this.record({ step: done.effect.step, command: done.effect.kind, outcome: text });
+    }
+    if (s.kind === 'asked') {
+      this.shown = s.effects.length + 1;
+      this.showEffect(s.effect, ev);
+      this.pending = { kind: 'effect', effect: s.effect };
+      this.ask(
+        s.effect.kind === 'sms' ? { kind: 'sms', options: smsOptions() } : httpQuestion(this.flow, s.effect),
+        ev,
+      );
+      return;
+    }
+    this.shown = 0;
+    this.handle(s.outcome, ev);
+  }
+
+  private handle(out: Settled, ev: SimEvent[]): void {
+    if (out.kind !== 'reply') {
+      // Never happens with requests built here; end rather than loop.
+      this.finish('HANGUP', `the engine answered ${out.kind}`, ev);
+      return;
     }
     // sensitive values (the flow's `sensitive:`) never shown: vars masked, log lines scrubbed
     const sens = this.flow.tables.sensitive;
-    const masker =
-      sens && out.kind === 'reply'
-        ? new Masker(sensitiveValues(out.state?.vars ?? out.summary?.vars, sens, sensitiveValues(this.lastVars, sens)))
-        : undefined;
+    const masker = sens ? this.masker() : undefined;
     for (const l of out.log ?? [])
       if (l.level !== 'debug')
         ev.push({
@@ -282,18 +343,15 @@ export class SimSession {
         });
     const reply = out.reply;
     if (out.state === null) {
-      this.state = undefined;
       if (out.summary) this.lastVars = out.summary.vars;
       const end = this.ending ?? { status: 'HANGUP', why: 'the engine ended the call' };
       this.finish(end.status, end.why, ev);
       return;
     }
-    const prevDone = this.state?.done;
-    this.state = out.state;
     this.lastVars = out.state.vars;
-    if (this.ending || prevDone) {
-      // A reply to a terminal request or after the flow's hangup: the call is over.
-      this.finish(this.ending?.status ?? 'HANGUP', this.ending?.why ?? 'the flow hung up', ev);
+    if (this.ending) {
+      // A reply to a terminal request: the call is over.
+      this.finish(this.ending.status, this.ending.why, ev);
       return;
     }
     const say = isSayState(out.state.s);
@@ -312,16 +370,7 @@ export class SimSession {
     if (reply.command === 'hangup') {
       this.record({ step: out.state.step, command: 'hangup' });
       this.ending = { status: 'HANGUP', why: 'the flow hung up' };
-      this.send(
-        {
-          command: 'hangup',
-          command_id: reply.command_id,
-          command_result: '',
-          command_error: '',
-          call_status: 'HANGUP',
-        },
-        ev,
-      );
+      this.next({ status: 'HANGUP' }, ev);
       return;
     }
     this.pending = { kind: 'command', reply, step: out.state.step, say };
@@ -330,7 +379,7 @@ export class SimSession {
       ev.push(...this.answer({ kind: 'hangup' }));
       return;
     }
-    this.ask(questionFor(reply.command, reply.params, this.base.callid, this.commands), ev);
+    this.ask(questionFor(reply.command, reply.params, this.driver.setup.base.callid, this.commands), ev);
   }
 
   private ask(q: Question, ev: SimEvent[]): void {
@@ -352,55 +401,8 @@ export class SimSession {
   }
 }
 
-function smsOptions(): Option[] {
-  return [
-    { key: '1', label: 'sent', answer: { kind: 'sms', result: { ok: true, value: 'SMS00001' } } },
-    ...SMS_ERRORS.map((e, i): Option => ({
-      key: String(i + 2),
-      label: `fails: ${e}`,
-      answer: { kind: 'sms', result: { ok: false, error: e } },
-    })),
-  ];
-}
-
-const RESULT_LABELS: Record<string, string> = {
-  play: '0 played|1 failed',
-  play_record: '0 played|1 failed',
-  play_wav_data: '0 played|1 failed',
-  play_talk_detect: '0 no talk|TALK',
-};
-
-function questionFor(command: CommandName, params: Record<string, WireValue>, callid: string, n: number): Question {
-  const spec = COMMANDS[command].results;
-  if (command === 'read')
-    return { kind: 'keys', command, maxDigits: typeof params.max_digits === 'number' ? params.max_digits : 1 };
-  if (command === 'dialout') {
-    return {
-      kind: 'menu',
-      command,
-      options: [
-        { key: '1', label: 'answer (bridged: call ends)', answer: { kind: 'bridged' } },
-        { key: '2', label: 'NOANSWER', answer: { kind: 'result', result: 'NOANSWER' } },
-      ],
-    };
-  }
-  if (spec.kind === 'enum') {
-    const labels = RESULT_LABELS[command]?.split('|');
-    return {
-      kind: 'menu',
-      command,
-      options: spec.values.map((v, i) => ({
-        key: String(i + 1),
-        label: labels?.[i] ?? v,
-        answer: { kind: 'result', result: v },
-      })),
-    };
-  }
-  if (spec.kind === 'none')
-    return { kind: 'menu', command, options: [{ key: '1', label: 'done', answer: { kind: 'result', result: '' } }] };
-  const suggested = command === 'record' ? `rec-${callid}-${n}.wav` : `REC${String(n).padStart(5, '0')}`;
-  return { kind: 'text', command, suggested };
-}
+/** The simulated time between two requests of the call (the clock moves on as the call goes). */
+export const REQUEST_GAP_MS = 1000;
 
 /** What the caller hears from a command's params. */
 export function hears(command: CommandName, params: Record<string, WireValue>): string[] {
@@ -450,51 +452,6 @@ function details(command: CommandName, params: Record<string, WireValue>): strin
   return out;
 }
 
-/** Reading a typed line: an answer, a request to print the vars, or why the line is not one. */
-export type Parsed =
-  { kind: 'answer'; answer: Answer; text: string } | { kind: 'vars' } | { kind: 'invalid'; message: string };
-
-export function parseLine(q: Question, line: string): Parsed {
-  const s = line.trim();
-  if (s === 'v') return { kind: 'vars' };
-  if (q.kind !== 'sms') {
-    if (s === 'h') return { kind: 'answer', answer: { kind: 'hangup' }, text: 'hang up' };
-    const e = /^e(?:\s+([A-Za-z0-9_]+))?$/.exec(s);
-    if (e) {
-      const error = e[1] ?? 'COMMAND_FAILED';
-      return { kind: 'answer', answer: { kind: 'error', error }, text: `command_error ${error}` };
-    }
-  }
-  switch (q.kind) {
-    case 'keys': {
-      if (!/^[0-9*#]*$/.test(s))
-        return {
-          kind: 'invalid',
-          message: 'type the keys (0-9, *, #) then Enter; Enter alone is TIMEOUT; h hang up, e fail, v vars',
-        };
-      let keys = s.includes('#') ? s.slice(0, s.indexOf('#')) : s;
-      if (keys.length > q.maxDigits) keys = keys.slice(0, q.maxDigits);
-      const result = keys === '' ? 'TIMEOUT' : keys;
-      const ignored = keys !== s ? ` (typed ${s})` : '';
-      return { kind: 'answer', answer: { kind: 'result', result }, text: `${result}${ignored}` };
-    }
-    case 'text': {
-      const result = s === '' ? q.suggested : s;
-      return { kind: 'answer', answer: { kind: 'result', result }, text: result };
-    }
-    case 'menu':
-    case 'sms': {
-      const o = q.options.find((x) => x.key === s) ?? (s === '' ? q.options[0] : undefined);
-      if (o) return { kind: 'answer', answer: o.answer, text: o.label };
-      const keys = q.options.map((x) => x.key).join(', ');
-      return {
-        kind: 'invalid',
-        message: `choose ${keys}${q.kind === 'menu' ? ', h (hang up), e [CODE] (fail)' : ''} or v (vars)`,
-      };
-    }
-  }
-}
-
 /** The caller of a caller script (the emulator's format), as answers to the questions. */
 export class ScriptedCaller {
   private readonly actor: CallerActor;
@@ -528,8 +485,9 @@ export class ScriptedCaller {
 
   /** The answer to `q`, with where it comes from. */
   answer(q: Question): { answer: Answer; text: string; by: string } {
-    if (q.kind === 'sms')
-      return { answer: { kind: 'sms', result: { ok: true, value: 'SMS00001' } }, text: 'sent', by: 'built-in' };
+    // a caller script answers no sms nor lookup: each takes its first choice (sent, 200)
+    if (q.kind === 'sms' || q.kind === 'http')
+      return { answer: q.options[0]!.answer, text: q.options[0]!.label, by: 'built-in' };
     const d = this.actor.next(q.command);
     if (d.hangup) return { answer: { kind: 'hangup' }, text: 'hang up', by: d.source };
     const r = simulateCommand(q.command, this.lastParams as Record<string, unknown>, d.outcome, this.media);
@@ -555,23 +513,6 @@ export function varsText(vars: Record<string, Value>): string {
   return parts.length > 0 ? parts.join(' ') : '(none)';
 }
 
-/** The prompt line of a question. */
-export function promptText(q: Question): string {
-  switch (q.kind) {
-    case 'keys':
-      return `keys (max ${q.maxDigits}; Enter alone = TIMEOUT, # ends; h hang up, e fail, v vars)`;
-    case 'text':
-      return `${q.command} result (Enter = ${q.suggested}; h hang up, e fail, v vars)`;
-    case 'menu':
-      return (
-        `${q.command}: ${q.options.map((o) => `${o.key}) ${o.label}`).join('  ')}  h) hang up  e) fail  v) ` +
-        `vars (Enter = 1)`
-      );
-    case 'sms':
-      return `sms: ${q.options.map((o) => `${o.key}) ${o.label}`).join('  ')}  v) vars (Enter = 1)`;
-  }
-}
-
 /** One event as lines of text (each ending with a newline); questions render nothing (see promptText). */
 export function render(e: SimEvent, o: RenderOptions = {}): string {
   const c = o.color;
@@ -591,6 +532,16 @@ export function render(e: SimEvent, o: RenderOptions = {}): string {
     }
     case 'sms':
       return paint(c, '1;36', `${e.step}: sms to ${e.to}`) + `\n  text: ${paint(c, '32', JSON.stringify(e.body))}\n`;
+    case 'http':
+      return (
+        paint(
+          c,
+          '1;36',
+          `${e.step}: http ${e.method} ${e.url}${e.wait ? ' (waited for again after the filler)' : ''}`,
+        ) +
+        '\n' +
+        (e.body !== undefined && !e.wait ? `  body: ${paint(c, '32', e.body)}\n` : '')
+      );
     case 'vars':
       return paint(c, '2', `  vars: ${varsText(e.vars)}`) + '\n';
     case 'question':

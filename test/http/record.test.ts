@@ -95,7 +95,13 @@ describe('serve --record', () => {
       variables: { crm: 'A-1' },
       request_hash: null,
     });
-    expect(data.cases[0]!.steps).toEqual([
+    // each step's now: is the clock of the request that reported it, when it moved on (ms apart here)
+    const times = [data.cases[0]!.mocks.now, ...data.cases[0]!.steps.map((s) => s.now)].filter(
+      (t): t is string => t !== undefined,
+    );
+    expect(times.every((t) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(t))).toBe(true);
+    expect([...times].sort()).toEqual(times);
+    expect(data.cases[0]!.steps.map(({ now: _now, ...s }) => s)).toEqual([
       {
         expect: { command: 'play', params: { media_id: 'TTS|TTS_EN-GB_SERENA|Thank you for calling Acme.' } },
         result: '0',

@@ -50,7 +50,7 @@ describe('scenario files with mocks.http', () => {
       '',
     ].join('\n');
     expect(() => parseScenario(text, 's.yaml')).toThrow(
-      /an http step takes its outcome from mocks\.http, not `result:`/,
+      /an http step takes its outcome from mocks\.http or its answer:, not `result:`/,
     );
   });
 });

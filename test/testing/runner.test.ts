@@ -69,7 +69,7 @@ describe('scenario files', () => {
     }
     expect(errors).toEqual([
       '4:21: call.callid must be digits',
-      '5:12: steps must not be empty',
+      '5:12: steps must not be empty (only a call never answered, call: { status: NOANSWER }, has none)',
       '6:11: case name "a" is already used at line 3',
       '11:16: a step has one of result, error and status, not result and error',
     ]);
@@ -193,10 +193,12 @@ describe('scenario-file mistakes: one message each, with a did-you-mean (#14 ite
 
   it('a misspelt key gets the nearest allowed one, and no second message for the key it hides', () => {
     expect(errors(file('      - expct: play\n'))).toEqual([
-      't.yaml:5:9: unknown key "expct" in a step: did you mean "expect"? (allowed: expect, result, error, status, now)',
+      't.yaml:5:9: unknown key "expct" in a step: did you mean "expect"? ' +
+        '(allowed: expect, result, error, status, now, answer)',
     ]);
     expect(errors(file('      - expect: play\n        reslt: "0"\n'))).toEqual([
-      't.yaml:6:9: unknown key "reslt" in a step: did you mean "result"? (allowed: expect, result, error, status, now)',
+      't.yaml:6:9: unknown key "reslt" in a step: did you mean "result"? ' +
+        '(allowed: expect, result, error, status, now, answer)',
     ]);
     expect(errors(file('      - expect: { comand: play }\n'))).toEqual([
       't.yaml:5:19: unknown key "comand" in expect: did you mean "command"? (allowed: command, params, vars, step)',

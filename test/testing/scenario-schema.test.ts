@@ -86,7 +86,41 @@ cases:
       `${head}    steps:\n      - expect: play\n    expect: { step: a, varz: {} }\n`,
     ],
     ['an empty case expect', `${head}    steps:\n      - expect: play\n    expect: {}\n`],
+    ['a call status that is not one', `${head}    call: { status: ANSWERED }\n    steps:\n      - expect: play\n`],
+    ['an answer to a command', `${head}    steps:\n      - expect: play\n        answer: { status: 200 }\n`],
+    ['an answer with a bad status', `${head}    steps:\n      - expect: http\n        answer: { status: 99 }\n`],
+    ['an answer with too many fillers', `${head}    steps:\n      - expect: http\n        answer: { fillers: 101 }\n`],
+    [
+      'an answer with status and error',
+      `${head}    steps:\n      - expect: http\n        answer: { status: 200, error: NETWORK }\n`,
+    ],
+    ['an unknown key in an answer', `${head}    steps:\n      - expect: http\n        answer: { stauts: 200 }\n`],
   ];
+
+  it("accepts what recordings write: lookups with their answer, each request's clock, a call never answered", () => {
+    const ok = `flow: bank-line
+environment: local
+cases:
+  - name: recorded
+    vars: { lang: fr-FR }
+    mocks: { now: "2026-11-23T10:00:00.000Z", http: [{ method: GET, url: "http://x/y", status: 404 }] }
+    steps:
+      - expect: { http: { method: GET, url: "http://x/v1/accounts/***/balance" } }
+        answer: { status: 200, body: { amount: 1 }, fillers: 1 }
+      - expect: { command: play, params: { media_id: "x" } }
+        result: "0"
+        now: "2026-11-23T10:00:04.000Z"
+      - expect: http
+        answer: { error: TIMEOUT }
+      - expect: http
+        answer: { fillers: 2 }
+  - name: never answered
+    call: { request_hash: OUT1, status: NOANSWER }
+    steps: []
+`;
+    expect(errorsOf(parse(ok))).toEqual([]);
+    expect(() => parseScenario(ok, 'ok.test.yaml')).not.toThrow();
+  });
 
   it('accepts checks of vars and step: beside a command, alone, after the hangup, at the case level', () => {
     const ok = `flow: pin-line

@@ -1,0 +1,112 @@
+/**
+ * The explorer's executor (`callscript paths`, explore.ts): each branch an effect can
+ * take, one at a time. An sms is sent, or fails (FAILED). An http lookup answers 200
+ * (ok), each status the step's `on:` names (an exact status, a sample of a pattern), a
+ * status that only `default` takes, TIMEOUT, or NETWORK (the step's `error` branch):
+ * one answer per way the flow's machine goes from the step (the machine decides, as for
+ * results: src/engine/probe.ts). A lookup's method and URL keep their answer along a
+ * path (what a scenario's mocks.http can say: a case mocks exactly the answers its path
+ * took). Lookups answer at once: their fillers are not explored (a filler takes no branch).
+ */
+import { keysTaken } from '../engine/probe.js';
+import type { EffectContext, SyncExecutor } from '../engine/effects.js';
+import { DEFAULT_MAX_LOOKUPS_PER_CALL } from '../engine/http-wait.js';
+import type { CompiledFlow } from '../engine/compile.js';
+import type { Effect, EffectResult, HttpEffect } from '../engine/outcome.js';
+import type { HttpAnswer } from './http-mocks.js';
+import { smsHash } from './executors.js';
+import { sampleFor } from './sample.js';
+
+/** The error an sms fails with in a generated case. */
+export const SMS_ERROR = 'FAILED';
+
+/** One answer given to an effect. */
+export type Branch = { kind: 'sms'; ok: boolean } | { kind: 'http'; method: string; url: string; answer: HttpAnswer };
+
+/** A lookup's key in a path's fixed answers: its method and URL. */
+export const lookupKey = (method: string, url: string): string => `${method} ${url}`;
+
+/** Statuses tried besides the flow's own (their ways are told apart by the machine). */
+const USUAL_STATUSES = [200, 500, 404, 400, 503, 302];
+
+/** The answers worth trying at an http step, per step (they depend on the step's keys only). */
+export type BranchCache = Map<string, HttpAnswer[]>;
+
+/** One answer per way the machine goes from the http step `state`: ok first. */
+export function httpBranches(flow: CompiledFlow, state: string, cache?: BranchCache): HttpAnswer[] {
+  const hit = cache?.get(state);
+  if (hit) return hit;
+  const meta = flow.config.states[state]?.meta;
+  const statuses: number[] = [];
+  if (meta?.kind === 'command')
+    for (const k of meta.keys) {
+      const s = k.exact ?? (k.regex !== undefined ? sampleFor(k.regex) : undefined);
+      if (s !== undefined && /^[1-5][0-9][0-9]$/.test(s)) statuses.push(Number(s));
+    }
+  const byWay = new Map<string, HttpAnswer>();
+  const add = (way: string, a: HttpAnswer) => {
+    if (!byWay.has(way)) byWay.set(way, a);
+  };
+  for (const status of [200, ...statuses, ...USUAL_STATUSES])
+    add(`result ${keysTaken(flow, state, String(status)).join(' ')}`, { status });
+  for (const error of ['TIMEOUT', 'NETWORK']) add(`error ${keysTaken(flow, state, '', error).join(' ')}`, { error });
+  const out = [...byWay.values()];
+  cache?.set(state, out);
+  return out;
+}
+
+/** What an answer gives the machine: the status as the result, { status, body } to save, or the error. */
+export function answerResult(a: HttpAnswer): EffectResult {
+  if (a.error !== undefined) return { ok: false, error: a.error, message: `answered ${a.error}` };
+  const status = a.status ?? 200;
+  return { ok: true, value: String(status), data: { status, body: a.body ?? null } };
+}
+
+/**
+ * Answers the effects of one request: the `choices[k]`-th answer to the k-th effect (0, the first, by default), and
+ * notes each effect met with how many answers it has.
+ */
+export class BranchExecutor implements SyncExecutor {
+  readonly met: { effect: Effect; options: number; given: Branch }[] = [];
+  private sms = 0;
+  private readonly fixed: Map<string, HttpAnswer>;
+
+  constructor(
+    private readonly flow: CompiledFlow,
+    private readonly choices: readonly number[],
+    fixed: ReadonlyMap<string, HttpAnswer>,
+    private readonly smsBefore: number,
+    private readonly cache?: BranchCache,
+  ) {
+    this.fixed = new Map(fixed);
+  }
+
+  perform(effect: Effect, ctx: EffectContext): EffectResult {
+    const pick = (n: number) => Math.min(this.choices[this.met.length] ?? 0, n - 1);
+    if (effect.kind === 'sms') {
+      const ok = pick(2) === 0;
+      this.met.push({ effect, options: 2, given: { kind: 'sms', ok } });
+      this.sms++;
+      return ok ? { ok: true, value: smsHash(this.smsBefore + this.sms) } : { ok: false, error: SMS_ERROR };
+    }
+    return this.http(effect, ctx, pick);
+  }
+
+  private http(e: HttpEffect, ctx: EffectContext, pick: (n: number) => number): EffectResult {
+    // lookups answer at once here: none is waited for after a filler
+    if (e.wait) return { ok: false, error: 'TIMEOUT', message: 'no lookup of this step is in progress for the call' };
+    const count = ctx.memo.hn ?? 0;
+    if (count >= DEFAULT_MAX_LOOKUPS_PER_CALL)
+      return { ok: false, error: 'LIMIT', message: `this call has made ${count} lookups` };
+    ctx.memo.hn = count + 1;
+    const method = String(e.params.method);
+    const url = String(e.params.url);
+    const key = lookupKey(method, url);
+    const known = this.fixed.get(key);
+    const answers = known ? [known] : httpBranches(this.flow, e.step, this.cache);
+    const answer = answers[pick(answers.length)]!;
+    this.fixed.set(key, answer);
+    this.met.push({ effect: e, options: answers.length, given: { kind: 'http', method, url, answer } });
+    return answerResult(answer);
+  }
+}

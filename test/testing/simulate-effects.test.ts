@@ -1,0 +1,166 @@
+/**
+ * `callscript simulate` with the tools' effect model, in process (the CLI function on
+ * streams): --mocks (mock-http routes) runs bank-line to the balance, --now is the clock
+ * its calendar reads, --vars are an outbound call's start vars typed as declared, a lookup
+ * without --mocks is asked; and what bad input gets (exit 2, said plainly, bounded).
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { simulate, type SimulateFlags } from '../../src/cli/simulate.js';
+import { parseLine, type Question } from '../../src/testing/simulate.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'callscript-sim-effects-'));
+const BANK = 'flows/bank-line.yaml';
+const ROUTES = 'flows/mocks/bank-api.yaml';
+
+async function run(ref: string, flags: SimulateFlags, input = '') {
+  const inp = new PassThrough();
+  const output = new PassThrough();
+  const err = new PassThrough();
+  let text = '';
+  let errText = '';
+  output.on('data', (d: Buffer) => (text += d.toString()));
+  err.on('data', (d: Buffer) => (errText += d.toString()));
+  inp.end(input);
+  const code = await simulate(ref, { flows: 'flows', ...flags }, { input: inp, output, err });
+  return { code, text, err: errText };
+}
+
+describe('simulate bank-line', () => {
+  it('--mocks and --now: to the balance, after the filler, the account never shown', async () => {
+    const { code, text, err } = await run(
+      BANK,
+      { mocks: ROUTES, now: '2026-11-23T10:00:00Z', from: '+442071234567' },
+      '\n1\n12345678\n2468\n\n\nh\n',
+    );
+    expect(err).toBe('');
+    expect(code).toBe(0);
+    expect(text).toContain(
+      'verify-customer:check: http POST http://127.0.0.1:4020/v1/verify\n' +
+        '  body: {"account":"***","pin":"***"}\n' +
+        '  -> 200 {"name":"Alice"} (bank-api.yaml)\n' +
+        'lookup: http GET http://127.0.0.1:4020/v1/accounts/***/balance\n' +
+        '  -> still running: the filler plays (bank-api.yaml)\n' +
+        '#5 lookup: play\n' +
+        '  hears: "One moment please, I am fetching your balance." (TTS_EN-GB_SERENA)\n',
+    );
+    expect(text).toContain(
+      'lookup: http GET http://127.0.0.1:4020/v1/accounts/***/balance (waited for again after the filler)\n' +
+        '  -> 200 {"amount":120.5} (bank-api.yaml)\n' +
+        '#6 say_balance: play\n' +
+        '  hears: "Alice, your balance is 120.5 pounds." (TTS_EN-GB_SERENA)\n',
+    );
+    // the keys typed show where they are typed (the echo of piped input, the answer), never after
+    const shown = text.split('\n').filter((l) => !/^(> |  -> )/.test(l));
+    expect(shown.filter((l) => l.includes('12345678') || l.includes('2468'))).toEqual([]);
+    expect(text).toContain('  3. verify-customer:account: read -> ***\n');
+  });
+
+  it('--now is the clock the calendar reads: open on a Monday morning, a bank holiday on Christmas', async () => {
+    const at = async (now: string) => (await run(BANK, { mocks: ROUTES, now, from: '+442071234567' }, '\n2\nh\n')).text;
+    expect(await at('2026-11-23T10:00:00Z')).toContain('#3 advisor: dialout');
+    expect(await at('2026-12-25T10:00:00Z')).toContain('Our advisors are away today for the bank holiday.');
+    expect(await at('2026-11-22T03:00:00Z')).toContain('Our advisors are available Monday to Friday');
+  });
+
+  it('without --mocks a lookup is asked: the statuses named, timeout, error, or one typed with a body', async () => {
+    const { text } = await run(
+      BANK,
+      { now: '2026-11-23T10:00:00Z', from: '+442071234567' },
+      '\n1\n12345678\n2468\n2\nh\n',
+    );
+    expect(text).toContain(
+      '? http: 1) 200 (ok)  2) 401  3) 423  4) 500  5) timeout  6) error NETWORK  or a status and JSON body ' +
+        '(200 {"amount": 12})  t) timeout  e) error  v) vars (Enter = 1)\n',
+    );
+    expect(text).toContain('  -> 401\n');
+    expect(text).toContain('That PIN is not right.');
+    const q: Question = { kind: 'http', options: [] };
+    expect(parseLine(q, '200 {"amount": 7}')).toMatchObject({
+      answer: { kind: 'http', result: { ok: true, value: '200', data: { status: 200, body: { amount: 7 } } } },
+    });
+    expect(parseLine(q, 't')).toMatchObject({ answer: { result: { ok: false, error: 'TIMEOUT' } } });
+    expect(parseLine(q, 'e REFUSED')).toMatchObject({ answer: { result: { ok: false, error: 'REFUSED' } } });
+    expect(parseLine(q, '200 {not json')).toMatchObject({ kind: 'invalid', message: /^the body is not JSON: / });
+    expect(parseLine(q, `200 "${'x'.repeat(70000)}"`)).toMatchObject({ kind: 'invalid', message: /at most 65536/ });
+    expect(parseLine(q, '700')).toMatchObject({ kind: 'invalid' });
+  });
+});
+
+describe('simulate --vars: an outbound call’s start vars, typed as the flow declares them', () => {
+  const flow = join(dir, 'typed.yaml');
+  writeFileSync(
+    flow,
+    [
+      'version: 1',
+      'name: typed',
+      'start: hello',
+      'vars: { name: "", count: 0, vip: false }',
+      'steps:',
+      '  hello:',
+      '    when: "vars.vip && vars.count + 1 == 4 && call.request_hash == \'SIMULATED\'"',
+      '    then: yes',
+      '    else: no',
+      '  "yes": { say: "Hello {{ vars.name }}, VIP.", next: end }',
+      '  "no": { say: "Hello.", next: end }',
+      '  end: { hangup: {} }',
+      '',
+    ].join('\n'),
+  );
+
+  it('typed as declared (3 a number, true a boolean); the call is outbound', async () => {
+    const { code, text } = await run(flow, { vars: ['name=Ada', 'count=3', 'vip=true'] }, '\n');
+    expect(code).toBe(0);
+    expect(text).toContain('hears: "Hello Ada, VIP."');
+  });
+
+  it('a name not declared, a value not of its type, a line that is no name=value: exit 2, each said', async () => {
+    const { code, err } = await run(flow, { vars: ['nmae=Ada', 'count=three', 'oops'] });
+    expect(code).toBe(2);
+    expect(err).toBe(
+      'callscript simulate: --vars "oops": write name=value\n' +
+        '--vars nmae: not a var of typed (its vars: name, count, vip)\n' +
+        '--vars count: declared as a number, got "three"\n',
+    );
+    // bank-line declares no vars: its language variable is set by its menu, not by an outbound call
+    expect((await run(BANK, { vars: ['lang=fr-FR'] })).err).toBe(
+      'callscript simulate: --vars lang: not a var of bank-line (its vars: none); lang is its language variable, ' +
+        'which an outbound call sets only when vars: declares it\n',
+    );
+    const many = await run(flow, { vars: Array.from({ length: 101 }, (_, i) => `v${i}=1`) });
+    expect(many).toMatchObject({ code: 2, err: 'callscript simulate: --vars: 101 given, at most 100\n' });
+  });
+});
+
+describe('simulate: bad --now and --mocks', () => {
+  it('a time that is not one, exit 2', async () => {
+    const { code, err } = await run(BANK, { now: 'next tuesday' });
+    expect(code).toBe(2);
+    expect(err).toMatch(/^callscript simulate: --now "next tuesday" is not a time: write ISO 8601 with its zone/);
+  });
+
+  it('a routes file missing, malformed (with positions), or huge: exit 2, bounded', async () => {
+    const missing = await run(BANK, { mocks: join(dir, 'none.yaml') });
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(/^callscript simulate: --mocks: cannot read .*none\.yaml: ENOENT/);
+    const bad = join(dir, 'bad-routes.yaml');
+    writeFileSync(bad, 'routes:\n  - { url: /v1/x, status: 999 }\n  - { method: FETCH, url: /y }\n');
+    const malformed = await run(BANK, { mocks: bad });
+    expect(malformed.code).toBe(2);
+    expect(malformed.err).toBe(
+      `callscript simulate: --mocks: ${bad} is not a routes file:\n` +
+        `${bad}:2:27: routes: status is an HTTP status, 100 to 599\n` +
+        `${bad}:3:15: routes: method is GET, POST, PUT, PATCH or DELETE\n`,
+    );
+    const huge = join(dir, 'huge-routes.yaml');
+    writeFileSync(huge, 'routes:\n' + '  - { url: /x, status: 200 }\n'.repeat(120_000));
+    const big = await run(BANK, { mocks: huge });
+    expect(big.code).toBe(2);
+    expect(big.err).toMatch(
+      /is not a routes file:\n.*huge-routes\.yaml:1:1: the file is [\d,]+ bytes; a file may be at most/,
+    );
+  });
+});
