@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { startVars } from '../engine/outbound.js';
+import { languageVar, startVars } from '../engine/outbound.js';
 import { readFlowText } from '../registry/load.js';
 import type { Value } from '../flow/model.js';
 import { parseRoutes } from '../testing/mock-http.js';
@@ -182,17 +182,15 @@ export function simulateVars(flow: CompiledFlow, given: string[]): Record<string
     pairs[name] = g.slice(at + 1);
   }
   const declared = flow.tables.initialVars as Record<string, Value>;
-  const { vars, dropped } = startVars(declared, pairs);
+  const { vars, dropped } = startVars(declared, pairs, languageVar(flow));
   const names = Object.keys(declared);
   const lang = flow.model.language?.variable;
+  if (lang !== undefined) names.push(`${lang} (its language)`);
   for (const d of dropped)
     problems.push(
       !d.why.startsWith('not declared')
         ? `--vars ${d.name}: ${d.why}`
-        : `--vars ${d.name}: not a var of ${flow.name} (its vars: ${names.length > 0 ? names.join(', ') : 'none'})` +
-            (d.name === lang
-              ? `; ${lang} is its language variable, which an outbound call sets only when vars: declares it`
-              : ''),
+        : `--vars ${d.name}: not a var of ${flow.name} (its vars: ${names.length > 0 ? names.join(', ') : 'none'})`,
     );
   if (problems.length > 0) throw new Error(problems.join('\n'));
   return vars;

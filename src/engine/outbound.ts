@@ -25,14 +25,39 @@ export interface StartVars {
   dropped: { name: string; why: string }[];
 }
 
-/** The vars a new call starts with, of `given`, by the flow's declared vars (their defaults say their types). */
+/** A flow's language variable (version 2 `language.variable`) and its declared languages. */
+export interface LanguageVar {
+  variable: string;
+  languages: readonly string[];
+}
+
+/** The language variable of a flow, if it has one (it may start a call: the call's language). */
+export function languageVar(flow: CompiledFlow): LanguageVar | undefined {
+  const variable = flow.model.language?.variable;
+  return variable === undefined ? undefined : { variable, languages: Object.keys(flow.model.languages ?? {}) };
+}
+
+/**
+ * The vars a new call starts with, of `given`: the flow's declared vars (their defaults say their types), and its
+ * language variable when `language` is given (one of its declared languages: the call is in that language).
+ */
 export function startVars(
   declared: Readonly<Record<string, Value>>,
   given: Readonly<Record<string, unknown>>,
+  language?: LanguageVar,
 ): StartVars {
   const vars: Record<string, Value> = {};
   const dropped: StartVars['dropped'] = [];
   for (const [name, value] of Object.entries(given)) {
+    if (language && name === language.variable && !Object.prototype.hasOwnProperty.call(declared, name)) {
+      if (typeof value === 'string' && language.languages.includes(value)) vars[name] = value;
+      else
+        dropped.push({
+          name,
+          why: `the flow's language variable takes one of its languages (${language.languages.join(', ')})`,
+        });
+      continue;
+    }
     if (!Object.prototype.hasOwnProperty.call(declared, name)) {
       dropped.push({ name, why: "not declared in the flow's vars:" });
       continue;
@@ -80,7 +105,7 @@ export async function outboundVars(
 ): Promise<Record<string, Value> | null> {
   const given = await starts.start(req.request_hash!, req.callid, req.call_status);
   if (!given) return null;
-  const { vars, dropped } = startVars(flow.tables.initialVars, given);
+  const { vars, dropped } = startVars(flow.tables.initialVars, given, languageVar(flow));
   if (dropped.length > 0) {
     const names = dropped.map((d) => d.name);
     log.warn(

@@ -115,6 +115,17 @@ describe('startVars: the vars an outbound call starts with', () => {
     ]);
   });
 
+  it("the flow's language variable, undeclared, takes one of its languages", () => {
+    const language = { variable: 'lang', languages: ['en-GB', 'fr-FR'] };
+    expect(startVars(declared, { lang: 'fr-FR' }, language)).toEqual({ vars: { lang: 'fr-FR' }, dropped: [] });
+    expect(startVars(declared, { lang: 'de-DE' }, language).dropped).toEqual([
+      { name: 'lang', why: "the flow's language variable takes one of its languages (en-GB, fr-FR)" },
+    ]);
+    expect(startVars(declared, { lang: 'fr-FR' }).dropped).toEqual([
+      { name: 'lang', why: "not declared in the flow's vars:" },
+    ]);
+  });
+
   it('names of Object.prototype are not declared vars', () => {
     const r = startVars(declared, { toString: 'x', hasOwnProperty: 'y' });
     expect(r.vars).toEqual({});

@@ -59,6 +59,18 @@ describe('simulate bank-line', () => {
     expect(text).toContain('  3. verify-customer:account: read -> ***\n');
   });
 
+  it('--vars, --mocks and --now: an outbound call in French (its language variable) to the balance', async () => {
+    const { code, text, err } = await run(
+      BANK,
+      { mocks: ROUTES, now: '2026-11-23T10:00:00Z', from: '+442071234567', vars: ['lang=fr-FR'] },
+      '\n1\n12345678\n2468\n\n\nh\n',
+    );
+    expect(err).toBe('');
+    expect(code).toBe(0);
+    expect(text).toContain('  hears: "Bienvenue chez Acme Banque." (TTS_FR-FR_AUDREY)\n');
+    expect(text).toContain('  hears: "Alice, votre solde est de 120.5 livres." (TTS_FR-FR_AUDREY)\n');
+  });
+
   it('--now is the clock the calendar reads: open on a Monday morning, a bank holiday on Christmas', async () => {
     const at = async (now: string) => (await run(BANK, { mocks: ROUTES, now, from: '+442071234567' }, '\n2\nh\n')).text;
     expect(await at('2026-11-23T10:00:00Z')).toContain('#3 advisor: dialout');
@@ -125,10 +137,10 @@ describe('simulate --vars: an outbound call’s start vars, typed as the flow de
         '--vars nmae: not a var of typed (its vars: name, count, vip)\n' +
         '--vars count: declared as a number, got "three"\n',
     );
-    // bank-line declares no vars: its language variable is set by its menu, not by an outbound call
-    expect((await run(BANK, { vars: ['lang=fr-FR'] })).err).toBe(
-      'callscript simulate: --vars lang: not a var of bank-line (its vars: none); lang is its language variable, ' +
-        'which an outbound call sets only when vars: declares it\n',
+    // bank-line declares no vars; its language variable takes one of its languages
+    expect((await run(BANK, { vars: ['lang=de-DE', 'name=Ada'] })).err).toBe(
+      "callscript simulate: --vars lang: the flow's language variable takes one of its languages (en-GB, fr-FR)\n" +
+        '--vars name: not a var of bank-line (its vars: lang (its language))\n',
     );
     const many = await run(flow, { vars: Array.from({ length: 101 }, (_, i) => `v${i}=1`) });
     expect(many).toMatchObject({ code: 2, err: 'callscript simulate: --vars: 101 given, at most 100\n' });
