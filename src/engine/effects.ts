@@ -3,13 +3,15 @@
  * the step returns: `advance` suspends on it (Outcome kind `effect`) and goes on once given
  * its result. Who carries it out is an Executor, chosen by whoever drives the step:
  *
- * | driver                 | executor                                                      |
+ * | driver                 | executor                                                              |
  * |---|---|
- * | the server             | live: the SMS API, the http lookups (src/http/live-executor.ts) |
- * | `callscript test`      | the scenario's mocks (src/testing/executors.ts)                |
- * | `callscript simulate`  | mock routes (--mocks), or the person at the terminal           |
- * | `callscript paths`     | the explorer: each branch an effect can take, one at a time   |
- * | replay of a recording  | the recorded answers                                          |
+ * | the server             | live: the SMS API, the http lookups (src/http/live-executor.ts)       |
+ * | `callscript test`      | the scenario's mocks (src/testing/executors.ts)                       |
+ * | `callscript simulate`  | mock routes (--mocks), or the person asked (src/testing/sim-executor.ts) |
+ * | `callscript paths`     | each branch an effect can take, one at a time (src/testing/branch-executor.ts) |
+ * | replay of a recording  | the recorded answers (src/testing/executors.ts)                       |
+ *
+ * The tools drive the step through one driver (src/testing/drive.ts): the call's state, memo and clock.
  *
  * The loop is the same for all of them: perform the effect, resume the step with its result,
  * until the step answers (a reply, a replay, stale, rejected). What an executor keeps between
