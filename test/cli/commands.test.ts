@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { validate } from '../../src/cli/validate.js';
 import { schema } from '../../src/cli/schema.js';
 import { errors } from '../../src/cli/errors.js';
+import { CLI } from '../helpers/cli.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -179,11 +180,7 @@ describe('callscript validate', () => {
   });
 
   it('a reader that goes away (validate flows | head -1) ends it quietly, with no EPIPE stack trace', async () => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'validate', join(root, 'flows')],
-      { cwd: root },
-    );
+    const child = spawn(process.execPath, [...CLI, 'validate', join(root, 'flows')], { cwd: root });
     child.stdout.destroy(); // the reader is gone before the first write
     let err = '';
     child.stderr.on('data', (d) => (err += d));
@@ -217,18 +214,7 @@ describe('README.md shows real output', () => {
     const shown = /greets in French before its English menu:\n\n```json\n(.*)\n```/.exec(readme)![1]!;
     const child = spawn(
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(root, 'src/cli/main.ts'),
-        'serve',
-        '--port',
-        '0',
-        '--flows',
-        join(root, 'flows'),
-        '--log-level',
-        'warn',
-      ],
+      [...CLI, 'serve', '--port', '0', '--flows', join(root, 'flows'), '--log-level', 'warn'],
       { cwd: root },
     );
     try {
@@ -270,18 +256,7 @@ describe('callscript serve (a real process)', () => {
       const missing = join(mkdtempSync(join(tmpdir(), 'callscript-noflows-')), 'flows');
       const child = spawn(
         process.execPath,
-        [
-          '--import',
-          'tsx',
-          join(root, 'src/cli/main.ts'),
-          'serve',
-          '--port',
-          '0',
-          '--flows',
-          missing,
-          '--log-level',
-          'silent',
-        ],
+        [...CLI, 'serve', '--port', '0', '--flows', missing, '--log-level', 'silent'],
         { cwd: root },
       );
       let out = '';
@@ -301,18 +276,7 @@ describe('callscript serve (a real process)', () => {
   it('prints the URL and the flows it loaded, and answers on it', async () => {
     const child = spawn(
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(root, 'src/cli/main.ts'),
-        'serve',
-        '--port',
-        '0',
-        '--flows',
-        join(root, 'test/fixtures/http-flows'),
-        '--log-level',
-        'warn',
-      ],
+      [...CLI, 'serve', '--port', '0', '--flows', join(root, 'test/fixtures/http-flows'), '--log-level', 'warn'],
       { cwd: root },
     );
     let out = '';
@@ -351,18 +315,7 @@ describe('callscript serve: secrets', () => {
     new Promise<string>((resolve, reject) => {
       const child = spawn(
         process.execPath,
-        [
-          '--import',
-          'tsx',
-          join(root, 'src/cli/main.ts'),
-          'serve',
-          '--port',
-          '0',
-          '--flows',
-          join(root, 'flows'),
-          '--log-level',
-          'warn',
-        ],
+        [...CLI, 'serve', '--port', '0', '--flows', join(root, 'flows'), '--log-level', 'warn'],
         { cwd: root, env },
       );
       let out = '';

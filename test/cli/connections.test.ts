@@ -10,6 +10,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { CLI } from '../helpers/cli.js';
 import { openSocket, parseAnswer, within } from '../helpers/socket.js';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -24,7 +25,7 @@ it('callscript serve under ulimit -n 160 keeps working with 150 connections open
       '60000 }\nadmin: { login: boss, password: s3cret }\n',
   );
   const cmd =
-    `ulimit -n 160 && exec "${process.execPath}" --import tsx src/cli/main.ts serve --config ` +
+    `ulimit -n 160 && exec "${process.execPath}" ${CLI.map((a) => `"${a}"`).join(' ')} serve --config ` +
     `"${join(dir, 'callscript.yaml')}" --log-level warn`;
   const child = spawn('sh', ['-c', cmd], { cwd: root });
   let out = '';

@@ -10,6 +10,7 @@ import http from 'node:http';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { rtBody, type RtFields } from '../helpers/rt.js';
 import { REDIS_URL, dropPrefix, redisMissing, testPrefix } from '../helpers/redis.js';
+import { CLI } from '../helpers/cli.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const FLOWS = new URL('../fixtures/metrics-flows', import.meta.url).pathname;
@@ -51,9 +52,7 @@ function serveTwo(): Served {
   const prefix = testPrefix();
   prefixes.push(prefix);
   const args = [
-    '--import',
-    'tsx',
-    `${root}src/cli/main.ts`,
+    ...CLI,
     'serve',
     '--port',
     '0',
