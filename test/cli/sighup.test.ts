@@ -22,7 +22,7 @@ it('callscript serve reloads its flows on SIGHUP (with the watcher off)', async 
   mkdirSync(join(dir, 'flows'));
   const flow = join(dir, 'flows', 'desk.yaml');
   copyFileSync(join(root, 'test/fixtures/http-flows/desk.yaml'), flow);
-  writeFileSync(join(dir, 'callscript.yaml'), 'server: { port: 0, watch: false }\n');
+  writeFileSync(join(dir, 'callscript.yaml'), 'server: { port: 0, watch: false, reload_settle_ms: 0 }\n');
   const child = spawn(
     process.execPath,
     [...CLI, 'serve', '--config', join(dir, 'callscript.yaml'), '--log-level', 'info'],

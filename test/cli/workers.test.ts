@@ -218,7 +218,8 @@ describe.skipIf(!!missing)('serve --workers 2 on Redis', () => {
     prefixes.push(prefix);
     writeFileSync(
       join(dir, 'callscript.yaml'),
-      `server: { port: 0, watch: false, workers: 2, log_level: info }\nstore: { url: "${REDIS_URL}", prefix: ` +
+      `server: { port: 0, watch: false, workers: 2, log_level: info, reload_settle_ms: 0 }\nstore: { url: ` +
+        `"${REDIS_URL}", prefix: ` +
         `"${prefix}" }\n`,
     );
     const s = start(['--config', join(dir, 'callscript.yaml')], {}, []);
