@@ -323,10 +323,11 @@ describe('callscript serve: secrets', () => {
       child.stderr.on('data', (d) => (err += d));
       child.stdout.on('data', (d) => {
         out += d;
-        // its start output is written at once: the warnings that follow the banner are out before SIGTERM is handled
-        if (out.includes('health:')) child.kill('SIGTERM');
+        // the last line of its start output (the warnings are written before it): stopped, by its handler or not
+        if (out.includes('  watching ')) child.kill('SIGTERM');
       });
-      child.on('exit', () => (out.includes('health:') ? resolve(err) : reject(new Error(err))));
+      // 'close': once its output is read to the end (at 'exit' some may still be in the pipe)
+      child.on('close', () => (out.includes('  watching ') ? resolve(err) : reject(new Error(err))));
     });
 
   it('warns at start about a declared secret the environment does not give, and only then', async () => {
