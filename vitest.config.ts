@@ -10,12 +10,16 @@ import { defineConfig } from 'vitest/config';
  * the whole suite in a single worker. A file of test/cli/ that calls the CLI's functions
  * without starting a process is in-process.
  *
+ * Between the two, the builds: the files that play the Dockerfile and install the packed
+ * package (npm and tsc, a minute of CPU, nothing timed) run at the same time as each other.
+ *
  * `isolate: false`: a worker runs its files one after the other in one process, the modules
  * they share loaded once (a fresh process per file cost up to a second of CPU each: the
  * in-process files took 40% less CPU without). The sources keep no module-level mutable
  * state (DESIGN.md), and a test that changes the process (process.env, fake timers) puts it
  * back.
  */
+const BUILDS = ['test/deploy/dockerfile.test.ts', 'test/deploy/install.test.ts'];
 const PROCESSES = [
   'test/faults/**/*.test.ts',
   'test/deploy/**/*.test.ts',
@@ -49,7 +53,7 @@ export default defineConfig({
         test: {
           name: 'in-process',
           include: ['test/**/*.test.ts'],
-          exclude: PROCESSES,
+          exclude: [...PROCESSES, ...BUILDS],
           maxWorkers: 2,
           isolate: false,
           sequence: { groupOrder: 0 },
@@ -57,7 +61,18 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'processes', include: PROCESSES, maxWorkers: 1, isolate: false, sequence: { groupOrder: 1 } },
+        test: { name: 'builds', include: BUILDS, maxWorkers: 2, sequence: { groupOrder: 1 } },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'processes',
+          include: PROCESSES,
+          exclude: BUILDS,
+          maxWorkers: 1,
+          isolate: false,
+          sequence: { groupOrder: 2 },
+        },
       },
     ],
   },
