@@ -2,16 +2,18 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Test files that start processes of their own (`callscript serve`, workers, the emulator,
- * npm, redis-server), drive Chromium, or stop and freeze processes on purpose. They run one
- * file at a time, after the others, so that no other test competes with them for the CPU
- * while they count on a peer answering within a second. Every other file is in-process
- * (plain functions, `fastify.inject`, servers on loopback in the test's own process) and
- * runs two at a time: with the default (one fewer worker than CPUs) a 2-core machine ran
- * the whole suite in a single worker. A file of test/cli/ that calls the CLI's functions
- * without starting a process is in-process.
+ * npm, redis-server), drive Chromium, or stop and freeze processes on purpose (PROCESSES).
+ * They run one file at a time, after the others, so that no other test competes with them
+ * for the CPU while they count on a peer answering within a second. Every other file is
+ * in-process (plain functions, `fastify.inject`, servers on loopback in the test's own
+ * process) and runs two at a time: with the default (one fewer worker than CPUs) a 2-core
+ * machine ran the whole suite in a single worker. A file of test/cli/ that calls the CLI's
+ * functions without starting a process is in-process.
  *
- * Between the two, the builds: the files that play the Dockerfile and install the packed
- * package (npm and tsc, a minute of CPU, nothing timed) run at the same time as each other.
+ * Between the two, two at a time, the files whose processes count on no timing (UNTIMED: they
+ * wait for what they expect, with generous bounds): the builds (playing the Dockerfile,
+ * installing the packed package: npm and tsc, a minute of CPU), kill -9 and restart, the
+ * CLI's output.
  *
  * `isolate: false`: a worker runs its files one after the other in one process, the modules
  * they share loaded once (a fresh process per file cost up to a second of CPU each: the
@@ -19,7 +21,18 @@ import { defineConfig } from 'vitest/config';
  * state (DESIGN.md), and a test that changes the process (process.env, fake timers) puts it
  * back.
  */
-const BUILDS = ['test/deploy/dockerfile.test.ts', 'test/deploy/install.test.ts'];
+const UNTIMED = [
+  'test/deploy/dockerfile.test.ts',
+  'test/deploy/install.test.ts',
+  'test/emulator/durability.test.ts',
+  'test/emulator/cli.test.ts',
+  'test/emulator/flows.e2e.test.ts',
+  'test/emulator/webhooks.e2e.test.ts',
+  'test/cli/calls.test.ts',
+  'test/cli/commands.test.ts',
+  'test/cli/otel-import.test.ts',
+  'test/http/console-dist.test.ts',
+];
 const PROCESSES = [
   'test/faults/**/*.test.ts',
   'test/deploy/**/*.test.ts',
@@ -53,7 +66,7 @@ export default defineConfig({
         test: {
           name: 'in-process',
           include: ['test/**/*.test.ts'],
-          exclude: [...PROCESSES, ...BUILDS],
+          exclude: [...PROCESSES, ...UNTIMED],
           maxWorkers: 2,
           isolate: false,
           sequence: { groupOrder: 0 },
@@ -61,14 +74,14 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'builds', include: BUILDS, maxWorkers: 2, sequence: { groupOrder: 1 } },
+        test: { name: 'untimed', include: UNTIMED, maxWorkers: 2, isolate: false, sequence: { groupOrder: 1 } },
       },
       {
         extends: true,
         test: {
           name: 'processes',
           include: PROCESSES,
-          exclude: BUILDS,
+          exclude: UNTIMED,
           maxWorkers: 1,
           isolate: false,
           sequence: { groupOrder: 2 },
