@@ -15,11 +15,11 @@ import { defineConfig } from 'vitest/config';
  * installing the packed package: npm and tsc, a minute of CPU), kill -9 and restart, the
  * CLI's output.
  *
- * `isolate: false`: a worker runs its files one after the other in one process, the modules
- * they share loaded once (a fresh process per file cost up to a second of CPU each: the
- * in-process files took 40% less CPU without). The sources keep no module-level mutable
- * state (DESIGN.md), and a test that changes the process (process.env, fake timers) puts it
- * back.
+ * `isolate: false` (but for the few heavy UNTIMED files): a worker runs its files one after
+ * the other in one process, the modules they share loaded once (a fresh process per file cost
+ * up to a second of CPU each: the in-process files took 40% less CPU without). The sources
+ * keep no module-level mutable state (DESIGN.md), and a test that changes the process
+ * (process.env, fake timers) puts it back.
  */
 const UNTIMED = [
   'test/deploy/dockerfile.test.ts',
@@ -74,7 +74,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'untimed', include: UNTIMED, maxWorkers: 2, isolate: false, sequence: { groupOrder: 1 } },
+        test: { name: 'untimed', include: UNTIMED, maxWorkers: 2, sequence: { groupOrder: 1 } },
       },
       {
         extends: true,

@@ -8,7 +8,8 @@
  * What cannot run here (the base image, USER) is checked as written.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -202,8 +203,9 @@ describe('the Dockerfile played without Docker', () => {
     const built = play(build, 'build', {});
     await Promise.all([built, play(final, 'final', { build: built })]);
   }, 600_000);
-  afterAll(() => {
-    for (const d of dirs.values()) rmSync(d, { recursive: true, force: true });
+  afterAll(async () => {
+    // fs/promises' rm: rmSync took some 20 s over the build stage's node_modules (11,000 files), this under a second
+    await Promise.all([...dirs.values()].map((d) => rm(d, { recursive: true, force: true })));
   }, 120_000);
 
   it('the final stage holds dist/ and the production dependencies: no TypeScript, no tsx, no sources, no tests', () => {
