@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Test files that start processes of their own (`callscript serve`, workers, the emulator,
@@ -56,9 +57,37 @@ const PROCESSES = [
   'test/testing/simulate.test.ts',
 ];
 
+/**
+ * The files that take longest, started first in their group: with no timings cached (a fresh
+ * clone, as CI runs) vitest starts the biggest files first, and a long small one could end
+ * its group alone, the other worker idle.
+ */
+const LONGEST = [
+  'test/deploy/dockerfile.test.ts',
+  'test/deploy/install.test.ts',
+  'test/emulator/durability.test.ts',
+  'test/flow/big-flow.test.ts',
+  'test/flow/robustness.test.ts',
+  'test/http/http-step.test.ts',
+  'test/campaign/rows.test.ts',
+  'test/testing/paths.test.ts',
+];
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (f: TestSpecification) => {
+      const i = LONGEST.findIndex((p) => f.moduleId.endsWith(p));
+      return i === -1 ? LONGEST.length : i;
+    };
+    // stable: the files of each group stay together, in vitest's order but for these
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
+
 export default defineConfig({
   test: {
     testTimeout: 20000,
+    sequence: { sequencer: LongestFirst },
     pool: 'forks',
     projects: [
       {
