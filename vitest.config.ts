@@ -37,18 +37,12 @@ const UNTIMED = [
 const PROCESSES = [
   'test/faults/**/*.test.ts',
   'test/deploy/**/*.test.ts',
-  'test/cli/calls.test.ts',
-  'test/cli/commands.test.ts',
   'test/cli/connections.test.ts',
   'test/cli/metrics-workers.test.ts',
-  'test/cli/otel-import.test.ts',
   'test/cli/sighup.test.ts',
   'test/cli/workers.test.ts',
   'test/**/*e2e*.test.ts',
-  'test/emulator/cli.test.ts',
-  'test/emulator/durability.test.ts',
   'test/http/console-browser.test.ts',
-  'test/http/console-dist.test.ts',
   'test/http/layouts.test.ts',
   'test/registry/checker.test.ts',
   'test/registry/incremental.test.ts',
@@ -79,7 +73,7 @@ class LongestFirst extends BaseSequencer {
       const i = LONGEST.findIndex((p) => f.moduleId.endsWith(p));
       return i === -1 ? LONGEST.length : i;
     };
-    // stable: the files of each group stay together, in vitest's order but for these
+    // a stable sort: these first, the others in vitest's order (the groups still run by groupOrder)
     return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
   }
 }
