@@ -1,11 +1,12 @@
 /**
  * The pages that name server options in their prose give the table's defaults and bounds: docs/http.md (every
- * default it states is an option's, checked), and the `serve` part of docs/cli.md. A default is stated right after
- * the option, in the file's name, the plugin's or its variable's: `server.body_limit` (default 64 KiB),
+ * default it states is an option's, checked), the defaults the other pages state after an option (the errors
+ * catalogue's hints among them, in docs/errors.md), and the `serve` part of docs/cli.md. A default is stated right
+ * after the option, in the file's name, the plugin's or its variable's: `server.body_limit` (default 64 KiB),
  * `authFailureWindowMs` (default 60000), `LOG_LEVEL` (default `info`); the numbers of the plugin's options in the
  * pages' TypeScript examples are their defaults too.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { codeDefault } from '../../src/config/code.js';
 import { defaultOf, type OptionDef } from '../../src/config/options.js';
@@ -38,15 +39,26 @@ for (const o of OPTIONS) {
     NAMES.set(o.option.name, { o, dflt: codeDefault(o.option.name), unit: unitOf(o.option.name) });
 }
 
-const TO = { ms: 1, s: 1000, second: 1000, seconds: 1000, minute: 60_000, minutes: 60_000, hour: 3_600_000 };
+const TO = {
+  ms: 1,
+  s: 1000,
+  second: 1000,
+  seconds: 1000,
+  minute: 60_000,
+  minutes: 60_000,
+  hour: 3_600_000,
+  hours: 3_600_000,
+  day: 86_400_000,
+  days: 86_400_000,
+};
 const SIZE = { bytes: 1, KiB: 1024, MiB: 1024 * 1024 };
 
 /** A stated value (`10 s`, `64 KiB`, `4000 ms`, `900`, `` `info` ``) in the unit of the option as named. */
 function valueOf(text: string, n: Named): unknown {
   const t = text.trim().replace(/^`(.*)`$/, '$1');
-  const m = /^([0-9][0-9,]*)(?: (ms|s|seconds?|minutes?|hour|bytes|KiB|MiB))?$/.exec(t);
-  if (!m) return t;
-  const v = Number(m[1]!.replace(/,/g, ''));
+  const m = /^([0-9][0-9,]*|an?)(?: (ms|s|seconds?|minutes?|hours?|days?|bytes|KiB|MiB))?$/.exec(t);
+  if (!m || (m[2] === undefined && /^an?$/.test(m[1]!))) return t;
+  const v = /^an?$/.test(m[1]!) ? 1 : Number(m[1]!.replace(/,/g, ''));
   const unit = m[2];
   if (unit === undefined) return v;
   if (unit in SIZE) return n.unit === 'bytes' ? v * SIZE[unit as keyof typeof SIZE] : NaN;
@@ -88,6 +100,12 @@ function statedDefaults(page: string): { stated: Stated[]; unnamed: string[] } {
   const prose = page.replace(/```[\s\S]*?```/g, (b) => b.replace(/[^\n]/g, ' '));
   const tokens = [
     ...[...prose.matchAll(/`([A-Za-z_.]+)`/g)].map((m) => ({ i: m.index, kind: 'name' as const, text: m[1]! })),
+    // a key of the file outside backticks (the hints of the errors catalogue): server.body_depth
+    ...[...prose.matchAll(/(?<![`\w.])([a-z]+\.[a-z_]+)(?![`\w])/g)].map((m) => ({
+      i: m.index,
+      kind: 'name' as const,
+      text: m[1]!,
+    })),
     ...[...prose.matchAll(/\(default ([^,;:)]+)/g)].map((m) => ({ i: m.index, kind: 'value' as const, text: m[1]! })),
     // an enum's default among its values: `restart` (default: ...)
     ...[...prose.matchAll(/`([a-z]+)` \(default:/g)].map((m) => ({ i: m.index, kind: 'choice' as const, text: m[1]! })),
@@ -159,6 +177,32 @@ describe('docs/http.md', () => {
     const bad = statedDefaults(wrong).stated.filter((s) => s.value !== s.expected);
     expect(bad.map((s) => `${s.name} ${s.stated}`)).toEqual(['server.socket_timeout_ms 20 s']);
     expect(statedDefaults('A cap (default 5 s).\n').unnamed).toEqual(['line 1: (default 5 s']);
+  });
+});
+
+describe('the other pages of docs/', () => {
+  // configuration.md has tests of its own (docs.test.ts); errors.md is the errors catalogue, its hints included
+  const pages = readdirSync(new URL('../../docs/', import.meta.url)).filter(
+    (f) => f.endsWith('.md') && f !== 'configuration.md' && f !== 'http.md',
+  );
+
+  it("state the table's default wherever they state one right after an option", () => {
+    const stated = pages.flatMap((f) => statedDefaults(read(f)).stated.map((s) => ({ ...s, page: f })));
+    for (const s of stated)
+      expect(s.value, `docs/${s.page}:${s.line} ${s.name} (default ${s.stated}`).toEqual(s.expected);
+    expect(stated.map((s) => `${s.page} ${s.name}`).sort()).toEqual(
+      [
+        'admin.md server.reload_settle_ms',
+        'admin.md history.ttl_ms',
+        'admin.md history.max_path',
+        'deploy.md server.log_level',
+        'errors.md limits.call_state_bytes',
+        'errors.md server.ended_call_ttl_s',
+        'errors.md server.body_depth',
+        'errors.md webhooks.body_limit',
+        'operations.md LOG_LEVEL',
+      ].sort(),
+    );
   });
 });
 

@@ -16,6 +16,12 @@ import { OPTIONS, SECTIONS } from '../../src/config/table.js';
 import { resolveSettings } from '../../src/cli/settings.js';
 import { checkOptions } from '../../src/http/check-options.js';
 import { DEFAULT_RT_OPTIONS } from '../../src/http/options.js';
+import { codeDefault } from '../../src/config/code.js';
+import { DEFAULT_ENDED_TTL_MS } from '../../src/engine/call-record.js';
+import { DEFAULT_MAX_LIVE_CALLS } from '../../src/engine/resolve.js';
+import { DEFAULT_MAX_STATE_BYTES } from '../../src/engine/size.js';
+import { DEFAULT_SMS_BASE_URL } from '../../src/sms/client.js';
+import { DEFAULT_REDIS_PREFIX } from '../../src/store/redis.js';
 import { transportOptions } from '../../src/http/transport.js';
 import { historySettings } from '../../src/http/history.js';
 import { DEFAULT_WEBHOOK_BODY_LIMIT, DEFAULT_WEBHOOK_PATH, webhookOptionsProblem } from '../../src/http/webhooks.js';
@@ -366,6 +372,18 @@ describe('the modules that take options of the table check them with its bounds'
       'webhooks.secret must be 16 to 256 characters (e.g. openssl rand -base64 32)',
     );
     expect(webhookOptionsProblem({ secret: 'x'.repeat(256) })).toBeNull();
+  });
+});
+
+describe('defaults kept below src/config, for the callers that give none, agree with the table', () => {
+  // the stages src/config comes after (the engine, the stores, the SMS client) cannot read the table: the server
+  // always gives them its values, and these are for their direct callers (tests, tools, embedders)
+  it("the engine's, the Redis store's and the SMS client's", () => {
+    expect(DEFAULT_MAX_LIVE_CALLS).toBe(codeDefault('maxLiveCalls'));
+    expect(DEFAULT_MAX_STATE_BYTES).toBe(codeDefault('maxStateBytes'));
+    expect(DEFAULT_ENDED_TTL_MS).toBe(codeDefault('endedTtlMs'));
+    expect(DEFAULT_REDIS_PREFIX).toBe(defaultOf(optionAt('store.prefix')));
+    expect(DEFAULT_SMS_BASE_URL).toBe(defaultOf(optionAt('sms.base_url')));
   });
 });
 
