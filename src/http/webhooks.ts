@@ -45,6 +45,8 @@ export interface WebhookOptions {
 const SECRET = codeString('webhooks.secret');
 const PATH = codeString('webhooks.path');
 const PATH_RE = new RegExp(PATH.pattern!);
+/** The metrics' default path, which the webhooks' may not take. */
+const METRICS_PATH = codeDefault('metrics.path');
 export const DEFAULT_WEBHOOK_PATH = codeDefault('webhooks.path') as string;
 export const DEFAULT_WEBHOOK_BODY_LIMIT = codeNumberDefault('webhooks.bodyLimit');
 export const MIN_SECRET_CHARS = SECRET.minLength!;
@@ -92,7 +94,7 @@ export function webhookOptionsProblem(o: WebhookOptions): string | null {
     path.startsWith('/health/') ||
     path === '/admin' ||
     path.startsWith('/admin/') ||
-    path === '/metrics'
+    path === METRICS_PATH
   )
     return `webhooks.path ${path} is taken by another route of callscript`;
   const problem = codeNumberProblem('webhooks.bodyLimit', o.bodyLimit ?? DEFAULT_WEBHOOK_BODY_LIMIT);
