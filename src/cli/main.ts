@@ -20,32 +20,36 @@ program
   .description('Declarative IVR engine: YAML call flows served as a real-time telephony endpoint')
   .version('0.1.0');
 
+// serve's help gives the bounds, variables, keys and defaults of the server options from their table (src/config),
+// loaded only when serve is the command: the other commands start without it
+const serveHelp = process.argv.includes('serve') ? await import('./serve-help.js') : undefined;
+const note = (flag: string) => (serveHelp ? ` ${serveHelp.flagNote(flag)}` : '');
+
 program
   .command('serve')
   .description('serve the flows of a directory as the real-time callback endpoint')
-  .option('-p, --port <port>', 'port to listen on (env PORT, default 3000)')
-  .option('-H, --host <host>', 'address to listen on (env HOST, default 127.0.0.1)')
-  .option('-f, --flows <dir>', 'directory of *.yaml flows (env FLOWS_DIR, default flows)')
+  .option('-p, --port <port>', `port to listen on, 0: any free one${note('--port')}`)
+  .option('-H, --host <host>', `address to listen on${note('--host')}`)
+  .option('-f, --flows <dir>', `directory of *.yaml flows${note('--flows')}`)
   .option(
     '-s, --store <url>',
-    'where calls live: memory (default) or a Redis URL redis://host:6379/0 (env CALLSCRIPT_STORE; docs/scaling.md)',
+    `where calls live: memory or a Redis URL redis://host:6379/0, docs/scaling.md${note('--store')}`,
   )
   .option(
     '-w, --workers <n>',
-    'processes serving the port, 1..256 (node:cluster; more than 1 needs --store redis://...; env ' +
-      'CALLSCRIPT_WORKERS, default 1)',
+    `processes serving the port with node:cluster, more than 1 needs --store redis://...${note('--workers')}`,
   )
   .option('-c, --config <file>', 'config file (env CALLSCRIPT_CONFIG, default ./callscript.yaml if present)')
-  .option('-l, --log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL, default info)')
+  .option('-l, --log-level <level>', `log level${note('--log-level')}`)
   .option(
     '-e, --env <name>',
-    "the environment of the flows' environments: to serve (env CALLSCRIPT_ENV, environment: in the config; " +
-      "default: each flow's first)",
+    `the environment of the flows' environments: to serve, absent each flow's first${note('--env')}`,
   )
   .option(
     '--record <dir>',
     'write each finished call as a replayable scenario file <dir>/<flow>-<callid>.test.yaml (docs/testing.md)',
   )
+  .addHelpText('after', () => serveHelp?.variablesHelp() ?? '')
   .action(async (flags) => {
     const r = await (await import('./serve.js')).serve(flags);
     if (typeof r === 'number') process.exitCode = r;

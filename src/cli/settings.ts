@@ -21,7 +21,7 @@ import type { Value } from '../config/options.js';
 import { configOptionNames, getPath, optionsFromConfig } from '../config/plugin.js';
 import { givenText, resolveOption, type Sources } from '../config/sources.js';
 import type { ServerConfig } from '../config/types.js';
-import { MIN_SECRET_CHARS, webhookOptionsProblem, type WebhookOptions } from '../http/webhooks.js';
+import { webhookOptionsProblem, type WebhookOptions } from '../http/webhooks.js';
 import { storeUrlProblem, type StoreSetting } from '../store/open.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import type { MediaSpec } from '../flow/model.js';
@@ -260,12 +260,11 @@ function webhooksSetting(
   };
   const bad = webhookOptionsProblem(webhooks);
   if (!bad) return webhooks;
+  // the problem said of the variable that gave the secret
   throw new Refused(
-    env.CALLSCRIPT_WEBHOOK_SECRET && bad.startsWith('webhooks.secret')
-      ? `CALLSCRIPT_WEBHOOK_SECRET must be ${MIN_SECRET_CHARS} to 256 characters (e.g. openssl rand -base64 32)`
-      : bad.startsWith('each previous')
-        ? `each secret of CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS must be ${MIN_SECRET_CHARS} to 256 characters`
-        : bad,
+    env.CALLSCRIPT_WEBHOOK_SECRET && bad.startsWith('webhooks.secret ')
+      ? bad.replace('webhooks.secret', 'CALLSCRIPT_WEBHOOK_SECRET')
+      : bad.replace('each previous webhook secret', 'each secret of CALLSCRIPT_WEBHOOK_SECRET_PREVIOUS'),
   );
 }
 

@@ -2,7 +2,8 @@
  * The options given by code, from the table: the plugin's defaults and its check of numbers and allowed values,
  * and the plugin's and createServer's options a config file (with `serve`'s flags and variables) gives.
  */
-import { linkBounds, orList, type OptionDef, type Value } from './options.js';
+import { codeNumberProblem } from './code.js';
+import { orList, type OptionDef, type Value } from './options.js';
 import { resolveOption, type Sources } from './sources.js';
 import { OPTIONS } from './table.js';
 import type { ServerConfig } from './types.js';
@@ -49,15 +50,8 @@ export function pluginOptionProblem(options: object): string | undefined {
     const name = o.option.name;
     const v = getPath(options, name);
     if (o.type === 'integer' || o.type === 'number') {
-      const { min, max } = linkBounds(o);
-      if (Number.isInteger(v) && (v as number) >= min && (max === null || (v as number) <= max)) continue;
-      const what =
-        max !== null
-          ? `an integer from ${min} to ${max}`
-          : min === 1
-            ? 'a positive integer'
-            : `an integer of at least ${min}`;
-      return `${name} must be ${what}, got ${String(v)}`;
+      const problem = codeNumberProblem(name, v);
+      if (problem !== undefined) return problem;
     }
     if (o.type === 'enum' && !o.values.includes(v as string))
       return `${name} must be ${orList(o.values)}, got ${String(v)}`;

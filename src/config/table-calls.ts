@@ -8,6 +8,8 @@ import type { OptionDef } from './options.js';
 import { UNKNOWN_CALL_POLICIES } from './types.js';
 
 export const FLOW_NAME = '^[A-Za-z0-9_-]{1,64}$';
+/** The bounds of a canary's percent. */
+export const PERCENT = { min: 0, max: 100 };
 
 export const CALL_OPTIONS: readonly OptionDef[] = [
   {
@@ -21,8 +23,8 @@ export const CALL_OPTIONS: readonly OptionDef[] = [
   {
     key: 'canary.*',
     type: 'number',
-    min: 0,
-    max: 100,
+    min: PERCENT.min,
+    max: PERCENT.max,
     option: { name: 'canary.*' },
     doc: "The percent of the flow's new calls sent to its newest version.",
   },

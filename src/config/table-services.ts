@@ -7,6 +7,8 @@ import type { OptionDef } from './options.js';
 const REDIS_HINT =
   'e.g. redis://10.0.0.5:6379/0 (rediss:// for TLS, redis://user:password@host:port/db); see docs/scaling.md.';
 const URL_MUST = 'must be an http:// or https:// URL';
+/** The length of the webhooks' secret. */
+const SECRET_CHARS = { min: 16, max: 256 };
 
 export const SERVICE_OPTIONS: readonly OptionDef[] = [
   {
@@ -199,17 +201,17 @@ export const SERVICE_OPTIONS: readonly OptionDef[] = [
   {
     key: 'webhooks.secret',
     type: 'string',
-    minLength: 16,
-    maxLength: 256,
+    minLength: SECRET_CHARS.min,
+    maxLength: SECRET_CHARS.max,
     secret: true,
     env: 'CALLSCRIPT_WEBHOOK_SECRET',
     format: {
-      must: 'must be 16 to 256 characters',
+      must: `must be ${SECRET_CHARS.min} to ${SECRET_CHARS.max} characters`,
       hint:
         'e.g. the output of openssl rand -base64 32, given to webhooks.subscribe as hmac_secret. Better ' +
         'kept out of the file: CALLSCRIPT_WEBHOOK_SECRET.',
     },
-    shown: '16 to 256 characters',
+    shown: `${SECRET_CHARS.min} to ${SECRET_CHARS.max} characters`,
     option: { name: 'webhooks.secret', of: 'webhooks' },
     doc:
       'The secret given to webhooks.subscribe as hmac_secret: events must carry ' +

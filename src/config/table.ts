@@ -7,7 +7,7 @@
  * (schemas/config.schema.json, the reference in docs/configuration.md).
  */
 import type { OptionDef, SectionDef } from './options.js';
-import { CALL_OPTIONS, FLOW_NAME, PLUGIN_OPTIONS, ROUTE_OPTIONS } from './table-calls.js';
+import { CALL_OPTIONS, FLOW_NAME, PERCENT, PLUGIN_OPTIONS, ROUTE_OPTIONS } from './table-calls.js';
 import { SERVER_OPTIONS } from './table-server.js';
 import { SERVICE_OPTIONS } from './table-services.js';
 
@@ -16,7 +16,9 @@ export const SECTIONS: Record<string, SectionDef> = {
   server: { doc: 'The HTTP server.' },
   admin: { doc: 'Turns the admin API (/admin/...) on, behind these credentials; login and password go together.' },
   canary: {
-    doc: 'Per flow name, the percent (0..100) of new calls sent to its newest version; the rest get the previous one.',
+    doc:
+      `Per flow name, the percent (${PERCENT.min}..${PERCENT.max}) of new calls sent to its newest version; the ` +
+      'rest get the previous one.',
     names: {
       type: 'string',
       pattern: FLOW_NAME,

@@ -49,8 +49,11 @@ export interface LookupOptions {
   run: HttpRunner;
   store?: ResultStore;
   now?: () => number;
-  /** Lookups one call may start (default 20): past it, the step's error branch with LIMIT. */
-  maxPerCall?: number;
+  /**
+   * Lookups one call may start: past it, the step's error branch with LIMIT. The plugin gives the config's
+   * http.max_lookups_per_call (its default is in the table of options).
+   */
+  maxPerCall: number;
   /** How often a request polls the store for another instance's result (default 25 ms). */
   pollMs?: number;
 }
@@ -64,7 +67,11 @@ export interface Performed {
 }
 
 export const LOOKUP_SLACK_MS = 1000;
-export const DEFAULT_MAX_LOOKUPS_PER_CALL = 20;
+/**
+ * The default of http.max_lookups_per_call, from the table of options, for the tools of src/testing that count a
+ * call's lookups as the server does (Lookups itself is given its bound); they may import it from src/config instead.
+ */
+export { DEFAULT_MAX_LOOKUPS_PER_CALL } from '../config/code.js';
 
 interface Running {
   id: string;
@@ -108,7 +115,7 @@ export class Lookups {
 
   /** A lookup of this request: bounded by the deadline without a filler; with one, `pending` at the deadline. */
   private async fresh(e: HttpEffect, count: number, budgetMs: number): Promise<Performed> {
-    if (count >= (this.o.maxPerCall ?? DEFAULT_MAX_LOOKUPS_PER_CALL)) {
+    if (count >= this.o.maxPerCall) {
       const message = `this call has made ${count} lookups, the most http.max_lookups_per_call allows`;
       return { result: { ok: false, error: 'LIMIT', message }, started: false };
     }

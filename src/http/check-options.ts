@@ -1,5 +1,7 @@
 /** The plugin's options as given by code, checked like the config file's: a clear error at registration. */
+import { codeValues } from '../config/code.js';
 import { numberAt } from '../config/defaults.js';
+import { orList } from '../config/options.js';
 import { pluginOptionProblem } from '../config/plugin.js';
 import { metricsPathProblem, type CallscriptPluginOptions, type RtOptions } from './options.js';
 
@@ -36,8 +38,9 @@ export function checkOptions(o: RtOptions & Pick<CallscriptPluginOptions, 'admin
     if (typeof m !== 'object' || m === null) bad(`metrics must be false or { path, auth }, got ${String(m)}`);
     const problem = m.path === undefined ? undefined : metricsPathProblem(m.path);
     if (problem) bad(`metrics.path ${problem}`);
-    if (m.auth !== undefined && m.auth !== 'none' && m.auth !== 'admin')
-      bad(`metrics.auth must be none or admin, got ${String(m.auth)}`);
+    const auths = codeValues('metrics.auth');
+    if (m.auth !== undefined && !auths.includes(m.auth))
+      bad(`metrics.auth must be ${orList(auths)}, got ${String(m.auth)}`);
     if (m.auth === 'admin' && !o.admin)
       bad('metrics.auth admin needs the admin credentials (the admin option): without them /metrics would be open');
   }

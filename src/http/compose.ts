@@ -26,7 +26,7 @@ import { capabilitiesOf, type CallStore } from '../store/types.js';
 import { pendingView } from './admin.js';
 import { HistoryWriter, historySettings, historyStore } from './history.js';
 import { liveExecutor } from './live-executor.js';
-import { httpRunner } from './lookup-client.js';
+import { DEFAULT_MAX_LOOKUPS_PER_CALL, httpRunner } from './lookup-client.js';
 import { CallMetrics } from './metrics.js';
 import type { CallscriptPluginOptions, MetricsOptions, RtOptions } from './options.js';
 import { OutboundCalls } from './outbound.js';
@@ -97,7 +97,7 @@ export async function compose(app: FastifyInstance, options: CallscriptPluginOpt
   const lookups = new Lookups({
     run: httpOpts.runner ?? httpRunner(httpOpts),
     store,
-    ...(httpOpts.maxLookupsPerCall !== undefined ? { maxPerCall: httpOpts.maxLookupsPerCall } : {}),
+    maxPerCall: httpOpts.maxLookupsPerCall ?? DEFAULT_MAX_LOOKUPS_PER_CALL,
   });
   const release = () => registry.release(live);
   const executor = liveExecutor(options.effects ?? {}, lookups);

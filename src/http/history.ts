@@ -13,6 +13,7 @@
  * call and step sent it, so that the delivery reports of the webhook route
  * (src/http/webhooks.ts) are the call's (src/engine/sms-delivery.ts).
  */
+import { codeDefaults, codeNumberProblem } from '../config/code.js';
 import type { StepEvent, StepObserver } from '../engine/observe.js';
 import {
   endedByAdminRecord,
@@ -32,18 +33,23 @@ import {
 } from '../store/types.js';
 import { sentText, SMS_HASH } from '../engine/sms-delivery.js';
 
+/** The config file's `history:` in ms; defaults and bounds: the table of options (src/config/table-services.ts). */
 export interface HistorySettings {
-  /** Finished calls kept (the newest); 0: no history at all. */
+  /** Finished calls kept (the newest); 0: no history at all (history.keep). */
   keep: number;
-  /** How long a finished record is kept. */
+  /** How long a finished record is kept (history.ttl_ms). */
   ttlMs: number;
-  /** Entries kept per call path (its last ones). */
+  /** Entries kept per call path, its last ones (history.max_path). */
   maxPath: number;
 }
 
-export const DEFAULT_HISTORY: HistorySettings = { keep: 1000, ttlMs: 86_400_000, maxPath: 200 };
+const NAMES = ['keep', 'ttlMs', 'maxPath'] as const;
 
-export const HISTORY_BOUNDS = { keep: [0, 100_000], ttlMs: [1000, 30 * 86_400_000], maxPath: [1, 10_000] } as const;
+/** The defaults, from the table of options. */
+export const DEFAULT_HISTORY: HistorySettings = codeDefaults('history.', NAMES) as Record<
+  (typeof NAMES)[number],
+  number
+>;
 
 /** Writes queued or under way past which new events are dropped (a store far too slow): memory stays bounded. */
 const MAX_PENDING = 10_000;
@@ -232,10 +238,9 @@ export function historySettings(o: false | Partial<HistorySettings> | undefined)
     ...DEFAULT_HISTORY,
     ...Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)),
   } as HistorySettings;
-  for (const k of ['keep', 'ttlMs', 'maxPath'] as const) {
-    const [lo, hi] = HISTORY_BOUNDS[k];
-    if (!Number.isInteger(s[k]) || s[k] < lo || s[k] > hi)
-      throw new Error(`callscript plugin: history.${k} must be an integer from ${lo} to ${hi}, got ${String(s[k])}`);
+  for (const k of NAMES) {
+    const problem = codeNumberProblem(`history.${k}`, s[k]);
+    if (problem !== undefined) throw new Error(`callscript plugin: ${problem}`);
   }
   return s.keep === 0 ? undefined : s;
 }

@@ -17,19 +17,32 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import type { Value } from '../flow/model.js';
 import type { HttpOutcome, HttpRunner } from '../engine/http-wait.js';
+import { codeDefault, codeNumberDefault } from '../config/code.js';
 
+/** The config file's `http:` (defaults: the table of options, src/config/table-services.ts), and the header cap. */
 export interface HttpPolicy {
-  /** Host names lookups may reach (exact, or `*.example.com` for its subdomains); absent or empty: any. */
+  /**
+   * Host names lookups may reach (exact, or `*.example.com` for its subdomains); absent or empty: any
+   * (http.allow_hosts).
+   */
   allowHosts?: string[];
-  /** Private, loopback and link-local addresses allowed (a lab, the mock server). */
+  /** Private, loopback and link-local addresses allowed: a lab, the mock server (http.allow_private). */
   allowPrivate?: boolean;
-  /** Response bodies over this many bytes fail with TOO_LARGE (default 65536). */
+  /** Response bodies over this many bytes fail with TOO_LARGE (http.max_body_bytes). */
   maxBodyBytes?: number;
   /** Response header bytes at most (default 16384). */
   maxHeaderBytes?: number;
 }
 
-export const DEFAULT_HTTP_POLICY = { allowPrivate: false, maxBodyBytes: 65536, maxHeaderBytes: 16384 } as const;
+/** The defaults of HttpPolicy: those of the table of options, and the header cap (not an option). */
+export const DEFAULT_HTTP_POLICY = {
+  allowPrivate: codeDefault('http.allowPrivate') as boolean,
+  maxBodyBytes: codeNumberDefault('http.maxBodyBytes'),
+  maxHeaderBytes: 16384,
+} as const;
+
+/** Lookups one call may start when the plugin is given no http.maxLookupsPerCall (http.max_lookups_per_call). */
+export { DEFAULT_MAX_LOOKUPS_PER_CALL } from '../config/code.js';
 
 const BLOCKED = new BlockList();
 for (const [net, prefix] of [
@@ -142,14 +155,15 @@ function attempt(p: Readonly<Record<string, unknown>>, timeoutMs: number, policy
         message: `the host ${host} is not in http.allow_hosts`,
         retry: false,
       });
-    if (isIP(host) !== 0 && !policy.allowPrivate && isPrivateAddress(host))
+    const allowPrivate = policy.allowPrivate ?? DEFAULT_HTTP_POLICY.allowPrivate;
+    const maxBody = policy.maxBodyBytes ?? DEFAULT_HTTP_POLICY.maxBodyBytes;
+    if (isIP(host) !== 0 && !allowPrivate && isPrivateAddress(host))
       return done({
         ok: false,
         error: 'REFUSED',
         message: `${host} is a private, loopback or link-local address (http.allow_private is false)`,
         retry: false,
       });
-    const maxBody = policy.maxBodyBytes ?? DEFAULT_HTTP_POLICY.maxBodyBytes;
     const lookup = (
       hostname: string,
       opts: object,
@@ -158,7 +172,7 @@ function attempt(p: Readonly<Record<string, unknown>>, timeoutMs: number, policy
       dnsLookup(hostname, { all: true }, (err, addrs) => {
         if (err) return cb(err, '', 0);
         const list = addrs as LookupAddress[];
-        const bad = policy.allowPrivate ? undefined : list.find((a) => isPrivateAddress(a.address));
+        const bad = allowPrivate ? undefined : list.find((a) => isPrivateAddress(a.address));
         if (bad || list.length === 0)
           return cb(
             new Refused(

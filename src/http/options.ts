@@ -11,6 +11,7 @@ import type { Reloader } from '../registry/reloader.js';
 import type { CallObserver } from '../engine/report.js';
 import type { Routes } from '../engine/ports.js';
 import type { EvalLimits } from '../flow/budget.js';
+import { codeString } from '../config/code.js';
 import { pluginDefaults } from '../config/plugin.js';
 import type { UnknownCallPolicy } from '../config/types.js';
 import type { WebhookOptions } from './webhooks.js';
@@ -147,7 +148,7 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
    */
   sensitiveKeys?: readonly string[];
   /**
-   * Prometheus metrics at GET `path` (default /metrics, under the plugin's prefix), open or
+   * Prometheus metrics at GET `path` (metrics.path, under the plugin's prefix), open or
    * behind the admin credentials (`auth: 'admin'`, which needs `admin`); `false`: none.
    * Default: on, open. See docs/operations.md.
    */
@@ -155,16 +156,15 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
   /**
    * The call history (docs/admin.md "Call history"), kept in `store` (shared by instances on
    * one Redis): the last `keep` finished calls with their paths (the last `maxPath` requests
-   * of each), for `ttlMs`. `false` (or keep 0): none, and no writes. Default
-   * `{ keep: 1000, ttlMs: 86400000, maxPath: 200 }`.
+   * of each), for `ttlMs`. `false` (or keep 0): none, and no writes. Defaults and bounds: the
+   * config file's history.keep, history.ttl_ms and history.max_path (the table of options).
    */
   history?: false | { keep?: number; ttlMs?: number; maxPath?: number };
   /**
-   * The service's webhooks (docs/webhooks.md): POST `path` (default /webhooks/callr) takes
-   * the events signed with `secret` (the hmac_secret of webhooks.subscribe; at least 16
-   * characters) and records the delivery status of the SMS the flows sent. Without a secret
-   * the route does not exist. `callscript serve` takes the secret from
-   * CALLSCRIPT_WEBHOOK_SECRET or webhooks.secret.
+   * The service's webhooks (docs/webhooks.md): POST `path` (webhooks.path) takes the events
+   * signed with `secret` (the hmac_secret of webhooks.subscribe, webhooks.secret) and records
+   * the delivery status of the SMS the flows sent. Without a secret the route does not exist.
+   * `callscript serve` takes the secret from CALLSCRIPT_WEBHOOK_SECRET or webhooks.secret.
    */
   webhooks?: WebhookOptions;
   /**
@@ -179,9 +179,9 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
 }
 
 export interface MetricsOptions {
-  /** Default /metrics. */
+  /** Where GET metrics is (metrics.path). */
   path?: string;
-  /** none (default): open; admin: the admin API's credentials. */
+  /** none: open; admin: the admin API's credentials (metrics.auth). */
   auth?: 'none' | 'admin';
   /**
    * Set by `callscript serve --workers N` in each worker: a scrape answers the sum of the workers
@@ -192,13 +192,16 @@ export interface MetricsOptions {
 
 export { PluginControl } from './control.js';
 
+const METRICS_PATH = codeString('metrics.path');
+const METRICS_PATH_RE = new RegExp(METRICS_PATH.pattern!);
+
 /**
  * Why a metrics path cannot be used (undefined when it can): a plain absolute path, not one of the plugin's other
  * routes.
  */
 export function metricsPathProblem(path: unknown): string | undefined {
-  if (typeof path !== 'string' || !/^\/[A-Za-z0-9._~/-]{0,199}$/.test(path) || path.includes('//'))
-    return `must be a path like /metrics (letters, digits, . _ ~ - and /), got ${JSON.stringify(path)}`;
+  if (typeof path !== 'string' || !METRICS_PATH_RE.test(path) || path.includes('//'))
+    return `${METRICS_PATH.format!.must}, got ${JSON.stringify(path)}`;
   for (const taken of ['/rt', '/health', '/admin'])
     if (path === taken || path.startsWith(`${taken}/`)) return `${path} is taken by the plugin's ${taken} routes`;
   return undefined;

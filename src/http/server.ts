@@ -96,7 +96,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Server>
     // off no line carries that id to correlate with, so requests log through the app's
     // logger itself (the call lines carry the callid) and the per-request child is not built.
     ...(perRequest ? {} : { childLoggerFactory: (logger: FastifyBaseLogger) => logger }),
-    bodyLimit: plugin.bodyLimit ?? 65536,
+    bodyLimit: plugin.bodyLimit ?? DEFAULT_RT_OPTIONS.bodyLimit,
     // Timeouts, the connection cap and the error envelope of what Node and Fastify answer
     // before a route runs (src/http/transport.ts).
     ...serverOptions(transport),

@@ -12,47 +12,59 @@ import type { FastifyHttpOptions, FastifyInstance } from 'fastify';
 import type { Server } from 'node:http';
 import { clientErrorHandler, errorBody, frameworkErrors, sendError } from './envelope.js';
 import { drainer } from './drain.js';
+import { codeDefaults, codeNumberProblem } from '../config/code.js';
 
+/**
+ * The server's options of the config file's `server:` (in ms and connections); their defaults and bounds are in the
+ * table of options (src/config/table-server.ts), and a value out of them throws.
+ */
 export interface TransportOptions {
-  /** The request line and headers must arrive within this many ms of the request's start. Default 10000. */
+  /**
+   * The request line and headers must arrive within this many ms of the request's start (server.headers_timeout_ms).
+   */
   headersTimeoutMs: number;
-  /** The whole request (headers and body) must arrive within this many ms. Default 10000. */
+  /** The whole request (headers and body) must arrive within this many ms (server.request_timeout_ms). */
   requestTimeoutMs: number;
-  /** An idle keep-alive connection is closed after this many ms (announced in `Keep-Alive: timeout=`). Default 5000. */
+  /**
+   * An idle keep-alive connection is closed after this many ms, announced in `Keep-Alive: timeout=`
+   * (server.keep_alive_timeout_ms).
+   */
   keepAliveTimeoutMs: number;
   /**
-   * A connection with a request in progress and no bytes moving either way is closed after this many ms. Default 30000.
+   * A connection with a request in progress and no bytes moving either way is closed after this many ms
+   * (server.socket_timeout_ms).
    */
   socketTimeoutMs: number;
-  /** Connections open at once; more are closed as soon as they are accepted. Default 900. */
+  /** Connections open at once; more are closed as soon as they are accepted (server.max_connections). */
   maxConnections: number;
   /** Addresses (or CIDR ranges) of reverse proxies whose X-Forwarded-For is believed. Default none. */
   trustProxy?: string[];
 }
 
-export const DEFAULT_TRANSPORT: TransportOptions = {
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 10_000,
-  keepAliveTimeoutMs: 5_000,
-  socketTimeoutMs: 30_000,
-  maxConnections: 900,
-};
+/** The numbers of TransportOptions, each an option of the table. */
+const NUMBERS = [
+  'headersTimeoutMs',
+  'requestTimeoutMs',
+  'keepAliveTimeoutMs',
+  'socketTimeoutMs',
+  'maxConnections',
+] as const;
+
+/** The defaults, from the table of options. */
+export const DEFAULT_TRANSPORT: TransportOptions = codeDefaults('', NUMBERS) as Record<
+  (typeof NUMBERS)[number],
+  number
+>;
 
 export function transportOptions(given: Partial<TransportOptions> = {}): TransportOptions {
   const t = { ...DEFAULT_TRANSPORT, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) };
   const bad = (what: string) => {
     throw new Error(`callscript server: ${what}`);
   };
-  const ms = (name: keyof TransportOptions, min: number, max: number) => {
-    const v = t[name];
-    if (!Number.isInteger(v) || (v as number) < min || (v as number) > max)
-      bad(`${name} must be an integer from ${min} to ${max}, got ${String(v)}`);
-  };
-  ms('headersTimeoutMs', 100, 120_000);
-  ms('requestTimeoutMs', 100, 300_000);
-  ms('keepAliveTimeoutMs', 100, 600_000);
-  ms('socketTimeoutMs', 100, 600_000);
-  ms('maxConnections', 1, 1_000_000);
+  for (const name of NUMBERS) {
+    const problem = codeNumberProblem(name, t[name]);
+    if (problem !== undefined) bad(problem);
+  }
   if (t.headersTimeoutMs > t.requestTimeoutMs)
     bad(`headersTimeoutMs (${t.headersTimeoutMs}) must not be longer than requestTimeoutMs (${t.requestTimeoutMs})`);
   return t;

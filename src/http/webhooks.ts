@@ -18,26 +18,39 @@
  * handled. The route exists only with a secret: there is no unsigned mode.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { codeDefault, codeNumberDefault, codeNumberProblem, codeString } from '../config/code.js';
 import { MAX_REPORTS, reportText, SMS_HASH } from '../engine/sms-delivery.js';
 import { hasSmsStatus, type CallStore, type SmsStatusStore } from '../store/types.js';
 import { sendError } from './envelope.js';
 import { isJsonType } from './guards.js';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureMatches } from './webhook-signature.js';
 
+/**
+ * The config file's `webhooks:`; their defaults and bounds are in the table of options (src/config/table-services.ts).
+ */
 export interface WebhookOptions {
-  /** The secret given to webhooks.subscribe as hmac_secret (at least 16 characters). Without it the route is off. */
+  /**
+   * The secret given to webhooks.subscribe as hmac_secret (webhooks.secret: MIN_SECRET_CHARS to MAX_SECRET_CHARS
+   * characters). Without it the route is off.
+   */
   secret?: string;
   /** Secrets also accepted while a subscription moves to a new one (rotation); never used without `secret`. */
   previousSecrets?: string[];
-  /** Where the route is. Default /webhooks/callr. */
+  /** Where the route is (webhooks.path). */
   path?: string;
-  /** Largest body taken, in bytes. Default 262144 (an SMS object with the longest text fits). */
+  /** Largest body taken, in bytes (webhooks.body_limit; its default takes an SMS object with the longest text). */
   bodyLimit?: number;
 }
 
-export const DEFAULT_WEBHOOK_PATH = '/webhooks/callr';
-export const DEFAULT_WEBHOOK_BODY_LIMIT = 256 * 1024;
-export const MIN_SECRET_CHARS = 16;
+const SECRET = codeString('webhooks.secret');
+const PATH = codeString('webhooks.path');
+const PATH_RE = new RegExp(PATH.pattern!);
+/** The metrics' default path, which the webhooks' may not take. */
+const METRICS_PATH = codeDefault('metrics.path');
+export const DEFAULT_WEBHOOK_PATH = codeDefault('webhooks.path') as string;
+export const DEFAULT_WEBHOOK_BODY_LIMIT = codeNumberDefault('webhooks.bodyLimit');
+export const MIN_SECRET_CHARS = SECRET.minLength!;
+export const MAX_SECRET_CHARS = SECRET.maxLength!;
 /** How long an event id is remembered (the service's retries come well within it). */
 export const EVENT_TTL_MS = 48 * 3600_000;
 /** Event ids taken: what the service sends (UUIDs and the like), short enough to be a store key. */
@@ -61,20 +74,19 @@ export type WebhookResult =
 
 /** Why the options cannot be used (null when they can). */
 export function webhookOptionsProblem(o: WebhookOptions): string | null {
-  if (
-    o.secret !== undefined &&
-    (typeof o.secret !== 'string' || o.secret.length < MIN_SECRET_CHARS || o.secret.length > 256)
-  )
-    return `webhooks.secret must be ${MIN_SECRET_CHARS} to 256 characters (e.g. openssl rand -base64 32)`;
-  for (const p of o.previousSecrets ?? [])
-    if (typeof p !== 'string' || p.length < MIN_SECRET_CHARS || p.length > 256)
-      return `each previous webhook secret must be ${MIN_SECRET_CHARS} to 256 characters`;
-  const path = o.path ?? DEFAULT_WEBHOOK_PATH;
-  if (!/^\/[A-Za-z0-9/_.-]{1,199}$/.test(path) || path.includes('//') || path.endsWith('/'))
+  const secretFits = (x: unknown) =>
+    typeof x === 'string' && x.length >= MIN_SECRET_CHARS && x.length <= MAX_SECRET_CHARS;
+  if (o.secret !== undefined && !secretFits(o.secret))
     return (
-      `webhooks.path must be a path like /webhooks/callr (letters, digits, / _ . -), ` +
-      `got ${JSON.stringify(path).slice(0, 80)}`
+      `webhooks.secret must be ${MIN_SECRET_CHARS} to ${MAX_SECRET_CHARS} characters ` +
+      '(e.g. openssl rand -base64 32)'
     );
+  for (const p of o.previousSecrets ?? [])
+    if (!secretFits(p))
+      return `each previous webhook secret must be ${MIN_SECRET_CHARS} to ${MAX_SECRET_CHARS} characters`;
+  const path = o.path ?? DEFAULT_WEBHOOK_PATH;
+  if (!PATH_RE.test(path) || path.includes('//') || path.endsWith('/'))
+    return `webhooks.path ${PATH.format!.must}, got ${JSON.stringify(path).slice(0, 80)}`;
   if (
     path === '/rt' ||
     path.startsWith('/rt/') ||
@@ -82,13 +94,11 @@ export function webhookOptionsProblem(o: WebhookOptions): string | null {
     path.startsWith('/health/') ||
     path === '/admin' ||
     path.startsWith('/admin/') ||
-    path === '/metrics'
+    path === METRICS_PATH
   )
     return `webhooks.path ${path} is taken by another route of callscript`;
-  const limit = o.bodyLimit ?? DEFAULT_WEBHOOK_BODY_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1024 || limit > 4 * 1024 * 1024)
-    return `webhooks.bodyLimit must be an integer from 1024 to 4194304, got ${String(o.bodyLimit)}`;
-  return null;
+  const problem = codeNumberProblem('webhooks.bodyLimit', o.bodyLimit ?? DEFAULT_WEBHOOK_BODY_LIMIT);
+  return problem ?? null;
 }
 
 /** The events counted since the start, by type and result. */

@@ -1,7 +1,7 @@
 /**
  * The table of server options and what is made from it: the config checker's bounds and allowed values at their
- * place, serve's variables and flags, the plugin's defaults and option check; and the modules of the http stage
- * that keep their own copy of a default or a bound agree with it.
+ * place, serve's variables and flags, the plugin's defaults and option check, and the checks of the modules that
+ * take options of the table (transport, history, webhooks).
  */
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,16 +16,15 @@ import { OPTIONS, SECTIONS } from '../../src/config/table.js';
 import { resolveSettings } from '../../src/cli/settings.js';
 import { checkOptions } from '../../src/http/check-options.js';
 import { DEFAULT_RT_OPTIONS } from '../../src/http/options.js';
-import { DEFAULT_TRANSPORT, transportOptions } from '../../src/http/transport.js';
-import { DEFAULT_HISTORY, HISTORY_BOUNDS } from '../../src/http/history.js';
-import {
-  DEFAULT_WEBHOOK_BODY_LIMIT,
-  DEFAULT_WEBHOOK_PATH,
-  MIN_SECRET_CHARS,
-  webhookOptionsProblem,
-} from '../../src/http/webhooks.js';
-import { DEFAULT_HTTP_POLICY } from '../../src/http/lookup-client.js';
-import { DEFAULT_MAX_LOOKUPS_PER_CALL } from '../../src/engine/http-wait.js';
+import { codeDefault } from '../../src/config/code.js';
+import { DEFAULT_ENDED_TTL_MS } from '../../src/engine/call-record.js';
+import { DEFAULT_MAX_LIVE_CALLS } from '../../src/engine/resolve.js';
+import { DEFAULT_MAX_STATE_BYTES } from '../../src/engine/size.js';
+import { DEFAULT_SMS_BASE_URL } from '../../src/sms/client.js';
+import { DEFAULT_REDIS_PREFIX } from '../../src/store/redis.js';
+import { transportOptions } from '../../src/http/transport.js';
+import { historySettings } from '../../src/http/history.js';
+import { DEFAULT_WEBHOOK_BODY_LIMIT, DEFAULT_WEBHOOK_PATH, webhookOptionsProblem } from '../../src/http/webhooks.js';
 
 const keyed = OPTIONS.filter((o): o is OptionDef & { key: string } => o.key !== undefined);
 const numbers = keyed.filter((o): o is NumberOption & { key: string } => o.type === 'integer' || o.type === 'number');
@@ -303,56 +302,88 @@ describe("the plugin's options, from the table", () => {
   });
 });
 
-describe('modules of the http stage that keep their own copy agree with the table', () => {
-  const at = (key: string) => optionAt(key) as NumberOption;
-
-  it('the transport: defaults and bounds (src/http/transport.ts)', () => {
-    const names: [string, keyof typeof DEFAULT_TRANSPORT][] = [
-      ['server.headers_timeout_ms', 'headersTimeoutMs'],
-      ['server.request_timeout_ms', 'requestTimeoutMs'],
-      ['server.keep_alive_timeout_ms', 'keepAliveTimeoutMs'],
-      ['server.socket_timeout_ms', 'socketTimeoutMs'],
-      ['server.max_connections', 'maxConnections'],
-    ];
-    for (const [key, name] of names) {
-      const o = at(key);
-      expect(o.option?.name).toBe(name);
-      expect(DEFAULT_TRANSPORT[name], key).toBe(o.default);
+describe('the modules that take options of the table check them with its bounds', () => {
+  // each module's check, given one option by its name (the others at their defaults)
+  const checks: Record<string, (name: string, v: number) => string | undefined> = {
+    server: (name, v) => {
       // headersTimeoutMs is within requestTimeoutMs: the other one out of the way
-      const floor =
+      const other =
         name === 'requestTimeoutMs'
-          ? { headersTimeoutMs: o.min }
+          ? { headersTimeoutMs: 100 }
           : name === 'headersTimeoutMs'
-            ? { requestTimeoutMs: at('server.request_timeout_ms').max }
+            ? { requestTimeoutMs: 300_000 }
             : {};
-      expect(() => transportOptions({ ...floor, [name]: o.min - 1 }), key).toThrow();
-      expect(() => transportOptions({ ...floor, [name]: o.max + 1 }), key).toThrow();
-      expect(() => transportOptions({ ...floor, [name]: o.min }), key).not.toThrow();
-      expect(() => transportOptions({ ...floor, [name]: o.max }), key).not.toThrow();
+      return problem(() => transportOptions({ ...other, [name]: v }));
+    },
+    history: (name, v) => problem(() => historySettings({ [name.replace('history.', '')]: v })),
+    webhooks: (name, v) => webhookOptionsProblem({ [name.replace('webhooks.', '')]: v }) ?? undefined,
+  };
+  const problem = (f: () => unknown) => {
+    try {
+      f();
+      return undefined;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+  const taken = numbers.filter((o) => o.option?.of !== undefined && o.option.of in checks);
+
+  it('refuses each number out of its bounds, with them in the message, and takes both bounds', () => {
+    expect(taken.map((o) => o.option!.name).sort()).toEqual(
+      [
+        'headersTimeoutMs',
+        'requestTimeoutMs',
+        'keepAliveTimeoutMs',
+        'socketTimeoutMs',
+        'maxConnections',
+        'history.keep',
+        'history.ttlMs',
+        'history.maxPath',
+        'webhooks.bodyLimit',
+      ].sort(),
+    );
+    for (const o of taken) {
+      const check = checks[o.option!.of!]!;
+      const name = o.option!.name;
+      const { min, max } = linkBounds(o);
+      for (const bad of [min - 1, max! + 1])
+        expect(check(name, bad), name).toMatch(
+          new RegExp(`${name.replace('.', '\\.')} must be an integer from ${min} to ${max}, got ${bad}$`),
+        );
+      for (const good of [min, max!]) expect(check(name, good), name).toBeUndefined();
     }
   });
 
-  it('the history, the webhooks, the http lookups', () => {
-    for (const [key, name] of [
-      ['history.keep', 'keep'],
-      ['history.ttl_ms', 'ttlMs'],
-      ['history.max_path', 'maxPath'],
-    ] as const) {
-      expect(DEFAULT_HISTORY[name], key).toBe(at(key).default);
-      expect(HISTORY_BOUNDS[name], key).toEqual([at(key).min, at(key).max]);
+  it("defaults to the table's defaults", () => {
+    const transport = transportOptions();
+    const history = historySettings(undefined)!;
+    for (const o of taken) {
+      const name = o.option!.name;
+      const value =
+        o.option!.of === 'server'
+          ? transport[name as keyof typeof transport]
+          : o.option!.of === 'history'
+            ? history[name.replace('history.', '') as keyof typeof history]
+            : DEFAULT_WEBHOOK_BODY_LIMIT;
+      expect(value, name).toBe(o.default);
     }
-    const secret = optionAt('webhooks.secret');
-    expect(secret.type === 'string' && [secret.minLength, secret.maxLength]).toEqual([MIN_SECRET_CHARS, 256]);
     expect(DEFAULT_WEBHOOK_PATH).toBe(defaultOf(optionAt('webhooks.path')));
-    const limit = at('webhooks.body_limit');
-    expect(DEFAULT_WEBHOOK_BODY_LIMIT).toBe(limit.default);
-    expect(webhookOptionsProblem({ bodyLimit: limit.min - 1 })).toMatch(/bodyLimit/);
-    expect(webhookOptionsProblem({ bodyLimit: limit.max + 1 })).toMatch(/bodyLimit/);
-    expect(webhookOptionsProblem({ bodyLimit: limit.min })).toBeNull();
-    expect(webhookOptionsProblem({ bodyLimit: limit.max })).toBeNull();
-    expect(DEFAULT_HTTP_POLICY.maxBodyBytes).toBe(at('http.max_body_bytes').default);
-    expect(DEFAULT_HTTP_POLICY.allowPrivate).toBe(defaultOf(optionAt('http.allow_private')));
-    expect(DEFAULT_MAX_LOOKUPS_PER_CALL).toBe(at('http.max_lookups_per_call').default);
+    expect(webhookOptionsProblem({ secret: 'x'.repeat(15) })).toBe(
+      'webhooks.secret must be 16 to 256 characters (e.g. openssl rand -base64 32)',
+    );
+    expect(webhookOptionsProblem({ secret: 'x'.repeat(256) })).toBeNull();
+  });
+});
+
+describe('defaults kept below src/config, for the callers that give none, agree with the table', () => {
+  // the stages src/config comes after (the engine, the stores, the SMS client) cannot read the table: the server
+  // always gives them its values, and these are for their direct callers (tests, tools, embedders)
+  it("the engine's, the Redis store's and the SMS client's", () => {
+    expect(DEFAULT_MAX_LIVE_CALLS).toBe(codeDefault('maxLiveCalls'));
+    expect(DEFAULT_MAX_STATE_BYTES).toBe(codeDefault('maxStateBytes'));
+    expect(DEFAULT_ENDED_TTL_MS).toBe(codeDefault('endedTtlMs'));
+    expect(DEFAULT_REDIS_PREFIX).toBe(defaultOf(optionAt('store.prefix')));
+    expect(DEFAULT_SMS_BASE_URL).toBe(defaultOf(optionAt('sms.base_url')));
   });
 });
 

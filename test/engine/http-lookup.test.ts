@@ -83,7 +83,7 @@ describe('lookups', () => {
   });
   it('answers pending with the record to keep, then the result from this process', async () => {
     let finish!: (o: HttpOutcome) => void;
-    const l = new Lookups({ run: () => new Promise((r) => (finish = r)) });
+    const l = new Lookups({ run: () => new Promise((r) => (finish = r)), maxPerCall: 20 });
     const first = await l.perform(effect(), undefined, 0, 50);
     expect(first.result).toEqual({ pending: true });
     expect(first.lk).toMatchObject({ step: 's' });
@@ -100,6 +100,7 @@ describe('lookups', () => {
       run: () => new Promise(() => undefined),
       store: { get: async () => undefined, set: async () => undefined },
       pollMs: 5,
+      maxPerCall: 20,
     });
     const lk = { id: 'gone', step: 's', started: Date.now() - 5000, until: Date.now() + 30 };
     expect((await l.perform(effect({ wait: true }), lk, 1, 1000)).result).toMatchObject({
