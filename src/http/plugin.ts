@@ -8,6 +8,7 @@
  * The parts are made and wired in src/http/compose.ts; here, the plugin's scope (body parser,
  * error and not-found answers, authentication limits) and its routes.
  */
+import { codeDefault } from '../config/code.js';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { CallHandler } from '../engine/call.js';
@@ -23,6 +24,9 @@ import { registerMetrics } from './metrics.js';
 import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions, type RtOptions } from './options.js';
 import { registerRt } from './rt-route.js';
 import { DEFAULT_WEBHOOK_PATH, webhookRoute } from './webhooks.js';
+
+/** The metrics' path when none is given (metrics.path). */
+const METRICS_PATH = String(codeDefault('metrics.path'));
 
 export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (app, options) => {
   const opts: RtOptions = {
@@ -79,7 +83,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   if (metrics && metricsOpts) {
     // open, or behind the admin credentials (failures counted like the admin API's)
     const guard = metricsOpts.auth === 'admin' ? adminGuard('the metrics') : undefined;
-    registerMetrics(app, metrics, { path: metricsOpts.path ?? '/metrics', ...(guard ? { guard } : {}), notAllowed });
+    registerMetrics(app, metrics, { path: metricsOpts.path ?? METRICS_PATH, ...(guard ? { guard } : {}), notAllowed });
   }
   if (!options.admin) return;
   if (!parts.outbound)
@@ -140,7 +144,7 @@ function scope(app: FastifyInstance, opts: RtOptions): void {
 /** The service's webhooks (src/http/webhooks.ts): SMS delivery reports kept as long as their calls' records. */
 async function registerWebhooks(app: FastifyInstance, options: CallscriptPluginOptions, opts: RtOptions, parts: Parts) {
   const { metrics, metricsOpts, history } = parts;
-  const metricsPath = metricsOpts?.path ?? '/metrics';
+  const metricsPath = metricsOpts?.path ?? METRICS_PATH;
   if (
     options.webhooks?.secret !== undefined &&
     metrics &&
