@@ -4,17 +4,16 @@
  * terminal, tmux, or piped stdin) or a caller script (--caller). The call itself is
  * src/testing/simulate.ts.
  */
-import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { languageVar, startVars } from '../engine/outbound.js';
-import { readFlowText } from '../registry/load.js';
+import { readToolFile } from '../testing/tool-file.js';
 import type { Value } from '../flow/model.js';
 import { parseRoutes } from '../testing/mock-http.js';
 import type { HttpMock } from '../testing/http-mocks.js';
 import { parseClock } from '../testing/clock.js';
 import { createInterface } from 'node:readline';
 import type { CompiledFlow } from '../engine/compile.js';
-import { envOf, loadFlow } from './paths.js';
+import { envOf, flowsDirOf, loadFlow } from '../testing/flow-dir.js';
 import { loadCallerScript } from '../emulator/caller/load.js';
 import {
   parseLine,
@@ -91,7 +90,7 @@ export async function simulate(
   let setup: Pick<SimOptions, 'now' | 'vars' | 'routes' | 'routesName'>;
   try {
     const now = flags.now !== undefined ? parseClock(flags.now, '--now') : undefined;
-    flow = await loadFlow(ref, flags.flows ?? process.env.FLOWS_DIR ?? 'flows', envOf(flags.env));
+    flow = await loadFlow(ref, flowsDirOf(flags.flows), envOf(flags.env));
     setup = {
       ...(now !== undefined ? { now } : {}),
       ...(flags.vars && flags.vars.length > 0 ? { vars: simulateVars(flow, flags.vars) } : {}),
@@ -100,7 +99,7 @@ export async function simulate(
         : {}),
     };
     if (flags.caller) {
-      const loaded = loadCallerScript(await readFile(flags.caller, 'utf8'), flags.caller);
+      const loaded = loadCallerScript(await readToolFile(flags.caller, '--caller'), flags.caller);
       if (!loaded.ok)
         throw new Error(
           'BAD_CALLER\n' +
@@ -198,13 +197,7 @@ export function simulateVars(flow: CompiledFlow, given: string[]): Record<string
 
 /** The routes of --mocks (the mock-http format), or an error with each problem at its file:line:col. */
 async function loadRoutes(file: string): Promise<HttpMock[]> {
-  let text: string;
-  try {
-    text = await readFlowText(file);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new Error(`--mocks: cannot read ${file}: ${code ?? (e as Error).message}`, { cause: e });
-  }
+  const text = await readToolFile(file, '--mocks');
   const { routes, problems } = parseRoutes(text, file);
   if (problems.length > 0) throw new Error(`--mocks: ${file} is not a routes file:\n${problems.join('\n')}`);
   return routes;

@@ -157,7 +157,7 @@ describe('simulate: bad --now and --mocks', () => {
   it('a routes file missing, malformed (with positions), or huge: exit 2, bounded', async () => {
     const missing = await run(BANK, { mocks: join(dir, 'none.yaml') });
     expect(missing.code).toBe(2);
-    expect(missing.err).toMatch(/^callscript simulate: --mocks: cannot read .*none\.yaml: ENOENT/);
+    expect(missing.err).toMatch(/^callscript simulate: --mocks: no such file .*none\.yaml\n$/);
     const bad = join(dir, 'bad-routes.yaml');
     writeFileSync(bad, 'routes:\n  - { url: /v1/x, status: 999 }\n  - { method: FETCH, url: /y }\n');
     const malformed = await run(BANK, { mocks: bad });
