@@ -129,7 +129,11 @@ export async function runScenarioFile(file: string, flows: FlowSet, coverage?: C
   if ('error' in flow) return { file, errors: [flow.error], cases: [] };
   const withErrors = checkWith(scenario, flow.flow);
   if (withErrors.length > 0) return { file, errors: withErrors, cases: [] };
-  const opts = coverage ? { hooks: coverage.hooksFor(flow.flow) } : {};
+  // a recording's params are compared in full (a param the flow adds since is a divergence)
+  const opts = {
+    ...(coverage ? { hooks: coverage.hooksFor(flow.flow) } : {}),
+    ...(scenario.recorded ? { wholeParams: true } : {}),
+  };
   const cases = scenario.cases.map((c) => runCase(flow.flow, c, opts));
   // A result the command sent can never return is the file's mistake, reported as such.
   const errors = cases.flatMap((c) =>
