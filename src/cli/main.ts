@@ -205,6 +205,11 @@ program
   )
   .option('--now <time>', "the call's clock at its first request: ISO 8601 with a zone, or epoch ms")
   .option('--mocks <routes.yaml>', 'answer http lookups from these routes (the format of callscript mock-http)')
+  .option(
+    '--with <name=value>',
+    "a param of a module run on its own, as a scenario's with: gives it (repeatable; every required one)",
+    (v: string, all: string[] = []) => [...all, v],
+  )
   .action(async (flow: string, flags) => {
     process.exitCode = await (await import('./simulate.js')).simulate(flow, flags);
   });
@@ -224,10 +229,16 @@ program
     'stop searching after this long (default 60): the transitions not found by then are listed',
   )
   .option('-e, --env <name>', "the environment of the flow's environments: (env CALLSCRIPT_ENV; default its first)")
+  .option(
+    '--with <name=value>',
+    "a param of a module run on its own, written in each case's with: (repeatable; required ones not given are " +
+      'sampled)',
+    (v: string, all: string[] = []) => [...all, v],
+  )
   .action(
     async (
       flow: string,
-      flags: { flows?: string; out?: string; covered?: string; maxSeconds?: string; env?: string },
+      flags: { flows?: string; out?: string; covered?: string; maxSeconds?: string; env?: string; with?: string[] },
     ) => {
       process.exitCode = await (await import('./paths.js')).paths(flow, flags);
     },

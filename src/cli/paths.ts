@@ -4,6 +4,8 @@ import { readCoverageFile } from '../testing/tool-file.js';
 import { dirname, relative, resolve, sep } from 'node:path';
 import type { CompiledFlow } from '../engine/compile.js';
 import { envOf, flowsDirOf, loadFlow } from '../testing/flow-dir.js';
+import { missingParams, sampleParam, withParams } from '../testing/module-params.js';
+import type { Value } from '../flow/model.js';
 import type { CoverageFile } from '../testing/coverage.js';
 import { EXPLORE_MAX_MS } from '../testing/explore.js';
 import { generateCases, scenarioYaml, uncovered } from '../testing/paths.js';
@@ -16,6 +18,8 @@ export interface PathsFlags {
   /** How long the search may take, in seconds (default 60). */
   maxSeconds?: string;
   env?: string;
+  /** A module's params, name=value (repeatable); the required ones not given are sampled. */
+  with?: string[];
 }
 
 export { envOf, loadFlow } from '../testing/flow-dir.js';
@@ -45,8 +49,23 @@ export async function paths(
     err.write(`callscript paths: ${(e as Error).message}\n`);
     return 2;
   }
+  let params: Record<string, Value>;
+  try {
+    params = withParams(flow, flags.with ?? []);
+  } catch (e) {
+    err.write(`callscript paths: ${(e as Error).message}\n`);
+    return 2;
+  }
+  // a module run on its own needs its required params: those not given are sampled, and said
+  const sampled = missingParams(flow, params);
+  for (const name of sampled) params[name] = sampleParam(flow, name);
+  for (const name of sampled)
+    err.write(
+      `paths: ${flow.name} is a module: its required param ${name} is sampled as ${JSON.stringify(params[name])} ` +
+        `(give another with --with ${name}=...)\n`,
+    );
   const todo = uncovered(flow, coverage);
-  const g = generateCases(flow, todo, { maxMs: maxSeconds * 1000 });
+  const g = generateCases(flow, todo, { maxMs: maxSeconds * 1000, params });
   // On stdout, where the file goes is unknown: no $schema line rather than a wrong one.
   const schema = flags.out ? scenarioSchemaRef(flags.out) : undefined;
   // A flow given by path is named relative to the scenario file (as the runner resolves it).
@@ -57,7 +76,7 @@ export async function paths(
           .join('/')
       : ref
     : flow.name;
-  const text = scenarioYaml(flow, g, { flowRef, ...(schema !== undefined ? { schema } : {}) });
+  const text = scenarioYaml(flow, g, { flowRef, sampled, ...(schema !== undefined ? { schema } : {}) });
   if (flags.out) {
     try {
       await writeFile(flags.out, text);

@@ -7,6 +7,7 @@
 import { basename } from 'node:path';
 import { languageVar, startVars } from '../engine/outbound.js';
 import { readToolFile } from '../testing/tool-file.js';
+import { missingParams, withParams } from '../testing/module-params.js';
 import type { Value } from '../flow/model.js';
 import { parseRoutes } from '../testing/mock-http.js';
 import type { HttpMock } from '../testing/http-mocks.js';
@@ -39,6 +40,8 @@ export interface SimulateFlags {
   now?: string;
   /** A routes file (the format of `callscript mock-http`) answering the flow's http lookups. */
   mocks?: string;
+  /** name=value, each a param of a module run on its own (repeatable). */
+  with?: string[];
 }
 
 export interface SimulateIo {
@@ -87,12 +90,21 @@ export async function simulate(
 ): Promise<number> {
   let flow: CompiledFlow;
   let caller: ScriptedCaller | undefined;
-  let setup: Pick<SimOptions, 'now' | 'vars' | 'routes' | 'routesName'>;
+  let setup: Pick<SimOptions, 'now' | 'vars' | 'params' | 'routes' | 'routesName'>;
   try {
     const now = flags.now !== undefined ? parseClock(flags.now, '--now') : undefined;
     flow = await loadFlow(ref, flowsDirOf(flags.flows), envOf(flags.env));
+    const params = withParams(flow, flags.with ?? []);
+    // a module run on its own: its required params, up front (not a RUNTIME_PARAM once a step renders one)
+    const missing = missingParams(flow, params);
+    if (missing.length > 0)
+      throw new Error(
+        `${flow.name} is a module: give its required param${missing.length > 1 ? 's' : ''} ` +
+          `${missing.join(', ')} (${missing.map((m) => `--with ${m}=...`).join(' ')}), as a scenario's with: does`,
+      );
     setup = {
       ...(now !== undefined ? { now } : {}),
+      ...(Object.keys(params).length > 0 ? { params } : {}),
       ...(flags.vars && flags.vars.length > 0 ? { vars: simulateVars(flow, flags.vars) } : {}),
       ...(flags.mocks !== undefined
         ? { routes: await loadRoutes(flags.mocks), routesName: basename(flags.mocks) }

@@ -16,7 +16,7 @@ import {
 } from '../registry/load.js';
 import { Coverage } from './coverage.js';
 import { compileFlowFile } from '../registry/linked-file.js';
-import { closest } from '../flow/check-context.js';
+import { checkWith } from './module-params.js';
 import { runCase, type CaseResult } from './runner.js';
 import {
   formatScenarioError,
@@ -227,51 +227,6 @@ async function compileIn(file: string, environment: string): Promise<{ flow: Com
   if (!one.flow || first)
     return { error: first ? `${first.file}:${first.line}:${first.column}: ${first.message}` : 'not compiled' };
   return { flow: one.flow };
-}
-
-/**
- * A case's `with:` against the module's params: no unknown name, every required one given; none for a flow that is no
- * module.
- */
-function checkWith(s: Scenario, flow: CompiledFlow): ScenarioError[] {
-  const errors: ScenarioError[] = [];
-  const spec = flow.model.module;
-  for (const c of s.cases) {
-    if (!spec) {
-      if (c.with)
-        errors.push({
-          file: s.file,
-          line: c.withPos ? (Object.values(c.withPos)[0]?.line ?? c.pos.line) : c.pos.line,
-          column: 1,
-          message: `with: gives params to a module; flow "${flow.name}" is not one (use vars: for a flow's variables)`,
-        });
-      continue;
-    }
-    const names = Object.keys(spec.params);
-    for (const [k, pos] of Object.entries(c.withPos ?? {})) {
-      if (names.includes(k)) continue;
-      const near = closest(k, names);
-      errors.push({
-        file: s.file,
-        line: pos.line,
-        column: pos.col,
-        message:
-          `with: module "${flow.name}" has no param ` +
-          `"${k}"${near ? ` (did you mean "${near}"?)` : names.length ? ` (params: ${names.join(', ')})` : ''}`,
-      });
-    }
-    const missing = names.filter((k) => spec.params[k]!.required && !Object.hasOwn(c.with ?? {}, k));
-    if (missing.length > 0)
-      errors.push({
-        file: s.file,
-        line: c.pos.line,
-        column: c.pos.col,
-        message:
-          `case "${c.name}": module "${flow.name}" needs ${missing.map((m) => `"${m}"`).join(', ')} in with: ` +
-          `(required param${missing.length > 1 ? 's' : ''})`,
-      });
-  }
-  return errors;
 }
 
 /** The output lines of one case: `✓ file › name`, or `✗ ...` with the failure. */

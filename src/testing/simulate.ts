@@ -84,6 +84,8 @@ export interface SimOptions {
   maxCommands?: number;
   /** The vars an outbound call starts with (typed as the flow declares them: startVars); the call is outbound. */
   vars?: Record<string, Value>;
+  /** A module run on its own: its params (`--with`), as a scenario's `with:` gives them. */
+  params?: Record<string, Value>;
   /** Mock routes answering http lookups (the format of `callscript mock-http`); absent: each lookup is asked. */
   routes?: readonly HttpMock[];
   /** Where the routes come from (shown beside their answers). */
@@ -138,11 +140,12 @@ export class SimSession {
       variablesRaw: vars,
     };
     this.exec = new SimExecutor(opts.routes);
+    const startVars = { ...opts.vars, ...opts.params };
     this.driver = new CallDriver(flow, this.exec, {
       base,
       now,
       unknownCall: 'restart',
-      ...(opts.vars ? { vars: opts.vars } : {}),
+      ...(Object.keys(startVars).length > 0 ? { vars: startVars } : {}),
     });
   }
 
@@ -168,7 +171,11 @@ export class SimSession {
   start(): SimEvent[] {
     const base = this.driver.setup.base;
     const ev: SimEvent[] = [{ kind: 'start', flow: this.flow.name, from: base.cli_number, to: base.number }];
-    this.lastVars = { ...(this.flow.tables.initialVars as Record<string, Value>), ...(this.opts.vars ?? {}) };
+    this.lastVars = {
+      ...(this.flow.tables.initialVars as Record<string, Value>),
+      ...(this.opts.vars ?? {}),
+      ...(this.opts.params ?? {}),
+    };
     this.seen(this.lastVars);
     this.run(this.driver.start(this.opts.status ?? 'UP'), ev);
     return ev;
@@ -368,8 +375,14 @@ export class SimSession {
     });
     ev.push({ kind: 'vars', vars: maskVars(out.state.vars, sens) as Record<string, Value> });
     if (reply.command === 'hangup') {
-      this.record({ step: out.state.step, command: 'hangup' });
-      this.ending = { status: 'HANGUP', why: 'the flow hung up' };
+      const ret = out.state.ret;
+      // a module run on its own ends the call with its return
+      this.record({
+        step: out.state.step,
+        command: ret ? 'return' : 'hangup',
+        ...(ret ? { outcome: ret.result } : {}),
+      });
+      this.ending = { status: 'HANGUP', why: ret ? `the module returned ${ret.result}` : 'the flow hung up' };
       this.next({ status: 'HANGUP' }, ev);
       return;
     }
