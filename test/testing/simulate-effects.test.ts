@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { simulate, type SimulateFlags } from '../../src/cli/simulate.js';
-import { parseLine, type Question } from '../../src/testing/simulate.js';
+import { DEFAULT_NOW, parseLine, type Question } from '../../src/testing/simulate.js';
+import { clockOf, DEFAULT_CALL } from '../../src/testing/scenario.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'callscript-sim-effects-'));
 const BANK = 'flows/bank-line.yaml';
@@ -76,6 +77,30 @@ describe('simulate bank-line', () => {
     expect(await at('2026-11-23T10:00:00Z')).toContain('#3 advisor: dialout');
     expect(await at('2026-12-25T10:00:00Z')).toContain('Our advisors are away today for the bank holiday.');
     expect(await at('2026-11-22T03:00:00Z')).toContain('Our advisors are available Monday to Friday');
+  });
+
+  it('one default clock with test and paths (2026-11-22 10:00 UTC, a Sunday), shown on the first line', async () => {
+    const { text } = await run(BANK, { mocks: ROUTES, from: '+442071234567' }, '\n2\nh\n');
+    expect(text).toMatch(
+      /^call to flow bank-line from \+442071234567 to \+442079460000 at 2026-11-22 10:00:00 UTC \(Sunday\)\n/,
+    );
+    // the same key goes the same way as in a scenario with no mocks.now: closed on that Sunday
+    expect(text).toContain('Our advisors are available Monday to Friday');
+    expect(DEFAULT_NOW).toBe(clockOf(DEFAULT_CALL));
+  });
+
+  it("without --now, a caller script's call.date is the clock; --now wins", async () => {
+    const caller = join(dir, 'monday.caller.yaml');
+    writeFileSync(
+      caller,
+      'call: { from: "+442071234567", date: "2026-11-23 10:00:00" }\nactions:\n  - read: 2\n  - dialout: noanswer\n',
+    );
+    const monday = await run(BANK, { mocks: ROUTES, caller });
+    expect(monday.text).toMatch(/^call to flow bank-line .* at 2026-11-23 10:00:00 UTC \(Monday\)\n/);
+    expect(monday.text).toContain('#3 advisor: dialout');
+    const christmas = await run(BANK, { mocks: ROUTES, caller, now: '2026-12-25T10:00:00Z' });
+    expect(christmas.text).toMatch(/ at 2026-12-25 10:00:00 UTC \(Friday\)\n/);
+    expect(christmas.text).toContain('Our advisors are away today for the bank holiday.');
   });
 
   it('without --mocks a lookup is asked: the statuses named, timeout, error, or one typed with a body', async () => {
@@ -147,7 +172,16 @@ describe('simulate --vars: an outbound call’s start vars, typed as the flow de
   });
 });
 
-describe('simulate: bad --now and --mocks', () => {
+describe('simulate: bad --now, --mocks and --caller', () => {
+  it('a scenario file given as --caller is named as one, with the command that runs it', async () => {
+    const { code, err } = await run(BANK, { caller: 'flows/bank-line.test.yaml' });
+    expect(code).toBe(2);
+    expect(err).toBe(
+      'callscript simulate: BAD_CALLER\nflows/bank-line.test.yaml:6:1 flow: this is a scenario file (flow: and ' +
+        'cases:), not a caller script: run it with callscript test\n',
+    );
+  });
+
   it('a time that is not one, exit 2', async () => {
     const { code, err } = await run(BANK, { now: 'next tuesday' });
     expect(code).toBe(2);
