@@ -199,9 +199,11 @@ export function simulateVars(flow: CompiledFlow, given: string[]): Record<string
   if (lang !== undefined) names.push(`${lang} (its language)`);
   for (const d of dropped)
     problems.push(
-      !d.why.startsWith('not declared')
-        ? `--vars ${d.name}: ${d.why}`
-        : `--vars ${d.name}: not a var of ${flow.name} (its vars: ${names.length > 0 ? names.join(', ') : 'none'})`,
+      d.name === lang && !Object.hasOwn(declared, d.name)
+        ? `--vars ${d.name}: ${d.why}, got ${JSON.stringify(pairs[d.name]?.slice(0, 40))}`
+        : !d.why.startsWith('not declared')
+          ? `--vars ${d.name}: ${d.why}`
+          : `--vars ${d.name}: not a var of ${flow.name} (its vars: ${names.length > 0 ? names.join(', ') : 'none'})`,
     );
   if (problems.length > 0) throw new Error(problems.join('\n'));
   return vars;
