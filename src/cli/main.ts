@@ -166,7 +166,7 @@ program
       '2 on an invalid file',
   )
   .argument('[paths...]', 'scenario files or directories (default: flows and test)')
-  .option('-f, --flows <dir>', 'directory of the flows (default flows)')
+  .option('-f, --flows <dir>', 'directory of the flows (env FLOWS_DIR, default flows)')
   .option(
     '--coverage',
     'report the steps and transitions of each flow the scenario files test (every flow of --flows when no ' +
@@ -203,7 +203,11 @@ program
     "a start var of an outbound call, typed as the flow's vars: declares it (repeatable)",
     (v: string, all: string[] = []) => [...all, v],
   )
-  .option('--now <time>', "the call's clock at its first request: ISO 8601 with a zone, or epoch ms")
+  .option(
+    '--now <time>',
+    "the call's clock at its first request: ISO 8601 with a zone, or epoch ms (default: a caller script's call.date, " +
+      'else 2026-11-22 10:00 UTC, as test and paths)',
+  )
   .option('--mocks <routes.yaml>', 'answer http lookups from these routes (the format of callscript mock-http)')
   .option(
     '--with <name=value>',
@@ -221,7 +225,7 @@ program
       'it, checked by the scenario runner (docs/testing.md)',
   )
   .argument('<flow>', 'a flow name (in the flows dir) or a path to a .yaml flow')
-  .option('-f, --flows <dir>', 'directory of flows (default flows)')
+  .option('-f, --flows <dir>', 'directory of flows (env FLOWS_DIR, default flows)')
   .option('-o, --out <file>', 'write the scenario file here instead of stdout')
   .option('--covered <coverage.json>', 'leave out the transitions covered there (callscript test --coverage-json)')
   .option(
@@ -252,7 +256,7 @@ program
   .argument('<flow>', 'a flow name (in the flows dir) or a path to a .yaml flow')
   .option('--format <format>', 'mermaid|dot|xstate (default mermaid)')
   .option('--coverage <coverage.json>', 'mark the transitions never taken (callscript test --coverage-json)')
-  .option('-f, --flows <dir>', 'directory of flows (default flows)')
+  .option('-f, --flows <dir>', 'directory of flows (env FLOWS_DIR, default flows)')
   .option('-e, --env <name>', "the environment of the flow's environments: (env CALLSCRIPT_ENV; default its first)")
   .action(async (flow: string, flags: { format?: string; coverage?: string; flows?: string; env?: string }) => {
     process.exitCode = await (await import('./graph.js')).graph(flow, flags);
