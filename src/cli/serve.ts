@@ -131,7 +131,7 @@ async function serveHere(
     }
     const ch = settingsChanges(applied, next.settings);
     if (ch.routes) {
-      control.setRoutes?.(ch.routes);
+      control.setRoutes(ch.routes);
       app.log.info({ file: settings.configFile }, 'config change: routes applied to new calls');
     }
     if (ch.canary) {
@@ -259,7 +259,7 @@ async function serveHere(
         `changes reload (also on SIGHUP)\n`,
     );
   const hup = () => {
-    void control.reload?.('SIGHUP');
+    void control.reload('SIGHUP');
     void ctl.apply?.();
   };
   process.on('SIGHUP', hup);

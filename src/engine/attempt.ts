@@ -12,7 +12,7 @@ import { advance } from './advance.js';
 import { answered, hangupAnswer, type StepAnswer } from './answer.js';
 import { claimRecord, encodeRecord, memoOf, readRecord, type CallRecord, type RecordSeal } from './call-record.js';
 import type { CompiledFlow } from './compile.js';
-import { runEffects, type EffectMemo, type Ran } from './effects.js';
+import { runEffects, type EffectDone, type EffectMemo, type Ran } from './effects.js';
 import { substitute } from './fallback.js';
 import type { EngineOptions, Outcome } from './outcome.js';
 import { outboundVars } from './outbound.js';
@@ -44,8 +44,13 @@ export interface RequestRun {
   waitingSince?: number;
   /** The start vars of an outbound call, read once (null: none). */
   vars?: Record<string, Value> | null;
-  /** The call as the last attempt resolved it: what a failure's report says of it. */
-  call?: { flow: CompiledFlow; prior?: CallState; isNew: boolean };
+  /**
+   * The call as the last attempt resolved it, with the effects it performed and the transitions it took: what the
+   * report of a failure after them says (an SMS sent before the store failed was sent).
+   */
+  call?: { flow: CompiledFlow; prior?: CallState; isNew: boolean; effects: EffectDone[]; transitions: string[] };
+  /** An attempt counted the call live as a new call: unless a state is kept, it ends here (a lost race included). */
+  madeLive?: true;
 }
 
 /** What one attempt came to: done, or try again (the record changed; another instance's claim holds). */
@@ -72,7 +77,8 @@ export class Attempts {
   /** Attempts the request's step until one is done. */
   async run(run: RequestRun, flowName: string | undefined, log: CallLogger, started: number): Promise<StepOutcome> {
     for (let n = 1; ;) {
-      const loaded = await this.env.deps.store.load(run.req.callid);
+      // while waiting for another instance's claim, the aside stays: the note of this request's own fallback
+      const loaded = await this.env.deps.store.load(run.req.callid, run.waitingSince !== undefined);
       if (loaded.aside !== undefined && run.stepped === run.req)
         run.stepped = substitute(run.req, loaded.aside, this.env.opts.sealer);
       const a = await this.attempt(run, loaded.call, flowName, log, started);
@@ -106,16 +112,20 @@ export class Attempts {
       return this.done(run, resolved.answer);
     }
     const { flow, isNew } = resolved;
-    run.call = { flow, isNew, ...(prior ? { prior } : {}) };
+    const transitions: string[] = [];
+    run.call = { flow, isNew, ...(prior ? { prior } : {}), effects: [], transitions };
+    if (isNew) run.madeLive = true;
     // an outbound call placed by the server: its vars, once per request (a retried attempt reuses them)
     if (!prior && req.request_hash && this.env.deps.outbound && run.vars === undefined)
       run.vars = await outboundVars(this.env.deps.outbound, req, flow, log);
     const now = this.env.now();
-    const transitions: string[] = [];
     const outcome = advance(flow, prior, req, this.engineOptions(now, run.vars, transitions));
     const memo = memoOf(prior);
     const ran = await this.perform(run, flow, prior, rev, outcome, memo, { started, now });
     if (ran.kind === 'retry') return RETRY;
+    run.call.effects = ran.ran.effects;
+    // a lookup's record is kept by the request whose lookup left it running; with no lookup now, it is over
+    if (!ran.ran.effects.some((d) => d.effect.kind === 'http')) delete memo.lk;
     const answer = await this.write(req, flow, ran.rev, ran.ran, memo);
     if (answer === undefined) return RETRY;
     const done: StepOutcome = {

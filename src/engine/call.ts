@@ -154,20 +154,27 @@ export class CallHandler {
       // a failure is an answer too: the store out of reach (the service retries), or a bug
       const answer = failureAnswer(err);
       outcome = outcomeOf(run, answer, this.now());
-      if (answer.code === 'STORE_UNAVAILABLE')
+      const callid = run.req.callid;
+      // late, the fallback was answered: the service will not retry this one
+      if (run.late) log.error({ callid, err }, 'a late step failed: the call stays where it was');
+      else if (answer.code === 'STORE_UNAVAILABLE') {
+        const message = (err as Error).message;
         log.error(
-          { callid: run.req.callid, code: 'STORE_UNAVAILABLE', err: (err as Error).message },
+          { callid, code: 'STORE_UNAVAILABLE', err: message },
           'the call store is unavailable: the service will retry',
         );
-      else log.error({ callid: run.req.callid, err }, 'the step failed: the call stays where it was');
+      } else log.error({ callid, err }, 'the step failed: the call stays where it was');
     }
-    this.tally(outcome);
+    this.tally(run, outcome);
     this.report.log(outcome, log);
     return outcome;
   }
 
-  /** The live-call bookkeeping of a request done: calls started and errors per version; a new call not kept ends. */
-  private tally(o: StepOutcome): void {
+  /**
+   * The live-call bookkeeping of a request done: calls started and errors per version; a call this request counted
+   * live as new ends unless its state was kept (refused, failed, or another instance won the race to start it).
+   */
+  private tally(run: RequestRun, o: StepOutcome): void {
     const { live } = this.deps;
     const s = o.settled?.kind === 'reply' ? o.settled : undefined;
     if (o.flow) {
@@ -176,8 +183,7 @@ export class CallHandler {
       const errored = s && (o.req.command_error !== '' || s.log?.some((l) => l.level === 'error'));
       if (errored || isFailure(o.answer.kind)) live.error(name, version);
     }
-    // a new call that got no state (refused, failed) is not live
-    if (o.isNew && !(s?.state && o.answer.kind === 'answered')) this.ended(o.req.callid);
+    if (run.madeLive && !(s?.state && o.answer.kind === 'answered')) this.ended(o.req.callid);
   }
 
   private ended(callid: string): void {

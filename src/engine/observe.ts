@@ -62,7 +62,10 @@ export interface StepEvent {
   flow?: string;
   version?: string;
   outcome: RequestOutcome;
-  /** What was answered (`answered` for a fallback too; src/engine/answer.ts), and the error code of any other kind. */
+  /**
+   * What the step came to (src/engine/answer.ts), and the error code of any kind but `answered`. A late step
+   * (`late`: the fallback was sent in its place) reports its own outcome here.
+   */
   answer: AnswerKind;
   code?: string;
   /** A deadline fallback was answered in its place (the step landed after it). */

@@ -9,7 +9,7 @@ import type { Value } from '../flow/model.js';
 import type { AnswerKind, StepAnswer } from './answer.js';
 import type { CompiledFlow } from './compile.js';
 import type { EffectDone, Settled } from './effects.js';
-import { MASK, type Masker, type Sensitivity } from './mask.js';
+import { MASK, sensitiveValues, type Masker, type Sensitivity } from './mask.js';
 import { maskLog, maskStepRecord, maskSummary, requestMasker, resultIsSensitive } from './mask-call.js';
 import { callOutcomeOf, type EffectEvent, type RequestOutcome, type StepEvent } from './observe.js';
 import type { Effect, EffectResult } from './outcome.js';
@@ -142,7 +142,7 @@ export class StepReport {
       late: h.late,
       at: h.at,
       ms: h.ms,
-      request: requestView(o?.req ?? req, o?.prior, sens),
+      request: requestView(o?.req ?? req, o?.prior, sens, s?.kind === 'replay' || s?.kind === 'stale'),
       isNew: o?.isNew === true,
       ended,
       transitions: o?.transitions ?? [],
@@ -187,13 +187,22 @@ export class StepReport {
   }
 }
 
-/** The request as observers see it: its result *** when it is a sensitive input. */
+/**
+ * The request as observers see it: its result *** when it is a sensitive input. A new request reports the
+ * command of the call's step (sensitive when that step's `save:` is); a replayed or stale one reports an
+ * earlier command, whose input is known only by its value: *** when it is one of the call's sensitive values.
+ */
 function requestView(
   req: RtRequest,
   prior: CallState | undefined,
   sens: Sensitivity | undefined,
+  earlier: boolean,
 ): StepEvent['request'] {
-  const masked = sens !== undefined && req.command_result !== '' && resultIsSensitive(sens, prior);
+  const r = req.command_result;
+  const masked =
+    sens !== undefined &&
+    r !== '' &&
+    (earlier ? sensitiveValues(prior?.vars, sens).has(r) : resultIsSensitive(sens, prior));
   return {
     command: req.command,
     result: masked ? MASK : req.command_result,

@@ -37,8 +37,9 @@ import { tracingMismatch } from './tracing-check.js';
 export interface Parts {
   registry: Registry;
   report: LoadReport | undefined;
-  /** The store, its history methods ensured (a store of one's own without them keeps no history). */
   store: CallStore;
+  /** The store for the admin API: its history methods ensured (a store of one's own without them keeps none). */
+  adminStore: CallStore;
   live: LiveCalls;
   handler: CallHandler;
   sync: SharedVersions | undefined;
@@ -142,7 +143,8 @@ export async function compose(app: FastifyInstance, options: CallscriptPluginOpt
   return {
     registry,
     report,
-    store: withHistory,
+    store,
+    adminStore: withHistory,
     live,
     handler,
     sync,

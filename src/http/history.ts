@@ -258,7 +258,7 @@ export function historyStore(store: CallStore): CallStore {
     const appendPaths: HistoryStore['appendPaths'] = async (entries, max, ttl) => {
       for (const e of entries) await store.appendPath(e.callid, e.entry, max, ttl);
     };
-    return Object.assign(Object.create(store) as CallStore, { appendPaths });
+    return withMethods(store, { appendPaths });
   }
   const none: HistoryStore = {
     appendPath: async () => {},
@@ -270,5 +270,19 @@ export function historyStore(store: CallStore): CallStore {
     getFinished: async () => undefined,
     listLive: async () => ({ values: [] }),
   };
-  return Object.assign(Object.create(store) as CallStore, none);
+  return withMethods(store, none);
+}
+
+/**
+ * The store with `extra` methods in front; its own methods run on the store itself (bound), so a store whose methods
+ * read private fields (`#x`) works through it.
+ */
+function withMethods(store: CallStore, extra: Partial<HistoryStore>): CallStore {
+  return new Proxy(store, {
+    get(target, prop) {
+      if (Object.prototype.hasOwnProperty.call(extra, prop)) return extra[prop as keyof HistoryStore];
+      const v: unknown = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
 }

@@ -101,7 +101,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     limits: limits(),
     registry: parts.registry,
     live: parts.live,
-    store: parts.store,
+    store: parts.adminStore,
     reload: parts.reload,
     endCall,
     ...(history ? { history } : {}),

@@ -23,6 +23,7 @@ import {
   type Emu,
   type Served,
 } from '../service/helpers.js';
+import { CLI } from '../helpers/cli.js';
 
 let emu: Emu;
 let srv: Served;
@@ -155,7 +156,7 @@ function spawnCampaign(args: string[]): {
   stderr: () => string;
   done: Promise<{ code: number | null; signal: string | null }>;
 } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'campaign', ...args], {
+  const child = spawn(process.execPath, [...CLI, 'campaign', ...args], {
     cwd: ROOT,
     env: { ...process.env, CALLSCRIPT_SERVER: '' },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -10,6 +10,7 @@ import { calls, trace } from '../../src/cli/calls.js';
 import { duration, shortTime } from '../../src/cli/calls-format.js';
 import { createServer, type Server } from '../../src/http/server.js';
 import { rtBody, type RtFields } from '../helpers/rt.js';
+import { CLI } from '../helpers/cli.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const FLOWS = new URL('../fixtures/history', import.meta.url).pathname;
@@ -237,7 +238,7 @@ describe('the callscript command', () => {
   it('runs calls and trace as subcommands', async () => {
     const run = (args: string[]) =>
       new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-        const p = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+        const p = spawn(process.execPath, [...CLI, ...args], {
           cwd: root,
           env: { ...process.env, CALLSCRIPT_SERVER: withCreds },
         });

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { validate } from '../../src/cli/validate.js';
 import { schema } from '../../src/cli/schema.js';
 import { errors } from '../../src/cli/errors.js';
+import { CLI } from '../helpers/cli.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -179,11 +180,7 @@ describe('callscript validate', () => {
   });
 
   it('a reader that goes away (validate flows | head -1) ends it quietly, with no EPIPE stack trace', async () => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'validate', join(root, 'flows')],
-      { cwd: root },
-    );
+    const child = spawn(process.execPath, [...CLI, 'validate', join(root, 'flows')], { cwd: root });
     child.stdout.destroy(); // the reader is gone before the first write
     let err = '';
     child.stderr.on('data', (d) => (err += d));
@@ -217,18 +214,7 @@ describe('README.md shows real output', () => {
     const shown = /greets in French before its English menu:\n\n```json\n(.*)\n```/.exec(readme)![1]!;
     const child = spawn(
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(root, 'src/cli/main.ts'),
-        'serve',
-        '--port',
-        '0',
-        '--flows',
-        join(root, 'flows'),
-        '--log-level',
-        'warn',
-      ],
+      [...CLI, 'serve', '--port', '0', '--flows', join(root, 'flows'), '--log-level', 'warn'],
       { cwd: root },
     );
     try {
@@ -270,18 +256,7 @@ describe('callscript serve (a real process)', () => {
       const missing = join(mkdtempSync(join(tmpdir(), 'callscript-noflows-')), 'flows');
       const child = spawn(
         process.execPath,
-        [
-          '--import',
-          'tsx',
-          join(root, 'src/cli/main.ts'),
-          'serve',
-          '--port',
-          '0',
-          '--flows',
-          missing,
-          '--log-level',
-          'silent',
-        ],
+        [...CLI, 'serve', '--port', '0', '--flows', missing, '--log-level', 'silent'],
         { cwd: root },
       );
       let out = '';
@@ -301,18 +276,7 @@ describe('callscript serve (a real process)', () => {
   it('prints the URL and the flows it loaded, and answers on it', async () => {
     const child = spawn(
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(root, 'src/cli/main.ts'),
-        'serve',
-        '--port',
-        '0',
-        '--flows',
-        join(root, 'test/fixtures/http-flows'),
-        '--log-level',
-        'warn',
-      ],
+      [...CLI, 'serve', '--port', '0', '--flows', join(root, 'test/fixtures/http-flows'), '--log-level', 'warn'],
       { cwd: root },
     );
     let out = '';
@@ -351,18 +315,7 @@ describe('callscript serve: secrets', () => {
     new Promise<string>((resolve, reject) => {
       const child = spawn(
         process.execPath,
-        [
-          '--import',
-          'tsx',
-          join(root, 'src/cli/main.ts'),
-          'serve',
-          '--port',
-          '0',
-          '--flows',
-          join(root, 'flows'),
-          '--log-level',
-          'warn',
-        ],
+        [...CLI, 'serve', '--port', '0', '--flows', join(root, 'flows'), '--log-level', 'warn'],
         { cwd: root, env },
       );
       let out = '';
@@ -370,18 +323,21 @@ describe('callscript serve: secrets', () => {
       child.stderr.on('data', (d) => (err += d));
       child.stdout.on('data', (d) => {
         out += d;
-        if (out.includes('health:')) setTimeout(() => child.kill('SIGTERM'), 300);
+        // the last line of its start output (the warnings are written before it): stopped, by its handler or not
+        if (out.includes('  watching ')) child.kill('SIGTERM');
       });
-      child.on('exit', () => (out.includes('health:') ? resolve(err) : reject(new Error(err))));
+      // 'close': once its output is read to the end (at 'exit' some may still be in the pipe)
+      child.on('close', () => (out.includes('  watching ') ? resolve(err) : reject(new Error(err))));
     });
 
   it('warns at start about a declared secret the environment does not give, and only then', async () => {
     const { BANK_API_TOKEN: _, ...env } = process.env;
-    expect(await serveFlows(env)).toContain(
+    const [without, given] = await Promise.all([serveFlows(env), serveFlows({ ...env, BANK_API_TOKEN: 'token' })]);
+    expect(without).toContain(
       'callscript serve: warning: bank-line declares the secret BANK_API_TOKEN, which is not set in the ' +
         'environment: their http steps send it empty (set BANK_API_TOKEN where the server runs)\n',
     );
-    expect(await serveFlows({ ...env, BANK_API_TOKEN: 'token' })).not.toContain('BANK_API_TOKEN');
+    expect(given).not.toContain('BANK_API_TOKEN');
   });
 });
 

@@ -22,17 +22,26 @@ describe('logFormat', () => {
     }
   });
 
-  it.each(['JSON', 'Pretty', 'json ', 'text', 'pino-pretty', '1', 'x'.repeat(10_000), '"json"\n'])(
-    'refuses %j, naming the values it takes',
-    (v) => {
-      expect(logFormat({ LOG_FORMAT: v }, false)).toEqual({
-        ok: false,
-        message:
-          `LOG_FORMAT must be json, pretty or auto (json when stdout is not a terminal), ` + `not ${JSON.stringify(v)}`,
-      });
-      expect(logStreamFor({ LOG_FORMAT: v }, { isTTY: true }).ok).toBe(false);
-    },
-  );
+  it.each([
+    'JSON',
+    'Pretty',
+    'json ',
+    ' json',
+    'xml',
+    'pretty,json',
+    'text',
+    'pino-pretty',
+    '1',
+    'x'.repeat(10_000),
+    '"json"\n',
+  ])('refuses %j, naming the values it takes', (v) => {
+    expect(logFormat({ LOG_FORMAT: v }, false)).toEqual({
+      ok: false,
+      message:
+        `LOG_FORMAT must be json, pretty or auto (json when stdout is not a terminal), ` + `not ${JSON.stringify(v)}`,
+    });
+    expect(logStreamFor({ LOG_FORMAT: v }, { isTTY: true }).ok).toBe(false);
+  });
 
   it('logStreamFor: no stream for JSON (pino writes its own lines), a stream for pretty', () => {
     expect(logStreamFor({}, { isTTY: false })).toEqual({ ok: true, format: 'json', stream: undefined });

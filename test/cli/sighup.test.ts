@@ -3,6 +3,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { CLI } from '../helpers/cli.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -21,19 +22,10 @@ it('callscript serve reloads its flows on SIGHUP (with the watcher off)', async 
   mkdirSync(join(dir, 'flows'));
   const flow = join(dir, 'flows', 'desk.yaml');
   copyFileSync(join(root, 'test/fixtures/http-flows/desk.yaml'), flow);
-  writeFileSync(join(dir, 'callscript.yaml'), 'server: { port: 0, watch: false }\n');
+  writeFileSync(join(dir, 'callscript.yaml'), 'server: { port: 0, watch: false, reload_settle_ms: 0 }\n');
   const child = spawn(
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(root, 'src/cli/main.ts'),
-      'serve',
-      '--config',
-      join(dir, 'callscript.yaml'),
-      '--log-level',
-      'info',
-    ],
+    [...CLI, 'serve', '--config', join(dir, 'callscript.yaml'), '--log-level', 'info'],
     { cwd: root },
   );
   let out = '';

@@ -15,6 +15,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { rtBody, type RtFields } from '../helpers/rt.js';
 import { openSocket, parseAnswer } from '../helpers/socket.js';
 import { REDIS_URL, dropPrefix, redisMissing, testPrefix } from '../helpers/redis.js';
+import { CLI } from '../helpers/cli.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const FLOWS = new URL('../fixtures/http-flows', import.meta.url).pathname;
@@ -50,7 +51,7 @@ interface Served {
 
 /** `callscript serve <args>` (by default on any free port, with the http fixture flows). */
 function start(args: string[], env: Record<string, string> = {}, where = ['--port', '0', '--flows', FLOWS]): Served {
-  const child = spawn(process.execPath, ['--import', 'tsx', `${root}src/cli/main.ts`, 'serve', ...where, ...args], {
+  const child = spawn(process.execPath, [...CLI, 'serve', ...where, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
   });
@@ -217,7 +218,8 @@ describe.skipIf(!!missing)('serve --workers 2 on Redis', () => {
     prefixes.push(prefix);
     writeFileSync(
       join(dir, 'callscript.yaml'),
-      `server: { port: 0, watch: false, workers: 2, log_level: info }\nstore: { url: "${REDIS_URL}", prefix: ` +
+      `server: { port: 0, watch: false, workers: 2, log_level: info, reload_settle_ms: 0 }\nstore: { url: ` +
+        `"${REDIS_URL}", prefix: ` +
         `"${prefix}" }\n`,
     );
     const s = start(['--config', join(dir, 'callscript.yaml')], {}, []);

@@ -6,8 +6,9 @@
  * checker's worker thread), serve --workers 2 (Redis), the emulator and a call through it,
  * mock-http, validate, test, simulate, paths, graph, errors, schema.
  */
-import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -44,13 +45,30 @@ beforeAll(() => {
 }, 600_000);
 afterEach(killLeftovers);
 afterAll(async () => {
-  rmSync(project, { recursive: true, force: true });
+  // fs/promises' rm: rmSync takes many seconds over a node_modules
+  await rm(project, { recursive: true, force: true });
   if (!missing) for (const p of prefixes) await dropPrefix(p);
 }, 120_000);
 
 /** `callscript <args>` from the installed package, to its end. */
 function run(args: string[], cwd = project) {
   return spawnSync(bin, args, { cwd, env, encoding: 'utf8', timeout: 120_000 });
+}
+
+/** `callscript <args>` from the installed package, to its end, without blocking (so that several run at once). */
+function runAsync(args: string[], cwd = project): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const c = spawn(bin, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d) => (stdout += d));
+    c.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => c.kill('SIGKILL'), 120_000);
+    c.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
 }
 
 /** `callscript <args>` left running, resolved once `started` finds what it waits for in its output. */
@@ -101,25 +119,31 @@ describe('installed with --omit=dev', () => {
     expect({ status: r.status, out: r.stdout, err: r.stderr }).toEqual({ status: 0, out: 'function\n', err: '' });
   });
 
-  it('validate, test, simulate, paths, graph, errors, schema', () => {
+  it('validate, test, simulate, paths, graph, errors, schema', async () => {
     const flows = join(pkg, 'flows');
-    expect(run(['validate', flows]).stdout).toBe('8 files checked, 8 valid: no problems\n');
-    const tested = run(['test', flows, '--flows', flows]);
-    expect(tested.status, tested.stdout + tested.stderr).toBe(0);
-    expect(tested.stdout).toMatch(/\n\d+ passed, 0 failed\n$/);
     const caller = join(project, 'sales.caller.yaml');
     copyFileSync(join(root, 'test/fixtures/callers/front-desk/sales-answered.yaml'), caller);
-    const sim = run(['simulate', 'front-desk', '--flows', flows, '--caller', caller, '--from', '+33612345678']);
+    // independent commands: run at once
+    const [validated, tested, sim, paths, graph, code, schema] = await Promise.all([
+      runAsync(['validate', flows]),
+      runAsync(['test', flows, '--flows', flows]),
+      runAsync(['simulate', 'front-desk', '--flows', flows, '--caller', caller, '--from', '+33612345678']),
+      runAsync(['paths', 'desk', '--flows', flowsDir(), '--max-seconds', '30']),
+      runAsync(['graph', 'front-desk', '--flows', flows]),
+      runAsync(['errors', 'UNKNOWN_KEY']),
+      runAsync(['schema']),
+    ]);
+    expect(validated.stdout).toBe('8 files checked, 8 valid: no problems\n');
+    expect(tested.status, tested.stdout + tested.stderr).toBe(0);
+    expect(tested.stdout).toMatch(/\n\d+ passed, 0 failed\n$/);
     expect(sim.status, sim.stderr).toBe(0);
     expect(sim.stdout).toContain('3. sales: dialout -> answered (bridged)');
-    const paths = run(['paths', 'desk', '--flows', flowsDir(), '--max-seconds', '30']);
     expect(paths.status, paths.stderr).toBe(0);
     expect(paths.stdout).toContain('flow: "desk"');
-    expect(run(['graph', 'front-desk', '--flows', flows]).stdout).toMatch(/^flowchart TD\n/);
-    const code = run(['errors', 'UNKNOWN_KEY']);
+    expect(graph.stdout).toMatch(/^flowchart TD\n/);
     expect(code.status).toBe(0);
     expect(code.stdout).toContain('UNKNOWN_KEY');
-    expect(JSON.parse(run(['schema']).stdout)).toMatchObject({ $schema: expect.any(String) });
+    expect(JSON.parse(schema.stdout)).toMatchObject({ $schema: expect.any(String) });
   }, 180_000);
 
   it(

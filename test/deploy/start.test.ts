@@ -293,20 +293,17 @@ describe('log format', () => {
     expect(stripColours(out)).not.toMatch(/^\[\d\d:\d\d/m);
   }, 60_000);
 
-  it.each(['xml', 'JSON', ' json', 'pretty,json'])(
-    'LOG_FORMAT=%j: exit 2 and the values it takes, nothing served',
-    async (v) => {
-      const s = spawnTracked(process.execPath, ['dist/cli/main.js', 'serve', '--port', '0', '--flows', FLOWS], {
-        cwd: root,
-        env: { ...process.env, LOG_FORMAT: v },
-      });
-      expect(await s.exit).toEqual({ code: 2, signal: null });
-      expect(s.err()).toBe(
-        `callscript serve: LOG_FORMAT must be json, pretty or auto (json when stdout is not a terminal), ` +
-          `not ${JSON.stringify(v)}\n`,
-      );
-      expect(s.out()).toBe('');
-    },
-    60_000,
-  );
+  // the values refused (any case but lower, spaces, lists): test/cli/log-format.test.ts
+  it('LOG_FORMAT="pretty,json": exit 2 and the values it takes, nothing served', async () => {
+    const s = spawnTracked(process.execPath, ['dist/cli/main.js', 'serve', '--port', '0', '--flows', FLOWS], {
+      cwd: root,
+      env: { ...process.env, LOG_FORMAT: 'pretty,json' },
+    });
+    expect(await s.exit).toEqual({ code: 2, signal: null });
+    expect(s.err()).toBe(
+      `callscript serve: LOG_FORMAT must be json, pretty or auto (json when stdout is not a terminal), ` +
+        `not "pretty,json"\n`,
+    );
+    expect(s.out()).toBe('');
+  }, 60_000);
 });

@@ -9,6 +9,7 @@ import { call } from '../../src/cli/call.js';
 import { emulator } from '../../src/cli/emulator.js';
 import { cmd, fakeServer, LOGIN, PASSWORD, startEmulator, type Running } from './helpers.js';
 import { ROOT } from './serve.js';
+import { CLI } from '../helpers/cli.js';
 
 class Capture extends Writable {
   text = '';
@@ -20,7 +21,7 @@ class Capture extends Writable {
 
 function runChild(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const c = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    const c = spawn(process.execPath, [...CLI, ...args], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -180,20 +181,7 @@ describe('callscript emulator', () => {
     const data = join(dir, 'data.json');
     const child = spawn(
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        'src/cli/main.ts',
-        'emulator',
-        '--port',
-        '0',
-        '--login',
-        'me',
-        '--password',
-        'pw',
-        '--data',
-        data,
-      ],
+      [...CLI, 'emulator', '--port', '0', '--login', 'me', '--password', 'pw', '--data', data],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';

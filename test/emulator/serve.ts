@@ -1,6 +1,7 @@
 /** `callscript serve` as a child process (the engine stays a black box to the emulator). */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { CLI } from '../helpers/cli.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -22,13 +23,13 @@ export interface SpawnedCli {
   exited: Promise<number | null>;
 }
 
-/** Spawns `node --import tsx src/cli/main.ts ...args` and waits until `started(output)` gives its URL. */
+/** Spawns `callscript ...args` (test/helpers/cli.ts) and waits until `started(output)` gives its URL. */
 export async function spawnCli(
   args: string[],
   env: Record<string, string>,
   started: (out: string) => string | undefined,
 ): Promise<SpawnedCli> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const child: ChildProcess = spawn(process.execPath, [...CLI, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -57,7 +58,7 @@ export async function spawnCli(
   return { child, base, output: () => out, exited };
 }
 
-/** Spawns `node --import tsx src/cli/main.ts serve --port 0 ...` and waits for its URL. */
+/** Spawns `callscript serve --port 0 ...` and waits for its URL. */
 export async function spawnServe(args: string[], env: Record<string, string> = {}): Promise<Served> {
   const c = await spawnCli(
     ['serve', '--port', '0', '--host', '127.0.0.1', ...args],

@@ -21,9 +21,11 @@ const RT = 'Basic ' + Buffer.from('svc:rtpass').toString('base64');
 async function start(admin = true) {
   dir = mkdtempSync(join(tmpdir(), 'callscript-admin-'));
   writeFileSync(join(dir, 'desk.yaml'), V1);
+  // a file is written, then reloaded at once: the settle window (test/registry/settle.test.ts) is not waited for
   server = await createServer({
     flowsDir: dir,
     logLevel: false,
+    reloadSettleMs: 0,
     auth: { login: 'svc', password: 'rtpass' },
     ...(admin ? { admin: { login: 'boss', password: 's3cret' } } : {}),
   });

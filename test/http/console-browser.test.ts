@@ -53,6 +53,8 @@ async function open(path = '', credentials = true): Promise<{ page: Page; proble
   context = await browser!.newContext(
     credentials ? { httpCredentials: { username: ADMIN.login, password: ADMIN.password } } : {},
   );
+  // the page's clock: time flows, and a poll brings the console's next tick forward instead of waiting for it
+  await context.clock.install();
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (m) => {
@@ -63,8 +65,20 @@ async function open(path = '', credentials = true): Promise<{ page: Page; proble
   return { page, problems };
 }
 
-/** Waits for what the page shows (it refreshes every 2 s). */
-const poll = <T>(f: () => Promise<T>) => expect.poll(f, { timeout: 10_000, interval: 100 });
+/** The console's refresh period (src/http/console/assets/app.js). */
+const TICK_MS = 2000;
+/**
+ * Waits for what the page shows: the console refreshes on a tick every 2 s, which each try brings forward on the
+ * page's clock (installed by open()).
+ */
+const poll = <T>(page: Page, f: () => Promise<T>) =>
+  expect.poll(
+    async () => {
+      await page.clock.fastForward(TICK_MS);
+      return f();
+    },
+    { timeout: 10_000, interval: 100 },
+  );
 const texts = (page: Page, selector: string) => page.locator(selector).allTextContents();
 const reload = (s: Server) =>
   s.app.inject({ method: 'POST', url: '/admin/reload', headers: { authorization: ADMIN_HEADER } });
@@ -117,7 +131,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     // a call starts: counted live, in the header and the flow's row, without a reload
     const a = new RtCall(s.app, 'desk', { callid: '7001' });
     await a.start();
-    await poll(() => page.locator('#live-count').textContent()).toBe('1 live call');
+    await poll(page, () => page.locator('#live-count').textContent()).toBe('1 live call');
     expect(await desk.locator('td.live-calls').textContent()).toBe('1');
 
     await desk.locator('a', { hasText: 'desk' }).click();
@@ -132,14 +146,14 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     ]);
     expect(await page.locator('svg.diagram g.edge[data-transitions="menu:1"] .edge-label').textContent()).toBe('1');
     // no transition taken yet: every edge that counts is "not taken"
-    await poll(() => page.locator('svg.diagram g.edge.edge--t0').count()).toBe(15);
+    await poll(page, () => page.locator('svg.diagram g.edge.edge--t0').count()).toBe(15);
     expect(await page.locator('svg.diagram g.edge.edge--counted').count()).toBe(15);
 
     await a.answer(''); // menu
     await a.answer('1'); // sales
     await a.end('HANGUP'); // log_end
     const edge = (key: string) => page.locator(`svg.diagram g.edge[data-transitions="${key}"]`);
-    await poll(() => edge('menu:1').getAttribute('class')).toContain('edge--t4');
+    await poll(page, () => edge('menu:1').getAttribute('class')).toContain('edge--t4');
     for (const k of ['hello:default', 'menu:1', 'log_end:next']) {
       expect(await edge(k).getAttribute('class'), k).toContain('edge--t4');
       expect(await edge(k).getAttribute('data-count')).toBe('1');
@@ -152,7 +166,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     await b.answer('');
     await b.answer('2'); // help
     await b.answer(''); // count, again, menu
-    await poll(() => edge('hello:default').getAttribute('data-count')).toBe('2');
+    await poll(page, () => edge('hello:default').getAttribute('data-count')).toBe('2');
     expect(await edge('hello:default').getAttribute('class')).toContain('edge--t4');
     expect(await edge('menu:1').getAttribute('class')).toContain('edge--t2'); // 1 of the busiest 2
     expect(await edge('again:case1').getAttribute('class')).toContain('edge--t2');
@@ -176,7 +190,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
       await s.app.inject({ method: 'GET', url: '/admin/flows/desk', headers: { authorization: ADMIN_HEADER } })
     ).json().errors[0];
     expect([d.file, d.code]).toEqual(['desk.yaml', 'UNKNOWN_STEP']);
-    await poll(() => page.locator('#banner').textContent()).toBe('1 refused edit: desk.yaml (details)');
+    await poll(page, () => page.locator('#banner').textContent()).toBe('1 refused edit: desk.yaml (details)');
     const row = page.locator('tr[data-flow="desk"]');
     expect(await row.locator('.pill').textContent()).toBe('edit refused: serving the previous version');
     expect(await row.locator('li.diagnostic .diag-place').textContent()).toBe(`desk.yaml:${d.line}:${d.column}`);
@@ -191,7 +205,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
 
     writeFileSync(join(dir!, 'desk.yaml'), DESK);
     expect((await reload(s)).json().refused).toEqual([]);
-    await poll(() => page.locator('#banner').isVisible()).toBe(false);
+    await poll(page, () => page.locator('#banner').isVisible()).toBe(false);
     expect(await row.locator('.pill').textContent()).toBe('serving');
     expect(await page.locator('section.refused').isVisible()).toBe(false);
     expect(problems).toEqual([]);
@@ -219,14 +233,14 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     ]);
     // a flow name in the URL that is markup: shown as text too
     await page.goto(`${server!.url}/admin/console#/flow/${encodeURIComponent('<img src=x onerror=window.__pwned=5>')}`);
-    await poll(() => page.locator('main h1').textContent()).toBe('<img src=x onerror=window.__pwned=5>');
+    await poll(page, () => page.locator('main h1').textContent()).toBe('<img src=x onerror=window.__pwned=5>');
     // a result the service sends that is markup: in the call's timeline, as text
     const c = new RtCall(server!.app, 'desk', { callid: '6666' });
     await c.start();
     await c.answer('');
     await c.answer('<img src=x onerror=window.__pwned=6>'); // no such choice: default, bye
     await page.goto(`${server!.url}/admin/console#/call/6666`);
-    await poll(() => page.locator('table.path tbody tr').count()).toBe(3);
+    await poll(page, () => page.locator('table.path tbody tr').count()).toBe(3);
     expect(await page.locator('table.path tbody tr').nth(2).locator('td').nth(3).textContent()).toBe(
       'read <img src=x onerror=window.__pwned=6>',
     );
@@ -246,7 +260,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     await a.start();
     await a.answer(''); // menu
     const liveRow = page.locator('div.live-calls tr[data-callid="8001"]');
-    await poll(() => liveRow.locator('td.step').textContent()).toBe('menu');
+    await poll(page, () => liveRow.locator('td.step').textContent()).toBe('menu');
     expect((await liveRow.locator('td').allTextContents()).filter((_, i) => [0, 1, 2, 3, 6].includes(i))).toEqual([
       '8001',
       'desk',
@@ -256,11 +270,11 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     ]);
     expect(await page.locator('h2', { hasText: 'Live calls' }).textContent()).toBe('Live calls (1)');
     await a.answer('2'); // help
-    await poll(() => liveRow.locator('td.step').textContent()).toBe('help');
+    await poll(page, () => liveRow.locator('td.step').textContent()).toBe('help');
     await a.answer(''); // count, again, menu
     await a.answer('1'); // sales
     await a.end('HANGUP'); // the caller hangs up in the dialout: log_end
-    await poll(() => liveRow.count()).toBe(0);
+    await poll(page, () => liveRow.count()).toBe(0);
     expect(await texts(page, 'div.live-calls tbody td')).toEqual(['No live call.']);
     const done = page.locator('div.finished-calls tr[data-callid="8001"]');
     await done.waitFor();
@@ -274,9 +288,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     );
 
     await done.locator('a', { hasText: '8001' }).click();
-    await poll(() => page.locator('main h1').textContent()).toBe('Call 8001 finished: abandoned');
+    await poll(page, () => page.locator('main h1').textContent()).toBe('Call 8001 finished: abandoned');
     await page.locator('svg.diagram').waitFor();
-    await poll(() => page.locator('svg.diagram g.edge.edge--path').count()).toBe(9);
+    await poll(page, () => page.locator('svg.diagram g.edge.edge--path').count()).toBe(9);
     // the edges it took, numbered in order: the start, hello, 2, help, count, again's case, 1, then the hangup handler
     // when the caller hung up
     const order = await page
@@ -348,21 +362,23 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     await b.start();
     await b.answer(''); // menu
     const { page, problems } = await open('#/call/8101');
-    await poll(() => page.locator('main h1').textContent()).toBe('Call 8101 live');
+    await poll(page, () => page.locator('main h1').textContent()).toBe('Call 8101 live');
     await page.locator('svg.diagram').waitFor();
-    await poll(() => page.locator('svg.diagram g.node.node--last').getAttribute('data-step')).toBe('menu');
+    await poll(page, () => page.locator('svg.diagram g.node.node--last').getAttribute('data-step')).toBe('menu');
     expect(await page.locator('svg.diagram g.edge.edge--path').count()).toBe(2);
     await b.answer('2'); // help
-    await poll(() => page.locator('svg.diagram g.node.node--last').getAttribute('data-step')).toBe('help');
+    await poll(page, () => page.locator('svg.diagram g.node.node--last').getAttribute('data-step')).toBe('help');
     expect(await page.locator('svg.diagram g.edge[data-transitions="menu:2"]').getAttribute('data-order')).toBe('3');
     expect(await page.locator('dd[data-field="Step"]').textContent()).toBe('help');
 
     page.once('dialog', (d) => void d.accept());
     await page.locator('button.end-call').click();
-    await poll(() => page.locator('.end-result').textContent()).toBe('Ended: the call hangs up at its next request.');
+    await poll(page, () => page.locator('.end-result').textContent()).toBe(
+      'Ended: the call hangs up at its next request.',
+    );
     await b.answer(''); // the service's next request: answered hangup
     expect(b.reply?.command).toBe('hangup');
-    await poll(() => page.locator('main h1').textContent()).toBe('Call 8101 finished: ended_by_admin');
+    await poll(page, () => page.locator('main h1').textContent()).toBe('Call 8101 finished: ended_by_admin');
     expect(await page.locator('button.end-call').count()).toBe(0);
     expect(problems).toEqual([]);
   });

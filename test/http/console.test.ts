@@ -30,7 +30,8 @@ async function start(
   extra: Parameters<typeof createServer>[0] = {},
 ) {
   dir = flowsDir(files);
-  server = await createServer({ flowsDir: dir, logLevel: false, admin: ADMIN, ...extra });
+  // a file is written, then reloaded at once: the settle window (test/registry/settle.test.ts) is not waited for
+  server = await createServer({ flowsDir: dir, logLevel: false, admin: ADMIN, reloadSettleMs: 0, ...extra });
   return server;
 }
 const get = (s: Server, url: string, headers: Record<string, string> = {}) =>

@@ -17,10 +17,19 @@ afterEach(async () => {
   dir = undefined;
 });
 
-async function start(files: Record<string, string>, watch = false) {
+/**
+ * A server on these files. A file is written, then reloaded at once: the settle window is not waited for, but by the
+ * test of half-written files (`settle`: the default, 1 s).
+ */
+async function start(files: Record<string, string>, watch = false, settle = false) {
   dir = mkdtempSync(join(tmpdir(), 'callscript-reload-'));
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-  server = await createServer({ flowsDir: dir, logLevel: false, watch: watch ? { debounceMs: 50 } : false });
+  server = await createServer({
+    flowsDir: dir,
+    logLevel: false,
+    watch: watch ? { debounceMs: 50 } : false,
+    ...(settle ? {} : { reloadSettleMs: 0 }),
+  });
   return server;
 }
 
@@ -142,7 +151,7 @@ describe('hot reload through the HTTP layer', () => {
   it(
     'watches the directory: rapid successive saves (chunked writes, rename saves) never load a half-written ' + 'file',
     async () => {
-      const s = await start({ 'desk.yaml': V1 }, true);
+      const s = await start({ 'desk.yaml': V1 }, true, true);
       const texts = Array.from({ length: 6 }, (_, i) => V1.replace('Goodbye.', `Goodbye ${i}.`));
       const complete = new Set([V1, ...texts].map(flowVersion));
       const published: string[] = [];

@@ -166,7 +166,8 @@ describe('Reloader with its checker worker', () => {
     writeFileSync(join(dir, 'desk.yaml'), V1);
     writeFileSync(join(dir, 'other.yaml'), OTHER_TEXT);
     const { registry } = await Registry.fromDirectory(dir);
-    reloader = new Reloader(registry, dir, new LiveCalls(60_000), checker ? { checker } : {});
+    // a file is written, then reloaded at once: the settle window (test/registry/settle.test.ts) is not waited for
+    reloader = new Reloader(registry, dir, new LiveCalls(60_000), { settleMs: 0, ...(checker ? { checker } : {}) });
     return { registry, dir };
   }
 

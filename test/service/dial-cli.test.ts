@@ -25,6 +25,7 @@ import {
   type Emu,
   type Served,
 } from './helpers.js';
+import { CLI } from '../helpers/cli.js';
 
 let emu: Emu;
 let srv: Served;
@@ -332,7 +333,7 @@ describe('callscript dial without --server: calls.realtime straight to the servi
 /** Runs `callscript ...args` as a process; its exit code and output. */
 function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    const child = spawn(process.execPath, [...CLI, ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

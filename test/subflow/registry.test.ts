@@ -42,7 +42,8 @@ const TTS = (t: string) => `TTS|TTS_EN-GB_SERENA|${t}`;
 describe('hot reload of a module while calls are inside it', () => {
   async function start(files: Record<string, string>): Promise<{ s: Server; dir: string }> {
     const dir = dirWith(files);
-    const s = await createServer({ flowsDir: dir, logLevel: false, watch: false });
+    // a file is written, then reloaded at once: the settle window (test/registry/settle.test.ts) is not waited for
+    const s = await createServer({ flowsDir: dir, logLevel: false, watch: false, reloadSettleMs: 0 });
     closers.push(() => s.app.close());
     return { s, dir };
   }
