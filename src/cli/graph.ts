@@ -2,11 +2,10 @@
  * `callscript graph <flow>`: the flow as a Mermaid or Graphviz diagram, or (`--format
  * xstate`) the JSON config of the xstate machine that serves its calls.
  */
-import { readFile } from 'node:fs/promises';
+import { readCoverageFile } from '../testing/tool-file.js';
 import { xstateConfig } from '../flow/machine-config.js';
 import { renderGraph, type GraphFormat } from '../testing/graph.js';
-import type { CoverageFile } from '../testing/coverage.js';
-import { envOf, loadFlow } from './paths.js';
+import { envOf, flowsDirOf, loadFlow } from '../testing/flow-dir.js';
 
 export interface GraphFlags {
   format?: string;
@@ -27,13 +26,13 @@ export async function graph(
     return 2;
   }
   try {
-    const flow = await loadFlow(ref, flags.flows, envOf(flags.env));
+    const flow = await loadFlow(ref, flowsDirOf(flags.flows), envOf(flags.env));
     if (format === 'xstate') {
       if (flags.coverage) throw new Error('--coverage marks a diagram: use it with --format mermaid or dot');
       out.write(JSON.stringify(xstateConfig(flow.config), null, 2) + '\n');
       return 0;
     }
-    const coverage = flags.coverage ? (JSON.parse(await readFile(flags.coverage, 'utf8')) as CoverageFile) : undefined;
+    const coverage = flags.coverage ? await readCoverageFile(flags.coverage, '--coverage') : undefined;
     out.write(renderGraph(flow, { format, ...(coverage ? { coverage } : {}) }));
     return 0;
   } catch (e) {

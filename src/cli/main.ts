@@ -170,7 +170,7 @@ program
       '2 on an invalid file',
   )
   .argument('[paths...]', 'scenario files or directories (default: flows and test)')
-  .option('-f, --flows <dir>', 'directory of the flows (default flows)')
+  .option('-f, --flows <dir>', 'directory of the flows (env FLOWS_DIR, default flows)')
   .option(
     '--coverage',
     'report the steps and transitions of each flow the scenario files test (every flow of --flows when no ' +
@@ -207,8 +207,17 @@ program
     "a start var of an outbound call, typed as the flow's vars: declares it (repeatable)",
     (v: string, all: string[] = []) => [...all, v],
   )
-  .option('--now <time>', "the call's clock at its first request: ISO 8601 with a zone, or epoch ms")
+  .option(
+    '--now <time>',
+    "the call's clock at its first request: ISO 8601 with a zone, or epoch ms (default: a caller script's call.date, " +
+      'else 2026-11-22 10:00 UTC, as test and paths)',
+  )
   .option('--mocks <routes.yaml>', 'answer http lookups from these routes (the format of callscript mock-http)')
+  .option(
+    '--with <name=value>',
+    "a param of a module run on its own, as a scenario's with: gives it (repeatable; every required one)",
+    (v: string, all: string[] = []) => [...all, v],
+  )
   .action(async (flow: string, flags) => {
     process.exitCode = await (await import('./simulate.js')).simulate(flow, flags);
   });
@@ -220,7 +229,7 @@ program
       'it, checked by the scenario runner (docs/testing.md)',
   )
   .argument('<flow>', 'a flow name (in the flows dir) or a path to a .yaml flow')
-  .option('-f, --flows <dir>', 'directory of flows (default flows)')
+  .option('-f, --flows <dir>', 'directory of flows (env FLOWS_DIR, default flows)')
   .option('-o, --out <file>', 'write the scenario file here instead of stdout')
   .option('--covered <coverage.json>', 'leave out the transitions covered there (callscript test --coverage-json)')
   .option(
@@ -228,10 +237,16 @@ program
     'stop searching after this long (default 60): the transitions not found by then are listed',
   )
   .option('-e, --env <name>', "the environment of the flow's environments: (env CALLSCRIPT_ENV; default its first)")
+  .option(
+    '--with <name=value>',
+    "a param of a module run on its own, written in each case's with: (repeatable; required ones not given are " +
+      'sampled)',
+    (v: string, all: string[] = []) => [...all, v],
+  )
   .action(
     async (
       flow: string,
-      flags: { flows?: string; out?: string; covered?: string; maxSeconds?: string; env?: string },
+      flags: { flows?: string; out?: string; covered?: string; maxSeconds?: string; env?: string; with?: string[] },
     ) => {
       process.exitCode = await (await import('./paths.js')).paths(flow, flags);
     },
@@ -245,7 +260,7 @@ program
   .argument('<flow>', 'a flow name (in the flows dir) or a path to a .yaml flow')
   .option('--format <format>', 'mermaid|dot|xstate (default mermaid)')
   .option('--coverage <coverage.json>', 'mark the transitions never taken (callscript test --coverage-json)')
-  .option('-f, --flows <dir>', 'directory of flows (default flows)')
+  .option('-f, --flows <dir>', 'directory of flows (env FLOWS_DIR, default flows)')
   .option('-e, --env <name>', "the environment of the flow's environments: (env CALLSCRIPT_ENV; default its first)")
   .action(async (flow: string, flags: { format?: string; coverage?: string; flows?: string; env?: string }) => {
     process.exitCode = await (await import('./graph.js')).graph(flow, flags);

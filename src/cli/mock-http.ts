@@ -1,7 +1,7 @@
 /**
  * `callscript mock-http --routes file.yaml --port N`: answers http steps from mock routes (src/testing/mock-http.ts).
  */
-import { readFlowText } from '../registry/load.js';
+import { readToolFile } from '../testing/tool-file.js';
 import { parseRoutes, startMockHttp, type MockServer } from '../testing/mock-http.js';
 
 export interface MockHttpFlags {
@@ -27,10 +27,9 @@ export async function mockHttp(
   let text: string;
   try {
     // bounded as flow files are (a routes file is checked as one: at most 2 MB of YAML)
-    text = await readFlowText(flags.routes);
+    text = await readToolFile(flags.routes, '--routes');
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    err.write(`callscript mock-http: cannot read ${flags.routes}: ${code ?? (e as Error).message}\n`);
+    err.write(`callscript mock-http: ${(e as Error).message}\n`);
     return 2;
   }
   const { routes, problems } = parseRoutes(text, flags.routes);

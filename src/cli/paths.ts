@@ -1,12 +1,11 @@
 /** `callscript paths <flow>`: a scenario file with one case per transition not yet covered. */
-import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
+import { readCoverageFile } from '../testing/tool-file.js';
 import { dirname, relative, resolve, sep } from 'node:path';
-import { compileFlowFile } from '../registry/linked-file.js';
 import type { CompiledFlow } from '../engine/compile.js';
-import { formatDiagnostics } from '../flow/format.js';
-import { compileAll } from '../registry/registry.js';
-import { callerScriptNotFlow, isCallerScriptName, readFlows, readFlowText } from '../registry/load.js';
+import { envOf, flowsDirOf, loadFlow } from '../testing/flow-dir.js';
+import { missingParams, sampleParam, withParams } from '../testing/module-params.js';
+import type { Value } from '../flow/model.js';
 import type { CoverageFile } from '../testing/coverage.js';
 import { EXPLORE_MAX_MS } from '../testing/explore.js';
 import { generateCases, scenarioYaml, uncovered } from '../testing/paths.js';
@@ -19,35 +18,11 @@ export interface PathsFlags {
   /** How long the search may take, in seconds (default 60). */
   maxSeconds?: string;
   env?: string;
+  /** A module's params, name=value (repeatable); the required ones not given are sampled. */
+  with?: string[];
 }
 
-/** A flow by name (in the flows dir) or by path to a .yaml file; throws with the reason. */
-export async function loadFlow(ref: string, flowsDir = 'flows', environment = envOf()): Promise<CompiledFlow> {
-  if (isCallerScriptName(ref)) throw new Error(callerScriptNotFlow(ref));
-  const opts = environment !== undefined ? { environment } : {};
-  if (/\.ya?ml$/.test(ref) && existsSync(ref)) {
-    const text = await readFlowText(ref);
-    // a flow that enters modules is linked with the flows of its directory
-    const one = await compileFlowFile(ref, text, opts);
-    if (!one.flow) throw new Error(`${ref} has errors:\n${formatDiagnostics(one.errors, one.sources)}`);
-    return one.flow;
-  }
-  const { texts } = await readFlows(flowsDir);
-  const { flows: served, report } = compileAll(texts, opts);
-  const flows = [...served, ...(report.modules ?? [])];
-  const found = flows.find((f) => f.name === ref);
-  if (!found)
-    throw new Error(
-      `no valid flow named "${ref}" in ${flowsDir} (flows: ${flows.map((f) => f.name).join(', ') || 'none'})`,
-    );
-  return found;
-}
-
-/** The environment of version 2 flows a tool runs in: --env, else CALLSCRIPT_ENV (absent: each flow's first). */
-export function envOf(flag?: string): string | undefined {
-  const e = flag ?? process.env.CALLSCRIPT_ENV;
-  return e === undefined || e === '' ? undefined : e;
-}
+export { envOf, loadFlow } from '../testing/flow-dir.js';
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -68,14 +43,29 @@ export async function paths(
   let flow: CompiledFlow;
   let coverage: CoverageFile | undefined;
   try {
-    flow = await loadFlow(ref, flags.flows, envOf(flags.env));
-    if (flags.covered) coverage = JSON.parse(await readFile(flags.covered, 'utf8')) as CoverageFile;
+    flow = await loadFlow(ref, flowsDirOf(flags.flows), envOf(flags.env));
+    if (flags.covered) coverage = await readCoverageFile(flags.covered, '--covered');
   } catch (e) {
     err.write(`callscript paths: ${(e as Error).message}\n`);
     return 2;
   }
+  let params: Record<string, Value>;
+  try {
+    params = withParams(flow, flags.with ?? []);
+  } catch (e) {
+    err.write(`callscript paths: ${(e as Error).message}\n`);
+    return 2;
+  }
+  // a module run on its own needs its required params: those not given are sampled, and said
+  const sampled = missingParams(flow, params);
+  for (const name of sampled) params[name] = sampleParam(flow, name);
+  for (const name of sampled)
+    err.write(
+      `paths: ${flow.name} is a module: its required param ${name} is sampled as ${JSON.stringify(params[name])} ` +
+        `(give another with --with ${name}=...)\n`,
+    );
   const todo = uncovered(flow, coverage);
-  const g = generateCases(flow, todo, { maxMs: maxSeconds * 1000 });
+  const g = generateCases(flow, todo, { maxMs: maxSeconds * 1000, params });
   // On stdout, where the file goes is unknown: no $schema line rather than a wrong one.
   const schema = flags.out ? scenarioSchemaRef(flags.out) : undefined;
   // A flow given by path is named relative to the scenario file (as the runner resolves it).
@@ -86,7 +76,7 @@ export async function paths(
           .join('/')
       : ref
     : flow.name;
-  const text = scenarioYaml(flow, g, { flowRef, ...(schema !== undefined ? { schema } : {}) });
+  const text = scenarioYaml(flow, g, { flowRef, sampled, ...(schema !== undefined ? { schema } : {}) });
   if (flags.out) {
     try {
       await writeFile(flags.out, text);

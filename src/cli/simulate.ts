@@ -4,17 +4,17 @@
  * terminal, tmux, or piped stdin) or a caller script (--caller). The call itself is
  * src/testing/simulate.ts.
  */
-import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { languageVar, startVars } from '../engine/outbound.js';
-import { readFlowText } from '../registry/load.js';
+import { readToolFile } from '../testing/tool-file.js';
+import { missingParams, withParams } from '../testing/module-params.js';
 import type { Value } from '../flow/model.js';
 import { parseRoutes } from '../testing/mock-http.js';
 import type { HttpMock } from '../testing/http-mocks.js';
 import { parseClock } from '../testing/clock.js';
 import { createInterface } from 'node:readline';
 import type { CompiledFlow } from '../engine/compile.js';
-import { envOf, loadFlow } from './paths.js';
+import { envOf, flowsDirOf, loadFlow } from '../testing/flow-dir.js';
 import { loadCallerScript } from '../emulator/caller/load.js';
 import {
   parseLine,
@@ -40,6 +40,8 @@ export interface SimulateFlags {
   now?: string;
   /** A routes file (the format of `callscript mock-http`) answering the flow's http lookups. */
   mocks?: string;
+  /** name=value, each a param of a module run on its own (repeatable). */
+  with?: string[];
 }
 
 export interface SimulateIo {
@@ -88,19 +90,28 @@ export async function simulate(
 ): Promise<number> {
   let flow: CompiledFlow;
   let caller: ScriptedCaller | undefined;
-  let setup: Pick<SimOptions, 'now' | 'vars' | 'routes' | 'routesName'>;
+  let setup: Pick<SimOptions, 'now' | 'vars' | 'params' | 'routes' | 'routesName'>;
   try {
     const now = flags.now !== undefined ? parseClock(flags.now, '--now') : undefined;
-    flow = await loadFlow(ref, flags.flows ?? process.env.FLOWS_DIR ?? 'flows', envOf(flags.env));
+    flow = await loadFlow(ref, flowsDirOf(flags.flows), envOf(flags.env));
+    const params = withParams(flow, flags.with ?? []);
+    // a module run on its own: its required params, up front (not a RUNTIME_PARAM once a step renders one)
+    const missing = missingParams(flow, params);
+    if (missing.length > 0)
+      throw new Error(
+        `${flow.name} is a module: give its required param${missing.length > 1 ? 's' : ''} ` +
+          `${missing.join(', ')} (${missing.map((m) => `--with ${m}=...`).join(' ')}), as a scenario's with: does`,
+      );
     setup = {
       ...(now !== undefined ? { now } : {}),
+      ...(Object.keys(params).length > 0 ? { params } : {}),
       ...(flags.vars && flags.vars.length > 0 ? { vars: simulateVars(flow, flags.vars) } : {}),
       ...(flags.mocks !== undefined
         ? { routes: await loadRoutes(flags.mocks), routesName: basename(flags.mocks) }
         : {}),
     };
     if (flags.caller) {
-      const loaded = loadCallerScript(await readFile(flags.caller, 'utf8'), flags.caller);
+      const loaded = loadCallerScript(await readToolFile(flags.caller, '--caller'), flags.caller);
       if (!loaded.ok)
         throw new Error(
           'BAD_CALLER\n' +
@@ -188,9 +199,11 @@ export function simulateVars(flow: CompiledFlow, given: string[]): Record<string
   if (lang !== undefined) names.push(`${lang} (its language)`);
   for (const d of dropped)
     problems.push(
-      !d.why.startsWith('not declared')
-        ? `--vars ${d.name}: ${d.why}`
-        : `--vars ${d.name}: not a var of ${flow.name} (its vars: ${names.length > 0 ? names.join(', ') : 'none'})`,
+      d.name === lang && !Object.hasOwn(declared, d.name)
+        ? `--vars ${d.name}: ${d.why}, got ${JSON.stringify(pairs[d.name]?.slice(0, 40))}`
+        : !d.why.startsWith('not declared')
+          ? `--vars ${d.name}: ${d.why}`
+          : `--vars ${d.name}: not a var of ${flow.name} (its vars: ${names.length > 0 ? names.join(', ') : 'none'})`,
     );
   if (problems.length > 0) throw new Error(problems.join('\n'));
   return vars;
@@ -198,13 +211,7 @@ export function simulateVars(flow: CompiledFlow, given: string[]): Record<string
 
 /** The routes of --mocks (the mock-http format), or an error with each problem at its file:line:col. */
 async function loadRoutes(file: string): Promise<HttpMock[]> {
-  let text: string;
-  try {
-    text = await readFlowText(file);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new Error(`--mocks: cannot read ${file}: ${code ?? (e as Error).message}`, { cause: e });
-  }
+  const text = await readToolFile(file, '--mocks');
   const { routes, problems } = parseRoutes(text, file);
   if (problems.length > 0) throw new Error(`--mocks: ${file} is not a routes file:\n${problems.join('\n')}`);
   return routes;

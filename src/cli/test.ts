@@ -16,6 +16,7 @@ import {
   runScenarioFile,
   missedThresholds,
 } from '../testing/index.js';
+import { envOf, flowsDirOf } from '../testing/flow-dir.js';
 
 export interface TestFlags {
   flows?: string;
@@ -30,7 +31,7 @@ export interface TestFlags {
 type Out = { write(s: string): unknown };
 
 export async function test(paths: string[], flags: TestFlags, out: Out = process.stdout): Promise<number> {
-  const flowsDir = flags.flows ?? 'flows';
+  const flowsDir = flowsDirOf(flags.flows);
   const print = (line: string) => out.write(line + '\n');
   const percent = (flag: string, v: string | undefined): number | undefined | string => {
     if (v === undefined) return undefined;
@@ -56,7 +57,7 @@ export async function test(paths: string[], flags: TestFlags, out: Out = process
   const files = await collectScenarioFiles(
     paths.length > 0 ? paths : [flowsDir, 'test'].filter((p, i, a) => a.indexOf(p) === i),
   );
-  const env = flags.env ?? (process.env.CALLSCRIPT_ENV || undefined);
+  const env = envOf(flags.env);
   const flows = await loadFlowDir(flowsDir, env);
   for (const p of flows.problems) print(`flow error: ${p}`);
   const coverage = wantCoverage ? new Coverage() : undefined;

@@ -44,6 +44,10 @@ export interface Hop {
   reply?: string;
   /** The reply was the flow's own hangup. */
   done?: boolean;
+  /** A module run on its own returned this result (its reply ends the call). */
+  ret?: string;
+  /** The flow step whose command the request reports on. */
+  from?: string;
 }
 
 export interface Found {
@@ -183,6 +187,8 @@ export interface ExploreOptions {
   maxMs?: number;
   /** The clock (tests). */
   now?: () => number;
+  /** A module's params (`with:`), given to every call it starts. */
+  params?: Record<string, Value>;
 }
 
 /** The default of ExploreOptions.maxMs. */
@@ -217,10 +223,11 @@ export function explore(
     if (left.size === 0 || states >= max || !more()) break;
     tried++;
     const call = { ...DEFAULT_CALL, variables: {}, ...start.call };
+    const vars = { ...(start.vars as Record<string, Value>), ...opts.params };
     const setup: CallSetup = {
       base: baseRequest({ call }),
       now: clockOf(call),
-      ...(Object.keys(start.vars).length > 0 ? { vars: start.vars as Record<string, Value> } : {}),
+      ...(Object.keys(vars).length > 0 ? { vars } : {}),
     };
     const seen = new Set<string>();
     const queue: Node[] = [];
@@ -246,13 +253,14 @@ export function explore(
         const out = got.out;
         const ok = out.kind === 'reply' && !out.log?.some((l) => l.code === 'ENGINE_INTERNAL');
         const hop: Hop = {
-          ...(parent ? { command: parent.hop.reply } : {}),
+          ...(parent ? { command: parent.hop.reply, from: parent.state.step } : {}),
           ...(input ? { input } : {}),
           effects: got.met.map((m) => m.given),
         };
         if (ok && out.state) {
           hop.reply = out.reply.command;
           if (out.state.done) hop.done = true;
+          if (out.state.ret) hop.ret = out.state.ret.result;
         }
         for (const k of got.keys) {
           if (!left.has(k) || !ok) continue;

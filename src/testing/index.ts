@@ -6,6 +6,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { CompiledFlow } from '../engine/compile.js';
 import { compileAll } from '../registry/registry.js';
+import { flowsDirProblem, refusedByName, type Refused } from './flow-dir.js';
 import {
   callerScriptNotFlow,
   isCallerScriptName,
@@ -15,7 +16,7 @@ import {
 } from '../registry/load.js';
 import { Coverage } from './coverage.js';
 import { compileFlowFile } from '../registry/linked-file.js';
-import { closest } from '../flow/check-context.js';
+import { checkWith } from './module-params.js';
 import { runCase, type CaseResult } from './runner.js';
 import {
   formatScenarioError,
@@ -63,14 +64,24 @@ export interface FlowSet {
   problems: string[];
   /** The environment the flows were compiled in (version 2 environments:), if one was selected. */
   environment?: string;
+  /** The directory the flows come from. */
+  dir?: string;
+  /** Why the directory gave no flows (missing, not a directory), if so. */
+  missing?: string;
+  /** The flow files the directory refused, by their flow's name (a scenario naming one says why). */
+  refused?: Map<string, Refused>;
 }
 
-/** Compiles the flows of a directory (a missing directory gives no flows). */
+/** Compiles the flows of a directory (a missing directory gives no flows, and says so in `missing`). */
 export async function loadFlowDir(dir: string, environment?: string): Promise<FlowSet> {
+  const missing = await flowsDirProblem(dir);
   const { texts, unread } = await readFlows(dir).catch(() => ({ texts: [], unread: [] }));
   const { flows, report } = compileAll(texts, environment !== undefined ? { environment } : {});
   return {
     ...(environment !== undefined ? { environment } : {}),
+    dir,
+    ...(missing !== undefined ? { missing } : {}),
+    refused: refusedByName(texts, report),
     // modules too: a scenario may test a module on its own (with: params, expect: { return })
     byName: new Map([...flows, ...(report.modules ?? [])].map((f) => [f.name, f])),
     problems: [
@@ -118,7 +129,11 @@ export async function runScenarioFile(file: string, flows: FlowSet, coverage?: C
   if ('error' in flow) return { file, errors: [flow.error], cases: [] };
   const withErrors = checkWith(scenario, flow.flow);
   if (withErrors.length > 0) return { file, errors: withErrors, cases: [] };
-  const opts = coverage ? { hooks: coverage.hooksFor(flow.flow) } : {};
+  // a recording's params are compared in full (a param the flow adds since is a divergence)
+  const opts = {
+    ...(coverage ? { hooks: coverage.hooksFor(flow.flow) } : {}),
+    ...(scenario.recorded ? { wholeParams: true } : {}),
+  };
   const cases = scenario.cases.map((c) => runCase(flow.flow, c, opts));
   // A result the command sent can never return is the file's mistake, reported as such.
   const errors = cases.flatMap((c) =>
@@ -143,20 +158,11 @@ async function inEnvironment(
       `environment: the flow ${flow.name} has no environment "${environment}" (its ` +
         `environments: ${Object.keys(flow.model.environments).join(', ')})`,
     );
-  let text: string;
-  try {
-    text = await readFlowText(flow.model.file);
-  } catch (err) {
-    return at(`environment: cannot read ${flow.model.file} again: ${unreadableReason(err)}`);
-  }
-  const { flows: compiled, report } = compileAll([{ file: flow.model.file, text }], { environment });
-  const first = report.diagnostics.find((d) => d.severity === 'error');
-  if (!compiled[0] || first)
-    return at(
-      `environment: ${flow.name} has errors in environment ${environment} ` +
-        `(${first ? `${first.file}:${first.line}:${first.column}: ${first.message}` : 'not compiled'})`,
-    );
-  return { flow: compiled[0] };
+  // linked with the modules of its directory, as the flows dir and a flow given by path are
+  const again = await compileIn(flow.model.file, environment);
+  if ('error' in again)
+    return at(`environment: ${flow.name} has errors in environment ${environment} (${again.error})`);
+  return again;
 }
 
 async function resolveFlow(s: Scenario, flows: FlowSet): Promise<{ flow: CompiledFlow } | { error: ScenarioError }> {
@@ -187,58 +193,40 @@ async function resolveFlow(s: Scenario, flows: FlowSet): Promise<{ flow: Compile
     return { flow: same && same.version === compiled[0].version ? same : compiled[0] };
   }
   const f = flows.byName.get(s.flow);
-  if (!f) {
-    const known = [...flows.byName.keys()].sort();
+  if (f) return { flow: f };
+  const dir = flows.dir ?? 'the flows directory';
+  if (flows.missing) return at(`flow: no flow named "${s.flow}": ${flows.missing}`);
+  const refused = flows.refused?.get(s.flow);
+  if (refused) {
+    // refused in the environment the flows were loaded in: the file's own environment: may be one it has
+    if (s.environment !== undefined && s.environment !== flows.environment) {
+      const again = await compileIn(refused.file, s.environment);
+      if ('flow' in again) return again;
+    }
+    const first = refused.errors[0];
+    const inEnv = flows.environment !== undefined ? ` in environment ${flows.environment}` : '';
     return at(
-      `flow: no flow named "${s.flow}" in the flows directory${known.length ? ` (flows: ${known.join(', ')})` : ''}`,
+      `flow: ${s.flow} (${refused.file}) has errors${inEnv}` +
+        (first ? ` (${first.file}:${first.line}:${first.column}: ${first.message})` : ''),
     );
   }
-  return { flow: f };
+  const known = [...flows.byName.keys()].sort();
+  return at(`flow: no flow named "${s.flow}" in ${dir}${known.length ? ` (flows: ${known.join(', ')})` : ''}`);
 }
 
-/**
- * A case's `with:` against the module's params: no unknown name, every required one given; none for a flow that is no
- * module.
- */
-function checkWith(s: Scenario, flow: CompiledFlow): ScenarioError[] {
-  const errors: ScenarioError[] = [];
-  const spec = flow.model.module;
-  for (const c of s.cases) {
-    if (!spec) {
-      if (c.with)
-        errors.push({
-          file: s.file,
-          line: c.withPos ? (Object.values(c.withPos)[0]?.line ?? c.pos.line) : c.pos.line,
-          column: 1,
-          message: `with: gives params to a module; flow "${flow.name}" is not one (use vars: for a flow's variables)`,
-        });
-      continue;
-    }
-    const names = Object.keys(spec.params);
-    for (const [k, pos] of Object.entries(c.withPos ?? {})) {
-      if (names.includes(k)) continue;
-      const near = closest(k, names);
-      errors.push({
-        file: s.file,
-        line: pos.line,
-        column: pos.col,
-        message:
-          `with: module "${flow.name}" has no param ` +
-          `"${k}"${near ? ` (did you mean "${near}"?)` : names.length ? ` (params: ${names.join(', ')})` : ''}`,
-      });
-    }
-    const missing = names.filter((k) => spec.params[k]!.required && !Object.hasOwn(c.with ?? {}, k));
-    if (missing.length > 0)
-      errors.push({
-        file: s.file,
-        line: c.pos.line,
-        column: c.pos.col,
-        message:
-          `case "${c.name}": module "${flow.name}" needs ${missing.map((m) => `"${m}"`).join(', ')} in with: ` +
-          `(required param${missing.length > 1 ? 's' : ''})`,
-      });
+/** A flow file compiled in `environment`, linked with the modules of its directory. */
+async function compileIn(file: string, environment: string): Promise<{ flow: CompiledFlow } | { error: string }> {
+  let text: string;
+  try {
+    text = await readFlowText(file);
+  } catch (err) {
+    return { error: `cannot read ${file}: ${unreadableReason(err)}` };
   }
-  return errors;
+  const one = await compileFlowFile(file, text, { environment });
+  const first = one.errors[0];
+  if (!one.flow || first)
+    return { error: first ? `${first.file}:${first.line}:${first.column}: ${first.message}` : 'not compiled' };
+  return { flow: one.flow };
 }
 
 /** The output lines of one case: `✓ file › name`, or `✗ ...` with the failure. */

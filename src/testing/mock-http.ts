@@ -16,31 +16,55 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadYaml } from '../flow/yaml.js';
 import { findRoute, parseHttpMocks, type HttpMock } from './http-mocks.js';
+import { closest } from '../flow/check-context.js';
 
 export interface MockRoutes {
   routes: HttpMock[];
   problems: string[];
 }
 
+const ROUTES_FORMAT = 'routes: [ { method, url, status, body, headers, delay_ms, error } ]';
+
+/**
+ * A routes file: a map with `routes:`, a list of routes (`routes: []` is none: every request gets 404). An empty file
+ * and `routes:` with no value are refused alike, as is any other key (with a did-you-mean).
+ */
 export function parseRoutes(text: string, file: string): MockRoutes {
   const problems: string[] = [];
   const { root, diagnostics } = loadYaml(text, file);
   for (const d of diagnostics) if (d.severity === 'error') problems.push(`${file}:${d.line}:${d.column}: ${d.message}`);
-  if (!root || problems.length > 0) return { routes: [], problems };
-  const routes = root.kind === 'map' ? root.entries.find((e) => e.key === 'routes')?.value : undefined;
-  if (!routes)
-    return {
-      routes: [],
-      problems: [
-        `${file}:1:1: a routes file is a map with routes: [ { method, url, status, body, headers, delay_ms, error } ]`,
-      ],
-    };
-  const out = parseHttpMocks(
-    routes,
-    (at, msg) => problems.push(`${file}:${at.pos.line}:${at.pos.col}: ${msg}`),
-    'routes',
-  );
-  return { routes: out, problems };
+  if (problems.length > 0) return { routes: [], problems };
+  const at = (pos: { line: number; col: number }, msg: string) =>
+    problems.push(`${file}:${pos.line}:${pos.col}: ${msg}`);
+  const empty = (pos: { line: number; col: number }) =>
+    at(pos, `no routes: a routes file lists its routes, ${ROUTES_FORMAT} (routes: [] for none)`);
+  if (!root || (root.kind === 'scalar' && root.value === null)) {
+    empty({ line: 1, col: 1 });
+    return { routes: [], problems };
+  }
+  if (root.kind !== 'map') {
+    at(root.pos, `a routes file is a map with ${ROUTES_FORMAT}`);
+    return { routes: [], problems };
+  }
+  for (const e of root.entries) {
+    if (e.key === 'routes') continue;
+    const near = closest(e.key, ['routes']);
+    at(
+      e.keyNode.pos,
+      `unknown key "${e.key}" in a routes file${near ? `: did you mean "${near}"?` : ''} (${ROUTES_FORMAT})`,
+    );
+  }
+  const entry = root.entries.find((e) => e.key === 'routes');
+  if (!entry) {
+    if (problems.length === 0) at(root.pos, `a routes file is a map with ${ROUTES_FORMAT}`);
+    return { routes: [], problems };
+  }
+  if (entry.value.kind === 'scalar' && entry.value.value === null) {
+    empty(entry.keyNode.pos);
+    return { routes: [], problems };
+  }
+  const out = parseHttpMocks(entry.value, (n, msg) => at(n.pos, msg), 'routes');
+  return { routes: problems.length > 0 ? [] : out, problems };
 }
 
 /** The longest request body the mock reads. */

@@ -2,9 +2,10 @@
  * `callscript paths`: one scenario case per transition of a flow not yet covered
  * (transitions.ts, the definition coverage uses), each the shortest call found that takes
  * it (explore.ts: real calls stepped on the flow's machine), named after it, written in the
- * scenario format of docs/testing.md. Every case is run by the scenario runner before it is
- * kept: it passes and takes its transition. A transition no case can take is left out,
- * with the reason (why.ts).
+ * scenario format of docs/testing.md. Every case is checked as `callscript test` checks it
+ * (a module's `with:` included) and run by the scenario runner before it is kept: it
+ * passes and takes its transition. A transition no case can take is left out, with the
+ * reason (why.ts). A module's cases give its params (`with:`) and end with its return.
  */
 import type { CompiledFlow } from '../engine/compile.js';
 import type { CoverageFile } from './coverage.js';
@@ -13,7 +14,9 @@ import { explore, ERROR_CODE, type Found, type Hop } from './explore.js';
 import { lookupKey } from './branch-executor.js';
 import { smsHash } from './executors.js';
 import { runCase } from './runner.js';
-import { DEFAULT_CALL, parseScenario, type Plain } from './scenario.js';
+import { DEFAULT_CALL, parseScenario, ScenarioFileError, type Plain, type Scenario } from './scenario.js';
+import { checkWith } from './module-params.js';
+import type { Value } from '../flow/model.js';
 import { flowValues, startVariants } from './starts.js';
 import { flowTransitions } from './transitions.js';
 import { impossible, notFound } from './why.js';
@@ -53,6 +56,10 @@ interface Step {
   comments: string[];
 }
 
+/** Whether `transition` is a key of the step that sent the command a request reports on (or a flow-wide handler's). */
+const ownKey = (transition: string, from: string | undefined) =>
+  from === undefined || transition.startsWith(`${from}:`) || transition.startsWith('handlers');
+
 /** The case's steps: one per command answered and per sms effect met before the next command. */
 function stepsOf(hops: Hop[], transition: string): Step[] {
   const steps: Step[] = [];
@@ -64,14 +71,21 @@ function stepsOf(hops: Hop[], transition: string): Step[] {
       if (hop.input) prev.input = hop.input;
       if (claim)
         prev.comments.push(
-          hop.input ? `takes ${transition}` : `takes ${transition} (the call ends: the hangup handler runs)`,
+          !hop.input
+            ? `takes ${transition} (the call ends: the hangup handler runs)`
+            : ownKey(transition, hop.from)
+              ? `takes ${transition}`
+              : // a later step of the same request takes it (a lookup, a switch): not this command's result
+                `takes ${transition}, in the request that reports this ${hop.command}`,
         );
       // The call is over: what follows runs unchecked (sms effects take their mocks).
       if (!hop.input || 'status' in hop.input) return;
     }
     const first = steps.length;
     for (const e of hop.effects) steps.push({ expect: e.kind, comments: [] });
-    if (hop.reply) steps.push({ expect: hop.reply, comments: [] });
+    // a module run on its own ends with its return, as a hand-written module scenario does
+    if (hop.ret !== undefined) steps.push({ expect: `{ return: ${q(hop.ret)} }`, comments: [] });
+    else if (hop.reply) steps.push({ expect: hop.reply, comments: [] });
     if (claim && hop.command === undefined) steps[first]?.comments.push(`takes ${transition} (as the call starts)`);
   });
   return steps;
@@ -99,8 +113,10 @@ function httpMocks(hops: Hop[]): string[] {
   return out;
 }
 
-function caseLines(transition: string, f: Found): string[] {
+function caseLines(transition: string, f: Found, params: Record<string, Value> | undefined): string[] {
   const lines = [`  - name: ${q(transition)}`];
+  const given = Object.entries(params ?? {});
+  if (given.length > 0) lines.push(`    with: { ${given.map(([k, v]) => `${k}: ${inline(v as Plain)}`).join(', ')} }`);
   const call = Object.entries(f.start.call).filter(
     ([k, v]) => v !== (DEFAULT_CALL as unknown as Record<string, unknown>)[k],
   );
@@ -126,7 +142,16 @@ function caseLines(transition: string, f: Found): string[] {
 
 /** Runs the case as the scenario runner does: undefined when it passes and takes `transition`, else what went wrong. */
 function check(flow: CompiledFlow, transition: string, lines: string[]): string | undefined {
-  const s = parseScenario(['flow: x', 'cases:', ...lines].join('\n'), 'generated.test.yaml');
+  let s: Scenario;
+  try {
+    s = parseScenario(['flow: x', 'cases:', ...lines].join('\n'), 'generated.test.yaml');
+  } catch (err) {
+    if (!(err instanceof ScenarioFileError)) throw err;
+    return `the case found is no valid scenario: ${err.errors[0]?.message ?? err.message}`;
+  }
+  // what `callscript test` checks of the file before it runs it (a module's with: params)
+  const refused = checkWith(s, flow)[0];
+  if (refused) return `the case found is refused: ${refused.message}`;
   const cov = new Coverage();
   const r = runCase(flow, s.cases[0]!, { hooks: cov.hooksFor(flow) });
   if (!r.ok) return `the case found does not pass: ${r.failure?.message}`;
@@ -140,6 +165,8 @@ export interface GenerateOptions {
   maxMs?: number;
   /** The clock the time limit is read on (tests). */
   now?: () => number;
+  /** A module's params (`with:` of every case): those given, and a sample of each required one not given. */
+  params?: Record<string, Value>;
 }
 
 /** One case per transition of `only` (default: every transition), or the reason there is none. */
@@ -154,6 +181,7 @@ export function generateCases(flow: CompiledFlow, only?: Iterable<string>, opts:
     values,
     opts,
   );
+  const params = opts.params && Object.keys(opts.params).length > 0 ? opts.params : undefined;
   const cases: GeneratedCase[] = [];
   const skipped: Skipped[] = [];
   for (const k of want) {
@@ -162,7 +190,7 @@ export function generateCases(flow: CompiledFlow, only?: Iterable<string>, opts:
       skipped.push({ transition: k, why: cannot.get(k) ?? notFound(flow, k, ex) });
       continue;
     }
-    const lines = caseLines(k, f);
+    const lines = caseLines(k, f, params);
     const bad = check(flow, k, lines);
     if (bad) skipped.push({ transition: k, why: bad });
     else cases.push({ transition: k, found: f, lines });
@@ -175,6 +203,8 @@ export interface YamlOptions {
   flowRef?: string;
   /** The `$schema` reference of the first line (see schema-ref.ts); undefined: no such line. */
   schema?: string;
+  /** A module's required params that were sampled (not given with --with), said in the header. */
+  sampled?: readonly string[];
 }
 
 /** The scenario file (docs/testing.md) for the cases, the transitions left out listed in comments. */
@@ -184,8 +214,14 @@ export function scenarioYaml(flow: CompiledFlow, g: Generated, opts: YamlOptions
   if (opts.schema !== undefined) lines.push(`# yaml-language-server: $schema=${opts.schema}`);
   lines.push(
     `# Generated by \`callscript paths ${flowRef}\`: one case per transition not yet covered, each the`,
-    '# shortest call found that takes it (run by the scenario runner before it was written).',
+    '# shortest call found that takes it (checked and run as `callscript test` runs it before it was written).',
   );
+  if (opts.sampled && opts.sampled.length > 0)
+    lines.push(
+      `# The module's required param${opts.sampled.length > 1 ? 's' : ''} ${opts.sampled.join(', ')} ` +
+        `${opts.sampled.length > 1 ? 'are' : 'is'} sampled in with: (give ${opts.sampled.length > 1 ? 'them' : 'it'} ` +
+        `with --with ${opts.sampled[0]}=...).`,
+    );
   if (g.skipped.length > 0) {
     lines.push('#', '# No case for these transitions:');
     for (const s of g.skipped) lines.push(`#   ${s.transition}: ${s.why}`);

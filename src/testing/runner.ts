@@ -20,6 +20,9 @@ import type { CallCheck, Expectation, Plain, ScenarioCase, ScenarioStep } from '
 import { MASK, Masker, sensitiveValues, type Sensitivity } from '../engine/mask.js';
 import { resultProblem } from './results.js';
 import { COMMANDS } from '../protocol/commands.js';
+import { asIs, diffLines, full, showParams, type DiffEntry, type Scrub } from './diff.js';
+
+export { diffLines, MAX_DIFF_VALUE, type DiffEntry } from './diff.js';
 
 export interface CaseFailure {
   /** 0-based index of the step that failed (steps.length: after the last step). */
@@ -53,6 +56,11 @@ export interface RunOptions {
   maxRequests?: number;
   /** Observers of the engine's runs (coverage). */
   hooks?: RunHooks;
+  /**
+   * Compare params in full (a recording's steps, docs/testing.md "Record and replay"): a param the step does not name
+   * is a difference. Default: the step's params as a subset.
+   */
+  wholeParams?: boolean;
 }
 
 /** The result sent for a step that gives none: the command's first success result. */
@@ -79,34 +87,21 @@ interface Actual {
   from?: string;
 }
 
-const MAX_VALUE = 60;
-
-function show(v: unknown): string {
-  if (v === undefined) return '(absent)';
-  // A bigint (hangup_callid's callid) goes out as a bare integer: shown digit for digit.
-  if (typeof v === 'bigint') return v.toString();
-  let s = JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x)) ?? String(v);
-  if (s.length > MAX_VALUE) s = s.slice(0, MAX_VALUE - 4) + '...' + s.slice(-1);
-  return s;
-}
-
-function showParams(p: Record<string, unknown>): string {
-  const parts = Object.entries(p).map(([k, v]) => `${k}: ${show(v)}`);
-  return parts.length === 0 ? '{}' : `{ ${parts.join(', ')} }`;
-}
-
-export function describeExpectation(e: Expectation): string {
-  if (e.kind === 'sms' || e.kind === 'http') return `${e.kind} ${showParams(e.params)}`;
+export function describeExpectation(e: Expectation, scrub: Scrub = asIs): string {
+  if (e.kind === 'sms' || e.kind === 'http') return `${e.kind} ${showParams(e.params, scrub)}`;
   if (e.kind === 'check') return 'a check of the call (vars, step)';
-  return e.params ? `${e.command} ${showParams(e.params)}` : e.command;
+  return e.params ? `${e.command} ${showParams(e.params, scrub)}` : e.command;
 }
 
-function describeActual(a: Actual): string {
-  return `${a.command} ${showParams(a.params)}`;
+function describeActual(a: Actual, scrub: Scrub = asIs): string {
+  return `${a.command} ${showParams(a.params, scrub)}`;
 }
 
-/** Scalars match by their text ("1" matches 1); lists and maps match deeply, maps as subsets. */
-function matches(expected: Plain, actual: unknown): boolean {
+/**
+ * Scalars match by their text ("1" matches 1); lists and maps match deeply, maps as subsets (`whole`: maps with the
+ * same keys, as a recording's params are compared).
+ */
+function matches(expected: Plain, actual: unknown, whole = false): boolean {
   if (expected === null || typeof expected !== 'object') {
     if (actual === null || typeof actual !== 'object')
       return expected === null
@@ -116,12 +111,15 @@ function matches(expected: Plain, actual: unknown): boolean {
   }
   if (Array.isArray(expected)) {
     return (
-      Array.isArray(actual) && actual.length === expected.length && expected.every((e, i) => matches(e, actual[i]))
+      Array.isArray(actual) &&
+      actual.length === expected.length &&
+      expected.every((e, i) => matches(e, actual[i], whole))
     );
   }
   if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return false;
   const a = actual as Record<string, unknown>;
-  return Object.entries(expected).every(([k, v]) => matches(v, a[k]));
+  if (whole && Object.keys(a).some((k) => a[k] !== undefined && !Object.hasOwn(expected, k))) return false;
+  return Object.entries(expected).every(([k, v]) => matches(v, a[k], whole));
 }
 
 /** The call as a check sees it: its vars and the flow step it is at. */
@@ -140,18 +138,18 @@ function viewOf(out: Settled): CallView | undefined {
 
 /**
  * Null when the call meets the check; else where the first difference is written, a message
- * and the diff lines (`- expected`, `+ actual`; a sensitive var's actual value shows ***).
+ * and the differences (a sensitive var's actual value shows ***).
  */
 function checkCall(
   check: CallCheck,
   view: CallView,
   sensitive: Sensitivity | undefined,
-): { pos?: Loc; message: string; diff: string[] } | null {
-  const diff: string[] = [];
+): { pos?: Loc; message: string; diff: DiffEntry[] } | null {
+  const diff: DiffEntry[] = [];
   const wrong: string[] = [];
   let pos: Loc | undefined;
   if (check.step !== undefined && check.step !== view.step) {
-    diff.push(`- step: ${check.step}`, `+ step: ${view.step}`);
+    diff.push({ label: 'step', expected: check.step, actual: view.step });
     wrong.push(`the call is at flow step "${view.step}", not "${check.step}"`);
     pos = check.stepPos;
   }
@@ -160,7 +158,11 @@ function checkCall(
     const actual = view.vars[k];
     if (matches(v, actual)) continue;
     const masked = sensitive?.names.has(k) && actual !== undefined;
-    diff.push(`- vars.${k}: ${show(v)}`, `+ vars.${k}: ${masked ? `${MASK} (sensitive: not shown)` : show(actual)}`);
+    diff.push(
+      masked
+        ? { label: `vars.${k}`, expected: full(v), actual: `${MASK} (sensitive: not shown)`, note: true }
+        : { label: `vars.${k}`, expected: full(v), actual: full(actual) },
+    );
     vars.push(k);
   }
   if (vars.length > 0) {
@@ -175,22 +177,28 @@ function checkCall(
 }
 
 /**
- * Null when `actual` meets `e`; else the diff lines. With `recorded`, an expected value holding `***` (a recording's
- * masked value) also matches the actual value masked by it.
+ * Null when `actual` meets `e`; else the differences. With `recorded`, an expected value holding `***` (a recording's
+ * masked value) also matches the actual value masked by it. `whole` (recordings): the params in full, a param the
+ * expectation does not name is a difference (an http lookup's headers apart: recordings leave them out).
  */
-function compare(e: Expectation, a: Actual, recorded?: Masker): string[] | null {
-  const diff: string[] = [];
+function compare(e: Expectation, a: Actual, recorded?: Masker, whole = false): DiffEntry[] | null {
+  const diff: DiffEntry[] = [];
   if (e.kind === 'check') return [];
   const expCommand = e.kind === 'command' ? e.command : e.kind;
-  if (expCommand !== a.command) diff.push(`- command: ${expCommand}`, `+ command: ${a.command}`);
+  if (expCommand !== a.command) diff.push({ label: 'command', expected: expCommand, actual: a.command });
   const params = e.params;
   if (params && expCommand === a.command) {
     for (const [k, v] of Object.entries(params)) {
       const x = a.params[k];
-      if (matches(v, x)) continue;
-      if (recorded && JSON.stringify(v)?.includes(MASK) && matches(v, recorded.scrubValue(x))) continue;
-      diff.push(`- params.${k}: ${show(v)}`, `+ params.${k}: ${show(x)}`);
+      if (matches(v, x, whole)) continue;
+      if (recorded && JSON.stringify(v)?.includes(MASK) && matches(v, recorded.scrubValue(x), whole)) continue;
+      diff.push({ label: `params.${k}`, expected: full(v), actual: full(x) });
     }
+    if (whole)
+      for (const [k, x] of Object.entries(a.params)) {
+        if (x === undefined || Object.hasOwn(params, k) || (expCommand === 'http' && k === 'headers')) continue;
+        diff.push({ label: `params.${k}`, expected: full(undefined), actual: full(x) });
+      }
   }
   return diff.length === 0 ? null : diff;
 }
@@ -258,48 +266,53 @@ function inputOf(step: ScenarioStep, command: string, result?: string): Input {
  */
 export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = {}): CaseResult {
   const max = opts.maxRequests ?? 1000;
+  const whole = opts.wholeParams === true;
   const trace: string[] = [];
-  const fail = (step: number, message: string, extra: Partial<CaseFailure> = {}): CaseResult => {
-    const pos = c.steps[step]?.pos ?? c.steps[c.steps.length - 1]?.pos ?? c.pos;
-    return { name: c.name, ok: false, trace, failure: { step, pos, message, ...extra } };
-  };
   const sensitive = flow.tables.sensitive;
   /** The last view of the call (vars and step), for checks when the case ends inside an effect. */
   let view: CallView | undefined;
-  /** Sensitive values scrubbed from the output (the trace, failures): the flow's sensitive vars as last seen. */
-  let masker: Masker | undefined;
+  /**
+   * Sensitive values scrubbed from the output (the trace, failures): every value of the flow's sensitive vars seen so
+   * far and the inputs fed to its sensitive steps. A failure is written once the request that met it has run, so that
+   * a value saved by that request (a PIN read, then sent by the lookup that failed) is known too.
+   */
+  const secrets = new Set<string>();
+  const scrub: Scrub = (t) => (secrets.size > 0 ? new Masker(secrets).scrubText(t) : t);
   /** Stand-ins fed for masked inputs (a recording's `result: "***"`): a recorded `***` matches them. */
   const fed: string[] = [];
-  const describe = (a: Actual) => (masker ? masker.scrubText(describeActual(a)) : describeActual(a));
+  const describe = (a: Actual) => describeActual(a, scrub);
   const observe = (o: Settled) => {
     view = viewOf(o) ?? view;
-    if (sensitive && view) masker = new Masker(sensitiveValues(view.vars, sensitive));
+    if (sensitive && view) sensitiveValues(view.vars, sensitive, secrets);
   };
+  const failure = (step: number, pos: Loc, message: string, extra: Partial<CaseFailure> = {}): CaseResult => ({
+    name: c.name,
+    ok: false,
+    trace: trace.map(scrub),
+    failure: { step, pos, ...extra, message: scrub(message) },
+  });
+  const fail = (step: number, message: string, extra: Partial<CaseFailure> = {}): CaseResult =>
+    failure(step, c.steps[step]?.pos ?? c.steps[c.steps.length - 1]?.pos ?? c.pos, message, extra);
+  const lines = (diff: DiffEntry[]) => diff.flatMap((d) => diffLines(d, scrub));
   /** The case has run: its own `expect:` is checked on the call as it is now. */
   const pass = (): CaseResult => {
     if (c.expect) {
       const problem = checkCall(c.expect, view ?? { vars: {}, step: '' }, sensitive);
       if (problem)
-        return {
-          name: c.name,
-          ok: false,
-          trace,
-          failure: {
-            step: c.steps.length,
-            label: "the case's expect",
-            pos: problem.pos ?? c.expectPos ?? c.pos,
-            message: problem.message,
-            diff: problem.diff,
-          },
-        };
+        return failure(c.steps.length, problem.pos ?? c.expectPos ?? c.pos, problem.message, {
+          label: "the case's expect",
+          diff: lines(problem.diff),
+        });
     }
-    return { name: c.name, ok: true, trace };
+    return { name: c.name, ok: true, trace: trace.map(scrub) };
   };
   /** Checks the step's `vars:`/`step:` on the call as it is now; a failure, or undefined. */
   const checkStep = (index: number, step: ScenarioStep): CaseResult | undefined => {
     if (!step.check) return undefined;
     const problem = checkCall(step.check, view ?? { vars: {}, step: '' }, sensitive);
-    return problem ? fail(index, problem.message, { pos: problem.pos ?? step.pos, diff: problem.diff }) : undefined;
+    return problem
+      ? fail(index, problem.message, { pos: problem.pos ?? step.pos, diff: lines(problem.diff) })
+      : undefined;
   };
   /** A recorded `***` matches a value masked as a recording masks it. */
   const asRecorded = (more: string[] = [], ...vars: (Record<string, unknown> | undefined)[]) =>
@@ -310,8 +323,11 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
   let i = 0; // the next scenario step
   /** After the last step: the flow goes on with mocked outcomes, unchecked, to the next command. */
   let unchecked = false;
-  /** The case was decided during a request's effects (a step that did not hold, or no step left). */
-  let decided: CaseResult | undefined;
+  /**
+   * The case was decided during a request's effects (a step that did not hold, or no step left): written once the
+   * request has run.
+   */
+  let decided: (() => CaseResult) | undefined;
   const mocks = new MockExecutor({ sms: c.mocks.sms, http: c.mocks.http });
   // Each effect is the next step (an sms or http expectation), answered by the mocks (or the step's answer:).
   const checked: SyncExecutor = {
@@ -323,21 +339,25 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
       if (unchecked) return mocks.perform(effect, ctx);
       const step = c.steps[i];
       if (!step) {
-        decided = pass();
+        const passed = pass();
+        decided = () => passed;
         return mocks.perform(effect, ctx);
       }
       if (step.expect.kind === 'check') {
-        decided = fail(
-          i,
-          `this step checks the call at its next command, but the flow performed an ${effect.kind} first ` +
-            `(from ${actual.from}): write the ${effect.kind} step before it`,
-          { actual: describe(actual) },
-        );
+        const at = i;
+        decided = () =>
+          fail(
+            at,
+            `this step checks the call at its next command, but the flow performed an ${effect.kind} first ` +
+              `(from ${actual.from}): write the ${effect.kind} step before it`,
+            { actual: describe(actual) },
+          );
         return mocks.perform(effect, ctx);
       }
-      const diff = compare(step.expect, actual, asRecorded());
+      const diff = compare(step.expect, actual, asRecorded(), whole);
       if (diff) {
-        decided = mismatch(i, step, actual, diff);
+        const at = i;
+        decided = () => mismatch(at, step, actual, diff);
         return mocks.perform(effect, ctx);
       }
       i++;
@@ -351,10 +371,15 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     ...(caseVars(c) ? { vars: caseVars(c)! } : {}),
     ...(opts.hooks ? { hooks: opts.hooks } : {}),
   });
+  if (sensitive) sensitiveValues(caseVars(c), sensitive, secrets);
   let ran = driver.start(c.call.status) as Stepped;
   for (let requests = 1; ; requests++) {
     if (requests > max) return fail(i, `more than ${max} requests: the flow does not end`);
-    if (decided) return decided;
+    const settled = decided as (() => CaseResult) | undefined;
+    if (settled) {
+      observe(ran.outcome);
+      return settled();
+    }
     const out = ran.outcome;
     if (out.kind !== 'reply') {
       const what =
@@ -375,16 +400,16 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
       i++;
     }
     const actual = commandActual(out);
-    if (out.state !== null) trace.push(describe(actual));
+    if (out.state !== null) trace.push(describeActual(actual));
     if (unchecked || i >= c.steps.length) return pass();
     const step = c.steps[i]!;
     if (out.state === null) {
       return fail(i, `the call ended, but ${c.steps.length - i} step(s) are left`, {
-        expected: describeExpectation(step.expect),
+        expected: describeExpectation(step.expect, scrub),
         actual: 'the end of the call',
       });
     }
-    const diff = compare(step.expect, actual, asRecorded([], out.state.vars));
+    const diff = compare(step.expect, actual, asRecorded([], out.state.vars), whole);
     if (diff) return mismatch(i, step, actual, diff);
     const failed = checkStep(i, step);
     if (failed) return failed;
@@ -405,7 +430,8 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     const command = out.reply.command;
     const md = maxDigitsSent(command, out.reply.params as Record<string, unknown>);
     // a recording's masked input (result "***" of a sensitive save:): a stand-in that goes where the next step says
-    const masked = step.result === MASK && !step.status && step.error === undefined && sensitiveInput(flow, driver);
+    const secretInput = sensitiveInput(flow, driver);
+    const masked = step.result === MASK && !step.status && step.error === undefined && secretInput;
     let result = step.result;
     if (masked) {
       const next = unchecked ? undefined : c.steps[i];
@@ -414,7 +440,7 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
             driver,
             standIns(command, md),
             () => mocks.clone(),
-            (seen, v) => compare(next.expect, seenActual(seen), asRecorded([v], seenVars(seen))) === null,
+            (seen, v) => compare(next.expect, seenActual(seen), asRecorded([v], seenVars(seen)), whole) === null,
           )
         : undefined;
       if (chosen !== undefined) {
@@ -424,28 +450,20 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     }
     if (result !== undefined && !(masked && result !== MASK)) {
       const problem = resultProblem(command, result, md);
-      if (problem)
-        return {
-          name: c.name,
-          ok: false,
-          trace,
-          failure: { step: i - 1, pos: step.resultPos ?? step.pos, message: `result: ${problem}`, refused: true },
-        };
+      if (problem) return failure(i - 1, step.resultPos ?? step.pos, `result: ${problem}`, { refused: true });
     }
+    // the input a sensitive save: takes is never shown (a stand-in fed for a masked one is not secret)
+    if (secretInput && result !== undefined && !masked && !step.status && step.error === undefined) secrets.add(result);
     ran = driver.report(inputOf(step, command, result)) as Stepped;
   }
 
-  function mismatch(index: number, step: ScenarioStep, actual: Actual, diff: string[]): CaseResult {
-    const exp = describeExpectation(step.expect);
+  function mismatch(index: number, step: ScenarioStep, actual: Actual, diff: DiffEntry[]): CaseResult {
+    const exp = describeExpectation(step.expect, scrub);
     const name = step.expect.kind === 'command' ? step.expect.command : step.expect.kind;
     const from = actual.from ? ` (from ${actual.from})` : '';
     const message =
       name === actual.command ? `${name}: params differ${from}` : `expected ${name}, got ${actual.command}${from}`;
-    return fail(index, message, {
-      expected: exp,
-      actual: describe(actual),
-      diff: masker ? diff.map((d) => masker!.scrubText(d)) : diff,
-    });
+    return fail(index, message, { expected: exp, actual: describe(actual), diff: lines(diff) });
   }
 }
 

@@ -107,6 +107,7 @@ export interface ScenarioStep {
    * (calendars).
    */
   now?: number;
+  nowPos?: Loc;
   /** An http step's answer to its lookup (recordings), instead of mocks.http. */
   answer?: HttpAnswer;
 }
@@ -147,6 +148,23 @@ export interface Scenario {
   environment?: string;
   environmentPos?: Loc;
   cases: ScenarioCase[];
+  /**
+   * The file is a recording (its leading comments hold the `# Recorded by callscript serve --record` header): its
+   * steps' params are compared in full, and its clock may step back (the servers' times as read).
+   */
+  recorded?: boolean;
+}
+
+const RECORDED = /^#\s*Recorded by callscript serve --record\b/;
+
+/** Whether a scenario file's text is a recording: the header among the comments before its first key. */
+export function isRecording(text: string): boolean {
+  for (const line of text.split('\n', 50)) {
+    const t = line.trim();
+    if (RECORDED.test(t)) return true;
+    if (t !== '' && !t.startsWith('#')) return false;
+  }
+  return false;
 }
 
 class Collector {
@@ -400,8 +418,23 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
   }
   const now = get(n, 'now');
   if (now) {
-    const t = clockValue(c, now, 'now');
-    if (t !== undefined) step.now = t;
+    const kind = expect?.kind;
+    if (kind === 'sms' || kind === 'http' || kind === 'check')
+      c.at(
+        now,
+        `\`now:\` moves the clock on from the request that reports a command's outcome; ` +
+          (kind === 'check'
+            ? 'a step that only checks vars or step sends nothing'
+            : `an ${kind} step has none (it runs inside a request)`) +
+          `: write it on the step of the command whose outcome comes at that time`,
+      );
+    else {
+      const t = clockValue(c, now, 'now');
+      if (t !== undefined) {
+        step.now = t;
+        step.nowPos = now.pos;
+      }
+    }
   }
   if ((expect?.kind === 'sms' || expect?.kind === 'http') && given.length > 0) {
     c.at(
@@ -460,6 +493,8 @@ function parseCall(c: Collector, n: YNode | undefined, bad: { status?: boolean }
   }
   return call;
 }
+
+const iso = (t: number) => new Date(t).toISOString().replace('.000Z', 'Z');
 
 /** The engine's clock of a case with no `mocks.now`: `call.date_started` read as UTC. */
 export function clockOf(call: Pick<CallFields, 'date_started'>): number {
@@ -525,7 +560,13 @@ function parseMocks(c: Collector, n: YNode | undefined, call: CallFields): Mocks
   return mocks;
 }
 
-function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc>): ScenarioCase | undefined {
+function parseCase(
+  c: Collector,
+  n: YNode,
+  index: number,
+  names: Map<string, Loc>,
+  recorded = false,
+): ScenarioCase | undefined {
   if (n.kind !== 'map') {
     c.at(n, `a case must be a map with name and steps, not ${describe(n)}`);
     return undefined;
@@ -592,6 +633,26 @@ function parseCase(c: Collector, n: YNode, index: number, names: Map<string, Loc
       steps.push(s);
     }
   }
+  // time runs forward: a step's now: earlier than the clock it follows is a mistake (a recording keeps the times the
+  // servers read, which may step back between instances)
+  if (!recorded) {
+    let clock = mocks.now;
+    const mn = get(n, 'mocks');
+    let from = mn?.kind === 'map' && get(mn, 'now') ? 'mocks.now' : 'call.date_started';
+    for (const s of steps) {
+      if (s.now === undefined) continue;
+      if (s.now < clock)
+        c.at(
+          s.nowPos ?? s.pos,
+          `now: ${iso(s.now)} is earlier than the clock it follows (${iso(clock)}, ${from}): time only moves ` +
+            `forward during a call`,
+        );
+      else {
+        clock = s.now;
+        from = `the now: at line ${s.nowPos?.line ?? s.pos.line}`;
+      }
+    }
+  }
   const out: ScenarioCase = { name, pos: n.pos, call, vars, mocks, steps };
   const en = get(n, 'expect');
   if (en) {
@@ -623,6 +684,7 @@ export function parseScenario(text: string, file: string): Scenario {
     throw new ScenarioFileError(c.errors);
   }
   checkKeys(c, root, ['flow', 'environment', 'cases'], 'the scenario file');
+  const recorded = isRecording(text);
   const envNode = get(root, 'environment');
   const environment = envNode ? str(c, envNode, 'environment') : undefined;
   const flowNode = get(root, 'flow');
@@ -636,12 +698,13 @@ export function parseScenario(text: string, file: string): Scenario {
   else {
     const names = new Map<string, Loc>();
     cn.items.forEach((item, i) => {
-      const k = parseCase(c, item, i, names);
+      const k = parseCase(c, item, i, names, recorded);
       if (k) cases.push(k);
     });
   }
   if (c.errors.length > 0) throw new ScenarioFileError(c.errors);
   const out: Scenario = { file, flow, flowPos: flowNode?.pos ?? { line: 1, col: 1 }, cases };
+  if (recorded) out.recorded = true;
   if (environment !== undefined && envNode) {
     out.environment = environment;
     out.environmentPos = envNode.pos;

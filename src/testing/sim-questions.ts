@@ -10,6 +10,8 @@ import type { Value } from '../flow/model.js';
 import { COMMANDS, type CommandName } from '../protocol/commands.js';
 import type { WireValue } from '../protocol/rt.js';
 import { answerResult, httpBranches } from './branch-executor.js';
+import { MOCK_ERRORS } from './http-mocks.js';
+import { closest } from '../flow/check-context.js';
 
 /** What the person on the line (or the far end, or the SMS service, or the bank's API) does. */
 export type Answer =
@@ -41,7 +43,11 @@ export type Question =
   /** An http lookup: the statuses the step names, a timeout, an error; or a status typed with a JSON body. */
   | { kind: 'http'; options: Option[] };
 
-/** The question of an http lookup: one choice per way the step can go (ok, the statuses it names, timeout, error). */
+/**
+ * The question of an http lookup: one choice per way the step can go (ok, the statuses it names, timeout, error); and,
+ * on a step with a filler, "still running": the lookup outlasts the request's deadline, the filler plays, and the same
+ * question comes back at the next request.
+ */
 export function httpQuestion(flow: CompiledFlow, e: Effect): Question {
   const options = httpBranches(flow, e.step).map((a, i): Option => ({
     key: String(i + 1),
@@ -53,6 +59,12 @@ export function httpQuestion(flow: CompiledFlow, e: Effect): Question {
         : `${a.status}${a.status === 200 ? ' (ok)' : ''}`,
     answer: { kind: 'http', result: answerResult(a) },
   }));
+  if (e.kind === 'http' && e.filler)
+    options.push({
+      key: String(options.length + 1),
+      label: 'still running (the filler plays)',
+      answer: { kind: 'http', result: { pending: true } },
+    });
   return { kind: 'http', options };
 }
 
@@ -135,18 +147,29 @@ function parseHttpLine(q: Extract<Question, { kind: 'http' }>, s: string): Parse
       answer: { kind: 'http', result: { ok: false, error: 'TIMEOUT', message: 'answered timeout' } },
       text: 'timeout',
     };
-  const e = /^e(?:\s+([A-Z][A-Z0-9_]{0,31}))?$/.exec(s);
+  const e = /^e(?:\s+(\S+))?$/.exec(s);
   if (e) {
-    const error = e[1] ?? 'NETWORK';
+    // the error kinds a scenario's mocks.http takes (and a lookup on a server can end with)
+    const error = (e[1] ?? 'NETWORK').toUpperCase();
+    if (!(MOCK_ERRORS as readonly string[]).includes(error)) {
+      const near = closest(error, MOCK_ERRORS);
+      return {
+        kind: 'invalid',
+        message:
+          `"${e[1]!.slice(0, 40)}" is not an error of a lookup${near ? ` (did you mean ${near}?)` : ''}: ` +
+          `e ${MOCK_ERRORS.join(', e ')}; e alone is NETWORK`,
+      };
+    }
     return {
       kind: 'answer',
       answer: { kind: 'http', result: { ok: false, error, message: `answered ${error}` } },
       text: `error ${error}`,
     };
   }
-  const m = /^([1-5][0-9][0-9])(?:\s+([\s\S]*))?$/.exec(s);
+  const m = /^([0-9]+)(?:\s+([\s\S]*))?$/.exec(s);
   if (!m) return invalid('');
   const status = Number(m[1]);
+  if (status < 100 || status > 599) return invalid(`a status is 100..599, not ${m[1]!.slice(0, 12)}: `);
   let body: Value = null;
   if (m[2] !== undefined) {
     if (m[2].length > MAX_TYPED_BODY) return invalid(`a body is at most ${MAX_TYPED_BODY} characters: `);

@@ -21,6 +21,7 @@ import { simulate as simulateCommand, type CallMedia } from '../emulator/driver/
 import { httpQuestion, questionFor, smsOptions, type Answer, type Question } from './sim-questions.js';
 import { CallDriver, type Asked, type Input, type Stepped } from './drive.js';
 import type { HttpMock } from './http-mocks.js';
+import { clockOf, DEFAULT_CALL } from './scenario.js';
 
 export {
   httpQuestion,
@@ -35,7 +36,8 @@ import { SimExecutor } from './sim-executor.js';
 import { Ids } from '../emulator/ids.js';
 
 export type SimEvent =
-  | { kind: 'start'; flow: string; from: string; to: string }
+  /** The call starts: its flow, numbers and clock (epoch ms of its first request). */
+  | { kind: 'start'; flow: string; from: string; to: string; now: number }
   | {
       kind: 'command';
       n: number;
@@ -72,8 +74,9 @@ export interface SimOptions {
   date?: string;
   callid?: string;
   /**
-   * The call's clock at its first request (epoch ms; default 2026-01-05 10:00:00 UTC, a Monday morning); each later
-   * request is 1 s after the one before. Calendars, templates and conditions read it.
+   * The call's clock at its first request (epoch ms; default `date`, read as UTC, else DEFAULT_NOW, the default of
+   * scenarios and `paths`); each later request is 1 s after the one before. Calendars, templates and conditions read
+   * it.
    */
   now?: number;
   /** The first request's variables, as JSON text. */
@@ -84,13 +87,19 @@ export interface SimOptions {
   maxCommands?: number;
   /** The vars an outbound call starts with (typed as the flow declares them: startVars); the call is outbound. */
   vars?: Record<string, Value>;
+  /** A module run on its own: its params (`--with`), as a scenario's `with:` gives them. */
+  params?: Record<string, Value>;
   /** Mock routes answering http lookups (the format of `callscript mock-http`); absent: each lookup is asked. */
   routes?: readonly HttpMock[];
   /** Where the routes come from (shown beside their answers). */
   routesName?: string;
 }
 
-export const DEFAULT_NOW = Date.UTC(2026, 0, 5, 10, 0, 0);
+/**
+ * The clock of a call given none: a scenario's default `call.date_started` (2026-11-22 10:00:00 UTC, a Sunday), the
+ * one default of `callscript test`, `paths` and `simulate`.
+ */
+export const DEFAULT_NOW = clockOf(DEFAULT_CALL);
 /** The request_hash of a simulated outbound call (one given --vars). */
 export const SIMULATED_OUTBOUND = 'SIMULATED';
 
@@ -117,7 +126,8 @@ export class SimSession {
     readonly flow: CompiledFlow,
     readonly opts: SimOptions = {},
   ) {
-    const now = opts.now ?? DEFAULT_NOW;
+    // the call's clock: --now, else the date it started (a caller script's call.date), else the tools' default
+    const now = opts.now ?? (opts.date !== undefined ? clockOf({ date_started: opts.date }) : DEFAULT_NOW);
     this.maxCommands = opts.maxCommands ?? 500;
     const vars = opts.variables ?? '{}';
     const base: RtRequest = {
@@ -138,11 +148,12 @@ export class SimSession {
       variablesRaw: vars,
     };
     this.exec = new SimExecutor(opts.routes);
+    const startVars = { ...opts.vars, ...opts.params };
     this.driver = new CallDriver(flow, this.exec, {
       base,
       now,
       unknownCall: 'restart',
-      ...(opts.vars ? { vars: opts.vars } : {}),
+      ...(Object.keys(startVars).length > 0 ? { vars: startVars } : {}),
     });
   }
 
@@ -167,8 +178,14 @@ export class SimSession {
   /** The first request: runs the flow to its first question (or its end). */
   start(): SimEvent[] {
     const base = this.driver.setup.base;
-    const ev: SimEvent[] = [{ kind: 'start', flow: this.flow.name, from: base.cli_number, to: base.number }];
-    this.lastVars = { ...(this.flow.tables.initialVars as Record<string, Value>), ...(this.opts.vars ?? {}) };
+    const ev: SimEvent[] = [
+      { kind: 'start', flow: this.flow.name, from: base.cli_number, to: base.number, now: this.driver.now },
+    ];
+    this.lastVars = {
+      ...(this.flow.tables.initialVars as Record<string, Value>),
+      ...(this.opts.vars ?? {}),
+      ...(this.opts.params ?? {}),
+    };
     this.seen(this.lastVars);
     this.run(this.driver.start(this.opts.status ?? 'UP'), ev);
     return ev;
@@ -368,8 +385,14 @@ export class SimSession {
     });
     ev.push({ kind: 'vars', vars: maskVars(out.state.vars, sens) as Record<string, Value> });
     if (reply.command === 'hangup') {
-      this.record({ step: out.state.step, command: 'hangup' });
-      this.ending = { status: 'HANGUP', why: 'the flow hung up' };
+      const ret = out.state.ret;
+      // a module run on its own ends the call with its return
+      this.record({
+        step: out.state.step,
+        command: ret ? 'return' : 'hangup',
+        ...(ret ? { outcome: ret.result } : {}),
+      });
+      this.ending = { status: 'HANGUP', why: ret ? `the module returned ${ret.result}` : 'the flow hung up' };
       this.next({ status: 'HANGUP' }, ev);
       return;
     }
@@ -502,6 +525,14 @@ export class ScriptedCaller {
   }
 }
 
+const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+
+/** A call's clock as the header line shows it: `2026-11-22 10:00:00 UTC (Sunday)`. */
+export function clockText(now: number): string {
+  const d = new Date(now);
+  return `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC (${DAYS[d.getUTCDay()]})`;
+}
+
 export interface RenderOptions {
   color?: boolean;
 }
@@ -518,7 +549,9 @@ export function render(e: SimEvent, o: RenderOptions = {}): string {
   const c = o.color;
   switch (e.kind) {
     case 'start':
-      return paint(c, '1', `call to flow ${e.flow} from ${e.from || '(withheld)'} to ${e.to}`) + '\n';
+      return (
+        paint(c, '1', `call to flow ${e.flow} from ${e.from || '(withheld)'} to ${e.to} at ${clockText(e.now)}`) + '\n'
+      );
     case 'command': {
       const head = `#${e.n} ${e.say ? `${e.step} (branch say)` : e.step}: ${e.command}`;
       const lines = [paint(c, '1;36', head)];

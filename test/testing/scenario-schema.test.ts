@@ -95,6 +95,9 @@ cases:
       `${head}    steps:\n      - expect: http\n        answer: { status: 200, error: NETWORK }\n`,
     ],
     ['an unknown key in an answer', `${head}    steps:\n      - expect: http\n        answer: { stauts: 200 }\n`],
+    ['now: on an http step', `${head}    steps:\n      - expect: http\n        now: "2026-11-22T11:00:00Z"\n`],
+    ['now: on an sms step', `${head}    steps:\n      - expect: sms\n        now: "2026-11-22T11:00:00Z"\n`],
+    ['now: on a check', `${head}    steps:\n      - expect: { step: menu }\n        now: "2026-11-22T11:00:00Z"\n`],
   ];
 
   it("accepts what recordings write: lookups with their answer, each request's clock, a call never answered", () => {

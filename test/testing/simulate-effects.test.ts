@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { simulate, type SimulateFlags } from '../../src/cli/simulate.js';
-import { parseLine, type Question } from '../../src/testing/simulate.js';
+import { mockHttp } from '../../src/cli/mock-http.js';
+import { DEFAULT_NOW, parseLine, type Question } from '../../src/testing/simulate.js';
+import { clockOf, DEFAULT_CALL } from '../../src/testing/scenario.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'callscript-sim-effects-'));
 const BANK = 'flows/bank-line.yaml';
@@ -78,6 +80,30 @@ describe('simulate bank-line', () => {
     expect(await at('2026-11-22T03:00:00Z')).toContain('Our advisors are available Monday to Friday');
   });
 
+  it('one default clock with test and paths (2026-11-22 10:00 UTC, a Sunday), shown on the first line', async () => {
+    const { text } = await run(BANK, { mocks: ROUTES, from: '+442071234567' }, '\n2\nh\n');
+    expect(text).toMatch(
+      /^call to flow bank-line from \+442071234567 to \+442079460000 at 2026-11-22 10:00:00 UTC \(Sunday\)\n/,
+    );
+    // the same key goes the same way as in a scenario with no mocks.now: closed on that Sunday
+    expect(text).toContain('Our advisors are available Monday to Friday');
+    expect(DEFAULT_NOW).toBe(clockOf(DEFAULT_CALL));
+  });
+
+  it("without --now, a caller script's call.date is the clock; --now wins", async () => {
+    const caller = join(dir, 'monday.caller.yaml');
+    writeFileSync(
+      caller,
+      'call: { from: "+442071234567", date: "2026-11-23 10:00:00" }\nactions:\n  - read: 2\n  - dialout: noanswer\n',
+    );
+    const monday = await run(BANK, { mocks: ROUTES, caller });
+    expect(monday.text).toMatch(/^call to flow bank-line .* at 2026-11-23 10:00:00 UTC \(Monday\)\n/);
+    expect(monday.text).toContain('#3 advisor: dialout');
+    const christmas = await run(BANK, { mocks: ROUTES, caller, now: '2026-12-25T10:00:00Z' });
+    expect(christmas.text).toMatch(/ at 2026-12-25 10:00:00 UTC \(Friday\)\n/);
+    expect(christmas.text).toContain('Our advisors are away today for the bank holiday.');
+  });
+
   it('without --mocks a lookup is asked: the statuses named, timeout, error, or one typed with a body', async () => {
     const { text } = await run(
       BANK,
@@ -99,6 +125,46 @@ describe('simulate bank-line', () => {
     expect(parseLine(q, '200 {not json')).toMatchObject({ kind: 'invalid', message: /^the body is not JSON: / });
     expect(parseLine(q, `200 "${'x'.repeat(70000)}"`)).toMatchObject({ kind: 'invalid', message: /at most 65536/ });
     expect(parseLine(q, '700')).toMatchObject({ kind: 'invalid' });
+  });
+});
+
+describe('simulate: an asked lookup', () => {
+  it('"still running" on a step with a filler: the filler plays, then the lookup is asked again', async () => {
+    const { code, text } = await run(
+      BANK,
+      { now: '2026-11-23T10:00:00Z', from: '+442071234567' },
+      '\n1\n12345678\n2468\n200 {"name":"Alice"}\n6\n\n200 {"amount": 7}\nh\n',
+    );
+    expect(code).toBe(0);
+    expect(text).toContain(
+      '? http: 1) 200 (ok)  2) 404  3) 500  4) timeout  5) error NETWORK  6) still running (the filler plays)  ' +
+        'or a status and JSON body (200 {"amount": 12})  t) timeout  e) error  v) vars (Enter = 1)\n' +
+        '> 6\n' +
+        '  -> still running (the filler plays)\n' +
+        '#5 lookup: play\n' +
+        '  hears: "One moment please, I am fetching your balance." (TTS_EN-GB_SERENA)\n',
+    );
+    expect(text).toContain('lookup: http GET http://127.0.0.1:4020/v1/accounts/***/balance (waited for again after');
+    expect(text).toContain('  hears: "Alice, your balance is 7 pounds." (TTS_EN-GB_SERENA)\n');
+    expect(text).toContain('  6. lookup: http -> still running: the filler plays\n');
+  });
+
+  it('takes the error kinds a scenario takes (did-you-mean), and a status 100..599', () => {
+    const q: Question = { kind: 'http', options: [{ key: '1', label: 'x', answer: { kind: 'hangup' } }] };
+    expect(parseLine(q, 'e TIMEOUTX')).toEqual({
+      kind: 'invalid',
+      message:
+        '"TIMEOUTX" is not an error of a lookup (did you mean TIMEOUT?): e TIMEOUT, e NETWORK, e REFUSED, ' +
+        'e TOO_LARGE, e BAD_BODY; e alone is NETWORK',
+    });
+    expect(parseLine(q, 'e refused')).toMatchObject({ answer: { result: { ok: false, error: 'REFUSED' } } });
+    expect(parseLine(q, 'e')).toMatchObject({ answer: { result: { ok: false, error: 'NETWORK' } } });
+    expect(parseLine(q, '999')).toEqual({
+      kind: 'invalid',
+      message:
+        'a status is 100..599, not 999: choose 1, or type a status and a JSON body (200 {"amount": 12}), ' +
+        't (timeout), e [KIND] (an error), v (vars)',
+    });
   });
 });
 
@@ -139,7 +205,8 @@ describe('simulate --vars: an outbound call’s start vars, typed as the flow de
     );
     // bank-line declares no vars; its language variable takes one of its languages
     expect((await run(BANK, { vars: ['lang=de-DE', 'name=Ada'] })).err).toBe(
-      "callscript simulate: --vars lang: the flow's language variable takes one of its languages (en-GB, fr-FR)\n" +
+      "callscript simulate: --vars lang: the flow's language variable takes one of its languages (en-GB, fr-FR), " +
+        'got "de-DE"\n' +
         '--vars name: not a var of bank-line (its vars: lang (its language))\n',
     );
     const many = await run(flow, { vars: Array.from({ length: 101 }, (_, i) => `v${i}=1`) });
@@ -147,17 +214,59 @@ describe('simulate --vars: an outbound call’s start vars, typed as the flow de
   });
 });
 
-describe('simulate: bad --now and --mocks', () => {
+describe('simulate: bad --now, --mocks and --caller', () => {
+  it('a scenario file given as --caller is named as one, with the command that runs it', async () => {
+    const { code, err } = await run(BANK, { caller: 'flows/bank-line.test.yaml' });
+    expect(code).toBe(2);
+    expect(err).toBe(
+      'callscript simulate: BAD_CALLER\nflows/bank-line.test.yaml:6:1 flow: this is a scenario file (flow: and ' +
+        'cases:), not a caller script: run it with callscript test\n',
+    );
+  });
+
   it('a time that is not one, exit 2', async () => {
     const { code, err } = await run(BANK, { now: 'next tuesday' });
     expect(code).toBe(2);
     expect(err).toMatch(/^callscript simulate: --now "next tuesday" is not a time: write ISO 8601 with its zone/);
   });
 
+  it('an empty routes file, routes: with no value, a misspelt key: refused alike (simulate, mock-http)', async () => {
+    const file = join(dir, 'routes.yaml');
+    const said = (line: string) =>
+      `${file}:${line}: no routes: a routes file lists its routes, routes: [ { method, url, ` +
+      `status, body, headers, delay_ms, error } ] (routes: [] for none)\n`;
+    const cases: [string, string][] = [
+      ['', said('1:1')],
+      ['# nothing yet\n', said('1:1')],
+      ['routes:\n', said('1:1')],
+      [
+        'routs:\n  - { url: /x }\n',
+        `${file}:1:1: unknown key "routs" in a routes file: did you mean "routes"? (routes: [ { method, url, ` +
+          `status, body, headers, delay_ms, error } ])\n`,
+      ],
+    ];
+    for (const [text, problem] of cases) {
+      writeFileSync(file, text);
+      const sim = await run(BANK, { mocks: file });
+      expect(sim).toMatchObject({
+        code: 2,
+        err: `callscript simulate: --mocks: ${file} is not a routes file:\n${problem}`,
+      });
+      const err = new PassThrough();
+      let errText = '';
+      err.on('data', (d: Buffer) => (errText += d.toString()));
+      expect(await mockHttp({ routes: file, port: '0' }, new PassThrough(), err)).toBe(2);
+      expect(errText).toBe(problem);
+    }
+    // routes: [] is none, said as such: every request gets 404
+    writeFileSync(file, 'routes: []\n');
+    expect((await run(BANK, { mocks: file }, 'h\n')).code).toBe(0);
+  });
+
   it('a routes file missing, malformed (with positions), or huge: exit 2, bounded', async () => {
     const missing = await run(BANK, { mocks: join(dir, 'none.yaml') });
     expect(missing.code).toBe(2);
-    expect(missing.err).toMatch(/^callscript simulate: --mocks: cannot read .*none\.yaml: ENOENT/);
+    expect(missing.err).toMatch(/^callscript simulate: --mocks: no such file .*none\.yaml\n$/);
     const bad = join(dir, 'bad-routes.yaml');
     writeFileSync(bad, 'routes:\n  - { url: /v1/x, status: 999 }\n  - { method: FETCH, url: /y }\n');
     const malformed = await run(BANK, { mocks: bad });

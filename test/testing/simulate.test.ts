@@ -134,7 +134,7 @@ describe('callscript simulate', () => {
   it('plays a caller script (the emulator format) with exact output', async () => {
     const { code, text } = await run({ caller: callerFile });
     expect(code).toBe(0);
-    expect(text).toBe(`call to flow sim-demo from +33612345678 to +442079460000
+    expect(text).toBe(`call to flow sim-demo from +33612345678 to +442079460000 at 2026-11-22 10:00:00 UTC (Sunday)
 #1 menu: read
   hears: "Press 1 for sales, 2 for a text." (TTS_EN-GB_SERENA)
   max_digits=1
@@ -179,7 +179,7 @@ vars: greeted=false choice="1"
     });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    expect(r.stdout).toBe(`call to flow sim-demo from +447700900111 to +442079460000
+    expect(r.stdout).toBe(`call to flow sim-demo from +447700900111 to +442079460000 at 2026-11-22 10:00:00 UTC (Sunday)
 #1 menu: read
   hears: "Press 1 for sales, 2 for a text." (TTS_EN-GB_SERENA)
   max_digits=1
@@ -277,7 +277,7 @@ describe('callscript simulate <unknown flow>', () => {
     );
     expect(code).toBe(2);
     expect(text).toBe(
-      'callscript simulate: no valid flow named "nosuch" in flows (flows: bank-line, conference, front-desk, ' +
+      'callscript simulate: no flow named "nosuch" in flows (flows: bank-line, conference, front-desk, ' +
         'recording-consent, reminder, support-line, voicemail, verify-customer)\n',
     );
   });

@@ -96,6 +96,21 @@ class Check {
 
   script(root: unknown): CallerScript {
     const o = this.obj([], root, 'a caller script') ?? {};
+    if ('flow' in o && 'cases' in o) {
+      // one mistake, one message: not every key of a scenario file as an unknown key
+      this.err(
+        ['flow'],
+        'this is a scenario file (flow: and cases:), not a caller script: run it with callscript test',
+        true,
+      );
+      return {
+        name: this.src.file || 'caller script',
+        file: this.src.file,
+        call: { ...DEFAULT_CALL },
+        actions: [],
+        defaults: {},
+      };
+    }
     this.keys([], o, TOP, 'the caller script');
     let name = this.src.file || 'caller script';
     if (o.name !== undefined) name = this.str(['name'], o.name, 'name') ?? name;
