@@ -71,7 +71,6 @@ export const LOOKUP_SLACK_MS = 1000;
  * The default of http.max_lookups_per_call, from the table of options, for the tools of src/testing that count a
  * call's lookups as the server does (Lookups itself is given its bound); they may import it from src/config instead.
  */
-export { DEFAULT_MAX_LOOKUPS_PER_CALL } from '../config/code.js';
 
 interface Running {
   id: string;

@@ -10,7 +10,7 @@
  */
 import { keysTaken } from '../engine/probe.js';
 import type { EffectContext, SyncExecutor } from '../engine/effects.js';
-import { DEFAULT_MAX_LOOKUPS_PER_CALL } from '../engine/http-wait.js';
+import { DEFAULT_MAX_LOOKUPS_PER_CALL } from '../config/code.js';
 import type { CompiledFlow } from '../engine/compile.js';
 import type { Effect, EffectResult, HttpEffect } from '../engine/outcome.js';
 import type { HttpAnswer } from './http-mocks.js';

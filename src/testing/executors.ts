@@ -13,7 +13,8 @@
  * The explorer's executor (`paths`) is in branch-executor.ts, the simulator's in
  * sim-executor.ts; replay answers with a MockExecutor fed the recorded answers.
  */
-import { DEFAULT_MAX_LOOKUPS_PER_CALL, effectResult, LOOKUP_SLACK_MS } from '../engine/http-wait.js';
+import { DEFAULT_MAX_LOOKUPS_PER_CALL } from '../config/code.js';
+import { effectResult, LOOKUP_SLACK_MS } from '../engine/http-wait.js';
 import type { EffectContext, SyncExecutor } from '../engine/effects.js';
 import type { Effect, EffectResult, HttpEffect, SmsEffect } from '../engine/outcome.js';
 import {

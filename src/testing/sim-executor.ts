@@ -8,7 +8,7 @@
  * gives every effect before the asked one the very same answer.
  */
 import type { EffectContext, EffectMemo } from '../engine/effects.js';
-import { DEFAULT_MAX_LOOKUPS_PER_CALL } from '../engine/http-wait.js';
+import { DEFAULT_MAX_LOOKUPS_PER_CALL } from '../config/code.js';
 import type { Effect, EffectResult } from '../engine/outcome.js';
 import type { AskingExecutor } from './drive.js';
 import { MockExecutor } from './executors.js';
