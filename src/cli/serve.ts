@@ -176,6 +176,37 @@ async function serveHere(
           `loaded: calls routed there get 404 UNKNOWN_FLOW\n`,
       );
   }
+  // the signals are handled from before the server listens: a stop sent as soon as it is up drains it
+  const hup = () => {
+    void control.reload('SIGHUP');
+    void ctl.apply?.();
+  };
+  process.on('SIGHUP', hup);
+  // Drain: stop accepting, answer what is in progress (503 SHUTTING_DOWN to a new request on
+  // a kept-alive connection), close the store, exit. SIGINT and SIGTERM may both come, and
+  // twice: a terminal's Ctrl-C reaches every process of the group, and `npm start` passes
+  // the one it gets on too. A repeat within REPEAT_STOP_MS is that same stop; a later one
+  // (a second Ctrl-C) exits without waiting. A worker leaves that to its primary.
+  let stoppedAt: number | undefined;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stoppedAt === undefined) {
+      stoppedAt = Date.now();
+      process.off('SIGHUP', hup);
+      void app.close().then(
+        () => process.exit(0),
+        (e: unknown) => {
+          app.log.error({ err: e }, 'closing the server failed');
+          process.exit(1);
+        },
+      );
+      return;
+    }
+    if (cluster.isWorker || Date.now() - stoppedAt < REPEAT_STOP_MS) return;
+    app.log.warn({ signal }, `${signal} again: exiting without waiting for the requests in progress`);
+    process.exit(1);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   await app.listen({ port: settings.port, host: settings.host });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : settings.port;
@@ -258,36 +289,6 @@ async function serveHere(
       `  watching ${settings.server.flowsDir}${settings.configFile ? ` and ${settings.configFile}` : ''}: ` +
         `changes reload (also on SIGHUP)\n`,
     );
-  const hup = () => {
-    void control.reload('SIGHUP');
-    void ctl.apply?.();
-  };
-  process.on('SIGHUP', hup);
-  // Drain: stop accepting, answer what is in progress (503 SHUTTING_DOWN to a new request on
-  // a kept-alive connection), close the store, exit. SIGINT and SIGTERM may both come, and
-  // twice: a terminal's Ctrl-C reaches every process of the group, and `npm start` passes
-  // the one it gets on too. A repeat within REPEAT_STOP_MS is that same stop; a later one
-  // (a second Ctrl-C) exits without waiting. A worker leaves that to its primary.
-  let stoppedAt: number | undefined;
-  const stop = (signal: NodeJS.Signals) => {
-    if (stoppedAt === undefined) {
-      stoppedAt = Date.now();
-      process.off('SIGHUP', hup);
-      void app.close().then(
-        () => process.exit(0),
-        (e: unknown) => {
-          app.log.error({ err: e }, 'closing the server failed');
-          process.exit(1);
-        },
-      );
-      return;
-    }
-    if (cluster.isWorker || Date.now() - stoppedAt < REPEAT_STOP_MS) return;
-    app.log.warn({ signal }, `${signal} again: exiting without waiting for the requests in progress`);
-    process.exit(1);
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
   return app;
 }
 
