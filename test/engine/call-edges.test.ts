@@ -12,7 +12,7 @@ import type { CompiledFlow } from '../../src/engine/compile.js';
 import { liveExecutor } from '../../src/http/live-executor.js';
 import { LiveCalls } from '../../src/registry/live.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { answerText, req } from './helpers.js';
+import { answerText, req, versionsOf } from './helpers.js';
 import { yamlFlow } from './yaml.js';
 
 const HELLO = 'version: 1\nname: hello\nstart: hi\nsteps:\n  hi: { say: "Hello.", next: bye }\n  bye: { hangup: {} }\n';
@@ -35,10 +35,7 @@ function instance(
   const live = new LiveCalls(60_000);
   const h = new CallHandler(
     {
-      versions: {
-        get: (n, v) => (n === f.name && v === f.version ? f : undefined),
-        pick: (n) => (n === f.name ? f : undefined),
-      },
+      versions: versionsOf(f),
       store,
       live,
       release: () => void released++,

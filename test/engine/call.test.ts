@@ -12,7 +12,7 @@ import { MemoryStore } from '../../src/store/memory.js';
 import { LiveCalls } from '../../src/registry/live.js';
 import { hooked } from '../helpers/store.js';
 import { LiveKeeper } from '../../src/engine/live-check.js';
-import { answerText, menu, req, smsExecutor } from './helpers.js';
+import { answerText, menu, req, smsExecutor, versionsOf } from './helpers.js';
 
 const quiet: CallLogger = { info() {}, warn() {}, error() {}, debug() {} };
 
@@ -27,10 +27,7 @@ function handler(f: CompiledFlow, store: SnapshotStore, deadlineMs = 4000): Call
   const ended: string[] = [];
   return new CallHandler(
     {
-      versions: {
-        get: (n, v) => (n === f.name && v === f.version ? f : undefined),
-        pick: (n) => (n === f.name ? f : undefined),
-      },
+      versions: versionsOf(f),
       store,
       live: { set() {}, end: (id) => ended.push(id), purge: () => 0, started() {}, error() {}, size: 0 },
       release() {},
@@ -127,10 +124,7 @@ describe('CallHandler', () => {
       let released = 0;
       const h = new CallHandler(
         {
-          versions: {
-            get: (n, v) => (n === f.name && v === f.version ? f : undefined),
-            pick: (n) => (n === f.name ? f : undefined),
-          },
+          versions: versionsOf(f),
           store: new MemoryStore(() => now),
           live,
           release: () => void released++,
@@ -164,10 +158,7 @@ describe('the live-call cap (limits.max_live_calls)', () => {
     const live = new LiveCalls(60_000);
     const h = new CallHandler(
       {
-        versions: {
-          get: (n, v) => (n === f.name && v === f.version ? f : undefined),
-          pick: (n) => (n === f.name ? f : undefined),
-        },
+        versions: versionsOf(f),
         store: new MemoryStore(),
         live,
         release() {},

@@ -16,7 +16,7 @@ import { type CallLogger } from '../../src/engine/ports.js';
 import type { CompiledFlow } from '../../src/engine/compile.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { liveExecutor } from '../../src/http/live-executor.js';
-import { answerText, req } from './helpers.js';
+import { answerText, req, versionsOf } from './helpers.js';
 import { yamlFlow } from './yaml.js';
 
 const CONFIRM = readFileSync(new URL('../fixtures/sms-flows/confirm.yaml', import.meta.url), 'utf8');
@@ -39,10 +39,7 @@ function instance(
   const executor = liveExecutor({ sms: (_msg, budget) => sms(budget) }, undefined);
   return new CallHandler(
     {
-      versions: {
-        get: (n, v) => (n === f.name && v === f.version ? f : undefined),
-        pick: (n) => (n === f.name ? f : undefined),
-      },
+      versions: versionsOf(f),
       store,
       live: { set() {}, end() {}, purge: () => 0, started() {}, error() {}, size: 0 },
       release() {},

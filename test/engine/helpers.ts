@@ -5,6 +5,7 @@
 import { advance, replyCommand, type EngineOptions, type Outcome } from '../../src/engine/advance.js';
 import type { Effect, EffectResult } from '../../src/engine/outcome.js';
 import type { EffectContext, Executor } from '../../src/engine/effects.js';
+import type { FlowVersions } from '../../src/engine/ports.js';
 import type { StepAnswer } from '../../src/engine/answer.js';
 import { ANSWER_STATUS } from '../../src/http/rt-route.js';
 import type { CallState } from '../../src/engine/types.js';
@@ -304,4 +305,12 @@ export function smsExecutor(send: (budgetMs: number) => Promise<EffectResult> | 
 /** An answer of the call step as text: its body, or "<status> <code>" with the status the HTTP stage answers. */
 export function answerText(a: StepAnswer): string {
   return a.kind === 'answered' ? a.body : `${ANSWER_STATUS[a.kind]} ${a.code}`;
+}
+
+/** The flow versions of a call handler serving `f` alone (src/engine/ports.ts FlowVersions). */
+export function versionsOf(f: CompiledFlow): FlowVersions {
+  return {
+    get: (n, v) => (n === f.name && v === f.version ? f : undefined),
+    pick: (n) => (n === f.name ? f : undefined),
+  };
 }

@@ -12,7 +12,7 @@ import type { CompiledFlow } from '../../src/engine/compile.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { LiveCalls } from '../../src/registry/live.js';
 import { LiveKeeper, settleIdleCalls } from '../../src/engine/live-check.js';
-import { menu, req, smsExecutor } from './helpers.js';
+import { menu, req, smsExecutor, versionsOf } from './helpers.js';
 
 const quiet: CallLogger = { info() {}, warn() {}, error() {}, debug() {} };
 
@@ -21,10 +21,7 @@ function instance(f: CompiledFlow, store: MemoryStore, clock: { now: number }) {
   let released = 0;
   const h = new CallHandler(
     {
-      versions: {
-        get: (n, v) => (n === f.name && v === f.version ? f : undefined),
-        pick: (n) => (n === f.name ? f : undefined),
-      },
+      versions: versionsOf(f),
       store,
       live,
       release: () => void released++,

@@ -10,7 +10,7 @@ import type { CompiledFlow } from '../../src/engine/compile.js';
 import type { StepEvent } from '../../src/engine/observe.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { StoreUnavailable } from '../../src/store/types.js';
-import { req, smsExecutor } from './helpers.js';
+import { req, smsExecutor, versionsOf } from './helpers.js';
 import { yamlFlow } from './yaml.js';
 
 const quiet: CallLogger = { info() {}, warn() {}, error() {}, debug() {} };
@@ -47,10 +47,7 @@ function handler(
 ): CallHandler {
   return new CallHandler(
     {
-      versions: {
-        get: (n, v) => (n === f.name && v === f.version ? f : undefined),
-        pick: (n) => (n === f.name ? f : undefined),
-      },
+      versions: versionsOf(f),
       store: new MemoryStore(),
       live: { set() {}, end: () => true, purge: () => 0, started() {}, error() {}, size: 0 },
       release() {},
