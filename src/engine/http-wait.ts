@@ -20,6 +20,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Value } from '../flow/model.js';
 import type { EffectResult, HttpEffect } from './outcome.js';
+import { nestedDeeper } from '../protocol/json-depth.js';
 
 export interface LookupRecord {
   id: string;
@@ -32,7 +33,7 @@ export interface LookupRecord {
 
 /**
  * What a lookup came to: a status and parsed body, or an error kind (TIMEOUT, NETWORK, REFUSED, TOO_LARGE, BAD_BODY,
- * ...).
+ * TOO_DEEP, ...).
  */
 export type HttpOutcome = { ok: true; status: number; body: Value } | { ok: false; error: string; message: string };
 
@@ -78,6 +79,23 @@ interface Running {
   done?: HttpOutcome;
 }
 
+/**
+ * The deepest a lookup's answer may nest arrays and objects (the outermost is level 1): a deeper one is the step's
+ * error TOO_DEEP. Its body is saved in the call's variables, which are serialised, masked and rendered by recursive
+ * code: 64 levels stay far from the stack's limit (a few thousand), and real answers nest a handful.
+ */
+export const MAX_BODY_DEPTH = 64;
+
+/** The outcome, or the error TOO_DEEP when its body nests deeper than MAX_BODY_DEPTH. */
+export function boundedOutcome(o: HttpOutcome): HttpOutcome {
+  if (!o.ok || !nestedDeeper(o.body, MAX_BODY_DEPTH)) return o;
+  return {
+    ok: false,
+    error: 'TOO_DEEP',
+    message: `the ${o.status} response's body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep`,
+  };
+}
+
 export function resultKey(callid: string): string {
   return `${callid}#http`;
 }
@@ -94,9 +112,12 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0,
 export class Lookups {
   private readonly running = new Map<string, Running>();
   private readonly now: () => number;
+  /** The runner, its answers bounded (before they are published, kept or taken). */
+  private readonly run: HttpRunner;
 
   constructor(private readonly o: LookupOptions) {
     this.now = o.now ?? Date.now;
+    this.run = (params, deadline) => o.run(params, deadline).then(boundedOutcome);
   }
 
   /** Lookups running in this process (tests, health). */
@@ -122,7 +143,7 @@ export class Lookups {
     const timeout = Number(e.params.timeout_ms) || 5000;
     if (!e.filler) {
       // no filler: the lookup must end before the reply does
-      const o = await this.o.run(e.params, now + Math.max(0, Math.min(timeout, budgetMs)));
+      const o = await this.run(e.params, now + Math.max(0, Math.min(timeout, budgetMs)));
       return { result: effectResult(o), started: true };
     }
     const rec: LookupRecord = { id: randomUUID(), step: e.step, started: now, until: now + timeout + LOOKUP_SLACK_MS };
@@ -186,7 +207,7 @@ export class Lookups {
     deadline: number,
   ): Running {
     const r: Running = { id: rec.id, promise: Promise.resolve(undefined as unknown as HttpOutcome) };
-    r.promise = this.o.run(params, deadline).then(async (o) => {
+    r.promise = this.run(params, deadline).then(async (o) => {
       r.done = o;
       // published for whichever instance gets the next request; kept past the record's until
       await this.o.store

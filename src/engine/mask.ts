@@ -14,9 +14,17 @@
  * step's `secrets.X`) and subflow frames' sensitive vars are masked by adding their values.
  */
 import type { FlowModel, Value } from '../flow/model.js';
+import { MAX_BODY_DEPTH } from './http-wait.js';
 
 /** What a masked value shows. */
 export const MASK = '***';
+
+/**
+ * How deep the walks below go: past the deepest a lookup's answer may be (MAX_BODY_DEPTH), inside its
+ * `{ status, body }` in a variable, an effect's result or a log entry. An array or object deeper still (a value a
+ * flow's `set`s nested) is masked whole where values are scrubbed: never shown for being too deep to walk.
+ */
+export const MAX_MASK_DEPTH = MAX_BODY_DEPTH + 16;
 
 /**
  * Values shorter than this are masked where they are a whole string (a var, a result, a
@@ -69,7 +77,7 @@ export function sensitiveValues(
 }
 
 function collect(v: unknown, into: Set<string>, depth: number): void {
-  if (depth > 32) return;
+  if (depth > MAX_MASK_DEPTH) return;
   if (typeof v === 'string') {
     if (v !== '' && v !== MASK) into.add(v);
   } else if (typeof v === 'number' || typeof v === 'bigint') into.add(String(v));
@@ -106,11 +114,12 @@ export class Masker {
     return out;
   }
 
-  /** A copy of `v` with every string scrubbed (the same object when nothing changed). */
+  /** A copy of `v` with every string scrubbed (the same object when nothing changed); past MAX_MASK_DEPTH: MASK. */
   scrubValue<T>(v: T, depth = 0): T {
-    if (this.exact.size === 0 || depth > 64) return v;
+    if (this.exact.size === 0) return v;
     if (typeof v === 'string') return this.scrubText(v) as T;
     if ((typeof v === 'number' || typeof v === 'bigint') && this.exact.has(String(v))) return MASK as T;
+    if (depth >= MAX_MASK_DEPTH && v !== null && typeof v === 'object') return MASK as T;
     if (Array.isArray(v)) {
       let changed = false;
       const out = v.map((x) => {

@@ -5,6 +5,8 @@
  * goes, or a status typed with a JSON body).
  */
 import type { CompiledFlow } from '../engine/compile.js';
+import { MAX_BODY_DEPTH } from '../engine/http-wait.js';
+import { nestedDeeper } from '../protocol/json-depth.js';
 import type { Effect, EffectResult } from '../engine/outcome.js';
 import type { Value } from '../flow/model.js';
 import { COMMANDS, type CommandName } from '../protocol/commands.js';
@@ -178,6 +180,9 @@ function parseHttpLine(q: Extract<Question, { kind: 'http' }>, s: string): Parse
     } catch {
       return invalid('the body is not JSON: ');
     }
+    // as a server takes a lookup's answer (TOO_DEEP), before it is written back or walked
+    if (nestedDeeper(body, MAX_BODY_DEPTH))
+      return invalid(`the body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep: `);
   }
   return {
     kind: 'answer',
