@@ -4,6 +4,7 @@
  * human-readable output with its control characters and bidi controls escaped (\x1b, \x9b, \u202e), while the
  * tools' own layout and colours stay.
  */
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -29,6 +30,7 @@ import { scenarioYaml } from '../../src/testing/paths.js';
 import type { CompiledFlow } from '../../src/engine/compile.js';
 import { cmd, fakeServer, LOGIN, PASSWORD, startEmulator } from '../emulator/helpers.js';
 import { rtBody, type RtFields } from '../helpers/rt.js';
+import { CLI } from '../helpers/cli.js';
 
 /** An attacker's text: a window title, a screen clear, red fake text, CSI as one C1 character, a bidi override. */
 const EVIL = '\x1b]0;pwned\x07\x1b[2J\x1b[31mFAKE\u009b2J\u202eevil\r\bX\x7f';
@@ -360,6 +362,34 @@ describe('call: what a server answered, in the transcript', () => {
     const text = formatTranscript(t);
     expect(text).not.toMatch(RAW);
     expect(text).toContain(`${SHOWN}\\x0aFAKE LINE`);
+  });
+});
+
+describe('serve', () => {
+  it("its start output: the flows' files escaped, those it refused too", async () => {
+    const d = join(dir, 'served');
+    mkdirSync(d);
+    writeFileSync(
+      join(d, 'desk\x1b]0;x\x07.yaml'),
+      'version: 1\nname: desk\nstart: end\nsteps:\n  end:\n    hangup: {}\n',
+    );
+    writeFileSync(join(d, 'bad\u202e.yaml'), 'version: 1\nname: bad\nstart: nowhere\nsteps: {}\n');
+    const { out, err } = await new Promise<{ out: string; err: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [...CLI, 'serve', '--port', '0', '--flows', d, '--log-level', 'silent']);
+      let out = '';
+      let err = '';
+      child.stderr.on('data', (b) => (err += b));
+      child.stdout.on('data', (b) => {
+        out += b;
+        // the last line of its start output
+        if (out.includes('  watching ')) child.kill('SIGTERM');
+      });
+      child.on('close', () => (out.includes('  watching ') ? resolve({ out, err }) : reject(new Error(err))));
+    });
+    for (const t of [out, err]) expect(t).not.toMatch(RAW);
+    expect(out).toMatch(/ {2}POST http:\/\/127\.0\.0\.1:\d+\/rt\/desk {2}\(desk\\x1b\]0;x\\x07\.yaml, version /);
+    expect(out).toContain(`  refused (errors above): ${join(d, 'bad\\u202e.yaml')}\n`);
+    expect(err).toContain(`${join(d, 'bad\\u202e.yaml')}:3:8 error UNKNOWN_STEP`);
   });
 });
 
