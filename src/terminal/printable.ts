@@ -34,8 +34,9 @@ export function printableLines(text: string): string {
 }
 
 /**
- * A formatter's coloured lines (pino-pretty's log lines): the same as printableLines, but colour sequences stay
- * (ESC [ ... m sets a colour, nothing else); any other ESC is escaped.
+ * A formatter's coloured lines (pino-pretty's log lines, which hold no ESC of their own data): the same as
+ * printableLines, but SGR sequences stay (ESC [ digits ; m sets colours and styles, nothing else); any other ESC is
+ * escaped.
  */
 export function printableColoured(text: string): string {
   return text.replace(UNSAFE_BUT_COLOURS, escaped);

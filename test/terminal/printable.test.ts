@@ -1,6 +1,6 @@
 /** src/terminal/printable.ts: outside text made safe for a terminal (docs/security.md, "Terminal output"). */
 import { describe, expect, it } from 'vitest';
-import { printable, printableLines } from '../../src/terminal/printable.js';
+import { printable, printableColoured, printableLines } from '../../src/terminal/printable.js';
 
 /** Every character a terminal acts on (C0, DEL, C1) or that reorders text (bidi controls). */
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
@@ -32,5 +32,21 @@ describe('printable', () => {
 describe('printableLines', () => {
   it('keeps line feeds and tabs, escapes the rest (a carriage return too)', () => {
     expect(printableLines('a\tb\nc\r\nd\x1b[2K\u202e')).toBe('a\tb\nc\\x0d\nd\\x1b[2K\\u202e');
+  });
+});
+
+describe('printableColoured', () => {
+  it("keeps a formatter's colours (SGR), line feeds and tabs; escapes any other ESC sequence and the rest", () => {
+    expect(printableColoured('\x1b[31mERROR\x1b[39m\t\x1b[1;36mmsg\x1b[0m\n')).toBe(
+      '\x1b[31mERROR\x1b[39m\t\x1b[1;36mmsg\x1b[0m\n',
+    );
+    expect(printableColoured('\x1b]0;t\x07 \x1b[2J \x1b[H \u009b31m \u202e \r')).toBe(
+      '\\x1b]0;t\\x07 \\x1b[2J \\x1b[H \\x9b31m \\u202e \\x0d',
+    );
+  });
+
+  it('leaves no unsafe character but the ESC of a colour', () => {
+    const all = Array.from({ length: 0x2100 }, (_, i) => String.fromCharCode(i)).join('');
+    expect(printableColoured(all).replace(/[\n\t]/g, '')).not.toMatch(UNSAFE);
   });
 });
