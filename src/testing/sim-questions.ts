@@ -14,6 +14,7 @@ import type { WireValue } from '../protocol/rt.js';
 import { answerResult, httpBranches } from './branch-executor.js';
 import { MOCK_ERRORS } from './http-mocks.js';
 import { closest } from '../flow/check-context.js';
+import { printable } from '../terminal/printable.js';
 
 /** What the person on the line (or the far end, or the SMS service, or the bank's API) does. */
 export type Answer =
@@ -237,8 +238,12 @@ export function parseLine(q: Question, line: string): Parsed {
   }
 }
 
-/** The prompt line of a question. */
+/** The prompt line of a question, escaped (its choices may name what a flow or a lookup gave). */
 export function promptText(q: Question): string {
+  return printable(promptLine(q));
+}
+
+function promptLine(q: Question): string {
   switch (q.kind) {
     case 'keys':
       return `keys (max ${q.maxDigits}; Enter alone = TIMEOUT, # ends; h hang up, e fail, v vars)`;
