@@ -1,6 +1,9 @@
 /**
  * GET /health (readiness) and GET /health/live (liveness). Both are open (load balancers
- * and orchestrators probe them) and show names only: file names, never paths.
+ * and orchestrators probe them, with no credentials) and show names only: file names, never
+ * paths. /health answers the allowed host names only (localhost, IP addresses,
+ * server.allowed_hosts: src/http/hosts.ts), so that a DNS-rebinding page cannot read its flow
+ * names and diagnostics; /health/live, which shows nothing, answers any.
  *
  * - /health: 503 `unavailable` when no call can be served here (no flow loaded, the store
  *   unreachable), with the `reason`; 200 `degraded` when edits are refused (their flows
@@ -8,7 +11,7 @@
  * - /health/live: 200 while the process answers; it touches neither the store nor the
  *   flows (a Redis outage is not cured by a restart).
  */
-import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
+import type { FastifyInstance, onRequestHookHandler, RouteHandlerMethod } from 'fastify';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import type { LiveCalls } from '../registry/live.js';
 import type { Registry } from '../registry/registry.js';
@@ -16,6 +19,8 @@ import type { CallStore } from '../store/types.js';
 import { pendingView } from './admin.js';
 
 export interface HealthDeps {
+  /** onRequest of /health: the host names it answers (src/http/hosts.ts); /health/live answers any. */
+  hostGuard: onRequestHookHandler;
   registry: Registry;
   store: Pick<CallStore, 'ping'>;
   live: Pick<LiveCalls, 'size'>;
@@ -27,7 +32,7 @@ export interface HealthDeps {
 
 export function registerHealth(app: FastifyInstance, d: HealthDeps): void {
   const reg = d.registry;
-  app.get('/health', async (_req, reply) => {
+  app.get('/health', { onRequest: d.hostGuard }, async (_req, reply) => {
     const pending = reg.pendingErrors();
     // the store must answer: without it no call can advance (the balancer takes the instance out)
     const storeProblem = await d.store.ping().then(
