@@ -5,9 +5,9 @@
  * server's address reads, as its own origin, what the browser fetches from it; the only
  * trace on the server is the Host header, evil.example. So the routes a browser could read
  * something from (the admin API and its console, the metrics, /health) answer only the host
- * names allowed: localhost, any IP literal (rebinding needs a name: a page cannot be on an IP
- * literal's origin and make the browser send it elsewhere), the names of server.allowed_hosts
- * (`serve` adds the listen address when it is a name). The real-time route and the webhooks
+ * names allowed: localhost, any IP address (rebinding needs a name whose DNS the attacker
+ * answers; an address names itself), the names of server.allowed_hosts (`serve` adds the
+ * listen address when it is a name). The real-time route and the webhooks
  * answer any name: the service calls them by whatever public name they have.
  *
  * A request with more than one Host header is refused on every route (RFC 9112 3.2: 400): a
