@@ -80,5 +80,5 @@ it('partial requests opened before requests are served get 408 and are closed; t
   // and the server serves on
   const after = await fetch(`${srv.base}/health`);
   expect(after.status).toBe(200);
-  expect((await after.json()).calls).toBe(1);
+  expect(((await after.json()) as { calls: number }).calls).toBe(1);
 }, 60_000);
