@@ -1,6 +1,9 @@
 /**
  * GET /health (readiness) and GET /health/live (liveness). Both are open (load balancers
- * and orchestrators probe them) and show names only: file names, never paths.
+ * and orchestrators probe them, with no credentials) and show names only: file names, never
+ * paths. /health answers the allowed host names only (localhost, IP addresses,
+ * server.allowed_hosts: src/http/hosts.ts), so that a DNS-rebinding page cannot read its flow
+ * names and diagnostics; /health/live, which shows nothing, answers any.
  *
  * - /health: 503 `unavailable` when no call can be served here (no flow loaded, the store
  *   failing: unreachable, timing out, refusing writes), with the `reason` and the store's
@@ -12,7 +15,7 @@
  * - /health/live: 200 while the process answers; it touches neither the store nor the
  *   flows (a Redis outage is not cured by a restart).
  */
-import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
+import type { FastifyInstance, onRequestHookHandler, RouteHandlerMethod } from 'fastify';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import type { LiveCalls } from '../registry/live.js';
 import type { Registry } from '../registry/registry.js';
@@ -21,6 +24,8 @@ import { capabilitiesOf, type CallStore } from '../store/types.js';
 import { pendingView } from './admin.js';
 
 export interface HealthDeps {
+  /** onRequest of /health: the host names it answers (src/http/hosts.ts); /health/live answers any. */
+  hostGuard: onRequestHookHandler;
   registry: Registry;
   store: Pick<CallStore, 'ping' | 'capabilities'>;
   live: Pick<LiveCalls, 'size'>;
@@ -57,7 +62,7 @@ export function registerHealth(app: FastifyInstance, d: HealthDeps): void {
     );
     return pings.current();
   };
-  app.get('/health', async (_req, reply) => {
+  app.get('/health', { onRequest: d.hostGuard }, async (_req, reply) => {
     const pending = reg.pendingErrors();
     // the store must serve: without it no call can advance (the balancer takes the instance out)
     const fault = await storeFault();
