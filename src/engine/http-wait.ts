@@ -19,6 +19,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Value } from '../flow/model.js';
+import { Masker, secretValues } from './mask.js';
 import type { EffectResult, HttpEffect } from './outcome.js';
 
 export interface LookupRecord {
@@ -47,6 +48,8 @@ export interface ResultStore {
 
 export interface LookupOptions {
   run: HttpRunner;
+  /** Reads a secret a flow declares: its values are masked in the outcomes' messages (absent: none masked). */
+  secret?: (name: string) => string | undefined;
   store?: ResultStore;
   now?: () => number;
   /**
@@ -122,11 +125,11 @@ export class Lookups {
     const timeout = Number(e.params.timeout_ms) || 5000;
     if (!e.filler) {
       // no filler: the lookup must end before the reply does
-      const o = await this.o.run(e.params, now + Math.max(0, Math.min(timeout, budgetMs)));
+      const o = await this.run(e, now + Math.max(0, Math.min(timeout, budgetMs)));
       return { result: effectResult(o), started: true };
     }
     const rec: LookupRecord = { id: randomUUID(), step: e.step, started: now, until: now + timeout + LOOKUP_SLACK_MS };
-    const r = this.start(e.callid, rec, e.params, now + timeout);
+    const r = this.start(e, rec, now + timeout);
     const o = await Promise.race([r.promise, sleep(Math.min(budgetMs, timeout))]);
     if (o) return { result: this.take(e.callid, rec.id, o), started: true };
     return { result: { pending: true }, lk: rec, started: true };
@@ -179,14 +182,21 @@ export class Lookups {
     return effectResult(o);
   }
 
-  private start(
-    callid: string,
-    rec: LookupRecord,
-    params: Readonly<Record<string, unknown>>,
-    deadline: number,
-  ): Running {
+  /**
+   * The runner's outcome, with the values of the flow's secrets masked in its message (the URL's host is named in a
+   * refusal): what is logged, published in the store, recorded or shown holds none.
+   */
+  private async run(e: HttpEffect, deadline: number): Promise<HttpOutcome> {
+    const o = await this.o.run(e.params, deadline);
+    if (o.ok || !e.secrets) return o;
+    const m = new Masker(secretValues(e.secrets, this.o.secret));
+    return m.empty ? o : { ...o, message: m.scrubText(o.message) };
+  }
+
+  private start(e: HttpEffect, rec: LookupRecord, deadline: number): Running {
+    const callid = e.callid;
     const r: Running = { id: rec.id, promise: Promise.resolve(undefined as unknown as HttpOutcome) };
-    r.promise = this.o.run(params, deadline).then(async (o) => {
+    r.promise = this.run(e, deadline).then(async (o) => {
       r.done = o;
       // published for whichever instance gets the next request; kept past the record's until
       await this.o.store

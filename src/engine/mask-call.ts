@@ -16,7 +16,10 @@ export function resultIsSensitive(s: Sensitivity, prior: Pick<CallState, 's' | '
   return prior !== undefined && !prior.s.endsWith('@say') && s.steps.has(prior.step);
 }
 
-/** The masker of one request: the sensitive vars before and after it, and its result when sensitive. */
+/**
+ * The masker of one request: the sensitive vars before and after it (`after`: the vars it left, its callers' frames
+ * included), those of the callers' frames waiting before it (a call inside a module), and its result when sensitive.
+ */
 export function requestMasker(
   s: Sensitivity,
   req: RtRequest,
@@ -25,6 +28,7 @@ export function requestMasker(
   extra: Iterable<string> = [],
 ): Masker {
   const values = sensitiveValues(prior?.vars, s);
+  for (const f of prior?.f ?? []) sensitiveValues(f.v, s, values);
   for (const v of after) sensitiveValues(v, s, values);
   if (req.command_result !== '' && resultIsSensitive(s, prior)) values.add(req.command_result);
   for (const v of extra) values.add(v);
@@ -39,12 +43,21 @@ export function maskLog(entry: LogEntry, m: Masker): LogEntry {
   return m.scrubValue(entry);
 }
 
-/** The exchange as recorded: the sensitive result masked, values scrubbed from params, sms and their outcomes. */
-export function maskStepRecord(rec: StepRecord, s: Sensitivity, prior: CallState | undefined, m: Masker): StepRecord {
-  const req =
-    rec.request.command_result !== '' && resultIsSensitive(s, prior)
-      ? { ...rec.request, command_result: MASK }
-      : rec.request;
+/**
+ * The exchange as recorded: the sensitive result masked, values scrubbed from other results, params, sms and their
+ * outcomes (`s`
+ * absent: the flow has no sensitive values, `m` masks its secrets).
+ */
+export function maskStepRecord(
+  rec: StepRecord,
+  s: Sensitivity | undefined,
+  prior: CallState | undefined,
+  m: Masker,
+): StepRecord {
+  const r = rec.request.command_result;
+  // a sensitive input is ***; any other result has the call's sensitive values scrubbed (a PIN typed at another step)
+  const result = r !== '' && s && resultIsSensitive(s, prior) ? MASK : m.scrubText(r);
+  const req = result === r ? rec.request : { ...rec.request, command_result: result };
   return {
     ...rec,
     request: req,
@@ -52,7 +65,7 @@ export function maskStepRecord(rec: StepRecord, s: Sensitivity, prior: CallState
     effects: rec.effects.map(({ effect, result }) => ({
       effect: { ...effect, params: m.scrubValue(effect.params) } as Effect,
       result:
-        'ok' in result && result.ok && s.steps.has(effect.step)
+        'ok' in result && result.ok && s?.steps.has(effect.step)
           ? { ok: true as const, value: MASK }
           : m.scrubValue(result),
     })),
