@@ -36,7 +36,8 @@ export interface Sensitivity {
 
 /**
  * A flow's sensitivity, or undefined when it declares no sensitive variable (the common case): the names listed and
- * those that may receive their values (a module's param, a value a module returns, a `set:`: src/flow/sensitive-flow.ts).
+ * those that may receive their values (a module's param, a value a module returns, a `set:`:
+ * src/flow/sensitive-flow.ts).
  */
 export function sensitivityOf(model: FlowSensitivityInput): Sensitivity | undefined {
   if (!model.sensitive || model.sensitive.length === 0) return undefined;

@@ -1,6 +1,14 @@
 /** src/engine/mask.ts and mask-call.ts: what a sensitive value shows, and nothing done for flows without one. */
 import { describe, expect, it } from 'vitest';
-import { MASK, Masker, maskVars, sensitiveValues, sensitivityOf } from '../../src/engine/mask.js';
+import {
+  MASK,
+  Masker,
+  maskVars,
+  secretForms,
+  secretValues,
+  sensitiveValues,
+  sensitivityOf,
+} from '../../src/engine/mask.js';
 import { maskStepRecord, requestMasker, resultIsSensitive } from '../../src/engine/mask-call.js';
 import { type StepRecord } from '../../src/engine/report.js';
 import type { CallState } from '../../src/engine/types.js';
@@ -68,5 +76,26 @@ describe('mask', () => {
     });
     expect(out.reply.params).toEqual({ media_id: 'TTS|X|You typed ***' });
     expect(rec.request.command_result).toBe('4821'); // the engine's own record is untouched
+  });
+});
+
+describe('secrets', () => {
+  it('each secret in the forms a URL gives it: as written, lower-cased (a host), percent-encoded, punycode', () => {
+    expect(secretForms('Tk-Live/7F a')).toEqual([
+      'Tk-Live/7F a',
+      'tk-live/7f a',
+      'Tk-Live%2F7F%20a',
+      'tk-live%2f7f%20a',
+      'Tk-Live%2F7F+a',
+      'tk-live%2f7f+a',
+      'Tk-Live/7F%20a',
+      'tk-live/7f%20a',
+    ]);
+    expect(secretForms('café')).toContain('xn--caf-dma');
+    const read = (n: string) => ({ A: 'Tk-Live-7F', B: '', C: MASK })[n];
+    expect([...secretValues(['A', 'B', 'C', 'D'], read)]).toEqual(['Tk-Live-7F', 'tk-live-7f']);
+    expect(new Masker(secretValues(['A'], read)).scrubText('the host tk-live-7f.api.example.net')).toBe(
+      'the host ***.api.example.net',
+    );
   });
 });

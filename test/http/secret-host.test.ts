@@ -19,11 +19,12 @@ import { callscript } from '../../src/http/plugin.js';
 import { Recorder } from '../../src/http/recorder.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { rtBody } from '../helpers/rt.js';
+import type { LookupAddress, LookupAllOptions } from 'node:dns';
 
 vi.mock('node:dns', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:dns')>();
-  type Cb = (err: NodeJS.ErrnoException | null, addrs: { address: string; family: number }[]) => void;
-  const lookup = (host: string, opts: object, cb: Cb) =>
+  type Cb = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+  const lookup = (host: string, opts: LookupAllOptions, cb: Cb) =>
     host.endsWith('.corp.example') ? cb(null, [{ address: '10.0.0.5', family: 4 }]) : real.lookup(host, opts, cb);
   return { ...real, default: { ...real, lookup }, lookup };
 });
@@ -105,7 +106,8 @@ describe('a secret in the URL host of a refused lookup', () => {
       ok: false,
       error: 'REFUSED',
       message:
-        '***.corp.example resolves to 10.0.0.5, a private, loopback or link-local address (http.allow_private is false)',
+        '***.corp.example resolves to 10.0.0.5, a private, loopback or link-local address ' +
+        '(http.allow_private is false)',
     });
     const h = await post({ command: 'play', command_id: r.command_id });
     await post({ command: 'hangup', command_id: h.command_id, call_status: 'HANGUP' });

@@ -112,6 +112,8 @@ async function wholeCall(store: CallStore, raw: () => Promise<string>): Promise<
   r = await next(a, '900', r, PIN);
   // inside the module: the conference gets the PIN it needs
   expect(r).toMatchObject({ command: 'conference', params: { id: 'room1', pin_code: PIN } });
+  // the same request again (a retry): the stored reply, sealed, is sent again as it was
+  expect(await send(a, '900', { command: 'read', command_id: 1, command_result: PIN })).toEqual(r);
   expect((await detail(a, '900')).vars).toEqual({ code: '***' });
   expect(await raw()).not.toContain(PIN);
   r = await next(a, '900', r, 'LEFT_CONFERENCE');
@@ -144,6 +146,7 @@ async function wholeCall(store: CallStore, raw: () => Promise<string>): Promise<
   expect(rec.path.map((e) => [e.from, e.result, e.reply?.params.pin_code])).toEqual([
     [null, '', undefined],
     ['pin', '***', '***'],
+    ['pin-confirm:room', '***', undefined], // the retry: the reply sent again
     ['pin-confirm:room', 'LEFT_CONFERENCE', undefined],
     ['pin-confirm:again', '***', undefined],
     ['menu', '***9', undefined],
@@ -156,6 +159,7 @@ async function wholeCall(store: CallStore, raw: () => Promise<string>): Promise<
   // the spans: the results as the history shows them
   expect(exporter.getFinishedSpans().map((s) => s.attributes['callscript.result'])).toEqual([
     '',
+    '***',
     '***',
     'LEFT_CONFERENCE',
     '***',
