@@ -8,8 +8,8 @@
  * - a variable a `set:` computes from a sensitive value (SENSITIVE_COPIED still warns: list it).
  * A value reads a sensitive one when a template tag or an expression names it (`vars.pin`,
  * `vars["pin"]`), reads `vars` whole or by a computed key, or reads `result` where the result
- * is the input of a step whose `save:` is sensitive. Computed once per compiled flow, to a
- * fixpoint; a flow without sensitive names pays nothing.
+ * is the input of a step whose `save:` is sensitive. Computed once per compiled flow (engine
+ * tables), in time linear in the flow; a flow without sensitive names pays nothing.
  */
 import { successors } from './check-graph.js';
 import { handlersOf, type FlowModel, type Step, type Value } from './model.js';
@@ -81,56 +81,69 @@ function edgesOf(steps: Record<string, Step>): { edges: Edge[]; saves: [string, 
   return { edges, saves };
 }
 
-/**
- * The logic steps where `result` is the input of a command step whose `save:` is sensitive:
- * reached from one through `set` and `switch` steps only (a subflow starts its module afresh).
- */
-function sensitiveResultAt(model: FlowSensitivityInput, names: ReadonlySet<string>): Set<string> {
-  const at = new Set<string>();
-  const linked = { handlers: model.handlers ?? { on: {} }, modules: model.modules };
-  const todo: string[] = [];
-  for (const [id, s] of Object.entries(model.steps))
-    if (s.kind === 'command' && s.save !== undefined && names.has(s.save))
-      todo.push(...successors(s, handlersOf(linked, id)));
-  while (todo.length > 0) {
-    const id = todo.pop()!;
-    const s = model.steps[id];
-    if (!s || at.has(id) || s.kind === 'command' || s.kind === 'return') {
-      if (s?.kind === 'return') at.add(id);
-      continue;
-    }
-    at.add(id);
-    if (s.kind === 'set' || s.kind === 'switch') todo.push(...successors(s, linked.handlers));
-  }
-  return at;
-}
-
 export type FlowSensitivityInput = Pick<FlowModel, 'sensitive' | 'steps'> &
   Partial<Pick<FlowModel, 'handlers' | 'modules'>>;
 
-/** The flow's sensitive variables: those listed, and those that may receive one of their values. */
+function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
+  const list = m.get(k);
+  if (list) list.push(v);
+  else m.set(k, [v]);
+}
+
+/**
+ * The flow's sensitive variables: those listed, and those that may receive one of their values. A work list: each
+ * name (or returned value) is taken once, each way a value moves is looked at once per name it reads, and each step
+ * is reached once from the steps whose `save:` is sensitive (for `result`): linear in the flow.
+ */
 export function sensitiveNames(model: FlowSensitivityInput): Set<string> {
   const names = new Set(model.sensitive ?? []);
   if (names.size === 0) return names;
   const { edges, saves } = edgesOf(model.steps);
   if (edges.length === 0) return names;
+  const byName = new Map<string, Edge[]>();
+  const byResultAt = new Map<string, Edge[]>();
+  const savedAs = new Map<string, string[]>(saves.map(([from]) => [from, []]));
+  for (const [from, into] of saves) savedAs.get(from)!.push(into);
+  const savers = new Map<string, string[]>();
+  for (const [id, st] of Object.entries(model.steps))
+    if (st.kind === 'command' && st.save !== undefined) push(savers, st.save, id);
   const tainted = new Set<string>(); // returned values that are sensitive
-  for (let changed = true; changed;) {
-    changed = false;
-    const resultAt = edges.some((e) => e.reads.result) ? sensitiveResultAt(model, names) : new Set<string>();
-    for (const e of edges) {
-      const isVar = !e.into.includes('\u0000');
-      if (isVar ? names.has(e.into) : tainted.has(e.into)) continue;
-      const r = e.reads;
-      if (!(r.whole || (r.result && resultAt.has(e.at)) || [...r.names].some((n) => names.has(n)))) continue;
-      (isVar ? names : tainted).add(e.into);
-      changed = true;
+  const todo: string[] = [...names];
+  const taint = (node: string) => {
+    const set = node.includes('\u0000') ? tainted : names;
+    if (set.has(node)) return;
+    set.add(node);
+    todo.push(node);
+  };
+  for (const e of edges) {
+    if (e.reads.whole) taint(e.into);
+    for (const n of e.reads.names) push(byName, n, e);
+    if (e.reads.result) push(byResultAt, e.at, e);
+  }
+  // the logic steps where `result` is the input of a command whose `save:` is sensitive: reached from it through
+  // `set` and `switch` steps (a subflow starts its module afresh; a return and a subflow read it, and stop)
+  const resultAt = new Set<string>();
+  const linked = { handlers: model.handlers ?? { on: {} }, modules: model.modules };
+  const reach = (command: string) => {
+    const step = model.steps[command]!;
+    const next = successors(step, handlersOf(linked, command));
+    while (next.length > 0) {
+      const id = next.pop()!;
+      const st = model.steps[id];
+      if (!st || st.kind === 'command' || resultAt.has(id)) continue;
+      resultAt.add(id);
+      for (const e of byResultAt.get(id) ?? []) taint(e.into);
+      if (st.kind === 'set' || st.kind === 'switch') next.push(...successors(st, linked.handlers));
     }
-    for (const [from, into] of saves)
-      if (tainted.has(from) && !names.has(into)) {
-        names.add(into);
-        changed = true;
-      }
+  };
+  while (todo.length > 0) {
+    const node = todo.pop()!;
+    if (node.includes('\u0000')) {
+      for (const into of savedAs.get(node) ?? []) taint(into);
+      continue;
+    }
+    for (const e of byName.get(node) ?? []) taint(e.into);
+    if (byResultAt.size > 0) for (const command of savers.get(node) ?? []) reach(command);
   }
   return names;
 }
