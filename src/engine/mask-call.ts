@@ -9,7 +9,7 @@ import type { Value } from '../flow/model.js';
 import type { CallState, CallSummary } from './types.js';
 import { type StepRecord } from './report.js';
 import type { Effect, LogEntry } from './outcome.js';
-import { MASK, Masker, maskVars, sensitiveValues, type Sensitivity } from './mask.js';
+import { MASK, Masker, maskVars, sensitiveValues, stateValues, type Sensitivity } from './mask.js';
 
 /** The request's command_result is the input of a step whose `save:` is sensitive. */
 export function resultIsSensitive(s: Sensitivity, prior: Pick<CallState, 's' | 'step'> | undefined): boolean {
@@ -27,8 +27,7 @@ export function requestMasker(
   after: readonly (Record<string, unknown> | undefined)[] = [],
   extra: Iterable<string> = [],
 ): Masker {
-  const values = sensitiveValues(prior?.vars, s);
-  for (const f of prior?.f ?? []) sensitiveValues(f.v, s, values);
+  const values = stateValues(prior, s);
   for (const v of after) sensitiveValues(v, s, values);
   if (req.command_result !== '' && resultIsSensitive(s, prior)) values.add(req.command_result);
   for (const v of extra) values.add(v);

@@ -67,14 +67,27 @@ export function maskVars<V extends Value | unknown>(
  * A call's vars as shown (the admin API): sensitive ones MASK by name, and the call's sensitive values (its vars' and
  * its callers' frames', inside a module) scrubbed from the others.
  */
-export function shownVars(
-  state: { vars: Record<string, unknown>; f?: readonly { v: Record<string, unknown> }[] },
-  s: Sensitivity | undefined,
-): Record<string, unknown> {
+export function shownVars(state: CallVars, s: Sensitivity | undefined): Record<string, unknown> {
   if (!s) return state.vars;
-  const values = sensitiveValues(state.vars, s);
-  for (const f of state.f ?? []) sensitiveValues(f.v, s, values);
-  return new Masker(values).scrubValue(maskVars(state.vars, s));
+  return new Masker(stateValues(state, s)).scrubValue(maskVars(state.vars, s));
+}
+
+/** What a call's state holds of variables: its own, and its callers' waiting in its frames (inside a module). */
+export interface CallVars {
+  vars: Record<string, unknown>;
+  f?: readonly { v: Record<string, unknown> }[];
+}
+
+/** The sensitive values of a call's state (undefined: none): its vars' and its callers' frames'. */
+export function stateValues(
+  state: CallVars | undefined,
+  s: Sensitivity | undefined,
+  into: Set<string> = new Set(),
+): Set<string> {
+  if (!state) return into;
+  sensitiveValues(state.vars, s, into);
+  for (const f of state.f ?? []) sensitiveValues(f.v, s, into);
+  return into;
 }
 
 /** The text values to scrub: strings (and numbers) found in the sensitive vars, at any depth. */

@@ -9,7 +9,7 @@ import type { Value } from '../flow/model.js';
 import type { AnswerKind, StepAnswer } from './answer.js';
 import type { CompiledFlow } from './compile.js';
 import type { EffectDone, Settled } from './effects.js';
-import { MASK, Masker, secretValues, sensitiveValues, type Sensitivity } from './mask.js';
+import { MASK, Masker, secretValues, stateValues, type Sensitivity } from './mask.js';
 import { maskLog, maskStepRecord, maskSummary, requestMasker, resultIsSensitive } from './mask-call.js';
 import { callOutcomeOf, type EffectEvent, type RequestOutcome, type StepEvent } from './observe.js';
 import type { Effect, EffectResult } from './outcome.js';
@@ -94,11 +94,11 @@ function maskingOf(o: StepOutcome, secret: ((name: string) => string | undefined
   const sens = o.flow?.tables.sensitive;
   const secrets = o.flow?.model.secrets;
   if (!sens && !secrets?.length) return undefined;
-  const s = o.settled;
-  const hidden = secretValues(secrets, secret);
-  if (!sens) return hidden.size > 0 ? { sens, masker: new Masker(hidden) } : undefined;
-  const after = [s.state?.vars, s.summary?.vars, ...(s.state?.f ?? []).map((f) => f.v)];
-  return { sens, masker: requestMasker(sens, o.req, o.prior, after, hidden) };
+  const values = secretValues(secrets, secret);
+  if (!sens) return values.size > 0 ? { sens, masker: new Masker(values) } : undefined;
+  // the call after the request: its vars and frames, or, once it ended, its summary's vars
+  stateValues(o.settled.state ?? undefined, sens, values);
+  return { sens, masker: requestMasker(sens, o.req, o.prior, [o.settled.summary?.vars], values) };
 }
 
 /** The call's summary as it leaves the process: masked once (sensitive vars by name, then every value by value). */
@@ -214,9 +214,7 @@ function requestView(
 ): StepEvent['request'] {
   const r = req.command_result;
   const masked =
-    sens !== undefined &&
-    r !== '' &&
-    (earlier ? sensitiveValues(prior?.vars, sens).has(r) : resultIsSensitive(sens, prior));
+    sens !== undefined && r !== '' && (earlier ? stateValues(prior, sens).has(r) : resultIsSensitive(sens, prior));
   return {
     command: req.command,
     result: masked ? MASK : masker ? masker.scrubText(r) : r,
