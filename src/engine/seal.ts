@@ -160,9 +160,9 @@ export function sealState(state: CallState, s: Sensitivity, sealer: Sealer, call
     }
   });
   const res = state.res !== undefined && state.res !== '';
+  // the reply's params hold the values of sensitive vars (a result is only sensitive once saved into one)
   const values = new Set<string>();
   for (const v of [inner.v, ...Object.values(inner.f ?? {})]) sensitiveValues(v, s, values);
-  if (res) values.add(state.res!);
   const reply = maskedReply(state.reply, new Masker(values));
   if (!vars && !res && !frames && reply === undefined) return state;
   if (res) inner.r = state.res;
