@@ -110,6 +110,24 @@ steps:
     ]);
   });
 
+  it('through a set: expression (CEL) as through a template', () => {
+    const flow = [
+      'version: 2',
+      'name: solo',
+      'sensitive: [pin]',
+      'start: ask',
+      'steps:',
+      '  ask:',
+      '    read: { prompt: "PIN?", max_digits: 4 }',
+      '    save: pin',
+      '    next: s',
+      '  s: { set: { ok: { expr: "vars.pin == \'1234\'" }, n: { expr: "1 + 1" } }, next: end }',
+      '  end: { hangup: {} }',
+      '',
+    ].join('\n');
+    expect(names({ 'solo.yaml': flow }, 'solo')).toEqual(['ok', 'pin']);
+  });
+
   it('a flow without sensitive: masks nothing (and pays nothing)', () => {
     const main = caller('{ code: "{{ vars.pin }}" }').replace('sensitive: [pin]\n', '');
     expect(names({ 'main.yaml': main, 'check.yaml': CHECK }, 'main')).toBeUndefined();
