@@ -44,8 +44,7 @@ export function maskLog(entry: LogEntry, m: Masker): LogEntry {
 
 /**
  * The exchange as recorded: the sensitive result masked, values scrubbed from other results, params, sms and their
- * outcomes (`s`
- * absent: the flow has no sensitive values, `m` masks its secrets).
+ * outcomes (`s` absent: the flow has no sensitive values, `m` masks its secrets).
  */
 export function maskStepRecord(
   rec: StepRecord,

@@ -2,9 +2,9 @@
  * Sensitive values at rest (docs/security.md "Sensitive values"): with a key configured
  * (CALLSCRIPT_SENSITIVE_KEY), a call's stored state holds its sensitive variables, its last
  * result and the sensitive params of the reply it last sent as `***`, and their real values
- * in one AES-256-GCM sealed field `x`, bound to
- * the callid (the GCM additional data): a sealed field copied into another call does not
- * open. A flow without sensitive values is stored as before (nothing sealed, no cost).
+ * in one AES-256-GCM sealed field `x`, bound to the callid (the GCM additional data): a
+ * sealed field copied into another call does not open. A flow without sensitive values is
+ * stored as before (nothing sealed, no cost).
  *
  * Key rotation: the first key seals, every key given opens (a sealed field names its key
  * by an 8-hex-digit id, the start of the key's SHA-256): deploy the new key first with the
