@@ -279,7 +279,9 @@ export const FLOW_CODES: readonly CodeInfo[] = [
   {
     code: 'SENSITIVE_COPIED',
     severity: 'warning',
-    title: 'A `set:` copies a sensitive variable into one that is not sensitive, which would then be shown in clear.',
+    title:
+      'A `set:` copies a sensitive variable into one not listed in `sensitive:` (it is masked too: sensitivity ' +
+      'follows the value; the flow should say so).',
     hint: 'List the variable it is copied into in `sensitive:` too (docs/flow-language.md, Sensitive values).',
   },
   // --- graph
