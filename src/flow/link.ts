@@ -381,6 +381,14 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
     }
   }
 
+  // each module's namespaced steps are made once here and shared by every flow that may enter it (the same objects:
+  // the compile stage makes their machine states once too, machine-config.ts)
+  const parts = new Map<FlowModel, ModulePart>();
+  const partOf = (m: FlowModel): ModulePart => {
+    let part = parts.get(m);
+    if (!part) parts.set(m, (part = modulePart(m)));
+    return part;
+  };
   for (const n of nodes) {
     if (n.model && (n.bad !== undefined || (own.get(n)?.length ?? 0) > 0)) out.failed.add(n.f.file);
     if (!n.model || n.bad !== undefined || (own.get(n)?.length ?? 0) > 0 || byName.get(n.name) !== n) continue;
@@ -390,7 +398,7 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
     out.linked.set(n.f.file, {
       model: linkModel(
         n.model,
-        mods.map((m) => m.model!),
+        mods.map((m) => partOf(m.model!)),
       ),
       version: linkedVersion(
         n.f.text,
@@ -402,26 +410,43 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
   return out;
 }
 
-/** The flow's model with each module's steps added once, namespaced `<module>:<step>`. */
-function linkModel(root: FlowModel, modules: FlowModel[]): FlowModel {
+/** A module as the flows that may enter it hold it: its steps under namespaced ids, and what they need at run time. */
+interface ModulePart {
+  model: FlowModel;
+  steps: Record<string, Step>;
+  linked: LinkedModule;
+}
+
+function modulePart(m: FlowModel): ModulePart {
+  const p = `${m.name}:`;
+  const steps: Record<string, Step> = {};
+  for (const [id, s] of Object.entries(m.steps))
+    steps[p + id] = m.prompts ? prefixPrompts(prefixStep(s, p), p) : prefixStep(s, p);
+  const linked: LinkedModule = {
+    name: m.name,
+    file: m.file,
+    start: p + m.start,
+    vars: m.vars,
+    params: m.module!.params,
+    handlers: prefixHandlers(m.handlers, p),
+  };
+  return { model: m, steps, linked };
+}
+
+/** The flow's model with each module's steps added once, namespaced `<module>:<step>` (shared with other callers). */
+function linkModel(root: FlowModel, parts: ModulePart[]): FlowModel {
   const steps: Record<string, Step> = {};
   for (const [id, s] of Object.entries(root.steps))
     steps[id] = s.kind === 'subflow' ? { ...s, target: `${s.flow}:` } : s;
   const linked: Record<string, LinkedModule> = {};
-  for (const m of modules) {
-    const p = `${m.name}:`;
-    for (const [id, s] of Object.entries(m.steps))
-      steps[p + id] = m.prompts ? prefixPrompts(prefixStep(s, p), p) : prefixStep(s, p);
-    linked[p] = {
-      name: m.name,
-      file: m.file,
-      start: p + m.start,
-      vars: m.vars,
-      params: m.module!.params,
-      handlers: prefixHandlers(m.handlers, p),
-    };
+  for (const part of parts) {
+    Object.assign(steps, part.steps);
+    linked[`${part.linked.name}:`] = part.linked;
   }
-  return linkTables({ ...root, steps, modules: linked }, modules);
+  return linkTables(
+    { ...root, steps, modules: linked },
+    parts.map((part) => part.model),
+  );
 }
 
 /**

@@ -12,6 +12,7 @@ import { basename } from 'node:path';
 import { checkFlow, type CheckOptions, type CheckResult } from '../flow/check.js';
 import { compileFlow, flowVersion, fromConfig, type CompiledFlow } from '../engine/compile.js';
 import { compileConfig } from '../flow/compile.js';
+import type { ModuleStates } from '../flow/machine-config.js';
 import type { FlowModel } from '../flow/model.js';
 import { hasErrors, type Diagnostic } from '../errors/diagnostic.js';
 import type { CheckFn, FlowFile } from './checker.js';
@@ -66,7 +67,7 @@ export function compileAll(
 ): { flows: CompiledFlow[]; report: LoadReport } {
   return admit(
     files.flatMap(unbundle).map((f) => ({ ...f, result: checkFlow(f.text, f.file, opts) })),
-    (f, model, linked) => compileFlow(model, f.text, linked),
+    (f, model, linked, shared) => compileFlow(model, f.text, linked, shared),
   );
 }
 
@@ -135,31 +136,35 @@ export class FlowFiles {
       states.set(f.file, state);
       return { file: f.file, text: f.text, result: state.result };
     });
-    return admit(checked, (f, model, version) => {
+    return admit(checked, (f, model, version, shared) => {
       const state = states.get(f.file)!;
       if (state.compiled && state.compiled.version === (version ?? state.hash)) return state.compiled;
       const t = performance.now();
-      state.compiled = compileFlow(model, f.text, version);
+      state.compiled = compileFlow(model, f.text, version, shared);
       timings.compileMs += performance.now() - t;
       return state.compiled;
     });
   }
 }
 
-/** Given the check results, in order: refuses files with errors or a taken name, compiles the others. */
+/**
+ * Given the check results, in order: refuses files with errors or a taken name, compiles the others. The machine
+ * states of a module are made once in this load, shared by the flows that enter it (`shared`, dropped afterwards).
+ */
 function admit(
   files: Checked[],
-  compile: (f: Checked, model: FlowModel, version?: string) => CompiledFlow,
+  compile: (f: Checked, model: FlowModel, version: string | undefined, shared: ModuleStates) => CompiledFlow,
 ): { flows: CompiledFlow[]; report: LoadReport } {
   const report: LoadReport = { diagnostics: [], sources: new Map(), refused: [], bundles: new Map(), modules: [] };
   const flows: CompiledFlow[] = [];
   const byName = new Map<string, string>();
   const link = linkFlows(files);
+  const shared: ModuleStates = new Map();
   // A flow the checker passed but the compiler cannot build is a bug of callscript: refused
   // with INTERNAL_ERROR at 1:1 (the others still load), never a crash of the server or the tools.
   const build = (f: Checked, model: FlowModel, version: string | undefined): CompiledFlow | undefined => {
     try {
-      return compile(f, model, version);
+      return compile(f, model, version, shared);
     } catch (err) {
       report.diagnostics.push({
         code: 'INTERNAL_ERROR',
