@@ -16,7 +16,7 @@ import type { ModuleStates } from '../flow/machine-config.js';
 import type { FlowModel } from '../flow/model.js';
 import { hasErrors, type Diagnostic } from '../errors/diagnostic.js';
 import type { CheckFn, FlowFile } from './checker.js';
-import { linkFlows } from '../flow/link.js';
+import { linkFlows, type LinkLimits } from '../flow/link.js';
 import { makeBundle, unbundle } from './bundle.js';
 
 export interface LoadReport {
@@ -79,7 +79,11 @@ export const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(res
 export class FlowFiles {
   private readonly states = new Map<string, FileState>();
 
-  constructor(private readonly check: CheckFn = checkFlow) {}
+  /** `limits`: the link stage's bounds (tests lower them). */
+  constructor(
+    private readonly check: CheckFn = checkFlow,
+    private readonly limits: LinkLimits = {},
+  ) {}
 
   hashed(files: readonly FlowFile[]): FlowText[] {
     return files.map((f) => ({ file: f.file, text: f.text, hash: flowVersion(f.text) }));
@@ -136,14 +140,18 @@ export class FlowFiles {
       states.set(f.file, state);
       return { file: f.file, text: f.text, result: state.result };
     });
-    return admit(checked, (f, model, version, shared) => {
-      const state = states.get(f.file)!;
-      if (state.compiled && state.compiled.version === (version ?? state.hash)) return state.compiled;
-      const t = performance.now();
-      state.compiled = compileFlow(model, f.text, version, shared);
-      timings.compileMs += performance.now() - t;
-      return state.compiled;
-    });
+    return admit(
+      checked,
+      (f, model, version, shared) => {
+        const state = states.get(f.file)!;
+        if (state.compiled && state.compiled.version === (version ?? state.hash)) return state.compiled;
+        const t = performance.now();
+        state.compiled = compileFlow(model, f.text, version, shared);
+        timings.compileMs += performance.now() - t;
+        return state.compiled;
+      },
+      this.limits,
+    );
   }
 }
 
@@ -154,11 +162,12 @@ export class FlowFiles {
 function admit(
   files: Checked[],
   compile: (f: Checked, model: FlowModel, version: string | undefined, shared: ModuleStates) => CompiledFlow,
+  limits: LinkLimits = {},
 ): { flows: CompiledFlow[]; report: LoadReport } {
   const report: LoadReport = { diagnostics: [], sources: new Map(), refused: [], bundles: new Map(), modules: [] };
   const flows: CompiledFlow[] = [];
   const byName = new Map<string, string>();
-  const link = linkFlows(files);
+  const link = linkFlows(files, limits);
   const shared: ModuleStates = new Map();
   // A flow the checker passed but the compiler cannot build is a bug of callscript: refused
   // with INTERNAL_ERROR at 1:1 (the others still load), never a crash of the server or the tools.

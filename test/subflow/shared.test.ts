@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { buildMachineConfig } from '../../src/flow/machine-config.js';
 import { checkFlow, type CheckResult } from '../../src/flow/check.js';
+import { linkFlows } from '../../src/flow/link.js';
 import { FlowFiles, noTimings } from '../../src/registry/files.js';
 import { Call, reply, tts } from '../engine/helpers.js';
 import { codes, load } from './helpers.js';
@@ -146,5 +147,73 @@ describe("a module's diagnostics, with 30 callers", () => {
     expect(flows).toHaveLength(30);
     expect(checked.filter((f) => f === 'ask.yaml')).toHaveLength(1);
     expect(checked).toHaveLength(32);
+  });
+});
+
+describe('the steps of modules held by all the flows of a directory are bounded', () => {
+  /** A module of `steps` steps (a chain of says, then a return). */
+  const chain = (steps: number) =>
+    `version: 2\nname: big\nmodule: { results: [done] }\nstart: s0\nsteps:\n` +
+    Array.from(
+      { length: steps },
+      (_, i) => `  s${i}: { ${i === steps - 1 ? 'return: done' : `say: "${i}", next: s${i + 1}`} }\n`,
+    ).join('');
+  const enter = (name: string) =>
+    `version: 2\nname: ${name}\nstart: go\nsteps:\n  go:\n    subflow: { flow: big }\n    next: bye\n  bye: { ` +
+    `hangup: {} }\n`;
+  const dir = (n: number) => [
+    { file: 'big.yaml', text: chain(7) },
+    ...Array.from({ length: n }, (_, i) => ({ file: `c${String(i).padStart(2, '0')}.yaml`, text: enter(`c${i}`) })),
+  ];
+
+  it('30 callers of a 7-step module, at most 50: the first 7 in order are linked, each other refused once', () => {
+    const files = dir(30);
+    const out = linkFlows(
+      files.map((f) => ({ ...f, result: checkFlow(f.text, f.file) })),
+      { maxTotal: 50 },
+    );
+    expect([...out.linked.keys()]).toEqual(files.slice(1, 8).map((f) => f.file));
+    expect([...out.failed]).toEqual(files.slice(8).map((f) => f.file));
+    for (const f of files.slice(8))
+      expect(codes(out.diagnostics.get(f.file)!)).toEqual([`${f.file}:6:22 SUBFLOW_TOTAL_TOO_LARGE`]);
+    expect(out.diagnostics.get('c08.yaml')![0]!.message).toBe(
+      "step 'go': the module 'big' holds 7 steps, compiled into this flow: the flows of this directory would hold " +
+        '56 steps of modules in all; at most 50 are allowed',
+    );
+    expect([...out.diagnostics.keys()]).toHaveLength(23);
+  });
+
+  it('the files first in the order given keep their place: the registry gives the files already serving first', () => {
+    const files = dir(3);
+    const reg = new FlowFiles(checkFlow, { maxTotal: 14 });
+    const first = reg.admit(reg.hashed(files), noTimings());
+    expect(first.flows.map((f) => f.name)).toEqual(['c0', 'c1']);
+    expect(first.report.refused).toEqual(['c02.yaml']);
+    // a new file named before them comes after them (owners first, as Registry.apply orders them): it is refused
+    const late = { file: 'a.yaml', text: enter('a') };
+    const second = reg.admit(reg.hashed([...files, late]), noTimings());
+    expect(second.flows.map((f) => f.name)).toEqual(['c0', 'c1']);
+    expect(second.report.refused).toEqual(['c02.yaml', 'a.yaml']);
+    expect(codes(second.report.diagnostics.filter((d) => d.severity === 'error'))).toEqual([
+      'c02.yaml:6:22 SUBFLOW_TOTAL_TOO_LARGE',
+      'a.yaml:6:22 SUBFLOW_TOTAL_TOO_LARGE',
+    ]);
+  });
+
+  it('modules that enter modules count too: each holds the steps of those it enters', () => {
+    const mid =
+      'version: 2\nname: mid\nmodule: { results: [done] }\nstart: a\nsteps:\n  a:\n    subflow: { flow: big }\n' +
+      '    next: b\n  b: { return: done }\n';
+    const out = linkFlows(
+      [
+        { file: 'big.yaml', text: chain(7) },
+        { file: 'mid.yaml', text: mid },
+        { file: 'x.yaml', text: enter('x') },
+      ].map((f) => ({ ...f, result: checkFlow(f.text, f.file) })),
+      { maxTotal: 10 },
+    );
+    // mid (compiled on its own for the tools) holds big's 7; x would take it to 14
+    expect([...out.linked.keys()]).toEqual(['mid.yaml']);
+    expect(codes(out.diagnostics.get('x.yaml')!)).toEqual(['x.yaml:6:22 SUBFLOW_TOTAL_TOO_LARGE']);
   });
 });
