@@ -31,7 +31,7 @@ export interface LoadReport {
    * rollbacks): its text and its modules' in one bundle (bundle.ts), by file.
    */
   bundles?: Map<string, string>;
-  /** Module files (version 2 `module:`), compiled on their own for the tools; never served. */
+  /** Module files (version 2 `module:`), compiled on their own for the tools (compileAll); never served. */
   modules?: CompiledFlow[];
 }
 
@@ -104,8 +104,8 @@ export class FlowFiles {
       this.states.set(f.file, state);
       const { model } = state.result;
       if (!model || hasErrors(state.result.diagnostics)) continue;
-      // a flow that enters modules is compiled once linked (admit), with its modules
-      if (Object.values(model.steps).some((s) => s.kind === 'subflow')) continue;
+      // a flow that enters modules is compiled once linked (admit), with its modules; a module is never served
+      if (model.module || Object.values(model.steps).some((s) => s.kind === 'subflow')) continue;
       await yieldToLoop();
       // Compiled even if its name turns out to be taken: rare, and a later reload may admit it.
       if (this.states.get(f.file) !== state) continue;
@@ -150,9 +150,16 @@ export class FlowFiles {
         timings.compileMs += performance.now() - t;
         return state.compiled;
       },
-      this.limits,
+      { link: this.limits, modules: false },
     );
   }
+}
+
+interface AdmitOptions {
+  /** The link stage's bounds (tests lower them). */
+  link?: LinkLimits;
+  /** false: modules are not compiled on their own (the server, which never serves them); default true (the tools). */
+  modules?: boolean;
 }
 
 /**
@@ -162,12 +169,12 @@ export class FlowFiles {
 function admit(
   files: Checked[],
   compile: (f: Checked, model: FlowModel, version: string | undefined, shared: ModuleStates) => CompiledFlow,
-  limits: LinkLimits = {},
+  opts: AdmitOptions = {},
 ): { flows: CompiledFlow[]; report: LoadReport } {
   const report: LoadReport = { diagnostics: [], sources: new Map(), refused: [], bundles: new Map(), modules: [] };
   const flows: CompiledFlow[] = [];
   const byName = new Map<string, string>();
-  const link = linkFlows(files, limits);
+  const link = linkFlows(files, opts.link);
   const shared: ModuleStates = new Map();
   // A flow the checker passed but the compiler cannot build is a bug of callscript: refused
   // with INTERNAL_ERROR at 1:1 (the others still load), never a crash of the server or the tools.
@@ -199,7 +206,7 @@ function admit(
     if (model?.module && !hasErrors(diagnostics)) {
       if (link.failed.has(file)) continue; // in a cycle, or entering a module that fails: its callers say why
       // a module: compiled on its own for the tools (scenarios, graph), never served nor refused
-      const built = build(f, model, linked?.version);
+      const built = opts.modules === false ? undefined : build(f, model, linked?.version);
       if (built) report.modules!.push(built);
       continue;
     }

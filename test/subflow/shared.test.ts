@@ -136,17 +136,20 @@ describe("a module's diagnostics, with 30 callers", () => {
     expect(diagnostics).toHaveLength(1 + 30 * 2);
   });
 
-  it('the registry checks each text once: the module once for 30 callers', () => {
+  it('the registry checks each text once (the module once for 30 callers), and compiles no module alone', () => {
     const checked: string[] = [];
     const reg = new FlowFiles((text, file): CheckResult => {
       checked.push(file);
       return checkFlow(text, file);
     });
     const texts = reg.hashed(Object.entries(files(30)).map(([file, text]) => ({ file, text })));
-    const { flows } = reg.admit(texts, noTimings());
+    const { flows, report } = reg.admit(texts, noTimings());
     expect(flows).toHaveLength(30);
     expect(checked.filter((f) => f === 'ask.yaml')).toHaveLength(1);
     expect(checked).toHaveLength(32);
+    // the server never serves a module: it is compiled into its callers only, not also on its own (as for the tools)
+    expect(report.modules).toEqual([]);
+    expect(report.refused).toEqual([]);
   });
 });
 
