@@ -187,12 +187,13 @@ export function buildMachineConfig(model: FlowModel, shared?: ModuleStates): Mac
   return config;
 }
 
-/** The states of module `mod`'s steps, made with `model` (any flow that enters it: they do not depend on which). */
-function moduleBlock(model: FlowModel, mod: LinkedModule): Map<string, [string, StateConfig][]> {
-  const p = `${mod.name}:`;
+/**
+ * The states of a module's steps (`steps`, in order), made with `model` (any flow that enters the module: they do not
+ * depend on which).
+ */
+function moduleBlock(model: FlowModel, steps: [string, Step][]): Map<string, [string, StateConfig][]> {
   const states: Record<string, StateConfig> = {};
-  for (const [id, step] of Object.entries(model.steps))
-    if (id.startsWith(p) && step.kind !== 'return') states[id] = stateFor(model, id, step, states);
+  for (const [id, step] of steps) if (step.kind !== 'return') states[id] = stateFor(model, id, step, states);
   // the states a step needs first are added while it is made, just before its own
   const block = new Map<string, [string, StateConfig][]>();
   let group: [string, StateConfig][] = [];
@@ -206,17 +207,34 @@ function moduleBlock(model: FlowModel, mod: LinkedModule): Map<string, [string, 
   return block;
 }
 
-function buildRaw(model: FlowModel, shared: ModuleStates | undefined, mine: Set<StateConfig>): MachineConfig {
-  const states: Record<string, StateConfig> = {};
+function stepsByModule(model: FlowModel): Map<string, [string, Step][]> {
+  const out = new Map<string, [string, Step][]>();
   for (const [id, step] of Object.entries(model.steps)) {
     const i = id.indexOf(':');
-    const mod = shared && i > 0 && step.kind !== 'return' ? model.modules?.[id.slice(0, i + 1)] : undefined;
+    if (i < 0) continue;
+    const ns = id.slice(0, i + 1);
+    (out.get(ns) ?? out.set(ns, []).get(ns)!).push([id, step]);
+  }
+  return out;
+}
+
+function buildRaw(model: FlowModel, shared: ModuleStates | undefined, mine: Set<StateConfig>): MachineConfig {
+  const states: Record<string, StateConfig> = {};
+  // the steps of each module (by namespace), once a module's states are to be made here
+  let byModule: Map<string, [string, Step][]> | undefined;
+  for (const [id, step] of Object.entries(model.steps)) {
+    const i = shared && model.modules && step.kind !== 'return' ? id.indexOf(':') : -1;
+    const ns = i > 0 ? id.slice(0, i + 1) : '';
+    const mod = ns ? model.modules![ns] : undefined;
     if (!mod) {
       states[id] = stateFor(model, id, step, states);
       continue;
     }
     let block = shared!.get(mod);
-    if (!block) shared!.set(mod, (block = moduleBlock(model, mod)));
+    if (!block) {
+      byModule ??= stepsByModule(model);
+      shared!.set(mod, (block = moduleBlock(model, byModule.get(ns) ?? [])));
+    }
     for (const [name, st] of block.get(id) ?? []) {
       states[name] = st;
       mine.add(st);
