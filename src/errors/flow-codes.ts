@@ -537,6 +537,17 @@ export const FLOW_CODES: readonly CodeInfo[] = [
     hint: 'Split the service into several flows served apart, or make the modules smaller.',
   },
   {
+    code: 'SUBFLOW_TOTAL_TOO_LARGE',
+    severity: 'error',
+    title:
+      "The flows of a directory hold more than 100,000 steps of modules in all (a module's steps count once in " +
+      'each flow that may enter it): the flow that would go past it is refused.',
+    hint:
+      "A module's steps are compiled into each flow that may enter it. Let fewer flows enter the big modules " +
+      '(route the calls to one flow that enters them), make the modules smaller, or serve some of the flows ' +
+      'from another directory (another instance).',
+  },
+  {
     code: 'RETURN_OUTSIDE_MODULE',
     severity: 'error',
     title: 'A `return:` step in a flow that is not a module.',
