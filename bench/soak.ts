@@ -13,8 +13,9 @@
  * `history.ttl_ms`; both are bounded by time, not by count, so the soak runs with both at 2 s: what is left over after
  * a checkpoint is then what leaks. At each tenth of the run, after the history's writes landed and full garbage
  * collections: heap used, RSS and the calls the store holds (ended ones included until the store drops them: the
- * memory store here sweeps every second, Redis expires them). The verdict compares the heap at the end with its value at
- * 30% of the run (warm: caches, JIT, the history's `keep` records all filled by then): growth over 4 MB is a leak.
+ * memory store here sweeps every second, Redis expires them). The verdict compares the heap at the end with its
+ * value at 30% of the run (warm: caches, JIT, the history's `keep` records all filled by then): growth over 4 MB is a
+ * leak.
  */
 import { buildServer } from '../src/http/server.js';
 import { MemoryStore } from '../src/store/memory.js';
