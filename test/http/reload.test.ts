@@ -41,7 +41,11 @@ const post = (s: Server, over: Partial<RtFields>) =>
     payload: rtBody(over),
   });
 
-async function until(cond: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+/**
+ * Waits for `cond`, at most `timeoutMs`: a bound, not a guess of how long a reload takes (a changed flow is checked on
+ * a worker thread, whose start takes seconds on a loaded machine: 5 s was once too short).
+ */
+async function until(cond: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await cond())) {
     if (Date.now() > end) throw new Error('timed out waiting');
