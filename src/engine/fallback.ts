@@ -22,6 +22,23 @@ interface Replaced extends Pick<
   x?: 1;
 }
 
+/** The fallback's command: `wait`, or `play` when a media is configured. */
+export function fallbackCommand(media: string | undefined): 'wait' | 'play' {
+  return media === undefined ? 'wait' : 'play';
+}
+
+/**
+ * Whether `req` reads as the report of a fallback whose note the call does not have: the fallback's command, done
+ * (no error), numbered as the call's latest command, which is another one. Another instance answered that fallback
+ * while its store calls were stalled; its note may reach the store after this request's load (two connections to a
+ * store that comes back are not read in any set order). Else the request would be stale: the service, told so, ends
+ * the call.
+ */
+export function unnotedReport(req: RtRequest, latest: { id: number; command: string }, media: string | undefined) {
+  const fb = fallbackCommand(media);
+  return req.command === fb && req.command_error === '' && req.command_id === latest.id && latest.command !== fb;
+}
+
 /** What a late step answers: a short command echoing the request's command_id. */
 export function fallbackReply(req: RtRequest, media: string | undefined): string {
   return media === undefined
@@ -46,7 +63,7 @@ export function fallbackReply(req: RtRequest, media: string | undefined): string
 export function fallbackNote(r: RtRequest, media: string | undefined, sealer: Sealer | undefined): string {
   const sealed = sealer !== undefined && r.command_result !== '';
   const note: Replaced = {
-    fb: media === undefined ? 'wait' : 'play',
+    fb: fallbackCommand(media),
     command: r.command,
     command_id: r.command_id,
     command_result: sealed ? sealer.seal(r.command_result, r.callid) : r.command_result,
