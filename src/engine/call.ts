@@ -24,7 +24,7 @@ import { Attempts, MAX_ATTEMPTS, outcomeOf, type RequestRun } from './attempt.js
 import { CallQueue } from './call-queue.js';
 import { DEFAULT_ENDED_TTL_MS, ENDED, readRecord, RecordSeal } from './call-record.js';
 import { DeadlineTimer } from './deadline.js';
-import { fallbackNote, fallbackReply, substitute } from './fallback.js';
+import { FALLBACK_WAIT_S, fallbackNote, fallbackReply, substitute } from './fallback.js';
 import type { CallDeps, CallLogger, CallOptions, Routes } from './ports.js';
 import { isFailure, StepReport, type StepOutcome } from './report.js';
 import { FlowResolver } from './resolve.js';
@@ -51,8 +51,9 @@ export class CallHandler {
     deps: CallDeps,
     private readonly opts: CallOptions,
   ) {
-    // the store is waited for up to twice the deadline: the request's own, and that of its fallback's report
-    this.stall = new StallGuard(2 * opts.deadlineMs);
+    // the store is waited for as long as the request's fallback covers: its deadline, the fallback's wait, and the
+    // deadline of the fallback's report
+    this.stall = new StallGuard(2 * opts.deadlineMs + FALLBACK_WAIT_S * 1000);
     this.deps = { ...deps, store: this.stall.wrap(deps.store) };
     this.now = deps.now ?? Date.now;
     this.deadline = new DeadlineTimer(opts.deadlineMs);

@@ -22,6 +22,9 @@ interface Replaced extends Pick<
   x?: 1;
 }
 
+/** How long the fallback `wait` lasts, in seconds. */
+export const FALLBACK_WAIT_S = 1;
+
 /** The fallback's command: `wait`, or `play` when a media is configured. */
 export function fallbackCommand(media: string | undefined): 'wait' | 'play' {
   return media === undefined ? 'wait' : 'play';
@@ -45,7 +48,7 @@ export function fallbackReply(req: RtRequest, media: string | undefined): string
     ? serializeReply({
         command: 'wait',
         command_id: req.command_id,
-        params: { wait: 1 },
+        params: { wait: FALLBACK_WAIT_S },
         variablesRaw: req.variablesRaw,
       })
     : serializeReply({

@@ -2,8 +2,8 @@
  * Riding a stalled store. A call store that is slow to answer (Redis paused or overloaded, a network stall) is waited
  * for, not given up on after a fixed command timeout: a request whose store answers before the deadline gets its
  * reply; past the deadline it gets the fallback (src/engine/call.ts) while its step goes on, applied when the store
- * answers, and the fallback's report, queued after it, finds it done. The wait is bounded by `limitMs`, twice the
- * deadline (the request's own and that of its fallback's report):
+ * answers, and the fallback's report, queued after it, finds it done. The wait is bounded by `limitMs`, what the
+ * fallback covers: the request's deadline, the fallback's wait (a second) and the deadline of its report:
  * - a load or commit not answered within limitMs fails, STORE_UNAVAILABLE (its request already has the fallback: the
  *   failure is logged, the call stays where it was);
  * - while one has gone unanswered that long, new ones fail at once, unsent: the store is not coming back soon, and the

@@ -1,7 +1,7 @@
 /**
  * The call step riding a stalled store (src/engine/stall.ts, src/engine/call.ts): a store whose calls hang, then are
  * carried out in the order they were sent when it resumes, as a paused Redis does. Fake timers: the deadline (4 s),
- * the guard's limit (8 s) and the store's pause are exact.
+ * the guard's limit (9 s) and the store's pause are exact.
  *
  * Found by attacking a running server (issue 21): the Redis store failed every command Redis had not answered within
  * 1 s, so a 3 s pause answered every request in flight 503, and the service ended those calls.
@@ -21,6 +21,8 @@ import { yamlFlow } from './yaml.js';
 
 const CONFIRM = readFileSync(new URL('../fixtures/sms-flows/confirm.yaml', import.meta.url), 'utf8');
 const DEADLINE_MS = 4000;
+/** How long the store is waited for: the deadline, the fallback's second, the deadline of its report. */
+const LIMIT_MS = 2 * DEADLINE_MS + 1000;
 
 beforeEach(() => void vi.useFakeTimers());
 afterEach(() => void vi.useRealTimers());
@@ -162,8 +164,8 @@ describe('a stalled store', () => {
   });
 
   it(
-    'past what the fallback covers (twice the deadline): 503 STORE_UNAVAILABLE, new requests at once; the note ' +
-      'kept: the report sent again after the store is back goes on',
+    'past what the fallback covers (twice the deadline and its second): 503 STORE_UNAVAILABLE, new requests at ' +
+      'once; the note kept: the report sent again after the store is back goes on',
     async () => {
       const memory = new MemoryStore();
       const store = new Stalling(memory);
@@ -172,23 +174,32 @@ describe('a stalled store', () => {
       const press = i.send({ callid: 's3', ...PRESS_1 });
       await vi.advanceTimersByTimeAsync(DEADLINE_MS + 200);
       expect(press.answer).toBe(FALLBACK_2);
+      // its report waits behind it, past its own deadline: the fallback again (its note the request's, not its own)
       const report = i.send({ callid: 's3', ...WAIT_2 });
-      await vi.advanceTimersByTimeAsync(DEADLINE_MS - 201);
-      expect(report.answer).toBeUndefined();
-      // 8 s since the request's load was sent: given up; the report, after it, is not sent to the store
+      await vi.advanceTimersByTimeAsync(DEADLINE_MS + 200);
+      expect(report.answer).toBe(FALLBACK_2);
+      const second = i.send({ callid: 's3', ...WAIT_2 });
+      await vi.advanceTimersByTimeAsync(LIMIT_MS - 2 * (DEADLINE_MS + 200) - 1);
+      expect(second.answer).toBeUndefined();
+      // 9 s since the request's load was sent: given up; the reports after it are not sent to the store
       await vi.advanceTimersByTimeAsync(1);
       const UNAVAILABLE = '503 STORE_UNAVAILABLE';
-      expect(report.answer).toBe(UNAVAILABLE);
+      expect(second.answer).toBe(UNAVAILABLE);
       const fresh = i.send({ callid: 's4' });
       await vi.advanceTimersByTimeAsync(0);
       expect(fresh.answer).toBe(UNAVAILABLE);
       expect(i.lines).toEqual([
         ['warn', 'step missed the deadline: fallback answered'],
+        ['warn', 'step missed the deadline: fallback answered'],
+        ['error', 'a late step failed: the call stays where it was'],
         ['error', 'a late step failed: the call stays where it was'],
         ['error', 'the call store is unavailable: the service will retry'],
         ['error', 'the call store is unavailable: the service will retry'],
       ]);
-      // back: the paused calls are carried out (the load given up on, the note); the service sends the report again
+      const note =
+        '{"fb":"wait","command":"read","command_id":2,"command_result":"1","command_error":"","call_status":"UP"}';
+      expect(store.asides).toEqual([note, note]);
+      // back: the paused calls are carried out (the load given up on, the notes); the service sends the report again
       store.resume();
       await vi.advanceTimersByTimeAsync(0);
       const again = i.send({ callid: 's3', ...WAIT_2 });
