@@ -19,8 +19,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Value } from '../flow/model.js';
+import { Masker, secretValues } from './mask.js';
 import type { EffectResult, HttpEffect } from './outcome.js';
 import { nestedDeeper } from '../protocol/json-depth.js';
+import { MAX_BODY_DEPTH } from './size.js';
+
+export { MAX_BODY_DEPTH };
 
 export interface LookupRecord {
   id: string;
@@ -48,6 +52,8 @@ export interface ResultStore {
 
 export interface LookupOptions {
   run: HttpRunner;
+  /** Reads a secret a flow declares: its values are masked in the outcomes' messages (absent: none masked). */
+  secret?: (name: string) => string | undefined;
   store?: ResultStore;
   now?: () => number;
   /**
@@ -79,13 +85,6 @@ interface Running {
   done?: HttpOutcome;
 }
 
-/**
- * The deepest a lookup's answer may nest arrays and objects (the outermost is level 1): a deeper one is the step's
- * error TOO_DEEP. Its body is saved in the call's variables, which are serialised, masked and rendered by recursive
- * code: 64 levels stay far from the stack's limit (a few thousand), and real answers nest a handful.
- */
-export const MAX_BODY_DEPTH = 64;
-
 /** The outcome, or the error TOO_DEEP when its body nests deeper than MAX_BODY_DEPTH. */
 export function boundedOutcome(o: HttpOutcome): HttpOutcome {
   if (!o.ok || !nestedDeeper(o.body, MAX_BODY_DEPTH)) return o;
@@ -112,12 +111,9 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0,
 export class Lookups {
   private readonly running = new Map<string, Running>();
   private readonly now: () => number;
-  /** The runner, its answers bounded (before they are published, kept or taken). */
-  private readonly run: HttpRunner;
 
   constructor(private readonly o: LookupOptions) {
     this.now = o.now ?? Date.now;
-    this.run = (params, deadline) => o.run(params, deadline).then(boundedOutcome);
   }
 
   /** Lookups running in this process (tests, health). */
@@ -143,11 +139,11 @@ export class Lookups {
     const timeout = Number(e.params.timeout_ms) || 5000;
     if (!e.filler) {
       // no filler: the lookup must end before the reply does
-      const o = await this.run(e.params, now + Math.max(0, Math.min(timeout, budgetMs)));
+      const o = await this.run(e, now + Math.max(0, Math.min(timeout, budgetMs)));
       return { result: effectResult(o), started: true };
     }
     const rec: LookupRecord = { id: randomUUID(), step: e.step, started: now, until: now + timeout + LOOKUP_SLACK_MS };
-    const r = this.start(e.callid, rec, e.params, now + timeout);
+    const r = this.start(e, rec, now + timeout);
     const o = await Promise.race([r.promise, sleep(Math.min(budgetMs, timeout))]);
     if (o) return { result: this.take(e.callid, rec.id, o), started: true };
     return { result: { pending: true }, lk: rec, started: true };
@@ -200,14 +196,22 @@ export class Lookups {
     return effectResult(o);
   }
 
-  private start(
-    callid: string,
-    rec: LookupRecord,
-    params: Readonly<Record<string, unknown>>,
-    deadline: number,
-  ): Running {
+  /**
+   * The runner's outcome, with the values of the flow's secrets masked in its message (the URL's host is named in a
+   * refusal): what is logged, published in the store, recorded or shown holds none; its answer bounded (before it is
+   * published, kept or taken).
+   */
+  private async run(e: HttpEffect, deadline: number): Promise<HttpOutcome> {
+    const o = boundedOutcome(await this.o.run(e.params, deadline));
+    if (o.ok || !e.secrets) return o;
+    const m = new Masker(secretValues(e.secrets, this.o.secret));
+    return m.empty ? o : { ...o, message: m.scrubText(o.message) };
+  }
+
+  private start(e: HttpEffect, rec: LookupRecord, deadline: number): Running {
+    const callid = e.callid;
     const r: Running = { id: rec.id, promise: Promise.resolve(undefined as unknown as HttpOutcome) };
-    r.promise = this.run(params, deadline).then(async (o) => {
+    r.promise = this.run(e, deadline).then(async (o) => {
       r.done = o;
       // published for whichever instance gets the next request; kept past the record's until
       await this.o.store

@@ -45,6 +45,7 @@ export type SimEvent =
       step: string;
       say: boolean;
       command: CommandName;
+      /** As sent (a caller script simulates the command with them); `hears` and `details` are what is shown. */
       params: Record<string, WireValue>;
       hears: string[];
       details: string[];
@@ -374,6 +375,8 @@ export class SimSession {
     }
     const say = isSayState(out.state.s);
     this.commands++;
+    // what is shown of the command has the sensitive values scrubbed (a conference's pin_code); `params` is as sent
+    const shown = masker ? masker.scrubValue(reply.params) : reply.params;
     ev.push({
       kind: 'command',
       n: this.commands,
@@ -381,8 +384,8 @@ export class SimSession {
       say,
       command: reply.command,
       params: reply.params,
-      hears: hears(reply.command, reply.params),
-      details: details(reply.command, reply.params),
+      hears: hears(reply.command, shown),
+      details: details(reply.command, shown),
     });
     ev.push({ kind: 'vars', vars: maskVars(out.state.vars, sens) as Record<string, Value> });
     if (reply.command === 'hangup') {

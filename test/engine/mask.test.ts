@@ -1,7 +1,16 @@
 /** src/engine/mask.ts and mask-call.ts: what a sensitive value shows, and nothing done for flows without one. */
 import { describe, expect, it } from 'vitest';
 import { MAX_BODY_DEPTH } from '../../src/engine/http-wait.js';
-import { MASK, MAX_MASK_DEPTH, Masker, maskVars, sensitiveValues, sensitivityOf } from '../../src/engine/mask.js';
+import {
+  MASK,
+  MAX_MASK_DEPTH,
+  Masker,
+  maskVars,
+  secretForms,
+  secretValues,
+  sensitiveValues,
+  sensitivityOf,
+} from '../../src/engine/mask.js';
 import { maskStepRecord, requestMasker, resultIsSensitive } from '../../src/engine/mask-call.js';
 import { type StepRecord } from '../../src/engine/report.js';
 import type { CallState } from '../../src/engine/types.js';
@@ -93,5 +102,26 @@ describe('mask', () => {
     let v: unknown = built.x;
     for (let i = 1; i < MAX_MASK_DEPTH; i++) v = (v as unknown[])[0];
     expect(v).toBe(MASK);
+  });
+});
+
+describe('secrets', () => {
+  it('each secret in the forms a URL gives it: as written, lower-cased (a host), percent-encoded, punycode', () => {
+    expect(secretForms('Tk-Live/7F a')).toEqual([
+      'Tk-Live/7F a',
+      'tk-live/7f a',
+      'Tk-Live%2F7F%20a',
+      'tk-live%2f7f%20a',
+      'Tk-Live%2F7F+a',
+      'tk-live%2f7f+a',
+      'Tk-Live/7F%20a',
+      'tk-live/7f%20a',
+    ]);
+    expect(secretForms('café')).toContain('xn--caf-dma');
+    const read = (n: string) => ({ A: 'Tk-Live-7F', B: '', C: MASK })[n];
+    expect([...secretValues(['A', 'B', 'C', 'D'], read)]).toEqual(['Tk-Live-7F', 'tk-live-7f']);
+    expect(new Masker(secretValues(['A'], read)).scrubText('the host tk-live-7f.api.example.net')).toBe(
+      'the host ***.api.example.net',
+    );
   });
 });
