@@ -5,8 +5,10 @@
  * any instance finds it). When the fallback completes, the service reports it with that
  * command_id; that report is taken as the replaced request again (`substitute`): a retry that
  * gets the reply the late step stored, or, if the step failed, the original result fed anew.
- * So the fallback's own result ("0") is never mistaken for the caller's input.
+ * So the fallback's own result ("0") is never mistaken for the caller's input. When that report says the call ended
+ * (HANGUP, ...), its status is kept: the replaced request is taken as the call's last, and the call ends.
  */
+import { isTerminal } from '../protocol/request.js';
 import type { RtRequest } from '../protocol/rt.js';
 import type { Sealer } from './seal.js';
 import { serializeReply } from './serialize.js';
@@ -103,6 +105,7 @@ export function substitute(req: RtRequest, aside: string, sealer: Sealer | undef
     command_id: r.command_id,
     command_result: result,
     command_error: r.command_error,
-    call_status: r.call_status,
+    // the call ended during the fallback (the caller hung up): the report's status, so that the call ends
+    call_status: isTerminal(req.call_status) ? req.call_status : r.call_status,
   };
 }
