@@ -38,7 +38,9 @@ export const SERVICE_OPTIONS: readonly OptionDef[] = [
     min: 50,
     max: 10000,
     default: 1000,
-    doc: 'A Redis command that takes longer fails: the request is answered 503 and the service retries.',
+    doc:
+      "A Redis command that takes longer fails (503: the service retries), but a call step's own: those wait for a " +
+      'stalled Redis while the deadline fallback can ride the stall (scaling.md).',
   },
   {
     key: 'store.cluster',

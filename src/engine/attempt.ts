@@ -8,12 +8,12 @@
  * instance's claim on the call (`wait`), is tried again from a fresh load; `done` carries
  * the request's StepOutcome, which the report is built from (src/engine/report.ts).
  */
-import { advance } from './advance.js';
+import { advance, replyCommand } from './advance.js';
 import { answered, hangupAnswer, type StepAnswer } from './answer.js';
 import { claimRecord, encodeRecord, memoOf, readRecord, type CallRecord, type RecordSeal } from './call-record.js';
 import type { CompiledFlow } from './compile.js';
 import { runEffects, type EffectDone, type EffectMemo, type Ran } from './effects.js';
-import { substitute } from './fallback.js';
+import { substitute, unnotedReport } from './fallback.js';
 import type { EngineOptions, Outcome } from './outcome.js';
 import { outboundVars } from './outbound.js';
 import type { CallDeps, CallLogger, CallOptions } from './ports.js';
@@ -40,7 +40,10 @@ export interface RequestRun {
   stepped: RtRequest;
   /** A deadline fallback was answered in its place. */
   late: boolean;
-  /** Epoch ms this request found the call claimed by another instance (it waits for the claim, bounded). */
+  /**
+   * Epoch ms this request began waiting for another instance: for its claim on the call, or for the note of its
+   * fallback (bounded; the aside is kept meanwhile).
+   */
   waitingSince?: number;
   /** The start vars of an outbound call, read once (null: none). */
   vars?: Record<string, Value> | null;
@@ -106,6 +109,7 @@ export class Attempts {
     const opened = await this.open(run, record, log);
     if (opened !== undefined && 'kind' in opened) return opened;
     const prior = opened?.state;
+    if (prior && (await this.awaitNote(run, prior, started))) return WAIT;
     const resolved = await this.env.resolver.resolve(req, prior, flowName, log);
     if (resolved.kind === 'answer') {
       if (resolved.bury && !(await this.env.bury(req.callid, rev))) return RETRY;
@@ -185,6 +189,23 @@ export class Attempts {
     }
   }
 
+  /**
+   * The report of a fallback another instance answered, whose note the store does not have yet (unnotedReport in
+   * src/engine/fallback.ts): waits for it, reading the call again, while the request has time to answer; then it goes
+   * on (stale).
+   */
+  private async awaitNote(run: RequestRun, prior: CallState, started: number): Promise<boolean> {
+    const { req } = run;
+    if (run.stepped !== req || isTerminal(req.call_status)) return false;
+    const latest = { id: prior.commandId, command: replyCommand(prior.reply) };
+    if (!unnotedReport(req, latest, this.env.opts.fallback)) return false;
+    const now = this.env.now();
+    if (now - started >= this.env.opts.deadlineMs - EFFECT_MARGIN_MS) return false;
+    run.waitingSince ??= now;
+    await sleep(CLAIM_POLL_MS);
+    return true;
+  }
+
   /** The stored state as the engine reads it: sealed values opened (else *** and an error line). */
   private opened(state: CallState, callid: string, log: CallLogger): { state: CallState } {
     const opened = this.env.seal.open(state, callid);
@@ -224,9 +245,11 @@ export class Attempts {
       this.env.opts.callTtlMs,
     );
     if (claimed === undefined) return { kind: 'retry' };
-    // the time runs from the request's start, or, for a call taken over from another
-    // instance's claim (this request waited for it, past its own deadline), from its own claim
-    const from = run.waitingSince !== undefined ? claimedAt : time.started;
+    // the time runs from the request's start; from its own claim when the request got there late: it waited for
+    // another instance (its claim, past its own deadline; its fallback's note), or for a store slow to answer (over
+    // half the deadline gone). Its effects are not cut short for that wait: past the deadline, the fallback answers.
+    const waited = run.waitingSince !== undefined || claimedAt - time.started > this.env.opts.deadlineMs / 2;
+    const from = waited ? claimedAt : time.started;
     const budgetMs = () => this.env.opts.deadlineMs - (this.env.now() - from) - EFFECT_MARGIN_MS;
     const ran = await runEffects(outcome, this.env.deps.executor, { memo, budgetMs, now: time.now });
     return { kind: 'ran', ran, rev: claimed };

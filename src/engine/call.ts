@@ -15,6 +15,8 @@
  *   claim expires (its instance died).
  * - Every request is answered before the deadline (src/engine/deadline.ts), with the
  *   fallback if the step is late (src/engine/fallback.ts); the late step still lands.
+ * - A store slow to answer is waited for while the call can ride it (src/engine/stall.ts):
+ *   the request's reply if it answers in time, else the fallback, the step applied when it does.
  * - The answer is a kind (src/engine/answer.ts); the HTTP stage maps it to a status.
  */
 import { failureAnswer, type StepAnswer } from './answer.js';
@@ -22,10 +24,11 @@ import { Attempts, MAX_ATTEMPTS, outcomeOf, type RequestRun } from './attempt.js
 import { CallQueue } from './call-queue.js';
 import { DEFAULT_ENDED_TTL_MS, ENDED, readRecord, RecordSeal } from './call-record.js';
 import { DeadlineTimer } from './deadline.js';
-import { fallbackNote, fallbackReply } from './fallback.js';
+import { FALLBACK_WAIT_S, fallbackNote, fallbackReply, substitute } from './fallback.js';
 import type { CallDeps, CallLogger, CallOptions, Routes } from './ports.js';
 import { isFailure, StepReport, type StepOutcome } from './report.js';
 import { FlowResolver } from './resolve.js';
+import { StallGuard } from './stall.js';
 import type { CallState } from './types.js';
 import type { RtRequest } from '../protocol/rt.js';
 
@@ -39,16 +42,24 @@ export class CallHandler {
   private readonly resolver: FlowResolver;
   private readonly attempts: Attempts;
   private readonly report: StepReport;
+  private readonly stall: StallGuard;
+  private readonly deps: CallDeps;
+  /** The note of each call's last fallback, while the step it answered for runs here. */
+  private readonly notes = new Map<string, string>();
 
   constructor(
-    private readonly deps: CallDeps,
+    deps: CallDeps,
     private readonly opts: CallOptions,
   ) {
+    // the store is waited for as long as the request's fallback covers: its deadline, the fallback's wait, and the
+    // deadline of the fallback's report
+    this.stall = new StallGuard(2 * opts.deadlineMs + FALLBACK_WAIT_S * 1000);
+    this.deps = { ...deps, store: this.stall.wrap(deps.store) };
     this.now = deps.now ?? Date.now;
     this.deadline = new DeadlineTimer(opts.deadlineMs);
     this.resolver = new FlowResolver(deps.versions, deps.live, opts.routes, opts.maxLiveCalls);
     this.attempts = new Attempts({
-      deps,
+      deps: this.deps,
       opts,
       now: this.now,
       seal: new RecordSeal(opts.sealer),
@@ -82,7 +93,7 @@ export class CallHandler {
     }
     return this.deadline.race({
       work: work.then((o) => o.answer),
-      late: () => this.fallback(run, log),
+      late: () => this.fallback(run, log, work),
       failed: (err) => {
         log.error({ callid: req.callid, err }, 'the step failed: the call stays where it was');
         return { kind: 'failed', code: 'INTERNAL', message: 'the step failed; the call state was not changed' };
@@ -124,20 +135,28 @@ export class CallHandler {
     });
   }
 
-  /** Stops the deadline timer (the server closes). */
+  /** Stops the timers (the server closes). */
   close(): void {
     this.deadline.close();
+    this.stall.close();
   }
 
   /** The deadline passed: the fallback, once its note is with the call (or at once if the store is slow). */
-  private fallback(run: RequestRun, log: CallLogger): Promise<StepAnswer> {
+  private fallback(run: RequestRun, log: CallLogger, work: Promise<unknown>): Promise<StepAnswer> {
     const { req } = run;
     run.late = true;
     log.warn(
       { callid: req.callid, code: 'DEADLINE', deadlineMs: this.opts.deadlineMs },
       'step missed the deadline: fallback answered',
     );
-    const note = fallbackNote(run.stepped, this.opts.fallback, this.opts.sealer);
+    // not loaded yet (queued after a late request of its call, the store slow): it may be the report of that
+    // request's fallback, standing for the request that fallback replaced; its own note says so again
+    const earlier = run.stepped === req ? this.notes.get(req.callid) : undefined;
+    const stepped = earlier === undefined ? run.stepped : substitute(req, earlier, this.opts.sealer);
+    const note = fallbackNote(stepped, this.opts.fallback, this.opts.sealer);
+    this.notes.set(req.callid, note);
+    const over = () => void (this.notes.get(req.callid) === note && this.notes.delete(req.callid));
+    work.then(over, over);
     const noted = this.deps.store
       .setAside(req.callid, note, this.opts.callTtlMs)
       .catch((err: unknown) => log.error({ callid: req.callid, err }, 'the fallback could not be noted in the store'));

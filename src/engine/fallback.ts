@@ -5,8 +5,10 @@
  * any instance finds it). When the fallback completes, the service reports it with that
  * command_id; that report is taken as the replaced request again (`substitute`): a retry that
  * gets the reply the late step stored, or, if the step failed, the original result fed anew.
- * So the fallback's own result ("0") is never mistaken for the caller's input.
+ * So the fallback's own result ("0") is never mistaken for the caller's input. When that report says the call ended
+ * (HANGUP, ...), its status is kept: the replaced request is taken as the call's last, and the call ends.
  */
+import { isTerminal } from '../protocol/request.js';
 import type { RtRequest } from '../protocol/rt.js';
 import type { Sealer } from './seal.js';
 import { serializeReply } from './serialize.js';
@@ -22,13 +24,33 @@ interface Replaced extends Pick<
   x?: 1;
 }
 
+/** How long the fallback `wait` lasts, in seconds. */
+export const FALLBACK_WAIT_S = 1;
+
+/** The fallback's command: `wait`, or `play` when a media is configured. */
+export function fallbackCommand(media: string | undefined): 'wait' | 'play' {
+  return media === undefined ? 'wait' : 'play';
+}
+
+/**
+ * Whether `req` reads as the report of a fallback whose note the call does not have: the fallback's command, done
+ * (no error), numbered as the call's latest command, which is another one. Another instance answered that fallback
+ * while its store calls were stalled; its note may reach the store after this request's load (two connections to a
+ * store that comes back are not read in any set order). Else the request would be stale: the service, told so, ends
+ * the call.
+ */
+export function unnotedReport(req: RtRequest, latest: { id: number; command: string }, media: string | undefined) {
+  const fb = fallbackCommand(media);
+  return req.command === fb && req.command_error === '' && req.command_id === latest.id && latest.command !== fb;
+}
+
 /** What a late step answers: a short command echoing the request's command_id. */
 export function fallbackReply(req: RtRequest, media: string | undefined): string {
   return media === undefined
     ? serializeReply({
         command: 'wait',
         command_id: req.command_id,
-        params: { wait: 1 },
+        params: { wait: FALLBACK_WAIT_S },
         variablesRaw: req.variablesRaw,
       })
     : serializeReply({
@@ -46,7 +68,7 @@ export function fallbackReply(req: RtRequest, media: string | undefined): string
 export function fallbackNote(r: RtRequest, media: string | undefined, sealer: Sealer | undefined): string {
   const sealed = sealer !== undefined && r.command_result !== '';
   const note: Replaced = {
-    fb: media === undefined ? 'wait' : 'play',
+    fb: fallbackCommand(media),
     command: r.command,
     command_id: r.command_id,
     command_result: sealed ? sealer.seal(r.command_result, r.callid) : r.command_result,
@@ -83,6 +105,7 @@ export function substitute(req: RtRequest, aside: string, sealer: Sealer | undef
     command_id: r.command_id,
     command_result: result,
     command_error: r.command_error,
-    call_status: r.call_status,
+    // the call ended during the fallback (the caller hung up): the report's status, so that the call ends
+    call_status: isTerminal(req.call_status) ? req.call_status : r.call_status,
   };
 }

@@ -21,7 +21,10 @@ export interface CallLogger {
   debug(obj: object, msg: string): void;
 }
 
-/** Where call records live (src/store: memory or Redis, see CallStore there); values are JSON text. */
+/**
+ * Where call records live (src/store: memory or Redis, see CallStore there); values are JSON text. The call step
+ * bounds how long it waits for load and commit (src/engine/stall.ts): a store slow to answer them is waited for.
+ */
 export interface SnapshotStore {
   /** The call's value and revision, and its aside (taken, unless `keepAside`). */
   load(callid: string, keepAside?: boolean): Promise<{ call?: { value: string; rev: number }; aside?: string }>;

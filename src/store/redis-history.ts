@@ -69,7 +69,7 @@ export class RedisHistory {
   constructor(
     redis: Client,
     private readonly prefix: string,
-    /** Runs a Redis operation, turning a failure into StoreUnavailable. */
+    /** Runs a Redis operation within the store's command timeout, turning a failure into StoreUnavailable. */
     private readonly run: <T>(op: () => Promise<T>) => Promise<T>,
   ) {
     redis.defineCommand('csHistoryAdd', { numberOfKeys: 2, lua: HISTORY_ADD });

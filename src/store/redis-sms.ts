@@ -29,7 +29,7 @@ export class RedisSmsStatus {
   constructor(
     redis: Client,
     private readonly prefix: string,
-    /** Runs a Redis operation, turning a failure into StoreUnavailable. */
+    /** Runs a Redis operation within the store's command timeout, turning a failure into StoreUnavailable. */
     private readonly run: <T>(op: () => Promise<T>) => Promise<T>,
   ) {
     redis.defineCommand('csSmsReport', { numberOfKeys: 1, lua: REPORT });

@@ -16,11 +16,16 @@
  * behind that another must wait for.
  *
  * Redis trouble fails fast: no offline queue (a command while disconnected fails at once),
- * one attempt per command, a timeout per command; the client reconnects in the background.
- * Every failure is a StoreUnavailable error: the request is answered 503 and nothing of it
- * is half-written (a step writes once, with its commit). Each command's outcome is noted
- * (./faults.ts), for GET /health: writes refused (OOM under `noeviction`, READONLY,
- * NOREPLICAS, MISCONF) stand until a write succeeds, other failures until a command does.
+ * one attempt per command; the client reconnects in the background. Every failure is a
+ * StoreUnavailable error: the request is answered 503 and nothing of it is half-written (a
+ * step writes once, with its commit). Each command's outcome is noted (./faults.ts), for
+ * GET /health: writes refused (OOM under `noeviction`, READONLY, NOREPLICAS, MISCONF) stand
+ * until a write succeeds, other failures until a command does. A command Redis does not
+ * answer within `commandTimeoutMs` fails too, but a call step's own (its record's load and
+ * commit, a fallback's note): Redis stalled (paused, overloaded) answers them when it comes
+ * back, and the call step waits for them while the call can ride the stall
+ * (src/engine/stall.ts). A command timed out is not withdrawn: Redis still runs it if it
+ * comes back, as it would for any client that gave up on one.
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import {
@@ -72,9 +77,12 @@ export type RedisTarget =
 export interface RedisStoreOptions {
   /** Prepended to every key, so several deployments can share one Redis. Default `callscript:`. */
   prefix?: string;
-  /** A command that takes longer fails (the request is answered 503). Default 1000 ms. */
+  /**
+   * A command that takes longer fails (StoreUnavailable), but a call step's load and commit, and a fallback's note:
+   * the call step bounds its waits for those itself (src/engine/stall.ts). Default 1000 ms.
+   */
   commandTimeoutMs?: number;
-  /** More ioredis options (TLS, Sentinel: `sentinels` and `name`, username...). */
+  /** More ioredis options (TLS, Sentinel: `sentinels` and `name`, username...); commandTimeout: commandTimeoutMs. */
   redis?: RedisOptions;
 }
 
@@ -86,6 +94,9 @@ type Scripted = (Redis | Cluster) & {
 };
 
 export const DEFAULT_REDIS_PREFIX = 'callscript:';
+
+/** No timeout for the command: a call step's own, which the step bounds itself (src/engine/stall.ts). */
+const UNTIMED = Infinity;
 
 /**
  * The health check writes its probe (the key `health`) unless a write succeeded within this long (ms) with no fault
@@ -122,7 +133,7 @@ export class RedisStore implements CallStore, SmsStatusStore {
   /** Shared by the instances on the same Redis: calls, and flow versions, pins, canaries and counts. */
   readonly capabilities: StoreCapabilities = {
     shared: true,
-    sharedRecords: () => new RedisShared(this.client, this.prefix),
+    sharedRecords: () => new RedisShared(this.client, this.prefix, (op) => this.timed(op)),
     ready: (timeoutMs) => this.ready(timeoutMs),
     health: () => this.health(),
   };
@@ -131,18 +142,21 @@ export class RedisStore implements CallStore, SmsStatusStore {
   private readonly faults = new StoreFaults();
   private readonly history: RedisHistory;
   private readonly smsStatusStore: RedisSmsStatus;
+  private readonly commandTimeoutMs: number;
 
   /** `target`: redis://[user:password@]host:port[/db] (rediss:// for TLS), a Cluster, or Sentinels. */
   constructor(target: RedisTarget, opts: RedisStoreOptions = {}) {
     this.prefix = opts.prefix ?? DEFAULT_REDIS_PREFIX;
+    // the timeout is this store's (timed), not the client's: a call step's own commands are not timed out
+    const { commandTimeout, ...more } = opts.redis ?? {};
+    this.commandTimeoutMs = commandTimeout ?? opts.commandTimeoutMs ?? 1000;
     const options: RedisOptions = {
       enableOfflineQueue: false,
       enableAutoPipelining: true,
       maxRetriesPerRequest: 1,
-      commandTimeout: opts.commandTimeoutMs ?? 1000,
       connectTimeout: 2000,
       retryStrategy: (times) => Math.min(50 * times, 1000),
-      ...opts.redis,
+      ...more,
     };
     const redis =
       typeof target === 'string'
@@ -196,7 +210,8 @@ export class RedisStore implements CallStore, SmsStatusStore {
   }
 
   async load(callid: string, keepAside = false): Promise<LoadedCall> {
-    const [v, r, f] = await this.run(() => this.redis.csLoad(this.key(callid), keepAside ? 'keep' : 'take'));
+    const load = () => this.redis.csLoad(this.key(callid), keepAside ? 'keep' : 'take');
+    const [v, r, f] = await this.run(load, NONE, UNTIMED);
     const out: LoadedCall = {};
     if (v !== null) out.call = { value: v, rev: Number(r) };
     if (f !== null) out.aside = f;
@@ -214,12 +229,13 @@ export class RedisStore implements CallStore, SmsStatusStore {
         ),
       // a lost compare-and-set writes nothing: it says nothing of whether writes are taken
       (n) => n !== 0,
+      UNTIMED,
     );
     return n === 0 ? undefined : n;
   }
 
   async setAside(callid: string, aside: string, ttlMs: number): Promise<void> {
-    await this.run(() => this.redis.csAside(this.key(callid), aside, Math.max(1, Math.round(ttlMs))), WROTE);
+    await this.run(() => this.redis.csAside(this.key(callid), aside, Math.max(1, Math.round(ttlMs))), WROTE, UNTIMED);
   }
 
   /**
@@ -348,13 +364,13 @@ export class RedisStore implements CallStore, SmsStatusStore {
   }
 
   /**
-   * Runs a command, its outcome noted (`wrote`: whether its result shows a write was taken); a failure is a
-   * StoreUnavailable.
+   * Runs a command within commandTimeoutMs (`timeoutMs` UNTIMED: a call step's own), its outcome noted (`wrote`:
+   * whether its result shows a write was taken); a failure is a StoreUnavailable.
    */
-  private async run<T>(op: () => Promise<T>, wrote: (result: T) => boolean = () => false): Promise<T> {
+  private async run<T>(op: () => Promise<T>, wrote: (result: T) => boolean = NONE, timeoutMs?: number): Promise<T> {
     let result: T;
     try {
-      result = await op();
+      result = await this.timed(op, timeoutMs);
     } catch (err) {
       const fault = faultOf(err);
       this.faults.met(fault);
@@ -363,6 +379,18 @@ export class RedisStore implements CallStore, SmsStatusStore {
     this.faults.served(wrote(result));
     return result;
   }
+
+  /** `op`, failed `Command timed out` when Redis does not answer within commandTimeoutMs (UNTIMED: waited for). */
+  private timed<T>(op: () => Promise<T>, timeoutMs = this.commandTimeoutMs): Promise<T> {
+    const work = op();
+    if (timeoutMs === UNTIMED) return work;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('Command timed out')), timeoutMs);
+    });
+    return Promise.race([work, timedOut]).finally(() => clearTimeout(timer));
+  }
 }
 
 const WROTE = () => true;
+const NONE = () => false;

@@ -44,6 +44,8 @@ export class RedisShared implements SharedRecords {
   constructor(
     private readonly redis: Redis | Cluster,
     private readonly prefix: string,
+    /** Runs a Redis operation within the store's command timeout (it fails `Command timed out`). */
+    private readonly timed: <T>(op: () => Promise<T>) => Promise<T>,
   ) {}
 
   async putSource(version: string, file: string, text: string, ttlMs: number): Promise<void> {
@@ -131,7 +133,7 @@ export class RedisShared implements SharedRecords {
 
   private async run<T>(op: () => Promise<T>): Promise<T> {
     try {
-      return await op();
+      return await this.timed(op);
     } catch (err) {
       throw new StoreUnavailable(`Redis: ${err instanceof Error ? err.message : String(err)}`);
     }

@@ -12,6 +12,10 @@
  * Beside its value, a record may hold an aside: a short note written outside the
  * compare-and-set (the request a deadline fallback replaced, see src/engine/call.ts),
  * taken (read and removed) by the next `load`.
+ *
+ * `load`, `commit` and `setAside` need no timeout of the store's: the call step bounds its
+ * waits for them (src/engine/stall.ts), so that a stalled store is ridden, not refused. A
+ * store should keep them in order (a note set, then a load, find it), as one connection does.
  */
 import type { StoreFault } from './faults.js';
 import type { SharedRecords } from './shared.js';

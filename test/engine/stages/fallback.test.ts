@@ -33,6 +33,18 @@ describe('substitute', () => {
     });
   });
 
+  it('keeps the status of a report that ends the call (the caller hung up during the fallback)', () => {
+    for (const status of ['HANGUP', 'NOANSWER'] as const) {
+      const done = req({ callid: '9', command: 'wait', command_id: 3, command_result: '0', call_status: status });
+      expect(substitute(done, note, undefined)).toMatchObject({
+        command: 'read',
+        command_id: 3,
+        command_result: '1234',
+        call_status: status,
+      });
+    }
+  });
+
   it('leaves any other request as it is: another command, another id, an error, a note that is not one', () => {
     const other = [
       req({ callid: '9', command: 'play', command_id: 3 }),

@@ -1,0 +1,84 @@
+/**
+ * Riding a stalled store. A call store that is slow to answer (Redis paused or overloaded, a network stall) is waited
+ * for, not given up on after a fixed command timeout: a request whose store answers before the deadline gets its
+ * reply; past the deadline it gets the fallback (src/engine/call.ts) while its step goes on, applied when the store
+ * answers, and the fallback's report, queued after it, finds it done. The wait is bounded by `limitMs`, what the
+ * fallback covers: the request's deadline, the fallback's wait (a second) and the deadline of its report:
+ * - a load or commit not answered within limitMs fails, STORE_UNAVAILABLE (its request already has the fallback: the
+ *   failure is logged, the call stays where it was);
+ * - while one has gone unanswered that long, new ones fail at once, unsent: the store is not coming back soon, and the
+ *   requests not yet answered get 503 STORE_UNAVAILABLE, as when it is down. A call given up on stays counted until
+ *   the store answers it (or fails it): the stall is over when it does.
+ * The fallback's note (setAside) is not guarded: it is sent whatever (it lands when the store comes back, ahead of
+ * the loads sent after it) and the fallback does not wait for it long.
+ */
+import { DeadlineTimer } from './deadline.js';
+import type { SnapshotStore } from './ports.js';
+
+/** A store call given up on. */
+export class StoreStalled extends Error {
+  readonly code = 'STORE_UNAVAILABLE';
+  constructor(ms: number) {
+    super(`stalled: no answer for ${Math.round(ms)} ms`);
+  }
+}
+
+type Settled<T> = { value: T } | { err: unknown };
+
+export class StallGuard {
+  /** When each store call not answered yet was sent (those given up on included), oldest first. */
+  private readonly unanswered = new Set<{ at: number }>();
+  private readonly timer: DeadlineTimer;
+
+  constructor(
+    readonly limitMs: number,
+    private readonly clock: () => number = () => performance.now(),
+  ) {
+    this.timer = new DeadlineTimer(limitMs, clock);
+  }
+
+  /** The store, its loads and commits guarded. */
+  wrap(store: SnapshotStore): SnapshotStore {
+    const guarded: SnapshotStore = {
+      load: (callid, keepAside) => this.run(() => store.load(callid, keepAside)),
+      commit: (callid, rev, value, ttlMs) => this.run(() => store.commit(callid, rev, value, ttlMs)),
+      setAside: (callid, aside, ttlMs) => store.setAside(callid, aside, ttlMs),
+    };
+    if (store.revisions) guarded.revisions = store.revisions.bind(store);
+    return guarded;
+  }
+
+  /** For how long the store has left a call unanswered (0: none pending). */
+  stalledFor(): number {
+    const oldest = this.unanswered.values().next();
+    return oldest.done ? 0 : this.clock() - oldest.value.at;
+  }
+
+  /** `op`, waited for up to limitMs; failed at once while the store has left another unanswered that long. */
+  run<T>(op: () => Promise<T>): Promise<T> {
+    const stalled = this.stalledFor();
+    if (stalled >= this.limitMs) return Promise.reject(new StoreStalled(stalled));
+    const sent = { at: this.clock() };
+    let work: Promise<T>;
+    try {
+      work = op();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    this.unanswered.add(sent);
+    const answered = () => void this.unanswered.delete(sent);
+    work.then(answered, answered);
+    return this.timer
+      .race<Settled<T>>({
+        work: work.then((value) => ({ value })),
+        late: () => Promise.resolve({ err: new StoreStalled(this.limitMs) }),
+        failed: (err) => ({ err }),
+        failedLate: () => {},
+      })
+      .then((s) => ('value' in s ? s.value : Promise.reject(s.err)));
+  }
+
+  close(): void {
+    this.timer.close();
+  }
+}
