@@ -15,8 +15,9 @@ import {
 } from '../../src/engine/history.js';
 import { REQUEST_TEXT_BYTES, type StepEvent } from '../../src/engine/observe.js';
 import { clipText } from '../../src/engine/size.js';
-import { HistoryWriter } from '../../src/http/history.js';
+import { HistoryWriter, historyStore } from '../../src/http/history.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import type { CallStore } from '../../src/store/types.js';
 
 function event(over: Partial<StepEvent> = {}): StepEvent {
   return {
@@ -205,5 +206,44 @@ describe('the writer after a flood of hostile requests', () => {
     expect(r.path.reduce((n, e) => n + textBytes(JSON.stringify(e)), 0)).toBeLessThanOrEqual(8192);
     expect(textBytes(record)).toBeLessThan(8192 + 1024);
     await store.close();
+  });
+});
+
+describe("a store of one's own written before these methods", () => {
+  it('gets them made of its older ones: loadPath, listFinishedRows; countPaths counts nothing', async () => {
+    const inner = new MemoryStore();
+    const old = {
+      appendPath: (c: string, e: string, max: number, ttl: number) => inner.appendPath(c, e, max, ttl),
+      readPath: (c: string) => inner.readPath(c),
+      dropPath: (c: string) => inner.dropPath(c),
+      addFinished: (c: string, r: string, keep: number, ttl: number) => inner.addFinished(c, r, keep, ttl),
+      listFinished: (o: number, l: number) => inner.listFinished(o, l),
+      getFinished: (c: string) => inner.getFinished(c),
+      listLive: (c: string | undefined, l: number) => inner.listLive(c, l),
+    };
+    const store = historyStore(old as unknown as CallStore);
+    const w = new HistoryWriter(
+      store,
+      { keep: 10, ttlMs: 60_000, maxPath: 200, maxPathBytes: 8192, maxBytes: 1 << 20 },
+      60_000,
+      {
+        error() {},
+      },
+    );
+    w.step(event({ at: 1 }));
+    await w.idle();
+    w.step(hostile('replay', 2));
+    w.step(event({ at: 3 }));
+    await w.idle();
+    expect(await store.loadPath('7')).toEqual({
+      entries: [JSON.stringify(pathEntry(event({ at: 1 }))), JSON.stringify(pathEntry(event({ at: 3 })))],
+      dropped: 0,
+    });
+    w.step(event({ at: 4, ended: true, callOutcome: 'abandoned' }));
+    await w.idle();
+    const rows = (await store.listFinishedRows(0, 10)).map((r) => JSON.parse(r) as Record<string, unknown>);
+    expect(rows).toMatchObject([{ callid: '7', flow: 'desk', outcome: 'abandoned' }]);
+    expect(Object.keys(rows[0]!)).toHaveLength(9);
+    await inner.close();
   });
 });
