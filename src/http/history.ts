@@ -210,12 +210,13 @@ export class HistoryWriter implements StepObserver {
           this.failed(err);
         }
     const { maxPath, maxPathBytes } = this.settings;
+    // both sent at once, the counts first: a store sees them in this order, and before the next turn's writes
     const written =
       counts.size > 0 || appends.length > 0
-        ? (async () => {
-            if (counts.size > 0) await this.store.countPaths([...counts.values()], maxPathBytes);
-            if (appends.length > 0) await this.store.appendPaths(appends, maxPath, this.pathTtlMs, maxPathBytes);
-          })()
+        ? Promise.all([
+            counts.size > 0 ? this.store.countPaths([...counts.values()], maxPathBytes) : undefined,
+            appends.length > 0 ? this.store.appendPaths(appends, maxPath, this.pathTtlMs, maxPathBytes) : undefined,
+          ]).then(() => {})
         : undefined;
     if (written) this.track(written, events);
     for (const e of ends) {
