@@ -4,6 +4,7 @@
  * so far), with invalid rows and warnings printed above it; elsewhere (a pipe, a file, CI)
  * plain lines, one per row done, retry and warning.
  */
+import { printable } from '../terminal/printable.js';
 import type { CampaignEvent, RowResult } from './types.js';
 
 export interface ProgressOptions {
@@ -106,13 +107,14 @@ export class Progress {
       if (s === 'calling') calling++;
       else waiting++;
     }
-    let text = (
+    // escaped before it is cut to the terminal's width (an escape is longer than its character)
+    let text = printable(
       `[${'#'.repeat(filled)}${'-'.repeat(BAR - filled)}] ${this.done}/${this.o.total}  ${calling} calling ` +
-      ` ${waiting} to retry  ${this.outcomes.size ? this.summary() : ''}`
-    ).trimEnd();
+        ` ${waiting} to retry  ${this.outcomes.size ? this.summary() : ''}`.trimEnd(),
+    );
     const cols = this.o.columns ?? 0;
     if (cols > 10 && text.length > cols - 1) text = `${text.slice(0, cols - 2)}…`;
-    this.o.out.write(`\r\x1b[2K${printable(text)}`);
+    this.o.out.write(`\r\x1b[2K${text}`);
     this.drawn = true;
   }
 }
@@ -126,11 +128,6 @@ export function resultText(r: RowResult): string {
   if (r.callid) parts.push(`callid ${r.callid}`);
   if (r.detail) parts.push(r.detail);
   return parts.join(', ');
-}
-
-/** Control characters (a terminal's escape sequences, from the CSV's cells) shown as \u escapes. */
-export function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function clock(at: number): string {

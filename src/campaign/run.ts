@@ -20,6 +20,7 @@ import { CsvProblem, readRows, scanCsv, type CsvSummary } from './rows.js';
 import { runCampaign } from './scheduler.js';
 import { realClock, type Clock } from './clock.js';
 import type { Dialer } from './types.js';
+import { printableLines } from '../terminal/printable.js';
 
 export interface RunContext {
   dialer: Dialer;
@@ -41,7 +42,8 @@ export interface RunContext {
 export const STOP_WAIT_MS = 10_000;
 
 export async function runCampaignFile(s: CampaignSettings, ctx: RunContext): Promise<number> {
-  const say = (line: string) => ctx.err.write(`${line}\n`);
+  // a CSV's cells, the server's and the state file's words: control characters escaped
+  const say = (line: string) => ctx.err.write(`${printableLines(line)}\n`);
   const name = basename(s.csv);
   const kind = await stat(s.csv).then(fileKind, (e: NodeJS.ErrnoException) => e);
   if (kind instanceof Error)

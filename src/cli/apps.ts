@@ -7,7 +7,7 @@
  * Exit code: 0 done; 1 the service refused (no such application, a parameter it refuses);
  * 2 it could not be asked (bad flags, no account, the account refused, unreachable, timeout).
  */
-import { printable } from '../campaign/progress.js';
+import { printable } from '../terminal/printable.js';
 import { ServiceError } from '../service/errors.js';
 import type { App } from '../service/types.js';
 import { shortTime, table } from './calls-format.js';

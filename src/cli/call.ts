@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { formatTranscript } from '../emulator/driver/format.js';
 import type { Transcript } from '../emulator/driver/transcript.js';
 import { DEFAULT_LOGIN, DEFAULT_PASSWORD, DEFAULT_PORT } from '../emulator/server.js';
+import { printableLines } from '../terminal/printable.js';
 
 export interface CallFlags {
   url?: string;
@@ -28,7 +29,8 @@ export async function call(
   err: NodeJS.WritableStream = process.stderr,
 ): Promise<number> {
   const fail = (msg: string) => {
-    err.write(`callscript call: ${msg}\n`);
+    // the emulator's words (a caller script's problems, one a line) with their control characters escaped
+    err.write(`callscript call: ${printableLines(msg)}\n`);
     return 2;
   };
   const targets = [flags.url, flags.app, flags.did].filter((x) => x !== undefined);

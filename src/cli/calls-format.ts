@@ -1,9 +1,11 @@
 /**
  * How `callscript calls` and `callscript trace` print what the admin API answers
  * (docs/admin.md "Calls"): a table of calls, and a call's path as a timeline. Pure text
- * functions of the API's JSON.
+ * functions of the API's JSON. What a call holds comes from callers, flows and the store:
+ * its control characters are shown escaped (src/terminal/printable.ts).
  */
 import type { FinishedRow, PathEntry as Entry } from '../engine/history.js';
+import { printable } from '../terminal/printable.js';
 
 export type { FinishedRow };
 
@@ -71,8 +73,9 @@ export function duration(ms: number): string {
   return `${Math.floor(s / 3600)}h${pad(Math.floor((s % 3600) / 60))}m${pad(s % 60)}s`;
 }
 
-/** Columns padded to their widest cell, two spaces apart (the last one not padded). */
-export function table(head: string[], rows: string[][]): string {
+/** Columns padded to their widest cell, two spaces apart (the last one not padded); cells escaped. */
+export function table(head: string[], cells: string[][]): string {
+  const rows = cells.map((r) => r.map(printable));
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   return [head, ...rows]
     .map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  '))
@@ -107,7 +110,7 @@ function paramsText(p: Record<string, unknown>): string {
 
 /**
  * A call and its path as a timeline: +ms from the call's start, steps, what was reported and sent, transitions,
- * effects.
+ * effects. Each line is escaped whole: a value's line feed shows as \x0a, it starts no line of its own.
  */
 export function traceText(c: CallDetail): string {
   const lines: string[] = [];
@@ -126,7 +129,7 @@ export function traceText(c: CallDetail): string {
   if (Object.keys(c.vars).length > 0) lines.push(`vars ${JSON.stringify(c.vars)}`);
   if (c.path.length === 0) {
     lines.push('no path recorded (the call history is off, or the call started before it was on)');
-    return lines.join('\n');
+    return lines.map(printable).join('\n');
   }
   const started = c.started ? Date.parse(c.started) : NaN;
   const origin = Math.min(c.path[0]!.at, Number.isFinite(started) ? started : Infinity);
@@ -155,7 +158,7 @@ export function traceText(c: CallDetail): string {
       );
   });
   if (c.sms && c.sms.length > 0) lines.push('', ...smsLines(c.sms));
-  return lines.join('\n');
+  return lines.map(printable).join('\n');
 }
 
 /** The SMS a call sent: hash, step, status (its error) and when, then the statuses it went through. */
@@ -171,5 +174,5 @@ export function smsLines(sms: readonly SmsRow[]): string[] {
         `UTC${m.history.length > 1 ? `  ${through}` : ''}`,
     );
   }
-  return lines;
+  return lines.map(printable);
 }

@@ -13,6 +13,7 @@ import {
   type LiveRow,
 } from './calls-format.js';
 import { AdminRequestError, adminRequest, adminServer as adminOf, type AdminServer } from './admin-client.js';
+import { printable } from '../terminal/printable.js';
 
 export interface ServerFlags {
   server?: string;
@@ -38,7 +39,8 @@ export async function calls(
   out: NodeJS.WritableStream = process.stdout,
   err: NodeJS.WritableStream = process.stderr,
 ): Promise<number> {
-  const fail = (msg: string, code = 2) => (err.write(`callscript calls: ${msg}\n`), code);
+  // the server's words (an error's message) are shown with their control characters escaped
+  const fail = (msg: string, code = 2) => (err.write(`callscript calls: ${printable(msg)}\n`), code);
   const limit = flags.limit === undefined ? 50 : /^[0-9]{1,5}$/.test(flags.limit) ? Number(flags.limit) : NaN;
   if (!(limit >= 1 && limit <= MAX_LIMIT))
     return fail(`--limit must be an integer from 1 to ${MAX_LIMIT}, not "${flags.limit}"`);
@@ -72,7 +74,7 @@ export async function trace(
   out: NodeJS.WritableStream = process.stdout,
   err: NodeJS.WritableStream = process.stderr,
 ): Promise<number> {
-  const fail = (msg: string, code = 2) => (err.write(`callscript trace: ${msg}\n`), code);
+  const fail = (msg: string, code = 2) => (err.write(`callscript trace: ${printable(msg)}\n`), code);
   const admin = adminOf(flags.server, env);
   if (typeof admin === 'string') return fail(admin);
   const r = await get(admin, `admin/calls/${encodeURIComponent(callid)}`);

@@ -30,7 +30,7 @@ import {
   type OutboundView,
 } from './outbound.js';
 import { openService, serviceFailure, type ServiceFlags } from './service-settings.js';
-import { printable } from '../campaign/progress.js';
+import { printable } from '../terminal/printable.js';
 
 /** The exit code of a placement that may or may not have happened. */
 export const EXIT_UNKNOWN = 3;

@@ -12,6 +12,7 @@ import {
 import { logStreamFor } from './log-format.js';
 import { isHttpUrl } from '../emulator/sms/validate.js';
 import { secretProblem } from '../emulator/webhooks/hooks.js';
+import { printableLines } from '../terminal/printable.js';
 
 export interface EmulatorFlags {
   port?: string;
@@ -104,7 +105,8 @@ export async function emulator(
       ...(compact !== undefined ? { dataCompactBytes: compact } : {}),
     });
   } catch (e) {
-    err.write(`callscript emulator: ${(e as Error).message}\n`);
+    // a data file's problems may quote it: control characters escaped
+    err.write(`callscript emulator: ${printableLines((e as Error).message)}\n`);
     return 2;
   }
   let base: string;

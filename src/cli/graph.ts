@@ -6,6 +6,7 @@ import { readCoverageFile } from '../testing/tool-file.js';
 import { xstateConfig } from '../flow/machine-config.js';
 import { renderGraph, type GraphFormat } from '../testing/graph.js';
 import { envOf, flowsDirOf, loadFlow } from '../testing/flow-dir.js';
+import { printableLines } from '../terminal/printable.js';
 
 export interface GraphFlags {
   format?: string;
@@ -36,7 +37,8 @@ export async function graph(
     out.write(renderGraph(flow, { format, ...(coverage ? { coverage } : {}) }));
     return 0;
   } catch (e) {
-    err.write(`callscript graph: ${(e as Error).message}\n`);
+    // a refused flow's diagnostics, one a line: control characters escaped
+    err.write(`callscript graph: ${printableLines((e as Error).message)}\n`);
     return 2;
   }
 }

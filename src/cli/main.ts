@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import type { AppFlags } from './apps.js';
 import type { DialFlags } from './dial.js';
 import type { CampaignCliFlags } from './campaign.js';
+import { printableLines } from '../terminal/printable.js';
 
 // Each subcommand's module is loaded when it runs, not at start: `callscript errors` or
 // `calls` need neither Fastify nor the flow checker, and `--version` needs nothing.
@@ -411,6 +412,6 @@ usageExit2(
 });
 
 program.parseAsync(process.argv).catch((err: Error) => {
-  process.stderr.write(`callscript: ${err.message}\n`);
+  process.stderr.write(`callscript: ${printableLines(err.message)}\n`);
   process.exitCode = 2;
 });

@@ -3,6 +3,7 @@
  */
 import { readToolFile } from '../testing/tool-file.js';
 import { parseRoutes, startMockHttp, type MockServer } from '../testing/mock-http.js';
+import { printable } from '../terminal/printable.js';
 
 export interface MockHttpFlags {
   routes?: string;
@@ -34,7 +35,8 @@ export async function mockHttp(
   }
   const { routes, problems } = parseRoutes(text, flags.routes);
   if (problems.length > 0) {
-    for (const p of problems) err.write(`${p}\n`);
+    // each at its file:line:col, quoting the file's values: control characters escaped
+    for (const p of problems) err.write(`${printable(p)}\n`);
     return 2;
   }
   try {

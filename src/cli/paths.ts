@@ -10,6 +10,7 @@ import type { CoverageFile } from '../testing/coverage.js';
 import { EXPLORE_MAX_MS } from '../testing/explore.js';
 import { generateCases, scenarioYaml, uncovered } from '../testing/paths.js';
 import { scenarioSchemaRef } from '../testing/schema-ref.js';
+import { printable, printableLines } from '../terminal/printable.js';
 
 export interface PathsFlags {
   flows?: string;
@@ -46,14 +47,15 @@ export async function paths(
     flow = await loadFlow(ref, flowsDirOf(flags.flows), envOf(flags.env));
     if (flags.covered) coverage = await readCoverageFile(flags.covered, '--covered');
   } catch (e) {
-    err.write(`callscript paths: ${(e as Error).message}\n`);
+    // a refused flow's diagnostics, one a line: control characters escaped
+    err.write(`callscript paths: ${printableLines((e as Error).message)}\n`);
     return 2;
   }
   let params: Record<string, Value>;
   try {
     params = withParams(flow, flags.with ?? []);
   } catch (e) {
-    err.write(`callscript paths: ${(e as Error).message}\n`);
+    err.write(`callscript paths: ${printableLines((e as Error).message)}\n`);
     return 2;
   }
   // a module run on its own needs its required params: those not given are sampled, and said
@@ -61,7 +63,8 @@ export async function paths(
   for (const name of sampled) params[name] = sampleParam(flow, name);
   for (const name of sampled)
     err.write(
-      `paths: ${flow.name} is a module: its required param ${name} is sampled as ${JSON.stringify(params[name])} ` +
+      `paths: ${flow.name} is a module: its required param ${name} is sampled ` +
+        `as ${printable(JSON.stringify(params[name]))} ` +
         `(give another with --with ${name}=...)\n`,
     );
   const todo = uncovered(flow, coverage);
@@ -90,7 +93,7 @@ export async function paths(
   err.write(
     `${flags.out ?? 'paths'}: ${plural(g.cases.length, 'case')} for ${plural(todo.length, 'uncovered transition')}\n`,
   );
-  for (const s of g.skipped) err.write(`  no case for ${s.transition}: ${s.why}\n`);
+  for (const s of g.skipped) err.write(`  no case for ${printable(`${s.transition}: ${s.why}`)}\n`);
   if (g.outOfTime !== undefined)
     err.write(
       `  the search stopped at its time limit (${g.outOfTime / 1000} s): give it longer with --max-seconds, ` +

@@ -14,6 +14,7 @@ import { workerMetricsLink } from '../http/metrics-cluster.js';
 import { logStreamFor } from './log-format.js';
 import { configOptionNames } from '../config/plugin.js';
 import type { DestinationStream } from 'pino';
+import { printable } from '../terminal/printable.js';
 
 /**
  * `callscript serve`: load flows, listen, print the URL and the flows. Returns the exit code
@@ -216,8 +217,10 @@ async function serveHere(
     `callscript serving ${flows.length} flow${flows.length === 1 ? '' : 's'} ` +
       `from ${settings.server.flowsDir} on ${base}\n`,
   );
-  for (const f of flows) out.write(`  POST ${base}/rt/${f.name}  (${f.file}, version ${f.version})\n`);
-  if (report && report.refused.length > 0) out.write(`  refused (errors above): ${report.refused.join(', ')}\n`);
+  // a flow's name may be its file's, and file names are the contributors' (control characters escaped)
+  for (const f of flows) out.write(printable(`  POST ${base}/rt/${f.name}  (${f.file}, version ${f.version})`) + '\n');
+  if (report && report.refused.length > 0)
+    out.write(`  refused (errors above): ${printable(report.refused.join(', '))}\n`);
   const withEnvs = flows.map((f) => registry.current(f.name)?.model).filter((m) => m?.environment !== undefined);
   if (withEnvs.length > 0) {
     const which = withEnvs.map((m) => `${m!.name}: ${m!.environment}`).join(', ');

@@ -5,6 +5,7 @@
  */
 import { Sealer } from '../engine/seal.js';
 import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { resolve, dirname } from 'node:path';
 import { checkConfig } from '../config/check.js';
@@ -21,6 +22,7 @@ import type { Value } from '../config/options.js';
 import { configOptionNames, getPath, optionsFromConfig } from '../config/plugin.js';
 import { givenText, resolveOption, type Sources } from '../config/sources.js';
 import type { ServerConfig } from '../config/types.js';
+import { allowedHostsProblem } from '../http/hosts.js';
 import { webhookOptionsProblem, type WebhookOptions } from '../http/webhooks.js';
 import { storeUrlProblem, type StoreSetting } from '../store/open.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
@@ -153,10 +155,15 @@ function settingsOf(
         `store: in the config file), or run 1 worker`,
     );
   const http = config?.http ?? HTTP_DEFAULTS;
+  const host = option<string>('server.host', config?.server.host);
+  const options = fromConfig.options as Partial<ServerOptions>;
+  // the listen address is a name the admin API, the metrics and /health answer to (IP addresses always are)
+  const listenName = isIP(host) === 0 && allowedHostsProblem([host]) === undefined;
+  const allowedHosts = [...(options.allowedHosts ?? []), ...(listenName ? [host] : [])];
   return {
     port,
     workers,
-    host: option<string>('server.host', config?.server.host),
+    host,
     configFile: configPath,
     store,
     ...(account ? { sms: { baseUrl: account.baseUrl, login: account.login, timeoutMs: account.timeoutMs } } : {}),
@@ -172,7 +179,8 @@ function settingsOf(
       },
       flowsDir: resolve(cwd, flowsDir),
       // deadlineMs, bodyLimit, ..., logLevel, the timeouts: the options of the table (src/config/table.ts)
-      ...(fromConfig.options as Partial<ServerOptions>),
+      ...options,
+      ...(allowedHosts.length > 0 ? { allowedHosts } : {}),
       auth,
       routes: config?.routes ?? { apps: {}, numbers: {} },
       admin,
@@ -255,6 +263,7 @@ function webhooksSetting(
   const webhooks: WebhookOptions = {
     path: w.path,
     bodyLimit: w.body_limit,
+    toleranceMs: w.tolerance_ms,
     ...(secret !== undefined ? { secret } : {}),
     ...(previous.length > 0 && secret !== undefined ? { previousSecrets: previous } : {}),
   };

@@ -16,6 +16,7 @@ import { createInterface } from 'node:readline';
 import type { CompiledFlow } from '../engine/compile.js';
 import { envOf, flowsDirOf, loadFlow } from '../testing/flow-dir.js';
 import { loadCallerScript } from '../emulator/caller/load.js';
+import { printable, printableLines } from '../terminal/printable.js';
 import {
   parseLine,
   promptText,
@@ -120,7 +121,8 @@ export async function simulate(
       caller = new ScriptedCaller(loaded.script);
     }
   } catch (e) {
-    io.err.write(`callscript simulate: ${(e as Error).message}\n`);
+    // a refused flow's diagnostics (one a line), a caller script's problems: control characters escaped
+    io.err.write(`callscript simulate: ${printableLines((e as Error).message)}\n`);
     return 2;
   }
   const opts: SimOptions = { ...(caller ? caller.options() : {}), ...setup };
@@ -142,7 +144,7 @@ export async function simulate(
       out([{ kind: 'answered', text: a.text, by: a.by }, ...session.answer(a.answer)]);
     }
     const unused = caller.unused();
-    if (unused.length > 0) io.output.write(`unused actions: ${unused.join(', ')}\n`);
+    if (unused.length > 0) io.output.write(`unused actions: ${printable(unused.join(', '))}\n`);
     return 0;
   }
   const lines = lineReader(io, tty);
@@ -156,14 +158,14 @@ export async function simulate(
         out(session.hangUp());
         break;
       }
-      if (!tty) io.output.write(`> ${line}\n`);
+      if (!tty) io.output.write(`> ${printable(line)}\n`);
       const p = parseLine(q, line);
       if (p.kind === 'vars')
         io.output.write(
           `  vars${q.kind === 'sms' || q.kind === 'http' ? ' (as of the last command)' : ''}: ` +
             `${varsText(session.vars)}\n`,
         );
-      else if (p.kind === 'invalid') io.output.write(`  ${p.message}\n`);
+      else if (p.kind === 'invalid') io.output.write(`  ${printable(p.message)}\n`);
       else out([{ kind: 'answered', text: p.text }, ...session.answer(p.answer)]);
     }
   } finally {

@@ -17,6 +17,7 @@ import {
   missedThresholds,
 } from '../testing/index.js';
 import { envOf, flowsDirOf } from '../testing/flow-dir.js';
+import { printable } from '../terminal/printable.js';
 
 export interface TestFlags {
   flows?: string;
@@ -32,7 +33,8 @@ type Out = { write(s: string): unknown };
 
 export async function test(paths: string[], flags: TestFlags, out: Out = process.stdout): Promise<number> {
   const flowsDir = flowsDirOf(flags.flows);
-  const print = (line: string) => out.write(line + '\n');
+  // one line each: a case's values, a file's problems quote scenario and flow text (control characters escaped)
+  const print = (line: string) => out.write(printable(line) + '\n');
   const percent = (flag: string, v: string | undefined): number | undefined | string => {
     if (v === undefined) return undefined;
     const n = Number(v);

@@ -15,6 +15,7 @@ import {
   unreadableReason,
 } from '../registry/load.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
+import { printable } from '../terminal/printable.js';
 
 export interface ValidateOptions {
   /** Files checked as server config files whatever their name (`--config prod.yaml`, repeatable). */
@@ -153,7 +154,7 @@ export async function validate(
     }
     for (const file of files) {
       if (isCallerScriptName(file) && !asConfig.has(resolve(file))) {
-        out.write(`${callerScriptNotFlow(file)}; not checked here\n`);
+        out.write(`${printable(callerScriptNotFlow(file))}; not checked here\n`);
         continue;
       }
       let text: string;

@@ -209,4 +209,18 @@ export const SERVER_OPTIONS: readonly OptionDef[] = [
       'Reverse proxies in front of the server (addresses, CIDR ranges, or loopback, linklocal, ' +
       'uniquelocal): the client address is taken from their X-Forwarded-For.',
   },
+  {
+    key: 'server.allowed_hosts',
+    type: 'list',
+    item: { pattern: '^(\\*\\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$' },
+    unique: true,
+    nullable: true,
+    format: { must: 'must be a host name (ivr.example.com) or *. and a domain (*.example.com)' },
+    shown: 'host names',
+    option: { name: 'allowedHosts' },
+    doc:
+      'Host names the admin API, the console, /metrics and /health answer to (against DNS rebinding), besides ' +
+      'localhost, IP addresses and server.host: those your browsers and scrapers use. Another name gets 403 ' +
+      'HOST_NOT_ALLOWED; /rt and the webhooks answer any name.',
+  },
 ];

@@ -250,6 +250,18 @@ export const SERVICE_OPTIONS: readonly OptionDef[] = [
     doc: 'Largest webhook event taken, in bytes; larger ones are refused with 413 BODY_TOO_LARGE.',
   },
   {
+    key: 'webhooks.tolerance_ms',
+    type: 'integer',
+    min: 1000,
+    max: 172800000,
+    default: 300000,
+    option: { name: 'webhooks.toleranceMs', of: 'webhooks' },
+    doc:
+      "How far an event's event_at may be from this server's clock, either way, in ms (default 5 minutes; at " +
+      'most 48 h, how long event ids are remembered): an event dated further is refused with 400 ' +
+      'WEBHOOK_EVENT_TIME, so a captured event cannot be replayed once its id is forgotten.',
+  },
+  {
     key: 'api',
     type: 'string',
     pattern: '^https?://',

@@ -44,6 +44,8 @@ export interface ServerConfig {
     auth_failure_window_s: number;
     /** Reverse proxies (addresses or CIDR ranges) whose X-Forwarded-For is believed. */
     trust_proxy?: string[];
+    /** Host names the admin API, the console, /metrics and /health answer to, besides localhost and IP addresses. */
+    allowed_hosts?: string[];
   };
   /** HTTP Basic auth of the admin API (/admin/...); without it the admin API is off. */
   admin?: { login: string; password: string };
@@ -105,6 +107,8 @@ export interface WebhooksConfig {
   /** The hmac_secret given to webhooks.subscribe; without it (here or in the environment) the route is off. */
   secret?: string;
   body_limit: number;
+  /** How far an event's event_at may be from this server's clock, either way, in ms. */
+  tolerance_ms: number;
 }
 
 export interface HistoryConfig {

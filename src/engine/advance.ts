@@ -366,11 +366,13 @@ function effectOf(flow: CompiledFlow, rt: Run, out: NonNullable<Run['out']>, ctx
       callid: rt.req.callid,
       params: out.params as Record<string, string | boolean>,
     };
+  const secrets = flow.model.secrets;
   return {
     kind: 'http',
     step: out.step,
     callid: rt.req.callid,
     params: out.params as Record<string, unknown>,
+    ...(secrets && secrets.length > 0 ? { secrets } : {}),
     filler: ctx.h !== 1 && flow.config.states[`${out.step}@filler`] !== undefined,
     wait: state.endsWith('@wait'),
   };

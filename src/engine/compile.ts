@@ -4,7 +4,7 @@
  * from both (machine.ts). What the registry keeps per flow version.
  */
 import { compileConfig, type FlowConfig } from '../flow/compile.js';
-import type { StateMeta } from '../flow/machine-config.js';
+import type { ModuleStates, StateMeta } from '../flow/machine-config.js';
 import type { FlowModel } from '../flow/model.js';
 import { createFlowMachine, type FlowMachine } from './machine.js';
 import { buildTables, type FlowTables } from './tables.js';
@@ -16,8 +16,9 @@ export interface CompiledFlow extends FlowConfig {
   machine: FlowMachine;
 }
 
-export function compileFlow(model: FlowModel, source: string, version?: string): CompiledFlow {
-  return fromConfig(compileConfig(model, source, version));
+/** `shared`: the machine states of the modules made in this load (src/flow/machine-config.ts, ModuleStates). */
+export function compileFlow(model: FlowModel, source: string, version?: string, shared?: ModuleStates): CompiledFlow {
+  return fromConfig(compileConfig(model, source, version, shared));
 }
 
 /** A runnable flow from a config compiled elsewhere (another thread). */

@@ -18,8 +18,9 @@
  * requests of a call (an http lookup still running while its filler plays, the number of
  * lookups the call started) is the call's EffectMemo, stored with the call's record.
  */
-import type { LookupRecord } from './http-wait.js';
+import { MAX_BODY_DEPTH, type LookupRecord } from './http-wait.js';
 import type { Effect, EffectResult, Outcome } from './outcome.js';
+import { nestedDeeper } from '../protocol/json-depth.js';
 
 /** What a call keeps between requests for its effects (fields of its stored record). */
 export interface EffectMemo {
@@ -75,6 +76,20 @@ export interface EffectTimer {
 
 const REAL_TIME: EffectTimer = { fine: () => performance.now(), epoch: () => Date.now() };
 
+/**
+ * An effect's result as the step takes it, whoever answered it (the server, mocks, a person in `simulate`, a
+ * recording): data nested deeper than a lookup's answer may be (MAX_BODY_DEPTH, in its { status, body }) is the error
+ * TOO_DEEP, before anything serialises or walks it.
+ */
+export function boundedResult(r: EffectResult): EffectResult {
+  if (!('ok' in r) || !r.ok || r.data === undefined || !nestedDeeper(r.data, MAX_BODY_DEPTH + 1)) return r;
+  return {
+    ok: false,
+    error: 'TOO_DEEP',
+    message: `the answer nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep`,
+  };
+}
+
 /** Performs the step's effects with `executor`, one after the other, until it answers. */
 export async function runEffects(
   outcome: Outcome,
@@ -88,7 +103,7 @@ export async function runEffects(
     // a lookup an earlier request started (its filler's result brought this one): timed from its start
     const begun = effect.kind === 'http' && effect.wait ? ctx.memo.lk?.started : undefined;
     const t0 = timer.fine();
-    const result = await executor.perform(effect, ctx);
+    const result = boundedResult(await executor.perform(effect, ctx));
     const whole = begun !== undefined && !('pending' in result);
     effects.push({ effect, result, ms: whole ? Math.max(0, timer.epoch() - begun) : timer.fine() - t0 });
     outcome = outcome.resume(result);
@@ -100,7 +115,7 @@ export async function runEffects(
 export function runEffectsSync(outcome: Outcome, executor: SyncExecutor, ctx: EffectContext): Ran {
   const effects: EffectDone[] = [];
   while (outcome.kind === 'effect') {
-    const result = executor.perform(outcome.effect, ctx);
+    const result = boundedResult(executor.perform(outcome.effect, ctx));
     effects.push({ effect: outcome.effect, result, ms: 0 });
     outcome = outcome.resume(result);
   }

@@ -19,7 +19,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Value } from '../flow/model.js';
+import { Masker, secretValues } from './mask.js';
 import type { EffectResult, HttpEffect } from './outcome.js';
+import { nestedDeeper } from '../protocol/json-depth.js';
+import { MAX_BODY_DEPTH } from './size.js';
+
+export { MAX_BODY_DEPTH };
 
 export interface LookupRecord {
   id: string;
@@ -32,7 +37,7 @@ export interface LookupRecord {
 
 /**
  * What a lookup came to: a status and parsed body, or an error kind (TIMEOUT, NETWORK, REFUSED, TOO_LARGE, BAD_BODY,
- * ...).
+ * TOO_DEEP, ...).
  */
 export type HttpOutcome = { ok: true; status: number; body: Value } | { ok: false; error: string; message: string };
 
@@ -47,6 +52,8 @@ export interface ResultStore {
 
 export interface LookupOptions {
   run: HttpRunner;
+  /** Reads a secret a flow declares: its values are masked in the outcomes' messages (absent: none masked). */
+  secret?: (name: string) => string | undefined;
   store?: ResultStore;
   now?: () => number;
   /**
@@ -76,6 +83,16 @@ interface Running {
   id: string;
   promise: Promise<HttpOutcome>;
   done?: HttpOutcome;
+}
+
+/** The outcome, or the error TOO_DEEP when its body nests deeper than MAX_BODY_DEPTH. */
+export function boundedOutcome(o: HttpOutcome): HttpOutcome {
+  if (!o.ok || !nestedDeeper(o.body, MAX_BODY_DEPTH)) return o;
+  return {
+    ok: false,
+    error: 'TOO_DEEP',
+    message: `the ${o.status} response's body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep`,
+  };
 }
 
 export function resultKey(callid: string): string {
@@ -122,11 +139,11 @@ export class Lookups {
     const timeout = Number(e.params.timeout_ms) || 5000;
     if (!e.filler) {
       // no filler: the lookup must end before the reply does
-      const o = await this.o.run(e.params, now + Math.max(0, Math.min(timeout, budgetMs)));
+      const o = await this.run(e, now + Math.max(0, Math.min(timeout, budgetMs)));
       return { result: effectResult(o), started: true };
     }
     const rec: LookupRecord = { id: randomUUID(), step: e.step, started: now, until: now + timeout + LOOKUP_SLACK_MS };
-    const r = this.start(e.callid, rec, e.params, now + timeout);
+    const r = this.start(e, rec, now + timeout);
     const o = await Promise.race([r.promise, sleep(Math.min(budgetMs, timeout))]);
     if (o) return { result: this.take(e.callid, rec.id, o), started: true };
     return { result: { pending: true }, lk: rec, started: true };
@@ -179,14 +196,22 @@ export class Lookups {
     return effectResult(o);
   }
 
-  private start(
-    callid: string,
-    rec: LookupRecord,
-    params: Readonly<Record<string, unknown>>,
-    deadline: number,
-  ): Running {
+  /**
+   * The runner's outcome, with the values of the flow's secrets masked in its message (the URL's host is named in a
+   * refusal): what is logged, published in the store, recorded or shown holds none; its answer bounded (before it is
+   * published, kept or taken).
+   */
+  private async run(e: HttpEffect, deadline: number): Promise<HttpOutcome> {
+    const o = boundedOutcome(await this.o.run(e.params, deadline));
+    if (o.ok || !e.secrets) return o;
+    const m = new Masker(secretValues(e.secrets, this.o.secret));
+    return m.empty ? o : { ...o, message: m.scrubText(o.message) };
+  }
+
+  private start(e: HttpEffect, rec: LookupRecord, deadline: number): Running {
+    const callid = e.callid;
     const r: Running = { id: rec.id, promise: Promise.resolve(undefined as unknown as HttpOutcome) };
-    r.promise = this.o.run(params, deadline).then(async (o) => {
+    r.promise = this.run(e, deadline).then(async (o) => {
       r.done = o;
       // published for whichever instance gets the next request; kept past the record's until
       await this.o.store

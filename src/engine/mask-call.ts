@@ -9,14 +9,17 @@ import type { Value } from '../flow/model.js';
 import type { CallState, CallSummary } from './types.js';
 import { type StepRecord } from './report.js';
 import type { Effect, LogEntry } from './outcome.js';
-import { MASK, Masker, maskVars, sensitiveValues, type Sensitivity } from './mask.js';
+import { MASK, Masker, maskVars, sensitiveValues, stateValues, type Sensitivity } from './mask.js';
 
 /** The request's command_result is the input of a step whose `save:` is sensitive. */
 export function resultIsSensitive(s: Sensitivity, prior: Pick<CallState, 's' | 'step'> | undefined): boolean {
   return prior !== undefined && !prior.s.endsWith('@say') && s.steps.has(prior.step);
 }
 
-/** The masker of one request: the sensitive vars before and after it, and its result when sensitive. */
+/**
+ * The masker of one request: the sensitive vars before and after it (`after`: the vars it left, its callers' frames
+ * included), those of the callers' frames waiting before it (a call inside a module), and its result when sensitive.
+ */
 export function requestMasker(
   s: Sensitivity,
   req: RtRequest,
@@ -24,7 +27,7 @@ export function requestMasker(
   after: readonly (Record<string, unknown> | undefined)[] = [],
   extra: Iterable<string> = [],
 ): Masker {
-  const values = sensitiveValues(prior?.vars, s);
+  const values = stateValues(prior, s);
   for (const v of after) sensitiveValues(v, s, values);
   if (req.command_result !== '' && resultIsSensitive(s, prior)) values.add(req.command_result);
   for (const v of extra) values.add(v);
@@ -39,12 +42,20 @@ export function maskLog(entry: LogEntry, m: Masker): LogEntry {
   return m.scrubValue(entry);
 }
 
-/** The exchange as recorded: the sensitive result masked, values scrubbed from params, sms and their outcomes. */
-export function maskStepRecord(rec: StepRecord, s: Sensitivity, prior: CallState | undefined, m: Masker): StepRecord {
-  const req =
-    rec.request.command_result !== '' && resultIsSensitive(s, prior)
-      ? { ...rec.request, command_result: MASK }
-      : rec.request;
+/**
+ * The exchange as recorded: the sensitive result masked, values scrubbed from other results, params, sms and their
+ * outcomes (`s` absent: the flow has no sensitive values, `m` masks its secrets).
+ */
+export function maskStepRecord(
+  rec: StepRecord,
+  s: Sensitivity | undefined,
+  prior: CallState | undefined,
+  m: Masker,
+): StepRecord {
+  const r = rec.request.command_result;
+  // a sensitive input is ***; any other result has the call's sensitive values scrubbed (a PIN typed at another step)
+  const result = r !== '' && s && resultIsSensitive(s, prior) ? MASK : m.scrubText(r);
+  const req = result === r ? rec.request : { ...rec.request, command_result: result };
   return {
     ...rec,
     request: req,
@@ -52,7 +63,7 @@ export function maskStepRecord(rec: StepRecord, s: Sensitivity, prior: CallState
     effects: rec.effects.map(({ effect, result }) => ({
       effect: { ...effect, params: m.scrubValue(effect.params) } as Effect,
       result:
-        'ok' in result && result.ok && s.steps.has(effect.step)
+        'ok' in result && result.ok && s?.steps.has(effect.step)
           ? { ok: true as const, value: MASK }
           : m.scrubValue(result),
     })),

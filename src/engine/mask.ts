@@ -13,10 +13,20 @@
  * values scrubs any text or JSON-like value (`scrubText`, `scrubValue`), so secrets (the http
  * step's `secrets.X`) and subflow frames' sensitive vars are masked by adding their values.
  */
-import type { FlowModel, Value } from '../flow/model.js';
+import { domainToASCII } from 'node:url';
+import type { Value } from '../flow/model.js';
+import { sensitiveNames, type FlowSensitivityInput } from '../flow/sensitive-flow.js';
+import { MAX_BODY_DEPTH } from './size.js';
 
 /** What a masked value shows. */
 export const MASK = '***';
+
+/**
+ * How deep the walks below go: past the deepest a lookup's answer may be (MAX_BODY_DEPTH), inside its
+ * `{ status, body }` in a variable, an effect's result or a log entry. An array or object deeper still (a value a
+ * flow's `set`s nested) is masked whole where values are scrubbed: never shown for being too deep to walk.
+ */
+export const MAX_MASK_DEPTH = MAX_BODY_DEPTH + 16;
 
 /**
  * Values shorter than this are masked where they are a whole string (a var, a result, a
@@ -32,10 +42,14 @@ export interface Sensitivity {
   steps: ReadonlySet<string>;
 }
 
-/** A flow's sensitivity, or undefined when it declares no sensitive variable (the common case). */
-export function sensitivityOf(model: Pick<FlowModel, 'sensitive' | 'steps'>): Sensitivity | undefined {
+/**
+ * A flow's sensitivity, or undefined when it declares no sensitive variable (the common case): the names listed and
+ * those that may receive their values (a module's param, a value a module returns, a `set:`:
+ * src/flow/sensitive-flow.ts).
+ */
+export function sensitivityOf(model: FlowSensitivityInput): Sensitivity | undefined {
   if (!model.sensitive || model.sensitive.length === 0) return undefined;
-  const names = new Set(model.sensitive);
+  const names = sensitiveNames(model);
   const steps = new Set<string>();
   for (const [id, s] of Object.entries(model.steps))
     if (s.kind === 'command' && s.save !== undefined && names.has(s.save)) steps.add(id);
@@ -57,6 +71,33 @@ export function maskVars<V extends Value | unknown>(
   return out ?? vars;
 }
 
+/**
+ * A call's vars as shown (the admin API): sensitive ones MASK by name, and the call's sensitive values (its vars' and
+ * its callers' frames', inside a module) scrubbed from the others.
+ */
+export function shownVars(state: CallVars, s: Sensitivity | undefined): Record<string, unknown> {
+  if (!s) return state.vars;
+  return new Masker(stateValues(state, s)).scrubValue(maskVars(state.vars, s));
+}
+
+/** What a call's state holds of variables: its own, and its callers' waiting in its frames (inside a module). */
+export interface CallVars {
+  vars: Record<string, unknown>;
+  f?: readonly { v: Record<string, unknown> }[];
+}
+
+/** The sensitive values of a call's state (undefined: none): its vars' and its callers' frames'. */
+export function stateValues(
+  state: CallVars | undefined,
+  s: Sensitivity | undefined,
+  into: Set<string> = new Set(),
+): Set<string> {
+  if (!state) return into;
+  sensitiveValues(state.vars, s, into);
+  for (const f of state.f ?? []) sensitiveValues(f.v, s, into);
+  return into;
+}
+
 /** The text values to scrub: strings (and numbers) found in the sensitive vars, at any depth. */
 export function sensitiveValues(
   vars: Record<string, unknown> | undefined,
@@ -69,7 +110,7 @@ export function sensitiveValues(
 }
 
 function collect(v: unknown, into: Set<string>, depth: number): void {
-  if (depth > 32) return;
+  if (depth > MAX_MASK_DEPTH) return;
   if (typeof v === 'string') {
     if (v !== '' && v !== MASK) into.add(v);
   } else if (typeof v === 'number' || typeof v === 'bigint') into.add(String(v));
@@ -106,11 +147,12 @@ export class Masker {
     return out;
   }
 
-  /** A copy of `v` with every string scrubbed (the same object when nothing changed). */
+  /** A copy of `v` with every string scrubbed (the same object when nothing changed); past MAX_MASK_DEPTH: MASK. */
   scrubValue<T>(v: T, depth = 0): T {
-    if (this.exact.size === 0 || depth > 64) return v;
+    if (this.exact.size === 0) return v;
     if (typeof v === 'string') return this.scrubText(v) as T;
     if ((typeof v === 'number' || typeof v === 'bigint') && this.exact.has(String(v))) return MASK as T;
+    if (depth >= MAX_MASK_DEPTH && v !== null && typeof v === 'object') return MASK as T;
     if (Array.isArray(v)) {
       let changed = false;
       const out = v.map((x) => {
@@ -130,6 +172,36 @@ export class Masker {
     }
     return v;
   }
+}
+
+/**
+ * The forms a secret's value may take once rendered into a request and shown again: as it is, lower-cased (a URL's host
+ * is), percent-encoded (a path segment, a query value, the host of an IDN as punycode). Each is masked as the value is.
+ */
+export function secretForms(value: string): string[] {
+  const forms = new Set([value, value.toLowerCase()]);
+  for (const f of [encodeURIComponent(value), new URLSearchParams([['', value]]).toString().slice(1), encodeURI(value)])
+    forms.add(f).add(f.toLowerCase());
+  // a host name of other scripts is sent as punycode (only a value that is a host name: it cuts at `/` and `?`)
+  if (/[^\x00-\x7f]/.test(value) && !/[\s/?#%:@\\[\]]/.test(value)) {
+    const ascii = domainToASCII(value);
+    if (ascii !== '') forms.add(ascii);
+  }
+  return [...forms];
+}
+
+/** The values (in each of their forms) of the secrets `names`, as `read` gives them; empty ones are left out. */
+export function secretValues(
+  names: readonly string[] | undefined,
+  read: ((name: string) => string | undefined) | undefined,
+  into: Set<string> = new Set(),
+): Set<string> {
+  if (!names || !read) return into;
+  for (const n of names) {
+    const v = read(n);
+    if (v !== undefined && v !== '' && v !== MASK) for (const f of secretForms(v)) into.add(f);
+  }
+  return into;
 }
 
 /** A log entry (or any flat record of fields) with its string fields scrubbed; `msg` included. */

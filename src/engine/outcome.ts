@@ -63,6 +63,11 @@ export interface HttpEffect {
    * whole.
    */
   params: Readonly<Record<string, unknown>>;
+  /**
+   * The names of the secrets the flow declares (`secrets:`), when it has any: their values are masked in what the
+   * lookup's outcome says (a refusal names the URL's host, which may hold one).
+   */
+  secrets?: readonly string[];
   /** The step has a filler: a lookup still running at the deadline may answer `pending`. */
   filler: boolean;
   /** The lookup was started by an earlier request (its filler's result brought this one). */

@@ -9,7 +9,7 @@ import type { Value } from '../flow/model.js';
 import type { AnswerKind, StepAnswer } from './answer.js';
 import type { CompiledFlow } from './compile.js';
 import type { EffectDone, Settled } from './effects.js';
-import { MASK, sensitiveValues, type Masker, type Sensitivity } from './mask.js';
+import { MASK, Masker, secretValues, stateValues, type Sensitivity } from './mask.js';
 import { maskLog, maskStepRecord, maskSummary, requestMasker, resultIsSensitive } from './mask-call.js';
 import { callOutcomeOf, REQUEST_TEXT_BYTES, type EffectEvent, type RequestOutcome, type StepEvent } from './observe.js';
 import { clipText } from './size.js';
@@ -80,23 +80,35 @@ export interface Handling {
   traceId?: string;
 }
 
-/** A request's masking: what of it is sensitive (absent: the flow has no sensitive values). */
+/**
+ * A request's masking: what of it is sensitive (absent: the flow has no sensitive values), and the masker of its texts:
+ * the sensitive values of the call (its vars and its callers' frames, before and after the request) and the values of
+ * the flow's secrets. Absent when there is nothing to mask.
+ */
 interface Masking {
-  sens: Sensitivity;
+  sens: Sensitivity | undefined;
   masker: Masker;
 }
 
-function maskingOf(o: StepOutcome): Masking | undefined {
+function maskingOf(o: StepOutcome, secret: ((name: string) => string | undefined) | undefined): Masking | undefined {
+  if (o.settled?.kind !== 'reply') return undefined;
   const sens = o.flow?.tables.sensitive;
-  if (!sens || o.settled?.kind !== 'reply') return undefined;
-  const s = o.settled;
-  return { sens, masker: requestMasker(sens, o.req, o.prior, [s.state?.vars, s.summary?.vars]) };
+  const secrets = o.flow?.model.secrets;
+  if (!sens && !secrets?.length) return undefined;
+  const values = secretValues(secrets, secret);
+  if (!sens) return values.size > 0 ? { sens, masker: new Masker(values) } : undefined;
+  // the call after the request: its vars and frames, or, once it ended, its summary's vars
+  stateValues(o.settled.state ?? undefined, sens, values);
+  return { sens, masker: requestMasker(sens, o.req, o.prior, [o.settled.summary?.vars], values) };
 }
 
-/** The call's summary as it leaves the process: masked once. */
+/** The call's summary as it leaves the process: masked once (sensitive vars by name, then every value by value). */
 function summaryOf(o: StepOutcome, m: Masking | undefined): CallSummary | undefined {
   const s = o.settled?.kind === 'reply' ? o.settled.summary : undefined;
-  return s && m ? maskSummary(s, m.sens) : s;
+  if (!s || !m) return s;
+  const named = m.sens ? maskSummary(s, m.sens) : s;
+  const vars = m.masker.scrubValue(named.vars);
+  return vars === named.vars ? named : { ...named, vars };
 }
 
 export class StepReport {
@@ -115,7 +127,7 @@ export class StepReport {
     if (s?.kind === 'replay')
       log.debug({ callid: o.req.callid, command_id: o.req.command_id }, 'retried request: previous reply sent again');
     if (s?.kind !== 'reply') return;
-    const m = maskingOf(o);
+    const m = maskingOf(o, this.deps.secret);
     for (const entry of s.log ?? []) {
       const { level, msg, ...fields } = m ? maskLog(entry, m.masker) : entry;
       log[level === 'error' ? 'error' : level === 'warn' ? 'warn' : 'info']({ callid: o.req.callid, ...fields }, msg);
@@ -130,7 +142,7 @@ export class StepReport {
     const answer = o?.answer ?? failure ?? { kind: 'failed', code: 'INTERNAL', message: '' };
     const code = answer.kind === 'answered' ? undefined : answer.code;
     const s = o?.settled;
-    const m = o && maskingOf(o);
+    const m = o && maskingOf(o, this.deps.secret);
     const reply = s?.kind === 'reply' ? s : undefined;
     const errors = (reply?.log ?? []).filter((l) => l.level === 'error').map((l) => l.code ?? 'ERROR');
     const summary = o && summaryOf(o, m);
@@ -143,7 +155,7 @@ export class StepReport {
       late: h.late,
       at: h.at,
       ms: h.ms,
-      request: requestView(o?.req ?? req, o?.prior, sens, s?.kind === 'replay' || s?.kind === 'stale'),
+      request: requestView(o?.req ?? req, o?.prior, sens, s?.kind === 'replay' || s?.kind === 'stale', m?.masker),
       isNew: o?.isNew === true,
       ended,
       transitions: o?.transitions ?? [],
@@ -192,21 +204,21 @@ export class StepReport {
  * The request as observers see it: its result *** when it is a sensitive input. A new request reports the
  * command of the call's step (sensitive when that step's `save:` is); a replayed or stale one reports an
  * earlier command, whose input is known only by its value: *** when it is one of the call's sensitive values.
+ * Otherwise the request's masker scrubs the result (a sensitive value typed at a step whose `save:` is not).
  */
 function requestView(
   req: RtRequest,
   prior: CallState | undefined,
   sens: Sensitivity | undefined,
   earlier: boolean,
+  masker: Masker | undefined,
 ): StepEvent['request'] {
   const r = req.command_result;
   const masked =
-    sens !== undefined &&
-    r !== '' &&
-    (earlier ? sensitiveValues(prior?.vars, sens).has(r) : resultIsSensitive(sens, prior));
+    sens !== undefined && r !== '' && (earlier ? stateValues(prior, sens).has(r) : resultIsSensitive(sens, prior));
   return {
     command: clipText(req.command, REQUEST_TEXT_BYTES),
-    result: masked ? MASK : clipText(req.command_result, REQUEST_TEXT_BYTES),
+    result: masked ? MASK : clipText(masker ? masker.scrubText(r) : r, REQUEST_TEXT_BYTES),
     error: clipText(req.command_error, REQUEST_TEXT_BYTES),
     callStatus: req.call_status,
     commandId: req.command_id,
@@ -249,11 +261,8 @@ export function recordable(
   secret: ((n: string) => string | undefined) | undefined,
 ): Effect {
   if (e.kind !== 'http') return e;
-  const values = (names ?? []).map((n) => secret?.(n)).filter((v): v is string => v !== undefined && v !== '');
-  const hide = (s: string) => {
-    for (const v of values) s = s.split(v).join(MASK).split(encodeURIComponent(v)).join(MASK);
-    return s;
-  };
+  const m = new Masker(secretValues(names, secret));
+  const hide = (s: string) => m.scrubText(s);
   const p = e.params;
   const headers = Object.fromEntries(
     Object.entries((p.headers ?? {}) as Record<string, string>).map(([k, v]) => [k, hide(v)]),

@@ -1,9 +1,10 @@
 /**
  * Sensitive values at rest (docs/security.md "Sensitive values"): with a key configured
- * (CALLSCRIPT_SENSITIVE_KEY), a call's stored state holds its sensitive variables and its
- * last result as `***`, and their real values in one AES-256-GCM sealed field `x`, bound to
- * the callid (the GCM additional data): a sealed field copied into another call does not
- * open. A flow without sensitive values is stored as before (nothing sealed, no cost).
+ * (CALLSCRIPT_SENSITIVE_KEY), a call's stored state holds its sensitive variables, its last
+ * result and the sensitive params of the reply it last sent as `***`, and their real values
+ * in one AES-256-GCM sealed field `x`, bound to the callid (the GCM additional data): a
+ * sealed field copied into another call does not open. A flow without sensitive values is
+ * stored as before (nothing sealed, no cost).
  *
  * Key rotation: the first key seals, every key given opens (a sealed field names its key
  * by an 8-hex-digit id, the start of the key's SHA-256): deploy the new key first with the
@@ -12,7 +13,7 @@
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { Value } from '../flow/model.js';
-import { MASK, type Sensitivity } from './mask.js';
+import { MASK, Masker, sensitiveValues, type Sensitivity } from './mask.js';
 import type { CallState } from './types.js';
 
 const IV_BYTES = 12;
@@ -110,11 +111,35 @@ interface Sealed {
   r?: string;
   /** The sensitive vars of the callers' frames (a call inside a module), by frame index. */
   f?: Record<number, Record<string, Value>>;
+  /** The reply last sent, when its params hold a sensitive value (a conference's pin_code): sent again on a retry. */
+  p?: string;
+}
+
+/** The stored reply ends with `"variables":` (./advance.ts replyHead): this completes it to parse it. */
+const REPLY_END = 'null}';
+
+/**
+ * The stored reply with the sensitive values of its params MASK (a whole param equal to one, or one inside a longer
+ * text); undefined when it holds none.
+ */
+function maskedReply(reply: string, m: Masker): string | undefined {
+  if (reply === '' || m.empty) return undefined;
+  let o: { params?: unknown };
+  try {
+    o = JSON.parse(reply + REPLY_END) as typeof o;
+  } catch {
+    const text = m.scrubText(reply);
+    return text === reply ? undefined : text;
+  }
+  const params = m.scrubValue(o.params);
+  if (params === o.params) return undefined;
+  const text = JSON.stringify({ ...o, params });
+  return text.slice(0, text.length - REPLY_END.length);
 }
 
 /**
- * The state as stored: sensitive vars and the last result `***`, their values sealed in `x`.
- * The state itself when it holds nothing sensitive.
+ * The state as stored: sensitive vars and the last result `***`, their values sealed in `x`; the reply too when a
+ * command sent one (a conference's pin_code, a dialout's number). The state itself when it holds nothing sensitive.
  */
 export function sealState(state: CallState, s: Sensitivity, sealer: Sealer, callid: string): CallState {
   const inner: Sealed = { v: {} };
@@ -135,11 +160,17 @@ export function sealState(state: CallState, s: Sensitivity, sealer: Sealer, call
     }
   });
   const res = state.res !== undefined && state.res !== '';
-  if (!vars && !res && !frames) return state;
+  // the reply's params hold the values of sensitive vars (a result is only sensitive once saved into one)
+  const values = new Set<string>();
+  for (const v of [inner.v, ...Object.values(inner.f ?? {})]) sensitiveValues(v, s, values);
+  const reply = maskedReply(state.reply, new Masker(values));
+  if (!vars && !res && !frames && reply === undefined) return state;
   if (res) inner.r = state.res;
+  if (reply !== undefined) inner.p = state.reply;
   const out: CallState = { ...state, vars: vars ?? state.vars, x: sealer.seal(JSON.stringify(inner), callid) };
   if (frames) out.f = frames;
   if (res) out.res = MASK;
+  if (reply !== undefined) out.reply = reply;
   return out;
 }
 
@@ -171,6 +202,7 @@ export function openState(
   const inner = JSON.parse(text) as Sealed;
   const out: CallState = { ...rest, vars: { ...rest.vars, ...inner.v } };
   if (inner.r !== undefined) out.res = inner.r;
+  if (inner.p !== undefined) out.reply = inner.p;
   if (inner.f && rest.f)
     out.f = rest.f.map((frame, i) => (inner.f![i] ? { ...frame, v: { ...frame.v, ...inner.f![i] } } : frame));
   return { state: out };

@@ -98,8 +98,8 @@ export const ENGINE_CODES: readonly CodeInfo[] = [
     hint:
       'The log line gives the error kind (sms: UNAVAILABLE: no SMS account configured; TIMEOUT: no answer ' +
       'before the reply deadline; NETWORK; REJECTED: the API refused it; FAILED. http: TIMEOUT, NETWORK, ' +
-      'REFUSED by the SSRF policy, TOO_LARGE, BAD_BODY, LIMIT) and its message. Handle it with on: { error: ' +
-      '... } (and on: { timeout: ... } for http) on the step.',
+      'REFUSED by the SSRF policy, TOO_LARGE, BAD_BODY, TOO_DEEP: a body nested over 64 levels, LIMIT) and its ' +
+      'message. Handle it with on: { error: ... } (and on: { timeout: ... } for http) on the step.',
   },
   {
     code: 'STATE_TOO_LARGE',

@@ -279,7 +279,9 @@ export const FLOW_CODES: readonly CodeInfo[] = [
   {
     code: 'SENSITIVE_COPIED',
     severity: 'warning',
-    title: 'A `set:` copies a sensitive variable into one that is not sensitive, which would then be shown in clear.',
+    title:
+      'A `set:` copies a sensitive variable into one not listed in `sensitive:` (it is masked too: sensitivity ' +
+      'follows the value; the flow should say so).',
     hint: 'List the variable it is copied into in `sensitive:` too (docs/flow-language.md, Sensitive values).',
   },
   // --- graph
@@ -533,6 +535,17 @@ export const FLOW_CODES: readonly CodeInfo[] = [
     severity: 'error',
     title: 'A flow and every module it may enter hold more than 20,000 steps in all (each module counted once).',
     hint: 'Split the service into several flows served apart, or make the modules smaller.',
+  },
+  {
+    code: 'SUBFLOW_TOTAL_TOO_LARGE',
+    severity: 'error',
+    title:
+      "The flows of a directory hold more than 100,000 steps of modules in all (a module's steps count once in " +
+      'each flow that may enter it): the flow that would go past it is refused.',
+    hint:
+      "A module's steps are compiled into each flow that may enter it. Let fewer flows enter the big modules " +
+      '(route the calls to one flow that enters them), make the modules smaller, or serve some of the flows ' +
+      'from another directory (another instance).',
   },
   {
     code: 'RETURN_OUTSIDE_MODULE',

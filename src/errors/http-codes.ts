@@ -321,6 +321,18 @@ export const HTTP_CODES: readonly CodeInfo[] = [
       'X-Forwarded-Host).',
   },
   {
+    code: 'HOST_NOT_ALLOWED',
+    http: 403,
+    title:
+      'A request to the admin API, the console, /metrics or /health named a host (Host, or X-Forwarded-Host ' +
+      'from a proxy of server.trust_proxy) that is not localhost, an IP address, server.host or a name of ' +
+      'server.allowed_hosts: refused before its credentials are looked at.',
+    hint:
+      'List the names your browsers, scrapers and probes use in server.allowed_hosts (exact, or *.example.com). ' +
+      'This keeps a DNS-rebinding page (a name of its own pointed at this server) from reading them; /rt, the ' +
+      'webhooks and /health/live answer any name.',
+  },
+  {
     code: 'AUTH_RATE_LIMITED',
     http: 429,
     title:
@@ -335,7 +347,8 @@ export const HTTP_CODES: readonly CodeInfo[] = [
     http: 400,
     title:
       'The request is not valid HTTP/1.1: a broken request line or header, bad chunked framing, a ' +
-      'Content-Length that does not match the body, an invalid % escape in the URL, or no Host header.',
+      'Content-Length that does not match the body, an invalid % escape in the URL, no Host header, or more ' +
+      'than one.',
     hint: 'A client or proxy bug: send well-formed HTTP/1.1. The connection is closed when the framing is broken.',
   },
   {
@@ -429,6 +442,17 @@ export const HTTP_CODES: readonly CodeInfo[] = [
     hint:
       'The message names the field. The service sends {event_id, event_at, hook_hash, try, type, data}; check ' +
       'what sends to the route.',
+  },
+  {
+    code: 'WEBHOOK_EVENT_TIME',
+    http: 400,
+    title:
+      "A signed webhook event whose event_at is further from this server's clock than webhooks.tolerance_ms " +
+      '(default 5 minutes), before or after: refused, nothing recorded (logged at most once per 10 s).',
+    hint:
+      'A replayed capture of an old event, or one dated ahead; else the clock of this server (or of the ' +
+      "service) is wrong: check NTP. If the service's retries of an event last longer than the tolerance, raise " +
+      'webhooks.tolerance_ms (at most 48 h, how long event ids are remembered).',
   },
   {
     code: 'WEBHOOK_DUPLICATE',

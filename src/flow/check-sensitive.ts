@@ -8,7 +8,8 @@
  *   branch of a step whose `save:` is sensitive counts too. Commands that need the value
  *   (a conference pin_code, a dialout number, an sms `to`, an http body) are not warned.
  * - SENSITIVE_COPIED: `set: { x: ... }` reading a sensitive variable into `x`, which is not
- *   sensitive: x would be shown in clear wherever the call is. List x in `sensitive:` too.
+ *   listed: x is masked too (sensitivity follows the value, src/flow/sensitive-flow.ts), but
+ *   the flow does not say so. List x in `sensitive:` too.
  * - UNKNOWN_VARIABLE: a name in `sensitive:` that nothing sets (a typo masks nothing).
  *
  * Warnings, not errors: the flow runs; the values are masked in logs and stores either way.
@@ -118,8 +119,8 @@ export function checkSensitiveUse(
         ctx,
         'SENSITIVE_COPIED',
         at,
-        `vars.${r.name} is sensitive, and set: copies it into '${into}', which is not: '${into}' would be ` +
-          `shown in clear in logs, the admin API and recordings`,
+        `vars.${r.name} is sensitive, and set: copies it into '${into}', which is not listed in sensitive: ` +
+          `'${into}' is masked too, since it holds a sensitive value, but the flow does not say so`,
         `List '${into}' in sensitive: too (sensitive: [${[...names, into].join(', ')}]).`,
       );
     }

@@ -5,7 +5,7 @@
  * runnable machine from this (src/engine/compile.ts).
  */
 import { createHash } from 'node:crypto';
-import { buildMachineConfig, type MachineConfig } from './machine-config.js';
+import { buildMachineConfig, type MachineConfig, type ModuleStates } from './machine-config.js';
 import type { FlowModel } from './model.js';
 
 export interface FlowConfig {
@@ -29,12 +29,15 @@ export function modelVersion(model: FlowModel, source: string): string {
   return model.environment === undefined ? flowVersion(source) : flowVersion(`${source}\u0000env:${model.environment}`);
 }
 
-/** `version`: a linked flow's (link.ts: its source and its modules'); absent, the source's hash (and environment). */
-export function compileConfig(model: FlowModel, source: string, version?: string): FlowConfig {
+/**
+ * `version`: a linked flow's (link.ts: its source and its modules'); absent, the source's hash (and environment).
+ * `shared`: the machine states of modules already made in this load, taken from there (made there the first time).
+ */
+export function compileConfig(model: FlowModel, source: string, version?: string, shared?: ModuleStates): FlowConfig {
   return {
     name: model.name,
     version: version ?? modelVersion(model, source),
     model,
-    config: buildMachineConfig(model),
+    config: buildMachineConfig(model, shared),
   };
 }

@@ -3,8 +3,11 @@
  * (one line of context on each side, a caret under the column) and the hint.
  * A source's lines are indexed once (formatDiagnostics: once per file of the list), so
  * formatting n diagnostics of a file costs O(file + n), not O(file x n).
+ * A flow's text, its values in messages and its file's name are shown with their control
+ * characters escaped (src/terminal/printable.ts); the colours are added around them.
  */
 import type { Diagnostic } from '../errors/diagnostic.js';
+import { printable, printableLines } from '../terminal/printable.js';
 import { type SourceLines, lineAt, lineCount, sourceLines } from './source-lines.js';
 
 export interface FormatOptions {
@@ -43,14 +46,17 @@ export function codeFrame(d: Diagnostic, source: Source, opts: FormatOptions = {
   const out: string[] = [];
   for (let i = first; i <= last; i++) {
     const text = lineAt(src, i);
-    out.push(`${gutter(i + 1)}${text}`.trimEnd());
+    // tabs stay (the caret line keeps them to line up); every other control character is escaped
+    out.push(`${gutter(i + 1)}${printableLines(text)}`.trimEnd());
     if (i === at) {
       const col = Math.max(1, Math.min(d.column, text.length + 1));
-      const pad = text.slice(0, col - 1).replace(/[^\t]/g, ' ');
-      const span =
+      // the caret under the escaped text: as wide as the escapes before and in the span
+      const pad = printableLines(text.slice(0, col - 1)).replace(/[^\t]/g, ' ');
+      const end =
         d.endLine === d.line && d.endColumn !== undefined && d.endColumn > col
-          ? Math.min(d.endColumn, text.length + 1) - col
-          : 1;
+          ? Math.min(d.endColumn, text.length + 1)
+          : 0;
+      const span = end > col ? printableLines(text.slice(col - 1, end - 1)).length : 1;
       const caret = '^'.repeat(Math.max(1, span));
       out.push(`${gutter('')}${pad}${paint(opts.color, d.severity === 'error' ? 'red' : 'yellow', caret)}`);
     }
@@ -62,13 +68,14 @@ export function codeFrame(d: Diagnostic, source: Source, opts: FormatOptions = {
 export function formatDiagnostic(d: Diagnostic, source?: Source, opts: FormatOptions = {}): string {
   const sev = paint(opts.color, d.severity === 'error' ? 'red' : 'yellow', d.severity);
   // Line 0: the file (or directory) itself, no position in it.
-  const where = d.line > 0 ? `${d.file}:${d.line}:${d.column}` : d.file;
-  const parts = [`${where} ${sev} ${paint(opts.color, 'bold', d.code)} ${d.message}`];
+  const file = printable(d.file);
+  const where = d.line > 0 ? `${file}:${d.line}:${d.column}` : file;
+  const parts = [`${where} ${sev} ${paint(opts.color, 'bold', printable(d.code))} ${printable(d.message)}`];
   if (source !== undefined) {
     const frame = codeFrame(d, source, opts);
     if (frame) parts.push(frame);
   }
-  if (d.hint) parts.push(`${paint(opts.color, 'cyan', 'hint:')} ${d.hint}`);
+  if (d.hint) parts.push(`${paint(opts.color, 'cyan', 'hint:')} ${printable(d.hint)}`);
   return parts.join('\n');
 }
 

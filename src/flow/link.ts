@@ -11,7 +11,9 @@
  * it may reach (transitively), each module once whatever the number of call sites, under
  * namespaced ids (`pin-check:ask`); and its version, the hash of its source and of the
  * modules' sources: a changed module gives every flow that may enter it a new version.
- * Pure data, linear in the files (times the modules each one reaches).
+ * Pure data. A module's steps are compiled into every flow that may enter it (made once here, shared: machine states
+ * too, machine-config.ts), but each flow still holds them: the steps of modules held by all the flows of a directory
+ * are bounded (MAX_LINKED_TOTAL, SUBFLOW_TOTAL_TOO_LARGE), so that what a load compiles stays linear in the files.
  */
 import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../errors/diagnostic.js';
@@ -25,6 +27,12 @@ import type { Branch, FlowModel, Handlers, LinkedModule, Pos, Step, SubflowStep 
 export const MAX_SUBFLOW_DEPTH = 8;
 /** A flow and every module it may enter hold at most this many steps in all. */
 export const MAX_LINKED_STEPS = 20_000;
+/**
+ * The flows of one directory hold at most this many steps of modules in all: a module's
+ * steps are compiled into each flow (and module) that may enter it, so that what is
+ * compiled stays within the files' size plus this bound, whatever the number of callers.
+ */
+export const MAX_LINKED_TOTAL = 100_000;
 
 export interface LinkFile {
   file: string;
@@ -105,11 +113,13 @@ interface Node {
 export interface LinkLimits {
   maxDepth?: number;
   maxSteps?: number;
+  maxTotal?: number;
 }
 
 export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): LinkOutput {
   const MAX_DEPTH = limits.maxDepth ?? MAX_SUBFLOW_DEPTH;
   const MAX_STEPS = limits.maxSteps ?? MAX_LINKED_STEPS;
+  const MAX_TOTAL = limits.maxTotal ?? MAX_LINKED_TOTAL;
   const out: LinkOutput = { diagnostics: new Map(), linked: new Map(), failed: new Set() };
   const add = (d: Diagnostic) => {
     const list = out.diagnostics.get(d.file) ?? [];
@@ -381,16 +391,46 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
     }
   }
 
+  // each module's namespaced steps are made once here and shared by every flow that may enter it (the same objects:
+  // the compile stage makes their machine states once too, machine-config.ts)
+  const parts = new Map<FlowModel, ModulePart>();
+  const partOf = (m: FlowModel): ModulePart => {
+    let part = parts.get(m);
+    if (!part) parts.set(m, (part = modulePart(m)));
+    return part;
+  };
+  // the steps of modules linked into flows, in all: in the files' order (the registry puts the files already serving
+  // first), the flow that would go past the bound is refused, and the ones after it are linked if they fit
+  let total = 0;
   for (const n of nodes) {
     if (n.model && (n.bad !== undefined || (own.get(n)?.length ?? 0) > 0)) out.failed.add(n.f.file);
     if (!n.model || n.bad !== undefined || (own.get(n)?.length ?? 0) > 0 || byName.get(n.name) !== n) continue;
     const reach = [...n.reach!].sort();
     if (reach.length === 0) continue; // nothing to link: the model and version as checked
+    const copies = n.size! - Object.keys(n.model.steps).length;
+    if (total + copies > MAX_TOTAL) {
+      const count = (k: number) => k.toLocaleString('en-US');
+      const site = n.calls[0]!;
+      const what = reach.length === 1 ? `module '${reach[0]}' holds` : `${reach.length} modules it may enter hold`;
+      report(
+        n,
+        diag(
+          'SUBFLOW_TOTAL_TOO_LARGE',
+          site.flowPos,
+          `step '${site.id}': the ${what} ${count(copies)} steps, compiled into this flow: the flows of this ` +
+            `directory would hold ${count(total + copies)} steps of modules in all; at most ${count(MAX_TOTAL)} ` +
+            `are allowed`,
+        ),
+      );
+      out.failed.add(n.f.file);
+      continue;
+    }
+    total += copies;
     const mods = reach.map((r) => byName.get(r)!);
     out.linked.set(n.f.file, {
       model: linkModel(
         n.model,
-        mods.map((m) => m.model!),
+        mods.map((m) => partOf(m.model!)),
       ),
       version: linkedVersion(
         n.f.text,
@@ -402,26 +442,43 @@ export function linkFlows(files: readonly LinkFile[], limits: LinkLimits = {}): 
   return out;
 }
 
-/** The flow's model with each module's steps added once, namespaced `<module>:<step>`. */
-function linkModel(root: FlowModel, modules: FlowModel[]): FlowModel {
+/** A module as the flows that may enter it hold it: its steps under namespaced ids, and what they need at run time. */
+interface ModulePart {
+  model: FlowModel;
+  steps: Record<string, Step>;
+  linked: LinkedModule;
+}
+
+function modulePart(m: FlowModel): ModulePart {
+  const p = `${m.name}:`;
+  const steps: Record<string, Step> = {};
+  for (const [id, s] of Object.entries(m.steps))
+    steps[p + id] = m.prompts ? prefixPrompts(prefixStep(s, p), p) : prefixStep(s, p);
+  const linked: LinkedModule = {
+    name: m.name,
+    file: m.file,
+    start: p + m.start,
+    vars: m.vars,
+    params: m.module!.params,
+    handlers: prefixHandlers(m.handlers, p),
+  };
+  return { model: m, steps, linked };
+}
+
+/** The flow's model with each module's steps added once, namespaced `<module>:<step>` (shared with other callers). */
+function linkModel(root: FlowModel, parts: ModulePart[]): FlowModel {
   const steps: Record<string, Step> = {};
   for (const [id, s] of Object.entries(root.steps))
     steps[id] = s.kind === 'subflow' ? { ...s, target: `${s.flow}:` } : s;
   const linked: Record<string, LinkedModule> = {};
-  for (const m of modules) {
-    const p = `${m.name}:`;
-    for (const [id, s] of Object.entries(m.steps))
-      steps[p + id] = m.prompts ? prefixPrompts(prefixStep(s, p), p) : prefixStep(s, p);
-    linked[p] = {
-      name: m.name,
-      file: m.file,
-      start: p + m.start,
-      vars: m.vars,
-      params: m.module!.params,
-      handlers: prefixHandlers(m.handlers, p),
-    };
+  for (const part of parts) {
+    Object.assign(steps, part.steps);
+    linked[`${part.linked.name}:`] = part.linked;
   }
-  return linkTables({ ...root, steps, modules: linked }, modules);
+  return linkTables(
+    { ...root, steps, modules: linked },
+    parts.map((part) => part.model),
+  );
 }
 
 /**

@@ -32,6 +32,7 @@ import {
   type Branches,
   type CommandCall,
   type FlowModel,
+  type LinkedModule,
   type MediaParam,
   type Step,
   type Value,
@@ -157,23 +158,88 @@ function mergeTakes(actions: ActionRef[]): ActionRef[] {
   return takes === 0 ? actions : [{ type: 'take', params }, ...rest];
 }
 
-export function buildMachineConfig(model: FlowModel): MachineConfig {
-  const config = buildRaw(model);
-  const merge = (list: TransitionConfig[] | undefined) =>
-    list?.map((t) => (t.actions.length > 0 ? { ...t, actions: mergeTakes(t.actions) } : t));
-  const mergeOn = (on: Record<string, TransitionConfig[]> | undefined) =>
-    on ? Object.fromEntries(Object.entries(on).map(([k, l]) => [k, merge(l)!])) : on;
-  for (const st of Object.values(config.states)) {
-    if (st.on) st.on = mergeOn(st.on);
-    if (st.always) st.always = merge(st.always);
-  }
+const mergeList = (list: TransitionConfig[] | undefined) =>
+  list?.map((t) => (t.actions.length > 0 ? { ...t, actions: mergeTakes(t.actions) } : t));
+const mergeOn = (on: Record<string, TransitionConfig[]> | undefined) =>
+  on ? Object.fromEntries(Object.entries(on).map(([k, l]) => [k, mergeList(l)!])) : on;
+
+function mergeState(st: StateConfig): void {
+  if (st.on) st.on = mergeOn(st.on);
+  if (st.always) st.always = mergeList(st.always);
+}
+
+/**
+ * The machine states of the modules' steps, made once per load and shared (the very same
+ * objects) by every flow that may enter the module, by module (the link stage's record of
+ * it, made once per load too: link.ts). For each step of the module, the states it adds in
+ * order: the `@say`, `@filler` and `@wait` states it is the first to need, then its own.
+ * A `return` step's state names its module's call sites, which differ from flow to flow:
+ * it is made for each flow.
+ */
+export type ModuleStates = Map<LinkedModule, Map<string, [string, StateConfig][]>>;
+
+/** The config; with `shared`, the states of the modules' steps are taken from it (made there the first time). */
+export function buildMachineConfig(model: FlowModel, shared?: ModuleStates): MachineConfig {
+  const mine = new Set<StateConfig>();
+  const config = buildRaw(model, shared, mine);
+  for (const st of Object.values(config.states)) if (!mine.has(st)) mergeState(st);
   config.on = mergeOn(config.on)!;
   return config;
 }
 
-function buildRaw(model: FlowModel): MachineConfig {
+/**
+ * The states of a module's steps (`steps`, in order), made with `model` (any flow that enters the module: they do not
+ * depend on which).
+ */
+function moduleBlock(model: FlowModel, steps: [string, Step][]): Map<string, [string, StateConfig][]> {
   const states: Record<string, StateConfig> = {};
-  for (const [id, step] of Object.entries(model.steps)) states[id] = stateFor(model, id, step, states);
+  for (const [id, step] of steps) if (step.kind !== 'return') states[id] = stateFor(model, id, step, states);
+  // the states a step needs first are added while it is made, just before its own
+  const block = new Map<string, [string, StateConfig][]>();
+  let group: [string, StateConfig][] = [];
+  for (const [name, st] of Object.entries(states)) {
+    mergeState(st);
+    group.push([name, st]);
+    if (!Object.hasOwn(model.steps, name)) continue;
+    block.set(name, group);
+    group = [];
+  }
+  return block;
+}
+
+function stepsByModule(model: FlowModel): Map<string, [string, Step][]> {
+  const out = new Map<string, [string, Step][]>();
+  for (const [id, step] of Object.entries(model.steps)) {
+    const i = id.indexOf(':');
+    if (i < 0) continue;
+    const ns = id.slice(0, i + 1);
+    (out.get(ns) ?? out.set(ns, []).get(ns)!).push([id, step]);
+  }
+  return out;
+}
+
+function buildRaw(model: FlowModel, shared: ModuleStates | undefined, mine: Set<StateConfig>): MachineConfig {
+  const states: Record<string, StateConfig> = {};
+  // the steps of each module (by namespace), once a module's states are to be made here
+  let byModule: Map<string, [string, Step][]> | undefined;
+  for (const [id, step] of Object.entries(model.steps)) {
+    const i = shared && model.modules && step.kind !== 'return' ? id.indexOf(':') : -1;
+    const ns = i > 0 ? id.slice(0, i + 1) : '';
+    const mod = ns ? model.modules![ns] : undefined;
+    if (!mod) {
+      states[id] = stateFor(model, id, step, states);
+      continue;
+    }
+    let block = shared!.get(mod);
+    if (!block) {
+      byModule ??= stepsByModule(model);
+      shared!.set(mod, (block = moduleBlock(model, byModule.get(ns) ?? [])));
+    }
+    for (const [name, st] of block.get(id) ?? []) {
+      states[name] = st;
+      mine.add(st);
+    }
+  }
   states[END_STATE] = { meta: { kind: 'end' } };
   const handler = model.handlers.hangup;
   return {

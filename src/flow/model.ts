@@ -234,7 +234,7 @@ export interface LinkedModule {
 }
 
 /** The flow-wide handlers that apply at a step of a linked flow: its module's, or the flow's. */
-export function handlersOf(model: FlowModel, id: string): Handlers {
+export function handlersOf(model: Pick<FlowModel, 'handlers' | 'modules'>, id: string): Handlers {
   if (!model.modules) return model.handlers;
   const i = id.lastIndexOf(':');
   return i < 0 ? model.handlers : (model.modules[id.slice(0, i + 1)]?.handlers ?? model.handlers);

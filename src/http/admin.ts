@@ -15,6 +15,7 @@ import type { CallStore } from '../store/types.js';
 import { authGuard, type AuthLimits } from './auth.js';
 import { sendError as fail } from './envelope.js';
 import { requireJsonBody, sameOriginOnly } from './guards.js';
+import { allowedHostsOnly } from './hosts.js';
 import type { SharedVersions } from '../registry/shared-versions.js';
 import { registerConsole } from './console.js';
 import type { TrafficSource } from './metrics.js';
@@ -24,6 +25,8 @@ import { registerOutbound, type OutboundRouteDeps } from './outbound.js';
 
 export interface AdminDeps extends CallsDeps {
   auth: { login: string; password: string };
+  /** Host names the admin API answers to besides localhost and IP addresses (server.allowed_hosts). */
+  allowedHosts: readonly string[];
   /** Failed admin authentications counted per address (its own counters, not /rt's). */
   limits: AuthLimits | undefined;
   registry: Registry;
@@ -98,9 +101,11 @@ export function bodyObject(req: Pick<FastifyRequest, 'body'>): Record<string, un
 export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise<void> {
   await app.register(
     async (admin) => {
-      // A browser sent here by another site is refused before its credentials are looked at;
-      // then the admin credentials (failures counted per address); then a POST body is JSON.
-      admin.addHook('onRequest', sameOriginOnly);
+      // A host name not allowed (DNS rebinding) and a browser sent here by another site are
+      // refused before the credentials are looked at; then the admin credentials (failures
+      // counted per address); then a POST body is JSON.
+      admin.addHook('onRequest', allowedHostsOnly(d.allowedHosts));
+      admin.addHook('onRequest', sameOriginOnly(d.allowedHosts));
       admin.addHook(
         'onRequest',
         authGuard(

@@ -19,7 +19,7 @@ import {
   type FinishedRecord,
   type FinishedRow,
 } from '../engine/history.js';
-import { MASK, maskVars } from '../engine/mask.js';
+import { MASK, shownVars } from '../engine/mask.js';
 import type { CallState } from '../engine/types.js';
 import { UINT64_MAX } from '../protocol/formats.js';
 import type { LiveCalls } from '../registry/live.js';
@@ -52,13 +52,13 @@ export const PAGE_BYTES = 256 * 1024;
 const MAX_PATH_INDEX = 1_000_000_000;
 
 /**
- * A call's vars as the admin API shows them: sensitive ones masked (src/engine/mask.ts), by
- * the call's flow version, else the flow's current version; when neither is loaded here,
+ * A call's vars as the admin API shows them: sensitive ones masked, and sensitive values scrubbed from the others
+ * (src/engine/mask.ts), by the call's flow version, else the flow's current version; when neither is loaded here,
  * every value is masked (which ones are sensitive is unknown).
  */
 export function adminVars(registry: Registry, state: CallState): Record<string, unknown> {
   const flow = registry.get(state.flow, state.version) ?? registry.current(state.flow);
-  if (flow) return maskVars(state.vars, flow.tables.sensitive);
+  if (flow) return shownVars(state, flow.tables.sensitive);
   return Object.fromEntries(Object.keys(state.vars).map((k) => [k, MASK]));
 }
 

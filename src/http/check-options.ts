@@ -3,6 +3,7 @@ import { codeValues } from '../config/code.js';
 import { numberAt } from '../config/defaults.js';
 import { orList } from '../config/options.js';
 import { pluginOptionProblem } from '../config/plugin.js';
+import { allowedHostsProblem } from './hosts.js';
 import { metricsPathProblem, type CallscriptPluginOptions, type RtOptions } from './options.js';
 
 /** Options given to the plugin by code are checked like the config file's: a clear error at registration. */
@@ -13,6 +14,8 @@ export function checkOptions(o: RtOptions & Pick<CallscriptPluginOptions, 'admin
   // the numbers and choices of the table of options (src/config/table.ts), in the plugin's units
   const problem = pluginOptionProblem(o);
   if (problem !== undefined) bad(problem);
+  const hosts = allowedHostsProblem(o.allowedHosts);
+  if (hosts !== undefined) bad(hosts);
   if (
     o.admin &&
     (typeof o.admin.login !== 'string' ||

@@ -94,8 +94,10 @@ export async function compose(app: FastifyInstance, options: CallscriptPluginOpt
     ...(sync ? { fetch: (n: string, v: string) => sync.fetch(n, v) } : {}),
   };
   const httpOpts = options.http ?? {};
+  const secret = httpOpts.secret ?? ((name: string) => process.env[name]);
   const lookups = new Lookups({
     run: httpOpts.runner ?? httpRunner(httpOpts),
+    secret,
     store,
     maxPerCall: httpOpts.maxLookupsPerCall ?? DEFAULT_MAX_LOOKUPS_PER_CALL,
   });
@@ -104,7 +106,7 @@ export async function compose(app: FastifyInstance, options: CallscriptPluginOpt
   const handler = new CallHandler(
     { versions, store, live, release, executor, ...(outbound ? { outbound } : {}) },
     {
-      secret: httpOpts.secret ?? ((name: string) => process.env[name]),
+      secret,
       deadlineMs: opts.deadlineMs,
       callTtlMs: opts.callTtlMs,
       endedTtlMs: opts.endedTtlMs,

@@ -4,8 +4,9 @@
  * a web page from driving the API with a browser's stored credentials: a page can send a
  * form or `text/plain` body cross-site without asking, but not `application/json`.
  */
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
 import { sendError } from './envelope.js';
+import { hostIsAllowed } from './hosts.js';
 
 /** `application/json`, with no charset or UTF-8 (JSON is UTF-8: RFC 8259). */
 export function isJsonType(type: string): boolean {
@@ -48,31 +49,34 @@ function hasBody(req: FastifyRequest): boolean {
 /**
  * onRequest of the admin API: a browser request made for another site is refused (403
  * CROSS_ORIGIN): `Sec-Fetch-Site` other than same-origin or none (typed by the user), or an
- * `Origin` whose host is not the one the request was sent to. Clients that are not browsers
- * send neither header.
+ * `Origin` that is not the host (and port) the request was sent to, that host being one the
+ * server answers to (src/http/hosts.ts: a DNS-rebinding page sends its own name as both).
+ * Clients that are not browsers send neither header.
  */
-export function sameOriginOnly(req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-  const site = req.headers['sec-fetch-site'];
-  if (site !== undefined && site !== 'same-origin' && site !== 'none') {
-    sendError(
-      reply,
-      403,
-      'CROSS_ORIGIN',
-      `the admin API refuses requests sent by a browser for another site (Sec-Fetch-Site: ${clip(site)})`,
-    );
-    return;
-  }
-  const origin = req.headers.origin;
-  if (origin !== undefined && !sameHost(origin, req.host)) {
-    sendError(
-      reply,
-      403,
-      'CROSS_ORIGIN',
-      `the admin API refuses requests from another origin (Origin: ${clip(origin)})`,
-    );
-    return;
-  }
-  done();
+export function sameOriginOnly(allowedHosts: readonly string[]): onRequestHookHandler {
+  return (req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    const site = req.headers['sec-fetch-site'];
+    if (site !== undefined && site !== 'same-origin' && site !== 'none') {
+      sendError(
+        reply,
+        403,
+        'CROSS_ORIGIN',
+        `the admin API refuses requests sent by a browser for another site (Sec-Fetch-Site: ${clip(site)})`,
+      );
+      return;
+    }
+    const origin = req.headers.origin;
+    if (origin !== undefined && !(hostIsAllowed(req.host, allowedHosts) && sameHost(origin, req.host))) {
+      sendError(
+        reply,
+        403,
+        'CROSS_ORIGIN',
+        `the admin API refuses requests from another origin (Origin: ${clip(origin)})`,
+      );
+      return;
+    }
+    done();
+  };
 }
 
 /** Whether an Origin header names the host (and port) a request was sent to. */

@@ -6,8 +6,9 @@
  *   address actually connected to (a custom DNS lookup: a name that resolves, or
  *   re-resolves, to 127.0.0.1 is refused too), and on IP literals before connecting;
  * - redirects are not followed (a 3xx is a status like any other);
- * - bounded: response headers (16 KiB), the body (streamed and cut off at the cap), the
- *   whole time (the deadline aborts a server that never answers or trickles its body).
+ * - bounded: response headers (16 KiB), the body (streamed and cut off at the cap), its
+ *   nesting (measured on the text before it is parsed: TOO_DEEP), the whole time (the
+ *   deadline aborts a server that never answers or trickles its body).
  * Retries (network errors, timeouts, 5xx) back off 100 ms, 200 ms, 400 ms... within the deadline.
  * Never throws: every failure is an error kind.
  */
@@ -16,8 +17,9 @@ import https from 'node:https';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import type { Value } from '../flow/model.js';
-import type { HttpOutcome, HttpRunner } from '../engine/http-wait.js';
+import { MAX_BODY_DEPTH, type HttpOutcome, type HttpRunner } from '../engine/http-wait.js';
 import { codeDefault, codeNumberDefault } from '../config/code.js';
+import { jsonTooDeep } from '../protocol/json-depth.js';
 
 /** The config file's `http:` (defaults: the table of options, src/config/table-services.ts), and the header cap. */
 export interface HttpPolicy {
@@ -241,6 +243,14 @@ function attempt(p: Readonly<Record<string, unknown>>, timeoutMs: number, policy
           const status = res.statusCode ?? 0;
           const text = Buffer.concat(chunks).toString('utf8');
           let parsed: Value = null;
+          // deep text is slow to parse and overflows what walks it: refused before
+          if (jsonTooDeep(text, MAX_BODY_DEPTH))
+            return done({
+              ok: false,
+              error: 'TOO_DEEP',
+              message: `the ${status} response's body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep`,
+              retry: false,
+            });
           if (text.trim() !== '') {
             try {
               parsed = JSON.parse(text) as Value;

@@ -210,7 +210,7 @@ export class CallMetrics implements StepObserver, TrafficSource {
       'callscript_webhooks_total',
       'Events the webhook route took (docs/webhooks.md), by type (sms.mt.status_update, sms.mo, other; ' +
         'unknown before an event could be trusted) and result (ok, duplicate, ignored, bad_signature, ' +
-        'bad_event, bad_json, unsupported_type, too_large, store_unavailable).',
+        'bad_event, bad_json, bad_time, unsupported_type, too_large, store_unavailable).',
       'counter',
       'sum',
       () =>
@@ -344,12 +344,12 @@ export class CallMetrics implements StepObserver, TrafficSource {
 export function registerMetrics(
   app: FastifyInstance,
   metrics: CallMetrics,
-  o: { path: string; guard?: onRequestHookHandler; notAllowed(allow: string, what: string): RouteHandlerMethod },
+  o: { path: string; guards: onRequestHookHandler[]; notAllowed(allow: string, what: string): RouteHandlerMethod },
 ): void {
   app.route({
     method: 'GET',
     url: o.path,
-    ...(o.guard ? { onRequest: o.guard } : {}),
+    onRequest: o.guards,
     handler: async (_req, reply) =>
       reply
         .header('content-type', metrics.contentType)

@@ -74,6 +74,12 @@ export interface RtOptions {
   authFailureLimit: number;
   /** The window of `authFailureLimit`, in ms (server.auth_failure_window_s, here in ms). */
   authFailureWindowMs: number;
+  /**
+   * Host names the admin API, the console, the metrics and /health answer to, besides localhost and IP addresses
+   * (server.allowed_hosts; `callscript serve` adds server.host when it is a name): against DNS rebinding
+   * (src/http/hosts.ts). /rt and the webhooks answer any name.
+   */
+  allowedHosts?: string[];
   /** A non-first request for a call with no state (unknown_call). */
   unknownCall: UnknownCallPolicy;
   routes: Routes;

@@ -19,6 +19,7 @@ import { compose, type Parts } from './compose.js';
 import { refuseContentEncoding } from './content-encoding.js';
 import { requestErrorAnswer, sendError } from './envelope.js';
 import { registerHealth } from './health.js';
+import { allowedHostsOnly, oneHostOnly } from './hosts.js';
 import { DEFAULT_HISTORY } from './history.js';
 import { registerMetrics } from './metrics.js';
 import { DEFAULT_RT_OPTIONS, type CallscriptPluginOptions, type RtOptions } from './options.js';
@@ -71,7 +72,11 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
     notAllowed,
     ...(rtAuth ? { auth: rtAuth } : {}),
   });
+  // the routes a browser page could read answer allowed host names only (src/http/hosts.ts)
+  const allowedHosts = opts.allowedHosts ?? [];
+  const hostGuard = allowedHostsOnly(allowedHosts);
   registerHealth(app, {
+    hostGuard,
     registry: parts.registry,
     store: parts.store,
     live: parts.live,
@@ -83,7 +88,11 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   if (metrics && metricsOpts) {
     // open, or behind the admin credentials (failures counted like the admin API's)
     const guard = metricsOpts.auth === 'admin' ? adminGuard('the metrics') : undefined;
-    registerMetrics(app, metrics, { path: metricsOpts.path ?? METRICS_PATH, ...(guard ? { guard } : {}), notAllowed });
+    registerMetrics(app, metrics, {
+      path: metricsOpts.path ?? METRICS_PATH,
+      guards: guard ? [hostGuard, guard] : [hostGuard],
+      notAllowed,
+    });
   }
   if (!options.admin) return;
   if (!parts.outbound)
@@ -102,6 +111,7 @@ export const callscript: FastifyPluginAsync<CallscriptPluginOptions> = async (ap
   const { outbound, serviceClient, history, sync } = parts;
   await registerAdmin(app, {
     auth: options.admin,
+    allowedHosts,
     limits: limits(),
     registry: parts.registry,
     live: parts.live,
@@ -139,6 +149,7 @@ function scope(app: FastifyInstance, opts: RtOptions): void {
     return sendError(reply, 404, 'NOT_FOUND', `no route ${req.method} ${url}`);
   });
   app.addHook('preParsing', refuseContentEncoding(sendError));
+  app.addHook('onRequest', oneHostOnly);
 }
 
 /** The service's webhooks (src/http/webhooks.ts): SMS delivery reports kept as long as their calls' records. */

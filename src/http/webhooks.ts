@@ -11,11 +11,14 @@
  *
  * What is checked, in order: the signature header is there (before the body is read);
  * the body is JSON (Content-Type) and not over the size cap; the signature matches the raw
- * bytes (constant time, ./webhook-signature.ts); the event is one (event_id, type, data...).
- * An event is handled once: its event_id is claimed in the store (shared by instances), a
- * repeat (the service retries when an answer is lost) is answered 200 and not recorded
- * again. A store failure gives the claim back and answers 503: the service's retry is then
- * handled. The route exists only with a secret: there is no unsigned mode.
+ * bytes (constant time, ./webhook-signature.ts); the event is one (event_id, type, data...);
+ * its event_at is within `toleranceMs` of this server's clock, either way (at most the 48 h
+ * its id is remembered: a captured event cannot be replayed once its id is forgotten, nor
+ * one dated ahead kept for later). An event is handled once: its event_id is claimed in the
+ * store (shared by instances), a repeat (the service retries when an answer is lost) is
+ * answered 200 and not recorded again. A store failure gives the claim back and answers 503:
+ * the service's retry is then handled. The route exists only with a secret: there is no
+ * unsigned mode.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { codeDefault, codeNumberDefault, codeNumberProblem, codeString } from '../config/code.js';
@@ -40,6 +43,10 @@ export interface WebhookOptions {
   path?: string;
   /** Largest body taken, in bytes (webhooks.body_limit; its default takes an SMS object with the longest text). */
   bodyLimit?: number;
+  /** How far an event's event_at may be from the clock, either way, in ms (webhooks.tolerance_ms). */
+  toleranceMs?: number;
+  /** The clock event_at is compared with (default Date.now). */
+  now?: () => number;
 }
 
 const SECRET = codeString('webhooks.secret');
@@ -49,9 +56,13 @@ const PATH_RE = new RegExp(PATH.pattern!);
 const METRICS_PATH = codeDefault('metrics.path');
 export const DEFAULT_WEBHOOK_PATH = codeDefault('webhooks.path') as string;
 export const DEFAULT_WEBHOOK_BODY_LIMIT = codeNumberDefault('webhooks.bodyLimit');
+export const DEFAULT_WEBHOOK_TOLERANCE_MS = codeNumberDefault('webhooks.toleranceMs');
 export const MIN_SECRET_CHARS = SECRET.minLength!;
 export const MAX_SECRET_CHARS = SECRET.maxLength!;
-/** How long an event id is remembered (the service's retries come well within it). */
+/**
+ * How long an event id is remembered (the service's retries come well within it); webhooks.tolerance_ms may not be
+ * longer (an event older than its id's memory would be taken again).
+ */
 export const EVENT_TTL_MS = 48 * 3600_000;
 /** Event ids taken: what the service sends (UUIDs and the like), short enough to be a store key. */
 const EVENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -68,6 +79,7 @@ export type WebhookResult =
   | 'bad_signature'
   | 'bad_event'
   | 'bad_json'
+  | 'bad_time'
   | 'unsupported_type'
   | 'too_large'
   | 'store_unavailable';
@@ -97,7 +109,9 @@ export function webhookOptionsProblem(o: WebhookOptions): string | null {
     path === METRICS_PATH
   )
     return `webhooks.path ${path} is taken by another route of callscript`;
-  const problem = codeNumberProblem('webhooks.bodyLimit', o.bodyLimit ?? DEFAULT_WEBHOOK_BODY_LIMIT);
+  const problem =
+    codeNumberProblem('webhooks.bodyLimit', o.bodyLimit ?? DEFAULT_WEBHOOK_BODY_LIMIT) ??
+    codeNumberProblem('webhooks.toleranceMs', o.toleranceMs ?? DEFAULT_WEBHOOK_TOLERANCE_MS);
   return problem ?? null;
 }
 
@@ -173,26 +187,26 @@ export async function registerWebhooks(
 ): Promise<WebhookReceiver> {
   const path = o.path ?? DEFAULT_WEBHOOK_PATH;
   const bodyLimit = o.bodyLimit ?? DEFAULT_WEBHOOK_BODY_LIMIT;
+  const toleranceMs = o.toleranceMs ?? DEFAULT_WEBHOOK_TOLERANCE_MS;
+  const now = o.now ?? Date.now;
   const counts = new WebhookCounts();
   // the current secret first; each is compared in constant time (their number is no secret)
   const secrets = [o.secret, ...(o.previousSecrets ?? [])];
-  let lastLog = 0;
-  let unlogged = 0;
+  const signatureLog = throttledWarn(
+    d.log,
+    'WEBHOOK_SIGNATURE',
+    '(is the secret the hmac_secret given to webhooks.subscribe?)',
+  );
   const refused = (reply: FastifyReply, message: string) => {
     counts.add('unknown', 'bad_signature');
-    unlogged++;
-    const now = Date.now();
-    if (now - lastLog >= LOG_EVERY_MS) {
-      lastLog = now;
-      d.log.warn(
-        { code: 'WEBHOOK_SIGNATURE', refused: unlogged },
-        `webhooks: ${unlogged} event${unlogged === 1 ? '' : 's'} refused: ${message} (is the secret the ` +
-          `hmac_secret given to webhooks.subscribe?)`,
-      );
-      unlogged = 0;
-    }
+    signatureLog(message);
     return sendError(reply, 401, 'WEBHOOK_SIGNATURE', message);
   };
+  const timeLog = throttledWarn(
+    d.log,
+    'WEBHOOK_EVENT_TIME',
+    "(a replayed event, a retry later than webhooks.tolerance_ms, or this server's clock is wrong)",
+  );
 
   await app.register(async (scope) => {
     // the raw bytes, for the signature; a larger body is refused while it is read
@@ -258,6 +272,12 @@ export async function registerWebhooks(
         counts.add('unknown', 'bad_event');
         return sendError(reply, 400, 'WEBHOOK_BAD_EVENT', e);
       }
+      const late = timeProblem(e.at, now(), toleranceMs);
+      if (late !== undefined) {
+        counts.add(e.type, 'bad_time');
+        timeLog(late);
+        return sendError(reply, 400, 'WEBHOOK_EVENT_TIME', late);
+      }
       const handled = await handle(e, d, counts);
       if (handled === 'store_unavailable')
         return sendError(
@@ -284,6 +304,33 @@ export async function registerWebhooks(
     scope.route({ method: ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'PUT'], url: path, handler: notAllowed });
   });
   return { path, counts };
+}
+
+/** A warning logged at most once per LOG_EVERY_MS, with the number of refusals since the last one. */
+function throttledWarn(log: Deps['log'], code: string, hint: string): (message: string) => void {
+  let last = 0;
+  let unlogged = 0;
+  return (message) => {
+    unlogged++;
+    const t = Date.now();
+    if (t - last < LOG_EVERY_MS) return;
+    last = t;
+    log.warn(
+      { code, refused: unlogged },
+      `webhooks: ${unlogged} event${unlogged === 1 ? '' : 's'} refused: ${message} ${hint}`,
+    );
+    unlogged = 0;
+  };
+}
+
+/** Why an event dated `at` is refused at `now` (more than `toleranceMs` away, either way), or undefined. */
+export function timeProblem(at: number, now: number, toleranceMs: number): string | undefined {
+  const off = at - now;
+  if (Math.abs(off) <= toleranceMs) return undefined;
+  return (
+    `event_at ${new Date(at).toISOString()} is ${Math.round(Math.abs(off) / 1000)} s ` +
+    `${off < 0 ? 'before' : 'after'} this server's clock, more than webhooks.tolerance_ms (${toleranceMs} ms) allows`
+  );
 }
 
 interface Event {

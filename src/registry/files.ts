@@ -12,10 +12,11 @@ import { basename } from 'node:path';
 import { checkFlow, type CheckOptions, type CheckResult } from '../flow/check.js';
 import { compileFlow, flowVersion, fromConfig, type CompiledFlow } from '../engine/compile.js';
 import { compileConfig } from '../flow/compile.js';
+import type { ModuleStates } from '../flow/machine-config.js';
 import type { FlowModel } from '../flow/model.js';
 import { hasErrors, type Diagnostic } from '../errors/diagnostic.js';
 import type { CheckFn, FlowFile } from './checker.js';
-import { linkFlows } from '../flow/link.js';
+import { linkFlows, type LinkLimits } from '../flow/link.js';
 import { makeBundle, unbundle } from './bundle.js';
 
 export interface LoadReport {
@@ -30,7 +31,7 @@ export interface LoadReport {
    * rollbacks): its text and its modules' in one bundle (bundle.ts), by file.
    */
   bundles?: Map<string, string>;
-  /** Module files (version 2 `module:`), compiled on their own for the tools; never served. */
+  /** Module files (version 2 `module:`), compiled on their own for the tools (compileAll); never served. */
   modules?: CompiledFlow[];
 }
 
@@ -66,7 +67,7 @@ export function compileAll(
 ): { flows: CompiledFlow[]; report: LoadReport } {
   return admit(
     files.flatMap(unbundle).map((f) => ({ ...f, result: checkFlow(f.text, f.file, opts) })),
-    (f, model, linked) => compileFlow(model, f.text, linked),
+    (f, model, linked, shared) => compileFlow(model, f.text, linked, shared),
   );
 }
 
@@ -78,7 +79,11 @@ export const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(res
 export class FlowFiles {
   private readonly states = new Map<string, FileState>();
 
-  constructor(private readonly check: CheckFn = checkFlow) {}
+  /** `limits`: the link stage's bounds (tests lower them). */
+  constructor(
+    private readonly check: CheckFn = checkFlow,
+    private readonly limits: LinkLimits = {},
+  ) {}
 
   hashed(files: readonly FlowFile[]): FlowText[] {
     return files.map((f) => ({ file: f.file, text: f.text, hash: flowVersion(f.text) }));
@@ -99,8 +104,8 @@ export class FlowFiles {
       this.states.set(f.file, state);
       const { model } = state.result;
       if (!model || hasErrors(state.result.diagnostics)) continue;
-      // a flow that enters modules is compiled once linked (admit), with its modules
-      if (Object.values(model.steps).some((s) => s.kind === 'subflow')) continue;
+      // a flow that enters modules is compiled once linked (admit), with its modules; a module is never served
+      if (model.module || Object.values(model.steps).some((s) => s.kind === 'subflow')) continue;
       await yieldToLoop();
       // Compiled even if its name turns out to be taken: rare, and a later reload may admit it.
       if (this.states.get(f.file) !== state) continue;
@@ -135,31 +140,47 @@ export class FlowFiles {
       states.set(f.file, state);
       return { file: f.file, text: f.text, result: state.result };
     });
-    return admit(checked, (f, model, version) => {
-      const state = states.get(f.file)!;
-      if (state.compiled && state.compiled.version === (version ?? state.hash)) return state.compiled;
-      const t = performance.now();
-      state.compiled = compileFlow(model, f.text, version);
-      timings.compileMs += performance.now() - t;
-      return state.compiled;
-    });
+    return admit(
+      checked,
+      (f, model, version, shared) => {
+        const state = states.get(f.file)!;
+        if (state.compiled && state.compiled.version === (version ?? state.hash)) return state.compiled;
+        const t = performance.now();
+        state.compiled = compileFlow(model, f.text, version, shared);
+        timings.compileMs += performance.now() - t;
+        return state.compiled;
+      },
+      { link: this.limits, modules: false },
+    );
   }
 }
 
-/** Given the check results, in order: refuses files with errors or a taken name, compiles the others. */
+interface AdmitOptions {
+  /** The link stage's bounds (tests lower them). */
+  link?: LinkLimits;
+  /** false: modules are not compiled on their own (the server, which never serves them); default true (the tools). */
+  modules?: boolean;
+}
+
+/**
+ * Given the check results, in order: refuses files with errors or a taken name, compiles the others. The machine
+ * states of a module are made once in this load, shared by the flows that enter it (`shared`, dropped afterwards).
+ */
 function admit(
   files: Checked[],
-  compile: (f: Checked, model: FlowModel, version?: string) => CompiledFlow,
+  compile: (f: Checked, model: FlowModel, version: string | undefined, shared: ModuleStates) => CompiledFlow,
+  opts: AdmitOptions = {},
 ): { flows: CompiledFlow[]; report: LoadReport } {
   const report: LoadReport = { diagnostics: [], sources: new Map(), refused: [], bundles: new Map(), modules: [] };
   const flows: CompiledFlow[] = [];
   const byName = new Map<string, string>();
-  const link = linkFlows(files);
+  const link = linkFlows(files, opts.link);
+  const shared: ModuleStates = new Map();
   // A flow the checker passed but the compiler cannot build is a bug of callscript: refused
   // with INTERNAL_ERROR at 1:1 (the others still load), never a crash of the server or the tools.
   const build = (f: Checked, model: FlowModel, version: string | undefined): CompiledFlow | undefined => {
     try {
-      return compile(f, model, version);
+      return compile(f, model, version, shared);
     } catch (err) {
       report.diagnostics.push({
         code: 'INTERNAL_ERROR',
@@ -185,7 +206,7 @@ function admit(
     if (model?.module && !hasErrors(diagnostics)) {
       if (link.failed.has(file)) continue; // in a cycle, or entering a module that fails: its callers say why
       // a module: compiled on its own for the tools (scenarios, graph), never served nor refused
-      const built = build(f, model, linked?.version);
+      const built = opts.modules === false ? undefined : build(f, model, linked?.version);
       if (built) report.modules!.push(built);
       continue;
     }

@@ -18,7 +18,9 @@
  * Redis trouble fails fast: no offline queue (a command while disconnected fails at once),
  * one attempt per command, a timeout per command; the client reconnects in the background.
  * Every failure is a StoreUnavailable error: the request is answered 503 and nothing of it
- * is half-written (a step writes once, with its commit).
+ * is half-written (a step writes once, with its commit). Each command's outcome is noted
+ * (./faults.ts), for GET /health: writes refused (OOM under `noeviction`, READONLY,
+ * NOREPLICAS, MISCONF) stand until a write succeeds, other failures until a command does.
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import {
@@ -32,6 +34,7 @@ import {
   type StoredPath,
   type StoreCapabilities,
 } from './types.js';
+import { StoreFaults, type StoreFault } from './faults.js';
 import { RedisShared } from './shared.js';
 import { RedisHistory, callKey } from './redis-history.js';
 import { RedisSmsStatus } from './redis-sms.js';
@@ -87,6 +90,36 @@ type Scripted = (Redis | Cluster) & {
 
 export const DEFAULT_REDIS_PREFIX = 'callscript:';
 
+/**
+ * The health check writes its probe (the key `health`) unless a write succeeded within this long (ms) with no fault
+ * since: then it pings.
+ */
+export const HEALTH_WRITE_AFTER_MS = 5000;
+
+/**
+ * Error replies of a Redis that answers but takes no write: out of memory (noeviction), a replica, too few replicas,
+ * a failed snapshot.
+ */
+const WRITES_REFUSED = new Set(['OOM', 'READONLY', 'NOREPLICAS', 'MISCONF']);
+
+/** What a failed command met: its kind, Redis's code (the reply's first word) or the socket's, and the message. */
+export function faultOf(err: unknown): Pick<StoreFault, 'kind' | 'code' | 'message'> {
+  const e = (err ?? {}) as { name?: unknown; code?: unknown; message?: unknown };
+  // a script's error ends with where it was raised: "script: <sha1>, on @user_script:10."
+  const text = (typeof e.message === 'string' ? e.message : String(err)).replace(
+    / script: [0-9a-f]{40}, on @user_script:\d+\.$/,
+    '',
+  );
+  const message = `Redis: ${text}`;
+  if (e.name === 'ReplyError') {
+    // Redis 7 gives a script's error as is; Redis 6 as "ERR Error running script ... @user_script:10: -OOM ..."
+    const code = /@user_script:\d+: -([A-Z]+) /.exec(text)?.[1] ?? /^[A-Z]+(?= )/.exec(text)?.[0];
+    return { kind: code && WRITES_REFUSED.has(code) ? 'writes_refused' : 'error', ...(code ? { code } : {}), message };
+  }
+  if (/timed out/i.test(text)) return { kind: 'timeout', message };
+  return { kind: 'unreachable', ...(typeof e.code === 'string' ? { code: e.code } : {}), message };
+}
+
 export class RedisStore implements CallStore, SmsStatusStore {
   readonly prefix: string;
   /** Shared by the instances on the same Redis: calls, and flow versions, pins, canaries and counts. */
@@ -94,8 +127,11 @@ export class RedisStore implements CallStore, SmsStatusStore {
     shared: true,
     sharedRecords: () => new RedisShared(this.client, this.prefix),
     ready: (timeoutMs) => this.ready(timeoutMs),
+    health: () => this.health(),
   };
   private readonly redis: Scripted;
+  /** What the commands met lately (GET /health). */
+  private readonly faults = new StoreFaults();
   private readonly history: RedisHistory;
   private readonly smsStatusStore: RedisSmsStatus;
 
@@ -171,19 +207,22 @@ export class RedisStore implements CallStore, SmsStatusStore {
   }
 
   async commit(callid: string, rev: number | undefined, value: string, ttlMs: number): Promise<number | undefined> {
-    const n = await this.run(() =>
-      this.redis.csCommit(
-        this.key(callid),
-        rev === undefined ? '' : String(rev),
-        value,
-        Math.max(1, Math.round(ttlMs)),
-      ),
+    const n = await this.run(
+      () =>
+        this.redis.csCommit(
+          this.key(callid),
+          rev === undefined ? '' : String(rev),
+          value,
+          Math.max(1, Math.round(ttlMs)),
+        ),
+      // a lost compare-and-set writes nothing: it says nothing of whether writes are taken
+      (n) => n !== 0,
     );
     return n === 0 ? undefined : n;
   }
 
   async setAside(callid: string, aside: string, ttlMs: number): Promise<void> {
-    await this.run(() => this.redis.csAside(this.key(callid), aside, Math.max(1, Math.round(ttlMs))));
+    await this.run(() => this.redis.csAside(this.key(callid), aside, Math.max(1, Math.round(ttlMs))), WROTE);
   }
 
   /**
@@ -201,7 +240,7 @@ export class RedisStore implements CallStore, SmsStatusStore {
   }
 
   async set(callid: string, value: string, ttlMs: number): Promise<void> {
-    await this.run(() => this.redis.csSet(this.key(callid), value, Math.max(1, Math.round(ttlMs))));
+    await this.run(() => this.redis.csSet(this.key(callid), value, Math.max(1, Math.round(ttlMs))), WROTE);
   }
 
   async delete(callid: string): Promise<void> {
@@ -295,7 +334,7 @@ export class RedisStore implements CallStore, SmsStatusStore {
   }
 
   async putOutbound(id: string, record: string, ttlMs: number): Promise<void> {
-    await this.run(() => this.redis.set(this.outboundKey(id), record, 'PX', Math.max(1, Math.round(ttlMs))));
+    await this.run(() => this.redis.set(this.outboundKey(id), record, 'PX', Math.max(1, Math.round(ttlMs))), WROTE);
   }
 
   async getOutbound(id: string): Promise<string | undefined> {
@@ -306,15 +345,39 @@ export class RedisStore implements CallStore, SmsStatusStore {
     await this.run(() => this.redis.ping());
   }
 
+  /**
+   * The fault the store is in (undefined: it serves), after a check of its own: a write of the key `health` (kept a
+   * minute) unless a write succeeded within HEALTH_WRITE_AFTER_MS with no fault since, else a ping. So a store that
+   * refuses writes is seen without traffic, and seen serving again once a write succeeds.
+   */
+  async health(): Promise<StoreFault | undefined> {
+    const check = this.faults.wroteWithin(HEALTH_WRITE_AFTER_MS)
+      ? this.run(() => this.redis.ping())
+      : this.run(() => this.redis.set(`${this.prefix}health`, String(Date.now()), 'PX', 60_000), WROTE);
+    await check.catch(() => undefined);
+    return this.faults.current();
+  }
+
   async close(): Promise<void> {
     this.redis.disconnect();
   }
 
-  private async run<T>(op: () => Promise<T>): Promise<T> {
+  /**
+   * Runs a command, its outcome noted (`wrote`: whether its result shows a write was taken); a failure is a
+   * StoreUnavailable.
+   */
+  private async run<T>(op: () => Promise<T>, wrote: (result: T) => boolean = () => false): Promise<T> {
+    let result: T;
     try {
-      return await op();
+      result = await op();
     } catch (err) {
-      throw new StoreUnavailable(`Redis: ${err instanceof Error ? err.message : String(err)}`);
+      const fault = faultOf(err);
+      this.faults.met(fault);
+      throw new StoreUnavailable(fault.message);
     }
+    this.faults.served(wrote(result));
+    return result;
   }
 }
+
+const WROTE = () => true;

@@ -13,6 +13,7 @@
  * compare-and-set (the request a deadline fallback replaced, see src/engine/call.ts),
  * taken (read and removed) by the next `load`.
  */
+import type { StoreFault } from './faults.js';
 import type { SharedRecords } from './shared.js';
 
 export interface StoredCall {
@@ -45,6 +46,11 @@ export interface StoreCapabilities {
   sharedRecords?(): SharedRecords;
   /** Resolves once the store answers, or rejects after `timeoutMs` (start-up: a store that comes up after us). */
   ready?(timeoutMs: number): Promise<void>;
+  /**
+   * The fault the store is in, undefined when it serves (GET /health): what its operations met lately (writes
+   * refused, timeouts, the connection down) after a check of its own. Without it, /health pings the store.
+   */
+  health?(): Promise<StoreFault | undefined>;
 }
 
 /** What `store` declares it can do (StoreCapabilities), or the defaults of a store that declares nothing. */

@@ -16,6 +16,7 @@ import { END_STATE } from '../flow/machine-config.js';
 import type { MediaParam, Value } from '../flow/model.js';
 import { COVERABLE, flowEdges, type EdgeKind, type FlowEdge } from './transitions.js';
 import type { CoverageFile } from './coverage.js';
+import { printable, printableLines } from '../terminal/printable.js';
 
 export type GraphFormat = 'mermaid' | 'dot';
 
@@ -179,9 +180,12 @@ export function buildGraph(flow: CompiledFlow, opts: GraphOptions = {}): { nodes
 
 // ---- mermaid ------------------------------------------------------------------------------------
 
-/** Text inside a quoted Mermaid label: quotes and markup characters as entity codes. */
+/**
+ * Text inside a quoted Mermaid label: control characters escaped (a diagram is printed on a terminal:
+ * src/terminal/printable.ts), quotes and markup characters as entity codes.
+ */
 export function mermaidText(s: string): string {
-  return s.replace(/[#"<>&]/g, (c) => `#${c.charCodeAt(0)};`);
+  return printable(s).replace(/[#"<>&]/g, (c) => `#${c.charCodeAt(0)};`);
 }
 
 export function toMermaid(flow: CompiledFlow, opts: GraphOptions = {}): string {
@@ -205,9 +209,9 @@ export function toMermaid(flow: CompiledFlow, opts: GraphOptions = {}): string {
 
 // ---- dot ---------------------------------------------------------------------------------------
 
-/** A Graphviz double-quoted string. */
+/** A Graphviz double-quoted string: control characters escaped but its line breaks, which are the label's. */
 export function dotString(s: string): string {
-  return `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
+  return `"${printableLines(s).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
 }
 
 export function toDot(flow: CompiledFlow, opts: GraphOptions = {}): string {

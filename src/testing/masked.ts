@@ -26,9 +26,17 @@ export function sensitiveInput(flow: CompiledFlow, driver: Pick<CallDriver, 'sta
   return !!s && !isSayState(s.s) && flow.tables.sensitive?.steps.has(s.step) === true;
 }
 
-/** What a masked result of `command` may have been, most likely first. */
-export function standIns(command: string, maxDigits: number | undefined): string[] {
-  const out = [MASK];
+/**
+ * A recorded result that was masked: `***` (the input of a step whose `save:` is sensitive), or a result holding `***`
+ * (a sensitive value typed at another step is scrubbed by value).
+ */
+export function isMasked(result: string | undefined): result is string {
+  return result !== undefined && result.includes(MASK);
+}
+
+/** What a masked result of `command` may have been, most likely first: the recorded one, then `***`, then others. */
+export function standIns(command: string, maxDigits: number | undefined, recorded: string = MASK): string[] {
+  const out = [recorded, MASK];
   if (isAction(command)) {
     const set = ACTION_SPECS[command].results;
     if (set.kind === 'digits') {

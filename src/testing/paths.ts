@@ -20,6 +20,7 @@ import type { Value } from '../flow/model.js';
 import { flowValues, startVariants } from './starts.js';
 import { flowTransitions } from './transitions.js';
 import { impossible, notFound } from './why.js';
+import { printable } from '../terminal/printable.js';
 
 export interface GeneratedCase {
   /** The transition the case takes (its name). */
@@ -232,9 +233,18 @@ export function scenarioYaml(flow: CompiledFlow, g: Generated, opts: YamlOptions
       `cases: []  ` +
         `# ${g.skipped.length === 0 ? 'every transition is covered' : 'no transition left that a case can take'}`,
     );
-    return lines.join('\n') + '\n';
+    return yamlText(lines);
   }
   lines.push('cases:');
   for (const c of g.cases) lines.push(...c.lines);
-  return lines.join('\n') + '\n';
+  return yamlText(lines);
+}
+
+/**
+ * The file's lines, each with its control characters escaped (src/terminal/printable.ts): the file is printed on a
+ * terminal and read in reviews. Inside the quoted strings (JSON text, whose C0 characters are escaped already) an
+ * escape is YAML's own (`\x9b`, `\u202e`): the value is the same; in a comment it shows what was there.
+ */
+function yamlText(lines: string[]): string {
+  return lines.map(printable).join('\n') + '\n';
 }

@@ -19,7 +19,7 @@ import type { Effect } from '../engine/outcome.js';
 import type { WireValue } from '../protocol/rt.js';
 import { CallDriver, type Input, type Stepped } from './drive.js';
 import { MockExecutor } from './executors.js';
-import { chooseStandIn, replayMasker, sensitiveInput, standIns, type FirstSeen } from './masked.js';
+import { chooseStandIn, isMasked, replayMasker, standIns, type FirstSeen } from './masked.js';
 import {
   parseRecording,
   plain,
@@ -252,13 +252,13 @@ function inputFor(
   if (s.status !== undefined) return { status: s.status };
   if (s.error !== undefined) return { error: s.error };
   const reply = driver.reply!;
-  if (s.result === MASK && next && sensitiveInput(flow, driver)) {
+  if (isMasked(s.result) && next) {
     const md = maxDigitsSent(reply.command, reply.params as Record<string, unknown>);
-    const v = chooseStandIn(driver, standIns(reply.command, md), copy, (seen, v) =>
+    const v = chooseStandIn(driver, standIns(reply.command, md, s.result), copy, (seen, v) =>
       holds(next.expect, seenActual(seen), masked([v], seenVars(seen))),
     );
     if (v !== undefined) {
-      if (v !== MASK) fed.push(v);
+      if (v !== s.result) fed.push(v);
       return { result: v };
     }
   }

@@ -11,7 +11,7 @@ import type { RunHooks } from '../engine/behaviour.js';
 import type { CompiledFlow } from '../engine/compile.js';
 import { CallDriver, type Input, type Stepped } from './drive.js';
 import { MockExecutor } from './executors.js';
-import { chooseStandIn, replayMasker, sensitiveInput, standIns, type FirstSeen } from './masked.js';
+import { chooseStandIn, isMasked, replayMasker, sensitiveInput, standIns, type FirstSeen } from './masked.js';
 import { ACTION_SPECS, isAction } from '../flow/actions.js';
 import type { RtRequest } from '../protocol/rt.js';
 import type { Loc } from '../flow/yaml.js';
@@ -429,26 +429,27 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     }
     const command = out.reply.command;
     const md = maxDigitsSent(command, out.reply.params as Record<string, unknown>);
-    // a recording's masked input (result "***" of a sensitive save:): a stand-in that goes where the next step says
+    // a recording's masked input (result "***" of a sensitive save:, or a sensitive value scrubbed from a result): a
+    // stand-in that goes where the next step says
     const secretInput = sensitiveInput(flow, driver);
-    const masked = step.result === MASK && !step.status && step.error === undefined && secretInput;
+    const masked = isMasked(step.result) && !step.status && step.error === undefined;
     let result = step.result;
     if (masked) {
       const next = unchecked ? undefined : c.steps[i];
       const chosen = next
         ? chooseStandIn(
             driver,
-            standIns(command, md),
+            standIns(command, md, step.result),
             () => mocks.clone(),
             (seen, v) => compare(next.expect, seenActual(seen), asRecorded([v], seenVars(seen)), whole) === null,
           )
         : undefined;
       if (chosen !== undefined) {
         result = chosen;
-        if (chosen !== MASK) fed.push(chosen);
+        if (chosen !== step.result) fed.push(chosen);
       }
     }
-    if (result !== undefined && !(masked && result !== MASK)) {
+    if (result !== undefined && !(masked && result !== step.result)) {
       const problem = resultProblem(command, result, md);
       if (problem) return failure(i - 1, step.resultPos ?? step.pos, `result: ${problem}`, { refused: true });
     }

@@ -5,6 +5,8 @@
  * goes, or a status typed with a JSON body).
  */
 import type { CompiledFlow } from '../engine/compile.js';
+import { MAX_BODY_DEPTH } from '../engine/http-wait.js';
+import { nestedDeeper } from '../protocol/json-depth.js';
 import type { Effect, EffectResult } from '../engine/outcome.js';
 import type { Value } from '../flow/model.js';
 import { COMMANDS, type CommandName } from '../protocol/commands.js';
@@ -12,6 +14,7 @@ import type { WireValue } from '../protocol/rt.js';
 import { answerResult, httpBranches } from './branch-executor.js';
 import { MOCK_ERRORS } from './http-mocks.js';
 import { closest } from '../flow/check-context.js';
+import { printable } from '../terminal/printable.js';
 
 /** What the person on the line (or the far end, or the SMS service, or the bank's API) does. */
 export type Answer =
@@ -178,6 +181,9 @@ function parseHttpLine(q: Extract<Question, { kind: 'http' }>, s: string): Parse
     } catch {
       return invalid('the body is not JSON: ');
     }
+    // as a server takes a lookup's answer (TOO_DEEP), before it is written back or walked
+    if (nestedDeeper(body, MAX_BODY_DEPTH))
+      return invalid(`the body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep: `);
   }
   return {
     kind: 'answer',
@@ -232,8 +238,12 @@ export function parseLine(q: Question, line: string): Parsed {
   }
 }
 
-/** The prompt line of a question. */
+/** The prompt line of a question, escaped (its choices may name what a flow or a lookup gave). */
 export function promptText(q: Question): string {
+  return printable(promptLine(q));
+}
+
+function promptLine(q: Question): string {
   switch (q.kind) {
     case 'keys':
       return `keys (max ${q.maxDigits}; Enter alone = TIMEOUT, # ends; h hang up, e fail, v vars)`;

@@ -34,6 +34,7 @@ export {
 } from './sim-questions.js';
 import { SimExecutor } from './sim-executor.js';
 import { Ids } from '../emulator/ids.js';
+import { printable } from '../terminal/printable.js';
 
 export type SimEvent =
   /** The call starts: its flow, numbers and clock (epoch ms of its first request). */
@@ -44,6 +45,7 @@ export type SimEvent =
       step: string;
       say: boolean;
       command: CommandName;
+      /** As sent (a caller script simulates the command with them); `hears` and `details` are what is shown. */
       params: Record<string, WireValue>;
       hears: string[];
       details: string[];
@@ -373,6 +375,8 @@ export class SimSession {
     }
     const say = isSayState(out.state.s);
     this.commands++;
+    // what is shown of the command has the sensitive values scrubbed (a conference's pin_code); `params` is as sent
+    const shown = masker ? masker.scrubValue(reply.params) : reply.params;
     ev.push({
       kind: 'command',
       n: this.commands,
@@ -380,8 +384,8 @@ export class SimSession {
       say,
       command: reply.command,
       params: reply.params,
-      hears: hears(reply.command, reply.params),
-      details: details(reply.command, reply.params),
+      hears: hears(reply.command, shown),
+      details: details(reply.command, shown),
     });
     ev.push({ kind: 'vars', vars: maskVars(out.state.vars, sens) as Record<string, Value> });
     if (reply.command === 'hangup') {
@@ -537,11 +541,17 @@ export interface RenderOptions {
   color?: boolean;
 }
 
-const paint = (on: boolean | undefined, code: string, s: string) => (on ? `\x1b[${code}m${s}\x1b[0m` : s);
+/**
+ * A piece of an event's text, escaped (a flow's prompts, a caller's keys, a lookup's answer may hold a terminal's
+ * control characters: src/terminal/printable.ts), then coloured when asked.
+ */
+const paint = (on: boolean | undefined, code: string, s: string) =>
+  on ? `\x1b[${code}m${printable(s)}\x1b[0m` : printable(s);
 
+/** The vars as `name=value` (values as JSON), escaped. */
 export function varsText(vars: Record<string, Value>): string {
   const parts = Object.entries(vars).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
-  return parts.length > 0 ? parts.join(' ') : '(none)';
+  return parts.length > 0 ? printable(parts.join(' ')) : '(none)';
 }
 
 /** One event as lines of text (each ending with a newline); questions render nothing (see promptText). */
@@ -560,7 +570,7 @@ export function render(e: SimEvent, o: RenderOptions = {}): string {
         const named = /^([a-z_]+): (.*)$/s.exec(h);
         lines.push(named ? `  ${named[1]}: ${paint(c, '32', named[2]!)}` : `  hears: ${paint(c, '32', h)}`);
       }
-      for (const d of e.details) lines.push(`  ${d}`);
+      for (const d of e.details) lines.push(`  ${printable(d)}`);
       return lines.join('\n') + '\n';
     }
     case 'sms':
@@ -580,15 +590,17 @@ export function render(e: SimEvent, o: RenderOptions = {}): string {
     case 'question':
       return '';
     case 'answered':
-      return `  -> ${e.text}${e.by ? paint(c, '2', ` (${e.by})`) : ''}\n`;
+      return `  -> ${printable(e.text)}${e.by ? paint(c, '2', ` (${e.by})`) : ''}\n`;
     case 'note':
       return paint(c, '33', `  ${e.text}`) + '\n';
     case 'end': {
       const lines = [paint(c, '1', `call ended: ${e.status} (${e.why})`), 'path:'];
       e.path.forEach((p, i) =>
         lines.push(
-          `  ${i + 1}. ${p.step}${p.say ? ' (branch say)' : ''}: ${p.command}` +
-            (p.outcome !== undefined ? ` -> ${p.outcome}` : ''),
+          printable(
+            `  ${i + 1}. ${p.step}${p.say ? ' (branch say)' : ''}: ${p.command}` +
+              (p.outcome !== undefined ? ` -> ${p.outcome}` : ''),
+          ),
         ),
       );
       lines.push(`vars: ${varsText(e.vars)}`);

@@ -2,7 +2,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { campaignSettings, durationMs } from '../../src/campaign/options.js';
-import { Progress, printable } from '../../src/campaign/progress.js';
+import { Progress } from '../../src/campaign/progress.js';
 import { resultLines, safeCell } from '../../src/campaign/results.js';
 import type { RowResult } from '../../src/campaign/types.js';
 import { TokenBucket } from '../../src/campaign/bucket.js';
@@ -146,11 +146,10 @@ describe('progress', () => {
   }
 
   it("a cell's control characters never reach the terminal", () => {
-    expect(printable('a\x1b[2Jb\x07\u009b')).toBe('a\\u001b[2Jb\\u0007\\u009b');
     const out = sink();
     const p = new Progress({ out: out.s, tty: false, total: 1 });
     p.event({ type: 'invalid', line: 2, number: '\x1b]0;pwned\x07', reason: 'number "\x1b]0;pwned\x07" is not E.164' });
-    expect(out.text()).toBe('line 2: invalid: number "\\u001b]0;pwned\\u0007" is not E.164\n');
+    expect(out.text()).toBe('line 2: invalid: number "\\x1b]0;pwned\\x07" is not E.164\n');
   });
 
   it('on a terminal, the line is cut to the columns and redrawn at most every 100 ms', () => {

@@ -54,7 +54,9 @@ it('callscript serve under ulimit -n 160 keeps working with 150 connections open
     // on a connection it holds, the server reloads its flows (opens files) and answers
     const s = held[0]!;
     const auth = 'Basic ' + Buffer.from('boss:s3cret').toString('base64');
-    s.socket.write(`POST /admin/reload HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\nConnection: close\r\n\r\n`);
+    s.socket.write(
+      `POST /admin/reload HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth}\r\nConnection: close\r\n\r\n`,
+    );
     await within(s.closed, 15_000);
     const a = parseAnswer(s.data(), true, 0);
     expect(a.status, s.data()).toBe(200);

@@ -18,15 +18,17 @@ function dir(config?: string): string {
 }
 
 describe('webhooks: in callscript.yaml', () => {
-  it('takes path, secret and body_limit, the others defaulted', () => {
+  it('takes path, secret, body_limit and tolerance_ms, the others defaulted', () => {
     expect(checkConfig(`webhooks: { secret: ${SECRET} }\n`, 'c.yaml').config!.webhooks).toStrictEqual({
       path: '/webhooks/callr',
       body_limit: 262144,
+      tolerance_ms: 300000,
       secret: SECRET,
     });
     expect(
-      checkConfig('webhooks:\n  path: /hooks/sms\n  body_limit: 65536\n', 'c.yaml').config!.webhooks,
-    ).toStrictEqual({ path: '/hooks/sms', body_limit: 65536 });
+      checkConfig('webhooks:\n  path: /hooks/sms\n  body_limit: 65536\n  tolerance_ms: 3600000\n', 'c.yaml').config!
+        .webhooks,
+    ).toStrictEqual({ path: '/hooks/sms', body_limit: 65536, tolerance_ms: 3600000 });
     expect(checkConfig('server: { port: 1 }\n', 'c.yaml').config!.webhooks).toBeUndefined();
   });
 
@@ -48,6 +50,8 @@ describe('webhooks: in callscript.yaml', () => {
       ],
     ]);
     expect(d('webhooks: { body_limit: 10 }\n')).toEqual([['OUT_OF_BOUNDS', 1, 25]]);
+    // longer than event ids are remembered (48 h): a replay would be taken
+    expect(d('webhooks: { tolerance_ms: 172800001 }\n')).toEqual([['OUT_OF_BOUNDS', 1, 27]]);
     expect(d('webhooks: { secrets: x }\n')).toMatchObject([['UNKNOWN_KEY', 1, 13]]);
   });
 
@@ -59,10 +63,20 @@ describe('webhooks: in callscript.yaml', () => {
       expect(none.ok && none.settings.server.webhooks).toBeUndefined();
       const env = await resolveSettings({}, { CALLSCRIPT_WEBHOOK_SECRET: SECRET }, dir());
       if (!env.ok) throw new Error(env.message);
-      expect(env.settings.server.webhooks).toEqual({ path: '/webhooks/callr', bodyLimit: 262144, secret: SECRET });
+      expect(env.settings.server.webhooks).toEqual({
+        path: '/webhooks/callr',
+        bodyLimit: 262144,
+        toleranceMs: 300000,
+        secret: SECRET,
+      });
       const file = await resolveSettings({}, {}, dir(`webhooks: { path: /hooks/x, secret: ${SECRET} }\n`));
       if (!file.ok) throw new Error(file.message);
-      expect(file.settings.server.webhooks).toEqual({ path: '/hooks/x', bodyLimit: 262144, secret: SECRET });
+      expect(file.settings.server.webhooks).toEqual({
+        path: '/hooks/x',
+        bodyLimit: 262144,
+        toleranceMs: 300000,
+        secret: SECRET,
+      });
       const both = await resolveSettings(
         {},
         { CALLSCRIPT_WEBHOOK_SECRET: `${SECRET}-env` },
@@ -72,7 +86,7 @@ describe('webhooks: in callscript.yaml', () => {
       expect(both.settings.server.webhooks?.secret).toBe(`${SECRET}-env`);
       const noSecret = await resolveSettings({}, {}, dir('webhooks: { path: /hooks/x }\n'));
       if (!noSecret.ok) throw new Error(noSecret.message);
-      expect(noSecret.settings.server.webhooks).toEqual({ path: '/hooks/x', bodyLimit: 262144 });
+      expect(noSecret.settings.server.webhooks).toEqual({ path: '/hooks/x', bodyLimit: 262144, toleranceMs: 300000 });
       const same = (s: typeof env.settings) => ({ ...s, server: { ...s.server, flowsDir: 'x' } });
       expect(settingsChanges(same(env.settings), same(file.settings)).restart).toEqual(['webhooks']);
     },

@@ -407,7 +407,7 @@ describe.skipIf(!!missing)('serve --workers 2 on Redis', () => {
         'the port to refuse connections',
       );
       expect(s.child.exitCode).toBe(null);
-      c.socket.write(`${body.slice(10)}GET /health HTTP/1.1\r\nHost: x\r\n\r\n`);
+      c.socket.write(`${body.slice(10)}GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
       await c.closed;
       const text = c.data();
       const first = parseAnswer(text, true, 0);

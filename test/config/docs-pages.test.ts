@@ -202,6 +202,7 @@ describe('the other pages of docs/', () => {
         'errors.md server.ended_call_ttl_s',
         'errors.md server.body_depth',
         'errors.md webhooks.body_limit',
+        'errors.md webhooks.tolerance_ms',
         'operations.md LOG_LEVEL',
       ].sort(),
     );

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkConfig } from '../../src/config/check.js';
-import { optionAt } from '../../src/config/defaults.js';
+import { numberAt, optionAt } from '../../src/config/defaults.js';
 import { defaultOf, linkBounds, type NumberOption, type OptionDef } from '../../src/config/options.js';
 import { getPath } from '../../src/config/plugin.js';
 import { flagProperty } from '../../src/config/sources.js';
@@ -24,7 +24,13 @@ import { DEFAULT_SMS_BASE_URL } from '../../src/sms/client.js';
 import { DEFAULT_REDIS_PREFIX } from '../../src/store/redis.js';
 import { transportOptions } from '../../src/http/transport.js';
 import { historySettings } from '../../src/http/history.js';
-import { DEFAULT_WEBHOOK_BODY_LIMIT, DEFAULT_WEBHOOK_PATH, webhookOptionsProblem } from '../../src/http/webhooks.js';
+import {
+  DEFAULT_WEBHOOK_BODY_LIMIT,
+  DEFAULT_WEBHOOK_PATH,
+  DEFAULT_WEBHOOK_TOLERANCE_MS,
+  EVENT_TTL_MS,
+  webhookOptionsProblem,
+} from '../../src/http/webhooks.js';
 
 const keyed = OPTIONS.filter((o): o is OptionDef & { key: string } => o.key !== undefined);
 const numbers = keyed.filter((o): o is NumberOption & { key: string } => o.type === 'integer' || o.type === 'number');
@@ -342,6 +348,7 @@ describe('the modules that take options of the table check them with its bounds'
         'history.maxPathBytes',
         'history.maxBytes',
         'webhooks.bodyLimit',
+        'webhooks.toleranceMs',
       ].sort(),
     );
     for (const o of taken) {
@@ -366,10 +373,14 @@ describe('the modules that take options of the table check them with its bounds'
           ? transport[name as keyof typeof transport]
           : o.option!.of === 'history'
             ? history[name.replace('history.', '') as keyof typeof history]
-            : DEFAULT_WEBHOOK_BODY_LIMIT;
+            : name === 'webhooks.toleranceMs'
+              ? DEFAULT_WEBHOOK_TOLERANCE_MS
+              : DEFAULT_WEBHOOK_BODY_LIMIT;
       expect(value, name).toBe(o.default);
     }
     expect(DEFAULT_WEBHOOK_PATH).toBe(defaultOf(optionAt('webhooks.path')));
+    // past the event ids' memory a replayed event would be taken again
+    expect(numberAt('webhooks.tolerance_ms').max).toBe(EVENT_TTL_MS);
     expect(webhookOptionsProblem({ secret: 'x'.repeat(15) })).toBe(
       'webhooks.secret must be 16 to 256 characters (e.g. openssl rand -base64 32)',
     );

@@ -1,11 +1,13 @@
 /**
  * The http step's request builder (rendered bounds, header injection, secrets kept out of
- * messages) and the lookups' bookkeeping (per-call cap, pending, timeout of a vanished owner).
+ * messages), the lookups' bookkeeping (per-call cap, pending, timeout of a vanished owner),
+ * and the depth bound of an answer (TOO_DEEP).
  */
 import { describe, expect, it } from 'vitest';
 import { httpBuilder } from '../../src/engine/http-params.js';
-import { Lookups, type HttpOutcome } from '../../src/engine/http-wait.js';
-import type { HttpEffect } from '../../src/engine/outcome.js';
+import { boundedResult, runEffects, runEffectsSync } from '../../src/engine/effects.js';
+import { Lookups, MAX_BODY_DEPTH, type HttpOutcome } from '../../src/engine/http-wait.js';
+import type { EffectResult, HttpEffect } from '../../src/engine/outcome.js';
 import type { HttpSpec } from '../../src/flow/model.js';
 import type { Scope } from '../../src/flow/expr.js';
 
@@ -60,16 +62,17 @@ describe('the http request builder', () => {
   });
 });
 
+const effect = (o: Partial<HttpEffect> = {}): HttpEffect => ({
+  kind: 'http',
+  step: 's',
+  callid: 'c1',
+  params: { url: 'https://x/', timeout_ms: 1000 },
+  filler: true,
+  wait: false,
+  ...o,
+});
+
 describe('lookups', () => {
-  const effect = (o: Partial<HttpEffect> = {}): HttpEffect => ({
-    kind: 'http',
-    step: 's',
-    callid: 'c1',
-    params: { url: 'https://x/', timeout_ms: 1000 },
-    filler: true,
-    wait: false,
-    ...o,
-  });
   it('caps the lookups of a call (LIMIT)', async () => {
     const l = new Lookups({ run: async () => ({ ok: true, status: 200, body: null }), maxPerCall: 2 });
     expect((await l.perform(effect({ filler: false }), undefined, 2, 500)).result).toMatchObject({
@@ -107,5 +110,62 @@ describe('lookups', () => {
       ok: false,
       error: 'TIMEOUT',
     });
+  });
+});
+
+describe('the depth of an answer', () => {
+  /** `levels` arrays inside one another (the outermost is level 1). */
+  const nested = (levels: number): unknown => {
+    let v: unknown = [];
+    for (let i = 1; i < levels; i++) v = [v];
+    return v;
+  };
+
+  it('a lookup answering deeper than MAX_BODY_DEPTH is the error TOO_DEEP, without a filler and with one', async () => {
+    const body = nested(MAX_BODY_DEPTH + 1) as never;
+    const l = new Lookups({ run: async () => ({ ok: true, status: 200, body }), maxPerCall: 20 });
+    const tooDeep = {
+      ok: false,
+      error: 'TOO_DEEP',
+      message: "the 200 response's body nests arrays and objects more than 64 levels deep",
+    };
+    expect((await l.perform(effect({ filler: false }), undefined, 0, 500)).result).toEqual(tooDeep);
+    // with a filler: what is published for other instances is the error, not the body
+    const published: string[] = [];
+    const p = new Lookups({
+      run: async () => ({ ok: true, status: 200, body }),
+      store: { get: async () => undefined, set: async (_k, v) => void published.push(v) },
+      maxPerCall: 20,
+    });
+    expect((await p.perform(effect(), undefined, 0, 500)).result).toEqual(tooDeep);
+    expect(JSON.parse(published[0]!)).toMatchObject({ outcome: tooDeep });
+    const ok = new Lookups({ run: async () => ({ ok: true, status: 200, body: nested(64) as never }), maxPerCall: 20 });
+    expect((await ok.perform(effect({ filler: false }), undefined, 0, 500)).result).toMatchObject({ ok: true });
+  });
+
+  it("whoever answers (mocks, a person, a recording), data deeper than a lookup's is TOO_DEEP", async () => {
+    const deep: EffectResult = { ok: true, value: '200', data: { status: 200, body: nested(65) as never } };
+    const tooDeep = {
+      ok: false,
+      error: 'TOO_DEEP',
+      message: 'the answer nests arrays and objects more than 64 levels deep',
+    };
+    expect(boundedResult(deep)).toEqual(tooDeep);
+    const fine: EffectResult = { ok: true, value: '200', data: { status: 200, body: nested(64) as never } };
+    expect(boundedResult(fine)).toBe(fine);
+    expect(boundedResult({ pending: true })).toEqual({ pending: true });
+    // the step is resumed with the bounded result, and the effect is reported with it
+    const resumed: EffectResult[] = [];
+    const outcome = {
+      kind: 'effect' as const,
+      effect: effect(),
+      resume: (r: EffectResult) => (resumed.push(r), { kind: 'replay' as const, replyJson: '{}' }),
+    };
+    const ctx = { memo: {}, budgetMs: () => 1000, now: 0 };
+    const ran = runEffectsSync(outcome, { perform: () => deep }, ctx);
+    expect(resumed).toEqual([tooDeep]);
+    expect(ran.effects[0]!.result).toEqual(tooDeep);
+    const ranAsync = await runEffects(outcome, { perform: async () => deep }, ctx);
+    expect(ranAsync.effects[0]!.result).toEqual(tooDeep);
   });
 });

@@ -1,6 +1,16 @@
 /** src/engine/mask.ts and mask-call.ts: what a sensitive value shows, and nothing done for flows without one. */
 import { describe, expect, it } from 'vitest';
-import { MASK, Masker, maskVars, sensitiveValues, sensitivityOf } from '../../src/engine/mask.js';
+import { MAX_BODY_DEPTH } from '../../src/engine/http-wait.js';
+import {
+  MASK,
+  MAX_MASK_DEPTH,
+  Masker,
+  maskVars,
+  secretForms,
+  secretValues,
+  sensitiveValues,
+  sensitivityOf,
+} from '../../src/engine/mask.js';
 import { maskStepRecord, requestMasker, resultIsSensitive } from '../../src/engine/mask-call.js';
 import { type StepRecord } from '../../src/engine/report.js';
 import type { CallState } from '../../src/engine/types.js';
@@ -68,5 +78,50 @@ describe('mask', () => {
     });
     expect(out.reply.params).toEqual({ media_id: 'TTS|X|You typed ***' });
     expect(rec.request.command_result).toBe('4821'); // the engine's own record is untouched
+  });
+
+  it("a lookup's answer as deep as it may be is walked whole; anything deeper is masked whole", () => {
+    /** `secret` at the bottom of `levels` arrays inside one another. */
+    const nested = (levels: number, secret: string): unknown => {
+      let v: unknown = [secret];
+      for (let i = 1; i < levels; i++) v = [v];
+      return v;
+    };
+    const deepest = (v: unknown): unknown => {
+      while (Array.isArray(v)) v = v[0];
+      return v;
+    };
+    const s = sensitivityOf({ sensitive: ['acct'], steps })!;
+    const saved = { status: 200, body: nested(MAX_BODY_DEPTH, '99887766') };
+    expect([...sensitiveValues({ acct: saved }, s)]).toEqual(['200', '99887766']);
+    const m = new Masker(['99887766']);
+    const result = m.scrubValue({ ok: true, value: '200', data: saved });
+    expect(deepest(result.data.body)).toBe(MASK);
+    // a value nested deeper than any answer (a flow's sets): masked whole past the walk, no stack overflow
+    const built = m.scrubValue({ x: nested(10_000, 'harmless') }) as { x: unknown };
+    let v: unknown = built.x;
+    for (let i = 1; i < MAX_MASK_DEPTH; i++) v = (v as unknown[])[0];
+    expect(v).toBe(MASK);
+  });
+});
+
+describe('secrets', () => {
+  it('each secret in the forms a URL gives it: as written, lower-cased (a host), percent-encoded, punycode', () => {
+    expect(secretForms('Tk-Live/7F a')).toEqual([
+      'Tk-Live/7F a',
+      'tk-live/7f a',
+      'Tk-Live%2F7F%20a',
+      'tk-live%2f7f%20a',
+      'Tk-Live%2F7F+a',
+      'tk-live%2f7f+a',
+      'Tk-Live/7F%20a',
+      'tk-live/7f%20a',
+    ]);
+    expect(secretForms('café')).toContain('xn--caf-dma');
+    const read = (n: string) => ({ A: 'Tk-Live-7F', B: '', C: MASK })[n];
+    expect([...secretValues(['A', 'B', 'C', 'D'], read)]).toEqual(['Tk-Live-7F', 'tk-live-7f']);
+    expect(new Masker(secretValues(['A'], read)).scrubText('the host tk-live-7f.api.example.net')).toBe(
+      'the host ***.api.example.net',
+    );
   });
 });

@@ -179,6 +179,34 @@ export const SUBFLOW_CASES = [
     message: /^the flow and the 3 modules it may enter hold 25 steps in all; at most 20 are allowed$/,
   },
   {
+    name: 'the flows of a directory over 100,000 steps of modules in all',
+    code: 'SUBFLOW_TOTAL_TOO_LARGE',
+    text: () => {
+      // the bound is 100,000 steps; lowered to 10 here: a.yaml holds the module's 7, t.yaml would take it to 14
+      const mod =
+        'version: 2\nname: b\nmodule: { results: [done] }\nstart: s0\nsteps:\n' +
+        Array.from(
+          { length: 7 },
+          (_, i) => `  s${i}: { ${i === 6 ? 'return: done' : `say: "${i}", next: s${i + 1}`} }\n`,
+        ).join('');
+      const enter = caller('    subflow: { flow: b }', '    next: m');
+      const files = [
+        { file: 'flows/a.yaml', text: enter },
+        { file: 'flows/b.yaml', text: mod },
+        { file: 'flows/t.yaml', text: enter },
+      ];
+      const out = linkFlows(
+        files.map((f) => ({ ...f, result: checkFlow(f.text, f.file) })),
+        { maxTotal: 10 },
+      );
+      return out.diagnostics.get('flows/t.yaml') ?? [];
+    },
+    line: 5,
+    column: 22,
+    message:
+      /^step 'v': the module 'b' holds 7 steps, compiled into this flow: the flows of this directory would hold 14 steps of modules in all; at most 10 are allowed$/,
+  },
+  {
     name: 'a return outside a module',
     code: 'RETURN_OUTSIDE_MODULE',
     text: 'version: 2\nstart: a\nsteps:\n  a: { return: done }\n',

@@ -34,3 +34,33 @@ export function bigFlow(steps: number): string {
   out.push('  goodbye:', '    hangup: {}', '');
   return out.join('\n');
 }
+
+/**
+ * A generated module (version 2 `module:`) of `steps` steps, for the bench of modules with
+ * many callers (bench/modules.ts) and the tests of the link stage's bounds: `steps - 1`
+ * `say` steps in a chain, then a `return: done`. About 53 bytes a step: 19,000 steps are
+ * 1 MB. Checks with no diagnostic.
+ */
+export function bigModule(steps: number, name = 'big-module'): string {
+  if (!Number.isInteger(steps) || steps < 2) throw new RangeError(`bigModule needs at least 2 steps, got ${steps}`);
+  const out: string[] = ['version: 2', `name: ${name}`, 'module:', '  results: [done]', 'start: s0', 'steps:'];
+  for (let i = 0; i < steps - 1; i++)
+    out.push(`  s${i}:`, `    say: "Step ${i} here."`, `    next: ${i + 1 < steps - 1 ? `s${i + 1}` : 'out'}`);
+  out.push('  out:', '    return: done', '');
+  return out.join('\n');
+}
+
+/** A tiny flow (about 120 bytes) named `name` that enters `module` and hangs up. */
+export function moduleCaller(name: string, module = 'big-module'): string {
+  return [
+    'version: 2',
+    `name: ${name}`,
+    'start: go',
+    'steps:',
+    '  go:',
+    `    subflow: { flow: ${module} }`,
+    '    next: bye',
+    '  bye: { hangup: {} }',
+    '',
+  ].join('\n');
+}

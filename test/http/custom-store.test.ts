@@ -79,7 +79,7 @@ it("a store of one's own with private fields and no history: health, webhooks an
   expect(store.pings).toBeGreaterThan(0);
   const body = JSON.stringify({
     event_id: 'e1',
-    event_at: '2026-11-23T10:00:01.000Z',
+    event_at: new Date().toISOString(),
     hook_hash: 'H',
     try: 0,
     type: 'sms.mt.status_update',

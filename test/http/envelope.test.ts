@@ -39,7 +39,7 @@ function expectEnvelope(a: RawAnswer, status: number, code: string, message?: st
 
 const body = rtBody();
 const json = (path: string, extra = '', payload = body) =>
-  `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: ` +
+  `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ` +
   `application/json\r\n${extra}Content-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`;
 const long = 'a'.repeat(101);
 
@@ -48,7 +48,7 @@ describe('errors Node and Fastify would answer in their own format', () => {
     // the real-time routes
     [
       'rt: bad % escape',
-      'POST /rt/%zz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n',
+      'POST /rt/%zz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n',
       400,
       'BAD_HTTP_REQUEST',
       'the URL has an invalid % escape',
@@ -69,14 +69,14 @@ describe('errors Node and Fastify would answer in their own format', () => {
     ],
     [
       'rt: URL over 16 KiB',
-      `POST /rt/desk?${'q'.repeat(17_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      `POST /rt/desk?${'q'.repeat(17_000)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
       431,
       'HEADERS_TOO_LARGE',
       undefined,
     ],
     [
       'rt: bad chunked framing',
-      'POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: ' +
+      'POST /rt/desk HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: ' +
         'chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n',
       400,
       'BAD_HTTP_REQUEST',
@@ -84,26 +84,26 @@ describe('errors Node and Fastify would answer in their own format', () => {
     ],
     [
       'rt: Content-Length and Transfer-Encoding',
-      'POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+      'POST /rt/desk HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
       400,
       'BAD_HTTP_REQUEST',
       'the request is not valid HTTP/1.1 (HPE_INVALID_TRANSFER_ENCODING)',
     ],
     [
       'rt: bad Content-Length',
-      'POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Length: 1x\r\n\r\n{}',
+      'POST /rt/desk HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1x\r\n\r\n{}',
       400,
       'BAD_HTTP_REQUEST',
       'the request is not valid HTTP/1.1 (HPE_INVALID_CONTENT_LENGTH)',
     ],
     [
       'rt: unknown method',
-      'BREW /rt/desk HTTP/1.1\r\nHost: x\r\n\r\n',
+      'BREW /rt/desk HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n',
       400,
       'BAD_HTTP_REQUEST',
       'the request is not valid HTTP/1.1 (HPE_INVALID_METHOD)',
     ],
-    ['rt: bad HTTP version', 'POST /rt/desk HTTP/7.1\r\nHost: x\r\n\r\n', 400, 'BAD_HTTP_REQUEST', undefined],
+    ['rt: bad HTTP version', 'POST /rt/desk HTTP/7.1\r\nHost: 127.0.0.1\r\n\r\n', 400, 'BAD_HTTP_REQUEST', undefined],
     [
       'rt: no Host',
       'POST /rt/desk HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
@@ -120,14 +120,14 @@ describe('errors Node and Fastify would answer in their own format', () => {
     ],
     [
       'rt: not JSON (Content-Type)',
-      'POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}',
+      'POST /rt/desk HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}',
       415,
       'UNSUPPORTED_MEDIA_TYPE',
       'send the body as JSON with Content-Type: application/json (got text/plain)',
     ],
     [
       'rt: unparsable Content-Type',
-      'POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: ;;;\r\nContent-Length: 2\r\n\r\n{}',
+      'POST /rt/desk HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ;;;\r\nContent-Length: 2\r\n\r\n{}',
       415,
       'UNSUPPORTED_MEDIA_TYPE',
       undefined,
@@ -148,7 +148,7 @@ describe('errors Node and Fastify would answer in their own format', () => {
     ],
     [
       'rt: a transfer coding other than chunked (gzip was ignored)',
-      'POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, ' +
+      'POST /rt/desk HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, ' +
         'chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
       415,
       'UNSUPPORTED_ENCODING',
@@ -158,14 +158,14 @@ describe('errors Node and Fastify would answer in their own format', () => {
     // health
     [
       'health: bad % escape',
-      'GET /health%zz HTTP/1.1\r\nHost: x\r\n\r\n',
+      'GET /health%zz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n',
       400,
       'BAD_HTTP_REQUEST',
       'the URL has an invalid % escape',
     ],
     [
       'health: headers over 16 KiB',
-      `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(17_000)}\r\n\r\n`,
+      `GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'b'.repeat(17_000)}\r\n\r\n`,
       431,
       'HEADERS_TOO_LARGE',
       undefined,
@@ -179,14 +179,14 @@ describe('errors Node and Fastify would answer in their own format', () => {
     ],
     [
       'health: Expect other than 100-continue',
-      'GET /health HTTP/1.1\r\nHost: x\r\nExpect: x\r\n\r\n',
+      'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: x\r\n\r\n',
       417,
       'EXPECTATION_FAILED',
       undefined,
     ],
     [
       'health: a method it does not take',
-      'POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n',
+      'POST /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n',
       405,
       'METHOD_NOT_ALLOWED',
       'health only takes GET',
@@ -194,21 +194,21 @@ describe('errors Node and Fastify would answer in their own format', () => {
     // admin
     [
       'admin: bad % escape',
-      `GET /admin/flows/%e0%a4%a HTTP/1.1\r\nHost: x\r\nAuthorization: ${ADMIN}\r\n\r\n`,
+      `GET /admin/flows/%e0%a4%a HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${ADMIN}\r\n\r\n`,
       400,
       'BAD_HTTP_REQUEST',
       'the URL has an invalid % escape',
     ],
     [
       'admin: name over 100 characters',
-      `GET /admin/flows/${long} HTTP/1.1\r\nHost: x\r\nAuthorization: ${ADMIN}\r\n\r\n`,
+      `GET /admin/flows/${long} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${ADMIN}\r\n\r\n`,
       414,
       'URI_TOO_LONG',
       undefined,
     ],
     [
       'admin: bad chunked framing',
-      `POST /admin/reload HTTP/1.1\r\nHost: x\r\nAuthorization: ${ADMIN}\r\nContent-Type: ` +
+      `POST /admin/reload HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${ADMIN}\r\nContent-Type: ` +
         `application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{}\r\n0\r\n\r\n`,
       400,
       'BAD_HTTP_REQUEST',
@@ -223,14 +223,14 @@ describe('errors Node and Fastify would answer in their own format', () => {
     ],
     [
       'admin: a method it does not take',
-      `DELETE /admin/flows HTTP/1.1\r\nHost: x\r\nAuthorization: ${ADMIN}\r\n\r\n`,
+      `DELETE /admin/flows HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${ADMIN}\r\n\r\n`,
       404,
       'NOT_FOUND',
       'no route DELETE /admin/flows',
     ],
     [
       'admin: not JSON (form)',
-      `POST /admin/reload HTTP/1.1\r\nHost: x\r\nAuthorization: ${ADMIN}\r\nContent-Type: ` +
+      `POST /admin/reload HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${ADMIN}\r\nContent-Type: ` +
         `application/x-www-form-urlencoded\r\nContent-Length: 3\r\n\r\na=b`,
       415,
       'UNSUPPORTED_MEDIA_TYPE',
@@ -246,7 +246,7 @@ describe('errors Node and Fastify would answer in their own format', () => {
     const port = await listen();
     const a = await rawHttp(
       port,
-      `POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: ` +
+      `POST /rt/desk HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ` +
         `application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 30)}`,
       { end: true },
     );
@@ -258,12 +258,12 @@ describe('errors Node and Fastify would answer in their own format', () => {
     const port = await listen();
     expect(
       (
-        await rawHttp(port, 'POST /rt/desk HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n', {
+        await rawHttp(port, 'POST /rt/desk HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n', {
           waitMs: 3000,
         })
       ).closed,
     ).toBe(true);
-    const kept = await rawHttp(port, 'GET /health%zz HTTP/1.1\r\nHost: x\r\n\r\n', { waitMs: 300 });
+    const kept = await rawHttp(port, 'GET /health%zz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', { waitMs: 300 });
     expect(kept.status).toBe(400);
     expect(kept.closed).toBe(false);
   });
@@ -276,12 +276,12 @@ describe('errors Node and Fastify would answer in their own format', () => {
         a.get('/slow', () => new Promise<string>((r) => (release.go = () => r('done')))),
       );
       const s = await openSocket(port);
-      s.socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
+      s.socket.write('GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
       await until(() => release.go !== undefined);
       const closing = app!.close();
       app = undefined;
       await new Promise((r) => setTimeout(r, 50)); // preClose has run
-      s.socket.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+      s.socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
       await new Promise((r) => setTimeout(r, 50));
       release.go!();
       await closing;

@@ -29,6 +29,7 @@ async function start(opts: Partial<CallscriptPluginOptions> = {}): Promise<Fasti
     flowsDir: FLOWS,
     auth: { login: 'svc', password: 'rtpass' },
     admin: { login: 'boss', password: 's3cret' },
+    allowedHosts: ['admin.example'],
     ...opts,
   });
   await app.ready();

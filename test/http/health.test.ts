@@ -1,8 +1,8 @@
 /**
  * GET /health (readiness) and GET /health/live (liveness): 200 ok; 200 degraded when edits
  * are refused; 503 unavailable with the reason when no flow is loaded or the store is
- * unreachable (both reasons when both); liveness answers whatever the store and flows, and
- * never asks the store.
+ * unreachable (both reasons when both), or in the fault its own account gives (storeError);
+ * liveness answers whatever the store and flows, and never asks the store.
  */
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, type ServerOptions } from '../../src/http/server.js';
+import type { StoreFault } from '../../src/store/faults.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { rtBody } from '../helpers/rt.js';
 
@@ -48,6 +49,7 @@ const get = async (app: FastifyInstance, url = '/health') => {
 };
 
 const desk = readFileSync(DESK, 'utf8');
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const BROKEN = 'version: 1\nstart: nowhere\nsteps:\n  a: { hangup: {} }\n';
 
 describe('GET /health', () => {
@@ -136,6 +138,61 @@ describe('GET /health', () => {
     expect((await get(none.app)).body.reason).toBe(
       'no flow is loaded; the call store is unreachable: Redis: connect ECONNREFUSED 127.0.0.1:6379',
     );
+  });
+
+  it('a store that only pings: storeError with its kind and since when, kept while it stays down', async () => {
+    const { app, store } = await server(flowsDir({ 'desk.yaml': desk }));
+    store.down = true;
+    const first = (await get(app)).body.storeError as { since: string; at: string };
+    expect(first).toEqual({
+      kind: 'unreachable',
+      message: 'Redis: connect ECONNREFUSED 127.0.0.1:6379',
+      since: expect.stringMatching(ISO),
+      at: expect.stringMatching(ISO),
+    });
+    const second = (await get(app)).body.storeError as { since: string; at: string };
+    expect(second.since).toBe(first.since);
+    expect(second.at >= first.at).toBe(true);
+    store.down = false;
+    expect((await get(app)).body).toMatchObject({ status: 'ok', store: 'ok' });
+    expect((await get(app)).body.storeError).toBeUndefined();
+  });
+
+  it("a store that keeps its own account (capabilities.health): its fault, not a ping's", async () => {
+    const store = new FlakyStore();
+    let fault: StoreFault | undefined = {
+      kind: 'writes_refused',
+      code: 'OOM',
+      message: 'Redis: OOM command not allowed',
+      since: Date.UTC(2026, 10, 22, 10),
+      at: Date.UTC(2026, 10, 22, 10, 5),
+    };
+    Object.assign(store, { capabilities: { shared: false, health: async () => fault } });
+    const s = await createServer({ flowsDir: flowsDir({ 'desk.yaml': desk }), logLevel: false, store });
+    apps.push(s.app);
+    expect(await get(s.app)).toMatchObject({
+      status: 503,
+      body: {
+        status: 'unavailable',
+        reason: 'the call store refuses writes: Redis: OOM command not allowed',
+        store: 'writes refused: Redis: OOM command not allowed',
+        storeError: {
+          kind: 'writes_refused',
+          code: 'OOM',
+          message: 'Redis: OOM command not allowed',
+          since: '2026-11-22T10:00:00.000Z',
+          at: '2026-11-22T10:05:00.000Z',
+        },
+      },
+    });
+    expect(store.pings).toBe(0);
+    fault = { kind: 'timeout', message: 'Redis: Command timed out', since: 0, at: 0 };
+    expect((await get(s.app)).body).toMatchObject({
+      reason: 'the call store times out: Redis: Command timed out',
+      store: 'timing out: Redis: Command timed out',
+    });
+    fault = undefined;
+    expect((await get(s.app)).status).toBe(200);
   });
 
   it('under the plugin prefix, HEAD too', async () => {

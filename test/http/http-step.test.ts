@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../../src/http/server.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { isPrivateAddress, hostAllowed } from '../../src/http/lookup-client.js';
+import { isPrivateAddress, hostAllowed, httpRunner } from '../../src/http/lookup-client.js';
 import type { HttpRunner } from '../../src/engine/http-wait.js';
 import { rtBody } from '../helpers/rt.js';
 
@@ -51,6 +51,15 @@ const server = http.createServer((req, res) => {
       const t = setInterval(() => res.write(' '), 100);
       res.on('close', () => clearInterval(t));
       return;
+    }
+    const deep = /^\/deep(\d+)(obj)?\/v1\//.exec(path);
+    if (deep) {
+      // an answer nested `levels` deep: [[[...]]] or {"a":{"a":...}}
+      const levels = Number(deep[1]);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(
+        deep[2] ? `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}` : '['.repeat(levels) + ']'.repeat(levels),
+      );
     }
     if (path === '/redirect/v1/balance') {
       res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' });
@@ -94,6 +103,7 @@ interface AppOpts {
   store?: MemoryStore;
   runner?: HttpRunner;
   allowHosts?: string[];
+  maxBodyBytes?: number;
 }
 
 async function app(o: AppOpts = {}) {
@@ -107,6 +117,7 @@ async function app(o: AppOpts = {}) {
       secret: (n) => (n === 'BANK_TOKEN' ? 's3cr3t' : undefined),
       ...(o.runner ? { runner: o.runner } : {}),
       ...(o.allowHosts ? { allowHosts: o.allowHosts } : {}),
+      ...(o.maxBodyBytes ? { maxBodyBytes: o.maxBodyBytes } : {}),
     },
   });
   apps.push(a);
@@ -301,6 +312,63 @@ describe('hostile lookups', () => {
     }
     expect(r.params).toEqual(say('Too slow.'));
   }, 10_000);
+});
+
+describe('a deeply nested answer', () => {
+  const TOO_DEEP = say('Failed TOO_DEEP.');
+
+  it('4,500 levels: the error way with TOO_DEEP, and the call goes on from its state', async () => {
+    const store = new MemoryStore();
+    const a = await app({ store });
+    const r = await post(a, 'lookup', `${base}/deep4500`);
+    expect(r).toMatchObject({ command: 'play', command_id: 1, params: TOO_DEEP });
+    expect(await store.get('4242')).toBeDefined();
+    // the same request again: the stored reply, no second lookup
+    expect(await post(a, 'lookup', `${base}/deep4500`)).toEqual(r);
+    expect(got).toHaveLength(1);
+    const next = await post(a, 'lookup', `${base}/deep4500`, { command: 'play', command_id: 1, command_result: '0' });
+    expect(next).toMatchObject({ command: 'hangup', command_id: 2 });
+  });
+
+  it('100,000 levels of objects (a body cap of 1 MiB): TOO_DEEP', async () => {
+    const a = await app({ maxBodyBytes: 1 << 20 });
+    expect((await post(a, 'quick', `${base}/deep100000obj`)).params).toEqual(TOO_DEEP);
+    expect((await post(a, 'quick', `${base}/deep100000`, { callid: '4343' })).params).toEqual(TOO_DEEP);
+  });
+
+  it('the client refuses deep text before parsing it (1 MiB of brackets is half a second of JSON.parse)', async () => {
+    const run = httpRunner({ allowPrivate: true, maxBodyBytes: 1 << 20 });
+    expect(await run({ url: `${base}/deep500000/v1/x` }, Date.now() + 5000)).toEqual({
+      ok: false,
+      error: 'TOO_DEEP',
+      message: "the 200 response's body nests arrays and objects more than 64 levels deep",
+    });
+  });
+
+  it('64 levels are taken, 65 are not', async () => {
+    const a = await app();
+    expect((await post(a, 'quick', `${base}/deep64obj`)).params).toEqual(say('Found .'));
+    expect((await post(a, 'quick', `${base}/deep65obj`, { callid: '4343' })).params).toEqual(TOO_DEEP);
+  });
+
+  it('after the filler, published for the next request: TOO_DEEP there, here or on another instance', async () => {
+    let answer: (o: Awaited<ReturnType<HttpRunner>>) => void = () => undefined;
+    const runner: HttpRunner = () => new Promise((resolve) => (answer = resolve));
+    const store = new MemoryStore();
+    const a = await app({ deadlineMs: 400, store, runner });
+    const b = await app({ deadlineMs: 1500, store });
+    const r1 = await post(a, 'lookup', base);
+    expect(r1).toMatchObject({ command: 'play', command_id: 1, params: say('One moment please.') });
+    let body: unknown = [];
+    for (let i = 1; i < 4500; i++) body = [body];
+    answer({ ok: true, status: 200, body: body as never });
+    const next = { command: 'play', command_id: 1, command_result: '0' };
+    // the instance that ran it published its outcome: the other one reads it
+    expect(await post(b, 'lookup', base, next)).toMatchObject({ command: 'play', command_id: 2, params: TOO_DEEP });
+    // the same request on the first instance: the stored reply
+    expect(await post(a, 'lookup', base, next)).toMatchObject({ command: 'play', command_id: 2, params: TOO_DEEP });
+    await store.close();
+  });
 });
 
 describe('the SSRF policy', () => {

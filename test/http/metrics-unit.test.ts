@@ -201,7 +201,7 @@ describe('CallMetrics', () => {
         '',
         '# HELP callscript_webhooks_total Events the webhook route took (docs/webhooks.md), by type ' +
           '(sms.mt.status_update, sms.mo, other; unknown before an event could be trusted) and result (ok, ' +
-          'duplicate, ignored, bad_signature, bad_event, bad_json, unsupported_type, too_large, ' +
+          'duplicate, ignored, bad_signature, bad_event, bad_json, bad_time, unsupported_type, too_large, ' +
           'store_unavailable).',
         '# TYPE callscript_webhooks_total counter',
         'callscript_webhooks_total{type="sms.mo",result="ok"} 2',

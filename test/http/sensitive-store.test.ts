@@ -85,6 +85,35 @@ describe('Sealer', () => {
     expect(sealState(plainState, s, sealer, '42')).toBe(plainState);
   });
 
+  it('seals the reply last sent when its params hold a sensitive value (a conference pin_code)', () => {
+    const s = sensitivityOf({ sensitive: ['pin', 'short'], steps: {} })!;
+    const sealer = new Sealer([parseKey(KEY1)]);
+    const reply =
+      '{"command":"conference","command_id":3,"params":{"id":"room1","pin_code":"4821","n":"12"},"variables":';
+    const state = {
+      v: 2,
+      flow: 'f',
+      version: 'v',
+      s: 'a',
+      step: 'a',
+      vars: { pin: '4821', short: '12' },
+      commandId: 3,
+      reply,
+      started: 0,
+      commands: 3,
+    } as CallState;
+    const sealed = sealState(state, s, sealer, '42');
+    // a whole param equal to a value is masked whatever its length
+    expect(sealed.reply).toBe(
+      '{"command":"conference","command_id":3,"params":{"id":"room1","pin_code":"***","n":"***"},"variables":',
+    );
+    expect(JSON.stringify(sealed)).not.toContain('4821');
+    expect(openState(sealed, sealer, '42')).toEqual({ state });
+    // a reply that holds none is stored as it is
+    const plain = { ...state, reply: '{"command":"play","command_id":3,"params":{"media_id":"1"},"variables":' };
+    expect(sealState(plain, s, sealer, '42').reply).toBe(plain.reply);
+  });
+
   it("seals the callers' sensitive vars waiting in the frames of a call inside a module", () => {
     const s = sensitivityOf({ sensitive: ['pin', 'account'], steps: {} })!;
     const sealer = new Sealer([parseKey(KEY1)]);

@@ -34,10 +34,10 @@ const body = rtBody();
 describe('a request that is never finished', () => {
   it.each([
     ['nothing sent', '', 300],
-    ['the headers cut short', 'POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: applica', 300],
+    ['the headers cut short', 'POST /rt/desk HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: applica', 300],
     [
       'the body cut short',
-      `POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: ` +
+      `POST /rt/desk HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ` +
         `application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`,
       600,
     ],
@@ -50,7 +50,7 @@ describe('a request that is never finished', () => {
     expect(a.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(JSON.parse(a.body)).toEqual({ error: TIMEOUT });
     // and the server goes on serving
-    const ok = await rawHttp(port, 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const ok = await rawHttp(port, 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
     expect(ok.status).toBe(200);
   });
 
@@ -58,7 +58,7 @@ describe('a request that is never finished', () => {
     const port = await listen({ headersTimeoutMs: 300, requestTimeoutMs: 600 });
     await rawHttp(
       port,
-      `POST /rt/desk HTTP/1.1\r\nHost: x\r\nContent-Type: ` +
+      `POST /rt/desk HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ` +
         `application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, -1)}`,
       { waitMs: 10_000 },
     );
@@ -81,7 +81,7 @@ describe('a request that is never finished', () => {
 describe('an idle keep-alive connection', () => {
   it('is closed after keep_alive_timeout_ms (announced in Keep-Alive; Node adds 1 s to it)', async () => {
     const port = await listen({ keepAliveTimeoutMs: 2000 });
-    const a = await rawHttp(port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n', { waitMs: 15_000 });
+    const a = await rawHttp(port, 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', { waitMs: 15_000 });
     expect(a.status).toBe(200);
     expect(a.headers['keep-alive']).toBe('timeout=2');
     expect(a.closed).toBe(true);
@@ -110,13 +110,13 @@ describe('the connection cap', () => {
     expect(over.data()).toBe('');
     expect(await connections(a)).toBe(3);
     // an open connection is still served
-    open[0]!.socket.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+    open[0]!.socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
     await until(async () => /"status":"degraded"/.test(open[0]!.data()));
     expect(open[0]!.data()).toMatch(/^HTTP\/1\.1 200 OK/);
     // a slot freed is taken by the next connection
     open[1]!.socket.destroy();
     await until(async () => (await connections(a)) === 2);
-    const next = await rawHttp(port, 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const next = await rawHttp(port, 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
     expect(next.status).toBe(200);
     expect(lines.filter((l) => l.code === 'CONNECTION_LIMIT')).toEqual([
       expect.objectContaining({

@@ -24,6 +24,7 @@ const FLOWS = new URL('../fixtures/sms-flows', import.meta.url).pathname;
 const SECRET = 'test-webhook-secret-0123456789';
 const ADMIN = 'Basic ' + Buffer.from('boss:s3cret').toString('base64');
 const HASH = '8242D945';
+const CLOCK = () => Date.parse('2026-11-23T10:00:06.000Z');
 
 const sign = (body: string | Buffer, secret = SECRET) => createHmac('sha256', secret).update(body).digest('base64');
 
@@ -43,12 +44,15 @@ async function server(opts: Partial<CallscriptPluginOptions> = {}) {
   });
   const store = opts.store ?? new MemoryStore();
   const app = Fastify({ logger: { level: 'debug', stream } });
+  // the events below are of 2026-11-23 10:00:0x: the route's clock is a few seconds later
+  const webhooks =
+    'webhooks' in opts ? opts.webhooks && { now: CLOCK, ...opts.webhooks } : { secret: SECRET, now: CLOCK };
   await app.register(callscript, {
     flowsDir: FLOWS,
     admin: { login: 'boss', password: 's3cret' },
     effects: { sms: async () => HASH },
-    webhooks: { secret: SECRET },
     ...opts,
+    webhooks,
     store,
   });
   apps.push(app);
@@ -260,6 +264,56 @@ describe('POST /webhooks/callr', () => {
       { type: 'sms.mt.status_update', result: 'duplicate', count: 2 },
       { type: 'sms.mt.status_update', result: 'ok', count: 1 },
     ]);
+  });
+
+  it('an event dated outside webhooks.tolerance_ms (2001, 2099, 5 min 1 ms away) is refused, not claimed', async () => {
+    const { app, store, logs } = await server();
+    const id = randomUUID();
+    const refusedAt = async (at: string) => {
+      const r = await post(app, event({ event_id: id, event_at: at }));
+      expect(r.statusCode, at).toBe(400);
+      return r.json().error;
+    };
+    // the clock is 2026-11-23T10:00:06.000Z
+    expect(await refusedAt('2001-01-01T00:00:00.000Z')).toEqual({
+      code: 'WEBHOOK_EVENT_TIME',
+      message:
+        "event_at 2001-01-01T00:00:00.000Z is 817120806 s before this server's clock, more than " +
+        'webhooks.tolerance_ms (300000 ms) allows',
+    });
+    expect(await refusedAt('2099-12-31T23:59:59.000Z')).toEqual({
+      code: 'WEBHOOK_EVENT_TIME',
+      message:
+        "event_at 2099-12-31T23:59:59.000Z is 2307016793 s after this server's clock, more than " +
+        'webhooks.tolerance_ms (300000 ms) allows',
+    });
+    expect((await refusedAt('2026-11-23T09:55:05.999Z')).message).toMatch(/is 300 s before/);
+    expect((await refusedAt('2026-11-23T10:05:06.001Z')).message).toMatch(/is 300 s after/);
+    expect(await (store as MemoryStore).smsStatus(HASH)).toBeUndefined();
+    // the id was not claimed: the same event dated within the tolerance (either way) is recorded
+    expect((await post(app, event({ event_id: id, event_at: '2026-11-23T09:55:06.000Z' }))).json()).toEqual({
+      status: 'ok',
+    });
+    expect((await post(app, event({ event_at: '2026-11-23T10:05:06.000Z' }))).json()).toEqual({ status: 'ok' });
+    expect(logs.filter((l) => l.code === 'WEBHOOK_EVENT_TIME').map((l) => l.refused)).toEqual([1]);
+    expect((await get(app, '/admin/webhooks')).events).toEqual([
+      { type: 'sms.mt.status_update', result: 'bad_time', count: 4 },
+      { type: 'sms.mt.status_update', result: 'ok', count: 2 },
+    ]);
+  });
+
+  it('webhooks.tolerance_ms sets the window; a replay past the id memory is refused by its date', async () => {
+    const t = { now: Date.parse('2026-11-23T10:00:06.000Z') };
+    const { app } = await server({ webhooks: { secret: SECRET, toleranceMs: 3_600_000, now: () => t.now } });
+    const body = event({ event_at: '2026-11-23T09:30:00.000Z' });
+    expect((await post(app, body)).json()).toEqual({ status: 'ok' });
+    // 48 h and 1 s later the event id is forgotten (a restart with the memory store forgets it at once)
+    t.now += 48 * 3_600_000 + 1000;
+    const r = await post(app, body);
+    expect([r.statusCode, r.json().error.code]).toEqual([400, 'WEBHOOK_EVENT_TIME']);
+    await expect(server({ webhooks: { secret: SECRET, toleranceMs: 48 * 3_600_000 + 1 } })).rejects.toThrow(
+      'webhooks.toleranceMs must be an integer from 1000 to 172800000, got 172800001',
+    );
   });
 
   it('a store failure is answered 503 and the claim given back: the retry is recorded', async () => {

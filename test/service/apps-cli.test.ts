@@ -247,12 +247,12 @@ describe('callscript apps against the emulator', () => {
       const evil = await client.apps.create('evil\u001b[2J\u001b[31mname', { url: 'http://h/rt?\u001b]0;x\u0007' });
       const show = await run('show', evil.hash, account());
       expect(show.out.split('\n').slice(1, 4)).toEqual([
-        'name     evil\\u001b[2J\\u001b[31mname',
+        'name     evil\\x1b[2J\\x1b[31mname',
         'type     REALTIME10',
-        'url      http://h/rt?\\u001b]0;x\\u0007',
+        'url      http://h/rt?\\x1b]0;x\\x07',
       ]);
       const list = await run('list', undefined, account());
-      expect(list.out).toContain('evil\\u001b[2J\\u001b[31mname');
+      expect(list.out).toContain('evil\\x1b[2J\\x1b[31mname');
       expect(list.out).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
       // --json keeps the objects as the API returns them (JSON escapes them)
       const json = await run('show', evil.hash, { ...account(), json: true });

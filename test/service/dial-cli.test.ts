@@ -230,7 +230,7 @@ describe('callscript dial --server', () => {
       expect(r).toEqual({
         code: 1,
         out: '',
-        err: 'callscript dial: calls.realtime: no \\u001b[2J\\u001b[31mapp (code 20)\n',
+        err: 'callscript dial: calls.realtime: no \\x1b[2J\\x1b[31mapp (code 20)\n',
       });
     } finally {
       await evil.close();

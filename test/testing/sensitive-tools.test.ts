@@ -8,6 +8,7 @@ import { checkFlow } from '../../src/flow/check.js';
 import { compileFlow } from '../../src/engine/compile.js';
 import { render, SimSession } from '../../src/testing/simulate.js';
 import { replayRecording } from '../../src/testing/replay.js';
+import { formatCase, loadFlowDir, parseScenario, runCase } from '../../src/testing/index.js';
 
 const FLOW = 'test/fixtures/sensitive/pin-line.yaml';
 const PIN = '4821';
@@ -64,5 +65,51 @@ cases:
     const d = r.divergences[0]!;
     expect(d.message).toContain('Welcome back, ***.');
     expect(JSON.stringify(d.actual)).not.toContain(PIN);
+  });
+});
+
+describe('a sensitive value given to a module and returned (test/fixtures/sensitive-module)', () => {
+  const DIR = 'test/fixtures/sensitive-module';
+
+  it('the simulator shows the module param and the saved copy as ***', async () => {
+    const flow = (await loadFlowDir(DIR)).byName.get('pin-main')!;
+    const s = new SimSession(flow);
+    const shown: string[] = [];
+    const keep = (evs: ReturnType<SimSession['start']>) => shown.push(...evs.map((e) => render(e)));
+    keep(s.start());
+    keep(s.answer({ kind: 'result', result: PIN }));
+    expect(s.vars).toEqual({ code: '***' });
+    keep(s.answer({ kind: 'result', result: 'LEFT_CONFERENCE' }));
+    keep(s.answer({ kind: 'result', result: PIN }));
+    expect(s.vars).toEqual({ pin: '***', confirmed: '***' });
+    const text = shown.join('');
+    expect(text).toContain('code="***"');
+    expect(text).toContain('confirmed="***"');
+    expect(text).not.toContain(PIN);
+  });
+
+  it("callscript test shows the saved copy's actual value as *** in a failure", async () => {
+    const flows = await loadFlowDir(DIR);
+    const scenario = [
+      'flow: pin-main',
+      'cases:',
+      '  - name: wrong copy',
+      '    steps:',
+      '      - expect: read',
+      `        result: "${PIN}"`,
+      '      - expect: conference',
+      '        result: LEFT_CONFERENCE',
+      '      - expect: read',
+      `        result: "${PIN}"`,
+      '      - expect: { command: read, vars: { confirmed: "0000" } }',
+    ].join('\n');
+    const c = parseScenario(scenario, 't.test.yaml').cases[0]!;
+    const out = formatCase('t.test.yaml', runCase(flows.byName.get('pin-main')!, c));
+    expect(out).toEqual([
+      '✗ t.test.yaml › wrong copy',
+      '    t.test.yaml:11: step 4: vars.confirmed differs (at flow step "menu")',
+      '      - vars.confirmed: "0000"',
+      '      + vars.confirmed: *** (sensitive: not shown)',
+    ]);
   });
 });

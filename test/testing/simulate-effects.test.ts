@@ -124,6 +124,11 @@ describe('simulate bank-line', () => {
     expect(parseLine(q, 'e REFUSED')).toMatchObject({ answer: { result: { ok: false, error: 'REFUSED' } } });
     expect(parseLine(q, '200 {not json')).toMatchObject({ kind: 'invalid', message: /^the body is not JSON: / });
     expect(parseLine(q, `200 "${'x'.repeat(70000)}"`)).toMatchObject({ kind: 'invalid', message: /at most 65536/ });
+    expect(parseLine(q, `200 ${'['.repeat(4500)}${']'.repeat(4500)}`)).toMatchObject({
+      kind: 'invalid',
+      message: /^the body nests arrays and objects more than 64 levels deep: /,
+    });
+    expect(parseLine(q, `200 ${'['.repeat(64)}${']'.repeat(64)}`)).toMatchObject({ kind: 'answer' });
     expect(parseLine(q, '700')).toMatchObject({ kind: 'invalid' });
   });
 });

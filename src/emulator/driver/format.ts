@@ -1,4 +1,8 @@
-/** A transcript as text, for the terminal (`callscript call`). */
+/**
+ * A transcript as text, for the terminal (`callscript call`). What the server answered and what the
+ * caller script says are shown with their control characters escaped (src/terminal/printable.ts).
+ */
+import { printable } from '../../terminal/printable.js';
 import type { CommandEntry, SmsNote, Transcript } from './transcript.js';
 
 export interface FormatOptions {
@@ -45,7 +49,8 @@ export function formatTranscript(t: Transcript, opts: FormatOptions = {}): strin
     `${clock(t.duration_ms)} · ${n(t.requests, 'request')} · ${n(t.commands.length, 'command')} ` +
       `· ${n(t.violations.length, 'violation')} · ${n(t.warnings.length, 'warning')}`,
   );
-  return out.join('\n');
+  // each line escaped whole: a value's line feed shows as \x0a, it starts no line of its own
+  return out.map(printable).join('\n');
 }
 
 function smsLines(s: SmsNote, opts: FormatOptions): string[] {
