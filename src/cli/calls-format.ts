@@ -38,6 +38,10 @@ export interface CallDetail {
   commands: number | null;
   vars: Record<string, unknown>;
   path: Entry[];
+  /** Entries dropped from the path's start (history.max_path, max_path_bytes); absent from servers before it. */
+  dropped?: number;
+  /** The cursor of the path's next page (GET /admin/calls/:callid/path), null at its end. */
+  pathNext?: string | null;
   /** The SMS the call sent and their delivery status (docs/webhooks.md); absent from servers before it. */
   sms?: SmsRow[];
   // live
@@ -132,6 +136,7 @@ export function traceText(c: CallDetail): string {
   const offsets = c.path.map((e) => `+${Math.round(e.at - origin)}ms`);
   const w = Math.max(...offsets.map((o) => o.length));
   lines.push('');
+  if (c.dropped) lines.push(`(the first ${c.dropped} requests are not kept: history.max_path, max_path_bytes)`);
   c.path.forEach((e, i) => {
     const move = `${e.from ?? '(new call)'} → ${e.step ?? '-'}`;
     const got =
@@ -143,6 +148,7 @@ export function traceText(c: CallDetail): string {
     if (e.transitions.length > 0) parts.push(`via ${e.transitions.join(', ')}`);
     let line = parts.join('  ');
     if (e.late) line += '  (late: a fallback was answered meanwhile)';
+    if (e.replays || e.refused) line += `  (then retried ${e.replays ?? 0}×, refused ${e.refused ?? 0}×)`;
     line += `  [${e.ms}ms${e.traceId ? ` trace ${e.traceId}` : ''}]`;
     lines.push(line);
     for (const x of e.effects)

@@ -28,6 +28,8 @@ export interface CallsFlags extends ServerFlags {
 /** Calls listed at most by one command (pages of 500 are fetched until then). */
 const MAX_LIMIT = 10_000;
 const PAGE = 500;
+/** Pages of one call's path read at most (256 KiB each: a path is 4 MiB at most, history.max_path_bytes). */
+const MAX_PATH_PAGES = 64;
 type Got = { ok: true; data: unknown } | { ok: false; exit: number; message: string };
 
 /** Exit code: 0 listed, 2 could not (server down, credentials, bad flags). */
@@ -77,7 +79,16 @@ export async function trace(
   if (typeof admin === 'string') return fail(admin);
   const r = await get(admin, `admin/calls/${encodeURIComponent(callid)}`);
   if (!r.ok) return fail(r.message, r.exit);
-  out.write(flags.json ? `${JSON.stringify(r.data, null, 2)}\n` : `${traceText(r.data as CallDetail)}\n`);
+  // a long path comes in pages: the detail has the first, `pathNext` the cursor of the next
+  const c = r.data as CallDetail;
+  for (let n = 0; c.pathNext && n < MAX_PATH_PAGES; n++) {
+    const page = await get(admin, `admin/calls/${encodeURIComponent(callid)}/path?cursor=${c.pathNext}`);
+    if (!page.ok) return fail(page.message, page.exit);
+    const p = page.data as { path: CallDetail['path']; next: string | null };
+    c.path.push(...p.path);
+    c.pathNext = p.next;
+  }
+  out.write(flags.json ? `${JSON.stringify(c, null, 2)}\n` : `${traceText(c)}\n`);
   return 0;
 }
 

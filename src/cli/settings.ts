@@ -317,7 +317,15 @@ export function settingsChanges(
 /** The call history (history: in the config): its plugin option, false when keep is 0. */
 function historySetting(config: ServerConfig | undefined): NonNullable<ServerOptions['history']> {
   const h = config?.history ?? HISTORY_CONFIG_DEFAULTS;
-  return h.keep === 0 ? false : { keep: h.keep, ttlMs: h.ttl_ms, maxPath: h.max_path };
+  return h.keep === 0
+    ? false
+    : {
+        keep: h.keep,
+        ttlMs: h.ttl_ms,
+        maxPath: h.max_path,
+        maxPathBytes: h.max_path_bytes,
+        maxBytes: h.max_bytes,
+      };
 }
 
 /** The config's fallback media as the rt_media string sent (none: the default wait). */

@@ -191,6 +191,28 @@ export const SERVICE_OPTIONS: readonly OptionDef[] = [
     doc: "Requests kept per call's path (its last ones): a call of more keeps only its end.",
   },
   {
+    key: 'history.max_path_bytes',
+    type: 'integer',
+    min: 4096,
+    max: 4194304,
+    default: 131072,
+    option: { name: 'history.maxPathBytes', of: 'history' },
+    doc:
+      "Bytes kept per call's path (UTF-8 bytes of its entries' JSON; the oldest entries go first, counted as " +
+      '`dropped`): what one call may make the server keep in its history, whatever its requests say. Default 128 KiB.',
+  },
+  {
+    key: 'history.max_bytes',
+    type: 'integer',
+    min: 1048576,
+    max: 4294967296,
+    default: 33554432,
+    option: { name: 'history.maxBytes', of: 'history' },
+    doc:
+      'Bytes kept by all the finished calls (their records and rows, UTF-8), besides `keep`: past them the oldest ' +
+      'go (the newest is kept). Default 32 MiB.',
+  },
+  {
     key: 'webhooks.path',
     type: 'string',
     pattern: '^/[A-Za-z0-9/_.-]{1,199}$',

@@ -118,6 +118,10 @@ export interface HistoryConfig {
   ttl_ms: number;
   /** Requests kept per call path (its last ones). */
   max_path: number;
+  /** Bytes kept per call path (UTF-8 of its entries). */
+  max_path_bytes: number;
+  /** Bytes kept by all the finished calls. */
+  max_bytes: number;
 }
 
 export interface MetricsConfig {

@@ -18,7 +18,8 @@ import { NEVER, type FlowTables } from './tables.js';
 import { matchCost, type LinearRegex } from '../flow/pattern.js';
 import type { StepCounters } from './types.js';
 import type { ActionName } from '../flow/actions.js';
-import { DEFAULT_MAX_STATE_BYTES, jsonSize } from './size.js';
+import { clipText, DEFAULT_MAX_STATE_BYTES, jsonSize } from './size.js';
+import { REQUEST_TEXT_BYTES } from './observe.js';
 import { calendarAt, languageOf, type ExtRun, type FlowExt } from './v2-scope.js';
 import { atSite, enter, leave, unwind, type Frame } from './subflow.js';
 
@@ -493,14 +494,19 @@ export function behaviour(t: FlowTables) {
           addLog(ctx.rt, {
             level: 'info',
             code: 'UNHANDLED_RESULT_AT_RUNTIME',
-            msg: `result "${ev.result ?? ''}" of ${cmd} at ${step} has no branch: end of flow`,
+            // a client's text, cut: a log line does not carry a request of 64 KiB
+            msg:
+              `result "${clipText(ev.result ?? '', REQUEST_TEXT_BYTES)}" of ${cmd} at ${step} has no branch: end of ` +
+              'flow',
             step,
           });
         } else {
           addLog(ctx.rt, {
             level: 'info',
             code: 'UNHANDLED_ERROR_AT_RUNTIME',
-            msg: `${cmd} failed at ${step} (${ev.error ?? ctx.err}) and no error branch applies: hanging up`,
+            msg:
+              `${cmd} failed at ${step} (${clipText(ev.error ?? ctx.err, REQUEST_TEXT_BYTES)}) and no error ` +
+              'branch applies: hanging up',
             step,
           });
         }

@@ -2,14 +2,23 @@
  * The call history's records (docs/admin.md "Call history"), built from the step events
  * (./observe.ts): pure data, no store here (src/http/history.ts writes them).
  *
- * - A path entry per request of a served call: what it reported, the step it left and the
- *   one it reached, the command answered (params cut: strings over 200 characters end with
- *   …), the transitions the machine took, the effects and their timings.
- * - A finished record when the call ends: its summary (vars masked) and its path.
+ * - A path entry per request of a served call: what it reported (strings cut to REQUEST_TEXT_BYTES), the step it
+ *   left and the one it reached, the command answered (params cut: strings over 200 characters end with …), the
+ *   transitions the machine took, the effects and their timings. A replay or a refused request (stale, rejected)
+ *   is no entry of its own: it is counted in the entry before it (`replays`, `refused`: pathCount).
+ * - A finished record when the call ends: its summary (vars masked) and its path, kept within the path's limits
+ *   (its last `entries`, at most `bytes` of them), the entries dropped counted.
  *
  * Sensitive values are masked in the events already, so nothing here sees them.
  */
-import type { CallOutcome, EffectEvent, RequestOutcome, StepEvent } from './observe.js';
+import {
+  REQUEST_TEXT_BYTES,
+  type CallOutcome,
+  type EffectEvent,
+  type RequestOutcome,
+  type StepEvent,
+} from './observe.js';
+import { clipText } from './size.js';
 
 export interface PathEntry {
   /** Epoch ms the request arrived; its handling time in ms. */
@@ -33,6 +42,12 @@ export interface PathEntry {
   outcome: RequestOutcome;
   /** The trace id of the request's span, when one was recording. */
   traceId?: string;
+  /**
+   * Requests counted here after this one, not kept as entries: retries answered the same reply again (`replays`),
+   * refused ones (stale, rejected: `refused`). Both present once one is counted, as the entry's last members.
+   */
+  replays?: number;
+  refused?: number;
 }
 
 export interface FinishedRecord {
@@ -50,6 +65,8 @@ export interface FinishedRecord {
   commands: number;
   /** Sensitive ones masked. */
   vars: Record<string, unknown>;
+  /** Entries dropped from the start of the path (past history.max_path or history.max_path_bytes). */
+  dropped: number;
   path: PathEntry[];
 }
 
@@ -62,6 +79,18 @@ export type FinishedRow = Pick<
 /** Longest string kept whole in a path entry's params. */
 export const PARAM_CHARS = 200;
 
+/** What a call's path keeps: its last `entries`, of at most `bytes` in all (UTF-8 bytes of their JSON text). */
+export interface PathLimits {
+  entries: number;
+  bytes: number;
+}
+
+/** A call's path as stored: its entries' JSON text, oldest first, and how many older ones were dropped. */
+export interface StoredPath {
+  entries: readonly string[];
+  dropped: number;
+}
+
 /**
  * Whether an event belongs in its call's path: requests the call's flow served (not a tombstone's hangup, not a refused
  * new call).
@@ -72,14 +101,23 @@ export function inPath(e: StepEvent): boolean {
   return !(e.isNew && e.answer !== 'answered');
 }
 
+/**
+ * How a request of the path is kept: counted in the entry before it (a replay: `replays`; a refused request: `refused`)
+ * or an entry of its own (undefined). A client may send a call's last request again and again: each costs a count.
+ */
+export function pathCount(e: StepEvent): 'replays' | 'refused' | undefined {
+  if (e.outcome === 'replay') return 'replays';
+  return e.outcome === 'stale' || e.outcome === 'rejected' ? 'refused' : undefined;
+}
+
 export function pathEntry(e: StepEvent): PathEntry {
   const entry: PathEntry = {
     at: e.at,
     ms: round(e.ms),
     from: e.from ?? null,
-    command: e.request.command,
-    result: e.request.result,
-    error: e.request.error,
+    command: clipText(e.request.command, REQUEST_TEXT_BYTES),
+    result: clipText(e.request.result, REQUEST_TEXT_BYTES),
+    error: clipText(e.request.error, REQUEST_TEXT_BYTES),
     step: e.step ?? null,
     reply: e.reply ? { command: e.reply.command, params: cut(e.reply.params, 0) as Record<string, unknown> } : null,
     transitions: [...e.transitions],
@@ -91,26 +129,56 @@ export function pathEntry(e: StepEvent): PathEntry {
   return entry;
 }
 
-/** The record of a call that ended with event `e` (its last entry), from its path before it. */
-export function finishedRecord(e: StepEvent, before: readonly PathEntry[], maxPath: number): FinishedRecord {
-  const path = [...before, pathEntry(e)].slice(-maxPath);
-  return { ...recordHead(e, path[0]?.at, path.filter((p) => p.reply !== null).length), path };
+/** The UTF-8 size of a text. */
+export const textBytes = (text: string) => Buffer.byteLength(text, 'utf8');
+
+/**
+ * The path kept within `limits`: its last entries (the newest always, whatever its size), the ones dropped from its
+ * start added to `dropped`.
+ */
+export function fitPath(path: StoredPath, limits: PathLimits): { entries: string[]; dropped: number } {
+  const all = path.entries;
+  let i = all.length;
+  let bytes = 0;
+  while (i > 0 && all.length - i < limits.entries) {
+    const n = textBytes(all[i - 1]!);
+    if (i < all.length && bytes + n > limits.bytes) break;
+    bytes += n;
+    i--;
+  }
+  return { entries: all.slice(i), dropped: path.dropped + i };
+}
+
+/** A finished record's text and its row's (what a listing shows: FinishedRow). */
+export interface FinishedText {
+  record: string;
+  row: string;
 }
 
 /**
- * The same record as JSON text, from the stored entries as they are (not parsed again: the
- * history writer's way, cheaper for long paths). Entries are the writer's own JSON objects.
+ * The record of a call that ended with event `e` (its last entry), from its stored path before it, as JSON text made
+ * from the stored entries as they are (not parsed again: cheaper for long paths); entries are the writer's own JSON
+ * objects.
  */
-export function finishedRecordText(e: StepEvent, before: readonly string[], maxPath: number): string {
-  const path = [...before, JSON.stringify(pathEntry(e))].slice(-maxPath);
+export function finishedRecordText(e: StepEvent, before: StoredPath, limits: PathLimits): FinishedText {
+  const fitted = fitPath(
+    { entries: [...before.entries, JSON.stringify(pathEntry(e))], dropped: before.dropped },
+    limits,
+  );
+  const path = fitted.entries;
   // the first entry's time and the commands, only needed without a summary (an engine failure)
   const firstAt = e.summary ? undefined : parsePath(path.slice(0, 1))[0]?.at;
   const commands = e.summary ? 0 : parsePath(path).filter((p) => p.reply !== null).length;
-  const head = JSON.stringify(recordHead(e, firstAt, commands));
-  return `${head.slice(0, -1)},"path":[${path.join(',')}]}`;
+  const head = recordHead(e, firstAt, commands);
+  const text = JSON.stringify({ ...head, dropped: fitted.dropped });
+  return { record: `${text.slice(0, -1)},"path":[${path.join(',')}]}`, row: JSON.stringify(finishedRow(head)) };
 }
 
-function recordHead(e: StepEvent, firstAt: number | undefined, commands: number): Omit<FinishedRecord, 'path'> {
+function recordHead(
+  e: StepEvent,
+  firstAt: number | undefined,
+  commands: number,
+): Omit<FinishedRecord, 'path' | 'dropped'> {
   const s = e.summary;
   const durationMs = s?.durationMs ?? Math.max(0, e.at - (firstAt ?? e.at));
   return {
@@ -128,31 +196,37 @@ function recordHead(e: StepEvent, firstAt: number | undefined, commands: number)
   };
 }
 
-/** The record of a live call ended from the admin API (its state as it was, vars masked). */
+/** The record of a live call ended from the admin API (its state as it was, vars masked), with its text. */
 export function endedByAdminRecord(
   call: { callid: string; flow: string; version: string; started: number; step: string; commands: number },
   vars: Record<string, unknown>,
-  path: readonly PathEntry[],
+  stored: StoredPath,
   now: number,
-  maxPath: number,
-): FinishedRecord {
-  return {
+  limits: PathLimits,
+): { record: FinishedRecord; text: FinishedText } {
+  const { entries, dropped } = fitPath(stored, limits);
+  const head = {
     callid: call.callid,
     flow: call.flow,
     version: call.version,
     started: iso(call.started),
     ended: iso(now),
     durationMs: Math.max(0, now - call.started),
-    outcome: 'ended_by_admin',
+    outcome: 'ended_by_admin' as const,
     status: 'UP',
     lastStep: call.step,
     commands: call.commands,
     vars,
-    path: path.slice(-maxPath),
+    dropped,
+  };
+  const text = JSON.stringify(head);
+  return {
+    record: { ...head, path: parsePath(entries) },
+    text: { record: `${text.slice(0, -1)},"path":[${entries.join(',')}]}`, row: JSON.stringify(finishedRow(head)) },
   };
 }
 
-export function finishedRow(r: FinishedRecord): FinishedRow {
+export function finishedRow(r: FinishedRow): FinishedRow {
   return {
     callid: r.callid,
     flow: r.flow,
@@ -180,6 +254,12 @@ export function parsePath(raw: readonly string[]): PathEntry[] {
 export function parseRecord(text: string | undefined): FinishedRecord | undefined {
   const r = text === undefined ? undefined : (parseObject(text) as FinishedRecord | undefined);
   return r && typeof r.callid === 'string' && typeof r.flow === 'string' && Array.isArray(r.path) ? r : undefined;
+}
+
+/** A listing's row (or a whole record, written without a row) as its row, or undefined when it is neither. */
+export function parseRow(text: string): FinishedRow | undefined {
+  const r = parseObject(text) as FinishedRow | undefined;
+  return r && typeof r.callid === 'string' && typeof r.flow === 'string' ? finishedRow(r) : undefined;
 }
 
 function parseObject(text: string): object | undefined {

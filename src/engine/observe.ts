@@ -13,6 +13,9 @@
 import type { AnswerKind } from './answer.js';
 import type { CallSummary } from './types.js';
 
+/** The most of a request's command, result and error an observer is given (UTF-8 bytes, the cut's mark included). */
+export const REQUEST_TEXT_BYTES = 256;
+
 export type RequestOutcome =
   /** A new command answered (the call advanced or ended). */
   | 'ok'
@@ -73,7 +76,11 @@ export interface StepEvent {
   /** Epoch ms the request arrived; its handling time in ms (queueing behind the call's previous request included). */
   at: number;
   ms: number;
-  /** The request as reported: its command, result (*** when sensitive), error, status and command_id. */
+  /**
+   * The request as reported: its command, result (*** when sensitive), error, status and command_id. The command,
+   * result and error are cut to REQUEST_TEXT_BYTES (src/engine/size.ts clipText): a client's request of 64 KiB is
+   * not what observers keep (history, traces).
+   */
   request: { command: string; result: string; error: string; callStatus: string; commandId: number };
   /** The step whose command the request reports (absent for a new call). */
   from?: string;

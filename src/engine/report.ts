@@ -11,7 +11,8 @@ import type { CompiledFlow } from './compile.js';
 import type { EffectDone, Settled } from './effects.js';
 import { MASK, Masker, secretValues, stateValues, type Sensitivity } from './mask.js';
 import { maskLog, maskStepRecord, maskSummary, requestMasker, resultIsSensitive } from './mask-call.js';
-import { callOutcomeOf, type EffectEvent, type RequestOutcome, type StepEvent } from './observe.js';
+import { callOutcomeOf, REQUEST_TEXT_BYTES, type EffectEvent, type RequestOutcome, type StepEvent } from './observe.js';
+import { clipText } from './size.js';
 import type { Effect, EffectResult } from './outcome.js';
 import type { CallLogger } from './ports.js';
 import type { CallState, CallSummary } from './types.js';
@@ -216,9 +217,9 @@ function requestView(
   const masked =
     sens !== undefined && r !== '' && (earlier ? stateValues(prior, sens).has(r) : resultIsSensitive(sens, prior));
   return {
-    command: req.command,
-    result: masked ? MASK : masker ? masker.scrubText(r) : r,
-    error: req.command_error,
+    command: clipText(req.command, REQUEST_TEXT_BYTES),
+    result: masked ? MASK : clipText(masker ? masker.scrubText(r) : r, REQUEST_TEXT_BYTES),
+    error: clipText(req.command_error, REQUEST_TEXT_BYTES),
     callStatus: req.call_status,
     commandId: req.command_id,
   };

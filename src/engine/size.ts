@@ -52,3 +52,30 @@ export function textOver(text: string, limit: number): boolean {
   if (text.length * 3 <= limit) return false;
   return Buffer.byteLength(text, 'utf8') > limit;
 }
+
+/**
+ * `text` whole when its UTF-8 size is at most `maxBytes`; else its start, cut on a character boundary, then
+ * `…(<its size> bytes)`: at most `maxBytes` in all, the mark included (a text cut once is not cut again). What a
+ * client sent is kept so by what the server keeps of it (the call history, traces).
+ */
+export function clipText(text: string, maxBytes: number): string {
+  if (!textOver(text, maxBytes)) return text;
+  const mark = `…(${Buffer.byteLength(text, 'utf8')} bytes)`;
+  return utf8Head(text, Math.max(0, maxBytes - Buffer.byteLength(mark, 'utf8'))) + mark;
+}
+
+/** The longest start of `text` whose UTF-8 encoding is at most `maxBytes` (a surrogate pair is never split). */
+function utf8Head(text: string, maxBytes: number): string {
+  let bytes = 0;
+  let i = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    const pair = c >= 0xd800 && c <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
+    // a lone surrogate is written as U+FFFD: 3 bytes
+    const n = c < 0x80 ? 1 : c < 0x800 ? 2 : pair ? 4 : 3;
+    if (bytes + n > maxBytes) break;
+    bytes += n;
+    i += pair ? 2 : 1;
+  }
+  return text.slice(0, i);
+}

@@ -3,11 +3,22 @@
  * instance's, paged by the store's cursor), finished calls from the call history, one
  * call's detail with its path, and ending a live call. Registered by src/http/admin.ts
  * inside the admin scope (its credentials and guards apply).
+ *
+ * Answers are paged by size as well as by count: a listing page holds at most PAGE_BYTES of rows, a call's detail
+ * the first PAGE_BYTES of its path (`pathNext` the cursor of the rest, GET /admin/calls/:callid/path).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { decodeState, ENDED } from '../engine/call-record.js';
 import { type CallHandler } from '../engine/call.js';
-import { endedByAdminRecord, finishedRow, parsePath, parseRecord, type FinishedRecord } from '../engine/history.js';
+import {
+  endedByAdminRecord,
+  parsePath,
+  parseRecord,
+  parseRow,
+  textBytes,
+  type FinishedRecord,
+  type FinishedRow,
+} from '../engine/history.js';
 import { MASK, shownVars } from '../engine/mask.js';
 import type { CallState } from '../engine/types.js';
 import { UINT64_MAX } from '../protocol/formats.js';
@@ -35,6 +46,10 @@ const DEFAULT_LIST_LIMIT = 50;
 const MAX_CURSOR_CHARS = 200;
 /** Finished calls are paged by offset: never past this (keep is at most 100,000). */
 const MAX_OFFSET = 1_000_000;
+/** The most of a listing page's rows, or of a page of one call's path: UTF-8 bytes of their JSON. */
+export const PAGE_BYTES = 256 * 1024;
+/** Path entries are paged by their index since the call's start: never past this (max_path is at most 10,000). */
+const MAX_PATH_INDEX = 1_000_000_000;
 
 /**
  * A call's vars as the admin API shows them: sensitive ones masked, and sensitive values scrubbed from the others
@@ -100,20 +115,56 @@ function listQuery(q: Record<string, unknown>): Query | string {
   return { status, limit: l === undefined ? DEFAULT_LIST_LIMIT : Number(l), cursor };
 }
 
-/** Cursors are opaque to clients: base64url of `l:<the store's cursor>` or `f:<offset>`. */
-function makeCursor(status: 'live' | 'finished', inner: string): string {
-  return Buffer.from(`${status === 'live' ? 'l' : 'f'}:${inner}`).toString('base64url');
+/**
+ * Cursors are opaque to clients: base64url of `l:<the store's cursor>`, `f:<offset>`, or `p:<callid>:<index>` (a
+ * call's path from its entry `index`, counted from the call's start).
+ */
+function makeCursor(kind: 'live' | 'finished' | 'path', inner: string): string {
+  return Buffer.from(`${kind[0]}:${inner}`).toString('base64url');
 }
 
-function openCursor(c: string, status: 'live' | 'finished'): string | undefined {
+function openCursor(c: string, kind: 'live' | 'finished' | 'path'): string | undefined {
   if (c.length > MAX_CURSOR_CHARS || !/^[A-Za-z0-9_-]+$/.test(c)) return undefined;
   const text = Buffer.from(c, 'base64url').toString('utf8');
   if (Buffer.from(text).toString('base64url') !== c) return undefined;
-  const head = status === 'live' ? 'l:' : 'f:';
-  if (!text.startsWith(head)) return undefined;
+  if (!text.startsWith(`${kind[0]}:`)) return undefined;
   const inner = text.slice(2);
-  if (status === 'finished' && !(/^[1-9][0-9]{0,6}$/.test(inner) && Number(inner) <= MAX_OFFSET)) return undefined;
+  if (kind === 'finished' && !(/^[1-9][0-9]{0,6}$/.test(inner) && Number(inner) <= MAX_OFFSET)) return undefined;
   return inner;
+}
+
+/** The index a path cursor gives for this call, 0 without one, or undefined when it is not this call's. */
+function pathFrom(q: Record<string, unknown>, callid: string): number | undefined {
+  const c = q.cursor;
+  if (c === undefined || c === '') return 0;
+  if (typeof c !== 'string') return undefined;
+  const m = /^([0-9]{1,20}):([0-9]{1,10})$/.exec(openCursor(c, 'path') ?? '');
+  return m && m[1] === callid && Number(m[2]) <= MAX_PATH_INDEX ? Number(m[2]) : undefined;
+}
+
+/** Items from the start while their JSON stays within `maxBytes` (one at least: a page always moves on). */
+function byBytes<T>(items: readonly T[], bytes: (x: T) => number, maxBytes = PAGE_BYTES): T[] {
+  let total = 0;
+  let n = 0;
+  while (n < items.length) {
+    total += bytes(items[n]!);
+    if (n > 0 && total > maxBytes) break;
+    n++;
+  }
+  return items.slice(0, n);
+}
+
+/** A page of a call's path from its entry `from` (counted from the call's start, `dropped` ones gone) and the next. */
+export function pathPage(
+  callid: string,
+  path: readonly PathEntry[],
+  dropped: number,
+  from: number,
+): { path: PathEntry[]; pathNext: string | null } {
+  const start = Math.max(0, from - dropped);
+  const page = byBytes(path.slice(start), (e) => textBytes(JSON.stringify(e)));
+  const end = start + page.length;
+  return { path: page, pathNext: end < path.length ? makeCursor('path', `${callid}:${dropped + end}`) : null };
 }
 
 /** A store error as answered: 503 STORE_UNAVAILABLE, 400 for a cursor the store refused; else rethrown (a bug: 500). */
@@ -141,15 +192,12 @@ export function registerCalls(admin: FastifyInstance, d: CallsDeps): void {
     try {
       if (q.status === 'finished') {
         const offset = q.cursor === undefined ? 0 : Number(q.cursor);
-        // one more than asked: is there a next page?
-        const raw = await d.store.listFinished(offset, q.limit + 1);
-        const calls = raw
-          .slice(0, q.limit)
-          .map(parseRecord)
-          .filter((r): r is FinishedRecord => r !== undefined)
-          .map(finishedRow);
-        const more = raw.length > q.limit && offset + q.limit <= MAX_OFFSET;
-        return { calls, next: more ? makeCursor('finished', String(offset + q.limit)) : null };
+        // one more than asked: is there a next page? Then as many as PAGE_BYTES holds.
+        const raw = await d.store.listFinishedRows(offset, q.limit + 1);
+        const taken = byBytes(raw.slice(0, q.limit), textBytes);
+        const calls = taken.map(parseRow).filter((r): r is FinishedRow => r !== undefined);
+        const more = raw.length > taken.length && offset + taken.length <= MAX_OFFSET;
+        return { calls, next: more ? makeCursor('finished', String(offset + taken.length)) : null };
       }
       const page = await d.store.listLive(q.cursor, q.limit);
       const calls = [];
@@ -174,35 +222,65 @@ export function registerCalls(admin: FastifyInstance, d: CallsDeps): void {
     }
   });
 
+  /** The call as the detail shows it, its whole path (parsed) and the entries dropped before it; undefined: none. */
+  const callOf = async (callid: string) => {
+    const raw = await d.store.get(callid);
+    const state = raw === undefined || raw === ENDED ? undefined : decodeState(raw);
+    // without a state, a finished record wins over this process's bookkeeping (the call may have ended on another
+    // instance)
+    const record = state ? undefined : parseRecord(await d.store.getFinished(callid));
+    if (record) {
+      const { path, ...view } = finishedView(record);
+      return { view: { ...view, dropped: record.dropped ?? 0 }, path, dropped: record.dropped ?? 0 };
+    }
+    const live = d.live.get(callid);
+    if (!state && !live) return undefined;
+    const stored = await d.store.loadPath(callid);
+    const view = {
+      callid,
+      status: 'live' as const,
+      flow: state?.flow ?? live!.flow,
+      version: state?.version ?? live!.version,
+      step: state?.step ?? live!.step,
+      vars: state ? adminVars(d.registry, state) : {},
+      commandId: state?.commandId ?? null,
+      commands: state?.commands ?? null,
+      started: state ? iso(state.started) : null,
+      lastSeen: live ? iso(live.lastSeen) : null,
+      dropped: stored.dropped,
+    };
+    return { view, path: parsePath(stored.entries), dropped: stored.dropped };
+  };
+
   admin.get<{ Params: { callid: string } }>('/calls/:callid', async (req, reply) => {
     const callid = callidParam(req.params.callid);
     if (typeof callid !== 'string') return fail(reply, 400, 'BAD_CALLID', callid.problem);
     try {
-      const raw = await d.store.get(callid);
-      const state = raw === undefined || raw === ENDED ? undefined : decodeState(raw);
-      // without a state, a finished record wins over this process's bookkeeping (the call may have ended on another
-      // instance)
-      const record = state ? undefined : parseRecord(await d.store.getFinished(callid));
-      if (record) return { ...finishedView(record), sms: await smsOf(d.store, record.path) };
-      const live = d.live.get(callid);
-      if (state || live) {
-        const path = parsePath(await d.store.readPath(callid));
-        return {
-          callid,
-          status: 'live' as const,
-          flow: state?.flow ?? live!.flow,
-          version: state?.version ?? live!.version,
-          step: state?.step ?? live!.step,
-          vars: state ? adminVars(d.registry, state) : {},
-          commandId: state?.commandId ?? null,
-          commands: state?.commands ?? null,
-          started: state ? iso(state.started) : null,
-          lastSeen: live ? iso(live.lastSeen) : null,
-          path,
-          sms: await smsOf(d.store, path),
-        };
-      }
-      return fail(reply, 404, 'CALL_NOT_FOUND', `no live or finished call ${callid}`);
+      const c = await callOf(callid);
+      if (!c) return fail(reply, 404, 'CALL_NOT_FOUND', `no live or finished call ${callid}`);
+      return { ...c.view, ...pathPage(callid, c.path, c.dropped, 0), sms: await smsOf(d.store, c.path) };
+    } catch (err) {
+      return storeFailure(reply, err);
+    }
+  });
+
+  // the rest of a call's path, from the cursor of the detail's pathNext (the next page's: next)
+  admin.get<{ Params: { callid: string } }>('/calls/:callid/path', async (req, reply) => {
+    const callid = callidParam(req.params.callid);
+    if (typeof callid !== 'string') return fail(reply, 400, 'BAD_CALLID', callid.problem);
+    const from = pathFrom(req.query as Record<string, unknown>, callid);
+    if (from === undefined)
+      return fail(
+        reply,
+        400,
+        'BAD_ADMIN_QUERY',
+        `the cursor is not one this server gave for the path of call ${callid}: start again without it`,
+      );
+    try {
+      const c = await callOf(callid);
+      if (!c) return fail(reply, 404, 'CALL_NOT_FOUND', `no live or finished call ${callid}`);
+      const page = pathPage(callid, c.path, c.dropped, from);
+      return { callid, status: c.view.status, dropped: c.dropped, path: page.path, next: page.pathNext };
     } catch (err) {
       return storeFailure(reply, err);
     }
@@ -244,16 +322,20 @@ export function registerCalls(admin: FastifyInstance, d: CallsDeps): void {
         return undefined;
       });
     }
-    const view = finishedView(
+    const { path, ...view } = finishedView(
       record ??
         endedByAdminRecord(
           { callid, flow: s.flow, version: s.version, started: s.started, step: s.step, commands: s.commands },
           vars,
-          [],
+          { entries: [], dropped: 0 },
           Date.now(),
-          1,
-        ),
+          { entries: 1, bytes: 1 },
+        ).record,
     );
-    return { ...view, sms: await smsOf(d.store, view.path).catch(() => []) };
+    return {
+      ...view,
+      ...pathPage(callid, path, view.dropped, 0),
+      sms: await smsOf(d.store, path).catch(() => []),
+    };
   });
 }

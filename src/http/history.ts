@@ -1,7 +1,10 @@
 /**
  * The call history's writer (docs/admin.md "Call history"): a step observer that appends
  * each served request to its call's path in the store and, when the call ends, turns the
- * path into a finished record (the last `keep` are kept, for `ttlMs`).
+ * path into a finished record (the last `keep` are kept, for `ttlMs`, `maxBytes` at most).
+ * A replay or a refused request is counted in the entry before it, not appended: what a
+ * client may make a call keep is its entries (cut: src/engine/history.ts), at most `maxPath`
+ * of them and `maxPathBytes` in all.
  *
  * On the request path it only queues the event (O(1)); the entries are built and written
  * on the next turn of the event loop, after the reply has gone, and never awaited by a
@@ -18,10 +21,14 @@ import type { StepEvent, StepObserver } from '../engine/observe.js';
 import {
   endedByAdminRecord,
   finishedRecordText,
+  finishedRow,
   inPath,
-  parsePath,
+  parseRecord,
+  pathCount,
   pathEntry,
   type FinishedRecord,
+  type PathEntry,
+  type PathLimits,
 } from '../engine/history.js';
 import type { CallState } from '../engine/types.js';
 import {
@@ -29,6 +36,7 @@ import {
   type CallStore,
   type HistoryStore,
   type PathAppend,
+  type PathCount,
   type SmsStatusStore,
 } from '../store/types.js';
 import { sentText, SMS_HASH } from '../engine/sms-delivery.js';
@@ -41,9 +49,13 @@ export interface HistorySettings {
   ttlMs: number;
   /** Entries kept per call path, its last ones (history.max_path). */
   maxPath: number;
+  /** UTF-8 bytes of entries kept per call path (history.max_path_bytes). */
+  maxPathBytes: number;
+  /** UTF-8 bytes of all the finished records and rows (history.max_bytes). */
+  maxBytes: number;
 }
 
-const NAMES = ['keep', 'ttlMs', 'maxPath'] as const;
+const NAMES = ['keep', 'ttlMs', 'maxPath', 'maxPathBytes', 'maxBytes'] as const;
 
 /** The defaults, from the table of options. */
 export const DEFAULT_HISTORY: HistorySettings = codeDefaults('history.', NAMES) as Record<
@@ -108,8 +120,7 @@ export class HistoryWriter implements StepObserver {
    */
   async endedByAdmin(callid: string, state: CallState, vars: Record<string, unknown>): Promise<FinishedRecord> {
     await this.idle();
-    const path = parsePath(await this.store.readPath(callid));
-    const record = endedByAdminRecord(
+    const { text, record } = endedByAdminRecord(
       {
         callid,
         flow: state.flow,
@@ -119,13 +130,21 @@ export class HistoryWriter implements StepObserver {
         commands: state.commands,
       },
       vars,
-      path,
+      await this.store.loadPath(callid),
       this.now(),
-      this.settings.maxPath,
+      this.limits,
     );
-    await this.store.addFinished(callid, JSON.stringify(record), this.settings.keep, this.settings.ttlMs);
+    await this.store.addFinished(callid, text.record, this.settings.keep, this.settings.ttlMs, {
+      row: text.row,
+      maxBytes: this.settings.maxBytes,
+    });
     await this.store.dropPath(callid);
     return record;
+  }
+
+  /** What a call's path keeps. */
+  get limits(): PathLimits {
+    return { entries: this.settings.maxPath, bytes: this.settings.maxPathBytes };
   }
 
   /** Resolves once the events told so far are written (or failed). */
@@ -152,25 +171,56 @@ export class HistoryWriter implements StepObserver {
     this.scheduled = undefined;
     const batch = this.queue;
     this.queue = [];
-    // this turn's path entries in one write (one round trip on Redis), then the calls that ended (they read their
-    // paths)
-    const appends: PathAppend[] = [];
+    // This turn's path entries in one write (one round trip on Redis), then the calls that ended (they read their
+    // paths). A replay or a refused request is counted in its call's entry before it: one of this batch (counted
+    // here), else the stored last one (countPaths, sent before the appends).
+    const entries = new Map<string, PathEntry[]>();
+    const counts = new Map<string, PathCount>();
     const ends: StepEvent[] = [];
+    let events = 0;
     for (const e of batch) {
       if (this.sms) this.noteSms(e, this.sms);
-      if (e.ended) ends.push(e);
-      else
+      if (e.ended) {
+        ends.push(e);
+        continue;
+      }
+      events++;
+      const count = pathCount(e);
+      const mine = entries.get(e.callid);
+      if (count === undefined) {
+        if (mine) mine.push(pathEntry(e));
+        else entries.set(e.callid, [pathEntry(e)]);
+      } else if (mine) {
+        const last = mine[mine.length - 1]!;
+        last.replays ??= 0;
+        last.refused ??= 0;
+        last[count] = (last[count] ?? 0) + 1;
+      } else {
+        const c = counts.get(e.callid) ?? { callid: e.callid, replays: 0, refused: 0 };
+        c[count]++;
+        counts.set(e.callid, c);
+      }
+    }
+    const appends: PathAppend[] = [];
+    for (const [callid, list] of entries)
+      for (const entry of list)
         try {
-          appends.push({ callid: e.callid, entry: JSON.stringify(pathEntry(e)) });
+          appends.push({ callid, entry: JSON.stringify(entry) });
         } catch (err) {
           this.failed(err);
         }
-    }
-    const appended =
-      appends.length > 0 ? this.store.appendPaths(appends, this.settings.maxPath, this.pathTtlMs) : undefined;
-    if (appended) this.track(appended, appends.length);
+    const { maxPath, maxPathBytes } = this.settings;
+    // both sent at once, the counts first: a store sees them in this order, and before the next turn's writes
+    const written =
+      counts.size > 0 || appends.length > 0
+        ? Promise.all([
+            counts.size > 0 ? this.store.countPaths([...counts.values()], maxPathBytes) : undefined,
+            appends.length > 0 ? this.store.appendPaths(appends, maxPath, this.pathTtlMs, maxPathBytes) : undefined,
+          ]).then(() => {})
+        : undefined;
+    if (written) this.track(written, events);
     for (const e of ends) {
-      const after = appended ? appended.catch(() => undefined) : Promise.resolve();
+      const after = written ? written.catch(() => undefined) : Promise.resolve();
       this.track(
         after.then(() => this.finish(e)),
         1,
@@ -190,8 +240,11 @@ export class HistoryWriter implements StepObserver {
   }
 
   private async finish(e: StepEvent): Promise<void> {
-    const record = finishedRecordText(e, await this.store.readPath(e.callid), this.settings.maxPath);
-    await this.store.addFinished(e.callid, record, this.settings.keep, this.settings.ttlMs);
+    const { record, row } = finishedRecordText(e, await this.store.loadPath(e.callid), this.limits);
+    await this.store.addFinished(e.callid, record, this.settings.keep, this.settings.ttlMs, {
+      row,
+      maxBytes: this.settings.maxBytes,
+    });
     await this.store.dropPath(e.callid);
   }
 
@@ -255,23 +308,41 @@ const HISTORY_METHODS = [
   'listLive',
 ] as const;
 
-/** The store itself when it has the history methods; else one that has none kept (its own methods by delegation). */
+/**
+ * The store itself when it has the history methods; else one that has none kept (its own methods by delegation). A
+ * store of one's own written before some of them gets them made of its older ones: appendPaths of appendPath (entry by
+ * entry), loadPath of readPath (none dropped), listFinishedRows of listFinished (rows of the records); countPaths
+ * counts nothing (its replays and refused requests are not kept at all). Such a store keeps its own bounds: the byte
+ * limits are given to the methods that take them.
+ */
 export function historyStore(store: CallStore): CallStore {
-  if (HISTORY_METHODS.every((m) => typeof (store as unknown as Record<string, unknown>)[m] === 'function')) {
-    if (typeof (store as Partial<HistoryStore>).appendPaths === 'function') return store;
-    // a store of one's own written before appendPaths: its appendPath, entry by entry
-    const appendPaths: HistoryStore['appendPaths'] = async (entries, max, ttl) => {
-      for (const e of entries) await store.appendPath(e.callid, e.entry, max, ttl);
-    };
-    return withMethods(store, { appendPaths });
+  const has = (m: string) => typeof (store as unknown as Record<string, unknown>)[m] === 'function';
+  if (HISTORY_METHODS.every(has)) {
+    const extra: Partial<HistoryStore> = {};
+    if (!has('appendPaths'))
+      extra.appendPaths = async (entries, max, ttl) => {
+        for (const e of entries) await store.appendPath(e.callid, e.entry, max, ttl);
+      };
+    if (!has('countPaths')) extra.countPaths = async () => {};
+    if (!has('loadPath')) extra.loadPath = async (callid) => ({ entries: await store.readPath(callid), dropped: 0 });
+    if (!has('listFinishedRows'))
+      extra.listFinishedRows = async (offset, limit) =>
+        (await store.listFinished(offset, limit)).flatMap((text) => {
+          const r = parseRecord(text);
+          return r ? [JSON.stringify(finishedRow(r))] : [];
+        });
+    return Object.keys(extra).length === 0 ? store : withMethods(store, extra);
   }
   const none: HistoryStore = {
     appendPath: async () => {},
     appendPaths: async () => {},
+    countPaths: async () => {},
     readPath: async () => [],
+    loadPath: async () => ({ entries: [], dropped: 0 }),
     dropPath: async () => {},
     addFinished: async () => {},
     listFinished: async () => [],
+    listFinishedRows: async () => [],
     getFinished: async () => undefined,
     listLive: async () => ({ values: [] }),
   };

@@ -162,10 +162,11 @@ export interface CallscriptPluginOptions extends Partial<RtOptions> {
   /**
    * The call history (docs/admin.md "Call history"), kept in `store` (shared by instances on
    * one Redis): the last `keep` finished calls with their paths (the last `maxPath` requests
-   * of each), for `ttlMs`. `false` (or keep 0): none, and no writes. Defaults and bounds: the
-   * config file's history.keep, history.ttl_ms and history.max_path (the table of options).
+   * of each, `maxPathBytes` at most), for `ttlMs`, `maxBytes` at most in all. `false` (or keep 0): none, and no
+   * writes. Defaults and bounds: the config file's history.keep, history.ttl_ms, history.max_path,
+   * history.max_path_bytes and history.max_bytes (the table of options).
    */
-  history?: false | { keep?: number; ttlMs?: number; maxPath?: number };
+  history?: false | { keep?: number; ttlMs?: number; maxPath?: number; maxPathBytes?: number; maxBytes?: number };
   /**
    * The service's webhooks (docs/webhooks.md): POST `path` (webhooks.path) takes the events
    * signed with `secret` (the hmac_secret of webhooks.subscribe, webhooks.secret) and records

@@ -1,9 +1,13 @@
 import {
   BadCursor,
+  countedEntry,
   type CallStore,
+  type FinishedExtra,
   type LoadedCall,
   type PathAppend,
+  type PathCount,
   type SmsStatusStore,
+  type StoredPath,
   type StoreCapabilities,
 } from './types.js';
 
@@ -19,6 +23,23 @@ interface Entry {
 
 interface Timed<T> {
   data: T;
+  expires: number;
+}
+
+interface Path {
+  entries: string[];
+  /** UTF-8 bytes of the entries. */
+  bytes: number;
+  dropped: number;
+  expires: number;
+}
+
+interface Finished {
+  record: string;
+  /** Absent when added without one (listFinishedRows gives the record). */
+  row: string | undefined;
+  /** UTF-8 bytes of the record and its row. */
+  bytes: number;
   expires: number;
 }
 
@@ -38,9 +59,9 @@ export const MAX_EVENT_CLAIMS = 200_000;
  * write (a call whose HANGUP request never came); expired entries are dropped on read
  * and by a sweep every `sweepMs` (unref'd: it never keeps the process alive).
  *
- * The call history lives beside the calls: a path per live call (capped by its appends) and
+ * The call history lives beside the calls: a path per live call (capped by its appends, in entries and bytes) and
  * the finished records in a Map whose insertion order is their age (the oldest first), so
- * that keeping the last `keep` drops from the front.
+ * that keeping the last `keep` (and at most the bytes given) drops from the front.
  *
  * Delivery status of SMS and webhook event claims (SmsStatusStore) are Maps too, with their
  * expiry, capped (MAX_SMS_RECORDS, MAX_EVENT_CLAIMS: the oldest are dropped first).
@@ -49,8 +70,10 @@ export class MemoryStore implements CallStore, SmsStatusStore {
   /** One process alone uses it: nothing shared. */
   readonly capabilities: StoreCapabilities = { shared: false };
   private readonly calls = new Map<string, Entry>();
-  private readonly paths = new Map<string, Timed<string[]>>();
-  private readonly finished = new Map<string, Timed<string>>();
+  private readonly paths = new Map<string, Path>();
+  private readonly finished = new Map<string, Finished>();
+  /** UTF-8 bytes of the finished records and rows held. */
+  private finishedBytes = 0;
   private readonly smsRecords = new Map<string, SmsEntry>();
   private readonly events = new Map<string, number>();
   private readonly outbound = new Map<string, Timed<string>>();
@@ -160,51 +183,96 @@ export class MemoryStore implements CallStore, SmsStatusStore {
     return { values };
   }
 
-  async appendPaths(entries: readonly PathAppend[], maxEntries: number, ttlMs: number): Promise<void> {
-    for (const { callid, entry } of entries) await this.appendPath(callid, entry, maxEntries, ttlMs);
+  async appendPaths(
+    entries: readonly PathAppend[],
+    maxEntries: number,
+    ttlMs: number,
+    maxBytes = Infinity,
+  ): Promise<void> {
+    const now = this.now();
+    for (const { callid, entry } of entries) {
+      let p = this.paths.get(callid);
+      if (!p || p.expires <= now) this.paths.set(callid, (p = { entries: [], bytes: 0, dropped: 0, expires: 0 }));
+      p.entries.push(flat(entry));
+      p.bytes += utf8(entry);
+      trimPath(p, maxEntries, maxBytes);
+      p.expires = now + ttlMs;
+    }
   }
 
   async appendPath(callid: string, entry: string, maxEntries: number, ttlMs: number): Promise<void> {
+    return this.appendPaths([{ callid, entry }], maxEntries, ttlMs);
+  }
+
+  async countPaths(counts: readonly PathCount[], maxBytes = Infinity): Promise<void> {
     const now = this.now();
-    let p = this.paths.get(callid);
-    if (!p || p.expires <= now) this.paths.set(callid, (p = { data: [], expires: 0 }));
-    p.data.push(flat(entry));
-    if (p.data.length > maxEntries) p.data.splice(0, p.data.length - maxEntries);
-    p.expires = now + ttlMs;
+    for (const c of counts) {
+      const p = this.paths.get(c.callid);
+      const last = p && p.expires > now ? p.entries.at(-1) : undefined;
+      if (last === undefined) continue;
+      const counted = countedEntry(last, c.replays, c.refused);
+      p!.entries[p!.entries.length - 1] = counted;
+      p!.bytes += utf8(counted) - utf8(last);
+      trimPath(p!, Infinity, maxBytes);
+    }
   }
 
   async readPath(callid: string): Promise<string[]> {
+    return (await this.loadPath(callid)).entries;
+  }
+
+  async loadPath(callid: string): Promise<StoredPath> {
     const p = this.paths.get(callid);
-    return p && p.expires > this.now() ? [...p.data] : [];
+    return p && p.expires > this.now() ? { entries: [...p.entries], dropped: p.dropped } : { entries: [], dropped: 0 };
   }
 
   async dropPath(callid: string): Promise<void> {
     this.paths.delete(callid);
   }
 
-  async addFinished(callid: string, record: string, keep: number, ttlMs: number): Promise<void> {
+  async addFinished(callid: string, record: string, keep: number, ttlMs: number, extra?: FinishedExtra): Promise<void> {
     // deleted first: a callid added again moves to the newest end
-    this.finished.delete(callid);
-    this.finished.set(callid, { data: flat(record), expires: this.now() + ttlMs });
+    this.dropFinished(callid);
+    const row = extra?.row;
+    const bytes = utf8(record) + (row === undefined ? 0 : utf8(row));
+    this.finished.set(callid, { record: flat(record), row, bytes, expires: this.now() + ttlMs });
+    this.finishedBytes += bytes;
+    const maxBytes = extra?.maxBytes ?? Infinity;
     for (const old of this.finished.keys()) {
-      if (this.finished.size <= keep) break;
-      this.finished.delete(old);
+      if (this.finished.size <= 1 || (this.finished.size <= keep && this.finishedBytes <= maxBytes)) break;
+      this.dropFinished(old);
     }
   }
 
   async listFinished(offset: number, limit: number): Promise<string[]> {
-    const now = this.now();
-    const all: string[] = [];
-    for (const [callid, r] of this.finished) {
-      if (r.expires <= now) this.finished.delete(callid);
-      else all.push(r.data);
-    }
-    return all.reverse().slice(offset, offset + limit);
+    return this.finishedPage(offset, limit).map((r) => r.record);
+  }
+
+  async listFinishedRows(offset: number, limit: number): Promise<string[]> {
+    return this.finishedPage(offset, limit).map((r) => r.row ?? r.record);
   }
 
   async getFinished(callid: string): Promise<string | undefined> {
     const r = this.finished.get(callid);
-    return r && r.expires > this.now() ? r.data : undefined;
+    return r && r.expires > this.now() ? r.record : undefined;
+  }
+
+  /** Finished records newest first, from `offset` (expired ones dropped on the way). */
+  private finishedPage(offset: number, limit: number): Finished[] {
+    const now = this.now();
+    const all: Finished[] = [];
+    for (const [callid, r] of this.finished) {
+      if (r.expires <= now) this.dropFinished(callid);
+      else all.push(r);
+    }
+    return all.reverse().slice(offset, offset + limit);
+  }
+
+  private dropFinished(callid: string): void {
+    const r = this.finished.get(callid);
+    if (!r) return;
+    this.finished.delete(callid);
+    this.finishedBytes -= r.bytes;
   }
 
   async smsSent(hash: string, sent: string, ttlMs: number): Promise<void> {
@@ -263,9 +331,14 @@ export class MemoryStore implements CallStore, SmsStatusStore {
     return r && r.expires > this.now() ? r.data : undefined;
   }
 
-  /** What the history holds (tests, benchmarks): paths of live calls and finished records. */
-  historySize(): { paths: number; finished: number } {
-    return { paths: this.paths.size, finished: this.finished.size };
+  /**
+   * What the history holds (tests, benchmarks): paths of live calls and finished records, and their bytes (UTF-8 bytes
+   * of the entries; of the records and their rows).
+   */
+  historySize(): { paths: number; finished: number; pathBytes: number; finishedBytes: number } {
+    let pathBytes = 0;
+    for (const p of this.paths.values()) pathBytes += p.bytes;
+    return { paths: this.paths.size, finished: this.finished.size, pathBytes, finishedBytes: this.finishedBytes };
   }
 
   async ping(): Promise<void> {}
@@ -275,6 +348,7 @@ export class MemoryStore implements CallStore, SmsStatusStore {
     this.calls.clear();
     this.paths.clear();
     this.finished.clear();
+    this.finishedBytes = 0;
     this.smsRecords.clear();
     this.events.clear();
     this.outbound.clear();
@@ -287,10 +361,13 @@ export class MemoryStore implements CallStore, SmsStatusStore {
   sweep(): number {
     const now = this.now();
     let n = 0;
-    for (const map of [this.calls, this.paths, this.finished, this.smsRecords, this.outbound] as Map<
-      string,
-      { expires: number }
-    >[]) {
+    for (const [callid, r] of this.finished) {
+      if (r.expires <= now) {
+        this.dropFinished(callid);
+        n++;
+      }
+    }
+    for (const map of [this.calls, this.paths, this.smsRecords, this.outbound] as Map<string, { expires: number }>[]) {
       for (const [k, e] of map) {
         if (e.expires <= now) {
           map.delete(k);
@@ -318,4 +395,16 @@ export class MemoryStore implements CallStore, SmsStatusStore {
 function flat(s: string): string {
   Number(s);
   return s;
+}
+
+const utf8 = (s: string) => Buffer.byteLength(s, 'utf8');
+
+/** Drops a path's oldest entries past `maxEntries` or `maxBytes` (the newest kept), counting them. */
+function trimPath(p: Path, maxEntries: number, maxBytes: number): void {
+  let drop = 0;
+  while (p.entries.length - drop > 1 && (p.entries.length - drop > maxEntries || p.bytes > maxBytes))
+    p.bytes -= utf8(p.entries[drop++]!);
+  if (drop === 0) return;
+  p.entries.splice(0, drop);
+  p.dropped += drop;
 }

@@ -2,12 +2,14 @@
  * The call history in Redis (see HistoryStore in ./types.ts), beside the calls of RedisStore:
  *
  * - a live call's path: a list `<prefix>path:{<callid>}` (the call's hash tag: the same
- *   Redis Cluster slot as its state), appended with RPUSH, LTRIM to its last entries and
- *   PEXPIRE in one MULTI;
+ *   Redis Cluster slot as its state) and a hash `<prefix>pathinfo:{<callid>}` of its bytes (`b`, UTF-8 bytes of
+ *   its entries) and of the entries dropped from its start (`d`), appended, trimmed to its last entries within
+ *   its bytes, counted in (countPaths) and given their expiry by one script;
  * - a finished call's record: a string `<prefix>done:{<callid>}` with its own expiry;
  * - their order: a sorted set `<prefix>history:{index}` of callids scored by a counter
- *   `<prefix>history:{index}:seq` (one slot: one Lua script adds and trims atomically, and
- *   answers the callids trimmed, whose records are then deleted). Records that expired are
+ *   `<prefix>history:{index}:seq`, their rows in a hash `<prefix>history:{index}:rows` and their bytes (record and
+ *   row) in a hash `<prefix>history:{index}:bytes`, whose field `*` is the sum (one slot: one Lua script adds and
+ *   trims atomically, and answers the callids trimmed, whose records are then deleted). Records that expired are
  *   taken out of the index when a listing meets them.
  *
  * Live calls are listed with SCAN over the call keys (every master of a Cluster, in turn),
@@ -16,33 +18,129 @@
  */
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { BadCursor, type PathAppend } from './types.js';
+import { BadCursor, type FinishedExtra, type PathAppend, type PathCount, type StoredPath } from './types.js';
 
+/**
+ * Adds a finished call to the index: KEYS index, seq, rows, bytes; ARGV callid, keep, ttl, row ('' for none), the
+ * record's bytes, the bytes all may hold (-1: no limit). Trims the oldest (the newest is kept) and answers their
+ * callids.
+ */
 const HISTORY_ADD = `
-local s = redis.call('INCR', KEYS[2])
-redis.call('ZADD', KEYS[1], s, ARGV[1])
+local id = ARGV[1]
+local old = redis.call('HGET', KEYS[4], id)
+if old then redis.call('HINCRBY', KEYS[4], '*', -tonumber(old)) end
+local size = tonumber(ARGV[5]) + #ARGV[4]
+redis.call('ZADD', KEYS[1], redis.call('INCR', KEYS[2]), id)
+if ARGV[4] == '' then redis.call('HDEL', KEYS[3], id) else redis.call('HSET', KEYS[3], id, ARGV[4]) end
+redis.call('HSET', KEYS[4], id, size)
+local total = redis.call('HINCRBY', KEYS[4], '*', size)
+-- the index lives as long as its longest-lived record
+for i = 1, 4 do
+  if redis.call('PTTL', KEYS[i]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
+end
+local keep = tonumber(ARGV[2])
+local budget = tonumber(ARGV[6])
+local n = redis.call('ZCARD', KEYS[1])
+local gone = {}
+while n > 1 and (n > keep or (budget >= 0 and total > budget)) do
+  local first = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
+  redis.call('ZREM', KEYS[1], first)
+  redis.call('HDEL', KEYS[3], first)
+  total = redis.call('HINCRBY', KEYS[4], '*', -tonumber(redis.call('HGET', KEYS[4], first) or '0'))
+  redis.call('HDEL', KEYS[4], first)
+  n = n - 1
+  gone[#gone + 1] = first
+end
+return gone`;
+
+/** Takes finished calls whose records expired out of the index: KEYS index, rows, bytes; ARGV their callids. */
+const HISTORY_FORGET = `
+for _, id in ipairs(ARGV) do
+  if redis.call('ZREM', KEYS[1], id) == 1 then
+    redis.call('HDEL', KEYS[2], id)
+    redis.call('HINCRBY', KEYS[3], '*', -tonumber(redis.call('HGET', KEYS[3], id) or '0'))
+    redis.call('HDEL', KEYS[3], id)
+  end
+end
+return 1`;
+
+/**
+ * Drops a path's oldest entries (KEYS[1]; its info KEYS[2]) while more than \`max\` or over \`budget\` bytes (-1: no
+ * limit), the newest kept; counts them.
+ */
+const TRIM = `
+local function trim(n, bytes, max, budget)
+  local drop, freed = 0, 0
+  while n - drop > 1 and (n - drop > max or (budget >= 0 and bytes - freed > budget)) do
+    freed = freed + #redis.call('LPOP', KEYS[1])
+    drop = drop + 1
+  end
+  if drop > 0 then
+    redis.call('HINCRBY', KEYS[2], 'b', -freed)
+    redis.call('HINCRBY', KEYS[2], 'd', drop)
+  end
+end
+`;
+
+/** Appends to a path (KEYS path, info; ARGV entry, max entries, ttl, max bytes or -1), trims it, sets its expiry. */
+const PATH_APPEND = `${TRIM}
+local n = redis.call('RPUSH', KEYS[1], ARGV[1])
+local bytes = redis.call('HINCRBY', KEYS[2], 'b', #ARGV[1])
+trim(n, bytes, tonumber(ARGV[2]), tonumber(ARGV[4]))
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
-local n = redis.call('ZCARD', KEYS[1])
-local keep = tonumber(ARGV[2])
-if n > keep then
-  local old = redis.call('ZRANGE', KEYS[1], 0, n - keep - 1)
-  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - keep - 1)
-  return old
-end
-return {}`;
+return 1`;
 
-/** Appends to a path, keeps its last ARGV[2] entries, sets its expiry: one command per entry. */
-const PATH_APPEND = `
-redis.call('RPUSH', KEYS[1], ARGV[1])
-redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+/**
+ * Counts requests in a path's last entry (KEYS path, info; ARGV replays, refused, max bytes or -1): the entry's last
+ * members \`,"replays":<n>,"refused":<n>}\` (countedEntry in ./types.ts, the same rule), its bytes counted, the path
+ * trimmed to its bytes. A path that does not exist is not made.
+ */
+const PATH_COUNT = `${TRIM}
+local last = redis.call('LINDEX', KEYS[1], -1)
+if not last or string.sub(last, 1, 1) ~= '{' or string.sub(last, -1) ~= '}' then return 0 end
+local rp, rf = tonumber(ARGV[1]), tonumber(ARGV[2])
+local tail = string.sub(last, -64)
+local s, _, a, b = string.find(tail, ',"replays":(%d+),"refused":(%d+)}$')
+local counted
+if s then
+  counted = string.sub(last, 1, #last - #tail + s - 1) .. ',"replays":' .. string.format('%d', tonumber(a) + rp) ..
+    ',"refused":' .. string.format('%d', tonumber(b) + rf) .. '}'
+else
+  local head = string.sub(last, 1, -2)
+  local sep = ','
+  if head == '{' then sep = '' end
+  counted = head .. sep .. '"replays":' .. string.format('%d', rp) .. ',"refused":' .. string.format('%d', rf) .. '}'
+end
+redis.call('LSET', KEYS[1], -1, counted)
+local bytes = redis.call('HINCRBY', KEYS[2], 'b', #counted - #last)
+trim(redis.call('LLEN', KEYS[1]), bytes, math.huge, tonumber(ARGV[3]))
 return 1`;
 
 type Client = Redis | Cluster;
 type Scripted = Client & {
-  csHistoryAdd(index: string, seq: string, callid: string, keep: number, ttl: number): Promise<string[]>;
-  csPathAppend(key: string, entry: string, max: number, ttl: number): Promise<number>;
+  csHistoryAdd(
+    index: string,
+    seq: string,
+    rows: string,
+    bytes: string,
+    callid: string,
+    keep: number,
+    ttl: number,
+    row: string,
+    recordBytes: number,
+    maxBytes: number,
+  ): Promise<string[]>;
+  csHistoryForget(index: string, rows: string, bytes: string, ...callids: string[]): Promise<number>;
+  csPathAppend(key: string, info: string, entry: string, max: number, ttl: number, maxBytes: number): Promise<number>;
+  csPathCount(key: string, info: string, replays: number, refused: number, maxBytes: number): Promise<number>;
+};
+
+/** A pipeline with the path scripts. */
+type PathPipeline = {
+  csPathAppend(key: string, info: string, entry: string, max: number, ttl: number, maxBytes: number): void;
+  csPathCount(key: string, info: string, replays: number, refused: number, maxBytes: number): void;
+  exec(): Promise<[Error | null, unknown][] | null>;
 };
 
 /** A call's key: a hash `<prefix>call:{<callid>}` (the braces: its Redis Cluster hash tag). */
@@ -72,14 +170,20 @@ export class RedisHistory {
     /** Runs a Redis operation within the store's command timeout, turning a failure into StoreUnavailable. */
     private readonly run: <T>(op: () => Promise<T>) => Promise<T>,
   ) {
-    redis.defineCommand('csHistoryAdd', { numberOfKeys: 2, lua: HISTORY_ADD });
-    redis.defineCommand('csPathAppend', { numberOfKeys: 1, lua: PATH_APPEND });
+    redis.defineCommand('csHistoryAdd', { numberOfKeys: 4, lua: HISTORY_ADD });
+    redis.defineCommand('csHistoryForget', { numberOfKeys: 3, lua: HISTORY_FORGET });
+    redis.defineCommand('csPathAppend', { numberOfKeys: 2, lua: PATH_APPEND });
+    redis.defineCommand('csPathCount', { numberOfKeys: 2, lua: PATH_COUNT });
     this.redis = redis as Scripted;
     this.cluster = (redis as { isCluster?: boolean }).isCluster === true;
   }
 
   pathKey(callid: string): string {
     return `${this.prefix}path:{${callid}}`;
+  }
+
+  pathInfoKey(callid: string): string {
+    return `${this.prefix}pathinfo:{${callid}}`;
   }
 
   doneKey(callid: string): string {
@@ -91,24 +195,39 @@ export class RedisHistory {
   }
 
   /**
-   * Appends entries to their calls' paths: one script call per entry (RPUSH, LTRIM, PEXPIRE),
-   * all in one pipeline (one round trip; a Cluster routes each to its node instead).
+   * Appends entries to their calls' paths: one script call per entry (RPUSH, trim, PEXPIRE), all in one pipeline (one
+   * round trip; a Cluster routes each to its node instead).
    */
-  async appendPaths(entries: readonly PathAppend[], maxEntries: number, ttlMs: number): Promise<void> {
-    if (entries.length === 0) return;
+  async appendPaths(
+    entries: readonly PathAppend[],
+    maxEntries: number,
+    ttlMs: number,
+    maxBytes?: number,
+  ): Promise<void> {
     const max = Math.max(1, Math.floor(maxEntries));
     const ttl = ms(ttlMs);
+    const budget = bytesLimit(maxBytes);
+    await this.paths(entries, (r, e) =>
+      r.csPathAppend(this.pathKey(e.callid), this.pathInfoKey(e.callid), e.entry, max, ttl, budget),
+    );
+  }
+
+  async countPaths(counts: readonly PathCount[], maxBytes?: number): Promise<void> {
+    const budget = bytesLimit(maxBytes);
+    await this.paths(counts, (r, c) =>
+      r.csPathCount(this.pathKey(c.callid), this.pathInfoKey(c.callid), c.replays, c.refused, budget),
+    );
+  }
+
+  /** One path script per item, in one pipeline (a Cluster sends each to its node instead). */
+  private async paths<T>(items: readonly T[], call: (r: PathPipeline | Scripted, item: T) => unknown): Promise<void> {
+    if (items.length === 0) return;
     if (this.cluster) {
-      await this.run(() =>
-        Promise.all(entries.map((e) => this.redis.csPathAppend(this.pathKey(e.callid), e.entry, max, ttl))),
-      );
+      await this.run(() => Promise.all(items.map((x) => call(this.redis, x))));
       return;
     }
-    const p = this.redis.pipeline() as unknown as {
-      csPathAppend(key: string, entry: string, max: number, ttl: number): void;
-      exec(): Promise<[Error | null, unknown][] | null>;
-    };
-    for (const e of entries) p.csPathAppend(this.pathKey(e.callid), e.entry, max, ttl);
+    const p = this.redis.pipeline() as unknown as PathPipeline;
+    for (const x of items) call(p, x);
     await this.run(() => p.exec().then(failed));
   }
 
@@ -116,29 +235,77 @@ export class RedisHistory {
     return this.run(() => this.redis.lrange(this.pathKey(callid), 0, -1));
   }
 
-  async dropPath(callid: string): Promise<void> {
-    await this.run(() => this.redis.del(this.pathKey(callid)));
+  /** The entries and the count of those dropped, in one MULTI (one slot: the call's hash tag). */
+  async loadPath(callid: string): Promise<StoredPath> {
+    const r = await this.run(() =>
+      this.redis.multi().lrange(this.pathKey(callid), 0, -1).hget(this.pathInfoKey(callid), 'd').exec(),
+    );
+    failed(r);
+    const entries = r![0]![1] as string[];
+    return { entries, dropped: entries.length === 0 ? 0 : Number(r![1]![1] ?? 0) };
   }
 
-  async addFinished(callid: string, record: string, keep: number, ttlMs: number): Promise<void> {
+  async dropPath(callid: string): Promise<void> {
+    await this.run(() => this.redis.del(this.pathKey(callid), this.pathInfoKey(callid)));
+  }
+
+  async addFinished(callid: string, record: string, keep: number, ttlMs: number, extra?: FinishedExtra): Promise<void> {
     await this.run(() => this.redis.set(this.doneKey(callid), record, 'PX', ms(ttlMs)));
     const old = await this.run(() =>
-      this.redis.csHistoryAdd(this.indexKey, `${this.indexKey}:seq`, callid, Math.max(1, Math.floor(keep)), ms(ttlMs)),
+      this.redis.csHistoryAdd(
+        this.indexKey,
+        `${this.indexKey}:seq`,
+        `${this.indexKey}:rows`,
+        `${this.indexKey}:bytes`,
+        callid,
+        Math.max(1, Math.floor(keep)),
+        ms(ttlMs),
+        extra?.row ?? '',
+        Buffer.byteLength(record, 'utf8'),
+        bytesLimit(extra?.maxBytes),
+      ),
     );
     if (old.length > 0) await this.run(() => Promise.all(old.map((id) => this.redis.del(this.doneKey(id)))));
   }
 
   async listFinished(offset: number, limit: number): Promise<string[]> {
+    return this.finishedPage(offset, limit, (ids) =>
+      // one GET per record (they are in the slots of their callids: no MGET on a Cluster)
+      Promise.all(ids.map((id) => this.redis.get(this.doneKey(id)))),
+    );
+  }
+
+  /** The rows (one HMGET: the index's slot), of records that still exist; a record without a row whole. */
+  async listFinishedRows(offset: number, limit: number): Promise<string[]> {
+    return this.finishedPage(offset, limit, async (ids) => {
+      const [rows, live] = await Promise.all([
+        this.redis.hmget(`${this.indexKey}:rows`, ...ids),
+        Promise.all(ids.map((id) => this.redis.exists(this.doneKey(id)))),
+      ]);
+      return Promise.all(ids.map((id, i) => (live[i] === 0 ? null : (rows[i] ?? this.redis.get(this.doneKey(id))))));
+    });
+  }
+
+  /**
+   * A page of the index, newest first, read by `read` (null: the record expired); the callids of expired records are
+   * taken out of the index and the page read again.
+   */
+  private async finishedPage(
+    offset: number,
+    limit: number,
+    read: (ids: string[]) => Promise<(string | null)[]>,
+  ): Promise<string[]> {
     if (limit <= 0) return [];
     for (let round = 1; ; round++) {
       const ids = await this.run(() => this.redis.zrevrange(this.indexKey, offset, offset + limit - 1));
       if (ids.length === 0) return [];
-      // one GET per record (they are in the slots of their callids: no MGET on a Cluster)
-      const records = await this.run(() => Promise.all(ids.map((id) => this.redis.get(this.doneKey(id)))));
-      const gone = ids.filter((_, i) => records[i] === null);
-      const present = records.filter((r): r is string => r !== null);
+      const values = await this.run(() => read(ids));
+      const gone = ids.filter((_, i) => values[i] === null);
+      const present = values.filter((r): r is string => r !== null);
       if (gone.length === 0 || round === LIST_ROUNDS) return present;
-      await this.run(() => this.redis.zrem(this.indexKey, ...gone));
+      await this.run(() =>
+        this.redis.csHistoryForget(this.indexKey, `${this.indexKey}:rows`, `${this.indexKey}:bytes`, ...gone),
+      );
     }
   }
 
@@ -246,6 +413,9 @@ export class RedisHistory {
 
 const addr = (r: Redis) => `${r.options.host ?? ''}:${r.options.port ?? ''}`;
 const ms = (t: number) => Math.max(1, Math.round(t));
+/** A byte limit as the scripts take it: -1 for none. */
+const bytesLimit = (b: number | undefined) =>
+  b === undefined || !Number.isFinite(b) ? -1 : Math.max(0, Math.floor(b));
 
 /** A MULTI's answer: its first failed command's error is thrown (exec resolves even then). */
 function failed(r: [Error | null, unknown][] | null): void {

@@ -31,9 +31,12 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import {
   StoreUnavailable,
   type CallStore,
+  type FinishedExtra,
   type LoadedCall,
   type PathAppend,
+  type PathCount,
   type SmsStatusStore,
+  type StoredPath,
   type StoreCapabilities,
 } from './types.js';
 import { StoreFaults, type StoreFault } from './faults.js';
@@ -281,24 +284,36 @@ export class RedisStore implements CallStore, SmsStatusStore {
     return this.history.appendPaths([{ callid, entry }], maxEntries, ttlMs);
   }
 
-  appendPaths(entries: readonly PathAppend[], maxEntries: number, ttlMs: number): Promise<void> {
-    return this.history.appendPaths(entries, maxEntries, ttlMs);
+  appendPaths(entries: readonly PathAppend[], maxEntries: number, ttlMs: number, maxBytes?: number): Promise<void> {
+    return this.history.appendPaths(entries, maxEntries, ttlMs, maxBytes);
+  }
+
+  countPaths(counts: readonly PathCount[], maxBytes?: number): Promise<void> {
+    return this.history.countPaths(counts, maxBytes);
   }
 
   readPath(callid: string): Promise<string[]> {
     return this.history.readPath(callid);
   }
 
+  loadPath(callid: string): Promise<StoredPath> {
+    return this.history.loadPath(callid);
+  }
+
   dropPath(callid: string): Promise<void> {
     return this.history.dropPath(callid);
   }
 
-  addFinished(callid: string, record: string, keep: number, ttlMs: number): Promise<void> {
-    return this.history.addFinished(callid, record, keep, ttlMs);
+  addFinished(callid: string, record: string, keep: number, ttlMs: number, extra?: FinishedExtra): Promise<void> {
+    return this.history.addFinished(callid, record, keep, ttlMs, extra);
   }
 
   listFinished(offset: number, limit: number): Promise<string[]> {
     return this.history.listFinished(offset, limit);
+  }
+
+  listFinishedRows(offset: number, limit: number): Promise<string[]> {
+    return this.history.listFinishedRows(offset, limit);
   }
 
   getFinished(callid: string): Promise<string | undefined> {

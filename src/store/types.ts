@@ -97,12 +97,52 @@ export interface CallStore extends HistoryStore, OutboundStore {
 /**
  * The call history (docs/admin.md "Call history"): the path of each live call (a capped list
  * of entries, appended as its requests are handled) and the records of the last finished
- * calls. Entries and records are opaque strings here (src/engine/history.ts makes them).
+ * calls. Entries and records are opaque strings here (src/engine/history.ts makes them), but
+ * for two conventions: an entry is a JSON object, whose last members a count sets (countPaths);
+ * a size is the UTF-8 bytes of a string.
  */
 /** One entry to append to a call's path. */
 export interface PathAppend {
   callid: string;
   entry: string;
+}
+
+/** Requests counted in the last entry of a call's path instead of entries of their own (countPaths). */
+export interface PathCount {
+  callid: string;
+  replays: number;
+  refused: number;
+}
+
+/** A call's path as stored: its entries, oldest first, and how many older ones were dropped (past its limits). */
+export interface StoredPath {
+  entries: string[];
+  dropped: number;
+}
+
+/** Beside a finished record: its row (what a listing shows) and the bytes all finished records may hold. */
+export interface FinishedExtra {
+  row: string;
+  maxBytes: number;
+}
+
+/** The counts at the end of a counted entry (countPaths). */
+const COUNTS = /,"replays":([0-9]{1,15}),"refused":([0-9]{1,15})\}$/;
+
+/**
+ * A path entry with requests counted (countPaths's convention: its last members `"replays":<n>,"refused":<n>`, added
+ * the first time); an entry that is no JSON object is given back as it is.
+ */
+export function countedEntry(entry: string, replays: number, refused: number): string {
+  if (!entry.startsWith('{') || !entry.endsWith('}')) return entry;
+  const tail = entry.slice(-64);
+  const m = COUNTS.exec(tail);
+  if (m) {
+    const head = entry.slice(0, entry.length - tail.length + m.index);
+    return `${head},"replays":${Number(m[1]) + replays},"refused":${Number(m[2]) + refused}}`;
+  }
+  const head = entry.slice(0, -1);
+  return `${head}${head.trimEnd() === '{' ? '' : ','}"replays":${replays},"refused":${refused}}`;
 }
 
 export interface HistoryStore {
@@ -112,19 +152,35 @@ export interface HistoryStore {
   appendPath(callid: string, entry: string, maxEntries: number, ttlMs: number): Promise<void>;
   /**
    * appendPath for several entries at once, in order (one round trip on Redis): what the history writer sends per turn
-   * of the event loop.
+   * of the event loop. Each path keeps its last `maxEntries`, of at most `maxBytes` in all (absent: no byte limit); the
+   * newest entry is kept whatever its size, the entries dropped from the start are counted (loadPath's `dropped`).
    */
-  appendPaths(entries: readonly PathAppend[], maxEntries: number, ttlMs: number): Promise<void>;
+  appendPaths(entries: readonly PathAppend[], maxEntries: number, ttlMs: number, maxBytes?: number): Promise<void>;
+  /**
+   * Counts requests in the last entry of each call's path (a path that does not exist is not made; its expiry is left
+   * as it is). The entry, a JSON object, ends with its counts: `,"replays":<n>,"refused":<n>}` (added the first time,
+   * raised after), an entry that is no JSON object is left as it is. The path's bytes count the entry as it becomes;
+   * past `maxBytes`, its oldest entries are dropped as appendPaths does.
+   */
+  countPaths(counts: readonly PathCount[], maxBytes?: number): Promise<void>;
   /** The call's path, oldest entry first ([] when none). */
   readPath(callid: string): Promise<string[]>;
+  /** The call's path and the entries dropped from its start ({entries: [], dropped: 0} when none). */
+  loadPath(callid: string): Promise<StoredPath>;
   dropPath(callid: string): Promise<void>;
   /**
    * Keeps a finished call's record for `ttlMs`, as the newest (a callid added again moves to
-   * the front); past `keep` records the oldest go, their records with them.
+   * the front); past `keep` records, or past `extra.maxBytes` (the records and rows of all, the newest always kept),
+   * the oldest go, their records with them. `extra.row`: what listFinishedRows answers for it.
    */
-  addFinished(callid: string, record: string, keep: number, ttlMs: number): Promise<void>;
+  addFinished(callid: string, record: string, keep: number, ttlMs: number, extra?: FinishedExtra): Promise<void>;
   /** Finished records, newest first, from `offset` (expired ones left out). */
   listFinished(offset: number, limit: number): Promise<string[]>;
+  /**
+   * As listFinished, each call's row instead of its record (small: what a listing shows); a record added without a row
+   * is given whole.
+   */
+  listFinishedRows(offset: number, limit: number): Promise<string[]>;
   getFinished(callid: string): Promise<string | undefined>;
   /**
    * A page of the calls held (those with a value: tombstones and claims included, asides

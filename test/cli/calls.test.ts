@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { calls, trace } from '../../src/cli/calls.js';
 import { duration, shortTime } from '../../src/cli/calls-format.js';
 import { createServer, type Server } from '../../src/http/server.js';
+import { MemoryStore } from '../../src/store/memory.js';
 import { rtBody, type RtFields } from '../helpers/rt.js';
 import { CLI } from '../helpers/cli.js';
 
@@ -220,6 +221,56 @@ describe('callscript trace', () => {
       step: 'sales',
       path: [{ step: 'menu' }, { step: 'sales' }],
     });
+  });
+
+  it('reads a long path page by page (pathNext), says what was dropped, and what each entry counted', async () => {
+    const store = new MemoryStore();
+    const s = await createServer({ flowsDir: FLOWS, logLevel: false, store, admin: { login: 'a', password: 'b' } });
+    await s.app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const params = { media_id: 'x'.repeat(200), p1: 'y'.repeat(200), p2: 'z'.repeat(200) };
+      const entry = (at: number) =>
+        JSON.stringify({
+          at,
+          ms: 1,
+          from: 'menu',
+          command: 'read',
+          result: 'R'.repeat(200),
+          error: '',
+          step: 'menu',
+          reply: { command: 'read', params },
+          transitions: ['menu:default'],
+          effects: [],
+          late: false,
+          outcome: 'ok',
+          ...(at === 0 ? { replays: 2, refused: 3 } : {}),
+        });
+      const path = Array.from({ length: 400 }, (_, i) => entry(i));
+      expect(path.join(',').length).toBeGreaterThan(256 * 1024); // more than one page
+      await store.addFinished(
+        '77',
+        '{"callid":"77","flow":"desk","version":"abcdef012345","started":"2026-01-01T00:00:00.000Z",' +
+          '"ended":"2026-01-01T00:01:00.000Z","durationMs":60000,"outcome":"completed","status":"HANGUP",' +
+          `"lastStep":"end","commands":400,"vars":{},"dropped":12,"path":[${path.join(',')}]}`,
+        10,
+        60_000,
+      );
+      const server = `http://a:b@127.0.0.1:${port(s)}`;
+      const c = capture();
+      expect(await trace('77', { server }, noEnv, c.out, capture().out)).toBe(0);
+      const lines = c.text().trimEnd().split('\n');
+      expect(lines[3]).toBe('(the first 12 requests are not kept: history.max_path, max_path_bytes)');
+      expect(lines.slice(4)).toHaveLength(400);
+      expect(lines[4]).toContain('  (then retried 2×, refused 3×)  [1ms]');
+      expect(lines.at(-1)).toMatch(/^\+399ms {2}menu → menu {2}got read "R+"/);
+      const j = capture();
+      expect(await trace('77', { server, json: true }, noEnv, j.out, capture().out)).toBe(0);
+      const json = JSON.parse(j.text()) as { path: { at: number }[]; pathNext: string | null; dropped: number };
+      expect(json.path.map((e) => e.at)).toEqual(path.map((_, i) => i));
+      expect(json).toMatchObject({ pathNext: null, dropped: 12 });
+    } finally {
+      await s.app.close();
+    }
   });
 
   it('exit 1 for a call it does not know, 2 for a callid that cannot be one', async () => {

@@ -195,6 +195,8 @@ describe('the other pages of docs/', () => {
         'admin.md server.reload_settle_ms',
         'admin.md history.ttl_ms',
         'admin.md history.max_path',
+        'admin.md history.max_path_bytes',
+        'admin.md history.max_bytes',
         'deploy.md server.log_level',
         'errors.md limits.call_state_bytes',
         'errors.md server.ended_call_ttl_s',

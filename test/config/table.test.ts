@@ -345,6 +345,8 @@ describe('the modules that take options of the table check them with its bounds'
         'history.keep',
         'history.ttlMs',
         'history.maxPath',
+        'history.maxPathBytes',
+        'history.maxBytes',
         'webhooks.bodyLimit',
         'webhooks.toleranceMs',
       ].sort(),

@@ -410,6 +410,22 @@ describe('advance: logic steps', () => {
     expect(c.result('2')).toBe(reply('hangup', 2));
     expect(c.last!.kind === 'reply' && c.last!.log?.map((l) => l.code)).toEqual(['UNHANDLED_RESULT_AT_RUNTIME']);
   });
+
+  it("logs a client's result or error with no branch cut to 256 B (a log line carries no request of 64 KiB)", () => {
+    const f = flow({ steps: { r: cmd('read', { media_id: ['?'] }, { on: { '1': 'end' } }), end: hangup() } });
+    const c = new Call(f);
+    c.start();
+    c.result('9'.repeat(5_000));
+    expect(c.last!.kind === 'reply' && c.last!.log?.map((l) => l.msg)).toEqual([
+      `result "${'9'.repeat(241)}…(5000 bytes)" of read at r has no branch: end of flow`,
+    ]);
+    const e = new Call(f);
+    e.start();
+    e.error('E'.repeat(5_000));
+    expect(e.last!.kind === 'reply' && e.last!.log?.map((l) => l.msg)).toEqual([
+      `read failed at r (${'E'.repeat(241)}…(5000 bytes)) and no error branch applies: hanging up`,
+    ]);
+  });
 });
 
 describe('advance: the end of a call', () => {

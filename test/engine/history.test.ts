@@ -5,13 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  finishedRecord,
   finishedRecordText,
   finishedRow,
   inPath,
   parsePath,
   parseRecord,
   pathEntry,
+  type FinishedRecord,
+  type PathEntry,
 } from '../../src/engine/history.js';
 import type { StepEvent } from '../../src/engine/observe.js';
 import { HistoryWriter, historySettings } from '../../src/http/history.js';
@@ -38,6 +39,16 @@ function event(over: Partial<StepEvent> = {}): StepEvent {
     errors: [],
     ...over,
   };
+}
+
+/** The record of a call ended by `e`, from the entries before it, parsed. */
+function finishedRecord(e: StepEvent, before: PathEntry[], max: number, bytes = 1 << 20, dropped = 0): FinishedRecord {
+  const text = finishedRecordText(
+    e,
+    { entries: before.map((b) => JSON.stringify(b)), dropped },
+    { entries: max, bytes },
+  );
+  return JSON.parse(text.record) as FinishedRecord;
 }
 
 describe('path entries', () => {
@@ -147,6 +158,7 @@ describe('finished records', () => {
       lastStep: 'end',
       commands: 4,
       vars: { pin: '***' },
+      dropped: 1,
       path: 3,
     });
     expect(r.path.map((p) => p.at)).toEqual([1_800_000_000_002, 1_800_000_000_003, 1_800_000_010_000]);
@@ -211,11 +223,15 @@ describe('finished records', () => {
       for (const max of [2, 5, 200]) {
         const text = finishedRecordText(
           e,
-          before.map((b) => JSON.stringify(b)),
-          max,
+          { entries: before.map((b) => JSON.stringify(b)), dropped: 0 },
+          {
+            entries: max,
+            bytes: 1 << 20,
+          },
         );
-        expect(JSON.parse(text)).toEqual(finishedRecord(e, before, max));
-        expect(parseRecord(text)).toBeDefined();
+        expect(JSON.parse(text.record)).toEqual(finishedRecord(e, before, max));
+        expect(parseRecord(text.record)).toBeDefined();
+        expect(JSON.parse(text.row)).toEqual(finishedRow(JSON.parse(text.record) as FinishedRecord));
       }
     }
   });
@@ -230,6 +246,8 @@ describe('finished records', () => {
   });
 });
 
+const SETTINGS = { keep: 10, ttlMs: 60_000, maxPath: 5, maxPathBytes: 65_536, maxBytes: 1 << 20 };
+
 describe('the history writer', () => {
   const quiet = { error() {} };
 
@@ -237,7 +255,7 @@ describe('the history writer', () => {
     'queues on the request path and writes on the next turn ' + 'of the event loop; idle waits for the writes',
     async () => {
       const store = new MemoryStore();
-      const w = new HistoryWriter(store, { keep: 10, ttlMs: 60_000, maxPath: 5 }, 60_000, quiet);
+      const w = new HistoryWriter(store, SETTINGS, 60_000, quiet);
       w.step(event());
       expect(await store.readPath('7')).toEqual([]);
       await w.idle();
@@ -256,7 +274,7 @@ describe('the history writer', () => {
       appendPaths: () => new Promise<void>(() => {}),
     });
     const errors: object[] = [];
-    const w = new HistoryWriter(stuck, { keep: 10, ttlMs: 60_000, maxPath: 5 }, 60_000, {
+    const w = new HistoryWriter(stuck, SETTINGS, 60_000, {
       error: (o) => void errors.push(o),
     });
     for (let i = 0; i < 10_000; i++) w.step(event({ callid: String(i) }));
@@ -268,8 +286,17 @@ describe('the history writer', () => {
   });
 
   it('settings: defaults, false or keep 0 is off, bounds checked', () => {
-    expect(historySettings(undefined)).toEqual({ keep: 1000, ttlMs: 86_400_000, maxPath: 200 });
-    expect(historySettings({ keep: 5, maxPath: undefined })).toEqual({ keep: 5, ttlMs: 86_400_000, maxPath: 200 });
+    const bytes = { maxPathBytes: 131_072, maxBytes: 33_554_432 };
+    expect(historySettings(undefined)).toEqual({ keep: 1000, ttlMs: 86_400_000, maxPath: 200, ...bytes });
+    expect(historySettings({ keep: 5, maxPath: undefined })).toEqual({
+      keep: 5,
+      ttlMs: 86_400_000,
+      maxPath: 200,
+      ...bytes,
+    });
+    expect(() => historySettings({ maxPathBytes: 4095 })).toThrow(
+      'history.maxPathBytes must be an integer from 4096 to 4194304, got 4095',
+    );
     expect(historySettings(false)).toBeUndefined();
     expect(historySettings({ keep: 0 })).toBeUndefined();
     expect(() => historySettings({ keep: 100_001 })).toThrow(

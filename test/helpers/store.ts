@@ -1,5 +1,5 @@
 /** A CallStore around another, with hooks before its loads and commits (slow or failing stores). */
-import type { CallStore, PathAppend } from '../../src/store/types.js';
+import type { CallStore, FinishedExtra, PathAppend, PathCount } from '../../src/store/types.js';
 
 export interface StoreHooks {
   /** Runs before each load; may wait or throw. */
@@ -28,11 +28,16 @@ export function hooked(inner: CallStore, hooks: StoreHooks): CallStore & { commi
     ping: () => inner.ping(),
     close: () => inner.close(),
     appendPath: (id: string, e: string, max: number, ttl: number) => inner.appendPath(id, e, max, ttl),
-    appendPaths: (es: readonly PathAppend[], max: number, ttl: number) => inner.appendPaths(es, max, ttl),
+    appendPaths: (es: readonly PathAppend[], max: number, ttl: number, bytes?: number) =>
+      inner.appendPaths(es, max, ttl, bytes),
+    countPaths: (cs: readonly PathCount[], bytes?: number) => inner.countPaths(cs, bytes),
     readPath: (id: string) => inner.readPath(id),
+    loadPath: (id: string) => inner.loadPath(id),
     dropPath: (id: string) => inner.dropPath(id),
-    addFinished: (id: string, r: string, keep: number, ttl: number) => inner.addFinished(id, r, keep, ttl),
+    addFinished: (id: string, r: string, keep: number, ttl: number, extra?: FinishedExtra) =>
+      inner.addFinished(id, r, keep, ttl, extra),
     listFinished: (offset: number, limit: number) => inner.listFinished(offset, limit),
+    listFinishedRows: (offset: number, limit: number) => inner.listFinishedRows(offset, limit),
     getFinished: (id: string) => inner.getFinished(id),
     listLive: (cursor: string | undefined, limit: number) => inner.listLive(cursor, limit),
     putOutbound: (id: string, r: string, ttl: number) => inner.putOutbound(id, r, ttl),

@@ -40,3 +40,30 @@ it('stops at 100 calls, or after 20 pages, saying more are left', async () => {
   expect(asked).toBe(20);
   expect(empty).toEqual({ calls: [], next: 'y' });
 });
+
+it("reads a call's whole path: the detail's first page, then each next page (at most 50)", async () => {
+  const { callPath } = (await import(new URL('../../src/http/console/assets/call.js', import.meta.url).href)) as {
+    callPath(
+      callid: string,
+      detail: { path: { at: number }[]; pathNext: string | null },
+      get: (q: string) => Promise<{ path: { at: number }[]; next: string | null }>,
+    ): Promise<{ at: number }[]>;
+  };
+  const asked: string[] = [];
+  const pages = [
+    { path: [{ at: 3 }], next: 'c+/' },
+    { path: [{ at: 4 }], next: null },
+  ];
+  const path = await callPath('42', { path: [{ at: 1 }, { at: 2 }], pathNext: 'b' }, async (q) => {
+    asked.push(q);
+    return pages.shift()!;
+  });
+  expect(path.map((e) => e.at)).toEqual([1, 2, 3, 4]);
+  expect(asked).toEqual(['calls/42/path?cursor=b', 'calls/42/path?cursor=c%2B%2F']);
+  expect(await callPath('42', { path: [{ at: 1 }], pathNext: null }, async () => ({ path: [], next: null }))).toEqual([
+    { at: 1 },
+  ]);
+  let n = 0;
+  await callPath('42', { path: [], pathNext: 'x' }, async () => (n++, { path: [{ at: n }], next: 'x' }));
+  expect(n).toBe(50);
+});

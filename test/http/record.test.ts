@@ -196,4 +196,44 @@ describe('serve --record', () => {
     await failing.flush();
     expect(errors).toEqual(['7005']);
   });
+
+  it('a recording past its bytes (one call, or all the calls recorded) is dropped and reported', async () => {
+    const errors: string[] = [];
+    const recorder = new Recorder(dir, {
+      maxCallBytes: 50_000,
+      maxBytes: 80_000,
+      onError: (e) => errors.push((e as Error).message),
+    });
+    app = (await createServer({ flowsDir: FLOWS, logLevel: false, recorder })).app;
+    const who = { cli_number: '+447700900123' };
+    const last: Record<string, { command: string; command_id: number }> = {};
+    const run = async (id: string, results: string[]) => {
+      const replies = await call(app!, '/rt/front-desk', { callid: id, ...who }, results);
+      last[id] = replies.at(-1) as unknown as { command: string; command_id: number };
+    };
+    // one call: its second request of 30 KB takes it past 50 000 bytes
+    await run('7010', ['0', '9'.repeat(30_000), '9'.repeat(30_000)]);
+    expect(errors).toEqual(['the recording of call 7010 is dropped: its exchanges are over 50000 bytes']);
+    // calls open, 35 KB each: the third goes past 80 000 bytes in all
+    await run('7011', ['0', '9'.repeat(35_000)]);
+    await run('7012', ['0', '9'.repeat(35_000)]);
+    expect(errors).toHaveLength(1);
+    await run('7013', ['0', '9'.repeat(35_000)]);
+    expect(errors.slice(1)).toEqual([
+      'the recording of call 7013 is dropped: the calls being recorded are over 80000 bytes',
+    ]);
+    // the dropped calls are not written when they end; the others are
+    for (const id of ['7010', '7011', '7013']) {
+      const r = await app!.inject({
+        method: 'POST',
+        url: '/rt/front-desk',
+        headers: { 'content-type': 'application/json' },
+        payload: rtBody({ callid: id, ...who, ...last[id], call_status: 'HANGUP' }),
+      });
+      expect(r.statusCode).toBe(200);
+    }
+    await recorder.flush();
+    expect(readdirSync(dir)).toEqual(['front-desk-7011.test.yaml']);
+    expect(recorder.open).toBe(1); // 7012, still running
+  });
 });

@@ -100,6 +100,13 @@ describe('a span per /rt request', () => {
     },
   );
 
+  it("a client's result of 60 KB is cut to 256 bytes on the span (an exporter's queue holds no request)", async () => {
+    const { app } = await server();
+    await post(app, '/rt/desk', { callid: '14' });
+    await post(app, '/rt/desk', { callid: '14', command: 'read', command_id: 0, command_result: 'R'.repeat(60_000) });
+    expect(spans().map((s) => s.attributes['callscript.result'])).toEqual(['', `${'R'.repeat(240)}…(60000 bytes)`]);
+  });
+
   it('the result of a sensitive input is masked', async () => {
     const { app } = await server();
     await post(app, '/rt/pin', { callid: '12' });

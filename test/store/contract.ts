@@ -224,6 +224,140 @@ export function storeContract(name: string, make: () => Promise<StoreUnderTest>,
       await store.close();
     });
 
+    it('a path keeps its last entries within maxBytes (UTF-8; the newest always), the dropped counted', async () => {
+      const { store } = await make();
+      expect(await store.loadPath('50')).toEqual({ entries: [], dropped: 0 });
+      const e = (c: string, n: number) => c.repeat(n);
+      await store.appendPaths(
+        [
+          { callid: '50', entry: e('a', 40) },
+          { callid: '50', entry: e('b', 40) },
+          { callid: '50', entry: e('é', 20) }, // 40 bytes
+        ],
+        10,
+        60_000,
+        100,
+      );
+      expect(await store.loadPath('50')).toEqual({ entries: [e('b', 40), e('é', 20)], dropped: 1 });
+      await store.appendPaths([{ callid: '50', entry: e('c', 500) }], 10, 60_000, 100);
+      expect(await store.loadPath('50')).toEqual({ entries: [e('c', 500)], dropped: 3 });
+      // past maxEntries too, counted the same way
+      for (let i = 0; i < 5; i++) await store.appendPaths([{ callid: '50', entry: `x${i}` }], 2, 60_000, 100);
+      expect(await store.loadPath('50')).toEqual({ entries: ['x3', 'x4'], dropped: 7 });
+      expect(await store.readPath('50')).toEqual(['x3', 'x4']);
+      await store.dropPath('50');
+      expect(await store.loadPath('50')).toEqual({ entries: [], dropped: 0 });
+      await store.appendPaths([{ callid: '50', entry: 'y' }], 2, 60_000, 100);
+      expect(await store.loadPath('50')).toEqual({ entries: ['y'], dropped: 0 });
+      await store.close();
+    });
+
+    it(
+      "countPaths counts requests in a path's last entry: its last members, added then raised; bytes counted; no " +
+        'path made',
+      async () => {
+        const { store } = await make();
+        await store.appendPaths(
+          [
+            { callid: '51', entry: '{"at":1,"result":",\\"replays\\":5,\\"refused\\":5}"}' },
+            { callid: '51', entry: '{"at":2,"effects":[]}' },
+            { callid: '52', entry: 'not an object' },
+            { callid: '53', entry: '{}' },
+          ],
+          10,
+          60_000,
+          1000,
+        );
+        await store.countPaths(
+          [
+            { callid: '51', replays: 1, refused: 0 },
+            { callid: '52', replays: 1, refused: 1 },
+            { callid: '53', replays: 0, refused: 2 },
+            { callid: '54', replays: 3, refused: 3 },
+          ],
+          1000,
+        );
+        await store.countPaths([{ callid: '51', replays: 2, refused: 7 }], 1000);
+        expect(await store.readPath('51')).toEqual([
+          '{"at":1,"result":",\\"replays\\":5,\\"refused\\":5}"}',
+          '{"at":2,"effects":[],"replays":3,"refused":7}',
+        ]);
+        expect(await store.readPath('52')).toEqual(['not an object']);
+        expect(await store.readPath('53')).toEqual(['{"replays":0,"refused":2}']);
+        expect(await store.loadPath('54')).toEqual({ entries: [], dropped: 0 });
+        // the counts grow the entry: past maxBytes the oldest go
+        const first = (await store.readPath('51'))[0]!;
+        await store.countPaths([{ callid: '51', replays: 1000, refused: 0 }], first.length + 45);
+        expect(await store.loadPath('51')).toEqual({
+          entries: ['{"at":2,"effects":[],"replays":1003,"refused":7}'],
+          dropped: 1,
+        });
+        await store.close();
+      },
+    );
+
+    it('200 hostile requests on one path: counted in one entry; 200 appends of 2 KB stay within 8 KB', async () => {
+      const { store } = await make();
+      const entry = (i: number) => JSON.stringify({ at: i, result: 'R'.repeat(2000) });
+      await store.appendPaths([{ callid: '55', entry: entry(0) }], 200, 60_000, 8192);
+      for (let i = 0; i < 200; i++)
+        await store.countPaths([{ callid: '55', replays: i % 2, refused: 1 - (i % 2) }], 8192);
+      expect(await store.loadPath('55')).toEqual({
+        entries: [`${entry(0).slice(0, -1)},"replays":100,"refused":100}`],
+        dropped: 0,
+      });
+      await store.appendPaths(
+        Array.from({ length: 200 }, (_, i) => ({ callid: '56', entry: entry(i) })),
+        200,
+        60_000,
+        8192,
+      );
+      const p = await store.loadPath('56');
+      expect(p.entries).toEqual([entry(196), entry(197), entry(198), entry(199)]);
+      expect(p.dropped).toBe(196);
+      await store.close();
+    });
+
+    it(
+      'finished rows: listed instead of records (a record added without a row whole); past maxBytes of records ' +
+        'and rows the oldest go (the newest kept)',
+      async () => {
+        const { store } = await make();
+        const add = (id: string, size: number, maxBytes: number) =>
+          store.addFinished(id, `r${id}`.padEnd(size, '.'), 100, 60_000, { row: `w${id}`, maxBytes });
+        await add('1', 98, 1000); // 100 bytes with its row
+        await add('2', 98, 1000);
+        await store.addFinished('3', 'r3', 100, 60_000);
+        expect(await store.listFinishedRows(0, 10)).toEqual(['r3', 'w2', 'w1']);
+        expect(await store.listFinishedRows(1, 1)).toEqual(['w2']);
+        await add('4', 798, 1000); // 1002 bytes in all: 1 goes
+        expect(await store.listFinishedRows(0, 10)).toEqual(['w4', 'r3', 'w2']);
+        expect(await store.getFinished('1')).toBeUndefined();
+        await add('2', 198, 1000); // added again: its old bytes no longer count (802 + 200)
+        expect(await store.listFinishedRows(0, 10)).toEqual(['w2', 'w4']);
+        expect(await store.getFinished('3')).toBeUndefined();
+        await add('5', 5000, 1000); // bigger than all: kept alone
+        expect(await store.listFinishedRows(0, 10)).toEqual(['w5']);
+        expect(await store.listFinished(0, 10)).toEqual(['r5'.padEnd(5000, '.')]);
+        await add('6', 98, 1_000_000);
+        expect(await store.listFinishedRows(0, 10)).toEqual(['w6', 'w5']);
+        await store.close();
+      },
+    );
+
+    it('finished rows of records that expired leave the listing, and their bytes are freed', async () => {
+      const { store, advance } = await make();
+      await store.addFinished('60', 'old', 10, 800, { row: 'w-old', maxBytes: 1000 });
+      await store.addFinished('61', 'new', 10, 200, { row: 'w-new', maxBytes: 1000 });
+      expect(await store.listFinishedRows(0, 10)).toEqual(['w-new', 'w-old']);
+      await advance(300);
+      expect(await store.listFinishedRows(0, 10)).toEqual(['w-old']);
+      // 8 + 992 bytes: within 1000 once the expired record's 8 are no longer counted
+      await store.addFinished('62', 'x'.repeat(988), 10, 800, { row: 'w-62', maxBytes: 1000 });
+      expect(await store.listFinishedRows(0, 10)).toEqual(['w-62', 'w-old']);
+      await store.close();
+    });
+
     it(
       "listLive pages through every call with a value, each once, with the store's cursor; asides alone are " +
         'left out',

@@ -25,12 +25,12 @@ it(
     let now = 0;
     const store = new MemoryStore(() => now);
     for (let i = 0; i < 20_000; i++) await store.addFinished(String(i), `r${i}`, 100, 1000);
-    expect(store.historySize()).toEqual({ paths: 0, finished: 100 });
+    expect(store.historySize()).toEqual({ paths: 0, finished: 100, pathBytes: 0, finishedBytes: 600 });
     expect((await store.listFinished(0, 1))[0]).toBe('r19999');
     await store.appendPath('1', 'e', 5, 500);
     now = 2000;
     expect(store.sweep()).toBe(101);
-    expect(store.historySize()).toEqual({ paths: 0, finished: 0 });
+    expect(store.historySize()).toEqual({ paths: 0, finished: 0, pathBytes: 0, finishedBytes: 0 });
     await store.close();
   },
 );

@@ -55,8 +55,10 @@ it.skipIf(!!missing)(
     expect(keys.sort()).toEqual([
       `${prefix}done:{42}`,
       `${prefix}history:{index}`,
+      `${prefix}history:{index}:bytes`,
       `${prefix}history:{index}:seq`,
       `${prefix}path:{42}`,
+      `${prefix}pathinfo:{42}`,
     ]);
     await s.close();
   },

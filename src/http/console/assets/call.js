@@ -1,6 +1,7 @@
 // One call, live or finished (GET /admin/calls/:callid): what it is, its variables (sensitive
-// ones masked by the server), its path as a timeline, and the path drawn on the diagram of
-// its flow version. A live call can be ended (DELETE: it ends at its next request).
+// ones masked by the server), its path as a timeline (the rest of a long path read from
+// GET /admin/calls/:callid/path, page by page), and the path drawn on the diagram of its flow
+// version. A live call can be ended (DELETE: it ends at its next request).
 
 import { h, fill, link, table, row } from './dom.js';
 import { getJson, send, seg, ApiError } from './api.js';
@@ -37,24 +38,57 @@ function effectsText(list) {
     .join('; ');
 }
 
-function timeline(path) {
+// Pages of a call's path read at most (a page is 256 KiB at most: docs/admin.md).
+const MAX_PATH_PAGES = 50;
+
+/**
+ * A call's whole path: the detail's first page, then the pages after it (`pathNext`, then each page's `next`), at
+ * most MAX_PATH_PAGES.
+ */
+export async function callPath(callid, detail, get = getJson) {
+  const path = Array.isArray(detail.path) ? [...detail.path] : [];
+  let next = detail.pathNext ?? null;
+  for (let n = 0; next && n < MAX_PATH_PAGES; n++) {
+    const page = await get(`calls/${seg(callid)}/path?cursor=${encodeURIComponent(next)}`);
+    path.push(...(page.path ?? []));
+    next = page.next;
+  }
+  return path;
+}
+
+/** Requests counted in an entry (a retry answered the same reply again, refused ones): " (retried 2×, refused 1×)". */
+function counted(p) {
+  const parts = [];
+  if (p.replays) parts.push(`retried ${p.replays}×`);
+  if (p.refused) parts.push(`refused ${p.refused}×`);
+  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
+}
+
+function timeline(path, dropped) {
   const t0 = path.length > 0 ? ms(path[0].at) : NaN;
-  return table(
+  const rows = table(
     'path',
     ['#', '+ms', 'From', 'Result', 'Transitions', 'Step', 'Command sent', 'Effects'],
     path.map((p, i) =>
       row({ 'data-index': i, class: p.late ? 'late' : null }, [
-        h('td', { class: 'num' }, String(i + 1)),
+        h('td', { class: 'num' }, String(dropped + i + 1)),
         h('td', { class: 'num' }, Number.isFinite(t0) ? `+${Math.round(ms(p.at) - t0)}` : '—'),
         p.from ?? '(start)',
         [p.command ? `${p.command} ` : '', p.result ?? '', p.error ? ` error ${p.error}` : ''].join('').trim() || '—',
         h('td', { class: 'mono small' }, (p.transitions ?? []).join(' → ') || '—'),
         p.step ?? '—',
-        p.reply ? `${p.reply.command}` : '—',
+        p.reply ? `${p.reply.command}${counted(p)}` : `—${counted(p)}`,
         effectsText(p.effects) || '—',
       ]),
     ),
     'No request recorded yet.',
+  );
+  if (!(dropped > 0)) return rows;
+  return h(
+    'div',
+    null,
+    h('p', { class: 'muted' }, `The first ${dropped} entries are not kept (history.max_path, history.max_path_bytes).`),
+    rows,
   );
 }
 
@@ -146,8 +180,13 @@ export function callView(callid) {
         said,
       );
       fill(info, fields(c));
-      const path = Array.isArray(c.path) ? c.path : [];
-      fill(steps, timeline(path));
+      let path;
+      try {
+        path = await callPath(callid, c);
+      } catch {
+        path = Array.isArray(c.path) ? c.path : [];
+      }
+      fill(steps, timeline(path, c.dropped ?? 0));
       fill(varsBox, vars(c.vars));
       const key = `${c.flow}@${c.version}`;
       if (!shown || shown.key !== key) {
