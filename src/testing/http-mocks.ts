@@ -1,7 +1,7 @@
 /**
  * Mocked HTTP for http steps: the entries of a scenario case's `mocks.http` (and of the
  * routes file of `callscript mock-http`), matched by method and URL, answering a status,
- * a body, headers, after a delay, or failing (`error: TIMEOUT | NETWORK | ...`).
+ * a body, headers, after a delay, or failing (`error:` one of LOOKUP_ERRORS, src/engine/http-wait.ts).
  *
  *   mocks:
  *     http:
@@ -14,7 +14,7 @@
  * matching stays linear in the URL's length).
  */
 import type { Value } from '../flow/model.js';
-import type { HttpOutcome } from '../engine/http-wait.js';
+import { LOOKUP_ERRORS, type HttpOutcome } from '../engine/http-wait.js';
 import type { YNode } from '../flow/yaml.js';
 
 export interface HttpMock {
@@ -29,7 +29,6 @@ export interface HttpMock {
   line?: number;
 }
 
-export const MOCK_ERRORS = ['TIMEOUT', 'NETWORK', 'REFUSED', 'TOO_LARGE', 'BAD_BODY'] as const;
 const KEYS = ['method', 'url', 'status', 'body', 'headers', 'delay_ms', 'error'];
 
 /** `*` matches any run of characters, anything else itself; linear (greedy segments in order). */
@@ -111,8 +110,8 @@ export function parseHttpMocks(n: YNode, report: (at: YNode, msg: string) => voi
           } else m.delay_ms = scalar;
           break;
         case 'error':
-          if (typeof scalar !== 'string' || !(MOCK_ERRORS as readonly string[]).includes(scalar)) {
-            report(v, `${where}: error is one of ${MOCK_ERRORS.join(', ')}`);
+          if (typeof scalar !== 'string' || !(LOOKUP_ERRORS as readonly string[]).includes(scalar)) {
+            report(v, `${where}: error is one of ${LOOKUP_ERRORS.join(', ')}`);
             ok = false;
           } else m.error = scalar;
           break;
@@ -155,7 +154,7 @@ export function parseHttpAnswer(n: YNode, report: (at: YNode, msg: string) => vo
         break;
       case 'error':
         if (typeof scalar !== 'string' || !/^[A-Z][A-Z0-9_]{0,31}$/.test(scalar)) {
-          report(v, `answer.error is an error kind in capitals (${MOCK_ERRORS.join(', ')}, ...)`);
+          report(v, `answer.error is an error kind in capitals (${LOOKUP_ERRORS.join(', ')}, ...)`);
           ok = false;
         } else a.error = scalar;
         break;
