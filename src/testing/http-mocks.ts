@@ -14,7 +14,7 @@
  * matching stays linear in the URL's length).
  */
 import type { Value } from '../flow/model.js';
-import { LOOKUP_ERRORS, type HttpOutcome } from '../engine/http-wait.js';
+import { LOOKUP_ERRORS, MAX_BODY_DEPTH, type HttpOutcome } from '../engine/http-wait.js';
 import type { YNode } from '../flow/yaml.js';
 
 export interface HttpMock {
@@ -30,6 +30,14 @@ export interface HttpMock {
 }
 
 const KEYS = ['method', 'url', 'status', 'body', 'headers', 'delay_ms', 'error'];
+
+/**
+ * How deep a scenario or routes file may nest maps and lists (TOO_DEEP past it): a call's values, a lookup's answer
+ * (MAX_BODY_DEPTH) or a variable holding one saved whole (a level more), inside the file's own levels (a recorded
+ * answer is under cases, a case, steps, a step and answer; a check of vars under expect and vars too), so that what a
+ * recording writes loads back. A flow file keeps its own bound (MAX_DEPTH of src/flow/yaml.ts).
+ */
+export const TOOL_FILE_DEPTH = MAX_BODY_DEPTH + 16;
 
 /** `*` matches any run of characters, anything else itself; linear (greedy segments in order). */
 export function urlMatches(pattern: string, url: string): boolean {

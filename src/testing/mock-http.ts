@@ -16,7 +16,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadYaml } from '../flow/yaml.js';
-import { findRoute, parseHttpMocks, type HttpMock } from './http-mocks.js';
+import { findRoute, parseHttpMocks, TOOL_FILE_DEPTH, type HttpMock } from './http-mocks.js';
 import { closest } from '../flow/check-context.js';
 import { codeNumber } from '../config/code.js';
 import { MAX_BODY_DEPTH } from '../engine/http-wait.js';
@@ -34,7 +34,7 @@ const ROUTES_FORMAT = 'routes: [ { method, url, status, body, headers, delay_ms,
  */
 export function parseRoutes(text: string, file: string): MockRoutes {
   const problems: string[] = [];
-  const { root, diagnostics } = loadYaml(text, file);
+  const { root, diagnostics } = loadYaml(text, file, undefined, TOOL_FILE_DEPTH);
   for (const d of diagnostics) if (d.severity === 'error') problems.push(`${file}:${d.line}:${d.column}: ${d.message}`);
   if (problems.length > 0) return { routes: [], problems };
   const at = (pos: { line: number; col: number }, msg: string) =>

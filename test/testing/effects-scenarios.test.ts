@@ -10,6 +10,7 @@ import { parseScenario, runCase, ScenarioFileError } from '../../src/testing/ind
 import { buildRecording, recordingYaml, type Exchange } from '../../src/testing/record.js';
 import { replayRecording } from '../../src/testing/replay.js';
 import { MockExecutor } from '../../src/testing/executors.js';
+import { parseRoutes } from '../../src/testing/mock-http.js';
 import type { RtRequest } from '../../src/protocol/rt.js';
 import { yamlFlow } from '../engine/yaml.js';
 import { req } from '../engine/helpers.js';
@@ -85,6 +86,17 @@ describe("an http step's answer:", () => {
       '13:17: `answer:` answers the lookup of an http step (expect: http); other steps take result:, error: or ' +
         'status:',
     ]);
+  });
+
+  it('as deep as a lookup may answer (64 levels) loads, in a scenario and a routes file; 80 levels in all', () => {
+    const body = (levels: number) => `${'{ a: '.repeat(levels)}1${' }'.repeat(levels)}`;
+    const answer = (levels: number) =>
+      lookupCase(`      - expect: http\n        answer: { status: 200, body: ${body(levels)} }`);
+    expect(problems(answer(64))).toEqual([]);
+    expect(parseRoutes(`routes:\n  - { url: /x, body: ${body(64)} }\n`, 'r.yaml').problems).toEqual([]);
+    // the file's own levels above the body: 6 (flow files keep 64 in all)
+    expect(problems(answer(74))).toEqual([]);
+    expect(problems(answer(75))).toEqual(['7:410: values are nested more than 80 levels deep']);
   });
 
   it('a forged recording: a lookup the flow does not make is a divergence, not a pass', async () => {
