@@ -1,7 +1,7 @@
 /**
  * How deep a flow's values can get, and that every stage takes the deepest. The call state cap (32 KB) would hold
- * thousands of levels, enough to overflow the stack of the recursive code that serialises, masks and shows a call's
- * variables; what bounds them is elsewhere: a lookup's answer nests at most 64 levels (TOO_DEEP past that), saved
+ * some 4,600 levels; without a bound, 4,175 overflowed the stack in the engine's JSON.stringify (ENGINE_INTERNAL, the
+ * call hung up). What bounds them is elsewhere: a lookup's answer nests at most 64 levels (TOO_DEEP past that), saved
  * whole it is 65 (`{ status, body }`), and CEL makes no value deeper than 64, so a flow nesting a value one `set:` at a
  * time stops there (RUNTIME_EXPRESSION, the variable left as it was) and reads the deepest a variable may hold.
  *
