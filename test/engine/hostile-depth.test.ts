@@ -5,9 +5,9 @@
  * whole it is 65 (`{ status, body }`), and CEL makes no value deeper than 64, so a flow nesting a value one `set:` at a
  * time stops there (RUNTIME_EXPRESSION, the variable left as it was) and reads the deepest a variable may hold.
  *
- * The deepest call (test/fixtures/deep-values/deepest.yaml: both at once, and a sensitive PIN, so that masking walks
- * them) is served, stored, shown by the admin API live and finished (the history), logged and recorded, and its
- * recording replays: the exact values everywhere, the PIN nowhere.
+ * The deepest call (test/fixtures/deep-values/deepest.yaml: both at once, the caller's PIN, sensitive, at the deepest
+ * level of the answer) is served, stored, shown by the admin API live and finished (the history), logged and recorded,
+ * and its recording replays: the exact values everywhere, the PIN masked where it is, however deep.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,9 +86,8 @@ describe('the deepest values a call can hold, through every stage', () => {
     });
     dir = mkdtempSync(join(tmpdir(), 'callscript-deep-'));
     const recorder = new Recorder(dir);
-    // the deepest answer taken: 64 levels
-    const body = nest(63, { x: 'bottom' });
-    const runner: HttpRunner = () => Promise.resolve({ ok: true, status: 200, body });
+    // the deepest answer taken: 64 levels, the caller's PIN at the bottom (a sensitive value, masked wherever it is)
+    const runner: HttpRunner = () => Promise.resolve({ ok: true, status: 200, body: nest(63, { x: PIN }) });
     app = Fastify({ logger: { level: 'debug', stream } });
     await app.register(callscript, {
       flowsDir: DEEP,
@@ -116,7 +115,8 @@ describe('the deepest values a call can hold, through every stage', () => {
     r = await send({ command: 'read', command_id: 2, command_result: '1' });
     expect(r).toMatchObject({ command: 'read', command_id: 3, params: prompt('Level 1, status 200.') });
 
-    // the admin API shows them whole, live and finished (the history)
+    // the admin API shows them whole, live and finished (the history), the PIN masked at the deepest level
+    const body = nest(63, { x: '***' });
     const vars = { pin: '***', v: body, n: 1, r: { status: 200, body } };
     expect([depthOf(vars.v), depthOf(vars.r)]).toEqual([64, 65]);
     const shown = async () => {
@@ -134,6 +134,7 @@ describe('the deepest values a call can hold, through every stage', () => {
 
     expect(await shown()).toMatchObject({ status: 'finished' });
     expect((await shown()).vars).toEqual(vars);
+    expect(JSON.stringify(await shown())).not.toContain(PIN);
 
     const text = logs.join('');
     expect(text).not.toContain(PIN);
@@ -143,8 +144,7 @@ describe('the deepest values a call can hold, through every stage', () => {
     ]);
     expect(lines.find((l) => l.msg === 'call ended')?.vars).toEqual(vars);
 
-    // the recording holds the answer whole (masking walked it: the PIN is a sensitive value), 64 levels deep
-    // inside the scenario's own, and replays green
+    // the recording holds the answer whole, the PIN masked, 64 levels deep inside the scenario's own; it replays
     const files = readdirSync(dir);
     expect(files).toEqual(['deepest-909.test.yaml']);
     const recording = readFileSync(join(dir, files[0]!), 'utf8');
