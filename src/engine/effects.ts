@@ -18,7 +18,7 @@
  * requests of a call (an http lookup still running while its filler plays, the number of
  * lookups the call started) is the call's EffectMemo, stored with the call's record.
  */
-import { MAX_BODY_DEPTH, type LookupRecord } from './http-wait.js';
+import { MAX_BODY_DEPTH, type LookupError, type LookupRecord } from './http-wait.js';
 import type { Effect, EffectResult, Outcome } from './outcome.js';
 import { nestedDeeper } from '../protocol/json-depth.js';
 
@@ -85,7 +85,7 @@ export function boundedResult(r: EffectResult): EffectResult {
   if (!('ok' in r) || !r.ok || r.data === undefined || !nestedDeeper(r.data, MAX_BODY_DEPTH + 1)) return r;
   return {
     ok: false,
-    error: 'TOO_DEEP',
+    error: 'TOO_DEEP' satisfies LookupError,
     message: `the answer nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep`,
   };
 }

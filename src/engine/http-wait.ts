@@ -36,9 +36,16 @@ export interface LookupRecord {
 }
 
 /**
- * What a lookup came to: a status and parsed body, or an error kind (TIMEOUT, NETWORK, REFUSED, TOO_LARGE, BAD_BODY,
- * TOO_DEEP, ...).
+ * The error kinds a lookup's answer may be (the lookup client's, src/http/lookup-client.ts): the one list every tool
+ * takes them from, so that a kind the server can end a lookup with can be mocked, asked and replayed (a scenario's
+ * `mocks.http`, `callscript mock-http`, `simulate`'s `e KIND` and `--mocks`, recordings; schemas/scenario.schema.json
+ * and the docs are checked against it). The engine's own kinds are not answers: LIMIT (http.max_lookups_per_call),
+ * INVALID_PARAM (a request that cannot be sent), UNAVAILABLE (no lookups configured).
  */
+export const LOOKUP_ERRORS = ['TIMEOUT', 'NETWORK', 'REFUSED', 'TOO_LARGE', 'BAD_BODY', 'TOO_DEEP'] as const;
+export type LookupError = (typeof LOOKUP_ERRORS)[number];
+
+/** What a lookup came to: a status and parsed body, or an error kind (LOOKUP_ERRORS, or the engine's own). */
 export type HttpOutcome = { ok: true; status: number; body: Value } | { ok: false; error: string; message: string };
 
 /** Performs one lookup (with its retries) and resolves by `deadline` (epoch ms) at the latest; never throws. */
@@ -90,7 +97,7 @@ export function boundedOutcome(o: HttpOutcome): HttpOutcome {
   if (!o.ok || !nestedDeeper(o.body, MAX_BODY_DEPTH)) return o;
   return {
     ok: false,
-    error: 'TOO_DEEP',
+    error: 'TOO_DEEP' satisfies LookupError,
     message: `the ${o.status} response's body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep`,
   };
 }

@@ -6,12 +6,8 @@
  */
 import type { Value } from '../flow/model.js';
 
-/**
- * The deepest a lookup's answer may nest arrays and objects (the outermost is level 1): a deeper one is the step's
- * error TOO_DEEP. Its body is saved in the call's variables, which are serialised, masked and rendered by recursive
- * code: 64 levels stay far from the stack's limit (a few thousand), and real answers nest a handful.
- */
-export const MAX_BODY_DEPTH = 64;
+/** The deepest a lookup's answer may nest (src/protocol/json-depth.ts, read by src/flow too): TOO_DEEP past it. */
+export { MAX_BODY_DEPTH } from '../protocol/json-depth.js';
 
 /** The default cap on a call's stored state (its variables included), in bytes. */
 export const DEFAULT_MAX_STATE_BYTES = 32 * 1024;

@@ -76,7 +76,9 @@ export const ENGINE_CODES: readonly CodeInfo[] = [
   {
     code: 'RUNTIME_EXPRESSION',
     title: 'A `set` expression failed to evaluate',
-    hint: 'The CEL expression of an `expr:` assignment threw; the variable was left unchanged.',
+    hint:
+      'The CEL expression of an `expr:` assignment threw (a missing variable, a type error, a value nested more ' +
+      'than 64 levels deep); the variable was left unchanged.',
   },
   {
     code: 'UNHANDLED_RESULT_AT_RUNTIME',

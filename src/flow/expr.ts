@@ -19,6 +19,7 @@ import { chargeRendering, type MemoryMeter } from './liquid-charge.js';
 import { BoundedCache } from './bounded-cache.js';
 import type { Value } from './model.js';
 import type { CalendarState } from './calendar.js';
+import { MAX_BODY_DEPTH } from '../protocol/json-depth.js';
 
 /** What templates and expressions can see. */
 export interface Scope {
@@ -381,12 +382,18 @@ export function test(source: string, scope: Scope): boolean {
   return evaluate(source, scope) === true;
 }
 
-/** Values nested deeper than this are not given to or taken from CEL (an error, not a stack overflow). */
-export const MAX_VALUE_DEPTH = 64;
+/**
+ * The deepest value CEL makes (lists and maps; the outermost is level 1), as deep as a lookup's answer may be: a
+ * deeper one is an error (a `set`'s `expr:`: RUNTIME_EXPRESSION, the variable left as it was), so a flow nesting a
+ * value one `set` at a time stops there, whatever the state cap allows.
+ */
+export const MAX_VALUE_DEPTH = MAX_BODY_DEPTH;
 
-function tooDeep(): never {
-  throw new Error(`a value is nested more than ${MAX_VALUE_DEPTH} levels deep`);
-}
+/**
+ * The deepest value CEL reads: any a variable may hold, a lookup's answer saved whole (`{ status, body }` around a body
+ * of MAX_BODY_DEPTH). Deeper (a request's variables) is an error, not a stack overflow.
+ */
+export const MAX_READ_DEPTH = MAX_BODY_DEPTH + 1;
 
 /**
  * Converts a value for CEL (once per request: the budget's memo), recording its deep size for the cost hook (cel.ts).
@@ -396,7 +403,7 @@ function toCel(v: unknown, budget: EvalBudget, depth: number): unknown {
   if (v === null || typeof v !== 'object') return v;
   const done = budget.memo.get(v);
   if (done !== undefined) return done;
-  if (depth >= MAX_VALUE_DEPTH) tooDeep();
+  if (depth >= MAX_READ_DEPTH) throw new Error(`a value read is nested more than ${MAX_READ_DEPTH} levels deep`);
   let out: unknown[] | Map<string, unknown>;
   let size = 0;
   const sized = (x: unknown): unknown => {
@@ -424,7 +431,7 @@ function fromCel(v: unknown, depth: number): Value {
   if (typeof v === 'bigint') return Number(v);
   if (v === undefined) return null;
   if (v === null || typeof v !== 'object') return v as Value;
-  if (depth >= MAX_VALUE_DEPTH) tooDeep();
+  if (depth >= MAX_VALUE_DEPTH) throw new Error(`the value is nested more than ${MAX_VALUE_DEPTH} levels deep`);
   if (Array.isArray(v)) return v.map((x) => fromCel(x, depth + 1));
   if (v instanceof Map) {
     const o: Record<string, Value> = {};

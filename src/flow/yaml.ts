@@ -86,7 +86,10 @@ export const MAX_FILE_BYTES = 2 * 1024 * 1024;
  * as a file may hold, so aliases at most double the work of checking the largest file.
  */
 export const MAX_ALIAS_WEIGHT = MAX_FILE_BYTES;
-/** The deepest nesting of maps and lists in a file (TOO_DEEP): no flow needs more. */
+/**
+ * The deepest nesting of maps and lists in a file (TOO_DEEP): no flow needs more. A scenario or routes file, which
+ * holds a call's values inside its own levels, is given more (src/testing/scenario.ts).
+ */
 export const MAX_DEPTH = 64;
 
 /** An anchored value once converted: its tree, its weight and its height. */
@@ -115,6 +118,8 @@ interface LoadCtx {
   aliasWeight: number;
   /** The deepest level reached so far. */
   deepest: number;
+  /** The deepest level allowed (TOO_DEEP past it). */
+  maxDepth: number;
   /** The line (0-based) of the last position looked up. */
   line: number;
   stopped: boolean;
@@ -151,8 +156,11 @@ const YAML_HINT =
   'Fix the YAML at the position shown: indent with spaces (never tabs), close quotes and brackets, keep one ' +
   'document per file.';
 
-/** Parses `text`; YAML errors (and warnings such as unknown tags) are reported as YAML_SYNTAX. */
-export function loadYaml(text: string, file: string, maxBytes = MAX_FILE_BYTES): LoadResult {
+/**
+ * Parses `text`; YAML errors (and warnings such as unknown tags) are reported as YAML_SYNTAX; values nested more than
+ * `maxDepth` levels deep are TOO_DEEP.
+ */
+export function loadYaml(text: string, file: string, maxBytes = MAX_FILE_BYTES, maxDepth = MAX_DEPTH): LoadResult {
   // A string's UTF-8 size is at most 3 bytes per UTF-16 unit: only count when it may matter.
   const bytes = text.length * 3 > maxBytes ? Buffer.byteLength(text, 'utf8') : text.length;
   if (bytes > maxBytes) {
@@ -164,12 +172,12 @@ export function loadYaml(text: string, file: string, maxBytes = MAX_FILE_BYTES):
     };
   }
   const lc = new LineCounter();
-  const deep = tooDeepAt(text);
+  const deep = tooDeepAt(text, maxDepth);
   if (deep !== undefined) {
     lc.addNewLine(0);
     for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lc.addNewLine(i + 1);
     const at = lc.linePos(deep);
-    const message = `values are nested more than ${MAX_DEPTH} levels deep`;
+    const message = `values are nested more than ${maxDepth} levels deep`;
     return {
       diagnostics: [
         { code: 'TOO_DEEP', severity: 'error', message, file, line: at.line, column: at.col, hint: DEEP_HINT },
@@ -194,6 +202,7 @@ export function loadYaml(text: string, file: string, maxBytes = MAX_FILE_BYTES):
     weight: 0,
     aliasWeight: 0,
     deepest: 0,
+    maxDepth,
     line: 0,
     stopped: false,
   };
@@ -225,15 +234,15 @@ export function loadYaml(text: string, file: string, maxBytes = MAX_FILE_BYTES):
  * Nesting the YAML parser must never see: the yaml package composes a document
  * recursively (3,000 levels of `[` overflow the stack) and its parser takes seconds and a
  * gigabyte on a million levels. Its lexer is iterative and cheap, so the text is lexed
- * first and, at the first token past PRESCAN_DEPTH levels, refused (its offset returned).
+ * first and, at the first token past PRESCAN_FACTOR times the bound (maxDepth), refused (its offset returned).
  * The level of a token is bounded above by the open flow collections ([ {), the
  * indentations still open above its line and the block indicators (- ?) before it on its
- * line; the exact check (MAX_DEPTH) happens when the document is converted.
+ * line; the exact check (`maxDepth`) happens when the document is converted.
  */
-const PRESCAN_DEPTH = 4 * MAX_DEPTH;
+const PRESCAN_FACTOR = 4;
 const MARKERS = new Set(['\u0002', '\u0018', '\u001f']);
 
-function tooDeepAt(text: string): number | undefined {
+function tooDeepAt(text: string, maxDepth: number): number | undefined {
   let offset = 0;
   let flow = 0;
   let onLine = 0;
@@ -263,7 +272,7 @@ function tooDeepAt(text: string): number | undefined {
       if (type === 'flow-map-start' || type === 'flow-seq-start') flow++;
       else if (type === 'flow-map-end' || type === 'flow-seq-end') flow = Math.max(0, flow - 1);
       else if (type === 'seq-item-ind' || type === 'explicit-key-ind') onLine++;
-      if (flow + indents.length + onLine > PRESCAN_DEPTH) return offset;
+      if (flow + indents.length + onLine > PRESCAN_FACTOR * maxDepth) return offset;
     }
     offset += tok.length;
   }
@@ -351,8 +360,8 @@ function aliasTarget(ctx: LoadCtx, alias: YamlNode): YamlNode | undefined {
 
 function convert(ctx: LoadCtx, node: YamlNode, depth: number): YNode {
   if (ctx.stopped) return stop(ctx, node, '');
-  if (depth > MAX_DEPTH)
-    return stop(ctx, node, `values are nested more than ${MAX_DEPTH} levels deep`, 'TOO_DEEP', DEEP_HINT);
+  if (depth > ctx.maxDepth)
+    return stop(ctx, node, `values are nested more than ${ctx.maxDepth} levels deep`, 'TOO_DEEP', DEEP_HINT);
   if (isAlias(node)) return convertAlias(ctx, node, depth);
   if (depth > ctx.deepest) ctx.deepest = depth;
   if (!node.anchor) return convertNode(ctx, node, depth);
@@ -380,11 +389,11 @@ function convertAlias(ctx: LoadCtx, node: YamlNode & { source: string }, depth: 
     done = ctx.anchored.get(target);
     if (!done) return stop(ctx, node, '');
   }
-  if (depth + 1 + done.height > MAX_DEPTH)
+  if (depth + 1 + done.height > ctx.maxDepth)
     return stop(
       ctx,
       node,
-      `values are nested more than ${MAX_DEPTH} levels deep once the alias *${node.source} is expanded`,
+      `values are nested more than ${ctx.maxDepth} levels deep once the alias *${node.source} is expanded`,
       'TOO_DEEP',
       DEEP_HINT,
     );

@@ -17,7 +17,7 @@ import https from 'node:https';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import type { Value } from '../flow/model.js';
-import { MAX_BODY_DEPTH, type HttpOutcome, type HttpRunner } from '../engine/http-wait.js';
+import { MAX_BODY_DEPTH, type HttpOutcome, type HttpRunner, type LookupError } from '../engine/http-wait.js';
 import { codeDefault, codeNumberDefault } from '../config/code.js';
 import { jsonTooDeep } from '../protocol/json-depth.js';
 
@@ -128,8 +128,10 @@ export function hostAllowed(host: string, allow: readonly string[] | undefined):
 
 class Refused extends Error {}
 
+/** An attempt's error: one of LOOKUP_ERRORS (every tool can answer with it), or a 5xx to retry. */
 type Attempt =
-  { ok: true; status: number; body: Value } | { ok: false; error: string; message: string; retry: boolean };
+  | { ok: true; status: number; body: Value }
+  | { ok: false; error: LookupError | 'INVALID_PARAM' | `HTTP_${number}`; message: string; retry: boolean };
 
 function attempt(p: Readonly<Record<string, unknown>>, timeoutMs: number, policy: HttpPolicy): Promise<Attempt> {
   return new Promise((resolve) => {

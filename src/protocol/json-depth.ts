@@ -8,6 +8,15 @@
  */
 
 /**
+ * The deepest a lookup's answer may nest arrays and objects (the outermost is level 1): a deeper one is the step's
+ * error TOO_DEEP. Its body is saved in the call's variables, which are serialised, masked and rendered by recursive
+ * code: 64 levels stay far from the stack's limit (a few thousand), and real answers nest a handful. What a flow
+ * makes itself is bounded alike: CEL makes no value deeper (src/flow/expr.ts), and reads none deeper than a saved
+ * answer (`{ status, body }`, a level more).
+ */
+export const MAX_BODY_DEPTH = 64;
+
+/**
  * True when `text` opens more than `max` arrays or objects inside one another (strings
  * skipped). Exact for JSON; text that is not JSON may be either (its parse fails anyway).
  */

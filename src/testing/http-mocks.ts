@@ -1,7 +1,7 @@
 /**
  * Mocked HTTP for http steps: the entries of a scenario case's `mocks.http` (and of the
  * routes file of `callscript mock-http`), matched by method and URL, answering a status,
- * a body, headers, after a delay, or failing (`error: TIMEOUT | NETWORK | ...`).
+ * a body, headers, after a delay, or failing (`error:` one of LOOKUP_ERRORS, src/engine/http-wait.ts).
  *
  *   mocks:
  *     http:
@@ -14,7 +14,7 @@
  * matching stays linear in the URL's length).
  */
 import type { Value } from '../flow/model.js';
-import type { HttpOutcome } from '../engine/http-wait.js';
+import { LOOKUP_ERRORS, MAX_BODY_DEPTH, type HttpOutcome } from '../engine/http-wait.js';
 import type { YNode } from '../flow/yaml.js';
 
 export interface HttpMock {
@@ -29,8 +29,15 @@ export interface HttpMock {
   line?: number;
 }
 
-export const MOCK_ERRORS = ['TIMEOUT', 'NETWORK', 'REFUSED', 'TOO_LARGE', 'BAD_BODY'] as const;
 const KEYS = ['method', 'url', 'status', 'body', 'headers', 'delay_ms', 'error'];
+
+/**
+ * How deep a scenario or routes file may nest maps and lists (TOO_DEEP past it): a call's values, a lookup's answer
+ * (MAX_BODY_DEPTH) or a variable holding one saved whole (a level more), inside the file's own levels (a recorded
+ * answer is under cases, a case, steps, a step and answer; a check of vars under expect and vars too), so that what a
+ * recording writes loads back. A flow file keeps its own bound (MAX_DEPTH of src/flow/yaml.ts).
+ */
+export const TOOL_FILE_DEPTH = MAX_BODY_DEPTH + 16;
 
 /** `*` matches any run of characters, anything else itself; linear (greedy segments in order). */
 export function urlMatches(pattern: string, url: string): boolean {
@@ -111,8 +118,8 @@ export function parseHttpMocks(n: YNode, report: (at: YNode, msg: string) => voi
           } else m.delay_ms = scalar;
           break;
         case 'error':
-          if (typeof scalar !== 'string' || !(MOCK_ERRORS as readonly string[]).includes(scalar)) {
-            report(v, `${where}: error is one of ${MOCK_ERRORS.join(', ')}`);
+          if (typeof scalar !== 'string' || !(LOOKUP_ERRORS as readonly string[]).includes(scalar)) {
+            report(v, `${where}: error is one of ${LOOKUP_ERRORS.join(', ')}`);
             ok = false;
           } else m.error = scalar;
           break;
@@ -155,7 +162,7 @@ export function parseHttpAnswer(n: YNode, report: (at: YNode, msg: string) => vo
         break;
       case 'error':
         if (typeof scalar !== 'string' || !/^[A-Z][A-Z0-9_]{0,31}$/.test(scalar)) {
-          report(v, `answer.error is an error kind in capitals (${MOCK_ERRORS.join(', ')}, ...)`);
+          report(v, `answer.error is an error kind in capitals (${LOOKUP_ERRORS.join(', ')}, ...)`);
           ok = false;
         } else a.error = scalar;
         break;

@@ -8,6 +8,7 @@
  *     - { url: "/v1/balance*", status: 404, body: { error: "no such account" } }
  *     - { url: "/slow", status: 200, delay_ms: 6000 }
  *     - { url: "/down", error: NETWORK }          # the connection is dropped; TIMEOUT: never answered
+ *     - { url: "/deep", error: TOO_DEEP }         # a body the lookup client refuses (see failedBody)
  *
  * A url starting with / is matched against the request's path and query, any other
  * against the full URL (http://host:port/path?query). No route: 404 { error }.
@@ -15,8 +16,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadYaml } from '../flow/yaml.js';
-import { findRoute, parseHttpMocks, type HttpMock } from './http-mocks.js';
+import { findRoute, parseHttpMocks, TOOL_FILE_DEPTH, type HttpMock } from './http-mocks.js';
 import { closest } from '../flow/check-context.js';
+import { codeNumber } from '../config/code.js';
+import { MAX_BODY_DEPTH } from '../engine/http-wait.js';
 
 export interface MockRoutes {
   routes: HttpMock[];
@@ -31,7 +34,7 @@ const ROUTES_FORMAT = 'routes: [ { method, url, status, body, headers, delay_ms,
  */
 export function parseRoutes(text: string, file: string): MockRoutes {
   const problems: string[] = [];
-  const { root, diagnostics } = loadYaml(text, file);
+  const { root, diagnostics } = loadYaml(text, file, undefined, TOOL_FILE_DEPTH);
   for (const d of diagnostics) if (d.severity === 'error') problems.push(`${file}:${d.line}:${d.column}: ${d.message}`);
   if (problems.length > 0) return { routes: [], problems };
   const at = (pos: { line: number; col: number }, msg: string) =>
@@ -67,6 +70,28 @@ export function parseRoutes(text: string, file: string): MockRoutes {
   return { routes: problems.length > 0 ? [] : out, problems };
 }
 
+/** The largest http.max_body_bytes a server may be given: a TOO_LARGE route answers a byte more. */
+const LARGEST_BODY = codeNumber('http.maxBodyBytes').max ?? 1 << 20;
+
+/**
+ * What a route failing with `error` answers, for a server's lookup client to end with that error: BAD_BODY a 2xx
+ * that is not JSON, TOO_LARGE a body over any http.max_body_bytes, TOO_DEEP one nested past MAX_BODY_DEPTH.
+ * NETWORK and TIMEOUT are the connection's (dropped, never answered); REFUSED is the client's own policy, which no
+ * answer makes: such a route answers its status and body.
+ */
+function failedBody(error: string | undefined): string | undefined {
+  switch (error) {
+    case 'BAD_BODY':
+      return '<html>not json</html>';
+    case 'TOO_LARGE':
+      return ' '.repeat(LARGEST_BODY + 1);
+    case 'TOO_DEEP':
+      return '['.repeat(MAX_BODY_DEPTH + 1) + ']'.repeat(MAX_BODY_DEPTH + 1);
+    default:
+      return undefined;
+  }
+}
+
 /** The longest request body the mock reads. */
 const MAX_BODY = 1 << 20;
 
@@ -99,9 +124,15 @@ export async function startMockHttp(routes: HttpMock[], port: number, host = '12
       const answer = () => {
         if (m.error === 'NETWORK') return req.socket.destroy();
         if (m.error === 'TIMEOUT') return; // never answered
-        res.writeHead(m.error === 'TOO_LARGE' ? 200 : m.status, { 'content-type': 'application/json', ...m.headers });
-        if (m.error === 'BAD_BODY') return res.end('<html>not json</html>');
-        res.end(m.body === null || m.body === undefined ? '' : JSON.stringify(m.body));
+        const failed = failedBody(m.error);
+        const text = failed ?? (m.body === null || m.body === undefined ? '' : JSON.stringify(m.body));
+        res.on('error', () => undefined); // a client that hangs up on a body too large
+        res.writeHead(m.error === 'TOO_LARGE' ? 200 : m.status, {
+          'content-type': 'application/json',
+          ...m.headers,
+          'content-length': String(Buffer.byteLength(text)),
+        });
+        res.end(text);
       };
       if (m.delay_ms > 0) setTimeout(answer, m.delay_ms);
       else answer();

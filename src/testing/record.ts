@@ -18,7 +18,7 @@ import { type StepRecord } from '../engine/report.js';
 import { TERMINAL_STATUSES } from '../protocol/commands.js';
 import type { WireValue } from '../protocol/rt.js';
 import type { EffectResult } from '../engine/outcome.js';
-import { MOCK_ERRORS } from './http-mocks.js';
+import { LOOKUP_ERRORS } from '../engine/http-wait.js';
 
 /** One request the engine advanced, with its effects and its reply (src/engine/call.ts). */
 export type Exchange = StepRecord;
@@ -183,8 +183,9 @@ export function buildRecording(exchanges: readonly Exchange[], date: Date = new 
       }
       const request = recordedLookup(effect.params);
       if (!asSteps) {
-        // mocks.http answers at once with a status or one of the mocked errors (another error: no entry, NETWORK)
-        if (answer && (answer.error === undefined || (MOCK_ERRORS as readonly string[]).includes(answer.error)))
+        // mocks.http answers at once with a status or an error of LOOKUP_ERRORS; the engine's own (LIMIT,
+        // INVALID_PARAM) come again from the replay's engine, an UNAVAILABLE has no entry (NETWORK)
+        if (answer && (answer.error === undefined || (LOOKUP_ERRORS as readonly string[]).includes(answer.error)))
           http.push({ ...request, ...(answer as Record<string, JsonValue>) });
         continue;
       }

@@ -197,7 +197,7 @@ function scalarText(n: YNode): string | undefined {
   return n.quoted ? String(n.value) : n.source;
 }
 
-import { parseHttpAnswer, parseHttpMocks, type HttpAnswer, type HttpMock } from './http-mocks.js';
+import { parseHttpAnswer, parseHttpMocks, TOOL_FILE_DEPTH, type HttpAnswer, type HttpMock } from './http-mocks.js';
 
 function describe(n: YNode): string {
   if (n.kind === 'map') return 'a map';
@@ -675,7 +675,7 @@ function parseCase(
 /** Parses a scenario file's text; throws ScenarioFileError with every problem. */
 export function parseScenario(text: string, file: string): Scenario {
   const c = new Collector(file);
-  const { root, diagnostics } = loadYaml(text, file);
+  const { root, diagnostics } = loadYaml(text, file, undefined, TOOL_FILE_DEPTH);
   for (const d of diagnostics)
     if (d.severity === 'error') c.errors.push({ file, line: d.line, column: d.column, message: d.message });
   if (c.errors.length > 0) throw new ScenarioFileError(c.errors);

@@ -5,14 +5,13 @@
  * goes, or a status typed with a JSON body).
  */
 import type { CompiledFlow } from '../engine/compile.js';
-import { MAX_BODY_DEPTH } from '../engine/http-wait.js';
+import { LOOKUP_ERRORS, MAX_BODY_DEPTH } from '../engine/http-wait.js';
 import { nestedDeeper } from '../protocol/json-depth.js';
 import type { Effect, EffectResult } from '../engine/outcome.js';
 import type { Value } from '../flow/model.js';
 import { COMMANDS, type CommandName } from '../protocol/commands.js';
 import type { WireValue } from '../protocol/rt.js';
 import { answerResult, httpBranches } from './branch-executor.js';
-import { MOCK_ERRORS } from './http-mocks.js';
 import { closest } from '../flow/check-context.js';
 import { printable } from '../terminal/printable.js';
 
@@ -154,13 +153,13 @@ function parseHttpLine(q: Extract<Question, { kind: 'http' }>, s: string): Parse
   if (e) {
     // the error kinds a scenario's mocks.http takes (and a lookup on a server can end with)
     const error = (e[1] ?? 'NETWORK').toUpperCase();
-    if (!(MOCK_ERRORS as readonly string[]).includes(error)) {
-      const near = closest(error, MOCK_ERRORS);
+    if (!(LOOKUP_ERRORS as readonly string[]).includes(error)) {
+      const near = closest(error, LOOKUP_ERRORS);
       return {
         kind: 'invalid',
         message:
           `"${e[1]!.slice(0, 40)}" is not an error of a lookup${near ? ` (did you mean ${near}?)` : ''}: ` +
-          `e ${MOCK_ERRORS.join(', e ')}; e alone is NETWORK`,
+          `e ${LOOKUP_ERRORS.join(', e ')}; e alone is NETWORK`,
       };
     }
     return {

@@ -128,7 +128,20 @@ describe('CEL evaluation is bounded', () => {
     () => {
       const s = scope({ n: 2 }, new EvalBudget(limits()), { caller: '+33612345678', variables: deep(10_000) as never });
       expect(evaluate('vars.n + 1 == 3 && call.caller.startsWith("+33")', s)).toBe(true);
-      expect(() => evaluate('has(call.variables.a)', s)).toThrow(/nested more than 64 levels deep/);
+      expect(() => evaluate('has(call.variables.a)', s)).toThrow('a value read is nested more than 65 levels deep');
+    },
+  );
+
+  it(
+    "reads any value a variable may hold (a lookup's 64-level answer saved whole: 65 levels), makes none deeper " +
+      'than 64',
+    () => {
+      const s = () => scope({ r: { status: 200, body: deep(63) } as never, d: deep(65) as never });
+      expect(evaluate('vars.r.status == 200', s())).toBe(true);
+      expect(evaluate('vars.r.body', s())).toEqual(deep(63));
+      expect(() => evaluate('vars.r', s())).toThrow('the value is nested more than 64 levels deep');
+      expect(() => evaluate('{"a": vars.r.body}', s())).toThrow('the value is nested more than 64 levels deep');
+      expect(() => evaluate('has(vars.d.a)', s())).toThrow('a value read is nested more than 65 levels deep');
     },
   );
 

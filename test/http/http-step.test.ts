@@ -430,6 +430,35 @@ describe('callscript mock-http', () => {
     }
   });
 
+  it('serves TOO_DEEP and TOO_LARGE as a lookup client meets them, and the flow takes its error way', async () => {
+    const { parseRoutes, startMockHttp } = await import('../../src/testing/mock-http.js');
+    const { routes, problems } = parseRoutes(
+      'routes:\n  - { url: "/deep/*", error: TOO_DEEP }\n  - { url: "/large/*", error: TOO_LARGE }\n',
+      'routes.yaml',
+    );
+    expect(problems).toEqual([]);
+    const s = await startMockHttp(routes, 0);
+    try {
+      // the largest body cap a server may be given (http.max_body_bytes: 1 MiB) is still too small
+      const run = httpRunner({ allowPrivate: true, maxBodyBytes: 1 << 20 });
+      expect(await run({ url: `${s.url}/deep/v1/x` }, Date.now() + 5000)).toEqual({
+        ok: false,
+        error: 'TOO_DEEP',
+        message: "the 200 response's body nests arrays and objects more than 64 levels deep",
+      });
+      expect(await run({ url: `${s.url}/large/v1/x` }, Date.now() + 5000)).toEqual({
+        ok: false,
+        error: 'TOO_LARGE',
+        message: 'the response declares 1048577 bytes, over http.max_body_bytes (1048576)',
+      });
+      const a = await app();
+      expect((await post(a, 'quick', `${s.url}/deep`)).params).toEqual(say('Failed TOO_DEEP.'));
+      expect((await post(a, 'quick', `${s.url}/large`, { callid: '4343' })).params).toEqual(say('Failed TOO_LARGE.'));
+    } finally {
+      await s.close();
+    }
+  });
+
   it('refuses a bad routes file with positions', async () => {
     const { mkdtempSync, writeFileSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');

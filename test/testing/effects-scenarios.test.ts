@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { parseScenario, runCase, ScenarioFileError } from '../../src/testing/index.js';
 import { buildRecording, recordingYaml, type Exchange } from '../../src/testing/record.js';
 import { replayRecording } from '../../src/testing/replay.js';
+import { MockExecutor } from '../../src/testing/executors.js';
+import { parseRoutes } from '../../src/testing/mock-http.js';
 import type { RtRequest } from '../../src/protocol/rt.js';
 import { yamlFlow } from '../engine/yaml.js';
 import { req } from '../engine/helpers.js';
@@ -79,10 +81,22 @@ describe("an http step's answer:", () => {
       '7:41: answer.fillers is 0 to 100: the fillers played before the answer',
       '7:53: unknown key "eror" in answer (allowed: status, body, error, fillers)',
       '9:17: answer has a status or an error, not both',
-      '11:26: answer.error is an error kind in capitals (TIMEOUT, NETWORK, REFUSED, TOO_LARGE, BAD_BODY, ...)',
+      '11:26: answer.error is an error kind in capitals (TIMEOUT, NETWORK, REFUSED, TOO_LARGE, BAD_BODY, ' +
+        'TOO_DEEP, ...)',
       '13:17: `answer:` answers the lookup of an http step (expect: http); other steps take result:, error: or ' +
         'status:',
     ]);
+  });
+
+  it('as deep as a lookup may answer (64 levels) loads, in a scenario and a routes file; 80 levels in all', () => {
+    const body = (levels: number) => `${'{ a: '.repeat(levels)}1${' }'.repeat(levels)}`;
+    const answer = (levels: number) =>
+      lookupCase(`      - expect: http\n        answer: { status: 200, body: ${body(levels)} }`);
+    expect(problems(answer(64))).toEqual([]);
+    expect(parseRoutes(`routes:\n  - { url: /x, body: ${body(64)} }\n`, 'r.yaml').problems).toEqual([]);
+    // the file's own levels above the body: 6 (flow files keep 64 in all)
+    expect(problems(answer(74))).toEqual([]);
+    expect(problems(answer(75))).toEqual(['7:410: values are nested more than 80 levels deep']);
   });
 
   it('a forged recording: a lookup the flow does not make is a divergence, not a pass', async () => {
@@ -166,6 +180,44 @@ describe('recordings of lookups, start vars and a call never answered', () => {
       { expect: { command: 'hangup', params: {} }, now: '2026-11-23T10:00:05.000Z' },
     ]);
     expect(recordingYaml(rec)).toMatch(/^environment: staging$/m);
+  });
+
+  it('a lookup that hit TOO_DEEP is recorded so (a step, and mocks.http after a hangup) and replays so', async () => {
+    const flow = await yamlFlow(LOOKUP, 'lookup.yaml');
+    const lookup = { kind: 'http' as const, step: 'lookup', callid: '42', filler: true, wait: false };
+    const params = { method: 'GET', url: URL_12, headers: { Authorization: 'Bearer ***' } };
+    const deep = { ok: false as const, error: 'TOO_DEEP', message: 'the answer nests arrays and objects ...' };
+    const failed = { media_id: 'TTS|TTS_EN-GB_SERENA|Failed TOO_DEEP.' };
+    const rec = buildRecording([
+      ex(req(fields), {
+        effects: [{ effect: { ...lookup, params }, result: deep }],
+        reply: { command: 'play', command_id: 1, params: failed, variablesRaw: '{}' },
+        step: 'failed',
+      }),
+      // the caller hangs up during the play: the hangup handler's lookup (here the same) is a mock, not a step
+      ex(req({ ...fields, command: 'play', command_id: 1, call_status: 'HANGUP' }), {
+        effects: [{ effect: { ...lookup, step: 'log', params }, result: deep }],
+        ended: true,
+      }),
+    ]);
+    const c = rec.cases[0]!;
+    expect(c.steps.map(({ at: _a, ...s }) => s)).toEqual([
+      { expect: { http: { method: 'GET', url: URL_12 } }, answer: { error: 'TOO_DEEP' } },
+      { expect: { command: 'play', params: failed }, status: 'HANGUP' },
+    ]);
+    expect(c.mocks.http).toEqual([{ method: 'GET', url: URL_12, error: 'TOO_DEEP' }]);
+    const text = recordingYaml(rec).replace('environment: staging\n', '');
+    const parsed = parseScenario(text, 'r.yaml').cases[0]!;
+    expect(runCase(flow, parsed)).toMatchObject({ ok: true });
+    expect(replayRecording(flow, text)).toMatchObject({ ok: true });
+    // what the replay's executor answers that lookup: TOO_DEEP, as recorded (not NETWORK, no entry matching)
+    const mocks = new MockExecutor({ http: parsed.mocks?.http ?? [] });
+    const ctx = { memo: {}, budgetMs: () => 3750, now: at };
+    expect(mocks.perform({ ...lookup, step: 'log', params }, ctx)).toEqual({
+      ok: false,
+      error: 'TOO_DEEP',
+      message: 'mocked TOO_DEEP',
+    });
   });
 
   it('a first request with a terminal status: call.status and no steps, which the runner passes', async () => {

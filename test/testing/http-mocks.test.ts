@@ -17,7 +17,7 @@ describe('scenario files with mocks.http', () => {
       { flows: DIR, coverage: true },
       { write: (s: string) => (out += s) },
     );
-    expect(out).toContain('6 passed, 0 failed');
+    expect(out).toContain('7 passed, 0 failed');
     expect(out).toContain('lookup (test/fixtures/http-lookups/lookup.yaml): steps 100% (6/6), transitions 100% (9/9)');
     expect(code).toBe(0);
   });

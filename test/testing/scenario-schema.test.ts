@@ -4,9 +4,15 @@ import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { ACTION_SPECS } from '../../src/flow/actions.js';
 import { parseScenario, TERMINAL_STEP_STATUSES } from '../../src/testing/scenario.js';
+import { LOOKUP_ERRORS } from '../../src/engine/http-wait.js';
+import { codeInfo } from '../../src/errors/catalogue.js';
 
 const schema = JSON.parse(readFileSync('schemas/scenario.schema.json', 'utf8')) as {
-  definitions: { action: { enum: string[] }; step: { properties: { status: { enum: string[] } } } };
+  definitions: {
+    action: { enum: string[] };
+    step: { properties: { status: { enum: string[] }; answer: { properties: { error: { description: string } } } } };
+    mocks: { properties: { http: { items: { properties: { error: { enum: string[] } } } } } };
+  };
 };
 const validate = new Ajv({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true }).compile(
   schema,
@@ -22,6 +28,16 @@ describe('schemas/scenario.schema.json', () => {
   it('names every command and effect, and every terminal status', () => {
     expect([...schema.definitions.action.enum].sort()).toEqual(Object.keys(ACTION_SPECS).sort());
     expect(schema.definitions.step.properties.status.enum).toEqual([...TERMINAL_STEP_STATUSES]);
+  });
+
+  it('takes every error kind of a lookup (one list: LOOKUP_ERRORS), which the docs and the hint name', () => {
+    expect(LOOKUP_ERRORS).toContain('TOO_DEEP');
+    expect(schema.definitions.mocks.properties.http.items.properties.error.enum).toEqual([...LOOKUP_ERRORS]);
+    const said = (text: string) => LOOKUP_ERRORS.filter((k) => !text.includes(k));
+    expect(said(schema.definitions.step.properties.answer.properties.error.description)).toEqual([]);
+    expect(said(codeInfo('EFFECT_FAILED').hint)).toEqual([]);
+    for (const doc of ['docs/testing.md', 'docs/simulate.md', 'docs/flow-language.md'])
+      expect(said(readFileSync(doc, 'utf8')), doc).toEqual([]);
   });
 
   it.each(SCENARIOS)('accepts %s', (file) => {

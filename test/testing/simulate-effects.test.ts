@@ -160,7 +160,7 @@ describe('simulate: an asked lookup', () => {
       kind: 'invalid',
       message:
         '"TIMEOUTX" is not an error of a lookup (did you mean TIMEOUT?): e TIMEOUT, e NETWORK, e REFUSED, ' +
-        'e TOO_LARGE, e BAD_BODY; e alone is NETWORK',
+        'e TOO_LARGE, e BAD_BODY, e TOO_DEEP; e alone is NETWORK',
     });
     expect(parseLine(q, 'e refused')).toMatchObject({ answer: { result: { ok: false, error: 'REFUSED' } } });
     expect(parseLine(q, 'e')).toMatchObject({ answer: { result: { ok: false, error: 'NETWORK' } } });
@@ -170,6 +170,50 @@ describe('simulate: an asked lookup', () => {
         'a status is 100..599, not 999: choose 1, or type a status and a JSON body (200 {"amount": 12}), ' +
         't (timeout), e [KIND] (an error), v (vars)',
     });
+  });
+});
+
+describe('simulate: a lookup whose answer is nested too deep (TOO_DEEP), asked or from --mocks', () => {
+  const flow = join(dir, 'deep-answer.yaml');
+  writeFileSync(
+    flow,
+    [
+      'version: 2',
+      'name: deep-answer',
+      'start: lookup',
+      'steps:',
+      '  lookup:',
+      '    http: { url: "http://127.0.0.1:4020/v1/x" }',
+      '    on: { ok: found, error: failed }',
+      '  found: { say: "Found.", next: end }',
+      '  failed: { say: "Failed {{ error }}.", next: end }',
+      '  end: { hangup: {} }',
+      '',
+    ].join('\n'),
+  );
+  const routes = join(dir, 'deep.routes.yaml');
+  writeFileSync(routes, 'routes:\n  - { url: /v1/x, error: TOO_DEEP }\n');
+
+  it('e TOO_DEEP: the step takes its error way, error = TOO_DEEP', async () => {
+    const q: Question = { kind: 'http', options: [{ key: '1', label: 'x', answer: { kind: 'hangup' } }] };
+    expect(parseLine(q, 'e too_deep')).toEqual({
+      kind: 'answer',
+      answer: { kind: 'http', result: { ok: false, error: 'TOO_DEEP', message: 'answered TOO_DEEP' } },
+      text: 'error TOO_DEEP',
+    });
+    const { code, text, err } = await run(flow, {}, 'e TOO_DEEP\n\n');
+    expect(err).toBe('');
+    expect(code).toBe(0);
+    expect(text).toContain('> e TOO_DEEP\n  -> error TOO_DEEP\n');
+    expect(text).toContain('#1 failed: play\n  hears: "Failed TOO_DEEP." (TTS_EN-GB_SERENA)\n');
+  });
+
+  it('--mocks with a route answering TOO_DEEP: the same way', async () => {
+    const { code, text, err } = await run(flow, { mocks: routes }, '\n');
+    expect(err).toBe('');
+    expect(code).toBe(0);
+    expect(text).toContain('  -> failed TOO_DEEP (deep.routes.yaml)\n');
+    expect(text).toContain('#1 failed: play\n  hears: "Failed TOO_DEEP." (TTS_EN-GB_SERENA)\n');
   });
 });
 
