@@ -23,6 +23,7 @@ import { MemoryStore } from '../src/store/memory.js';
 import { RedisStore } from '../src/store/redis.js';
 import type { CallStore } from '../src/store/types.js';
 import { dropPrefix, REDIS_URL } from '../test/helpers/redis.js';
+import { rtBody } from './front-desk.js';
 
 const TARGET_MB = 64;
 const calls = Number(process.env.BENCH_CALLS ?? 20);
@@ -42,15 +43,6 @@ const gc = global.gc;
 const RESULT = 'R'.repeat(40_000);
 const ERROR = 'E'.repeat(20_000);
 const AUTH = `Basic ${Buffer.from('bench:bench-password').toString('base64')}`;
-
-function body(callid: bigint, command: string, id: number, result: string, error = '', status = 'UP'): string {
-  return (
-    `{"app":"BENCHAPP","callid":${callid},"request_hash":null,"cli_name":"","cli_number":"+447700900123",` +
-    `"date_started":"2026-11-22 10:00:00","number":"+442079460000","command":${JSON.stringify(command)},` +
-    `"command_id":${id},"command_result":${JSON.stringify(result)},"command_error":${JSON.stringify(error)},` +
-    `"call_status":"${status}","cdr_field":"","variables":{}}`
-  );
-}
 
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
 
@@ -86,17 +78,17 @@ async function run(): Promise<void> {
     app.inject({ method: 'POST', url: '/rt/front-desk', headers: { 'content-type': 'application/json' }, payload });
   const settle = () => new Promise((r) => setTimeout(r, 200));
   const oneCall = async (callid: bigint, hostile: number) => {
-    await post(body(callid, '', 0, ''));
-    await post(body(callid, 'play', 1, '0')); // at the menu: its read is command 2
+    await post(rtBody(callid, '', 0, ''));
+    await post(rtBody(callid, 'play', 1, '0')); // at the menu: its read is command 2
     for (let i = 0; i < hostile; i++) {
       // a replay of command 1's report, or a stale report of command 1 (409)
       const res = await post(
-        i % 2 === 0 ? body(callid, 'play', 1, RESULT, ERROR) : body(callid, 'play', 0, RESULT, ERROR),
+        i % 2 === 0 ? rtBody(callid, 'play', 1, RESULT, 'UP', ERROR) : rtBody(callid, 'play', 0, RESULT, 'UP', ERROR),
       );
       if (res.statusCode !== (i % 2 === 0 ? 200 : 409)) throw new Error(`unexpected ${res.statusCode} ${res.body}`);
     }
-    await post(body(callid, 'read', 2, RESULT.slice(0, 30_000), ERROR.slice(0, 10_000)));
-    await post(body(callid, 'read', 3, '', '', 'HANGUP'));
+    await post(rtBody(callid, 'read', 2, RESULT.slice(0, 30_000), 'UP', ERROR.slice(0, 10_000)));
+    await post(rtBody(callid, 'read', 3, '', 'HANGUP'));
   };
   // warm-up: whole calls, so that code, caches and maps are warm
   for (let i = 0; i < 20; i++) await oneCall(30_000_000_000n + BigInt(i), 4);

@@ -11,20 +11,12 @@
  */
 import { buildServer } from '../src/http/server.js';
 import { MemoryStore } from '../src/store/memory.js';
+import { rtBody } from './front-desk.js';
 
 if (!global.gc) throw new Error('run with node --expose-gc (npm run bench:memory)');
 const gc = global.gc;
 const calls = Number(process.env.BENCH_CALLS ?? 50_000);
 const warmup = Number(process.env.BENCH_WARMUP_CALLS ?? 2_000);
-
-function body(callid: bigint, command: string, id: number, result: string, status = 'UP'): string {
-  return (
-    `{"app":"BENCHAPP","callid":${callid},"request_hash":null,"cli_name":"","cli_number":"+447700900123",` +
-    `"date_started":"2026-11-22 10:00:00","number":"+442079460000","command":${JSON.stringify(command)},` +
-    `"command_id":${id},"command_result":${JSON.stringify(result)},"command_error":"","call_status":"${status}",` +
-    `"cdr_field":"","variables":{}}`
-  );
-}
 
 function heap(): number {
   for (let i = 0; i < 4; i++) gc();
@@ -55,8 +47,8 @@ async function measure(history: boolean): Promise<number> {
   };
   /** Brings a call to the menu: first request (welcome), then the welcome's result (menu read). */
   const toMenu = async (callid: bigint) => {
-    await post(body(callid, '', 0, ''), 'play');
-    await post(body(callid, 'play', 1, '0'), 'read');
+    await post(rtBody(callid, '', 0, ''), 'play');
+    await post(rtBody(callid, 'play', 1, '0'), 'read');
   };
   // the history's writes are made after the replies: let them land before measuring
   const settle = () => new Promise((r) => setTimeout(r, 50));
@@ -65,7 +57,7 @@ async function measure(history: boolean): Promise<number> {
   for (let i = 0; i < warmup; i++) {
     const id = 30_000_000_000_000_000n + BigInt(i);
     await toMenu(id);
-    await post(body(id, 'read', 2, '', 'HANGUP'), '');
+    await post(rtBody(id, 'read', 2, '', 'HANGUP'), '');
   }
   await settle();
   const storedBefore = await store.size();

@@ -36,6 +36,7 @@ import autocannon from 'autocannon';
 import { buildServer } from '../src/http/server.js';
 import { MemoryStore } from '../src/store/memory.js';
 import { BenchRedis } from './redis.js';
+import { FRONT_DESK_CALL, rtBody } from './front-desk.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -44,37 +45,15 @@ const warmup = Number(process.env.BENCH_WARMUP ?? 3);
 const FLOWS = new URL('../flows', import.meta.url).pathname;
 
 let nextCall = 10_000_000_000_000_000n;
-function body(callid: bigint, command: string, id: number, result: string, status = 'UP'): string {
-  return (
-    `{"app":"BENCHAPP","callid":${callid},"request_hash":null,"cli_name":"","cli_number":"+447700900123",` +
-    `"date_started":"2026-11-22 10:00:00","number":"+442079460000","command":${JSON.stringify(command)},` +
-    `"command_id":${id},"command_result":${JSON.stringify(result)},"command_error":"","call_status":"${status}",` +
-    `"cdr_field":"","variables":{}}`
-  );
-}
-
-/**
- * One front-desk call: [command just finished, its id, its result, status, the command /rt must answer ("" for the
- * end)].
- */
-const CALL: [string, number, string, string, string][] = [
-  ['', 0, '', 'UP', 'play'], // -> welcome (1)
-  ['play', 1, '0', 'UP', 'read'], // -> menu (2)
-  ['read', 2, '3', 'UP', 'play'], // -> info (3)
-  ['play', 3, '0', 'UP', 'read'], // count_visit, again -> menu (4)
-  ['read', 4, '1', 'UP', 'dialout'], // -> sales (5)
-  ['dialout', 5, '', 'HANGUP', ''], // sales answered, the call is over: hangup handler, end
-];
-
 function requests(path: string): autocannon.Request[] {
-  return CALL.map(([command, id, result, status], i) => ({
+  return FRONT_DESK_CALL.map(([command, id, result, status], i) => ({
     method: 'POST',
     path,
     headers: { 'content-type': 'application/json' },
     setupRequest: (req: autocannon.Request, context: object) => {
       const ctx = context as { callid?: bigint };
       if (i === 0) ctx.callid = nextCall++;
-      return { ...req, body: body(ctx.callid!, command, id, result, status) };
+      return { ...req, body: rtBody(ctx.callid!, command, id, result, status) };
     },
   }));
 }
@@ -121,11 +100,11 @@ function cpuOf(s: Server): Promise<NodeJS.CpuUsage> {
 /** One call over HTTP, checking every reply: the load must measure the call path, not errors. */
 async function checkCall(s: Server): Promise<void> {
   const callid = nextCall++;
-  for (const [command, id, result, status, want] of CALL) {
+  for (const [command, id, result, status, want] of FRONT_DESK_CALL) {
     const res = await fetch(s.url + s.path, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: body(callid, command, id, result, status),
+      body: rtBody(callid, command, id, result, status),
     });
     const text = await res.text();
     const got = res.status === 200 && want !== '' ? (JSON.parse(text) as { command?: string }).command : '';
@@ -204,12 +183,12 @@ async function snapshotBytes(n: number): Promise<number> {
   let total = 0;
   for (let i = 0; i < n; i++) {
     const id = 20_000_000_000_000_000n + BigInt(i);
-    for (const [command, cid, result, status] of CALL.slice(0, 2)) {
+    for (const [command, cid, result, status] of FRONT_DESK_CALL.slice(0, 2)) {
       await app.inject({
         method: 'POST',
         url: '/rt/front-desk',
         headers: { 'content-type': 'application/json' },
-        payload: body(id, command, cid, result, status),
+        payload: rtBody(id, command, cid, result, status),
       });
     }
     total += Buffer.byteLength((await store.get(String(id))) ?? '');
@@ -234,7 +213,7 @@ try {
   if (redisServer) await checkCall(redisServer);
   console.log(
     `callscript bench: ${connections} connections, ${seconds} s per target and round, front-desk calls ` +
-      `of ${CALL.length} requests; /rt logs at ${process.env.BENCH_LOG_LEVEL ?? 'info'}`,
+      `of ${FRONT_DESK_CALL.length} requests; /rt logs at ${process.env.BENCH_LOG_LEVEL ?? 'info'}`,
   );
   console.log(
     typeof redis === 'string'

@@ -23,6 +23,7 @@ import { openStore } from '../src/store/open.js';
 import type { CallStore } from '../src/store/types.js';
 import { STORE_DEFAULTS } from '../src/config/defaults.js';
 import { BenchRedis } from './redis.js';
+import { FRONT_DESK_CALL, rtBody } from './front-desk.js';
 
 if (!global.gc) throw new Error('run with node --expose-gc (npm run bench:soak)');
 const gc = global.gc;
@@ -33,25 +34,6 @@ const FLOWS = new URL('../flows', import.meta.url).pathname;
 const BIG = 'x'.repeat(60_000);
 /** Heap growth past the warm checkpoint that counts as a leak, bytes. */
 const LEAK_BYTES = 4 * 2 ** 20;
-
-function body(callid: bigint, command: string, id: number, result: string, status = 'UP'): string {
-  return (
-    `{"app":"SOAKAPP","callid":${callid},"request_hash":null,"cli_name":"","cli_number":"+447700900123",` +
-    `"date_started":"2026-11-22 10:00:00","number":"+442079460000","command":${JSON.stringify(command)},` +
-    `"command_id":${id},"command_result":${JSON.stringify(result)},"command_error":"","call_status":"${status}",` +
-    `"cdr_field":"","variables":{}}`
-  );
-}
-
-/** [command just finished, its id, its result, status, the command /rt must answer ("" for the end)]. */
-const CALL: [string, number, string, string, string][] = [
-  ['', 0, '', 'UP', 'play'],
-  ['play', 1, '0', 'UP', 'read'],
-  ['read', 2, '3', 'UP', 'play'],
-  ['play', 3, '0', 'UP', 'read'],
-  ['read', 4, '1', 'UP', 'dialout'],
-  ['dialout', 5, '', 'HANGUP', ''],
-];
 
 interface Checkpoint {
   requests: number;
@@ -87,11 +69,11 @@ async function soak(name: string, store: CallStore): Promise<boolean> {
   };
   const call = async (n: number) => {
     const callid = nextCall++;
-    for (const [i, [command, id, result, status, want]] of CALL.entries()) {
-      await post(body(callid, command, id, result, status), 200, want);
+    for (const [i, [command, id, result, status, want]] of FRONT_DESK_CALL.entries()) {
+      await post(rtBody(callid, command, id, result, status), 200, want);
       if (n % 10 === 0 && i === 3) {
-        await post(body(callid, command, id, BIG, status), 200); // a replay of the request just answered
-        await post(body(callid, 'play', 1, BIG, status), 409); // stale
+        await post(rtBody(callid, command, id, BIG, status), 200); // a replay of the request just answered
+        await post(rtBody(callid, 'play', 1, BIG, status), 409); // stale
       }
     }
   };
