@@ -54,7 +54,7 @@ export class CallHandler {
     // the store is waited for as long as the request's fallback covers: its deadline, the fallback's wait, and the
     // deadline of the fallback's report
     this.stall = new StallGuard(2 * opts.deadlineMs + FALLBACK_WAIT_S * 1000);
-    this.deps = { ...deps, store: this.stall.wrap(deps.store) };
+    this.deps = deps.storeInProcess ? deps : { ...deps, store: this.stall.wrap(deps.store) };
     this.now = deps.now ?? Date.now;
     this.deadline = new DeadlineTimer(opts.deadlineMs);
     this.resolver = new FlowResolver(deps.versions, deps.live, opts.routes, opts.maxLiveCalls);

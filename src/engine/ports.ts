@@ -106,5 +106,10 @@ export interface CallDeps {
   executor: Executor;
   /** Outbound calls placed by the server: a new call whose request_hash is one of theirs starts with its vars. */
   outbound?: OutboundStarts;
+  /**
+   * The store answers from this process's memory (the memory store): it cannot stall, so its loads and commits are not
+   * guarded (src/engine/stall.ts: a timer race per operation, for nothing). Default false: guarded.
+   */
+  storeInProcess?: boolean;
   now?: () => number;
 }

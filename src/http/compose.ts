@@ -104,7 +104,16 @@ export async function compose(app: FastifyInstance, options: CallscriptPluginOpt
   const release = () => registry.release(live);
   const executor = liveExecutor(options.effects ?? {}, lookups);
   const handler = new CallHandler(
-    { versions, store, live, release, executor, ...(outbound ? { outbound } : {}) },
+    {
+      versions,
+      store,
+      live,
+      release,
+      executor,
+      // the memory store answers in this process: nothing to ride (src/engine/stall.ts)
+      storeInProcess: !caps.shared,
+      ...(outbound ? { outbound } : {}),
+    },
     {
       secret,
       deadlineMs: opts.deadlineMs,
