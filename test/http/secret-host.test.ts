@@ -10,15 +10,13 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { context, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { callscript } from '../../src/http/plugin.js';
 import { Recorder } from '../../src/http/recorder.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { rtBody } from '../helpers/rt.js';
+import { recordSpans } from '../helpers/spans.js';
 
 const FLOWS = new URL('../fixtures/http-secrets', import.meta.url).pathname;
 const ADMIN = 'Basic ' + Buffer.from('boss:s3cret').toString('base64');
@@ -27,18 +25,7 @@ const SECRETS: Record<string, string> = { TENANT_TOKEN: TOKEN, BANK_ADDR: '10.20
 /** Every form a secret may take in a text: as written, and lower-cased (the URL's host). */
 const FORMS = [TOKEN, TOKEN.toLowerCase(), SECRETS.BANK_ADDR!, SECRETS.BANK_HOST!];
 
-const exporter = new InMemorySpanExporter();
-const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
-const manager = new AsyncLocalStorageContextManager();
-beforeAll(() => {
-  trace.setGlobalTracerProvider(provider);
-  context.setGlobalContextManager(manager.enable());
-});
-afterAll(async () => {
-  await provider.shutdown();
-  trace.disable();
-  context.disable();
-});
+const exporter = recordSpans();
 
 let app: FastifyInstance | undefined;
 let dir: string | undefined;

@@ -11,12 +11,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { context, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { callscript } from '../../src/http/plugin.js';
 import { Recorder } from '../../src/http/recorder.js';
 import { MemoryStore } from '../../src/store/memory.js';
@@ -28,24 +25,14 @@ import { parseRecording } from '../../src/testing/record.js';
 import { replayRecording } from '../../src/testing/replay.js';
 import { rtBody, type RtFields } from '../helpers/rt.js';
 import { dropPrefix, redisMissing, REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { recordSpans } from '../helpers/spans.js';
 
 const FLOWS = new URL('../fixtures/sensitive-module', import.meta.url).pathname;
 const ADMIN = 'Basic ' + Buffer.from('boss:s3cret').toString('base64');
 const KEY = randomBytes(32).toString('hex');
 const PIN = '4821';
 
-const exporter = new InMemorySpanExporter();
-const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
-const manager = new AsyncLocalStorageContextManager();
-beforeAll(() => {
-  trace.setGlobalTracerProvider(provider);
-  context.setGlobalContextManager(manager.enable());
-});
-afterAll(async () => {
-  await provider.shutdown();
-  trace.disable();
-  context.disable();
-});
+const exporter = recordSpans();
 
 let app: FastifyInstance | undefined;
 let dir: string | undefined;
