@@ -49,6 +49,18 @@ it('partial requests opened before requests are served get 408 and are closed; t
       return s;
     }),
   );
+  // 20 more that never read: their client does not see the close while it does not read
+  // (the issue's "still open" was this: the server's side was closed, FIN-WAIT-2, the
+  // client's CLOSE-WAIT), so they are read once the others have closed, as proof that the
+  // server had closed them too
+  const paused = await Promise.all(
+    Array.from({ length: 20 }, async (_, i) => {
+      const s = await openSocket(srv.port);
+      s.socket.pause();
+      if (partial[i % 3]) s.socket.write(partial[i % 3]!);
+      return s;
+    }),
+  );
   // one trickles its headers, a line every 200 ms: always moving, never done
   const trickling = await openSocket(srv.port);
   trickling.socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n');
@@ -69,10 +81,14 @@ it('partial requests opened before requests are served get 408 and are closed; t
     // generous bounds: the timeout is 2 s, checked every 500 ms
     for (const [i, s] of [...slow, trickling].entries())
       expect(await within(s.closed, 20_000), `connection ${i} closed`).toBe(true);
+    for (const s of paused) expect(s.socket.destroyed).toBe(false);
+    for (const s of paused) s.socket.resume();
+    for (const [i, s] of paused.entries())
+      expect(await within(s.closed, 5_000), `unread connection ${i} closed`).toBe(true);
   } finally {
     clearInterval(trickle);
   }
-  for (const s of [...slow, trickling]) {
+  for (const s of [...slow, trickling, ...paused]) {
     const a = parseAnswer(s.data(), true, 0);
     expect(a.status).toBe(408);
     expect(JSON.parse(a.body)).toEqual({ error: TIMEOUT });
