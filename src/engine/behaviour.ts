@@ -406,10 +406,10 @@ export function behaviour(t: FlowTables) {
           rt.i++;
           if (limitHit(rt, err, p.step, cmd.command)) return false;
           const f = err instanceof ParamFailure ? err : undefined;
-          if (f?.code === 'RUNTIME_TEMPLATE')
+          if (f?.code === 'RUNTIME_TEMPLATE' || f?.code === 'RUNTIME_EXPRESSION')
             addLog(rt, {
               level: 'warn',
-              code: 'RUNTIME_TEMPLATE',
+              code: f.code,
               msg: `${cmd.command} at ${p.step}: ${f.message}`,
               step: p.step,
             });

@@ -26,7 +26,7 @@ export class ParamFailure extends Error {
   constructor(
     readonly param: string,
     readonly reason: string,
-    readonly code: 'RUNTIME_PARAM' | 'RUNTIME_TEMPLATE',
+    readonly code: 'RUNTIME_PARAM' | 'RUNTIME_TEMPLATE' | 'RUNTIME_EXPRESSION',
   ) {
     super(`${param}: ${reason}`);
   }

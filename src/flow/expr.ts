@@ -33,6 +33,8 @@ export interface Scope {
   budget?: EvalBudget;
   /** The selected environment's values (`env.*`, version 2). */
   env?: Record<string, string>;
+  /** The flow's secrets (`secrets.*`): in an http step's request only (version 2). */
+  secrets?: Record<string, string>;
   /** open() and holiday() of conditions: the state of a calendar at the request's time (version 2). */
   calendar?: (name: string) => CalendarState;
 }
@@ -362,6 +364,7 @@ export function evaluate(source: string, scope: Scope): Value {
     error: scope.error,
   };
   if (scope.env) context.env = new Map(Object.entries(scope.env));
+  if (scope.secrets) context.secrets = new Map(Object.entries(scope.secrets));
   return fromCel(cel.evaluate(e, context, budget, scope.calendar), 0);
 }
 

@@ -257,10 +257,12 @@ export interface HttpSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Templated (vars, call, env, secrets). */
   url: string;
-  headers: Record<string, string>;
-  query: Record<string, string>;
-  /** A JSON body, strings templated at any depth. */
-  body?: Value;
+  /** Templated, or the text of a CEL value (`{ expr }`). */
+  headers: Record<string, HttpText>;
+  /** Templated, or a CEL value (`{ expr }`): a list gives the key once per item. */
+  query: Record<string, HttpText>;
+  /** A JSON body, strings templated at any depth, `{ expr }` maps typed CEL values. */
+  body?: ExprValue;
   timeout_ms: number;
   retries: number;
   /**
@@ -269,6 +271,19 @@ export interface HttpSpec {
    */
   filler?: FillerEntry[];
 }
+
+/** A header or query value: a template, or a CEL expression (`{ expr: "..." }`). */
+export type HttpText = string | { expr: string };
+
+/**
+ * A value whose parts may be CEL expressions (`{ expr: "..." }` at any depth of an http body): a literal part is plain
+ * data (strings templated), an expression takes the CEL value, typed.
+ */
+export type ExprValue =
+  | { kind: 'literal'; value: Value }
+  | { kind: 'expr'; expr: string }
+  | { kind: 'list'; items: ExprValue[] }
+  | { kind: 'map'; entries: [string, ExprValue][] };
 
 export type FillerEntry = { kind: 'media'; media: MediaSpec } | { kind: 'wait'; wait: number };
 

@@ -204,7 +204,17 @@ function httpSchema(): Schema {
   const strings = (max: number, description: string): Schema => ({
     type: 'object',
     maxProperties: max,
-    additionalProperties: { type: ['string', 'integer', 'boolean'] },
+    additionalProperties: {
+      anyOf: [
+        { type: ['string', 'integer', 'boolean'] },
+        {
+          type: 'object',
+          required: ['expr'],
+          additionalProperties: false,
+          properties: { expr: { type: 'string', description: 'A CEL expression: its value as text.' } },
+        },
+      ],
+    },
     description,
   });
   return {
@@ -226,8 +236,12 @@ function httpSchema(): Schema {
         32,
         'Request headers, templated; secrets.X allowed. Not Host, Content-Length, Transfer-Encoding, Connection.',
       ),
-      query: strings(64, 'Query parameters, templated, appended to the URL.'),
-      body: { description: 'A JSON body (64 KiB at most); strings templated at any depth.' },
+      query: strings(64, 'Query parameters, templated, appended to the URL; a list from { expr } repeats the key.'),
+      body: {
+        description:
+          'A JSON body (64 KiB at most); strings templated at any depth, { expr: CEL } takes the value typed ' +
+          '(a list, a number, a boolean, a map).',
+      },
       timeout_ms: {
         type: 'integer',
         minimum: 100,

@@ -33,7 +33,7 @@ describe('the http request builder', () => {
         url: 'https://x.example/{{ vars.a }}',
         query: { q: '{{ vars.a }} b' },
         headers: { Authorization: 'Bearer {{ secrets.T }}' },
-        body: { a: ['{{ vars.a }}', 1] },
+        body: { kind: 'literal', value: { a: ['{{ vars.a }}', 1] } },
       }),
     );
     expect(b.build(scope({ a: 'v' }, { T: 'tok' }), 1)).toEqual({
@@ -56,9 +56,12 @@ describe('the http request builder', () => {
       httpBuilder(spec({ headers: { X: '{{ vars.h }}' } })).build(scope({ h: 'v\r\nHost: evil' }, { T: 'tok' }), 1);
     expect(inj).toThrow(/line break/);
     expect(inj).not.toThrow(/evil/);
-    expect(() => httpBuilder(spec({ body: { a: '{{ vars.b }}' } })).build(scope({ b: 'x'.repeat(70000) }), 1)).toThrow(
-      /over 65536 bytes/,
-    );
+    expect(() =>
+      httpBuilder(spec({ body: { kind: 'literal', value: { a: '{{ vars.b }}' } } })).build(
+        scope({ b: 'x'.repeat(70000) }),
+        1,
+      ),
+    ).toThrow(/over 65536 bytes/);
   });
 });
 
