@@ -200,9 +200,15 @@ export function render(source: string, scope: Scope): string {
     check() {},
   };
   try {
-    const data = scope.env
-      ? { vars: scope.vars, call: scope.call, result: scope.result, error: scope.error, env: scope.env }
-      : { vars: scope.vars, call: scope.call, result: scope.result, error: scope.error };
+    const data: Record<string, unknown> = {
+      vars: scope.vars,
+      call: scope.call,
+      result: scope.result,
+      error: scope.error,
+    };
+    if (scope.env) data.env = scope.env;
+    // an http step's request: its templates read the secrets through filters too, not only as {{ secrets.X }}
+    if (scope.secrets) data.secrets = scope.secrets;
     return String(liquid.renderSync(parsed, data, { renderLimit: Math.max(budget.templateMsLeft, 1) * 4 }));
   } catch (err) {
     const m = err instanceof Error ? LIQUID_LIMIT.exec(err.message) : null;

@@ -45,6 +45,10 @@ describe('the http request builder', () => {
       body: '{"a":["v",1]}',
     });
   });
+  it('a secret read through a filter renders (the liquid path, not only the plain {{ a.b }} one)', () => {
+    const b = httpBuilder(spec({ headers: { Authorization: "Bearer {{ secrets.T | prepend: 'x-' }}" } }));
+    expect(b.build(scope({}, { T: 'tok' }), 1).headers).toEqual({ Authorization: 'Bearer x-tok' });
+  });
   it('refuses a rendered URL that is not http(s), too long, or a header with a line break, without the values', () => {
     expect(() => httpBuilder(spec({ url: '{{ vars.u }}' })).build(scope({ u: 'file:///etc/passwd' }), 1)).toThrow(
       /scheme is file:/,
