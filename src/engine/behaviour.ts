@@ -240,6 +240,7 @@ export function behaviour(t: FlowTables) {
           skip?: string[];
           ok?: boolean;
           err?: string;
+          cap?: boolean;
         },
       ): boolean {
         const r = ev.result ?? '';
@@ -256,7 +257,7 @@ export function behaviour(t: FlowTables) {
           // a match costs the result's length times the pattern's size: charged to the request's budget first
           try {
             ctx.rt.budget.spend(
-              matchCost(re, r),
+              matchCost(re, r) * (p.cap ? 2 : 1),
               `the result pattern ${p.key ?? p.re} on ${r.length.toLocaleString('en-US')} characters`,
             );
           } catch (err) {
@@ -307,6 +308,7 @@ export function behaviour(t: FlowTables) {
           fresh?: string | true;
           handler?: boolean;
           filler?: 1 | 'next';
+          groups?: [string, [string, string][]];
         },
       ): Partial<Ctx> {
         const u: Partial<Ctx> = {};
@@ -316,6 +318,13 @@ export function behaviour(t: FlowTables) {
         }
         if (p.save !== undefined)
           u.vars = Object.assign({}, ctx.vars, { [p.save]: ev.data !== undefined ? ev.data : (ev.result ?? '') });
+        if (p.groups) {
+          // the pattern took the result (its guard charged this match): each variable gets its group's text
+          const [re, save] = p.groups;
+          const got = regexOf(re).groups?.(ev.result ?? '');
+          const vars = (u.vars ??= Object.assign({}, ctx.vars));
+          for (const [name, group] of save) vars[name] = got?.[group] ?? '';
+        }
         // the filler's escalation index (no say is outstanding while a lookup runs)
         if (p.filler !== undefined) u.k = p.filler === 1 ? 1 : ctx.k + 1;
         if (p.pick) u.sy = p.pick;

@@ -15,7 +15,7 @@
  */
 import { domainToASCII } from 'node:url';
 import type { Value } from '../flow/model.js';
-import { sensitiveNames, type FlowSensitivityInput } from '../flow/sensitive-flow.js';
+import { resultVars, sensitiveNames, type FlowSensitivityInput } from '../flow/sensitive-flow.js';
 import { MAX_BODY_DEPTH } from './size.js';
 
 /** What a masked value shows. */
@@ -51,8 +51,7 @@ export function sensitivityOf(model: FlowSensitivityInput): Sensitivity | undefi
   if (!model.sensitive || model.sensitive.length === 0) return undefined;
   const names = sensitiveNames(model);
   const steps = new Set<string>();
-  for (const [id, s] of Object.entries(model.steps))
-    if (s.kind === 'command' && s.save !== undefined && names.has(s.save)) steps.add(id);
+  for (const [id, vars] of resultVars(model)) if (vars.some((v) => names.has(v))) steps.add(id);
   return { names, steps };
 }
 

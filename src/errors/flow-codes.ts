@@ -187,6 +187,16 @@ export const FLOW_CODES: readonly CodeInfo[] = [
       'more) and `!` (zero or more).',
   },
   {
+    code: 'UNKNOWN_GROUP',
+    severity: 'error',
+    title:
+      "A pattern's branch saves a group (`save: { service: svc }`) that the pattern does not name " +
+      '(`(?<svc>...)`).',
+    hint:
+      'Name the group in the pattern, `/^\\*(?<svc>[0-9]{2})$/`, or save one of its named groups (the hint ' +
+      'suggests the closest). An Asterisk pattern has no groups.',
+  },
+  {
     code: 'BAD_BRANCH',
     severity: 'error',
     title: 'A branch map that says both or neither of `goto` and `retry`.',

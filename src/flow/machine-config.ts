@@ -34,6 +34,7 @@ import {
   type FlowModel,
   type LinkedModule,
   type MediaParam,
+  type ResultPattern,
   type Step,
   type Value,
 } from './model.js';
@@ -142,6 +143,7 @@ const TAKE_PARTS: Record<string, (p: Record<string, unknown> | undefined) => Rec
   fresh: (p) => ({ fresh: p?.key ?? true }),
   filler: (p) => ({ filler: p!.n }),
   handler: () => ({ handler: true }),
+  groups: (p) => ({ groups: [p!.re, p!.save] }),
 };
 
 function mergeTakes(actions: ActionRef[]): ActionRef[] {
@@ -357,13 +359,18 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
     step.save !== undefined ? [RESULT, { type: 'save', params: { name: step.save } }] : [RESULT];
   const result: TransitionConfig[] = [];
   const seen = new Set<string>();
-  const add = (km: KeyMeta, b: Branch, label: string): void => {
+  const add = (km: KeyMeta, b: Branch, label: string, save?: ActionRef): void => {
     if (seen.has(km.key)) return;
     seen.add(km.key);
     keys.push(km);
     const match: Record<string, unknown> = km.exact !== undefined ? { exact: km.exact } : { re: km.regex };
-    result.push(...branch(km.key, label, b, match, onResult));
+    // a pattern whose groups are saved is matched again for them: its guard charges both matches
+    if (save) match.cap = true;
+    result.push(...branch(km.key, label, b, match, save ? [...onResult, save] : onResult));
   };
+  /** A pattern's branch that saves its named groups: the action that saves them (variable <- group). */
+  const groups = (p: ResultPattern): ActionRef | undefined =>
+    p.branch.save ? { type: 'groups', params: { re: p.regex, save: Object.entries(p.branch.save) } } : undefined;
   const own = step.on;
   for (const [k, b] of Object.entries(own.exact))
     if (!http || (k !== 'ok' && k !== 'timeout')) add({ key: k, exact: k }, b, `${id}:${k}`);
@@ -374,13 +381,13 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   }
   // valid: checked once the step's exact keys are tried, before anything else (spliced in below)
   const validAt = result.length;
-  for (const p of own.patterns) add({ key: p.source, regex: p.regex }, p.branch, `${id}:${p.source}`);
+  for (const p of own.patterns) add({ key: p.source, regex: p.regex }, p.branch, `${id}:${p.source}`, groups(p));
   const h = step.inheritHandlers ? handlers.on[name] : undefined;
   if (h) {
     const owner = `${ns}handlers.on.${name}`;
     for (const [k, b] of Object.entries(h.exact)) add({ key: k, exact: k, inherited: true }, b, `${owner}:${k}`);
     for (const p of h.patterns)
-      add({ key: p.source, regex: p.regex, inherited: true }, p.branch, `${owner}:${p.source}`);
+      add({ key: p.source, regex: p.regex, inherited: true }, p.branch, `${owner}:${p.source}`, groups(p));
   }
   if (own.default) {
     keys.push({ key: 'default' });

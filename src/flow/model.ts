@@ -48,6 +48,8 @@ export interface Branch {
   then?: string;
   /** Played (as a `play` command) before going on: "Sorry, that is not a choice." */
   say?: MediaParam;
+  /** A pattern's branch (version 2): variable <- named group of the pattern, saved when the branch is taken. */
+  save?: Record<string, string>;
   pos: Pos;
 }
 

@@ -178,6 +178,14 @@ function definitions(): Schema {
           },
           then: { ...ref('stepId'), description: 'Where to go once the retries are used up.' },
           say: { ...ref('media'), description: 'Played before going on.' },
+          save: {
+            description:
+              "Version 2, a /pattern/ key's branch: its named groups saved, { variable: group } or [group, ...].",
+            anyOf: [
+              { type: 'object', additionalProperties: { type: 'string' } },
+              { type: 'array', items: { type: 'string' } },
+            ],
+          },
         },
         additionalProperties: false,
         anyOf: [

@@ -81,6 +81,24 @@ function edgesOf(steps: Record<string, Step>): { edges: Edge[]; saves: [string, 
   return { edges, saves };
 }
 
+/**
+ * The variables each command step saves of its result: its `save:` and the named groups its patterns' branches save
+ * (its own and the flow-wide handlers.on it inherits). Each holds the result, or a part of it: one sensitive, all are.
+ */
+export function resultVars(model: FlowSensitivityInput): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const linked = { handlers: model.handlers ?? { on: {} }, modules: model.modules };
+  for (const [id, st] of Object.entries(model.steps)) {
+    if (st.kind !== 'command') continue;
+    const vars: string[] = st.save !== undefined ? [st.save] : [];
+    const inherited = st.inheritHandlers ? handlersOf(linked, id).on[st.command.name]?.patterns : undefined;
+    for (const p of [...st.on.patterns, ...(inherited ?? [])])
+      if (p.branch.save) vars.push(...Object.keys(p.branch.save));
+    if (vars.length > 0) out.set(id, vars);
+  }
+  return out;
+}
+
 export type FlowSensitivityInput = Pick<FlowModel, 'sensitive' | 'steps'> &
   Partial<Pick<FlowModel, 'handlers' | 'modules'>>;
 
@@ -99,14 +117,13 @@ export function sensitiveNames(model: FlowSensitivityInput): Set<string> {
   const names = new Set(model.sensitive ?? []);
   if (names.size === 0) return names;
   const { edges, saves } = edgesOf(model.steps);
-  if (edges.length === 0) return names;
   const byName = new Map<string, Edge[]>();
   const byResultAt = new Map<string, Edge[]>();
   const savedAs = new Map<string, string[]>(saves.map(([from]) => [from, []]));
   for (const [from, into] of saves) savedAs.get(from)!.push(into);
   const savers = new Map<string, string[]>();
-  for (const [id, st] of Object.entries(model.steps))
-    if (st.kind === 'command' && st.save !== undefined) push(savers, st.save, id);
+  const saved = resultVars(model);
+  for (const [id, vars] of saved) for (const v of vars) push(savers, v, id);
   const tainted = new Set<string>(); // returned values that are sensitive
   const todo: string[] = [...names];
   const taint = (node: string) => {
@@ -143,7 +160,11 @@ export function sensitiveNames(model: FlowSensitivityInput): Set<string> {
       continue;
     }
     for (const e of byName.get(node) ?? []) taint(e.into);
-    if (byResultAt.size > 0) for (const command of savers.get(node) ?? []) reach(command);
+    for (const command of savers.get(node) ?? []) {
+      // the step's result holds the value: every variable saved of it holds it (or a part), and `result` after it
+      for (const v of saved.get(command)!) taint(v);
+      if (byResultAt.size > 0) reach(command);
+    }
   }
   return names;
 }

@@ -574,6 +574,20 @@ const CASES: Case[] = [
     message: /'A' is not allowed/,
   },
   {
+    name: 'a saved group the pattern does not name',
+    code: 'UNKNOWN_GROUP',
+    text: sflow(
+      '  a:',
+      '    read: { prompt: "Code?", max_digits: 4 }',
+      "    on: { '/^\\*(?<svc>[0-9]{2})$/': { goto: b, save: { pin: sv } }, default: b }",
+      '  b: { hangup: {} }',
+    ),
+    line: 7,
+    column: 61,
+    message: /has no group named 'sv'/,
+    hint: /did you mean 'svc'\?/,
+  },
+  {
     name: 'goto and retry',
     code: 'BAD_BRANCH',
     text: flow('  a: { say: "x", next: { goto: a, retry: 2, then: a } }'),
