@@ -234,6 +234,7 @@ function runOf(flow: CompiledFlow, req: RtRequest, opts: EngineOptions, last: st
     rt.extRun = { now: opts.now };
   }
   if (opts.secret) rt.secret = opts.secret;
+  if (opts.environ) rt.environ = opts.environ;
   return rt;
 }
 

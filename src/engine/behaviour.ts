@@ -20,7 +20,7 @@ import type { StepCounters } from './types.js';
 import type { ActionName } from '../flow/actions.js';
 import { clipText, DEFAULT_MAX_STATE_BYTES, jsonSize } from './size.js';
 import { REQUEST_TEXT_BYTES } from './observe.js';
-import { calendarAt, languageOf, type ExtRun, type FlowExt } from './v2-scope.js';
+import { calendarAt, envOf, secretEnv, languageOf, type ExtRun, type FlowExt } from './v2-scope.js';
 import { atSite, enter, leave, unwind, type Frame } from './subflow.js';
 
 /** What the settled state asks for: built on entry by `emit` or `say`. */
@@ -65,6 +65,8 @@ export interface Run {
   extRun?: ExtRun;
   /** Reads a declared secret (http steps only); absent: every secret is empty. */
   secret?: (name: string) => string | undefined;
+  /** Reads the server's environment for `from_env:` values that are not secrets; absent: `secret` does. */
+  environ?: (name: string) => string | undefined;
 }
 
 /** A bound the request went over: the call state cap, or its evaluation budget. */
@@ -183,8 +185,15 @@ export function scopeOf(ctx: Ctx): Scope {
 function extendScope(s: Scope, rt: Run): void {
   const ext = rt.ext!;
   const run = rt.extRun!;
-  if (ext.env) s.env = ext.env;
+  if (ext.envFrom) s.env = envOf(ext, run, rt.environ ?? rt.secret);
+  else if (ext.env) s.env = ext.env;
   if (ext.calendars) s.calendar = (name) => calendarAt(ext, run, name);
+}
+
+/** An http request's scope: the flow's secrets, and the environment's values that are secrets. */
+function httpScope(s: Scope, secrets: Record<string, string>, rt: Run): Scope {
+  const env = rt.ext?.envFrom ? secretEnv(rt.ext, s.env ?? {}, rt.secret) : s.env;
+  return Object.assign({}, s, env ? { secrets, env } : { secrets });
 }
 
 export function addLog(rt: Run, entry: LogEntry): void {
@@ -406,9 +415,7 @@ export function behaviour(t: FlowTables) {
         const cmd = t.command(p.step);
         if (!cmd) throw new Error(`no command step "${p.step}"`);
         try {
-          const scope = cmd.secrets
-            ? () => Object.assign({}, scopeOf(ctx), { secrets: cmd.secrets!(rt.secret) })
-            : () => scopeOf(ctx);
+          const scope = cmd.secrets ? () => httpScope(scopeOf(ctx), cmd.secrets!(rt.secret), rt) : () => scopeOf(ctx);
           rt.out = { state, step: p.step, command: cmd.command, params: cmd.builder.build(scope, ctx.c.n) };
           return true;
         } catch (err) {

@@ -58,9 +58,14 @@ export interface V2Names {
   /** Prompt names (checked when a `{ prompt: name }` media refers to one). */
   prompts?: Set<string>;
   languages?: Set<string>;
-  /** Every environment's values (checked params written with `{{ env.x }}` are checked with each). */
+  /**
+   * Every environment's literal values (checked params written with `{{ env.x }}` are checked with each; a value read
+   * from the server's environment is not known before the call runs).
+   */
   environments?: Record<string, Record<string, string>>;
   envKeys?: Set<string>;
+  /** Keys whose value is a secret (`from_env:` of a variable declared in `secrets:`): read in http requests only. */
+  envSecrets?: Set<string>;
   /** Calendar names read by open()/holiday() in conditions, with where: checked once all are known. */
   calendarRefs: { name: string; at: YNode }[];
   /** Env-only templates of checked params already checked in every environment: what failed where. */

@@ -494,7 +494,22 @@ function checkFiller(ctx: Ctx, node: YNode, w: string): FillerEntry[] | undefine
 /** Reads of `secrets.X`: only in an http step's request, only of a declared secret. */
 export function checkSecretRefs(ctx: Ctx): void {
   const declared = ctx.secrets ?? [];
+  const envSecrets = ctx.v2.envSecrets;
   for (const ref of ctx.refs) {
+    if (ref.root === 'env' && envSecrets?.has(ref.name) && !ref.http) {
+      const at =
+        (ref.offset !== undefined && ref.at.kind === 'scalar' && spanIn(ref.at, ref.offset, ref.length ?? 0)) || ref.at;
+      report(
+        ctx,
+        'SECRET_OUTSIDE_HTTP',
+        at,
+        `env.${ref.name} is a secret (read from a variable declared in secrets:), read outside an http step's ` +
+          `url, headers, query or body`,
+        'A secret may only leave the process in the lookup that needs it: it never goes into a variable, a ' +
+          'prompt, an SMS or a log.',
+      );
+      continue;
+    }
     if (ref.root !== 'secrets') continue;
     const at =
       (ref.offset !== undefined && ref.at.kind === 'scalar' && spanIn(ref.at, ref.offset, ref.length ?? 0)) || ref.at;

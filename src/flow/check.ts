@@ -28,7 +28,7 @@ import { checkSensitiveUse } from './check-sensitive.js';
 import { describe, entry, loadYaml, type YEntry, type YMap, type YNode } from './yaml.js';
 import { checkCalendarRefs, checkCalendars } from './check-calendars.js';
 import { checkLanguageChoice, checkLanguages, checkPrompts } from './check-prompts.js';
-import { checkEnvironments } from './check-environments.js';
+import { checkEnvironments, splitEnv } from './check-environments.js';
 
 export interface CheckResult {
   model?: FlowModel;
@@ -186,9 +186,9 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions, named: { name?: stri
 
   const sensitiveListed = checkSensitive(ctx, top('sensitive'));
   const sensitive = sensitiveListed.map((l) => l.name);
-  // version 2 tables, before the steps and handlers that read them
-  const v2 = checkTables(ctx, top, opts);
+  // version 2 tables, before the steps and handlers that read them (secrets first: an environment value may read one)
   const secrets = checkSecrets(ctx, top('secrets'));
+  const v2 = checkTables(ctx, top, opts);
   const moduleEntry = top('module');
   const module = moduleEntry ? checkModuleSpec(ctx, moduleEntry, vars) : undefined;
   if (module) ctx.module = module;
@@ -296,7 +296,9 @@ function checkTables(
     out.environments = envs.all;
     if (envs.selected !== undefined) {
       out.environment = envs.selected;
-      out.env = envs.all[envs.selected] ?? {};
+      const { env, from } = splitEnv(envs.all[envs.selected] ?? {}, envs.secretKeys);
+      out.env = env;
+      if (from) out.envFrom = from;
     }
   }
   return out;

@@ -211,9 +211,12 @@ export interface FlowModel {
   language?: LanguageChoice;
   prompts?: Record<string, Record<string, MediaParam>>;
   /** Every environment's substitutions (version 2), and the one selected: its name and values (`env.*`). */
-  environments?: Record<string, Record<string, string>>;
+  environments?: Record<string, Record<string, EnvValue>>;
   environment?: string;
+  /** The selected environment's literal values. */
   env?: Record<string, string>;
+  /** The selected environment's values read from the server's environment when the call runs (`from_env:`). */
+  envFrom?: Record<string, EnvFrom>;
   /** Set in a module file: its params, results and returns. */
   module?: ModuleSpec;
   /**
@@ -240,6 +243,19 @@ export function handlersOf(model: Pick<FlowModel, 'handlers' | 'modules'>, id: s
   if (!model.modules) return model.handlers;
   const i = id.lastIndexOf(':');
   return i < 0 ? model.handlers : (model.modules[id.slice(0, i + 1)]?.handlers ?? model.handlers);
+}
+
+/** An environment value: literal text, or a variable of the server's environment (`{ from_env, default }`). */
+export type EnvValue = string | { from_env: string; default?: string };
+
+/**
+ * A value of the selected environment read from the server's environment: the variable, the text when it is not set,
+ * and whether it is a secret (the variable is declared in `secrets:`: read in http requests only, masked).
+ */
+export interface EnvFrom {
+  name: string;
+  default?: string;
+  secret?: boolean;
 }
 
 export interface LanguageChoice {
