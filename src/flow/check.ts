@@ -314,14 +314,38 @@ function checkSensitive(ctx: Ctx, e: YEntry | undefined): { name: string; at: YN
     return [];
   }
   const names: { name: string; at: YNode }[] = [];
+  const seen = new Set<string>();
   for (const item of e.value.items) {
     const n = asString(ctx, item, 'a sensitive variable');
-    if (n === undefined || !checkVarName(ctx, n, item, 'sensitive:')) continue;
-    if (names.some((x) => x.name === n)) report(ctx, 'DUPLICATE_KEY', item, `sensitive: '${n}' is listed twice`);
-    else names.push({ name: n, at: item });
+    if (n === undefined) continue;
+    // a variable, or a field of one: `customer.dob` (a path of keys below the variable)
+    const [root, ...fields] = n.split('.');
+    if (!checkVarName(ctx, root!, item, 'sensitive:')) continue;
+    const bad = fields.length > MAX_FIELD_DEPTH ? n : fields.find((f) => !FIELD_RE.test(f));
+    if (bad !== undefined) {
+      report(
+        ctx,
+        'BAD_NAME',
+        item,
+        fields.length > MAX_FIELD_DEPTH
+          ? `sensitive: '${n}' goes ${fields.length} keys below its variable; at most ${MAX_FIELD_DEPTH}`
+          : `sensitive: '${n}': '${bad}' is not a key of a field (letters, digits, _ and -, 64 at most)`,
+        'A field is written variable.key.key (e.g. customer.dob); a key that is a list applies to each of its items.',
+      );
+      continue;
+    }
+    if (seen.has(n)) report(ctx, 'DUPLICATE_KEY', item, `sensitive: '${n}' is listed twice`);
+    else {
+      seen.add(n);
+      names.push({ name: n, at: item });
+    }
   }
   return names;
 }
+
+/** A key of a sensitive field's path (JSON keys as lookups answer them), and how many keys a path may have. */
+const FIELD_RE = /^[A-Za-z0-9_-]{1,64}$/;
+const MAX_FIELD_DEPTH = 16;
 
 function sorted(diags: Diagnostic[]): Diagnostic[] {
   const seen = new Set<string>();

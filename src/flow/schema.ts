@@ -453,9 +453,11 @@ export function flowJsonSchema(): Schema {
       vars: { type: ['object', 'null'], propertyNames: { pattern: VAR_PATTERN }, description: 'Initial variables.' },
       sensitive: {
         type: ['array', 'null'],
-        items: { type: 'string', pattern: VAR_PATTERN },
+        items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}(?:\\.[A-Za-z0-9_-]{1,64}){0,16}$' },
         uniqueItems: true,
-        description: 'Version 2: variables masked in logs, the call summary, the admin API, recordings and traces.',
+        description:
+          'Version 2: variables (or fields of them, customer.dob) masked in logs, the call summary, the admin API, ' +
+          'recordings and traces.',
       },
       ...tableSchemas(ref),
       secrets: {
