@@ -204,6 +204,18 @@ export const FLOW_CODES: readonly CodeInfo[] = [
       'Write the text in the template itself, or keep shared text in a variable (vars:) and print it with {{ ' +
       'vars.name }}.',
   },
+  {
+    code: 'BAD_FILTER_ARGUMENT',
+    severity: 'error',
+    title:
+      'A spoken-format filter (say_number, say_money, say_date...) given a literal argument it cannot use: a ' +
+      'locale or a currency code the server does not know, a style or unit it does not have, a number out of ' +
+      'its bounds, or too many arguments.',
+    hint:
+      "Write a locale as a language tag ('fr-FR', 'en-GB', 'de'), a currency as its ISO 4217 code ('EUR', " +
+      "'GBP', 'USD'), and the filter's words as docs/flow-language.md lists them (say_date: 'full', " +
+      "say_duration: 'minutes'). Without a locale, a filter speaks the call's language.",
+  },
   // --- steps
   {
     code: 'NO_ACTION',

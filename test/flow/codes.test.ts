@@ -528,6 +528,14 @@ const CASES: Case[] = [
     message: /^step 'a': \{% include %\} reads a file: templates have no file system$/,
   },
   {
+    name: 'an unknown currency given to say_money',
+    code: 'BAD_FILTER_ARGUMENT',
+    text: flow('  a: { say: "You owe {{ 12.5 | say_money: \'EUX\' }}.", next: a }'),
+    line: 4,
+    column: 43,
+    message: /^step 'a': say_money: 'EUX' is not a currency code \(ISO 4217: EUR, GBP, USD\.\.\.\)$/,
+  },
+  {
     name: 'a lookahead in matches()',
     code: 'BAD_PATTERN',
     text: flow('  a: { switch: [{ when: \'call.caller.matches("^(?=1)")\', goto: a }], default: a }'),
