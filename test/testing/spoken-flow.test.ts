@@ -28,7 +28,7 @@ it.each(cases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
 });
 
 it('the French media, byte for byte (no-break spaces where French writes them)', () => {
-  const fr = cases[0]!.steps[0]!.expect as { params: { media_id: string } };
+  const fr = cases[0]!.steps[0]!.expect as unknown as { params: { media_id: string } };
   expect(fr.params.media_id).toBe(
     'TTS|TTS_FR-FR_AUDREY|Vous devez 1\u202f234,50\u00a0€, à régler le jeudi 4 décembre.',
   );
