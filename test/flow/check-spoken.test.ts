@@ -3,6 +3,7 @@
  * currency, a style or a number the filter would refuse is BAD_FILTER_ARGUMENT, under the argument; arguments read
  * from variables are left to the call.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { checkFlow } from '../../src/flow/check.js';
 import { spokenUses } from '../../src/flow/check-spoken.js';
@@ -119,5 +120,15 @@ describe('BAD_FILTER_ARGUMENT', () => {
       ['say_money', ['EUR', NOT_LITERAL, 2]],
       ['say_date', [null, 'fr-FR']],
     ]);
+  });
+});
+
+describe('docs/flow-language.md', () => {
+  it('the example of "Spoken formats" checks clean', () => {
+    const doc = readFileSync(new URL('../../docs/flow-language.md', import.meta.url), 'utf8');
+    const at = doc.indexOf('\n## Spoken formats');
+    expect(at).toBeGreaterThan(0);
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(doc.slice(at))![1]!;
+    expect(checkFlow(yaml, 'example.yaml').diagnostics).toEqual([]);
   });
 });
