@@ -20,6 +20,8 @@ const TAG_RE = /\{\{([\s\S]*?)\}\}|\{%([\s\S]*?)%\}/g;
 const USE_RE = /\|\s*(say_[a-z]+)\b/g;
 const NUMBER = /^-?\d+(?:\.\d+)?(?![\w.])/;
 const NAMED = /^[A-Za-z_][\w-]*\s*:/;
+/** The arguments read of one use (a filter takes 4 at most: more are an error, however many). */
+const MAX_ARGS_READ = 16;
 const WORDS: Record<string, unknown> = { true: true, false: false, nil: null, null: null };
 
 /** The spoken filters a template uses, with their arguments as written. */
@@ -46,7 +48,8 @@ export function spokenUses(text: string): SpokenUse[] {
           i = arg.end;
           use.args.push({ value: arg.value, offset: base + start, length: Math.max(1, arg.end - start) });
           i = skipSpaces(body, i);
-          if (body[i] !== ',') break;
+          // far past the most any filter takes (4): the rest is not read
+          if (body[i] !== ',' || use.args.length >= MAX_ARGS_READ) break;
         }
       }
       out.push(use);
