@@ -3,7 +3,15 @@
  * when the flow loads: a locale, a currency, a style or a number the filter would refuse when the call runs is
  * BAD_FILTER_ARGUMENT here, under the argument. Arguments read from variables are checked when the call runs.
  */
-import { NOT_LITERAL, readSpokenArgs, SPOKEN_FILTERS, type SpokenFilter } from './spoken-args.js';
+import {
+  maxArgs,
+  NOT_LITERAL,
+  readSpokenArgs,
+  SPOKEN_FILTERS,
+  tooMany,
+  type ArgsResult,
+  type SpokenFilter,
+} from './spoken-args.js';
 import { spanIn } from './spans.js';
 import { type Ctx, didYouMean, report } from './check-context.js';
 import type { YNode } from './yaml.js';
@@ -14,6 +22,8 @@ export interface SpokenUse {
   args: { value: unknown; offset: number; length: number }[];
   /** Where the filter's name is in the text. */
   offset: number;
+  /** More arguments follow the ones read (MAX_ARGS_READ). */
+  more?: true;
 }
 
 const TAG_RE = /\{\{([\s\S]*?)\}\}|\{%([\s\S]*?)%\}/g;
@@ -48,8 +58,11 @@ export function spokenUses(text: string): SpokenUse[] {
           i = arg.end;
           use.args.push({ value: arg.value, offset: base + start, length: Math.max(1, arg.end - start) });
           i = skipSpaces(body, i);
-          // far past the most any filter takes (4): the rest is not read
-          if (body[i] !== ',' || use.args.length >= MAX_ARGS_READ) break;
+          if (body[i] !== ',') break;
+          if (use.args.length >= MAX_ARGS_READ) {
+            use.more = true; // far past the most any filter takes (4): the rest is not read
+            break;
+          }
         }
       }
       out.push(use);
@@ -98,10 +111,12 @@ export function checkSpokenArgs(ctx: Ctx, text: string, at: YNode, where: string
   if (!text.includes('say_')) return true;
   let ok = true;
   for (const use of spokenUses(text)) {
-    const read = readSpokenArgs(
-      use.filter,
-      use.args.map((a) => a.value),
-    );
+    const read: ArgsResult = use.more
+      ? { error: `${use.filter}: ${tooMany(use.filter, `more than ${MAX_ARGS_READ}`)}`, index: maxArgs(use.filter) }
+      : readSpokenArgs(
+          use.filter,
+          use.args.map((a) => a.value),
+        );
     if (!('error' in read)) continue;
     ok = false;
     const arg = use.args[read.index];

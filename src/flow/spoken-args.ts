@@ -85,10 +85,9 @@ export function readSpokenArgs(
   checkLocale: LocaleCheck = localeError,
 ): ArgsResult {
   const sig: Signature = SPOKEN_FILTERS[filter];
-  const max = (sig.currency ? 1 : 0) + (sig.number ? 1 : 0) + (sig.words ? 1 : 0) + (sig.locale ? 1 : 0);
+  const max = maxArgs(filter);
   const wrong = (index: number, why: string): ArgsResult => ({ error: `${filter}: ${why}`, index });
-  if (args.length > max)
-    return wrong(max, `takes at most ${max} argument${max === 1 ? '' : 's'}, got ${args.length} (${sig.usage})`);
+  if (args.length > max) return wrong(max, tooMany(filter, String(args.length)));
   const out: SpokenArgs = {};
   let i = 0;
   if (sig.currency) {
@@ -133,6 +132,18 @@ export function readSpokenArgs(
     out.locale = a;
   }
   return { ok: out };
+}
+
+/** The most arguments `filter` takes. */
+export function maxArgs(filter: SpokenFilter): number {
+  const sig: Signature = SPOKEN_FILTERS[filter];
+  return (sig.currency ? 1 : 0) + (sig.number ? 1 : 0) + (sig.words ? 1 : 0) + (sig.locale ? 1 : 0);
+}
+
+/** "takes at most 2 arguments, got 3 (usage)". */
+export function tooMany(filter: SpokenFilter, got: string): string {
+  const max = maxArgs(filter);
+  return `takes at most ${max} argument${max === 1 ? '' : 's'}, got ${got} (${SPOKEN_FILTERS[filter].usage})`;
 }
 
 function clip(s: string): string {

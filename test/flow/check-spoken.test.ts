@@ -112,6 +112,18 @@ describe('BAD_FILTER_ARGUMENT', () => {
     ]);
   });
 
+  it('hostile templates: thousands of arguments, 1,000 uses, unclosed quotes and brackets check quickly', () => {
+    const started = performance.now();
+    expect(diag(flow(`{{ vars.n | say_money: ${"'EUR', ".repeat(5000)}'fr-FR' }}`))).toEqual([
+      "8:58-63 BAD_FILTER_ARGUMENT step 'a': say_money: takes at most 3 arguments, got more than 16 " +
+        `(say_money: 'EUR', say_money: 'EUR', 'name' or say_money: 'EUR', 'fr-FR') | ${HINT}`,
+    ]);
+    expect(diag(flow("{{ vars.n | say_money: 'EUR', vars['a'] }} ".repeat(1000)))).toEqual([]);
+    expect(spokenUses('{{ x | say_date: \'full, "fr-FR" }}').map((u) => u.args.length)).toEqual([1]);
+    expect(spokenUses(`{{ x | say_date: ${'['.repeat(30000)} }}`).map((u) => u.args.length)).toEqual([1]);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
   it('reads arguments as written: strings, numbers, nil, variables, brackets and quotes inside them', () => {
     const uses = spokenUses(
       "{{ x | say_money: 'EUR', vars['a,b'], 2 | upcase }}{% if y %}{{ y | say_date: nil, \"fr-FR\" }}{% endif %}",
