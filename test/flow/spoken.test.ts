@@ -251,7 +251,7 @@ describe('hostile inputs', () => {
     expect(() =>
       render('{% for l in vars.l %}{{ 1 | say_number: l }}{% endfor %}', scope('en-GB', { l: locales }, budget)),
     ).toThrow(EvaluationLimit);
-    expect(performance.now() - started).toBeLessThan(200);
+    expect(performance.now() - started).toBeLessThan(1000); // about 20 ms alone; a loaded machine is slower
   });
 
   it('a loop speaking dates thousands of times is bounded by the memory budget', () => {
@@ -260,7 +260,7 @@ describe('hostile inputs', () => {
     expect(() =>
       render('{% for i in (1..100000) %}{{ "2025-12-04" | say_date: "full" }}{% endfor %}', scope('fr-FR', {}, budget)),
     ).toThrow(EvaluationLimit);
-    expect(performance.now() - started).toBeLessThan(200);
+    expect(performance.now() - started).toBeLessThan(1000); // about 20 ms alone; a loaded machine is slower
   });
 
   it('the formatter cache is bounded by its keys', () => {
