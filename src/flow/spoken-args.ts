@@ -4,7 +4,8 @@
  * they are, in any order after say_money's currency: a number (say_digits' group, say_number's decimals), a word
  * of the filter's list (a date style, a duration unit...), else a locale (a language tag: 'fr-FR').
  */
-import { DATE_STYLES, DURATION_UNITS, GENDERS, MONEY_DISPLAYS, currencyError, localeError } from './spoken.js';
+import { DATE_STYLES, DURATION_UNITS, GENDERS, MONEY_DISPLAYS } from './spoken.js';
+import { currencyError, localeError } from './spoken-values.js';
 
 interface Signature {
   /** say_money: a currency code first, required. */

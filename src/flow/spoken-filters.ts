@@ -13,7 +13,6 @@ import { BoundedCache } from './bounded-cache.js';
 import { readSpokenArgs, SPOKEN_FILTER_NAMES, type SpokenArgs, type SpokenFilter } from './spoken-args.js';
 import {
   FORMATTER_COST,
-  localeError,
   SpokenFormats,
   type Charge,
   type DateStyle,
@@ -21,6 +20,7 @@ import {
   type Gender,
   type MoneyDisplay,
 } from './spoken.js';
+import { localeError } from './spoken-values.js';
 
 /** What a filter sees as `this` (the part used here). */
 export interface SpokenFilterThis {

@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { render, type Scope } from '../../src/flow/expr.js';
 import { EvalBudget, EvaluationLimit } from '../../src/flow/budget.js';
-import { SpokenFormats, localeError, currencyError } from '../../src/flow/spoken.js';
+import { SpokenFormats } from '../../src/flow/spoken.js';
+import { localeError, currencyError } from '../../src/flow/spoken-values.js';
 import { readSpokenArgs, NOT_LITERAL } from '../../src/flow/spoken-args.js';
 
 const scope = (language?: string, vars: Scope['vars'] = {}, budget?: EvalBudget): Scope => ({
