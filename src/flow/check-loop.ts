@@ -25,6 +25,11 @@ export interface LoopName {
 export interface LoopsSeen {
   count: number;
   names: LoopName[];
+  /**
+   * A foreach whose item has no valid name (as: missing or wrong, or the action misspelt): any unknown variable may be
+   * the one it meant, so none is reported (one mistake, one diagnostic).
+   */
+  unnamed?: boolean;
 }
 
 export function loopsOf(ctx: Ctx): LoopsSeen {
@@ -62,6 +67,7 @@ export function checkLoopStep(ctx: Ctx, node: YMap, action: YEntry, id: string, 
     report(ctx, 'MISSING_KEY', action, `${where}foreach needs 'as': the variable that holds each item`, SHAPE_HINT);
   const list = inEntry ? checkCel(ctx, inEntry.value, `${where}foreach in: `) : undefined;
   const as = asEntry ? loopName(ctx, id, 'as', asEntry.value, where) : undefined;
+  if (as === undefined) seen.unnamed = true;
   const indexEntry = m && entry(m, 'index');
   const index = indexEntry ? loopName(ctx, id, 'index', indexEntry.value, where) : undefined;
   if (as !== undefined && index !== undefined && as === index)

@@ -26,7 +26,10 @@ import { checkCel, toValue } from './check-values.js';
 import { describe, entry, type YEntry, type YMap, type YNode } from './yaml.js';
 import { compileLinear, type LinearRegex } from './pattern.js';
 import { checkCalendarStep } from './check-calendars.js';
-import { checkLoopStep } from './check-loop.js';
+import { checkLoopStep, loopsOf } from './check-loop.js';
+
+/** What a foreach step may be written as by someone used to another language. */
+const LOOP_WORDS = ['loop', 'for', 'for_each', 'forEach', 'each', 'repeat'];
 
 export const LOGIC_ACTIONS = ['set', 'switch', 'when', 'calendar', 'subflow', 'return', 'foreach'] as const;
 export const ACTIONS: readonly string[] = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', ...LOGIC_ACTIONS];
@@ -87,6 +90,8 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
   // required params of the action written beside it (or misspelt there): one error each, the UNKNOWN_KEY
   const excused = new Set<string>();
   for (const e of unknown) {
+    // a misspelt foreach names no item: the variables its body reads are its (one mistake, one diagnostic)
+    if (LOOP_WORDS.includes(e.key)) loopsOf(ctx).unnamed = true;
     const u = unknownStepKey(e.key, actions[0]?.key);
     if (u.param) excused.add(u.param);
     report(ctx, 'UNKNOWN_KEY', e, `${where}unknown key '${e.key}'`, u.hint);
@@ -149,7 +154,7 @@ function unknownStepKey(key: string, action: string | undefined): { hint: string
     };
   if (['goto', 'retry', 'then'].includes(key) && action !== undefined)
     return { hint: `'${key}' belongs in a branch: next: { ${key}: ... } or under on:.` };
-  if (['loop', 'for', 'for_each', 'forEach', 'each', 'repeat'].includes(key))
+  if (LOOP_WORDS.includes(key))
     return { hint: `did you mean 'foreach'? (foreach: { in: vars.list, as: item } with do: and next:)` };
   const dym = didYouMean(key, [...ACTIONS, ...MODIFIERS]);
   if (dym) return { hint: dym };

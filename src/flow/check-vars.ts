@@ -48,6 +48,7 @@ export function checkVarRefs(ctx: Ctx, initial: string[], steps: Record<string, 
     // carets under the name, not the whole (possibly long) template
     const at = (r.offset !== undefined && r.at.kind === 'scalar' && spanIn(r.at, r.offset, r.length ?? 0)) || r.at;
     if (r.root === 'vars' && !written.has(r.name)) {
+      if (ctx.loops?.unnamed) continue;
       report(
         ctx,
         'UNKNOWN_VARIABLE',
