@@ -90,6 +90,7 @@ export function edgeLabel(e: FlowEdge, width = 40, command?: string): string {
       break;
     case 'enter':
     case 'return':
+    case 'loop':
       l = trunc(e.key ?? '', width);
       break;
     default:
