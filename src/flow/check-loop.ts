@@ -113,8 +113,14 @@ export function checkLoopStep(ctx: Ctx, node: YMap, action: YEntry, id: string, 
     step.index = index;
     step.indexPos = posOf(ctx, indexEntry!.value);
   }
-  if (next !== undefined) step.next = next;
-  if (error !== undefined) step.error = error;
+  if (next !== undefined) {
+    step.next = next;
+    step.nextPos = posOf(ctx, nextEntry!.value);
+  }
+  if (error !== undefined) {
+    step.error = error;
+    step.errorPos = posOf(ctx, errorEntry!.value);
+  }
   return step;
 }
 

@@ -149,10 +149,12 @@ export interface LoopStep {
   /** The first step of the body. */
   do: string;
   doPos: Pos;
-  /** Where to go once the list is over (absent: the flow ends). */
+  /** Where to go once the list is over (absent: the flow ends), and where it is written (absent: the step's pos). */
   next?: string;
-  /** Where a value that is not a list goes (absent: as an empty list, to `next`). */
+  nextPos?: Pos;
+  /** Where a value that is not a list goes (absent: as an empty list, to `next`), and where it is written. */
   error?: string;
+  errorPos?: Pos;
 }
 
 /** The default and the bound of a loop's `max:`. */

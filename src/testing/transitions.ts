@@ -95,8 +95,8 @@ function stepKeys(id: string, s: Step, branch: BranchAdd, add: (k: string, p: Po
     case 'loop':
       add(`${id}:do`, s.doPos);
       add(`${id}:next`, s.doPos);
-      add(`${id}:done`, s.pos);
-      if (s.error !== undefined) add(`${id}:error`, s.pos);
+      add(`${id}:done`, s.nextPos ?? s.pos);
+      if (s.error !== undefined) add(`${id}:error`, s.errorPos ?? s.pos);
       break;
   }
 }
