@@ -28,7 +28,7 @@ describe('callscript validate', () => {
   it('passes the example flows with no problems', async () => {
     const c = capture();
     expect(await validate([join(root, 'flows')], c.out)).toBe(0);
-    expect(c.text()).toBe('8 files checked, 8 valid: no problems\n');
+    expect(c.text()).toBe('9 files checked, 9 valid: no problems\n');
   });
 
   it('links a file named alone with the modules of its directory, and reports that file only', async () => {

@@ -74,12 +74,23 @@ describe('foreach in the tools', () => {
     expect(text('each:next')).toMatch(/result: "2"/);
   });
 
-  it('paths on the example flow: the lookup gives no list, so the loop cases are left to write by hand', () => {
+  it('paths on the example flow: the lookup answers the list the loop reads, empty, of one item and of two', () => {
     const file = join(root, 'flows/appointments.yaml');
     const f = compiled(readFileSync(file, 'utf8'), file);
-    const g = generateCases(f, ['each:do', 'each:error'], { maxMs: 20_000 });
-    expect(g.cases.map((c) => c.transition)).toEqual(['each:error']);
-    expect(g.skipped.map((s) => s.transition)).toEqual(['each:do']);
+    const want = ['count:case1', 'each:do', 'each:next', 'each:done', 'each:error'];
+    const g = generateCases(f, want, { maxMs: 20_000 });
+    expect(g.skipped).toEqual([]);
+    const mocked = (k: string) =>
+      /status: 200(, body: (.*))? \}/.exec(
+        g.cases.find((c) => c.transition === k)!.lines.find((l) => l.includes('patients/appointments'))!,
+      )?.[2];
+    expect(want.map(mocked)).toEqual([
+      '{"appointments":[]}',
+      '{"appointments":[{}]}',
+      '{"appointments":[{},{}]}',
+      '{"appointments":[{}]}',
+      undefined, // no body: no list, the loop's error way
+    ]);
   });
 
   it('the simulator steps through the items, its path naming each step', () => {
