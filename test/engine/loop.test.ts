@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Value } from '../../src/flow/model.js';
+import { compileAll } from '../../src/registry/files.js';
 import { Call, OPTS, reply, tts } from './helpers.js';
 import { yamlFlow } from './yaml.js';
 
@@ -348,5 +349,107 @@ steps:
 `;
     const f = await yamlFlow(text);
     expect([...f.tables.sensitive!.names].sort()).toEqual(['card', 'cards']);
+  });
+});
+
+describe('foreach and subflows', () => {
+  const SURVEY = `version: 2
+name: survey
+module: { params: { questions: required }, results: [done] }
+start: each
+steps:
+  each:
+    foreach: { in: vars.questions, as: q, index: n }
+    do: ask
+    next: finish
+  ask:
+    read: { prompt: "Question {{ vars.n | plus: 1 }}: {{ vars.q }}", max_digits: 1 }
+    next: each
+  finish: { return: done }
+`;
+  const MAIN = `version: 2
+name: main
+start: people
+vars: { names: [Ann, Bob] }
+steps:
+  people:
+    foreach: { in: vars.names, as: who }
+    do: hello
+    next: bye
+  hello: { say: "Hello {{ vars.who }}.", next: survey }
+  survey:
+    subflow: { flow: survey, with: { questions: ["Happy?", "Again?"] } }
+    on: { done: people }
+  bye: { say: "Bye.", next: end }
+  end: { hangup: {} }
+`;
+
+  it('a loop in a module entered from the body of a loop: each runs in full, the module loop afresh each time', () => {
+    const { flows, report } = compileAll([
+      { file: 'main.yaml', text: MAIN },
+      { file: 'survey.yaml', text: SURVEY },
+    ]);
+    expect(report.diagnostics).toEqual([]);
+    const c = new Call(flows.find((f) => f.name === 'main')!);
+    const q = (n: number, text: string) => ({ media_id: tts(`Question ${n}: ${text}`), max_digits: 1 });
+    const said = [c.start()];
+    for (let k = 0; k < 6; k++) said.push(c.result(k % 3 === 0 ? '0' : '1'));
+    expect(said).toEqual([
+      reply('play', 1, { media_id: tts('Hello Ann.') }),
+      reply('read', 2, q(1, 'Happy?')),
+      reply('read', 3, q(2, 'Again?')),
+      reply('play', 4, { media_id: tts('Hello Bob.') }),
+      reply('read', 5, q(1, 'Happy?')),
+      reply('read', 6, q(2, 'Again?')),
+      reply('play', 7, { media_id: tts('Bye.') }),
+    ]);
+    expect(c.state!.l).toBeUndefined();
+  });
+});
+
+describe('foreach: a module returning from inside its loop', () => {
+  it('drops the position of the module loop it leaves; the caller loop goes on', () => {
+    const survey = `version: 2
+name: survey
+module: { params: { questions: required }, results: [done, stop] }
+start: each
+steps:
+  each:
+    foreach: { in: vars.questions, as: q }
+    do: ask
+    next: finish
+  ask:
+    read: { prompt: "Question: {{ vars.q }}", max_digits: 1 }
+    on: { "9": quit }
+    next: each
+  quit: { return: stop }
+  finish: { return: done }
+`;
+    const main = `version: 2
+name: main
+start: people
+vars: { names: [Ann, Bob] }
+steps:
+  people:
+    foreach: { in: vars.names, as: who }
+    do: survey
+    next: end
+  survey:
+    subflow: { flow: survey, with: { questions: ["Q1", "Q2"] } }
+    on: { done: people, stop: people }
+  end: { hangup: {} }
+`;
+    const { flows } = compileAll([
+      { file: 'main.yaml', text: main },
+      { file: 'survey.yaml', text: survey },
+    ]);
+    const c = new Call(flows.find((f) => f.name === 'main')!);
+    c.start();
+    expect(c.state!.l).toEqual({ people: 1, 'survey:each': 1 });
+    expect(c.result('9')).toBe(reply('read', 2, { media_id: tts('Question: Q1'), max_digits: 1 }));
+    expect(c.state!.l).toEqual({ people: 2, 'survey:each': 1 });
+    expect(c.state!.vars).toEqual({ questions: ['Q1', 'Q2'], q: 'Q1' });
+    expect(c.result('9')).toBe(reply('hangup', 3));
+    expect(c.state!.l).toBeUndefined();
   });
 });
