@@ -11,6 +11,7 @@ import { generateCases } from '../../src/testing/paths.js';
 import { toMermaid } from '../../src/testing/graph.js';
 import { SimSession } from '../../src/testing/simulate.js';
 import { flowEdges, flowTransitions } from '../../src/testing/transitions.js';
+import { layoutGraph } from '../../src/testing/graph-layout.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -91,6 +92,20 @@ describe('foreach in the tools', () => {
       '{"appointments":[{}]}',
       undefined, // no body: no list, the loop's error way
     ]);
+  });
+
+  it("the console's diagram (its layout) has the loop's edges from its node, each with its transition", () => {
+    const g = layoutGraph(compiled(LOOP));
+    const node = (step: string) => g.nodes.find((n) => n.step === step)!.id;
+    const edge = (k: string) => g.edges.find((e) => e.transitions.includes(k))!;
+    for (const [k, to] of [
+      ['each:do', 'ask'],
+      ['each:next', 'ask'],
+      ['each:done', 'done'],
+      ['each:error', 'sorry'],
+    ] as const)
+      expect([k, edge(k).from, edge(k).to, edge(k).kind]).toEqual([k, node('each'), node(to), 'loop']);
+    expect([edge('ask:2').from, edge('ask:2').to]).toEqual([node('ask'), node('each')]);
   });
 
   it('the simulator steps through the items, its path naming each step', () => {
