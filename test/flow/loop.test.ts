@@ -166,3 +166,13 @@ describe('foreach: the body', () => {
     expect(d.map((x) => `${x.line}:${x.column} ${x.code}`)).toEqual([`${6 + 100 * 5 + 1}:5 TOO_MANY_ENTRIES`]);
   });
 });
+
+describe('foreach: sensitive items', () => {
+  it('an item listed in sensitive: is a variable the flow sets (no UNKNOWN_VARIABLE)', () => {
+    const text = loopFlow(['vars: { list: [1, 2] }', 'sensitive: [item]'], ...LOOP_STEPS).replace(
+      'say: "{{ vars.item }}"',
+      'say: "Next."',
+    );
+    expect(diags(text)).toEqual([]);
+  });
+});

@@ -118,3 +118,18 @@ describe('foreach in the tools', () => {
     expect(s.question).toMatchObject({ kind: 'menu', command: 'play' });
   });
 });
+
+describe('foreach: what paths says of a loop it cannot take', () => {
+  it('names the list to give by hand', () => {
+    const text = LOOP.replace('vars: { list: [a, b, c] }', 'vars: { other: 1 }').replace(
+      'in: vars.list',
+      'in: "has(vars.list) ? vars.list : []"',
+    );
+    const g = generateCases(compiled(text), ['each:do']);
+    expect(g.skipped.map((s) => s.why)).toEqual([
+      expect.stringMatching(
+        /^not found: no call searched \(.*\) reached this loop with an item in its list `has\(vars\.list\) \? vars\.list : \[\]`; write this case by hand \(vars:, or a mocked lookup's body, giving that list\)$/,
+      ),
+    ]);
+  });
+});
