@@ -22,6 +22,7 @@ import { clipText, DEFAULT_MAX_STATE_BYTES, jsonSize } from './size.js';
 import { REQUEST_TEXT_BYTES } from './observe.js';
 import { calendarAt, languageOf, type ExtRun, type FlowExt } from './v2-scope.js';
 import { atSite, enter, leave, unwind, type Frame } from './subflow.js';
+import { loopGuard, loopTake, type LoopMemo } from './loop.js';
 
 /** What the settled state asks for: built on entry by `emit` or `say`. */
 export interface Out {
@@ -65,6 +66,8 @@ export interface Run {
   extRun?: ExtRun;
   /** Reads a declared secret (http steps only); absent: every secret is empty. */
   secret?: (name: string) => string | undefined;
+  /** What the visit of a foreach state under way decided (src/engine/loop.ts). */
+  loop?: LoopMemo;
 }
 
 /** A bound the request went over: the call state cap, or its evaluation budget. */
@@ -92,6 +95,8 @@ export interface Ctx {
   f?: Frame[];
   /** What a module run on its own returned (scenarios of a module). */
   ret?: { result: string; values: Record<string, Value> };
+  /** The items each running foreach has taken, by loop step (version 2); absent: none runs. */
+  l?: Record<string, number>;
   rt: Run;
 }
 
@@ -271,6 +276,10 @@ export function behaviour(t: FlowTables) {
       frame(ctx: Ctx, p: { site?: string; full?: boolean }): boolean {
         return atSite(ctx, p);
       },
+      /** A foreach visit takes an item, or meets a value that is not a list. */
+      loop(ctx: Ctx, p: { step: string; first: boolean; is: 'item' | 'error' }): boolean {
+        return loopGuard(t.loops, ctx, p);
+      },
       /** The request's budget of logic steps is spent. */
       budget(ctx: Ctx): boolean {
         return ctx.rt.i >= ctx.rt.max;
@@ -340,6 +349,9 @@ export function behaviour(t: FlowTables) {
       },
       leave(ctx: Ctx, p: { step: string; site?: string }): Partial<Ctx> {
         return leave(t.subflows, ctx, p);
+      },
+      loop(ctx: Ctx, p: { step: string; first: boolean; end?: 'done' | 'error' }): Partial<Ctx> {
+        return loopTake(t.loops, ctx, p);
       },
       set(ctx: Ctx, p: { step: string }): Partial<Ctx> {
         const rt = ctx.rt;

@@ -23,7 +23,8 @@
  *
  * Each transition names what it covers (`took`): `<step>:<key>`, `<step>:<key>:then`,
  * `handlers.on.<command>:<key>`, `handlers:error`, `<step>:case<i>`, `<step>:default`,
- * `<step>:next`, `<step>:invalid`: the coverage keys of `callscript test --coverage` and of `paths`.
+ * `<step>:next`, `<step>:invalid`, a foreach's `<step>:do`, `<step>:next`, `<step>:done`, `<step>:error`
+ * (machine-loop.ts): the coverage keys of `callscript test --coverage` and of `paths`.
  */
 import { isTemplate } from './expr.js';
 import {
@@ -38,6 +39,8 @@ import {
   type Value,
 } from './model.js';
 import { returnState, subflowState } from './machine-subflow.js';
+import { loopStates } from './machine-loop.js';
+import { loopTarget } from './loops.js';
 
 export const END_STATE = '@end';
 export const EV_RESULT = 'result';
@@ -63,11 +66,11 @@ export interface KeyMeta {
 export type StateMeta =
   | { kind: 'command'; step: string; command: string; keys: KeyMeta[]; final?: boolean; effect?: boolean }
   | { kind: 'say'; to: string }
-  | { kind: 'logic'; step: string; subflow?: string; return?: string }
+  | { kind: 'logic'; step: string; subflow?: string; return?: string; loop?: 'start' | 'next' }
   | { kind: 'end' };
 
 export interface GuardRef {
-  type: 'match' | 'budget' | 'when' | 'frame';
+  type: 'match' | 'budget' | 'when' | 'frame' | 'loop';
   params?: Record<string, unknown>;
 }
 
@@ -266,21 +269,21 @@ export function took(...keys: string[]): ActionRef {
 }
 
 function stateFor(model: FlowModel, id: string, step: Step, states: Record<string, StateConfig>): StateConfig {
+  // a way from a loop's body back to the loop takes its next item (`<loop>@next`)
+  const to = (dest: string | undefined) => loopTarget(model, id, target(dest));
   if (step.kind === 'set') {
     return {
       meta: { kind: 'logic', step: id },
-      always: [
-        BUDGET,
-        { target: target(step.next), actions: [{ type: 'set', params: { step: id } }, took(`${id}:next`)] },
-      ],
+      always: [BUDGET, { target: to(step.next), actions: [{ type: 'set', params: { step: id } }, took(`${id}:next`)] }],
     };
   }
+  if (step.kind === 'loop') return loopStates(model, step, states);
   if (step.kind === 'switch') {
     // a calendar step's cases and default are its results: open, holiday; closed
     const label = (i: number) => step.calendar?.labels[i] ?? `case${i + 1}`;
     const cases: TransitionConfig[] = step.cases.map((c, i) => ({
       guard: { type: 'when', params: { step: id, i } },
-      target: target(c.goto),
+      target: to(c.goto),
       actions: [{ type: 'tick', params: { step: id } }, took(`${id}:${label(i)}`)],
     }));
     return {
@@ -289,7 +292,7 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
         BUDGET,
         ...cases,
         {
-          target: target(step.default),
+          target: to(step.default),
           actions: [{ type: 'tick', params: { step: id } }, took(`${id}:${step.calendar?.otherwise ?? 'default'}`)],
         },
       ],
@@ -344,13 +347,13 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
     const t = (to: string, g: GuardRef | undefined, actions: ActionRef[]): TransitionConfig =>
       g ? { guard: g, target: to, reenter: true, actions } : { target: to, reenter: true, actions };
     if (b.retry !== undefined) {
-      const then = target(b.then);
+      const then = to(b.then);
       return [
         t(via(id), guarded({ key, max: b.retry }), [...pre, ...pick, { type: 'retry', params: { key } }, took(label)]),
         t(via(then), guarded({}), [...pre, ...pick, { type: 'fresh', params: { key } }, took(label, `${label}:then`)]),
       ];
     }
-    return [t(via(target(b.goto)), guarded({}), [...pre, ...pick, { type: 'fresh' }, took(label)])];
+    return [t(via(to(b.goto)), guarded({}), [...pre, ...pick, { type: 'fresh' }, took(label)])];
   };
 
   const onResult: ActionRef[] =

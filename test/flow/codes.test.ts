@@ -12,6 +12,7 @@ import type { Diagnostic } from '../../src/errors/diagnostic.js';
 import { MAX_FILE_BYTES } from '../../src/flow/yaml.js';
 import { TABLE_CASES } from './codes-tables.js';
 import { SUBFLOW_CASES } from './codes-subflow.js';
+import { LOOP_CASES } from './codes-loop.js';
 
 /** A flow whose steps (lines given) start at line 4, column 3. */
 const flow = (...steps: string[]) => ['version: 1', 'start: a', 'steps:', ...steps].join('\n') + '\n';
@@ -886,6 +887,8 @@ const CASES: Case[] = [
 ];
 // calendars, prompt tables and languages, environments (version 2)
 CASES.push(...TABLE_CASES);
+// foreach steps (version 2)
+CASES.push(...LOOP_CASES);
 
 describe('every diagnostic code, at its exact position', () => {
   for (const c of CASES) {
