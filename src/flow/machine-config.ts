@@ -311,7 +311,7 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   // Constant params cannot fail: a plain action. Templated ones may: the action that can raise param.invalid.
   const state: StateConfig = {
     meta,
-    entry: [{ type: templated(step.command) ? 'emitChecked' : 'emit', params: { step: id } }],
+    entry: [{ type: templated(step.command, model.prompts) ? 'emitChecked' : 'emit', params: { step: id } }],
   };
   // A hangup step ends the flow: later results change nothing (the engine says hangup again).
   if (meta.final) return state;
@@ -336,7 +336,7 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
           on: { [EV_RESULT]: [{ target: dest, actions: [] }], [EV_ERROR]: [{ target: dest, actions: [] }] },
         });
         // A templated say that fails to render is skipped.
-        if (templated(b.say!)) say.on![EV_PARAM_INVALID] ??= [BUDGET, { target: dest, actions: [] }];
+        if (templated(b.say!, model.prompts)) say.on![EV_PARAM_INVALID] ??= [BUDGET, { target: dest, actions: [] }];
         return name;
       };
     }
@@ -417,7 +417,7 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   }
   state.on = { [EV_RESULT]: result };
   if (error.length > 0) state.on[EV_ERROR] = error;
-  if (templated(step.command) || http)
+  if (templated(step.command, model.prompts) || http)
     state.on[EV_PARAM_INVALID] = [
       BUDGET,
       ...(error.length > 0 ? error : [{ target: END_STATE, actions: [RESULT, { type: 'unhandled' }] }]),
@@ -452,11 +452,20 @@ export function httpWaitStates(id: string, state: StateConfig, states: Record<st
 }
 
 /** A command's params or a media list hold a template (rendered at run time, so they may fail their check). */
-function templated(v: CommandCall | MediaParam | Value): boolean {
+/**
+ * Whether rendering `v` may fail: it holds a template, or names a prompt (`{ prompt: name }`) of which an entry, in
+ * any language, holds one.
+ */
+function templated(v: CommandCall | MediaParam | Value, prompts: FlowModel['prompts']): boolean {
   if (typeof v === 'string') return isTemplate(v);
-  if (Array.isArray(v)) return v.some((x) => templated(x as Value));
-  if (v && typeof v === 'object') return Object.values(v).some((x) => templated(x as Value));
-  return false;
+  if (Array.isArray(v)) return v.some((x) => templated(x as Value, prompts));
+  if (!v || typeof v !== 'object') return false;
+  const spec = v as { kind?: unknown; name?: unknown };
+  if (spec.kind === 'prompt' && typeof spec.name === 'string') {
+    const entries = prompts?.[spec.name];
+    return entries !== undefined && Object.values(entries).some((m) => templated(m, undefined));
+  }
+  return Object.values(v).some((x) => templated(x as Value, prompts));
 }
 
 function errorBranchOf(
