@@ -73,7 +73,7 @@ export interface WallClock {
 }
 
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
-const TIME_RE = /^(\d{2}):(\d{2})(?::(\d{2}))?$/;
+const TIME_RE = /^(\d{1,2}):(\d{2})(?::(\d{2}))?$/;
 
 /**
  * A date ("2025-12-04"), a date-time ("2025-12-04T18:45:00", "2025-12-04 18:45", with or without an offset: it is

@@ -164,6 +164,9 @@ describe('spoken formats in the call language', () => {
     expect(error('{{ "2025-12-04T24:00:00" | say_time }}', 'en-GB')).toBe(
       'say_time: "2025-12-04T24:00:00" is not a date on the calendar',
     );
+    // a time of day with a one-digit hour, as people write it
+    expect(say('{{ "9:05" | say_time }} {{ "9:05" | say_time: "en-US" }}', 'en-GB')).toBe('9:05 9:05 AM');
+    expect(error('{{ "25:00" | say_time }}', 'en-GB')).toBe('say_time: "25:00" is not a date on the calendar');
     expect(error('{{ "2025-12-04" | say_time }}', 'en-GB')).toBe(
       'say_time: "2025-12-04" has no time of day (e.g. 2025-12-04T18:45:00)',
     );
