@@ -119,6 +119,7 @@ function dropWithHangup(
 function persisted(s: CallState): Persisted {
   const p: Persisted = { vars: s.vars, c: s.c ?? FRESH, res: s.res ?? '', err: s.err ?? '', k: s.k ?? 1, h: 0 };
   if (s.f) p.f = s.f;
+  if (s.l) p.l = s.l;
   return p;
 }
 
@@ -490,6 +491,7 @@ function finish(
   if (ctx.k !== 1) state.k = ctx.k;
   if (emit.done) state.done = true;
   if (ctx.f && ctx.f.length > 0) state.f = ctx.f;
+  if (ctx.l && hasKeys(ctx.l)) state.l = ctx.l;
   const ret = (ctx as Partial<Ctx>).ret;
   if (ret) state.ret = ret;
   const out: Outcome = { kind: 'reply', reply, replyJson, state, stateJson: JSON.stringify(state) };

@@ -22,6 +22,7 @@ import { clipText, DEFAULT_MAX_STATE_BYTES, jsonSize } from './size.js';
 import { REQUEST_TEXT_BYTES } from './observe.js';
 import { calendarAt, envOf, secretEnv, languageOf, type ExtRun, type FlowExt } from './v2-scope.js';
 import { atSite, enter, leave, unwind, type Frame } from './subflow.js';
+import { loopGuard, loopTake, type LoopMemo } from './loop.js';
 
 /** What the settled state asks for: built on entry by `emit` or `say`. */
 export interface Out {
@@ -67,6 +68,8 @@ export interface Run {
   secret?: (name: string) => string | undefined;
   /** Reads the server's environment for `from_env:` values that are not secrets; absent: `secret` does. */
   environ?: (name: string) => string | undefined;
+  /** What the visit of a foreach state under way decided (src/engine/loop.ts). */
+  loop?: LoopMemo;
 }
 
 /** A bound the request went over: the call state cap, or its evaluation budget. */
@@ -94,6 +97,8 @@ export interface Ctx {
   f?: Frame[];
   /** What a module run on its own returned (scenarios of a module). */
   ret?: { result: string; values: Record<string, Value> };
+  /** The items each running foreach has taken, by loop step (version 2); absent: none runs. */
+  l?: Record<string, number>;
   rt: Run;
 }
 
@@ -281,6 +286,10 @@ export function behaviour(t: FlowTables) {
       frame(ctx: Ctx, p: { site?: string; full?: boolean }): boolean {
         return atSite(ctx, p);
       },
+      /** A foreach visit takes an item, or meets a value that is not a list. */
+      loop(ctx: Ctx, p: { step: string; first: boolean; is: 'item' | 'error' }): boolean {
+        return loopGuard(t.loops, ctx, p);
+      },
       /** The request's budget of logic steps is spent. */
       budget(ctx: Ctx): boolean {
         return ctx.rt.i >= ctx.rt.max;
@@ -358,6 +367,9 @@ export function behaviour(t: FlowTables) {
       },
       leave(ctx: Ctx, p: { step: string; site?: string }): Partial<Ctx> {
         return leave(t.subflows, ctx, p);
+      },
+      loop(ctx: Ctx, p: { step: string; first: boolean; end?: 'done' | 'error' }): Partial<Ctx> {
+        return loopTake(t.loops, ctx, p);
       },
       set(ctx: Ctx, p: { step: string }): Partial<Ctx> {
         const rt = ctx.rt;

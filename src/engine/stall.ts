@@ -12,7 +12,6 @@
  * The fallback's note (setAside) is not guarded: it is sent whatever (it lands when the store comes back, ahead of
  * the loads sent after it) and the fallback does not wait for it long.
  */
-import { DeadlineTimer } from './deadline.js';
 import type { SnapshotStore } from './ports.js';
 
 /** A store call given up on. */
@@ -23,19 +22,27 @@ export class StoreStalled extends Error {
   }
 }
 
-type Settled<T> = { value: T } | { err: unknown };
+/** A store call sent and not answered yet: when it was sent, and how to fail it. */
+interface Unanswered {
+  at: number;
+  fail: (err: Error) => void;
+}
 
+/**
+ * One promise per call and one timer for them all (calls are given up on in the order they were sent, so the timer
+ * only ever waits for the oldest not given up on): this sits on every request's path.
+ */
 export class StallGuard {
-  /** When each store call not answered yet was sent (those given up on included), oldest first. */
-  private readonly unanswered = new Set<{ at: number }>();
-  private readonly timer: DeadlineTimer;
+  /** The store calls not answered yet (those given up on included), oldest first. */
+  private readonly unanswered = new Set<Unanswered>();
+  /** Those not given up on yet, oldest first: what the timer waits for. */
+  private readonly waiting = new Set<Unanswered>();
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly limitMs: number,
     private readonly clock: () => number = () => performance.now(),
-  ) {
-    this.timer = new DeadlineTimer(limitMs, clock);
-  }
+  ) {}
 
   /** The store, its loads and commits guarded. */
   wrap(store: SnapshotStore): SnapshotStore {
@@ -58,27 +65,56 @@ export class StallGuard {
   run<T>(op: () => Promise<T>): Promise<T> {
     const stalled = this.stalledFor();
     if (stalled >= this.limitMs) return Promise.reject(new StoreStalled(stalled));
-    const sent = { at: this.clock() };
     let work: Promise<T>;
     try {
       work = op();
     } catch (err) {
       return Promise.reject(err);
     }
-    this.unanswered.add(sent);
-    const answered = () => void this.unanswered.delete(sent);
-    work.then(answered, answered);
-    return this.timer
-      .race<Settled<T>>({
-        work: work.then((value) => ({ value })),
-        late: () => Promise.resolve({ err: new StoreStalled(this.limitMs) }),
-        failed: (err) => ({ err }),
-        failedLate: () => {},
-      })
-      .then((s) => ('value' in s ? s.value : Promise.reject(s.err)));
+    return new Promise<T>((resolve, reject) => {
+      const sent: Unanswered = { at: this.clock(), fail: reject };
+      this.unanswered.add(sent);
+      this.waiting.add(sent);
+      if (!this.timer) this.schedule(sent.at);
+      work.then(
+        (value) => {
+          this.answered(sent);
+          resolve(value);
+        },
+        (err: unknown) => {
+          this.answered(sent);
+          reject(err);
+        },
+      );
+    });
   }
 
   close(): void {
-    this.timer.close();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private answered(u: Unanswered): void {
+    this.unanswered.delete(u);
+    this.waiting.delete(u);
+  }
+
+  private schedule(sentAt: number): void {
+    this.timer = setTimeout(() => this.sweep(), Math.max(1, Math.ceil(sentAt + this.limitMs - this.clock())));
+    this.timer.unref?.();
+  }
+
+  /** Fails every call unanswered for limitMs (kept counted until the store answers it); waits for the next one. */
+  private sweep(): void {
+    this.timer = undefined;
+    const now = this.clock();
+    for (const u of this.waiting) {
+      if (u.at + this.limitMs > now) {
+        this.schedule(u.at);
+        return;
+      }
+      this.waiting.delete(u);
+      u.fail(new StoreStalled(this.limitMs));
+    }
   }
 }

@@ -20,6 +20,7 @@ import { compileLinear, type LinearRegex } from '../flow/pattern.js';
 import { sensitivityOf, type Sensitivity } from './mask.js';
 import { buildSubflowTables, type SubflowTables } from './subflow.js';
 import { handlersOf } from '../flow/model.js';
+import { loopTable, type LoopTable } from './loop.js';
 
 /** Matches nothing: stands for a pattern that does not compile. */
 export const NEVER: LinearRegex = { test: () => false, size: 0 };
@@ -55,6 +56,8 @@ export interface FlowTables {
   ext?: FlowExt;
   /** Subflow call sites and returns (a flow that enters modules, or a module). */
   subflows?: SubflowTables;
+  /** foreach steps (version 2). */
+  loops: Map<string, LoopTable>;
 }
 
 function sayOf(b: Branch | undefined, out: CommandBuilder[], prompts: PromptTable | undefined): void {
@@ -80,6 +83,7 @@ export function buildTables(model: FlowModel): FlowTables {
     cases: new Map(),
     valids: new Map(),
     regexes: new Map(),
+    loops: new Map(),
     initialVars: model.vars,
     sensitive: sensitivityOf(model),
   };
@@ -108,6 +112,8 @@ export function buildTables(model: FlowModel): FlowTables {
         id,
         step.cases.map((c) => c.when),
       );
+    } else if (step.kind === 'loop') {
+      t.loops.set(id, loopTable(step));
     } else if (step.kind === 'command') {
       if (step.valid) t.valids.set(id, step.valid.when);
       for (const p of step.on.patterns) regex(p.regex);

@@ -8,6 +8,7 @@ import type { ModuleSpec, Pos } from './model.js';
 import type { Loc, YEntry, YMap, YNode } from './yaml.js';
 import { describe } from './yaml.js';
 import type { Span } from './spans.js';
+import type { LoopsSeen } from './check-loop.js';
 
 /** A `vars.x` or `call.x` read by a template or expression, checked once all writes are known. */
 export interface VarRef {
@@ -51,6 +52,8 @@ export interface Ctx {
   secrets?: string[];
   /** The file's `module:` interface, when it is a module (return steps are checked against it). */
   module?: ModuleSpec;
+  /** The foreach steps checked so far and the names of their items and indexes (version 2). */
+  loops?: LoopsSeen;
 }
 
 export interface V2Names {

@@ -163,6 +163,7 @@ export function checkSensitiveUse(
   for (const s of Object.values(steps)) {
     if (s.kind === 'command' && s.save) set.add(s.save);
     if (s.kind === 'set') for (const a of s.assign) set.add(a.name);
+    if (s.kind === 'loop') set.add(s.as);
   }
   for (const { name: listedName, at } of listed) {
     // a field's variable must be set: `customer.dob` masks nothing when nothing sets customer

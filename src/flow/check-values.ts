@@ -16,6 +16,7 @@ import {
 import { compileWeight, MAX_FLOW_PATTERN_WEIGHT } from './pattern.js';
 import { spanIn } from './spans.js';
 import { checkEnvFormat } from './check-environments.js';
+import { checkSpokenArgs } from './check-spoken.js';
 import type { ExprValue, Value } from './model.js';
 import { type Ctx, didYouMean, report, requireV2 } from './check-context.js';
 import { clip, describe, type YEntry, type YNode, type YScalar } from './yaml.js';
@@ -124,6 +125,7 @@ export function checkTemplateText(ctx: Ctx, text: string, at: YNode, where: stri
     report(ctx, 'BAD_TEMPLATE', at, `${where}template does not parse: ${err}`);
     return false;
   }
+  if (!checkSpokenArgs(ctx, text, at, where)) return false;
   collectRefs(ctx, text, at, true);
   return true;
 }

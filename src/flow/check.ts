@@ -29,6 +29,7 @@ import { describe, entry, loadYaml, type YEntry, type YMap, type YNode } from '.
 import { checkCalendarRefs, checkCalendars } from './check-calendars.js';
 import { checkLanguageChoice, checkLanguages, checkPrompts } from './check-prompts.js';
 import { checkEnvironments, splitEnv } from './check-environments.js';
+import { checkLoopNames } from './check-loop.js';
 
 export interface CheckResult {
   model?: FlowModel;
@@ -251,6 +252,7 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions, named: { name?: stri
     );
   }
   checkCalendarRefs(ctx);
+  checkLoopNames(ctx, [...Object.keys(vars), ...Object.keys(module?.params ?? {})]);
   checkVarRefs(ctx, [...Object.keys(vars), ...Object.keys(module?.params ?? {})], steps);
   checkSensitiveUse(ctx, sensitiveListed, written, steps, [...Object.keys(vars), ...Object.keys(module?.params ?? {})]);
   checkSecretRefs(ctx);

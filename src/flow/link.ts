@@ -568,6 +568,14 @@ function prefixStep(s: Step, p: string): Step {
       };
     case 'return':
       return { ...s, id };
+    case 'loop':
+      return {
+        ...s,
+        id,
+        do: pre(p, s.do)!,
+        ...(s.next !== undefined ? { next: pre(p, s.next)! } : {}),
+        ...(s.error !== undefined ? { error: pre(p, s.error)! } : {}),
+      };
     case 'command': {
       const on = s.on;
       return {

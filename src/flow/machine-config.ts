@@ -23,7 +23,8 @@
  *
  * Each transition names what it covers (`took`): `<step>:<key>`, `<step>:<key>:then`,
  * `handlers.on.<command>:<key>`, `handlers:error`, `<step>:case<i>`, `<step>:default`,
- * `<step>:next`, `<step>:invalid`: the coverage keys of `callscript test --coverage` and of `paths`.
+ * `<step>:next`, `<step>:invalid`, a foreach's `<step>:do`, `<step>:next`, `<step>:done`, `<step>:error`
+ * (machine-loop.ts): the coverage keys of `callscript test --coverage` and of `paths`.
  */
 import { isTemplate } from './expr.js';
 import {
@@ -39,6 +40,8 @@ import {
   type Value,
 } from './model.js';
 import { returnState, subflowState } from './machine-subflow.js';
+import { loopStates } from './machine-loop.js';
+import { loopTarget } from './loops.js';
 
 export const END_STATE = '@end';
 export const EV_RESULT = 'result';
@@ -64,11 +67,11 @@ export interface KeyMeta {
 export type StateMeta =
   | { kind: 'command'; step: string; command: string; keys: KeyMeta[]; final?: boolean; effect?: boolean }
   | { kind: 'say'; to: string }
-  | { kind: 'logic'; step: string; subflow?: string; return?: string }
+  | { kind: 'logic'; step: string; subflow?: string; return?: string; loop?: 'start' | 'next' }
   | { kind: 'end' };
 
 export interface GuardRef {
-  type: 'match' | 'budget' | 'when' | 'frame';
+  type: 'match' | 'budget' | 'when' | 'frame' | 'loop';
   params?: Record<string, unknown>;
 }
 
@@ -268,21 +271,21 @@ export function took(...keys: string[]): ActionRef {
 }
 
 function stateFor(model: FlowModel, id: string, step: Step, states: Record<string, StateConfig>): StateConfig {
+  // a way from a loop's body back to the loop takes its next item (`<loop>@next`)
+  const to = (dest: string | undefined) => loopTarget(model, id, target(dest));
   if (step.kind === 'set') {
     return {
       meta: { kind: 'logic', step: id },
-      always: [
-        BUDGET,
-        { target: target(step.next), actions: [{ type: 'set', params: { step: id } }, took(`${id}:next`)] },
-      ],
+      always: [BUDGET, { target: to(step.next), actions: [{ type: 'set', params: { step: id } }, took(`${id}:next`)] }],
     };
   }
+  if (step.kind === 'loop') return loopStates(model, step, states);
   if (step.kind === 'switch') {
     // a calendar step's cases and default are its results: open, holiday; closed
     const label = (i: number) => step.calendar?.labels[i] ?? `case${i + 1}`;
     const cases: TransitionConfig[] = step.cases.map((c, i) => ({
       guard: { type: 'when', params: { step: id, i } },
-      target: target(c.goto),
+      target: to(c.goto),
       actions: [{ type: 'tick', params: { step: id } }, took(`${id}:${label(i)}`)],
     }));
     return {
@@ -291,7 +294,7 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
         BUDGET,
         ...cases,
         {
-          target: target(step.default),
+          target: to(step.default),
           actions: [{ type: 'tick', params: { step: id } }, took(`${id}:${step.calendar?.otherwise ?? 'default'}`)],
         },
       ],
@@ -310,7 +313,7 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   // Constant params cannot fail: a plain action. Templated ones may: the action that can raise param.invalid.
   const state: StateConfig = {
     meta,
-    entry: [{ type: templated(step.command) ? 'emitChecked' : 'emit', params: { step: id } }],
+    entry: [{ type: templated(step.command, model.prompts) ? 'emitChecked' : 'emit', params: { step: id } }],
   };
   // A hangup step ends the flow: later results change nothing (the engine says hangup again).
   if (meta.final) return state;
@@ -335,7 +338,7 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
           on: { [EV_RESULT]: [{ target: dest, actions: [] }], [EV_ERROR]: [{ target: dest, actions: [] }] },
         });
         // A templated say that fails to render is skipped.
-        if (templated(b.say!)) say.on![EV_PARAM_INVALID] ??= [BUDGET, { target: dest, actions: [] }];
+        if (templated(b.say!, model.prompts)) say.on![EV_PARAM_INVALID] ??= [BUDGET, { target: dest, actions: [] }];
         return name;
       };
     }
@@ -346,13 +349,13 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
     const t = (to: string, g: GuardRef | undefined, actions: ActionRef[]): TransitionConfig =>
       g ? { guard: g, target: to, reenter: true, actions } : { target: to, reenter: true, actions };
     if (b.retry !== undefined) {
-      const then = target(b.then);
+      const then = to(b.then);
       return [
         t(via(id), guarded({ key, max: b.retry }), [...pre, ...pick, { type: 'retry', params: { key } }, took(label)]),
         t(via(then), guarded({}), [...pre, ...pick, { type: 'fresh', params: { key } }, took(label, `${label}:then`)]),
       ];
     }
-    return [t(via(target(b.goto)), guarded({}), [...pre, ...pick, { type: 'fresh' }, took(label)])];
+    return [t(via(to(b.goto)), guarded({}), [...pre, ...pick, { type: 'fresh' }, took(label)])];
   };
 
   const onResult: ActionRef[] =
@@ -421,7 +424,7 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   }
   state.on = { [EV_RESULT]: result };
   if (error.length > 0) state.on[EV_ERROR] = error;
-  if (templated(step.command) || http)
+  if (templated(step.command, model.prompts) || http)
     state.on[EV_PARAM_INVALID] = [
       BUDGET,
       ...(error.length > 0 ? error : [{ target: END_STATE, actions: [RESULT, { type: 'unhandled' }] }]),
@@ -456,11 +459,20 @@ export function httpWaitStates(id: string, state: StateConfig, states: Record<st
 }
 
 /** A command's params or a media list hold a template (rendered at run time, so they may fail their check). */
-function templated(v: CommandCall | MediaParam | Value): boolean {
+/**
+ * Whether rendering `v` may fail: it holds a template, or names a prompt (`{ prompt: name }`) of which an entry, in
+ * any language, holds one.
+ */
+function templated(v: CommandCall | MediaParam | Value, prompts: FlowModel['prompts']): boolean {
   if (typeof v === 'string') return isTemplate(v);
-  if (Array.isArray(v)) return v.some((x) => templated(x as Value));
-  if (v && typeof v === 'object') return Object.values(v).some((x) => templated(x as Value));
-  return false;
+  if (Array.isArray(v)) return v.some((x) => templated(x as Value, prompts));
+  if (!v || typeof v !== 'object') return false;
+  const spec = v as { kind?: unknown; name?: unknown };
+  if (spec.kind === 'prompt' && typeof spec.name === 'string') {
+    const entries = prompts?.[spec.name];
+    return entries !== undefined && Object.values(entries).some((m) => templated(m, undefined));
+  }
+  return Object.values(v).some((x) => templated(x as Value, prompts));
 }
 
 function errorBranchOf(

@@ -126,7 +126,42 @@ export type Step =
       calendar?: { name: string; labels: string[]; otherwise: string };
     }
   | SubflowStep
-  | ReturnStep;
+  | ReturnStep
+  | LoopStep;
+
+/**
+ * `foreach:` (version 2): runs its body (`do:`, the steps only reached through it) once per item of a list, the
+ * item in `vars.<as>` and its index in `vars.<index>`; the body comes back to the loop step for the next item.
+ */
+export interface LoopStep {
+  kind: 'loop';
+  id: string;
+  pos: Pos;
+  /** CEL giving the list, evaluated when the loop starts and again before each next item. */
+  in: string;
+  inPos: Pos;
+  /** The variable holding the current item. */
+  as: string;
+  asPos: Pos;
+  /** The variable holding the current item's index (0 for the first). */
+  index?: string;
+  indexPos?: Pos;
+  /** The most items one run of the loop takes (DEFAULT_LOOP_MAX; at most MAX_LOOP_MAX). */
+  max: number;
+  /** The first step of the body. */
+  do: string;
+  doPos: Pos;
+  /** Where to go once the list is over (absent: the flow ends), and where it is written (absent: the step's pos). */
+  next?: string;
+  nextPos?: Pos;
+  /** Where a value that is not a list goes (absent: as an empty list, to `next`), and where it is written. */
+  error?: string;
+  errorPos?: Pos;
+}
+
+/** The default and the bound of a loop's `max:`. */
+export const DEFAULT_LOOP_MAX = 100;
+export const MAX_LOOP_MAX = 1000;
 
 /** `subflow:` (version 2): runs a module flow with params, then branches on the result it returns. */
 export interface SubflowStep {

@@ -18,6 +18,7 @@ import {
 } from '../protocol/commands.js';
 import { ACTION_SPECS, EFFECT_NAMES, type ActionName } from './actions.js';
 import { REQUIRED_PARAMS } from './check-commands.js';
+import { DEFAULT_LOOP_MAX, MAX_LOOP_MAX } from './model.js';
 
 type Schema = Record<string, unknown>;
 
@@ -392,7 +393,40 @@ function stepSchema(): Schema {
       },
     ],
   };
-  const actions = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', 'set', 'switch', 'when', 'calendar', 'subflow', 'return'];
+  properties.foreach = {
+    type: 'object',
+    description:
+      'Version 2: runs the body (do:) once per item of a list, the item in vars.<as> and its index in ' +
+      'vars.<index>; the body comes back with next: <this step>, then next: is taken once the list is over.',
+    required: ['in', 'as'],
+    additionalProperties: false,
+    properties: {
+      in: { type: 'string', description: 'A CEL expression giving the list, e.g. vars.appointments.' },
+      as: { type: 'string', pattern: VAR_PATTERN, description: 'The variable holding each item.' },
+      index: { type: 'string', pattern: VAR_PATTERN, description: "The variable holding the item's index (0 first)." },
+      max: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_LOOP_MAX,
+        default: DEFAULT_LOOP_MAX,
+        description: `The most items one run of the loop takes (1..${MAX_LOOP_MAX}); a longer list stops there.`,
+      },
+    },
+  };
+  properties.do = { ...ref('stepId'), description: 'foreach: the first step of the body, run for each item.' };
+  properties.error = { ...ref('stepId'), description: 'foreach: where a value that is not a list goes.' };
+  const actions = [
+    ...COMMAND_NAMES,
+    ...EFFECT_NAMES,
+    'say',
+    'set',
+    'switch',
+    'when',
+    'calendar',
+    'subflow',
+    'return',
+    'foreach',
+  ];
   return {
     type: 'object',
     properties,

@@ -5,7 +5,8 @@
  * - a module's param given a sensitive value by a `with:` (`with: { code: "{{ vars.pin }}" }`);
  * - a caller's variable saved from a returned value that is sensitive (`return: { values:
  *   { echo: "{{ vars.code }}" } }` and `save: { confirmed: echo }`);
- * - a variable a `set:` computes from a sensitive value (SENSITIVE_COPIED still warns: list it).
+ * - a variable a `set:` computes from a sensitive value (SENSITIVE_COPIED still warns: list it);
+ * - a foreach's item, when its list reads a sensitive value.
  * A value reads a sensitive one when a template tag or an expression names it (`vars.pin`,
  * `vars["pin"]`), reads `vars` whole or by a computed key, or reads `result` where the result
  * is the input of a step whose `save:` is sensitive. Computed once per compiled flow (engine
@@ -141,7 +142,8 @@ function edgesOf(steps: Record<string, Step>): { edges: Edge[]; saves: [string, 
       for (const [param, v] of Object.entries(s.with)) edges.push({ at: id, reads: readsOf(v, false), into: param });
       const target = s.target ?? `${s.flow}:`;
       for (const [into, from] of Object.entries(s.save)) saves.push([returned(target, from), into]);
-    } else if (s.kind === 'return')
+    } else if (s.kind === 'loop') edges.push({ at: id, reads: readsOf(s.in, true), into: s.as });
+    else if (s.kind === 'return')
       for (const [k, v] of Object.entries(s.values))
         edges.push({ at: id, reads: readsOf(v, false), into: returned(namespaceOf(id), k) });
   }
@@ -222,7 +224,8 @@ export function sensitiveNames(model: FlowSensitivityInput): Set<string> {
       if (!st || st.kind === 'command' || resultAt.has(id)) continue;
       resultAt.add(id);
       for (const e of byResultAt.get(id) ?? []) taint(e.into);
-      if (st.kind === 'set' || st.kind === 'switch') next.push(...successors(st, linked.handlers));
+      if (st.kind === 'set' || st.kind === 'switch' || st.kind === 'loop')
+        next.push(...successors(st, linked.handlers));
     }
   };
   while (todo.length > 0) {

@@ -177,8 +177,8 @@ describe('checked at load', () => {
         ),
       ),
     ).toEqual([
-      '12:21 warning UNKNOWN_VARIABLE vars.resuls is read here but nothing sets it (no vars:, save: or set: of ' +
-        "'resuls')",
+      '12:21 warning UNKNOWN_VARIABLE vars.resuls is read here but nothing sets it (no vars:, save:, set: or ' +
+        "foreach of 'resuls')",
       "13:21 error BAD_EXPRESSION step 'send': http body: invalid CEL expression: Unexpected token: EOF",
       "14:36 error UNKNOWN_KEY step 'send': http body: unknown key 'as' beside expr",
       '15:21 error UNKNOWN_SECRET secrets.TOKN is not declared in secrets:',

@@ -12,6 +12,7 @@ import type { Diagnostic } from '../../src/errors/diagnostic.js';
 import { MAX_FILE_BYTES } from '../../src/flow/yaml.js';
 import { TABLE_CASES } from './codes-tables.js';
 import { SUBFLOW_CASES } from './codes-subflow.js';
+import { LOOP_CASES } from './codes-loop.js';
 
 /** A flow whose steps (lines given) start at line 4, column 3. */
 const flow = (...steps: string[]) => ['version: 1', 'start: a', 'steps:', ...steps].join('\n') + '\n';
@@ -528,6 +529,14 @@ const CASES: Case[] = [
     message: /^step 'a': \{% include %\} reads a file: templates have no file system$/,
   },
   {
+    name: 'an unknown currency given to say_money',
+    code: 'BAD_FILTER_ARGUMENT',
+    text: flow('  a: { say: "You owe {{ 12.5 | say_money: \'EUX\' }}.", next: a }'),
+    line: 4,
+    column: 43,
+    message: /^step 'a': say_money: 'EUX' is not a currency code \(ISO 4217: EUR, GBP, USD\.\.\.\)$/,
+  },
+  {
     name: 'a lookahead in matches()',
     code: 'BAD_PATTERN',
     text: flow('  a: { switch: [{ when: \'call.caller.matches("^(?=1)")\', goto: a }], default: a }'),
@@ -892,6 +901,8 @@ const CASES: Case[] = [
 ];
 // calendars, prompt tables and languages, environments (version 2)
 CASES.push(...TABLE_CASES);
+// foreach steps (version 2)
+CASES.push(...LOOP_CASES);
 
 describe('every diagnostic code, at its exact position', () => {
   for (const c of CASES) {
