@@ -190,6 +190,11 @@ program
     '-e, --env <name>',
     "the environment of the flows' environments: (env CALLSCRIPT_ENV; a scenario file's environment: wins)",
   )
+  .option(
+    '--full-diff',
+    "show a failure's values whole (by default a long value is cut around its first difference, and a long map " +
+      'or list narrowed to the member that differs)',
+  )
   .action(async (paths: string[], flags) => {
     process.exitCode = await (await import('./test.js')).test(paths, flags);
   });

@@ -27,6 +27,8 @@ export interface TestFlags {
   minCoveragePerFlow?: string;
   /** The environment of version 2 flows (CALLSCRIPT_ENV); a scenario file's environment: wins. */
   env?: string;
+  /** A failure shows the values it compares whole (no cut, no window). */
+  fullDiff?: boolean;
 }
 
 type Out = { write(s: string): unknown };
@@ -72,7 +74,7 @@ export async function test(paths: string[], flags: TestFlags, out: Out = process
   let invalid = 0;
   for (const file of files) {
     const shown = isAbsolute(file) ? relative(process.cwd(), file) || file : file;
-    const run = await runScenarioFile(file, flows, coverage);
+    const run = await runScenarioFile(file, flows, coverage, flags.fullDiff === true);
     if (run.errors.length > 0) {
       invalid++;
       for (const e of run.errors) print(formatScenarioError({ ...e, file: shown }));

@@ -103,8 +103,13 @@ export interface FileRun {
   flow?: string;
 }
 
-/** Loads and runs one scenario file. */
-export async function runScenarioFile(file: string, flows: FlowSet, coverage?: Coverage): Promise<FileRun> {
+/** Loads and runs one scenario file (`fullDiff`: a failure shows its values whole, `--full-diff`). */
+export async function runScenarioFile(
+  file: string,
+  flows: FlowSet,
+  coverage?: Coverage,
+  fullDiff = false,
+): Promise<FileRun> {
   let text: string;
   try {
     text = await readFlowText(file);
@@ -133,6 +138,7 @@ export async function runScenarioFile(file: string, flows: FlowSet, coverage?: C
   const opts = {
     ...(coverage ? { hooks: coverage.hooksFor(flow.flow) } : {}),
     ...(scenario.recorded ? { wholeParams: true } : {}),
+    ...(fullDiff ? { fullDiff } : {}),
   };
   const cases = scenario.cases.map((c) => runCase(flow.flow, c, opts));
   // A result the command sent can never return is the file's mistake, reported as such.
