@@ -133,10 +133,15 @@ program
   .description("serve mock HTTP routes (the format of a scenario's mocks.http) for flows' http steps (docs/testing.md)")
   .requiredOption(
     '--routes <file.yaml>',
-    'the routes: routes: [ { method, url, status, body, headers, delay_ms, error } ]',
+    'the routes: routes: [ { method, url, match, status, body, headers, delay_ms, error, answers } ]',
   )
   .option('-p, --port <port>', 'port to listen on (default 4020)')
   .option('-H, --host <host>', 'address to listen on (default 127.0.0.1)')
+  .option(
+    '--log [file]',
+    'log each request (method, path, body, the route and answer that served it): a line on stdout, or a JSON ' +
+      'line appended to this file (headers too, credentials masked)',
+  )
   .action(async (flags) => {
     const r = await (await import('./mock-http.js')).mockHttp(flags);
     if (typeof r === 'number') process.exitCode = r;
