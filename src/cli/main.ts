@@ -175,7 +175,7 @@ program
     'run scenario files (*.test.yaml) against the flows, in process (docs/testing.md); exit 1 on a failure, ' +
       '2 on an invalid file',
   )
-  .argument('[paths...]', 'scenario files or directories (default: flows and test)')
+  .argument('[paths...]', 'scenario files or directories (default: the flows directory, --flows)')
   .option('-f, --flows <dir>', 'directory of the flows (env FLOWS_DIR, default flows)')
   .option(
     '--coverage',
