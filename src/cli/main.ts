@@ -123,6 +123,11 @@ program
     'sign them with X-CALLR-HmacSignature, HMAC-SHA256 with this secret (env EMULATOR_WEBHOOK_SECRET)',
   )
   .option('-l, --log-level <level>', 'fatal|error|warn|info|debug|silent (default warn)')
+  .option(
+    '--server <url>',
+    'the URL of the real-time server the calls are for, shown in the run-a-call line (env CALLSCRIPT_SERVER_URL; ' +
+      'default: the origin of a --webhook to /webhooks/..., else not known)',
+  )
   .action(async (flags) => {
     const r = await (await import('./emulator.js')).emulator(flags);
     if (typeof r === 'number') process.exitCode = r;
