@@ -241,6 +241,20 @@ describe('callscript mock-http', () => {
     expect(r.headers).toMatchObject({ 'x-api-key': '***', authorization: '***', 'content-type': 'application/json' });
   });
 
+  it('a hostile body (nested 400,000 deep, or not JSON) matches no body condition; the server goes on', async () => {
+    const s = (await mockHttp({ routes, port: '0' }, sink().w, sink().w)) as MockServer;
+    try {
+      const deep = '['.repeat(400_000) + ']'.repeat(400_000);
+      const send = (body: string) =>
+        fetch(`${s.url}/v1/verify`, { method: 'POST', headers: { 'x-api-key': 'k1' }, body }).then((r) => r.status);
+      expect(await send(deep)).toBe(404);
+      expect(await send('{"account":')).toBe(404);
+      expect(await post(s.url, { account: '12345678' }, 'k1')).toBe('503 ');
+    } finally {
+      await s.close();
+    }
+  });
+
   it('--log into a directory that does not exist: exit 2, said', async () => {
     const err = sink();
     expect(await mockHttp({ routes, port: '0', log: join(dir, 'no', 'such', 'log') }, sink().w, err.w)).toBe(2);
