@@ -49,6 +49,10 @@ export interface FlowTables {
   valids: Map<string, string>;
   /** Result patterns by their anchored regex source. */
   regexes: Map<string, LinearRegex>;
+  /**
+   * The vars a call starts with: the flow's `vars:`; a module's (run on its own by a tool) with its params' defaults
+   * after them, as a `subflow:` entering it starts it (src/engine/subflow.ts).
+   */
   initialVars: Record<string, Value>;
   /** The flow's sensitive variables and the steps whose result is sensitive (src/engine/mask.ts); undefined: none. */
   sensitive: Sensitivity | undefined;
@@ -62,6 +66,15 @@ export interface FlowTables {
 
 function sayOf(b: Branch | undefined, out: CommandBuilder[], prompts: PromptTable | undefined): void {
   if (b?.say && b.say.length > 0) out.push(playBuilder(b.say, prompts));
+}
+
+/** A flow's vars, and a module's params' defaults over them (the required ones are given by whoever runs it). */
+function startOf(model: FlowModel): Record<string, Value> {
+  const params = model.module?.params;
+  if (!params) return model.vars;
+  const out: Record<string, Value> = { ...model.vars };
+  for (const [k, p] of Object.entries(params)) if (!p.required) out[k] = p.value;
+  return out;
 }
 
 export function buildTables(model: FlowModel): FlowTables {
@@ -84,7 +97,7 @@ export function buildTables(model: FlowModel): FlowTables {
     valids: new Map(),
     regexes: new Map(),
     loops: new Map(),
-    initialVars: model.vars,
+    initialVars: startOf(model),
     sensitive: sensitivityOf(model),
   };
   const ext = flowExt(model);

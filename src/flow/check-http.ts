@@ -277,12 +277,10 @@ function checkHttpSpec(ctx: Ctx, action: YEntry, where: string): HttpSpec | unde
       }
     }
   }
-  // the names read by this step's request may include secrets.X
-  for (let i = refsFrom; i < ctx.refs.length; i++) ctx.refs[i]!.http = true;
+  // the names read by this step's request may include secrets.X; the filler's (marked false by checkFiller: it is
+  // spoken to the caller) may not
+  for (let i = refsFrom; i < ctx.refs.length; i++) ctx.refs[i]!.http ??= true;
   if (!urlGiven && !typoOfUrl) report(ctx, 'MISSING_KEY', action, `${where}http needs 'url'`);
-  if (spec.filler && ctx.diags.length === before) {
-    // reading a secret in the filler would speak it to the caller: refs there are not http refs
-  }
   return ctx.diags.length === before ? spec : undefined;
 }
 

@@ -359,6 +359,28 @@ const CASES: Case[] = [
     message: /secrets\.TOKEN is read outside an http step/,
   },
   {
+    name: 'a secret in an http filler (spoken to the caller, not sent)',
+    code: 'SECRET_OUTSIDE_HTTP',
+    text: flow2(
+      '  a: { http: { url: "https://x.example/?t={{ secrets.TOKEN }}", filler: "Code {{ secrets.TOKEN }}" }, next: b }',
+      '  b: { hangup: {} }',
+    ),
+    line: 5,
+    column: 82,
+    message: /secrets\.TOKEN is read outside an http step/,
+  },
+  {
+    name: 'a secret in a filler list entry',
+    code: 'SECRET_OUTSIDE_HTTP',
+    text: flow2(
+      '  a: { http: { url: "https://x.example/", filler: ["One", { say: "{{ secrets.TOKEN }}" }] }, next: b }',
+      '  b: { hangup: {} }',
+    ),
+    line: 5,
+    column: 70,
+    message: /secrets\.TOKEN is read outside an http step/,
+  },
+  {
     name: 'an http result that is not one',
     code: 'IMPOSSIBLE_RESULT',
     text: flow2('  a: { http: { url: "https://x.example/" }, on: { timout: b }, next: b }', '  b: { hangup: {} }'),
