@@ -15,7 +15,7 @@
  */
 import { EV_CALL_END, EV_ERROR, EV_PENDING, EV_RESULT } from '../flow/machine-config.js';
 import type { Value } from '../flow/model.js';
-import { TERMINAL_STATUSES, type CommandName } from '../protocol/commands.js';
+import { isCommandResult, TERMINAL_STATUSES, type CommandName } from '../protocol/commands.js';
 import type { RtRequest, RtResponse } from '../protocol/rt.js';
 import { errorWayLimits } from '../flow/budget.js';
 import { addLog, FRESH, newRun, type Abort, type Ctx, type Run } from './behaviour.js';
@@ -501,6 +501,21 @@ function hasKeys(o: object): boolean {
   return false;
 }
 
+/**
+ * The terminal request carries a result of the command the call is waiting for (protocol-notes.md: the interrupted
+ * command's result, "if any"): a recording's file name when the caller hangs up during `record`. Its step's `save:`
+ * keeps it before the hangup handler runs (guard `saves`).
+ */
+function carriesResult(prior: CallState, req: RtRequest): boolean {
+  return (
+    prior.done !== true &&
+    req.command_error === '' &&
+    req.command_id === prior.commandId &&
+    req.command === replyCommand(prior.reply) &&
+    isCommandResult(req.command, req.command_result)
+  );
+}
+
 function hangupHandler(flow: CompiledFlow, prior: CallState, req: RtRequest, opts: EngineOptions): Outcome {
   const rt = runOf(flow, req, opts, prior.step);
   const done = (ctx: Ctx): Outcome =>
@@ -511,6 +526,7 @@ function hangupHandler(flow: CompiledFlow, prior: CallState, req: RtRequest, opt
   } catch {
     return invalidState(flow, prior, req, opts);
   }
-  snap = flow.machine.send(snap, { type: EV_CALL_END, result: req.command_result, error: req.command_error });
+  const ev = { type: EV_CALL_END, result: req.command_result, error: req.command_error };
+  snap = flow.machine.send(snap, carriesResult(prior, req) ? { ...ev, real: true } : ev);
   return settle(flow, rt, snap, prior, (_e, ctx) => done(ctx));
 }

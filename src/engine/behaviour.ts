@@ -101,6 +101,8 @@ export interface Ev {
   error?: string;
   /** What `save:` keeps instead of the result (an http lookup's { status, body }). */
   data?: Value;
+  /** `call.end`: the terminal request carries a result of the command it interrupted (guard `saves`). */
+  real?: boolean;
 }
 
 export const FRESH: StepCounters = Object.freeze({ n: 1, r: Object.freeze({}) }) as StepCounters;
@@ -266,6 +268,24 @@ export function behaviour(t: FlowTables) {
           if (!re.test(r)) return false;
         }
         return p.max === undefined || (ctx.c.r[p.key!] ?? 0) < p.max;
+      },
+      /**
+       * `call.end` at a step with `save:`: the terminal request carries a real result of the step's command, which the
+       * step's `valid:` (with `step`; results in `skip` are exempt, as they are at the step) does not reject.
+       */
+      saves(ctx: Ctx, ev: Ev, p: { step?: string; skip?: string[] }): boolean {
+        if (ev.real !== true) return false;
+        const r = ev.result ?? '';
+        const rt = ctx.rt;
+        if (jsonSize(r, rt.maxState) > rt.maxState) {
+          // as a live result that big would be (STATE_TOO_LARGE): the call ends without it
+          const msg =
+            `the result the call ended with at ${rt.last} is over the call state cap of ${rt.maxState} bytes; ` +
+            'not saved';
+          addLog(rt, { level: 'warn', code: 'STATE_TOO_LARGE', msg, step: rt.last });
+          return false;
+        }
+        return p.step === undefined || p.skip?.includes(r) === true || !rejects(ctx, p.step, r);
       },
       /** The call is in a module entered from this call site (the top frame's). */
       frame(ctx: Ctx, p: { site?: string; full?: boolean }): boolean {

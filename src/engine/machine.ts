@@ -72,6 +72,7 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
       budget: ({ context }: Args) => b.guards.budget(context),
       when: ({ context }: Args, p: P<{ step: string; i: number }>) => b.guards.when(context, p),
       frame: ({ context }: Args, p: P<{ site?: string; full?: boolean }>) => b.guards.frame(context, p),
+      saves: ({ context, event }: Args, p: P<{ step?: string; skip?: string[] }>) => b.guards.saves(context, event, p),
     },
     actions: {
       take: assign(

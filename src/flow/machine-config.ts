@@ -19,7 +19,9 @@
  *   `param.invalid` list starts with the `budget` guard, so a loop of logic steps or of
  *   failing params ends the call instead of spinning;
  * - a param that fails its check at run time raises `param.invalid`: the error branch;
- * - `call.end` (a terminal call_status), from any state, enters the hangup handler.
+ * - `call.end` (a terminal call_status), from any state, enters the hangup handler; at a command step with `save:`
+ *   (not in a module), a terminal request that carries the command's result (a recording's file name: guard `saves`)
+ *   saves it first, unless the step's `valid:` rejects it.
  *
  * Each transition names what it covers (`took`): `<step>:<key>`, `<step>:<key>:then`,
  * `handlers.on.<command>:<key>`, `handlers:error`, `<step>:case<i>`, `<step>:default`,
@@ -67,7 +69,7 @@ export type StateMeta =
   | { kind: 'end' };
 
 export interface GuardRef {
-  type: 'match' | 'budget' | 'when' | 'frame';
+  type: 'match' | 'budget' | 'when' | 'frame' | 'saves';
   params?: Record<string, unknown>;
 }
 
@@ -414,6 +416,17 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   }
   state.on = { [EV_RESULT]: result };
   if (error.length > 0) state.on[EV_ERROR] = error;
+  // the caller hung up during the command, and the terminal request carries its result: saved before the handler runs
+  // (in a module, the handler runs with the flow's vars: the module's are left, its save: with them)
+  if (step.save !== undefined && !meta.effect && ns === '') {
+    const skip = [
+      ...keys.filter((k) => k.exact !== undefined).map((k) => k.exact!),
+      ...(name === 'read' ? ['TIMEOUT'] : []),
+    ];
+    const guard: GuardRef = { type: 'saves', params: step.valid ? { step: id, skip } : {} };
+    const actions = [RESULT, { type: 'save', params: { name: step.save } }, { type: 'handler' }];
+    state.on[EV_CALL_END] = [{ guard, target: target(model.handlers.hangup), actions }];
+  }
   if (templated(step.command) || http)
     state.on[EV_PARAM_INVALID] = [
       BUDGET,

@@ -20,7 +20,7 @@ import type { Value } from '../flow/model.js';
 import { keysTaken } from '../engine/probe.js';
 import type { CallState } from '../engine/types.js';
 import { ACTION_SPECS, isAction } from '../flow/actions.js';
-import { EV_ERROR } from '../flow/machine-config.js';
+import { EV_CALL_END, EV_ERROR } from '../flow/machine-config.js';
 import { BranchExecutor, lookupKey, SMS_ERROR, type Branch, type BranchCache } from './branch-executor.js';
 import { engineOf, requestFor, stepRequest, type CallSetup, type Input } from './drive.js';
 import type { HttpAnswer } from './http-mocks.js';
@@ -139,7 +139,12 @@ function inputsAt(flow: CompiledFlow, node: Node, values: string[], cache: Resul
   const inputs: (Input | undefined)[] = results.map((result) => ({ result }));
   const sc = flow.config.states[node.state.s];
   if (sc?.meta.kind === 'command' && (sc.on?.[EV_ERROR]?.length ?? 0) > 0) inputs.push({ error: ERROR_CODE });
-  if (flow.model.handlers.hangup !== undefined) inputs.push({ status: 'HANGUP' });
+  if (flow.model.handlers.hangup !== undefined) {
+    inputs.push({ status: 'HANGUP' });
+    // a step that saves its result keeps one the caller's hangup carries (a recording's file name) for the handler
+    const command = replyCommand(node.state.reply);
+    if (sc?.on?.[EV_CALL_END]) inputs.push({ status: 'HANGUP', result: defaultResult(command) });
+  }
   return inputs;
 }
 

@@ -133,10 +133,10 @@ function caseLines(transition: string, f: Found, params: Record<string, Value> |
   for (const s of stepsOf(f.hops, transition)) {
     for (const c of s.comments) lines.push(`      # ${c}`);
     lines.push(`      - expect: ${s.expect}`);
-    const i = s.input;
-    if (i && 'result' in i) lines.push(`        result: ${q(i.result)}`);
-    else if (i && 'error' in i) lines.push(`        error: ${q(i.error)}`);
-    else if (i) lines.push(`        status: ${i.status}`);
+    const i: { status?: string; result?: string; error?: string } | undefined = s.input;
+    if (i?.result !== undefined) lines.push(`        result: ${q(i.result)}`);
+    if (i?.error !== undefined) lines.push(`        error: ${q(i.error)}`);
+    if (i?.status !== undefined) lines.push(`        status: ${i.status}`);
   }
   return lines;
 }

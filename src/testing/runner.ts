@@ -252,9 +252,15 @@ export function caseVars(c: Pick<ScenarioCase, 'vars' | 'with'>): Record<string,
   return Object.keys(vars).length === 0 ? undefined : (vars as Record<string, Value>);
 }
 
-/** What the service reports for a step: its status, error or result (default: the command's first success). */
+/**
+ * What the service reports for a step: its status (with the result or error it carries, if given), error or result
+ * (default: the command's first success).
+ */
 function inputOf(step: ScenarioStep, command: string, result?: string): Input {
-  if (step.status) return { status: step.status };
+  if (step.status) {
+    if (step.error !== undefined) return { status: step.status, error: step.error };
+    return result !== undefined ? { status: step.status, result } : { status: step.status };
+  }
   if (step.error !== undefined) return { error: step.error };
   return { result: result ?? step.result ?? defaultResult(command) };
 }
@@ -454,7 +460,7 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
       if (problem) return failure(i - 1, step.resultPos ?? step.pos, `result: ${problem}`, { refused: true });
     }
     // the input a sensitive save: takes is never shown (a stand-in fed for a masked one is not secret)
-    if (secretInput && result !== undefined && !masked && !step.status && step.error === undefined) secrets.add(result);
+    if (secretInput && result !== undefined && !masked && step.error === undefined) secrets.add(result);
     ran = driver.report(inputOf(step, command, result)) as Stepped;
   }
 

@@ -101,6 +101,7 @@ export interface ScenarioStep {
   /** Where `result:` is written (the runner refuses there a result the command cannot return). */
   resultPos?: Loc;
   error?: string;
+  /** The call ended during the command (a terminal request), carrying `result` or `error` when given. */
   status?: StepStatus;
   /**
    * The engine's clock from the request that carries this step's outcome on (epoch ms): time passing during a call
@@ -380,8 +381,9 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
   const check = e.kind === 'map' && !get(e, 'sms') ? parseCheck(c, e) : undefined;
   if (check) step.check = check;
   const given = ['result', 'error', 'status'].filter((k) => get(n, k) !== undefined);
-  if (given.length > 1)
-    c.at(get(n, given[1]!)!, `a step has one of result, error and status, not ${given.join(' and ')}`);
+  // a terminal status may carry the interrupted command's result or error (a recording's file name): not both
+  if (get(n, 'result') && get(n, 'error'))
+    c.at(get(n, 'error')!, 'a step has a result or an error, not both (either may come with a status)');
   const r = get(n, 'result');
   if (r) {
     const s = str(c, r, 'result');
