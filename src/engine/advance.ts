@@ -7,13 +7,14 @@
  * every failure is an Outcome (see outcome.ts) with its log entries.
  *
  * Order of decisions (protocol-notes.md):
- * 1. no prior state: a terminal status is answered hangup; a first request starts the
- *    flow; any other follows opts.unknownCall (restart | hangup | reject);
+ * 1. no prior state: a first request starts the flow, or, terminal (a call never answered: NOANSWER, BUSY...), runs
+ *    the hangup handler with the vars the call was placed with; another terminal request is answered hangup; any
+ *    other follows opts.unknownCall (restart | hangup | reject);
  * 2. a terminal status runs the hangup handler's logic steps, answers hangup, drops the call;
  * 3. command_id one before the latest: replay the stored reply; any other but the latest: stale;
  * 4. the latest: feed the result (or error) and run to the next command.
  */
-import { EV_CALL_END, EV_ERROR, EV_PENDING, EV_RESULT } from '../flow/machine-config.js';
+import { END_STATE, EV_CALL_END, EV_ERROR, EV_PENDING, EV_RESULT } from '../flow/machine-config.js';
 import type { Value } from '../flow/model.js';
 import { isCommandResult, TERMINAL_STATUSES, type CommandName } from '../protocol/commands.js';
 import type { RtRequest, RtResponse } from '../protocol/rt.js';
@@ -129,12 +130,37 @@ function resultEvent(result: string, error: string) {
 function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, opts: EngineOptions): Outcome {
   const terminal = TERMINAL.has(req.call_status);
   if (!prior) {
-    if (terminal) return dropWithHangup(req, req.command_id + 1, undefined);
-    return isFirstRequest(req) ? start(flow, req, opts, 0, undefined) : unknownCall(flow, req, opts);
+    if (!isFirstRequest(req))
+      return terminal ? dropWithHangup(req, req.command_id + 1, undefined) : unknownCall(flow, req, opts);
+    return terminal ? neverAnswered(flow, req, opts) : start(flow, req, opts, 0, undefined);
   }
   if (prior.version !== flow.version || prior.flow !== flow.name) return versionMismatch(flow, prior, req, opts);
   if (terminal) return hangupHandler(flow, prior, req, opts);
   return notLatest(prior, req) ?? feed(flow, prior, req, opts);
+}
+
+/**
+ * A call whose first request is terminal: never answered (an outbound call to a number that does not answer, is busy,
+ * or refused it). The flow's start is not run; its hangup handler is, from the vars the call starts with (the flow's,
+ * with those it was placed with: opts.vars), and the call ends with its summary (no step was reached: lastStep "").
+ */
+function neverAnswered(flow: CompiledFlow, req: RtRequest, opts: EngineOptions): Outcome {
+  const rt = runOf(flow, req, opts, '');
+  const vars = opts.vars ? Object.assign({}, flow.tables.initialVars, opts.vars) : flow.tables.initialVars;
+  let snap = flow.machine.restore(END_STATE, { vars, c: FRESH, res: '', err: '', k: 1, h: 0 }, rt);
+  snap = flow.machine.send(snap, { type: EV_CALL_END, result: req.command_result, error: req.command_error });
+  return settle(flow, rt, snap, undefined, (_e, ctx) =>
+    dropWithHangup(req, req.command_id + 1, rt.log, {
+      callid: req.callid,
+      flow: flow.name,
+      version: flow.version,
+      status: req.call_status,
+      commands: 0,
+      durationMs: 0,
+      lastStep: '',
+      vars: ctx.vars,
+    }),
+  );
 }
 
 /** A request other than the first for a call with no state: opts.unknownCall says what to do. */

@@ -17,6 +17,7 @@ import { replyCommand } from '../engine/advance.js';
 import type { CompiledFlow } from '../engine/compile.js';
 import type { EffectMemo } from '../engine/effects.js';
 import type { Value } from '../flow/model.js';
+import type { CallStatus } from '../protocol/commands.js';
 import { keysTaken } from '../engine/probe.js';
 import type { CallState } from '../engine/types.js';
 import { ACTION_SPECS, isAction } from '../flow/actions.js';
@@ -167,7 +168,9 @@ function request(
   const memo: EffectMemo = { ...(from?.memo ?? {}) };
   const last = from ? { command: from.hop.reply!, command_id: from.state.commandId } : undefined;
   const engine = { ...engineOf(setup, setup.now, false), hooks: { took: (k: string) => void keys.push(k) } };
-  const ran = stepRequest(flow, from?.state, requestFor(setup.base, last, input), engine, exec, memo);
+  // the call's first request has its start's status (a terminal one: a call never answered)
+  const req = requestFor(setup.base, last, input, from ? 'UP' : (setup.base.call_status as CallStatus));
+  const ran = stepRequest(flow, from?.state, req, engine, exec, memo);
   const http = new Map(from?.http ?? []);
   for (const m of exec.met)
     if (m.given.kind === 'http') http.set(lookupKey(m.given.method, m.given.url), m.given.answer);

@@ -618,10 +618,19 @@ function parseCase(
     if (sn.items.length === 0 && !isTerminalCall(call) && !bad.status)
       c.at(sn, 'steps must not be empty (only a call never answered, call: { status: NOANSWER }, has none)');
     let ended: string | undefined;
+    // a call never answered: only its hangup handler runs (its sms and http effects, checks of the call)
+    const unanswered = isTerminalCall(call) && !bad.status;
     for (const item of sn.items) {
       const s = parseStep(c, item);
       if (!s) continue;
-      if (ended !== undefined && s.expect.kind !== 'sms' && s.expect.kind !== 'http' && s.expect.kind !== 'check') {
+      const effect = s.expect.kind === 'sms' || s.expect.kind === 'http' || s.expect.kind === 'check';
+      if (unanswered && !effect)
+        c.at(
+          item,
+          `a call never answered (call.status ${call.status}) sends no command: its steps are the sms and http ` +
+            'effects of the hangup handler, and checks of vars or step',
+        );
+      else if (ended !== undefined && !effect) {
         c.at(
           item,
           `no step can follow ${ended} (only sms and http effects of the hangup handler, and checks of vars or step)`,

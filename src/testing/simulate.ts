@@ -13,7 +13,7 @@ import type { Settled } from '../engine/effects.js';
 import type { Effect, EffectResult } from '../engine/outcome.js';
 import type { CompiledFlow } from '../engine/compile.js';
 import type { Value } from '../flow/model.js';
-import { COMMANDS, type CommandName } from '../protocol/commands.js';
+import { COMMANDS, type CallStatus, type CommandName } from '../protocol/commands.js';
 import type { RtRequest, RtResponse, WireValue } from '../protocol/rt.js';
 import { CallerActor } from '../emulator/caller/actor.js';
 import type { CallerScript } from '../emulator/caller/types.js';
@@ -84,7 +84,8 @@ export interface SimOptions {
   /** The first request's variables, as JSON text. */
   variables?: string;
   cdrField?: string;
-  status?: 'UP' | 'INCOMING_CALL';
+  /** The first request's call_status; a terminal one is a call never answered (only the hangup handler runs). */
+  status?: CallStatus;
   /** Hang up after this many commands (a flow that loops); default 500. */
   maxCommands?: number;
   /** The vars an outbound call starts with (typed as the flow declares them: startVars); the call is outbound. */
@@ -189,7 +190,10 @@ export class SimSession {
       ...(this.opts.params ?? {}),
     };
     this.seen(this.lastVars);
-    this.run(this.driver.start(this.opts.status ?? 'UP'), ev);
+    const status = this.opts.status ?? 'UP';
+    if (status !== 'UP' && status !== 'INCOMING_CALL')
+      this.ending = { status, why: `the call was never answered (${status}): only the hangup handler ran` };
+    this.run(this.driver.start(status), ev);
     return ev;
   }
 
@@ -501,7 +505,8 @@ export class ScriptedCaller {
       name: c.name,
       variables: c.variables,
       cdrField: c.cdr_field,
-      status: c.status,
+      // an outbound call that fails (call.answer NOANSWER, BUSY...): one request with that terminal status
+      status: c.answer !== 'ANSWER' ? c.answer : c.status,
     };
     if (c.date) o.date = c.date;
     if (c.max_commands) o.maxCommands = c.max_commands;

@@ -23,7 +23,7 @@
  *   technical_problem, goodbye, end, log_call.
  * - reminder: check_extension, switchboard_pause, dial_extension, extension_ring, opening,
  *   machine, machine_message, left_on_machine, confirm, confirmed, thank_confirmed,
- *   cancelled, thank_cancelled, reception, end, record_outcome.
+ *   cancelled, thank_cancelled, reception, end, record_outcome, not_reached, reached.
  * - recording-consent: welcome, ask_consent, no_consent, start_recording, mark_recorded,
  *   terms, agree, stop_recording, decide, outcome, renewed, declined, advisor,
  *   advisor_busy, stop_silently, call_back, problem, end, file_call.
@@ -1386,6 +1386,19 @@ describe('reminder (outbound)', () => {
     },
   );
 
+  it('never answered (first request BUSY): the hangup handler reports not reached; the call ended line', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { ...OUTBOUND, callid: '5009', call_status: 'BUSY' });
+    (await call.start()).expect('hangup', {});
+    expect(await s.liveCalls()).toBe(0);
+    await expectEnded(s, '5009', 'reminder', {
+      status: 'BUSY',
+      commands: 0,
+      lastStep: '',
+      vars: { ...VARS, outcome: 'not_reached', reason: 'busy', follow_up: 'call Mr Smith again about 12/06 10:30' },
+    });
+  });
+
   it('an answering machine ("0"): wait for silence, the message for the machine', async () => {
     const s = await serve();
     const call = startCall(s.app, URL_, { ...OUTBOUND, callid: '5002' });
@@ -1499,7 +1512,7 @@ describe('reminder (outbound)', () => {
     },
   );
 
-  it('a switchboard that drops the call while the extension rings (NOANSWER): no answer recorded', async () => {
+  it('a switchboard that drops the call while the extension rings (NOANSWER): the patient not reached', async () => {
     const s = await serve();
     const call = startCall(s.app, URL_, { ...OUTBOUND, number: '+442079460777', cdr_field: 'ext20', callid: '5007' });
     (await call.start()).expect('wait', { wait: 3 });
@@ -1510,7 +1523,7 @@ describe('reminder (outbound)', () => {
       status: 'NOANSWER',
       commands: 3,
       lastStep: 'extension_ring',
-      vars: { ...VARS, outcome: 'no_answer', answered: '' },
+      vars: { ...VARS, outcome: 'not_reached', reason: 'noanswer', follow_up: 'call Mr Smith again about 12/06 10:30' },
     });
   });
 
