@@ -65,6 +65,16 @@ export interface Run {
   extRun?: ExtRun;
   /** Reads a declared secret (http steps only); absent: every secret is empty. */
   secret?: (name: string) => string | undefined;
+  /** A set step's assignments, evaluated by its `setFails` guard, applied by its `set` (or `setError`) action. */
+  setRun?: SetRun;
+}
+
+/** A set step evaluated: its vars with every assignment made, or the failure that stopped it. */
+export interface SetRun {
+  step: string;
+  vars: Record<string, Value>;
+  /** The code of the assignment that failed (RUNTIME_EXPRESSION, RUNTIME_TEMPLATE): none of them is kept. */
+  failed?: string;
 }
 
 /** A bound the request went over: the call state cap, or its evaluation budget. */
@@ -223,6 +233,48 @@ export function behaviour(t: FlowTables) {
       scope.error = error;
     }
   };
+  /**
+   * Runs a set step's assignments in order on a copy of the vars. A value over the state cap is not assigned and one
+   * over the request's budget neither (the request is then redone: rt.abort); any other failure stops the step: its
+   * error way (`way`: handlers.error, or the end of the flow) takes over, with none of its assignments kept.
+   */
+  const evalSet = (ctx: Ctx, step: string, way: string): SetRun => {
+    const rt = ctx.rt;
+    const vars = Object.assign({}, ctx.vars);
+    const view: Ctx = { ...ctx, vars };
+    for (const a of t.sets.get(step) ?? []) {
+      try {
+        const v =
+          a.kind === 'expr' ? evaluate(a.expr, scopeOf(view)) : a.value.c ? a.value.v : a.value.f(() => scopeOf(view));
+        // A value over the state cap is refused here, before a chain of steps can grow it further.
+        const size = jsonSize(v, rt.maxState);
+        if (size > rt.maxState) {
+          addLog(rt, {
+            level: 'error',
+            code: 'STATE_TOO_LARGE',
+            msg:
+              `set ${a.name} at ${step}: the value is over the call state cap of ${rt.maxState} bytes; ` +
+              `not assigned`,
+            step,
+          });
+          rt.abort ??= { code: 'STATE_TOO_LARGE', step, what: `set ${a.name}`, logAt: rt.log!.length };
+          continue;
+        }
+        vars[a.name] = v;
+      } catch (err) {
+        if (limitHit(rt, err, step, `set ${a.name}`)) continue;
+        const what = a.kind === 'expr' ? `set ${a.name} = ${a.expr}` : `set ${a.name}`;
+        const code = a.kind === 'expr' ? 'RUNTIME_EXPRESSION' : 'RUNTIME_TEMPLATE';
+        const then =
+          way === 'end'
+            ? 'none of its assignments is kept, and with no handlers.error the flow ends'
+            : `none of its assignments is kept: ${way} (error ${code})`;
+        addLog(rt, { level: 'warn', code, msg: `${what} at ${step}: ${message(err)}; ${then}`, step });
+        return { step, vars: ctx.vars, failed: code };
+      }
+    }
+    return { step, vars };
+  };
   return {
     guards: {
       /**
@@ -286,6 +338,15 @@ export function behaviour(t: FlowTables) {
           return false;
         }
         return p.step === undefined || p.skip?.includes(r) === true || !rejects(ctx, p.step, r);
+      },
+      /**
+       * A set step's assignment fails (the step is evaluated here, once: its `set` or `setError` action takes the
+       * outcome); `way` says where the call goes then (for the log line).
+       */
+      setFails(ctx: Ctx, p: { step: string; way: string }): boolean {
+        const run = ctx.rt.setRun?.step === p.step ? ctx.rt.setRun : evalSet(ctx, p.step, p.way);
+        ctx.rt.setRun = run;
+        return run.failed !== undefined;
       },
       /** The call is in a module entered from this call site (the top frame's). */
       frame(ctx: Ctx, p: { site?: string; full?: boolean }): boolean {
@@ -366,43 +427,19 @@ export function behaviour(t: FlowTables) {
         rt.i++;
         rt.last = p.step;
         rt.hooks?.entered?.(p.step);
-        const vars = Object.assign({}, ctx.vars);
-        const view: Ctx = { ...ctx, vars };
-        for (const a of t.sets.get(p.step) ?? []) {
-          try {
-            const v =
-              a.kind === 'expr'
-                ? evaluate(a.expr, scopeOf(view))
-                : a.value.c
-                  ? a.value.v
-                  : a.value.f(() => scopeOf(view));
-            // A value over the state cap is refused here, before a chain of steps can grow it further.
-            const size = jsonSize(v, rt.maxState);
-            if (size > rt.maxState) {
-              addLog(rt, {
-                level: 'error',
-                code: 'STATE_TOO_LARGE',
-                msg:
-                  `set ${a.name} at ${p.step}: the value is over the call state cap of ${rt.maxState} bytes; ` +
-                  `not assigned`,
-                step: p.step,
-              });
-              rt.abort ??= { code: 'STATE_TOO_LARGE', step: p.step, what: `set ${a.name}`, logAt: rt.log!.length };
-              continue;
-            }
-            vars[a.name] = v;
-          } catch (err) {
-            if (limitHit(rt, err, p.step, `set ${a.name}`)) continue;
-            const what = a.kind === 'expr' ? `set ${a.name} = ${a.expr}` : `set ${a.name}`;
-            addLog(rt, {
-              level: 'warn',
-              code: a.kind === 'expr' ? 'RUNTIME_EXPRESSION' : 'RUNTIME_TEMPLATE',
-              msg: `${what} at ${p.step}: ${message(err)}`,
-              step: p.step,
-            });
-          }
-        }
-        return { vars };
+        const run = rt.setRun?.step === p.step ? rt.setRun : evalSet(ctx, p.step, 'end');
+        rt.setRun = undefined;
+        return { vars: run.vars };
+      },
+      /** A set step failed (guard setFails): none of its assignments is kept; `error` is the failure's code. */
+      setError(ctx: Ctx, p: { step: string }): Partial<Ctx> {
+        const rt = ctx.rt;
+        rt.i++;
+        rt.last = p.step;
+        rt.hooks?.entered?.(p.step);
+        const code = rt.setRun?.failed ?? 'RUNTIME_EXPRESSION';
+        rt.setRun = undefined;
+        return { res: '', err: code };
       },
     },
     /**
@@ -466,7 +503,7 @@ export function behaviour(t: FlowTables) {
       say(ctx: Ctx, state: string): boolean {
         const rt = ctx.rt;
         const [step, i] = ctx.sy ?? ['', -1];
-        const say = t.command(step)?.says[i];
+        const say = (t.command(step)?.says ?? t.setSays.get(step))?.[i];
         if (!say) throw new Error(`no say ${i} at step "${step}"`);
         try {
           rt.out = { state, step, command: 'play', params: say.build(() => scopeOf(ctx), ctx.k) };

@@ -73,6 +73,7 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
       when: ({ context }: Args, p: P<{ step: string; i: number }>) => b.guards.when(context, p),
       frame: ({ context }: Args, p: P<{ site?: string; full?: boolean }>) => b.guards.frame(context, p),
       saves: ({ context, event }: Args, p: P<{ step?: string; skip?: string[] }>) => b.guards.saves(context, event, p),
+      setFails: ({ context }: Args, p: P<{ step: string; way: string }>) => b.guards.setFails(context, p),
     },
     actions: {
       take: assign(
@@ -89,6 +90,7 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
         ) => b.assigns.take(context, event, p),
       ),
       set: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.set(context, p)),
+      setError: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.setError(context, p)),
       enter: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.enter(context, p)),
       leave: assign(({ context }: Args, p: P<{ step: string; site?: string }>) => b.assigns.leave(context, p)),
       emitChecked: build('emit'),

@@ -57,7 +57,8 @@ export const ENGINE_CODES: readonly CodeInfo[] = [
     title: 'A template failed to render while the call ran',
     hint:
       'Check the template and the variables it reads; use `| default:` for values that may be missing. In a ' +
-      "command param it takes the step's error branch; in a `set` the variable is left unchanged.",
+      "command param it takes the step's error branch; in a `set` the step keeps none of its assignments and " +
+      'takes its error way: handlers.error (`error` is RUNTIME_TEMPLATE), else the flow ends.',
   },
   {
     code: 'RUNTIME_PARAM',
@@ -78,7 +79,9 @@ export const ENGINE_CODES: readonly CodeInfo[] = [
     title: 'A `set` expression failed to evaluate',
     hint:
       'The CEL expression of an `expr:` assignment threw (a missing variable, a type error, a value nested more ' +
-      'than 64 levels deep); the variable was left unchanged.',
+      'than 64 levels deep): the step keeps none of its assignments and takes its error way, handlers.error ' +
+      '(`error` is RUNTIME_EXPRESSION), else the flow ends. Guard a variable that may be missing with ' +
+      'has(vars.x) ? ... : ..., or give it a default in vars: (validate warns: MAYBE_UNSET).',
   },
   {
     code: 'UNHANDLED_RESULT_AT_RUNTIME',

@@ -266,6 +266,17 @@ export const FLOW_CODES: readonly CodeInfo[] = [
       'variables.',
   },
   {
+    code: 'MAYBE_UNSET',
+    severity: 'warning',
+    title:
+      'A `set` expression reads a variable that may not be set when it runs: on some way to the step nothing sets ' +
+      'it (a lookup that timed out or failed saves nothing, a branch skips the step that sets it).',
+    hint:
+      'Reading a missing variable (vars.x, vars.x.y, has(vars.x.y)) makes the expression fail: the set keeps none ' +
+      'of its assignments and takes its error way (handlers.error, else the flow ends). Guard it with ' +
+      'has(vars.x) ? ... : ..., give it a default in vars:, or set it on every way to the step.',
+  },
+  {
     code: 'SENSITIVE_RENDERED',
     severity: 'warning',
     title:

@@ -15,7 +15,8 @@
  * - a step's `valid:` is a guarded transition (`match` with `invalid`) after its exact
  *   keys: a result that fails the condition takes `valid.else` (or the default branch)
  *   without being saved;
- * - set and switch steps are `always` transitions; every `always` list and every
+ * - set and switch steps are `always` transitions (a set whose assignment fails takes its error way: guard
+ *   `setFails`, see setFailure); every `always` list and every
  *   `param.invalid` list starts with the `budget` guard, so a loop of logic steps or of
  *   failing params ends the call instead of spinning;
  * - a param that fails its check at run time raises `param.invalid`: the error branch;
@@ -69,7 +70,7 @@ export type StateMeta =
   | { kind: 'end' };
 
 export interface GuardRef {
-  type: 'match' | 'budget' | 'when' | 'frame' | 'saves';
+  type: 'match' | 'budget' | 'when' | 'frame' | 'saves' | 'setFails';
   params?: Record<string, unknown>;
 }
 
@@ -273,6 +274,7 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
       meta: { kind: 'logic', step: id },
       always: [
         BUDGET,
+        setFailure(model, id, states),
         { target: target(step.next), actions: [{ type: 'set', params: { step: id } }, took(`${id}:next`)] },
       ],
     };
@@ -327,17 +329,7 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
     let pick: ActionRef[] = [];
     if (b.say && b.say.length > 0) {
       pick = [{ type: 'pick', params: { step: id, i: says++ } }];
-      via = (dest) => {
-        const name = sayStateName(dest);
-        const say = (states[name] ??= {
-          meta: { kind: 'say', to: dest },
-          entry: [{ type: 'say', params: { state: name } }],
-          on: { [EV_RESULT]: [{ target: dest, actions: [] }], [EV_ERROR]: [{ target: dest, actions: [] }] },
-        });
-        // A templated say that fails to render is skipped.
-        if (templated(b.say!)) say.on![EV_PARAM_INVALID] ??= [BUDGET, { target: dest, actions: [] }];
-        return name;
-      };
+      via = (dest) => sayState(states, dest, b.say!);
     }
     const guarded = (extra: Record<string, unknown>): GuardRef | undefined => {
       const p = { ...match, ...extra };
@@ -437,6 +429,41 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
     if (step.http?.filler) httpWaitStates(id, state, states);
   }
   return state;
+}
+
+/** The say state on the way to `dest` (made once per destination), playing the say of a branch; its name. */
+function sayState(states: Record<string, StateConfig>, dest: string, media: MediaParam): string {
+  const name = sayStateName(dest);
+  const say = (states[name] ??= {
+    meta: { kind: 'say', to: dest },
+    entry: [{ type: 'say', params: { state: name } }],
+    on: { [EV_RESULT]: [{ target: dest, actions: [] }], [EV_ERROR]: [{ target: dest, actions: [] }] },
+  });
+  // A templated say that fails to render is skipped.
+  if (templated(media)) say.on![EV_PARAM_INVALID] ??= [BUDGET, { target: dest, actions: [] }];
+  return name;
+}
+
+/**
+ * A set step whose assignment fails (an `expr:` or a template that cannot be evaluated: guard `setFails`) keeps none
+ * of its assignments and takes its error way: the flow's (or its module's) `handlers.error`, with `error` the failure's
+ * code; without one, the flow ends. A `retry` there goes to its `then` at once (the same values would fail again); a
+ * `say:` plays first.
+ */
+function setFailure(model: FlowModel, id: string, states: Record<string, StateConfig>): TransitionConfig {
+  const e = handlersOf(model, id).error;
+  const fails = (way: string): GuardRef => ({ type: 'setFails', params: { step: id, way } });
+  if (!e) return { guard: fails('end'), target: END_STATE, actions: [{ type: 'setError', params: { step: id } }] };
+  const ns = model.modules ? id.slice(0, id.lastIndexOf(':') + 1) : '';
+  const dest = target(e.retry !== undefined ? e.then : e.goto);
+  const actions: ActionRef[] = [{ type: 'setError', params: { step: id } }];
+  let to = dest;
+  if (e.say && e.say.length > 0) {
+    to = sayState(states, dest, e.say);
+    actions.push({ type: 'pick', params: { step: id, i: 0 } });
+  }
+  actions.push(took(`${ns}handlers:error`));
+  return { guard: fails('handlers.error'), target: to, actions };
 }
 
 /**

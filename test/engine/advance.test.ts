@@ -396,12 +396,18 @@ describe('advance: logic steps', () => {
     expect(c.last!.kind === 'reply' && c.last!.log?.map((l) => l.code)).toEqual(['ITERATION_LIMIT']);
   });
 
-  it('a set with no next ends the flow; a failing expr leaves the variable unchanged (logged)', () => {
-    const f = flow({ vars: { x: 1 }, steps: { s: set({ x: { expr: 'vars.nope + 1' }, y: 2 }) } });
+  it('a set with no next ends the flow; a failing expr keeps none of the step, no handlers.error: ends', () => {
+    const f = flow({
+      vars: { x: 1 },
+      steps: { s: set({ y: 2, x: { expr: 'vars.nope + 1' }, z: 3 }, 'p'), p: say('P') },
+    });
     const c = new Call(f);
     expect(c.start()).toBe(reply('hangup', 1));
-    expect(c.state!.vars).toEqual({ x: 1, y: 2 });
-    expect(c.last!.kind === 'reply' && c.last!.log?.map((l) => l.code)).toEqual(['RUNTIME_EXPRESSION']);
+    expect(c.state!.vars).toEqual({ x: 1 });
+    expect(c.last!.kind === 'reply' && c.last!.log?.map((l) => l.msg)).toEqual([
+      'set x = vars.nope + 1 at s: No such key: nope; none of its assignments is kept, and with no handlers.error ' +
+        'the flow ends',
+    ]);
   });
 
   it('a result with no branch and no default ends the flow (hangup)', () => {

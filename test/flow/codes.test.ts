@@ -700,6 +700,26 @@ const CASES: Case[] = [
     column: 15,
     hint: /did you mean 'caller'\?/,
   },
+  {
+    name: 'a set expression reads a variable a read error leaves unset',
+    code: 'MAYBE_UNSET',
+    severity: 'warning',
+    text: flow(
+      '  a:',
+      '    read: { prompt: "Code?", max_digits: 4 }',
+      '    save: code',
+      '    on: { error: b }',
+      '    next: b',
+      '  b:',
+      '    set: { n: { expr: "int(vars.code) + 1" } }',
+      '    next: c',
+      '  c: { hangup: {} }',
+    ),
+    line: 10,
+    column: 28,
+    message: /vars\.code may not be set when step 'b' runs \(coming from 'a' by its error branch\)/,
+    hint: /has\(vars\.x\)/,
+  },
   // sensitive values (version 2)
   {
     name: 'a sensitive var in a say',
