@@ -100,6 +100,7 @@ function summaryOf(prior: CallState, req: RtRequest, opts: EngineOptions, vars: 
     durationMs: Math.max(0, opts.now - prior.started),
     lastStep: prior.step,
     vars,
+    ...(prior.fail !== undefined ? { error: prior.fail } : {}),
   };
 }
 
@@ -217,7 +218,7 @@ function feed(flow: CompiledFlow, prior: CallState, req: RtRequest, opts: Engine
   if (prior.done) {
     // We already hung up: say it again.
     const hangup: Emit = { command: 'hangup', params: HANGUP_PARAMS, state: prior.s, step: prior.step, done: true };
-    return finish(flow, rt, p, hangup, prior.commandId, prior.started, prior.commands);
+    return finish(flow, rt, p, hangup, prior.commandId, prior.started, prior.commands, prior.fail);
   }
   let snap: FlowSnapshot;
   try {
@@ -494,6 +495,7 @@ function finish(
   base: number,
   started: number,
   commands: number,
+  failed?: string,
 ): Outcome {
   const reply = response(emit.command, emit.params, base + 1, rt.req);
   const replyJson = serializeReply(reply);
@@ -513,7 +515,12 @@ function finish(
   if (ctx.res !== '') state.res = ctx.res;
   if (ctx.err !== '') state.err = ctx.err;
   if (ctx.k !== 1) state.k = ctx.k;
-  if (emit.done) state.done = true;
+  if (emit.done) {
+    state.done = true;
+    // the flow ends in a request that logged an engine error: that error ended it (the call's summary says so)
+    const fail = failed ?? rt.log?.find((l) => l.level === 'error')?.code;
+    if (fail !== undefined) state.fail = fail;
+  }
   if (ctx.f && ctx.f.length > 0) state.f = ctx.f;
   const ret = (ctx as Partial<Ctx>).ret;
   if (ret) state.ret = ret;

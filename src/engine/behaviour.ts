@@ -199,6 +199,11 @@ function extendScope(s: Scope, rt: Run): void {
   if (ext.calendars) s.calendar = (name) => calendarAt(ext, run, name);
 }
 
+/** How to speak a variable's text where a media is expected (the hint of RUNTIME_MEDIA). */
+export const RUNTIME_MEDIA_HINT =
+  'To speak the text, write { say: "{{ vars.x }}" } (or text around the template); to play a media, make the ' +
+  'variable a media id or TTS|voice|text';
+
 export function addLog(rt: Run, entry: LogEntry): void {
   (rt.log ??= []).push(entry);
 }
@@ -463,6 +468,17 @@ export function behaviour(t: FlowTables) {
           rt.i++;
           if (limitHit(rt, err, p.step, cmd.command)) return false;
           const f = err instanceof ParamFailure ? err : undefined;
+          if (f?.code === 'RUNTIME_MEDIA') {
+            // the call ends here unless the step (or handlers.error) has an error way: say why, with the fix
+            addLog(rt, {
+              level: 'error',
+              code: 'RUNTIME_MEDIA',
+              msg: `${cmd.command} at ${p.step}: ${f.reason}; taking the error branch (INVALID_PARAM)`,
+              step: p.step,
+              hint: RUNTIME_MEDIA_HINT,
+            });
+            return false;
+          }
           if (f?.code === 'RUNTIME_TEMPLATE')
             addLog(rt, {
               level: 'warn',

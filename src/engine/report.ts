@@ -187,7 +187,9 @@ export class StepReport {
       const prior = o?.prior;
       const transfer =
         prior !== undefined && prior.done !== true && isTransferEnd(replyCommand(prior.reply), o!.req.call_status);
-      e.callOutcome = callOutcomeOf(prior?.done === true, errors, transfer);
+      // a flow that ended on an engine error (prior.fail) ended in error, not completed
+      const fail = prior?.done === true ? prior.fail : undefined;
+      e.callOutcome = callOutcomeOf(prior?.done === true && fail === undefined, fail ? [fail] : errors, transfer);
     }
     if (summary) e.summary = summary;
     if (h.traceId !== undefined) e.traceId = h.traceId;
@@ -306,6 +308,7 @@ function logSummary(log: CallLogger, s: CallSummary): void {
       durationMs: s.durationMs,
       lastStep: s.lastStep,
       vars: s.vars,
+      ...(s.error !== undefined ? { error: s.error } : {}),
     },
     'call ended',
   );

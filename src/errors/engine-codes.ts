@@ -68,6 +68,16 @@ export const ENGINE_CODES: readonly CodeInfo[] = [
       'check once rendered; the step took its error branch as if command_error were INVALID_PARAM.',
   },
   {
+    code: 'RUNTIME_MEDIA',
+    title: 'A media written as one {{ }} alone rendered text, not a media',
+    hint:
+      'A media param (a prompt, a say of a command) that is one template and nothing else is a media computed at ' +
+      'run time: its value must be a media id or TTS|voice|text. It rendered text, so the command could not be ' +
+      'sent: the step took its error branch (INVALID_PARAM), and without one the call ended. To speak the text, ' +
+      'write { say: "{{ vars.x }}" } (or text around the template); to play a media, make the variable a media id ' +
+      'or TTS|voice|text. validate warns when the variable is known text (MEDIA_TEMPLATE_TEXT).',
+  },
+  {
     code: 'RUNTIME_CONDITION',
     title: 'A condition failed to evaluate',
     hint:

@@ -266,6 +266,17 @@ export const FLOW_CODES: readonly CodeInfo[] = [
       'variables.',
   },
   {
+    code: 'MEDIA_TEMPLATE_TEXT',
+    severity: 'warning',
+    title:
+      'A media written as one {{ vars.x }} alone (a media computed at run time: a media id or TTS|voice|text) reads ' +
+      'a variable the flow gives a text: the command cannot be sent with it.',
+    hint:
+      "A template alone is sent as rendered, not spoken. To speak the variable's text, write " +
+      '{ say: "{{ vars.x }}" } (or text around the template); to play a media, give the variable a media id or ' +
+      'TTS|voice|text.',
+  },
+  {
     code: 'MAYBE_UNSET',
     severity: 'warning',
     title:

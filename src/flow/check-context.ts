@@ -53,6 +53,8 @@ export interface Ctx {
   module?: ModuleSpec;
   /** Where each `set` assignment's `expr:` is written (MAYBE_UNSET points into it). */
   exprAt?: WeakMap<Assignment, YNode>;
+  /** Media written as one `{{ }}` alone (a media computed at run time), checked once the vars are known. */
+  rawMedia?: { at: YNode; source: string; name: string; where: string }[];
 }
 
 export interface V2Names {

@@ -25,6 +25,7 @@ import { checkModuleSpec } from './check-subflow.js';
 import { toValue } from './check-values.js';
 import { checkVarRefs } from './check-vars.js';
 import { checkMaybeUnset } from './check-unset.js';
+import { checkRawMediaText } from './check-raw-media.js';
 import { checkSensitiveUse } from './check-sensitive.js';
 import { describe, entry, loadYaml, type YEntry, type YMap, type YNode } from './yaml.js';
 import { checkCalendarRefs, checkCalendars } from './check-calendars.js';
@@ -255,6 +256,7 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions, named: { name?: stri
   }
   checkCalendarRefs(ctx);
   checkVarRefs(ctx, [...Object.keys(vars), ...Object.keys(module?.params ?? {})], steps);
+  checkRawMediaText(ctx, vars, steps);
   checkSensitiveUse(ctx, sensitiveListed, written, steps, [...Object.keys(vars), ...Object.keys(module?.params ?? {})]);
   checkSecretRefs(ctx);
 

@@ -416,7 +416,11 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
       });
     }
     const diff = compare(step.expect, actual, asRecorded([], out.state.vars), whole);
-    if (diff) return mismatch(i, step, actual, diff);
+    if (diff) {
+      // the flow hung up on an engine error (RUNTIME_MEDIA, ITERATION_LIMIT...): say which
+      const error = out.state.done ? out.log?.find((l) => l.level === 'error') : undefined;
+      return mismatch(i, step, actual, diff, error ? `; the flow ended on ${error.code}: ${error.msg}` : '');
+    }
     const failed = checkStep(i, step);
     if (failed) return failed;
     i++;
@@ -464,12 +468,14 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     ran = driver.report(inputOf(step, command, result)) as Stepped;
   }
 
-  function mismatch(index: number, step: ScenarioStep, actual: Actual, diff: DiffEntry[]): CaseResult {
+  function mismatch(index: number, step: ScenarioStep, actual: Actual, diff: DiffEntry[], why = ''): CaseResult {
     const exp = describeExpectation(step.expect, scrub);
     const name = step.expect.kind === 'command' ? step.expect.command : step.expect.kind;
     const from = actual.from ? ` (from ${actual.from})` : '';
     const message =
-      name === actual.command ? `${name}: params differ${from}` : `expected ${name}, got ${actual.command}${from}`;
+      name === actual.command
+        ? `${name}: params differ${from}`
+        : `expected ${name}, got ${actual.command}${from}${why}`;
     return fail(index, message, { expected: exp, actual: describe(actual), diff: lines(diff) });
   }
 }

@@ -365,7 +365,9 @@ export class SimSession {
       if (l.level !== 'debug')
         ev.push({
           kind: 'note',
-          text: `${l.level}${l.code ? ` ${l.code}` : ''}: ${masker ? masker.scrubText(l.msg) : l.msg}`,
+          text:
+            `${l.level}${l.code ? ` ${l.code}` : ''}: ${masker ? masker.scrubText(l.msg) : l.msg}` +
+            (typeof l.hint === 'string' ? ` (${l.hint})` : ''),
         });
     const reply = out.reply;
     if (out.state === null) {

@@ -701,6 +701,18 @@ const CASES: Case[] = [
     hint: /did you mean 'caller'\?/,
   },
   {
+    name: 'a prompt that is one template alone reads a variable holding text',
+    code: 'MEDIA_TEMPLATE_TEXT',
+    severity: 'warning',
+    text:
+      'version: 1\nstart: a\nvars: { greeting: "Welcome to Acme." }\nsteps:\n' +
+      '  a: { read: { prompt: "{{ vars.greeting }}", max_digits: 1 }, next: b }\n  b: { hangup: {} }\n',
+    line: 5,
+    column: 24,
+    message: /media_id is "\{\{ vars\.greeting \}\}" alone: .*vars\.greeting is text \("Welcome to Acme\.", vars:\)/,
+    hint: /\{ say: "\{\{ vars\.greeting \}\}" \}/,
+  },
+  {
     name: 'a set expression reads a variable a read error leaves unset',
     code: 'MAYBE_UNSET',
     severity: 'warning',
