@@ -28,6 +28,26 @@ export interface EmulatorFlags {
   webhook?: string;
   webhookSecret?: string;
   logLevel?: string;
+  /** The URL of the real-time server the calls are for (`callscript serve`), for the run-a-call line. */
+  server?: string;
+}
+
+/** `callscript serve`'s address when nothing else is configured (src/config/table-server.ts). */
+const SERVE_DEFAULT = 'http://127.0.0.1:3000';
+
+/**
+ * The real-time server's URL: --server (env CALLSCRIPT_SERVER_URL), else the origin of a --webhook that is
+ * callscript's own receiver (`/webhooks/...`), else unknown.
+ */
+function serverOf(flag: string | undefined, webhook: string | undefined): { url: string; from: string } | undefined {
+  if (flag !== undefined) return { url: flag.replace(/\/+$/, ''), from: '--server' };
+  if (webhook === undefined) return undefined;
+  try {
+    const u = new URL(webhook);
+    return u.pathname.startsWith('/webhooks/') ? { url: u.origin, from: 'the origin of --webhook' } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function emulator(
@@ -82,6 +102,12 @@ export async function emulator(
     err.write(`callscript emulator: --webhook-secret ${badSecret}\n`);
     return 2;
   }
+  const serverFlag = nonEmpty(flags.server ?? env.CALLSCRIPT_SERVER_URL);
+  if (serverFlag !== undefined && !isHttpUrl(serverFlag)) {
+    err.write(`callscript emulator: --server must be an http:// or https:// URL, got ${serverFlag}\n`);
+    return 2;
+  }
+  const server = serverOf(serverFlag, webhook);
   const logs = logStreamFor(env, process.stdout);
   if (!logs.ok) {
     err.write(`callscript emulator: ${logs.message}\n`);
@@ -141,7 +167,16 @@ export async function emulator(
           : 'unsigned (no --webhook-secret)') +
         '\n',
     );
-  out.write(`run a call: callscript call --url http://127.0.0.1:3000/rt/front-desk --caller caller.yaml\n`);
+  out.write(
+    server
+      ? `  server         ${server.url} (${server.from})\n`
+      : `  server         not known: give callscript serve's URL with --server (its default: ${SERVE_DEFAULT})\n`,
+  );
+  // the last line: scripts wait for it
+  out.write(
+    `run a call: callscript call --emulator ${base} --url ${server ? server.url : '<server>'}/rt/<flow> ` +
+      '--caller caller.yaml\n',
+  );
   const stop = async () => {
     await emu.close();
     process.exit(0);

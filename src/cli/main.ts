@@ -123,6 +123,11 @@ program
     'sign them with X-CALLR-HmacSignature, HMAC-SHA256 with this secret (env EMULATOR_WEBHOOK_SECRET)',
   )
   .option('-l, --log-level <level>', 'fatal|error|warn|info|debug|silent (default warn)')
+  .option(
+    '--server <url>',
+    'the URL of the real-time server the calls are for, shown in the run-a-call line (env CALLSCRIPT_SERVER_URL; ' +
+      'default: the origin of a --webhook to /webhooks/..., else not known)',
+  )
   .action(async (flags) => {
     const r = await (await import('./emulator.js')).emulator(flags);
     if (typeof r === 'number') process.exitCode = r;
@@ -133,10 +138,15 @@ program
   .description("serve mock HTTP routes (the format of a scenario's mocks.http) for flows' http steps (docs/testing.md)")
   .requiredOption(
     '--routes <file.yaml>',
-    'the routes: routes: [ { method, url, status, body, headers, delay_ms, error } ]',
+    'the routes: routes: [ { method, url, match, status, body, headers, delay_ms, error, answers } ]',
   )
   .option('-p, --port <port>', 'port to listen on (default 4020)')
   .option('-H, --host <host>', 'address to listen on (default 127.0.0.1)')
+  .option(
+    '--log [file]',
+    'log each request (method, path, body, the route and answer that served it): a line on stdout, or a JSON ' +
+      'line appended to this file (headers too, credentials masked)',
+  )
   .action(async (flags) => {
     const r = await (await import('./mock-http.js')).mockHttp(flags);
     if (typeof r === 'number') process.exitCode = r;
@@ -170,7 +180,7 @@ program
     'run scenario files (*.test.yaml) against the flows, in process (docs/testing.md); exit 1 on a failure, ' +
       '2 on an invalid file',
   )
-  .argument('[paths...]', 'scenario files or directories (default: flows and test)')
+  .argument('[paths...]', 'scenario files or directories (default: the flows directory, --flows)')
   .option('-f, --flows <dir>', 'directory of the flows (env FLOWS_DIR, default flows)')
   .option(
     '--coverage',
@@ -189,6 +199,11 @@ program
   .option(
     '-e, --env <name>',
     "the environment of the flows' environments: (env CALLSCRIPT_ENV; a scenario file's environment: wins)",
+  )
+  .option(
+    '--full-diff',
+    "show a failure's values whole (by default a long value is cut around its first difference, and a long map " +
+      'or list narrowed to the member that differs)',
   )
   .action(async (paths: string[], flags) => {
     process.exitCode = await (await import('./test.js')).test(paths, flags);

@@ -1,5 +1,6 @@
 import { createServer } from '../http/server.js';
 import { formatDiagnostics } from '../flow/format.js';
+import { unsetServerVariables } from '../flow/check-environments.js';
 import cluster from 'node:cluster';
 import { resolveSettings, settingsChanges, type ServeFlags, type Settings, type SettingsResult } from './settings.js';
 import { REPEAT_STOP_MS, runPrimary } from './primary.js';
@@ -266,6 +267,17 @@ async function serveHere(
       `callscript serve: warning: ${users.join(', ')} ${users.length === 1 ? 'declares' : 'declare'} the ` +
         `secret ${name}, which is not set in the environment: their http steps send it empty (set ${name} ` +
         `where the server runs)\n`,
+    );
+  // environment values read from variables (from_env:) that are not set and have no default: they read empty
+  const unsetVars = new Map<string, string[]>();
+  for (const f of flows)
+    for (const name of unsetServerVariables(registry.current(f.name)?.model ?? {}, (n) => process.env[n]))
+      unsetVars.set(name, [...(unsetVars.get(name) ?? []), f.name]);
+  for (const [name, users] of unsetVars)
+    err.write(
+      `callscript serve: warning: ${users.join(', ')} ${users.length === 1 ? 'reads' : 'read'} ${name} ` +
+        `(from_env: in environments:), which is not set in the environment and has no default: it reads empty ` +
+        `(set ${name} where the server runs, or give the value a default)\n`,
     );
   const hooks = settings.server.webhooks;
   if (hooks?.secret !== undefined)

@@ -2,7 +2,8 @@
  * `callscript test [paths...]`: runs scenario files (*.test.yaml) against the flows, in
  * process (docs/testing.md). Exit code: 0 all passed; 1 a case failed (or coverage under
  * --min-coverage or --min-coverage-per-flow); 2 a scenario file is unreadable or invalid.
- * Coverage covers the flows the given scenario files test (every flow when none is given).
+ * Coverage covers the flows the given scenario files test (every flow when none is given), a module with what the flows
+ * entering it covered of it. With no path, the scenario files of the flows directory run.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, relative, isAbsolute } from 'node:path';
@@ -27,6 +28,8 @@ export interface TestFlags {
   minCoveragePerFlow?: string;
   /** The environment of version 2 flows (CALLSCRIPT_ENV); a scenario file's environment: wins. */
   env?: string;
+  /** A failure shows the values it compares whole (no cut, no window). */
+  fullDiff?: boolean;
 }
 
 type Out = { write(s: string): unknown };
@@ -56,9 +59,8 @@ export async function test(paths: string[], flags: TestFlags, out: Out = process
   };
   const wantCoverage =
     flags.coverage === true || flags.coverageJson !== undefined || min !== undefined || perFlow !== undefined;
-  const files = await collectScenarioFiles(
-    paths.length > 0 ? paths : [flowsDir, 'test'].filter((p, i, a) => a.indexOf(p) === i),
-  );
+  // no path: the scenario files of the flows directory (beside the flows), the one place every project has them
+  const files = await collectScenarioFiles(paths.length > 0 ? paths : [flowsDir]);
   const env = envOf(flags.env);
   const flows = await loadFlowDir(flowsDir, env);
   for (const p of flows.problems) print(`flow error: ${p}`);
@@ -72,7 +74,7 @@ export async function test(paths: string[], flags: TestFlags, out: Out = process
   let invalid = 0;
   for (const file of files) {
     const shown = isAbsolute(file) ? relative(process.cwd(), file) || file : file;
-    const run = await runScenarioFile(file, flows, coverage);
+    const run = await runScenarioFile(file, flows, coverage, flags.fullDiff === true);
     if (run.errors.length > 0) {
       invalid++;
       for (const e of run.errors) print(formatScenarioError({ ...e, file: shown }));
@@ -84,14 +86,17 @@ export async function test(paths: string[], flags: TestFlags, out: Out = process
     }
   }
   if (files.length === 0)
-    print(`no scenario files (*.test.yaml) found in ${paths.length > 0 ? paths.join(', ') : `${flowsDir}, test`}`);
+    print(
+      `no scenario files (*.test.yaml) found in ${paths.length > 0 ? paths.join(', ') : flowsDir}` +
+        (paths.length > 0 ? '' : ' (name the files or folders of your scenarios: callscript test tests/)'),
+    );
   let code = failed > 0 ? 1 : 0;
   if (coverage) {
     const reports = coverage.report();
     if (flags.coverage || min !== undefined || perFlow !== undefined) for (const l of formatCoverage(reports)) print(l);
     if (flags.coverageJson) {
       await mkdir(dirname(flags.coverageJson), { recursive: true });
-      await writeFile(flags.coverageJson, JSON.stringify(coverage.data, null, 2) + '\n');
+      await writeFile(flags.coverageJson, JSON.stringify(coverage.merged(), null, 2) + '\n');
     }
     const missed = missedThresholds(reports, thresholds);
     for (const m of missed) print(m);

@@ -121,6 +121,7 @@ function dropWithHangup(
 function persisted(s: CallState): Persisted {
   const p: Persisted = { vars: s.vars, c: s.c ?? FRESH, res: s.res ?? '', err: s.err ?? '', k: s.k ?? 1, h: 0 };
   if (s.f) p.f = s.f;
+  if (s.l) p.l = s.l;
   return p;
 }
 
@@ -261,6 +262,7 @@ function runOf(flow: CompiledFlow, req: RtRequest, opts: EngineOptions, last: st
     rt.extRun = { now: opts.now };
   }
   if (opts.secret) rt.secret = opts.secret;
+  if (opts.environ) rt.environ = opts.environ;
   return rt;
 }
 
@@ -522,6 +524,7 @@ function finish(
     if (fail !== undefined) state.fail = fail;
   }
   if (ctx.f && ctx.f.length > 0) state.f = ctx.f;
+  if (ctx.l && hasKeys(ctx.l)) state.l = ctx.l;
   const ret = (ctx as Partial<Ctx>).ret;
   if (ret) state.ret = ret;
   const out: Outcome = { kind: 'reply', reply, replyJson, state, stateJson: JSON.stringify(state) };

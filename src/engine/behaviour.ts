@@ -20,8 +20,9 @@ import type { StepCounters } from './types.js';
 import type { ActionName } from '../flow/actions.js';
 import { clipText, DEFAULT_MAX_STATE_BYTES, jsonSize } from './size.js';
 import { REQUEST_TEXT_BYTES } from './observe.js';
-import { calendarAt, languageOf, type ExtRun, type FlowExt } from './v2-scope.js';
+import { calendarAt, envOf, secretEnv, languageOf, type ExtRun, type FlowExt } from './v2-scope.js';
 import { atSite, enter, leave, unwind, type Frame } from './subflow.js';
+import { loopGuard, loopTake, type LoopMemo } from './loop.js';
 
 /** What the settled state asks for: built on entry by `emit` or `say`. */
 export interface Out {
@@ -65,6 +66,10 @@ export interface Run {
   extRun?: ExtRun;
   /** Reads a declared secret (http steps only); absent: every secret is empty. */
   secret?: (name: string) => string | undefined;
+  /** Reads the server's environment for `from_env:` values that are not secrets; absent: `secret` does. */
+  environ?: (name: string) => string | undefined;
+  /** What the visit of a foreach state under way decided (src/engine/loop.ts). */
+  loop?: LoopMemo;
   /** A set step's assignments, evaluated by its `setFails` guard, applied by its `set` (or `setError`) action. */
   setRun?: SetRun;
 }
@@ -102,6 +107,8 @@ export interface Ctx {
   f?: Frame[];
   /** What a module run on its own returned (scenarios of a module). */
   ret?: { result: string; values: Record<string, Value> };
+  /** The items each running foreach has taken, by loop step (version 2); absent: none runs. */
+  l?: Record<string, number>;
   rt: Run;
 }
 
@@ -195,7 +202,8 @@ export function scopeOf(ctx: Ctx): Scope {
 function extendScope(s: Scope, rt: Run): void {
   const ext = rt.ext!;
   const run = rt.extRun!;
-  if (ext.env) s.env = ext.env;
+  if (ext.envFrom) s.env = envOf(ext, run, rt.environ ?? rt.secret);
+  else if (ext.env) s.env = ext.env;
   if (ext.calendars) s.calendar = (name) => calendarAt(ext, run, name);
 }
 
@@ -203,6 +211,12 @@ function extendScope(s: Scope, rt: Run): void {
 export const RUNTIME_MEDIA_HINT =
   'To speak the text, write { say: "{{ vars.x }}" } (or text around the template); to play a media, make the ' +
   'variable a media id or TTS|voice|text';
+
+/** An http request's scope: the flow's secrets, and the environment's values that are secrets. */
+function httpScope(s: Scope, secrets: Record<string, string>, rt: Run): Scope {
+  const env = rt.ext?.envFrom ? secretEnv(rt.ext, s.env ?? {}, rt.secret) : s.env;
+  return Object.assign({}, s, env ? { secrets, env } : { secrets });
+}
 
 export function addLog(rt: Run, entry: LogEntry): void {
   (rt.log ??= []).push(entry);
@@ -299,6 +313,7 @@ export function behaviour(t: FlowTables) {
           skip?: string[];
           ok?: boolean;
           err?: string;
+          cap?: boolean;
         },
       ): boolean {
         const r = ev.result ?? '';
@@ -315,7 +330,7 @@ export function behaviour(t: FlowTables) {
           // a match costs the result's length times the pattern's size: charged to the request's budget first
           try {
             ctx.rt.budget.spend(
-              matchCost(re, r),
+              matchCost(re, r) * (p.cap ? 2 : 1),
               `the result pattern ${p.key ?? p.re} on ${r.length.toLocaleString('en-US')} characters`,
             );
           } catch (err) {
@@ -357,6 +372,10 @@ export function behaviour(t: FlowTables) {
       frame(ctx: Ctx, p: { site?: string; full?: boolean }): boolean {
         return atSite(ctx, p);
       },
+      /** A foreach visit takes an item, or meets a value that is not a list. */
+      loop(ctx: Ctx, p: { step: string; first: boolean; is: 'item' | 'error' }): boolean {
+        return loopGuard(t.loops, ctx, p);
+      },
       /** The request's budget of logic steps is spent. */
       budget(ctx: Ctx): boolean {
         return ctx.rt.i >= ctx.rt.max;
@@ -393,6 +412,7 @@ export function behaviour(t: FlowTables) {
           fresh?: string | true;
           handler?: boolean;
           filler?: 1 | 'next';
+          groups?: [string, [string, string][]];
         },
       ): Partial<Ctx> {
         const u: Partial<Ctx> = {};
@@ -402,6 +422,13 @@ export function behaviour(t: FlowTables) {
         }
         if (p.save !== undefined)
           u.vars = Object.assign({}, ctx.vars, { [p.save]: ev.data !== undefined ? ev.data : (ev.result ?? '') });
+        if (p.groups) {
+          // the pattern took the result (its guard charged this match): each variable gets its group's text
+          const [re, save] = p.groups;
+          const got = regexOf(re).groups?.(ev.result ?? '');
+          const vars = (u.vars ??= Object.assign({}, ctx.vars));
+          for (const [name, group] of save) vars[name] = got?.[group] ?? '';
+        }
         // the filler's escalation index (no say is outstanding while a lookup runs)
         if (p.filler !== undefined) u.k = p.filler === 1 ? 1 : ctx.k + 1;
         if (p.pick) u.sy = p.pick;
@@ -426,6 +453,9 @@ export function behaviour(t: FlowTables) {
       },
       leave(ctx: Ctx, p: { step: string; site?: string }): Partial<Ctx> {
         return leave(t.subflows, ctx, p);
+      },
+      loop(ctx: Ctx, p: { step: string; first: boolean; end?: 'done' | 'error' }): Partial<Ctx> {
+        return loopTake(t.loops, ctx, p);
       },
       set(ctx: Ctx, p: { step: string }): Partial<Ctx> {
         const rt = ctx.rt;
@@ -459,9 +489,7 @@ export function behaviour(t: FlowTables) {
         const cmd = t.command(p.step);
         if (!cmd) throw new Error(`no command step "${p.step}"`);
         try {
-          const scope = cmd.secrets
-            ? () => Object.assign({}, scopeOf(ctx), { secrets: cmd.secrets!(rt.secret) })
-            : () => scopeOf(ctx);
+          const scope = cmd.secrets ? () => httpScope(scopeOf(ctx), cmd.secrets!(rt.secret), rt) : () => scopeOf(ctx);
           rt.out = { state, step: p.step, command: cmd.command, params: cmd.builder.build(scope, ctx.c.n) };
           return true;
         } catch (err) {
@@ -479,10 +507,10 @@ export function behaviour(t: FlowTables) {
             });
             return false;
           }
-          if (f?.code === 'RUNTIME_TEMPLATE')
+          if (f?.code === 'RUNTIME_TEMPLATE' || f?.code === 'RUNTIME_EXPRESSION')
             addLog(rt, {
               level: 'warn',
-              code: 'RUNTIME_TEMPLATE',
+              code: f.code,
               msg: `${cmd.command} at ${p.step}: ${f.message}`,
               step: p.step,
             });

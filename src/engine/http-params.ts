@@ -5,7 +5,11 @@
  * A failure is a ParamFailure (the step's error branch, INVALID_PARAM); its message never
  * holds a rendered value, which may hold a secret.
  */
-import type { FillerEntry, HttpSpec, Value } from '../flow/model.js';
+import type { ExprValue, FillerEntry, HttpSpec, HttpText, Value } from '../flow/model.js';
+import { evaluate } from '../flow/expr.js';
+import { EvaluationLimit } from '../flow/budget.js';
+import { nestedDeeper } from '../protocol/json-depth.js';
+import { jsonSize, MAX_BODY_DEPTH } from './size.js';
 import {
   playBuilder,
   ParamFailure,
@@ -55,17 +59,25 @@ export function httpBuilder(spec: HttpSpec): CommandBuilder {
       if (u.protocol !== 'http:' && u.protocol !== 'https:')
         fail('url', `the rendered URL's scheme is ${u.protocol.slice(0, 16)}, not http: or https:`);
       if (u.username !== '' || u.password !== '') fail('url', 'the rendered URL holds credentials');
-      const query = renderDeep('query', spec.query as Value, scope) as Record<string, string>;
       let qlen = 0;
-      for (const [k, v] of Object.entries(query)) {
-        qlen += k.length + String(v).length;
-        u.searchParams.append(k, String(v));
+      for (const [k, raw] of Object.entries(spec.query)) {
+        const v = typeof raw === 'string' ? renderDeep(`query.${k}`, raw, scope) : valueOf(`query.${k}`, raw, scope);
+        // a list gives the key once per item (?id=1&id=2)
+        for (const x of Array.isArray(v) ? v : [v]) {
+          const text = textOf(`query.${k}`, x);
+          qlen += k.length + text.length;
+          if (qlen > HTTP_RENDERED_BOUNDS.queryChars) break;
+          u.searchParams.append(k, text);
+        }
       }
       if (qlen > HTTP_RENDERED_BOUNDS.queryChars)
         fail('query', `the rendered query is over ${HTTP_RENDERED_BOUNDS.queryChars} characters`);
       const headers: Record<string, string> = {};
       for (const [k, raw] of Object.entries(spec.headers)) {
-        const v = String(renderDeep(`headers.${k}`, raw, scope));
+        const v =
+          typeof raw === 'string'
+            ? String(renderDeep(`headers.${k}`, raw, scope))
+            : textOf(`headers.${k}`, valueOf(`headers.${k}`, raw, scope));
         if (/[\r\n\0]/.test(v)) fail(`headers.${k}`, 'the rendered value holds a line break or NUL');
         if (v.length > HTTP_RENDERED_BOUNDS.headerValueChars)
           fail(`headers.${k}`, `the rendered value is over ${HTTP_RENDERED_BOUNDS.headerValueChars} characters`);
@@ -79,7 +91,13 @@ export function httpBuilder(spec: HttpSpec): CommandBuilder {
         retries: spec.retries,
       };
       if (spec.body !== undefined) {
-        const body = JSON.stringify(renderDeep('body', spec.body, scope));
+        const value = bodyOf(spec.body, scope);
+        // weighed before it is written out: an expression may give a value far larger than a body may be
+        if (jsonSize(value, HTTP_RENDERED_BOUNDS.bodyBytes) > HTTP_RENDERED_BOUNDS.bodyBytes)
+          fail('body', `the rendered body is over ${HTTP_RENDERED_BOUNDS.bodyBytes} bytes`);
+        if (nestedDeeper(value, MAX_BODY_DEPTH))
+          fail('body', `the rendered body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep`);
+        const body = JSON.stringify(value);
         if (Buffer.byteLength(body) > HTTP_RENDERED_BOUNDS.bodyBytes)
           fail('body', `the rendered body is over ${HTTP_RENDERED_BOUNDS.bodyBytes} bytes`);
         out.body = body;
@@ -87,6 +105,47 @@ export function httpBuilder(spec: HttpSpec): CommandBuilder {
       return out as unknown as Params;
     },
   };
+}
+
+/** A body rendered: its templates filled, its expressions' values taken typed. */
+function bodyOf(v: ExprValue, scope: GetScope): Value {
+  switch (v.kind) {
+    case 'literal':
+      return renderDeep('body', v.value, scope);
+    case 'expr':
+      return valueOf('body', v, scope);
+    case 'list':
+      return v.items.map((x) => bodyOf(x, scope));
+    case 'map': {
+      const o: Record<string, Value> = {};
+      for (const [k, x] of v.entries) o[k] = bodyOf(x, scope);
+      return o;
+    }
+  }
+}
+
+/**
+ * The value of `{ expr }`; a failure is the step's error way (RUNTIME_EXPRESSION), as a template's is, with the
+ * interpreter's message (which names no value); a spent budget is the request's EVALUATION_LIMIT.
+ */
+function valueOf(param: string, v: Exclude<HttpText, string>, scope: GetScope): Value {
+  try {
+    return evaluate(v.expr, scope());
+  } catch (err) {
+    if (err instanceof EvaluationLimit) throw err;
+    throw new ParamFailure(
+      param,
+      err instanceof Error ? err.message.split('\n')[0]! : String(err),
+      'RUNTIME_EXPRESSION',
+    );
+  }
+}
+
+/** A header's or a query's text: a string as it is, a number or a boolean written as in JSON; nothing else. */
+function textOf(param: string, v: Value): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return fail(param, `the value is ${v === null ? 'null' : Array.isArray(v) ? 'a list' : 'a map'}, not a text`);
 }
 
 /** The filler of visit n: a play of its media, or the wait command. */

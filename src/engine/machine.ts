@@ -28,7 +28,7 @@ import type { FlowTables } from './tables.js';
 export type FlowSnapshot = AnyMachineSnapshot;
 
 /** What a call keeps of the machine's context between requests (the rest is the request's). */
-export type Persisted = Pick<Ctx, 'vars' | 'c' | 'res' | 'err' | 'k' | 'h'> & Pick<Partial<Ctx>, 'f'>;
+export type Persisted = Pick<Ctx, 'vars' | 'c' | 'res' | 'err' | 'k' | 'h'> & Pick<Partial<Ctx>, 'f' | 'l'>;
 
 export interface FlowMachine {
   /** The xstate machine itself (for tools and tests of the public API). */
@@ -74,6 +74,8 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
       frame: ({ context }: Args, p: P<{ site?: string; full?: boolean }>) => b.guards.frame(context, p),
       saves: ({ context, event }: Args, p: P<{ step?: string; skip?: string[] }>) => b.guards.saves(context, event, p),
       setFails: ({ context }: Args, p: P<{ step: string; way: string }>) => b.guards.setFails(context, p),
+      loop: ({ context }: Args, p: P<{ step: string; first: boolean; is: 'item' | 'error' }>) =>
+        b.guards.loop(context, p),
     },
     actions: {
       take: assign(
@@ -93,6 +95,9 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
       setError: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.setError(context, p)),
       enter: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.enter(context, p)),
       leave: assign(({ context }: Args, p: P<{ step: string; site?: string }>) => b.assigns.leave(context, p)),
+      loop: assign(({ context }: Args, p: P<{ step: string; first: boolean; end?: 'done' | 'error' }>) =>
+        b.assigns.loop(context, p),
+      ),
       emitChecked: build('emit'),
       emit: ({ context }: Args, p: P<{ step: string }>) => {
         if (!b.builds.emit(context, p.step, p))
@@ -152,6 +157,7 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
     restore(value, p, rt) {
       const context: Ctx = { vars: p.vars, c: p.c, res: p.res, err: p.err, k: p.k, h: p.h, rt };
       if (p.f) context.f = p.f;
+      if (p.l) context.l = p.l;
       return machine.resolveState({ value: { [CALL_STATE]: value }, context }) as FlowSnapshot;
     },
     send(snapshot, event) {

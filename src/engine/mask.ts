@@ -15,7 +15,13 @@
  */
 import { domainToASCII } from 'node:url';
 import type { Value } from '../flow/model.js';
-import { sensitiveNames, type FlowSensitivityInput } from '../flow/sensitive-flow.js';
+import {
+  resultVars,
+  sensitiveFields,
+  sensitiveNames,
+  type FieldTree,
+  type FlowSensitivityInput,
+} from '../flow/sensitive-flow.js';
 import { MAX_BODY_DEPTH } from './size.js';
 
 /** What a masked value shows. */
@@ -40,6 +46,19 @@ export interface Sensitivity {
   names: ReadonlySet<string>;
   /** Command (and sms) steps whose `save:` is sensitive: the result fed to them is sensitive. */
   steps: ReadonlySet<string>;
+  /**
+   * Fields listed in `sensitive:` (`patient.body.dob`), by variable (not one of `names`): the tree of keys below it. A
+   * list on the way applies the rest of the path to each of its items.
+   */
+  fields?: ReadonlyMap<string, FieldTree>;
+}
+
+/** The keys of `o` that `t` names, walking the smaller of the two. */
+function* namedKeys(o: Record<string, unknown>, t: FieldTree): Generator<[string, FieldTree | null]> {
+  const keys = Object.keys(o);
+  if (keys.length < t.size) {
+    for (const k of keys) if (t.has(k)) yield [k, t.get(k)!];
+  } else for (const [k, sub] of t) if (Object.prototype.hasOwnProperty.call(o, k)) yield [k, sub];
 }
 
 /**
@@ -51,9 +70,11 @@ export function sensitivityOf(model: FlowSensitivityInput): Sensitivity | undefi
   if (!model.sensitive || model.sensitive.length === 0) return undefined;
   const names = sensitiveNames(model);
   const steps = new Set<string>();
-  for (const [id, s] of Object.entries(model.steps))
-    if (s.kind === 'command' && s.save !== undefined && names.has(s.save)) steps.add(id);
-  return { names, steps };
+  for (const [id, vars] of resultVars(model)) if (vars.some((v) => names.has(v))) steps.add(id);
+  const fields = new Map<string, FieldTree>();
+  // a variable masked whole needs no field of it masked
+  for (const [name, tree] of sensitiveFields(model.sensitive)) if (!names.has(name)) fields.set(name, tree);
+  return fields.size > 0 ? { names, steps, fields } : { names, steps };
 }
 
 /** `vars` with each sensitive variable present shown as MASK (the key kept: one sees it was set). */
@@ -68,7 +89,55 @@ export function maskVars<V extends Value | unknown>(
     out ??= { ...vars };
     out[name] = MASK;
   }
+  for (const [name, tree] of s.fields ?? []) {
+    if (!Object.prototype.hasOwnProperty.call(vars, name)) continue;
+    const v = maskFields(vars[name], tree, 0);
+    if (v === vars[name]) continue;
+    out ??= { ...vars };
+    out[name] = v as V;
+  }
   return out ?? vars;
+}
+
+/**
+ * `v` with the fields of `tree` MASK: a copy along their paths only, `v` itself when it has none of them. A list on the
+ * way applies the tree to each item; past MAX_MASK_DEPTH, a list or map is masked whole. Each node of `v` is visited
+ * once at most, however many fields are listed.
+ */
+function maskFields(v: unknown, tree: FieldTree, depth: number): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (depth >= MAX_MASK_DEPTH) return MASK;
+  if (Array.isArray(v)) {
+    let changed = false;
+    const out = v.map((x) => {
+      const y = maskFields(x, tree, depth + 1);
+      if (y !== x) changed = true;
+      return y;
+    });
+    return changed ? out : v;
+  }
+  const o = v as Record<string, unknown>;
+  let copy: Record<string, unknown> | undefined;
+  for (const [k, sub] of namedKeys(o, tree)) {
+    const y = sub === null ? MASK : maskFields(o[k], sub, depth + 1);
+    if (y === o[k]) continue;
+    copy ??= { ...o };
+    Object.defineProperty(copy, k, { value: y, enumerable: true, writable: true, configurable: true });
+  }
+  return copy ?? v;
+}
+
+/** The values of the fields of `tree` in `v`, into `into` (a list on the way: each of its items). */
+function collectFields(v: unknown, tree: FieldTree, into: Set<string>, depth: number): void {
+  if (v === null || typeof v !== 'object' || depth > MAX_MASK_DEPTH) return;
+  if (Array.isArray(v)) {
+    for (const x of v) collectFields(x, tree, into, depth + 1);
+    return;
+  }
+  const o = v as Record<string, unknown>;
+  for (const [k, sub] of namedKeys(o, tree))
+    if (sub === null) collect(o[k], into, depth + 1);
+    else collectFields(o[k], sub, into, depth + 1);
 }
 
 /**
@@ -106,6 +175,8 @@ export function sensitiveValues(
 ): Set<string> {
   if (!s || !vars) return into;
   for (const name of s.names) if (Object.prototype.hasOwnProperty.call(vars, name)) collect(vars[name], into, 0);
+  for (const [name, tree] of s.fields ?? [])
+    if (Object.prototype.hasOwnProperty.call(vars, name)) collectFields(vars[name], tree, into, 0);
   return into;
 }
 

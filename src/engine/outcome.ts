@@ -25,6 +25,11 @@ export interface EngineOptions {
   hooks?: RunHooks;
   /** Reads a secret a flow declares (`secrets:`), for its http steps; absent: secrets are empty. */
   secret?: (name: string) => string | undefined;
+  /**
+   * Reads a variable of the server's environment, for the `from_env:` values of a flow's environments that are not
+   * secrets; absent: `secret` reads them (the server reads both from its environment).
+   */
+  environ?: (name: string) => string | undefined;
 }
 
 export const DEFAULT_MAX_LOGIC_STEPS = 100;

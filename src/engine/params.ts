@@ -27,7 +27,7 @@ export class ParamFailure extends Error {
   constructor(
     readonly param: string,
     readonly reason: string,
-    readonly code: 'RUNTIME_PARAM' | 'RUNTIME_TEMPLATE' | 'RUNTIME_MEDIA',
+    readonly code: 'RUNTIME_PARAM' | 'RUNTIME_TEMPLATE' | 'RUNTIME_EXPRESSION' | 'RUNTIME_MEDIA',
   ) {
     super(`${param}: ${reason}`);
   }

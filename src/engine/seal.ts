@@ -13,7 +13,7 @@
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { Value } from '../flow/model.js';
-import { MASK, Masker, sensitiveValues, type Sensitivity } from './mask.js';
+import { MASK, Masker, maskVars, sensitiveValues, type Sensitivity } from './mask.js';
 import type { CallState } from './types.js';
 
 const IV_BYTES = 12;
@@ -149,14 +149,24 @@ export function sealState(state: CallState, s: Sensitivity, sealer: Sealer, call
     inner.v[name] = state.vars[name]!;
     (vars ??= { ...state.vars })[name] = MASK;
   }
+  // a variable with sensitive fields: stored with them ***, sealed whole (opened, it is the variable as it was)
+  const masked = maskVars(state.vars, s);
+  for (const name of s.fields?.keys() ?? []) {
+    if (masked[name] === state.vars[name]) continue;
+    inner.v[name] = state.vars[name]!;
+    (vars ??= { ...state.vars })[name] = masked[name] as Value;
+  }
   // inside a module, the callers' vars wait in the frames: sealed the same way
   let frames: CallState['f'];
   state.f?.forEach((frame, i) => {
-    for (const name of s.names) {
+    const shown = s.fields ? maskVars(frame.v, s) : frame.v;
+    for (const name of [...s.names, ...(s.fields?.keys() ?? [])]) {
       if (!Object.prototype.hasOwnProperty.call(frame.v, name)) continue;
+      const stored = s.names.has(name) ? MASK : shown[name];
+      if (stored === frame.v[name]) continue;
       ((inner.f ??= {})[i] ??= {})[name] = frame.v[name]!;
       frames ??= state.f!.map((x) => ({ ...x }));
-      frames[i]!.v = { ...frames[i]!.v, [name]: MASK };
+      frames[i]!.v = { ...frames[i]!.v, [name]: stored as Value };
     }
   });
   const res = state.res !== undefined && state.res !== '';

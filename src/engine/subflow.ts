@@ -129,7 +129,19 @@ export function leave(t: SubflowTables | undefined, ctx: Ctx, p: { step: string;
   const top = frames[frames.length - 1]!;
   const vars = Object.assign({}, top.v);
   for (const [into, from] of t?.saves.get(p.site) ?? []) if (Object.hasOwn(values, from)) vars[into] = values[from]!;
-  return { vars, f: frames.length === 1 ? undefined : frames.slice(0, -1), c: { n: 1, r: {} }, k: 1 };
+  const out: Partial<Ctx> = {
+    vars,
+    f: frames.length === 1 ? undefined : frames.slice(0, -1),
+    c: { n: 1, r: {} },
+    k: 1,
+  };
+  // a loop of the module left by its return is over
+  const ns = p.step.slice(0, p.step.indexOf(':') + 1);
+  if (ns && ctx.l && Object.keys(ctx.l).some((k) => k.startsWith(ns))) {
+    const l = Object.fromEntries(Object.entries(ctx.l).filter(([k]) => !k.startsWith(ns)));
+    out.l = Object.keys(l).length > 0 ? l : undefined;
+  }
+  return out;
 }
 
 /** The call ended inside modules: the served flow's vars come back for its hangup handler. */

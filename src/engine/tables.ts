@@ -20,6 +20,7 @@ import { compileLinear, type LinearRegex } from '../flow/pattern.js';
 import { sensitivityOf, type Sensitivity } from './mask.js';
 import { buildSubflowTables, type SubflowTables } from './subflow.js';
 import { handlersOf } from '../flow/model.js';
+import { loopTable, type LoopTable } from './loop.js';
 
 /** Matches nothing: stands for a pattern that does not compile. */
 export const NEVER: LinearRegex = { test: () => false, size: 0 };
@@ -50,6 +51,10 @@ export interface FlowTables {
   valids: Map<string, string>;
   /** Result patterns by their anchored regex source. */
   regexes: Map<string, LinearRegex>;
+  /**
+   * The vars a call starts with: the flow's `vars:`; a module's (run on its own by a tool) with its params' defaults
+   * after them, as a `subflow:` entering it starts it (src/engine/subflow.ts).
+   */
   initialVars: Record<string, Value>;
   /** The flow's sensitive variables and the steps whose result is sensitive (src/engine/mask.ts); undefined: none. */
   sensitive: Sensitivity | undefined;
@@ -57,10 +62,21 @@ export interface FlowTables {
   ext?: FlowExt;
   /** Subflow call sites and returns (a flow that enters modules, or a module). */
   subflows?: SubflowTables;
+  /** foreach steps (version 2). */
+  loops: Map<string, LoopTable>;
 }
 
 function sayOf(b: Branch | undefined, out: CommandBuilder[], prompts: PromptTable | undefined): void {
   if (b?.say && b.say.length > 0) out.push(playBuilder(b.say, prompts));
+}
+
+/** A flow's vars, and a module's params' defaults over them (the required ones are given by whoever runs it). */
+function startOf(model: FlowModel): Record<string, Value> {
+  const params = model.module?.params;
+  if (!params) return model.vars;
+  const out: Record<string, Value> = { ...model.vars };
+  for (const [k, p] of Object.entries(params)) if (!p.required) out[k] = p.value;
+  return out;
 }
 
 export function buildTables(model: FlowModel): FlowTables {
@@ -83,7 +99,8 @@ export function buildTables(model: FlowModel): FlowTables {
     cases: new Map(),
     valids: new Map(),
     regexes: new Map(),
-    initialVars: model.vars,
+    loops: new Map(),
+    initialVars: startOf(model),
     sensitive: sensitivityOf(model),
   };
   const ext = flowExt(model);
@@ -114,6 +131,8 @@ export function buildTables(model: FlowModel): FlowTables {
         id,
         step.cases.map((c) => c.when),
       );
+    } else if (step.kind === 'loop') {
+      t.loops.set(id, loopTable(step));
     } else if (step.kind === 'command') {
       if (step.valid) t.valids.set(id, step.valid.when);
       for (const p of step.on.patterns) regex(p.regex);

@@ -70,6 +70,8 @@ export interface CallState {
   f?: Frame[];
   /** What a module run on its own returned (a scenario of a module): its result and values. */
   ret?: { result: string; values: Record<string, Value> };
+  /** The items each running foreach has taken, by loop step (version 2; src/engine/loop.ts). */
+  l?: Record<string, number>;
 }
 
 /** One line logged per call when it ends. */

@@ -94,6 +94,21 @@ export const ENGINE_CODES: readonly CodeInfo[] = [
       'has(vars.x) ? ... : ..., or give it a default in vars: (validate warns: MAYBE_UNSET).',
   },
   {
+    code: 'RUNTIME_LOOP',
+    title: "A foreach's `in:` failed to evaluate or gave a value that is not a list",
+    hint:
+      'The loop took its `error:` way, or, without one, went to `next:` as with an empty list. The log says ' +
+      'what the value was; guard a list a lookup may not have saved (has(vars.x) in a when step before the ' +
+      'loop), or give the loop an error: step.',
+  },
+  {
+    code: 'LOOP_MAX',
+    title: "A foreach's list had more items than its `max:`: the loop stopped there",
+    hint:
+      'The loop went to `next:` after `max:` items (100 when not given, 1000 at most), as if the list were over. ' +
+      'Filter the list in `in:` (vars.list.filter(x, ...)), or raise max:.',
+  },
+  {
     code: 'UNHANDLED_RESULT_AT_RUNTIME',
     title: 'A command result matched no branch and the step has no default',
     hint:

@@ -187,6 +187,16 @@ export const FLOW_CODES: readonly CodeInfo[] = [
       'more) and `!` (zero or more).',
   },
   {
+    code: 'UNKNOWN_GROUP',
+    severity: 'error',
+    title:
+      "A pattern's branch saves a group (`save: { service: svc }`) that the pattern does not name " +
+      '(`(?<svc>...)`).',
+    hint:
+      'Name the group in the pattern, `/^\\*(?<svc>[0-9]{2})$/`, or save one of its named groups (the hint ' +
+      'suggests the closest). An Asterisk pattern has no groups.',
+  },
+  {
     code: 'BAD_BRANCH',
     severity: 'error',
     title: 'A branch map that says both or neither of `goto` and `retry`.',
@@ -203,6 +213,18 @@ export const FLOW_CODES: readonly CodeInfo[] = [
     hint:
       'Write the text in the template itself, or keep shared text in a variable (vars:) and print it with {{ ' +
       'vars.name }}.',
+  },
+  {
+    code: 'BAD_FILTER_ARGUMENT',
+    severity: 'error',
+    title:
+      'A spoken-format filter (say_number, say_money, say_date...) given a literal argument it cannot use: a ' +
+      'locale or a currency code the server does not know, a style or unit it does not have, a number out of ' +
+      'its bounds, or too many arguments.',
+    hint:
+      "Write a locale as a language tag ('fr-FR', 'en-GB', 'de'), a currency as its ISO 4217 code ('EUR', " +
+      "'GBP', 'USD'), and the filter's words as docs/flow-language.md lists them (say_date: 'full', " +
+      "say_duration: 'minutes'). Without a locale, a filter speaks the call's language.",
   },
   // --- steps
   {
@@ -576,6 +598,35 @@ export const FLOW_CODES: readonly CodeInfo[] = [
     hint:
       'A flow served at /rt ends with hangup; declare `module: { results: [...] }` to make the file a module ' +
       'that other flows enter with subflow:.',
+  },
+  // --- foreach steps (version 2)
+  {
+    code: 'LOOP_SHADOWS_VAR',
+    severity: 'error',
+    title:
+      "A foreach's `as:` (or `index:`) names a variable the flow sets otherwise (`vars:`, a module param, " +
+      '`save:`, `set:`): each item would overwrite it.',
+    hint:
+      'Give the item a name of its own (as: appointment), or copy the variable under another name before the ' +
+      'loop.',
+  },
+  {
+    code: 'LOOP_VAR_REUSED',
+    severity: 'error',
+    title:
+      "A foreach inside another's body names its item or index like the outer loop's (or a loop's `as:` and " +
+      "`index:` are one name): the inner loop would overwrite the outer one's item.",
+    hint: 'Give each loop names of its own (as: item in the outer loop, as: entry in the inner one).',
+  },
+  {
+    code: 'LOOP_NEVER_BACK',
+    severity: 'error',
+    title:
+      "A foreach's body never comes back to the loop step (no step reached only through `do:` leads to it), or " +
+      '`do:` names the loop itself: the loop would take one item at most.',
+    hint:
+      'End the body with next: <the foreach step> (the next item); a way to any other step leaves the loop ' +
+      'early. The body is the steps reached only through do: a step the rest of the flow reaches too is not in it.',
   },
   // --- the server config file
   {

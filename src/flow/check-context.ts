@@ -8,6 +8,7 @@ import type { Assignment, ModuleSpec, Pos } from './model.js';
 import type { Loc, YEntry, YMap, YNode } from './yaml.js';
 import { describe } from './yaml.js';
 import type { Span } from './spans.js';
+import type { LoopsSeen } from './check-loop.js';
 
 /** A `vars.x` or `call.x` read by a template or expression, checked once all writes are known. */
 export interface VarRef {
@@ -55,6 +56,8 @@ export interface Ctx {
   exprAt?: WeakMap<Assignment, YNode>;
   /** Media written as one `{{ }}` alone (a media computed at run time), checked once the vars are known. */
   rawMedia?: { at: YNode; source: string; name: string; where: string }[];
+  /** The foreach steps checked so far and the names of their items and indexes (version 2). */
+  loops?: LoopsSeen;
 }
 
 export interface V2Names {
@@ -62,9 +65,14 @@ export interface V2Names {
   /** Prompt names (checked when a `{ prompt: name }` media refers to one). */
   prompts?: Set<string>;
   languages?: Set<string>;
-  /** Every environment's values (checked params written with `{{ env.x }}` are checked with each). */
+  /**
+   * Every environment's literal values (checked params written with `{{ env.x }}` are checked with each; a value read
+   * from the server's environment is not known before the call runs).
+   */
   environments?: Record<string, Record<string, string>>;
   envKeys?: Set<string>;
+  /** Keys whose value is a secret (`from_env:` of a variable declared in `secrets:`): read in http requests only. */
+  envSecrets?: Set<string>;
   /** Calendar names read by open()/holiday() in conditions, with where: checked once all are known. */
   calendarRefs: { name: string; at: YNode }[];
   /** Env-only templates of checked params already checked in every environment: what failed where. */

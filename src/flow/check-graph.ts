@@ -8,6 +8,7 @@ import { type Ctx, closest, didYouMean, report } from './check-context.js';
 import { unhandledResults } from './check-results.js';
 import type { Loc, YEntry, YNode } from './yaml.js';
 import { sccs } from './scc.js';
+import { checkLoopGraph } from './check-loop.js';
 
 /** UNKNOWN_STEP for every reference to a step id that is not defined. */
 export function checkTargets(ctx: Ctx, ids: readonly string[]): void {
@@ -40,6 +41,8 @@ export function successors(step: Step, handlers: Handlers): string[] {
   if (step.kind === 'subflow')
     return [...new Set([...Object.values(step.on), ...(step.default ? [step.default] : [])])];
   if (step.kind === 'return') return [];
+  if (step.kind === 'loop')
+    return [...new Set([step.do, ...(step.next ? [step.next] : []), ...(step.error ? [step.error] : [])])];
   const on = step.on;
   const out = [
     ...Object.values(on.exact),
@@ -167,7 +170,7 @@ function before(a: Loc, b: Loc): boolean {
 
 /** Whether the call can end at this step: hangup, a bridged dialout, or a result with nowhere to go. */
 export function canEndHere(step: Step, handlers: Handlers): boolean {
-  if (step.kind === 'set') return step.next === undefined;
+  if (step.kind === 'set' || step.kind === 'loop') return step.next === undefined;
   if (step.kind === 'switch') return step.default === undefined;
   // a return ends the module; a subflow may end the call inside its module, and results it does not handle end it
   if (step.kind === 'subflow' || step.kind === 'return') return true;
@@ -199,6 +202,8 @@ export function checkGraph(ctx: Ctx, g: GraphInput): void {
   const byRank = (a: string, b: string) => rank.get(a)! - rank.get(b)!;
   const next = new Map(order.map((id) => [id, successors(steps[id]!, handlers).filter((t) => t in steps)]));
   const roots = [g.start, ...(handlers.hangup ? [handlers.hangup] : [])].filter((r) => r in steps);
+  // each loop's body: its ways back to the loop take the next item (bounded by the list and max:)
+  const bodies = checkLoopGraph(ctx, steps, roots, (id) => next.get(id) ?? []);
 
   // reachable from start and the hangup handler; a set step may also take its error way (handlers.error), which
   // counts for reaching steps only (a failure is no way the checker requires a flow to end by, or loop on)
@@ -258,10 +263,11 @@ export function checkGraph(ctx: Ctx, g: GraphInput): void {
     );
   }
 
-  // loops made only of logic steps
+  // loops made only of logic steps (a foreach's ways back from its body take its next item: not one of them)
   const logic = (id: string) => isLogic(steps[id]!);
-  for (const scc of sccs(order.filter(logic), (id) => next.get(id)!.filter(logic))) {
-    const self = scc.length === 1 && next.get(scc[0]!)!.includes(scc[0]!);
+  const logicNext = (id: string) => next.get(id)!.filter((t) => logic(t) && !bodies.get(t)?.has(id));
+  for (const scc of sccs(order.filter(logic), logicNext)) {
+    const self = scc.length === 1 && logicNext(scc[0]!).includes(scc[0]!);
     if (scc.length < 2 && !self) continue;
     const names = [...scc].sort(byRank);
     report(

@@ -4,10 +4,10 @@
  * `error`, `default`) and the top-level `secrets:` list. Hostile bounds are checked here:
  * the sizes of what a lookup may send, the count of headers, the time bounds.
  */
-import type { Branch, Branches, FillerEntry, Handlers, HttpSpec, Step, Value } from './model.js';
+import type { Branch, Branches, ExprValue, FillerEntry, Handlers, HttpSpec, HttpText, Step, Value } from './model.js';
 import { type Ctx, asMap, asString, closest, didYouMean, posOf, report, requireV2 } from './check-context.js';
 import { checkMedia } from './check-media.js';
-import { checkInt, checkTemplateText, toValue } from './check-values.js';
+import { checkInt, checkTemplateText, exprOf, toExprValue } from './check-values.js';
 import { checkBranch } from './check-results.js';
 import { checkVarName } from './check-context.js';
 import { isTemplate } from './expr.js';
@@ -214,9 +214,9 @@ function checkHttpSpec(ctx: Ctx, action: YEntry, where: string): HttpSpec | unde
         break;
       }
       case 'body': {
-        const v = toValue(ctx, e.value, `${w}body: `, true);
+        const v = toExprValue(ctx, e.value, `${w}body: `);
         if (v === undefined) break;
-        const size = Buffer.byteLength(JSON.stringify(v));
+        const size = Buffer.byteLength(JSON.stringify(writtenOf(v)));
         if (size > HTTP_BOUNDS.bodyBytes) {
           report(
             ctx,
@@ -277,12 +277,10 @@ function checkHttpSpec(ctx: Ctx, action: YEntry, where: string): HttpSpec | unde
       }
     }
   }
-  // the names read by this step's request may include secrets.X
-  for (let i = refsFrom; i < ctx.refs.length; i++) ctx.refs[i]!.http = true;
+  // the names read by this step's request may include secrets.X; the filler's (marked false by checkFiller: it is
+  // spoken to the caller) may not
+  for (let i = refsFrom; i < ctx.refs.length; i++) ctx.refs[i]!.http ??= true;
   if (!urlGiven && !typoOfUrl) report(ctx, 'MISSING_KEY', action, `${where}http needs 'url'`);
-  if (spec.filler && ctx.diags.length === before) {
-    // reading a secret in the filler would speak it to the caller: refs there are not http refs
-  }
   return ctx.diags.length === before ? spec : undefined;
 }
 
@@ -354,14 +352,14 @@ function checkStringMap(
   what: string,
   max: number,
   header: boolean,
-): Record<string, string> | undefined {
+): Record<string, HttpText> | undefined {
   const map = asMap(ctx, node, what);
   if (!map) return undefined;
   if (map.entries.length > max) {
     report(ctx, 'OUT_OF_BOUNDS', node, `${what} has ${map.entries.length} entries; at most ${max}`);
     return undefined;
   }
-  const out: Record<string, string> = {};
+  const out: Record<string, HttpText> = {};
   let ok = true;
   const seen = new Set<string>();
   for (const e of map.entries) {
@@ -396,8 +394,20 @@ function checkStringMap(
       seen.add(lower);
     }
     const v = e.value;
+    const expr = exprOf(ctx, v, `${what}.${e.key}: `);
+    if (expr !== undefined) {
+      if (expr === null) ok = false;
+      else out[e.key] = { expr };
+      continue;
+    }
     if (v.kind !== 'scalar' || (v.type !== 'string' && v.type !== 'int' && v.type !== 'bool')) {
-      report(ctx, 'TYPE_MISMATCH', v, `${what}.${e.key} must be a string, not ${describe(v)}`);
+      report(
+        ctx,
+        'TYPE_MISMATCH',
+        v,
+        `${what}.${e.key} must be a string, not ${describe(v)}`,
+        'Write a text ("{{ vars.x }}"), or { expr: "..." } for a value computed in CEL.',
+      );
       ok = false;
       continue;
     }
@@ -425,6 +435,20 @@ function checkStringMap(
     out[e.key] = s;
   }
   return ok ? out : undefined;
+}
+
+/** A body as written (its expressions as `{ expr }` maps), to weigh it. */
+function writtenOf(v: ExprValue): Value {
+  switch (v.kind) {
+    case 'literal':
+      return v.value;
+    case 'expr':
+      return { expr: v.expr };
+    case 'list':
+      return v.items.map(writtenOf);
+    case 'map':
+      return Object.fromEntries(v.entries.map(([k, x]) => [k, writtenOf(x)]));
+  }
 }
 
 /** A filler: a media (any media form), `{ wait: n }`, or a list of them (escalating). */
@@ -468,7 +492,22 @@ function checkFiller(ctx: Ctx, node: YNode, w: string): FillerEntry[] | undefine
 /** Reads of `secrets.X`: only in an http step's request, only of a declared secret. */
 export function checkSecretRefs(ctx: Ctx): void {
   const declared = ctx.secrets ?? [];
+  const envSecrets = ctx.v2.envSecrets;
   for (const ref of ctx.refs) {
+    if (ref.root === 'env' && envSecrets?.has(ref.name) && !ref.http) {
+      const at =
+        (ref.offset !== undefined && ref.at.kind === 'scalar' && spanIn(ref.at, ref.offset, ref.length ?? 0)) || ref.at;
+      report(
+        ctx,
+        'SECRET_OUTSIDE_HTTP',
+        at,
+        `env.${ref.name} is a secret (read from a variable declared in secrets:), read outside an http step's ` +
+          `url, headers, query or body`,
+        'A secret may only leave the process in the lookup that needs it: it never goes into a variable, a ' +
+          'prompt, an SMS or a log.',
+      );
+      continue;
+    }
     if (ref.root !== 'secrets') continue;
     const at =
       (ref.offset !== undefined && ref.at.kind === 'scalar' && spanIn(ref.at, ref.offset, ref.length ?? 0)) || ref.at;

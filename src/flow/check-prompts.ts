@@ -4,6 +4,7 @@
  * `{ prompt: name }` plays the prompt in the call's language (check-media.ts).
  */
 import { checkMedia, checkVoice } from './check-media.js';
+import { countryProblem } from './countries.js';
 import { type Ctx, asMap, checkVarName, didYouMean, knownEntries, report, requireV2 } from './check-context.js';
 import type { LanguageChoice, MediaParam } from './model.js';
 import { describe, entry, type YEntry, type YNode } from './yaml.js';
@@ -14,7 +15,6 @@ export const MAX_PROMPTS = 5000;
 
 /** A language tag: en, en-GB, fr-FR, zh-Hant-TW (BCP 47's common shapes). */
 const TAG_RE = /^[a-z]{2,3}(?:-[A-Z][a-z]{3})?(?:-(?:[A-Z]{2}|[0-9]{3}))?$/;
-const COUNTRY_RE = /^[A-Z]{2}$/;
 
 export function checkLanguages(ctx: Ctx, e: YEntry | undefined): Record<string, { voice: string }> | undefined {
   if (!e) return undefined;
@@ -119,14 +119,10 @@ export function checkLanguageChoice(
       );
     else
       for (const c of cm?.entries ?? []) {
-        if (!COUNTRY_RE.test(c.key)) {
-          report(
-            ctx,
-            'BAD_FORMAT',
-            c,
-            `language.by_country: '${c.key}' is not a country code`,
-            'Write the ISO 3166 code of the country in two capitals: FR, BE, GB, US.',
-          );
+        const tag = c.value.kind === 'scalar' && c.value.type === 'string' ? String(c.value.value) : undefined;
+        const bad = countryProblem(c.key, tag);
+        if (bad) {
+          report(ctx, 'BAD_FORMAT', c, `language.by_country: ${bad.message}`, bad.hint);
           continue;
         }
         if (c.value.kind !== 'scalar' || c.value.type !== 'string')

@@ -6,7 +6,17 @@
 import { COMMANDS, COMMAND_NAMES, type CommandName } from '../protocol/commands.js';
 import { ACTION_SPECS, type ActionName } from './actions.js';
 import type { Branch, Branches, CommandCall, Handlers, ResultPattern } from './model.js';
-import { type Ctx, asMap, asString, didYouMean, knownEntries, posOf, report } from './check-context.js';
+import {
+  type Ctx,
+  asMap,
+  asString,
+  checkVarName,
+  didYouMean,
+  knownEntries,
+  posOf,
+  report,
+  requireV2,
+} from './check-context.js';
 import { checkMedia } from './check-media.js';
 import { checkInt } from './check-values.js';
 import { enumerateDigits, impossibility, parseResultKey, type ResultKey } from './check-patterns.js';
@@ -25,8 +35,11 @@ const RETRY_HINT =
   'retry is how many times the step runs again for this result before going to then: (1 to 100, a limit of ' +
   'callscript, not of the service); to leave at once, write { goto: step }.';
 
-/** A branch: `step`, `{ goto, say }` or `{ retry, then, say }`. */
-export function checkBranch(ctx: Ctx, node: YNode, where: string): Branch | undefined {
+/** A result key that is a pattern: the branch of one may save its named groups. */
+type PatternKey = Extract<ResultKey, { kind: 'pattern' }>;
+
+/** A branch: `step`, `{ goto, say }` or `{ retry, then, say }`; a pattern's may `save:` its named groups. */
+export function checkBranch(ctx: Ctx, node: YNode, where: string, pattern?: PatternKey): Branch | undefined {
   if (node.kind === 'scalar' && node.type === 'string') {
     const id = stepRef(ctx, node, where);
     return id === undefined ? undefined : { goto: id, pos: posOf(ctx, node) };
@@ -42,12 +55,16 @@ export function checkBranch(ctx: Ctx, node: YNode, where: string): Branch | unde
   }
   const before = ctx.diags.length;
   const b: Branch = { pos: posOf(ctx, node) };
-  const keys = knownEntries(ctx, node, ['goto', 'retry', 'then', 'say'], where);
+  const keys = knownEntries(ctx, node, ['goto', 'retry', 'then', 'say', 'save'], where);
   for (const e of keys) {
     if (e.key === 'goto') b.goto = stepRef(ctx, e.value, where);
     else if (e.key === 'then') b.then = stepRef(ctx, e.value, where);
     else if (e.key === 'retry') b.retry = checkInt(ctx, e.value, 'retry', 1, 100, where, RETRY_HINT);
     else if (e.key === 'say') b.say = checkMedia(ctx, e.value, 'say', where, { say: true });
+    else {
+      const save = checkGroupSave(ctx, e, pattern, where);
+      if (save) b.save = save;
+    }
   }
   const has = (k: string) => keys.some((e) => e.key === k);
   if (has('goto') && has('retry')) {
@@ -79,6 +96,81 @@ export function checkBranch(ctx: Ctx, node: YNode, where: string): Branch | unde
     report(ctx, 'BAD_BRANCH', node, `${where}a branch needs 'goto' or 'retry' (with 'then')`);
   }
   return ctx.diags.length === before ? b : undefined;
+}
+
+/**
+ * `save:` of a pattern's branch (version 2): `{ variable: group }`, or `[group, ...]` for variables named as the
+ * groups. Each group must be a named group of the pattern (UNKNOWN_GROUP, with the nearest name).
+ */
+function checkGroupSave(
+  ctx: Ctx,
+  e: YEntry,
+  pattern: PatternKey | undefined,
+  where: string,
+): Record<string, string> | undefined {
+  requireV2(ctx, e, "save: of a pattern's groups");
+  if (!pattern) {
+    report(
+      ctx,
+      'MISPLACED_KEY',
+      e,
+      `${where}save: in a branch keeps the named groups of a /pattern/ key, and this branch's key is not one`,
+      'To keep the whole result, write save: on the step.',
+    );
+    return undefined;
+  }
+  const pairs: [string, YNode, YNode][] = [];
+  const v = e.value;
+  if (v.kind === 'map') for (const x of v.entries) pairs.push([x.key, x.keyNode, x.value]);
+  else if (v.kind === 'seq')
+    for (const it of v.items) {
+      const g = asString(ctx, it, 'a group name');
+      if (g !== undefined) pairs.push([g, it, it]);
+    }
+  else {
+    report(
+      ctx,
+      'TYPE_MISMATCH',
+      v,
+      `${where}save: of a pattern is a map { variable: group } or a list of groups, not ${describe(v)}`,
+      `Write e.g. save: { service: svc }, or save: [svc] to name the variable as the group.`,
+    );
+    return undefined;
+  }
+  const names = pattern.asterisk ? [] : (compileLinear(pattern.regex).names ?? []);
+  const out: Record<string, string> = {};
+  let ok = true;
+  for (const [name, at, groupNode] of pairs) {
+    const group = groupNode === at ? name : asString(ctx, groupNode, 'a group name');
+    if (group === undefined || !checkVarName(ctx, name, at, 'save:')) {
+      ok = false;
+      continue;
+    }
+    if (Object.prototype.hasOwnProperty.call(out, name)) {
+      report(ctx, 'DUPLICATE_KEY', at, `${where}save: '${name}' is saved twice`);
+      ok = false;
+      continue;
+    }
+    if (!names.includes(group)) {
+      report(
+        ctx,
+        'UNKNOWN_GROUP',
+        groupNode,
+        `${where}the pattern ${pattern.source} has no group named '${group}'`,
+        didYouMean(group, names) ??
+          (pattern.asterisk
+            ? 'An Asterisk pattern has no groups: write a /regular expression/ with a named group, (?<name>...).'
+            : names.length > 0
+              ? `Its named groups: ${names.join(', ')}.`
+              : 'Name the part to keep in the pattern: (?<name>[0-9]+).'),
+      );
+      ok = false;
+      continue;
+    }
+    ctx.declared.add(name);
+    out[name] = group;
+  }
+  return ok ? out : undefined;
 }
 
 export function emptyBranches(): Branches {
@@ -126,7 +218,7 @@ export function checkOn(
       report(ctx, 'IMPOSSIBLE_RESULT', e, `${where}${why}`, hint);
       continue;
     }
-    const b = checkBranch(ctx, e.value, where);
+    const b = checkBranch(ctx, e.value, where, k.kind === 'pattern' ? k : undefined);
     if (!b) continue;
     if (k.kind === 'default') {
       out.default = b;
@@ -241,7 +333,7 @@ function checkHandlersOn(ctx: Ctx, node: YNode, h: Handlers): void {
         );
         continue;
       }
-      const b = checkBranch(ctx, e.value, where);
+      const b = checkBranch(ctx, e.value, where, k.kind === 'pattern' ? k : undefined);
       if (!b) continue;
       if (k.kind === 'exact') exact[k.value] = b;
       else patterns.push({ source: k.source, regex: k.regex, branch: b });

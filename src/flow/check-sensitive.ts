@@ -20,6 +20,7 @@ import { PARAM_ALIASES, SCALAR_PARAM, type CommandName, type ParamSpec } from '.
 import { type Ctx, didYouMean, report } from './check-context.js';
 import type { Step } from './model.js';
 import { spanIn } from './spans.js';
+import { fieldRead, keysAfter, sensitiveFields } from './sensitive-flow.js';
 import type { YEntry, YNode } from './yaml.js';
 
 /** A written step: its id and its YAML entry. */
@@ -49,7 +50,8 @@ export function checkSensitiveUse(
   initial: readonly string[],
 ): void {
   if (listed.length === 0) return;
-  const names = new Set(listed.map((l) => l.name));
+  const names = new Set(listed.map((l) => l.name).filter((n) => !n.includes('.')));
+  const fields = sensitiveFields(listed.map((l) => l.name));
   const rendered = new Map<YNode, string>();
   const copied = new Map<YNode, string>();
   /** Branch says of steps whose save: is sensitive: `{{ result }}` there is the sensitive input. */
@@ -96,11 +98,26 @@ export function checkSensitiveUse(
   }
   const seen = new Set<string>();
   for (const r of ctx.refs) {
-    if (r.root !== 'vars' || !names.has(r.name)) continue;
+    if (r.root !== 'vars' || (!names.has(r.name) && !fields.has(r.name))) continue;
     const where = rendered.get(r.at);
     const into = where === undefined ? copied.get(r.at) : undefined;
     if (where === undefined && into === undefined) continue;
-    const key = `${r.name}@${r.at.pos.line}:${r.at.pos.col}:${r.offset ?? 0}`;
+    // a field: only a read of it (or of what holds it) is sensitive, not one of another field beside it
+    let name = r.name;
+    let is = 'is sensitive';
+    if (!names.has(r.name)) {
+      const text = r.at.kind === 'scalar' && typeof r.at.value === 'string' ? r.at.value : '';
+      const keys = r.offset !== undefined ? keysAfter(text, r.offset + (r.length ?? 0)) : [];
+      const field = fieldRead(fields.get(r.name)!, keys);
+      if (!field) continue;
+      const path = [r.name, ...field].join('.');
+      if (keys.length >= field.length) name = path;
+      else {
+        name = [r.name, ...keys].join('.');
+        is = `holds the sensitive field ${path}`;
+      }
+    }
+    const key = `${name}@${r.at.pos.line}:${r.at.pos.col}:${r.offset ?? 0}`;
     if (seen.has(key)) continue;
     seen.add(key);
     const at = (r.offset !== undefined && r.at.kind === 'scalar' && spanIn(r.at, r.offset, r.length ?? 0)) || r.at;
@@ -109,9 +126,9 @@ export function checkSensitiveUse(
         ctx,
         'SENSITIVE_RENDERED',
         at,
-        `vars.${r.name} is sensitive, and ${where} sends it to the telephony service in clear (spoken or ` +
+        `vars.${name} ${is}, and ${where} sends it to the telephony service in clear (spoken or ` +
           `sent on, and kept in its logs)`,
-        `Leave the value out of the text (e.g. "the PIN you typed"), or remove ${r.name} from sensitive: if ` +
+        `Leave the value out of the text (e.g. "the PIN you typed"), or remove ${name} from sensitive: if ` +
           `it may be shown.`,
       );
     } else {
@@ -119,9 +136,11 @@ export function checkSensitiveUse(
         ctx,
         'SENSITIVE_COPIED',
         at,
-        `vars.${r.name} is sensitive, and set: copies it into '${into}', which is not listed in sensitive: ` +
+        `vars.${name} ${is}, and set: copies it into '${into}', which is not listed in sensitive: ` +
           `'${into}' is masked too, since it holds a sensitive value, but the flow does not say so`,
-        `List '${into}' in sensitive: too (sensitive: [${[...names, into].join(', ')}]).`,
+        listed.length < 12
+          ? `List '${into}' in sensitive: too (sensitive: [${[...listed.map((l) => l.name), into].join(', ')}]).`
+          : `List '${into}' in sensitive: too.`,
       );
     }
   }
@@ -144,14 +163,20 @@ export function checkSensitiveUse(
   for (const s of Object.values(steps)) {
     if (s.kind === 'command' && s.save) set.add(s.save);
     if (s.kind === 'set') for (const a of s.assign) set.add(a.name);
+    if (s.kind === 'loop') set.add(s.as);
   }
-  for (const { name: n, at } of listed) {
+  for (const { name: listedName, at } of listed) {
+    // a field's variable must be set: `customer.dob` masks nothing when nothing sets customer
+    const n = listedName.split('.')[0]!;
     if (set.has(n)) continue;
     report(
       ctx,
       'UNKNOWN_VARIABLE',
       at,
-      `sensitive: '${n}' is a variable nothing sets (no vars:, save: or set: of '${n}'): it masks nothing`,
+      n === listedName
+        ? `sensitive: '${n}' is a variable nothing sets (no vars:, save: or set: of '${n}'): it masks nothing`
+        : `sensitive: '${listedName}' is a field of '${n}', a variable nothing sets (no vars:, save: or set: of ` +
+            `'${n}'): it masks nothing`,
       didYouMean(n, set, ctx.suggest) ?? 'List the variables the flow saves or sets.',
     );
   }

@@ -26,13 +26,17 @@ import { checkCel, toValue } from './check-values.js';
 import { describe, entry, type YEntry, type YMap, type YNode } from './yaml.js';
 import { compileLinear, type LinearRegex } from './pattern.js';
 import { checkCalendarStep } from './check-calendars.js';
+import { checkLoopStep, loopsOf } from './check-loop.js';
 
-export const LOGIC_ACTIONS = ['set', 'switch', 'when', 'calendar', 'subflow', 'return'] as const;
+/** What a foreach step may be written as by someone used to another language. */
+const LOOP_WORDS = ['loop', 'for', 'for_each', 'forEach', 'each', 'repeat'];
+
+export const LOGIC_ACTIONS = ['set', 'switch', 'when', 'calendar', 'subflow', 'return', 'foreach'] as const;
 export const ACTIONS: readonly string[] = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', ...LOGIC_ACTIONS];
 const ACTION_SET: ReadonlySet<string> = new Set(ACTIONS);
-const MODIFIERS = ['save', 'on', 'next', 'handlers', 'valid', 'default', 'then', 'else'] as const;
+const MODIFIERS = ['save', 'on', 'next', 'handlers', 'valid', 'default', 'then', 'else', 'do', 'error'] as const;
 
-type Kind = 'command' | 'hangup' | 'set' | 'switch' | 'when' | 'calendar' | 'subflow' | 'return';
+type Kind = 'command' | 'hangup' | 'set' | 'switch' | 'when' | 'calendar' | 'subflow' | 'return' | 'foreach';
 
 /** The keys that may go with each kind of action. */
 const ALLOWED: Record<Kind, readonly string[]> = {
@@ -44,6 +48,7 @@ const ALLOWED: Record<Kind, readonly string[]> = {
   calendar: ['on'],
   subflow: ['save', 'on', 'next'],
   return: [],
+  foreach: ['do', 'next', 'error'],
 };
 
 const MISPLACED_HINT: Record<string, string> = {
@@ -55,6 +60,10 @@ const MISPLACED_HINT: Record<string, string> = {
   default: 'On a command step write next: (or on: { default: ... }); default: belongs to switch steps.',
   then: 'then/else belong to when steps; in a branch, then goes with retry.',
   else: 'then/else belong to when steps.',
+  do: '`do` is the body of a foreach step (version 2): the step run for each item.',
+  error:
+    'On a command step write on: { error: ... }; a step-level error: belongs to foreach steps (a value that is ' +
+    'not a list).',
 };
 
 /** Checks one step; undefined when it has errors (they are reported). */
@@ -81,6 +90,8 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
   // required params of the action written beside it (or misspelt there): one error each, the UNKNOWN_KEY
   const excused = new Set<string>();
   for (const e of unknown) {
+    // a misspelt foreach names no item: the variables its body reads are its (one mistake, one diagnostic)
+    if (LOOP_WORDS.includes(e.key)) loopsOf(ctx).unnamed = true;
     const u = unknownStepKey(e.key, actions[0]?.key);
     if (u.param) excused.add(u.param);
     report(ctx, 'UNKNOWN_KEY', e, `${where}unknown key '${e.key}'`, u.hint);
@@ -122,6 +133,7 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
   else if (action.key === 'http') step = checkHttpStep(ctx, node, action, id, where);
   else if (kind === 'subflow') step = checkSubflowStep(ctx, node, action, id, where);
   else if (kind === 'return') step = checkReturnStep(ctx, action, id, where);
+  else if (kind === 'foreach') step = checkLoopStep(ctx, node, action, id, where);
   else step = checkCommandStep(ctx, node, action, id, where, handlers, excused);
   if (step) step.pos = pos;
   // only the diagnostics of this step are looked at: counting all of them per step was quadratic
@@ -142,6 +154,8 @@ function unknownStepKey(key: string, action: string | undefined): { hint: string
     };
   if (['goto', 'retry', 'then'].includes(key) && action !== undefined)
     return { hint: `'${key}' belongs in a branch: next: { ${key}: ... } or under on:.` };
+  if (LOOP_WORDS.includes(key))
+    return { hint: `did you mean 'foreach'? (foreach: { in: vars.list, as: item } with do: and next:)` };
   const dym = didYouMean(key, [...ACTIONS, ...MODIFIERS]);
   if (dym) return { hint: dym };
   const near = closest(key, params);

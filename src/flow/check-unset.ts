@@ -5,7 +5,8 @@
  *
  * A forward "definitely set" analysis over the steps: a variable is set at a step when every way there sets it (the
  * flow's `vars:` and a module's params at the start; `save:` on a command's result branches, not on its error,
- * timeout or `valid.else`; a set's assignments on its `next`; a subflow's `save:` on its results). The hangup
+ * timeout or `valid.else`; a set's assignments on its `next`; a subflow's `save:` on its results; a foreach's item
+ * and index in its body). The hangup
  * handler starts from the flow's `vars:` alone (a call never answered runs it first thing). Only what is sure is
  * reported: a variable nothing sets at all is UNKNOWN_VARIABLE's, and an expression that guards a name with
  * `has(vars.x)` (or reads `vars.?x`) is not reported for it. The work is bounded: past it, nothing is reported.
@@ -48,6 +49,7 @@ export function checkMaybeUnset(ctx: Ctx, g: UnsetInput): void {
     if (s.kind === 'command' && s.save !== undefined) idx(s.save);
     if (s.kind === 'set') for (const a of s.assign) idx(a.name);
     if (s.kind === 'subflow') for (const n of Object.keys(s.save)) idx(n);
+    if (s.kind === 'loop') for (const n of [s.as, ...(s.index !== undefined ? [s.index] : [])]) idx(n);
   }
   const words = (index.size + 31) >>> 5;
   const edges = new Map<string, Edge[]>();
@@ -189,6 +191,12 @@ function edgesOf(s: Step, handlers: Handlers, idx: (n: string) => number): Edge[
       return out;
     }
     case 'return':
+      return out;
+    case 'loop':
+      // the body gets the item (and its index); after the loop, or a value that is no list, nothing more is sure
+      add(s.do, [idx(s.as), ...(s.index !== undefined ? [idx(s.index)] : [])], 'its body');
+      add(s.next, [], 'its next');
+      add(s.error, [], 'its error');
       return out;
     case 'command': {
       const saved = s.save !== undefined ? [idx(s.save)] : [];

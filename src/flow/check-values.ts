@@ -16,9 +16,10 @@ import {
 import { compileWeight, MAX_FLOW_PATTERN_WEIGHT } from './pattern.js';
 import { spanIn } from './spans.js';
 import { checkEnvFormat } from './check-environments.js';
-import type { Value } from './model.js';
+import { checkSpokenArgs } from './check-spoken.js';
+import type { ExprValue, Value } from './model.js';
 import { type Ctx, didYouMean, report, requireV2 } from './check-context.js';
-import { clip, describe, type YNode, type YScalar } from './yaml.js';
+import { clip, describe, type YEntry, type YNode, type YScalar } from './yaml.js';
 
 const REF_RE = /(?<![\w.])(vars|call|env|secrets)(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*["']([^"']+)["']\s*\])/g;
 /** open("office") / holiday('office') in a condition: the calendar named by a literal is checked at load. */
@@ -124,6 +125,7 @@ export function checkTemplateText(ctx: Ctx, text: string, at: YNode, where: stri
     report(ctx, 'BAD_TEMPLATE', at, `${where}template does not parse: ${err}`);
     return false;
   }
+  if (!checkSpokenArgs(ctx, text, at, where)) return false;
   collectRefs(ctx, text, at, true);
   return true;
 }
@@ -196,14 +198,7 @@ export function toValue(ctx: Ctx, node: YNode, where: string, templates: boolean
     let ok = true;
     for (const e of node.entries) {
       if (e.key === '__proto__') {
-        // assigning it would set the object's prototype, not a key: refused rather than silently lost
-        report(
-          ctx,
-          'BAD_NAME',
-          e,
-          `${where}a key named __proto__ cannot be kept in a value (it is the prototype of every JavaScript ` +
-            `object); rename it`,
-        );
+        protoKey(ctx, e, where);
         ok = false;
         continue;
       }
@@ -214,6 +209,81 @@ export function toValue(ctx: Ctx, node: YNode, where: string, templates: boolean
     return ok ? out : undefined;
   }
   return scalarValue(ctx, node, where, templates);
+}
+
+/**
+ * A value whose maps holding only `expr` are CEL expressions, at any depth (an http step's body): the CEL value is
+ * taken typed when the request is built. The parts without one are plain values (`toValue`, strings templated).
+ */
+export function toExprValue(ctx: Ctx, node: YNode, where: string): ExprValue | undefined {
+  const expr = exprOf(ctx, node, where);
+  if (expr !== undefined) return expr === null ? undefined : { kind: 'expr', expr };
+  if (node.kind === 'seq') {
+    const items: ExprValue[] = [];
+    let ok = true;
+    for (const it of node.items) {
+      const v = toExprValue(ctx, it, where);
+      if (v === undefined) ok = false;
+      else items.push(v);
+    }
+    if (!ok) return undefined;
+    return items.every((x) => x.kind === 'literal')
+      ? { kind: 'literal', value: items.map((x) => (x as { value: Value }).value) }
+      : { kind: 'list', items };
+  }
+  if (node.kind === 'map') {
+    const entries: [string, ExprValue][] = [];
+    let ok = true;
+    for (const e of node.entries) {
+      if (e.key === '__proto__') {
+        protoKey(ctx, e, where);
+        ok = false;
+        continue;
+      }
+      const v = toExprValue(ctx, e.value, where);
+      if (v === undefined) ok = false;
+      else entries.push([e.key, v]);
+    }
+    if (!ok) return undefined;
+    if (entries.some(([, x]) => x.kind !== 'literal')) return { kind: 'map', entries };
+    const out: Record<string, Value> = {};
+    for (const [k, x] of entries) out[k] = (x as { value: Value }).value;
+    return { kind: 'literal', value: out };
+  }
+  const v = scalarValue(ctx, node, where, true);
+  return v === undefined ? undefined : { kind: 'literal', value: v };
+}
+
+/**
+ * The CEL source of `{ expr: "..." }` (a map whose only key is expr), null when it is one but does not check, undefined
+ * when the node is no such map. A map holding expr beside other keys is UNKNOWN_KEY, as in `set:`.
+ */
+export function exprOf(ctx: Ctx, node: YNode, where: string): string | null | undefined {
+  if (node.kind !== 'map' || !node.entries.some((x) => x.key === 'expr')) return undefined;
+  if (node.entries.length > 1) {
+    const other = node.entries.find((x) => x.key !== 'expr')!;
+    report(
+      ctx,
+      'UNKNOWN_KEY',
+      other,
+      `${where}unknown key '${other.key}' beside expr`,
+      'An { expr: "..." } map holds only expr; to send a map with a key named expr, write the map in CEL: ' +
+        `{ expr: '{"expr": "..."}' }.`,
+    );
+    return null;
+  }
+  return checkCel(ctx, node.entries[0]!.value, where) ?? null;
+}
+
+function protoKey(ctx: Ctx, at: YEntry, where: string): void {
+  // assigning it would set the object's prototype, not a key: refused rather than silently lost
+  report(
+    ctx,
+    'BAD_NAME',
+    at,
+    `${where}a key named __proto__ cannot be kept in a value (it is the prototype of every JavaScript ` +
+      `object); rename it`,
+  );
 }
 
 function scalarValue(ctx: Ctx, node: YScalar, where: string, templates: boolean): Value | undefined {

@@ -22,6 +22,8 @@ export const CALL_FIELDS = [
 
 export function checkVarRefs(ctx: Ctx, initial: string[], steps: Record<string, Step>): void {
   const written = new Set([...initial, ...ctx.declared]);
+  // a foreach's item and index (even of a loop step with errors of its own)
+  for (const n of ctx.loops?.names ?? []) written.add(n.name);
   for (const s of Object.values(steps)) {
     if (s.kind === 'command' && s.save) written.add(s.save);
     if (s.kind === 'set') for (const a of s.assign) written.add(a.name);
@@ -46,11 +48,12 @@ export function checkVarRefs(ctx: Ctx, initial: string[], steps: Record<string, 
     // carets under the name, not the whole (possibly long) template
     const at = (r.offset !== undefined && r.at.kind === 'scalar' && spanIn(r.at, r.offset, r.length ?? 0)) || r.at;
     if (r.root === 'vars' && !written.has(r.name)) {
+      if (ctx.loops?.unnamed) continue;
       report(
         ctx,
         'UNKNOWN_VARIABLE',
         at,
-        `vars.${r.name} is read here but nothing sets it (no vars:, save: or set: of '${r.name}')`,
+        `vars.${r.name} is read here but nothing sets it (no vars:, save:, set: or foreach of '${r.name}')`,
         unknownVar(r.name),
       );
     } else if (r.root === 'env') {

@@ -30,7 +30,8 @@ import { checkSensitiveUse } from './check-sensitive.js';
 import { describe, entry, loadYaml, type YEntry, type YMap, type YNode } from './yaml.js';
 import { checkCalendarRefs, checkCalendars } from './check-calendars.js';
 import { checkLanguageChoice, checkLanguages, checkPrompts } from './check-prompts.js';
-import { checkEnvironments } from './check-environments.js';
+import { checkEnvironments, splitEnv } from './check-environments.js';
+import { checkLoopNames } from './check-loop.js';
 
 export interface CheckResult {
   model?: FlowModel;
@@ -188,9 +189,9 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions, named: { name?: stri
 
   const sensitiveListed = checkSensitive(ctx, top('sensitive'));
   const sensitive = sensitiveListed.map((l) => l.name);
-  // version 2 tables, before the steps and handlers that read them
-  const v2 = checkTables(ctx, top, opts);
+  // version 2 tables, before the steps and handlers that read them (secrets first: an environment value may read one)
   const secrets = checkSecrets(ctx, top('secrets'));
+  const v2 = checkTables(ctx, top, opts);
   const moduleEntry = top('module');
   const module = moduleEntry ? checkModuleSpec(ctx, moduleEntry, vars) : undefined;
   if (module) ctx.module = module;
@@ -255,6 +256,7 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions, named: { name?: stri
     );
   }
   checkCalendarRefs(ctx);
+  checkLoopNames(ctx, [...Object.keys(vars), ...Object.keys(module?.params ?? {})]);
   checkVarRefs(ctx, [...Object.keys(vars), ...Object.keys(module?.params ?? {})], steps);
   checkRawMediaText(ctx, vars, steps);
   checkSensitiveUse(ctx, sensitiveListed, written, steps, [...Object.keys(vars), ...Object.keys(module?.params ?? {})]);
@@ -301,7 +303,9 @@ function checkTables(
     out.environments = envs.all;
     if (envs.selected !== undefined) {
       out.environment = envs.selected;
-      out.env = envs.all[envs.selected] ?? {};
+      const { env, from } = splitEnv(envs.all[envs.selected] ?? {}, envs.secretKeys);
+      out.env = env;
+      if (from) out.envFrom = from;
     }
   }
   return out;
@@ -317,14 +321,38 @@ function checkSensitive(ctx: Ctx, e: YEntry | undefined): { name: string; at: YN
     return [];
   }
   const names: { name: string; at: YNode }[] = [];
+  const seen = new Set<string>();
   for (const item of e.value.items) {
     const n = asString(ctx, item, 'a sensitive variable');
-    if (n === undefined || !checkVarName(ctx, n, item, 'sensitive:')) continue;
-    if (names.some((x) => x.name === n)) report(ctx, 'DUPLICATE_KEY', item, `sensitive: '${n}' is listed twice`);
-    else names.push({ name: n, at: item });
+    if (n === undefined) continue;
+    // a variable, or a field of one: `customer.dob` (a path of keys below the variable)
+    const [root, ...fields] = n.split('.');
+    if (!checkVarName(ctx, root!, item, 'sensitive:')) continue;
+    const bad = fields.length > MAX_FIELD_DEPTH ? n : fields.find((f) => !FIELD_RE.test(f));
+    if (bad !== undefined) {
+      report(
+        ctx,
+        'BAD_NAME',
+        item,
+        fields.length > MAX_FIELD_DEPTH
+          ? `sensitive: '${n}' goes ${fields.length} keys below its variable; at most ${MAX_FIELD_DEPTH}`
+          : `sensitive: '${n}': '${bad}' is not a key of a field (letters, digits, _ and -, 64 at most)`,
+        'A field is written variable.key.key (e.g. customer.dob); a key that is a list applies to each of its items.',
+      );
+      continue;
+    }
+    if (seen.has(n)) report(ctx, 'DUPLICATE_KEY', item, `sensitive: '${n}' is listed twice`);
+    else {
+      seen.add(n);
+      names.push({ name: n, at: item });
+    }
   }
   return names;
 }
+
+/** A key of a sensitive field's path (JSON keys as lookups answer them), and how many keys a path may have. */
+const FIELD_RE = /^[A-Za-z0-9_-]{1,64}$/;
+const MAX_FIELD_DEPTH = 16;
 
 function sorted(diags: Diagnostic[]): Diagnostic[] {
   const seen = new Set<string>();

@@ -16,7 +16,7 @@
 
 /** What a liquid filter sees as `this` (the part used here). */
 export interface DateFilterThis {
-  context: { opts: { locale: string; dateFormat: string } };
+  context: { opts: { locale: string; dateFormat: string }; environments?: unknown };
 }
 export type DateFilter = (this: DateFilterThis, v: unknown, ...args: unknown[]) => unknown;
 
@@ -36,7 +36,8 @@ export class DateNames {
   /** A reused date (names are computed one at a time, synchronously). */
   private readonly day = new Date(0);
 
-  constructor(private readonly max = 32) {}
+  // 128: a locale's five conversions for 25 languages (the call's language names them since spoken formats)
+  constructor(private readonly max = 128) {}
 
   /** The name of conversion `c` (strftime's a, A, b, B, h) for the calendar day y-m-d (m from 1). */
   name(locale: string, c: NameConversion, y: number, m: number, d: number): string {
@@ -62,10 +63,15 @@ const HAS_MARK_CHAR = /[\u0001-\u0003]/;
 
 /**
  * liquid's `date` filter (`liquidDate`, called with liquid's own `this`) with names from
- * `names`. Falls back to liquid alone for formats without names, formats that are not
+ * `names`, in the locale `localeOf` gives (the engine's by default; the call's language in
+ * flows). Falls back to liquid alone for formats without names, formats that are not
  * strings, and text that holds the marker characters.
  */
-export function cachedDateFilter(names: DateNames, liquidDate: DateFilter): DateFilter {
+export function cachedDateFilter(
+  names: DateNames,
+  liquidDate: DateFilter,
+  localeOf: (self: DateFilterThis) => string = (self) => self.context.opts.locale,
+): DateFilter {
   return function (this: DateFilterThis, v: unknown, ...args: unknown[]): unknown {
     const given = args[0];
     const format = given === undefined || given === null ? this.context.opts.dateFormat : given;
@@ -92,7 +98,7 @@ export function cachedDateFilter(names: DateNames, liquidDate: DateFilter): Date
     if (wanted.length === 0) return liquidDate.call(this, v, ...args);
     const out = liquidDate.call(this, v, marked + format.slice(at), ...args.slice(1));
     if (typeof out !== 'string' || !out.includes(MARK_OPEN)) return out === v ? out : liquidDate.call(this, v, ...args);
-    const locale = this.context.opts.locale;
+    const locale = localeOf(this);
     let i = 0;
     const named = out.replace(
       /\u0001(-?\d+)\u0002(\d+)\u0002(\d+)\u0003/g,

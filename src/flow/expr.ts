@@ -17,6 +17,7 @@ import { EvalBudget } from './budget.js';
 import { linearError } from './pattern.js';
 import { chargeRendering, type MemoryMeter } from './liquid-charge.js';
 import { BoundedCache } from './bounded-cache.js';
+import { registerSpokenFilters, spokenLocale } from './spoken-filters.js';
 import type { Value } from './model.js';
 import type { CalendarState } from './calendar.js';
 import { MAX_BODY_DEPTH } from '../protocol/json-depth.js';
@@ -33,6 +34,8 @@ export interface Scope {
   budget?: EvalBudget;
   /** The selected environment's values (`env.*`, version 2). */
   env?: Record<string, string>;
+  /** The flow's secrets (`secrets.*`): in an http step's request only (version 2). */
+  secrets?: Record<string, string>;
   /** open() and holiday() of conditions: the state of a calendar at the request's time (version 2). */
   calendar?: (name: string) => CalendarState;
 }
@@ -75,8 +78,9 @@ const NO_FILES: FS = {
 
 /**
  * The liquid engine templates render with. Its `date` filter reads dates as written (see
- * `wallClock`) and takes weekday and month names from cached formatters (src/flow/dates.ts):
- * the cache belongs to this engine, like its parsed templates.
+ * `wallClock`) and takes weekday and month names, in the call's language, from cached
+ * formatters (src/flow/dates.ts): the cache belongs to this engine, like its parsed templates.
+ * The spoken formats (say_number, say_date...: src/flow/spoken-filters.ts) too.
  */
 function createLiquid(): Liquid {
   const engine = new Liquid({
@@ -96,10 +100,11 @@ function createLiquid(): Liquid {
   for (const tag of FILE_TAGS) delete engine.tags[tag];
   for (const f of EXPRESSION_FILTERS) delete engine.filters[f];
   chargeRendering(engine, () => rendering.meter);
-  const date = cachedDateFilter(new DateNames(), filters.date as DateFilter);
+  const date = cachedDateFilter(new DateNames(), filters.date as DateFilter, spokenLocale);
   engine.registerFilter('date', function (this: DateFilterThis, v: unknown, ...args: unknown[]) {
     return date.call(this, wallClock(v), ...args);
   } as FilterImplOptions);
+  registerSpokenFilters(engine);
   return engine;
 }
 
@@ -122,8 +127,11 @@ const cel = new Cel();
 // The first `date` filter of a process sets up its formatters (Intl data): about 30 ms, more
 // on a loaded machine, enough to take the first call's template past its time budget
 // (limits.template_ms, 50 ms). Paid here, once, when the language loads, not by a call.
+// The first number formatter costs about 25 ms more: the spoken formats' are made here too.
 liquid.parseAndRenderSync(
-  '{{ "2026-01-01T10:30:00" | date: "%A %a %-d %d %B %b %-I %I:%M %p %H %m %Y %y %Z %z" }}',
+  '{{ "2026-01-01T10:30:00" | date: "%A %a %-d %d %B %b %-I %I:%M %p %H %m %Y %y %Z %z" }}' +
+    '{{ 1 | say_number }}{{ 3 | say_ordinal }}{{ 1 | say_money: "EUR" }}{{ 3900 | say_duration }}' +
+    '{{ "2026-01-01T10:30:00" | say_date }}{{ "10:30" | say_time }}',
   {},
 );
 
@@ -198,9 +206,15 @@ export function render(source: string, scope: Scope): string {
     check() {},
   };
   try {
-    const data = scope.env
-      ? { vars: scope.vars, call: scope.call, result: scope.result, error: scope.error, env: scope.env }
-      : { vars: scope.vars, call: scope.call, result: scope.result, error: scope.error };
+    const data: Record<string, unknown> = {
+      vars: scope.vars,
+      call: scope.call,
+      result: scope.result,
+      error: scope.error,
+    };
+    if (scope.env) data.env = scope.env;
+    // an http step's request: its templates read the secrets through filters too, not only as {{ secrets.X }}
+    if (scope.secrets) data.secrets = scope.secrets;
     return String(liquid.renderSync(parsed, data, { renderLimit: Math.max(budget.templateMsLeft, 1) * 4 }));
   } catch (err) {
     const m = err instanceof Error ? LIQUID_LIMIT.exec(err.message) : null;
@@ -371,6 +385,7 @@ export function evaluate(source: string, scope: Scope): Value {
     error: scope.error,
   };
   if (scope.env) context.env = new Map(Object.entries(scope.env));
+  if (scope.secrets) context.secrets = new Map(Object.entries(scope.secrets));
   return fromCel(cel.evaluate(e, context, budget, scope.calendar), 0);
 }
 

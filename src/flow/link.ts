@@ -502,7 +502,11 @@ function linkTables(model: FlowModel, modules: FlowModel[]): FlowModel {
     if (m.secrets) out.secrets = [...new Set([...(out.secrets ?? []), ...m.secrets])];
     if (m.sensitive) out.sensitive = [...new Set([...(out.sensitive ?? []), ...m.sensitive])];
     if (m.calendars) out.calendars = { ...m.calendars, ...out.calendars };
-    if (m.env) out.env = { ...m.env, ...out.env };
+    // the flow's own values win a name both define, whether written or read from the server's environment
+    const own = new Set([...Object.keys(out.env ?? {}), ...Object.keys(out.envFrom ?? {})]);
+    const theirs = <V>(o: Record<string, V>) => Object.fromEntries(Object.entries(o).filter(([k]) => !own.has(k)));
+    if (m.env) out.env = { ...theirs(m.env), ...out.env };
+    if (m.envFrom) out.envFrom = { ...theirs(m.envFrom), ...out.envFrom };
   }
   return out;
 }
@@ -564,6 +568,14 @@ function prefixStep(s: Step, p: string): Step {
       };
     case 'return':
       return { ...s, id };
+    case 'loop':
+      return {
+        ...s,
+        id,
+        do: pre(p, s.do)!,
+        ...(s.next !== undefined ? { next: pre(p, s.next)! } : {}),
+        ...(s.error !== undefined ? { error: pre(p, s.error)! } : {}),
+      };
     case 'command': {
       const on = s.on;
       return {

@@ -26,7 +26,8 @@
  *
  * Each transition names what it covers (`took`): `<step>:<key>`, `<step>:<key>:then`,
  * `handlers.on.<command>:<key>`, `handlers:error`, `<step>:case<i>`, `<step>:default`,
- * `<step>:next`, `<step>:invalid`: the coverage keys of `callscript test --coverage` and of `paths`.
+ * `<step>:next`, `<step>:invalid`, a foreach's `<step>:do`, `<step>:next`, `<step>:done`, `<step>:error`
+ * (machine-loop.ts): the coverage keys of `callscript test --coverage` and of `paths`.
  */
 import { isTemplate } from './expr.js';
 import {
@@ -37,10 +38,13 @@ import {
   type FlowModel,
   type LinkedModule,
   type MediaParam,
+  type ResultPattern,
   type Step,
   type Value,
 } from './model.js';
 import { returnState, subflowState } from './machine-subflow.js';
+import { loopStates } from './machine-loop.js';
+import { loopTarget } from './loops.js';
 
 export const END_STATE = '@end';
 export const EV_RESULT = 'result';
@@ -66,11 +70,11 @@ export interface KeyMeta {
 export type StateMeta =
   | { kind: 'command'; step: string; command: string; keys: KeyMeta[]; final?: boolean; effect?: boolean }
   | { kind: 'say'; to: string }
-  | { kind: 'logic'; step: string; subflow?: string; return?: string }
+  | { kind: 'logic'; step: string; subflow?: string; return?: string; loop?: 'start' | 'next' }
   | { kind: 'end' };
 
 export interface GuardRef {
-  type: 'match' | 'budget' | 'when' | 'frame' | 'saves' | 'setFails';
+  type: 'match' | 'budget' | 'when' | 'frame' | 'saves' | 'setFails' | 'loop';
   params?: Record<string, unknown>;
 }
 
@@ -145,6 +149,7 @@ const TAKE_PARTS: Record<string, (p: Record<string, unknown> | undefined) => Rec
   fresh: (p) => ({ fresh: p?.key ?? true }),
   filler: (p) => ({ filler: p!.n }),
   handler: () => ({ handler: true }),
+  groups: (p) => ({ groups: [p!.re, p!.save] }),
 };
 
 function mergeTakes(actions: ActionRef[]): ActionRef[] {
@@ -269,22 +274,25 @@ export function took(...keys: string[]): ActionRef {
 }
 
 function stateFor(model: FlowModel, id: string, step: Step, states: Record<string, StateConfig>): StateConfig {
+  // a way from a loop's body back to the loop takes its next item (`<loop>@next`)
+  const to = (dest: string | undefined) => loopTarget(model, id, target(dest));
   if (step.kind === 'set') {
     return {
       meta: { kind: 'logic', step: id },
       always: [
         BUDGET,
         setFailure(model, id, states),
-        { target: target(step.next), actions: [{ type: 'set', params: { step: id } }, took(`${id}:next`)] },
+        { target: to(step.next), actions: [{ type: 'set', params: { step: id } }, took(`${id}:next`)] },
       ],
     };
   }
+  if (step.kind === 'loop') return loopStates(model, step, states);
   if (step.kind === 'switch') {
     // a calendar step's cases and default are its results: open, holiday; closed
     const label = (i: number) => step.calendar?.labels[i] ?? `case${i + 1}`;
     const cases: TransitionConfig[] = step.cases.map((c, i) => ({
       guard: { type: 'when', params: { step: id, i } },
-      target: target(c.goto),
+      target: to(c.goto),
       actions: [{ type: 'tick', params: { step: id } }, took(`${id}:${label(i)}`)],
     }));
     return {
@@ -293,7 +301,7 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
         BUDGET,
         ...cases,
         {
-          target: target(step.default),
+          target: to(step.default),
           actions: [{ type: 'tick', params: { step: id } }, took(`${id}:${step.calendar?.otherwise ?? 'default'}`)],
         },
       ],
@@ -312,7 +320,7 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   // Constant params cannot fail: a plain action. Templated ones may: the action that can raise param.invalid.
   const state: StateConfig = {
     meta,
-    entry: [{ type: templated(step.command) ? 'emitChecked' : 'emit', params: { step: id } }],
+    entry: [{ type: templated(step.command, model.prompts) ? 'emitChecked' : 'emit', params: { step: id } }],
   };
   // A hangup step ends the flow: later results change nothing (the engine says hangup again).
   if (meta.final) return state;
@@ -329,7 +337,7 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
     let pick: ActionRef[] = [];
     if (b.say && b.say.length > 0) {
       pick = [{ type: 'pick', params: { step: id, i: says++ } }];
-      via = (dest) => sayState(states, dest, b.say!);
+      via = (dest) => sayState(states, dest, b.say!, model.prompts);
     }
     const guarded = (extra: Record<string, unknown>): GuardRef | undefined => {
       const p = { ...match, ...extra };
@@ -338,26 +346,31 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
     const t = (to: string, g: GuardRef | undefined, actions: ActionRef[]): TransitionConfig =>
       g ? { guard: g, target: to, reenter: true, actions } : { target: to, reenter: true, actions };
     if (b.retry !== undefined) {
-      const then = target(b.then);
+      const then = to(b.then);
       return [
         t(via(id), guarded({ key, max: b.retry }), [...pre, ...pick, { type: 'retry', params: { key } }, took(label)]),
         t(via(then), guarded({}), [...pre, ...pick, { type: 'fresh', params: { key } }, took(label, `${label}:then`)]),
       ];
     }
-    return [t(via(target(b.goto)), guarded({}), [...pre, ...pick, { type: 'fresh' }, took(label)])];
+    return [t(via(to(b.goto)), guarded({}), [...pre, ...pick, { type: 'fresh' }, took(label)])];
   };
 
   const onResult: ActionRef[] =
     step.save !== undefined ? [RESULT, { type: 'save', params: { name: step.save } }] : [RESULT];
   const result: TransitionConfig[] = [];
   const seen = new Set<string>();
-  const add = (km: KeyMeta, b: Branch, label: string): void => {
+  const add = (km: KeyMeta, b: Branch, label: string, save?: ActionRef): void => {
     if (seen.has(km.key)) return;
     seen.add(km.key);
     keys.push(km);
     const match: Record<string, unknown> = km.exact !== undefined ? { exact: km.exact } : { re: km.regex };
-    result.push(...branch(km.key, label, b, match, onResult));
+    // a pattern whose groups are saved is matched again for them: its guard charges both matches
+    if (save) match.cap = true;
+    result.push(...branch(km.key, label, b, match, save ? [...onResult, save] : onResult));
   };
+  /** A pattern's branch that saves its named groups: the action that saves them (variable <- group). */
+  const groups = (p: ResultPattern): ActionRef | undefined =>
+    p.branch.save ? { type: 'groups', params: { re: p.regex, save: Object.entries(p.branch.save) } } : undefined;
   const own = step.on;
   for (const [k, b] of Object.entries(own.exact))
     if (!http || (k !== 'ok' && k !== 'timeout')) add({ key: k, exact: k }, b, `${id}:${k}`);
@@ -368,13 +381,13 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   }
   // valid: checked once the step's exact keys are tried, before anything else (spliced in below)
   const validAt = result.length;
-  for (const p of own.patterns) add({ key: p.source, regex: p.regex }, p.branch, `${id}:${p.source}`);
+  for (const p of own.patterns) add({ key: p.source, regex: p.regex }, p.branch, `${id}:${p.source}`, groups(p));
   const h = step.inheritHandlers ? handlers.on[name] : undefined;
   if (h) {
     const owner = `${ns}handlers.on.${name}`;
     for (const [k, b] of Object.entries(h.exact)) add({ key: k, exact: k, inherited: true }, b, `${owner}:${k}`);
     for (const p of h.patterns)
-      add({ key: p.source, regex: p.regex, inherited: true }, p.branch, `${owner}:${p.source}`);
+      add({ key: p.source, regex: p.regex, inherited: true }, p.branch, `${owner}:${p.source}`, groups(p));
   }
   if (own.default) {
     keys.push({ key: 'default' });
@@ -419,7 +432,7 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
     const actions = [RESULT, { type: 'save', params: { name: step.save } }, { type: 'handler' }];
     state.on[EV_CALL_END] = [{ guard, target: target(model.handlers.hangup), actions }];
   }
-  if (templated(step.command) || http)
+  if (templated(step.command, model.prompts) || http)
     state.on[EV_PARAM_INVALID] = [
       BUDGET,
       ...(error.length > 0 ? error : [{ target: END_STATE, actions: [RESULT, { type: 'unhandled' }] }]),
@@ -432,7 +445,12 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
 }
 
 /** The say state on the way to `dest` (made once per destination), playing the say of a branch; its name. */
-function sayState(states: Record<string, StateConfig>, dest: string, media: MediaParam): string {
+function sayState(
+  states: Record<string, StateConfig>,
+  dest: string,
+  media: MediaParam,
+  prompts: FlowModel['prompts'],
+): string {
   const name = sayStateName(dest);
   const say = (states[name] ??= {
     meta: { kind: 'say', to: dest },
@@ -440,7 +458,7 @@ function sayState(states: Record<string, StateConfig>, dest: string, media: Medi
     on: { [EV_RESULT]: [{ target: dest, actions: [] }], [EV_ERROR]: [{ target: dest, actions: [] }] },
   });
   // A templated say that fails to render is skipped.
-  if (templated(media)) say.on![EV_PARAM_INVALID] ??= [BUDGET, { target: dest, actions: [] }];
+  if (templated(media, prompts)) say.on![EV_PARAM_INVALID] ??= [BUDGET, { target: dest, actions: [] }];
   return name;
 }
 
@@ -455,11 +473,12 @@ function setFailure(model: FlowModel, id: string, states: Record<string, StateCo
   const fails = (way: string): GuardRef => ({ type: 'setFails', params: { step: id, way } });
   if (!e) return { guard: fails('end'), target: END_STATE, actions: [{ type: 'setError', params: { step: id } }] };
   const ns = model.modules ? id.slice(0, id.lastIndexOf(':') + 1) : '';
-  const dest = target(e.retry !== undefined ? e.then : e.goto);
+  // inside a loop's body, a way back to the loop takes its next item
+  const dest = loopTarget(model, id, target(e.retry !== undefined ? e.then : e.goto));
   const actions: ActionRef[] = [{ type: 'setError', params: { step: id } }];
   let to = dest;
   if (e.say && e.say.length > 0) {
-    to = sayState(states, dest, e.say);
+    to = sayState(states, dest, e.say, model.prompts);
     actions.push({ type: 'pick', params: { step: id, i: 0 } });
   }
   actions.push(took(`${ns}handlers:error`));
@@ -489,11 +508,20 @@ export function httpWaitStates(id: string, state: StateConfig, states: Record<st
 }
 
 /** A command's params or a media list hold a template (rendered at run time, so they may fail their check). */
-function templated(v: CommandCall | MediaParam | Value): boolean {
+/**
+ * Whether rendering `v` may fail: it holds a template, or names a prompt (`{ prompt: name }`) of which an entry, in
+ * any language, holds one.
+ */
+function templated(v: CommandCall | MediaParam | Value, prompts: FlowModel['prompts']): boolean {
   if (typeof v === 'string') return isTemplate(v);
-  if (Array.isArray(v)) return v.some((x) => templated(x as Value));
-  if (v && typeof v === 'object') return Object.values(v).some((x) => templated(x as Value));
-  return false;
+  if (Array.isArray(v)) return v.some((x) => templated(x as Value, prompts));
+  if (!v || typeof v !== 'object') return false;
+  const spec = v as { kind?: unknown; name?: unknown };
+  if (spec.kind === 'prompt' && typeof spec.name === 'string') {
+    const entries = prompts?.[spec.name];
+    return entries !== undefined && Object.values(entries).some((m) => templated(m, undefined));
+  }
+  return Object.values(v).some((x) => templated(x as Value, prompts));
 }
 
 function errorBranchOf(

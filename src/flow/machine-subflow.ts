@@ -15,6 +15,7 @@
  */
 import { BUDGET, END_STATE, target, took, type StateConfig, type TransitionConfig } from './machine-config.js';
 import type { FlowModel, ReturnStep, SubflowStep } from './model.js';
+import { loopTarget } from './loops.js';
 
 const SITES = new WeakMap<FlowModel, Map<string, SubflowStep[]>>();
 
@@ -60,7 +61,7 @@ export function returnState(model: FlowModel, step: ReturnStep): StateConfig {
     const own = Object.hasOwn(s.on, r);
     return {
       guard: { type: 'frame', params: { site: s.id } },
-      target: target(own ? s.on[r] : s.default),
+      target: loopTarget(model, s.id, target(own ? s.on[r] : s.default)),
       actions: [
         { type: 'leave', params: { step: step.id, site: s.id } },
         took(own ? `${s.id}:${r}` : `${s.id}:default`),

@@ -48,6 +48,8 @@ export interface Branch {
   then?: string;
   /** Played (as a `play` command) before going on: "Sorry, that is not a choice." */
   say?: MediaParam;
+  /** A pattern's branch (version 2): variable <- named group of the pattern, saved when the branch is taken. */
+  save?: Record<string, string>;
   pos: Pos;
 }
 
@@ -124,7 +126,42 @@ export type Step =
       calendar?: { name: string; labels: string[]; otherwise: string };
     }
   | SubflowStep
-  | ReturnStep;
+  | ReturnStep
+  | LoopStep;
+
+/**
+ * `foreach:` (version 2): runs its body (`do:`, the steps only reached through it) once per item of a list, the
+ * item in `vars.<as>` and its index in `vars.<index>`; the body comes back to the loop step for the next item.
+ */
+export interface LoopStep {
+  kind: 'loop';
+  id: string;
+  pos: Pos;
+  /** CEL giving the list, evaluated when the loop starts and again before each next item. */
+  in: string;
+  inPos: Pos;
+  /** The variable holding the current item. */
+  as: string;
+  asPos: Pos;
+  /** The variable holding the current item's index (0 for the first). */
+  index?: string;
+  indexPos?: Pos;
+  /** The most items one run of the loop takes (DEFAULT_LOOP_MAX; at most MAX_LOOP_MAX). */
+  max: number;
+  /** The first step of the body. */
+  do: string;
+  doPos: Pos;
+  /** Where to go once the list is over (absent: the flow ends), and where it is written (absent: the step's pos). */
+  next?: string;
+  nextPos?: Pos;
+  /** Where a value that is not a list goes (absent: as an empty list, to `next`), and where it is written. */
+  error?: string;
+  errorPos?: Pos;
+}
+
+/** The default and the bound of a loop's `max:`. */
+export const DEFAULT_LOOP_MAX = 100;
+export const MAX_LOOP_MAX = 1000;
 
 /** `subflow:` (version 2): runs a module flow with params, then branches on the result it returns. */
 export interface SubflowStep {
@@ -209,9 +246,12 @@ export interface FlowModel {
   language?: LanguageChoice;
   prompts?: Record<string, Record<string, MediaParam>>;
   /** Every environment's substitutions (version 2), and the one selected: its name and values (`env.*`). */
-  environments?: Record<string, Record<string, string>>;
+  environments?: Record<string, Record<string, EnvValue>>;
   environment?: string;
+  /** The selected environment's literal values. */
   env?: Record<string, string>;
+  /** The selected environment's values read from the server's environment when the call runs (`from_env:`). */
+  envFrom?: Record<string, EnvFrom>;
   /** Set in a module file: its params, results and returns. */
   module?: ModuleSpec;
   /**
@@ -240,6 +280,19 @@ export function handlersOf(model: Pick<FlowModel, 'handlers' | 'modules'>, id: s
   return i < 0 ? model.handlers : (model.modules[id.slice(0, i + 1)]?.handlers ?? model.handlers);
 }
 
+/** An environment value: literal text, or a variable of the server's environment (`{ from_env, default }`). */
+export type EnvValue = string | { from_env: string; default?: string };
+
+/**
+ * A value of the selected environment read from the server's environment: the variable, the text when it is not set,
+ * and whether it is a secret (the variable is declared in `secrets:`: read in http requests only, masked).
+ */
+export interface EnvFrom {
+  name: string;
+  default?: string;
+  secret?: boolean;
+}
+
 export interface LanguageChoice {
   default: string;
   /** ISO 3166 country (of the caller's number) -> language. */
@@ -257,10 +310,12 @@ export interface HttpSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Templated (vars, call, env, secrets). */
   url: string;
-  headers: Record<string, string>;
-  query: Record<string, string>;
-  /** A JSON body, strings templated at any depth. */
-  body?: Value;
+  /** Templated, or the text of a CEL value (`{ expr }`). */
+  headers: Record<string, HttpText>;
+  /** Templated, or a CEL value (`{ expr }`): a list gives the key once per item. */
+  query: Record<string, HttpText>;
+  /** A JSON body, strings templated at any depth, `{ expr }` maps typed CEL values. */
+  body?: ExprValue;
   timeout_ms: number;
   retries: number;
   /**
@@ -269,6 +324,19 @@ export interface HttpSpec {
    */
   filler?: FillerEntry[];
 }
+
+/** A header or query value: a template, or a CEL expression (`{ expr: "..." }`). */
+export type HttpText = string | { expr: string };
+
+/**
+ * A value whose parts may be CEL expressions (`{ expr: "..." }` at any depth of an http body): a literal part is plain
+ * data (strings templated), an expression takes the CEL value, typed.
+ */
+export type ExprValue =
+  | { kind: 'literal'; value: Value }
+  | { kind: 'expr'; expr: string }
+  | { kind: 'list'; items: ExprValue[] }
+  | { kind: 'map'; entries: [string, ExprValue][] };
 
 export type FillerEntry = { kind: 'media'; media: MediaSpec } | { kind: 'wait'; wait: number };
 

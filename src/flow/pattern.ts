@@ -15,6 +15,10 @@ import { RE2JS } from 're2js';
 /** A compiled pattern: `test` says whether it matches somewhere in the text. */
 export interface LinearRegex {
   test(text: string): boolean;
+  /** The text of each named group (`(?<name>...)`, `(?P<name>...)`) of the first match: "" for a group left out. */
+  groups?(text: string): Record<string, string> | undefined;
+  /** The names of its named groups, in order. */
+  readonly names?: readonly string[];
   /** The compiled program's size (instructions): a match costs about text length x size steps. */
   readonly size: number;
 }
@@ -56,7 +60,22 @@ export function compileLinear(source: string): LinearRegex {
   }
   const compiled = re.matcher('').programSize();
   if (compiled > MAX_PATTERN_SIZE) throw new PatternError(tooBig(compiled.toLocaleString('en-US')));
-  return { test: (text) => re.matcher(text).find(), size: compiled };
+  const names = Object.entries(re.namedGroups())
+    .sort((a, b) => a[1] - b[1])
+    .map(([n]) => n);
+  return {
+    test: (text) => re.matcher(text).find(),
+    groups(text) {
+      const m = re.matcher(text);
+      if (!m.find()) return undefined;
+      // no prototype: a group may be named __proto__
+      const out = Object.create(null) as Record<string, string>;
+      for (const n of names) out[n] = m.group(n) ?? '';
+      return out;
+    },
+    names,
+    size: compiled,
+  };
 }
 
 function tooBig(size: string): string {

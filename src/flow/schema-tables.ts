@@ -127,13 +127,32 @@ export function tableSchemas(ref: (name: string) => Schema): Record<string, Sche
       propertyNames: { pattern: ID },
       description:
         'Version 2: substitutions per environment ({{ env.x }}, env.x); every environment defines the same ' +
-        'keys. Values are literal text.',
+        'keys. Values are literal text, or { from_env: NAME, default } read from the server environment.',
       additionalProperties: {
         type: 'object',
         maxProperties: MAX_ENV_KEYS,
         propertyNames: { pattern: VAR },
         additionalProperties: {
-          anyOf: [{ type: 'string', maxLength: MAX_ENV_VALUE }, { type: 'number' }, { type: 'boolean' }],
+          anyOf: [
+            { type: 'string', maxLength: MAX_ENV_VALUE },
+            { type: 'number' },
+            { type: 'boolean' },
+            {
+              type: 'object',
+              required: ['from_env'],
+              additionalProperties: false,
+              description:
+                "A variable of the server's environment, read when the call runs (a secret when secrets: " +
+                'declares it: http requests only).',
+              properties: {
+                from_env: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$' },
+                default: {
+                  anyOf: [{ type: 'string', maxLength: MAX_ENV_VALUE }, { type: 'number' }, { type: 'boolean' }],
+                  description: 'The value when the variable is not set (not for a secret).',
+                },
+              },
+            },
+          ],
         },
       },
     },

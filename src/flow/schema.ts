@@ -18,6 +18,7 @@ import {
 } from '../protocol/commands.js';
 import { ACTION_SPECS, EFFECT_NAMES, type ActionName } from './actions.js';
 import { REQUIRED_PARAMS } from './check-commands.js';
+import { DEFAULT_LOOP_MAX, MAX_LOOP_MAX } from './model.js';
 
 type Schema = Record<string, unknown>;
 
@@ -178,6 +179,14 @@ function definitions(): Schema {
           },
           then: { ...ref('stepId'), description: 'Where to go once the retries are used up.' },
           say: { ...ref('media'), description: 'Played before going on.' },
+          save: {
+            description:
+              "Version 2, a /pattern/ key's branch: its named groups saved, { variable: group } or [group, ...].",
+            anyOf: [
+              { type: 'object', additionalProperties: { type: 'string' } },
+              { type: 'array', items: { type: 'string' } },
+            ],
+          },
         },
         additionalProperties: false,
         anyOf: [
@@ -204,7 +213,17 @@ function httpSchema(): Schema {
   const strings = (max: number, description: string): Schema => ({
     type: 'object',
     maxProperties: max,
-    additionalProperties: { type: ['string', 'integer', 'boolean'] },
+    additionalProperties: {
+      anyOf: [
+        { type: ['string', 'integer', 'boolean'] },
+        {
+          type: 'object',
+          required: ['expr'],
+          additionalProperties: false,
+          properties: { expr: { type: 'string', description: 'A CEL expression: its value as text.' } },
+        },
+      ],
+    },
     description,
   });
   return {
@@ -226,8 +245,12 @@ function httpSchema(): Schema {
         32,
         'Request headers, templated; secrets.X allowed. Not Host, Content-Length, Transfer-Encoding, Connection.',
       ),
-      query: strings(64, 'Query parameters, templated, appended to the URL.'),
-      body: { description: 'A JSON body (64 KiB at most); strings templated at any depth.' },
+      query: strings(64, 'Query parameters, templated, appended to the URL; a list from { expr } repeats the key.'),
+      body: {
+        description:
+          'A JSON body (64 KiB at most); strings templated at any depth, { expr: CEL } takes the value typed ' +
+          '(a list, a number, a boolean, a map).',
+      },
       timeout_ms: {
         type: 'integer',
         minimum: 100,
@@ -370,7 +393,40 @@ function stepSchema(): Schema {
       },
     ],
   };
-  const actions = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', 'set', 'switch', 'when', 'calendar', 'subflow', 'return'];
+  properties.foreach = {
+    type: 'object',
+    description:
+      'Version 2: runs the body (do:) once per item of a list, the item in vars.<as> and its index in ' +
+      'vars.<index>; the body comes back with next: <this step>, then next: is taken once the list is over.',
+    required: ['in', 'as'],
+    additionalProperties: false,
+    properties: {
+      in: { type: 'string', description: 'A CEL expression giving the list, e.g. vars.appointments.' },
+      as: { type: 'string', pattern: VAR_PATTERN, description: 'The variable holding each item.' },
+      index: { type: 'string', pattern: VAR_PATTERN, description: "The variable holding the item's index (0 first)." },
+      max: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_LOOP_MAX,
+        default: DEFAULT_LOOP_MAX,
+        description: `The most items one run of the loop takes (1..${MAX_LOOP_MAX}); a longer list stops there.`,
+      },
+    },
+  };
+  properties.do = { ...ref('stepId'), description: 'foreach: the first step of the body, run for each item.' };
+  properties.error = { ...ref('stepId'), description: 'foreach: where a value that is not a list goes.' };
+  const actions = [
+    ...COMMAND_NAMES,
+    ...EFFECT_NAMES,
+    'say',
+    'set',
+    'switch',
+    'when',
+    'calendar',
+    'subflow',
+    'return',
+    'foreach',
+  ];
   return {
     type: 'object',
     properties,
@@ -431,9 +487,11 @@ export function flowJsonSchema(): Schema {
       vars: { type: ['object', 'null'], propertyNames: { pattern: VAR_PATTERN }, description: 'Initial variables.' },
       sensitive: {
         type: ['array', 'null'],
-        items: { type: 'string', pattern: VAR_PATTERN },
+        items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}(?:\\.[A-Za-z0-9_-]{1,64}){0,16}$' },
         uniqueItems: true,
-        description: 'Version 2: variables masked in logs, the call summary, the admin API, recordings and traces.',
+        description:
+          'Version 2: variables (or fields of them, customer.dob) masked in logs, the call summary, the admin API, ' +
+          'recordings and traces.',
       },
       ...tableSchemas(ref),
       secrets: {

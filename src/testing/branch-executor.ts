@@ -7,6 +7,9 @@
  * results: src/engine/probe.ts). A lookup's method and URL keep their answer along a
  * path (what a scenario's mocks.http can say: a case mocks exactly the answers its path
  * took). Lookups answer at once: their fillers are not explored (a filler takes no branch).
+ * A lookup whose saved answer holds the list a foreach reads (`in: vars.found.body.items`)
+ * also answers 200 with that list empty, of one item and of two (`{ items: [{}, {}] }`):
+ * the ways through the loop for zero, one and more items.
  */
 import { keysTaken } from '../engine/probe.js';
 import type { EffectContext, SyncExecutor } from '../engine/effects.js';
@@ -49,10 +52,46 @@ export function httpBranches(flow: CompiledFlow, state: string, cache?: BranchCa
   };
   for (const status of [200, ...statuses, ...USUAL_STATUSES])
     add(`result ${keysTaken(flow, state, String(status)).join(' ')}`, { status });
+  const lists = loopLists(flow, state);
+  if (lists.length > 0)
+    for (const n of [0, 1, 2]) {
+      const list = Array.from({ length: n }, () => ({}));
+      // `in: vars.<save>.body`: the body is the list
+      const body: Record<string, unknown> | unknown[] = lists.some((p) => p.length === 0) ? list : {};
+      if (!Array.isArray(body)) for (const path of lists) put(body, path, list);
+      add(`list ${n}`, { status: 200, body: body as HttpAnswer['body'] });
+    }
   for (const error of ['TIMEOUT', 'NETWORK']) add(`error ${keysTaken(flow, state, '', error).join(' ')}`, { error });
   const out = [...byWay.values()];
   cache?.set(state, out);
   return out;
+}
+
+/**
+ * The paths in an http step's answer body of the lists its flow's foreach steps read (`in: vars.<save>.body.a.b` gives
+ * ['a', 'b']; `in: vars.<save>.body` gives []).
+ */
+function loopLists(flow: CompiledFlow, state: string): string[][] {
+  const step = flow.model.steps[state];
+  if (step?.kind !== 'command' || step.save === undefined) return [];
+  const re = new RegExp(`^\\s*vars\\.${step.save}\\.body((?:\\.[A-Za-z_][A-Za-z0-9_]*)*)\\s*$`);
+  const out: string[][] = [];
+  for (const s of Object.values(flow.model.steps)) {
+    const m = s.kind === 'loop' ? re.exec(s.in) : null;
+    if (m) out.push(m[1]!.split('.').filter((x) => x !== ''));
+  }
+  return out;
+}
+
+/** Sets `value` at `path` in `body` (maps made on the way); an empty path is the body itself. */
+function put(body: Record<string, unknown>, path: string[], value: unknown[]): void {
+  if (path.length === 0) return;
+  let at = body;
+  for (const k of path.slice(0, -1)) {
+    const next = at[k];
+    at = (at[k] = next && typeof next === 'object' && !Array.isArray(next) ? next : {}) as Record<string, unknown>;
+  }
+  at[path[path.length - 1]!] = value;
 }
 
 /** What an answer gives the machine: the status as the result, { status, body } to save, or the error. */

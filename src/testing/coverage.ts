@@ -6,6 +6,10 @@
  * names its coverage keys (its `took` action, src/flow/machine-config.ts), and the
  * engine's run hooks report each key taken and each step entered (`hooksFor`). What the
  * transitions of a flow are is defined once, in transitions.ts (shared with `paths`).
+ *
+ * A module is covered by the flows that enter it as by its own scenarios: its entry adds
+ * what its namespaced steps and transitions (`verify-customer:pin:TIMEOUT`) counted in each
+ * flow registered that enters it (`merged`).
  */
 import type { CompiledFlow } from '../engine/compile.js';
 import type { Pos } from '../flow/model.js';
@@ -42,6 +46,8 @@ interface FlowInfo {
 export class Coverage {
   readonly data: CoverageData = { flows: {} };
   private readonly info = new Map<string, FlowInfo>();
+  /** The modules each flow registered enters: their namespace prefixes (`verify-customer:`) and names. */
+  private readonly links = new Map<string, { prefix: string; module: string }[]>();
 
   /** Registers a flow (every step and transition at 0); idempotent per name. */
   register(flow: CompiledFlow): FlowCoverageData {
@@ -55,7 +61,41 @@ export class Coverage {
     const stepPos = new Map<string, Pos>();
     for (const [id, s] of Object.entries(flow.model.steps)) stepPos.set(id, s.pos);
     this.info.set(flow.name, { file: flow.model.file, stepPos, transPos: pos });
+    const mods = flow.model.modules;
+    if (mods)
+      this.links.set(
+        flow.name,
+        Object.entries(mods).map(([prefix, m]) => ({ prefix, module: m.name })),
+      );
     return d;
+  }
+
+  /**
+   * The data with each module's entry merged with what the flows entering it counted of it: a step of the module by
+   * its namespaced id, a transition by its namespaced key, and a `return` (in the entering flow, the way back to the
+   * call site) by its return step having run. What `--coverage` reports and `--coverage-json` writes.
+   */
+  merged(): CoverageData {
+    const out: CoverageData = { flows: {} };
+    for (const [name, d] of Object.entries(this.data.flows)) {
+      const m: FlowCoverageData = { steps: { ...d.steps }, transitions: { ...d.transitions }, all: d.all };
+      for (const [by, links] of this.links) {
+        const src = this.data.flows[by];
+        if (!src || by === name) continue;
+        for (const { prefix, module } of links) {
+          if (module !== name) continue;
+          for (const id of Object.keys(m.steps)) m.steps[id]! += src.steps[prefix + id] ?? 0;
+          for (const k of m.all) {
+            const n = k.endsWith(':return')
+              ? (src.steps[prefix + k.slice(0, -':return'.length)] ?? 0)
+              : (src.transitions[prefix + k] ?? 0);
+            m.transitions[k] = (m.transitions[k] ?? 0) + n;
+          }
+        }
+      }
+      out.flows[name] = m;
+    }
+    return out;
   }
 
   /** The engine's run hooks that record `flow`'s coverage here. */
@@ -65,7 +105,7 @@ export class Coverage {
   }
 
   report(): FlowReport[] {
-    return Object.entries(this.data.flows)
+    return Object.entries(this.merged().flows)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([name, d]) => flowReport(name, d, this.info.get(name)));
   }

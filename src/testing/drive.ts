@@ -40,6 +40,9 @@ export type Input = { result: string } | { error: string } | { status: CallStatu
 /** Secrets read `***` in the tools (what recordings show of them): the flow's http steps render that. */
 export const toolSecret = (_name: string): string => MASK;
 
+/** The tools read an environment's `from_env:` values from their own process's environment, as the server does. */
+export const processEnviron = (name: string): string | undefined => process.env[name];
+
 export interface CallSetup {
   /** The call's request fields (command, command_id, result, error and status are set per request). */
   base: RtRequest;
@@ -53,6 +56,8 @@ export interface CallSetup {
   maxLogicSteps?: number;
   /** Reads the flow's secrets (default: each reads ***). */
   secret?: (name: string) => string | undefined;
+  /** Reads the server's environment for the flow's `from_env:` values (default: this process's environment). */
+  environ?: (name: string) => string | undefined;
   /** What a request may wait for its effects (default TOOL_BUDGET_MS). */
   budgetMs?: number;
 }
@@ -133,6 +138,8 @@ export function engineOf(s: CallSetup, now: number, hooks = true): EngineOptions
     now,
     unknownCall: s.unknownCall ?? 'reject',
     secret: s.secret ?? toolSecret,
+    // an environment's from_env values (not secrets) are read as the server reads them
+    environ: s.environ ?? processEnviron,
     ...(s.vars && Object.keys(s.vars).length > 0 ? { vars: s.vars } : {}),
     ...(hooks && s.hooks ? { hooks: s.hooks } : {}),
     ...(s.maxLogicSteps !== undefined ? { maxLogicSteps: s.maxLogicSteps } : {}),

@@ -19,11 +19,13 @@ import type { EffectContext, SyncExecutor } from '../engine/effects.js';
 import type { Effect, EffectResult, HttpEffect, SmsEffect } from '../engine/outcome.js';
 import {
   AnsweredLookup,
+  answerOf,
   findMock,
   findRoute,
   MockedLookup,
   type HttpAnswer,
   type HttpMock,
+  type MockAnswer,
   type ToolLookup,
 } from './http-mocks.js';
 
@@ -61,6 +63,8 @@ export class MockExecutor implements SyncExecutor {
   private smsUsed = 0;
   private started = 0;
   private readonly lookups = new Map<string, ToolLookup>();
+  /** The lookups each entry has answered (its `answers:` are given in turn). */
+  private readonly answered = new Map<HttpMock, number>();
 
   constructor(readonly o: MockOptions = {}) {}
 
@@ -70,15 +74,21 @@ export class MockExecutor implements SyncExecutor {
     c.smsUsed = this.smsUsed;
     c.started = this.started;
     for (const [k, l] of this.lookups) c.lookups.set(k, l.clone());
+    for (const [m, n] of this.answered) c.answered.set(m, n);
     return c;
   }
 
-  /** The mock a lookup's method and URL match, if any. */
-  private mockFor(e: HttpEffect): HttpMock | undefined {
+  /** The answer of the mock a lookup's method, URL, body and headers match, if any (the next of its answers). */
+  private mockFor(e: HttpEffect): MockAnswer | undefined {
     const method = String(e.params.method);
     const url = String(e.params.url);
     const list = this.o.http ?? [];
-    return this.o.match === 'routes' ? findRoute(list, method, url) : findMock(list, method, url);
+    const req = { body: e.params.body, headers: e.params.headers as Record<string, unknown> | undefined };
+    const m = this.o.match === 'routes' ? findRoute(list, method, url, req) : findMock(list, method, url, req);
+    if (!m) return undefined;
+    const n = this.answered.get(m) ?? 0;
+    this.answered.set(m, n + 1);
+    return answerOf(m, n);
   }
 
   /** `answer`: what a scenario step answers this lookup (it starts one), instead of the mocks. */

@@ -151,6 +151,7 @@ function inputsAt(flow: CompiledFlow, node: Node, values: string[], cache: Resul
 
 const signature = (s: CallState, http: ReadonlyMap<string, HttpAnswer>) =>
   `${s.s}|${s.done ? 1 : 0}|${JSON.stringify(s.c ?? null)}|${s.k ?? 1}|${s.res ?? ''}|${s.err ?? ''}|` +
+  (s.l ? `${JSON.stringify(s.l)}|` : '') +
   JSON.stringify(s.vars) +
   (http.size > 0 ? `|${JSON.stringify([...http])}` : '');
 

@@ -6,8 +6,8 @@
  * diagnostics, as the path form reports them.
  */
 import { existsSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { basename, extname, resolve } from 'node:path';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { CompiledFlow } from '../engine/compile.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { checkFlow } from '../flow/check.js';
@@ -36,6 +36,44 @@ export async function flowsDirProblem(dir: string): Promise<string | undefined> 
       ? `the flows directory "${dir}" is missing (in ${resolve('.')}): ${other}`
       : `the flows directory "${dir}" cannot be read (${s.code ?? s.message}): ${other}`;
   if (!s.isDirectory()) return `the flows directory "${dir}" is not a directory: ${other}`;
+  return undefined;
+}
+
+/** The most files flowNear reads, and the largest it reads (a flow's name: is near its top). */
+const NEAR_FILES = 50;
+const NEAR_BYTES = 256 * 1024;
+
+/**
+ * A flow file named `name` near a scenario file, outside the flows directory the tool read: in the scenario's
+ * directory, its `flows/`, its parent or its parent's `flows/` (by file name, else by a top-level `name:`); its path
+ * as the user would write it, or undefined. For the hint of a scenario whose flow is not in --flows.
+ */
+export async function flowNear(name: string, scenarioFile: string, flowsDir: string): Promise<string | undefined> {
+  const here = dirname(scenarioFile);
+  const dirs = [here, join(here, 'flows'), join(here, '..'), join(here, '..', 'flows')]
+    .map((d) => resolve(d))
+    .filter((d, i, a) => a.indexOf(d) === i && d !== resolve(flowsDir));
+  const flowFile = (f: string) => /\.ya?ml$/.test(f) && !/\.(test|caller)\.ya?ml$/.test(f) && !f.startsWith('.');
+  const named = new RegExp(`^name:\\s*(["']?)${name.replace(/[^A-Za-z0-9_-]/g, '\\$&')}\\1\\s*(#.*)?$`, 'm');
+  let read = 0;
+  for (const d of dirs) {
+    const files = (await readdir(d).catch(() => [] as string[])).filter(flowFile).sort();
+    const byStem = files.find((f) => stem(f) === name);
+    const candidates = byStem ? [byStem, ...files.filter((f) => f !== byStem)] : files;
+    for (const f of candidates) {
+      if (read++ >= NEAR_FILES) return undefined;
+      const path = join(d, f);
+      const size = (await stat(path).catch(() => undefined))?.size ?? Infinity;
+      if (size > NEAR_BYTES) continue;
+      const text = await readFile(path, 'utf8').catch(() => '');
+      if (!/^steps:/m.test(text)) continue;
+      const own = /^name:/m.test(text);
+      if ((own && named.test(text)) || (!own && stem(f) === name)) {
+        const rel = relative(process.cwd(), path);
+        return rel === '' || isAbsolute(rel) ? path : rel;
+      }
+    }
+  }
   return undefined;
 }
 

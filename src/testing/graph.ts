@@ -52,6 +52,8 @@ export function stepLabel(flow: CompiledFlow, id: string, width = 40): string[] 
     return [id, step.calendar ? `calendar ${step.calendar.name}` : step.cases.length === 1 ? 'when' : 'switch'];
   if (step.kind === 'subflow') return [id, `subflow ${step.flow}`];
   if (step.kind === 'return') return [id, `return ${step.result}`];
+  if (step.kind === 'loop')
+    return [id, `foreach ${step.as}${step.index ? `, ${step.index}` : ''} in ${trunc(step.in, width)}`];
   const c = step.command;
   const lines = [id, c.name];
   const text = mediaText(c.media.media_id ?? c.media.prompt ?? c.media.welcome);
@@ -88,6 +90,7 @@ export function edgeLabel(e: FlowEdge, width = 40, command?: string): string {
       break;
     case 'enter':
     case 'return':
+    case 'loop':
       l = trunc(e.key ?? '', width);
       break;
     default:

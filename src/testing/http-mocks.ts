@@ -10,26 +10,47 @@
  *       - { url: "https://bank.example/slow", status: 200, delay_ms: 6000 }
  *       - { url: "https://bank.example/down", error: NETWORK }
  *
- * The first entry that matches answers. URL patterns use `*` only (no regular expressions:
- * matching stays linear in the URL's length).
+ *       - url: "https://bank.example/v1/verify"          # a body and headers the request must hold
+ *         match: { body: { account: "12" }, headers: { x-api-key: k } }
+ *         answers: [{ error: TIMEOUT }, { status: 200, body: { ok: true } }]   # in turn; then the last again
+ *
+ * The first entry that matches answers (mock-entries.ts parses them). URL patterns use `*`
+ * only (no regular expressions: matching stays linear in the URL's length).
  */
 import type { Value } from '../flow/model.js';
 import { LOOKUP_ERRORS, MAX_BODY_DEPTH, type HttpOutcome } from '../engine/http-wait.js';
 import type { YNode } from '../flow/yaml.js';
+import { matches } from './match.js';
+import { plainOf } from './mock-entries.js';
+import type { Plain } from './scenario.js';
 
-export interface HttpMock {
-  method?: string;
-  url: string;
+export { parseHttpMocks } from './mock-entries.js';
+
+/** What an entry answers: a status, a body and headers after a delay, or an error. */
+export interface MockAnswer {
   status: number;
   body: Value;
   headers: Record<string, string>;
   delay_ms: number;
   error?: string;
+}
+
+export interface HttpMock extends MockAnswer {
+  method?: string;
+  url: string;
+  /** What the request must hold besides its method and URL: its JSON body (a subset), headers (names lowercase). */
+  match?: { body?: Plain; headers?: Record<string, string> };
+  /** Answers in turn: the n-th request the entry answers gets the n-th, past the list the last (else its own). */
+  answers?: MockAnswer[];
   /** Where it is written (scenario files). */
   line?: number;
 }
 
-const KEYS = ['method', 'url', 'status', 'body', 'headers', 'delay_ms', 'error'];
+/** A request as mocks match it, besides its method and URL: its body (JSON text or parsed) and headers. */
+export interface MockRequest {
+  body?: unknown;
+  headers?: Readonly<Record<string, unknown>>;
+}
 
 /**
  * How deep a scenario or routes file may nest maps and lists (TOO_DEEP past it): a call's values, a lookup's answer
@@ -56,85 +77,54 @@ export function urlMatches(pattern: string, url: string): boolean {
   return true;
 }
 
-export function findMock(mocks: readonly HttpMock[], method: string, url: string): HttpMock | undefined {
-  return mocks.find((m) => (m.method === undefined || m.method === method) && urlMatches(m.url, url));
+/** The longest request body `match: { body }` parses (larger ones match no body condition). */
+const MAX_MATCH_BODY = 1 << 20;
+
+/** A request's body as `match: { body }` compares it: parsed JSON, else the text. */
+function bodyOf(body: unknown): unknown {
+  if (typeof body !== 'string') return body;
+  if (body.length > MAX_MATCH_BODY) return undefined;
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    return body;
+  }
+}
+
+/** Whether the request meets an entry's `match:` (none: any request). */
+function requestMatches(m: HttpMock, req: MockRequest | undefined): boolean {
+  const want = m.match;
+  if (!want) return true;
+  if (want.headers) {
+    const got: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req?.headers ?? {}))
+      got[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
+    for (const [k, v] of Object.entries(want.headers)) if (got[k] !== v) return false;
+  }
+  return want.body === undefined || matches(want.body, bodyOf(req?.body));
+}
+
+export function findMock(
+  mocks: readonly HttpMock[],
+  method: string,
+  url: string,
+  req?: MockRequest,
+): HttpMock | undefined {
+  return mocks.find(
+    (m) => (m.method === undefined || m.method === method) && urlMatches(m.url, url) && requestMatches(m, req),
+  );
+}
+
+/** The answer an entry gives the `n`-th (0-based) request it answers: its answers in turn, then the last. */
+export function answerOf(m: HttpMock, n: number): MockAnswer {
+  if (!m.answers || m.answers.length === 0) return m;
+  return m.answers[Math.min(n, m.answers.length - 1)]!;
 }
 
 /** What a mock answers, as a lookup's outcome. */
-export function mockOutcome(m: HttpMock): HttpOutcome {
+export function mockOutcome(m: MockAnswer): HttpOutcome {
   if (m.error !== undefined) return { ok: false, error: m.error, message: `mocked ${m.error}` };
   return { ok: true, status: m.status, body: m.body };
-}
-
-/** Parses a list of mocks written in YAML; problems go to `report` (node, message). */
-export function parseHttpMocks(n: YNode, report: (at: YNode, msg: string) => void, where = 'mocks.http'): HttpMock[] {
-  const out: HttpMock[] = [];
-  if (n.kind !== 'seq') {
-    report(n, `${where} must be a list of { method, url, status, body, headers, delay_ms, error }`);
-    return out;
-  }
-  for (const item of n.items) {
-    if (item.kind !== 'map') {
-      report(item, `a ${where} entry is a map { method, url, status, body, ... }`);
-      continue;
-    }
-    const m: HttpMock = { url: '', status: 200, body: null, headers: {}, delay_ms: 0, line: item.pos.line };
-    let ok = true;
-    for (const e of item.entries) {
-      const v = e.value;
-      const scalar = v.kind === 'scalar' ? v.value : undefined;
-      switch (e.key) {
-        case 'method':
-          if (typeof scalar !== 'string' || !['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(scalar)) {
-            report(v, `${where}: method is GET, POST, PUT, PATCH or DELETE`);
-            ok = false;
-          } else m.method = scalar;
-          break;
-        case 'url':
-          if (typeof scalar !== 'string' || scalar === '') {
-            report(v, `${where}: url is the URL (or a pattern with *)`);
-            ok = false;
-          } else m.url = scalar;
-          break;
-        case 'status':
-          if (typeof scalar !== 'number' || !Number.isInteger(scalar) || scalar < 100 || scalar > 599) {
-            report(v, `${where}: status is an HTTP status, 100 to 599`);
-            ok = false;
-          } else m.status = scalar;
-          break;
-        case 'body':
-          m.body = plainOf(v);
-          break;
-        case 'headers':
-          if (v.kind !== 'map') {
-            report(v, `${where}: headers is a map of strings`);
-            ok = false;
-          } else for (const h of v.entries) m.headers[h.key] = String(h.value.kind === 'scalar' ? h.value.value : '');
-          break;
-        case 'delay_ms':
-          if (typeof scalar !== 'number' || !Number.isInteger(scalar) || scalar < 0 || scalar > 600_000) {
-            report(v, `${where}: delay_ms is 0 to 600000`);
-            ok = false;
-          } else m.delay_ms = scalar;
-          break;
-        case 'error':
-          if (typeof scalar !== 'string' || !(LOOKUP_ERRORS as readonly string[]).includes(scalar)) {
-            report(v, `${where}: error is one of ${LOOKUP_ERRORS.join(', ')}`);
-            ok = false;
-          } else m.error = scalar;
-          break;
-        default:
-          report(e.keyNode, `unknown key "${e.key}" in a ${where} entry (allowed: ${KEYS.join(', ')})`);
-          ok = false;
-      }
-    }
-    if (m.url === '' && ok) {
-      report(item, `a ${where} entry needs url:`);
-      ok = false;
-    }
-    if (ok) out.push(m);
-  }
-  return out;
 }
 
 const ANSWER_KEYS = ['status', 'body', 'error', 'fillers'];
@@ -188,20 +178,17 @@ export function parseHttpAnswer(n: YNode, report: (at: YNode, msg: string) => vo
   return ok ? a : undefined;
 }
 
-function plainOf(n: YNode): Value {
-  if (n.kind === 'scalar') return n.value as Value;
-  if (n.kind === 'seq') return n.items.map(plainOf);
-  const o: Record<string, Value> = {};
-  for (const e of n.entries) o[e.key] = plainOf(e.value);
-  return o;
-}
-
 /**
  * A mock of the routes format (`callscript mock-http`, `simulate --mocks`): a url starting
  * with / matches the request's path and query, any other the full URL; the routes matching
  * the path are tried first.
  */
-export function findRoute(routes: readonly HttpMock[], method: string, url: string): HttpMock | undefined {
+export function findRoute(
+  routes: readonly HttpMock[],
+  method: string,
+  url: string,
+  req?: MockRequest,
+): HttpMock | undefined {
   let path = url;
   try {
     const u = new URL(url);
@@ -214,11 +201,13 @@ export function findRoute(routes: readonly HttpMock[], method: string, url: stri
       routes.filter((r) => r.url.startsWith('/')),
       method,
       path,
+      req,
     ) ??
     findMock(
       routes.filter((r) => !r.url.startsWith('/')),
       method,
       url,
+      req,
     )
   );
 }
@@ -281,7 +270,7 @@ export class MockedLookup implements ToolLookup {
   private left: number;
   private spent = 0;
   constructor(
-    readonly mock: HttpMock | undefined,
+    readonly mock: MockAnswer | undefined,
     private readonly timeoutMs: number,
     /** What no mock matching answers: NETWORK (scenarios), or 404 (mock-http routes). */
     private readonly unmatched: 'network' | 'not-found' = 'network',

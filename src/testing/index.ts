@@ -3,10 +3,10 @@
  * and the text output shared by the CLI and the tests.
  */
 import { readdir, stat } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import type { CompiledFlow } from '../engine/compile.js';
 import { compileAll } from '../registry/registry.js';
-import { flowsDirProblem, refusedByName, type Refused } from './flow-dir.js';
+import { flowNear, flowsDirProblem, refusedByName, type Refused } from './flow-dir.js';
 import {
   callerScriptNotFlow,
   isCallerScriptName,
@@ -17,6 +17,7 @@ import {
 import { Coverage } from './coverage.js';
 import { compileFlowFile } from '../registry/linked-file.js';
 import { checkWith } from './module-params.js';
+import { checkStepNames } from './check-steps.js';
 import { runCase, type CaseResult } from './runner.js';
 import {
   formatScenarioError,
@@ -103,8 +104,13 @@ export interface FileRun {
   flow?: string;
 }
 
-/** Loads and runs one scenario file. */
-export async function runScenarioFile(file: string, flows: FlowSet, coverage?: Coverage): Promise<FileRun> {
+/** Loads and runs one scenario file (`fullDiff`: a failure shows its values whole, `--full-diff`). */
+export async function runScenarioFile(
+  file: string,
+  flows: FlowSet,
+  coverage?: Coverage,
+  fullDiff = false,
+): Promise<FileRun> {
   let text: string;
   try {
     text = await readFlowText(file);
@@ -127,12 +133,13 @@ export async function runScenarioFile(file: string, flows: FlowSet, coverage?: C
   if (scenario.environment !== undefined && flow.flow.model.environment !== scenario.environment)
     flow = await inEnvironment(scenario, flow.flow, scenario.environment);
   if ('error' in flow) return { file, errors: [flow.error], cases: [] };
-  const withErrors = checkWith(scenario, flow.flow);
+  const withErrors = [...checkWith(scenario, flow.flow), ...checkStepNames(scenario, flow.flow)];
   if (withErrors.length > 0) return { file, errors: withErrors, cases: [] };
   // a recording's params are compared in full (a param the flow adds since is a divergence)
   const opts = {
     ...(coverage ? { hooks: coverage.hooksFor(flow.flow) } : {}),
     ...(scenario.recorded ? { wholeParams: true } : {}),
+    ...(fullDiff ? { fullDiff } : {}),
   };
   const cases = scenario.cases.map((c) => runCase(flow.flow, c, opts));
   // A result the command sent can never return is the file's mistake, reported as such.
@@ -195,7 +202,13 @@ async function resolveFlow(s: Scenario, flows: FlowSet): Promise<{ flow: Compile
   const f = flows.byName.get(s.flow);
   if (f) return { flow: f };
   const dir = flows.dir ?? 'the flows directory';
-  if (flows.missing) return at(`flow: no flow named "${s.flow}": ${flows.missing}`);
+  // the flow may be beside the scenario file, in a directory --flows did not name
+  const near = await flowNear(s.flow, s.file, flows.dir ?? 'flows');
+  const there = near
+    ? `; ${near} is a flow "${s.flow}": give its directory with --flows ${dirname(near) || '.'} (or FLOWS_DIR), ` +
+      `or its file as flow: ${relative(dirname(s.file), near)}`
+    : '';
+  if (flows.missing) return at(`flow: no flow named "${s.flow}": ${flows.missing}${there}`);
   const refused = flows.refused?.get(s.flow);
   if (refused) {
     // refused in the environment the flows were loaded in: the file's own environment: may be one it has
@@ -211,7 +224,11 @@ async function resolveFlow(s: Scenario, flows: FlowSet): Promise<{ flow: Compile
     );
   }
   const known = [...flows.byName.keys()].sort();
-  return at(`flow: no flow named "${s.flow}" in ${dir}${known.length ? ` (flows: ${known.join(', ')})` : ''}`);
+  return at(
+    `flow: no flow named "${s.flow}" in ${dir}${known.length ? ` (flows: ${known.join(', ')})` : ''}` +
+      (there ||
+        '; give the directory of its flows with --flows <dir> (or FLOWS_DIR), or its file as flow: <file>.yaml'),
+  );
 }
 
 /** A flow file compiled in `environment`, linked with the modules of its directory. */

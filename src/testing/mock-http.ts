@@ -9,14 +9,18 @@
  *     - { url: "/slow", status: 200, delay_ms: 6000 }
  *     - { url: "/down", error: NETWORK }          # the connection is dropped; TIMEOUT: never answered
  *     - { url: "/deep", error: TOO_DEEP }         # a body the lookup client refuses (see failedBody)
+ *     - url: "/v1/verify"                         # a route for one body, answers in turn
+ *       match: { body: { account: "12" } }
+ *       answers: [{ status: 503 }, { status: 200, body: { ok: true } }]
  *
  * A url starting with / is matched against the request's path and query, any other
- * against the full URL (http://host:port/path?query). No route: 404 { error }.
+ * against the full URL (http://host:port/path?query). No route: 404 { error }. Each request
+ * served can be logged (`--log`): what the flow sent, and which route answered what.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadYaml } from '../flow/yaml.js';
-import { findRoute, parseHttpMocks, TOOL_FILE_DEPTH, type HttpMock } from './http-mocks.js';
+import { answerOf, findRoute, parseHttpMocks, TOOL_FILE_DEPTH, type HttpMock } from './http-mocks.js';
 import { closest } from '../flow/check-context.js';
 import { codeNumber } from '../config/code.js';
 import { MAX_BODY_DEPTH } from '../engine/http-wait.js';
@@ -95,15 +99,59 @@ function failedBody(error: string | undefined): string | undefined {
 /** The longest request body the mock reads. */
 const MAX_BODY = 1 << 20;
 
+/** A request the mock served: what the flow sent, and what answered it. */
+export interface SeenRequest {
+  method: string;
+  /** Its path and query. */
+  url: string;
+  /** Its headers (names lowercase), credentials masked (MASKED_HEADERS). */
+  headers: Record<string, string>;
+  body: string;
+  /** The line of the route that answered (in the routes file), absent when none matched (404). */
+  route?: number;
+  /** Which of the route's answers (1-based) when it gives them in turn. */
+  answer?: number;
+  /** The status answered, or the error the route plays (NETWORK, TIMEOUT, ...). */
+  outcome: number | string;
+}
+
+/** Headers whose values a log never shows (a flow's real credentials may be sent to the mock). */
+const MASKED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-api-key']);
+
+function loggedHeaders(h: http.IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) {
+    if (v === undefined) continue;
+    out[k] = MASKED_HEADERS.has(k) ? '***' : Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
 export interface MockServer {
   url: string;
-  /** Requests served, in order (method, path and query, body). */
-  seen: { method: string; url: string; body: string }[];
+  /** Requests served, in order. */
+  seen: SeenRequest[];
   close(): Promise<void>;
 }
 
-export async function startMockHttp(routes: HttpMock[], port: number, host = '127.0.0.1'): Promise<MockServer> {
+export interface MockServerOptions {
+  /** Called with each request served, once its route (or none) is known. */
+  log?: (r: SeenRequest) => void;
+}
+
+export async function startMockHttp(
+  routes: HttpMock[],
+  port: number,
+  host = '127.0.0.1',
+  opts: MockServerOptions = {},
+): Promise<MockServer> {
   const seen: MockServer['seen'] = [];
+  /** The requests each route has answered (its `answers:` are given in turn). */
+  const answered = new Map<HttpMock, number>();
+  const served = (r: SeenRequest) => {
+    seen.push(r);
+    opts.log?.(r);
+  };
   const server = http.createServer((req, res) => {
     let body = '';
     let size = 0;
@@ -114,13 +162,22 @@ export async function startMockHttp(routes: HttpMock[], port: number, host = '12
     });
     req.on('end', () => {
       const path = req.url ?? '/';
-      seen.push({ method: req.method ?? 'GET', url: path, body });
+      const method = req.method ?? 'GET';
       const full = `http://${req.headers.host ?? `${host}:${port}`}${path}`;
-      const m = findRoute(routes, req.method ?? 'GET', full);
-      if (!m) {
+      const route = findRoute(routes, method, full, { body, headers: req.headers });
+      const r: SeenRequest = { method, url: path, headers: loggedHeaders(req.headers), body, outcome: 404 };
+      if (!route) {
+        served(r);
         res.writeHead(404, { 'content-type': 'application/json' });
         return res.end(JSON.stringify({ error: `no route for ${req.method} ${path}` }));
       }
+      const n = answered.get(route) ?? 0;
+      answered.set(route, n + 1);
+      const m = answerOf(route, n);
+      if (route.line !== undefined) r.route = route.line;
+      if (route.answers) r.answer = Math.min(n, route.answers.length - 1) + 1;
+      r.outcome = m.error ?? m.status;
+      served(r);
       const answer = () => {
         if (m.error === 'NETWORK') return req.socket.destroy();
         if (m.error === 'TIMEOUT') return; // never answered

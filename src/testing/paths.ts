@@ -108,7 +108,8 @@ function httpMocks(hops: Hop[]): string[] {
       if (e.kind !== 'http' || seen.has(lookupKey(e.method, e.url))) continue;
       seen.add(lookupKey(e.method, e.url));
       const a = e.answer;
-      const answer = a.error !== undefined ? `error: ${a.error}` : `status: ${a.status ?? 200}`;
+      const body = a.body !== undefined && a.body !== null ? `, body: ${JSON.stringify(a.body)}` : '';
+      const answer = a.error !== undefined ? `error: ${a.error}` : `status: ${a.status ?? 200}${body}`;
       out.push(`{ method: ${e.method}, url: ${q(e.url)}, ${answer} }`);
     }
   return out;

@@ -16,11 +16,12 @@ import { ACTION_SPECS, isAction } from '../flow/actions.js';
 import type { RtRequest } from '../protocol/rt.js';
 import type { Loc } from '../flow/yaml.js';
 import type { Value } from '../flow/model.js';
-import type { CallCheck, Expectation, Plain, ScenarioCase, ScenarioStep } from './scenario.js';
+import type { CallCheck, Expectation, ScenarioCase, ScenarioStep } from './scenario.js';
 import { MASK, Masker, sensitiveValues, type Sensitivity } from '../engine/mask.js';
 import { resultProblem } from './results.js';
 import { COMMANDS } from '../protocol/commands.js';
-import { asIs, diffLines, full, showParams, type DiffEntry, type Scrub } from './diff.js';
+import { diffLines, full, showParams, type DiffEntry, type ShowOptions, type Scrub } from './diff.js';
+import { difference, matches } from './match.js';
 
 export { diffLines, MAX_DIFF_VALUE, type DiffEntry } from './diff.js';
 
@@ -61,6 +62,8 @@ export interface RunOptions {
    * is a difference. Default: the step's params as a subset.
    */
   wholeParams?: boolean;
+  /** Show the values of a failure whole (`--full-diff`): no cut, no window, no narrowing to the member that differs. */
+  fullDiff?: boolean;
 }
 
 /** The result sent for a step that gives none: the command's first success result. */
@@ -87,39 +90,15 @@ interface Actual {
   from?: string;
 }
 
-export function describeExpectation(e: Expectation, scrub: Scrub = asIs): string {
-  if (e.kind === 'sms' || e.kind === 'http') return `${e.kind} ${showParams(e.params, scrub)}`;
+/** An expectation for a summary line; given the params it is compared with, those that differ are cut around it. */
+export function describeExpectation(e: Expectation, opts: ShowOptions = {}, other?: Record<string, unknown>): string {
+  if (e.kind === 'sms' || e.kind === 'http') return `${e.kind} ${showParams(e.params, opts, other)}`;
   if (e.kind === 'check') return 'a check of the call (vars, step)';
-  return e.params ? `${e.command} ${showParams(e.params, scrub)}` : e.command;
+  return e.params ? `${e.command} ${showParams(e.params, opts, other)}` : e.command;
 }
 
-function describeActual(a: Actual, scrub: Scrub = asIs): string {
-  return `${a.command} ${showParams(a.params, scrub)}`;
-}
-
-/**
- * Scalars match by their text ("1" matches 1); lists and maps match deeply, maps as subsets (`whole`: maps with the
- * same keys, as a recording's params are compared).
- */
-function matches(expected: Plain, actual: unknown, whole = false): boolean {
-  if (expected === null || typeof expected !== 'object') {
-    if (actual === null || typeof actual !== 'object')
-      return expected === null
-        ? actual === null || actual === undefined
-        : actual !== undefined && String(expected) === String(actual);
-    return false;
-  }
-  if (Array.isArray(expected)) {
-    return (
-      Array.isArray(actual) &&
-      actual.length === expected.length &&
-      expected.every((e, i) => matches(e, actual[i], whole))
-    );
-  }
-  if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return false;
-  const a = actual as Record<string, unknown>;
-  if (whole && Object.keys(a).some((k) => a[k] !== undefined && !Object.hasOwn(expected, k))) return false;
-  return Object.entries(expected).every(([k, v]) => matches(v, a[k], whole));
+function describeActual(a: Actual, opts: ShowOptions = {}, other?: Record<string, unknown>): string {
+  return `${a.command} ${showParams(a.params, opts, other)}`;
 }
 
 /** The call as a check sees it: its vars and the flow step it is at. */
@@ -144,6 +123,7 @@ function checkCall(
   check: CallCheck,
   view: CallView,
   sensitive: Sensitivity | undefined,
+  fullDiff = false,
 ): { pos?: Loc; message: string; diff: DiffEntry[] } | null {
   const diff: DiffEntry[] = [];
   const wrong: string[] = [];
@@ -161,7 +141,7 @@ function checkCall(
     diff.push(
       masked
         ? { label: `vars.${k}`, expected: full(v), actual: `${MASK} (sensitive: not shown)`, note: true }
-        : { label: `vars.${k}`, expected: full(v), actual: full(actual) },
+        : difference(`vars.${k}`, v, actual, false, fullDiff),
     );
     vars.push(k);
   }
@@ -181,7 +161,7 @@ function checkCall(
  * masked value) also matches the actual value masked by it. `whole` (recordings): the params in full, a param the
  * expectation does not name is a difference (an http lookup's headers apart: recordings leave them out).
  */
-function compare(e: Expectation, a: Actual, recorded?: Masker, whole = false): DiffEntry[] | null {
+function compare(e: Expectation, a: Actual, recorded?: Masker, whole = false, fullDiff = false): DiffEntry[] | null {
   const diff: DiffEntry[] = [];
   if (e.kind === 'check') return [];
   const expCommand = e.kind === 'command' ? e.command : e.kind;
@@ -192,7 +172,7 @@ function compare(e: Expectation, a: Actual, recorded?: Masker, whole = false): D
       const x = a.params[k];
       if (matches(v, x, whole)) continue;
       if (recorded && JSON.stringify(v)?.includes(MASK) && matches(v, recorded.scrubValue(x), whole)) continue;
-      diff.push({ label: `params.${k}`, expected: full(v), actual: full(x) });
+      diff.push(difference(`params.${k}`, v, x, whole, fullDiff));
     }
     if (whole)
       for (const [k, x] of Object.entries(a.params)) {
@@ -286,7 +266,9 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
   const scrub: Scrub = (t) => (secrets.size > 0 ? new Masker(secrets).scrubText(t) : t);
   /** Stand-ins fed for masked inputs (a recording's `result: "***"`): a recorded `***` matches them. */
   const fed: string[] = [];
-  const describe = (a: Actual) => describeActual(a, scrub);
+  const fullDiff = opts.fullDiff === true;
+  const shown: ShowOptions = { scrub, whole: fullDiff };
+  const describe = (a: Actual, other?: Record<string, unknown>) => describeActual(a, shown, other);
   const observe = (o: Settled) => {
     view = viewOf(o) ?? view;
     if (sensitive && view) sensitiveValues(view.vars, sensitive, secrets);
@@ -299,11 +281,11 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
   });
   const fail = (step: number, message: string, extra: Partial<CaseFailure> = {}): CaseResult =>
     failure(step, c.steps[step]?.pos ?? c.steps[c.steps.length - 1]?.pos ?? c.pos, message, extra);
-  const lines = (diff: DiffEntry[]) => diff.flatMap((d) => diffLines(d, scrub));
+  const lines = (diff: DiffEntry[]) => diff.flatMap((d) => diffLines(d, shown));
   /** The case has run: its own `expect:` is checked on the call as it is now. */
   const pass = (): CaseResult => {
     if (c.expect) {
-      const problem = checkCall(c.expect, view ?? { vars: {}, step: '' }, sensitive);
+      const problem = checkCall(c.expect, view ?? { vars: {}, step: '' }, sensitive, fullDiff);
       if (problem)
         return failure(c.steps.length, problem.pos ?? c.expectPos ?? c.pos, problem.message, {
           label: "the case's expect",
@@ -315,7 +297,7 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
   /** Checks the step's `vars:`/`step:` on the call as it is now; a failure, or undefined. */
   const checkStep = (index: number, step: ScenarioStep): CaseResult | undefined => {
     if (!step.check) return undefined;
-    const problem = checkCall(step.check, view ?? { vars: {}, step: '' }, sensitive);
+    const problem = checkCall(step.check, view ?? { vars: {}, step: '' }, sensitive, fullDiff);
     return problem
       ? fail(index, problem.message, { pos: problem.pos ?? step.pos, diff: lines(problem.diff) })
       : undefined;
@@ -360,7 +342,7 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
           );
         return mocks.perform(effect, ctx);
       }
-      const diff = compare(step.expect, actual, asRecorded(), whole);
+      const diff = compare(step.expect, actual, asRecorded(), whole, fullDiff);
       if (diff) {
         const at = i;
         decided = () => mismatch(at, step, actual, diff);
@@ -411,11 +393,11 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     const step = c.steps[i]!;
     if (out.state === null) {
       return fail(i, `the call ended, but ${c.steps.length - i} step(s) are left`, {
-        expected: describeExpectation(step.expect, scrub),
+        expected: describeExpectation(step.expect, shown),
         actual: 'the end of the call',
       });
     }
-    const diff = compare(step.expect, actual, asRecorded([], out.state.vars), whole);
+    const diff = compare(step.expect, actual, asRecorded([], out.state.vars), whole, fullDiff);
     if (diff) {
       // the flow hung up on an engine error (RUNTIME_MEDIA, ITERATION_LIMIT...): say which
       const error = out.state.done ? out.log?.find((l) => l.level === 'error') : undefined;
@@ -469,14 +451,15 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
   }
 
   function mismatch(index: number, step: ScenarioStep, actual: Actual, diff: DiffEntry[], why = ''): CaseResult {
-    const exp = describeExpectation(step.expect, scrub);
+    const exp = describeExpectation(step.expect, shown, actual.params);
     const name = step.expect.kind === 'command' ? step.expect.command : step.expect.kind;
     const from = actual.from ? ` (from ${actual.from})` : '';
     const message =
       name === actual.command
         ? `${name}: params differ${from}`
         : `expected ${name}, got ${actual.command}${from}${why}`;
-    return fail(index, message, { expected: exp, actual: describe(actual), diff: lines(diff) });
+    const other = step.expect.kind === 'check' ? undefined : step.expect.params;
+    return fail(index, message, { expected: exp, actual: describe(actual, other), diff: lines(diff) });
   }
 }
 

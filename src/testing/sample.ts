@@ -37,7 +37,10 @@ function gen(src: string): string | undefined {
     }
     if (ch === '(') {
       i++;
-      if (src[i] === '?') i += src[i + 1] === '<' ? 3 : 2;
+      // a named group, (?<name>...) or (?P<name>...), is a group like any other
+      const named = /^\?P?<[A-Za-z_][A-Za-z0-9_]*>/.exec(src.slice(i, i + 72));
+      if (named) i += named[0].length;
+      else if (src[i] === '?') i += src[i + 1] === '<' ? 3 : 2;
       const s = alt();
       i++; // )
       return s;

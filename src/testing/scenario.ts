@@ -199,6 +199,7 @@ function scalarText(n: YNode): string | undefined {
 }
 
 import { parseHttpAnswer, parseHttpMocks, TOOL_FILE_DEPTH, type HttpAnswer, type HttpMock } from './http-mocks.js';
+import { meantKey } from './suggest-key.js';
 
 function describe(n: YNode): string {
   if (n.kind === 'map') return 'a map';
@@ -210,37 +211,53 @@ function describe(n: YNode): string {
       : `${n.type === 'bool' ? 'a boolean' : 'a number'}`;
 }
 
+/** What checkKeys may say of an unknown key besides the nearest allowed one. */
+interface KeyHints {
+  /** Sections whose keys are written beside them by mistake (caller: in a case instead of under call:). */
+  under?: readonly { key: string; keys: readonly string[] }[];
+  /** Words of other tools (or shortenings) for an allowed key: `response` -> `result` in a step. */
+  synonyms?: Readonly<Record<string, string>>;
+  /** What a key meant does, said after the did-you-mean (`now`: the clock of the request...). */
+  notes?: Readonly<Record<string, string>>;
+}
+
 /**
- * Reports unknown keys, with the nearest allowed key when one is close; returns the allowed keys some unknown key was
- * taken for.
+ * Reports unknown keys, with the nearest allowed key when one is close (in spelling, as a shortening, or as a word of
+ * another tool); returns the allowed keys some unknown key was taken for.
  */
 function checkKeys(
   c: Collector,
   m: YMap,
   allowed: readonly string[],
   where: string,
-  under?: { key: string; keys: readonly string[] },
+  hints: KeyHints = {},
 ): Set<string> {
   const meant = new Set<string>();
   for (const e of m.entries) {
     if (allowed.includes(e.key)) continue;
     // a key of a section written beside it (caller: in a case instead of under call:)
-    const belongs = under && (under.keys.includes(e.key) ? e.key : closest(e.key, under.keys));
-    if (under && belongs !== undefined) {
-      meant.add(under.key);
+    const sections = hints.under ?? [];
+    const exact = sections.find((u) => u.keys.includes(e.key));
+    const section = exact ?? sections.find((u) => closest(e.key, u.keys) !== undefined);
+    if (section) {
+      const belongs = exact ? e.key : closest(e.key, section.keys)!;
+      const note = hints.notes?.[`${section.key}.${belongs}`];
+      meant.add(section.key);
       c.at(
         e.keyNode,
         `unknown key "${e.key}" in ${where}: ${belongs === e.key ? '' : `did you mean "${belongs}"? `}it ` +
-          `goes under ${under.key}: (${under.key}: { ${belongs}: ... })`,
+          `goes under ${section.key}: (${section.key}: { ${belongs}: ... })${note ? `; ${note}` : ''}`,
       );
       continue;
     }
-    const near = closest(e.key, allowed);
+    const near = meantKey(e.key, allowed, hints.synonyms);
     if (near !== undefined) meant.add(near);
+    // a typo needs no note; a word of another tool (response for result) is told what the key does here
+    const note = near !== undefined && closest(e.key, allowed) === undefined ? hints.notes?.[near] : undefined;
     c.at(
       e.keyNode,
-      `unknown key "${e.key}" in ${where}${near !== undefined ? `: did you mean "${near}"?` : ''} ` +
-        `(allowed: ${allowed.join(', ')})`,
+      `unknown key "${e.key}" in ${where}${near !== undefined ? `: did you mean "${near}"?` : ''}` +
+        `${note ? ` (${note})` : ''} (allowed: ${allowed.join(', ')})`,
     );
   }
   return meant;
@@ -369,7 +386,25 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
     c.at(n, `a step must be a map with \`expect:\`, not ${describe(n)}`);
     return undefined;
   }
-  const meant = checkKeys(c, n, ['expect', 'result', 'error', 'status', 'now', 'answer'], 'a step');
+  const ex = get(n, 'expect');
+  const lookup =
+    ex !== undefined && ((ex.kind === 'scalar' && ex.value === 'http') || (ex.kind === 'map' && !!get(ex, 'http')));
+  const answer = lookup ? 'answer' : 'result';
+  const meant = checkKeys(c, n, ['expect', 'result', 'error', 'status', 'now', 'answer'], 'a step', {
+    synonyms: {
+      response: answer,
+      reply: answer,
+      input: 'result',
+      digits: 'result',
+      dtmf: 'result',
+      delay: lookup ? 'answer' : 'now',
+    },
+    notes: {
+      now: "the clock of the request that reports this step's outcome: an ISO 8601 time, or epoch ms",
+      answer: "the lookup's answer, { status, body } or { error }; a slow one: fillers: n, or delay_ms in mocks.http",
+      result: 'the outcome of the command the flow receives: digits, TIMEOUT...',
+    },
+  });
   const e = get(n, 'expect');
   if (!e) {
     // a misspelt expect: is one mistake, reported once
@@ -574,8 +609,15 @@ function parseCase(
     return undefined;
   }
   checkKeys(c, n, ['name', 'call', 'vars', 'with', 'mocks', 'steps', 'expect'], 'a case', {
-    key: 'call',
-    keys: Object.keys(DEFAULT_CALL),
+    under: [
+      { key: 'call', keys: Object.keys(DEFAULT_CALL) },
+      { key: 'mocks', keys: ['now', 'sms', 'http'] },
+    ],
+    synonyms: { params: 'with', args: 'with', variables: 'vars', title: 'name' },
+    notes: {
+      'mocks.now': "it is the clock of the call's first request, and a step's now: moves it on later",
+      with: "a module's params",
+    },
   });
   const nameNode = get(n, 'name');
   let name = `case ${index + 1}`;

@@ -119,6 +119,33 @@ export function startVariants(flow: CompiledFlow, values: string[]): Start[] {
   const vars = flow.model.vars;
   const names = new Set([...src.matchAll(/\bvars\.(\w+)/g)].map((m) => m[1]!).filter((n) => n in vars));
   for (const n of names) for (const v of otherValues(vars[n] as Value, src)) out.push({ call: {}, vars: { [n]: v } });
+  out.push(...loopStarts(flow, names));
   out.push(...calendarStarts(flow));
+  return out;
+}
+
+/**
+ * For each list of the flow's vars that a foreach reads (`in: vars.list`): the list with no item, with its first item
+ * only (the ways through the loop for zero, one and more items), and, when the loop has an `error:` way, a value that
+ * is not a list. Names already varied by the switch conditions are left to them.
+ */
+function loopStarts(flow: CompiledFlow, done: ReadonlySet<string>): Start[] {
+  const vars = flow.model.vars;
+  const out: Start[] = [];
+  const seen = new Set<string>();
+  for (const s of Object.values(flow.model.steps)) {
+    if (s.kind !== 'loop') continue;
+    for (const m of s.in.matchAll(/\bvars\.(\w+)/g)) {
+      const n = m[1]!;
+      const v = vars[n];
+      if (!Array.isArray(v) || seen.has(n)) continue;
+      seen.add(n);
+      const values: Plain[] = [];
+      if (!done.has(n)) values.push([]);
+      if (v.length > 1) values.push([v[0] as Plain]);
+      if (s.error !== undefined) values.push(null);
+      for (const x of values) out.push({ call: {}, vars: { [n]: x } });
+    }
+  }
   return out;
 }

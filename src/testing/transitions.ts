@@ -12,13 +12,16 @@
  *   taken at any step that inherits them (a handler no step inherits is no transition);
  * - switch steps (and `when`): `<step>:case1`, `case2`... in order, and `<step>:default`
  *   (the `else`, or the end of the flow when none is written);
- * - set steps: `<step>:next`.
+ * - set steps: `<step>:next`;
+ * - foreach steps: `<step>:do` (the first item into the body), `<step>:next` (each next item),
+ *   `<step>:done` (the list is over) and, with `error:`, `<step>:error`.
  * A result or error a step has no branch for ends the flow through the machine's catch-all:
  * no transition (nothing of the flow's is taken).
  */
 import type { CompiledFlow } from '../engine/compile.js';
 import { END_STATE, EV_ERROR, EV_RESULT, type MachineConfig, type TransitionConfig } from '../flow/machine-config.js';
 import type { FlowModel, Pos, Step } from '../flow/model.js';
+import { nextStateName } from '../flow/loops.js';
 
 /** The coverage keys a transition names (its `took` action). */
 export function tookKeys(t: TransitionConfig): string[] {
@@ -89,6 +92,12 @@ function stepKeys(id: string, s: Step, branch: BranchAdd, add: (k: string, p: Po
     case 'return':
       add(`${id}:return`, s.pos);
       break;
+    case 'loop':
+      add(`${id}:do`, s.doPos);
+      add(`${id}:next`, s.doPos);
+      add(`${id}:done`, s.nextPos ?? s.pos);
+      if (s.error !== undefined) add(`${id}:error`, s.errorPos ?? s.pos);
+      break;
   }
 }
 
@@ -116,7 +125,7 @@ export function flowTransitions(flow: CompiledFlow): FlowTransitions {
 // ---- the transition graph -------------------------------------------------------------------
 
 export type EdgeKind =
-  'key' | 'retry' | 'then' | 'case' | 'switch-default' | 'next' | 'unhandled' | 'status' | 'enter' | 'return';
+  'key' | 'retry' | 'then' | 'case' | 'switch-default' | 'next' | 'unhandled' | 'status' | 'enter' | 'return' | 'loop';
 
 export interface FlowEdge {
   /** The transition this edge takes (a coverage key); for `unhandled` and `status` edges, a label (no transition). */
@@ -146,13 +155,23 @@ export const COVERABLE: ReadonlySet<EdgeKind> = new Set<EdgeKind>([
   'switch-default',
   'next',
   'return',
+  'loop',
 ]);
 
-/** Where a transition leads, past a say state; and whether a say plays first. */
+/** The step a machine state stands for: a foreach's `<step>@next` is its step. */
+export function stateStep(flow: CompiledFlow, state: string): string {
+  const m = flow.config.states[state]?.meta;
+  return m && m.kind === 'logic' ? m.step : state;
+}
+
+/** Where a transition leads, past a say state (and a foreach's `@next` to its step); and whether a say plays first. */
 function dest(flow: CompiledFlow, target: string): { to: string; say: boolean } {
   const m = flow.config.states[target]?.meta;
-  return m && m.kind === 'say' ? { to: m.to, say: true } : { to: target, say: false };
+  return m && m.kind === 'say' ? { to: stateStep(flow, m.to), say: true } : { to: stateStep(flow, target), say: false };
 }
+
+/** The label of a foreach transition, by its coverage key's last part. */
+const LOOP_LABELS: Record<string, string> = { do: 'each item', next: 'next item', done: 'done', error: 'not a list' };
 
 /**
  * Every edge of the flow's transition graph, read from its machine config: the states'
@@ -163,9 +182,26 @@ function dest(flow: CompiledFlow, target: string): { to: string; say: boolean } 
 export function flowEdges(flow: CompiledFlow): FlowEdge[] {
   const edges: FlowEdge[] = [];
   const handler = flow.model.handlers.hangup;
+  const loopEdges = new Set<string>();
   for (const [id, sc] of Object.entries(flow.config.states)) {
     const meta = sc.meta;
     const step = flow.model.steps[id];
+    if (meta.kind === 'logic' && meta.loop) {
+      // a foreach's two states (`<step>`, `<step>@next`): one set of edges from the step, the first item's first
+      if (meta.loop !== 'start') continue;
+      const both = [...(sc.always ?? []), ...(flow.config.states[nextStateName(meta.step)]?.always ?? [])];
+      for (const t of both) {
+        if (t.guard?.type === 'budget') continue;
+        const cover = tookKeys(t)[0] ?? '';
+        const d = dest(flow, t.target);
+        const sig = `${cover}|${d.to}`;
+        if (loopEdges.has(sig)) continue;
+        loopEdges.add(sig);
+        const key = LOOP_LABELS[cover.slice(cover.lastIndexOf(':') + 1)] ?? cover;
+        edges.push({ id: cover, kind: 'loop', from: meta.step, to: d.to, key, ...(d.say ? { say: true } : {}) });
+      }
+      continue;
+    }
     if (meta.kind === 'logic' && step) {
       const cases = step.kind === 'switch' ? step.cases : [];
       for (const t of sc.always ?? []) {
@@ -179,16 +215,28 @@ export function flowEdges(flow: CompiledFlow): FlowEdge[] {
             id: cover,
             kind: 'return',
             from: id,
-            to: t.target,
+            to: stateStep(flow, t.target),
             key: t.guard ? `${step.result} (back to ${String(t.guard.params?.site)})` : `${step.result} (no caller)`,
           });
-        else if (step.kind === 'set') edges.push({ id: cover, kind: 'next', from: id, to: t.target });
+        else if (step.kind === 'set') edges.push({ id: cover, kind: 'next', from: id, to: stateStep(flow, t.target) });
         else if (t.guard?.type === 'when') {
           const i = Number(t.guard.params?.i);
-          edges.push({ id: cover, kind: 'case', from: id, to: t.target, condition: cases[i]?.when ?? 'true' });
+          edges.push({
+            id: cover,
+            kind: 'case',
+            from: id,
+            to: stateStep(flow, t.target),
+            condition: cases[i]?.when ?? 'true',
+          });
         } else {
           const not = cases.map((c) => `!(${c.when})`).join(' && ');
-          edges.push({ id: cover, kind: 'switch-default', from: id, to: t.target, condition: not || 'true' });
+          edges.push({
+            id: cover,
+            kind: 'switch-default',
+            from: id,
+            to: stateStep(flow, t.target),
+            condition: not || 'true',
+          });
         }
       }
       continue;

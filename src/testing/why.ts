@@ -116,5 +116,17 @@ export function notFound(flow: CompiledFlow, key: string, ex: Explored): string 
       `(call fields, vars: or earlier results that make it hold)`
     );
   }
+  if (step?.kind === 'loop') {
+    const what = {
+      do: 'with an item in its list',
+      next: 'with a second item in its list',
+      done: 'at the end of its list',
+      error: 'where its list is not a list:',
+    }[key.slice(key.lastIndexOf(':') + 1)];
+    return (
+      `not found: no call searched (${searched}) reached this loop ${what ?? 'with its list'} \`${step.in}\`; ` +
+      `write this case by hand (vars:, or a mocked lookup's body, giving that list)`
+    );
+  }
   return `not found in the search (${searched}); write this case by hand`;
 }

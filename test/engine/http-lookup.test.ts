@@ -33,7 +33,7 @@ describe('the http request builder', () => {
         url: 'https://x.example/{{ vars.a }}',
         query: { q: '{{ vars.a }} b' },
         headers: { Authorization: 'Bearer {{ secrets.T }}' },
-        body: { a: ['{{ vars.a }}', 1] },
+        body: { kind: 'literal', value: { a: ['{{ vars.a }}', 1] } },
       }),
     );
     expect(b.build(scope({ a: 'v' }, { T: 'tok' }), 1)).toEqual({
@@ -44,6 +44,10 @@ describe('the http request builder', () => {
       retries: 0,
       body: '{"a":["v",1]}',
     });
+  });
+  it('a secret read through a filter renders (the liquid path, not only the plain {{ a.b }} one)', () => {
+    const b = httpBuilder(spec({ headers: { Authorization: "Bearer {{ secrets.T | prepend: 'x-' }}" } }));
+    expect(b.build(scope({}, { T: 'tok' }), 1).headers).toEqual({ Authorization: 'Bearer x-tok' });
   });
   it('refuses a rendered URL that is not http(s), too long, or a header with a line break, without the values', () => {
     expect(() => httpBuilder(spec({ url: '{{ vars.u }}' })).build(scope({ u: 'file:///etc/passwd' }), 1)).toThrow(
@@ -56,9 +60,12 @@ describe('the http request builder', () => {
       httpBuilder(spec({ headers: { X: '{{ vars.h }}' } })).build(scope({ h: 'v\r\nHost: evil' }, { T: 'tok' }), 1);
     expect(inj).toThrow(/line break/);
     expect(inj).not.toThrow(/evil/);
-    expect(() => httpBuilder(spec({ body: { a: '{{ vars.b }}' } })).build(scope({ b: 'x'.repeat(70000) }), 1)).toThrow(
-      /over 65536 bytes/,
-    );
+    expect(() =>
+      httpBuilder(spec({ body: { kind: 'literal', value: { a: '{{ vars.b }}' } } })).build(
+        scope({ b: 'x'.repeat(70000) }),
+        1,
+      ),
+    ).toThrow(/over 65536 bytes/);
   });
 });
 

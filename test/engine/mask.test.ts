@@ -16,10 +16,11 @@ import { type StepRecord } from '../../src/engine/report.js';
 import type { CallState } from '../../src/engine/types.js';
 import type { RtRequest } from '../../src/protocol/rt.js';
 
+const on = { exact: {}, patterns: [] };
 const steps = {
-  pin: { kind: 'command', id: 'pin', save: 'pin' },
-  text: { kind: 'command', id: 'text', save: 'code_hash' },
-  menu: { kind: 'command', id: 'menu', save: 'choice' },
+  pin: { kind: 'command', id: 'pin', save: 'pin', on, command: { name: 'read' } },
+  text: { kind: 'command', id: 'text', save: 'code_hash', on, command: { name: 'sms' } },
+  menu: { kind: 'command', id: 'menu', save: 'choice', on, command: { name: 'read' } },
 } as never;
 
 describe('mask', () => {

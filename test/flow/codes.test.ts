@@ -12,6 +12,7 @@ import type { Diagnostic } from '../../src/errors/diagnostic.js';
 import { MAX_FILE_BYTES } from '../../src/flow/yaml.js';
 import { TABLE_CASES } from './codes-tables.js';
 import { SUBFLOW_CASES } from './codes-subflow.js';
+import { LOOP_CASES } from './codes-loop.js';
 
 /** A flow whose steps (lines given) start at line 4, column 3. */
 const flow = (...steps: string[]) => ['version: 1', 'start: a', 'steps:', ...steps].join('\n') + '\n';
@@ -358,6 +359,28 @@ const CASES: Case[] = [
     message: /secrets\.TOKEN is read outside an http step/,
   },
   {
+    name: 'a secret in an http filler (spoken to the caller, not sent)',
+    code: 'SECRET_OUTSIDE_HTTP',
+    text: flow2(
+      '  a: { http: { url: "https://x.example/?t={{ secrets.TOKEN }}", filler: "Code {{ secrets.TOKEN }}" }, next: b }',
+      '  b: { hangup: {} }',
+    ),
+    line: 5,
+    column: 82,
+    message: /secrets\.TOKEN is read outside an http step/,
+  },
+  {
+    name: 'a secret in a filler list entry',
+    code: 'SECRET_OUTSIDE_HTTP',
+    text: flow2(
+      '  a: { http: { url: "https://x.example/", filler: ["One", { say: "{{ secrets.TOKEN }}" }] }, next: b }',
+      '  b: { hangup: {} }',
+    ),
+    line: 5,
+    column: 70,
+    message: /secrets\.TOKEN is read outside an http step/,
+  },
+  {
     name: 'an http result that is not one',
     code: 'IMPOSSIBLE_RESULT',
     text: flow2('  a: { http: { url: "https://x.example/" }, on: { timout: b }, next: b }', '  b: { hangup: {} }'),
@@ -528,6 +551,14 @@ const CASES: Case[] = [
     message: /^step 'a': \{% include %\} reads a file: templates have no file system$/,
   },
   {
+    name: 'an unknown currency given to say_money',
+    code: 'BAD_FILTER_ARGUMENT',
+    text: flow('  a: { say: "You owe {{ 12.5 | say_money: \'EUX\' }}.", next: a }'),
+    line: 4,
+    column: 43,
+    message: /^step 'a': say_money: 'EUX' is not a currency code \(ISO 4217: EUR, GBP, USD\.\.\.\)$/,
+  },
+  {
     name: 'a lookahead in matches()',
     code: 'BAD_PATTERN',
     text: flow('  a: { switch: [{ when: \'call.caller.matches("^(?=1)")\', goto: a }], default: a }'),
@@ -572,6 +603,20 @@ const CASES: Case[] = [
     line: 6,
     column: 11,
     message: /'A' is not allowed/,
+  },
+  {
+    name: 'a saved group the pattern does not name',
+    code: 'UNKNOWN_GROUP',
+    text: sflow(
+      '  a:',
+      '    read: { prompt: "Code?", max_digits: 4 }',
+      "    on: { '/^\\*(?<svc>[0-9]{2})$/': { goto: b, save: { pin: sv } }, default: b }",
+      '  b: { hangup: {} }',
+    ),
+    line: 7,
+    column: 61,
+    message: /has no group named 'sv'/,
+    hint: /did you mean 'svc'\?/,
   },
   {
     name: 'goto and retry',
@@ -910,6 +955,8 @@ const CASES: Case[] = [
 ];
 // calendars, prompt tables and languages, environments (version 2)
 CASES.push(...TABLE_CASES);
+// foreach steps (version 2)
+CASES.push(...LOOP_CASES);
 
 describe('every diagnostic code, at its exact position', () => {
   for (const c of CASES) {

@@ -32,6 +32,7 @@ describe('the version 2 chapters of docs/flow-language.md', () => {
     'Calendars: `calendars` and `calendar`',
     'Prompt tables and languages: `prompts` and `languages`',
     'Environments: `environments`',
+    'Loops over a list: `foreach`',
   ]) {
     it(`${title}: the example checks clean and the schema accepts it`, () => {
       const yaml = firstYaml(chapter(title));

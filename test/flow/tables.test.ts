@@ -131,8 +131,42 @@ describe('prompts and languages', () => {
       ),
     ).toEqual([
       "6:22 UNKNOWN_LANGUAGE language.default: 'en-US' is not a language of languages: | Languages: en-GB, fr-FR.",
-      "6:54 BAD_FORMAT language.by_country: 'be' is not a country code | Write the ISO 3166 code of the " +
-        'country in two capitals: FR, BE, GB, US.',
+      "6:54 BAD_FORMAT language.by_country: 'be' is not an ISO 3166 country code | did you mean 'BE' (Belgium)? " +
+        'Write the ISO 3166 code of the country in two capitals: FR, BE, GB, US.',
+    ]);
+  });
+  it('by_country keys that are not countries of a telephone number, with a did-you-mean', () => {
+    const WRITE = 'Write the ISO 3166 code of the country in two capitals: FR, BE, GB, US.';
+    const MAPS = "by_country maps the country of the caller's number to a language.";
+    expect(
+      diag(
+        lines(
+          'version: 2',
+          'start: a',
+          ...LANGS,
+          'language:',
+          '  by_country:',
+          '    UK: en-GB',
+          '    EN: en-GB',
+          '    XX: fr-FR',
+          '    FR: fr-FR',
+          '    GB: en-GB',
+          '    EU: en-GB',
+          '    EL: fr-FR',
+          'steps:',
+          '  a: { hangup: {} }',
+        ),
+      ),
+    ).toEqual([
+      `8:5 BAD_FORMAT language.by_country: 'UK' is not an ISO 3166 country code | did you mean 'GB' (United ` +
+        `Kingdom)? ${WRITE}`,
+      `9:5 BAD_FORMAT language.by_country: 'EN' is not an ISO 3166 country code | 'en' is a language (English), ` +
+        `not a country: did you mean 'GB' (United Kingdom)? ${MAPS}`,
+      `10:5 BAD_FORMAT language.by_country: 'XX' is not an ISO 3166 country code | ${WRITE}`,
+      `13:5 BAD_FORMAT language.by_country: 'EU' (European Union) is not the country of any telephone number | ` +
+        `${MAPS} ${WRITE}`,
+      `14:5 BAD_FORMAT language.by_country: 'EL' is not an ISO 3166 country code | 'el' is a language (Greek), ` +
+        `not a country: did you mean 'GR' (Greece)? ${MAPS}`,
     ]);
   });
   it('a language tag that is not one', () => {

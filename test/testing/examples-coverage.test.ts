@@ -13,6 +13,7 @@ it('the example flows scenarios pass and reach 100% of steps and transitions', a
   );
   expect(out).toMatch(/^\d+ passed, 0 failed$/m);
   for (const flow of [
+    'appointments',
     'bank-line',
     'conference',
     'front-desk',

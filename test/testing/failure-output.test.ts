@@ -89,6 +89,89 @@ cases:
     expect(plus).toContain('press 1.');
   });
 
+  it('the summary lines cut a long param around its first difference, not both at the same head', async () => {
+    const { code, out } = await run(
+      'summary.test.yaml',
+      `flow: long
+cases:
+  - name: the end of the prompt
+    steps:
+      - expect: { command: read, params: { media_id: "TTS|TTS_EN-GB_SERENA|${LONG.replace('1.', '2.')}" } }
+`,
+    );
+    expect(code).toBe(1);
+    expect(out).toContain(
+      '      expected: read { media_id: …lls are recorded for training. For your balance, press 2." }\n' +
+        '      actual:   read { media_id: …lls are recorded for training. For your balance, press 1.", ' +
+        'attempts: 3, max_digits: 1 }\n',
+    );
+  });
+
+  it('a long map in expect: vars is narrowed to the member that differs; --full-diff shows both whole', async () => {
+    writeFileSync(
+      join(flows, 'customer.yaml'),
+      `version: 1
+name: customer
+vars:
+  customer:
+    name: Ann
+    address: "12 The Long Road, Little Snoring, Norfolk, NR21 0AA, United Kingdom of Great Britain"
+    dob: "1970-01-01"
+start: a
+steps:
+  a: { hangup: {} }
+`,
+    );
+    const text = `flow: customer
+cases:
+  - name: the date of birth
+    steps:
+      - expect: { command: hangup, vars: { customer: { dob: "1970-01-02", name: Ann } } }
+`;
+    const narrowed = await run('customer.test.yaml', text);
+    expect(narrowed.code).toBe(1);
+    expect(narrowed.out).toContain(
+      'step 1: vars.customer differs (at flow step "a")\n' +
+        '      - vars.customer.dob: "1970-01-02"\n' +
+        '      + vars.customer.dob: "1970-01-01"\n',
+    );
+    let out = '';
+    const code = await runTests(
+      [join(dir, 'customer.test.yaml')],
+      { flows, fullDiff: true },
+      { write: (s: string) => (out += s) },
+    );
+    expect(code).toBe(1);
+    expect(out).toContain(
+      '      - vars.customer: {"dob":"1970-01-02","name":"Ann"}\n' +
+        '      + vars.customer: {"name":"Ann","address":"12 The Long Road, Little Snoring, Norfolk, NR21 0AA, United ' +
+        'Kingdom of Great Britain","dob":"1970-01-01"}\n',
+    );
+  });
+
+  it('--full-diff: the summary and diff lines show long values whole', async () => {
+    const changed = LONG.replace('press 1.', 'press one.');
+    writeFileSync(
+      join(dir, 'whole.test.yaml'),
+      `flow: long
+cases:
+  - name: the prompt
+    steps:
+      - expect: { command: read, params: { media_id: "TTS|TTS_EN-GB_SERENA|${changed}" } }
+`,
+    );
+    let out = '';
+    expect(
+      await runTests([join(dir, 'whole.test.yaml')], { flows, fullDiff: true }, { write: (s: string) => (out += s) }),
+    ).toBe(1);
+    expect(out).toContain(
+      `      expected: read { media_id: "TTS|TTS_EN-GB_SERENA|${changed}" }\n` +
+        `      actual:   read { media_id: "TTS|TTS_EN-GB_SERENA|${LONG}", attempts: 3, max_digits: 1 }\n` +
+        `      - params.media_id: "TTS|TTS_EN-GB_SERENA|${changed}"\n` +
+        `      + params.media_id: "TTS|TTS_EN-GB_SERENA|${LONG}"\n`,
+    );
+  });
+
   it('a short value in full; a long one windowed on both sides, the same characters of each', () => {
     expect(diffLines({ label: 'params.x', expected: '"ab"', actual: '"ac"' })).toEqual([
       '- params.x: "ab"',
@@ -107,7 +190,7 @@ cases:
     const scrub = (t: string) => t.split(secret).join('***');
     const lines = diffLines(
       { label: 'v', expected: `"${'q'.repeat(150)}A"`, actual: `"${'q'.repeat(150)}B${secret}"` },
-      scrub,
+      { scrub },
     );
     expect(lines.join('\n')).not.toContain('S3CRET');
     expect(lines[1]).toContain('B***');

@@ -4,9 +4,9 @@
  * `with:`, ends each case with the module's return, and every case it writes passes
  * `callscript test`; `simulate` asks for its required params up front and takes --with.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { paths } from '../../src/cli/paths.js';
@@ -109,5 +109,70 @@ describe('simulate a module', () => {
     expect(r.out).toContain('call ended: HANGUP (the module returned verified)\n');
     expect(r.out).toContain('  4. verified: return -> verified\n');
     expect(r.out).not.toContain('RUNTIME_PARAM');
+  });
+});
+
+describe("a module's param defaults, when a tool runs it on its own", () => {
+  const mod = join(dir, 'defaults');
+  const MOD = [
+    'version: 2',
+    'name: greet',
+    'module:',
+    '  params: { who: friend, tries: 3, account: required }',
+    '  results: [done]',
+    'start: hello',
+    'steps:',
+    '  hello:',
+    '    say: "Hello {{ vars.who }}, {{ vars.account }}: {{ vars.tries }} tries."',
+    '    next: fin',
+    '  fin: { return: done }',
+    '',
+  ].join('\n');
+  const SCENARIOS = [
+    'flow: greet',
+    'cases:',
+    '  - name: the defaults',
+    '    with: { account: "42" }',
+    '    steps:',
+    '      - expect: { command: play, params: { media_id: "TTS|TTS_EN-GB_SERENA|Hello friend, 42: 3 tries." } }',
+    '      - expect: { return: done }',
+    '  - name: a default given',
+    '    with: { account: "42", tries: 5 }',
+    '    vars: { who: Ann }',
+    '    steps:',
+    '      - expect: { command: play, params: { media_id: "TTS|TTS_EN-GB_SERENA|Hello Ann, 42: 5 tries." } }',
+    '      - expect: { return: done }',
+    '',
+  ].join('\n');
+
+  it('callscript test: the params the case does not give have their defaults', async () => {
+    mkdirSync(mod, { recursive: true });
+    writeFileSync(join(mod, 'greet.yaml'), MOD);
+    writeFileSync(join(mod, 'greet.test.yaml'), SCENARIOS);
+    let out = '';
+    const code = await runTests([join(mod, 'greet.test.yaml')], { flows: mod }, { write: (s: string) => (out += s) });
+    const shown = relative(process.cwd(), join(mod, 'greet.test.yaml'));
+    expect(out).toBe(`✓ ${shown} › the defaults\n✓ ${shown} › a default given\n\n2 passed, 0 failed\n`);
+    expect(code).toBe(0);
+  });
+
+  it('simulate: the first prompt and the vars show the defaults', async () => {
+    mkdirSync(mod, { recursive: true });
+    writeFileSync(join(mod, 'greet.yaml'), MOD);
+    const inp = new PassThrough();
+    const output = sink();
+    const err = sink();
+    inp.end('h\n');
+    const code = await simulate(
+      join(mod, 'greet.yaml'),
+      { flows: mod, with: ['account=42'] },
+      { input: inp, output: output.w, err: err.w },
+    );
+    expect(err.text()).toBe('');
+    expect(code).toBe(0);
+    expect(output.text()).toContain(
+      '#1 hello: play\n  hears: "Hello friend, 42: 3 tries." (TTS_EN-GB_SERENA)\n' +
+        '  vars: who="friend" tries=3 account="42"\n',
+    );
   });
 });

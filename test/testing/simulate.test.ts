@@ -277,7 +277,7 @@ describe('callscript simulate <unknown flow>', () => {
     );
     expect(code).toBe(2);
     expect(text).toBe(
-      'callscript simulate: no flow named "nosuch" in flows (flows: bank-line, conference, front-desk, ' +
+      'callscript simulate: no flow named "nosuch" in flows (flows: appointments, bank-line, conference, front-desk, ' +
         'recording-consent, reminder, support-line, voicemail, verify-customer)\n',
     );
   });
