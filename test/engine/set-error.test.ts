@@ -111,4 +111,28 @@ steps:
     );
     expect(c.start()).toBe(reply('play', 1, { media_id: tts('Oops none RUNTIME_EXPRESSION.') }));
   });
+
+  it('in a foreach body, handlers.error back to the loop takes the next item', async () => {
+    const c = new Call(
+      await yamlFlow(`
+version: 2
+name: sum
+start: each
+vars: { items: ["1", "x", "3"], total: 0 }
+handlers: { error: each }
+steps:
+  each:
+    foreach: { in: vars.items, as: item }
+    do: add
+    next: done
+  add:
+    set: { total: { expr: "vars.total + int(vars.item)" } }
+    next: each
+  done: { say: "Total {{ vars.total }}.", next: bye }
+  bye: { hangup: {} }
+`),
+    );
+    expect(c.start()).toBe(reply('play', 1, { media_id: tts('Total 4.') }));
+    expect(logs(c.last).map((l) => l.split(':')[0])).toEqual(['RUNTIME_EXPRESSION']);
+  });
 });
