@@ -26,7 +26,10 @@ export interface CallView {
   /** placed: the service has not connected it (no request yet); live; finished. */
   status: 'placed' | 'live' | 'finished';
   callid: string | null;
-  /** Finished: the call history's outcome (completed, abandoned, error, ended_by_admin), null when it has no record. */
+  /**
+   * Finished: the call history's outcome (completed, transferred, abandoned, error, ended_by_admin), null when it has
+   * no record.
+   */
   outcome?: string | null;
   lastStep?: string | null;
   durationMs?: number | null;
@@ -91,7 +94,7 @@ export class FollowInterrupted extends Error {
 export interface RowResult {
   number: string;
   /**
-   * completed, abandoned, error, ended_by_admin (the call history's); ended (finished, no
+   * completed, transferred, abandoned, error, ended_by_admin (the call history's); ended (finished, no
    * history record); not_connected (the service never connected it); timeout (still live at
    * --timeout); failed (not placed); invalid (a bad row); unknown (perhaps placed: no usable
    * answer to a request sent, the campaign killed while placing it, or track of it lost).

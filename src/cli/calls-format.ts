@@ -51,6 +51,8 @@ export interface CallDetail {
   ended?: string;
   durationMs?: number;
   outcome?: string;
+  /** The code of the engine error that ended the flow, when one did. */
+  error?: string;
   callStatus?: string;
   lastStep?: string;
 }
@@ -117,7 +119,8 @@ export function traceText(c: CallDetail): string {
   const head =
     c.status === 'live'
       ? `live at step ${c.step ?? '-'}`
-      : `finished: ${c.outcome ?? '-'} (${c.callStatus ?? '-'}), last step ${c.lastStep ?? '-'}`;
+      : `finished: ${c.outcome ?? '-'}${c.error ? ` ${c.error}` : ''} (${c.callStatus ?? '-'}), last step ` +
+        `${c.lastStep ?? '-'}`;
   lines.push(`call ${c.callid}  ${c.flow} ${c.version}  ${head}`);
   const took =
     c.status === 'live'

@@ -4,7 +4,8 @@
  * - With a server (--server URL, or CALLSCRIPT_SERVER): POST /admin/calls places it (the
  *   server's account; the flow starts with --vars), then GET /admin/outbound/:id is read until
  *   the call is over or --timeout runs out, and its outcome printed from the call history.
- *   Exit 0 when the call completed (the flow ran to its end), 1 otherwise (abandoned, not
+ *   Exit 0 when the call completed (the flow ran to its end) or was transferred (its dialout answered), 1 otherwise
+ *   (abandoned, not
  *   answered, an error, refused by the service, still not over at --timeout), 2 when it could
  *   not be tried (bad flags, the server unreachable, its credentials, no account on it), 3
  *   when it may or may not have been placed (the service's answer was lost or late): a
@@ -140,7 +141,8 @@ export async function dial(number: string, flags: DialFlags, io: Io = {}): Promi
   const { view, timedOut } = result;
   if (flags.json) out.write(`${JSON.stringify({ ...view, timedOut }, null, 2)}\n`);
   else out.write(`${outcomeText(view, timedOut, timeoutMs).split('\n').map(printable).join('\n')}\n`);
-  return !timedOut && view.outcome === 'completed' ? 0 : 1;
+  // a transfer (the dialout answered, bridged) is a normal end too
+  return !timedOut && (view.outcome === 'completed' || view.outcome === 'transferred') ? 0 : 1;
 }
 
 /** The outcome as printed: what happened, and the call's fields a line each. */

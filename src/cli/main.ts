@@ -375,7 +375,7 @@ serviceOptions(
     .command('dial')
     .description(
       'place one outbound call; through --server, follow it to its end and print its outcome ' +
-        '(docs/service.md); exit 0 completed, 1 not, 2 could not try',
+        '(docs/service.md); exit 0 completed or transferred, 1 not, 2 could not try',
     )
     .argument('<number>', 'the number to call, E.164 (e.g. +33612345678)')
     .option('--app <hash>', 'the REALTIME10 application whose URL the service calls (required)')

@@ -7,15 +7,16 @@
  * every failure is an Outcome (see outcome.ts) with its log entries.
  *
  * Order of decisions (protocol-notes.md):
- * 1. no prior state: a terminal status is answered hangup; a first request starts the
- *    flow; any other follows opts.unknownCall (restart | hangup | reject);
+ * 1. no prior state: a first request starts the flow, or, terminal (a call never answered: NOANSWER, BUSY...), runs
+ *    the hangup handler with the vars the call was placed with; another terminal request is answered hangup; any
+ *    other follows opts.unknownCall (restart | hangup | reject);
  * 2. a terminal status runs the hangup handler's logic steps, answers hangup, drops the call;
  * 3. command_id one before the latest: replay the stored reply; any other but the latest: stale;
  * 4. the latest: feed the result (or error) and run to the next command.
  */
-import { EV_CALL_END, EV_ERROR, EV_PENDING, EV_RESULT } from '../flow/machine-config.js';
+import { END_STATE, EV_CALL_END, EV_ERROR, EV_PENDING, EV_RESULT } from '../flow/machine-config.js';
 import type { Value } from '../flow/model.js';
-import { TERMINAL_STATUSES, type CommandName } from '../protocol/commands.js';
+import { isCommandResult, TERMINAL_STATUSES, type CommandName } from '../protocol/commands.js';
 import type { RtRequest, RtResponse } from '../protocol/rt.js';
 import { errorWayLimits } from '../flow/budget.js';
 import { addLog, FRESH, newRun, type Abort, type Ctx, type Run } from './behaviour.js';
@@ -99,6 +100,7 @@ function summaryOf(prior: CallState, req: RtRequest, opts: EngineOptions, vars: 
     durationMs: Math.max(0, opts.now - prior.started),
     lastStep: prior.step,
     vars,
+    ...(prior.fail !== undefined ? { error: prior.fail } : {}),
   };
 }
 
@@ -130,12 +132,37 @@ function resultEvent(result: string, error: string) {
 function step(flow: CompiledFlow, prior: CallState | undefined, req: RtRequest, opts: EngineOptions): Outcome {
   const terminal = TERMINAL.has(req.call_status);
   if (!prior) {
-    if (terminal) return dropWithHangup(req, req.command_id + 1, undefined);
-    return isFirstRequest(req) ? start(flow, req, opts, 0, undefined) : unknownCall(flow, req, opts);
+    if (!isFirstRequest(req))
+      return terminal ? dropWithHangup(req, req.command_id + 1, undefined) : unknownCall(flow, req, opts);
+    return terminal ? neverAnswered(flow, req, opts) : start(flow, req, opts, 0, undefined);
   }
   if (prior.version !== flow.version || prior.flow !== flow.name) return versionMismatch(flow, prior, req, opts);
   if (terminal) return hangupHandler(flow, prior, req, opts);
   return notLatest(prior, req) ?? feed(flow, prior, req, opts);
+}
+
+/**
+ * A call whose first request is terminal: never answered (an outbound call to a number that does not answer, is busy,
+ * or refused it). The flow's start is not run; its hangup handler is, from the vars the call starts with (the flow's,
+ * with those it was placed with: opts.vars), and the call ends with its summary (no step was reached: lastStep "").
+ */
+function neverAnswered(flow: CompiledFlow, req: RtRequest, opts: EngineOptions): Outcome {
+  const rt = runOf(flow, req, opts, '');
+  const vars = opts.vars ? Object.assign({}, flow.tables.initialVars, opts.vars) : flow.tables.initialVars;
+  let snap = flow.machine.restore(END_STATE, { vars, c: FRESH, res: '', err: '', k: 1, h: 0 }, rt);
+  snap = flow.machine.send(snap, { type: EV_CALL_END, result: req.command_result, error: req.command_error });
+  return settle(flow, rt, snap, undefined, (_e, ctx) =>
+    dropWithHangup(req, req.command_id + 1, rt.log, {
+      callid: req.callid,
+      flow: flow.name,
+      version: flow.version,
+      status: req.call_status,
+      commands: 0,
+      durationMs: 0,
+      lastStep: '',
+      vars: ctx.vars,
+    }),
+  );
 }
 
 /** A request other than the first for a call with no state: opts.unknownCall says what to do. */
@@ -192,7 +219,7 @@ function feed(flow: CompiledFlow, prior: CallState, req: RtRequest, opts: Engine
   if (prior.done) {
     // We already hung up: say it again.
     const hangup: Emit = { command: 'hangup', params: HANGUP_PARAMS, state: prior.s, step: prior.step, done: true };
-    return finish(flow, rt, p, hangup, prior.commandId, prior.started, prior.commands);
+    return finish(flow, rt, p, hangup, prior.commandId, prior.started, prior.commands, prior.fail);
   }
   let snap: FlowSnapshot;
   try {
@@ -470,6 +497,7 @@ function finish(
   base: number,
   started: number,
   commands: number,
+  failed?: string,
 ): Outcome {
   const reply = response(emit.command, emit.params, base + 1, rt.req);
   const replyJson = serializeReply(reply);
@@ -489,7 +517,12 @@ function finish(
   if (ctx.res !== '') state.res = ctx.res;
   if (ctx.err !== '') state.err = ctx.err;
   if (ctx.k !== 1) state.k = ctx.k;
-  if (emit.done) state.done = true;
+  if (emit.done) {
+    state.done = true;
+    // the flow ends in a request that logged an engine error: that error ended it (the call's summary says so)
+    const fail = failed ?? rt.log?.find((l) => l.level === 'error')?.code;
+    if (fail !== undefined) state.fail = fail;
+  }
   if (ctx.f && ctx.f.length > 0) state.f = ctx.f;
   if (ctx.l && hasKeys(ctx.l)) state.l = ctx.l;
   const ret = (ctx as Partial<Ctx>).ret;
@@ -504,6 +537,21 @@ function hasKeys(o: object): boolean {
   return false;
 }
 
+/**
+ * The terminal request carries a result of the command the call is waiting for (protocol-notes.md: the interrupted
+ * command's result, "if any"): a recording's file name when the caller hangs up during `record`. Its step's `save:`
+ * keeps it before the hangup handler runs (guard `saves`).
+ */
+function carriesResult(prior: CallState, req: RtRequest): boolean {
+  return (
+    prior.done !== true &&
+    req.command_error === '' &&
+    req.command_id === prior.commandId &&
+    req.command === replyCommand(prior.reply) &&
+    isCommandResult(req.command, req.command_result)
+  );
+}
+
 function hangupHandler(flow: CompiledFlow, prior: CallState, req: RtRequest, opts: EngineOptions): Outcome {
   const rt = runOf(flow, req, opts, prior.step);
   const done = (ctx: Ctx): Outcome =>
@@ -514,6 +562,7 @@ function hangupHandler(flow: CompiledFlow, prior: CallState, req: RtRequest, opt
   } catch {
     return invalidState(flow, prior, req, opts);
   }
-  snap = flow.machine.send(snap, { type: EV_CALL_END, result: req.command_result, error: req.command_error });
+  const ev = { type: EV_CALL_END, result: req.command_result, error: req.command_error };
+  snap = flow.machine.send(snap, carriesResult(prior, req) ? { ...ev, real: true } : ev);
   return settle(flow, rt, snap, prior, (_e, ctx) => done(ctx));
 }

@@ -70,6 +70,16 @@ export interface Run {
   environ?: (name: string) => string | undefined;
   /** What the visit of a foreach state under way decided (src/engine/loop.ts). */
   loop?: LoopMemo;
+  /** A set step's assignments, evaluated by its `setFails` guard, applied by its `set` (or `setError`) action. */
+  setRun?: SetRun;
+}
+
+/** A set step evaluated: its vars with every assignment made, or the failure that stopped it. */
+export interface SetRun {
+  step: string;
+  vars: Record<string, Value>;
+  /** The code of the assignment that failed (RUNTIME_EXPRESSION, RUNTIME_TEMPLATE): none of them is kept. */
+  failed?: string;
 }
 
 /** A bound the request went over: the call state cap, or its evaluation budget. */
@@ -108,6 +118,8 @@ export interface Ev {
   error?: string;
   /** What `save:` keeps instead of the result (an http lookup's { status, body }). */
   data?: Value;
+  /** `call.end`: the terminal request carries a result of the command it interrupted (guard `saves`). */
+  real?: boolean;
 }
 
 export const FRESH: StepCounters = Object.freeze({ n: 1, r: Object.freeze({}) }) as StepCounters;
@@ -195,6 +207,11 @@ function extendScope(s: Scope, rt: Run): void {
   if (ext.calendars) s.calendar = (name) => calendarAt(ext, run, name);
 }
 
+/** How to speak a variable's text where a media is expected (the hint of RUNTIME_MEDIA). */
+export const RUNTIME_MEDIA_HINT =
+  'To speak the text, write { say: "{{ vars.x }}" } (or text around the template); to play a media, make the ' +
+  'variable a media id or TTS|voice|text';
+
 /** An http request's scope: the flow's secrets, and the environment's values that are secrets. */
 function httpScope(s: Scope, secrets: Record<string, string>, rt: Run): Scope {
   const env = rt.ext?.envFrom ? secretEnv(rt.ext, s.env ?? {}, rt.secret) : s.env;
@@ -234,6 +251,48 @@ export function behaviour(t: FlowTables) {
       scope.result = result;
       scope.error = error;
     }
+  };
+  /**
+   * Runs a set step's assignments in order on a copy of the vars. A value over the state cap is not assigned and one
+   * over the request's budget neither (the request is then redone: rt.abort); any other failure stops the step: its
+   * error way (`way`: handlers.error, or the end of the flow) takes over, with none of its assignments kept.
+   */
+  const evalSet = (ctx: Ctx, step: string, way: string): SetRun => {
+    const rt = ctx.rt;
+    const vars = Object.assign({}, ctx.vars);
+    const view: Ctx = { ...ctx, vars };
+    for (const a of t.sets.get(step) ?? []) {
+      try {
+        const v =
+          a.kind === 'expr' ? evaluate(a.expr, scopeOf(view)) : a.value.c ? a.value.v : a.value.f(() => scopeOf(view));
+        // A value over the state cap is refused here, before a chain of steps can grow it further.
+        const size = jsonSize(v, rt.maxState);
+        if (size > rt.maxState) {
+          addLog(rt, {
+            level: 'error',
+            code: 'STATE_TOO_LARGE',
+            msg:
+              `set ${a.name} at ${step}: the value is over the call state cap of ${rt.maxState} bytes; ` +
+              `not assigned`,
+            step,
+          });
+          rt.abort ??= { code: 'STATE_TOO_LARGE', step, what: `set ${a.name}`, logAt: rt.log!.length };
+          continue;
+        }
+        vars[a.name] = v;
+      } catch (err) {
+        if (limitHit(rt, err, step, `set ${a.name}`)) continue;
+        const what = a.kind === 'expr' ? `set ${a.name} = ${a.expr}` : `set ${a.name}`;
+        const code = a.kind === 'expr' ? 'RUNTIME_EXPRESSION' : 'RUNTIME_TEMPLATE';
+        const then =
+          way === 'end'
+            ? 'none of its assignments is kept, and with no handlers.error the flow ends'
+            : `none of its assignments is kept: ${way} (error ${code})`;
+        addLog(rt, { level: 'warn', code, msg: `${what} at ${step}: ${message(err)}; ${then}`, step });
+        return { step, vars: ctx.vars, failed: code };
+      }
+    }
+    return { step, vars };
   };
   return {
     guards: {
@@ -281,6 +340,33 @@ export function behaviour(t: FlowTables) {
           if (!re.test(r)) return false;
         }
         return p.max === undefined || (ctx.c.r[p.key!] ?? 0) < p.max;
+      },
+      /**
+       * `call.end` at a step with `save:`: the terminal request carries a real result of the step's command, which the
+       * step's `valid:` (with `step`; results in `skip` are exempt, as they are at the step) does not reject.
+       */
+      saves(ctx: Ctx, ev: Ev, p: { step?: string; skip?: string[] }): boolean {
+        if (ev.real !== true) return false;
+        const r = ev.result ?? '';
+        const rt = ctx.rt;
+        if (jsonSize(r, rt.maxState) > rt.maxState) {
+          // as a live result that big would be (STATE_TOO_LARGE): the call ends without it
+          const msg =
+            `the result the call ended with at ${rt.last} is over the call state cap of ${rt.maxState} bytes; ` +
+            'not saved';
+          addLog(rt, { level: 'warn', code: 'STATE_TOO_LARGE', msg, step: rt.last });
+          return false;
+        }
+        return p.step === undefined || p.skip?.includes(r) === true || !rejects(ctx, p.step, r);
+      },
+      /**
+       * A set step's assignment fails (the step is evaluated here, once: its `set` or `setError` action takes the
+       * outcome); `way` says where the call goes then (for the log line).
+       */
+      setFails(ctx: Ctx, p: { step: string; way: string }): boolean {
+        const run = ctx.rt.setRun?.step === p.step ? ctx.rt.setRun : evalSet(ctx, p.step, p.way);
+        ctx.rt.setRun = run;
+        return run.failed !== undefined;
       },
       /** The call is in a module entered from this call site (the top frame's). */
       frame(ctx: Ctx, p: { site?: string; full?: boolean }): boolean {
@@ -376,43 +462,19 @@ export function behaviour(t: FlowTables) {
         rt.i++;
         rt.last = p.step;
         rt.hooks?.entered?.(p.step);
-        const vars = Object.assign({}, ctx.vars);
-        const view: Ctx = { ...ctx, vars };
-        for (const a of t.sets.get(p.step) ?? []) {
-          try {
-            const v =
-              a.kind === 'expr'
-                ? evaluate(a.expr, scopeOf(view))
-                : a.value.c
-                  ? a.value.v
-                  : a.value.f(() => scopeOf(view));
-            // A value over the state cap is refused here, before a chain of steps can grow it further.
-            const size = jsonSize(v, rt.maxState);
-            if (size > rt.maxState) {
-              addLog(rt, {
-                level: 'error',
-                code: 'STATE_TOO_LARGE',
-                msg:
-                  `set ${a.name} at ${p.step}: the value is over the call state cap of ${rt.maxState} bytes; ` +
-                  `not assigned`,
-                step: p.step,
-              });
-              rt.abort ??= { code: 'STATE_TOO_LARGE', step: p.step, what: `set ${a.name}`, logAt: rt.log!.length };
-              continue;
-            }
-            vars[a.name] = v;
-          } catch (err) {
-            if (limitHit(rt, err, p.step, `set ${a.name}`)) continue;
-            const what = a.kind === 'expr' ? `set ${a.name} = ${a.expr}` : `set ${a.name}`;
-            addLog(rt, {
-              level: 'warn',
-              code: a.kind === 'expr' ? 'RUNTIME_EXPRESSION' : 'RUNTIME_TEMPLATE',
-              msg: `${what} at ${p.step}: ${message(err)}`,
-              step: p.step,
-            });
-          }
-        }
-        return { vars };
+        const run = rt.setRun?.step === p.step ? rt.setRun : evalSet(ctx, p.step, 'end');
+        rt.setRun = undefined;
+        return { vars: run.vars };
+      },
+      /** A set step failed (guard setFails): none of its assignments is kept; `error` is the failure's code. */
+      setError(ctx: Ctx, p: { step: string }): Partial<Ctx> {
+        const rt = ctx.rt;
+        rt.i++;
+        rt.last = p.step;
+        rt.hooks?.entered?.(p.step);
+        const code = rt.setRun?.failed ?? 'RUNTIME_EXPRESSION';
+        rt.setRun = undefined;
+        return { res: '', err: code };
       },
     },
     /**
@@ -434,6 +496,17 @@ export function behaviour(t: FlowTables) {
           rt.i++;
           if (limitHit(rt, err, p.step, cmd.command)) return false;
           const f = err instanceof ParamFailure ? err : undefined;
+          if (f?.code === 'RUNTIME_MEDIA') {
+            // the call ends here unless the step (or handlers.error) has an error way: say why, with the fix
+            addLog(rt, {
+              level: 'error',
+              code: 'RUNTIME_MEDIA',
+              msg: `${cmd.command} at ${p.step}: ${f.reason}; taking the error branch (INVALID_PARAM)`,
+              step: p.step,
+              hint: RUNTIME_MEDIA_HINT,
+            });
+            return false;
+          }
           if (f?.code === 'RUNTIME_TEMPLATE' || f?.code === 'RUNTIME_EXPRESSION')
             addLog(rt, {
               level: 'warn',
@@ -474,7 +547,7 @@ export function behaviour(t: FlowTables) {
       say(ctx: Ctx, state: string): boolean {
         const rt = ctx.rt;
         const [step, i] = ctx.sy ?? ['', -1];
-        const say = t.command(step)?.says[i];
+        const say = (t.command(step)?.says ?? t.setSays.get(step))?.[i];
         if (!say) throw new Error(`no say ${i} at step "${step}"`);
         try {
           rt.out = { state, step, command: 'play', params: say.build(() => scopeOf(ctx), ctx.k) };

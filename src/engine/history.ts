@@ -59,6 +59,8 @@ export interface FinishedRecord {
   ended: string;
   durationMs: number;
   outcome: CallOutcome;
+  /** The code of the engine error that ended the flow (outcome error), when one did. */
+  error?: string;
   /** The call_status the call ended with (UP for a call ended by the admin API). */
   status: string;
   lastStep: string;
@@ -189,6 +191,7 @@ function recordHead(
     ended: iso(e.at),
     durationMs,
     outcome: e.callOutcome ?? 'abandoned',
+    ...(s?.error !== undefined ? { error: s.error } : {}),
     status: s?.status ?? e.request.callStatus,
     lastStep: s?.lastStep ?? e.step ?? e.from ?? '',
     commands: s?.commands ?? commands,

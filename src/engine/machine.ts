@@ -72,6 +72,8 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
       budget: ({ context }: Args) => b.guards.budget(context),
       when: ({ context }: Args, p: P<{ step: string; i: number }>) => b.guards.when(context, p),
       frame: ({ context }: Args, p: P<{ site?: string; full?: boolean }>) => b.guards.frame(context, p),
+      saves: ({ context, event }: Args, p: P<{ step?: string; skip?: string[] }>) => b.guards.saves(context, event, p),
+      setFails: ({ context }: Args, p: P<{ step: string; way: string }>) => b.guards.setFails(context, p),
       loop: ({ context }: Args, p: P<{ step: string; first: boolean; is: 'item' | 'error' }>) =>
         b.guards.loop(context, p),
     },
@@ -90,6 +92,7 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
         ) => b.assigns.take(context, event, p),
       ),
       set: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.set(context, p)),
+      setError: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.setError(context, p)),
       enter: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.enter(context, p)),
       leave: assign(({ context }: Args, p: P<{ step: string; site?: string }>) => b.assigns.leave(context, p)),
       loop: assign(({ context }: Args, p: P<{ step: string; first: boolean; end?: 'done' | 'error' }>) =>

@@ -40,6 +40,12 @@ export type CallOutcome =
   | 'completed'
   /** The call ended (the caller hung up, NOANSWER, BUSY...) before the flow finished. */
   | 'abandoned'
+  /**
+   * The call ended (HANGUP) while a `dialout` was its command: the target answered, the legs were bridged, and the call
+   * ended when one side hung up (the normal end of a transfer). The service's request does not tell it from a caller
+   * who hangs up while the targets ring (a dialout nobody answers ends with its NOANSWER result instead).
+   */
+  | 'transferred'
   /** The flow went its error way to the end (an engine error ended it). */
   | 'error'
   /** Ended from the admin API (DELETE /admin/calls/:callid). */
@@ -135,8 +141,20 @@ function safe(o: StepObserver, e: StepEvent, onError: (err: unknown) => void): v
   }
 }
 
-/** How a call ended, from the request that ended it and the state before it. */
-export function callOutcomeOf(flowDone: boolean, errors: readonly string[]): CallOutcome {
+/**
+ * How a call ended, from the request that ended it and the state before it: `flowDone`, the flow had answered hangup;
+ * `transferred`, the call ended (HANGUP) while its command was a dialout (isTransferEnd).
+ */
+export function callOutcomeOf(flowDone: boolean, errors: readonly string[], transferred = false): CallOutcome {
   if (errors.length > 0 && !flowDone) return 'error';
-  return flowDone ? 'completed' : 'abandoned';
+  if (flowDone) return 'completed';
+  return transferred ? 'transferred' : 'abandoned';
+}
+
+/**
+ * The terminal request ends a call whose outstanding command (`command`, the call's last reply) is a dialout: its
+ * target answered and the bridged call ended. Only a HANGUP: a dialout nobody answers reports its NOANSWER result.
+ */
+export function isTransferEnd(command: string, callStatus: string): boolean {
+  return callStatus === 'HANGUP' && command === 'dialout';
 }

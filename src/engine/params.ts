@@ -18,6 +18,7 @@ import { EvaluationLimit } from '../flow/budget.js';
 import type { CommandCall, MediaParam, MediaSpec, Value } from '../flow/model.js';
 import type { WireValue } from '../protocol/rt.js';
 import { frozenParams } from './serialize.js';
+import { clipText } from './size.js';
 
 export type GetScope = () => Scope;
 
@@ -26,7 +27,7 @@ export class ParamFailure extends Error {
   constructor(
     readonly param: string,
     readonly reason: string,
-    readonly code: 'RUNTIME_PARAM' | 'RUNTIME_TEMPLATE' | 'RUNTIME_EXPRESSION',
+    readonly code: 'RUNTIME_PARAM' | 'RUNTIME_TEMPLATE' | 'RUNTIME_EXPRESSION' | 'RUNTIME_MEDIA',
   ) {
     super(`${param}: ${reason}`);
   }
@@ -225,8 +226,26 @@ export function mediaPart(param: string, m: MediaSpec, prompts?: PromptTable): P
       return { c: false, f: (scope) => toMediaString(param, prefix + renderIn(param, m.text, scope)) };
     }
     case 'raw':
-      return part(param, m.value, toMediaString, isTemplate(m.value));
+      if (!isTemplate(m.value)) return part(param, m.value, toMediaString, false);
+      return { c: false, f: (scope) => rawMedia(param, m.value, renderIn(param, m.value, scope)) };
   }
+}
+
+/**
+ * What a media written as one `{{ }}` alone (a media computed at run time) rendered: a media id or TTS|voice|text.
+ * Text is no media: RUNTIME_MEDIA says so (the flow meant it spoken: `{ say: "{{ vars.x }}" }`).
+ */
+function rawMedia(param: string, source: string, rendered: string): string {
+  const s = rendered.trim();
+  if (checkRtMedia(s) === null) return s;
+  if (s !== '' && !s.startsWith('TTS|'))
+    throw new ParamFailure(
+      param,
+      `${param} is ${clipText(source, 80)} alone, a media computed at run time (a media id or TTS|voice|text), ` +
+        `and it rendered text, ${JSON.stringify(clipText(s, 80))}`,
+      'RUNTIME_MEDIA',
+    );
+  return toMediaString(param, s);
 }
 
 interface Slot {

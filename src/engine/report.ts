@@ -7,11 +7,19 @@
 import type { RtRequest, RtResponse } from '../protocol/rt.js';
 import type { Value } from '../flow/model.js';
 import type { AnswerKind, StepAnswer } from './answer.js';
+import { replyCommand } from './advance.js';
 import type { CompiledFlow } from './compile.js';
 import type { EffectDone, Settled } from './effects.js';
 import { MASK, Masker, secretValues, stateValues, type Sensitivity } from './mask.js';
 import { maskLog, maskStepRecord, maskSummary, requestMasker, resultIsSensitive } from './mask-call.js';
-import { callOutcomeOf, REQUEST_TEXT_BYTES, type EffectEvent, type RequestOutcome, type StepEvent } from './observe.js';
+import {
+  callOutcomeOf,
+  isTransferEnd,
+  REQUEST_TEXT_BYTES,
+  type EffectEvent,
+  type RequestOutcome,
+  type StepEvent,
+} from './observe.js';
 import { clipText } from './size.js';
 import type { Effect, EffectResult } from './outcome.js';
 import type { CallLogger } from './ports.js';
@@ -175,7 +183,14 @@ export class StepReport {
         params: m ? (m.masker.scrubValue(params) as Record<string, unknown>) : params,
       };
     }
-    if (ended) e.callOutcome = callOutcomeOf(o?.prior?.done === true, errors);
+    if (ended) {
+      const prior = o?.prior;
+      const transfer =
+        prior !== undefined && prior.done !== true && isTransferEnd(replyCommand(prior.reply), o!.req.call_status);
+      // a flow that ended on an engine error (prior.fail) ended in error, not completed
+      const fail = prior?.done === true ? prior.fail : undefined;
+      e.callOutcome = callOutcomeOf(prior?.done === true && fail === undefined, fail ? [fail] : errors, transfer);
+    }
     if (summary) e.summary = summary;
     if (h.traceId !== undefined) e.traceId = h.traceId;
     return e;
@@ -293,6 +308,7 @@ function logSummary(log: CallLogger, s: CallSummary): void {
       durationMs: s.durationMs,
       lastStep: s.lastStep,
       vars: s.vars,
+      ...(s.error !== undefined ? { error: s.error } : {}),
     },
     'call ended',
   );

@@ -43,6 +43,8 @@ export interface FlowTables {
   /** A command step's builders, made on the step's first use (a big flow loads without building them all). */
   command(step: string): CommandTable | undefined;
   sets: Map<string, Assign[]>;
+  /** The say of the error way of set steps (handlers.error's `say:`), by set step: what a failed set plays first. */
+  setSays: Map<string, CommandBuilder[]>;
   /** Switch conditions (CEL) by step, in case order. */
   cases: Map<string, string[]>;
   /** `valid:` conditions (CEL) by command step. */
@@ -93,6 +95,7 @@ export function buildTables(model: FlowModel): FlowTables {
       return c;
     },
     sets: new Map(),
+    setSays: new Map(),
     cases: new Map(),
     valids: new Map(),
     regexes: new Map(),
@@ -120,6 +123,9 @@ export function buildTables(model: FlowModel): FlowTables {
             : { name: a.name, kind: 'literal', value: literalValue(a.value.value) },
         ),
       );
+      const says: CommandBuilder[] = [];
+      sayOf(handlersOf(model, id).error, says, prompts);
+      if (says.length > 0) t.setSays.set(id, says);
     } else if (step.kind === 'switch') {
       t.cases.set(
         id,

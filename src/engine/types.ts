@@ -56,6 +56,8 @@ export interface CallState {
   hn?: number;
   /** Set once the flow has answered `hangup`: the call is over on our side. */
   done?: boolean;
+  /** The code of the engine error (a log entry of level error) logged by the request that answered that hangup. */
+  fail?: string;
   /**
    * Sensitive vars and result, sealed (AES-256-GCM) when a key is configured; they show `***` in `vars`/`res`
    * (src/engine/seal.ts).
@@ -82,4 +84,6 @@ export interface CallSummary {
   durationMs: number;
   lastStep: string;
   vars: Record<string, Value>;
+  /** The flow ended on an engine error: its code (RUNTIME_MEDIA, ITERATION_LIMIT...). */
+  error?: string;
 }

@@ -57,7 +57,8 @@ export const ENGINE_CODES: readonly CodeInfo[] = [
     title: 'A template failed to render while the call ran',
     hint:
       'Check the template and the variables it reads; use `| default:` for values that may be missing. In a ' +
-      "command param it takes the step's error branch; in a `set` the variable is left unchanged.",
+      "command param it takes the step's error branch; in a `set` the step keeps none of its assignments and " +
+      'takes its error way: handlers.error (`error` is RUNTIME_TEMPLATE), else the flow ends.',
   },
   {
     code: 'RUNTIME_PARAM',
@@ -65,6 +66,16 @@ export const ENGINE_CODES: readonly CodeInfo[] = [
     hint:
       'A templated value (E.164 number, callid, media, bounded integer...) did not pass the format or bounds ' +
       'check once rendered; the step took its error branch as if command_error were INVALID_PARAM.',
+  },
+  {
+    code: 'RUNTIME_MEDIA',
+    title: 'A media written as one {{ }} alone rendered text, not a media',
+    hint:
+      'A media param (a prompt, a say of a command) that is one template and nothing else is a media computed at ' +
+      'run time: its value must be a media id or TTS|voice|text. It rendered text, so the command could not be ' +
+      'sent: the step took its error branch (INVALID_PARAM), and without one the call ended. To speak the text, ' +
+      'write { say: "{{ vars.x }}" } (or text around the template); to play a media, make the variable a media id ' +
+      'or TTS|voice|text. validate warns when the variable is known text (MEDIA_TEMPLATE_TEXT).',
   },
   {
     code: 'RUNTIME_CONDITION',
@@ -78,7 +89,9 @@ export const ENGINE_CODES: readonly CodeInfo[] = [
     title: 'A `set` expression failed to evaluate',
     hint:
       'The CEL expression of an `expr:` assignment threw (a missing variable, a type error, a value nested more ' +
-      'than 64 levels deep); the variable was left unchanged.',
+      'than 64 levels deep): the step keeps none of its assignments and takes its error way, handlers.error ' +
+      '(`error` is RUNTIME_EXPRESSION), else the flow ends. Guard a variable that may be missing with ' +
+      'has(vars.x) ? ... : ..., or give it a default in vars: (validate warns: MAYBE_UNSET).',
   },
   {
     code: 'RUNTIME_LOOP',

@@ -288,6 +288,28 @@ export const FLOW_CODES: readonly CodeInfo[] = [
       'variables.',
   },
   {
+    code: 'MEDIA_TEMPLATE_TEXT',
+    severity: 'warning',
+    title:
+      'A media written as one {{ vars.x }} alone (a media computed at run time: a media id or TTS|voice|text) reads ' +
+      'a variable the flow gives a text: the command cannot be sent with it.',
+    hint:
+      "A template alone is sent as rendered, not spoken. To speak the variable's text, write " +
+      '{ say: "{{ vars.x }}" } (or text around the template); to play a media, give the variable a media id or ' +
+      'TTS|voice|text.',
+  },
+  {
+    code: 'MAYBE_UNSET',
+    severity: 'warning',
+    title:
+      'A `set` expression reads a variable that may not be set when it runs: on some way to the step nothing sets ' +
+      'it (a lookup that timed out or failed saves nothing, a branch skips the step that sets it).',
+    hint:
+      'Reading a missing variable (vars.x, vars.x.y, has(vars.x.y)) makes the expression fail: the set keeps none ' +
+      'of its assignments and takes its error way (handlers.error, else the flow ends). Guard it with ' +
+      'has(vars.x) ? ... : ..., give it a default in vars:, or set it on every way to the step.',
+  },
+  {
     code: 'SENSITIVE_RENDERED',
     severity: 'warning',
     title:

@@ -282,6 +282,50 @@ function walk(x: unknown, found: Found): void {
   walk(x.args, found);
 }
 
+/**
+ * The `vars` fields an expression needs set: read as `vars.x` (or deeper: `vars.x.y`, and `has(vars.x.y)`, which
+ * fails when x is missing), unless the expression guards them somewhere with `has(vars.x)` or reads them optionally
+ * (`vars.?x`). The tree is at most CEL_LIMITS.maxDepth deep.
+ */
+export function neededVars(e: CelExpression): string[] {
+  const need = new Set<string>();
+  const guarded = new Set<string>();
+  const field = (x: unknown): string | undefined =>
+    isNode(x) && (x.op === '.' || x.op === '.?') && isNode((x.args as unknown[])[0])
+      ? ((x.args as unknown[])[0] as Node).op === 'id' && ((x.args as unknown[])[0] as Node).args === 'vars'
+        ? String((x.args as unknown[])[1])
+        : undefined
+      : undefined;
+  const visit = (x: unknown): void => {
+    if (Array.isArray(x)) {
+      for (const y of x) visit(y);
+      return;
+    }
+    if (x === null || typeof x !== 'object') return;
+    if (!isNode(x)) {
+      for (const y of Object.values(x)) visit(y);
+      return;
+    }
+    const args = x.args as unknown[];
+    if (x.op === 'call' && args[0] === 'has') {
+      const arg = (args[1] as unknown[] | undefined)?.[0];
+      const name = field(arg);
+      if (name !== undefined) guarded.add(name);
+      else visit(arg);
+      return;
+    }
+    const name = field(x);
+    if (name !== undefined) {
+      (x.op === '.?' ? guarded : need).add(name);
+      return;
+    }
+    if (x.op === 'value') return;
+    visit(x.args);
+  };
+  visit(e.fn.ast as unknown as Node);
+  return [...need].filter((n) => !guarded.has(n));
+}
+
 function isNode(x: unknown): x is Node {
   return typeof x === 'object' && x !== null && typeof (x as Node).op === 'string' && 'args' in x;
 }

@@ -4,7 +4,7 @@
  */
 import type { Diagnostic, Severity } from '../errors/diagnostic.js';
 import { FLOW_CODES } from '../errors/flow-codes.js';
-import type { ModuleSpec, Pos } from './model.js';
+import type { Assignment, ModuleSpec, Pos } from './model.js';
 import type { Loc, YEntry, YMap, YNode } from './yaml.js';
 import { describe } from './yaml.js';
 import type { Span } from './spans.js';
@@ -52,6 +52,10 @@ export interface Ctx {
   secrets?: string[];
   /** The file's `module:` interface, when it is a module (return steps are checked against it). */
   module?: ModuleSpec;
+  /** Where each `set` assignment's `expr:` is written (MAYBE_UNSET points into it). */
+  exprAt?: WeakMap<Assignment, YNode>;
+  /** Media written as one `{{ }}` alone (a media computed at run time), checked once the vars are known. */
+  rawMedia?: { at: YNode; source: string; name: string; where: string }[];
   /** The foreach steps checked so far and the names of their items and indexes (version 2). */
   loops?: LoopsSeen;
 }

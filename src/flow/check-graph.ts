@@ -84,6 +84,9 @@ export function checkReachable(
   if (!known.has(start)) return;
   const next = new Map<string, Set<string>>(order.map((id) => [id, new Set<string>()]));
   for (const [id, s] of Object.entries(steps)) for (const t of successors(s, handlers)) next.get(id)?.add(t);
+  // a set step's error way (an assignment that fails): handlers.error
+  for (const [id, s] of Object.entries(steps))
+    if (s.kind === 'set') for (const t of branchTargets(handlers.error)) next.get(id)?.add(t);
   const wide = [
     ...Object.values(handlers.on).flatMap((h) =>
       h ? [...Object.values(h.exact), ...h.patterns.map((p) => p.branch)] : [],
@@ -202,15 +205,19 @@ export function checkGraph(ctx: Ctx, g: GraphInput): void {
   // each loop's body: its ways back to the loop take the next item (bounded by the list and max:)
   const bodies = checkLoopGraph(ctx, steps, roots, (id) => next.get(id) ?? []);
 
-  // reachable from start and the hangup handler
+  // reachable from start and the hangup handler; a set step may also take its error way (handlers.error), which
+  // counts for reaching steps only (a failure is no way the checker requires a flow to end by, or loop on)
+  const errorWay = branchTargets(handlers.error).filter((t) => t in steps);
   const reached = new Set<string>(roots);
   const queue = [...roots];
-  for (let i = 0; i < queue.length; i++)
-    for (const t of next.get(queue[i]!)!)
+  for (let i = 0; i < queue.length; i++) {
+    const id = queue[i]!;
+    for (const t of steps[id]!.kind === 'set' ? [...next.get(id)!, ...errorWay] : next.get(id)!)
       if (!reached.has(t)) {
         reached.add(t);
         queue.push(t);
       }
+  }
   for (const id of order) {
     if (!reached.has(id))
       report(

@@ -136,6 +136,7 @@ function mediaItem(ctx: Ctx, node: YNode, name: string, where: string, opts: Med
   }
   if (isWholeTemplate(s) && !opts.say) {
     if (!checkTemplateText(ctx, s, node, where)) return undefined;
+    (ctx.rawMedia ??= []).push({ at: node, source: s, name, where });
     return { kind: 'raw', value: s };
   }
   if (s.startsWith('TTS|')) {

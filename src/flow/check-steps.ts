@@ -333,7 +333,11 @@ function checkSet(ctx: Ctx, node: YMap, action: YEntry, id: string, where: strin
         continue;
       }
       const expr = checkCel(ctx, v.entries[0]!.value, `${where}set ${e.key}: `);
-      if (expr !== undefined) assign.push({ name: e.key, value: { kind: 'expr', expr }, pos: posOf(ctx, e) });
+      if (expr !== undefined) {
+        const a: Assignment = { name: e.key, value: { kind: 'expr', expr }, pos: posOf(ctx, e) };
+        assign.push(a);
+        (ctx.exprAt ??= new WeakMap()).set(a, v.entries[0]!.value);
+      }
       continue;
     }
     const lit = toValue(ctx, v, `${where}set ${e.key}: `, true);

@@ -24,6 +24,8 @@ import { checkStep } from './check-steps.js';
 import { checkModuleSpec } from './check-subflow.js';
 import { toValue } from './check-values.js';
 import { checkVarRefs } from './check-vars.js';
+import { checkMaybeUnset } from './check-unset.js';
+import { checkRawMediaText } from './check-raw-media.js';
 import { checkSensitiveUse } from './check-sensitive.js';
 import { describe, entry, loadYaml, type YEntry, type YMap, type YNode } from './yaml.js';
 import { checkCalendarRefs, checkCalendars } from './check-calendars.js';
@@ -237,6 +239,8 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions, named: { name?: stri
   if (allSteps && start !== undefined && start in steps && clean) {
     const hangupAt = handlersEntry?.value.kind === 'map' ? entry(handlersEntry.value, 'hangup')?.value : undefined;
     checkGraph(ctx, { steps, order, start, handlers, hangupAt });
+    const initial = [...Object.keys(vars), ...Object.keys(module?.params ?? {})];
+    checkMaybeUnset(ctx, { steps, order, start, handlers, initial });
   } else if (start !== undefined && stepsMap) {
     // other errors: the graph checks that stay sound on a partial graph (unreachable steps)
     checkReachable(ctx, steps, written, start, handlers);
@@ -254,6 +258,7 @@ function checkTop(ctx: Ctx, root: YMap, opts: CheckOptions, named: { name?: stri
   checkCalendarRefs(ctx);
   checkLoopNames(ctx, [...Object.keys(vars), ...Object.keys(module?.params ?? {})]);
   checkVarRefs(ctx, [...Object.keys(vars), ...Object.keys(module?.params ?? {})], steps);
+  checkRawMediaText(ctx, vars, steps);
   checkSensitiveUse(ctx, sensitiveListed, written, steps, [...Object.keys(vars), ...Object.keys(module?.params ?? {})]);
   checkSecretRefs(ctx);
 

@@ -12,7 +12,7 @@
  */
 import { Liquid, filters, type FilterImplOptions, type FS, type Template } from 'liquidjs';
 import { cachedDateFilter, DateNames, type DateFilter, type DateFilterThis } from './dates.js';
-import { Cel, type CelExpression } from './cel.js';
+import { Cel, neededVars, type CelExpression } from './cel.js';
 import { EvalBudget } from './budget.js';
 import { linearError } from './pattern.js';
 import { chargeRendering, type MemoryMeter } from './liquid-charge.js';
@@ -349,6 +349,15 @@ export function expressionPatternError(source: string): string | null {
     if (err) return `the pattern ${JSON.stringify(p)} given to matches() is refused: ${err}`;
   }
   return null;
+}
+
+/** The vars an expression needs set (see neededVars in cel.ts); [] when it does not parse. */
+export function expressionNeeds(source: string): string[] {
+  try {
+    return neededVars(compileExpression(source));
+  } catch {
+    return [];
+  }
 }
 
 function compileExpression(source: string): CelExpression {

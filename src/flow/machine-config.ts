@@ -15,11 +15,14 @@
  * - a step's `valid:` is a guarded transition (`match` with `invalid`) after its exact
  *   keys: a result that fails the condition takes `valid.else` (or the default branch)
  *   without being saved;
- * - set and switch steps are `always` transitions; every `always` list and every
+ * - set and switch steps are `always` transitions (a set whose assignment fails takes its error way: guard
+ *   `setFails`, see setFailure); every `always` list and every
  *   `param.invalid` list starts with the `budget` guard, so a loop of logic steps or of
  *   failing params ends the call instead of spinning;
  * - a param that fails its check at run time raises `param.invalid`: the error branch;
- * - `call.end` (a terminal call_status), from any state, enters the hangup handler.
+ * - `call.end` (a terminal call_status), from any state, enters the hangup handler; at a command step with `save:`
+ *   (not in a module), a terminal request that carries the command's result (a recording's file name: guard `saves`)
+ *   saves it first, unless the step's `valid:` rejects it.
  *
  * Each transition names what it covers (`took`): `<step>:<key>`, `<step>:<key>:then`,
  * `handlers.on.<command>:<key>`, `handlers:error`, `<step>:case<i>`, `<step>:default`,
@@ -71,7 +74,7 @@ export type StateMeta =
   | { kind: 'end' };
 
 export interface GuardRef {
-  type: 'match' | 'budget' | 'when' | 'frame' | 'loop';
+  type: 'match' | 'budget' | 'when' | 'frame' | 'saves' | 'setFails' | 'loop';
   params?: Record<string, unknown>;
 }
 
@@ -276,7 +279,11 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   if (step.kind === 'set') {
     return {
       meta: { kind: 'logic', step: id },
-      always: [BUDGET, { target: to(step.next), actions: [{ type: 'set', params: { step: id } }, took(`${id}:next`)] }],
+      always: [
+        BUDGET,
+        setFailure(model, id, states),
+        { target: to(step.next), actions: [{ type: 'set', params: { step: id } }, took(`${id}:next`)] },
+      ],
     };
   }
   if (step.kind === 'loop') return loopStates(model, step, states);
@@ -330,17 +337,7 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
     let pick: ActionRef[] = [];
     if (b.say && b.say.length > 0) {
       pick = [{ type: 'pick', params: { step: id, i: says++ } }];
-      via = (dest) => {
-        const name = sayStateName(dest);
-        const say = (states[name] ??= {
-          meta: { kind: 'say', to: dest },
-          entry: [{ type: 'say', params: { state: name } }],
-          on: { [EV_RESULT]: [{ target: dest, actions: [] }], [EV_ERROR]: [{ target: dest, actions: [] }] },
-        });
-        // A templated say that fails to render is skipped.
-        if (templated(b.say!, model.prompts)) say.on![EV_PARAM_INVALID] ??= [BUDGET, { target: dest, actions: [] }];
-        return name;
-      };
+      via = (dest) => sayState(states, dest, b.say!, model.prompts);
     }
     const guarded = (extra: Record<string, unknown>): GuardRef | undefined => {
       const p = { ...match, ...extra };
@@ -424,6 +421,17 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   }
   state.on = { [EV_RESULT]: result };
   if (error.length > 0) state.on[EV_ERROR] = error;
+  // the caller hung up during the command, and the terminal request carries its result: saved before the handler runs
+  // (in a module, the handler runs with the flow's vars: the module's are left, its save: with them)
+  if (step.save !== undefined && !meta.effect && ns === '') {
+    const skip = [
+      ...keys.filter((k) => k.exact !== undefined).map((k) => k.exact!),
+      ...(name === 'read' ? ['TIMEOUT'] : []),
+    ];
+    const guard: GuardRef = { type: 'saves', params: step.valid ? { step: id, skip } : {} };
+    const actions = [RESULT, { type: 'save', params: { name: step.save } }, { type: 'handler' }];
+    state.on[EV_CALL_END] = [{ guard, target: target(model.handlers.hangup), actions }];
+  }
   if (templated(step.command, model.prompts) || http)
     state.on[EV_PARAM_INVALID] = [
       BUDGET,
@@ -434,6 +442,47 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
     if (step.http?.filler) httpWaitStates(id, state, states);
   }
   return state;
+}
+
+/** The say state on the way to `dest` (made once per destination), playing the say of a branch; its name. */
+function sayState(
+  states: Record<string, StateConfig>,
+  dest: string,
+  media: MediaParam,
+  prompts: FlowModel['prompts'],
+): string {
+  const name = sayStateName(dest);
+  const say = (states[name] ??= {
+    meta: { kind: 'say', to: dest },
+    entry: [{ type: 'say', params: { state: name } }],
+    on: { [EV_RESULT]: [{ target: dest, actions: [] }], [EV_ERROR]: [{ target: dest, actions: [] }] },
+  });
+  // A templated say that fails to render is skipped.
+  if (templated(media, prompts)) say.on![EV_PARAM_INVALID] ??= [BUDGET, { target: dest, actions: [] }];
+  return name;
+}
+
+/**
+ * A set step whose assignment fails (an `expr:` or a template that cannot be evaluated: guard `setFails`) keeps none
+ * of its assignments and takes its error way: the flow's (or its module's) `handlers.error`, with `error` the failure's
+ * code; without one, the flow ends. A `retry` there goes to its `then` at once (the same values would fail again); a
+ * `say:` plays first.
+ */
+function setFailure(model: FlowModel, id: string, states: Record<string, StateConfig>): TransitionConfig {
+  const e = handlersOf(model, id).error;
+  const fails = (way: string): GuardRef => ({ type: 'setFails', params: { step: id, way } });
+  if (!e) return { guard: fails('end'), target: END_STATE, actions: [{ type: 'setError', params: { step: id } }] };
+  const ns = model.modules ? id.slice(0, id.lastIndexOf(':') + 1) : '';
+  // inside a loop's body, a way back to the loop takes its next item
+  const dest = loopTarget(model, id, target(e.retry !== undefined ? e.then : e.goto));
+  const actions: ActionRef[] = [{ type: 'setError', params: { step: id } }];
+  let to = dest;
+  if (e.say && e.say.length > 0) {
+    to = sayState(states, dest, e.say, model.prompts);
+    actions.push({ type: 'pick', params: { step: id, i: 0 } });
+  }
+  actions.push(took(`${ns}handlers:error`));
+  return { guard: fails('handlers.error'), target: to, actions };
 }
 
 /**

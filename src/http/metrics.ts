@@ -112,7 +112,7 @@ export class CallMetrics implements StepObserver, TrafficSource {
     view(
       r,
       'callscript_calls_ended_total',
-      'Calls ended, by flow version and outcome (completed, abandoned, error, ended_by_admin).',
+      'Calls ended, by flow version and outcome (completed, transferred, abandoned, error, ended_by_admin).',
       'counter',
       'sum',
       () =>

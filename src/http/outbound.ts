@@ -78,8 +78,8 @@ export interface OutboundView {
   callid: string | null;
   status: 'placed' | 'live' | 'finished';
   /**
-   * Finished: the call history's outcome (completed, abandoned, error, ended_by_admin); null when the history has no
-   * record of it.
+   * Finished: the call history's outcome (completed, transferred, abandoned, error, ended_by_admin); null when the
+   * history has no record of it.
    */
   outcome?: string | null;
   lastStep?: string | null;

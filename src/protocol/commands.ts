@@ -318,3 +318,27 @@ export const PARAM_ALIASES: Partial<Record<CommandName, Record<string, string>>>
 export const LIVE_STATUSES = ['INCOMING_CALL', 'UP'] as const;
 export const TERMINAL_STATUSES = ['HANGUP', 'NOANSWER', 'BUSY', 'CONGESTION', 'REJECTED'] as const;
 export type CallStatus = (typeof LIVE_STATUSES)[number] | (typeof TERMINAL_STATUSES)[number];
+
+const KEYS = /^[0-9*]+$/;
+
+/**
+ * `value` is a result `command` returns (its result set above): what a terminal request may carry for the command it
+ * interrupted (protocol-notes.md: "its result or error, if any"). The empty string never is: it is no result.
+ */
+export function isCommandResult(command: string, value: string): boolean {
+  if (value === '' || !Object.hasOwn(COMMANDS, command)) return false;
+  const spec = COMMANDS[command as CommandName];
+  const set = spec.results;
+  switch (set.kind) {
+    case 'enum':
+      return set.values.includes(value);
+    case 'digits': {
+      const max = spec.params.max_digits;
+      return set.also.includes(value) || (KEYS.test(value) && value.length <= (max?.type === 'int' ? max.max : 20));
+    }
+    case 'any':
+      return true;
+    case 'none':
+      return false;
+  }
+}

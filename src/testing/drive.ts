@@ -31,8 +31,11 @@ import type { CallStatus } from '../protocol/commands.js';
 import type { RtRequest, RtResponse } from '../protocol/rt.js';
 import { TOOL_BUDGET_MS } from './executors.js';
 
-/** What the service reports on the last command: its result, its error, or a terminal call status. */
-export type Input = { result: string } | { error: string } | { status: CallStatus };
+/**
+ * What the service reports on the last command: its result, its error, or a terminal call status (which may carry the
+ * interrupted command's result or error: a recording's file name when the caller hangs up while recording).
+ */
+export type Input = { result: string } | { error: string } | { status: CallStatus; result?: string; error?: string };
 
 /** Secrets read `***` in the tools (what recordings show of them): the flow's http steps render that. */
 export const toolSecret = (_name: string): string => MASK;
@@ -122,9 +125,10 @@ export function requestFor(
     call_status: 'UP',
   };
   if (!input) return req;
-  if ('status' in input) req.call_status = input.status;
-  else if ('error' in input) req.command_error = input.error;
-  else req.command_result = input.result;
+  const i: { status?: CallStatus; result?: string; error?: string } = input;
+  if (i.status !== undefined) req.call_status = i.status;
+  if (i.error !== undefined) req.command_error = i.error;
+  else if (i.result !== undefined) req.command_result = i.result;
   return req;
 }
 

@@ -17,10 +17,11 @@ import { replyCommand } from '../engine/advance.js';
 import type { CompiledFlow } from '../engine/compile.js';
 import type { EffectMemo } from '../engine/effects.js';
 import type { Value } from '../flow/model.js';
+import type { CallStatus } from '../protocol/commands.js';
 import { keysTaken } from '../engine/probe.js';
 import type { CallState } from '../engine/types.js';
 import { ACTION_SPECS, isAction } from '../flow/actions.js';
-import { EV_ERROR } from '../flow/machine-config.js';
+import { EV_CALL_END, EV_ERROR } from '../flow/machine-config.js';
 import { BranchExecutor, lookupKey, SMS_ERROR, type Branch, type BranchCache } from './branch-executor.js';
 import { engineOf, requestFor, stepRequest, type CallSetup, type Input } from './drive.js';
 import type { HttpAnswer } from './http-mocks.js';
@@ -139,7 +140,12 @@ function inputsAt(flow: CompiledFlow, node: Node, values: string[], cache: Resul
   const inputs: (Input | undefined)[] = results.map((result) => ({ result }));
   const sc = flow.config.states[node.state.s];
   if (sc?.meta.kind === 'command' && (sc.on?.[EV_ERROR]?.length ?? 0) > 0) inputs.push({ error: ERROR_CODE });
-  if (flow.model.handlers.hangup !== undefined) inputs.push({ status: 'HANGUP' });
+  if (flow.model.handlers.hangup !== undefined) {
+    inputs.push({ status: 'HANGUP' });
+    // a step that saves its result keeps one the caller's hangup carries (a recording's file name) for the handler
+    const command = replyCommand(node.state.reply);
+    if (sc?.on?.[EV_CALL_END]) inputs.push({ status: 'HANGUP', result: defaultResult(command) });
+  }
   return inputs;
 }
 
@@ -163,7 +169,9 @@ function request(
   const memo: EffectMemo = { ...(from?.memo ?? {}) };
   const last = from ? { command: from.hop.reply!, command_id: from.state.commandId } : undefined;
   const engine = { ...engineOf(setup, setup.now, false), hooks: { took: (k: string) => void keys.push(k) } };
-  const ran = stepRequest(flow, from?.state, requestFor(setup.base, last, input), engine, exec, memo);
+  // the call's first request has its start's status (a terminal one: a call never answered)
+  const req = requestFor(setup.base, last, input, from ? 'UP' : (setup.base.call_status as CallStatus));
+  const ran = stepRequest(flow, from?.state, req, engine, exec, memo);
   const http = new Map(from?.http ?? []);
   for (const m of exec.met)
     if (m.given.kind === 'http') http.set(lookupKey(m.given.method, m.given.url), m.given.answer);

@@ -130,14 +130,17 @@ function caseLines(transition: string, f: Found, params: Record<string, Value> |
   if (sms.length > 0 || http.length > 0) lines.push('    mocks:');
   if (sms.length > 0) lines.push(`      sms: [${sms.join(', ')}]`);
   if (http.length > 0) lines.push('      http:', ...http.map((m) => `        - ${m}`));
-  lines.push('    steps:');
-  for (const s of stepsOf(f.hops, transition)) {
+  const steps = stepsOf(f.hops, transition);
+  // a call never answered (call: { status: NOANSWER }) has no command to step through
+  if (steps.length === 0) lines.push(`    # takes ${transition} (a call never answered: only the hangup handler runs)`);
+  lines.push(steps.length === 0 ? '    steps: []' : '    steps:');
+  for (const s of steps) {
     for (const c of s.comments) lines.push(`      # ${c}`);
     lines.push(`      - expect: ${s.expect}`);
-    const i = s.input;
-    if (i && 'result' in i) lines.push(`        result: ${q(i.result)}`);
-    else if (i && 'error' in i) lines.push(`        error: ${q(i.error)}`);
-    else if (i) lines.push(`        status: ${i.status}`);
+    const i: { status?: string; result?: string; error?: string } | undefined = s.input;
+    if (i?.result !== undefined) lines.push(`        result: ${q(i.result)}`);
+    if (i?.error !== undefined) lines.push(`        error: ${q(i.error)}`);
+    if (i?.status !== undefined) lines.push(`        status: ${i.status}`);
   }
   return lines;
 }

@@ -147,9 +147,11 @@ export function buildRecording(exchanges: readonly Exchange[], date: Date = new 
     const q = ex.request;
     const statusStep = TERMINAL.has(q.call_status) && pending !== undefined;
     if (pending) {
-      if (TERMINAL.has(q.call_status)) pending.status = q.call_status;
-      else if (q.command_error !== '') pending.error = q.command_error;
-      else pending.result = q.command_result;
+      // a terminal request carries the interrupted command's result or error, if any: kept beside its status
+      const terminal = TERMINAL.has(q.call_status);
+      if (terminal) pending.status = q.call_status;
+      if (q.command_error !== '') pending.error = q.command_error;
+      else if (!terminal || q.command_result !== '') pending.result = q.command_result;
     }
     // the clock moves on from the request that carries the outcome of the last command
     if (ex !== first && ex.now !== clock && lastCommand) {

@@ -249,7 +249,11 @@ function inputFor(
   masked: (more: string[], ...vars: (Record<string, unknown> | undefined)[]) => Masker | undefined,
   fed: string[],
 ): Input {
-  if (s.status !== undefined) return { status: s.status };
+  if (s.status !== undefined) {
+    // what the recorded terminal request carried (a recording's file name), as it came
+    if (s.error !== undefined) return { status: s.status, error: s.error };
+    return s.result !== undefined ? { status: s.status, result: s.result } : { status: s.status };
+  }
   if (s.error !== undefined) return { error: s.error };
   const reply = driver.reply!;
   if (isMasked(s.result) && next) {

@@ -232,9 +232,15 @@ export function caseVars(c: Pick<ScenarioCase, 'vars' | 'with'>): Record<string,
   return Object.keys(vars).length === 0 ? undefined : (vars as Record<string, Value>);
 }
 
-/** What the service reports for a step: its status, error or result (default: the command's first success). */
+/**
+ * What the service reports for a step: its status (with the result or error it carries, if given), error or result
+ * (default: the command's first success).
+ */
 function inputOf(step: ScenarioStep, command: string, result?: string): Input {
-  if (step.status) return { status: step.status };
+  if (step.status) {
+    if (step.error !== undefined) return { status: step.status, error: step.error };
+    return result !== undefined ? { status: step.status, result } : { status: step.status };
+  }
   if (step.error !== undefined) return { error: step.error };
   return { result: result ?? step.result ?? defaultResult(command) };
 }
@@ -392,7 +398,11 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
       });
     }
     const diff = compare(step.expect, actual, asRecorded([], out.state.vars), whole, fullDiff);
-    if (diff) return mismatch(i, step, actual, diff);
+    if (diff) {
+      // the flow hung up on an engine error (RUNTIME_MEDIA, ITERATION_LIMIT...): say which
+      const error = out.state.done ? out.log?.find((l) => l.level === 'error') : undefined;
+      return mismatch(i, step, actual, diff, error ? `; the flow ended on ${error.code}: ${error.msg}` : '');
+    }
     const failed = checkStep(i, step);
     if (failed) return failed;
     i++;
@@ -436,16 +446,18 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
       if (problem) return failure(i - 1, step.resultPos ?? step.pos, `result: ${problem}`, { refused: true });
     }
     // the input a sensitive save: takes is never shown (a stand-in fed for a masked one is not secret)
-    if (secretInput && result !== undefined && !masked && !step.status && step.error === undefined) secrets.add(result);
+    if (secretInput && result !== undefined && !masked && step.error === undefined) secrets.add(result);
     ran = driver.report(inputOf(step, command, result)) as Stepped;
   }
 
-  function mismatch(index: number, step: ScenarioStep, actual: Actual, diff: DiffEntry[]): CaseResult {
+  function mismatch(index: number, step: ScenarioStep, actual: Actual, diff: DiffEntry[], why = ''): CaseResult {
     const exp = describeExpectation(step.expect, shown, actual.params);
     const name = step.expect.kind === 'command' ? step.expect.command : step.expect.kind;
     const from = actual.from ? ` (from ${actual.from})` : '';
     const message =
-      name === actual.command ? `${name}: params differ${from}` : `expected ${name}, got ${actual.command}${from}`;
+      name === actual.command
+        ? `${name}: params differ${from}`
+        : `expected ${name}, got ${actual.command}${from}${why}`;
     const other = step.expect.kind === 'check' ? undefined : step.expect.params;
     return fail(index, message, { expected: exp, actual: describe(actual, other), diff: lines(diff) });
   }

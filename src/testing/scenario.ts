@@ -101,6 +101,7 @@ export interface ScenarioStep {
   /** Where `result:` is written (the runner refuses there a result the command cannot return). */
   resultPos?: Loc;
   error?: string;
+  /** The call ended during the command (a terminal request), carrying `result` or `error` when given. */
   status?: StepStatus;
   /**
    * The engine's clock from the request that carries this step's outcome on (epoch ms): time passing during a call
@@ -415,8 +416,9 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
   const check = e.kind === 'map' && !get(e, 'sms') ? parseCheck(c, e) : undefined;
   if (check) step.check = check;
   const given = ['result', 'error', 'status'].filter((k) => get(n, k) !== undefined);
-  if (given.length > 1)
-    c.at(get(n, given[1]!)!, `a step has one of result, error and status, not ${given.join(' and ')}`);
+  // a terminal status may carry the interrupted command's result or error (a recording's file name): not both
+  if (get(n, 'result') && get(n, 'error'))
+    c.at(get(n, 'error')!, 'a step has a result or an error, not both (either may come with a status)');
   const r = get(n, 'result');
   if (r) {
     const s = str(c, r, 'result');
@@ -658,10 +660,19 @@ function parseCase(
     if (sn.items.length === 0 && !isTerminalCall(call) && !bad.status)
       c.at(sn, 'steps must not be empty (only a call never answered, call: { status: NOANSWER }, has none)');
     let ended: string | undefined;
+    // a call never answered: only its hangup handler runs (its sms and http effects, checks of the call)
+    const unanswered = isTerminalCall(call) && !bad.status;
     for (const item of sn.items) {
       const s = parseStep(c, item);
       if (!s) continue;
-      if (ended !== undefined && s.expect.kind !== 'sms' && s.expect.kind !== 'http' && s.expect.kind !== 'check') {
+      const effect = s.expect.kind === 'sms' || s.expect.kind === 'http' || s.expect.kind === 'check';
+      if (unanswered && !effect)
+        c.at(
+          item,
+          `a call never answered (call.status ${call.status}) sends no command: its steps are the sms and http ` +
+            'effects of the hangup handler, and checks of vars or step',
+        );
+      else if (ended !== undefined && !effect) {
         c.at(
           item,
           `no step can follow ${ended} (only sms and http effects of the hangup handler, and checks of vars or step)`,

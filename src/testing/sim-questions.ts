@@ -19,8 +19,11 @@ import { printable } from '../terminal/printable.js';
 export type Answer =
   | { kind: 'result'; result: string }
   | { kind: 'error'; error: string }
-  /** The caller hangs up during the command (terminal status HANGUP). */
-  | { kind: 'hangup' }
+  /**
+   * The caller hangs up during the command (terminal status HANGUP), the request carrying `result` when given (the
+   * service keeps what was recorded: the file name of a `record` the caller hung up during).
+   */
+  | { kind: 'hangup'; result?: string }
   /** A dialout is answered: the legs are bridged and the call ends when one side hangs up. */
   | { kind: 'bridged' }
   | { kind: 'sms'; result: EffectResult }
@@ -191,6 +194,17 @@ function parseHttpLine(q: Extract<Question, { kind: 'http' }>, s: string): Parse
   };
 }
 
+/** The caller hangs up during the command `q` asks about: a recording made so far is kept (its file name sent). */
+function hangupDuring(q: Question): Parsed {
+  if (q.kind === 'text' && q.command === 'record')
+    return {
+      kind: 'answer',
+      answer: { kind: 'hangup', result: q.suggested },
+      text: `hang up (the recording ${q.suggested} is kept)`,
+    };
+  return { kind: 'answer', answer: { kind: 'hangup' }, text: 'hang up' };
+}
+
 /** Reading a typed line: an answer, a request to print the vars, or why the line is not one. */
 export type Parsed =
   { kind: 'answer'; answer: Answer; text: string } | { kind: 'vars' } | { kind: 'invalid'; message: string };
@@ -200,7 +214,7 @@ export function parseLine(q: Question, line: string): Parsed {
   if (s === 'v') return { kind: 'vars' };
   if (q.kind === 'http') return parseHttpLine(q, s);
   if (q.kind !== 'sms') {
-    if (s === 'h') return { kind: 'answer', answer: { kind: 'hangup' }, text: 'hang up' };
+    if (s === 'h') return hangupDuring(q);
     const e = /^e(?:\s+([A-Za-z0-9_]+))?$/.exec(s);
     if (e) {
       const error = e[1] ?? 'COMMAND_FAILED';

@@ -13,12 +13,12 @@ import type { Settled } from '../engine/effects.js';
 import type { Effect, EffectResult } from '../engine/outcome.js';
 import type { CompiledFlow } from '../engine/compile.js';
 import type { Value } from '../flow/model.js';
-import { COMMANDS, type CommandName } from '../protocol/commands.js';
+import { COMMANDS, type CallStatus, type CommandName } from '../protocol/commands.js';
 import type { RtRequest, RtResponse, WireValue } from '../protocol/rt.js';
 import { CallerActor } from '../emulator/caller/actor.js';
 import type { CallerScript } from '../emulator/caller/types.js';
 import { simulate as simulateCommand, type CallMedia } from '../emulator/driver/simulate.js';
-import { httpQuestion, questionFor, smsOptions, type Answer, type Question } from './sim-questions.js';
+import { httpQuestion, parseLine, questionFor, smsOptions, type Answer, type Question } from './sim-questions.js';
 import { CallDriver, type Asked, type Input, type Stepped } from './drive.js';
 import type { HttpMock } from './http-mocks.js';
 import { clockOf, DEFAULT_CALL } from './scenario.js';
@@ -84,7 +84,8 @@ export interface SimOptions {
   /** The first request's variables, as JSON text. */
   variables?: string;
   cdrField?: string;
-  status?: 'UP' | 'INCOMING_CALL';
+  /** The first request's call_status; a terminal one is a call never answered (only the hangup handler runs). */
+  status?: CallStatus;
   /** Hang up after this many commands (a flow that loops); default 500. */
   maxCommands?: number;
   /** The vars an outbound call starts with (typed as the flow declares them: startVars); the call is outbound. */
@@ -189,7 +190,10 @@ export class SimSession {
       ...(this.opts.params ?? {}),
     };
     this.seen(this.lastVars);
-    this.run(this.driver.start(this.opts.status ?? 'UP'), ev);
+    const status = this.opts.status ?? 'UP';
+    if (status !== 'UP' && status !== 'INCOMING_CALL')
+      this.ending = { status, why: `the call was never answered (${status}): only the hangup handler ran` };
+    this.run(this.driver.start(status), ev);
     return ev;
   }
 
@@ -224,8 +228,9 @@ export class SimSession {
         input = { error: a.error };
         break;
       case 'hangup':
-        entry.outcome = 'caller hung up';
-        input = { status: 'HANGUP' };
+        // the terminal request carries what the command made (a recording's file name), if anything
+        entry.outcome = a.result !== undefined ? `caller hung up (result ${a.result})` : 'caller hung up';
+        input = a.result !== undefined ? { status: 'HANGUP', result: a.result } : { status: 'HANGUP' };
         this.ending = { status: 'HANGUP', why: `the caller hung up during ${reply.command}` };
         break;
       case 'bridged':
@@ -252,7 +257,9 @@ export class SimSession {
       const ev = this.answer(q.options[0]!.answer);
       return this.over ? ev : [...ev, ...this.hangUp()];
     }
-    return this.answer({ kind: 'hangup' });
+    // as `h` typed: during a record, the recording is kept
+    const typed = q ? parseLine(q, 'h') : undefined;
+    return this.answer(typed?.kind === 'answer' ? typed.answer : { kind: 'hangup' });
   }
 
   private record(e: PathEntry): void {
@@ -358,7 +365,9 @@ export class SimSession {
       if (l.level !== 'debug')
         ev.push({
           kind: 'note',
-          text: `${l.level}${l.code ? ` ${l.code}` : ''}: ${masker ? masker.scrubText(l.msg) : l.msg}`,
+          text:
+            `${l.level}${l.code ? ` ${l.code}` : ''}: ${masker ? masker.scrubText(l.msg) : l.msg}` +
+            (typeof l.hint === 'string' ? ` (${l.hint})` : ''),
         });
     const reply = out.reply;
     if (out.state === null) {
@@ -498,7 +507,8 @@ export class ScriptedCaller {
       name: c.name,
       variables: c.variables,
       cdrField: c.cdr_field,
-      status: c.status,
+      // an outbound call that fails (call.answer NOANSWER, BUSY...): one request with that terminal status
+      status: c.answer !== 'ANSWER' ? c.answer : c.status,
     };
     if (c.date) o.date = c.date;
     if (c.max_commands) o.maxCommands = c.max_commands;
@@ -516,8 +526,18 @@ export class ScriptedCaller {
     if (q.kind === 'sms' || q.kind === 'http')
       return { answer: q.options[0]!.answer, text: q.options[0]!.label, by: 'built-in' };
     const d = this.actor.next(q.command);
-    if (d.hangup) return { answer: { kind: 'hangup' }, text: 'hang up', by: d.source };
-    const r = simulateCommand(q.command, this.lastParams as Record<string, unknown>, d.outcome, this.media);
+    const params = this.lastParams as Record<string, unknown>;
+    if (d.hangup) {
+      // as the emulator does: a caller who hangs up while recording leaves the recording (its file name is sent)
+      if (q.command !== 'record') return { answer: { kind: 'hangup' }, text: 'hang up', by: d.source };
+      const kept = simulateCommand('record', params, {}, this.media).result;
+      return {
+        answer: { kind: 'hangup', result: kept },
+        text: `hang up (the recording ${kept} is kept)`,
+        by: d.source,
+      };
+    }
+    const r = simulateCommand(q.command, params, d.outcome, this.media);
     this.actor.completed();
     if (r.error) return { answer: { kind: 'error', error: r.error }, text: `command_error ${r.error}`, by: d.source };
     if (r.bridged) return { answer: { kind: 'bridged' }, text: 'answer (bridged: call ends)', by: d.source };

@@ -9,7 +9,7 @@
  */
 import type { CompiledFlow } from '../engine/compile.js';
 import type { Value } from '../flow/model.js';
-import { DEFAULT_CALL, type CallFields, type Plain } from './scenario.js';
+import { CALL_STATUSES, DEFAULT_CALL, type CallFields, type Plain } from './scenario.js';
 import { sampleFor } from './sample.js';
 import { calendarStarts } from './calendar-starts.js';
 
@@ -67,6 +67,8 @@ const GENERIC: Partial<Record<keyof CallFields, string[]>> = {
   caller_name: ['', 'Jane Doe'],
   cdr_field: [''],
   request_hash: [],
+  // a call never answered (an outbound call): only the hangup handler runs
+  status: ['NOANSWER'],
 };
 
 /** A phone number as the service gives it (E.164 or national), or none (withheld). */
@@ -75,6 +77,7 @@ const VALID: Partial<Record<keyof CallFields, (s: string) => boolean>> = {
   caller: (s) => NUMBER.test(s),
   called: (s) => NUMBER.test(s),
   callid: (s) => /^[0-9]{1,20}$/.test(s),
+  status: (s) => (CALL_STATUSES as readonly string[]).includes(s),
   date_started: (s) =>
     /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(s) && !Number.isNaN(Date.parse(s.replace(' ', 'T') + 'Z')),
 };

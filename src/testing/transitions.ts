@@ -205,7 +205,8 @@ export function flowEdges(flow: CompiledFlow): FlowEdge[] {
     if (meta.kind === 'logic' && step) {
       const cases = step.kind === 'switch' ? step.cases : [];
       for (const t of sc.always ?? []) {
-        if (t.guard?.type === 'budget' || t.guard?.params?.full) continue;
+        // the bounds, and a set's failure (its error way: handlers.error), are not drawn
+        if (t.guard?.type === 'budget' || t.guard?.type === 'setFails' || t.guard?.params?.full) continue;
         const cover = tookKeys(t)[0] ?? '';
         if (step.kind === 'subflow')
           edges.push({ id: `${id}:enter`, kind: 'enter', from: id, to: t.target, key: `enter ${step.flow}` });

@@ -320,6 +320,13 @@ describe('voicemail', () => {
     expect(await smsOut()).not.toContainEqual(['Acme', '+447911000222', CONFIRM]);
   });
 
+  it('hangs up while recording: the HANGUP request carries the file name, save: keeps it; owner texted', async () => {
+    const t = await run('voicemail', 'hangs-up-while-recording.yaml');
+    expectSteps(t, [GREETING, TONE, RECORD]);
+    expectEnd(t, 'caller', { command: 'record', command_result: REC });
+    expect(await smsOut()).toContainEqual(['38100', '+447911123456', 'New voicemail from +447911000444 (1 take(s)).']);
+  });
+
   it('a wrong key, then silence, keep the message; the confirmation SMS fails (the sms error branch)', async () => {
     await e.req('/emulator/sms-failures/+447911000333', {
       method: 'PUT',

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { advance } from '../../src/engine/advance.js';
 import type { CallState } from '../../src/engine/types.js';
 import { Call, OPTS, cmd, flow, hangup, reply, req, say, set, sw, tts } from './helpers.js';
+import { yamlFlow } from './yaml.js';
 
 const menuFlow = () =>
   flow({
@@ -395,12 +396,18 @@ describe('advance: logic steps', () => {
     expect(c.last!.kind === 'reply' && c.last!.log?.map((l) => l.code)).toEqual(['ITERATION_LIMIT']);
   });
 
-  it('a set with no next ends the flow; a failing expr leaves the variable unchanged (logged)', () => {
-    const f = flow({ vars: { x: 1 }, steps: { s: set({ x: { expr: 'vars.nope + 1' }, y: 2 }) } });
+  it('a set with no next ends the flow; a failing expr keeps none of the step, no handlers.error: ends', () => {
+    const f = flow({
+      vars: { x: 1 },
+      steps: { s: set({ y: 2, x: { expr: 'vars.nope + 1' }, z: 3 }, 'p'), p: say('P') },
+    });
     const c = new Call(f);
     expect(c.start()).toBe(reply('hangup', 1));
-    expect(c.state!.vars).toEqual({ x: 1, y: 2 });
-    expect(c.last!.kind === 'reply' && c.last!.log?.map((l) => l.code)).toEqual(['RUNTIME_EXPRESSION']);
+    expect(c.state!.vars).toEqual({ x: 1 });
+    expect(c.last!.kind === 'reply' && c.last!.log?.map((l) => l.msg)).toEqual([
+      'set x = vars.nope + 1 at s: No such key: nope; none of its assignments is kept, and with no handlers.error ' +
+        'the flow ends',
+    ]);
   });
 
   it('a result with no branch and no default ends the flow (hangup)', () => {
@@ -474,6 +481,62 @@ describe('advance: the end of a call', () => {
       reply: { command: 'hangup', command_id: 5, params: {}, variablesRaw: '{}' },
       replyJson: reply('hangup', 5),
       state: null,
+    });
+  });
+
+  for (const status of ['NOANSWER', 'BUSY', 'CONGESTION', 'REJECTED'] as const)
+    it(`a call never answered (first request ${status}): the handler runs from the vars it was placed with`, () => {
+      const f = hangupFlow();
+      const first = req({ call_status: status, request_hash: 'REQ00001' });
+      const out = advance(f, undefined, first, { ...OPTS, vars: { n: 4, who: 'Ms Jones' } });
+      expect(out).toEqual({
+        kind: 'reply',
+        reply: { command: 'hangup', command_id: 1, params: {}, variablesRaw: '{}' },
+        replyJson: reply('hangup', 1),
+        state: null,
+        summary: {
+          callid: '1234567',
+          flow: 'test',
+          version: f.version,
+          status,
+          commands: 0,
+          durationMs: 0,
+          lastStep: '',
+          vars: { n: 5, who: 'Ms Jones', ended: status.toLowerCase() },
+        },
+        log: [expect.objectContaining({ code: 'HANDLER_COMMAND', step: 'bad' })],
+      });
+    });
+
+  it('a call never answered runs no flow step but the handler; with no handler, it still has its summary', async () => {
+    const f = await yamlFlow(`
+version: 1
+name: t
+start: begin
+vars: { who: nobody }
+handlers: { hangup: text }
+steps:
+  begin:
+    set: { started: true }
+    next: p
+  p: { say: "Hello.", next: end }
+  end: { hangup: {} }
+  text:
+    sms: { to: "+33612345678", body: "Not reached: {{ vars.who }}" }
+    next: done
+  done:
+    set: { texted: true }
+`);
+    const c = new Call(f, { ...OPTS, vars: { who: 'Ms Jones' } });
+    c.start({ call_status: 'BUSY' });
+    expect(c.effects.map((e) => e.params)).toEqual([{ to: '+33612345678', body: 'Not reached: Ms Jones' }]);
+    expect(c.last?.kind === 'reply' && c.last.summary?.vars).toEqual({ who: 'Ms Jones', texted: true });
+    const plain = flow({ vars: { who: 'nobody' }, steps: { p: say('Hello.', 'end'), end: hangup() } });
+    const out = advance(plain, undefined, req({ call_status: 'NOANSWER' }), OPTS);
+    expect(out.kind === 'reply' && out.summary).toMatchObject({
+      status: 'NOANSWER',
+      lastStep: '',
+      vars: { who: 'nobody' },
     });
   });
 

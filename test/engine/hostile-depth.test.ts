@@ -47,7 +47,7 @@ const depthOf = (v: unknown): number => {
 };
 
 describe('a value a flow nests one level per set', () => {
-  it('stops at 64 levels: the 65th set is not assigned (RUNTIME_EXPRESSION), and the call goes on', async () => {
+  it('stops at 64 levels: the 65th set fails (RUNTIME_EXPRESSION), handlers.error, the call goes on', async () => {
     const flow = await yamlFlow(readFileSync(join(HOSTILE, 'set-nesting.yaml'), 'utf8'), 'set-nesting.yaml');
     const call = new Call(flow);
     call.start();
@@ -61,7 +61,8 @@ describe('a value a flow nests one level per set', () => {
     expect(logs.slice(0, 63).flat()).toEqual([]);
     for (const l of logs.slice(63))
       expect(l).toEqual([
-        'RUNTIME_EXPRESSION: set v = {"a": vars.v} at nest: the value is nested more than 64 levels deep',
+        'RUNTIME_EXPRESSION: set v = {"a": vars.v} at nest: the value is nested more than 64 levels deep; none ' +
+          'of its assignments is kept: handlers.error (error RUNTIME_EXPRESSION)',
       ]);
     expect(depthOf(call.state!.vars.v)).toBe(64);
     expect(call.state!.vars.v).toEqual(nest(64, 0));
@@ -113,13 +114,14 @@ describe('the deepest values a call can hold, through every stage', () => {
     expect(await send({})).toMatchObject({ command: 'read', command_id: 1 });
     let r = await send({ command: 'read', command_id: 1, command_result: PIN });
     expect(r).toMatchObject({ command: 'read', command_id: 2, params: prompt('Level 0, status 200.') });
-    // a condition reads the saved answer whole (65 levels); v, 64 levels, is not nested further
+    // a condition reads the saved answer whole (65 levels); v, 64 levels, is not nested further: the set keeps
+    // nothing (n neither) and takes handlers.error, the question again
     r = await send({ command: 'read', command_id: 2, command_result: '1' });
-    expect(r).toMatchObject({ command: 'read', command_id: 3, params: prompt('Level 1, status 200.') });
+    expect(r).toMatchObject({ command: 'read', command_id: 3, params: prompt('Level 0, status 200.') });
 
     // the admin API shows them whole, live and finished (the history), the PIN masked at the deepest level
     const body = nest(63, { x: '***' });
-    const vars = { pin: '***', v: body, n: 1, r: { status: 200, body } };
+    const vars = { pin: '***', v: body, n: 0, r: { status: 200, body } };
     expect([depthOf(vars.v), depthOf(vars.r)]).toEqual([64, 65]);
     const shown = async () => {
       const res = await a.inject({ method: 'GET', url: '/admin/calls/909', headers: { authorization: ADMIN } });
@@ -145,7 +147,8 @@ describe('the deepest values a call can hold, through every stage', () => {
     expect(text).not.toContain(PIN);
     const lines = logs.map((l) => JSON.parse(l) as { code?: string; msg: string; vars?: unknown });
     expect(lines.filter((l) => l.code).map((l) => `${l.code}: ${l.msg}`)).toEqual([
-      'RUNTIME_EXPRESSION: set v = {"a": vars.v} at nest: the value is nested more than 64 levels deep',
+      'RUNTIME_EXPRESSION: set v = {"a": vars.v} at nest: the value is nested more than 64 levels deep; none of ' +
+        'its assignments is kept: handlers.error (error RUNTIME_EXPRESSION)',
     ]);
     expect(lines.find((l) => l.msg === 'call ended')?.vars).toEqual(vars);
 

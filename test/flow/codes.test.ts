@@ -745,6 +745,38 @@ const CASES: Case[] = [
     column: 15,
     hint: /did you mean 'caller'\?/,
   },
+  {
+    name: 'a prompt that is one template alone reads a variable holding text',
+    code: 'MEDIA_TEMPLATE_TEXT',
+    severity: 'warning',
+    text:
+      'version: 1\nstart: a\nvars: { greeting: "Welcome to Acme." }\nsteps:\n' +
+      '  a: { read: { prompt: "{{ vars.greeting }}", max_digits: 1 }, next: b }\n  b: { hangup: {} }\n',
+    line: 5,
+    column: 24,
+    message: /media_id is "\{\{ vars\.greeting \}\}" alone: .*vars\.greeting is text \("Welcome to Acme\.", vars:\)/,
+    hint: /\{ say: "\{\{ vars\.greeting \}\}" \}/,
+  },
+  {
+    name: 'a set expression reads a variable a read error leaves unset',
+    code: 'MAYBE_UNSET',
+    severity: 'warning',
+    text: flow(
+      '  a:',
+      '    read: { prompt: "Code?", max_digits: 4 }',
+      '    save: code',
+      '    on: { error: b }',
+      '    next: b',
+      '  b:',
+      '    set: { n: { expr: "int(vars.code) + 1" } }',
+      '    next: c',
+      '  c: { hangup: {} }',
+    ),
+    line: 10,
+    column: 28,
+    message: /vars\.code may not be set when step 'b' runs \(coming from 'a' by its error branch\)/,
+    hint: /has\(vars\.x\)/,
+  },
   // sensitive values (version 2)
   {
     name: 'a sensitive var in a say',

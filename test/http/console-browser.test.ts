@@ -273,13 +273,13 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     await poll(page, () => liveRow.locator('td.step').textContent()).toBe('help');
     await a.answer(''); // count, again, menu
     await a.answer('1'); // sales
-    await a.end('HANGUP'); // the caller hangs up in the dialout: log_end
+    await a.end('HANGUP'); // the call ends during the dialout (bridged: transferred): log_end
     await poll(page, () => liveRow.count()).toBe(0);
     expect(await texts(page, 'div.live-calls tbody td')).toEqual(['No live call.']);
     const done = page.locator('div.finished-calls tr[data-callid="8001"]');
     await done.waitFor();
     const cells = await done.locator('td').allTextContents();
-    expect(cells.slice(0, 6)).toEqual(['8001', 'desk', flowVersion(DESK), 'abandoned', 'HANGUP', 'sales']);
+    expect(cells.slice(0, 6)).toEqual(['8001', 'desk', flowVersion(DESK), 'transferred', 'HANGUP', 'sales']);
     const record = (
       await s.app.inject({ method: 'GET', url: '/admin/calls/8001', headers: { authorization: ADMIN_HEADER } })
     ).json();
@@ -288,7 +288,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     );
 
     await done.locator('a', { hasText: '8001' }).click();
-    await poll(page, () => page.locator('main h1').textContent()).toBe('Call 8001 finished: abandoned');
+    await poll(page, () => page.locator('main h1').textContent()).toBe('Call 8001 finished: transferred');
     await page.locator('svg.diagram').waitFor();
     await poll(page, () => page.locator('svg.diagram g.edge.edge--path').count()).toBe(9);
     // the edges it took, numbered in order: the start, hello, 2, help, count, again's case, 1, then the hangup handler

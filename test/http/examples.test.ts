@@ -10,7 +10,7 @@
  * - front-desk: route, welcome, welcome_fr, menu, sales, accounts, info, count_visit,
  *   again, no_choice, operator, operator_busy, closed, technical_problem, goodbye, end,
  *   log_call.
- * - voicemail: greeting, tone, record_message, count_take, pause, review_intro, playback,
+ * - voicemail: greeting, tone, count_take, record_message, pause, review_intro, playback,
  *   keep_or_redo, can_redo, redo, last_take, kept, confirm_by_sms, send_confirmation,
  *   goodbye, end, file_message, notify_owner, text_owner, filed.
  * - support-line: welcome, priority, triage, outage_check, phone_help, line_test_intro,
@@ -23,7 +23,7 @@
  *   technical_problem, goodbye, end, log_call.
  * - reminder: check_extension, switchboard_pause, dial_extension, extension_ring, opening,
  *   machine, machine_message, left_on_machine, confirm, confirmed, thank_confirmed,
- *   cancelled, thank_cancelled, reception, end, record_outcome.
+ *   cancelled, thank_cancelled, reception, end, record_outcome, not_reached, reached.
  * - recording-consent: welcome, ask_consent, no_consent, start_recording, mark_recorded,
  *   terms, agree, stop_recording, decide, outcome, renewed, declined, advisor,
  *   advisor_busy, stop_silently, call_back, problem, end, file_call.
@@ -601,6 +601,35 @@ describe('voicemail', () => {
   );
 
   it(
+    'a caller who hangs up while recording (the most common end): the HANGUP request carries the file name, save: ' +
+      'keeps it before the hangup handler files the message and texts the owner',
+    async () => {
+      const s = await serve();
+      const call = startCall(s.app, URL_, { callid: '2006', ...CALLER });
+      (await call.start()).expect('play', { media_id: GREETING });
+      (await call.answer('0')).expect('play', TONE);
+      (await call.answer('0')).expect('record', RECORD);
+      await call.end('HANGUP', 'rec-12.wav');
+      expect(await s.liveCalls()).toBe(0);
+      expectSms(s, [TO_OWNER('+447700900456', 1)]);
+      await expectEnded(s, '2006', 'voicemail', {
+        status: 'HANGUP',
+        commands: 3,
+        lastStep: 'record_message',
+        vars: {
+          ...VARS,
+          takes: 1,
+          message: 'rec-12.wav',
+          voicemail_file: 'rec-12.wav',
+          voicemail_takes: 1,
+          voicemail_from: '+447700900456',
+          voicemail_filed: true,
+        },
+      });
+    },
+  );
+
+  it(
     'a failed recording: the error say, goodbye; a withheld ' + 'caller hangs up during it: no message, no SMS',
     async () => {
       const s = await serve();
@@ -621,8 +650,9 @@ describe('voicemail', () => {
         lastStep: 'goodbye',
         vars: {
           ...VARS,
+          takes: 1, // counted as the recording starts
           voicemail_file: '',
-          voicemail_takes: 0,
+          voicemail_takes: 1,
           voicemail_from: 'withheld number',
           voicemail_filed: true,
         },
@@ -1356,6 +1386,19 @@ describe('reminder (outbound)', () => {
     },
   );
 
+  it('never answered (first request BUSY): the hangup handler reports not reached; the call ended line', async () => {
+    const s = await serve();
+    const call = startCall(s.app, URL_, { ...OUTBOUND, callid: '5009', call_status: 'BUSY' });
+    (await call.start()).expect('hangup', {});
+    expect(await s.liveCalls()).toBe(0);
+    await expectEnded(s, '5009', 'reminder', {
+      status: 'BUSY',
+      commands: 0,
+      lastStep: '',
+      vars: { ...VARS, outcome: 'not_reached', reason: 'busy', follow_up: 'call Mr Smith again about 12/06 10:30' },
+    });
+  });
+
   it('an answering machine ("0"): wait for silence, the message for the machine', async () => {
     const s = await serve();
     const call = startCall(s.app, URL_, { ...OUTBOUND, callid: '5002' });
@@ -1469,7 +1512,7 @@ describe('reminder (outbound)', () => {
     },
   );
 
-  it('a switchboard that drops the call while the extension rings (NOANSWER): no answer recorded', async () => {
+  it('a switchboard that drops the call while the extension rings (NOANSWER): the patient not reached', async () => {
     const s = await serve();
     const call = startCall(s.app, URL_, { ...OUTBOUND, number: '+442079460777', cdr_field: 'ext20', callid: '5007' });
     (await call.start()).expect('wait', { wait: 3 });
@@ -1480,7 +1523,7 @@ describe('reminder (outbound)', () => {
       status: 'NOANSWER',
       commands: 3,
       lastStep: 'extension_ring',
-      vars: { ...VARS, outcome: 'no_answer', answered: '' },
+      vars: { ...VARS, outcome: 'not_reached', reason: 'noanswer', follow_up: 'call Mr Smith again about 12/06 10:30' },
     });
   });
 

@@ -134,8 +134,8 @@ describe('CallMetrics', () => {
         '# TYPE callscript_calls_started_total counter',
         'callscript_calls_started_total{flow="desk",version="aaaaaaaaaaaa"} 1',
         '',
-        '# HELP callscript_calls_ended_total Calls ended, by flow version and outcome (completed, abandoned, ' +
-          'error, ended_by_admin).',
+        '# HELP callscript_calls_ended_total Calls ended, by flow version and outcome (completed, transferred, ' +
+          'abandoned, error, ended_by_admin).',
         '# TYPE callscript_calls_ended_total counter',
         'callscript_calls_ended_total{flow="desk",version="aaaaaaaaaaaa",outcome="completed"} 1',
         '',

@@ -109,6 +109,18 @@ describe('callscript dial --server', () => {
     );
   });
 
+  it('a call transferred to reception (its dialout answered, bridged): a normal end, exit 0', async () => {
+    await registerCaller(emu.base, '+33633333333', {
+      name: 'wants reception',
+      actions: [{ play_talk_detect: 'TALK' }, { read: 3 }, { dialout: 'answer' }],
+    });
+    const r = await run('+33633333333', { app: appHash, server: srv.admin, poll: '100ms' });
+    expect(r.out).toMatch(
+      /^call [A-Z0-9]{8}: transferred \(HANGUP\)\n {2}number {4}\+33633333333\n {2}callid {4}\d+\n {2}last step reception\n/,
+    );
+    expect(r.code).toBe(0);
+  });
+
   it('a call the service never connects: given up after --timeout, exit 1', async () => {
     const fake = await fakeService((_req, body) => ({
       body: JSON.stringify({ jsonrpc: '2.0', id: (JSON.parse(body) as { id: number }).id, result: 'NEVER001' }),

@@ -146,17 +146,41 @@ describe('POST /admin/calls: the vars reach the flow', () => {
     },
   );
 
-  it('a number that does not answer: finished, abandoned, NOANSWER, with its callid', async () => {
-    await registerCaller(emu.base, '+33622222222', { name: 'away', call: { answer: 'NOANSWER' } });
-    const r = await admin(srv.base, 'POST', '/admin/calls', { app: appHash, number: '+33622222222' });
-    const view = await finished(srv.base, r.body.id);
-    expect(view).toMatchObject({
-      status: 'finished',
-      outcome: 'abandoned',
-      callStatus: 'NOANSWER',
-      callid: expect.stringMatching(/^[0-9]+$/),
-    });
-  });
+  it(
+    'a number that does not answer: finished, abandoned, NOANSWER, with its callid; the hangup handler ran with ' +
+      'the vars the call was placed with (not reached), and the call ended line says so',
+    async () => {
+      await registerCaller(emu.base, '+33622222222', { name: 'away', call: { answer: 'NOANSWER' } });
+      const r = await admin(srv.base, 'POST', '/admin/calls', {
+        app: appHash,
+        number: '+33622222222',
+        vars: { patient: 'Mr Brown', appointment: '2026-12-02T14:00:00' },
+      });
+      const view = await finished(srv.base, r.body.id);
+      expect(view).toMatchObject({
+        status: 'finished',
+        outcome: 'abandoned',
+        callStatus: 'NOANSWER',
+        lastStep: null,
+        callid: expect.stringMatching(/^[0-9]+$/),
+      });
+      const call = await admin(srv.base, 'GET', `/admin/calls/${view.callid}`);
+      expect(call.body.vars).toEqual({
+        patient: 'Mr Brown',
+        dentist: 'Doctor Patel',
+        appointment: '2026-12-02T14:00:00',
+        practice: 'Riverside Dental Practice',
+        reception: '+442079460321',
+        outcome: 'not_reached',
+        reason: 'noanswer',
+        follow_up: 'call Mr Brown again about 02/12 14:00',
+      });
+      const ended = srv.logs().filter((l) => l.msg === 'call ended' && l.callid === view.callid);
+      expect(ended).toEqual([
+        expect.objectContaining({ status: 'NOANSWER', commands: 0, lastStep: '', vars: call.body.vars }),
+      ]);
+    },
+  );
 });
 
 describe('GET /admin/outbound/:id', () => {

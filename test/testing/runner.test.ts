@@ -71,7 +71,7 @@ describe('scenario files', () => {
       '4:21: call.callid must be digits',
       '5:12: steps must not be empty (only a call never answered, call: { status: NOANSWER }, has none)',
       '6:11: case name "a" is already used at line 3',
-      '11:16: a step has one of result, error and status, not result and error',
+      '11:16: a step has a result or an error, not both (either may come with a status)',
     ]);
   });
 

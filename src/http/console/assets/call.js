@@ -21,7 +21,7 @@ function fields(c) {
     items.push(
       ['Ended', clock(c.ended)],
       ['Duration', duration(c.durationMs)],
-      ['Outcome', c.outcome ?? '—'],
+      ['Outcome', c.outcome ? `${c.outcome}${c.error ? ` (${c.error})` : ''}` : '—'],
       ['Call status', c.status === 'finished' ? (c.callStatus ?? c.status) : '—'],
     );
   items.push(['Commands', c.commands == null ? '—' : String(c.commands)]);
