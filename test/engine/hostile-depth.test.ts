@@ -12,7 +12,6 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callscript } from '../../src/http/plugin.js';
@@ -25,6 +24,7 @@ import { replayRecording } from '../../src/testing/replay.js';
 import { rtBody, type RtFields } from '../helpers/rt.js';
 import { Call, tts } from './helpers.js';
 import { yamlFlow } from './yaml.js';
+import { logLines } from '../helpers/log-lines.js';
 
 const HOSTILE = new URL('../fixtures/hostile/', import.meta.url).pathname;
 const DEEP = new URL('../fixtures/deep-values/', import.meta.url).pathname;
@@ -80,13 +80,7 @@ describe('the deepest values a call can hold, through every stage', () => {
   });
 
   it('served, shown live and finished, logged, recorded and replayed, the sensitive value masked', async () => {
-    const logs: string[] = [];
-    const stream = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        logs.push(chunk.toString());
-        done();
-      },
-    });
+    const { logs, stream } = logLines();
     dir = mkdtempSync(join(tmpdir(), 'callscript-deep-'));
     const recorder = new Recorder(dir);
     // the deepest answer taken: 64 levels, the caller's PIN at the bottom (a sensitive value, masked wherever it is)

@@ -9,7 +9,6 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { callscript } from '../../src/http/plugin.js';
@@ -17,6 +16,7 @@ import { Recorder } from '../../src/http/recorder.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { rtBody } from '../helpers/rt.js';
 import { recordSpans } from '../helpers/spans.js';
+import { logLines } from '../helpers/log-lines.js';
 
 const FLOWS = new URL('../fixtures/http-secrets', import.meta.url).pathname;
 const ADMIN = 'Basic ' + Buffer.from('boss:s3cret').toString('base64');
@@ -47,13 +47,7 @@ const noSecret = (where: string, text: string) => {
 
 describe('a secret in the URL host of a refused lookup', () => {
   it('is masked in the log lines, the error value, the history, the spans, the recording and the store', async () => {
-    const logs: string[] = [];
-    const stream = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        logs.push(chunk.toString());
-        done();
-      },
-    });
+    const { logs, stream } = logLines();
     dir = mkdtempSync(join(tmpdir(), 'callscript-secret-host-'));
     const recorder = new Recorder(dir);
     const store = new MemoryStore();

@@ -10,7 +10,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { callscript } from '../../src/http/plugin.js';
@@ -21,6 +20,7 @@ import { parseRecording } from '../../src/testing/record.js';
 import type { HttpRunner } from '../../src/engine/http-wait.js';
 import { rtBody, type RtFields } from '../helpers/rt.js';
 import { recordSpans } from '../helpers/spans.js';
+import { logLines } from '../helpers/log-lines.js';
 
 const FLOWS = new URL('../fixtures/sensitive-fields', import.meta.url).pathname;
 const ADMIN = 'Basic ' + Buffer.from('boss:s3cret').toString('base64');
@@ -45,13 +45,7 @@ afterEach(async () => {
 const runner: HttpRunner = async () => ({ ok: true, status: 200, body: BODY });
 
 async function server(store: MemoryStore): Promise<{ app: FastifyInstance; logs: string[]; recorder: Recorder }> {
-  const logs: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      logs.push(chunk.toString());
-      done();
-    },
-  });
+  const { logs, stream } = logLines();
   dir = mkdtempSync(join(tmpdir(), 'callscript-sensitive-fields-'));
   const recorder = new Recorder(dir);
   app = Fastify({ logger: { level: 'debug', stream } });

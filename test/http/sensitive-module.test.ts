@@ -10,7 +10,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -26,6 +25,7 @@ import { replayRecording } from '../../src/testing/replay.js';
 import { rtBody, type RtFields } from '../helpers/rt.js';
 import { dropPrefix, redisMissing, REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { recordSpans } from '../helpers/spans.js';
+import { logLines } from '../helpers/log-lines.js';
 
 const FLOWS = new URL('../fixtures/sensitive-module', import.meta.url).pathname;
 const ADMIN = 'Basic ' + Buffer.from('boss:s3cret').toString('base64');
@@ -45,13 +45,7 @@ afterEach(async () => {
 });
 
 async function server(store: CallStore): Promise<{ app: FastifyInstance; logs: string[]; recorder: Recorder }> {
-  const logs: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      logs.push(chunk.toString());
-      done();
-    },
-  });
+  const { logs, stream } = logLines();
   dir = mkdtempSync(join(tmpdir(), 'callscript-sensitive-module-'));
   const recorder = new Recorder(dir);
   app = Fastify({ logger: { level: 'debug', stream } });

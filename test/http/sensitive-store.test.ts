@@ -5,7 +5,6 @@
  * `***`, logged), the warning for Redis without a key.
  */
 import { randomBytes } from 'node:crypto';
-import { Writable } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +17,7 @@ import { sensitivityOf } from '../../src/engine/mask.js';
 import type { CallState } from '../../src/engine/types.js';
 import { rtBody, type RtFields } from '../helpers/rt.js';
 import { dropPrefix, redisMissing, REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { logLines } from '../helpers/log-lines.js';
 
 const FIXTURES = new URL('../fixtures/sensitive', import.meta.url).pathname;
 const PIN = '4821';
@@ -145,13 +145,7 @@ afterEach(async () => {
 });
 
 async function server(store: CallStore, keys?: string[]): Promise<{ app: FastifyInstance; logs: string[] }> {
-  const logs: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      logs.push(chunk.toString());
-      done();
-    },
-  });
+  const { logs, stream } = logLines();
   app = Fastify({ logger: { level: 'info', stream } });
   if (store instanceof RedisStore) {
     await store.ready();

@@ -7,13 +7,13 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callscript } from '../../src/http/plugin.js';
 import { Recorder } from '../../src/http/recorder.js';
 import { parseScenario } from '../../src/testing/scenario.js';
 import { rtBody, type RtFields } from '../helpers/rt.js';
+import { logLines } from '../helpers/log-lines.js';
 
 const FIXTURES = new URL('../fixtures/sensitive', import.meta.url).pathname;
 const ADMIN = 'Basic ' + Buffer.from('boss:s3cret').toString('base64');
@@ -32,13 +32,7 @@ afterEach(async () => {
 });
 
 async function server(): Promise<{ app: FastifyInstance; logs: string[]; recorder: Recorder }> {
-  const logs: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      logs.push(chunk.toString());
-      done();
-    },
-  });
+  const { logs, stream } = logLines();
   dir = mkdtempSync(join(tmpdir(), 'callscript-sensitive-'));
   const recorder = new Recorder(dir);
   app = Fastify({ logger: { level: 'debug', stream } });
