@@ -1,31 +1,9 @@
 /** The reply deadline (src/engine/deadline.ts): one timer, the work or the fallback, failures either side. */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DeadlineTimer } from '../../../src/engine/deadline.js';
+import { deferred, fakeClock } from './fake-clock.js';
 
-let now = 0;
-const clock = () => now;
-
-beforeEach(() => {
-  vi.useFakeTimers();
-  now = 0;
-});
-afterEach(() => vi.useRealTimers());
-
-/** Moves both the injected clock and the fake timers on. */
-async function advance(ms: number): Promise<void> {
-  now += ms;
-  await vi.advanceTimersByTimeAsync(ms);
-}
-
-function deferred<T>() {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
+const { clock, advance } = fakeClock();
 
 describe('DeadlineTimer', () => {
   it('answers with the work when it comes in time, and the fallback when it does not (the work going on)', async () => {

@@ -1,32 +1,10 @@
 /** Waiting for a stalled store (src/engine/stall.ts): up to the limit, then failed; unsent while a stall lasts. */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { StallGuard } from '../../../src/engine/stall.js';
 import type { SnapshotStore } from '../../../src/engine/ports.js';
+import { deferred, fakeClock } from './fake-clock.js';
 
-let now = 0;
-const clock = () => now;
-
-beforeEach(() => {
-  vi.useFakeTimers();
-  now = 0;
-});
-afterEach(() => vi.useRealTimers());
-
-/** Moves both the injected clock and the fake timers on. */
-async function advance(ms: number): Promise<void> {
-  now += ms;
-  await vi.advanceTimersByTimeAsync(ms);
-}
-
-function deferred<T>() {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
+const { clock, advance } = fakeClock();
 
 /** How a guarded call came out, once it has: its value, or its error's code and message. */
 function outcome<T>(p: Promise<T>): { current?: string } {
