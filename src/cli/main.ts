@@ -80,6 +80,15 @@ program
   });
 
 program
+  .command('lsp')
+  .description('the language server for editors, on stdin and stdout (docs/editors.md)')
+  .option('--stdio', 'talk over stdin and stdout (the default and only transport; editors pass it)')
+  .option('--debounce <ms>', 'how long after the last keystroke a flow is checked again (default 150)')
+  .action(async (flags: { debounce?: string }) => {
+    (await import('./lsp.js')).lsp(flags);
+  });
+
+program
   .command('schema')
   .description('print the JSON Schema of flow files (for editors), or write schemas/*.json')
   .option('--write', 'write flow.schema.json and config.schema.json (into schemas/, or --dir)')

@@ -2,8 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { checkConfig } from '../config/check.js';
-import { configFlowRefs } from '../config/flow-refs.js';
-import { didYouMean } from '../flow/check-context.js';
+import { configFlowRefs, unknownRouteFlows } from '../config/flow-refs.js';
 import { defaultFlowName } from '../flow/check.js';
 import { formatDiagnostics, summarize } from '../flow/format.js';
 import { compileAll, listFlowFiles } from '../registry/registry.js';
@@ -232,25 +231,9 @@ export async function validate(
       }
     }
     if (!names) continue;
-    let bad = false;
-    for (const r of refs) {
-      if (names.has(r.name)) continue;
-      bad = true;
-      diagnostics.push({
-        code: 'UNKNOWN_ROUTE_FLOW',
-        severity: 'error',
-        message:
-          `${r.where} names flow "${r.name}", which is not among the flows ` +
-          `checked${flowFiles.length > 0 ? '' : " (the config's flows directory)"}: calls routed there would ` +
-          `get 404 UNKNOWN_FLOW`,
-        file,
-        line: r.line,
-        column: r.column,
-        endLine: r.line,
-        endColumn: r.endColumn,
-        hint: didYouMean(r.name, names) ?? `Flows: ${[...names].sort().join(', ') || 'none'}.`,
-      });
-    }
+    const unknown = unknownRouteFlows(file, refs, names, flowFiles.length === 0);
+    diagnostics.push(...unknown);
+    const bad = unknown.length > 0;
     if (bad && !diagnostics.some((d) => d.file === file && d.severity === 'error' && d.code !== 'UNKNOWN_ROUTE_FLOW'))
       configsValid--;
   }

@@ -1,4 +1,6 @@
 /** The flows a config file names in its routes, with their positions (for `validate` and editors). */
+import type { Diagnostic } from '../errors/diagnostic.js';
+import { didYouMean } from '../flow/check-context.js';
 import { entry, loadYaml, type YNode } from '../flow/yaml.js';
 
 /** A flow a config file names (a route or a canary), with where it names it. */
@@ -34,6 +36,37 @@ export function configFlowRefs(text: string, file: string): FlowRef[] {
     }
     const d = entry(routes, 'default');
     if (d) add(d.value, 'routes.default');
+  }
+  return out;
+}
+
+/**
+ * UNKNOWN_ROUTE_FLOW for each flow a config file names that is not among `names` (the flows checked with it, or
+ * its flows directory's: `fromDir`).
+ */
+export function unknownRouteFlows(
+  file: string,
+  refs: readonly FlowRef[],
+  names: ReadonlySet<string>,
+  fromDir: boolean,
+) {
+  const out: Diagnostic[] = [];
+  for (const r of refs) {
+    if (names.has(r.name)) continue;
+    out.push({
+      code: 'UNKNOWN_ROUTE_FLOW',
+      severity: 'error',
+      message:
+        `${r.where} names flow "${r.name}", which is not among the flows ` +
+        `checked${fromDir ? " (the config's flows directory)" : ''}: calls routed there would ` +
+        `get 404 UNKNOWN_FLOW`,
+      file,
+      line: r.line,
+      column: r.column,
+      endLine: r.line,
+      endColumn: r.endColumn,
+      hint: didYouMean(r.name, names) ?? `Flows: ${[...names].sort().join(', ') || 'none'}.`,
+    });
   }
   return out;
 }

@@ -40,6 +40,19 @@ export interface CheckResult {
   /** The file declares `module:` (even when it has errors). */
   module?: boolean;
   diagnostics: Diagnostic[];
+  /** What the checker saw, for editors (`symbols: true`): absent otherwise. */
+  symbols?: CheckSymbols;
+}
+
+/**
+ * The positioned tree the checker walked and the names it found read there (step targets, variable reads of
+ * templates and conditions, calendar reads), errors or not: the language server's index starts from these.
+ */
+export interface CheckSymbols {
+  root: YNode;
+  targets: Ctx['targets'];
+  refs: Ctx['refs'];
+  calendarRefs: Ctx['v2']['calendarRefs'];
 }
 
 const TOP_KEYS = [
@@ -72,6 +85,8 @@ export interface CheckOptions {
   maxFileBytes?: number;
   /** The environment selected (--env, environment:, CALLSCRIPT_ENV); absent: a flow's first one. */
   environment?: string;
+  /** Keep the tree and the names read (CheckResult.symbols), for the language server. */
+  symbols?: boolean;
 }
 
 export function checkFlow(text: string, file: string, opts: CheckOptions = {}): CheckResult {
@@ -115,7 +130,8 @@ function run(text: string, file: string, opts: CheckOptions): CheckResult {
   const named: { name?: string } = {};
   const model = checkTop(ctx, root, opts, named);
   const diagnostics = sorted(ctx.diags);
-  const id: Pick<CheckResult, 'name' | 'module'> = {};
+  const id: Pick<CheckResult, 'name' | 'module' | 'symbols'> = {};
+  if (opts.symbols) id.symbols = { root, targets: ctx.targets, refs: ctx.refs, calendarRefs: ctx.v2.calendarRefs };
   if (named.name !== undefined) id.name = named.name;
   if (entry(root, 'module')) id.module = true;
   return diagnostics.some((d) => d.severity === 'error') || !model

@@ -126,20 +126,8 @@ export class FlowFiles {
    * here, an admitted flow not compiled yet is compiled here. Files not listed are forgotten.
    */
   admit(files: readonly FlowText[], timings: ReloadTimings): { flows: CompiledFlow[]; report: LoadReport } {
-    const listed = new Set(files.map((f) => f.file));
-    for (const file of [...this.states.keys()]) if (!listed.has(file)) this.states.delete(file);
     const states = new Map<string, FileState>();
-    const checked = files.map((f): Checked => {
-      let state = this.states.get(f.file);
-      if (state?.hash !== f.hash) {
-        const t = performance.now();
-        state = { hash: f.hash, result: this.check(f.text, f.file) };
-        timings.checkMs += performance.now() - t;
-        this.states.set(f.file, state);
-      }
-      states.set(f.file, state);
-      return { file: f.file, text: f.text, result: state.result };
-    });
+    const checked = this.checked(files, timings, states);
     return admit(
       checked,
       (f, model, version, shared) => {
@@ -153,6 +141,40 @@ export class FlowFiles {
       { link: this.limits, modules: false },
     );
   }
+
+  /**
+   * The report of `admit` (diagnostics, refusals) without compiling anything: what an editor shows after each
+   * change. Texts already checked are not checked again.
+   */
+  diagnose(files: readonly FlowText[]): LoadReport {
+    const checked = this.checked(files, noTimings(), new Map());
+    return admit(checked, () => undefined as never, { link: this.limits, compile: false }).report;
+  }
+
+  /**
+   * The files with their check results: a text not checked yet is checked here (its time added to `timings`).
+   * Files not listed are forgotten.
+   */
+  private checked(files: readonly FlowText[], timings: ReloadTimings, states: Map<string, FileState>): Checked[] {
+    const listed = new Set(files.map((f) => f.file));
+    for (const file of [...this.states.keys()]) if (!listed.has(file)) this.states.delete(file);
+    return files.map((f): Checked => {
+      let state = this.states.get(f.file);
+      if (state?.hash !== f.hash) {
+        const t = performance.now();
+        state = { hash: f.hash, result: this.check(f.text, f.file) };
+        timings.checkMs += performance.now() - t;
+        this.states.set(f.file, state);
+      }
+      states.set(f.file, state);
+      return { file: f.file, text: f.text, result: state.result };
+    });
+  }
+
+  /** The check result of a file, as last checked (diagnose or admit). */
+  result(file: string): CheckResult | undefined {
+    return this.states.get(file)?.result;
+  }
 }
 
 interface AdmitOptions {
@@ -160,6 +182,8 @@ interface AdmitOptions {
   link?: LinkLimits;
   /** false: modules are not compiled on their own (the server, which never serves them); default true (the tools). */
   modules?: boolean;
+  /** false: nothing is compiled, only the diagnostics are made (the language server); default true. */
+  compile?: boolean;
 }
 
 /**
@@ -179,6 +203,7 @@ function admit(
   // A flow the checker passed but the compiler cannot build is a bug of callscript: refused
   // with INTERNAL_ERROR at 1:1 (the others still load), never a crash of the server or the tools.
   const build = (f: Checked, model: FlowModel, version: string | undefined): CompiledFlow | undefined => {
+    if (opts.compile === false) return undefined;
     try {
       return compile(f, model, version, shared);
     } catch (err) {

@@ -1,0 +1,151 @@
+/**
+ * `callscript lsp`: the language server. Wires the protocol (vscode-languageserver) to the analysis: open documents
+ * are an overlay over the disk, a change schedules the check of its directory (debounced), and the diagnostics of
+ * every file it touched are published; requests read the index of the file's last check. Thin: each feature is a
+ * function of its own module.
+ */
+import { dirname } from 'node:path';
+import {
+  createConnection,
+  TextDocuments,
+  TextDocumentSyncKind,
+  type Connection,
+  type InitializeResult,
+} from 'vscode-languageserver/node';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import type { Diagnostic } from '../errors/diagnostic.js';
+import { Analyses } from './analysis.js';
+import { definition, references } from './navigate.js';
+import { toLspDiagnostic } from './positions.js';
+import { fileKind } from './project.js';
+import { FlowIndex } from './symbols.js';
+import { pathToUri, uriToPath } from './uris.js';
+
+export interface LspOptions {
+  /** How long after the last change a directory is checked again, in ms (default 150). */
+  debounceMs?: number;
+}
+
+/** What the features read: the open documents, the analyses, the index of a file as last checked. */
+export interface LspContext {
+  documents: TextDocuments<TextDocument>;
+  analyses: Analyses;
+  /** The text of a file: the open document's, else undefined. */
+  text(path: string): string | undefined;
+  /** The index of a flow file, once its pending check (if any) has run. */
+  index(path: string): Promise<FlowIndex | undefined>;
+}
+
+export function startServer(connection: Connection, opts: LspOptions = {}): LspContext {
+  const debounceMs = opts.debounceMs ?? 150;
+  const documents = new TextDocuments(TextDocument);
+  const overlay = new Map<string, string>();
+  const analyses = new Analyses(overlay);
+  const timers = new Map<string, NodeJS.Timeout>();
+  const running = new Map<string, Promise<void>>();
+  const published = new Set<string>();
+  const indexes = new Map<string, { hash: unknown; index: FlowIndex }>();
+
+  const publish = (path: string, diags: readonly Diagnostic[], text: string | undefined) => {
+    if (diags.length === 0 && !published.has(path)) return;
+    if (diags.length === 0) published.delete(path);
+    else published.add(path);
+    const uri = documents.all().find((d) => uriToPath(d.uri) === path)?.uri ?? pathToUri(path);
+    void connection.sendDiagnostics({ uri, diagnostics: diags.map((d) => toLspDiagnostic(d, text)) });
+  };
+
+  const checkDir = async (dir: string): Promise<void> => {
+    const flows = await analyses.flows(dir);
+    for (const [file, diags] of flows.diagnostics) publish(file, diags, flows.texts.get(file));
+    for (const doc of documents.all()) {
+      const path = uriToPath(doc.uri);
+      if (path && fileKind(path) === 'config') publish(path, await analyses.config(path, doc.getText()), doc.getText());
+    }
+  };
+
+  /** Runs the check of `dir` now (one at a time per directory; a check asked for while one runs runs after it). */
+  const run = (dir: string): Promise<void> => {
+    clearTimeout(timers.get(dir));
+    timers.delete(dir);
+    const prev = running.get(dir) ?? Promise.resolve();
+    const next = prev
+      .then(() => checkDir(dir))
+      .catch((err: unknown) => {
+        connection.console.error(`callscript lsp: checking ${dir} failed: ${String(err)}`);
+      });
+    running.set(dir, next);
+    return next;
+  };
+
+  const schedule = (path: string) => {
+    const dir = fileKind(path) === 'config' ? undefined : dirname(path);
+    if (fileKind(path) === 'config') {
+      void analyses.config(path, overlay.get(path) ?? '').then((d) => publish(path, d, overlay.get(path)));
+      return;
+    }
+    clearTimeout(timers.get(dir!));
+    timers.set(
+      dir!,
+      setTimeout(() => void run(dir!), debounceMs),
+    );
+  };
+
+  const onText = (doc: TextDocument) => {
+    const path = uriToPath(doc.uri);
+    if (!path) return;
+    overlay.set(path, doc.getText());
+    if (fileKind(path) === 'flow' || fileKind(path) === 'config') schedule(path);
+  };
+  documents.onDidOpen((e) => onText(e.document));
+  documents.onDidChangeContent((e) => onText(e.document));
+  documents.onDidClose((e) => {
+    const path = uriToPath(e.document.uri);
+    if (!path) return;
+    overlay.delete(path);
+    if (fileKind(path) === 'flow') schedule(path);
+  });
+  connection.onDidChangeWatchedFiles((e) => {
+    for (const c of e.changes) {
+      const path = uriToPath(c.uri);
+      if (path && !overlay.has(path) && (fileKind(path) === 'flow' || fileKind(path) === 'config')) schedule(path);
+    }
+  });
+
+  const ctx: LspContext = {
+    documents,
+    analyses,
+    text: (path) => overlay.get(path),
+    async index(path) {
+      if (fileKind(path) !== 'flow') return undefined;
+      const dir = dirname(path);
+      if (timers.has(dir) || !analyses.result(path)) await run(dir);
+      else await running.get(dir);
+      const result = analyses.result(path);
+      if (!result?.symbols) return undefined;
+      const cached = indexes.get(path);
+      if (cached?.hash === result) return cached.index;
+      const index = new FlowIndex(result.symbols);
+      indexes.set(path, { hash: result, index });
+      return index;
+    },
+  };
+
+  connection.onInitialize((): InitializeResult => ({
+    capabilities: {
+      textDocumentSync: TextDocumentSyncKind.Incremental,
+      definitionProvider: true,
+      referencesProvider: true,
+    },
+    serverInfo: { name: 'callscript' },
+  }));
+  connection.onDefinition((p) => definition(ctx, p));
+  connection.onReferences((p) => references(ctx, p));
+  documents.listen(connection);
+  connection.listen();
+  return ctx;
+}
+
+/** The server over stdin and stdout (`callscript lsp`). */
+export function startStdioServer(opts: LspOptions = {}): LspContext {
+  return startServer(createConnection(process.stdin, process.stdout), opts);
+}

@@ -1,0 +1,54 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { lspClient, type TestClient } from './client.js';
+
+const FLOW = `version: 1
+start: welcome
+steps:
+  welcome:
+    say: "Hello."
+    next: menu
+  menu:
+    read: { prompt: "Press 1.", max_digits: 1 }
+    on: { "1": goodbye, TIMEOUT: goodbye, default: goodbye }
+  goodbye:
+    hangup: {}
+`;
+
+let dir: string;
+let client: TestClient;
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'lsp-'));
+  client = await lspClient(dir);
+});
+afterEach(() => {
+  client.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('diagnostics', () => {
+  it('publishes a missing step target at its line and column, with its hint', async () => {
+    const file = join(dir, 'hello.yaml');
+    writeFileSync(file, FLOW);
+    client.open(file, FLOW.replace('next: menu', 'next: mnu'));
+    const [d, ...rest] = await client.diagnostics(file, (d) => d.length > 0);
+    expect(rest).toEqual([]);
+    expect(d).toMatchObject({
+      code: 'UNKNOWN_STEP',
+      severity: 1,
+      source: 'callscript',
+      range: { start: { line: 5, character: 10 }, end: { line: 5, character: 13 } },
+    });
+    expect(d!.message).toContain("did you mean 'menu'?");
+  });
+
+  it('clears them once the change fixes the flow', async () => {
+    const file = join(dir, 'hello.yaml');
+    client.open(file, FLOW.replace('next: menu', 'next: mnu'));
+    await client.diagnostics(file, (d) => d.length === 1);
+    client.change(file, FLOW);
+    expect(await client.diagnostics(file, (d) => d.length === 0)).toEqual([]);
+  });
+});

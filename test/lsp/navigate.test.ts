@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { pathToUri } from '../../src/lsp/uris.js';
+import { lspClient, type TestClient } from './client.js';
+
+const FLOW = `version: 1
+start: menu
+vars:
+  tries: 0
+steps:
+  menu:
+    read: { prompt: "Try {{ vars.tries }}. Press 1.", max_digits: 1 }
+    save: choice
+    on: { "1": goodbye, TIMEOUT: goodbye, default: menu }
+  goodbye:
+    say: "You chose {{ vars.choice }}."
+    next: end
+  end:
+    hangup: {}
+`;
+
+let dir: string;
+let file: string;
+let client: TestClient;
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'lsp-'));
+  file = join(dir, 'nav.yaml');
+  client = await lspClient(dir);
+  client.open(file, FLOW);
+});
+afterEach(() => {
+  client.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const at = (line: number, character: number) => ({
+  textDocument: { uri: pathToUri(file) },
+  position: { line, character },
+});
+const range = (line: number, from: number, to: number) => ({
+  start: { line, character: from },
+  end: { line, character: to },
+});
+
+describe('definition and references', () => {
+  it('goes from a branch target to the step it names', async () => {
+    // `"1": goodbye` on line 8 (0-based), goodbye at column 15
+    const defs = await client.request('textDocument/definition', at(8, 16));
+    expect(defs).toEqual([{ uri: pathToUri(file), range: range(9, 2, 9) }]);
+  });
+
+  it('lists every use of a step, with its declaration when asked', async () => {
+    const refs = await client.request<{ range: unknown }[]>('textDocument/references', {
+      ...at(9, 3),
+      context: { includeDeclaration: true },
+    });
+    expect(refs.map((r) => r.range)).toEqual([range(9, 2, 9), range(8, 15, 22), range(8, 33, 40)]);
+  });
+
+  it('goes from vars.x in a template to the save: that declares it', async () => {
+    // `{{ vars.choice }}` on line 10: "choice" starts at column 23
+    const defs = await client.request<{ range: unknown }[]>('textDocument/definition', at(10, 25));
+    expect(defs.map((d) => d.range)).toEqual([range(7, 10, 16)]);
+  });
+
+  it('answers null away from any name', async () => {
+    expect(await client.request('textDocument/definition', at(0, 2))).toBeNull();
+  });
+});
