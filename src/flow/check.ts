@@ -28,6 +28,7 @@ import { checkMaybeUnset } from './check-unset.js';
 import { checkRawMediaText } from './check-raw-media.js';
 import { checkSensitiveUse } from './check-sensitive.js';
 import { describe, entry, loadYaml, type YEntry, type YMap, type YNode } from './yaml.js';
+import { loadYamlCached, type YamlCache } from './yaml-cache.js';
 import { checkCalendarRefs, checkCalendars } from './check-calendars.js';
 import { checkLanguageChoice, checkLanguages, checkPrompts } from './check-prompts.js';
 import { checkEnvironments, splitEnv } from './check-environments.js';
@@ -87,6 +88,11 @@ export interface CheckOptions {
   environment?: string;
   /** Keep the tree and the names read (CheckResult.symbols), for the language server. */
   symbols?: boolean;
+  /**
+   * Blocks of files already loaded (yaml-cache.ts): a file checked again after a change loads only the blocks
+   * that changed, with the same result. The caller's (an editor session's), bounded; absent: the whole file.
+   */
+  yamlCache?: YamlCache;
 }
 
 export function checkFlow(text: string, file: string, opts: CheckOptions = {}): CheckResult {
@@ -111,7 +117,9 @@ export function checkFlow(text: string, file: string, opts: CheckOptions = {}): 
 }
 
 function run(text: string, file: string, opts: CheckOptions): CheckResult {
-  const loaded = loadYaml(String(text), file, opts.maxFileBytes);
+  const loaded = opts.yamlCache
+    ? loadYamlCached(String(text), file, opts.yamlCache, opts.maxFileBytes)
+    : loadYaml(String(text), file, opts.maxFileBytes);
   if (!loaded.root) {
     if (loaded.diagnostics.length === 0) {
       const ctx = newCtx(file, DEFAULT_VOICE);

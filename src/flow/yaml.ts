@@ -24,6 +24,7 @@ import {
   type Node as YamlNode,
 } from 'yaml';
 import type { Diagnostic } from '../errors/diagnostic.js';
+import { NEXT_KEY } from './yaml-blocks.js';
 import { FLOW_CODES } from '../errors/flow-codes.js';
 
 export interface Loc {
@@ -156,6 +157,27 @@ const YAML_HINT =
   'Fix the YAML at the position shown: indent with spaces (never tabs), close quotes and brackets, keep one ' +
   'document per file.';
 
+/** How the yaml package parses a flow: duplicate keys and merge keys are the loader's own. */
+const PARSE_OPTIONS = { uniqueKeys: false, merge: true, prettyErrors: false, strict: true } as const;
+
+function newCtx(file: string, text: string, doc: Document, lc: LineCounter, maxDepth: number): LoadCtx {
+  return {
+    file,
+    text,
+    doc,
+    lc,
+    diags: [],
+    stack: new Set(),
+    anchored: new Map(),
+    weight: 0,
+    aliasWeight: 0,
+    deepest: 0,
+    maxDepth,
+    line: 0,
+    stopped: false,
+  };
+}
+
 /**
  * Parses `text`; YAML errors (and warnings such as unknown tags) are reported as YAML_SYNTAX; values nested more than
  * `maxDepth` levels deep are TOO_DEEP.
@@ -184,28 +206,8 @@ export function loadYaml(text: string, file: string, maxBytes = MAX_FILE_BYTES, 
       ],
     };
   }
-  const doc = parseDocument(text, {
-    lineCounter: lc,
-    uniqueKeys: false,
-    merge: true,
-    prettyErrors: false,
-    strict: true,
-  });
-  const ctx: LoadCtx = {
-    file,
-    text,
-    doc,
-    lc,
-    diags: [],
-    stack: new Set(),
-    anchored: new Map(),
-    weight: 0,
-    aliasWeight: 0,
-    deepest: 0,
-    maxDepth,
-    line: 0,
-    stopped: false,
-  };
+  const doc = parseDocument(text, { lineCounter: lc, ...PARSE_OPTIONS });
+  const ctx = newCtx(file, text, doc, lc, maxDepth);
   const lines = new Set<number>();
   // A tab used as indentation throws off the parser for the rest of the block: every
   // later line (blank ones included) gets an error of its own. The tab is the mistake.
@@ -231,18 +233,112 @@ export function loadYaml(text: string, file: string, maxBytes = MAX_FILE_BYTES, 
 }
 
 /**
+ * A block of a file loaded alone (loadPair, yaml-blocks.ts): its pair, positions counted from the block text's
+ * first line (line 1).
+ */
+export interface BlockPair {
+  entry: YEntry;
+  /** The loader's diagnostics inside the pair (duplicate keys), at the block's lines; `file` is empty. */
+  diagnostics: Diagnostic[];
+  /** Where the map that holds the pair starts (the root map, or the steps map). */
+  start: Loc;
+  /** Where the value ends with what follows it (what the end of the map holding it would be if it came last). */
+  end: Loc;
+  /** Where the map that holds the pair ends, its trailing comments included (what follows the last step). */
+  tail: Loc;
+  /**
+   * A step's block: the key of the `steps:` line above it and where the root map starts (of use for the first step,
+   * whose text starts with the file's `steps:` line).
+   */
+  outer?: { key: YNode; start: Loc };
+}
+
+/**
+ * Loads `text`, a block of a flow file in its context (yaml-blocks.ts): a top-level `key: value`, or a step under
+ * `steps:`; each followed by `_:` when `next` says a key follows. Undefined whenever the whole file's load could say
+ * otherwise: a YAML error or warning, anchors, aliases, merge keys (they reach across blocks), any other shape, a
+ * value past the depth limit.
+ */
+export function loadPair(
+  text: string,
+  maxDepth: number,
+  step: boolean,
+  next: 'step' | 'key' | undefined,
+): BlockPair | undefined {
+  if (tooDeepAt(text, maxDepth) !== undefined) return undefined;
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, ...PARSE_OPTIONS });
+  if (doc.errors.length > 0 || doc.warnings.length > 0 || doc.directives.docStart) return undefined;
+  if (/[&*]|<</.test(text) && aliasing(doc)) return undefined;
+  const root = pairsOf(doc.contents as YamlNode | null, next === 'key');
+  if (!root) return undefined;
+  const ctx = newCtx('', text, doc, lc, maxDepth);
+  let map = root.map;
+  let pair = root.pair;
+  let outer: BlockPair['outer'];
+  if (step) {
+    const steps = pairsOf(pair.value, next === 'step');
+    if (!steps || !map.range) return undefined;
+    outer = { key: convert(ctx, pair.key, 1), start: locOf(ctx, map.range[0]) };
+    map = steps.map;
+    pair = steps.pair;
+  }
+  const depth = step ? 2 : 1;
+  const k = convert(ctx, pair.key, depth);
+  const v = pair.value ? convert(ctx, pair.value, depth) : nullAt(ctx, pair.key);
+  if (ctx.stopped || k.kind !== 'scalar' || !map.range || !pair.value?.range) return undefined;
+  const out: BlockPair = {
+    entry: { key: keyText(k), keyNode: k, value: v },
+    diagnostics: ctx.diags,
+    start: locOf(ctx, map.range[0]),
+    end: locOf(ctx, pair.value.range[2]),
+    tail: locOf(ctx, map.range[2]),
+  };
+  if (outer) out.outer = outer;
+  return out;
+}
+
+type ScalarKeyPair = { key: YamlNode & { value: unknown }; value: YamlNode | null };
+
+/** A block map's first pair (its key a scalar, not `<<`), and `_:` after it if `followed`; nothing else. */
+function pairsOf(node: YamlNode | null, followed: boolean): { map: YamlNode; pair: ScalarKeyPair } | undefined {
+  if (!isMap(node) || node.flow || node.anchor || node.tag) return undefined;
+  if (node.items.length !== (followed ? 2 : 1)) return undefined;
+  const [pair, after] = node.items as { key: YamlNode | null; value: YamlNode | null }[];
+  if (!isScalar(pair!.key) || typeof pair!.key.value === 'symbol') return undefined;
+  if (followed && !(isScalar(after!.key) && after!.key.source === NEXT_KEY && isScalar(after!.value))) return undefined;
+  return { map: node, pair: pair as ScalarKeyPair };
+}
+
+/** Whether the document has an anchor, an alias or a merge key. */
+function aliasing(doc: Document): boolean {
+  let found = false;
+  visit(doc, {
+    Node: (_key, n) => {
+      if (isAlias(n) || n.anchor || (isScalar(n) && typeof n.value === 'symbol')) {
+        found = true;
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  return found;
+}
+
+/**
  * Nesting the YAML parser must never see: the yaml package composes a document
  * recursively (3,000 levels of `[` overflow the stack) and its parser takes seconds and a
  * gigabyte on a million levels. Its lexer is iterative and cheap, so the text is lexed
  * first and, at the first token past PRESCAN_FACTOR times the bound (maxDepth), refused (its offset returned).
  * The level of a token is bounded above by the open flow collections ([ {), the
  * indentations still open above its line and the block indicators (- ?) before it on its
- * line; the exact check (`maxDepth`) happens when the document is converted.
+ * line; the exact check (`maxDepth`) happens when the document is converted. `base`: the levels open above the
+ * text (a block of a file parsed alone: loadPair).
  */
 const PRESCAN_FACTOR = 4;
 const MARKERS = new Set(['\u0002', '\u0018', '\u001f']);
 
-function tooDeepAt(text: string, maxDepth: number): number | undefined {
+function tooDeepAt(text: string, maxDepth: number, base = 0): number | undefined {
   let offset = 0;
   let flow = 0;
   let onLine = 0;
@@ -272,7 +368,7 @@ function tooDeepAt(text: string, maxDepth: number): number | undefined {
       if (type === 'flow-map-start' || type === 'flow-seq-start') flow++;
       else if (type === 'flow-map-end' || type === 'flow-seq-end') flow = Math.max(0, flow - 1);
       else if (type === 'seq-item-ind' || type === 'explicit-key-ind') onLine++;
-      if (flow + indents.length + onLine > PRESCAN_FACTOR * maxDepth) return offset;
+      if (base + flow + indents.length + onLine > PRESCAN_FACTOR * maxDepth) return offset;
     }
     offset += tok.length;
   }
@@ -537,8 +633,8 @@ function convertMap(
         ctx,
         'DUPLICATE_KEY',
         off,
-        `duplicate key '${entry.key}' (first at line ${prev.keyNode.pos.line}, column ${prev.keyNode.pos.col})`,
-        'Keep one of them. YAML would silently keep only one value; callscript refuses to guess which one you meant.',
+        duplicateKeyMessage(entry.key, prev.keyNode.pos),
+        DUPLICATE_HINT,
         keyNode?.range?.[1],
       );
       continue;
@@ -564,6 +660,13 @@ function convertMap(
   }
   return { kind: 'map', entries, ...rangeOf(ctx, node) };
 }
+
+/** DUPLICATE_KEY's message (yaml-cache.ts moves the line it names when it moves the key). */
+export const duplicateKeyMessage = (key: string, first: Loc) =>
+  `duplicate key '${key}' (first at line ${first.line}, column ${first.col})`;
+
+export const DUPLICATE_HINT =
+  'Keep one of them. YAML would silently keep only one value; callscript refuses to guess which one you meant.';
 
 function offsetOf(node: YamlNode): number {
   return node.range?.[0] ?? 0;

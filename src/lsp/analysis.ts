@@ -9,6 +9,7 @@ import { configFlowRefs, unknownRouteFlows } from '../config/flow-refs.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { checkFlow, defaultFlowName, type CheckResult } from '../flow/check.js';
 import { flowVersion } from '../flow/compile.js';
+import { YamlCache } from '../flow/yaml-cache.js';
 import { FlowFiles } from '../registry/files.js';
 import { configFor, flowTexts, flowsDirOf, readText, type Overlay } from './project.js';
 
@@ -36,7 +37,12 @@ export class Analyses {
     const maxFileBytes = await this.limitFor(dir);
     let entry = this.dirs.get(dir);
     if (!entry || entry.maxFileBytes !== maxFileBytes) {
-      const opts = { symbols: true, ...(maxFileBytes === undefined ? {} : { maxFileBytes }) };
+      // the blocks of the directory's files as last loaded: a change loads again the blocks it touches
+      const opts = {
+        symbols: true,
+        yamlCache: new YamlCache(),
+        ...(maxFileBytes === undefined ? {} : { maxFileBytes }),
+      };
       entry = { files: new FlowFiles((text, file) => checkFlow(text, file, opts)), maxFileBytes };
       this.dirs.set(dir, entry);
     }

@@ -1,0 +1,258 @@
+/**
+ * The incremental YAML loader, for an editor that checks a big flow after every keystroke: the file is cut into
+ * blocks (yaml-blocks.ts: one per top-level key, one per step), each block is loaded alone (loadPair) and kept in a
+ * YamlCache by its text, so a change loads again only the block it touches; a block that moved keeps its tree,
+ * copied to its new lines. The blocks' pairs are then put together as the whole-document load does (the root map,
+ * the steps map, their duplicate keys, their ranges).
+ *
+ * Its result is exactly loadYaml's (tree, positions, raw texts, diagnostics): whatever could make it differ (a YAML
+ * error, anchors, aliases, merge keys, tabs, directives, a layout splitBlocks does not take, a depth past the limit)
+ * makes it load the whole document instead (test/flow/yaml-cache.test.ts compares the two).
+ */
+import type { Diagnostic } from '../errors/diagnostic.js';
+import { blockText, splitBlocks, type Block } from './yaml-blocks.js';
+import {
+  DUPLICATE_HINT,
+  MAX_DEPTH,
+  MAX_FILE_BYTES,
+  duplicateKeyMessage,
+  loadPair,
+  loadYaml,
+  type BlockPair,
+  type LoadResult,
+  type Loc,
+  type YEntry,
+  type YMap,
+  type YNode,
+} from './yaml.js';
+
+/** A block's pair, at the lines of its last use. */
+interface Cached {
+  /** How the block is read: the same lines may be read in two contexts. */
+  step: boolean;
+  before: string;
+  after: string;
+  /** Its pair as last used, at `line` (0-based first line of the block); null: the block needs the whole load. */
+  pair: BlockPair | null;
+  line: number;
+  /** The load that last used it. */
+  used: number;
+}
+
+/**
+ * The blocks of flow files already loaded, by text, for loadYamlCached: at most `maxBlocks` blocks and `maxChars`
+ * characters of their texts (those used longest ago go first). One per editor session (or per directory), never
+ * shared between threads; any number of files may use it.
+ */
+export class YamlCache {
+  private readonly blocks = new Map<string, Cached[]>();
+  private count = 0;
+  private chars = 0;
+  private loads = 0;
+  private depth = MAX_DEPTH;
+  /** Blocks loaded (not found in the cache), and loads that fell back to the whole document, since it was made. */
+  readonly stats = { parsed: 0, whole: 0 };
+
+  constructor(
+    readonly maxBlocks = 100_000,
+    readonly maxChars = 16 * 1024 * 1024,
+  ) {}
+
+  /** How many blocks it holds. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** Starts a load with `maxDepth` (the cache is emptied when it differs from the last one's). */
+  begin(maxDepth: number): void {
+    if (maxDepth !== this.depth) this.clear();
+    this.depth = maxDepth;
+    this.loads++;
+  }
+
+  /** The pair of `block` at its lines (null: the whole load decides). */
+  pair(block: Block): BlockPair | null {
+    const { body, before, after, step } = block;
+    let same = this.blocks.get(body);
+    let c = same?.find((x) => x.step === step && x.before === before && x.after === after);
+    if (!c) {
+      this.stats.parsed++;
+      const pair = loadPair(blockText(block), this.depth, step, block.next) ?? null;
+      c = { step, before, after, pair, line: 0, used: this.loads };
+      if (!same) {
+        same = [];
+        this.blocks.set(body, same);
+        this.chars += body.length;
+      }
+      same.push(c);
+      this.count++;
+    }
+    c.used = this.loads;
+    if (c.pair && c.line !== block.line) {
+      c.pair = shiftPair(c.pair, block.line - c.line);
+      c.line = block.line;
+    }
+    return c.pair;
+  }
+
+  /** While over the bounds, drops the blocks used longest ago (those of the last load last). */
+  trim(): void {
+    if (this.count <= this.maxBlocks && this.chars <= this.maxChars) return;
+    const texts = [...this.blocks].map(([text, cs]) => ({ text, used: Math.max(...cs.map((c) => c.used)) }));
+    texts.sort((a, b) => a.used - b.used);
+    for (const { text } of texts) {
+      if (this.count <= this.maxBlocks && this.chars <= this.maxChars) return;
+      this.count -= this.blocks.get(text)!.length;
+      this.chars -= text.length;
+      this.blocks.delete(text);
+    }
+  }
+
+  clear(): void {
+    this.blocks.clear();
+    this.count = 0;
+    this.chars = 0;
+  }
+}
+
+/** loadYaml(text, file, maxBytes, maxDepth), its unchanged blocks taken from `cache`. */
+export function loadYamlCached(
+  text: string,
+  file: string,
+  cache: YamlCache,
+  maxBytes = MAX_FILE_BYTES,
+  maxDepth = MAX_DEPTH,
+): LoadResult {
+  const whole = () => {
+    cache.stats.whole++;
+    return loadYaml(text, file, maxBytes, maxDepth);
+  };
+  if (maxDepth < 2 || (text.length * 3 > maxBytes && Buffer.byteLength(text, 'utf8') > maxBytes)) return whole();
+  const blocks = splitBlocks(text);
+  if (!blocks) return whole();
+  cache.begin(maxDepth);
+  try {
+    const diagnostics: Diagnostic[] = [];
+    const root = new MapBuilder(file, diagnostics);
+    let tail: Loc | undefined;
+    for (const b of blocks) {
+      if (b.block) {
+        const p = cache.pair(b.block);
+        if (!p) return whole();
+        root.add(p);
+        tail = p.end;
+        continue;
+      }
+      const steps = new MapBuilder(file, diagnostics);
+      let first: BlockPair | undefined;
+      let last: BlockPair | undefined;
+      for (const s of b.steps) {
+        const p = cache.pair(s);
+        if (!p) return whole();
+        first ??= p;
+        steps.add(p);
+        last = p;
+      }
+      const value = steps.map(last!.end);
+      const { key, start } = first!.outer!;
+      root.add({
+        entry: { key: 'steps', keyNode: key, value },
+        diagnostics: [],
+        start,
+        end: last!.end,
+        tail: last!.tail,
+      });
+      tail = last!.tail;
+    }
+    return { root: root.map(tail!), diagnostics };
+  } finally {
+    cache.trim();
+  }
+}
+
+/** A map put together from blocks' pairs, as the loader's convertMap makes it (duplicate keys refused). */
+class MapBuilder {
+  private readonly entries: YEntry[] = [];
+  private readonly seen = new Map<string, YEntry>();
+  private start: Loc | undefined;
+
+  constructor(
+    private readonly file: string,
+    private readonly diagnostics: Diagnostic[],
+  ) {}
+
+  add(p: BlockPair): void {
+    this.start ??= p.start;
+    for (const d of p.diagnostics) this.diagnostics.push({ ...d, file: this.file });
+    const e = p.entry;
+    const prev = this.seen.get(e.key);
+    if (!prev) {
+      this.seen.set(e.key, e);
+      this.entries.push(e);
+      return;
+    }
+    const k = e.keyNode;
+    const d: Diagnostic = {
+      code: 'DUPLICATE_KEY',
+      severity: 'error',
+      message: duplicateKeyMessage(e.key, prev.keyNode.pos),
+      file: this.file,
+      line: k.pos.line,
+      column: k.pos.col,
+    };
+    if (k.end.line !== k.pos.line || k.end.col !== k.pos.col) {
+      d.endLine = k.end.line;
+      d.endColumn = k.end.col;
+    }
+    d.hint = DUPLICATE_HINT;
+    this.diagnostics.push(d);
+  }
+
+  map(end: Loc): YMap {
+    return { kind: 'map', entries: this.entries, pos: this.start!, end };
+  }
+}
+
+/** A pair `delta` lines further down (a copy: the trees handed out are never changed). */
+function shiftPair(p: BlockPair, delta: number): BlockPair {
+  const at = (l: Loc): Loc => ({ line: l.line + delta, col: l.col });
+  const out: BlockPair = {
+    entry: { key: p.entry.key, keyNode: shift(p.entry.keyNode, delta), value: shift(p.entry.value, delta) },
+    diagnostics: p.diagnostics.map((d) => shiftDiagnostic(d, delta)),
+    start: at(p.start),
+    end: at(p.end),
+    tail: at(p.tail),
+  };
+  if (p.outer) out.outer = { key: shift(p.outer.key, delta), start: at(p.outer.start) };
+  return out;
+}
+
+function shift(n: YNode, delta: number): YNode {
+  const pos = { line: n.pos.line + delta, col: n.pos.col };
+  const end = { line: n.end.line + delta, col: n.end.col };
+  if (n.kind === 'scalar') {
+    const { type, value, source, quoted, raw } = n;
+    return { kind: 'scalar', type, value, source, quoted, pos, end, raw };
+  }
+  if (n.kind === 'seq') return { kind: 'seq', items: n.items.map((i) => shift(i, delta)), pos, end };
+  const entries = n.entries.map((e) => ({
+    key: e.key,
+    keyNode: shift(e.keyNode, delta),
+    value: shift(e.value, delta),
+  }));
+  return { kind: 'map', entries, pos, end };
+}
+
+/** Where duplicateKeyMessage says the first key is. */
+const FIRST_AT = /\(first at line (\d+), column (\d+)\)$/;
+
+function shiftDiagnostic(d: Diagnostic, delta: number): Diagnostic {
+  const out: Diagnostic = { ...d, line: d.line + delta };
+  if (d.endLine !== undefined) out.endLine = d.endLine + delta;
+  if (d.code === 'DUPLICATE_KEY')
+    out.message = d.message.replace(
+      FIRST_AT,
+      (_m, l: string, c: string) => `(first at line ${Number(l) + delta}, column ${c})`,
+    );
+  return out;
+}
