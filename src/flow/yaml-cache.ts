@@ -28,6 +28,7 @@ import {
 
 /** A block's pair, at the lines of its last use. */
 interface Cached {
+  body: string;
   /** How the block is read: the same lines may be read in two contexts. */
   step: boolean;
   before: string;
@@ -37,15 +38,24 @@ interface Cached {
   line: number;
   /** The load that last used it. */
   used: number;
+  /** How many files' last loads (YamlCache.finish) used it. */
+  users: number;
 }
 
+/** How many files' last loads are remembered (to drop the blocks a file's next load no longer uses). */
+const FILES = 256;
+
 /**
- * The blocks of flow files already loaded, by text, for loadYamlCached: at most `maxBlocks` blocks and `maxChars`
- * characters of their texts (those used longest ago go first). One per editor session (or per directory), never
- * shared between threads; any number of files may use it.
+ * The blocks of flow files already loaded, by text, for loadYamlCached. A block that a file's load no longer uses
+ * (its text changed) is dropped, unless another file's last load uses it; past `maxBlocks` blocks or
+ * `maxChars` characters of their texts, those used longest ago go first. One per editor session (or per
+ * directory), never shared between threads; any number of files may use it.
  */
 export class YamlCache {
   private readonly blocks = new Map<string, Cached[]>();
+  /** The blocks of each file's last load (finish), for the last FILES files loaded. */
+  private readonly files = new Map<string, Cached[]>();
+  private current: Cached[] = [];
   private count = 0;
   private chars = 0;
   private loads = 0;
@@ -55,7 +65,7 @@ export class YamlCache {
 
   constructor(
     readonly maxBlocks = 100_000,
-    readonly maxChars = 16 * 1024 * 1024,
+    readonly maxChars = 8 * 1024 * 1024,
   ) {}
 
   /** How many blocks it holds. */
@@ -68,6 +78,7 @@ export class YamlCache {
     if (maxDepth !== this.depth) this.clear();
     this.depth = maxDepth;
     this.loads++;
+    this.current = [];
   }
 
   /** The pair of `block` at its lines (null: the whole load decides). */
@@ -78,7 +89,7 @@ export class YamlCache {
     if (!c) {
       this.stats.parsed++;
       const pair = loadPair(blockText(block), this.depth, step, block.next) ?? null;
-      c = { step, before, after, pair, line: 0, used: this.loads };
+      c = { body, step, before, after, pair, line: 0, used: this.loads, users: 0 };
       if (!same) {
         same = [];
         this.blocks.set(body, same);
@@ -88,6 +99,7 @@ export class YamlCache {
       this.count++;
     }
     c.used = this.loads;
+    this.current.push(c);
     if (c.pair && c.line !== block.line) {
       c.pair = shiftPair(c.pair, block.line - c.line);
       c.line = block.line;
@@ -95,21 +107,57 @@ export class YamlCache {
     return c.pair;
   }
 
+  /**
+   * Ends a load of `file` that took all its blocks from here: the blocks its last load used and this one does not
+   * (the lines a change replaced) are dropped, unless another file's last load uses them.
+   */
+  finish(file: string): void {
+    const last = new Set(this.files.get(file) ?? []);
+    const now = new Set(this.current);
+    for (const c of now) if (!last.has(c)) c.users++;
+    this.files.delete(file);
+    this.files.set(file, this.current);
+    this.release(last, now);
+    for (const [f, blocks] of this.files) {
+      if (this.files.size <= FILES) break;
+      this.files.delete(f);
+      this.release(new Set(blocks), new Set());
+    }
+  }
+
+  /** `from` no longer used by a file, but for those in `kept`: dropped when no file uses them. */
+  private release(from: Set<Cached>, kept: Set<Cached>): void {
+    for (const c of from) if (!kept.has(c) && --c.users === 0) this.drop(c);
+  }
+
   /** While over the bounds, drops the blocks used longest ago (those of the last load last). */
   trim(): void {
     if (this.count <= this.maxBlocks && this.chars <= this.maxChars) return;
-    const texts = [...this.blocks].map(([text, cs]) => ({ text, used: Math.max(...cs.map((c) => c.used)) }));
-    texts.sort((a, b) => a.used - b.used);
-    for (const { text } of texts) {
+    const all = [...this.blocks.values()].flat().sort((a, b) => a.used - b.used);
+    for (const c of all) {
       if (this.count <= this.maxBlocks && this.chars <= this.maxChars) return;
-      this.count -= this.blocks.get(text)!.length;
-      this.chars -= text.length;
-      this.blocks.delete(text);
+      this.drop(c);
     }
+  }
+
+  private drop(c: Cached): void {
+    const same = this.blocks.get(c.body);
+    const i = same?.indexOf(c) ?? -1;
+    if (i < 0) return;
+    same!.splice(i, 1);
+    this.count--;
+    if (same!.length === 0) {
+      this.blocks.delete(c.body);
+      this.chars -= c.body.length;
+    }
+    // a file's last load may still name it: its tree goes now
+    c.pair = null;
   }
 
   clear(): void {
     this.blocks.clear();
+    this.files.clear();
+    this.current = [];
     this.count = 0;
     this.chars = 0;
   }
@@ -164,6 +212,7 @@ export function loadYamlCached(
       });
       tail = last!.tail;
     }
+    cache.finish(file);
     return { root: root.map(tail!), diagnostics };
   } finally {
     cache.trim();

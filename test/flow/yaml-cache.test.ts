@@ -22,7 +22,13 @@ function yamlFiles(dir: string): string[] {
 }
 
 /** Loads `text` with `cache` and compares with the whole load; whether the cache's fast way was taken. */
-function same(text: string, cache = new YamlCache(), file = 'f.yaml', maxBytes = MAX_FILE_BYTES, depth = MAX_DEPTH) {
+function same(
+  text: string,
+  cache = new YamlCache(),
+  file = 'f.yaml',
+  maxBytes = MAX_FILE_BYTES,
+  depth = MAX_DEPTH,
+): boolean {
   const whole = cache.stats.whole;
   const got = loadYamlCached(text, file, cache, maxBytes, depth);
   expect(got).toStrictEqual(loadYaml(text, file, maxBytes, depth));
@@ -219,22 +225,52 @@ describe('the cache', () => {
     }
   });
 
-  it('keeps the blocks of the last load when it must drop some', () => {
+  it('drops the blocks a change replaced, unless another file uses them', () => {
+    const cache = new YamlCache();
+    let text = bigFlow(20); // 4 top-level blocks and 20 steps
+    same(text, cache, 'a.yaml');
+    same(text, cache, 'b.yaml');
+    expect(cache.size).toBe(24);
+    for (let i = 0; i < 5; i++) {
+      text = text.replace(`Menu ${i}.`, `Menu ${i}x.`);
+      same(text, cache, 'a.yaml');
+    }
+    // b.yaml still uses the five steps as they were: 24 + 5
+    expect(cache.size).toBe(29);
+    for (let i = 0; i < 5; i++) {
+      text = text.replace(`Menu ${i}x.`, `Menu ${i}y.`);
+      same(text, cache, 'a.yaml');
+    }
+    expect(cache.size).toBe(29);
+    // a load that falls back to the whole document changes nothing of a.yaml's blocks
+    same(`${text}\t`, cache, 'a.yaml');
+    same(text, cache, 'a.yaml');
+    expect(cache.size).toBe(29);
+  });
+
+  it('forgets the files loaded longest ago past 256, and the blocks only they used', () => {
+    const cache = new YamlCache();
+    for (let i = 0; i < 300; i++) same(`name: f${i}\nsteps:\n  a: 1\n`, cache, `f${i}.yaml`);
+    // each file's `name:` block, for the last 256 files, and the `steps:` block they share
+    expect(cache.size).toBe(257);
+  });
+
+  it('keeps the blocks of the last loads when it must drop some', () => {
     const cache = new YamlCache(50);
     const a = bigFlow(20); // 4 top-level blocks and 20 steps
-    same(a, cache);
+    same(a, cache, 'a.yaml');
     expect(cache.size).toBe(24);
     // 19 steps say Menu (the first with the `steps:` line): 19 new blocks each time
-    same(a.replace(/Menu/g, 'Item'), cache);
+    same(a.replace(/Menu/g, 'Item'), cache, 'b.yaml');
     expect(cache.size).toBe(43);
-    same(a.replace(/Menu/g, 'Step'), cache);
-    // 62 blocks: 12 of those used only by the first load are dropped
+    same(a.replace(/Menu/g, 'Step'), cache, 'c.yaml');
+    // 62 blocks: 12 of those a.yaml alone used are dropped
     expect(cache.size).toBe(50);
     const parsed = cache.stats.parsed;
-    same(a.replace(/Menu/g, 'Item'), cache);
+    same(a.replace(/Menu/g, 'Item'), cache, 'b.yaml');
     expect(cache.stats.parsed).toBe(parsed);
-    same(a.replace(/Menu/g, 'Step'), cache);
-    expect(cache.stats.parsed).toBe(parsed);
+    same(a, cache, 'a.yaml');
+    expect(cache.stats.parsed).toBe(parsed + 12);
   });
 
   it('is emptied for a load with another depth limit', () => {
