@@ -17,6 +17,7 @@ import type { Diagnostic } from '../errors/diagnostic.js';
 import { Analyses } from './analysis.js';
 import { definition, references } from './navigate.js';
 import { toLspDiagnostic } from './positions.js';
+import { prepareRename, rename } from './rename.js';
 import { fileKind } from './project.js';
 import { FlowIndex } from './symbols.js';
 import { pathToUri, uriToPath } from './uris.js';
@@ -140,6 +141,8 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
   }));
   connection.onDefinition((p) => definition(ctx, p));
   connection.onReferences((p) => references(ctx, p));
+  connection.onPrepareRename((p) => prepareRename(ctx, p));
+  connection.onRenameRequest((p) => rename(ctx, p));
   documents.listen(connection);
   connection.listen();
   return ctx;
