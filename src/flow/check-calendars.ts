@@ -304,6 +304,7 @@ export function checkCalendarStep(ctx: Ctx, node: YMap, action: YEntry, id: stri
     );
   else {
     name = String(action.value.value);
+    ctx.uses?.push({ kind: 'calendar', name, at: action.value });
     calendarName(ctx, name, action.value, where);
   }
   const on = entry(node, 'on');

@@ -234,6 +234,7 @@ export function promptRef(ctx: Ctx, node: YNode, where: string): string | undefi
     return undefined;
   }
   const name = String(node.value);
+  ctx.uses?.push({ kind: 'prompt', name, at: node });
   const known = ctx.v2.prompts;
   if (known?.has(name)) return name;
   report(

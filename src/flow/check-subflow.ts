@@ -108,6 +108,7 @@ export function checkSubflowStep(
     return undefined;
   }
   const flow = asString(ctx, flowEntry.value, `${where}subflow.flow`);
+  if (flow !== undefined) ctx.uses?.push({ kind: 'module', name: flow, at: flowEntry.value });
   if (flow !== undefined && !ID_RE.test(flow))
     report(ctx, 'BAD_NAME', flowEntry.value, `${where}'${flow}' is not a flow name (letters, digits, - and _)`);
   const step: SubflowStep = {
@@ -129,6 +130,7 @@ export function checkSubflowStep(
     const wm =
       w.value.kind === 'scalar' && w.value.type === 'null' ? undefined : asMap(ctx, w.value, `${where}subflow.with`);
     for (const p of wm?.entries ?? []) {
+      if (flow !== undefined) ctx.uses?.push({ kind: 'param', name: p.key, at: p.keyNode, module: flow, map: wm });
       const v: Value | undefined = toValue(ctx, p.value, `${where}with ${p.key}: `, true);
       if (v === undefined) continue;
       step.with[p.key] = v;

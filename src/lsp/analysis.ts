@@ -22,6 +22,8 @@ export interface DirAnalysis {
 
 export class Analyses {
   private readonly dirs = new Map<string, { files: FlowFiles; maxFileBytes: number | undefined }>();
+  /** The flow files of each directory as last analysed. */
+  private readonly listed = new Map<string, string[]>();
 
   constructor(private readonly overlay: Overlay) {}
 
@@ -48,6 +50,10 @@ export class Analyses {
     const files = await this.filesFor(dir);
     const texts = await flowTexts(dir, this.overlay);
     const report = files.diagnose(texts.map((t) => ({ ...t, hash: flowVersion(t.text) })));
+    this.listed.set(
+      dir,
+      texts.map((t) => t.file),
+    );
     const diagnostics = new Map<string, Diagnostic[]>(texts.map((t) => [t.file, []]));
     for (const d of report.diagnostics) diagnostics.get(d.file)?.push(d);
     return { dir, texts: new Map(texts.map((t) => [t.file, t.text])), diagnostics };
@@ -56,6 +62,11 @@ export class Analyses {
   /** The check result of a flow file as last analysed (its tree and the names it reads), if any. */
   result(file: string): CheckResult | undefined {
     return this.dirs.get(dirname(file))?.files.result(file);
+  }
+
+  /** The flow files of `dir` as last analysed (undefined: never analysed). */
+  files(dir: string): readonly string[] | undefined {
+    return this.listed.get(dir);
   }
 
   /** A config file's diagnostics: its own, and the routes to flows its flows directory does not hold. */

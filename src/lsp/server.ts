@@ -6,6 +6,7 @@
  */
 import { dirname } from 'node:path';
 import {
+  CodeActionKind,
   createConnection,
   TextDocuments,
   TextDocumentSyncKind,
@@ -15,6 +16,7 @@ import {
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { Analyses } from './analysis.js';
+import { codeActions } from './fixes.js';
 import { definition, references } from './navigate.js';
 import { toLspDiagnostic } from './positions.js';
 import { prepareRename, rename } from './rename.js';
@@ -125,7 +127,7 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
       if (!result?.symbols) return undefined;
       const cached = indexes.get(path);
       if (cached?.hash === result) return cached.index;
-      const index = new FlowIndex(result.symbols);
+      const index = new FlowIndex(result.symbols, result.name);
       indexes.set(path, { hash: result, index });
       return index;
     },
@@ -136,6 +138,7 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
       textDocumentSync: TextDocumentSyncKind.Incremental,
       definitionProvider: true,
       referencesProvider: true,
+      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
     },
     serverInfo: { name: 'callscript' },
   }));
@@ -143,6 +146,7 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
   connection.onReferences((p) => references(ctx, p));
   connection.onPrepareRename((p) => prepareRename(ctx, p));
   connection.onRenameRequest((p) => rename(ctx, p));
+  connection.onCodeAction((p) => codeActions(ctx, p));
   documents.listen(connection);
   connection.listen();
   return ctx;

@@ -1,0 +1,196 @@
+/**
+ * Names across files, for definition, references and rename: a flow's own names (steps, variables, prompts,
+ * calendars, environment keys, secrets) with the uses its scenario files write (steps and variables); a module by
+ * its name among the flows of its directory (its `module:`, the subflow steps that enter it); a module's params
+ * (its `module.params` keys, its `vars.x` reads, the `with:` keys of the flows that enter it and of its scenarios).
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import type { Position, Range } from 'vscode-languageserver';
+import { listFlowFiles } from '../registry/load.js';
+import { contains } from './positions.js';
+import { fileKind } from './project.js';
+import { scenarioNames, type ScenarioNames } from './scenario-names.js';
+import { flowDirsOf, scenarioFiles, scenarioText } from './scenario-files.js';
+import type { LspContext } from './server.js';
+import type { FlowIndex, SymbolKind } from './symbols.js';
+import { pathToUri, uriToPath } from './uris.js';
+
+/** A name across files: one flow's own (by its file), or a module (by its name, among a directory's flows). */
+export type Sym =
+  | { kind: Exclude<SymbolKind, 'module' | 'param'>; file: string; name: string; param?: boolean }
+  | { kind: 'module'; dir: string; name: string };
+
+/** Where a name is written. */
+export interface Place {
+  path: string;
+  range: Range;
+  def: boolean;
+  /** The other keys of the map it is a key of: a rename must not take one. */
+  siblings?: readonly string[];
+  /** Part of a longer scalar (`module:step`): a new name is written as it is. */
+  inside?: boolean;
+}
+
+export interface Flow {
+  file: string;
+  /** The flow's name (`name:`, else its file's), by which scenarios and subflow steps name it. */
+  name: string | undefined;
+  index: FlowIndex;
+}
+
+/** The flows of a directory with their indexes, once the directory's pending check has run. */
+export async function flowsIn(ctx: LspContext, dir: string): Promise<Flow[]> {
+  let files = ctx.analyses.files(dir);
+  if (!files) {
+    const open = ctx.documents
+      .all()
+      .map((d) => uriToPath(d.uri))
+      .filter((p): p is string => p !== undefined && dirname(p) === dir && fileKind(p) === 'flow');
+    const first = open[0] ?? (await listFlowFiles(dir).catch(() => [] as string[]))[0];
+    if (first === undefined) return [];
+    await ctx.index(first);
+    files = ctx.analyses.files(dir) ?? [];
+  }
+  const out: Flow[] = [];
+  for (const file of files) {
+    const index = await ctx.index(file);
+    if (index) out.push({ file, name: ctx.analyses.result(file)?.name, index });
+  }
+  return out;
+}
+
+/** The module named `name` among `flows` (a flow by that name when none declares `module:`). */
+const moduleIn = (flows: readonly Flow[], name: string) =>
+  flows.find((f) => f.name === name && f.index.module !== undefined) ?? flows.find((f) => f.name === name);
+
+/** Whether a scenario's `flow:` (a name, or a path from the scenario's folder) names `flow`. */
+function names(value: string, scenario: string, flow: Flow): boolean {
+  return /\.ya?ml$/.test(value) ? resolve(dirname(scenario), value) === flow.file : value === flow.name;
+}
+
+/** The flow a scenario file tests, found where scenarioDirs looks for scenarios. */
+async function scenarioFlow(ctx: LspContext, scenario: string, value: string): Promise<Flow | undefined> {
+  const dirs = /\.ya?ml$/.test(value) ? [dirname(resolve(dirname(scenario), value))] : flowDirsOf(scenario);
+  for (const dir of dirs) {
+    const flow = (await flowsIn(ctx, dir)).find((f) => names(value, scenario, f));
+    if (flow) return flow;
+  }
+  return undefined;
+}
+
+/** The name under the cursor of a flow or scenario file, as a name across files, and its range. */
+export async function symbolAt(
+  ctx: LspContext,
+  path: string,
+  p: Position,
+): Promise<{ sym: Sym; range: Range } | undefined> {
+  if (fileKind(path) === 'scenario') return scenarioSymbolAt(ctx, path, p);
+  const index = await ctx.index(path);
+  const o = index?.at(p);
+  if (!o) return undefined;
+  const dir = dirname(path);
+  if (o.kind === 'module') return { sym: { kind: 'module', dir, name: o.name }, range: o.range };
+  if (o.kind === 'param') {
+    const mod = o.module === undefined ? undefined : moduleIn(await flowsIn(ctx, dir), o.module);
+    return mod && { sym: { kind: 'var', file: mod.file, name: o.name, param: true }, range: o.range };
+  }
+  return { sym: { kind: o.kind, file: path, name: o.name }, range: o.range };
+}
+
+async function scenarioSymbolAt(ctx: LspContext, path: string, p: Position) {
+  const text = await scenarioText(path, ctx.text);
+  const sn = text === undefined ? undefined : scenarioNames(text, path);
+  const u = sn?.uses.find((x) => contains(x.range, p));
+  const flow = u && sn?.flow ? await scenarioFlow(ctx, path, sn.flow.value) : undefined;
+  if (!u || !flow) return undefined;
+  const file = u.module === undefined ? flow.file : moduleIn(await flowsIn(ctx, dirname(flow.file)), u.module)?.file;
+  if (file === undefined) return undefined;
+  const sym: Sym = { kind: u.kind, file, name: u.name };
+  if (u.param) sym.param = true;
+  return { sym, range: u.range };
+}
+
+/** Where `sym` is declared: a module at its `module:` (or its file's top), a param at its `module.params` key. */
+export async function definitions(ctx: LspContext, sym: Sym): Promise<Place[]> {
+  if (sym.kind === 'module') {
+    const flows = await flowsIn(ctx, sym.dir);
+    const defs = (await places(ctx, sym, false)).places.filter((x) => x.def);
+    const file = defs.length === 0 ? moduleIn(flows, sym.name)?.file : undefined;
+    const top = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
+    return file === undefined ? defs : [{ path: file, range: top, def: true }];
+  }
+  const index = await ctx.index(sym.file);
+  const param = sym.kind === 'var' && sym.param ? index?.params.get(sym.name) : undefined;
+  if (param) return [{ path: sym.file, range: param, def: true }];
+  return (index?.of(sym.kind, sym.name) ?? []).filter((o) => o.def).map((o) => ({ ...o, path: sym.file }));
+}
+
+/**
+ * Every place `sym` is written (declarations first), with the scenario files' uses when `scenarios`; `truncated`:
+ * there were more scenario files than a request reads.
+ */
+export async function places(
+  ctx: LspContext,
+  sym: Sym,
+  scenarios: boolean,
+): Promise<{ places: Place[]; truncated: boolean }> {
+  if (sym.kind === 'module') {
+    const out: Place[] = [];
+    for (const f of await flowsIn(ctx, sym.dir))
+      for (const o of f.index.of('module', sym.name)) out.push({ path: f.file, range: o.range, def: o.def });
+    return { places: [...out.filter((x) => x.def), ...out.filter((x) => !x.def)], truncated: false };
+  }
+  const flows = await flowsIn(ctx, dirname(sym.file));
+  const flow = flows.find((f) => f.file === sym.file);
+  if (!flow) return { places: [], truncated: false };
+  const out: Place[] = flow.index.of(sym.kind, sym.name).map((o) => ({ path: sym.file, range: o.range, def: o.def }));
+  const mod = flow.index.module;
+  if (sym.kind === 'var' && mod !== undefined && flow.index.params.has(sym.name))
+    for (const f of flows)
+      for (const o of f.index.occurrences)
+        if (o.kind === 'param' && o.module === mod && o.name === sym.name)
+          out.push({ path: f.file, range: o.range, def: false, siblings: o.siblings ?? [] });
+  if (!scenarios || (sym.kind !== 'step' && sym.kind !== 'var')) return { places: out, truncated: false };
+  const more = await scenarioPlaces(ctx, flow, sym.kind, sym.name);
+  return { places: [...out, ...more.places], truncated: more.truncated };
+}
+
+/**
+ * The uses of a step or a variable of `flow` in scenario files: those testing it, and (a step of a module) any that
+ * names it by its namespaced id. Files are read only when their text holds the name.
+ */
+async function scenarioPlaces(ctx: LspContext, flow: Flow, kind: 'step' | 'var', name: string) {
+  const open = ctx.documents.all().map((d) => uriToPath(d.uri) ?? '');
+  const list = await scenarioFiles(dirname(flow.file), open);
+  const out: Place[] = [];
+  for (const path of list.files) {
+    const text = await scenarioText(path, ctx.text);
+    if (text === undefined || !text.includes(name)) continue;
+    const sn: ScenarioNames | undefined = scenarioNames(text, path);
+    const tests = sn?.flow !== undefined && names(sn.flow.value, path, flow);
+    for (const u of sn?.uses ?? []) {
+      if (u.kind !== kind || u.name !== name) continue;
+      const mine =
+        u.module !== undefined
+          ? u.module === flow.index.module
+          : tests && (!u.param || (kind === 'var' && flow.index.params.has(name)));
+      if (!mine) continue;
+      const place: Place = { path, range: u.range, def: false };
+      if (u.siblings) place.siblings = u.siblings;
+      if (u.inside) place.inside = true;
+      out.push(place);
+    }
+  }
+  return { places: out, truncated: list.truncated };
+}
+
+/** The URI an editor knows a file by: the open document's, else the file's. */
+export function uriOf(ctx: LspContext, path: string): string {
+  return ctx.documents.all().find((d) => uriToPath(d.uri) === path)?.uri ?? pathToUri(path);
+}
+
+/** A file's text: the open document's, else the disk's. */
+export async function textOf(ctx: LspContext, path: string): Promise<string | undefined> {
+  return ctx.text(path) ?? (await readFile(path, 'utf8').catch(() => undefined));
+}
