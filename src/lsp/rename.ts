@@ -19,7 +19,7 @@ import {
 } from 'vscode-languageserver';
 import { ID_RE, checkVarName, isObjectMember, newCtx } from '../flow/check-context.js';
 import { DEFAULT_VOICE } from '../flow/model.js';
-import { MAX_SCENARIO_FILES } from './scenario-files.js';
+import { MAX_SCENARIO_CHARS, MAX_SCENARIO_FILES } from './scenario-files.js';
 import type { LspContext } from './server.js';
 import type { SymbolKind } from './symbols.js';
 import { uriToPath } from './uris.js';
@@ -68,9 +68,9 @@ export function written(name: string, before: string | undefined): string {
 }
 
 /** The edits of one file: the new name at each place, quoted where it must be. */
-async function fileEdits(ctx: LspContext, path: string, at: Place[], name: string): Promise<TextEdit[]> {
-  const lines = (await textOf(ctx, path))?.split('\n');
-  return at.map((o) => {
+async function fileEdits(ctx: LspContext, path: string, text: string | undefined, at: Place[], name: string) {
+  const lines = (text ?? (await textOf(ctx, path)))?.split('\n');
+  return at.map((o): TextEdit => {
     const before = lines?.[o.range.start.line]?.[o.range.start.character - 1];
     return { range: o.range, newText: o.inside ? name : written(name, before) };
   });
@@ -90,8 +90,8 @@ export async function rename(ctx: LspContext, p: RenameParams): Promise<Workspac
   const found = await places(ctx, sym, true);
   if (found.truncated)
     throw refuse(
-      `more than ${MAX_SCENARIO_FILES.toLocaleString('en-US')} scenario files may test this flow: a rename could ` +
-        'not reach them all',
+      `more than ${MAX_SCENARIO_FILES.toLocaleString('en-US')} scenario files (or ${MAX_SCENARIO_CHARS / 2 ** 20} ` +
+        'MiB of them) may test this flow: a rename could not reach them all',
     );
   const clash = found.places.find((o) => o.siblings?.includes(p.newName));
   if (clash)
@@ -105,6 +105,7 @@ export async function rename(ctx: LspContext, p: RenameParams): Promise<Workspac
     else byPath.set(o.path, [o]);
   }
   const changes: Record<string, TextEdit[]> = {};
-  for (const [path, at] of byPath) changes[uriOf(ctx, path)] = await fileEdits(ctx, path, at, p.newName);
+  for (const [path, at] of byPath)
+    changes[uriOf(ctx, path)] = await fileEdits(ctx, path, found.texts?.get(path), at, p.newName);
   return { changes };
 }

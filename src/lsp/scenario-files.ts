@@ -1,9 +1,9 @@
 /**
  * Which scenario files may test the flows of a directory, and which directories may hold the flow of a scenario
- * file: beside the flows, in their `tests/` folder, or in a `tests/` folder beside the flows directory (the layout
- * `flows/` + `tests/`). Bounded: a request reads at most MAX_SCENARIO_FILES of them, each as the registry reads a
- * flow file (a regular file inside its folder, at most the size a flow may have).
- */
+ * file: beside the flows, in their `tests/` folder, and for a `flows/` folder in the project's folder above it or its
+ * `tests/` (a project with `flows/` and `tests/`). Bounded: a request reads at most MAX_SCENARIO_FILES of them and
+ * MAX_SCENARIO_CHARS of text in all, each file as the registry reads a flow file (a regular file inside its folder,
+ * at most the size a flow may have). */
 import { readdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { MAX_FILE_BYTES } from '../flow/yaml.js';
@@ -11,19 +11,29 @@ import { readFlowText } from '../registry/load.js';
 
 /** The most scenario files one request reads (every folder together). */
 export const MAX_SCENARIO_FILES = 2000;
+/** The most scenario text one request reads, in characters (every file together). */
+export const MAX_SCENARIO_CHARS = 64 * 1024 * 1024;
+/** How many files are read at once (one after the other, each read would wait its turn of the I/O threads). */
+const READ_AT_ONCE = 32;
 
 const isScenarioName = (n: string) => /\.test\.ya?ml$/.test(n) && !n.startsWith('.');
 
-/** The folders whose scenario files may test the flows of `flowsDir`. */
+/**
+ * The folders whose scenario files may test the flows of `flowsDir`: it and its `tests/`; for a folder named `flows`,
+ * also the project's folder above it and that folder's `tests/`.
+ */
 export function scenarioDirs(flowsDir: string): string[] {
-  return [...new Set([flowsDir, join(flowsDir, 'tests'), join(dirname(flowsDir), 'tests')])];
+  const up = dirname(flowsDir);
+  const project = basename(flowsDir) === 'flows' ? [up, join(up, 'tests')] : [];
+  return [...new Set([flowsDir, join(flowsDir, 'tests'), ...project])];
 }
 
 /** The directories that may hold the flow a scenario file names (the inverse of scenarioDirs). */
 export function flowDirsOf(scenario: string): string[] {
   const here = dirname(scenario);
-  if (basename(here) !== 'tests') return [here];
-  return [...new Set([here, dirname(here), join(dirname(here), 'flows')])];
+  const up = dirname(here);
+  const above = basename(here) === 'tests' ? [up, join(up, 'flows')] : [];
+  return [...new Set([here, join(here, 'flows'), ...above])];
 }
 
 export interface ScenarioList {
@@ -48,4 +58,28 @@ export async function scenarioFiles(flowsDir: string, open: Iterable<string>): P
 export async function scenarioText(path: string, open: (path: string) => string | undefined) {
   const text = open(path) ?? (await readFlowText(path).catch(() => undefined));
   return text === undefined || text.length > MAX_FILE_BYTES ? undefined : text;
+}
+
+/**
+ * The texts of `files` that `keep` accepts (the others are dropped once read); `truncated` when the files hold more
+ * than MAX_SCENARIO_CHARS in all (the rest are not read).
+ */
+export async function readScenarios(
+  files: readonly string[],
+  open: (path: string) => string | undefined,
+  keep: (text: string) => boolean,
+): Promise<{ texts: Map<string, string>; truncated: boolean }> {
+  const texts = new Map<string, string>();
+  let chars = 0;
+  for (let i = 0; i < files.length; i += READ_AT_ONCE) {
+    const batch = files.slice(i, i + READ_AT_ONCE);
+    const read = await Promise.all(batch.map((path) => scenarioText(path, open)));
+    for (const [j, text] of read.entries()) {
+      if (text === undefined) continue;
+      chars += text.length;
+      if (chars > MAX_SCENARIO_CHARS) return { texts, truncated: true };
+      if (keep(text)) texts.set(batch[j]!, text);
+    }
+  }
+  return { texts, truncated: false };
 }

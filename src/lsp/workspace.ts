@@ -11,7 +11,7 @@ import { listFlowFiles } from '../registry/load.js';
 import { contains } from './positions.js';
 import { fileKind } from './project.js';
 import { scenarioNames, type ScenarioNames } from './scenario-names.js';
-import { flowDirsOf, scenarioFiles, scenarioText } from './scenario-files.js';
+import { flowDirsOf, readScenarios, scenarioFiles, scenarioText } from './scenario-files.js';
 import type { LspContext } from './server.js';
 import type { FlowIndex, SymbolKind } from './symbols.js';
 import { pathToUri, uriToPath } from './uris.js';
@@ -69,9 +69,15 @@ function names(value: string, scenario: string, flow: Flow): boolean {
   return /\.ya?ml$/.test(value) ? resolve(dirname(scenario), value) === flow.file : value === flow.name;
 }
 
-/** The flow a scenario file tests, found where scenarioDirs looks for scenarios. */
+/**
+ * The flow a scenario file tests, in the directories whose scenarios scenarioDirs reads (a path elsewhere is not
+ * followed: a scenario file does not make the server check the flows of any directory it names).
+ */
 async function scenarioFlow(ctx: LspContext, scenario: string, value: string): Promise<Flow | undefined> {
-  const dirs = /\.ya?ml$/.test(value) ? [dirname(resolve(dirname(scenario), value))] : flowDirsOf(scenario);
+  const near = flowDirsOf(scenario);
+  const dirs = /\.ya?ml$/.test(value)
+    ? [dirname(resolve(dirname(scenario), value))].filter((d) => near.includes(d))
+    : near;
   for (const dir of dirs) {
     const flow = (await flowsIn(ctx, dir)).find((f) => names(value, scenario, f));
     if (flow) return flow;
@@ -126,15 +132,16 @@ export async function definitions(ctx: LspContext, sym: Sym): Promise<Place[]> {
   return (index?.of(sym.kind, sym.name) ?? []).filter((o) => o.def).map((o) => ({ ...o, path: sym.file }));
 }
 
-/**
- * Every place `sym` is written (declarations first), with the scenario files' uses when `scenarios`; `truncated`:
- * there were more scenario files than a request reads.
- */
-export async function places(
-  ctx: LspContext,
-  sym: Sym,
-  scenarios: boolean,
-): Promise<{ places: Place[]; truncated: boolean }> {
+export interface Found {
+  places: Place[];
+  /** There were more scenario files (or text) than a request reads. */
+  truncated: boolean;
+  /** The texts of the scenario files read (those holding the name). */
+  texts?: ReadonlyMap<string, string>;
+}
+
+/** Every place `sym` is written (declarations first), with the scenario files' uses when `scenarios`. */
+export async function places(ctx: LspContext, sym: Sym, scenarios: boolean): Promise<Found> {
   if (sym.kind === 'module') {
     const out: Place[] = [];
     for (const f of await flowsIn(ctx, sym.dir))
@@ -153,7 +160,7 @@ export async function places(
           out.push({ path: f.file, range: o.range, def: false, siblings: o.siblings ?? [] });
   if (!scenarios || (sym.kind !== 'step' && sym.kind !== 'var')) return { places: out, truncated: false };
   const more = await scenarioPlaces(ctx, flow, sym.kind, sym.name);
-  return { places: [...out, ...more.places], truncated: more.truncated };
+  return { ...more, places: [...out, ...more.places] };
 }
 
 /**
@@ -164,9 +171,8 @@ async function scenarioPlaces(ctx: LspContext, flow: Flow, kind: 'step' | 'var',
   const open = ctx.documents.all().map((d) => uriToPath(d.uri) ?? '');
   const list = await scenarioFiles(dirname(flow.file), open);
   const out: Place[] = [];
-  for (const path of list.files) {
-    const text = await scenarioText(path, ctx.text);
-    if (text === undefined || !text.includes(name)) continue;
+  const { texts, truncated } = await readScenarios(list.files, ctx.text, (text) => text.includes(name));
+  for (const [path, text] of texts) {
     const sn: ScenarioNames | undefined = scenarioNames(text, path);
     const tests = sn?.flow !== undefined && names(sn.flow.value, path, flow);
     for (const u of sn?.uses ?? []) {
@@ -182,7 +188,7 @@ async function scenarioPlaces(ctx: LspContext, flow: Flow, kind: 'step' | 'var',
       out.push(place);
     }
   }
-  return { places: out, truncated: list.truncated };
+  return { places: out, truncated: list.truncated || truncated, texts };
 }
 
 /** The URI an editor knows a file by: the open document's, else the file's. */

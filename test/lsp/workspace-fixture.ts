@@ -2,9 +2,10 @@
  * A flows directory on disk with a language client over it, for the tests of navigation, rename and quick fixes
  * across files; and ranges found in a fixture's text by the words they cover.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Location, Range } from 'vscode-languageserver';
 import { pathToUri } from '../../src/lsp/uris.js';
 import { lspClient, type TestClient } from './client.js';
@@ -69,3 +70,16 @@ export function places(dir: string, locs: Location[] | null): string[] {
 }
 
 export const at = (file: string, r: Range) => `${file}@${r.start.line}:${r.start.character}-${r.end.character}`;
+
+/** The files of test/fixtures/<name>, by path inside it. */
+export function fixtureFiles(name: string): Record<string, string> {
+  const root = fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
+  const out: Record<string, string> = {};
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true }))
+      if (e.isDirectory()) walk(join(dir, e.name));
+      else out[relative(root, join(dir, e.name))] = readFileSync(join(dir, e.name), 'utf8');
+  };
+  walk(root);
+  return out;
+}
