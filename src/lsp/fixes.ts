@@ -22,7 +22,12 @@ const MOVE = /indent it under/;
 /** Words a message names: quoted, or read as `vars.x`, `call.x`, `env.x`, `secrets.x`. */
 const NAMED = /'([^'\n]+)'|"([^"\n]+)"|\b(?:vars|call|env|secrets)\.([A-Za-z_][A-Za-z0-9_]*)/g;
 
-/** How many times `word` is in `text` as a whole word (not inside a longer name). */
+/** The words of a message compared with the range's text, and the diagnostics of one request looked at (a client
+ * sends back what the server published, but bounds do not rest on that). */
+const MAX_WORDS = 16;
+const MAX_DIAGNOSTICS = 500;
+
+/** Where `word` is in `text` as a whole word (not inside a longer name). */
 function wordAt(text: string, word: string): number[] {
   const out: number[] = [];
   const edge = /[A-Za-z0-9_-]/;
@@ -31,14 +36,17 @@ function wordAt(text: string, word: string): number[] {
   return out;
 }
 
-/** The edit a diagnostic's did-you-mean makes in `text` (the document's), if it has one. */
-export function quickFix(d: Diagnostic, text: string): { range: Range; newText: string; meant: string } | undefined {
+/** The edit a diagnostic's did-you-mean makes in a document (`lineAt`: its lines), if it has one. */
+export function quickFix(
+  d: Diagnostic,
+  lineAt: (line: number) => string | undefined,
+): { range: Range; newText: string; meant: string } | undefined {
   const data = d.data as { hint?: string | null } | undefined;
   const lines = typeof d.message === 'string' ? d.message.split('\n') : [];
   const hint = data?.hint ?? lines.slice(1).join('\n');
   const meant = DID_YOU_MEAN.exec(hint)?.[1];
   if (meant === undefined || MOVE.test(hint) || d.range.start.line !== d.range.end.line) return undefined;
-  const line = text.split('\n', d.range.start.line + 1)[d.range.start.line];
+  const line = lineAt(d.range.start.line);
   if (line === undefined) return undefined;
   let from = d.range.start.character;
   let to = Math.min(d.range.end.character, line.length);
@@ -50,7 +58,12 @@ export function quickFix(d: Diagnostic, text: string): { range: Range; newText: 
   }
   const inner = line.slice(from, to);
   const message = lines[0] ?? '';
-  const words = [...message.matchAll(NAMED)].map((m) => m[1] ?? m[2] ?? m[3]!).filter((w) => w !== meant);
+  const words: string[] = [];
+  for (const m of message.matchAll(NAMED)) {
+    const w = m[1] ?? m[2] ?? m[3]!;
+    if (w !== meant) words.push(w);
+    if (words.length === MAX_WORDS) break;
+  }
   let at: { start: number; word: string } | undefined;
   if (words.includes(inner)) at = { start: from, word: inner };
   else
@@ -75,11 +88,14 @@ export function codeActions(ctx: LspContext, p: CodeActionParams): CodeAction[] 
   if (p.context.only && !p.context.only.some((k) => CodeActionKind.QuickFix.startsWith(k))) return [];
   const doc = ctx.documents.get(p.textDocument.uri);
   if (!doc) return [];
-  const text = doc.getText();
+  const lineAt = (line: number) =>
+    line < 0 || line >= doc.lineCount
+      ? undefined
+      : doc.getText({ start: { line, character: 0 }, end: { line: line + 1, character: 0 } }).replace(/\r?\n$/, '');
   const out: CodeAction[] = [];
-  for (const d of p.context.diagnostics) {
+  for (const d of p.context.diagnostics.slice(0, MAX_DIAGNOSTICS)) {
     if (d.source !== 'callscript') continue;
-    const fix = quickFix(d, text);
+    const fix = quickFix(d, lineAt);
     if (!fix) continue;
     out.push({
       title: `Change to '${fix.meant}'`,
