@@ -60,7 +60,7 @@ describe('across files', () => {
     expect(await client.diagnostics(join(dir, 'main.yaml'), (d) => d.length === 0)).toEqual([]);
   });
 
-  it("a config's route to a flow its flows directory does not hold is UNKNOWN_ROUTE_FLOW, with a did-you-mean", async () => {
+  it("a config's route to a flow its directory lacks is UNKNOWN_ROUTE_FLOW, with a did-you-mean", async () => {
     mkdirSync(join(dir, 'flows'));
     writeFileSync(join(dir, 'flows', 'main.yaml'), MAIN.replace(/subflow[\s\S]*$/, 'hangup: {}\n'));
     const cfg = join(dir, 'callscript.yaml');
