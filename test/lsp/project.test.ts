@@ -111,8 +111,8 @@ describe('hostile', () => {
       `version: 1\nstart: a\nsteps:\n  a: { say: "Hi.", next: ${target} }\n  b: { hangup: {} }\n`;
     client.open(file, flow('x1'));
     for (let i = 2; i <= 20; i++) client.change(file, flow(`x${i}`));
-    await client.diagnostics(file, (d) => d.some((x) => x.message.includes("'x20'")));
-    const seen = client.history(file).map((ds) => ds.map((d) => d.message.split('\n')[0]));
+    await client.diagnostics(file, (d) => d.some((x) => String(x.message).includes("'x20'")));
+    const seen = client.history(file).map((ds) => ds.map((d) => String(d.message).split('\n')[0]));
     expect(seen).toEqual([["no step 'x20' in this flow"]]);
   });
 });
