@@ -142,6 +142,8 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
       textDocumentSync: TextDocumentSyncKind.Incremental,
       definitionProvider: true,
       referencesProvider: true,
+      // without it a client (VS Code, Neovim) never sends prepareRename nor rename
+      renameProvider: { prepareProvider: true },
     },
     serverInfo: { name: 'callscript' },
   }));
