@@ -48,7 +48,9 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
   const published = new Set<string>();
   const indexes = new Map<string, { hash: unknown; index: FlowIndex }>();
 
+  let stopped = false;
   const publish = (path: string, diags: readonly Diagnostic[], text: string | undefined) => {
+    if (stopped) return;
     const open = documents.all().find((d) => uriToPath(d.uri) === path);
     if (diags.length === 0 && !published.has(path) && !open) return;
     if (diags.length === 0) published.delete(path);
@@ -91,10 +93,11 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
   const schedule = (path: string) => {
     const dir = dirOf(path);
     clearTimeout(timers.get(dir));
-    timers.set(
-      dir,
-      setTimeout(() => void run(dir), debounceMs),
-    );
+    if (!stopped)
+      timers.set(
+        dir,
+        setTimeout(() => void run(dir), debounceMs),
+      );
   };
 
   const onText = (doc: TextDocument) => {
@@ -147,6 +150,12 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
     },
     serverInfo: { name: 'callscript' },
   }));
+  // shutdown: no check starts or publishes any more (the client exits next)
+  connection.onShutdown(() => {
+    stopped = true;
+    for (const t of timers.values()) clearTimeout(t);
+    timers.clear();
+  });
   connection.onDefinition((p) => definition(ctx, p));
   connection.onReferences((p) => references(ctx, p));
   connection.onPrepareRename((p) => prepareRename(ctx, p));

@@ -26,7 +26,8 @@ export interface TestClient {
   /** Every publication for `path` so far, in order (its diagnostics' codes and first message lines). */
   history(path: string): Diagnostic[][];
   request<T>(method: string, params: object): Promise<T>;
-  dispose(): void;
+  /** Shuts the server down (nothing is published after) and closes the pipes. */
+  dispose(): Promise<void>;
 }
 
 export async function lspClient(root: string, opts: LspOptions = { debounceMs: 0 }): Promise<TestClient> {
@@ -89,7 +90,8 @@ export async function lspClient(root: string, opts: LspOptions = { debounceMs: 0
     },
     history: (path) => log.filter((p) => p.uri === pathToUri(path)).map((p) => p.diagnostics),
     request: (method, params) => rpc.sendRequest(method, params),
-    dispose() {
+    async dispose() {
+      await rpc.sendRequest('shutdown');
       rpc.dispose();
       server.dispose();
       toServer.destroy();

@@ -38,8 +38,8 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'lsp-'));
   client = await lspClient(dir);
 });
-afterEach(() => {
-  client.dispose();
+afterEach(async () => {
+  await client.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -104,7 +104,7 @@ describe('hostile', () => {
   });
 
   it('a burst of changes is checked once, for the last text', async () => {
-    client.dispose();
+    await client.dispose();
     client = await lspClient(dir, { debounceMs: 500 }); // far longer than 20 notifications take to arrive
     const file = join(dir, 'burst.yaml');
     const flow = (target: string) =>
