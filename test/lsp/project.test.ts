@@ -77,6 +77,18 @@ describe('across files', () => {
   });
 });
 
+describe('which YAML files are flows', () => {
+  it('outside a flows directory, only those that look like one (steps:, start: or module: on top)', async () => {
+    const compose = join(dir, 'docker-compose.yml');
+    const flow = join(dir, 'ivr.yaml');
+    writeFileSync(compose, 'services:\n  web: { image: nginx }\n');
+    client.open(compose, 'services:\n  web: { image: nginx }\n');
+    client.open(flow, 'version: 1\nstart: a\nsteps:\n  a: { hangup: {} }\n  b: { hangup: {} }\n');
+    expect((await client.diagnostics(flow, (d) => d.length > 0)).map((d) => d.code)).toEqual(['UNREACHABLE_STEP']);
+    expect(client.history(compose)).toEqual([]);
+  });
+});
+
 describe('hostile', () => {
   it('ignores a document that is not a file (untitled:), and still serves the others', async () => {
     await client.rpc.sendNotification('textDocument/didOpen', {
@@ -88,7 +100,8 @@ describe('hostile', () => {
         position: { line: 0, character: 1 },
       }),
     ).toBeNull();
-    const file = join(dir, 'x.yaml');
+    mkdirSync(join(dir, 'flows'));
+    const file = join(dir, 'flows', 'x.yaml');
     client.open(file, 'version: 1\n');
     expect((await client.diagnostics(file, (d) => d.length > 0)).map((d) => d.code)).toEqual([
       'MISSING_KEY',
@@ -97,7 +110,8 @@ describe('hostile', () => {
   });
 
   it('a file over the size limit is one FILE_TOO_LARGE at 1:1, not a parse of it', async () => {
-    const file = join(dir, 'huge.yaml');
+    mkdirSync(join(dir, 'flows'));
+    const file = join(dir, 'flows', 'huge.yaml');
     client.open(file, `version: 1\n# ${'x'.repeat(3 * 1024 * 1024)}\n`);
     const diags = await client.diagnostics(file, (d) => d.length > 0);
     expect(diags.map((d) => [d.code, d.range.start])).toEqual([['FILE_TOO_LARGE', { line: 0, character: 0 }]]);
