@@ -30,8 +30,8 @@ beforeEach(async () => {
   client = await lspClient(dir);
   client.open(file, FLOW);
 });
-afterEach(() => {
-  client.dispose();
+afterEach(async () => {
+  await client.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
 
