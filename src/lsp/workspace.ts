@@ -39,30 +39,41 @@ export interface Flow {
   index: FlowIndex;
 }
 
-/** The flows of a directory with their indexes, once the directory's pending check has run. */
-export async function flowsIn(ctx: LspContext, dir: string): Promise<Flow[]> {
-  let files = ctx.analyses.files(dir);
-  if (!files) {
-    const open = ctx.documents
-      .all()
-      .map((d) => uriToPath(d.uri))
-      .filter((p): p is string => p !== undefined && dirname(p) === dir && fileKind(p) === 'flow');
-    const first = open[0] ?? (await listFlowFiles(dir).catch(() => [] as string[]))[0];
-    if (first === undefined) return [];
-    await ctx.index(first);
-    files = ctx.analyses.files(dir) ?? [];
-  }
+/** The flow files of a directory as checked (the directory checked first when it never was, or a change is pending). */
+async function filesIn(ctx: LspContext, dir: string): Promise<readonly string[]> {
+  const files = ctx.analyses.files(dir);
+  const open = ctx.documents
+    .all()
+    .map((d) => uriToPath(d.uri))
+    .filter((p): p is string => p !== undefined && dirname(p) === dir && fileKind(p) === 'flow');
+  const first = files?.[0] ?? open[0] ?? (await listFlowFiles(dir).catch(() => [] as string[]))[0];
+  if (first === undefined) return [];
+  await ctx.index(first);
+  return ctx.analyses.files(dir) ?? [];
+}
+
+/** A flow file with its name and index. */
+async function flowOf(ctx: LspContext, file: string): Promise<Flow | undefined> {
+  const index = await ctx.index(file);
+  return index && { file, name: ctx.analyses.result(file)?.name, index };
+}
+
+/** The flows of a directory with their indexes. */
+async function flowsIn(ctx: LspContext, dir: string): Promise<Flow[]> {
   const out: Flow[] = [];
-  for (const file of files) {
-    const index = await ctx.index(file);
-    if (index) out.push({ file, name: ctx.analyses.result(file)?.name, index });
+  for (const file of await filesIn(ctx, dir)) {
+    const flow = await flowOf(ctx, file);
+    if (flow) out.push(flow);
   }
   return out;
 }
 
-/** The module named `name` among `flows` (a flow by that name when none declares `module:`). */
-const moduleIn = (flows: readonly Flow[], name: string) =>
-  flows.find((f) => f.name === name && f.index.module !== undefined) ?? flows.find((f) => f.name === name);
+/** The flow of a directory named `name`: the module by that name, else a flow by it (found without indexes). */
+async function named(ctx: LspContext, dir: string, name: string): Promise<Flow | undefined> {
+  const files = (await filesIn(ctx, dir)).filter((f) => ctx.analyses.result(f)?.name === name);
+  const file = files.find((f) => ctx.analyses.result(f)?.module) ?? files[0];
+  return file === undefined ? undefined : flowOf(ctx, file);
+}
 
 /** Whether a scenario's `flow:` (a name, or a path from the scenario's folder) names `flow`. */
 function names(value: string, scenario: string, flow: Flow): boolean {
@@ -79,8 +90,13 @@ async function scenarioFlow(ctx: LspContext, scenario: string, value: string): P
     ? [dirname(resolve(dirname(scenario), value))].filter((d) => near.includes(d))
     : near;
   for (const dir of dirs) {
-    const flow = (await flowsIn(ctx, dir)).find((f) => names(value, scenario, f));
-    if (flow) return flow;
+    if (/\.ya?ml$/.test(value)) {
+      const file = resolve(dirname(scenario), value);
+      if ((await filesIn(ctx, dir)).includes(file)) return flowOf(ctx, file);
+    } else {
+      const flow = await named(ctx, dir, value);
+      if (flow) return flow;
+    }
   }
   return undefined;
 }
@@ -98,7 +114,7 @@ export async function symbolAt(
   const dir = dirname(path);
   if (o.kind === 'module') return { sym: { kind: 'module', dir, name: o.name }, range: o.range };
   if (o.kind === 'param') {
-    const mod = o.module === undefined ? undefined : moduleIn(await flowsIn(ctx, dir), o.module);
+    const mod = o.module === undefined ? undefined : await named(ctx, dir, o.module);
     return mod && { sym: { kind: 'var', file: mod.file, name: o.name, param: true }, range: o.range };
   }
   return { sym: { kind: o.kind, file: path, name: o.name }, range: o.range };
@@ -110,7 +126,7 @@ async function scenarioSymbolAt(ctx: LspContext, path: string, p: Position) {
   const u = sn?.uses.find((x) => contains(x.range, p));
   const flow = u && sn?.flow ? await scenarioFlow(ctx, path, sn.flow.value) : undefined;
   if (!u || !flow) return undefined;
-  const file = u.module === undefined ? flow.file : moduleIn(await flowsIn(ctx, dirname(flow.file)), u.module)?.file;
+  const file = u.module === undefined ? flow.file : (await named(ctx, dirname(flow.file), u.module))?.file;
   if (file === undefined) return undefined;
   const sym: Sym = { kind: u.kind, file, name: u.name };
   if (u.param) sym.param = true;
@@ -120,11 +136,11 @@ async function scenarioSymbolAt(ctx: LspContext, path: string, p: Position) {
 /** Where `sym` is declared: a module at its `module:` (or its file's top), a param at its `module.params` key. */
 export async function definitions(ctx: LspContext, sym: Sym): Promise<Place[]> {
   if (sym.kind === 'module') {
-    const flows = await flowsIn(ctx, sym.dir);
-    const defs = (await places(ctx, sym, false)).places.filter((x) => x.def);
-    const file = defs.length === 0 ? moduleIn(flows, sym.name)?.file : undefined;
+    const flow = await named(ctx, sym.dir, sym.name);
+    const defs = flow?.index.of('module', sym.name).filter((o) => o.def) ?? [];
     const top = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
-    return file === undefined ? defs : [{ path: file, range: top, def: true }];
+    if (flow && defs.length === 0) return [{ path: flow.file, range: top, def: true }];
+    return defs.map((o) => ({ path: flow!.file, range: o.range, def: true }));
   }
   const index = await ctx.index(sym.file);
   const param = sym.kind === 'var' && sym.param ? index?.params.get(sym.name) : undefined;
@@ -148,13 +164,12 @@ export async function places(ctx: LspContext, sym: Sym, scenarios: boolean): Pro
       for (const o of f.index.of('module', sym.name)) out.push({ path: f.file, range: o.range, def: o.def });
     return { places: [...out.filter((x) => x.def), ...out.filter((x) => !x.def)], truncated: false };
   }
-  const flows = await flowsIn(ctx, dirname(sym.file));
-  const flow = flows.find((f) => f.file === sym.file);
+  const flow = await flowOf(ctx, sym.file);
   if (!flow) return { places: [], truncated: false };
   const out: Place[] = flow.index.of(sym.kind, sym.name).map((o) => ({ path: sym.file, range: o.range, def: o.def }));
   const mod = flow.index.module;
   if (sym.kind === 'var' && mod !== undefined && flow.index.params.has(sym.name))
-    for (const f of flows)
+    for (const f of await flowsIn(ctx, dirname(sym.file)))
       for (const o of f.index.occurrences)
         if (o.kind === 'param' && o.module === mod && o.name === sym.name)
           out.push({ path: f.file, range: o.range, def: false, siblings: o.siblings ?? [] });

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { startServer } from '../../src/lsp/server.js';
 
 describe('initialize', () => {
-  it('advertises definition, references and rename with prepareRename', async () => {
+  it('advertises definition, references, rename with prepareRename, and quick fixes', async () => {
     const toServer = new PassThrough();
     const toClient = new PassThrough();
     const server = createConnection(new StreamMessageReader(toServer), new StreamMessageWriter(toClient));
@@ -32,6 +32,7 @@ describe('initialize', () => {
         definitionProvider: true,
         referencesProvider: true,
         renameProvider: { prepareProvider: true },
+        codeActionProvider: { codeActionKinds: ['quickfix'] },
       });
     } finally {
       rpc.dispose();
