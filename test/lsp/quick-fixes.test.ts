@@ -122,6 +122,29 @@ describe('quick fixes of did-you-mean hints', () => {
     });
   });
 
+  it('UNKNOWN_PARAM: a with: key, the key alone (not its colon)', async () => {
+    ws.write(
+      'pin-check.yaml',
+      'version: 2\nstart: a\nmodule: { params: { tries: 3 }, results: [ok] }\nsteps:\n  a: { return: ok }\n',
+    );
+    const text = flow(
+      '  a:',
+      '    subflow: { flow: pin-check, with: { trie: 1 } }',
+      '    on: { ok: b }',
+      '  b: { hangup: {} }',
+    );
+    const { diagnostics, actions } = await fixes('main.yaml', text, 'UNKNOWN_PARAM');
+    expect(diagnostics[0]!.range).toEqual(rangeOf(text, 'trie'));
+    expect(only(actions, diagnostics[0]!)).toEqual({ title: "Change to 'tries'", range: rangeOf(text, 'trie') });
+    expect(applied(text, actions[0])).toBe(text.replace('trie:', 'tries:'));
+  });
+
+  it('UNKNOWN_KEY in callscript.yaml', async () => {
+    const text = 'servr:\n  port: 3000\n';
+    const { diagnostics, actions } = await fixes('callscript.yaml', text, 'UNKNOWN_KEY');
+    expect(only(actions, diagnostics[0]!)).toEqual({ title: "Change to 'server'", range: rangeOf(text, 'servr') });
+  });
+
   it("UNKNOWN_ROUTE_FLOW in callscript.yaml: the route's flow", async () => {
     mkdirSync(join(ws.dir, 'flows'));
     writeFileSync(join(ws.dir, 'flows', 'hello.yaml'), flow('  a: { hangup: {} }'));
