@@ -20,7 +20,7 @@ export interface ScenarioUse {
   module?: string;
   /** A case's `with:` key: a param of the scenario's flow (a module). */
   param?: boolean;
-  /** The other keys of the map it is a key of: a rename must not take one. */
+  /** The keys of the map it is a key of (its own too): a rename must not take one. */
   siblings?: readonly string[];
   /** Part of a longer scalar (the step of `module:step`): a new name is written as it is, never quoted. */
   inside?: boolean;
@@ -51,9 +51,9 @@ export function scenarioNames(source: string, file: string): ScenarioNames | und
   if (flow && value !== undefined) out.flow = { value, range: nodeRange(flow) };
   const keys = (m: YNode | undefined, param?: boolean) => {
     if (!isMap(m)) return;
+    const siblings = m.entries.map((x) => x.key); // shared by the map's keys
     for (const e of m.entries) {
-      const use: ScenarioUse = { kind: 'var', name: e.key, range: nodeRange(e.keyNode) };
-      use.siblings = m.entries.filter((x) => x !== e).map((x) => x.key);
+      const use: ScenarioUse = { kind: 'var', name: e.key, range: nodeRange(e.keyNode), siblings };
       if (param) use.param = true;
       out.uses.push(use);
     }

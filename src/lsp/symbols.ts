@@ -22,7 +22,7 @@ export interface Occurrence {
   def: boolean;
   /** A param's module (a `with:` key of a subflow step). */
   module?: string;
-  /** The other keys of the map it is a key of, where a rename must not take one (a `with:` key). */
+  /** The keys of the map it is a key of (its own too), where a rename must not take one (a `with:` key). */
   siblings?: readonly string[];
 }
 
@@ -65,10 +65,16 @@ export class FlowIndex {
     }
     for (const c of symbols.calendarRefs)
       this.push({ kind: 'calendar', name: c.name, range: nameRange(c), def: false });
+    // the keys of a with: map, made once and shared by its keys' occurrences (a map of n keys: n, not n²)
+    const keysOf = new Map<YMap, readonly string[]>();
     for (const u of symbols.uses ?? []) {
       const o: Occurrence = { kind: u.kind, name: u.name, range: nodeRange(u.at), def: false };
       if (u.module !== undefined) o.module = u.module;
-      if (u.map) o.siblings = u.map.entries.filter((e) => e.keyNode !== u.at).map((e) => e.key);
+      if (u.map) {
+        let keys = keysOf.get(u.map);
+        if (!keys) keysOf.set(u.map, (keys = u.map.entries.map((e) => e.key)));
+        o.siblings = keys;
+      }
       this.push(o);
     }
   }

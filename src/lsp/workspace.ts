@@ -26,7 +26,7 @@ export interface Place {
   path: string;
   range: Range;
   def: boolean;
-  /** The other keys of the map it is a key of: a rename must not take one. */
+  /** The keys of the map it is a key of (its own too): a rename must not take another. */
   siblings?: readonly string[];
   /** Part of a longer scalar (`module:step`): a new name is written as it is. */
   inside?: boolean;
