@@ -55,7 +55,8 @@ export interface CheckSymbols {
   calendarRefs: Ctx['v2']['calendarRefs'];
 }
 
-const TOP_KEYS = [
+/** The keys of a flow file's top level. */
+export const TOP_KEYS = [
   'version',
   'name',
   'description',

@@ -15,6 +15,8 @@ import {
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { Analyses } from './analysis.js';
+import { completion, TRIGGER_CHARACTERS } from './completion.js';
+import { hover } from './hover.js';
 import { definition, references } from './navigate.js';
 import { toLspDiagnostic } from './positions.js';
 import { fileKind } from './project.js';
@@ -32,8 +34,13 @@ export interface LspContext {
   analyses: Analyses;
   /** The text of a file: the open document's, else undefined. */
   text(path: string): string | undefined;
-  /** The index of a flow file, once its pending check (if any) has run. */
-  index(path: string): Promise<FlowIndex | undefined>;
+  /**
+   * The index of a flow file, once its pending check (if any) has run. `lastGood`: at once, the index of the file's
+   * last check that had a tree (completion, while the text is being typed; the first time, after its check).
+   */
+  index(path: string, opts?: { lastGood?: boolean }): Promise<FlowIndex | undefined>;
+  /** The diagnostics last published for a file. */
+  diagnostics(path: string): readonly Diagnostic[];
 }
 
 export function startServer(connection: Connection, opts: LspOptions = {}): LspContext {
@@ -44,9 +51,11 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
   const timers = new Map<string, NodeJS.Timeout>();
   const running = new Map<string, Promise<void>>();
   const published = new Set<string>();
+  const lastDiagnostics = new Map<string, readonly Diagnostic[]>();
   const indexes = new Map<string, { hash: unknown; index: FlowIndex }>();
 
   const publish = (path: string, diags: readonly Diagnostic[], text: string | undefined) => {
+    lastDiagnostics.set(path, diags);
     if (diags.length === 0 && !published.has(path)) return;
     if (diags.length === 0) published.delete(path);
     else published.add(path);
@@ -115,19 +124,22 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
     documents,
     analyses,
     text: (path) => overlay.get(path),
-    async index(path) {
+    async index(path, opts = {}) {
       if (fileKind(path) !== 'flow') return undefined;
       const dir = dirname(path);
-      if (timers.has(dir) || !analyses.result(path)) await run(dir);
-      else await running.get(dir);
-      const result = analyses.result(path);
-      if (!result?.symbols) return undefined;
       const cached = indexes.get(path);
+      if (!opts.lastGood || !cached) {
+        if (timers.has(dir) || !analyses.result(path)) await run(dir);
+        else await running.get(dir);
+      }
+      const result = analyses.result(path);
+      if (!result?.symbols) return opts.lastGood ? cached?.index : undefined;
       if (cached?.hash === result) return cached.index;
       const index = new FlowIndex(result.symbols);
       indexes.set(path, { hash: result, index });
       return index;
     },
+    diagnostics: (path) => lastDiagnostics.get(path) ?? [],
   };
 
   connection.onInitialize((): InitializeResult => ({
@@ -135,11 +147,15 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
       textDocumentSync: TextDocumentSyncKind.Incremental,
       definitionProvider: true,
       referencesProvider: true,
+      completionProvider: { triggerCharacters: TRIGGER_CHARACTERS },
+      hoverProvider: true,
     },
     serverInfo: { name: 'callscript' },
   }));
   connection.onDefinition((p) => definition(ctx, p));
   connection.onReferences((p) => references(ctx, p));
+  connection.onCompletion((p) => completion(ctx, p));
+  connection.onHover((p) => hover(ctx, p));
   documents.listen(connection);
   connection.listen();
   return ctx;
