@@ -5,6 +5,7 @@
  * to the top-level key holding it, and the keys beside a level only when asked for (linear in the lines read).
  */
 import { lineAt, lineCount, type SourceLines } from '../flow/source-lines.js';
+import { MAX_DEPTH } from '../flow/yaml.js';
 
 /** A key as written: its value's text on the key's line (quotes removed; `{...}` for a flow map), where it is. */
 export interface Entry {
@@ -140,21 +141,35 @@ const entryOf = (l: LineInfo, line: number): Entry => ({
   col: l.col,
 });
 
-/** The keys of the block map whose keys are at column `col`, around line `line`. */
+/** The indentation of line `i`, read in place; -1 for a blank line or a comment. */
+function indentOf(src: SourceLines, i: number): number {
+  const start = src.starts[i]!;
+  const end = src.ends[i]!;
+  let j = start;
+  while (j < end && src.text.charCodeAt(j) === 32) j++;
+  return j === end || src.text.charCodeAt(j) === 35 ? -1 : j - start;
+}
+
+/**
+ * The keys of the block map whose keys are at column `col`, around line `line`. Only the lines at that column (or
+ * list items less indented) are read: the lines of the values below each key are skipped by their indentation.
+ */
 export function blockKeys(src: SourceLines, line: number, col: number): Map<string, Entry> {
   const out = new Map<string, Entry>();
   const upward: Entry[] = [];
   for (let i = line; i >= 0; i--) {
+    const ind = indentOf(src, i);
+    if (ind < 0 || (ind > col && i !== line)) continue;
     const l = info(lineAt(src, i));
-    if (l.blank) continue;
     if (l.key !== undefined && l.col === col && (i === line || !l.dashed || l.ind < col)) upward.push(entryOf(l, i));
     if (l.ind < col) break;
   }
   for (const e of upward.reverse()) if (!out.has(e.key)) out.set(e.key, e);
   for (let i = line + 1; i < lineCount(src); i++) {
+    const ind = indentOf(src, i);
+    if (ind < 0 || ind > col) continue;
+    if (ind < col) break;
     const l = info(lineAt(src, i));
-    if (l.blank) continue;
-    if (l.ind < col) break;
     if (l.key !== undefined && l.col === col && !l.dashed && !out.has(l.key)) out.set(l.key, entryOf(l, i));
   }
   return out;
@@ -177,9 +192,8 @@ export function childKeys(src: SourceLines, e: Entry): Map<string, Entry> {
 export function topKeys(src: SourceLines): Map<string, Entry> {
   const out = new Map<string, Entry>();
   for (let i = 0; i < lineCount(src); i++) {
-    const text = lineAt(src, i);
-    if (text === '' || text.startsWith(' ') || text.startsWith('#')) continue;
-    const l = info(text);
+    if (indentOf(src, i) !== 0) continue;
+    const l = info(lineAt(src, i));
     if (l.key !== undefined && !l.dashed && !out.has(l.key)) out.set(l.key, entryOf(l, i));
   }
   return out;
@@ -203,6 +217,7 @@ interface Flow {
   tail: string;
   tailAt: number;
   quote: boolean;
+  /** Nothing to offer: the text ends in a comment, or nests deeper than a flow may. */
   comment: boolean;
 }
 
@@ -232,6 +247,8 @@ function scanFlow(text: string, line: number, of: string | undefined): Flow {
       return out;
     }
     if (c === '{' || c === '[') {
+      // deeper than any flow may nest (TOO_DEEP): nothing to offer there
+      if (frames.length >= MAX_DEPTH) return { ...out, comment: true };
       const t = top();
       const keys = new Map<string, Entry>();
       if (frames.length === 0 && c === '{') out.outer = keys;
@@ -312,7 +329,7 @@ export function cursorAt(src: SourceLines, line: number, character: number): Cur
   // `key: value`: the value being written
   const raw = prefix.slice(here.valueCol);
   const col = here.col;
-  const me: Level = { key: here.key, value: '', line, col, siblings: () => blockKeys(src, line, col) };
+  const me: Level = { key: here.key, value: here.value, line, col, siblings: () => blockKeys(src, line, col) };
   if (raw.startsWith('{') || raw.startsWith('['))
     return inFlow([...path, me], raw, here.valueCol, line, here.key, base);
   const quoted = /^["']/.test(raw);
@@ -363,10 +380,12 @@ function ancestors(src: SourceLines, line: number, here: LineInfo, prefix: strin
     inList = true;
   }
   for (let i = line - 1; i >= 0 && limit > 0; i--) {
+    // only a line less indented than the limit (or as indented, above a list item) can hold a parent
+    const ind = indentOf(src, i);
+    if (ind < 0 || ind > limit || (ind === limit && !inList)) continue;
     const text = lineAt(src, i);
     if (/^(---|\.\.\.)(\s|$)/.test(text)) break;
     const l = info(text);
-    if (l.blank) continue;
     if (!l.dashed) {
       if ((l.ind < limit || (inList && l.ind === limit)) && l.key !== undefined) {
         const e = entryOf(l, i);

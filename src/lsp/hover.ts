@@ -60,7 +60,17 @@ function explain(index: FlowIndex, p: Position, text: string | undefined): { tex
   if (at) return { text: nameHover(index, at, text), range: at.range };
   const { path, onKey } = locate(root, p);
   const last = path.at(-1);
-  if (!onKey || !last) return undefined;
+  if (!last) return undefined;
+  if (!onKey) {
+    // a calendar step's calendar, a `{ prompt: name }` media: names the index holds the declarations of
+    const v = last.value;
+    const kind =
+      last.key === 'calendar' && path.length === 3 ? 'calendar' : last.key === 'prompt' ? 'prompt' : undefined;
+    if (!kind || v.kind !== 'scalar' || typeof v.value !== 'string' || index.of(kind, v.value).length === 0)
+      return undefined;
+    const named: Occurrence = { kind, name: v.value, range: nodeRange(v), def: false };
+    return { text: nameHover(index, named, text), range: named.range };
+  }
   const doc = keyDoc(path.map((e) => e.key));
   return doc ? { text: doc, range: nodeRange(last.keyNode) } : undefined;
 }

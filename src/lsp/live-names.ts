@@ -18,7 +18,9 @@ export interface LiveNames {
   languages: string[];
 }
 
-const VAR_WRITE = /^\s*(?:-\s+)?(?:save|as|index):\s*["']?([A-Za-z_][A-Za-z0-9_]*)["']?\s*(?:#.*)?$/;
+/** `save: name`, a loop's `as: name` and `index: name` (the whole text at once: one pass of the regex engine). */
+const varWrites = () =>
+  /^[ \t]*(?:-[ \t]+)?(?:save|as|index):[ \t]*["']?([A-Za-z_][A-Za-z0-9_]*)["']?[ \t]*(?:#.*)?$/gm;
 
 /** The items of a list: `[a, b]` on the key's line, or `- a` lines below it. */
 function listItems(src: SourceLines, e: Entry): string[] {
@@ -51,10 +53,7 @@ export function liveNames(src: SourceLines): LiveNames {
   const envs = top.get('environments');
   if (envs) for (const e of childKeys(src, envs).values()) for (const k of childKeys(src, e).keys()) env.add(k);
   const vars = new Set(keys('vars'));
-  for (let i = 0; i < lineCount(src); i++) {
-    const m = VAR_WRITE.exec(lineAt(src, i));
-    if (m) vars.add(m[1]!);
-  }
+  for (const m of src.text.matchAll(varWrites())) vars.add(m[1]!);
   const secrets = top.get('secrets');
   return {
     top,

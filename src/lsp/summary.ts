@@ -24,6 +24,9 @@ export function short(n: YNode): string {
 
 const code = (s: string) => `\`${s.replace(/`/g, "'")}\``;
 
+/** A condition as written (no quotes around it), clipped. */
+const condition = (n: YNode) => (n.kind === 'scalar' ? clip(String(n.value), 60) : short(n));
+
 /** Where a branch leads: a step id, `{ goto }`, or `{ retry, then }`. */
 function target(b: YNode): string {
   if (b.kind === 'scalar') return code(String(b.value));
@@ -43,6 +46,7 @@ function sends(action: string, v: YNode): string {
     return `${code(action)} ${params.join(', ')}${v.entries.length > SHOWN ? ', …' : ''}`;
   }
   if (action === 'switch') return code(action);
+  if (action === 'when' || action === 'valid') return `${code(action)} ${code(condition(v))}`;
   return `${code(action)} ${short(v)}`;
 }
 
@@ -57,7 +61,7 @@ function branches(step: YMap): string[] {
         if (c.kind !== 'map') continue;
         const when = entry(c, 'when')?.value;
         const goto = entry(c, 'goto')?.value;
-        if (when && goto) out.push(`- when ${code(short(when))} → ${target(goto)}`);
+        if (when && goto) out.push(`- when ${code(condition(when))} → ${target(goto)}`);
       }
     else if (['next', 'default', 'then', 'else', 'do', 'error'].includes(e.key))
       out.push(`- ${e.key} → ${target(e.value)}`);

@@ -87,8 +87,9 @@ export function paramWord(action: ActionName, name: string): Word | undefined {
   const required = (REQUIRED_PARAMS[action] ?? []).includes(canonical);
   if (!spec) {
     if (action !== 'http' || !(HTTP_KEYS as readonly string[]).includes(name)) return undefined;
+    // a map or a JSON body, checked by check-http.ts: the schema's doc line says what it takes
     const doc = docOf(schemaProp(SCHEMA.definitions.command_http, name));
-    return { label: name, kind: 'param', detail: `http ${name}`, ...(doc ? { doc } : {}) };
+    return { label: name, kind: 'param', detail: doc ?? name };
   }
   const notes = [required ? 'required' : undefined, alias ? `alias of ${alias}` : undefined].filter(Boolean);
   const detail = `${boundsOf(spec)}${notes.length ? ` (${notes.join('; ')})` : ''}`;
