@@ -5,7 +5,8 @@
  * One pass over the lines, and one over each table read.
  */
 import { lineAt, lineCount, type SourceLines } from '../flow/source-lines.js';
-import { childKeys, topKeys, type Entry } from './cursor.js';
+import { childKeys, topKeys } from './yaml-lines.js';
+import type { Entry } from './flow-scan.js';
 
 export interface LiveNames {
   top: Map<string, Entry>;

@@ -4,6 +4,7 @@
  */
 import { ACTIONS } from '../flow/check-steps.js';
 import { clip, entry, type YMap, type YNode } from '../flow/yaml.js';
+import { STEP_KEY_TARGETS } from './vocabulary.js';
 
 /** How many params, keys or items of a value a summary shows. */
 const SHOWN = 4;
@@ -63,8 +64,7 @@ function branches(step: YMap): string[] {
         const goto = entry(c, 'goto')?.value;
         if (when && goto) out.push(`- when ${code(condition(when))} → ${target(goto)}`);
       }
-    else if (['next', 'default', 'then', 'else', 'do', 'error'].includes(e.key))
-      out.push(`- ${e.key} → ${target(e.value)}`);
+    else if (STEP_KEY_TARGETS.includes(e.key)) out.push(`- ${e.key} → ${target(e.value)}`);
     else if (e.key === 'valid' && e.value.kind === 'map') {
       const otherwise = entry(e.value, 'else')?.value;
       if (otherwise) out.push(`- invalid → ${target(otherwise)}`);

@@ -40,6 +40,24 @@ function docOf(s: Schema | undefined): string | undefined {
 
 const schemaProp = (s: Schema | undefined, key: string) => s?.properties?.[key];
 
+/** The keys of a schema map whose value is a step id or a branch (which names a step). */
+function targets(s: Schema | undefined): string[] {
+  const refs = ['#/definitions/stepId', '#/definitions/branch'];
+  return Object.entries(s?.properties ?? {}).flatMap(([k, p]) => (refs.includes(p.$ref ?? '') ? [k] : []));
+}
+
+/**
+ * The keys whose value names a step: a step's (`next`, `then`, `else`, `default`, `do`, `error`), a branch map's
+ * (`goto`, `then`) and a switch case's (`goto`); the flow-wide handlers' (`hangup`, `error`).
+ */
+export const STEP_KEY_TARGETS: readonly string[] = targets(SCHEMA.definitions.step);
+export const STEP_TARGET_KEYS: ReadonlySet<string> = new Set([
+  ...STEP_KEY_TARGETS,
+  ...targets(SCHEMA.definitions.branch?.anyOf?.[1]),
+  ...targets((SCHEMA.definitions.step?.properties?.switch as { items?: Schema } | undefined)?.items),
+]);
+export const HANDLER_TARGET_KEYS: ReadonlySet<string> = new Set(targets(SCHEMA.definitions.handlers));
+
 /** A param's type and bounds, as one line: `integer 1..20, default 1`, `MUSIC | RING`, `media`, `text (locale)`. */
 export function boundsOf(p: ParamSpec): string {
   switch (p.type) {
