@@ -3,7 +3,7 @@
  * (FlowFiles: a text already checked is not checked again, so a change re-checks one file), a config with the flows
  * it routes to. The same diagnostics as `callscript validate`, by file.
  */
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { checkConfig } from '../config/check.js';
 import { configFlowRefs, unknownRouteFlows } from '../config/flow-refs.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
@@ -43,10 +43,19 @@ export class Analyses {
     return entry.files;
   }
 
+  /** A directory named flows, or the one a callscript.yaml serves (in it or above it). */
+  private async isFlowsDir(dir: string): Promise<boolean> {
+    if (basename(dir) === 'flows') return true;
+    const cfg = configFor(dir);
+    const text = cfg === undefined ? undefined : await readText(cfg, this.overlay);
+    if (text === undefined) return false;
+    return flowsDirOf(cfg!, checkConfig(text, cfg!).config?.server.flows_dir) === dir;
+  }
+
   /** Checks and links the flows of `dir` (the open documents' texts first). */
   async flows(dir: string): Promise<DirAnalysis> {
     const files = await this.filesFor(dir);
-    const texts = await flowTexts(dir, this.overlay);
+    const texts = await flowTexts(dir, this.overlay, await this.isFlowsDir(dir));
     const report = files.diagnose(texts.map((t) => ({ ...t, hash: flowVersion(t.text) })));
     const diagnostics = new Map<string, Diagnostic[]>(texts.map((t) => [t.file, []]));
     for (const d of report.diagnostics) diagnostics.get(d.file)?.push(d);

@@ -25,6 +25,13 @@ const isMap = (n: YNode | undefined): n is YMap => n?.kind === 'map';
 const str = (n: YNode | undefined): string | undefined =>
   n?.kind === 'scalar' && typeof n.value === 'string' ? n.value : undefined;
 
+/** Where the name of a `vars.x` (or `vars["x"]`) read is, inside the text as written. */
+function nameSpan(r: CheckSymbols['refs'][number]) {
+  if (r.offset === undefined || r.at.kind !== 'scalar' || typeof r.at.value !== 'string') return undefined;
+  const inName = r.at.value.slice(r.offset, r.offset + (r.length ?? 0)).lastIndexOf(r.name);
+  return inName < 0 ? undefined : spanIn(r.at, r.offset + inName, r.name.length);
+}
+
 export class FlowIndex {
   readonly occurrences: Occurrence[] = [];
   private readonly seen = new Set<string>();
@@ -36,7 +43,7 @@ export class FlowIndex {
     for (const r of symbols.refs) {
       if (r.root === 'call') continue;
       const kind: SymbolKind = r.root === 'vars' ? 'var' : r.root === 'env' ? 'env' : 'secret';
-      const span = r.offset !== undefined && r.at.kind === 'scalar' ? spanIn(r.at, r.offset, r.length ?? 0) : undefined;
+      const span = nameSpan(r);
       const range = span ? { start: toPosition(span.pos), end: toPosition(span.end) } : nodeRange(r.at);
       this.push({ kind, name: r.name, range, def: false });
     }

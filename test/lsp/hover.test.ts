@@ -110,7 +110,7 @@ describe('names', () => {
       contents: md(
         '**vars.holder**\n\nset at:\n- line 34 (save: in step `verify`): `save: { holder: name }`\n\nread at line 40',
       ),
-      range: range(39, 21, 32),
+      range: range(39, 26, 32),
     });
   });
 
