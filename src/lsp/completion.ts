@@ -10,12 +10,13 @@ import {
   type CompletionList,
   type CompletionParams,
 } from 'vscode-languageserver';
+import { dirname } from 'node:path';
 import { sourceLines, type SourceLines } from '../flow/source-lines.js';
 import { cursorAt, type Cursor } from './cursor.js';
 import { expressionWords } from './expression-words.js';
 import { liveNames } from './live-names.js';
 import { modulesNear, type ModuleInfo } from './modules.js';
-import { fileKind } from './project.js';
+import { fileKind, looksLikeFlow } from './project.js';
 import type { LspContext } from './server.js';
 import { structureWords, type Found, type Sources } from './suggest.js';
 import { uriToPath } from './uris.js';
@@ -31,6 +32,8 @@ export async function completion(ctx: LspContext, p: CompletionParams): Promise<
   const path = uriToPath(p.textDocument.uri);
   const text = ctx.documents.get(p.textDocument.uri)?.getText() ?? (path ? ctx.text(path) : undefined);
   if (text === undefined || (path && fileKind(path) !== 'flow')) return null;
+  // outside a flows directory, a YAML file that does not look like a flow (a docker-compose.yml) is none
+  if (path && !looksLikeFlow(text) && !(await ctx.analyses.isFlowsDir(dirname(path)))) return null;
   const src = sourceLines(text);
   const cur = cursorAt(src, p.position.line, p.position.character);
   if (!cur) return null;

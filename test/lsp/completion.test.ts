@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CompletionItem, CompletionList } from 'vscode-languageserver';
@@ -241,6 +241,21 @@ describe('hostile input', () => {
     client.change(file, edit(BANK, 'next: end', 'next: '));
     const list = await client.request<CompletionList>('textDocument/completion', doc(file, 40, 500));
     expect(labels(list)).toEqual(STEPS);
+  });
+
+  it('offers nothing in a YAML file that is no flow, outside a flows directory', async () => {
+    const compose = join(dir, 'docker-compose.yml');
+    client.open(compose, 'services:\n  web:\n    image: nginx\n');
+    // at the top level, where a flow would get its top-level keys
+    const list = await client.request('textDocument/completion', doc(compose, 3, 0));
+    expect(list).toBeNull();
+    const flows = join(dir, 'flows');
+    mkdirSync(flows);
+    const fresh = join(flows, 'new.yaml');
+    client.open(fresh, 'version: 1\n');
+    expect(labels(await client.request<CompletionList>('textDocument/completion', doc(fresh, 1, 0)))).toContain(
+      'steps',
+    );
   });
 
   it('completes an unsaved buffer (no file: URI) from its text alone', async () => {
