@@ -58,7 +58,8 @@ export interface CheckSymbols {
   uses: NameUse[];
 }
 
-const TOP_KEYS = [
+/** The keys of a flow file's top level. */
+export const TOP_KEYS = [
   'version',
   'name',
   'description',

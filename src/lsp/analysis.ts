@@ -46,7 +46,7 @@ export class Analyses {
   }
 
   /** A directory named flows, or the one a callscript.yaml serves (in it or above it). */
-  private async isFlowsDir(dir: string): Promise<boolean> {
+  async isFlowsDir(dir: string): Promise<boolean> {
     if (basename(dir) === 'flows') return true;
     const cfg = configFor(dir);
     const text = cfg === undefined ? undefined : await readText(cfg, this.overlay);

@@ -16,6 +16,8 @@ import {
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { Analyses } from './analysis.js';
+import { completion, TRIGGER_CHARACTERS } from './completion.js';
+import { hover } from './hover.js';
 import { codeActions } from './fixes.js';
 import { definition, references } from './navigate.js';
 import { toLspDiagnostic } from './positions.js';
@@ -36,8 +38,13 @@ export interface LspContext {
   analyses: Analyses;
   /** The text of a file: the open document's, else undefined. */
   text(path: string): string | undefined;
-  /** The index of a flow file, once its pending check (if any) has run. */
-  index(path: string): Promise<FlowIndex | undefined>;
+  /**
+   * The index of a flow file, once its pending check (if any) has run. `lastGood`: at once, the index of the file's
+   * last check that had a tree (completion, while the text is being typed; the first time, after its check).
+   */
+  index(path: string, opts?: { lastGood?: boolean }): Promise<FlowIndex | undefined>;
+  /** The diagnostics last published for a file. */
+  diagnostics(path: string): readonly Diagnostic[];
 }
 
 export function startServer(connection: Connection, opts: LspOptions = {}): LspContext {
@@ -48,11 +55,13 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
   const timers = new Map<string, NodeJS.Timeout>();
   const running = new Map<string, Promise<void>>();
   const published = new Set<string>();
+  const lastDiagnostics = new Map<string, readonly Diagnostic[]>();
   const indexes = new Map<string, { hash: unknown; index: FlowIndex }>();
 
   let stopped = false;
   const publish = (path: string, diags: readonly Diagnostic[], text: string | undefined) => {
     if (stopped) return;
+    lastDiagnostics.set(path, diags);
     const open = documents.all().find((d) => uriToPath(d.uri) === path);
     if (diags.length === 0 && !published.has(path) && !open) return;
     if (diags.length === 0) published.delete(path);
@@ -127,19 +136,22 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
     documents,
     analyses,
     text: (path) => overlay.get(path),
-    async index(path) {
+    async index(path, opts = {}) {
       if (fileKind(path) !== 'flow') return undefined;
       const dir = dirname(path);
-      if (timers.has(dir) || !analyses.result(path)) await run(dir);
-      else await running.get(dir);
-      const result = analyses.result(path);
-      if (!result?.symbols) return undefined;
       const cached = indexes.get(path);
+      if (!opts.lastGood || !cached) {
+        if (timers.has(dir) || !analyses.result(path)) await run(dir);
+        else await running.get(dir);
+      }
+      const result = analyses.result(path);
+      if (!result?.symbols) return opts.lastGood ? cached?.index : undefined;
       if (cached?.hash === result) return cached.index;
       const index = new FlowIndex(result.symbols, result.name);
       indexes.set(path, { hash: result, index });
       return index;
     },
+    diagnostics: (path) => lastDiagnostics.get(path) ?? [],
   };
 
   connection.onInitialize((): InitializeResult => ({
@@ -149,6 +161,8 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
       referencesProvider: true,
       // without it a client (VS Code, Neovim) never sends prepareRename nor rename
       renameProvider: { prepareProvider: true },
+      completionProvider: { triggerCharacters: TRIGGER_CHARACTERS },
+      hoverProvider: true,
       codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
     },
     serverInfo: { name: 'callscript' },
@@ -163,6 +177,8 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
   connection.onReferences((p) => references(ctx, p));
   connection.onPrepareRename((p) => prepareRename(ctx, p));
   connection.onRenameRequest((p) => rename(ctx, p));
+  connection.onCompletion((p) => completion(ctx, p));
+  connection.onHover((p) => hover(ctx, p));
   connection.onCodeAction((p) => codeActions(ctx, p));
   documents.listen(connection);
   connection.listen();

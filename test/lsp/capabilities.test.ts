@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { startServer } from '../../src/lsp/server.js';
 
 describe('initialize', () => {
-  it('advertises definition, references, rename with prepareRename, and quick fixes', async () => {
+  it('advertises definition, references, rename with prepareRename, completion, hover and quick fixes', async () => {
     const toServer = new PassThrough();
     const toClient = new PassThrough();
     const server = createConnection(new StreamMessageReader(toServer), new StreamMessageWriter(toClient));
@@ -32,6 +32,8 @@ describe('initialize', () => {
         definitionProvider: true,
         referencesProvider: true,
         renameProvider: { prepareProvider: true },
+        completionProvider: { triggerCharacters: ['.', ' ', '(', '"', "'"] },
+        hoverProvider: true,
         codeActionProvider: { codeActionKinds: ['quickfix'] },
       });
     } finally {
