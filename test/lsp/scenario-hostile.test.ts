@@ -65,16 +65,13 @@ describe('scenario files an author or a client may write', () => {
     const many: Record<string, string> = {};
     for (let i = 0; i < 1000; i++) many[`tests/s${String(i).padStart(4, '0')}.test.yaml`] = scenario(i);
     ws = await workspace({ 'flows/menu.yaml': FLOW, ...many });
-    const t = performance.now();
     const edit = (await rename(ws)) as WorkspaceEdit;
-    const ms = performance.now() - t;
     const changes = Object.entries(edit.changes!);
     expect(changes.length).toBe(1001);
     const last = changes.find(([u]) => u.endsWith('s0999.test.yaml'))![1];
     expect(last).toEqual([{ range: rangeOf(scenario(999), 'menu', 1), newText: 'main' }]);
-    // a bound, not a benchmark: 0.3 s on an idle machine, 1 to 2 s on a loaded one; a pass quadratic in the files
-    // (each file's edits made by reading every file again) would take minutes
-    expect(ms).toBeLessThan(10_000);
+    // no timed assertion (the machine is shared): 0.3 s on an idle machine, 1 to 2 s on a loaded one; a pass
+    // quadratic in the files (each file's edits made by reading every file again) took minutes, past the timeout
   }, 30_000);
 
   it(`more than ${MAX_SCENARIO_FILES} scenario files: the first ones are read, a rename is refused`, async () => {
@@ -115,12 +112,10 @@ describe('scenario files an author or a client may write', () => {
     };
     ws = await workspace(files);
     const pin = files['flows/pin.yaml'];
-    const t = performance.now();
     const edit = await ws.client.request<WorkspaceEdit>('textDocument/rename', {
       ...inside(ws.path('flows/pin.yaml'), rangeOf(pin, 'tries')),
       newName: 'attempts',
     });
-    const ms = performance.now() - t;
     expect(Object.keys(edit.changes!).map((u) => u.slice(u.lastIndexOf('/') + 1))).toEqual([
       'pin.yaml',
       'caller.yaml',
@@ -132,7 +127,6 @@ describe('scenario files an author or a client may write', () => {
         newName: 'k19999',
       }),
     ).rejects.toThrow("caller.yaml already has 'k19999' beside 'tries' (line 5)");
-    // each map's keys listed once (not once per key: 400 million names)
-    expect(ms).toBeLessThan(10_000);
+    // each map's keys listed once: once per key (400 million names) took over 30 s, past the timeout
   }, 30_000);
 });
