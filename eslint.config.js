@@ -31,6 +31,12 @@ export default tseslint.config(
     languageOptions: { globals: globals.browser },
   },
   {
+    // the VS Code extension is CommonJS (what VS Code loads), its dependencies required
+    files: ['editors/vscode/**/*.js'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // tests and benchmarks read loosely typed JSON and count spaces in expected output
     files: ['test/**', 'bench/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off', 'no-regex-spaces': 'off' },

@@ -3,7 +3,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Test files that start processes of their own (`callscript serve`, workers, the emulator,
- * npm, redis-server), drive Chromium, or stop and freeze processes on purpose (PROCESSES).
+ * npm, redis-server, Neovim and its `callscript lsp`), drive Chromium, or stop and freeze
+ * processes on purpose (PROCESSES).
  * They run one file at a time, after the others, so that no other test competes with them
  * for the CPU while they count on a peer answering within a second. Every other file is
  * in-process (plain functions, `fastify.inject`, servers on loopback in the test's own
@@ -44,6 +45,7 @@ const PROCESSES = [
   'test/**/*e2e*.test.ts',
   'test/http/console-browser.test.ts',
   'test/http/layouts.test.ts',
+  'test/lsp/neovim.test.ts',
   'test/registry/checker.test.ts',
   'test/registry/incremental.test.ts',
   'test/registry/settle.test.ts',

@@ -31,7 +31,7 @@ import { stepRef } from './check-results.js';
 import type { Step } from './model.js';
 import { describe, entry, type YEntry, type YMap, type YNode } from './yaml.js';
 
-const CAL_KEYS = ['timezone', 'weekly', 'holidays', 'exceptions'] as const;
+export const CAL_KEYS = ['timezone', 'weekly', 'holidays', 'exceptions'] as const;
 
 /** The calendars of `calendars:`; their names go to ctx.v2.calendars. */
 export function checkCalendars(ctx: Ctx, e: YEntry | undefined): Record<string, Calendar> | undefined {
@@ -289,7 +289,7 @@ function intervals(ctx: Ctx, node: YNode, where: string, exception = false): Int
   return ok ? out : undefined;
 }
 
-const CAL_RESULTS = ['open', 'closed', 'holiday'] as const;
+export const CAL_RESULTS = ['open', 'closed', 'holiday'] as const;
 
 /** A `calendar: name` step: a switch on the calendar's state, with its results' labels. */
 export function checkCalendarStep(ctx: Ctx, node: YMap, action: YEntry, id: string, where: string): Step | undefined {
@@ -304,6 +304,7 @@ export function checkCalendarStep(ctx: Ctx, node: YMap, action: YEntry, id: stri
     );
   else {
     name = String(action.value.value);
+    ctx.uses?.push({ kind: 'calendar', name, at: action.value });
     calendarName(ctx, name, action.value, where);
   }
   const on = entry(node, 'on');

@@ -58,6 +58,22 @@ export interface Ctx {
   rawMedia?: { at: YNode; source: string; name: string; where: string }[];
   /** The foreach steps checked so far and the names of their items and indexes (version 2). */
   loops?: LoopsSeen;
+  /** Names read from the flow's tables and from other files, for editors: set by CheckOptions.symbols only. */
+  uses?: NameUse[];
+}
+
+/**
+ * A name a step reads, with where (for editors): a prompt (`{ prompt: x }`), a calendar step's calendar, a subflow
+ * step's module (`flow:`) and its params (`with:` keys).
+ */
+export interface NameUse {
+  kind: 'prompt' | 'calendar' | 'module' | 'param';
+  name: string;
+  at: YNode;
+  /** A param's module. */
+  module?: string;
+  /** The map a `with:` key is a key of (a rename must not give it the name of another key there). */
+  map?: YMap;
 }
 
 export interface V2Names {
@@ -73,8 +89,8 @@ export interface V2Names {
   envKeys?: Set<string>;
   /** Keys whose value is a secret (`from_env:` of a variable declared in `secrets:`): read in http requests only. */
   envSecrets?: Set<string>;
-  /** Calendar names read by open()/holiday() in conditions, with where: checked once all are known. */
-  calendarRefs: { name: string; at: YNode }[];
+  /** Calendar names read by open()/holiday() in conditions, with where (the name at `offset` in the value). */
+  calendarRefs: { name: string; at: YNode; offset?: number }[];
   /** Env-only templates of checked params already checked in every environment: what failed where. */
   envChecked: Map<string, { env: string; value: string; err: string }[]>;
 }

@@ -27,6 +27,8 @@ export interface Environments {
 
 /** A server environment variable's name, as `secrets:` names them. */
 const SERVER_VAR_RE = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** The keys of a value read from the server's environment. */
+export const FROM_ENV_KEYS = ['from_env', 'default'] as const;
 
 /** An environment's values: its literal ones, and those read from the server's environment when the call runs. */
 export function splitEnv(
@@ -244,7 +246,7 @@ function fromEnv(ctx: Ctx, node: YNode, where: string): EnvValue | undefined {
       if (typeof v === 'string') dflt = v;
       else ok = false;
     } else {
-      unknownKey(ctx, e, ['from_env', 'default'], where);
+      unknownKey(ctx, e, FROM_ENV_KEYS, where);
       ok = false;
     }
   }

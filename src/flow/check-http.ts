@@ -15,7 +15,7 @@ import { spanIn } from './spans.js';
 import { describe, entry, type YEntry, type YMap, type YNode } from './yaml.js';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-const HTTP_KEYS = ['method', 'url', 'headers', 'query', 'body', 'timeout_ms', 'retries', 'filler'] as const;
+export const HTTP_KEYS = ['method', 'url', 'headers', 'query', 'body', 'timeout_ms', 'retries', 'filler'] as const;
 /** Bounds on what one lookup may send, as written (the rendered sizes are bounded again at run time). */
 export const HTTP_BOUNDS = {
   urlChars: 8192,
@@ -44,7 +44,8 @@ const FORBIDDEN_HEADERS = [
   'expect',
 ];
 const TOKEN_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
-const RESULT_WORDS = ['ok', 'timeout', 'error', 'default'];
+/** The result keys of an http step besides exact status codes. */
+export const HTTP_RESULT_WORDS = ['ok', 'timeout', 'error', 'default'];
 
 /** `secrets: [NAME, ...]`: environment variables the http steps may read (version 2). */
 export function checkSecrets(ctx: Ctx, e: YEntry | undefined): string[] {
@@ -122,11 +123,11 @@ function checkHttpOn(ctx: Ctx, on: YEntry | undefined, next: YEntry | undefined,
   const map = on ? asMap(ctx, on.value, `${where}on`) : undefined;
   for (const e of map?.entries ?? []) {
     const k = e.key;
-    const known = RESULT_WORDS.includes(k) || /^[1-5][0-9][0-9]$/.test(k);
+    const known = HTTP_RESULT_WORDS.includes(k) || /^[1-5][0-9][0-9]$/.test(k);
     if (!known) {
       const hint = /^[0-9]+$/.test(k)
         ? 'An HTTP status code is 3 digits from 100 to 599.'
-        : (didYouMean(k, RESULT_WORDS) ??
+        : (didYouMean(k, HTTP_RESULT_WORDS) ??
           'An http step branches on ok (any 2xx), exact status codes ("404"), timeout, error and default.');
       report(ctx, 'IMPOSSIBLE_RESULT', e, `${where}http has no result '${k}'`, hint);
       continue;

@@ -11,7 +11,7 @@ import { checkCel } from './check-values.js';
 import { describe, entry, type YEntry, type YMap, type YNode } from './yaml.js';
 import { loopBody, MAX_LOOPS, waysBack } from './loops.js';
 
-const LOOP_KEYS = ['in', 'as', 'index', 'max'] as const;
+export const LOOP_KEYS = ['in', 'as', 'index', 'max'] as const;
 
 /** A name a loop gives its item or index, where it is written. */
 export interface LoopName {

@@ -161,9 +161,13 @@ function mediaItem(ctx: Ctx, node: YNode, name: string, where: string, opts: Med
   return { kind: 'tts', voice: ctx.voice, text: s };
 }
 
+/** The keys of a media written as a map: `{ say, voice }`, or `{ prompt }` (version 2). */
+export const SAY_MEDIA_KEYS = ['say', 'voice'] as const;
+export const PROMPT_MEDIA_KEYS = ['prompt'] as const;
+
 /** `{ prompt: name }`: the prompt table's entry in the call's language (version 2). */
 function promptMap(ctx: Ctx, node: YNode & { kind: 'map' }, name: string, where: string): MediaSpec | undefined {
-  const known = knownEntries(ctx, node, ['prompt'], `${where}${name}: `);
+  const known = knownEntries(ctx, node, PROMPT_MEDIA_KEYS, `${where}${name}: `);
   if (known.length !== node.entries.length) return undefined;
   const p = promptRef(ctx, known[0]!.value, `${where}${name}: `);
   return p === undefined ? undefined : { kind: 'prompt', name: p };
@@ -176,7 +180,7 @@ function sayMap(
   where: string,
   opts: MediaOptions,
 ): MediaSpec | undefined {
-  const known = knownEntries(ctx, node, ['say', 'voice'], `${where}${name}: `);
+  const known = knownEntries(ctx, node, SAY_MEDIA_KEYS, `${where}${name}: `);
   if (known.length !== node.entries.length) return undefined;
   const say = node.entries.find((e) => e.key === 'say');
   if (!say) {

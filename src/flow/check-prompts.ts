@@ -16,6 +16,10 @@ export const MAX_PROMPTS = 5000;
 /** A language tag: en, en-GB, fr-FR, zh-Hant-TW (BCP 47's common shapes). */
 const TAG_RE = /^[a-z]{2,3}(?:-[A-Z][a-z]{3})?(?:-(?:[A-Z]{2}|[0-9]{3}))?$/;
 
+/** The keys of a language of `languages:`, and of `language:`. */
+export const LANGUAGE_ENTRY_KEYS = ['voice'] as const;
+export const LANGUAGE_KEYS = ['default', 'by_country', 'variable'] as const;
+
 export function checkLanguages(ctx: Ctx, e: YEntry | undefined): Record<string, { voice: string }> | undefined {
   if (!e) return undefined;
   requireV2(ctx, e, 'languages:');
@@ -47,7 +51,7 @@ export function checkLanguages(ctx: Ctx, e: YEntry | undefined): Record<string, 
     }
     const m = asMap(ctx, l.value, `language ${l.key}`);
     if (!m) continue;
-    knownEntries(ctx, m, ['voice'], `language ${l.key}: `);
+    knownEntries(ctx, m, LANGUAGE_ENTRY_KEYS, `language ${l.key}: `);
     const v = entry(m, 'voice');
     if (!v) {
       report(ctx, 'MISSING_KEY', l, `language ${l.key}: missing 'voice': the TTS voice its prompts are spoken in`);
@@ -99,7 +103,7 @@ export function checkLanguageChoice(
   }
   const m = asMap(ctx, e.value, 'language');
   if (!m) return undefined;
-  knownEntries(ctx, m, ['default', 'by_country', 'variable'], 'language: ');
+  knownEntries(ctx, m, LANGUAGE_KEYS, 'language: ');
   const out: LanguageChoice = { default: langs && langs.size > 0 ? [...langs][0]! : '', byCountry: {} };
   const d = entry(m, 'default');
   if (d) {
@@ -234,6 +238,7 @@ export function promptRef(ctx: Ctx, node: YNode, where: string): string | undefi
     return undefined;
   }
   const name = String(node.value);
+  ctx.uses?.push({ kind: 'prompt', name, at: node });
   const known = ctx.v2.prompts;
   if (known?.has(name)) return name;
   report(

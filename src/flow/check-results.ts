@@ -38,6 +38,10 @@ const RETRY_HINT =
 /** A result key that is a pattern: the branch of one may save its named groups. */
 type PatternKey = Extract<ResultKey, { kind: 'pattern' }>;
 
+/** The keys of a branch written as a map, and of the flow-wide `handlers:`. */
+export const BRANCH_KEYS = ['goto', 'retry', 'then', 'say', 'save'] as const;
+export const HANDLER_KEYS = ['hangup', 'error', 'on'] as const;
+
 /** A branch: `step`, `{ goto, say }` or `{ retry, then, say }`; a pattern's may `save:` its named groups. */
 export function checkBranch(ctx: Ctx, node: YNode, where: string, pattern?: PatternKey): Branch | undefined {
   if (node.kind === 'scalar' && node.type === 'string') {
@@ -55,7 +59,7 @@ export function checkBranch(ctx: Ctx, node: YNode, where: string, pattern?: Patt
   }
   const before = ctx.diags.length;
   const b: Branch = { pos: posOf(ctx, node) };
-  const keys = knownEntries(ctx, node, ['goto', 'retry', 'then', 'say', 'save'], where);
+  const keys = knownEntries(ctx, node, BRANCH_KEYS, where);
   for (const e of keys) {
     if (e.key === 'goto') b.goto = stepRef(ctx, e.value, where);
     else if (e.key === 'then') b.then = stepRef(ctx, e.value, where);
@@ -277,7 +281,7 @@ export function checkHandlers(ctx: Ctx, node: YNode | undefined): Handlers {
   if (!node) return h;
   const map = asMap(ctx, node, 'handlers');
   if (!map) return h;
-  for (const e of knownEntries(ctx, map, ['hangup', 'error', 'on'], 'handlers: ')) {
+  for (const e of knownEntries(ctx, map, HANDLER_KEYS, 'handlers: ')) {
     if (e.key === 'hangup') h.hangup = stepRef(ctx, e.value, 'handlers.hangup: ');
     else if (e.key === 'error') h.error = checkBranch(ctx, e.value, 'handlers.error: ');
     else checkHandlersOn(ctx, e.value, h);

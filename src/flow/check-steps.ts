@@ -34,12 +34,12 @@ const LOOP_WORDS = ['loop', 'for', 'for_each', 'forEach', 'each', 'repeat'];
 export const LOGIC_ACTIONS = ['set', 'switch', 'when', 'calendar', 'subflow', 'return', 'foreach'] as const;
 export const ACTIONS: readonly string[] = [...COMMAND_NAMES, ...EFFECT_NAMES, 'say', ...LOGIC_ACTIONS];
 const ACTION_SET: ReadonlySet<string> = new Set(ACTIONS);
-const MODIFIERS = ['save', 'on', 'next', 'handlers', 'valid', 'default', 'then', 'else', 'do', 'error'] as const;
+export const MODIFIERS = ['save', 'on', 'next', 'handlers', 'valid', 'default', 'then', 'else', 'do', 'error'] as const;
 
-type Kind = 'command' | 'hangup' | 'set' | 'switch' | 'when' | 'calendar' | 'subflow' | 'return' | 'foreach';
+export type StepKind = 'command' | 'hangup' | 'set' | 'switch' | 'when' | 'calendar' | 'subflow' | 'return' | 'foreach';
 
 /** The keys that may go with each kind of action. */
-const ALLOWED: Record<Kind, readonly string[]> = {
+export const ALLOWED: Record<StepKind, readonly string[]> = {
   command: ['save', 'on', 'next', 'handlers', 'valid'],
   hangup: [],
   set: ['next'],
@@ -65,6 +65,16 @@ const MISPLACED_HINT: Record<string, string> = {
     'On a command step write on: { error: ... }; a step-level error: belongs to foreach steps (a value that is ' +
     'not a list).',
 };
+
+/** The kind of step an action key makes (one of ACTIONS). */
+export function stepKind(action: string): StepKind {
+  if (action === 'hangup') return 'hangup';
+  return isAction(action) || action === 'say' ? 'command' : (action as StepKind);
+}
+
+/** The keys of `valid:` written as a map, and of a switch case. */
+export const VALID_KEYS = ['when', 'else'] as const;
+export const SWITCH_CASE_KEYS = ['when', 'goto'] as const;
 
 /** Checks one step; undefined when it has errors (they are reported). */
 export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step | undefined {
@@ -110,12 +120,7 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
     );
   }
   const action = actions[0]!;
-  const kind: Kind =
-    action.key === 'hangup'
-      ? 'hangup'
-      : isAction(action.key) || action.key === 'say'
-        ? 'command'
-        : (action.key as Kind);
+  const kind = stepKind(action.key);
   for (const e of node.entries) {
     if (seen.has(e) || ALLOWED[kind].includes(e.key)) continue;
     const what =
@@ -254,7 +259,7 @@ function checkValid(ctx: Ctx, e: YEntry, cmd: ActionName, on: Branches, where: s
   let whenNode: YNode | undefined;
   let elseEntry: YEntry | undefined;
   if (e.value.kind === 'map') {
-    knownEntries(ctx, e.value, ['when', 'else'], `${where}valid: `);
+    knownEntries(ctx, e.value, VALID_KEYS, `${where}valid: `);
     whenNode = entry(e.value, 'when')?.value;
     elseEntry = entry(e.value, 'else');
     if (!whenNode) report(ctx, 'MISSING_KEY', e.value, `${where}valid needs 'when': the condition an input must meet`);
@@ -363,7 +368,7 @@ function checkSwitch(ctx: Ctx, node: YMap, action: YEntry, id: string, where: st
     for (const it of list.items) {
       const c = asMap(ctx, it, `${where}a switch case`);
       if (!c) continue;
-      knownEntries(ctx, c, ['when', 'goto'], where);
+      knownEntries(ctx, c, SWITCH_CASE_KEYS, where);
       const w = entry(c, 'when');
       const g = entry(c, 'goto');
       if (!w || !g) {

@@ -21,13 +21,18 @@ import { stepRef } from './check-results.js';
 import { toValue } from './check-values.js';
 import { describe, entry, type YEntry, type YMap, type YNode } from './yaml.js';
 
+/** The keys of `module:`, of a `subflow:` step's map and of a `return:` written as a map. */
+export const MODULE_KEYS = ['params', 'results', 'returns'] as const;
+export const SUBFLOW_KEYS = ['flow', 'with'] as const;
+export const RETURN_KEYS = ['result', 'values'] as const;
+
 /** `module: { params, results, returns }`. */
 export function checkModuleSpec(ctx: Ctx, e: YEntry, vars: Record<string, Value>): ModuleSpec | undefined {
   requireV2(ctx, e, 'module:');
   const map = asMap(ctx, e.value, 'module');
   if (!map) return undefined;
   const spec: ModuleSpec = { params: {}, results: [], returns: [], pos: posOf(ctx, e) };
-  for (const k of knownEntries(ctx, map, ['params', 'results', 'returns'], 'module: ')) {
+  for (const k of knownEntries(ctx, map, MODULE_KEYS, 'module: ')) {
     if (k.key === 'params') {
       if (k.value.kind === 'scalar' && k.value.type === 'null') continue;
       const params = asMap(ctx, k.value, 'module.params');
@@ -101,13 +106,14 @@ export function checkSubflowStep(
   requireV2(ctx, action, 'subflow');
   const map = asMap(ctx, action.value, `${where}subflow`);
   if (!map) return undefined;
-  knownEntries(ctx, map, ['flow', 'with'], `${where}subflow: `);
+  knownEntries(ctx, map, SUBFLOW_KEYS, `${where}subflow: `);
   const flowEntry = entry(map, 'flow');
   if (!flowEntry) {
     report(ctx, 'MISSING_KEY', action, `${where}subflow needs 'flow': the name of the module to run`);
     return undefined;
   }
   const flow = asString(ctx, flowEntry.value, `${where}subflow.flow`);
+  if (flow !== undefined) ctx.uses?.push({ kind: 'module', name: flow, at: flowEntry.value });
   if (flow !== undefined && !ID_RE.test(flow))
     report(ctx, 'BAD_NAME', flowEntry.value, `${where}'${flow}' is not a flow name (letters, digits, - and _)`);
   const step: SubflowStep = {
@@ -129,6 +135,7 @@ export function checkSubflowStep(
     const wm =
       w.value.kind === 'scalar' && w.value.type === 'null' ? undefined : asMap(ctx, w.value, `${where}subflow.with`);
     for (const p of wm?.entries ?? []) {
+      if (flow !== undefined) ctx.uses?.push({ kind: 'param', name: p.key, at: p.keyNode, module: flow, map: wm });
       const v: Value | undefined = toValue(ctx, p.value, `${where}with ${p.key}: `, true);
       if (v === undefined) continue;
       step.with[p.key] = v;
@@ -214,7 +221,7 @@ export function checkReturnStep(ctx: Ctx, action: YEntry, id: string, where: str
   };
   let resultNode = v;
   if (v.kind === 'map') {
-    knownEntries(ctx, v, ['result', 'values'], `${where}return: `);
+    knownEntries(ctx, v, RETURN_KEYS, `${where}return: `);
     const r = entry(v, 'result');
     if (!r) {
       report(

@@ -173,7 +173,9 @@ export function checkCel(ctx: Ctx, node: YNode, where: string): string | undefin
   for (const m of src.matchAll(CALENDAR_CALL)) {
     requireV2(ctx, node, 'open() and holiday() in conditions');
     const name = m[2] ?? m[3];
-    if (name !== undefined) ctx.v2.calendarRefs.push({ name, at: node });
+    // the name ends before the match's closing quote
+    if (name !== undefined)
+      ctx.v2.calendarRefs.push({ name, at: node, offset: m.index! + m[0].length - 1 - name.length });
   }
   return src;
 }

@@ -7,6 +7,7 @@ import { DEFAULT_VOICE, type FlowModel, type Handlers, type Step, type Value } f
 import { checkSecrets, checkSecretRefs } from './check-http.js';
 import {
   type Ctx,
+  type NameUse,
   ID_RE,
   asMap,
   asString,
@@ -54,9 +55,12 @@ export interface CheckSymbols {
   targets: Ctx['targets'];
   refs: Ctx['refs'];
   calendarRefs: Ctx['v2']['calendarRefs'];
+  /** Prompts, calendars, modules and params read by steps. */
+  uses: NameUse[];
 }
 
-const TOP_KEYS = [
+/** The keys of a flow file's top level. */
+export const TOP_KEYS = [
   'version',
   'name',
   'description',
@@ -130,6 +134,7 @@ function run(text: string, file: string, opts: CheckOptions): CheckResult {
   }
   const root = loaded.root;
   const ctx = newCtx(file, DEFAULT_VOICE);
+  if (opts.symbols) ctx.uses = [];
   ctx.diags.push(...loaded.diagnostics);
   if (root.kind !== 'map') {
     report(ctx, 'NOT_A_MAP', root, `a flow file is a map with version, start and steps, not ${describe(root)}`);
@@ -139,7 +144,8 @@ function run(text: string, file: string, opts: CheckOptions): CheckResult {
   const model = checkTop(ctx, root, opts, named);
   const diagnostics = sorted(ctx.diags);
   const id: Pick<CheckResult, 'name' | 'module' | 'symbols'> = {};
-  if (opts.symbols) id.symbols = { root, targets: ctx.targets, refs: ctx.refs, calendarRefs: ctx.v2.calendarRefs };
+  if (opts.symbols)
+    id.symbols = { root, targets: ctx.targets, refs: ctx.refs, calendarRefs: ctx.v2.calendarRefs, uses: ctx.uses! };
   if (named.name !== undefined) id.name = named.name;
   if (entry(root, 'module')) id.module = true;
   return diagnostics.some((d) => d.severity === 'error') || !model

@@ -3,7 +3,7 @@
  * (FlowFiles: a text already checked is not checked again, so a change re-checks one file), a config with the flows
  * it routes to. The same diagnostics as `callscript validate`, by file.
  */
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { checkConfig } from '../config/check.js';
 import { configFlowRefs, unknownRouteFlows } from '../config/flow-refs.js';
 import type { Diagnostic } from '../errors/diagnostic.js';
@@ -23,6 +23,8 @@ export interface DirAnalysis {
 
 export class Analyses {
   private readonly dirs = new Map<string, { files: FlowFiles; maxFileBytes: number | undefined }>();
+  /** The flow files of each directory as last analysed. */
+  private readonly listed = new Map<string, string[]>();
 
   constructor(private readonly overlay: Overlay) {}
 
@@ -49,11 +51,24 @@ export class Analyses {
     return entry.files;
   }
 
+  /** A directory named flows, or the one a callscript.yaml serves (in it or above it). */
+  async isFlowsDir(dir: string): Promise<boolean> {
+    if (basename(dir) === 'flows') return true;
+    const cfg = configFor(dir);
+    const text = cfg === undefined ? undefined : await readText(cfg, this.overlay);
+    if (text === undefined) return false;
+    return flowsDirOf(cfg!, checkConfig(text, cfg!).config?.server.flows_dir) === dir;
+  }
+
   /** Checks and links the flows of `dir` (the open documents' texts first). */
   async flows(dir: string): Promise<DirAnalysis> {
     const files = await this.filesFor(dir);
-    const texts = await flowTexts(dir, this.overlay);
+    const texts = await flowTexts(dir, this.overlay, await this.isFlowsDir(dir));
     const report = files.diagnose(texts.map((t) => ({ ...t, hash: flowVersion(t.text) })));
+    this.listed.set(
+      dir,
+      texts.map((t) => t.file),
+    );
     const diagnostics = new Map<string, Diagnostic[]>(texts.map((t) => [t.file, []]));
     for (const d of report.diagnostics) diagnostics.get(d.file)?.push(d);
     return { dir, texts: new Map(texts.map((t) => [t.file, t.text])), diagnostics };
@@ -62,6 +77,11 @@ export class Analyses {
   /** The check result of a flow file as last analysed (its tree and the names it reads), if any. */
   result(file: string): CheckResult | undefined {
     return this.dirs.get(dirname(file))?.files.result(file);
+  }
+
+  /** The flow files of `dir` as last analysed (undefined: never analysed). */
+  files(dir: string): readonly string[] | undefined {
+    return this.listed.get(dir);
   }
 
   /** A config file's diagnostics: its own, and the routes to flows its flows directory does not hold. */

@@ -1,26 +1,27 @@
-/** Go to definition and find references: for steps, variables, prompts, calendars, environment keys and secrets. */
+/**
+ * Go to definition and find references: for steps, variables, prompts, calendars, environment keys and secrets of a
+ * flow, modules and their params across the flows of a directory, and the steps and variables scenario files name.
+ */
 import type { DefinitionParams, Location, ReferenceParams } from 'vscode-languageserver';
 import type { LspContext } from './server.js';
 import { uriToPath } from './uris.js';
+import { definitions, places, symbolAt, uriOf } from './workspace.js';
 
-/** Where the name under the cursor is declared (a step's key, a variable's declarations). */
+/** Where the name under the cursor is declared (a step's key, a variable's declarations, a module's `module:`). */
 export async function definition(ctx: LspContext, p: DefinitionParams): Promise<Location[] | null> {
   const path = uriToPath(p.textDocument.uri);
-  const index = path ? await ctx.index(path) : undefined;
-  const at = index?.at(p.position);
-  if (!index || !at) return null;
-  const defs = index.of(at.kind, at.name).filter((o) => o.def);
-  return defs.length === 0 ? null : defs.map((o) => ({ uri: p.textDocument.uri, range: o.range }));
+  const at = path ? await symbolAt(ctx, path, p.position) : undefined;
+  if (!at) return null;
+  const defs = await definitions(ctx, at.sym);
+  return defs.length === 0 ? null : defs.map((d) => ({ uri: uriOf(ctx, d.path), range: d.range }));
 }
 
 /** Every place the name under the cursor is declared or used (declarations only when asked for). */
 export async function references(ctx: LspContext, p: ReferenceParams): Promise<Location[] | null> {
   const path = uriToPath(p.textDocument.uri);
-  const index = path ? await ctx.index(path) : undefined;
-  const at = index?.at(p.position);
-  if (!index || !at) return null;
-  return index
-    .of(at.kind, at.name)
+  const at = path ? await symbolAt(ctx, path, p.position) : undefined;
+  if (!at) return null;
+  return (await places(ctx, at.sym, true)).places
     .filter((o) => p.context.includeDeclaration || !o.def)
-    .map((o) => ({ uri: p.textDocument.uri, range: o.range }));
+    .map((o) => ({ uri: uriOf(ctx, o.path), range: o.range }));
 }

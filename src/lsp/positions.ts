@@ -29,12 +29,15 @@ export function nodeRange(n: YNode): Range {
   return { start, end };
 }
 
-/** The word at `text`'s line and column: from the diagnostic's start to the first space, quote or bracket. */
+/**
+ * The word at `text`'s line and column: from the diagnostic's start to the first space, quote or bracket, without
+ * the colon that ends a key (`trie:` of `with: { trie: 1 }` is the key `trie`).
+ */
 function wordEnd(text: string | undefined, line: number, col: number): number {
   const l = text?.split('\n', line)[line - 1];
   if (l === undefined) return col;
-  const m = /^[^\s"',{}[\]]*/.exec(l.slice(col - 1));
-  return col + Math.max(1, m?.[0].length ?? 1);
+  const word = /^[^\s"',{}[\]]*/.exec(l.slice(col - 1))?.[0] ?? '';
+  return col + Math.max(1, word.length > 1 && word.endsWith(':') ? word.length - 1 : word.length);
 }
 
 /** A checker's diagnostic as the editor shows it: its code, its message and hint, its range. */

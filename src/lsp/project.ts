@@ -27,14 +27,24 @@ export async function readText(path: string, overlay: Overlay): Promise<string |
   return readFile(path, 'utf8').catch(() => undefined);
 }
 
-/** The flow files of a directory (the disk's, and documents open there that are not saved yet), with their texts. */
-export async function flowTexts(dir: string, overlay: Overlay): Promise<{ file: string; text: string }[]> {
+/**
+ * Whether a YAML text outside a flows directory is a flow: it has `steps:`, `start:` or `module:` at the top level.
+ * A generic client (Helix) sends every YAML file of a project; a docker-compose.yml is no flow.
+ */
+export const looksLikeFlow = (text: string): boolean => /^(steps|start|module)[ \t]*:/m.test(text);
+
+/**
+ * The flow files of a directory (the disk's, and documents open there that are not saved yet), with their texts.
+ * `all`: every YAML file is a flow (a flows directory, as the server loads it); otherwise only those that look like
+ * one.
+ */
+export async function flowTexts(dir: string, overlay: Overlay, all = true): Promise<{ file: string; text: string }[]> {
   const files = new Set(await listFlowFiles(dir).catch(() => [] as string[]));
   for (const path of overlay.keys()) if (dirname(path) === dir && fileKind(path) === 'flow') files.add(path);
   const out: { file: string; text: string }[] = [];
   for (const file of [...files].sort()) {
     const text = overlay.get(file) ?? (await readFlowText(file).catch(() => undefined));
-    if (text !== undefined) out.push({ file, text });
+    if (text !== undefined && (all || looksLikeFlow(text))) out.push({ file, text });
   }
   return out;
 }

@@ -6,6 +6,7 @@
  */
 import { dirname } from 'node:path';
 import {
+  CodeActionKind,
   createConnection,
   TextDocuments,
   TextDocumentSyncKind,
@@ -15,9 +16,14 @@ import {
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { Analyses } from './analysis.js';
+import { completion, TRIGGER_CHARACTERS } from './completion.js';
+import { hover } from './hover.js';
+import { codeActions } from './fixes.js';
 import { definition, references } from './navigate.js';
 import { toLspDiagnostic } from './positions.js';
-import { fileKind } from './project.js';
+import { prepareRename, rename } from './rename.js';
+import { checkConfig } from '../config/check.js';
+import { fileKind, flowsDirOf } from './project.js';
 import { FlowIndex } from './symbols.js';
 import { pathToUri, uriToPath } from './uris.js';
 
@@ -32,8 +38,13 @@ export interface LspContext {
   analyses: Analyses;
   /** The text of a file: the open document's, else undefined. */
   text(path: string): string | undefined;
-  /** The index of a flow file, once its pending check (if any) has run. */
-  index(path: string): Promise<FlowIndex | undefined>;
+  /**
+   * The index of a flow file, once its pending check (if any) has run. `lastGood`: at once, the index of the file's
+   * last check that had a tree (completion, while the text is being typed; the first time, after its check).
+   */
+  index(path: string, opts?: { lastGood?: boolean }): Promise<FlowIndex | undefined>;
+  /** The diagnostics last published for a file. */
+  diagnostics(path: string): readonly Diagnostic[];
 }
 
 export function startServer(connection: Connection, opts: LspOptions = {}): LspContext {
@@ -44,19 +55,25 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
   const timers = new Map<string, NodeJS.Timeout>();
   const running = new Map<string, Promise<void>>();
   const published = new Set<string>();
+  const lastDiagnostics = new Map<string, readonly Diagnostic[]>();
   const indexes = new Map<string, { hash: unknown; index: FlowIndex }>();
 
+  let stopped = false;
   const publish = (path: string, diags: readonly Diagnostic[], text: string | undefined) => {
-    if (diags.length === 0 && !published.has(path)) return;
+    if (stopped) return;
+    lastDiagnostics.set(path, diags);
+    const open = documents.all().find((d) => uriToPath(d.uri) === path);
+    if (diags.length === 0 && !published.has(path) && !open) return;
     if (diags.length === 0) published.delete(path);
     else published.add(path);
-    const uri = documents.all().find((d) => uriToPath(d.uri) === path)?.uri ?? pathToUri(path);
+    const uri = open?.uri ?? pathToUri(path);
     void connection.sendDiagnostics({ uri, diagnostics: diags.map((d) => toLspDiagnostic(d, text)) });
   };
 
   const checkDir = async (dir: string): Promise<void> => {
     const flows = await analyses.flows(dir);
     for (const [file, diags] of flows.diagnostics) publish(file, diags, flows.texts.get(file));
+    // the open configs (their routes name flows of a directory: any of them may have changed)
     for (const doc of documents.all()) {
       const path = uriToPath(doc.uri);
       if (path && fileKind(path) === 'config') publish(path, await analyses.config(path, doc.getText()), doc.getText());
@@ -77,17 +94,21 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
     return next;
   };
 
+  /** The directory whose check covers `path`: a flow's own; for a config, the flows directory it serves. */
+  const dirOf = (path: string): string => {
+    if (fileKind(path) !== 'config') return dirname(path);
+    return flowsDirOf(path, checkConfig(overlay.get(path) ?? '', path).config?.server.flows_dir);
+  };
+
+  /** Checks the directory of `path` once no change has come for debounceMs. */
   const schedule = (path: string) => {
-    const dir = fileKind(path) === 'config' ? undefined : dirname(path);
-    if (fileKind(path) === 'config') {
-      void analyses.config(path, overlay.get(path) ?? '').then((d) => publish(path, d, overlay.get(path)));
-      return;
-    }
-    clearTimeout(timers.get(dir!));
-    timers.set(
-      dir!,
-      setTimeout(() => void run(dir!), debounceMs),
-    );
+    const dir = dirOf(path);
+    clearTimeout(timers.get(dir));
+    if (!stopped)
+      timers.set(
+        dir,
+        setTimeout(() => void run(dir), debounceMs),
+      );
   };
 
   const onText = (doc: TextDocument) => {
@@ -115,19 +136,22 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
     documents,
     analyses,
     text: (path) => overlay.get(path),
-    async index(path) {
+    async index(path, opts = {}) {
       if (fileKind(path) !== 'flow') return undefined;
       const dir = dirname(path);
-      if (timers.has(dir) || !analyses.result(path)) await run(dir);
-      else await running.get(dir);
-      const result = analyses.result(path);
-      if (!result?.symbols) return undefined;
       const cached = indexes.get(path);
+      if (!opts.lastGood || !cached) {
+        if (timers.has(dir) || !analyses.result(path)) await run(dir);
+        else await running.get(dir);
+      }
+      const result = analyses.result(path);
+      if (!result?.symbols) return opts.lastGood ? cached?.index : undefined;
       if (cached?.hash === result) return cached.index;
-      const index = new FlowIndex(result.symbols);
+      const index = new FlowIndex(result.symbols, result.name);
       indexes.set(path, { hash: result, index });
       return index;
     },
+    diagnostics: (path) => lastDiagnostics.get(path) ?? [],
   };
 
   connection.onInitialize((): InitializeResult => ({
@@ -135,11 +159,27 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
       textDocumentSync: TextDocumentSyncKind.Incremental,
       definitionProvider: true,
       referencesProvider: true,
+      // without it a client (VS Code, Neovim) never sends prepareRename nor rename
+      renameProvider: { prepareProvider: true },
+      completionProvider: { triggerCharacters: TRIGGER_CHARACTERS },
+      hoverProvider: true,
+      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
     },
     serverInfo: { name: 'callscript' },
   }));
+  // shutdown: no check starts or publishes any more (the client exits next)
+  connection.onShutdown(() => {
+    stopped = true;
+    for (const t of timers.values()) clearTimeout(t);
+    timers.clear();
+  });
   connection.onDefinition((p) => definition(ctx, p));
   connection.onReferences((p) => references(ctx, p));
+  connection.onPrepareRename((p) => prepareRename(ctx, p));
+  connection.onRenameRequest((p) => rename(ctx, p));
+  connection.onCompletion((p) => completion(ctx, p));
+  connection.onHover((p) => hover(ctx, p));
+  connection.onCodeAction((p) => codeActions(ctx, p));
   documents.listen(connection);
   connection.listen();
   return ctx;

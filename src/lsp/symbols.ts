@@ -1,8 +1,9 @@
 /**
  * A flow's names, where they are declared and where they are used, for navigation, completion and rename: the
  * declarations from the tree the checker walked (steps, vars, set and save names, loop names, module params,
- * prompts, calendars, environment keys, secrets), the uses from what the checker recorded as it checked (step
- * targets, `vars.x`/`env.x`/`secrets.x` read by templates and conditions, calendar reads). A file with errors has
+ * prompts, calendars, environment keys, secrets, the `module:` of a module), the uses from what the checker recorded
+ * as it checked (step targets, `vars.x`/`env.x`/`secrets.x` read by templates and conditions, calendars read by
+ * steps and open()/holiday(), `{ prompt: x }`, a subflow step's module and `with:` params). A file with errors has
  * an index too: whatever the checker reached.
  */
 import type { Position, Range } from 'vscode-languageserver';
@@ -11,7 +12,7 @@ import { spanIn } from '../flow/spans.js';
 import { entry, type YMap, type YNode } from '../flow/yaml.js';
 import { contains, nodeRange, toPosition } from './positions.js';
 
-export type SymbolKind = 'step' | 'var' | 'prompt' | 'calendar' | 'env' | 'secret';
+export type SymbolKind = 'step' | 'var' | 'prompt' | 'calendar' | 'env' | 'secret' | 'module' | 'param';
 
 export interface Occurrence {
   kind: SymbolKind;
@@ -19,28 +20,63 @@ export interface Occurrence {
   range: Range;
   /** A declaration (a step's key, a `vars:` key, a `save:` name...) rather than a use. */
   def: boolean;
+  /** A param's module (a `with:` key of a subflow step). */
+  module?: string;
+  /** The keys of the map it is a key of (its own too), where a rename must not take one (a `with:` key). */
+  siblings?: readonly string[];
 }
 
 const isMap = (n: YNode | undefined): n is YMap => n?.kind === 'map';
 const str = (n: YNode | undefined): string | undefined =>
   n?.kind === 'scalar' && typeof n.value === 'string' ? n.value : undefined;
 
+/** Where the name of a `vars.x` (or `vars["x"]`, or `open("x")`) read is, inside the text as written. */
+function nameRange(r: { name: string; at: YNode; offset?: number; length?: number }): Range {
+  const text = r.at.kind === 'scalar' && typeof r.at.value === 'string' ? r.at.value : undefined;
+  if (r.offset === undefined || text === undefined) return nodeRange(r.at);
+  const inName = text.slice(r.offset, r.offset + (r.length ?? r.name.length)).lastIndexOf(r.name);
+  const span = inName < 0 || r.at.kind !== 'scalar' ? undefined : spanIn(r.at, r.offset + inName, r.name.length);
+  return span ? { start: toPosition(span.pos), end: toPosition(span.end) } : nodeRange(r.at);
+}
+
 export class FlowIndex {
   readonly occurrences: Occurrence[] = [];
+  /** The flow's name when it is a module (it declares `module:`). */
+  readonly module: string | undefined;
+  /** A module's params (`module.params` keys), with where each is declared. */
+  readonly params = new Map<string, Range>();
   private readonly seen = new Set<string>();
 
-  constructor(readonly symbols: CheckSymbols) {
+  /** `name`: the flow's name (CheckResult.name), by which subflow steps enter it when it is a module. */
+  constructor(
+    readonly symbols: CheckSymbols,
+    name?: string,
+  ) {
     const root = symbols.root;
+    const mod = isMap(root) ? entry(root, 'module') : undefined;
+    this.module = mod && name !== undefined ? name : undefined;
+    if (mod && this.module !== undefined) this.add('module', this.module, mod.keyNode, true);
     if (isMap(root)) this.declarations(root);
     for (const t of symbols.targets) this.add('step', t.id, t.at, false);
     for (const r of symbols.refs) {
       if (r.root === 'call') continue;
       const kind: SymbolKind = r.root === 'vars' ? 'var' : r.root === 'env' ? 'env' : 'secret';
-      const span = r.offset !== undefined && r.at.kind === 'scalar' ? spanIn(r.at, r.offset, r.length ?? 0) : undefined;
-      const range = span ? { start: toPosition(span.pos), end: toPosition(span.end) } : nodeRange(r.at);
-      this.push({ kind, name: r.name, range, def: false });
+      this.push({ kind, name: r.name, range: nameRange(r), def: false });
     }
-    for (const c of symbols.calendarRefs) this.add('calendar', c.name, c.at, false);
+    for (const c of symbols.calendarRefs)
+      this.push({ kind: 'calendar', name: c.name, range: nameRange(c), def: false });
+    // the keys of a with: map, made once and shared by its keys' occurrences (a map of n keys: n, not n²)
+    const keysOf = new Map<YMap, readonly string[]>();
+    for (const u of symbols.uses ?? []) {
+      const o: Occurrence = { kind: u.kind, name: u.name, range: nodeRange(u.at), def: false };
+      if (u.module !== undefined) o.module = u.module;
+      if (u.map) {
+        let keys = keysOf.get(u.map);
+        if (!keys) keysOf.set(u.map, (keys = u.map.entries.map((e) => e.key)));
+        o.siblings = keys;
+      }
+      this.push(o);
+    }
   }
 
   private push(o: Occurrence): void {
@@ -63,7 +99,9 @@ export class FlowIndex {
     keys(entry(root, 'prompts')?.value, 'prompt');
     keys(entry(root, 'calendars')?.value, 'calendar');
     const mod = entry(root, 'module')?.value;
-    if (isMap(mod)) keys(entry(mod, 'params')?.value, 'var');
+    const params = isMap(mod) ? entry(mod, 'params')?.value : undefined;
+    keys(params, 'var');
+    if (isMap(params)) for (const e of params.entries) this.params.set(e.key, nodeRange(e.keyNode));
     const envs = entry(root, 'environments')?.value;
     if (isMap(envs)) for (const e of envs.entries) keys(e.value, 'env');
     const secrets = entry(root, 'secrets')?.value;
@@ -101,10 +139,12 @@ export class FlowIndex {
     return this.occurrences.find((o) => contains(o.range, p));
   }
 
-  /** Every occurrence of a name (declarations first). */
+  /** Every occurrence of a name: declarations first, then uses in the order of the text. */
   of(kind: SymbolKind, name: string): Occurrence[] {
     const all = this.occurrences.filter((o) => o.kind === kind && o.name === name);
-    return [...all.filter((o) => o.def), ...all.filter((o) => !o.def)];
+    const order = (a: Occurrence, b: Occurrence) =>
+      a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character;
+    return [...all.filter((o) => o.def), ...all.filter((o) => !o.def).sort(order)];
   }
 
   /** The names of a kind declared in the flow. */

@@ -23,8 +23,11 @@ export interface TestClient {
   close(path: string): void;
   /** The diagnostics last published for `path`, once `ready` holds of them (5 s at most). */
   diagnostics(path: string, ready?: (d: Diagnostic[]) => boolean): Promise<Diagnostic[]>;
+  /** Every publication for `path` so far, in order (its diagnostics' codes and first message lines). */
+  history(path: string): Diagnostic[][];
   request<T>(method: string, params: object): Promise<T>;
-  dispose(): void;
+  /** Shuts the server down (nothing is published after) and closes the pipes. */
+  dispose(): Promise<void>;
 }
 
 export async function lspClient(root: string, opts: LspOptions = { debounceMs: 0 }): Promise<TestClient> {
@@ -34,9 +37,11 @@ export async function lspClient(root: string, opts: LspOptions = { debounceMs: 0
   startServer(server, opts);
   const rpc = createMessageConnection(new StreamMessageReader(toClient), new StreamMessageWriter(toServer));
   const published = new Map<string, Diagnostic[]>();
+  const log: { uri: string; diagnostics: Diagnostic[] }[] = [];
   const waiters = new Set<() => void>();
   rpc.onNotification('textDocument/publishDiagnostics', (p: { uri: string; diagnostics: Diagnostic[] }) => {
     published.set(p.uri, p.diagnostics);
+    log.push(p);
     for (const w of [...waiters]) w();
   });
   rpc.onRequest('workspace/configuration', () => []);
@@ -83,8 +88,10 @@ export async function lspClient(root: string, opts: LspOptions = { debounceMs: 0
         check();
       });
     },
+    history: (path) => log.filter((p) => p.uri === pathToUri(path)).map((p) => p.diagnostics),
     request: (method, params) => rpc.sendRequest(method, params),
-    dispose() {
+    async dispose() {
+      await rpc.sendRequest('shutdown');
       rpc.dispose();
       server.dispose();
       toServer.destroy();

@@ -23,8 +23,8 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'lsp-'));
   client = await lspClient(dir);
 });
-afterEach(() => {
-  client.dispose();
+afterEach(async () => {
+  await client.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
 

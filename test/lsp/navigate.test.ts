@@ -30,8 +30,8 @@ beforeEach(async () => {
   client = await lspClient(dir);
   client.open(file, FLOW);
 });
-afterEach(() => {
-  client.dispose();
+afterEach(async () => {
+  await client.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -60,8 +60,8 @@ describe('definition and references', () => {
   });
 
   it('goes from vars.x in a template to the save: that declares it', async () => {
-    // `{{ vars.choice }}` on line 10: "choice" starts at column 23
-    const defs = await client.request<{ range: unknown }[]>('textDocument/definition', at(10, 25));
+    // `{{ vars.choice }}` on line 10: "choice" starts at column 28
+    const defs = await client.request<{ range: unknown }[]>('textDocument/definition', at(10, 30));
     expect(defs.map((d) => d.range)).toEqual([range(7, 10, 16)]);
   });
 
