@@ -59,19 +59,27 @@ export function checkBranch(ctx: Ctx, node: YNode, where: string, pattern?: Patt
   }
   const before = ctx.diags.length;
   const b: Branch = { pos: posOf(ctx, node) };
-  const keys = knownEntries(ctx, node, BRANCH_KEYS, where);
-  for (const e of keys) {
-    if (e.key === 'goto') b.goto = stepRef(ctx, e.value, where);
-    else if (e.key === 'then') b.then = stepRef(ctx, e.value, where);
-    else if (e.key === 'retry') b.retry = checkInt(ctx, e.value, 'retry', 1, 100, where, RETRY_HINT);
-    else if (e.key === 'say') b.say = checkMedia(ctx, e.value, 'say', where, { say: true });
+  // which keys it has: flags, not a closure per branch (a big flow has tens of thousands, checked at each change)
+  let goto = false;
+  let retry = false;
+  let then = false;
+  for (const e of knownEntries(ctx, node, BRANCH_KEYS, where)) {
+    if (e.key === 'goto') {
+      goto = true;
+      b.goto = stepRef(ctx, e.value, where);
+    } else if (e.key === 'then') {
+      then = true;
+      b.then = stepRef(ctx, e.value, where);
+    } else if (e.key === 'retry') {
+      retry = true;
+      b.retry = checkInt(ctx, e.value, 'retry', 1, 100, where, RETRY_HINT);
+    } else if (e.key === 'say') b.say = checkMedia(ctx, e.value, 'say', where, { say: true });
     else {
       const save = checkGroupSave(ctx, e, pattern, where);
       if (save) b.save = save;
     }
   }
-  const has = (k: string) => keys.some((e) => e.key === k);
-  if (has('goto') && has('retry')) {
+  if (goto && retry) {
     report(
       ctx,
       'BAD_BRANCH',
@@ -79,24 +87,22 @@ export function checkBranch(ctx: Ctx, node: YNode, where: string, pattern?: Patt
       `${where}a branch has goto or retry, not both`,
       'Use { goto: step } to leave, or { retry: n, then: step } to ask again.',
     );
-  } else if (has('then') && !has('retry')) {
+  } else if (then && !retry) {
     report(
       ctx,
       'BAD_BRANCH',
       entry(node, 'then')!,
       `${where}'then' goes with 'retry'`,
-      has('goto')
-        ? 'Remove then: goto already says where to go.'
-        : 'Write { retry: n, then: step }, or { goto: step }.',
+      goto ? 'Remove then: goto already says where to go.' : 'Write { retry: n, then: step }, or { goto: step }.',
     );
-  } else if (has('retry') && !has('then')) {
+  } else if (retry && !then) {
     report(
       ctx,
       'MISSING_KEY',
       node,
       `${where}a branch with 'retry' needs 'then': where to go once the retries are used up`,
     );
-  } else if (!has('goto') && !has('retry')) {
+  } else if (!goto && !retry) {
     report(ctx, 'BAD_BRANCH', node, `${where}a branch needs 'goto' or 'retry' (with 'then')`);
   }
   return ctx.diags.length === before ? b : undefined;

@@ -40,6 +40,8 @@ interface Cached {
   used: number;
   /** How many files' last loads (YamlCache.finish) used it. */
   users: number;
+  /** The last pass of finish that saw it. */
+  mark: number;
 }
 
 /** How many files' last loads are remembered (to drop the blocks a file's next load no longer uses). */
@@ -59,6 +61,7 @@ export class YamlCache {
   private count = 0;
   private chars = 0;
   private loads = 0;
+  private marks = 0;
   private depth = MAX_DEPTH;
   /** Blocks loaded (not found in the cache), and loads that fell back to the whole document, since it was made. */
   readonly stats = { parsed: 0, whole: 0 };
@@ -85,11 +88,12 @@ export class YamlCache {
   pair(block: Block): BlockPair | null {
     const { body, before, after, step } = block;
     let same = this.blocks.get(body);
-    let c = same?.find((x) => x.step === step && x.before === before && x.after === after);
+    let c: Cached | undefined;
+    for (const x of same ?? []) if (x.step === step && x.before === before && x.after === after) c = x;
     if (!c) {
       this.stats.parsed++;
       const pair = loadPair(blockText(block), this.depth, step, block.next) ?? null;
-      c = { body, step, before, after, pair, line: 0, used: this.loads, users: 0 };
+      c = { body, step, before, after, pair, line: 0, used: this.loads, users: 0, mark: 0 };
       if (!same) {
         same = [];
         this.blocks.set(body, same);
@@ -112,22 +116,33 @@ export class YamlCache {
    * (the lines a change replaced) are dropped, unless another file's last load uses them.
    */
   finish(file: string): void {
-    const last = new Set(this.files.get(file) ?? []);
-    const now = new Set(this.current);
-    for (const c of now) if (!last.has(c)) c.users++;
+    const last = this.files.get(file) ?? [];
+    // marks, not sets: a big flow's load holds tens of thousands of blocks
+    const mark = ++this.marks;
+    for (const c of last) c.mark = mark;
+    for (const c of this.current) {
+      if (c.mark === mark) continue;
+      c.mark = mark;
+      c.users++;
+    }
     this.files.delete(file);
     this.files.set(file, this.current);
-    this.release(last, now);
+    this.release(last, (c) => c.used !== this.loads);
     for (const [f, blocks] of this.files) {
       if (this.files.size <= FILES) break;
       this.files.delete(f);
-      this.release(new Set(blocks), new Set());
+      this.release(blocks, () => true);
     }
   }
 
-  /** `from` no longer used by a file, but for those in `kept`: dropped when no file uses them. */
-  private release(from: Set<Cached>, kept: Set<Cached>): void {
-    for (const c of from) if (!kept.has(c) && --c.users === 0) this.drop(c);
+  /** A file's last load no longer uses those of `blocks` that pass `gone`: dropped when no file's does. */
+  private release(blocks: Cached[], gone: (c: Cached) => boolean): void {
+    const mark = ++this.marks;
+    for (const c of blocks) {
+      if (c.mark === mark || !gone(c)) continue;
+      c.mark = mark;
+      if (--c.users === 0) this.drop(c);
+    }
   }
 
   /** While over the bounds, drops the blocks used longest ago (those of the last load last). */

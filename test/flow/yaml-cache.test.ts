@@ -248,6 +248,17 @@ describe('the cache', () => {
     expect(cache.size).toBe(29);
   });
 
+  it('counts a block twice in a file once', () => {
+    const cache = new YamlCache();
+    same('steps:\n  x: 0\n  a: 1\n  a: 1\n  b: 2\n', cache, 'f1.yaml');
+    same('steps:\n  x: 0\n  a: 1\n  b: 2\n', cache, 'f2.yaml');
+    expect(cache.size).toBe(3);
+    same('steps:\n  x: 0\n  b: 2\n', cache, 'f1.yaml');
+    expect(cache.size).toBe(3); // f2.yaml still uses `a: 1`
+    same('steps:\n  x: 0\n  b: 2\n', cache, 'f2.yaml');
+    expect(cache.size).toBe(2);
+  });
+
   it('forgets the files loaded longest ago past 256, and the blocks only they used', () => {
     const cache = new YamlCache();
     for (let i = 0; i < 300; i++) same(`name: f${i}\nsteps:\n  a: 1\n`, cache, `f${i}.yaml`);
