@@ -1,14 +1,16 @@
 /**
- * A flow file cut into blocks that parse on their own (the incremental loader, yaml-cache.ts): one block per
- * top-level key, from its line (col 1) to the next one's; under a `steps:` line with nothing after it but a
- * comment, one block per step, from its key's line (at the indentation of the first step) to the next step's. The
- * lines before the first key go with the first block, those between `steps:` and the first step with the first
- * step, a comment or blank line after a step with that step.
+ * A flow file cut into blocks that parse on their own (the incremental loader, yaml-cache.ts): top-level keys, from
+ * a key's line (col 1) to the next one's, and under a `steps:` line with nothing after it but a comment, steps, from
+ * a step's key line (at the indentation of the first step) to the next step's. The lines before the first key go
+ * with the first block, those between `steps:` and the first step with the first step, a comment or blank line
+ * after a key with that key. A key of 512 characters or more is a block of its own; smaller keys go together
+ * (GROUP_CHARS: each is a document for the yaml package to parse, and a document costs as much as a few hundred
+ * characters).
  *
  * A block is parsed in what stands for its place in the file, so that the yaml package reads it as it reads the
- * whole file (the end of a value, a plain scalar that could run on, depend on what follows): a step under `s:` (the
- * first step under the file's own `steps:` line and what follows it); followed, when a key follows it in the file,
- * by a key `_:` at that key's indentation.
+ * whole file (the end of a value, a plain scalar that could run on, depend on what follows): steps under `s:`
+ * (the first block of steps under the file's own `steps:` line and what follows it); followed, when a key follows
+ * in the file, by a key `_:` at that key's indentation.
  *
  * Undefined when the file is not plainly laid out that way (the whole-document load then decides): a byte order
  * mark, a tab or a lone carriage return anywhere, a directive or a document marker (`%`, `---`, `...`) at col 1, a
@@ -24,16 +26,18 @@ export interface Block {
   after: string;
   /** The file's line (0-based) of the text's first line (the line above a step's: `s:` stands for it). */
   line: number;
-  /** A step (under `s:`, or under the file's `steps:` line for the first step), or a top-level key. */
+  /** Steps (under `s:`, or under the file's `steps:` line for the first block of steps), or top-level keys. */
   step: boolean;
   /** What follows it in the file: a step, a top-level key, nothing. */
   next: 'step' | 'key' | undefined;
+  /** How many keys it holds (consecutive top-level keys, or steps). */
+  pairs: number;
 }
 
 /** The text of a block parsed alone. */
 export const blockText = (b: Block): string => b.before + b.body + b.after;
 
-/** A top-level key's block, or a `steps:` key's blocks (one a step, the first one with the `steps:` line). */
+/** A block of top-level keys, or a `steps:` key's blocks of steps (the first one with the `steps:` line). */
 export type TopBlock = { block: Block; steps?: undefined } | { block?: undefined; steps: Block[] };
 
 /** The key that stands for the one that follows a block. */
@@ -48,6 +52,15 @@ const CR = 13;
 const NL = 10;
 const DASH = 45;
 const PERCENT = 37;
+const COLON = 58;
+/**
+ * Small keys go together, so that a file of many tiny steps is not parsed as many tiny documents (each costs the
+ * yaml package about as much as a step of a few hundred characters): a key of GROUP_CHARS or more ends its block,
+ * and one in sixteen of the others (by a hash of its line, so that an edit moves no boundary but its own); a block
+ * holds GROUP_KEYS keys at most.
+ */
+const GROUP_CHARS = 512;
+const GROUP_KEYS = 64;
 /** What a key never starts with (a quote may), by character code. */
 const INDICATOR = new Uint8Array(128);
 for (const c of '-?:,[]{}#&*!|>%@`') INDICATOR[c.charCodeAt(0)] = 1;
@@ -74,6 +87,9 @@ export function splitBlocks(text: string): TopBlock[] | undefined {
   const { starts, indents, kinds, count: lineCount } = lines;
   const offset = (line: number) => (line < lineCount ? starts[line]! : text.length);
   const slice = (a: number, b: number) => text.slice(offset(a), offset(b));
+  /** Whether the key at line `h` (the next at line `next`) ends its block: a long one, or one in 16 by its line. */
+  const ends = (h: number, next: number) =>
+    offset(next) - offset(h) >= GROUP_CHARS || keyHash(text, starts[h]!) % 16 === 0;
   const keys: number[] = [];
   for (let l = 0; l < lineCount; l++) {
     if (indents[l] === 0) {
@@ -83,14 +99,23 @@ export function splitBlocks(text: string): TopBlock[] | undefined {
     } else if (indents[l]! > 0 && keys.length === 0) return undefined;
   }
   if (keys.length === 0) return undefined;
-  const blocks: TopBlock[] = [];
+  keys.push(lineCount);
   const follow = `${NEXT_KEY}:\n`;
-  for (let k = 0; k < keys.length; k++) {
-    const first = k === 0 ? 0 : keys[k]!;
+  const blocks: TopBlock[] = [];
+  /** The top-level keys keys[from..to) in one block (the lines before the first key go with it). */
+  const tops = (from: number, to: number) => {
+    const first = from === 0 ? 0 : keys[from]!;
+    const next = keys[to]!;
+    const after = next < lineCount ? 'key' : undefined;
+    const body = slice(first, next);
+    blocks.push({
+      block: { body, before: '', after: after ? follow : '', line: first, step: false, next: after, pairs: to - from },
+    });
+  };
+  let run = 0; // the first top-level key not in a block yet
+  for (let k = 0; k + 1 < keys.length; k++) {
     const key = keys[k]!;
-    const next = k + 1 < keys.length ? keys[k + 1]! : lineCount;
-    const after: Block['next'] = next < lineCount ? 'key' : undefined;
-    const tail = after ? follow : '';
+    const next = keys[k + 1]!;
     let heads: number[] | null = [];
     if (text.startsWith('steps:', starts[key]!)) {
       const lineEnd = key + 1 < lineCount ? starts[key + 1]! - 1 : text.length;
@@ -98,25 +123,48 @@ export function splitBlocks(text: string): TopBlock[] | undefined {
     }
     if (heads === null) return undefined;
     if (heads.length === 0) {
-      const block: Block = { body: slice(first, next), before: '', after: tail, line: first, step: false, next: after };
-      blocks.push({ block });
+      if (k + 2 === keys.length || k + 1 - run === GROUP_KEYS || ends(key, next)) {
+        tops(run, k + 1);
+        run = k + 1;
+      }
       continue;
     }
+    if (run < k) tops(run, k);
+    run = k + 1;
+    const first = k === 0 ? 0 : key;
+    const after = next < lineCount ? 'key' : undefined;
     const pad = ' '.repeat(indents[heads[0]!]!);
-    const steps = heads.map((h, j): Block => {
-      const last = j + 1 === heads.length;
-      return {
-        body: slice(j === 0 ? first : h, last ? next : heads[j + 1]!),
-        before: j === 0 ? '' : `${STEPS_KEY}:\n`,
-        after: last ? tail : pad + follow,
-        line: j === 0 ? first : h - 1,
+    heads.push(next);
+    const steps: Block[] = [];
+    for (let a = 0; a + 1 < heads.length;) {
+      let b = a + 1;
+      while (b + 1 < heads.length && b - a < GROUP_KEYS && !ends(heads[b - 1]!, heads[b]!)) b++;
+      const last = b + 1 === heads.length;
+      steps.push({
+        body: slice(a === 0 ? first : heads[a]!, heads[b]!),
+        before: a === 0 ? '' : `${STEPS_KEY}:\n`,
+        after: last ? (after ? follow : '') : pad + follow,
+        line: a === 0 ? first : heads[a]! - 1,
         step: true,
         next: last ? after : 'step',
-      };
-    });
+        pairs: b - a,
+      });
+      a = b;
+    }
     blocks.push({ steps });
   }
   return blocks;
+}
+
+/** FNV-1a of a key's line, up to its colon: where blocks of small keys end does not move when values change. */
+function keyHash(text: string, from: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === NL || c === COLON) break;
+    h = Math.imul(h ^ c, 0x01000193);
+  }
+  return h >>> 0;
 }
 
 /** The lines of `text`; undefined at a directive or a document marker at col 1. */

@@ -1,9 +1,9 @@
 /**
  * The incremental YAML loader, for an editor that checks a big flow after every keystroke: the file is cut into
- * blocks (yaml-blocks.ts: one per top-level key, one per step), each block is loaded alone (loadPair) and kept in a
- * YamlCache by its text, so a change loads again only the block it touches; a block that moved keeps its tree,
- * copied to its new lines. The blocks' pairs are then put together as the whole-document load does (the root map,
- * the steps map, their duplicate keys, their ranges).
+ * blocks (yaml-blocks.ts: top-level keys, steps; a step of some size is a block of its own), each block is loaded
+ * alone (loadBlock) and kept in a YamlCache by its text, so a change loads again only the block it touches; a block
+ * that moved keeps its tree, copied to its new lines. The blocks' keys are then put together as the whole-document
+ * load does (the root map, the steps map, their duplicate keys, their ranges).
  *
  * Its result is exactly loadYaml's (tree, positions, raw texts, diagnostics): whatever could make it differ (a YAML
  * error, anchors, aliases, merge keys, tabs, directives, a layout splitBlocks does not take, a depth past the limit)
@@ -16,9 +16,10 @@ import {
   MAX_DEPTH,
   MAX_FILE_BYTES,
   duplicateKeyMessage,
-  loadPair,
+  loadBlock,
   loadYaml,
   type BlockPair,
+  type LoadedBlock,
   type LoadResult,
   type Loc,
   type YEntry,
@@ -26,15 +27,15 @@ import {
   type YNode,
 } from './yaml.js';
 
-/** A block's pair, at the lines of its last use. */
+/** A block's keys, at the lines of its last use. */
 interface Cached {
   body: string;
   /** How the block is read: the same lines may be read in two contexts. */
   step: boolean;
   before: string;
   after: string;
-  /** Its pair as last used, at `line` (0-based first line of the block); null: the block needs the whole load. */
-  pair: BlockPair | null;
+  /** Its keys as last used, at `line` (0-based first line of the block); null: the block needs the whole load. */
+  loaded: LoadedBlock | null;
   line: number;
   /** The load that last used it. */
   used: number;
@@ -84,16 +85,16 @@ export class YamlCache {
     this.current = [];
   }
 
-  /** The pair of `block` at its lines (null: the whole load decides). */
-  pair(block: Block): BlockPair | null {
+  /** The keys of `block` at its lines (null: the whole load decides). */
+  block(block: Block): LoadedBlock | null {
     const { body, before, after, step } = block;
     let same = this.blocks.get(body);
     let c: Cached | undefined;
     for (const x of same ?? []) if (x.step === step && x.before === before && x.after === after) c = x;
     if (!c) {
       this.stats.parsed++;
-      const pair = loadPair(blockText(block), this.depth, step, block.next) ?? null;
-      c = { body, step, before, after, pair, line: 0, used: this.loads, users: 0, mark: 0 };
+      const loaded = loadBlock(blockText(block), this.depth, step, block.next, block.pairs) ?? null;
+      c = { body, step, before, after, loaded, line: 0, used: this.loads, users: 0, mark: 0 };
       if (!same) {
         same = [];
         this.blocks.set(body, same);
@@ -104,11 +105,11 @@ export class YamlCache {
     }
     c.used = this.loads;
     this.current.push(c);
-    if (c.pair && c.line !== block.line) {
-      c.pair = shiftPair(c.pair, block.line - c.line);
+    if (c.loaded && c.line !== block.line) {
+      c.loaded = shiftBlock(c.loaded, block.line - c.line);
       c.line = block.line;
     }
-    return c.pair;
+    return c.loaded;
   }
 
   /**
@@ -166,7 +167,7 @@ export class YamlCache {
       this.chars -= c.body.length;
     }
     // a file's last load may still name it: its tree goes now
-    c.pair = null;
+    c.loaded = null;
   }
 
   clear(): void {
@@ -200,31 +201,28 @@ export function loadYamlCached(
     let tail: Loc | undefined;
     for (const b of blocks) {
       if (b.block) {
-        const p = cache.pair(b.block);
-        if (!p) return whole();
-        root.add(p);
-        tail = p.end;
+        const loaded = cache.block(b.block);
+        if (!loaded) return whole();
+        root.start(loaded.start);
+        for (const p of loaded.pairs) root.add(p);
+        tail = loaded.pairs[loaded.pairs.length - 1]!.end;
         continue;
       }
       const steps = new MapBuilder(file, diagnostics);
-      let first: BlockPair | undefined;
-      let last: BlockPair | undefined;
+      let first: LoadedBlock | undefined;
+      let last: LoadedBlock | undefined;
       for (const s of b.steps) {
-        const p = cache.pair(s);
-        if (!p) return whole();
-        first ??= p;
-        steps.add(p);
-        last = p;
+        const loaded = cache.block(s);
+        if (!loaded) return whole();
+        first ??= loaded;
+        steps.start(loaded.start);
+        for (const p of loaded.pairs) steps.add(p);
+        last = loaded;
       }
-      const value = steps.map(last!.end);
+      const end = last!.pairs[last!.pairs.length - 1]!.end;
       const { key, start } = first!.outer!;
-      root.add({
-        entry: { key: 'steps', keyNode: key, value },
-        diagnostics: [],
-        start,
-        end: last!.end,
-        tail: last!.tail,
-      });
+      root.start(start);
+      root.add({ entry: { key: 'steps', keyNode: key, value: steps.map(end) }, diagnostics: [], end });
       tail = last!.tail;
     }
     cache.finish(file);
@@ -238,15 +236,19 @@ export function loadYamlCached(
 class MapBuilder {
   private readonly entries: YEntry[] = [];
   private readonly seen = new Map<string, YEntry>();
-  private start: Loc | undefined;
+  private pos: Loc | undefined;
 
   constructor(
     private readonly file: string,
     private readonly diagnostics: Diagnostic[],
   ) {}
 
+  /** Where the map starts: the start its first block gives. */
+  start(at: Loc): void {
+    this.pos ??= at;
+  }
+
   add(p: BlockPair): void {
-    this.start ??= p.start;
     for (const d of p.diagnostics) this.diagnostics.push({ ...d, file: this.file });
     const e = p.entry;
     const prev = this.seen.get(e.key);
@@ -273,21 +275,23 @@ class MapBuilder {
   }
 
   map(end: Loc): YMap {
-    return { kind: 'map', entries: this.entries, pos: this.start!, end };
+    return { kind: 'map', entries: this.entries, pos: this.pos!, end };
   }
 }
 
-/** A pair `delta` lines further down (a copy: the trees handed out are never changed). */
-function shiftPair(p: BlockPair, delta: number): BlockPair {
+/** A block `delta` lines further down (a copy: the trees handed out are never changed). */
+function shiftBlock(b: LoadedBlock, delta: number): LoadedBlock {
   const at = (l: Loc): Loc => ({ line: l.line + delta, col: l.col });
-  const out: BlockPair = {
-    entry: { key: p.entry.key, keyNode: shift(p.entry.keyNode, delta), value: shift(p.entry.value, delta) },
-    diagnostics: p.diagnostics.map((d) => shiftDiagnostic(d, delta)),
-    start: at(p.start),
-    end: at(p.end),
-    tail: at(p.tail),
+  const out: LoadedBlock = {
+    pairs: b.pairs.map((p) => ({
+      entry: { key: p.entry.key, keyNode: shift(p.entry.keyNode, delta), value: shift(p.entry.value, delta) },
+      diagnostics: p.diagnostics.map((d) => shiftDiagnostic(d, delta)),
+      end: at(p.end),
+    })),
+    start: at(b.start),
+    tail: at(b.tail),
   };
-  if (p.outer) out.outer = { key: shift(p.outer.key, delta), start: at(p.outer.start) };
+  if (b.outer) out.outer = { key: shift(b.outer.key, delta), start: at(b.outer.start) };
   return out;
 }
 

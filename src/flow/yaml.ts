@@ -232,82 +232,97 @@ export function loadYaml(text: string, file: string, maxBytes = MAX_FILE_BYTES, 
   return { root, diagnostics: ctx.diags };
 }
 
-/**
- * A block of a file loaded alone (loadPair, yaml-blocks.ts): its pair, positions counted from the block text's
- * first line (line 1).
- */
+/** A key of a block loaded alone (loadBlock): its entry, the loader's diagnostics inside it, where it ends. */
 export interface BlockPair {
   entry: YEntry;
-  /** The loader's diagnostics inside the pair (duplicate keys), at the block's lines; `file` is empty. */
+  /** Duplicate keys inside its value, at the block's lines; `file` is empty. */
   diagnostics: Diagnostic[];
-  /** Where the map that holds the pair starts (the root map, or the steps map). */
-  start: Loc;
-  /** Where the value ends with what follows it (what the end of the map holding it would be if it came last). */
+  /** Where its value ends with what follows it (what the end of the map holding it is if it comes last). */
   end: Loc;
-  /** Where the map that holds the pair ends, its trailing comments included (what follows the last step). */
+}
+
+/**
+ * A block of a file loaded alone (loadBlock, yaml-blocks.ts): its keys, positions counted from the block text's
+ * first line (line 1).
+ */
+export interface LoadedBlock {
+  pairs: BlockPair[];
+  /** Where the map that holds them starts (the root map, or the steps map). */
+  start: Loc;
+  /** Where the map that holds them ends, its trailing comments included (what follows the last step). */
   tail: Loc;
   /**
-   * A step's block: the key of the `steps:` line above it and where the root map starts (of use for the first step,
-   * whose text starts with the file's `steps:` line).
+   * A block of steps: the key of the `steps:` line above them and where the root map starts (of use for the first
+   * block, whose text starts with the file's `steps:` line).
    */
   outer?: { key: YNode; start: Loc };
 }
 
 /**
- * Loads `text`, a block of a flow file in its context (yaml-blocks.ts): a top-level `key: value`, or a step under
- * `steps:`; each followed by `_:` when `next` says a key follows. Undefined whenever the whole file's load could say
- * otherwise: a YAML error or warning, anchors, aliases, merge keys (they reach across blocks), any other shape, a
- * value past the depth limit.
+ * Loads `text`, a block of a flow file in its context (yaml-blocks.ts): `count` top-level keys, or `count` steps
+ * under `steps:`; followed by `_:` when `next` says a key follows. Undefined whenever the whole file's load could
+ * say otherwise: a YAML error or warning, anchors, aliases, merge keys (they reach across blocks), any other shape,
+ * a value past the depth limit.
  */
-export function loadPair(
+export function loadBlock(
   text: string,
   maxDepth: number,
   step: boolean,
   next: 'step' | 'key' | undefined,
-): BlockPair | undefined {
+  count: number,
+): LoadedBlock | undefined {
   if (tooDeepAt(text, maxDepth) !== undefined) return undefined;
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, ...PARSE_OPTIONS });
   if (doc.errors.length > 0 || doc.warnings.length > 0 || doc.directives.docStart) return undefined;
   if (/[&*]|<</.test(text) && aliasing(doc)) return undefined;
-  const root = pairsOf(doc.contents as YamlNode | null, next === 'key');
-  if (!root) return undefined;
+  let holder = pairsOf(doc.contents as YamlNode | null, step ? 1 : count, next === 'key');
+  if (!holder) return undefined;
   const ctx = newCtx('', text, doc, lc, maxDepth);
-  let map = root.map;
-  let pair = root.pair;
-  let outer: BlockPair['outer'];
+  let outer: LoadedBlock['outer'];
   if (step) {
-    const steps = pairsOf(pair.value, next === 'step');
-    if (!steps || !map.range) return undefined;
-    outer = { key: convert(ctx, pair.key, 1), start: locOf(ctx, map.range[0]) };
-    map = steps.map;
-    pair = steps.pair;
+    const root = holder.map;
+    const steps = pairsOf(holder.pairs[0]!.value, count, next === 'step');
+    if (!steps || !root.range) return undefined;
+    outer = { key: convert(ctx, holder.pairs[0]!.key, 1), start: locOf(ctx, root.range[0]) };
+    holder = steps;
   }
   const depth = step ? 2 : 1;
-  const k = convert(ctx, pair.key, depth);
-  const v = pair.value ? convert(ctx, pair.value, depth) : nullAt(ctx, pair.key);
-  if (ctx.stopped || k.kind !== 'scalar' || !map.range || !pair.value?.range) return undefined;
-  const out: BlockPair = {
-    entry: { key: keyText(k), keyNode: k, value: v },
-    diagnostics: ctx.diags,
-    start: locOf(ctx, map.range[0]),
-    end: locOf(ctx, pair.value.range[2]),
-    tail: locOf(ctx, map.range[2]),
-  };
+  const pairs: BlockPair[] = [];
+  for (const pair of holder.pairs) {
+    const before = ctx.diags.length;
+    const k = convert(ctx, pair.key, depth);
+    const v = pair.value ? convert(ctx, pair.value, depth) : nullAt(ctx, pair.key);
+    if (ctx.stopped || k.kind !== 'scalar' || !pair.value?.range) return undefined;
+    const entry = { key: keyText(k), keyNode: k, value: v };
+    pairs.push({ entry, diagnostics: ctx.diags.slice(before), end: locOf(ctx, pair.value.range[2]) });
+  }
+  const range = holder.map.range;
+  if (!range) return undefined;
+  const out: LoadedBlock = { pairs, start: locOf(ctx, range[0]), tail: locOf(ctx, range[2]) };
   if (outer) out.outer = outer;
   return out;
 }
 
 type ScalarKeyPair = { key: YamlNode & { value: unknown }; value: YamlNode | null };
 
-/** A block map's first pair (its key a scalar, not `<<`), and `_:` after it if `followed`; nothing else. */
-function pairsOf(node: YamlNode | null, followed: boolean): { map: YamlNode; pair: ScalarKeyPair } | undefined {
+/** A block map's first `count` pairs (their keys scalars, not `<<`), then `_:` if `followed`; nothing else. */
+function pairsOf(
+  node: YamlNode | null,
+  count: number,
+  followed: boolean,
+): { map: YamlNode; pairs: ScalarKeyPair[] } | undefined {
   if (!isMap(node) || node.flow || node.anchor || node.tag) return undefined;
-  if (node.items.length !== (followed ? 2 : 1)) return undefined;
-  const [pair, after] = node.items as { key: YamlNode | null; value: YamlNode | null }[];
-  if (!isScalar(pair!.key) || typeof pair!.key.value === 'symbol') return undefined;
+  if (node.items.length !== count + (followed ? 1 : 0)) return undefined;
+  const items = node.items as { key: YamlNode | null; value: YamlNode | null }[];
+  const pairs: ScalarKeyPair[] = [];
+  for (const pair of items.slice(0, count)) {
+    if (!isScalar(pair.key) || typeof pair.key.value === 'symbol') return undefined;
+    pairs.push(pair as ScalarKeyPair);
+  }
+  const after = items[count];
   if (followed && !(isScalar(after!.key) && after!.key.source === NEXT_KEY && isScalar(after!.value))) return undefined;
-  return { map: node, pair: pair as ScalarKeyPair };
+  return { map: node, pairs };
 }
 
 /** Whether the document has an anchor, an alias or a merge key. */
@@ -332,13 +347,12 @@ function aliasing(doc: Document): boolean {
  * first and, at the first token past PRESCAN_FACTOR times the bound (maxDepth), refused (its offset returned).
  * The level of a token is bounded above by the open flow collections ([ {), the
  * indentations still open above its line and the block indicators (- ?) before it on its
- * line; the exact check (`maxDepth`) happens when the document is converted. `base`: the levels open above the
- * text (a block of a file parsed alone: loadPair).
+ * line; the exact check (`maxDepth`) happens when the document is converted.
  */
 const PRESCAN_FACTOR = 4;
 const MARKERS = new Set(['\u0002', '\u0018', '\u001f']);
 
-function tooDeepAt(text: string, maxDepth: number, base = 0): number | undefined {
+function tooDeepAt(text: string, maxDepth: number): number | undefined {
   let offset = 0;
   let flow = 0;
   let onLine = 0;
@@ -368,7 +382,7 @@ function tooDeepAt(text: string, maxDepth: number, base = 0): number | undefined
       if (type === 'flow-map-start' || type === 'flow-seq-start') flow++;
       else if (type === 'flow-map-end' || type === 'flow-seq-end') flow = Math.max(0, flow - 1);
       else if (type === 'seq-item-ind' || type === 'explicit-key-ind') onLine++;
-      if (base + flow + indents.length + onLine > PRESCAN_FACTOR * maxDepth) return offset;
+      if (flow + indents.length + onLine > PRESCAN_FACTOR * maxDepth) return offset;
     }
     offset += tok.length;
   }

@@ -8,11 +8,21 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkFlow } from '../../src/flow/check.js';
+import { splitBlocks } from '../../src/flow/yaml-blocks.js';
 import { YamlCache, loadYamlCached } from '../../src/flow/yaml-cache.js';
 import { DUPLICATE_HINT, MAX_DEPTH, MAX_FILE_BYTES, loadYaml } from '../../src/flow/yaml.js';
 import { bigFlow } from '../helpers/big-flow.js';
 
 const ROOT = join(import.meta.dirname, '../..');
+
+/** How many blocks the loader cuts `text` into. */
+const blockCount = (text: string) => splitBlocks(text)!.reduce((n, b) => n + (b.block ? 1 : b.steps.length), 0);
+
+/** bigFlow(n) with prompts of more than 512 characters: each step is a block of its own (yaml-blocks.ts). */
+const longFlow = (n: number) => bigFlow(n).replace(/prompt: "Menu/g, `prompt: "${'Please listen. '.repeat(12)}Menu`);
+
+/** A step of more than 512 characters (a block of its own). */
+const longStep = (id: string) => `  ${id}:\n    say: "${'y'.repeat(600)}"\n`;
 
 function yamlFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
@@ -64,10 +74,11 @@ describe('the same result as the whole load', () => {
 
   it('for a 300-step flow, and after changes: each loads again only the block it touches', () => {
     const cache = new YamlCache();
-    let text = bigFlow(300);
+    let text = longFlow(300);
     expect(same(text, cache)).toBe(true);
-    // 4 top-level keys, and `steps:` with 300 steps
-    expect(cache.stats.parsed).toBe(304);
+    // a block per step (each over 512 characters), the top-level keys in one or more
+    expect(cache.stats.parsed).toBe(blockCount(text));
+    expect(blockCount(text)).toBeGreaterThan(300);
     const edits: [string, string][] = [
       ['Menu 17.', 'Menu 1x.'], // a prompt
       ['goto: menu_41,', 'goto: menu_40,'], // a target
@@ -211,6 +222,41 @@ describe('hand-made cases', () => {
   });
 });
 
+describe('blocks', () => {
+  it('a step of 512 characters or more ends its block; smaller ones go together, 64 at most', () => {
+    const tiny = (n: number) => `version: 1\nsteps:\n${Array.from({ length: n }, (_, i) => `  s${i}: 1\n`).join('')}`;
+    const steps = splitBlocks(tiny(2000))!.flatMap((b) => b.steps ?? []);
+    expect(steps.reduce((n, b) => n + b.pairs, 0)).toBe(2000);
+    expect(Math.max(...steps.map((b) => b.pairs))).toBeLessThanOrEqual(64);
+    // one in 16 small steps ends its block, by its line: about 2000 / 16 blocks
+    expect(steps.length).toBeGreaterThan(2000 / 32);
+    expect(steps.length).toBeLessThan(2000 / 8);
+    expect(
+      splitBlocks(longFlow(50))!
+        .flatMap((b) => b.steps ?? [])
+        .map((b) => b.pairs),
+    ).toEqual(Array(50).fill(1));
+  });
+
+  it('a file of 100,000 tiny steps is parsed as a few thousand documents, not 100,000', () => {
+    const text = `version: 1\nsteps:\n${Array.from({ length: 100_000 }, (_, i) => `  s${i}: 1\n`).join('')}`;
+    expect(text.length).toBeLessThan(MAX_FILE_BYTES);
+    expect(blockCount(text)).toBeLessThan(100_000 / 8);
+  });
+
+  it('an edit of a small step loads its block again, and no other', () => {
+    const cache = new YamlCache();
+    let text = `version: 1\nsteps:\n${Array.from({ length: 500 }, (_, i) => `  s${i}: { say: "${i}" }\n`).join('')}`;
+    expect(same(text, cache)).toBe(true);
+    for (const i of [0, 57, 321, 499]) {
+      const parsed = cache.stats.parsed;
+      text = text.replace(`say: "${i}" }`, `say: "${i}!" }`);
+      expect(same(text, cache)).toBe(true);
+      expect(cache.stats.parsed - parsed).toBe(1);
+    }
+  });
+});
+
 describe('the cache', () => {
   it('stays within its bounds, and the loads stay the same', () => {
     const byCount = new YamlCache(10);
@@ -227,35 +273,36 @@ describe('the cache', () => {
 
   it('drops the blocks a change replaced, unless another file uses them', () => {
     const cache = new YamlCache();
-    let text = bigFlow(20); // 4 top-level blocks and 20 steps
+    let text = longFlow(20);
+    const blocks = blockCount(text);
     same(text, cache, 'a.yaml');
     same(text, cache, 'b.yaml');
-    expect(cache.size).toBe(24);
+    expect(cache.size).toBe(blocks);
     for (let i = 0; i < 5; i++) {
       text = text.replace(`Menu ${i}.`, `Menu ${i}x.`);
       same(text, cache, 'a.yaml');
     }
-    // b.yaml still uses the five steps as they were: 24 + 5
-    expect(cache.size).toBe(29);
+    // b.yaml still uses the five steps as they were
+    expect(cache.size).toBe(blocks + 5);
     for (let i = 0; i < 5; i++) {
       text = text.replace(`Menu ${i}x.`, `Menu ${i}y.`);
       same(text, cache, 'a.yaml');
     }
-    expect(cache.size).toBe(29);
+    expect(cache.size).toBe(blocks + 5);
     // a load that falls back to the whole document changes nothing of a.yaml's blocks
     same(`${text}\t`, cache, 'a.yaml');
     same(text, cache, 'a.yaml');
-    expect(cache.size).toBe(29);
+    expect(cache.size).toBe(blocks + 5);
   });
 
   it('counts a block twice in a file once', () => {
     const cache = new YamlCache();
-    same('steps:\n  x: 0\n  a: 1\n  a: 1\n  b: 2\n', cache, 'f1.yaml');
-    same('steps:\n  x: 0\n  a: 1\n  b: 2\n', cache, 'f2.yaml');
+    same(`steps:\n${longStep('x')}${longStep('a')}${longStep('a')}${longStep('b')}`, cache, 'f1.yaml');
+    same(`steps:\n${longStep('x')}${longStep('a')}${longStep('b')}`, cache, 'f2.yaml');
     expect(cache.size).toBe(3);
-    same('steps:\n  x: 0\n  b: 2\n', cache, 'f1.yaml');
-    expect(cache.size).toBe(3); // f2.yaml still uses `a: 1`
-    same('steps:\n  x: 0\n  b: 2\n', cache, 'f2.yaml');
+    same(`steps:\n${longStep('x')}${longStep('b')}`, cache, 'f1.yaml');
+    expect(cache.size).toBe(3); // f2.yaml still uses step a
+    same(`steps:\n${longStep('x')}${longStep('b')}`, cache, 'f2.yaml');
     expect(cache.size).toBe(2);
   });
 
@@ -267,16 +314,16 @@ describe('the cache', () => {
   });
 
   it('keeps the blocks of the last loads when it must drop some', () => {
-    const cache = new YamlCache(50);
-    const a = bigFlow(20); // 4 top-level blocks and 20 steps
+    const a = longFlow(20);
+    const blocks = blockCount(a); // the top-level keys' blocks and 20 steps
+    const cache = new YamlCache(blocks + 26);
     same(a, cache, 'a.yaml');
-    expect(cache.size).toBe(24);
     // 19 steps say Menu (the first with the `steps:` line): 19 new blocks each time
     same(a.replace(/Menu/g, 'Item'), cache, 'b.yaml');
-    expect(cache.size).toBe(43);
+    expect(cache.size).toBe(blocks + 19);
     same(a.replace(/Menu/g, 'Step'), cache, 'c.yaml');
-    // 62 blocks: 12 of those a.yaml alone used are dropped
-    expect(cache.size).toBe(50);
+    // 38 more than a.yaml's: 12 of those a.yaml alone used are dropped
+    expect(cache.size).toBe(blocks + 26);
     const parsed = cache.stats.parsed;
     same(a.replace(/Menu/g, 'Item'), cache, 'b.yaml');
     expect(cache.stats.parsed).toBe(parsed);
@@ -287,7 +334,7 @@ describe('the cache', () => {
   it('is emptied for a load with another depth limit', () => {
     const cache = new YamlCache();
     same(bigFlow(10), cache);
-    expect(cache.size).toBe(14);
+    expect(cache.size).toBe(blockCount(bigFlow(10)));
     same('version: 1\n', cache, 'f.yaml', MAX_FILE_BYTES, 20);
     expect(cache.size).toBe(1);
   });
