@@ -59,17 +59,25 @@ describe('the same result as the whole load', () => {
     }
   });
 
-  it('for every YAML file of test/fixtures: only the one nested too deep is loaded whole', () => {
+  it('for every YAML file of test/fixtures: by blocks, but where a rule says to load it whole', () => {
     const files = yamlFiles(join(ROOT, 'test/fixtures'));
     expect(files.length).toBeGreaterThanOrEqual(140);
     const whole: string[] = [];
     for (const f of files) {
       const text = readFileSync(f, 'utf8');
       const cache = new YamlCache();
-      if (!same(text, cache, f)) whole.push(relative(join(ROOT, 'test/fixtures'), f));
+      if (!same(text, cache, f)) {
+        whole.push(relative(join(ROOT, 'test/fixtures'), f));
+        // what makes it load whole: a loader error, or a construct that reaches across blocks or lines
+        const codes = loadYaml(text, f).diagnostics.map((d) => d.code);
+        const why = codes.some((c) => c !== 'DUPLICATE_KEY') || /\t|\ufeff|^(---|\.\.\.|%)|[&*][\w-]|<</m.test(text);
+        expect(why, f).toBe(true);
+      }
       expect(checkFlow(text, f, { yamlCache: cache })).toStrictEqual(checkFlow(text, f));
     }
-    expect(whole).toEqual(['hostile/deep-nesting.yaml']);
+    // as of this test's writing, only the file nested too deep (TOO_DEEP)
+    expect(whole.length).toBeLessThan(files.length / 20);
+    expect(whole).toContain('hostile/deep-nesting.yaml');
   });
 
   it('for a 300-step flow, and after changes: each loads again only the block it touches', () => {
