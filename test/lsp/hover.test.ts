@@ -20,7 +20,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await client.request('textDocument/hover', doc(file, 0, 0));
-  client.dispose();
+  await client.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
 
