@@ -92,7 +92,9 @@ function nameHover(index: FlowIndex, at: Occurrence, text: string | undefined): 
   const lines = text?.split('\n', Math.max(0, ...all.map((o) => o.range.start.line)) + 1) ?? [];
   const out = [`**${TITLES[at.kind](at.name)}**`];
   const defs = all.filter((o) => o.def);
-  if (defs.length === 0) out.push('', 'declared nowhere in this flow');
+  if (defs.length === 0 && (at.kind === 'module' || at.kind === 'param'))
+    out.push('', `declared in the module's file: go to definition opens it`);
+  else if (defs.length === 0) out.push('', 'declared nowhere in this flow');
   else {
     out.push('', at.kind === 'var' ? 'set at:' : 'declared at:');
     for (const d of defs.slice(0, MAX_LINES)) {

@@ -24,7 +24,7 @@ import { replayRecording } from '../../src/testing/replay.js';
 import { rtBody, type RtFields } from '../helpers/rt.js';
 import { Call, tts } from './helpers.js';
 import { yamlFlow } from './yaml.js';
-import { logLines } from '../helpers/log-lines.js';
+import { logLines, logText } from '../helpers/log-lines.js';
 
 const HOSTILE = new URL('../fixtures/hostile/', import.meta.url).pathname;
 const DEEP = new URL('../fixtures/deep-values/', import.meta.url).pathname;
@@ -135,9 +135,7 @@ describe('the deepest values a call can hold, through every stage', () => {
     expect(JSON.stringify(await shown())).not.toMatch(PIN_ALONE);
 
     // the log lines without their timings and pid: numbers in which the PIN's digits may come up by chance
-    const text = logs
-      .map((l) => JSON.stringify({ ...(JSON.parse(l) as object), time: 0, responseTime: 0, pid: 0 }))
-      .join('\n');
+    const text = logText(logs);
     expect(text).not.toContain(PIN);
     const lines = logs.map((l) => JSON.parse(l) as { code?: string; msg: string; vars?: unknown });
     expect(lines.filter((l) => l.code).map((l) => `${l.code}: ${l.msg}`)).toEqual([

@@ -25,7 +25,7 @@ import { replayRecording } from '../../src/testing/replay.js';
 import { rtBody, type RtFields } from '../helpers/rt.js';
 import { dropPrefix, redisMissing, REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { recordSpans } from '../helpers/spans.js';
-import { logLines } from '../helpers/log-lines.js';
+import { logLines, logText } from '../helpers/log-lines.js';
 
 const FLOWS = new URL('../fixtures/sensitive-module', import.meta.url).pathname;
 const ADMIN = 'Basic ' + Buffer.from('boss:s3cret').toString('base64');
@@ -115,7 +115,7 @@ async function wholeCall(store: CallStore, raw: () => Promise<string>): Promise<
   expect(lines.find((l) => l.code === 'UNHANDLED_RESULT_AT_RUNTIME')?.msg).toBe(
     'result "***9" of read at menu has no branch: end of flow',
   );
-  expect(logs.join('')).not.toContain(PIN);
+  expect(logText(logs)).not.toContain(PIN);
 
   // the call history (the admin API's finished call) and `callscript trace`
   const rec = await vi.waitFor(async () => {

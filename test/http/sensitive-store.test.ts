@@ -17,7 +17,7 @@ import { sensitivityOf } from '../../src/engine/mask.js';
 import type { CallState } from '../../src/engine/types.js';
 import { rtBody, type RtFields } from '../helpers/rt.js';
 import { dropPrefix, redisMissing, REDIS_URL, testPrefix } from '../helpers/redis.js';
-import { logLines } from '../helpers/log-lines.js';
+import { logLines, logText } from '../helpers/log-lines.js';
 
 const FIXTURES = new URL('../fixtures/sensitive', import.meta.url).pathname;
 const PIN = '4821';
@@ -305,7 +305,7 @@ describe('sensitive values in Redis', () => {
           .map((l) => JSON.parse(l) as { code?: string; msg: string })
           .find((l) => l.code === 'SENSITIVE_UNREADABLE');
         expect(line?.msg).toMatch(/do not open with the keys configured \(sealed with key [0-9a-f]{8}\)/);
-        expect(lost.logs.join('')).not.toContain(PIN);
+        expect(logText(lost.logs)).not.toContain(PIN);
       } finally {
         await dropPrefix(prefix);
       }

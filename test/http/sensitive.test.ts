@@ -13,7 +13,7 @@ import { callscript } from '../../src/http/plugin.js';
 import { Recorder } from '../../src/http/recorder.js';
 import { parseScenario } from '../../src/testing/scenario.js';
 import { rtBody, type RtFields } from '../helpers/rt.js';
-import { logLines } from '../helpers/log-lines.js';
+import { logLines, logText } from '../helpers/log-lines.js';
 
 const FIXTURES = new URL('../fixtures/sensitive', import.meta.url).pathname;
 const ADMIN = 'Basic ' + Buffer.from('boss:s3cret').toString('base64');
@@ -74,7 +74,7 @@ describe('sensitive values', () => {
     await send(a, { command: 'hangup', command_id: r.command_id, call_status: 'HANGUP' });
     await recorder.flush();
 
-    const text = logs.join('');
+    const text = logText(logs);
     const summary = logs
       .map((l) => JSON.parse(l) as { msg: string; vars?: unknown })
       .find((l) => l.msg === 'call ended');

@@ -26,7 +26,7 @@ beforeEach(async () => {
 afterEach(async () => {
   // a hover waits for the pending check of the directory: nothing is published once the connection is gone
   await client.request('textDocument/hover', doc(file, 0, 0));
-  client.dispose();
+  await client.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
 

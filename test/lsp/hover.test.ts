@@ -20,7 +20,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await client.request('textDocument/hover', doc(file, 0, 0));
-  client.dispose();
+  await client.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -104,6 +104,13 @@ describe('steps', () => {
 });
 
 describe('names', () => {
+  it('says where a module and its params are declared: in the module file, not this flow', async () => {
+    const h = await hoverAt(edit(BANK, 'flow: pin-check,', 'flow: pin-‸check,'));
+    expect(h?.contents).toEqual(
+      md("**module `pin-check`**\n\ndeclared in the module's file: go to definition opens it\n\nread at line 33"),
+    );
+  });
+
   it("lists a variable's declarations (where, with their line) and the lines that read it", async () => {
     const h = await hoverAt(edit(BANK, '{{ vars.holder }}', '{{ vars.hol‸der }}'));
     expect(h).toEqual({

@@ -16,7 +16,7 @@ export interface Workspace {
   /** Writes a file under the directory (folders made as needed); returns its path. */
   write(name: string, text: string): string;
   path(name: string): string;
-  dispose(): void;
+  dispose(): Promise<void>;
 }
 
 export async function workspace(files: Record<string, string>): Promise<Workspace> {
@@ -34,8 +34,8 @@ export async function workspace(files: Record<string, string>): Promise<Workspac
     client,
     write,
     path: (name) => join(dir, name),
-    dispose() {
-      client.dispose();
+    async dispose() {
+      await client.dispose();
       rmSync(dir, { recursive: true, force: true });
     },
   };
