@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lspClient, type TestClient } from './client.js';
+import type { TestClient } from './client.js';
+import { workspace, type Workspace } from './workspace-fixture.js';
 
 const FLOW = `version: 1
 start: welcome
@@ -17,16 +17,14 @@ steps:
     hangup: {}
 `;
 
+let ws: Workspace;
 let dir: string;
 let client: TestClient;
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'lsp-'));
-  client = await lspClient(dir);
+  ws = await workspace({});
+  ({ dir, client } = ws);
 });
-afterEach(async () => {
-  await client.dispose();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => ws.dispose());
 
 describe('diagnostics', () => {
   it('publishes a missing step target at its line and column, with its hint', async () => {

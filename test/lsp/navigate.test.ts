@@ -1,9 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pathToUri } from '../../src/lsp/uris.js';
-import { lspClient, type TestClient } from './client.js';
+import type { TestClient } from './client.js';
+import { doc } from './fixtures.js';
+import { workspace, type Workspace } from './workspace-fixture.js';
 
 const FLOW = `version: 1
 start: menu
@@ -21,24 +20,18 @@ steps:
     hangup: {}
 `;
 
-let dir: string;
+let ws: Workspace;
 let file: string;
 let client: TestClient;
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'lsp-'));
-  file = join(dir, 'nav.yaml');
-  client = await lspClient(dir);
+  ws = await workspace({});
+  client = ws.client;
+  file = ws.path('nav.yaml');
   client.open(file, FLOW);
 });
-afterEach(async () => {
-  await client.dispose();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => ws.dispose());
 
-const at = (line: number, character: number) => ({
-  textDocument: { uri: pathToUri(file) },
-  position: { line, character },
-});
+const at = (line: number, character: number) => doc(file, line, character);
 const range = (line: number, from: number, to: number) => ({
   start: { line, character: from },
   end: { line, character: to },

@@ -2,11 +2,11 @@
  * What a change reaches beyond its file: the flows that enter a module, the config that routes to flows; and what
  * a client cannot make the server do (a document that is no file, a file too large, a burst of changes).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { lspClient, type TestClient } from './client.js';
+import { workspace, type Workspace } from './workspace-fixture.js';
 
 const MODULE = `version: 2
 name: pin-check
@@ -32,16 +32,14 @@ steps:
   bye: { hangup: {} }
 `;
 
+let ws: Workspace;
 let dir: string;
 let client: TestClient;
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'lsp-'));
-  client = await lspClient(dir);
+  ws = await workspace({});
+  ({ dir, client } = ws);
 });
-afterEach(async () => {
-  await client.dispose();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => ws.dispose());
 
 describe('across files', () => {
   it("a module's change reaches the flow that enters it, open or not", async () => {
@@ -118,15 +116,18 @@ describe('hostile', () => {
   });
 
   it('a burst of changes is checked once, for the last text', async () => {
-    await client.dispose();
-    client = await lspClient(dir, { debounceMs: 500 }); // far longer than 20 notifications take to arrive
-    const file = join(dir, 'burst.yaml');
-    const flow = (target: string) =>
-      `version: 1\nstart: a\nsteps:\n  a: { say: "Hi.", next: ${target} }\n  b: { hangup: {} }\n`;
-    client.open(file, flow('x1'));
-    for (let i = 2; i <= 20; i++) client.change(file, flow(`x${i}`));
-    await client.diagnostics(file, (d) => d.some((x) => String(x.message).includes("'x20'")));
-    const seen = client.history(file).map((ds) => ds.map((d) => String(d.message).split('\n')[0]));
-    expect(seen).toEqual([["no step 'x20' in this flow"]]);
+    const slow = await lspClient(dir, { debounceMs: 500 }); // far longer than 20 notifications take to arrive
+    try {
+      const file = join(dir, 'burst.yaml');
+      const flow = (target: string) =>
+        `version: 1\nstart: a\nsteps:\n  a: { say: "Hi.", next: ${target} }\n  b: { hangup: {} }\n`;
+      slow.open(file, flow('x1'));
+      for (let i = 2; i <= 20; i++) slow.change(file, flow(`x${i}`));
+      await slow.diagnostics(file, (d) => d.some((x) => String(x.message).includes("'x20'")));
+      const seen = slow.history(file).map((ds) => ds.map((d) => String(d.message).split('\n')[0]));
+      expect(seen).toEqual([["no step 'x20' in this flow"]]);
+    } finally {
+      await slow.dispose();
+    }
   });
 });

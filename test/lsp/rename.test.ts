@@ -1,11 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { TextEdit, WorkspaceEdit } from 'vscode-languageserver';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pathToUri } from '../../src/lsp/uris.js';
-import { lspClient, type TestClient } from './client.js';
+import type { TestClient } from './client.js';
+import { doc } from './fixtures.js';
+import { workspace, type Workspace } from './workspace-fixture.js';
 
 const FLOW = `version: 1
 start: menu
@@ -27,29 +26,23 @@ steps:
     hangup: {}
 `;
 
-let dir: string;
+let ws: Workspace;
 let file: string;
 let client: TestClient;
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'lsp-'));
-  file = join(dir, 'ren.yaml');
-  client = await lspClient(dir);
+  ws = await workspace({});
+  client = ws.client;
+  file = ws.path('ren.yaml');
   client.open(file, FLOW);
 });
-afterEach(async () => {
-  await client.dispose();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => ws.dispose());
 
-const at = (line: number, character: number) => ({
-  textDocument: { uri: pathToUri(file) },
-  position: { line, character },
-});
+const at = (line: number, character: number) => doc(file, line, character);
 
 /** The flow's text once the edit is applied. */
 function applied(edit: WorkspaceEdit): string {
-  const doc = TextDocument.create(pathToUri(file), 'yaml', 1, FLOW);
-  return TextDocument.applyEdits(doc, edit.changes![pathToUri(file)] as TextEdit[]);
+  const document = TextDocument.create(pathToUri(file), 'yaml', 1, FLOW);
+  return TextDocument.applyEdits(document, edit.changes![pathToUri(file)] as TextEdit[]);
 }
 
 describe('rename', () => {
