@@ -30,10 +30,10 @@ describe('random flows', () => {
     }
   });
 
-  it('100 sequences of 20 edits with one cache: the same after every edit', { timeout: 60_000 }, () => {
+  it('60 sequences of 20 edits with one cache: the same after every edit', { timeout: 60_000 }, () => {
     let byBlocks = 0;
     let clean = 0;
-    for (let seed = 1; seed <= 100; seed++) {
+    for (let seed = 1; seed <= 60; seed++) {
       const r = rng(seed * 31);
       const cache = new YamlCache(seed % 5 === 0 ? 8 : undefined);
       let text = genFlowYaml(seed);
@@ -49,7 +49,7 @@ describe('random flows', () => {
         }
       }
     }
-    expect(clean).toBeGreaterThan(1000);
+    expect(clean).toBeGreaterThan(600);
     expect(byBlocks / clean).toBeGreaterThan(0.6);
   });
 
@@ -57,7 +57,7 @@ describe('random flows', () => {
     const r = rng(7);
     const cache = new YamlCache();
     let text = bigFlow(100);
-    for (let k = 0; k < 40; k++) {
+    for (let k = 0; k < 20; k++) {
       text = editText(r, text);
       expect(checkFlow(text, 'big.yaml', { yamlCache: cache, symbols: true })).toStrictEqual(
         checkFlow(text, 'big.yaml', { symbols: true }),
