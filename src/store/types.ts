@@ -19,6 +19,7 @@
  */
 import type { StoreFault } from './faults.js';
 import type { SharedRecords } from './shared.js';
+import type { QueueLines } from './queues.js';
 
 export interface StoredCall {
   value: string;
@@ -48,6 +49,8 @@ export interface StoreCapabilities {
   readonly shared: boolean;
   /** The records the instances share besides the calls: flow versions, pins, canaries, counts (src/store/shared.ts). */
   sharedRecords?(): SharedRecords;
+  /** The queues' lines and agents (src/store/queues.ts): the `queue` step's; absent, its steps take `error`. */
+  queues?(): QueueLines;
   /** Resolves once the store answers, or rejects after `timeoutMs` (start-up: a store that comes up after us). */
   ready?(timeoutMs: number): Promise<void>;
   /**
