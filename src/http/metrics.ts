@@ -13,6 +13,7 @@
  * that served (the engine's CompiledFlow), "" when none did (no route, an unknown flow in
  * the URL, a refused request): what a caller sends never becomes a label value. Effect
  * outcomes are error kinds; past MAX_EFFECT_OUTCOMES distinct ones they count as OTHER.
+ * The queues' series (read from the store when scraped, and the waits) are src/http/metrics-queues.ts's.
  */
 import type { FastifyInstance, onRequestHookHandler, RouteHandlerMethod } from 'fastify';
 import { AggregatorRegistry, Registry, collectDefaultMetrics } from 'prom-client';
