@@ -103,7 +103,7 @@ export async function compose(app: FastifyInstance, options: CallscriptPluginOpt
     maxPerCall: httpOpts.maxLookupsPerCall ?? DEFAULT_MAX_LOOKUPS_PER_CALL,
   });
   const release = () => registry.release(live);
-  const executor = liveExecutor(options.effects ?? {}, lookups);
+  const executor = liveExecutor(options.effects ?? {}, lookups, caps.queues?.());
   const handler = new CallHandler(
     {
       versions,
