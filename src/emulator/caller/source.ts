@@ -66,6 +66,12 @@ export class Source {
     return String(value);
   }
 
+  /** 1-based line and column of an offset in the text. */
+  at(offset: number): { line: number; column: number } {
+    const p = this.lc.linePos(offset);
+    return { line: p.line, column: p.col };
+  }
+
   where(path: Path): string {
     const p = this.pos(path);
     return `${this.file}:${p.line}:${p.column}`;
