@@ -46,6 +46,12 @@ export interface Note {
   message: string;
 }
 
+interface Cut {
+  by: EndedBy;
+  reason: string;
+  words: string;
+}
+
 export type AgentDial =
   | { kind: 'done'; sim: SimResult; notes: Note[] }
   /** The call ended during the dialout, `ms` into it. */
@@ -70,17 +76,18 @@ export async function dialAgents(env: DialEnv, targets: readonly Target[]): Prom
 
 async function play(env: DialEnv, targets: readonly Target[], held: { rec?: AgentRecord }): Promise<AgentDial> {
   const notes: Note[] = [];
+  /** What happened, in words, target by target (the transcript's `caller`). */
   const parts: string[] = [];
   let elapsed = 0;
-  /** Waits one phase of `ms`; the interruption that cut it short, if any. */
-  const phase = async (ms: number) => {
+  /** Waits one phase of `ms` (a ring, a conversation); what cut it short, if anything. */
+  const phase = async (ms: number): Promise<Cut | undefined> => {
     const now = env.at + elapsed;
     if (now + ms > env.hangupAt) {
       const cut = Math.max(0, env.hangupAt - now);
       if (env.realtime) await env.pause(cut);
       elapsed += cut;
       return {
-        by: 'caller' as const,
+        by: 'caller',
         reason: `the caller hung up at ${env.hangupAtS} s (call.hangup_at)`,
         words: `hung up ${env.hangupAtS} s into the call`,
       };
@@ -89,15 +96,16 @@ async function play(env: DialEnv, targets: readonly Target[], held: { rec?: Agen
     const r = env.realtime ? env.hungUp() : undefined;
     if (r) {
       elapsed += waited;
-      return { ...r, words: `interrupted after ${waited} ms: ${r.reason}` };
+      return { ...r, words: `interrupted: ${r.reason}` };
     }
     elapsed += ms;
     return undefined;
   };
-  const cut = (x: { by: EndedBy; reason: string; words: string }): AgentDial => ({
+  /** The call ended during the phase that began at `start`: `doing` for so long, then why. */
+  const cut = (x: Cut, start: number, doing: string): AgentDial => ({
     kind: 'interrupted',
     ms: elapsed,
-    caller: [...parts, x.words].join('; '),
+    caller: [...parts, `${doing} ${s(elapsed - start)}`, x.words].join('; '),
     by: x.by,
     reason: x.reason,
     notes,
@@ -105,22 +113,23 @@ async function play(env: DialEnv, targets: readonly Target[], held: { rec?: Agen
 
   for (const t of targets) {
     const timeoutMs = t.timeout * 1000;
+    const start = elapsed;
     const rec = env.agents.get(t.number);
     if (!rec) {
       notes.push({
         code: 'AGENT_UNKNOWN',
         message: `${t.number} is not in the agents table (a dialout to agents): it does not answer`,
       });
-      parts.push(`${t.number} (not an agent) did not answer (${t.timeout} s)`);
       const x = await phase(timeoutMs);
-      if (x) return cut(x);
+      if (x) return cut(x, start, `${t.number} (not an agent) rang`);
+      parts.push(`${t.number} (not an agent) did not answer (${t.timeout} s)`);
       continue;
     }
     const ring = env.agents.ring(rec, env.call);
     if (!ring.overlap) held.rec = rec;
     const b = rec.behaviour;
-    const answers = !ring.overlap && b.answer && b.answerAfterS * 1000 < timeoutMs;
-    if (!answers) {
+    if (ring.overlap || !b.answer || b.answerAfterS * 1000 >= timeoutMs) {
+      let why: string;
       if (ring.overlap) {
         const doing = ring.state === 'ringing' ? 'ringing for' : 'talking on';
         notes.push({
@@ -129,35 +138,31 @@ async function play(env: DialEnv, targets: readonly Target[], held: { rec?: Agen
             `agent ${t.number} was rung while ${doing} another call (${ring.call.id}, callid ${ring.call.callid}): ` +
             'it does not answer',
         });
-        parts.push(`agent ${t.number} is busy (${doing} call ${ring.call.id}): did not answer (${t.timeout} s)`);
-      } else if (!b.answer) parts.push(`agent ${t.number} never answers: did not answer (${t.timeout} s)`);
-      else
-        parts.push(
-          `agent ${t.number} answers after ${b.answerAfterS} s, not within the ${t.timeout} s timeout: ` +
-            'did not answer',
-        );
+        why = `is busy (${doing} call ${ring.call.id})`;
+      } else if (!b.answer) why = 'never answers';
+      else why = `answers after ${b.answerAfterS} s, not within the timeout`;
       const x = await phase(timeoutMs);
       env.agents.missed(rec, env.call);
       delete held.rec;
-      if (x) return cut(x);
+      if (x) return cut(x, start, `agent ${t.number} ${why}: rang`);
+      parts.push(`agent ${t.number} ${why}: did not answer (${t.timeout} s)`);
       continue;
     }
-    const ringStart = elapsed;
     const rang = await phase(Math.round(b.answerAfterS * 1000));
     if (rang) {
       env.agents.missed(rec, env.call);
       delete held.rec;
-      parts.push(`agent ${t.number} rang ${s(elapsed - ringStart)}`);
-      return cut(rang);
+      return cut(rang, start, `agent ${t.number} rang`);
     }
     env.agents.answered(rec, env.call);
-    const talkMs = Math.round(b.talkS * 1000);
-    const whisper = env.whisperMs > 0 ? ` (after the whisper, ${s(env.whisperMs)})` : '';
     parts.push(`agent ${t.number} answered after ${b.answerAfterS} s`);
+    const talkMs = Math.round(b.talkS * 1000);
+    const bridged = elapsed;
     const talked = await phase(env.whisperMs + talkMs);
     env.agents.hungUp(rec, env.call);
     delete held.rec;
-    if (talked) return cut(talked);
+    if (talked) return cut(talked, bridged, 'bridged');
+    const whisper = env.whisperMs > 0 ? ` (after the whisper, ${s(env.whisperMs)})` : '';
     parts.push(`bridged ${s(talkMs)}${whisper}; the agent hung up`);
     return {
       kind: 'done',

@@ -38,7 +38,7 @@ export function loadAgentsFile(text: string, file: string): AgentsLoad {
     );
   const deep = yamlTooDeep(text);
   if (deep !== undefined) return one(deep, `values are nested deeper than ${MAX_DEPTH} levels`);
-  const src = new Source(text, file);
+  const src = new Source(text, file, { uniqueKeys: false });
   const syntax = src.syntaxErrors();
   if (syntax.length > 0) return { ok: false, errors: syntax.slice(0, MAX_AGENT_ERRORS) };
   const big = expandedTooBig(src.doc);
@@ -79,7 +79,9 @@ class AgentsCheck {
       }
       const bad = checkE164(number);
       if (bad) {
-        this.err(keyNode, number, `${JSON.stringify(number)} is not an E.164 number: ${bad}`);
+        const plus = /^[1-9][0-9]+$/.test(number) && !checkE164(`+${number}`);
+        const why = plus ? `it has no + (did you mean "+${number}"?)` : bad;
+        this.err(keyNode, number, `${JSON.stringify(number)} is not an E.164 number: ${why}`);
         continue;
       }
       const line = this.pos(keyNode).line;
@@ -100,6 +102,10 @@ class AgentsCheck {
     if (isMap(node)) {
       for (const p of node.items) {
         const k = this.keyText(p.key as Node | null);
+        if (fields.has(k)) {
+          this.err(p.key as Node | null, `${number}.${k}`, `${k} is written twice in agent ${number}`);
+          continue;
+        }
         const v = this.resolve(p.value as Node | null);
         fields.set(k, isScalar(v) ? v.value : v ? v.toJSON() : null);
         where.set(k, { key: p.key as Node | null, value: v ?? null });
@@ -117,11 +123,14 @@ class AgentsCheck {
       this.agents.set(number, c.behaviour);
       return;
     }
-    for (const p of c.problems) {
+    const found = c.problems.map((p) => {
       const w = p.key === undefined ? undefined : where.get(p.key);
       const at = w ? (p.onKey ? w.key : (w.value ?? w.key)) : node;
-      this.err(at ?? null, p.key === undefined ? number : `${number}.${p.key}`, p.message);
-    }
+      return { offset: at?.range?.[0] ?? 0, path: p.key === undefined ? number : `${number}.${p.key}`, p };
+    });
+    // in the order they are written
+    for (const f of found.sort((a, b) => a.offset - b.offset))
+      this.errors.push({ file: this.src.file, ...this.src.at(f.offset), path: f.path, message: f.p.message });
   }
 
   /** A key as written: `+447700900001` unquoted is a YAML integer, taken as its text. */
