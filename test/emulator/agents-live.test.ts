@@ -230,6 +230,24 @@ describe('a queue on a laptop: 20 callers, 5 agents, one server, all at once', (
     expect(view[4]).toMatchObject({ answered: 0, rung: view[4].missed });
   });
 
+  it('with real timers at --speed 1000 (a 60 s talk lasts 60 ms): the same, no overlap', async () => {
+    const e = await startEmulator({
+      agents: new Map(AGENTS.map((n, i) => [n, agent({ answerAfterS: 1 + i, talkS: 20 + 10 * i })])),
+      realtime: true,
+      speed: 1000,
+    });
+    open.push(e);
+    const s = await queueServer(true);
+    const calls = await Promise.all(Array.from({ length: 20 }, () => place(e, s.url)));
+    await Promise.allSettled([...e.emu.ctx.background]);
+    const ts = await Promise.all(calls.map((c) => transcript(e, c.id)));
+    expect(ts.map((t) => t.ended_by)).toEqual(Array(20).fill('bridge'));
+    expect(ts.flatMap((t) => t.warnings)).toEqual([]);
+    const view = await agents(e);
+    expect(view.reduce((n: number, a: { answered: number }) => n + a.answered, 0)).toBe(20);
+    expect(view.map((a: { overlaps: number }) => a.overlaps)).toEqual([0, 0, 0, 0, 0]);
+  });
+
   it('a server that rings the first agent for everyone: 19 overlaps, one caller bridged', async () => {
     const { e, time } = await live(AGENTS.map((n) => [n, agent()]));
     const s = await queueServer(false);
