@@ -327,6 +327,25 @@ program
     process.exitCode = await (await import('./calls.js')).trace(callid, flags);
   });
 
+program
+  .command('queues')
+  .description(
+    "show a running server's queues (callers waiting, agents, counts), or pause or resume an agent in a queue, " +
+      'from its admin API (docs/admin.md)',
+  )
+  .argument('[name]', 'one queue (default: every queue the store knows)')
+  .argument('[action]', 'pause or resume, with the agent number after it')
+  .argument('[number]', "the agent's number, E.164")
+  .option('--json', 'print what the admin API answers (JSON)')
+  .option(
+    '--server <url>',
+    'the server: http://LOGIN:PASSWORD@host:port (env CALLSCRIPT_SERVER; default http://127.0.0.1:3000 with ' +
+      'ADMIN_LOGIN / ADMIN_PASSWORD)',
+  )
+  .action(async (name: string | undefined, action: string | undefined, number: string | undefined, flags) => {
+    process.exitCode = await (await import('./queues.js')).queues({ name, action, number }, flags);
+  });
+
 // The service (the CALLR API): its applications and outbound calls (docs/service.md).
 // a usage mistake (a missing argument, an unknown option) exits 2, as the commands' own checks do
 const usageExit2 = (c: Command) => c.exitOverride((e) => process.exit(e.exitCode === 0 ? 0 : 2));
