@@ -119,6 +119,8 @@ program
     'compact the --data journal once it reaches this size (env EMULATOR_DATA_COMPACT_BYTES, default 8 MiB)',
   )
   .option('--realtime', 'run commands in real time instead of simulated time')
+  .option('--speed <factor>', 'real time runs this many times faster, 1 to 1000 (default 1; 10: a 10 s wait lasts 1 s)')
+  .option('--agents <file.yaml>', 'agents that dialouts ring: a YAML map of numbers to {answer_after, talk, answer}')
   .option('--reply-timeout <ms>', 'reply time limit of the real-time server (default 5000)')
   .option('--max-live-calls <n>', 'calls running at once, at most (default 200)')
   .option('--seed <seed>', 'seed of callids and hashes (default callscript)')
