@@ -17,7 +17,7 @@
  */
 import type { FastifyInstance, onRequestHookHandler, RouteHandlerMethod } from 'fastify';
 import { AggregatorRegistry, Registry, collectDefaultMetrics } from 'prom-client';
-import type { StepEvent, StepObserver } from '../engine/observe.js';
+import type { EffectEvent, StepEvent, StepObserver } from '../engine/observe.js';
 import type { ReloadSummary } from '../registry/reloader.js';
 import type { MetricsCluster, MetricsPart } from './metrics-cluster.js';
 import { DURATION_BUCKETS, Hist, histValues, view, type Value } from './metrics-values.js';
@@ -235,7 +235,29 @@ export class CallMetrics implements StepObserver, TrafficSource {
     h.observe(e.ms / 1000);
     if (e.late) f.fallbacks++;
     if (e.outcome === 'store_unavailable') this.storeErrors++;
-    for (const x of e.effects) this.effect(x.kind, x.outcome, x.ms);
+    for (const x of e.effects) {
+      this.effect(x.kind, x.outcome, x.ms);
+      if (x.queue) this.queueWait(x.queue, x.value);
+    }
+  }
+
+  /**
+   * A queue operation that ends a caller's wait feeds the wait histogram: done (the agent who answered was claimed
+   * after `waited`: answered), leave (abandoned), a poll answered timeout or empty.
+   */
+  private queueWait(q: NonNullable<EffectEvent['queue']>, value: string | undefined): void {
+    if (q.waited === undefined) return;
+    const outcome =
+      q.op === 'done'
+        ? 'answered'
+        : q.op === 'leave'
+          ? 'abandoned'
+          : value === 'timeout'
+            ? 'timed_out'
+            : value === 'empty'
+              ? 'empty'
+              : undefined;
+    if (outcome) this.observeQueueWait(q.name, outcome, q.waited);
   }
 
   /** The webhook route is on: its counts are read at each scrape. */
