@@ -136,7 +136,7 @@ export class CallMetrics implements StepObserver, TrafficSource {
     view(
       r,
       'callscript_effects_total',
-      'Effects performed (sms, http), by kind and outcome (ok, pending, or the error kind).',
+      'Effects performed (sms, http, queue), by kind and outcome (ok, pending, or the error kind).',
       'counter',
       'sum',
       () =>
@@ -332,8 +332,8 @@ export class CallMetrics implements StepObserver, TrafficSource {
   }
 
   /**
-   * A caller's wait in a queue ended after `seconds`: `outcome` says how (the queue step's result: ring, timeout,
-   * empty, hangup...). Called by the engine's wiring; a no-op when the store has no queues.
+   * A caller's wait in a queue ended after `seconds`: `outcome` says how (docs/operations.md names answered,
+   * abandoned, timed_out, empty). Called by the engine's wiring; a no-op when the store has no queues.
    */
   observeQueueWait(queue: string, outcome: string, seconds: number): void {
     this.queues?.observeWait(queue, outcome, seconds);

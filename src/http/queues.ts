@@ -129,11 +129,14 @@ export function queuesOf(store: CallStore): QueueLines | undefined {
   return caps.queues ? caps.queues() : undefined;
 }
 
-/** A queue name as a URL gives it: 1 to 100 characters, no control character; else why not. */
+/** A queue name, as the flow language's queue step takes it (src/flow/check-queue.ts). */
+const QUEUE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Why no queue can have this name, or undefined when one can. */
 function badName(name: string): string | undefined {
-  if (name.length === 0 || name.length > 100 || /[\u0000-\u001f\u007f]/.test(name))
-    return `no queue can be named "${clip(JSON.stringify(name).slice(1, -1))}" (1 to 100 characters, no control ones)`;
-  return undefined;
+  if (QUEUE_NAME.test(name)) return undefined;
+  const shown = clip(JSON.stringify(name).slice(1, -1));
+  return `no queue can be named "${shown}": a queue name is 1 to 64 letters, digits, - and _`;
 }
 
 /** `limit` of the query string (once, 1..viewLimit), the default without one; a message when bad. */

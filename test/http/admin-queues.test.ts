@@ -200,11 +200,20 @@ describe('GET /admin/queues/:name', () => {
       ['view', T, 'sales'],
       ['view', T, 'Sales'],
     ]);
-    const ctl = await get(app, '/admin/queues/a%0Ab');
-    expect(ctl.statusCode).toBe(404);
-    expect(ctl.json()).toEqual(
-      error('UNKNOWN_QUEUE', 'no queue can be named "a\\nb" (1 to 100 characters, no control ones)'),
-    );
+    for (const [url, shown] of [
+      ['/admin/queues/a%0Ab', 'a\\nb'],
+      ['/admin/queues/sales%20fr', 'sales fr'],
+      [`/admin/queues/${'q'.repeat(65)}`, `${'q'.repeat(64)}…`],
+    ]) {
+      const bad = await get(app, url!);
+      expect(bad.statusCode).toBe(404);
+      expect(bad.json()).toEqual(
+        error('UNKNOWN_QUEUE', `no queue can be named "${shown}": a queue name is 1 to 64 letters, digits, - and _`),
+      );
+    }
+    const pause = await post(app, '/admin/queues/sales.fr/agents', '{"number":"+33612345679","paused":true}');
+    expect(pause.statusCode).toBe(404);
+    expect(pause.json().error.code).toBe('UNKNOWN_QUEUE');
     expect(fake.calls).toHaveLength(3);
   });
 });
