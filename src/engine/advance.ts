@@ -34,6 +34,7 @@ import type { Params } from './params.js';
 import { frozenParams, serializeReply } from './serialize.js';
 import type { CallState, CallSummary } from './types.js';
 import { DEFAULT_MAX_STATE_BYTES, textOver } from './size.js';
+import type { QueueParams } from './queue.js';
 
 export type { EngineOptions, LogEntry, Outcome } from './outcome.js';
 
@@ -122,6 +123,7 @@ function persisted(s: CallState): Persisted {
   const p: Persisted = { vars: s.vars, c: s.c ?? FRESH, res: s.res ?? '', err: s.err ?? '', k: s.k ?? 1, h: 0 };
   if (s.f) p.f = s.f;
   if (s.l) p.l = s.l;
+  if (s.q) p.q = s.q;
   return p;
 }
 
@@ -388,6 +390,10 @@ function settle(
 
 /** The effect the settled machine asks for (src/engine/effects.ts: data, carried out by the driver's executor). */
 function effectOf(flow: CompiledFlow, rt: Run, out: NonNullable<Run['out']>, ctx: Ctx, state: string): Effect {
+  if (out.command === 'queue') {
+    const params = out.params as unknown as QueueParams;
+    return { kind: 'queue', step: out.step, callid: rt.req.callid, op: params.op, params };
+  }
   if (out.command !== 'http')
     return {
       kind: 'sms',
@@ -525,6 +531,7 @@ function finish(
   }
   if (ctx.f && ctx.f.length > 0) state.f = ctx.f;
   if (ctx.l && hasKeys(ctx.l)) state.l = ctx.l;
+  if (ctx.q) state.q = ctx.q;
   const ret = (ctx as Partial<Ctx>).ret;
   if (ret) state.ret = ret;
   const out: Outcome = { kind: 'reply', reply, replyJson, state, stateJson: JSON.stringify(state) };

@@ -23,6 +23,7 @@ import { REQUEST_TEXT_BYTES } from './observe.js';
 import { calendarAt, envOf, secretEnv, languageOf, type ExtRun, type FlowExt } from './v2-scope.js';
 import { atSite, enter, leave, unwind, type Frame } from './subflow.js';
 import { loopGuard, loopTake, type LoopMemo } from './loop.js';
+import { announceDue, queueMemo, type QueueMemo } from './queue.js';
 
 /** What the settled state asks for: built on entry by `emit` or `say`. */
 export interface Out {
@@ -109,6 +110,8 @@ export interface Ctx {
   ret?: { result: string; values: Record<string, Value> };
   /** The items each running foreach has taken, by loop step (version 2); absent: none runs. */
   l?: Record<string, number>;
+  /** A queue step's memo while the call waits in its line (src/engine/queue.ts); absent: none. */
+  q?: QueueMemo;
   rt: Run;
 }
 
@@ -376,6 +379,11 @@ export function behaviour(t: FlowTables) {
       loop(ctx: Ctx, p: { step: string; first: boolean; is: 'item' | 'error' }): boolean {
         return loopGuard(t.loops, ctx, p);
       },
+      /** A queue step's poll answered `wait` and an announcement is due (src/engine/queue.ts). */
+      queueDue(ctx: Ctx, ev: Ev, p: { step: string }): boolean {
+        const q = t.queue(p.step);
+        return q !== undefined && announceDue(q.spec, ctx.q, ev.result ?? '', ev.data);
+      },
       /** The request's budget of logic steps is spent. */
       budget(ctx: Ctx): boolean {
         return ctx.rt.i >= ctx.rt.max;
@@ -450,6 +458,11 @@ export function behaviour(t: FlowTables) {
       },
       enter(ctx: Ctx, p: { step: string }): Partial<Ctx> {
         return enter(t.subflows, ctx, p);
+      },
+      /** A queue step's poll answered: the agent claimed, the announcement slot, the hold chunk (engine/queue.ts). */
+      queue(ctx: Ctx, ev: Ev, p: { step: string; on: 'ring' | 'announce' | 'hold' }): Partial<Ctx> {
+        const q = t.queue(p.step);
+        return q ? { q: queueMemo(q.spec, ctx.q, p.on, ev.data) } : {};
       },
       leave(ctx: Ctx, p: { step: string; site?: string }): Partial<Ctx> {
         return leave(t.subflows, ctx, p);
@@ -543,6 +556,60 @@ export function behaviour(t: FlowTables) {
           rt.out = { state, step, command: 'wait', params: { wait: 1 } };
         }
         return true;
+      },
+      /**
+       * A queue step's store operation (the effect `queue`): its params; false when the agents fail to render (logged:
+       * the error way).
+       */
+      queueEffect(ctx: Ctx, state: string, p: { step: string; op: 'poll' | 'leave' | 'done' }): boolean {
+        const rt = ctx.rt;
+        rt.last = p.step;
+        if (p.op === 'poll') rt.hooks?.entered?.(p.step);
+        const q = t.queue(p.step);
+        if (!q) throw new Error(`no queue step "${p.step}"`);
+        try {
+          const params = q.params(() => scopeOf(ctx), p.op, ctx.q?.w);
+          rt.out = { state, step: p.step, command: 'queue', params: params as never };
+          return true;
+        } catch (err) {
+          rt.i++;
+          if (limitHit(rt, err, p.step, 'queue')) return false;
+          const f = err instanceof ParamFailure ? err : undefined;
+          const msg = `queue at ${p.step}: ${message(err)}; taking the error branch (INVALID_PARAM)`;
+          addLog(rt, { level: 'warn', code: f?.code ?? 'RUNTIME_PARAM', msg, step: p.step });
+          return false;
+        }
+      },
+      /** A queue step's hold chunk (looped), its announcement, or its dialout to the agent claimed. */
+      queueCommand(ctx: Ctx, state: string, p: { step: string; what: 'hold' | 'announce' | 'ring' }): boolean {
+        const rt = ctx.rt;
+        const q = t.queue(p.step);
+        if (!q) throw new Error(`no queue step "${p.step}"`);
+        const scope = () => scopeOf(ctx);
+        if (p.what === 'ring') {
+          const r = q.ring(scope, ctx.q?.a ?? '');
+          if (r.warning) addLog(rt, { level: 'warn', code: 'RUNTIME_PARAM', msg: `queue at ${p.step}: ${r.warning}` });
+          rt.out = { state, step: p.step, command: 'dialout', params: r.params };
+          return true;
+        }
+        try {
+          rt.out =
+            p.what === 'hold'
+              ? { state, step: p.step, ...q.hold(scope, ctx.q?.i ?? 0) }
+              : { state, step: p.step, command: 'play', params: q.announce(scope) };
+          return true;
+        } catch (err) {
+          rt.i++;
+          if (limitHit(rt, err, p.step, p.what)) return false;
+          const f = err instanceof ParamFailure ? err : undefined;
+          // a hold chunk that fails to render is a 1-second wait (as a filler is); an announcement is skipped
+          const then = p.what === 'hold' ? 'waiting 1 s instead' : 'skipped';
+          const msg = `${p.what} at ${p.step}: ${message(err)}; ${then}`;
+          addLog(rt, { level: 'warn', code: f?.code ?? 'RUNTIME_PARAM', msg, step: p.step });
+          if (p.what !== 'hold') return false;
+          rt.out = { state, step: p.step, command: 'wait', params: { wait: 1 } };
+          return true;
+        }
       },
       say(ctx: Ctx, state: string): boolean {
         const rt = ctx.rt;

@@ -28,7 +28,7 @@ import type { FlowTables } from './tables.js';
 export type FlowSnapshot = AnyMachineSnapshot;
 
 /** What a call keeps of the machine's context between requests (the rest is the request's). */
-export type Persisted = Pick<Ctx, 'vars' | 'c' | 'res' | 'err' | 'k' | 'h'> & Pick<Partial<Ctx>, 'f' | 'l'>;
+export type Persisted = Pick<Ctx, 'vars' | 'c' | 'res' | 'err' | 'k' | 'h'> & Pick<Partial<Ctx>, 'f' | 'l' | 'q'>;
 
 export interface FlowMachine {
   /** The xstate machine itself (for tools and tests of the public API). */
@@ -76,6 +76,7 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
       setFails: ({ context }: Args, p: P<{ step: string; way: string }>) => b.guards.setFails(context, p),
       loop: ({ context }: Args, p: P<{ step: string; first: boolean; is: 'item' | 'error' }>) =>
         b.guards.loop(context, p),
+      queueDue: ({ context, event }: Args, p: P<{ step: string }>) => b.guards.queueDue(context, event, p),
     },
     actions: {
       take: assign(
@@ -97,6 +98,26 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
       leave: assign(({ context }: Args, p: P<{ step: string; site?: string }>) => b.assigns.leave(context, p)),
       loop: assign(({ context }: Args, p: P<{ step: string; first: boolean; end?: 'done' | 'error' }>) =>
         b.assigns.loop(context, p),
+      ),
+      queue: assign(({ context, event }: Args, p: P<{ step: string; on: 'ring' | 'announce' | 'hold' }>) =>
+        b.assigns.queue(context, event, p),
+      ),
+      queueEffect: enqueueActions(
+        (
+          { context, enqueue }: Args & { enqueue: { raise(e: Ev): void } },
+          p: P<{ step: string; state: string; op: 'poll' | 'leave' | 'done' }>,
+        ) => {
+          if (!b.builds.queueEffect(context, p.state, p))
+            enqueue.raise({ type: EV_PARAM_INVALID, result: '', error: 'INVALID_PARAM' });
+        },
+      ),
+      queueCommand: enqueueActions(
+        (
+          { context, enqueue }: Args & { enqueue: { raise(e: Ev): void } },
+          p: P<{ step: string; state: string; what: 'hold' | 'announce' | 'ring' }>,
+        ) => {
+          if (!b.builds.queueCommand(context, p.state, p)) enqueue.raise({ type: EV_PARAM_INVALID });
+        },
       ),
       emitChecked: build('emit'),
       emit: ({ context }: Args, p: P<{ step: string }>) => {
@@ -158,6 +179,7 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
       const context: Ctx = { vars: p.vars, c: p.c, res: p.res, err: p.err, k: p.k, h: p.h, rt };
       if (p.f) context.f = p.f;
       if (p.l) context.l = p.l;
+      if (p.q) context.q = p.q;
       return machine.resolveState({ value: { [CALL_STATE]: value }, context }) as FlowSnapshot;
     },
     send(snapshot, event) {

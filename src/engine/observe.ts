@@ -52,7 +52,7 @@ export type CallOutcome =
   | 'ended_by_admin';
 
 export interface EffectEvent {
-  kind: 'sms' | 'http';
+  kind: 'sms' | 'http' | 'queue';
   /** The flow step that asked for it. */
   step: string;
   /**
@@ -63,6 +63,8 @@ export interface EffectEvent {
   /** The SMS hash or the HTTP status (*** for a sensitive step); absent on failure. */
   value?: string;
   ms: number;
+  /** A queue step's operation: the queue, the op, and for a poll the caller's wait so far (seconds). */
+  queue?: { name: string; op: 'poll' | 'leave' | 'done'; waited?: number };
 }
 
 export interface StepEvent {

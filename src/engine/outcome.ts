@@ -4,6 +4,7 @@ import type { RtResponse } from '../protocol/rt.js';
 import type { RunHooks } from './behaviour.js';
 import type { CallState, CallSummary } from './types.js';
 import type { EvalLimits } from '../flow/budget.js';
+import type { QueueParams } from './queue.js';
 
 export interface EngineOptions {
   /** Epoch ms of the request (the engine never reads the clock). */
@@ -78,7 +79,18 @@ export interface HttpEffect {
   /** The lookup was started by an earlier request (its filler's result brought this one). */
   wait: boolean;
 }
-export type Effect = SmsEffect | HttpEffect;
+/**
+ * A queue step's store operation (version 2, src/store/queues.ts): `poll` (join, or ask for the caller's turn),
+ * `leave` (the caller hung up while waiting), `done` (the call bridged with the agent has ended).
+ */
+export interface QueueEffect {
+  kind: 'queue';
+  step: string;
+  callid: string;
+  op: QueueParams['op'];
+  params: QueueParams;
+}
+export type Effect = SmsEffect | HttpEffect | QueueEffect;
 
 /**
  * How an effect went: its value (the SMS hash, the HTTP status) with what `save:` keeps

@@ -261,9 +261,25 @@ export function isFailure(kind: AnswerKind): boolean {
 
 function effectEvent(d: EffectDone, sens: Sensitivity | undefined): EffectEvent {
   const { effect: e, result: r, ms } = d;
+  if (e.kind === 'queue') return queueEvent(e, r, ms);
   if ('pending' in r) return { kind: e.kind, step: e.step, outcome: 'pending', ms };
   if (r.ok) return { kind: e.kind, step: e.step, outcome: 'ok', value: sens?.steps.has(e.step) ? MASK : r.value, ms };
   return { kind: e.kind, step: e.step, outcome: r.error, ms };
+}
+
+/** A queue operation's event: its answer (ring, wait, timeout, empty; left, done) and the caller's wait so far. */
+function queueEvent(e: Extract<Effect, { kind: 'queue' }>, r: EffectDone['result'], ms: number): EffectEvent {
+  const queue: NonNullable<EffectEvent['queue']> = { name: e.params.queue, op: e.op };
+  if (e.params.waited !== undefined) queue.waited = e.params.waited;
+  const ev: EffectEvent = { kind: 'queue', step: e.step, outcome: 'ok', ms, queue };
+  if ('pending' in r) ev.outcome = 'pending';
+  else if (!r.ok) ev.outcome = r.error;
+  else {
+    ev.value = r.value;
+    const waited = (r.data as { waited?: unknown } | undefined)?.waited;
+    if (typeof waited === 'number') queue.waited = waited;
+  }
+  return ev;
 }
 
 /**

@@ -21,6 +21,16 @@ import { sensitivityOf, type Sensitivity } from './mask.js';
 import { buildSubflowTables, type SubflowTables } from './subflow.js';
 import { handlersOf } from '../flow/model.js';
 import { loopTable, type LoopTable } from './loop.js';
+import { queueTable, type QueueTable } from './queue.js';
+import { queueSays } from '../flow/machine-queue.js';
+
+/** A builder never used (a queue step builds through its QueueTable; an absent say keeps its index). */
+const NO_SAY: CommandBuilder = {
+  constant: true,
+  build() {
+    throw new Error('no builder here');
+  },
+};
 
 /** Matches nothing: stands for a pattern that does not compile. */
 export const NEVER: LinearRegex = { test: () => false, size: 0 };
@@ -42,6 +52,8 @@ export interface CommandTable {
 export interface FlowTables {
   /** A command step's builders, made on the step's first use (a big flow loads without building them all). */
   command(step: string): CommandTable | undefined;
+  /** A queue step's builders (version 2), made on the step's first use. */
+  queue(step: string): QueueTable | undefined;
   sets: Map<string, Assign[]>;
   /** The say of the error way of set steps (handlers.error's `say:`), by set step: what a failed set plays first. */
   setSays: Map<string, CommandBuilder[]>;
@@ -81,6 +93,7 @@ function startOf(model: FlowModel): Record<string, Value> {
 
 export function buildTables(model: FlowModel): FlowTables {
   const commands = new Map<string, CommandTable>();
+  const queues = new Map<string, QueueTable>();
   const prompts = model.prompts
     ? promptTable(model.prompts, model.language?.default ?? Object.keys(model.languages ?? {})[0] ?? '')
     : undefined;
@@ -93,6 +106,15 @@ export function buildTables(model: FlowModel): FlowTables {
       c = commandTable(model, step, prompts);
       commands.set(id, c);
       return c;
+    },
+    queue(id) {
+      let q = queues.get(id);
+      if (q) return q;
+      const step = model.steps[id];
+      if (!step || step.kind !== 'command' || !step.queue) return undefined;
+      q = queueTable(step.queue, prompts);
+      queues.set(id, q);
+      return q;
     },
     sets: new Map(),
     setSays: new Map(),
@@ -156,6 +178,11 @@ function commandTable(
   prompts: PromptTable | undefined,
 ): CommandTable {
   const says: CommandBuilder[] = [];
+  if (step.queue) {
+    // indexed as machine-queue.ts picks them: timeout, empty, error (an absent branch keeps its index)
+    for (const b of queueSays(model, step)) says.push(b?.say ? playBuilder(b.say, prompts) : NO_SAY);
+    return { command: 'queue', builder: NO_SAY, says };
+  }
   const seen = new Set<string>();
   const add = (key: string, b: Branch) => {
     if (seen.has(key)) return;

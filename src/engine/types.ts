@@ -1,6 +1,7 @@
 import type { LookupRecord } from './http-wait.js';
 import type { Value } from '../flow/model.js';
 import type { Frame } from './subflow.js';
+import type { QueueMemo } from './queue.js';
 
 /**
  * Counters of the step the call is at: visits since the step was last entered fresh, and
@@ -72,6 +73,8 @@ export interface CallState {
   ret?: { result: string; values: Record<string, Value> };
   /** The items each running foreach has taken, by loop step (version 2; src/engine/loop.ts). */
   l?: Record<string, number>;
+  /** A queue step's memo while the call waits in its line (src/engine/queue.ts). */
+  q?: QueueMemo;
 }
 
 /** One line logged per call when it ends. */

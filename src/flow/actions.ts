@@ -8,7 +8,7 @@
  */
 import { COMMANDS, isCommandName, type CommandName, type CommandSpec } from '../protocol/commands.js';
 
-export const EFFECT_NAMES = ['sms', 'http'] as const;
+export const EFFECT_NAMES = ['sms', 'http', 'queue'] as const;
 export type EffectName = (typeof EFFECT_NAMES)[number];
 export type ActionName = CommandName | EffectName;
 
@@ -82,6 +82,48 @@ export const EFFECTS: Record<EffectName, ActionSpec> = {
       },
     },
     results: { kind: 'any', doc: 'the HTTP status code' },
+  },
+  // Version 2: checked by src/flow/check-queue.ts (lists, media and a nested announce are not catalogue params);
+  // described here for the schema, completion and docs.
+  queue: {
+    name: 'queue',
+    doc:
+      'Version 2: waits in a line for the next free agent (hold media, announcements), rings them, and branches ' +
+      'on bridged (the call with the agent ended), timeout (max_wait), empty (no agent can take the call), error.',
+    params: {
+      name: { type: 'string', doc: "The queue's name: letters, digits, - and _ (64 at most)." },
+      strategy: {
+        type: 'string',
+        enum: ['in_order', 'round_robin', 'longest_idle'],
+        default: 'in_order',
+        doc: 'Which free agent rings: the first listed, the next after the last rung, or the one free longest.',
+      },
+      ring_time: { type: 'int', min: 5, max: 300, default: 20, doc: 'Seconds an agent rings before NOANSWER.' },
+      wrap_up: { type: 'int', min: 0, max: 3600, default: 0, doc: 'Seconds an agent stays busy after a call.' },
+      max_wait: {
+        type: 'int',
+        min: 10,
+        max: 86400,
+        default: 900,
+        doc: 'Seconds in the line before the timeout branch.',
+      },
+      handle_time: {
+        type: 'int',
+        min: 10,
+        max: 7200,
+        default: 180,
+        doc: 'Seconds a call takes, for the expected wait until the queue has served calls of its own.',
+      },
+      max_talk: {
+        type: 'int',
+        min: 60,
+        max: 86400,
+        default: 7200,
+        doc: 'Seconds after which an agent whose call was never seen to end (an instance lost) is free again.',
+      },
+      cli: { type: 'string', format: 'cli_phone_number', doc: 'Caller id shown to the agent (E.164 or BLOCKED).' },
+    },
+    results: { kind: 'any', doc: 'bridged, timeout, empty' },
   },
 };
 

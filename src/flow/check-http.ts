@@ -453,7 +453,7 @@ function writtenOf(v: ExprValue): Value {
 }
 
 /** A filler: a media (any media form), `{ wait: n }`, or a list of them (escalating). */
-function checkFiller(ctx: Ctx, node: YNode, w: string): FillerEntry[] | undefined {
+export function checkFiller(ctx: Ctx, node: YNode, w: string): FillerEntry[] | undefined {
   const items = node.kind === 'seq' ? node.items : [node];
   if (items.length === 0) {
     report(ctx, 'BAD_MEDIA', node, `${w}filler is an empty list; give at least one media or { wait: n }`);

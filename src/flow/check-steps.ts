@@ -19,6 +19,7 @@ import {
 } from './check-context.js';
 import { checkCommand } from './check-commands.js';
 import { checkHttpStep } from './check-http.js';
+import { checkQueueStep } from './check-queue.js';
 import { checkReturnStep, checkSubflowStep } from './check-subflow.js';
 import { checkMedia } from './check-media.js';
 import { type OnNotes, checkBranch, checkOn, emptyBranches, stepRef, unhandledResults } from './check-results.js';
@@ -136,6 +137,7 @@ export function checkStep(ctx: Ctx, stepEntry: YEntry, handlers: Handlers): Step
   else if (kind === 'when') step = checkWhen(ctx, node, action, id, where);
   else if (kind === 'calendar') step = checkCalendarStep(ctx, node, action, id, where);
   else if (action.key === 'http') step = checkHttpStep(ctx, node, action, id, where);
+  else if (action.key === 'queue') step = checkQueueStep(ctx, node, action, id, where);
   else if (kind === 'subflow') step = checkSubflowStep(ctx, node, action, id, where);
   else if (kind === 'return') step = checkReturnStep(ctx, action, id, where);
   else if (kind === 'foreach') step = checkLoopStep(ctx, node, action, id, where);

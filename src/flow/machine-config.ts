@@ -44,6 +44,7 @@ import {
 } from './model.js';
 import { returnState, subflowState } from './machine-subflow.js';
 import { loopStates } from './machine-loop.js';
+import { queueStates } from './machine-queue.js';
 import { loopTarget } from './loops.js';
 
 export const END_STATE = '@end';
@@ -74,7 +75,7 @@ export type StateMeta =
   | { kind: 'end' };
 
 export interface GuardRef {
-  type: 'match' | 'budget' | 'when' | 'frame' | 'saves' | 'setFails' | 'loop';
+  type: 'match' | 'budget' | 'when' | 'frame' | 'saves' | 'setFails' | 'loop' | 'queueDue';
   params?: Record<string, unknown>;
 }
 
@@ -309,6 +310,7 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
   }
   if (step.kind === 'subflow') return subflowState(model, step);
   if (step.kind === 'return') return returnState(model, step);
+  if (step.queue) return queueStates(model, step, states, to);
   const handlers = handlersOf(model, id);
   const ns = model.modules ? id.slice(0, id.lastIndexOf(':') + 1) : '';
   const name = step.command.name;
@@ -445,7 +447,7 @@ function stateFor(model: FlowModel, id: string, step: Step, states: Record<strin
 }
 
 /** The say state on the way to `dest` (made once per destination), playing the say of a branch; its name. */
-function sayState(
+export function sayState(
   states: Record<string, StateConfig>,
   dest: string,
   media: MediaParam,

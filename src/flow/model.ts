@@ -111,6 +111,8 @@ export type Step =
       valid?: Valid;
       /** An http step's request and filler (version 2, src/flow/check-http.ts). */
       http?: HttpSpec;
+      /** A queue step's line, agents and media (version 2, src/flow/check-queue.ts). */
+      queue?: QueueSpec;
     }
   | { kind: 'set'; id: string; pos: Pos; assign: Assignment[]; next?: string }
   | {
@@ -337,6 +339,30 @@ export type ExprValue =
   | { kind: 'expr'; expr: string }
   | { kind: 'list'; items: ExprValue[] }
   | { kind: 'map'; entries: [string, ExprValue][] };
+
+/**
+ * A queue step (version 2): its result keys live in the step's `on` (`timeout`, `empty` and `bridged` in `exact`,
+ * `error`); the waiting loop is states of the machine (src/flow/machine-queue.ts).
+ */
+export interface QueueSpec {
+  name: string;
+  /** Templated E.164 numbers, or a CEL expression giving a list of them. */
+  agents: { kind: 'list'; items: string[] } | { kind: 'expr'; expr: string };
+  strategy: 'in_order' | 'round_robin' | 'longest_idle';
+  /** Seconds. */
+  ring_time: number;
+  wrap_up: number;
+  max_wait: number;
+  handle_time: number;
+  max_talk: number;
+  /** Chunks played in turn while the caller waits, looped. */
+  hold: FillerEntry[];
+  /** Played every `every` seconds of waiting (the first at once), instead of the hold chunk. */
+  announce?: { every: number; media: MediaParam };
+  /** Whispered to the agent who answers. */
+  whisper?: MediaParam;
+  cli?: string;
+}
 
 export type FillerEntry = { kind: 'media'; media: MediaSpec } | { kind: 'wait'; wait: number };
 

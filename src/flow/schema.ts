@@ -203,9 +203,72 @@ function definitions(): Schema {
   };
   for (const name of [...COMMAND_NAMES, ...EFFECT_NAMES]) defs[`command_${name}`] = commandSchema(name);
   defs.command_http = httpSchema();
+  defs.command_queue = queueSchema();
   defs.step = stepSchema();
   defs.handlers = handlersSchema();
   return defs;
+}
+
+/** The queue step (version 2): the line, its agents, hold media and announcements (src/flow/check-queue.ts). */
+function queueSchema(): Schema {
+  const spec = ACTION_SPECS.queue;
+  const seconds = (k: string): Schema => {
+    const p = spec.params[k] as { min: number; max: number; default: number; doc: string };
+    return { type: 'integer', minimum: p.min, maximum: p.max, default: p.default, description: p.doc };
+  };
+  const wait: Schema = {
+    type: 'object',
+    properties: { wait: { type: 'integer', minimum: 1, maximum: 30 } },
+    required: ['wait'],
+    additionalProperties: false,
+  };
+  return {
+    description: spec.doc,
+    type: 'object',
+    required: ['name', 'agents'],
+    additionalProperties: false,
+    properties: {
+      name: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: spec.params.name!.doc },
+      agents: {
+        description: 'The agents: E.164 numbers (templates allowed), or { expr: CEL } giving a list of them.',
+        anyOf: [
+          { type: 'array', minItems: 0, maxItems: 1000, items: { type: 'string' } },
+          {
+            type: 'object',
+            required: ['expr'],
+            additionalProperties: false,
+            properties: { expr: { type: 'string', description: 'A CEL expression giving a list of numbers.' } },
+          },
+        ],
+      },
+      strategy: { enum: ['in_order', 'round_robin', 'longest_idle'], default: 'in_order' },
+      ring_time: seconds('ring_time'),
+      wrap_up: seconds('wrap_up'),
+      max_wait: seconds('max_wait'),
+      handle_time: seconds('handle_time'),
+      max_talk: seconds('max_talk'),
+      hold: {
+        description: 'Played in turn while the caller waits, looped: a media, { wait: seconds }, or a list of them.',
+        anyOf: [
+          ref('mediaItem'),
+          wait,
+          { type: 'array', minItems: 1, maxItems: 32, items: { anyOf: [ref('mediaItem'), wait] } },
+        ],
+      },
+      announce: {
+        type: 'object',
+        required: ['say'],
+        additionalProperties: false,
+        description: 'Played every `every` seconds of waiting (the first at once) instead of the hold chunk.',
+        properties: {
+          every: { type: 'integer', minimum: 10, maximum: 3600, default: 60 },
+          say: { description: 'What to announce (any media form; templates read the save: variable).' },
+        },
+      },
+      whisper: { description: 'Media whispered to the agent who answers.' },
+      cli: { type: 'string', description: spec.params.cli!.doc },
+    },
+  };
 }
 
 /** The http step (version 2): its request, bounds and filler (src/flow/check-http.ts). */

@@ -11,7 +11,7 @@
  * | REJECTED     | the SMS API refused the message (4xx: bad number, sender, credentials) |
  * | FAILED       | the SMS API failed (5xx, or an answer that is not its envelope) |
  */
-import type { Effect, EffectResult, SmsEffect } from '../engine/outcome.js';
+import type { EffectResult, SmsEffect } from '../engine/outcome.js';
 
 /** One SMS to send, as the flow's sms step gave it. */
 export interface SmsMessage {
@@ -44,7 +44,7 @@ export class EffectError extends Error {
   }
 }
 
-export function smsMessage(params: Effect['params']): SmsMessage {
+export function smsMessage(params: SmsEffect['params']): SmsMessage {
   const msg: SmsMessage = { to: String(params.to), body: String(params.body) };
   if (params.from !== undefined) msg.from = String(params.from);
   const options: NonNullable<SmsMessage['options']> = {};

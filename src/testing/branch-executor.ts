@@ -128,6 +128,7 @@ export class BranchExecutor implements SyncExecutor {
       this.sms++;
       return ok ? { ok: true, value: smsHash(this.smsBefore + this.sms) } : { ok: false, error: SMS_ERROR };
     }
+    if (effect.kind === 'queue') return { ok: false, error: 'UNAVAILABLE', message: 'queues are not in this tool yet' };
     return this.http(effect, ctx, pick);
   }
 

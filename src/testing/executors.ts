@@ -93,6 +93,7 @@ export class MockExecutor implements SyncExecutor {
 
   /** `answer`: what a scenario step answers this lookup (it starts one), instead of the mocks. */
   perform(effect: Effect, ctx: EffectContext, answer?: HttpAnswer): EffectResult {
+    if (effect.kind === 'queue') return { ok: false, error: 'UNAVAILABLE', message: 'queues are not in this tool yet' };
     return effect.kind === 'sms' ? this.sms(effect) : this.http(effect, ctx, answer);
   }
 

@@ -173,6 +173,7 @@ export function buildRecording(exchanges: readonly Exchange[], date: Date = new 
           });
         continue;
       }
+      if (effect.kind === 'queue') continue;
       const answer = answerOf(result);
       if (effect.wait) {
         // the lookup a filler played for: its answer, or another filler

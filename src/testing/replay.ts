@@ -36,6 +36,7 @@ export type ReplayActual =
   | { command: string; params: Record<string, JsonValue> }
   | { sms: Record<string, JsonValue> }
   | { http: Record<string, JsonValue> }
+  | { queue: Record<string, JsonValue> }
   /** The call ended (hangup answered and nothing more), or the engine refused the request. */
   | { end: string };
 
@@ -123,6 +124,7 @@ function expectedOf(s: ScenarioStep | undefined): RecordedExpect | { end: true }
 }
 
 function effectActual(e: Effect): ReplayActual {
+  if (e.kind === 'queue') return { queue: { ...e.params, op: e.op } as unknown as Record<string, JsonValue> };
   return e.kind === 'sms'
     ? { sms: plain(e.params as Record<string, WireValue>) as Record<string, JsonValue> }
     : { http: recordedLookup(e.params) };
@@ -297,5 +299,6 @@ function show(x: RecordedExpect | ReplayActual | { end: true }): string {
   if ('end' in x) return x.end === true ? 'the end of the call' : x.end;
   if ('sms' in x) return `sms ${JSON.stringify(x.sms)}`;
   if ('http' in x) return `http ${JSON.stringify(x.http)}`;
+  if ('queue' in x) return `queue ${JSON.stringify(x.queue)}`;
   return `${x.command} ${JSON.stringify(x.params ?? {})}`;
 }

@@ -311,6 +311,7 @@ export class SimSession {
       });
       return;
     }
+    if (e.kind === 'queue') return;
     const body = typeof e.params.body === 'string' ? hide(e.params.body) : undefined;
     ev.push({
       kind: 'http',

@@ -38,12 +38,12 @@ describe('JSON Schemas', () => {
     };
     const read = s.definitions.command_read!.anyOf.find((f) => f.properties)!;
     expect(read.properties!.max_digits).toMatchObject({ minimum: 1, maximum: 20 });
-    // the 16 commands of the reference, and the sms and http effects
+    // the 16 commands of the reference, and the sms, http and queue effects
     expect(
       Object.keys(s.definitions)
         .filter((k) => k.startsWith('command_'))
         .sort(),
-    ).toEqual([...COMMAND_NAMES, 'sms', 'http'].map((n) => `command_${n}`).sort());
+    ).toEqual([...COMMAND_NAMES, 'sms', 'http', 'queue'].map((n) => `command_${n}`).sort());
     expect(s.definitions.command_sms!.anyOf.find((f) => f.properties)).toMatchObject({ required: ['to', 'body'] });
   });
 
