@@ -5,12 +5,12 @@
  * Per queue, the callers are in sorted lists (./sorted-list.ts): the line by arrival, the ringing ones by arrival
  * (a caller's position is its rank in the line less the ringing ahead of it: two binary searches), the waiting ones
  * by when they go stale, the ringing ones by when their lease lapses. Each operation on a queue first ends at most
- * QUEUE_LIMITS.sweepPerOp lapsed claims and removes as many stale callers, from the fronts of those lists. Agents'
- * states are one map for the store, ordered by their last change too (a state unchanged for QUEUE_KEEP_MS is
- * dropped). Work per poll: O(log n) in the line, plus the caller's list of agents (at most maxAgents).
+ * QUEUE_LIMITS.sweepPerOp lapsed claims and removes as many stale callers, from the fronts of those lists. The
+ * agents' states are the store's (./memory-agents.ts). Work per poll: O(log n) in the line, plus the caller's list
+ * of agents (at most maxAgents).
  */
 import { QUEUE_LIMITS, type QueueLines, type QueuePoll, type QueueStatus, type QueueView } from './queues.js';
-import { SortedList, cmpText } from './sorted-list.js';
+import { cmpText } from './sorted-list.js';
 import {
   HANDLE_KEEP,
   QUEUE_KEEP_MS,
@@ -22,70 +22,17 @@ import {
   expectedWait,
   meanMs,
   pick,
-  type AgentRecord,
   type Candidate,
 } from './queue-rules.js';
 import { agentView, queueView } from './queue-view.js';
-
-interface Caller {
-  callid: string;
-  arrival: number;
-  seen: number;
-  /** `seen` + its last poll's staleMs. */
-  staleAt: number;
-  /** The agent it is ringing, and when that claim lapses. */
-  claim?: { agent: string; until: number };
-  /** Agents rung for it that did not answer. */
-  tried: Set<string>;
-}
-
-interface Known {
-  number: string;
-  /** When it was last listed (or paused). */
-  at: number;
-}
-
-interface Queue {
-  name: string;
-  lastOp: number;
-  callers: Map<string, Caller>;
-  line: SortedList<Caller>;
-  ringing: SortedList<Caller>;
-  /** The callers not ringing, by staleAt. */
-  stale: SortedList<Caller>;
-  /** The ringing callers, by their claim's end. */
-  leases: SortedList<Caller>;
-  paused: Set<string>;
-  known: Map<string, Known>;
-  knownOrder: SortedList<Known>;
-  /** The last poll's list, joined: a list polled again is not noted again. */
-  list?: string;
-  /** The agent this queue claimed last (round_robin). */
-  rr?: string;
-  /** The last HANDLE_KEEP handling times, oldest first. */
-  handle: number[];
-  answered: number;
-  abandoned: number;
-  timedOut: number;
-}
-
-interface AgentState extends AgentRecord {
-  number: string;
-  changed: number;
-}
-
-const byArrival = (a: Caller, b: Caller) => a.arrival - b.arrival || cmpText(a.callid, b.callid);
-const byStale = (a: Caller, b: Caller) => a.staleAt - b.staleAt || cmpText(a.callid, b.callid);
-const byLease = (a: Caller, b: Caller) => (a.claim?.until ?? 0) - (b.claim?.until ?? 0) || cmpText(a.callid, b.callid);
-const byAt = (a: Known, b: Known) => a.at - b.at || cmpText(a.number, b.number);
-const byChange = (a: AgentState, b: AgentState) => a.changed - b.changed || cmpText(a.number, b.number);
+import { MemoryAgents } from './memory-agents.js';
+import { know, newQueue, noteList, trimKnown, type Caller, type Queue } from './memory-line.js';
 
 const { maxLine, maxQueues, maxAgents, sweepPerOp } = QUEUE_LIMITS;
 
 export class MemoryQueues implements QueueLines {
   private readonly queues = new Map<string, Queue>();
-  private readonly agents = new Map<string, AgentState>();
-  private readonly agentOrder = new SortedList<AgentState>(byChange);
+  private readonly agents = new MemoryAgents();
 
   async poll(raw: QueuePoll): Promise<QueueStatus> {
     const p = cleanPoll(raw);
@@ -100,7 +47,7 @@ export class MemoryQueues implements QueueLines {
       q.stale.insert(c);
     }
     if (q) this.sweep(q, now);
-    this.pruneAgents(now);
+    this.agents.prune(now);
     const { notPaused, free, any, cands } = this.look(q, p, c?.tried);
     const status = (kind: QueueStatus['kind'], position = 0, waitedMs = 0, expectedWaitMs = 0): QueueStatus => ({
       kind,
@@ -121,7 +68,7 @@ export class MemoryQueues implements QueueLines {
     }
     q = q as Queue;
     q.lastOp = now;
-    this.noteList(q, p.agents, now);
+    noteList(q, p.agents, now);
     const waited = now - c.arrival;
     if (waited >= p.maxWaitMs) {
       this.drop(q, c);
@@ -135,7 +82,7 @@ export class MemoryQueues implements QueueLines {
     const position = q.line.rank(c) - q.ringing.rank(c) + 1;
     if (position - 1 < cands.length) {
       const agent = p.agents[pick(p.strategy, cands, p.agents, q.rr).index] as string;
-      this.setAgent(agent, { callid: c.callid, queue: q.name, at: now, until: now + p.leaseMs }, now);
+      this.agents.claim(agent, c.callid, q.name, now, p.leaseMs);
       q.stale.remove(c);
       c.claim = { agent, until: now + p.leaseMs };
       q.ringing.insert(c);
@@ -164,17 +111,17 @@ export class MemoryQueues implements QueueLines {
     if (!paused) q.paused.delete(a);
     else if (q.paused.size < maxAgents || q.paused.has(a)) {
       q.paused.add(a);
-      this.know(q, a, t);
-      this.trimKnown(q);
+      know(q, a, t);
+      trimKnown(q);
     }
     q.lastOp = t;
     this.sweep(q, t);
-    this.pruneAgents(t);
+    this.agents.prune(t);
   }
 
   async view(now: number, name?: string): Promise<QueueView[]> {
     const t = cleanNow(now);
-    this.pruneAgents(t);
+    this.agents.prune(t);
     const names = name === undefined ? [...this.queues.keys()].sort(cmpText) : this.queues.has(name) ? [name] : [];
     const out: QueueView[] = [];
     for (const n of names) {
@@ -217,29 +164,22 @@ export class MemoryQueues implements QueueLines {
     }
     q.lastOp = now;
     this.sweep(q, now);
-    this.pruneAgents(now);
+    this.agents.prune(now);
   }
 
   /** Ends the caller's claim, its agent free at once (at its lapse if it lapsed before); returns the agent. */
   private release(q: Queue, c: Caller, now: number): string {
     const agent = this.unclaim(q, c);
-    const s = this.agents.get(agent);
-    if (s && s.callid === c.callid && s.queue === q.name) {
-      this.setAgent(agent, { freeAt: Math.min(now, s.until ?? now) }, now);
-    }
+    this.agents.release(agent, c.callid, q.name, now);
     return agent;
   }
 
   /** `done` of a ringing caller: its agent in wrap-up and the handling time recorded, if the claim still holds. */
   private served(q: Queue, c: Caller, now: number, wrapUpMs: number): void {
-    const agent = this.unclaim(q, c);
-    const s = this.agents.get(agent);
-    if (!s || s.callid !== c.callid || s.queue !== q.name) return;
-    if (now < (s.until ?? 0)) {
-      q.handle.push(Math.max(0, now - (s.at ?? now)));
-      if (q.handle.length > HANDLE_KEEP) q.handle.shift();
-      this.setAgent(agent, { freeAt: now + wrapUpMs }, now);
-    } else this.setAgent(agent, { freeAt: s.until ?? now }, now);
+    const handled = this.agents.served(this.unclaim(q, c), c.callid, q.name, now, wrapUpMs);
+    if (handled === undefined) return;
+    q.handle.push(handled);
+    if (q.handle.length > HANDLE_KEEP) q.handle.shift();
   }
 
   private unclaim(q: Queue, c: Caller): string {
@@ -299,66 +239,8 @@ export class MemoryQueues implements QueueLines {
       for (const q of idle.slice(0, sweepPerOp)) this.queues.delete(q.name);
       if (this.queues.size >= maxQueues) return undefined;
     }
-    const q: Queue = {
-      name,
-      lastOp: now,
-      callers: new Map(),
-      line: new SortedList(byArrival),
-      ringing: new SortedList(byArrival),
-      stale: new SortedList(byStale),
-      leases: new SortedList(byLease),
-      paused: new Set(),
-      known: new Map(),
-      knownOrder: new SortedList(byAt),
-      handle: [],
-      answered: 0,
-      abandoned: 0,
-      timedOut: 0,
-    };
+    const q = newQueue(name, now);
     this.queues.set(name, q);
     return q;
-  }
-
-  /** Notes the agents of a poll's list as known to the queue (when the list changed); maxAgents kept, the latest. */
-  private noteList(q: Queue, agents: readonly string[], now: number): void {
-    const list = agents.join(',');
-    if (q.list === list) return;
-    q.list = list;
-    for (const a of agents) this.know(q, a, now);
-    this.trimKnown(q);
-  }
-
-  private know(q: Queue, number: string, now: number): void {
-    const k = q.known.get(number);
-    if (k) q.knownOrder.remove(k);
-    const next = { number, at: now };
-    q.known.set(number, next);
-    q.knownOrder.insert(next);
-  }
-
-  private trimKnown(q: Queue): void {
-    while (q.known.size > maxAgents) {
-      const k = q.knownOrder.at(0) as Known;
-      q.knownOrder.remove(k);
-      q.known.delete(k.number);
-    }
-  }
-
-  private setAgent(number: string, record: AgentRecord, now: number): void {
-    const old = this.agents.get(number);
-    if (old) this.agentOrder.remove(old);
-    const s: AgentState = { ...record, number, changed: now };
-    this.agents.set(number, s);
-    this.agentOrder.insert(s);
-  }
-
-  /** Drops agents' states unchanged for QUEUE_KEEP_MS (free by then), at most sweepPerOp. */
-  private pruneAgents(now: number): void {
-    for (let n = 0; n < sweepPerOp; n++) {
-      const s = this.agentOrder.at(0);
-      if (!s || s.changed > now - QUEUE_KEEP_MS) break;
-      this.agentOrder.remove(s);
-      this.agents.delete(s.number);
-    }
   }
 }

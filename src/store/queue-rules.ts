@@ -22,9 +22,9 @@ export const HANDLE_KEEP = 20;
 /** An agent's number as the stores keep it: 1 to 64 characters, none of them a control, `|` or `,`. */
 const AGENT = /^[^\x00-\x1f\x7f|,]{1,64}$/;
 
-/** A duration in whole ms within [0, QUEUE_MAX_MS] (anything else: 0). */
+/** A duration in whole ms within [0, QUEUE_MAX_MS] (Infinity: the most; anything not a number: 0). */
 export function cleanMs(ms: unknown): number {
-  return typeof ms === 'number' && Number.isFinite(ms) ? Math.min(QUEUE_MAX_MS, Math.max(0, Math.floor(ms))) : 0;
+  return typeof ms === 'number' && !Number.isNaN(ms) ? Math.min(QUEUE_MAX_MS, Math.max(0, Math.floor(ms))) : 0;
 }
 
 /** A time, epoch ms (whole; anything not a finite number: 0). */

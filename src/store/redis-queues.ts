@@ -24,7 +24,8 @@ import {
   type QueueView,
 } from './queues.js';
 import { QUEUE_KEEP_MS, cleanAgent, cleanMs, cleanNow, cleanPoll } from './queue-rules.js';
-import { END, KINDS, PAUSE, POLL, VIEW } from './redis-queues-lua.js';
+import { END, PAUSE, POLL, VIEW } from './redis-queues-lua.js';
+import { KINDS } from './redis-queues-prelude.js';
 import { queueView } from './queue-view.js';
 import { cmpText } from './sorted-list.js';
 

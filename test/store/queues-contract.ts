@@ -388,6 +388,69 @@ export function queuesContract(name: string, make: () => Promise<QueuesUnderTest
     );
 
     it(
+      'stale callers go sweepPerOp at a time: each operation removes at most that many',
+      withQueues(async ({ queues: q }) => {
+        expect(await poll(q, 'c0', T0)).toEqual(ring('101'));
+        const ids = Array.from({ length: 250 }, (_, i) => `s${String(i).padStart(3, '0')}`);
+        await Promise.all(ids.map((id) => poll(q, id, T0 + 1, { staleMs: 1000 })));
+        const n = QUEUE_LIMITS.sweepPerOp;
+        expect((await poll(q, 'late', T0 + 5000)).position).toBe(250 - n + 1);
+        expect((await poll(q, 'late', T0 + 5001)).position).toBe(250 - 2 * n + 1);
+        expect((await poll(q, 'late', T0 + 5002)).position).toBe(1);
+      }),
+    );
+
+    it(
+      'bad input is data: odd times, strategies, numbers and callids never throw',
+      withQueues(async ({ queues: q }) => {
+        expect(await poll(q, '', T0)).toEqual({
+          kind: 'empty',
+          position: 0,
+          waitedMs: 0,
+          expectedWaitMs: 0,
+          agents: 1,
+          free: 1,
+        });
+        const odd = { strategy: 'bogus' as never, agents: ['101', 7 as never, '102'], leaseMs: Infinity };
+        expect(await poll(q, 'c1', T0, odd)).toEqual(ring('101', { agents: 2, free: 1 }));
+        expect(await poll(q, 'c2', Number.NaN, { queue: 'odd', maxWaitMs: -5, agents: ['301'] })).toEqual({
+          kind: 'timeout',
+          position: 0,
+          waitedMs: 0,
+          expectedWaitMs: 0,
+          agents: 1,
+          free: 1,
+        });
+        await q.pause('sales', 'a|b', true, T0);
+        await q.done('sales', 'zz', Number.NaN, Number.NaN);
+        await q.leave('sales', 'c1', T0 + 1);
+        const [v] = await q.view(T0 + 1, 'sales');
+        expect(v!.agents.map((a) => a.number)).toEqual(['101', '102']);
+        expect([v!.abandoned, v!.waiting]).toEqual([1, 0]);
+      }),
+    );
+
+    it(
+      "an agent's state unchanged for a day is forgotten: longest_idle takes it as never rung",
+      withQueues(async ({ queues: q }) => {
+        const li = { agents: ['a', 'b'], strategy: 'longest_idle' as const };
+        expect((await poll(q, 'c1', T0, li)).agent).toBe('a');
+        expect((await poll(q, 'c2', T0 + 1, li)).agent).toBe('b');
+        await q.done('sales', 'c2', T0 + 50, 0);
+        await q.done('sales', 'c1', T0 + 70, 0);
+        const [v] = await q.view(T0 + 80, 'sales');
+        expect(v!.agents.map((a) => a.since)).toEqual([T0 + 70, T0 + 50]);
+        const later = T0 + 70 + QUEUE_KEEP_MS;
+        const [w] = await q.view(later, 'sales');
+        expect(w!.agents).toEqual([
+          { number: 'a', state: 'free', paused: false },
+          { number: 'b', state: 'free', paused: false },
+        ]);
+        expect((await poll(q, 'c3', later, li)).agent).toBe('a');
+      }),
+    );
+
+    it(
       '50 callers polling at once through two handles: exactly one ring per free agent, the rest in order',
       withQueues(async ({ queues, other }) => {
         const agents = ['101', '102', '103'];
