@@ -189,7 +189,7 @@ describe('20 callers, 3 agents, through the emulator', () => {
     expect(view[0]).toMatchObject({ waiting: 0, answered: CALLERS, abandoned: 0, timedOut: 0 });
   });
 
-  it('Redis, two servers: the line is shared, all bridged, nobody rung with more callers ahead than agents', async (t) => {
+  it('Redis, two servers: one line, all bridged, nobody rung with more callers ahead than agents', async (t) => {
     const missing = await redisMissing();
     if (missing) return t.skip(missing);
     const prefix = testPrefix();
