@@ -7,8 +7,11 @@ import {
   DEFAULT_PASSWORD,
   DEFAULT_PORT,
   DEFAULT_SEED,
+  MAX_SPEED,
+  MIN_SPEED,
   type Emulator,
 } from '../emulator/server.js';
+import { readAgentsFile } from '../emulator/agents/file.js';
 import { logStreamFor } from './log-format.js';
 import { isHttpUrl } from '../emulator/sms/validate.js';
 import { secretProblem } from '../emulator/webhooks/hooks.js';
@@ -23,6 +26,10 @@ export interface EmulatorFlags {
   dataCompactBytes?: string;
   maxLiveCalls?: string;
   realtime?: boolean;
+  /** Real time this many times faster (1 to 1000). */
+  speed?: string;
+  /** The agents file (YAML map of numbers to agents). */
+  agents?: string;
   replyTimeout?: string;
   seed?: string;
   webhook?: string;
@@ -80,6 +87,19 @@ export async function emulator(
     err.write(`callscript emulator: --max-live-calls must be 1 to 10000, got ${flags.maxLiveCalls}\n`);
     return 2;
   }
+  const speed = Number(flags.speed ?? 1);
+  if (!Number.isFinite(speed) || speed < MIN_SPEED || speed > MAX_SPEED) {
+    err.write(
+      `callscript emulator: --speed must be a number from ${MIN_SPEED} to ${MAX_SPEED} (how many times faster real ` +
+        `time runs), got ${flags.speed}\n`,
+    );
+    return 2;
+  }
+  const agents = flags.agents === undefined ? undefined : await readAgentsFile(flags.agents);
+  if (agents && !agents.ok) {
+    err.write(`callscript emulator: ${printableLines(agents.message)}\n`);
+    return 2;
+  }
   const host = flags.host ?? env.EMULATOR_HOST ?? DEFAULT_HOST;
   const login = flags.login ?? env.EMULATOR_LOGIN ?? DEFAULT_LOGIN;
   const password = flags.password ?? env.EMULATOR_PASSWORD ?? DEFAULT_PASSWORD;
@@ -119,6 +139,8 @@ export async function emulator(
       login,
       password,
       realtime: flags.realtime ?? false,
+      speed,
+      ...(agents ? { agents: agents.agents } : {}),
       replyTimeoutMs: timeout,
       maxLiveCalls: maxLive,
       seed: flags.seed ?? DEFAULT_SEED,
@@ -157,7 +179,9 @@ export async function emulator(
         : 'in memory (--data file.json to keep it)') +
       '\n',
   );
-  out.write(`  calls          ${flags.realtime ? 'real time' : 'simulated time'}, replies within ${timeout} ms\n`);
+  const pace = flags.realtime ? (speed === 1 ? 'real time' : `real time x${speed}`) : 'simulated time';
+  out.write(`  calls          ${pace}, replies within ${timeout} ms\n`);
+  if (agents) out.write(`  agents         ${agents.agents.size} from ${flags.agents} (GET ${base}/emulator/agents)\n`);
   if (webhook !== undefined)
     out.write(
       `  webhooks       sms.mt.status_update and sms.mo ` +

@@ -119,6 +119,8 @@ program
     'compact the --data journal once it reaches this size (env EMULATOR_DATA_COMPACT_BYTES, default 8 MiB)',
   )
   .option('--realtime', 'run commands in real time instead of simulated time')
+  .option('--speed <factor>', 'real time runs this many times faster, 1 to 1000 (default 1; 10: a 10 s wait lasts 1 s)')
+  .option('--agents <file.yaml>', 'agents that dialouts ring: a YAML map of numbers to {answer_after, talk, answer}')
   .option('--reply-timeout <ms>', 'reply time limit of the real-time server (default 5000)')
   .option('--max-live-calls <n>', 'calls running at once, at most (default 200)')
   .option('--seed <seed>', 'seed of callids and hashes (default callscript)')
@@ -323,6 +325,25 @@ program
   )
   .action(async (callid: string, flags) => {
     process.exitCode = await (await import('./calls.js')).trace(callid, flags);
+  });
+
+program
+  .command('queues')
+  .description(
+    "show a running server's queues (callers waiting, agents, counts), or pause or resume an agent in a queue, " +
+      'from its admin API (docs/admin.md)',
+  )
+  .argument('[name]', 'one queue (default: every queue the store knows)')
+  .argument('[action]', 'pause or resume, with the agent number after it')
+  .argument('[number]', "the agent's number, E.164")
+  .option('--json', 'print what the admin API answers (JSON)')
+  .option(
+    '--server <url>',
+    'the server: http://LOGIN:PASSWORD@host:port (env CALLSCRIPT_SERVER; default http://127.0.0.1:3000 with ' +
+      'ADMIN_LOGIN / ADMIN_PASSWORD)',
+  )
+  .action(async (name: string | undefined, action: string | undefined, number: string | undefined, flags) => {
+    process.exitCode = await (await import('./queues.js')).queues({ name, action, number }, flags);
   });
 
 // The service (the CALLR API): its applications and outbound calls (docs/service.md).

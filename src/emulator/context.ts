@@ -7,6 +7,7 @@ import type { Clock, Sleep } from './time.js';
 import type { SmsSettings } from './sms/record.js';
 import type { SmsNote } from './driver/transcript.js';
 import type { EmulatorWebhooks } from './webhooks/events.js';
+import type { AgentTable } from './agents/table.js';
 
 export interface Account {
   login: string;
@@ -34,6 +35,8 @@ export interface Logger {
 export interface CallSettings {
   /** Wait for real the simulated duration of each command. */
   realtime: boolean;
+  /** Real time runs this many times faster: a wait of `ms` sleeps `ms / speed` (1 to 1000). */
+  speed: number;
   /** The reply time limit (the service's 5 seconds). */
   replyTimeoutMs: number;
   /** Longest a call may run, in commands, before the emulator hangs up. */
@@ -62,6 +65,8 @@ export interface EmulatorContext {
   live: Map<string, LiveCall>;
   /** Calls running in the background (calls.realtime, control API without wait). */
   background: Set<Promise<unknown>>;
+  /** The emulated agents (number -> behaviour) and their live state across calls (--agents, control API). */
+  agents: AgentTable;
   /** Webhook subscriptions and the events sent to them (SMS status changes, inbound SMS). */
   webhooks: EmulatorWebhooks;
   log: Logger;

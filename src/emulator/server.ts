@@ -25,6 +25,9 @@ import { EmulatorWebhooks } from './webhooks/events.js';
 import { HOOK_TYPES, newHook, secretProblem, type HookRecord } from './webhooks/hooks.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './webhooks/sender.js';
 import { isHttpUrl } from './sms/validate.js';
+import { checkAgent, type AgentBehaviour } from './agents/behaviour.js';
+import { AgentTable } from './agents/table.js';
+import { checkE164 } from '../protocol/formats.js';
 
 export const DEFAULT_PORT = 4010;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -32,6 +35,9 @@ export const DEFAULT_LOGIN = 'emulator';
 export const DEFAULT_PASSWORD = 'emulator';
 export const DEFAULT_SEED = 'callscript';
 export const DEFAULT_MAX_LIVE_CALLS = 200;
+/** Bounds of `speed` (--speed). */
+export const MIN_SPEED = 1;
+export const MAX_SPEED = 1000;
 
 export interface EmulatorOptions {
   login?: string;
@@ -46,6 +52,13 @@ export interface EmulatorOptions {
   seed?: string;
   /** Wait for real the simulated duration of commands. */
   realtime?: boolean;
+  /**
+   * Real time runs this many times faster (1 to 1000, default 1): with 10, a 10 s wait lasts 1 s. Waits go through
+   * `sleep` (ms / speed).
+   */
+  speed?: number;
+  /** The emulated agents at start, number (E.164) -> behaviour (`--agents`, agents/load.ts); default none. */
+  agents?: ReadonlyMap<string, AgentBehaviour>;
   /** The reply time limit, 5000 ms like the service. */
   replyTimeoutMs?: number;
   /** The emulator hangs up a call after this many commands (default 500). */
@@ -109,8 +122,12 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
     warn: (o, m) => app.log.warn(o, m),
     error: (o, m) => app.log.error(o, m),
   };
-  const store = new EmulatorStore(opts.seed ?? DEFAULT_SEED, opts.maxTranscripts ?? 1000, opts.maxSms);
+  const speed = opts.speed ?? 1;
+  if (!(typeof speed === 'number' && speed >= MIN_SPEED && speed <= MAX_SPEED))
+    throw new Error(`speed must be a number from ${MIN_SPEED} to ${MAX_SPEED}, got ${speed}`);
   const clock = opts.clock ?? systemClock;
+  const agents = agentTable(opts.agents, clock);
+  const store = new EmulatorStore(opts.seed ?? DEFAULT_SEED, opts.maxTranscripts ?? 1000, opts.maxSms);
   // checked before the data file is opened: a bad one stops the start with nothing to close
   const configured = configuredHooks(opts.webhooks ?? [], clock.now());
   let journal: Journal | undefined;
@@ -129,12 +146,14 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
     sms: { ...DEFAULT_SMS_SETTINGS, ...opts.sms },
     calls: {
       realtime: opts.realtime ?? false,
+      speed,
       replyTimeoutMs: opts.replyTimeoutMs ?? 5000,
       maxCommands: opts.maxCommands ?? 500,
       maxLiveCalls: opts.maxLiveCalls ?? DEFAULT_MAX_LIVE_CALLS,
     },
     smsFailures: new Map(),
     live: new Map(),
+    agents,
     background: new Set(),
     webhooks,
     log,
@@ -162,6 +181,7 @@ export async function createEmulator(opts: EmulatorOptions = {}): Promise<Emulat
       json_rpc: '/json-rpc/v1.1/',
       control: '/emulator/calls',
       webhook_deliveries: '/emulator/webhooks/deliveries',
+      agents: '/emulator/agents',
       health: '/emulator/health',
     },
     docs: 'docs/emulator.md',
@@ -225,4 +245,19 @@ function configuredHooks(list: { endpoint: string; secret?: string }[], now: num
     }
   }
   return out;
+}
+
+/** The agents given at start, checked as the control API checks them: a bad one is an error. */
+function agentTable(given: ReadonlyMap<string, AgentBehaviour> | undefined, clock: Clock): AgentTable {
+  const table = new AgentTable(clock);
+  for (const [number, b] of given ?? []) {
+    const bad = checkE164(number);
+    if (bad) throw new Error(`agent ${number}: ${bad}`);
+    const fields = new Map<string, unknown>([['answer', b.answer]]);
+    if (b.answer) fields.set('answer_after', b.answerAfterS).set('talk', b.talkS);
+    const c = checkAgent(number, fields);
+    if (!c.ok) throw new Error(`agent ${number}: ${c.problems.map((p) => p.message).join('; ')}`);
+    if (!table.set(number, c.behaviour)) throw new Error(`more agents than the emulator keeps`);
+  }
+  return table;
 }

@@ -568,7 +568,8 @@ export function behaviour(t: FlowTables) {
         const q = t.queue(p.step);
         if (!q) throw new Error(`no queue step "${p.step}"`);
         try {
-          rt.out = { state, step: p.step, command: 'queue', params: q.params(() => scopeOf(ctx), p.op) as never };
+          const params = q.params(() => scopeOf(ctx), p.op, ctx.q?.w);
+          rt.out = { state, step: p.step, command: 'queue', params: params as never };
           return true;
         } catch (err) {
           rt.i++;

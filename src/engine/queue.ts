@@ -22,6 +22,8 @@ export interface QueueMemo {
   t?: number;
   /** The hold chunk last played (0-based); absent: none yet. */
   i?: number;
+  /** Seconds the caller had waited at the last answer (what leave and done report: metrics). */
+  w?: number;
 }
 
 /** The most agents a poll offers (the store's bound too: src/store/queues.ts QUEUE_LIMITS.maxAgents). */
@@ -40,12 +42,14 @@ export interface QueueParams {
   max_wait: number;
   handle_time: number;
   max_talk: number;
+  /** leave, done: seconds the caller had waited at its last poll (done: when the agent who answered was claimed). */
+  waited?: number;
 }
 
 export interface QueueTable {
   spec: QueueSpec;
-  /** The effect's params for `op` (poll renders the agents: throws ParamFailure). */
-  params(scope: GetScope, op: QueueParams['op']): QueueParams;
+  /** The effect's params for `op` (poll renders the agents: throws ParamFailure); `waited` for leave and done. */
+  params(scope: GetScope, op: QueueParams['op'], waited?: number): QueueParams;
   /** The hold chunk `i` (0-based, looped). */
   hold(scope: GetScope, i: number): { command: 'play' | 'wait'; params: Params };
   /** The announcement (throws ParamFailure). */
@@ -95,8 +99,9 @@ export function queueTable(spec: QueueSpec, prompts: PromptTable | undefined): Q
   };
   return {
     spec,
-    params(scope, op) {
-      return { ...base, op, agents: op === 'poll' ? agentsOf(scope) : [] };
+    params(scope, op, waited) {
+      if (op === 'poll') return { ...base, op, agents: agentsOf(scope) };
+      return waited !== undefined ? { ...base, op, agents: [], waited } : { ...base, op, agents: [] };
     },
     hold(scope, i) {
       return hold(scope, (i % spec.hold.length) + 1) as { command: 'play' | 'wait'; params: Params };
@@ -156,6 +161,7 @@ export function queueMemo(
 ): QueueMemo {
   const m: QueueMemo = { ...memo };
   const d = data as Partial<QueueAnswer> | undefined;
+  if (typeof d?.waited === 'number') m.w = d.waited;
   if (on === 'ring') {
     if (typeof d?.agent === 'string') m.a = d.agent;
   } else if (on === 'announce') {

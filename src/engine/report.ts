@@ -270,6 +270,7 @@ function effectEvent(d: EffectDone, sens: Sensitivity | undefined): EffectEvent 
 /** A queue operation's event: its answer (ring, wait, timeout, empty; left, done) and the caller's wait so far. */
 function queueEvent(e: Extract<Effect, { kind: 'queue' }>, r: EffectDone['result'], ms: number): EffectEvent {
   const queue: NonNullable<EffectEvent['queue']> = { name: e.params.queue, op: e.op };
+  if (e.params.waited !== undefined) queue.waited = e.params.waited;
   const ev: EffectEvent = { kind: 'queue', step: e.step, outcome: 'ok', ms, queue };
   if ('pending' in r) ev.outcome = 'pending';
   else if (!r.ok) ev.outcome = r.error;

@@ -125,7 +125,8 @@ export const HTTP_CODES: readonly CodeInfo[] = [
       'POST /admin/flows/:name/current takes {"version": "..."}; POST /admin/flows/:name/canary takes ' +
       '{"percent": 0..100} or {"percent": null}; POST /admin/calls takes {"app", "number", "vars"?, ' +
       '"cdr_field"?, "cli"?} (number E.164, vars a flat object of strings, numbers and booleans, 64 at most, 8 ' +
-      'KB as JSON). See docs/admin.md.',
+      'KB as JSON); POST /admin/queues/:name/agents takes {"number": E.164, "paused": true|false}. See ' +
+      'docs/admin.md.',
   },
   {
     code: 'UNKNOWN_VERSION',
@@ -176,7 +177,7 @@ export const HTTP_CODES: readonly CodeInfo[] = [
     title:
       'The query string of GET /admin/calls is not valid: status other than live or finished, a limit ' +
       'outside 1..500, a parameter given twice, or a cursor this server did not give (or gave for the other ' +
-      'status).',
+      'status); of GET /admin/queues: a limit outside 1..1000.',
     hint:
       'GET /admin/calls?status=live|finished&limit=1..500&cursor=<the next of the previous page>. A cursor is ' +
       'opaque: take it from `next` as it is; after a restart of a memory store, start again without one.',
@@ -284,6 +285,45 @@ export const HTTP_CODES: readonly CodeInfo[] = [
     hint:
       "The call may or may not have been placed: look at the service's call records before trying again, or a " +
       'number may be called twice.',
+  },
+  {
+    code: 'UNKNOWN_QUEUE',
+    http: 404,
+    title:
+      'GET /admin/queues/:name: the call store knows no queue of that name (no caller waits in it and no agent ' +
+      'was seen or paused in it).',
+    hint:
+      'A queue exists in the store from its first caller or its first pause: GET /admin/queues lists those it ' +
+      "knows. The name is the queue step's, as the flow writes it (case matters).",
+  },
+  {
+    code: 'QUEUES_UNSUPPORTED',
+    http: 404,
+    title:
+      'An admin queues route (/admin/queues...) was asked, but the call store has no queues (a store of your ' +
+      'own that does not declare capabilities.queues()).',
+    hint:
+      'The memory and Redis stores have queues; a store of your own needs capabilities.queues() returning ' +
+      'QueueLines (src/store/queues.ts). Without it the queue steps of the flows take their error branch.',
+  },
+  {
+    code: 'QUEUE_AGENT_PAUSED',
+    title:
+      'An agent was paused or resumed in a queue through the admin API (POST /admin/queues/:name/agents; ' +
+      'logged at info with the queue, the number and paused).',
+    hint:
+      'Informational. A paused agent is offered to no caller of that queue until resumed; a call it is on ' +
+      'goes on.',
+  },
+  {
+    code: 'METRICS_QUEUES_UNAVAILABLE',
+    title:
+      'A scrape of /metrics could not read the queues from the call store (it failed, or did not answer within ' +
+      '1 s): the callscript_queue_* series of the store were left out of that answer (logged at warn, at most ' +
+      'once per minute; counted in callscript_queue_view_failures_total).',
+    hint:
+      'The rest of the scrape is answered as usual. Check the store (GET /health says why it fails); the next ' +
+      'scrape tries again.',
   },
   {
     code: 'OUTBOUND_NOT_FOUND',

@@ -1,7 +1,7 @@
 /**
  * The admin API (/admin/...): flows and their versions, live and finished calls
- * (src/http/calls.ts), outbound calls (src/http/outbound.ts), rollback, canary, reload. Registered only when admin
- * credentials are configured; those are its own
+ * (src/http/calls.ts), outbound calls (src/http/outbound.ts), queues (src/http/queues.ts), rollback, canary,
+ * reload. Registered only when admin credentials are configured; those are its own
  * (not the real-time route's), checked in onRequest before any body is read. Answers are
  * JSON; errors use the `{"error":{"code","message"}}` envelope with catalogue codes.
  */
@@ -22,6 +22,7 @@ import type { TrafficSource } from './metrics.js';
 import { registerCalls, type CallsDeps } from './calls.js';
 import type { WebhookReceiver } from './webhooks.js';
 import { registerOutbound, type OutboundRouteDeps } from './outbound.js';
+import { registerQueues } from './queues.js';
 
 export interface AdminDeps extends CallsDeps {
   auth: { login: string; password: string };
@@ -193,6 +194,8 @@ export async function registerAdmin(app: FastifyInstance, d: AdminDeps): Promise
 
       registerCalls(admin, d);
       if (d.outbound) registerOutbound(admin, d.outbound, bodyObject);
+      // the queues' lines and agents, from the store (src/http/queues.ts)
+      registerQueues(admin, { store: d.store }, bodyObject);
 
       // the webhook route and the events it took since this process started, by type and result (docs/webhooks.md)
       admin.get('/webhooks', async () =>

@@ -22,6 +22,7 @@ import { SharedVersions } from '../registry/shared-versions.js';
 import { watchFlows } from '../registry/watch.js';
 import { ServiceClient } from '../service/jsonrpc.js';
 import { MemoryStore } from '../store/memory.js';
+import type { QueueLines } from '../store/queues.js';
 import { capabilitiesOf, type CallStore } from '../store/types.js';
 import { pendingView } from './admin.js';
 import { HistoryWriter, historySettings, historyStore } from './history.js';
@@ -77,7 +78,7 @@ export async function compose(app: FastifyInstance, options: CallscriptPluginOpt
           ),
         }));
   const metricsOpts: MetricsOptions | undefined = options.metrics === false ? undefined : (options.metrics ?? {});
-  const metrics = metricsOpts ? callMetrics(app, registry, report, live, metricsOpts) : undefined;
+  const metrics = metricsOpts ? callMetrics(app, registry, report, live, metricsOpts, caps.queues?.()) : undefined;
   const tracing = new RtTracing();
   warnTracingMismatch(app);
   // Outbound calls placed by the admin API: kept in the store, read by the first request of each.
@@ -274,6 +275,7 @@ function callMetrics(
   report: LoadReport | undefined,
   live: LiveCalls,
   o: MetricsOptions,
+  queues: QueueLines | undefined,
 ): CallMetrics {
   return new CallMetrics({
     liveCalls: function* () {
@@ -282,6 +284,7 @@ function callMetrics(
     flows: () => registry.list().map((f) => f.name),
     refusedEdits: () => (registry.reloaded ? registry.pendingErrors().size : (report?.refused.length ?? 0)),
     ...(o.cluster ? { cluster: o.cluster } : {}),
+    ...(queues ? { queues } : {}),
     log: app.log,
   });
 }

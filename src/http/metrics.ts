@@ -13,20 +13,23 @@
  * that served (the engine's CompiledFlow), "" when none did (no route, an unknown flow in
  * the URL, a refused request): what a caller sends never becomes a label value. Effect
  * outcomes are error kinds; past MAX_EFFECT_OUTCOMES distinct ones they count as OTHER.
+ * The queues' series (read from the store when scraped, and the waits) are src/http/metrics-queues.ts's.
  */
 import type { FastifyInstance, onRequestHookHandler, RouteHandlerMethod } from 'fastify';
-import { AggregatorRegistry, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
-import type { StepEvent, StepObserver } from '../engine/observe.js';
+import { AggregatorRegistry, Registry, collectDefaultMetrics } from 'prom-client';
+import type { EffectEvent, StepEvent, StepObserver } from '../engine/observe.js';
 import type { ReloadSummary } from '../registry/reloader.js';
 import type { MetricsCluster, MetricsPart } from './metrics-cluster.js';
+import { DURATION_BUCKETS, Hist, histValues, view, type Value } from './metrics-values.js';
+import { QueueMetrics } from './metrics-queues.js';
+import type { QueueLines } from '../store/queues.js';
+
+export { DURATION_BUCKETS };
 
 /** Where the console reads the traffic of a flow's transitions: per version, per coverage key, the times taken. */
 export interface TrafficSource {
   traffic(flow: string): Promise<Record<string, Record<string, number>>>;
 }
-
-/** Buckets of the request and effect durations, in seconds: they fit a 4 s deadline. */
-export const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 4, 5] as const;
 
 const MAX_EFFECT_OUTCOMES = 64;
 const TRANSITIONS = 'callscript_transitions_total';
@@ -41,18 +44,10 @@ export interface MetricsDeps {
   /** With `callscript serve --workers N`: the other workers, whose metrics are summed with these. */
   cluster?: MetricsCluster;
   log?: { warn(obj: object, msg: string): void };
-}
-
-class Hist {
-  /** Observations per bucket (not cumulative), then the ones over the last bound. */
-  readonly counts = new Array<number>(DURATION_BUCKETS.length + 1).fill(0);
-  sum = 0;
-  observe(seconds: number): void {
-    let i = 0;
-    while (i < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[i]!) i++;
-    this.counts[i]!++;
-    this.sum += seconds;
-  }
+  /** The call store's queues (its `queues` capability): their series read when scraped (src/http/metrics-queues.ts). */
+  queues?: QueueLines;
+  /** The scrape's time, epoch ms (default Date.now). */
+  now?: () => number;
 }
 
 interface VersionTally {
@@ -68,9 +63,6 @@ interface FlowTally {
   fallbacks: number;
 }
 
-type Labels = Record<string, string | number>;
-type Value = { labels: Labels; value: number; metricName?: string };
-
 const add = (m: Map<string, number>, k: string, n = 1) => m.set(k, (m.get(k) ?? 0) + n);
 
 /**
@@ -83,6 +75,7 @@ export class CallMetrics implements StepObserver, TrafficSource {
   private readonly flows = new Map<string, FlowTally>();
   private readonly effects = new Map<string, { outcomes: Map<string, number>; hist: Hist }>();
   private readonly reloads = new Map<string, number>();
+  private readonly queues: QueueMetrics | undefined;
   private storeErrors = 0;
   /** The webhook route's counts (src/http/webhooks.ts), once it is on. */
   private webhookCounts: (() => { type: string; result: string; count: number }[]) | undefined;
@@ -143,7 +136,7 @@ export class CallMetrics implements StepObserver, TrafficSource {
     view(
       r,
       'callscript_effects_total',
-      'Effects performed (sms, http), by kind and outcome (ok, pending, or the error kind).',
+      'Effects performed (sms, http, queue), by kind and outcome (ok, pending, or the error kind).',
       'counter',
       'sum',
       () =>
@@ -216,6 +209,9 @@ export class CallMetrics implements StepObserver, TrafficSource {
       () =>
         (this.webhookCounts?.() ?? []).map(({ type, result, count }) => ({ labels: { type, result }, value: count })),
     );
+    this.queues = deps.queues
+      ? new QueueMetrics({ queues: deps.queues, now: deps.now ?? Date.now, ...(deps.log ? { log: deps.log } : {}) }, r)
+      : undefined;
     view(
       r,
       'callscript_processes',
@@ -239,7 +235,29 @@ export class CallMetrics implements StepObserver, TrafficSource {
     h.observe(e.ms / 1000);
     if (e.late) f.fallbacks++;
     if (e.outcome === 'store_unavailable') this.storeErrors++;
-    for (const x of e.effects) this.effect(x.kind, x.outcome, x.ms);
+    for (const x of e.effects) {
+      this.effect(x.kind, x.outcome, x.ms);
+      if (x.queue) this.queueWait(x.queue, x.value);
+    }
+  }
+
+  /**
+   * A queue operation that ends a caller's wait feeds the wait histogram: done (the agent who answered was claimed
+   * after `waited`: answered), leave (abandoned), a poll answered timeout or empty.
+   */
+  private queueWait(q: NonNullable<EffectEvent['queue']>, value: string | undefined): void {
+    if (q.waited === undefined) return;
+    const outcome =
+      q.op === 'done'
+        ? 'answered'
+        : q.op === 'leave'
+          ? 'abandoned'
+          : value === 'timeout'
+            ? 'timed_out'
+            : value === 'empty'
+              ? 'empty'
+              : undefined;
+    if (outcome) this.observeQueueWait(q.name, outcome, q.waited);
   }
 
   /** The webhook route is on: its counts are read at each scrape. */
@@ -313,6 +331,14 @@ export class CallMetrics implements StepObserver, TrafficSource {
     return !g || g.parts.length === 0;
   }
 
+  /**
+   * A caller's wait in a queue ended after `seconds`: `outcome` says how (docs/operations.md names answered,
+   * abandoned, timed_out, empty). Called by the engine's wiring; a no-op when the store has no queues.
+   */
+  observeQueueWait(queue: string, outcome: string, seconds: number): void {
+    this.queues?.observeWait(queue, outcome, seconds);
+  }
+
   /** A call ended from the admin API (no request ends it: DELETE /admin/calls/:callid). */
   endedByAdmin(flow: string, version: string): void {
     add(this.version(this.flow(flow), version).ended, 'ended_by_admin');
@@ -363,34 +389,6 @@ export function registerMetrics(
   });
   const stop = metrics.serveCluster();
   if (stop) app.addHook('onClose', async () => stop());
-}
-
-/** Registers a metric whose values `values` computes when scraped, in the shape prom-client's own metrics give. */
-function view(
-  r: Registry,
-  name: string,
-  help: string,
-  type: 'counter' | 'gauge' | 'histogram',
-  aggregator: 'sum' | 'max',
-  values: () => Value[],
-): void {
-  const get = async () => ({ name, help, type, aggregator, values: values() });
-  r.registerMetric({ name, help, type, aggregator, get, reset: () => {} } as unknown as Metric);
-}
-
-/** A histogram's values as prom-client gives them: cumulative buckets (le first), +Inf, _sum and _count. */
-function histValues(name: string, labels: Labels, h: Hist): Value[] {
-  const out: Value[] = [];
-  let acc = 0;
-  DURATION_BUCKETS.forEach((le, i) => {
-    acc += h.counts[i]!;
-    out.push({ labels: { le, ...labels }, value: acc, metricName: `${name}_bucket` });
-  });
-  const count = acc + h.counts[DURATION_BUCKETS.length]!;
-  out.push({ labels: { le: '+Inf', ...labels }, value: count, metricName: `${name}_bucket` });
-  out.push({ labels, value: h.sum, metricName: `${name}_sum` });
-  out.push({ labels, value: count, metricName: `${name}_count` });
-  return out;
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   type StoredPath,
   type StoreCapabilities,
 } from './types.js';
+import { MemoryQueues } from './memory-queues.js';
 
 interface Entry {
   /** Undefined while only an aside was set. */
@@ -67,8 +68,9 @@ export const MAX_EVENT_CLAIMS = 200_000;
  * expiry, capped (MAX_SMS_RECORDS, MAX_EVENT_CLAIMS: the oldest are dropped first).
  */
 export class MemoryStore implements CallStore, SmsStatusStore {
-  /** One process alone uses it: nothing shared. */
-  readonly capabilities: StoreCapabilities = { shared: false };
+  /** One process alone uses it: nothing shared; its queues are this process's (./memory-queues.ts). */
+  readonly capabilities: StoreCapabilities = { shared: false, queues: () => this.queueLines };
+  private readonly queueLines = new MemoryQueues();
   private readonly calls = new Map<string, Entry>();
   private readonly paths = new Map<string, Path>();
   private readonly finished = new Map<string, Finished>();

@@ -14,7 +14,9 @@
  *   until the claiming caller's next operation: its next `poll` (the ring ended unanswered: free at once, and this
  *   caller will not be offered that agent again while it waits), `leave` (free at once) or `done` (the call was
  *   bridged and has ended: free after `wrapUpMs`, and the handling time, claim to done, is recorded). A claim the
- *   caller never ends (its instance lost) lapses `leaseMs` after the claim.
+ *   caller never ends (its instance lost) lapses `leaseMs` after the claim. A caller ahead who already tried every
+ *   free agent still counts as ahead of the callers behind it (they wait for another agent, or for it to leave): an
+ *   agent who did not answer is most likely away, and nobody overtakes a caller who waits longer.
  * - **Paused** agents (per queue, through the admin API) are offered to nobody in that queue.
  * - **Whose turn**: a caller may claim an agent when the callers ahead of it in the line that are not ringing an
  *   agent are fewer than the agents it could take (listed in its poll, free, not paused, not tried by it). Among
@@ -103,7 +105,10 @@ export interface QueueView {
   agents: AgentView[];
   /** Served calls' mean handling time (ms) over the last 20, if any. */
   handleMs?: number;
-  /** Counts since the store started (memory) or ever (Redis): answered (done), abandoned (leave), timed out. */
+  /**
+   * Counts while the queue is in use (kept until a day after its last operation; memory: since the process started):
+   * answered (done), abandoned (leave), timed out. Counters for Prometheus: a reset reads as a restart.
+   */
   answered: number;
   abandoned: number;
   timedOut: number;

@@ -8,8 +8,9 @@
  * - commit: compares `r` with the revision read, writes `v` and `r`+1 and the expiry, or
  *   changes nothing.
  * The call history (paths of live calls, finished records) is in ./redis-history.ts, the
- * delivery status of SMS and the webhook event claims in ./redis-sms.ts; outbound calls
- * placed by the server are strings `<prefix>outbound:{<id>}` with their expiry.
+ * delivery status of SMS and the webhook event claims in ./redis-sms.ts, the queues' lines and
+ * agents in ./redis-queues.ts; outbound calls placed by the server are strings
+ * `<prefix>outbound:{<id>}` with their expiry.
  * Commands sent in one turn of the event loop go to Redis together (ioredis's
  * autopipelining: one write instead of one per command, and far less of Redis's CPU).
  * No lock is taken anywhere: an instance killed between a load and a commit leaves nothing
@@ -43,6 +44,7 @@ import { StoreFaults, type StoreFault } from './faults.js';
 import { RedisShared } from './shared.js';
 import { RedisHistory, callKey } from './redis-history.js';
 import { RedisSmsStatus } from './redis-sms.js';
+import { RedisQueues } from './redis-queues.js';
 
 const LOAD = `
 local r = redis.call('HMGET', KEYS[1], 'v', 'r', 'f')
@@ -137,6 +139,7 @@ export class RedisStore implements CallStore, SmsStatusStore {
   readonly capabilities: StoreCapabilities = {
     shared: true,
     sharedRecords: () => new RedisShared(this.client, this.prefix, (op) => this.timed(op)),
+    queues: () => this.queueLines,
     ready: (timeoutMs) => this.ready(timeoutMs),
     health: () => this.health(),
   };
@@ -145,6 +148,7 @@ export class RedisStore implements CallStore, SmsStatusStore {
   private readonly faults = new StoreFaults();
   private readonly history: RedisHistory;
   private readonly smsStatusStore: RedisSmsStatus;
+  private readonly queueLines: RedisQueues;
   private readonly commandTimeoutMs: number;
 
   /** `target`: redis://[user:password@]host:port[/db] (rediss:// for TLS), a Cluster, or Sentinels. */
@@ -181,6 +185,8 @@ export class RedisStore implements CallStore, SmsStatusStore {
     this.redis = redis as Scripted;
     this.history = new RedisHistory(redis, this.prefix, (op) => this.run(op));
     this.smsStatusStore = new RedisSmsStatus(redis, this.prefix, (op) => this.run(op));
+    // a queue's script writes (the caller's last poll) whatever it answers
+    this.queueLines = new RedisQueues(redis, this.prefix, (op) => this.run(op, WROTE));
   }
 
   /** The client, for the other shared records (flow versions, pins, counts). */

@@ -133,10 +133,11 @@ describe('the queue step', () => {
     const end = effect(
       advance(f, stateOf(out), req({ command: 'dialout', command_id: id, call_status: 'HANGUP' }), OPTS),
     );
+    // waited: when the agent who answered was claimed (the wait histogram's `answered`)
     expect(end.effect).toMatchObject({
       kind: 'queue',
       op: 'done',
-      params: { queue: 'sales', wrap_up: 30, agents: [] },
+      params: { queue: 'sales', wrap_up: 30, agents: [], waited: 90 },
     });
     const fin = end.resume({ ok: true, value: 'done' });
     expect(fin).toMatchObject({ kind: 'reply', state: null });
@@ -149,7 +150,7 @@ describe('the queue step', () => {
     const leave = effect(
       advance(f, stateOf(out), req({ command: 'play', command_id: 1, call_status: 'HANGUP' }), OPTS),
     );
-    expect(leave.effect).toMatchObject({ kind: 'queue', op: 'leave', params: { queue: 'sales' } });
+    expect(leave.effect).toMatchObject({ kind: 'queue', op: 'leave', params: { queue: 'sales', waited: 0 } });
     const fin = leave.resume({ ok: true, value: 'left' });
     expect((fin as { summary: { vars: Record<string, unknown> } }).summary.vars.outcome).toBe('left');
   });

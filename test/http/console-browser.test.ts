@@ -19,6 +19,7 @@ import {
   RtCall,
 } from '../helpers/console.js';
 import { DESK, MARKUP } from '../helpers/console-flows.js';
+import { FakeQueues, QueuesStore, sampleViews } from './queues-fake.js';
 
 const HAVE_CHROMIUM = chromiumAvailable();
 
@@ -380,6 +381,49 @@ describe.skipIf(!HAVE_CHROMIUM)('the web console in Chromium', () => {
     expect(b.reply?.command).toBe('hangup');
     await poll(page, () => page.locator('main h1').textContent()).toBe('Call 8101 finished: ended_by_admin');
     expect(await page.locator('button.end-call').count()).toBe(0);
+    expect(problems).toEqual([]);
+  });
+
+  it("the queues: each one's waiting callers and agents, live; an agent paused from its row", async () => {
+    const fake = new FakeQueues([sampleViews()[1]!]); // support: nobody waiting
+    dir = flowsDir({ 'desk.yaml': DESK });
+    server = await listen({ flowsDir: dir, store: new QueuesStore(fake) });
+    const { page, problems } = await open('#/queues');
+    await page.locator('section.queue[data-queue="support"]').waitFor();
+    expect(await texts(page, 'section.queue h2')).toEqual(['support']);
+    expect(await texts(page, 'section.queue table.queue-line tbody td')).toEqual(['Nobody waiting.']);
+    // callers arrive in the store: shown without a reload
+    fake.queues.set('sales', sampleViews()[0]!);
+    await poll(page, () => texts(page, 'section.queue h2')).toEqual(['sales', 'support']);
+    const sales = page.locator('section.queue[data-queue="sales"]');
+    expect(await sales.locator('.queue-counts').textContent()).toMatch(
+      /^3 waiting, the longest .+ · agents: 1 free, 1 busy, 1 wrap-up, 1 paused · answered 12, abandoned 3, timed out 1 · mean handling 2 min 05 s$/,
+    );
+    const cells = async (table: string, n: number) =>
+      (await sales.locator(`table.${table} tbody tr`).all()).map(async (r) =>
+        (await r.locator('td').allTextContents()).slice(0, n),
+      );
+    expect(await Promise.all(await cells('queue-line', 2))).toEqual([
+      ['1', '4242'],
+      ['—', '4243'],
+      ['2', '4244'],
+    ]);
+    expect(await sales.locator('tr[data-callid="4243"] td').last().textContent()).toBe('+33612345678');
+    expect(await Promise.all(await cells('queue-agents', 3))).toEqual([
+      ['+33612345678', 'busy', 'no'],
+      ['+33612345679', 'free', 'no'],
+      ['+33612345680', 'wrap_up', 'no'],
+      ['+33612345681', 'free', 'paused'],
+    ]);
+    await sales.locator('tr[data-number="+33612345679"] button.agent-pause').click();
+    await poll(page, () => page.locator('.queue-result').textContent()).toBe('Agent +33612345679 paused in sales.');
+    await poll(page, () => sales.locator('tr[data-number="+33612345679"] td.agent-paused').textContent()).toBe(
+      'paused',
+    );
+    expect(await sales.locator('tr[data-number="+33612345679"] button').textContent()).toBe('Resume');
+    expect(fake.calls.filter((c) => c[0] === 'pause').map((c) => c.slice(0, 4))).toEqual([
+      ['pause', 'sales', '+33612345679', true],
+    ]);
     expect(problems).toEqual([]);
   });
 });

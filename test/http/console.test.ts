@@ -93,6 +93,7 @@ describe('GET /admin/console', () => {
       '#/',
       '#/',
       '#/calls',
+      '#/queues',
     ]);
     // nothing of the request is reflected
     const odd = await get(s, '/admin/console?<script>alert(1)</script>');
@@ -126,6 +127,7 @@ describe('GET /admin/console', () => {
       'flow.js',
       'flows.js',
       'format.js',
+      'queues.js',
     ]);
     const css = await get(s, '/admin/console/assets/style.css');
     expect([css.statusCode, css.headers['content-type']]).toEqual([200, 'text/css; charset=utf-8']);

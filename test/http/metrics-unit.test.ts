@@ -157,7 +157,7 @@ describe('CallMetrics', () => {
         '# TYPE callscript_deadline_fallbacks_total counter',
         'callscript_deadline_fallbacks_total{flow="desk"} 1',
         '',
-        '# HELP callscript_effects_total Effects performed (sms, http), by kind and outcome (ok, pending, or ' +
+        '# HELP callscript_effects_total Effects performed (sms, http, queue), by kind and outcome (ok, pending, or ' +
           'the error kind).',
         '# TYPE callscript_effects_total counter',
         'callscript_effects_total{kind="sms",outcome="ok"} 1',

@@ -14,6 +14,11 @@ export interface Decision {
   outcome: Outcome;
   /** Where the outcome comes from: an action's `file:line:col`, "defaults" or "built-in". */
   source: string;
+  /**
+   * An action of the script was matched to this command (a command action or `error`): an outcome given explicitly
+   * for it, which wins over the emulator's agents table (`defaults` and the built-in outcome do not).
+   */
+  scripted: boolean;
 }
 
 export class CallerActor {
@@ -27,24 +32,24 @@ export class CallerActor {
 
   /** What the caller does on `command`. */
   next(command: CommandName): Decision {
-    if (this.hangupNext) return { hangup: true, outcome: {}, source: 'hangup_after' };
+    if (this.hangupNext) return { hangup: true, outcome: {}, source: 'hangup_after', scripted: true };
     const head = this.queue[0];
     if (head && applies(head, command)) {
       this.queue.shift();
       switch (head.kind) {
         case 'command':
-          return { hangup: false, outcome: head.outcome, source: head.where };
+          return { hangup: false, outcome: head.outcome, source: head.where, scripted: true };
         case 'error':
-          return { hangup: false, outcome: { error: head.error }, source: head.where };
+          return { hangup: false, outcome: { error: head.error }, source: head.where, scripted: true };
         case 'hangup':
-          return { hangup: true, outcome: {}, source: head.where };
+          return { hangup: true, outcome: {}, source: head.where, scripted: true };
         case 'hangup_after':
           this.hangupAfterThis = true;
           break;
       }
     }
     const d = this.script.defaults[command];
-    return { hangup: false, outcome: d ?? {}, source: d ? 'defaults' : 'built-in' };
+    return { hangup: false, outcome: d ?? {}, source: d ? 'defaults' : 'built-in', scripted: false };
   }
 
   /** The command ended normally: a pending `hangup_after` now takes effect. */

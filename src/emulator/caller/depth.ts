@@ -9,6 +9,12 @@ import { isAlias, isCollection, isPair, Parser, type Document } from 'yaml';
 import type { CST } from 'yaml';
 import { MAX_DEPTH } from '../json-depth.js';
 
+/**
+ * The largest caller script, in bytes: the control API takes one in a request body of at most 2 MiB (server.ts).
+ * An agents file (agents/load.ts) has the same bound.
+ */
+export const MAX_SCRIPT_BYTES = 2 * 1024 * 1024;
+
 /** Nodes visited at most when aliases are expanded (a script is a few hundred). */
 export const MAX_EXPANDED_NODES = 100_000;
 

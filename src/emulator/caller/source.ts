@@ -20,11 +20,20 @@ export class Source {
   readonly doc: Document;
   private readonly lc = new LineCounter();
 
+  /**
+   * `uniqueKeys: false` leaves repeated keys to the caller: yaml's own check compares each key with every earlier
+   * one of its map (10,000 keys took 3 s).
+   */
   constructor(
     readonly text: string,
     readonly file: string,
+    opts: { uniqueKeys?: boolean } = {},
   ) {
-    this.doc = parseDocument(text, { lineCounter: this.lc, prettyErrors: false, uniqueKeys: true });
+    this.doc = parseDocument(text, {
+      lineCounter: this.lc,
+      prettyErrors: false,
+      uniqueKeys: opts.uniqueKeys ?? true,
+    });
   }
 
   /** YAML syntax errors, positioned. */
@@ -64,6 +73,12 @@ export class Source {
     const n = this.node(path);
     if (isScalar(n) && n.range) return this.text.slice(n.range[0], n.range[1]).trim();
     return String(value);
+  }
+
+  /** 1-based line and column of an offset in the text. */
+  at(offset: number): { line: number; column: number } {
+    const p = this.lc.linePos(offset);
+    return { line: p.line, column: p.col };
   }
 
   where(path: Path): string {

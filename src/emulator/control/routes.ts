@@ -1,7 +1,7 @@
 /**
  * The control API (register with prefix /emulator): run calls and read their transcripts,
  * inject inbound SMS, move an SMS to a failure status, route DIDs to applications,
- * register the caller script used when the emulator calls a number, reset. HTTP Basic
+ * register the caller script used when the emulator calls a number, the agents (agents.ts), reset. HTTP Basic
  * with the account credentials (GET /emulator/health excepted); errors are
  * `{"error":{"code","message"}}`.
  */
@@ -14,6 +14,7 @@ import { HASH, receiveSms } from '../sms/service.js';
 import { runCallRequest } from './run-call.js';
 import { callerFromBody } from './caller-body.js';
 import { repliesWhenSaved } from '../saved-replies.js';
+import { agentRoutes } from './agents.js';
 
 export function controlApi(ctx: EmulatorContext) {
   return async function plugin(app: FastifyInstance): Promise<void> {
@@ -185,9 +186,12 @@ export function controlApi(ctx: EmulatorContext) {
       return reply.code(204).send();
     });
 
+    agentRoutes(app, ctx);
+
     app.post('/reset', async () => {
       ctx.store.reset();
       ctx.smsFailures.clear();
+      ctx.agents.clear();
       return { status: 'ok' };
     });
   };

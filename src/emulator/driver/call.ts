@@ -7,8 +7,9 @@
 import { CallerActor } from '../caller/actor.js';
 import type { CallerScript } from '../caller/types.js';
 import type { EmulatorContext, LiveCall } from '../context.js';
-import { checkReply, type Reply } from './conformance.js';
-import { simulate, type CallMedia, type SimResult } from './simulate.js';
+import { checkReply } from './conformance.js';
+import { runCommand } from './run-command.js';
+import { simulate, type CallMedia } from './simulate.js';
 import type { CommandEntry, EndedBy, Transcript } from './transcript.js';
 import { postRequest, requestBody, type RequestFields } from './wire.js';
 
@@ -85,11 +86,15 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
     },
   };
   const hungUp = () => remote;
-  /** Real time: waits `ms`, or less when the call is hung up meanwhile; the ms waited. */
+  /**
+   * Real time: waits `ms` of call time, or less when the call is hung up meanwhile; the call time waited. With
+   * --speed N, 1 s of call time lasts 1/N s on the emulator's clock.
+   */
+  const speed = ctx.calls.speed;
   const pause = async (ms: number): Promise<number> => {
-    const t0 = performance.now();
-    await Promise.race([ctx.sleep(ms), aborted]);
-    return Math.round(performance.now() - t0);
+    const t0 = ctx.clock.now();
+    await Promise.race([ctx.sleep(ms / speed), aborted]);
+    return Math.min(ms, Math.round((ctx.clock.now() - t0) * speed));
   };
   ctx.live.set(spec.callid, live);
   const actor = new CallerActor(spec.script);
@@ -173,7 +178,6 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
     }
     let last: Last = { command: '', command_id: '0', result: '', error: '' };
     let status: string = spec.script.call.status;
-    const hangupAt = spec.script.call.hangup_at === undefined ? Infinity : spec.script.call.hangup_at * 1000;
     for (;;) {
       if (remote) {
         await end('HANGUP', last, remote.by, remote.reason);
@@ -252,47 +256,27 @@ export async function runCall(ctx: EmulatorContext, spec: CallSpec): Promise<Tra
         );
         break;
       }
-      const sim =
-        reply.command === 'hangup_callid'
-          ? hangupCallid(ctx, spec, reply, decision.outcome.error)
-          : simulate(reply.command, reply.params, decision.outcome, media);
-      if (clock + sim.durationMs > hangupAt) {
+      const ran = await runCommand({ ctx, spec, media, at: clock, pause, hungUp }, reply, decision);
+      for (const w of ran.notes) t.warnings.push({ request: n, ...w });
+      if (ran.kind === 'interrupted') {
         e.status = 'interrupted';
-        e.duration_ms = Math.max(0, hangupAt - clock);
-        e.caller = `hung up ${spec.script.call.hangup_at} s into the call`;
-        clock += e.duration_ms;
-        if (spec.realtime) await pause(e.duration_ms);
+        e.duration_ms = ran.ms;
+        e.caller = ran.caller;
+        clock += ran.ms;
         await end(
           'HANGUP',
           { command: reply.command, command_id: reply.commandId, result: '', error: '' },
-          'caller',
-          `the caller hung up at ${spec.script.call.hangup_at} s (call.hangup_at)`,
+          ran.by,
+          ran.reason,
         );
         break;
       }
-      if (spec.realtime) {
-        const waited = await pause(sim.durationMs);
-        const r = hungUp();
-        if (r) {
-          e.status = 'interrupted';
-          e.duration_ms = waited;
-          e.caller = `interrupted after ${waited} ms: ${r.reason}`;
-          clock += waited;
-          await end(
-            'HANGUP',
-            { command: reply.command, command_id: reply.commandId, result: '', error: '' },
-            r.by,
-            r.reason,
-          );
-          break;
-        }
-      }
+      const sim = ran.sim;
       e.result = sim.result;
       e.error = sim.error;
       e.duration_ms = sim.durationMs;
       e.caller = sim.caller;
       clock += sim.durationMs;
-      for (const w of sim.warnings) t.warnings.push({ request: n, code: 'SCRIPT', message: w });
       if (sim.bridged) {
         await end(
           'HANGUP',
@@ -366,18 +350,4 @@ function entry(
 function idValue(digits: string): number | string {
   const n = Number(digits);
   return digits !== '' && Number.isSafeInteger(n) ? n : digits;
-}
-
-function hangupCallid(ctx: EmulatorContext, spec: CallSpec, reply: Reply, error: string | undefined): SimResult {
-  if (error !== undefined)
-    return { result: '', error, durationMs: 200, caller: `failed with ${error} (as scripted)`, warnings: [] };
-  const target = String(reply.params.callid);
-  if (target === spec.callid)
-    return { result: '', error: '', durationMs: 0, caller: 'the callid is this call: it is hung up', warnings: [] };
-  const other = ctx.live.get(target);
-  if (other) {
-    other.hangUp('hangup_callid', `hangup_callid from call ${spec.callid}`);
-    return { result: '', error: '', durationMs: 0, caller: `call ${target} (${other.id}) was hung up`, warnings: [] };
-  }
-  return { result: '', error: '', durationMs: 0, caller: `no live call ${target}: nothing to hang up`, warnings: [] };
 }

@@ -43,5 +43,18 @@ export async function send(method, path) {
   );
 }
 
+/** A request with a JSON body (the admin API's POST routes take one). */
+export async function sendJson(method, path, body) {
+  return answer(
+    await fetch(path, {
+      method,
+      headers: { accept: 'application/json', 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      cache: 'no-store',
+      credentials: 'same-origin',
+    }),
+  );
+}
+
 /** A path segment. */
 export const seg = (s) => encodeURIComponent(String(s));

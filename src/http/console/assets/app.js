@@ -1,4 +1,4 @@
-// The console: hash routes (#/, #/flow/NAME[/VERSION], #/calls, #/call/CALLID) and one tick
+// The console: hash routes (#/, #/flow/NAME[/VERSION], #/calls, #/call/CALLID, #/queues) and one tick
 // every 2 s that reads GET /admin/flows (the header's live count, the refused edits banner)
 // and refreshes the view shown, without reloading the page. No tick while the tab is hidden.
 
@@ -8,6 +8,7 @@ import { flowsView } from './flows.js';
 import { flowView } from './flow.js';
 import { callsView } from './calls.js';
 import { callView } from './call.js';
+import { queuesView } from './queues.js';
 
 const TICK_MS = 2000;
 const main = document.getElementById('main');
@@ -33,6 +34,7 @@ function route(hash) {
   if (parts[0] === 'flow' && parts.length >= 2) return ['flows', flowView(parts[1], parts[2])];
   if (parts[0] === 'calls') return ['calls', callsView()];
   if (parts[0] === 'call' && parts.length >= 2) return ['calls', callView(parts[1])];
+  if (parts[0] === 'queues') return ['queues', queuesView()];
   return [
     'flows',
     {
