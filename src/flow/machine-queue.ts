@@ -13,8 +13,10 @@
  *   while ringing or bridged with the agent: `<q>@done` (op `done`: the agent free after wrap_up) then `bridged`
  *   (logic steps only: the call is over), or the hangup handler.
  *
- * Coverage keys: `<q>:ring`, `<q>:wait`, `<q>:announce`, `<q>:noanswer`, `<q>:timeout`, `<q>:empty`, `<q>:error`,
- * `<q>:bridged`, `<q>:abandoned`.
+ * Coverage keys: `<q>:wait` (a poll answered wait: hold or announcement), `<q>:held` (a hold chunk played),
+ * `<q>:announce` (an announcement played; only with `announce:`), `<q>:ring` (an agent claimed), `<q>:noanswer` (the
+ * ring ended unanswered), `<q>:timeout`, `<q>:empty`, `<q>:error` (or `handlers:error`) as written, `<q>:bridged`,
+ * `<q>:abandoned`.
  */
 import {
   BUDGET,
@@ -88,11 +90,16 @@ export function queueStates(
   const again = (key: string): TransitionConfig => ({ target: id, reenter: true, actions: [took(`${id}:${key}`)] });
   const result: TransitionConfig[] = [
     { guard: exact('ring'), target: id + QUEUE_RING, actions: [...taken, queueAct('ring'), took(`${id}:ring`)] },
-    {
-      guard: { type: 'queueDue', params: { step: id } },
-      target: id + QUEUE_ANNOUNCE,
-      actions: [...taken, queueAct('announce'), took(`${id}:wait`)],
-    },
+    // without an announcement, no state plays one (and no coverage key `<q>:announce` waits to be covered)
+    ...(step.queue?.announce
+      ? [
+          {
+            guard: { type: 'queueDue' as const, params: { step: id } },
+            target: id + QUEUE_ANNOUNCE,
+            actions: [...taken, queueAct('announce'), took(`${id}:wait`)],
+          },
+        ]
+      : []),
     { guard: exact('wait'), target: id + QUEUE_HOLD, actions: [...taken, queueAct('hold'), took(`${id}:wait`)] },
     ...branch('timeout', timeout, exact('timeout')),
     ...branch('empty', empty, exact('empty')),
@@ -118,7 +125,7 @@ export function queueStates(
     },
   });
   states[id + QUEUE_HOLD] = waitState('hold', QUEUE_HOLD);
-  states[id + QUEUE_ANNOUNCE] = waitState('announce', QUEUE_ANNOUNCE);
+  if (step.queue?.announce) states[id + QUEUE_ANNOUNCE] = waitState('announce', QUEUE_ANNOUNCE);
   states[id + QUEUE_RING] = {
     meta: { kind: 'command', step: id, command: 'dialout', keys: [{ key: 'NOANSWER', exact: 'NOANSWER' }] },
     entry: [{ type: 'queueCommand', params: { step: id, state: id + QUEUE_RING, what: 'ring' } }],
