@@ -263,7 +263,9 @@ export const FLOW_CODES: readonly CodeInfo[] = [
   {
     code: 'UNHANDLED_RESULT',
     severity: 'warning',
-    title: 'Some results of the command lead nowhere: when one comes, the call is hung up.',
+    title:
+      'Some results of the command lead nowhere (of a queue step: timeout or empty): when one comes, the call is ' +
+      'hung up.',
     hint:
       'Handle the results listed in the message under `on:`, or add `default:` (or `next:`) for everything ' +
       'else; a flow-wide `handlers.on` entry also counts.',
@@ -353,16 +355,20 @@ export const FLOW_CODES: readonly CodeInfo[] = [
     code: 'EVENTLESS_LOOP',
     severity: 'error',
     title:
-      'A loop made only of logic steps (set, switch, when), which issue no command: it would spin within one request.',
+      'A loop made only of logic steps (set, switch, when), which issue no command: it would spin within one ' +
+      "request. A queue step's `empty` or `error` way back to it (with no `say:`) is one too: with no agent to " +
+      'take the call, the queue answers empty at once.',
     hint: 'Put a command step (say, read, wait...) inside the loop, or make one of the logic steps leave it.',
   },
   {
     code: 'HANDLER_COMMAND',
     severity: 'error',
-    title: 'The hangup handler is, or leads to, a command step; the call is already over when it runs.',
+    title:
+      "The hangup handler (or a queue step's `bridged` branch, which stands in for it) is, or leads to, a command " +
+      'step; the call is already over when it runs.',
     hint:
-      'handlers.hangup must name a logic step (set, switch, when) and every step reachable from it must be a ' +
-      'logic step too.',
+      "handlers.hangup (and a queue step's bridged) must name a logic step (set, switch, when) and every step " +
+      'reachable from it must be a logic step too.',
   },
   {
     code: 'HANDLER_RESULTS',

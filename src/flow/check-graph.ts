@@ -263,18 +263,29 @@ export function checkGraph(ctx: Ctx, g: GraphInput): void {
     );
   }
 
-  // loops made only of logic steps (a foreach's ways back from its body take its next item: not one of them)
-  const logic = (id: string) => isLogic(steps[id]!);
-  const logicNext = (id: string) => next.get(id)!.filter((t) => logic(t) && !bodies.get(t)?.has(id));
+  // loops made only of logic steps (a foreach's ways back from its body take its next item: not one of them), and
+  // of a queue step's ways out taken without a command (empty, error: at its first poll, with no say)
+  const logic = (id: string) => isLogic(steps[id]!) || (steps[id]!.kind === 'command' && !!steps[id]!.queue);
+  const logicNext = (id: string) =>
+    queueInstantWays(steps[id]!, handlers, next.get(id)!).filter((t) => logic(t) && !bodies.get(t)?.has(id));
   for (const scc of sccs(order.filter(logic), logicNext)) {
     const self = scc.length === 1 && logicNext(scc[0]!).includes(scc[0]!);
     if (scc.length < 2 && !self) continue;
     const names = [...scc].sort(byRank);
+    const path = [...names, names[0]].map((n) => `'${n}'`).join(' -> ');
+    const queue = names.find((n) => !isLogic(steps[n]!));
     report(
       ctx,
       'EVENTLESS_LOOP',
       loc(steps[names[0]!]!),
-      `logic steps ${[...names, names[0]].map((n) => `'${n}'`).join(' -> ')} loop without issuing a command`,
+      queue
+        ? `steps ${path} can loop without issuing a command: queue '${queue}' answers empty (or error) at once ` +
+            `when no agent can take the call (or the store fails)`
+        : `logic steps ${path} loop without issuing a command`,
+      queue
+        ? `Play something on the way back (empty: { goto: ${queue}, say: ... }, a wait step), or end the call ` +
+            `there (a message, voicemail).`
+        : undefined,
     );
   }
 
@@ -320,6 +331,60 @@ export function checkGraph(ctx: Ctx, g: GraphInput): void {
       }
     }
   }
+  checkBridged(ctx, steps, next);
+}
+
+/**
+ * HANDLER_COMMAND at a queue step's `bridged:` that is, or leads to, a command step: bridged is taken once the call
+ * has ended (as the hangup handler, which it stands in for), so only logic steps run there.
+ */
+function checkBridged(ctx: Ctx, steps: Record<string, Step>, next: ReadonlyMap<string, string[]>): void {
+  for (const q of Object.values(steps)) {
+    const b = q.kind === 'command' && q.queue ? q.on.exact.bridged : undefined;
+    if (!b?.goto || !(b.goto in steps)) continue;
+    const at = { line: b.pos.line, col: b.pos.column };
+    const hint =
+      `bridged is taken once the call has ended (the caller or the agent hung up), instead of handlers.hangup: ` +
+      `lead it to logic steps only (set, switch, when, sms, http).`;
+    if (!isLogic(steps[b.goto]!)) {
+      report(
+        ctx,
+        'HANDLER_COMMAND',
+        at,
+        `queue '${q.id}': bridged goes to command step '${b.goto}'; the call is over when it runs`,
+        hint,
+      );
+      continue;
+    }
+    const from = new Map<string, string>([[b.goto, '']]);
+    const todo = [b.goto];
+    for (let i = 0; i < todo.length; i++) {
+      for (const t of next.get(todo[i]!) ?? []) {
+        if (from.has(t)) continue;
+        from.set(t, todo[i]!);
+        if (isLogic(steps[t]!)) todo.push(t);
+        else {
+          report(
+            ctx,
+            'HANDLER_COMMAND',
+            at,
+            `queue '${q.id}': bridged leads to command step '${t}' (${pathTo(from, t)}); the call is over when ` +
+              `it runs`,
+            hint,
+          );
+          todo.length = 0;
+          break;
+        }
+      }
+    }
+  }
+}
+
+/** The ways out of a step that may be taken within the request (a queue's: empty and error without a say). */
+function queueInstantWays(step: Step, handlers: Handlers, all: string[]): string[] {
+  if (step.kind !== 'command' || !step.queue) return all;
+  const ways = [step.on.exact.empty, step.on.error ?? handlers.error];
+  return ways.filter((b) => b?.goto !== undefined && !b.say?.length).map((b) => b!.goto!);
 }
 
 /** "h -> a -> b -> t" from the breadth-first parents; a long path shows its first and last steps. */
@@ -382,5 +447,6 @@ function handlerExitHint(from: Step, to: Step): string {
  */
 function isLogic(step: Step): boolean {
   if (step.kind === 'subflow') return false;
-  return step.kind !== 'command' || isEffect(step.command.name);
+  // a queue is an effect that issues commands (hold media, announcements, the ring)
+  return step.kind !== 'command' || (isEffect(step.command.name) && !step.queue);
 }

@@ -453,10 +453,10 @@ function writtenOf(v: ExprValue): Value {
 }
 
 /** A filler: a media (any media form), `{ wait: n }`, or a list of them (escalating). */
-export function checkFiller(ctx: Ctx, node: YNode, w: string): FillerEntry[] | undefined {
+export function checkFiller(ctx: Ctx, node: YNode, w: string, what = 'filler'): FillerEntry[] | undefined {
   const items = node.kind === 'seq' ? node.items : [node];
   if (items.length === 0) {
-    report(ctx, 'BAD_MEDIA', node, `${w}filler is an empty list; give at least one media or { wait: n }`);
+    report(ctx, 'BAD_MEDIA', node, `${w}${what} is an empty list; give at least one media or { wait: n }`);
     return undefined;
   }
   const out: FillerEntry[] = [];
@@ -469,20 +469,27 @@ export function checkFiller(ctx: Ctx, node: YNode, w: string): FillerEntry[] | u
         'wait',
         1,
         HTTP_BOUNDS.fillerWaitMax,
-        `${w}filler `,
-        'A filler wait lasts 1 to 30 seconds (the wait command).',
+        `${w}${what} `,
+        `A ${what} wait lasts 1 to 30 seconds (the wait command).`,
       );
       if (n === undefined) ok = false;
       else out.push({ kind: 'wait', wait: n });
       continue;
     }
     if (it.kind === 'seq') {
-      report(ctx, 'BAD_MEDIA', it, `${w}filler: a list of fillers cannot hold another list`);
+      report(ctx, 'BAD_MEDIA', it, `${w}${what}: a list of media and waits cannot hold another list`);
+      ok = false;
+      continue;
+    }
+    // { wiat: 5 }: a misspelt wait, not a media map missing its say
+    const one = it.kind === 'map' && it.entries.length === 1 ? it.entries[0]! : undefined;
+    if (one && one.key !== 'say' && one.key !== 'prompt' && closest(one.key, ['wait', 'say', 'voice']) === 'wait') {
+      report(ctx, 'UNKNOWN_KEY', one, `${w}${what}: unknown key '${one.key}'`, "did you mean 'wait'? ({ wait: 5 })");
       ok = false;
       continue;
     }
     const refsFrom = ctx.refs.length;
-    const m = checkMedia(ctx, it, 'filler', w, { say: true });
+    const m = checkMedia(ctx, it, what, w, { say: true });
     for (let i = refsFrom; i < ctx.refs.length; i++) ctx.refs[i]!.http = false;
     if (m && m.length === 1) out.push({ kind: 'media', media: m[0]! });
     else ok = false;

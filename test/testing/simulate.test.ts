@@ -277,8 +277,8 @@ describe('callscript simulate <unknown flow>', () => {
     );
     expect(code).toBe(2);
     expect(text).toBe(
-      'callscript simulate: no flow named "nosuch" in flows (flows: appointments, bank-line, conference, front-desk, ' +
-        'recording-consent, reminder, support-line, voicemail, verify-customer)\n',
+      'callscript simulate: no flow named "nosuch" in flows (flows: appointments, bank-line, call-centre, ' +
+        'conference, front-desk, recording-consent, reminder, support-line, voicemail, verify-customer)\n',
     );
   });
 });
