@@ -208,9 +208,8 @@ describe('callscript paths', () => {
   // paths does not mock http lookups yet: a flow with http steps gets its other cases, and
   // the transitions behind a lookup are named as "write this case by hand" (next test)
   // bank-line included: its http lookups take each branch (ok, the statuses named, timeout, error) from mocks.http
-  // call-centre: paths does not answer a queue's polls yet (the tools' queue support comes on branch q-tools, issue
-  // 24); with it, every flow is back in this loop
-  for (const f of flows.filter((x) => x.name !== 'call-centre')) {
+  // call-centre included: its queues' polls take each way (ring, wait, timeout, empty, error), each a step answered
+  for (const f of flows) {
     it(`${f.name}: the cases generated for every transition pass and reach 100% of its transitions`, async () => {
       const tmp = mkdtempSync(join(tmpdir(), 'paths-'));
       const file = join(tmp, `${f.name}.test.yaml`);
