@@ -154,11 +154,15 @@ export function traceText(c: CallDetail): string {
     if (e.replays || e.refused) line += `  (then retried ${e.replays ?? 0}×, refused ${e.refused ?? 0}×)`;
     line += `  [${e.ms}ms${e.traceId ? ` trace ${e.traceId}` : ''}]`;
     lines.push(line);
-    for (const x of e.effects)
-      lines.push(
-        `${' '.repeat(w)}  ${x.kind} at ${x.step}: ${x.outcome}${x.value !== undefined ? ` ${x.value}` : ''} ` +
-          `(${x.ms}ms)`,
-      );
+    for (const x of e.effects) {
+      // a queue step's operation: its queue and op, and a poll's answer with the caller's wait so far
+      const q = x.queue;
+      const what = q ? `queue ${q.name} ${q.op}` : x.kind;
+      const got =
+        q && x.outcome === 'ok' ? (x.value ?? 'ok') : `${x.outcome}${x.value !== undefined ? ` ${x.value}` : ''}`;
+      const waited = q?.waited !== undefined && q.op === 'poll' ? `, waited ${q.waited} s` : '';
+      lines.push(`${' '.repeat(w)}  ${what} at ${x.step}: ${got}${waited} (${x.ms}ms)`);
+    }
   });
   if (c.sms && c.sms.length > 0) lines.push('', ...smsLines(c.sms));
   return lines.map(printable).join('\n');

@@ -36,7 +36,15 @@ export interface PathEntry {
   reply: { command: string; params: Record<string, unknown> } | null;
   /** Coverage keys of the transitions taken (src/testing/transitions.ts). */
   transitions: string[];
-  effects: { kind: string; step: string; outcome: string; value?: string; ms: number }[];
+  /** A queue step's operation also names its queue, its op and, for a poll, the caller's wait so far (seconds). */
+  effects: {
+    kind: string;
+    step: string;
+    outcome: string;
+    value?: string;
+    ms: number;
+    queue?: { name: string; op: string; waited?: number };
+  }[];
   /** The step landed after the deadline (a fallback was answered in its place). */
   late: boolean;
   outcome: RequestOutcome;
@@ -281,6 +289,7 @@ function effect(x: EffectEvent): PathEntry['effects'][number] {
     outcome: x.outcome,
     ...(x.value !== undefined ? { value: x.value } : {}),
     ms: round(x.ms),
+    ...(x.queue ? { queue: { ...x.queue } } : {}),
   };
 }
 

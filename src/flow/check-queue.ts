@@ -39,6 +39,10 @@ export const QUEUE_KEYS = [
   'cli',
 ] as const;
 export const QUEUE_STRATEGIES = ['in_order', 'round_robin', 'longest_idle'] as const;
+/** The keys a queue step takes beside `queue:` (no handlers, no valid). */
+export const QUEUE_STEP_KEYS = ['save', 'on', 'next'] as const;
+/** The keys of a queue's `announce:`. */
+export const ANNOUNCE_KEYS = ['every', 'say'] as const;
 /** The result keys of a queue step (`abandoned` is the hangup handler's). */
 export const QUEUE_RESULT_WORDS = ['bridged', 'timeout', 'empty', 'error'];
 export const QUEUE_BOUNDS = { agents: 1000, holdChunks: 32, announceMin: 10, announceMax: 3600 } as const;
@@ -378,8 +382,6 @@ function checkAgents(ctx: Ctx, node: YNode, w: string): QueueSpec['agents'] | un
   }
   return ok ? { kind: 'list', items } : undefined;
 }
-
-const ANNOUNCE_KEYS = ['every', 'say'] as const;
 
 /** `announce: { every: s, say: media }`. */
 function checkAnnounce(ctx: Ctx, node: YNode, where: string): QueueSpec['announce'] | undefined {

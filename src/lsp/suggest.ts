@@ -9,6 +9,7 @@ import { DAYS } from '../flow/calendar.js';
 import { CAL_KEYS } from '../flow/check-calendars.js';
 import { FROM_ENV_KEYS } from '../flow/check-environments.js';
 import { LOOP_KEYS } from '../flow/check-loop.js';
+import { ANNOUNCE_KEYS } from '../flow/check-queue.js';
 import { PROMPT_MEDIA_KEYS, SAY_MEDIA_KEYS } from '../flow/check-media.js';
 import { LANGUAGE_ENTRY_KEYS, LANGUAGE_KEYS } from '../flow/check-prompts.js';
 import { BRANCH_KEYS, HANDLER_KEYS } from '../flow/check-results.js';
@@ -127,6 +128,7 @@ export async function structureWords(cur: Cursor, s: Sources): Promise<Found | u
       return fresh(action ? resultWords(action) : []);
     }
     if (parent === 'foreach') return fresh(keyWords(LOOP_KEYS));
+    if (parent === 'announce' && keys.at(-2) === 'queue') return fresh(keyWords(ANNOUNCE_KEYS));
     if (parent === 'subflow') return fresh(keyWords(SUBFLOW_KEYS));
     if (parent === 'with' && keys.at(-2) === 'subflow') {
       const mod = await enteredModule(s, cur.path.at(-2));
@@ -183,6 +185,8 @@ function isBranch(keys: string[]): boolean {
 function isMedia(keys: string[], action: string | undefined): boolean {
   const last = keys.at(-1)!;
   if (last === 'say') return true;
+  // a queue's whisper: a media of its own checker (not a catalogue param)
+  if (action === 'queue' && keys.length === 4 && keys[2] === 'queue' && last === 'whisper') return true;
   if (!action || !isAction(action) || keys.length !== 4 || keys[2] !== action) return false;
   const canonical = PARAM_ALIASES[action as CommandName]?.[last] ?? last;
   return ACTION_SPECS[action].params[canonical]?.type === 'media';

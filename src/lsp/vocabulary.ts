@@ -9,6 +9,7 @@ import { ACTION_SPECS, isAction, type ActionName } from '../flow/actions.js';
 import { REQUIRED_PARAMS } from '../flow/check-commands.js';
 import { CAL_RESULTS } from '../flow/check-calendars.js';
 import { HTTP_KEYS, HTTP_RESULT_WORDS } from '../flow/check-http.js';
+import { QUEUE_KEYS, QUEUE_RESULT_WORDS, QUEUE_STEP_KEYS } from '../flow/check-queue.js';
 import { ACTIONS, ALLOWED, stepKind, type StepKind } from '../flow/check-steps.js';
 import { FORMAT_HINTS } from '../flow/check-values.js';
 import { TOP_KEYS } from '../flow/check.js';
@@ -91,9 +92,19 @@ export function resultsText(action: ActionName): string {
   }
 }
 
+/**
+ * The keys of the effects checked by their own checkers (maps, lists, media, not catalogue params): their schema
+ * definition gives the doc line of those the catalogue does not describe.
+ */
+const OWN_KEYS: Partial<Record<ActionName, { keys: readonly string[]; schema: Schema | undefined }>> = {
+  http: { keys: HTTP_KEYS, schema: SCHEMA.definitions.command_http },
+  queue: { keys: QUEUE_KEYS, schema: SCHEMA.definitions.command_queue },
+};
+
 /** The params of an action: its own names, then the aliases of the commands that have some. */
 function paramNames(action: ActionName): string[] {
-  if (action === 'http') return [...HTTP_KEYS];
+  const own = OWN_KEYS[action];
+  if (own) return [...own.keys];
   return [...Object.keys(ACTION_SPECS[action].params), ...Object.keys(PARAM_ALIASES[action as CommandName] ?? {})];
 }
 
@@ -104,9 +115,10 @@ export function paramWord(action: ActionName, name: string): Word | undefined {
   const spec = ACTION_SPECS[action].params[canonical];
   const required = (REQUIRED_PARAMS[action] ?? []).includes(canonical);
   if (!spec) {
-    if (action !== 'http' || !(HTTP_KEYS as readonly string[]).includes(name)) return undefined;
-    // a map or a JSON body, checked by check-http.ts: the schema's doc line says what it takes
-    const doc = docOf(schemaProp(SCHEMA.definitions.command_http, name));
+    const own = OWN_KEYS[action];
+    if (!own || !own.keys.includes(name)) return undefined;
+    // a map, a list, a media or a JSON body, checked by the effect's checker: the schema's doc line says what it takes
+    const doc = docOf(schemaProp(own.schema, name));
     return { label: name, kind: 'param', detail: doc ?? name };
   }
   const notes = [required ? 'required' : undefined, alias ? `alias of ${alias}` : undefined].filter(Boolean);
@@ -144,6 +156,7 @@ export function stepKeyWord(key: string): Word {
 
 /** The keys that may go with a step's action (besides it), with their doc lines. */
 export function stepKeyWords(action: string): Word[] {
+  if (action === 'queue') return QUEUE_STEP_KEYS.map(stepKeyWord);
   const kind: StepKind = stepKind(action);
   return ALLOWED[kind].map(stepKeyWord);
 }
@@ -169,6 +182,7 @@ export function resultWords(action: string): Word[] {
   const word = (label: string, detail: string): Word => ({ label, kind: 'result', detail });
   if (action === 'calendar') return CAL_RESULTS.map((r) => word(r, 'calendar result'));
   if (action === 'http') return HTTP_RESULT_WORDS.map((r) => word(r, 'http result'));
+  if (action === 'queue') return QUEUE_RESULT_WORDS.map((r) => word(r, QUEUE_RESULT_DETAILS[r] ?? 'queue result'));
   const cmd = action === 'say' ? 'play' : action;
   if (!isAction(cmd) || cmd === 'hangup') return [];
   const set = ACTION_SPECS[cmd].results;
@@ -179,6 +193,14 @@ export function resultWords(action: string): Word[] {
     word('error', 'the command failed'),
   ];
 }
+
+/** What each result of a queue step means, for its completion's detail. */
+const QUEUE_RESULT_DETAILS: Record<string, string> = {
+  bridged: 'the call with the agent ended (logic steps only)',
+  timeout: 'max_wait went by',
+  empty: 'no agent can take the call',
+  error: 'the store failed, or the agents did not render',
+};
 
 /** The commands `handlers.on` takes (those with a known result set), and the results it may hold for one. */
 export function handlerCommandWords(): Word[] {

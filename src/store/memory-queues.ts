@@ -1,6 +1,7 @@
 /**
  * The queues of the memory store (the contract: ./queues.ts), for one process: synchronous inside, so every
- * operation is atomic; the methods return settled promises.
+ * operation is atomic; the methods return settled promises, and their `...Now` twins answer at once (QueueLinesNow:
+ * the tools run a scenario's line on this very code).
  *
  * Per queue, the callers are in sorted lists (./sorted-list.ts): the line by arrival, the ringing ones by arrival
  * (a caller's position is its rank in the line less the ringing ahead of it: two binary searches), the waiting ones
@@ -9,7 +10,14 @@
  * agents' states are the store's (./memory-agents.ts). Work per poll: O(log n) in the line, plus the caller's list
  * of agents (at most maxAgents).
  */
-import { QUEUE_LIMITS, type QueueLines, type QueuePoll, type QueueStatus, type QueueView } from './queues.js';
+import {
+  QUEUE_LIMITS,
+  type QueueLines,
+  type QueueLinesNow,
+  type QueuePoll,
+  type QueueStatus,
+  type QueueView,
+} from './queues.js';
 import { cmpText } from './sorted-list.js';
 import {
   HANDLE_KEEP,
@@ -30,11 +38,28 @@ import { know, newQueue, noteList, trimKnown, type Caller, type Queue } from './
 
 const { maxLine, maxQueues, maxAgents, sweepPerOp } = QUEUE_LIMITS;
 
-export class MemoryQueues implements QueueLines {
+export class MemoryQueues implements QueueLines, QueueLinesNow {
   private readonly queues = new Map<string, Queue>();
   private readonly agents = new MemoryAgents();
 
   async poll(raw: QueuePoll): Promise<QueueStatus> {
+    return this.pollNow(raw);
+  }
+
+  async leave(queue: string, callid: string, now: number): Promise<void> {
+    this.leaveNow(queue, callid, now);
+  }
+
+  async done(queue: string, callid: string, now: number, wrapUpMs: number): Promise<void> {
+    this.doneNow(queue, callid, now, wrapUpMs);
+  }
+
+  async pause(queue: string, agent: string, paused: boolean, now: number): Promise<void> {
+    this.pauseNow(queue, agent, paused, now);
+  }
+
+  /** `poll`, answered at once (QueueLinesNow: the tools' scenario lines). */
+  pollNow(raw: QueuePoll): QueueStatus {
     const p = cleanPoll(raw);
     const now = p.now;
     let q = this.queues.get(p.queue);
@@ -93,15 +118,15 @@ export class MemoryQueues implements QueueLines {
     return status('wait', position, waited, expectedWait(position, notPaused, meanMs(q.handle), p.handleMs));
   }
 
-  async leave(queue: string, callid: string, now: number): Promise<void> {
+  leaveNow(queue: string, callid: string, now: number): void {
     this.end(queue, callid, cleanNow(now), undefined);
   }
 
-  async done(queue: string, callid: string, now: number, wrapUpMs: number): Promise<void> {
+  doneNow(queue: string, callid: string, now: number, wrapUpMs: number): void {
     this.end(queue, callid, cleanNow(now), cleanMs(wrapUpMs));
   }
 
-  async pause(queue: string, agent: string, paused: boolean, now: number): Promise<void> {
+  pauseNow(queue: string, agent: string, paused: boolean, now: number): void {
     const a = cleanAgent(agent);
     const t = cleanNow(now);
     let q = this.queues.get(queue);

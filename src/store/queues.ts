@@ -146,3 +146,14 @@ export interface QueueLines {
   /** The queues with a line or known agents, by name; one queue when `name` is given (undefined: unknown). */
   view(now: number, name?: string): Promise<QueueView[]>;
 }
+
+/**
+ * The operations of QueueLines answered at once, for a store that is synchronous inside (the memory store): the tools
+ * (`callscript test`, replay) step calls synchronously and run a scenario's line on it, the same code as a server's.
+ */
+export interface QueueLinesNow {
+  pollNow(p: QueuePoll): QueueStatus;
+  leaveNow(queue: string, callid: string, now: number): void;
+  doneNow(queue: string, callid: string, now: number, wrapUpMs: number): void;
+  pauseNow(queue: string, agent: string, paused: boolean, now: number): void;
+}

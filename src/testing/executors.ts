@@ -4,7 +4,8 @@
  *
  * MockExecutor answers from mocks: a scenario's `mocks.sms` and `mocks.http`, or an http
  * step's own `answer:` (recordings), or the routes of `simulate --mocks` (the format of
- * `callscript mock-http`). An http lookup plays out as on a server with the default
+ * `callscript mock-http`); queue operations on the case's line (case-line.ts, the memory
+ * store's queues at the case's clock). An http lookup plays out as on a server with the default
  * deadline: each request waits up to TOOL_BUDGET_MS for it; a longer delay on a step with a
  * filler is `pending` (the filler plays), and the lookup goes on at the next request (its
  * `<step>@wait` state), found through the call's EffectMemo (`lk`: the lookup's id) as the
@@ -17,6 +18,7 @@ import { DEFAULT_MAX_LOOKUPS_PER_CALL } from '../config/code.js';
 import { effectResult, LOOKUP_SLACK_MS } from '../engine/http-wait.js';
 import type { EffectContext, SyncExecutor } from '../engine/effects.js';
 import type { Effect, EffectResult, HttpEffect, SmsEffect } from '../engine/outcome.js';
+import { CaseLine } from './case-line.js';
 import {
   AnsweredLookup,
   answerOf,
@@ -56,6 +58,8 @@ export interface MockOptions {
   maxLookups?: number;
   /** What a request may wait for a lookup (default TOOL_BUDGET_MS). */
   budgetMs?: number;
+  /** The case's queues (case-line.ts: the memory store's lines, the case's state); absent: UNAVAILABLE. */
+  queues?: CaseLine;
 }
 
 /** Answers effects from mocks (scenarios, recordings, simulate --mocks). */
@@ -68,9 +72,13 @@ export class MockExecutor implements SyncExecutor {
 
   constructor(readonly o: MockOptions = {}) {}
 
-  /** A copy with the same progress (sms used, lookups running): a trial run leaves this one as it is. */
+  /**
+   * A copy with the same progress (sms used, lookups running): a trial run leaves this one as it is. Its queues are
+   * lines of its own, empty (a trial's queue operations must not change the case's; what a trial looks at is the
+   * first operation or command it meets, not a queue's answer).
+   */
   clone(): MockExecutor {
-    const c = new MockExecutor(this.o);
+    const c = new MockExecutor(this.o.queues ? { ...this.o, queues: new CaseLine() } : this.o);
     c.smsUsed = this.smsUsed;
     c.started = this.started;
     for (const [k, l] of this.lookups) c.lookups.set(k, l.clone());
@@ -93,7 +101,10 @@ export class MockExecutor implements SyncExecutor {
 
   /** `answer`: what a scenario step answers this lookup (it starts one), instead of the mocks. */
   perform(effect: Effect, ctx: EffectContext, answer?: HttpAnswer): EffectResult {
-    if (effect.kind === 'queue') return { ok: false, error: 'UNAVAILABLE', message: 'queues are not in this tool yet' };
+    if (effect.kind === 'queue')
+      return this.o.queues
+        ? this.o.queues.perform(effect, ctx.now)
+        : { ok: false, error: 'UNAVAILABLE', message: 'no queues here' };
     return effect.kind === 'sms' ? this.sms(effect) : this.http(effect, ctx, answer);
   }
 

@@ -27,8 +27,10 @@ export type NodeKind = 'command' | 'logic' | 'end' | 'start';
 export interface LaidNode {
   /** `s0`, `s1`... (steps in flow order), `start`, `flow_end`, `call_ends`. */
   id: string;
-  /** The flow step (null for start, flow_end and call_ends). */
+  /** The flow step (null for start, flow_end, call_ends and a queue step's parts). */
   step: string | null;
+  /** A part of a queue step (its hold, announcement, ring): that step. */
+  partOf?: string;
   kind: NodeKind;
   lines: string[];
   x: number;
@@ -192,6 +194,7 @@ export function laidGraph(
     return {
       id: n.id,
       step: n.step ?? null,
+      ...(n.partOf !== undefined ? { partOf: n.partOf } : {}),
       kind: n.shape === 'box' ? 'command' : n.shape,
       lines: n.lines,
       x: round(at.x - room / 2),

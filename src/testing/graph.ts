@@ -13,8 +13,9 @@
  */
 import type { CompiledFlow } from '../engine/compile.js';
 import { END_STATE } from '../flow/machine-config.js';
-import type { MediaParam, Value } from '../flow/model.js';
+import type { MediaParam, QueueSpec, Value } from '../flow/model.js';
 import { COVERABLE, flowEdges, type EdgeKind, type FlowEdge } from './transitions.js';
+import { QUEUE_PARTS, queueStep } from './queue-edges.js';
 import type { CoverageFile } from './coverage.js';
 import { printable, printableLines } from '../terminal/printable.js';
 
@@ -62,7 +63,28 @@ export function stepLabel(flow: CompiledFlow, id: string, width = 40): string[] 
   if (md !== undefined) lines.push(`max_digits ${md}`);
   if (c.name === 'sms' && scalar(c.params.to) !== undefined) lines.push(`to ${trunc(scalar(c.params.to)!, width)}`);
   if (step.http) lines[1] += `: ${step.http.method} ${trunc(step.http.url, width)}`;
+  if (step.queue) return queueLabel(id, step.queue, width);
   return lines;
+}
+
+/** A queue step's node: its line, its agents and strategy, its longest wait. */
+function queueLabel(id: string, q: QueueSpec, width: number): string[] {
+  const agents =
+    q.agents.kind === 'list'
+      ? `${q.agents.items.length} agent${q.agents.items.length === 1 ? '' : 's'}`
+      : `agents ${trunc(q.agents.expr, width)}`;
+  return [id, `queue ${q.name}`, `${agents}, ${q.strategy}`, `max_wait ${q.max_wait} s`];
+}
+
+/** The node of a part of a queue step (its hold, announcement, ring): what it plays or dials. */
+function queuePartLabel(q: QueueSpec, name: 'hold' | 'announce' | 'ring', width: number): string[] {
+  if (name === 'ring') return ['ring the agent', `dialout, ${q.ring_time} s`];
+  if (name === 'announce') {
+    const text = mediaText(q.announce?.media);
+    return [`announce every ${q.announce?.every ?? 60} s`, ...(text !== undefined ? [`"${trunc(text, width)}"`] : [])];
+  }
+  const chunks = q.hold.map((h) => (h.kind === 'wait' ? `wait ${h.wait} s` : `"${mediaText([h.media]) ?? ''}"`));
+  return ['hold (looped)', trunc(chunks.join(', '), width)];
 }
 
 /**
@@ -105,8 +127,10 @@ export interface GNode {
   id: string;
   lines: string[];
   shape: 'box' | 'logic' | 'end' | 'start';
-  /** The flow step the node stands for (absent for `start`, `flow_end`, `call_ends`). */
+  /** The flow step the node stands for (absent for `start`, `flow_end`, `call_ends` and a queue step's parts). */
   step?: string;
+  /** A part of a queue step (its hold, announcement, ring): that step. */
+  partOf?: string;
 }
 export interface GEdge {
   from: string;
@@ -124,7 +148,7 @@ export interface GEdge {
 
 /**
  * The graph, format-neutral. Node ids are `s0`, `s1`, ... (steps in flow order), `start`, `flow_end`, `call_ends`
- * (`end` is reserved in Mermaid).
+ * (`end` is reserved in Mermaid); a queue step's parts are `s<n>_hold`, `s<n>_announce`, `s<n>_ring` after it.
  */
 export function buildGraph(flow: CompiledFlow, opts: GraphOptions = {}): { nodes: GNode[]; edges: GEdge[] } {
   const width = opts.width ?? 40;
@@ -140,6 +164,13 @@ export function buildGraph(flow: CompiledFlow, opts: GraphOptions = {}): { nodes
       shape: step.kind === 'command' ? (final ? 'end' : 'box') : 'logic',
       step: id,
     });
+    const q = queueStep(flow, id)?.queue;
+    if (q)
+      for (const { part, name } of QUEUE_PARTS) {
+        if (!flow.config.states[id + part]) continue;
+        ids.set(id + part, `s${i}_${name}`);
+        nodes.push({ id: `s${i}_${name}`, lines: queuePartLabel(q, name, width), shape: 'box', partOf: id });
+      }
   });
   nodes.push({ id: 'flow_end', lines: ['end (hangup)'], shape: 'end' });
   const nid = (s: string) => (s === END_STATE ? 'flow_end' : (ids.get(s) ?? 'flow_end'));

@@ -18,6 +18,7 @@ import { Coverage } from './coverage.js';
 import { compileFlowFile } from '../registry/linked-file.js';
 import { checkWith } from './module-params.js';
 import { checkStepNames } from './check-steps.js';
+import { checkQueueNames } from './check-queues.js';
 import { runCase, type CaseResult } from './runner.js';
 import {
   formatScenarioError,
@@ -133,7 +134,11 @@ export async function runScenarioFile(
   if (scenario.environment !== undefined && flow.flow.model.environment !== scenario.environment)
     flow = await inEnvironment(scenario, flow.flow, scenario.environment);
   if ('error' in flow) return { file, errors: [flow.error], cases: [] };
-  const withErrors = [...checkWith(scenario, flow.flow), ...checkStepNames(scenario, flow.flow)];
+  const withErrors = [
+    ...checkWith(scenario, flow.flow),
+    ...checkStepNames(scenario, flow.flow),
+    ...checkQueueNames(scenario, flow.flow),
+  ];
   if (withErrors.length > 0) return { file, errors: withErrors, cases: [] };
   // a recording's params are compared in full (a param the flow adds since is a divergence)
   const opts = {

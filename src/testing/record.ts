@@ -7,7 +7,8 @@
  * and what the service then reported for it (result, error, or a terminal status), with the
  * clock of that request when it moved on (`now:`); sms effects are steps too, their outcomes
  * the case's `mocks.sms`, in order; http lookups are steps with their method, URL and body
- * as sent (secrets and sensitive values masked) and their `answer:` (fillers included); the
+ * as sent (secrets and sensitive values masked) and their `answer:` (fillers included); queue
+ * operations are steps with the store's answer (`answer: { result: wait, position: 2, ... }`); the
  * environment, an outbound call's start vars (`vars:`), the first request's clock
  * (`mocks.now`) and, for a call never answered, its status (`call.status`, no steps). The
  * header comment names the flow, its version hash and the date; each step's comment names
@@ -19,6 +20,7 @@ import { TERMINAL_STATUSES } from '../protocol/commands.js';
 import type { WireValue } from '../protocol/rt.js';
 import type { EffectResult } from '../engine/outcome.js';
 import { LOOKUP_ERRORS } from '../engine/http-wait.js';
+import { queueOpParams } from './scenario-queues.js';
 
 /** One request the engine advanced, with its effects and its reply (src/engine/call.ts). */
 export type Exchange = StepRecord;
@@ -43,7 +45,9 @@ export type RecordedExpect =
   | { command: string; params: Record<string, JsonValue> }
   | { sms: Record<string, JsonValue> }
   /** An http lookup: its method, URL and (JSON) body as sent, secrets and sensitive values masked. */
-  | { http: Record<string, JsonValue> };
+  | { http: Record<string, JsonValue> }
+  /** A queue step's operation: its op, queue name and params (scenario-queues.ts). */
+  | { queue: Record<string, JsonValue> };
 
 /** What a recorded lookup answered (an http step's `answer:`). */
 export interface RecordedAnswer {
@@ -63,6 +67,8 @@ export interface RecordedStep {
   now?: string;
   /** A lookup's answer. */
   answer?: RecordedAnswer;
+  /** A queue operation's answer (written as `answer:` too: `{ result: wait, position: 2, ... }`, `{ error }`). */
+  queueAnswer?: Record<string, JsonValue>;
   /** The flow step that answered (written as a comment; not part of the format). */
   at?: string;
   /** A note written after the step's comment (not part of the format). */
@@ -130,6 +136,17 @@ function answerOf(result: EffectResult): RecordedAnswer | undefined {
 
 const iso = (t: number) => new Date(t).toISOString();
 
+/** A queue operation's result as a step's answer: its result and a poll's fields (the save: value), or its error. */
+function queueAnswerOf(r: Exclude<EffectResult, { pending: true }>): Record<string, JsonValue> {
+  if (!r.ok) return { error: r.error };
+  const out: Record<string, JsonValue> = { result: r.value };
+  const data = r.data;
+  if (data && typeof data === 'object' && !Array.isArray(data))
+    for (const k of ['agent', 'position', 'waited', 'expected_wait', 'agents', 'free'])
+      if (data[k] !== undefined) out[k] = data[k] as JsonValue;
+  return out;
+}
+
 /** The scenario case of one call's exchanges (first request first). */
 export function buildRecording(exchanges: readonly Exchange[], date: Date = new Date()): Recording {
   if (exchanges.length === 0) throw new Error('buildRecording: no exchange');
@@ -173,7 +190,16 @@ export function buildRecording(exchanges: readonly Exchange[], date: Date = new 
           });
         continue;
       }
-      if (effect.kind === 'queue') continue;
+      if (effect.kind === 'queue') {
+        // a step with its answer, as the store gave it; after a terminal status the case's line answers it (leave)
+        if (asSteps && !('pending' in result))
+          steps.push({
+            expect: { queue: plain(queueOpParams(effect) as Record<string, WireValue>) as Record<string, JsonValue> },
+            queueAnswer: queueAnswerOf(result),
+            at: effect.step,
+          });
+        continue;
+      }
       const answer = answerOf(result);
       if (effect.wait) {
         // the lookup a filler played for: its answer, or another filler
@@ -255,7 +281,12 @@ export function recordingYaml(rec: Recording): string {
       {
         flow: rec.flow,
         ...(rec.environment !== undefined ? { environment: rec.environment } : {}),
-        cases: rec.cases.map(({ steps, ...c }) => ({ ...c, steps: steps.map(({ at: _at, note: _n, ...s }) => s) })),
+        cases: rec.cases.map(({ steps, ...c }) => ({
+          ...c,
+          steps: steps.map(({ at: _at, note: _n, queueAnswer, ...s }) =>
+            queueAnswer ? { ...s, answer: queueAnswer } : s,
+          ),
+        })),
       },
       { lineWidth: 0 },
     ),

@@ -19,6 +19,8 @@ import type { Effect } from '../engine/outcome.js';
 import type { WireValue } from '../protocol/rt.js';
 import { CallDriver, type Input, type Stepped } from './drive.js';
 import { MockExecutor } from './executors.js';
+import { CaseLine } from './case-line.js';
+import { queueOpParams, queueReplyResult } from './scenario-queues.js';
 import { chooseStandIn, isMasked, replayMasker, standIns, type FirstSeen } from './masked.js';
 import {
   parseRecording,
@@ -120,11 +122,12 @@ function expectedOf(s: ScenarioStep | undefined): RecordedExpect | { end: true }
   if (!e || e.kind === 'check') return { end: true };
   if (e.kind === 'sms') return { sms: e.params as Record<string, JsonValue> };
   if (e.kind === 'http') return { http: e.params as Record<string, JsonValue> };
+  if (e.kind === 'queue') return { queue: e.params as Record<string, JsonValue> };
   return { command: e.command, params: (e.params ?? {}) as Record<string, JsonValue> };
 }
 
 function effectActual(e: Effect): ReplayActual {
-  if (e.kind === 'queue') return { queue: { ...e.params, op: e.op } as unknown as Record<string, JsonValue> };
+  if (e.kind === 'queue') return { queue: queueOpParams(e) as Record<string, JsonValue> };
   return e.kind === 'sms'
     ? { sms: plain(e.params as Record<string, WireValue>) as Record<string, JsonValue> }
     : { http: recordedLookup(e.params) };
@@ -140,6 +143,7 @@ function holds(e: Expectation, actual: ReplayActual, masked: Masker | undefined)
   const eq = (a: unknown, b: unknown) =>
     same(a, b) || (masked !== undefined && canonical(a).includes(MASK) && same(a, masked.scrubValue(b)));
   if (e.kind === 'sms') return 'sms' in actual && eq(e.params, actual.sms);
+  if (e.kind === 'queue') return 'queue' in actual && eq(e.params, actual.queue);
   if (e.kind === 'http') {
     if (!('http' in actual)) return false;
     const p = e.params;
@@ -185,7 +189,10 @@ export function replayCase(flow: CompiledFlow, c: ScenarioCase, opts: ReplayOpti
     if (flowStep !== undefined) d.flowStep = flowStep;
     return d;
   };
-  const mocks = new MockExecutor({ sms: c.mocks.sms, http: c.mocks.http });
+  // the case's queues (a recording has none of its own: its queue operations are steps, answered as recorded)
+  const line = new CaseLine();
+  if (c.queues) line.apply(c.queues, c.mocks.now);
+  const mocks = new MockExecutor({ sms: c.mocks.sms, http: c.mocks.http, queues: line });
   // replay's executor: each effect is the next recorded step, answered as recorded
   const recorded: SyncExecutor = {
     perform(effect, ctx) {
@@ -195,6 +202,16 @@ export function replayCase(flow: CompiledFlow, c: ScenarioCase, opts: ReplayOpti
       if (!s || !holds(s.expect, actual, masked())) {
         diverged = diverge(n, actual, effect.step);
         return mocks.perform(effect, ctx);
+      }
+      if (effect.kind === 'queue' && s.queueAnswer) {
+        // a recorded answer that cannot answer this operation (a poll's to a leave) is a divergence
+        const r = queueReplyResult(s.queueAnswer, effect);
+        if ('mismatch' in r) {
+          diverged = diverge(n, actual, effect.step);
+          return mocks.perform(effect, ctx);
+        }
+        idx++;
+        return r;
       }
       idx++;
       return mocks.perform(effect, ctx, s.answer);
@@ -222,6 +239,7 @@ export function replayCase(flow: CompiledFlow, c: ScenarioCase, opts: ReplayOpti
     if (!s || !holds(s.expect, actual, masked([], out.state?.vars))) return diverge(n, actual, flowStep);
     idx++;
     if (s.now !== undefined) driver.now = s.now;
+    if (s.queues) line.apply(s.queues, driver.now);
     if (!out.state) return idx < steps.length ? diverge(n + 1, { end: 'the call ended' }, flowStep) : undefined;
     if (++n > max) return diverge(n, { end: `more than ${max} requests` }, flowStep);
     if (out.reply.command === 'hangup' && s.result === undefined && s.error === undefined && s.status === undefined) {

@@ -11,6 +11,8 @@ import type { RunHooks } from '../engine/behaviour.js';
 import type { CompiledFlow } from '../engine/compile.js';
 import { CallDriver, type Input, type Stepped } from './drive.js';
 import { MockExecutor } from './executors.js';
+import { CaseLine } from './case-line.js';
+import { queueOpParams, queueReplyResult } from './scenario-queues.js';
 import { chooseStandIn, isMasked, replayMasker, sensitiveInput, standIns, type FirstSeen } from './masked.js';
 import { ACTION_SPECS, isAction } from '../flow/actions.js';
 import type { RtRequest } from '../protocol/rt.js';
@@ -92,7 +94,8 @@ interface Actual {
 
 /** An expectation for a summary line; given the params it is compared with, those that differ are cut around it. */
 export function describeExpectation(e: Expectation, opts: ShowOptions = {}, other?: Record<string, unknown>): string {
-  if (e.kind === 'sms' || e.kind === 'http') return `${e.kind} ${showParams(e.params, opts, other)}`;
+  if (e.kind === 'sms' || e.kind === 'http' || e.kind === 'queue')
+    return `${e.kind} ${showParams(e.params, opts, other)}`;
   if (e.kind === 'check') return 'a check of the call (vars, step)';
   return e.params ? `${e.command} ${showParams(e.params, opts, other)}` : e.command;
 }
@@ -316,15 +319,21 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
    * request has run.
    */
   let decided: (() => CaseResult) | undefined;
-  const mocks = new MockExecutor({ sms: c.mocks.sms, http: c.mocks.http });
-  // Each effect is the next step (an sms or http expectation), answered by the mocks (or the step's answer:).
+  // the case's queues: the memory store's lines, with the state the case gives before its call
+  const line = new CaseLine();
+  if (c.queues) line.apply(c.queues, c.mocks.now);
+  const mocks = new MockExecutor({ sms: c.mocks.sms, http: c.mocks.http, queues: line });
+  // Each effect is the next step (an sms, http or queue expectation), answered by the mocks (or the step's answer:).
+  // A queue operation is a step when the next step expects one (in a recording, each one is); else the line
+  // answers it, unchecked.
   const checked: SyncExecutor = {
     perform(effect, ctx) {
       // the same lookup, waited for again after its filler, is not a step of its own
       if (decided || (effect.kind === 'http' && effect.wait)) return mocks.perform(effect, ctx);
       const actual = effectActual(effect);
       trace.push(describeActual(actual));
-      if (unchecked) return mocks.perform(effect, ctx);
+      const quiet = effect.kind === 'queue' && !whole && c.steps[i]?.expect.kind !== 'queue';
+      if (unchecked || quiet) return mocks.perform(effect, ctx);
       const step = c.steps[i];
       if (!step) {
         const passed = pass();
@@ -350,6 +359,13 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
       }
       i++;
       if (i === c.steps.length) unchecked = true;
+      if (effect.kind === 'queue' && step.queueAnswer) {
+        const r = queueReplyResult(step.queueAnswer, effect);
+        if (!('mismatch' in r)) return r;
+        const at = i - 1;
+        decided = () => failure(at, step.queueAnswer!.pos, r.mismatch, { actual: describe(actual) });
+        return mocks.perform(effect, ctx);
+      }
       return mocks.perform(effect, ctx, step.answer);
     },
   };
@@ -406,8 +422,9 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
     const failed = checkStep(i, step);
     if (failed) return failed;
     i++;
-    // `now:` on a step: the clock moves on from the request that carries its outcome
+    // `now:` on a step: the clock moves on from the request that carries its outcome; its queues change then
     if (step.now !== undefined) driver.now = step.now;
+    if (step.queues) line.apply(step.queues, driver.now);
     if (out.state.done) {
       // The flow hung up: the platform ends the call with a terminal request, which runs
       // the hangup handler (its sms effects are the steps left, if any).
@@ -463,12 +480,17 @@ export function runCase(flow: CompiledFlow, c: ScenarioCase, opts: RunOptions = 
   }
 }
 
-/** An effect as the runner compares it with a step. */
+/** An effect as the runner compares it with a step (a queue operation as scenario-queues.ts names its params). */
 function effectActual(effect: Effect): Actual {
   return {
     kind: 'sms',
     command: effect.kind,
-    params: effect.kind === 'http' ? httpParams(effect.params) : { ...effect.params },
+    params:
+      effect.kind === 'http'
+        ? httpParams(effect.params)
+        : effect.kind === 'queue'
+          ? queueOpParams(effect)
+          : { ...effect.params },
     from: `flow step "${effect.step}"`,
   };
 }

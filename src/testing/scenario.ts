@@ -78,7 +78,9 @@ export type Expectation =
   /** Only a check of the call as it stands (`expect: { vars: {...} }`, `expect: { step: x }`): no command consumed. */
   | { kind: 'check' }
   /** An http step's lookup (version 2): its method, url, headers, body as sent (answered from mocks.http). */
-  | { kind: 'http'; params: Record<string, Plain> };
+  | { kind: 'http'; params: Record<string, Plain> }
+  /** A queue step's operation (version 2): its op, queue name and params (answered by the case's line or answer:). */
+  | { kind: 'queue'; params: Record<string, Plain> };
 
 /**
  * What a step (beside its command, or alone) or a case (`expect:` at the case's level: at its
@@ -111,6 +113,10 @@ export interface ScenarioStep {
   nowPos?: Loc;
   /** An http step's answer to its lookup (recordings), instead of mocks.http. */
   answer?: HttpAnswer;
+  /** A queue step's answer (recordings, paths), instead of the case's line. */
+  queueAnswer?: QueueReply;
+  /** What changes in the case's queues before the request that carries this step's outcome (docs/testing.md). */
+  queues?: QueueChange[];
 }
 
 export interface Mocks {
@@ -136,6 +142,8 @@ export interface ScenarioCase {
   /** The case's own `expect: { vars, step }`: checked once the case has run (at the call's end or where it stops). */
   expect?: CallCheck;
   expectPos?: Loc;
+  /** The case's queues before the call (callers ahead, agents busy or paused). */
+  queues?: QueueChange[];
 }
 
 export interface Scenario {
@@ -200,6 +208,19 @@ function scalarText(n: YNode): string | undefined {
 
 import { parseHttpAnswer, parseHttpMocks, TOOL_FILE_DEPTH, type HttpAnswer, type HttpMock } from './http-mocks.js';
 import { meantKey } from './suggest-key.js';
+import {
+  checkCaseQueues,
+  checkQueueParams,
+  parseQueueAnswer,
+  parseQueueChanges,
+  type QueueChange,
+  type QueueReply,
+} from './scenario-queues.js';
+
+/** The effects a step may expect: they run inside a request and take no result, error, status or now:. */
+const EFFECT_KINDS: readonly string[] = ['sms', 'http', 'queue'];
+const isEffectKind = (k: string | undefined): k is 'sms' | 'http' | 'queue' =>
+  k !== undefined && EFFECT_KINDS.includes(k);
 
 function describe(n: YNode): string {
   if (n.kind === 'map') return 'a map';
@@ -319,7 +340,7 @@ function parseExpect(c: Collector, n: YNode): Expectation | undefined {
       c.at(n, `expect: "${name ?? String(n.value)}" is not a command name${commandHint(name ?? String(n.value))}`);
       return undefined;
     }
-    return name === 'sms' || name === 'http' ? { kind: name, params: {} } : { kind: 'command', command: name };
+    return isEffectKind(name) ? { kind: name, params: {} } : { kind: 'command', command: name };
   }
   if (n.kind !== 'map') {
     c.at(n, 'expect must be a command name, { command, params } or { sms: params }');
@@ -327,12 +348,13 @@ function parseExpect(c: Collector, n: YNode): Expectation | undefined {
   }
   const ret = get(n, 'return');
   if (ret) return parseReturnExpect(c, n, ret);
-  for (const effect of ['sms', 'http'] as const) {
+  for (const effect of ['sms', 'http', 'queue'] as const) {
     const e = get(n, effect);
     if (!e) continue;
     checkKeys(c, n, [effect], 'expect');
     if (e.kind === 'scalar' && e.value === null) return { kind: effect, params: {} };
     const params = paramsOf(c, e, `expect.${effect}`);
+    if (effect === 'queue' && e.kind === 'map') checkQueueParams(e, (at, msg) => c.at(at, msg));
     return params ? { kind: effect, params } : undefined;
   }
   const named = n.entries.find((e) => isAction(e.key));
@@ -364,9 +386,10 @@ function parseExpect(c: Collector, n: YNode): Expectation | undefined {
     return undefined;
   }
   const p = get(n, 'params');
-  if (name === 'sms' || name === 'http') {
+  if (isEffectKind(name)) {
     if (!p) return { kind: name, params: {} };
     const params = paramsOf(c, p, 'expect.params');
+    if (name === 'queue' && p.kind === 'map') checkQueueParams(p, (at, msg) => c.at(at, msg));
     return params ? { kind: name, params } : undefined;
   }
   if (!p) return { kind: 'command', command: name };
@@ -387,21 +410,24 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
     return undefined;
   }
   const ex = get(n, 'expect');
-  const lookup =
-    ex !== undefined && ((ex.kind === 'scalar' && ex.value === 'http') || (ex.kind === 'map' && !!get(ex, 'http')));
-  const answer = lookup ? 'answer' : 'result';
-  const meant = checkKeys(c, n, ['expect', 'result', 'error', 'status', 'now', 'answer'], 'a step', {
+  const effect = ex !== undefined ? effectOf(ex) : undefined;
+  // http and queue steps take an answer:, a command a result:
+  const answer = effect === 'http' || effect === 'queue' ? 'answer' : 'result';
+  const meant = checkKeys(c, n, ['expect', 'result', 'error', 'status', 'now', 'answer', 'queues'], 'a step', {
     synonyms: {
       response: answer,
       reply: answer,
       input: 'result',
       digits: 'result',
       dtmf: 'result',
-      delay: lookup ? 'answer' : 'now',
+      delay: effect === 'http' ? 'answer' : 'now',
     },
     notes: {
       now: "the clock of the request that reports this step's outcome: an ISO 8601 time, or epoch ms",
-      answer: "the lookup's answer, { status, body } or { error }; a slow one: fillers: n, or delay_ms in mocks.http",
+      answer:
+        effect === 'queue'
+          ? "the operation's answer, { result: wait, position: 2 } or { error: UNAVAILABLE }"
+          : "the lookup's answer, { status, body } or { error }; a slow one: fillers: n, or delay_ms in mocks.http",
       result: 'the outcome of the command the flow receives: digits, TIMEOUT...',
     },
   });
@@ -456,13 +482,13 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
   const now = get(n, 'now');
   if (now) {
     const kind = expect?.kind;
-    if (kind === 'sms' || kind === 'http' || kind === 'check')
+    if (isEffectKind(kind) || kind === 'check')
       c.at(
         now,
         `\`now:\` moves the clock on from the request that reports a command's outcome; ` +
           (kind === 'check'
             ? 'a step that only checks vars or step sends nothing'
-            : `an ${kind} step has none (it runs inside a request)`) +
+            : `${kind === 'queue' ? 'a' : 'an'} ${kind} step has none (it runs inside a request)`) +
           `: write it on the step of the command whose outcome comes at that time`,
       );
     else {
@@ -473,27 +499,57 @@ function parseStep(c: Collector, n: YNode): ScenarioStep | undefined {
       }
     }
   }
-  if ((expect?.kind === 'sms' || expect?.kind === 'http') && given.length > 0) {
+  if (isEffectKind(expect?.kind) && given.length > 0) {
     c.at(
       get(n, given[0]!)!,
       expect.kind === 'http'
         ? `an http step takes its outcome from mocks.http or its answer:, not \`${given[0]}:\``
-        : `an ${expect.kind} step takes its outcome from mocks.${expect.kind}, not \`${given[0]}:\``,
+        : expect.kind === 'queue'
+          ? `a queue step takes its outcome from the case's queues or its answer:, not \`${given[0]}:\``
+          : `an ${expect.kind} step takes its outcome from mocks.${expect.kind}, not \`${given[0]}:\``,
     );
   }
   const an = get(n, 'answer');
   if (an) {
-    if (expect && expect.kind !== 'http')
+    if (expect && expect.kind !== 'http' && expect.kind !== 'queue')
       c.at(
         an,
-        '`answer:` answers the lookup of an http step (expect: http); other steps take result:, error: or status:',
+        '`answer:` answers the lookup of an http step (expect: http) or a queue operation (expect: queue); other ' +
+          'steps take result:, error: or status:',
       );
-    else {
+    else if (expect?.kind === 'queue') {
+      const op = expect.params.op;
+      const a = parseQueueAnswer(an, typeof op === 'string' ? op : undefined, (at, msg) => c.at(at, msg));
+      if (a) step.queueAnswer = a;
+    } else {
       const a = parseHttpAnswer(an, (at, msg) => c.at(at, msg));
       if (a) step.answer = a;
     }
   }
+  const qn = get(n, 'queues');
+  if (qn) {
+    const kind = expect?.kind;
+    if (isEffectKind(kind) || kind === 'check')
+      c.at(
+        qn,
+        "`queues:` changes the case's queues before the request that reports a command's outcome; " +
+          (kind === 'check'
+            ? 'a step that only checks vars or step sends nothing'
+            : `${kind === 'queue' ? 'a' : 'an'} ${kind} step has none (it runs inside a request)`) +
+          ': write it on the step of the command during which they change',
+      );
+    else step.queues = parseQueueChanges(qn, 'step', (at, msg) => c.at(at, msg));
+  }
   return expect ? step : undefined;
+}
+
+/** The effect a step's `expect:` names (`expect: queue`, `{ queue: {...} }`, `{ command: queue }`), if any. */
+function effectOf(ex: YNode): 'sms' | 'http' | 'queue' | undefined {
+  if (ex.kind === 'scalar') return isEffectKind(String(ex.value)) ? (String(ex.value) as 'sms') : undefined;
+  if (ex.kind !== 'map') return undefined;
+  const cmd = get(ex, 'command');
+  if (cmd?.kind === 'scalar' && isEffectKind(String(cmd.value))) return String(cmd.value) as 'sms';
+  return (['sms', 'http', 'queue'] as const).find((k) => get(ex, k) !== undefined);
 }
 
 /** The call's fields; `bad` notes a status that is not one (its case then needs no second message for its steps). */
@@ -608,12 +664,12 @@ function parseCase(
     c.at(n, `a case must be a map with name and steps, not ${describe(n)}`);
     return undefined;
   }
-  checkKeys(c, n, ['name', 'call', 'vars', 'with', 'mocks', 'steps', 'expect'], 'a case', {
+  checkKeys(c, n, ['name', 'call', 'vars', 'with', 'mocks', 'steps', 'expect', 'queues'], 'a case', {
     under: [
       { key: 'call', keys: Object.keys(DEFAULT_CALL) },
       { key: 'mocks', keys: ['now', 'sms', 'http'] },
     ],
-    synonyms: { params: 'with', args: 'with', variables: 'vars', title: 'name' },
+    synonyms: { params: 'with', args: 'with', variables: 'vars', title: 'name', queue: 'queues', lines: 'queues' },
     notes: {
       'mocks.now': "it is the clock of the call's first request, and a step's now: moves it on later",
       with: "a module's params",
@@ -651,6 +707,9 @@ function parseCase(
       c.at(wn, `with must be a map of the module's params, not ${describe(wn)}`);
   }
   const mocks = parseMocks(c, get(n, 'mocks'), call);
+  const report = (at: { pos: Loc } | Loc, msg: string) => c.at(at, msg);
+  const qn = get(n, 'queues');
+  const queues = qn ? parseQueueChanges(qn, 'case', report) : undefined;
   const steps: ScenarioStep[] = [];
   const sn = get(n, 'steps');
   if (!sn) c.at(n, 'a case needs `steps:`');
@@ -665,7 +724,7 @@ function parseCase(
     for (const item of sn.items) {
       const s = parseStep(c, item);
       if (!s) continue;
-      const effect = s.expect.kind === 'sms' || s.expect.kind === 'http' || s.expect.kind === 'check';
+      const effect = isEffectKind(s.expect.kind) || s.expect.kind === 'check';
       if (unanswered && !effect)
         c.at(
           item,
@@ -675,7 +734,8 @@ function parseCase(
       else if (ended !== undefined && !effect) {
         c.at(
           item,
-          `no step can follow ${ended} (only sms and http effects of the hangup handler, and checks of vars or step)`,
+          `no step can follow ${ended} (only sms, http and queue effects of the hangup handler, and checks of vars ` +
+            'or step)',
         );
       }
       if (s.status) ended = `the status ${s.status} at line ${s.pos.line}`;
@@ -707,6 +767,9 @@ function parseCase(
     }
   }
   const out: ScenarioCase = { name, pos: n.pos, call, vars, mocks, steps };
+  if (queues) out.queues = queues;
+  // the queues as the case goes: its own, then each step's, in order
+  checkCaseQueues([queues ?? [], ...steps.map((s) => s.queues ?? [])], report);
   const en = get(n, 'expect');
   if (en) {
     if (en.kind !== 'map')

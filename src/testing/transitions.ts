@@ -14,7 +14,10 @@
  *   (the `else`, or the end of the flow when none is written);
  * - set steps: `<step>:next`;
  * - foreach steps: `<step>:do` (the first item into the body), `<step>:next` (each next item),
- *   `<step>:done` (the list is over) and, with `error:`, `<step>:error`.
+ *   `<step>:done` (the list is over) and, with `error:`, `<step>:error`;
+ * - queue steps (version 2): `<step>:ring`, `:wait`, `:announce` (with `announce:`), `:held`, `:noanswer` (the
+ *   waiting loop), its branches (`:timeout`, `:empty`, `:error`), then `:bridged` and `:abandoned` (the call ends
+ *   while bridged or ringing, while waiting).
  * A result or error a step has no branch for ends the flow through the machine's catch-all:
  * no transition (nothing of the flow's is taken).
  */
@@ -22,12 +25,10 @@ import type { CompiledFlow } from '../engine/compile.js';
 import { END_STATE, EV_ERROR, EV_RESULT, type MachineConfig, type TransitionConfig } from '../flow/machine-config.js';
 import type { FlowModel, Pos, Step } from '../flow/model.js';
 import { nextStateName } from '../flow/loops.js';
+import { dest, stateStep, tookKeys } from './machine-read.js';
+import { queueEdges, queueEndKeys, queueKeys } from './queue-edges.js';
 
-/** The coverage keys a transition names (its `took` action). */
-export function tookKeys(t: TransitionConfig): string[] {
-  const a = t.actions.find((x) => x.type === 'took');
-  return (a?.params?.keys as string[] | undefined) ?? [];
-}
+export { stateStep, tookKeys } from './machine-read.js';
 
 /** Every coverage key the machine can report. */
 function machineKeys(config: MachineConfig): Set<string> {
@@ -72,11 +73,13 @@ type BranchAdd = (owner: string, key: string, b: { retry?: number; pos: Pos }) =
 function stepKeys(id: string, s: Step, branch: BranchAdd, add: (k: string, p: Pos) => void): void {
   switch (s.kind) {
     case 'command':
+      if (s.queue) queueKeys(id, s.pos, add);
       for (const [k, b] of Object.entries(s.on.exact)) branch(id, k, b);
       for (const p of s.on.patterns) branch(id, p.source, p.branch);
       if (s.on.default) branch(id, 'default', s.on.default);
       if (s.on.error) branch(id, 'error', s.on.error);
       if (s.valid) branch(id, 'invalid', { pos: s.valid.pos, retry: (s.valid.else ?? s.on.default)?.retry });
+      if (s.queue) queueEndKeys(id, s.pos, add);
       break;
     case 'switch':
       s.cases.forEach((c, i) => add(`${id}:${s.calendar?.labels[i] ?? `case${i + 1}`}`, c.pos));
@@ -125,7 +128,19 @@ export function flowTransitions(flow: CompiledFlow): FlowTransitions {
 // ---- the transition graph -------------------------------------------------------------------
 
 export type EdgeKind =
-  'key' | 'retry' | 'then' | 'case' | 'switch-default' | 'next' | 'unhandled' | 'status' | 'enter' | 'return' | 'loop';
+  | 'key'
+  | 'retry'
+  | 'then'
+  | 'case'
+  | 'switch-default'
+  | 'next'
+  | 'unhandled'
+  | 'status'
+  | 'enter'
+  | 'return'
+  | 'loop'
+  /** A queue step's waiting loop and its ways out when the call ends (queue-edges.ts). */
+  | 'queue';
 
 export interface FlowEdge {
   /** The transition this edge takes (a coverage key); for `unhandled` and `status` edges, a label (no transition). */
@@ -156,19 +171,8 @@ export const COVERABLE: ReadonlySet<EdgeKind> = new Set<EdgeKind>([
   'next',
   'return',
   'loop',
+  'queue',
 ]);
-
-/** The step a machine state stands for: a foreach's `<step>@next` is its step. */
-export function stateStep(flow: CompiledFlow, state: string): string {
-  const m = flow.config.states[state]?.meta;
-  return m && m.kind === 'logic' ? m.step : state;
-}
-
-/** Where a transition leads, past a say state (and a foreach's `@next` to its step); and whether a say plays first. */
-function dest(flow: CompiledFlow, target: string): { to: string; say: boolean } {
-  const m = flow.config.states[target]?.meta;
-  return m && m.kind === 'say' ? { to: stateStep(flow, m.to), say: true } : { to: stateStep(flow, target), say: false };
-}
 
 /** The label of a foreach transition, by its coverage key's last part. */
 const LOOP_LABELS: Record<string, string> = { do: 'each item', next: 'next item', done: 'done', error: 'not a list' };
@@ -243,6 +247,12 @@ export function flowEdges(flow: CompiledFlow): FlowEdge[] {
     }
     // an http step's `<id>@wait` state repeats the step's branches: its edges are the step's
     if (meta.kind !== 'command' || meta.final || !step) continue;
+    if (step.kind === 'command' && step.queue) {
+      // the waiting loop and its parts' states (queue-edges.ts)
+      edges.push(...queueEdges(flow, id));
+      if (handler !== undefined) edges.push({ id: `${id}:hangup`, kind: 'status', from: id, to: handler });
+      continue;
+    }
     const regexKey = new Map(meta.keys.filter((k) => k.regex !== undefined).map((k) => [k.regex!, k.key]));
     const lists: [string, TransitionConfig[]][] = [
       ['default', sc.on?.[EV_RESULT] ?? []],

@@ -83,8 +83,8 @@ describe("an http step's answer:", () => {
       '9:17: answer has a status or an error, not both',
       '11:26: answer.error is an error kind in capitals (TIMEOUT, NETWORK, REFUSED, TOO_LARGE, BAD_BODY, ' +
         'TOO_DEEP, ...)',
-      '13:17: `answer:` answers the lookup of an http step (expect: http); other steps take result:, error: or ' +
-        'status:',
+      '13:17: `answer:` answers the lookup of an http step (expect: http) or a queue operation (expect: queue); ' +
+        'other steps take result:, error: or status:',
     ]);
   });
 

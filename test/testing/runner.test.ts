@@ -173,7 +173,7 @@ describe('case vars', () => {
     );
     expect(() => parseScenario(scenario('    var: { office_open: false }\n'), 't.yaml')).toThrow(
       't.yaml:4:5: unknown key "var" in a case: did you mean "vars"? (allowed: name, call, vars, with, ' +
-        'mocks, steps, expect)',
+        'mocks, steps, expect, queues)',
     );
     expect(parseScenario(scenario(''), 't.yaml').cases[0]!.vars).toEqual({});
   });
@@ -194,11 +194,11 @@ describe('scenario-file mistakes: one message each, with a did-you-mean (#14 ite
   it('a misspelt key gets the nearest allowed one, and no second message for the key it hides', () => {
     expect(errors(file('      - expct: play\n'))).toEqual([
       't.yaml:5:9: unknown key "expct" in a step: did you mean "expect"? ' +
-        '(allowed: expect, result, error, status, now, answer)',
+        '(allowed: expect, result, error, status, now, answer, queues)',
     ]);
     expect(errors(file('      - expect: play\n        reslt: "0"\n'))).toEqual([
       't.yaml:6:9: unknown key "reslt" in a step: did you mean "result"? ' +
-        '(allowed: expect, result, error, status, now, answer)',
+        '(allowed: expect, result, error, status, now, answer, queues)',
     ]);
     expect(errors(file('      - expect: { comand: play }\n'))).toEqual([
       't.yaml:5:19: unknown key "comand" in expect: did you mean "command"? (allowed: command, params, vars, step)',

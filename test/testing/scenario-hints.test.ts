@@ -48,13 +48,13 @@ describe('typos in a scenario file', () => {
         "call's first request, and a step's now: moves it on later",
       's.yaml:7:9: unknown key "delay" in a step: did you mean "answer"? (the lookup\'s answer, { status, body } or ' +
         '{ error }; a slow one: fillers: n, or delay_ms in mocks.http) (allowed: expect, result, error, status, now, ' +
-        'answer)',
+        'answer, queues)',
       's.yaml:9:9: unknown key "response" in a step: did you mean "result"? (the outcome of the command the flow ' +
-        'receives: digits, TIMEOUT...) (allowed: expect, result, error, status, now, answer)',
+        'receives: digits, TIMEOUT...) (allowed: expect, result, error, status, now, answer, queues)',
       's.yaml:10:9: unknown key "delay" in a step: did you mean "now"? (the clock of the request that reports this ' +
-        "step's outcome: an ISO 8601 time, or epoch ms) (allowed: expect, result, error, status, now, answer)",
+        "step's outcome: an ISO 8601 time, or epoch ms) (allowed: expect, result, error, status, now, answer, queues)",
       's.yaml:12:9: unknown key "dtmf" in a step: did you mean "result"? (the outcome of the command the flow ' +
-        'receives: digits, TIMEOUT...) (allowed: expect, result, error, status, now, answer)',
+        'receives: digits, TIMEOUT...) (allowed: expect, result, error, status, now, answer, queues)',
     ]);
   });
 });

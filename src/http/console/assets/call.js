@@ -32,9 +32,21 @@ function fields(c) {
   );
 }
 
-function effectsText(list) {
+/**
+ * A request's effects, one after the other: `sms ok SMS00001 (12 ms)`; a queue step's operation names its queue and
+ * op, and a poll's answer the caller's wait so far: `queue sales poll: wait, waited 30 s (1 ms)`.
+ */
+export function effectsText(list) {
   return (list ?? [])
-    .map((e) => `${e.kind} ${e.outcome}${e.value !== undefined ? ` ${e.value}` : ''} (${duration(e.ms)})`)
+    .map((e) => {
+      const q = e.queue;
+      if (e.kind === 'queue' && q) {
+        const got = e.outcome === 'ok' ? (e.value ?? 'ok') : e.outcome;
+        const waited = q.waited !== undefined && q.op === 'poll' ? `, waited ${q.waited} s` : '';
+        return `queue ${q.name} ${q.op}: ${got}${waited} (${duration(e.ms)})`;
+      }
+      return `${e.kind} ${e.outcome}${e.value !== undefined ? ` ${e.value}` : ''} (${duration(e.ms)})`;
+    })
     .join('; ');
 }
 
