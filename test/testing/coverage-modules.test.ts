@@ -103,10 +103,8 @@ describe('callscript test --coverage with no path', () => {
     );
     expect(out).not.toContain('invalid scenario file');
     expect(out).toMatch(/\n\d+ passed, 0 failed\n$/);
-    // flows/call-centre.yaml has no scenarios yet (the scenario runner's queue support comes on branch q-tools, issue
-    // 24): it is the one flow under 100%; with its scenarios, this test is back to every flow at 100% and exit 0
-    const under = /transition coverage [\d.]+% over \d+ flows \((.*)\) is under --min-coverage 100%/.exec(out)?.[1];
-    expect(under?.split(', ').filter((f) => !f.endsWith(' 100%'))).toEqual(['call-centre 0%']);
-    expect(code).toBe(1);
+    expect(out).toContain('  call-centre (flows/call-centre.yaml): steps 100% (20/20), transitions 100% (49/49)\n');
+    expect(out).not.toContain('is under --min-coverage');
+    expect(code).toBe(0);
   }, 60_000);
 });

@@ -15,6 +15,7 @@ it('the example flows scenarios pass and reach 100% of steps and transitions', a
   for (const flow of [
     'appointments',
     'bank-line',
+    'call-centre',
     'conference',
     'front-desk',
     'recording-consent',
