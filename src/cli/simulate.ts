@@ -162,7 +162,7 @@ export async function simulate(
       const p = parseLine(q, line);
       if (p.kind === 'vars')
         io.output.write(
-          `  vars${q.kind === 'sms' || q.kind === 'http' ? ' (as of the last command)' : ''}: ` +
+          `  vars${q.kind === 'sms' || q.kind === 'http' || q.kind === 'queue' ? ' (as of the last command)' : ''}: ` +
             `${varsText(session.vars)}\n`,
         );
       else if (p.kind === 'invalid') io.output.write(`  ${printable(p.message)}\n`);

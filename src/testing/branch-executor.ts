@@ -9,13 +9,18 @@
  * took). Lookups answer at once: their fillers are not explored (a filler takes no branch).
  * A lookup whose saved answer holds the list a foreach reads (`in: vars.found.body.items`)
  * also answers 200 with that list empty, of one item and of two (`{ items: [{}, {}] }`):
- * the ways through the loop for zero, one and more items.
+ * the ways through the loop for zero, one and more items. A queue's poll answers ring (the
+ * first agent offered), wait, timeout, empty or fails (UNAVAILABLE), one answer per way the
+ * machine goes; leave and done answer at once. Its saved answer is the same at every poll
+ * (the caller first in line, no time waited), so the waiting loop's states repeat and the
+ * search walks each of them once.
  */
 import { keysTaken } from '../engine/probe.js';
 import type { EffectContext, SyncExecutor } from '../engine/effects.js';
 import { DEFAULT_MAX_LOOKUPS_PER_CALL } from '../config/code.js';
 import type { CompiledFlow } from '../engine/compile.js';
-import type { Effect, EffectResult, HttpEffect } from '../engine/outcome.js';
+import type { Effect, EffectResult, HttpEffect, QueueEffect } from '../engine/outcome.js';
+import type { QueueAnswer } from '../engine/queue.js';
 import type { HttpAnswer } from './http-mocks.js';
 import { smsHash } from './executors.js';
 import { sampleFor } from './sample.js';
@@ -23,8 +28,21 @@ import { sampleFor } from './sample.js';
 /** The error an sms fails with in a generated case. */
 export const SMS_ERROR = 'FAILED';
 
-/** One answer given to an effect. */
-export type Branch = { kind: 'sms'; ok: boolean } | { kind: 'http'; method: string; url: string; answer: HttpAnswer };
+/** One answer given to an effect (a queue operation's as its step's `answer:` writes it). */
+export type Branch =
+  | { kind: 'sms'; ok: boolean }
+  | { kind: 'http'; method: string; url: string; answer: HttpAnswer }
+  | { kind: 'queue'; op: string; answer: QueueBranch };
+
+/** A queue operation's answer in a generated case: a poll's result (ring names its agent), left, done, or an error. */
+export interface QueueBranch {
+  result?: string;
+  agent?: string;
+  error?: string;
+}
+
+/** The error a queue's store fails with in a generated case (the step's error way). */
+export const QUEUE_ERROR = 'UNAVAILABLE';
 
 /** A lookup's key in a path's fixed answers: its method and URL. */
 export const lookupKey = (method: string, url: string): string => `${method} ${url}`;
@@ -32,8 +50,8 @@ export const lookupKey = (method: string, url: string): string => `${method} ${u
 /** Statuses tried besides the flow's own (their ways are told apart by the machine). */
 const USUAL_STATUSES = [200, 500, 404, 400, 503, 302];
 
-/** The answers worth trying at an http step, per step (they depend on the step's keys only). */
-export type BranchCache = Map<string, HttpAnswer[]>;
+/** The answers worth trying at an http or queue step, per step (they depend on the step's keys only). */
+export type BranchCache = Map<string, HttpAnswer[] | QueueBranch[]>;
 
 /** One answer per way the machine goes from the http step `state`: ok first. */
 export function httpBranches(flow: CompiledFlow, state: string, cache?: BranchCache): HttpAnswer[] {
@@ -94,6 +112,47 @@ function put(body: Record<string, unknown>, path: string[], value: unknown[]): v
   at[path[path.length - 1]!] = value;
 }
 
+/**
+ * The answers worth giving a queue operation: a poll one per way the machine goes from the step (ring the first agent
+ * offered, wait, timeout, empty, the store failing: the machine decides which differ, as for results); leave and done
+ * answer as a store does, at once.
+ */
+export function queueBranches(flow: CompiledFlow, e: QueueEffect, cache?: BranchCache): QueueBranch[] {
+  if (e.op !== 'poll') return [{ result: e.op === 'leave' ? 'left' : 'done' }];
+  const agent = e.params.agents[0];
+  const key = `${e.step}|queue|${agent === undefined ? '' : 'ring'}`;
+  const hit = cache?.get(key) as QueueBranch[] | undefined;
+  if (hit) return hit;
+  const byWay = new Map<string, QueueBranch>();
+  const add = (way: string, a: QueueBranch) => {
+    if (!byWay.has(way)) byWay.set(way, a);
+  };
+  // a poll's answer with no agent to ring cannot be ring (the store answers empty)
+  if (agent !== undefined) add(`result ${keysTaken(flow, e.step, 'ring').join(' ')}`, { result: 'ring', agent });
+  for (const r of ['wait', 'timeout', 'empty']) add(`result ${keysTaken(flow, e.step, r).join(' ')}`, { result: r });
+  add(`error ${keysTaken(flow, e.step, '', QUEUE_ERROR).join(' ')}`, { error: QUEUE_ERROR });
+  const out = [...byWay.values()];
+  cache?.set(key, out as never);
+  return out;
+}
+
+/** What a queue answer gives the machine: a poll's result and save: value (the caller first in line), or the error. */
+export function queueResult(a: QueueBranch, e: QueueEffect): EffectResult {
+  if (a.error !== undefined) return { ok: false, error: a.error, message: `answered ${a.error}` };
+  const result = a.result!;
+  if (e.op !== 'poll') return { ok: true, value: result };
+  const data: QueueAnswer = {
+    result,
+    position: result === 'ring' || result === 'wait' ? 1 : 0,
+    expected_wait: 0,
+    waited: 0,
+    agents: e.params.agents.length,
+    free: 0,
+  };
+  if (a.agent !== undefined) data.agent = a.agent;
+  return { ok: true, value: result, data: data as never };
+}
+
 /** What an answer gives the machine: the status as the result, { status, body } to save, or the error. */
 export function answerResult(a: HttpAnswer): EffectResult {
   if (a.error !== undefined) return { ok: false, error: a.error, message: `answered ${a.error}` };
@@ -128,7 +187,12 @@ export class BranchExecutor implements SyncExecutor {
       this.sms++;
       return ok ? { ok: true, value: smsHash(this.smsBefore + this.sms) } : { ok: false, error: SMS_ERROR };
     }
-    if (effect.kind === 'queue') return { ok: false, error: 'UNAVAILABLE', message: 'queues are not in this tool yet' };
+    if (effect.kind === 'queue') {
+      const answers = queueBranches(this.flow, effect, this.cache);
+      const answer = answers[pick(answers.length)]!;
+      this.met.push({ effect, options: answers.length, given: { kind: 'queue', op: effect.op, answer } });
+      return queueResult(answer, effect);
+    }
     return this.http(effect, ctx, pick);
   }
 

@@ -6,7 +6,9 @@
  * the flow's text suggests), an error where the step has an error branch, and the
  * caller hanging up where the flow has a hangup handler; effects take each branch they
  * can, one at a time (branch-executor.ts: an sms sent or failed; an http lookup ok, each
- * status the step names, timeout, error). The engine's run hooks report each transition
+ * status the step names, timeout, error; a queue's poll ring, wait, timeout, empty, error).
+ * A queue step's waiting loop repeats call states (the poll's saved answer is the same at each
+ * poll), which the search walks once each, as any loop. The engine's run hooks report each transition
  * taken: the first (so shortest) way to each is kept, as the requests that lead there.
  *
  * Requests are stepped and built by the tools' driver (drive.ts: `stepRequest`,
@@ -22,6 +24,7 @@ import { keysTaken } from '../engine/probe.js';
 import type { CallState } from '../engine/types.js';
 import { ACTION_SPECS, isAction } from '../flow/actions.js';
 import { EV_CALL_END, EV_ERROR } from '../flow/machine-config.js';
+import { queuePart } from '../flow/machine-queue.js';
 import { BranchExecutor, lookupKey, SMS_ERROR, type Branch, type BranchCache } from './branch-executor.js';
 import { engineOf, requestFor, stepRequest, type CallSetup, type Input } from './drive.js';
 import type { HttpAnswer } from './http-mocks.js';
@@ -140,7 +143,11 @@ function inputsAt(flow: CompiledFlow, node: Node, values: string[], cache: Resul
   const inputs: (Input | undefined)[] = results.map((result) => ({ result }));
   const sc = flow.config.states[node.state.s];
   if (sc?.meta.kind === 'command' && (sc.on?.[EV_ERROR]?.length ?? 0) > 0) inputs.push({ error: ERROR_CODE });
-  if (flow.model.handlers.hangup !== undefined) {
+  if (queuePart(node.state.s).part !== '') {
+    // a queue step's hold, announcement or ring: the call ending there leaves the line (abandoned) or ends the
+    // bridged call (bridged), with or without a hangup handler
+    inputs.push({ status: 'HANGUP' });
+  } else if (flow.model.handlers.hangup !== undefined) {
     inputs.push({ status: 'HANGUP' });
     // a step that saves its result keeps one the caller's hangup carries (a recording's file name) for the handler
     const command = replyCommand(node.state.reply);

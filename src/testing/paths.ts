@@ -11,7 +11,7 @@ import type { CompiledFlow } from '../engine/compile.js';
 import type { CoverageFile } from './coverage.js';
 import { Coverage } from './coverage.js';
 import { explore, ERROR_CODE, type Found, type Hop } from './explore.js';
-import { lookupKey } from './branch-executor.js';
+import { lookupKey, type QueueBranch } from './branch-executor.js';
 import { smsHash } from './executors.js';
 import { runCase } from './runner.js';
 import { DEFAULT_CALL, parseScenario, ScenarioFileError, type Plain, type Scenario } from './scenario.js';
@@ -54,7 +54,15 @@ const inline = (v: Plain): string => JSON.stringify(v);
 interface Step {
   expect: string;
   input?: Hop['input'];
+  /** A queue operation's answer, as its step writes it. */
+  answer?: string;
   comments: string[];
+}
+
+/** A queue operation's answer along the path, as its step's `answer:` (scenario-queues.ts). */
+function queueAnswer(a: QueueBranch): string {
+  if (a.error !== undefined) return `{ error: ${a.error} }`;
+  return a.agent !== undefined ? `{ result: ${a.result}, agent: ${q(a.agent)} }` : `{ result: ${a.result} }`;
 }
 
 /** Whether `transition` is a key of the step that sent the command a request reports on (or a flow-wide handler's). */
@@ -83,7 +91,13 @@ function stepsOf(hops: Hop[], transition: string): Step[] {
       if (!hop.input || 'status' in hop.input) return;
     }
     const first = steps.length;
-    for (const e of hop.effects) steps.push({ expect: e.kind, comments: [] });
+    // a queue operation is a step with its answer (the path's, not a line's)
+    for (const e of hop.effects)
+      steps.push(
+        e.kind === 'queue'
+          ? { expect: e.kind, answer: queueAnswer(e.answer), comments: [] }
+          : { expect: e.kind, comments: [] },
+      );
     // a module run on its own ends with its return, as a hand-written module scenario does
     if (hop.ret !== undefined) steps.push({ expect: `{ return: ${q(hop.ret)} }`, comments: [] });
     else if (hop.reply) steps.push({ expect: hop.reply, comments: [] });
@@ -137,6 +151,7 @@ function caseLines(transition: string, f: Found, params: Record<string, Value> |
   for (const s of steps) {
     for (const c of s.comments) lines.push(`      # ${c}`);
     lines.push(`      - expect: ${s.expect}`);
+    if (s.answer !== undefined) lines.push(`        answer: ${s.answer}`);
     const i: { status?: string; result?: string; error?: string } | undefined = s.input;
     if (i?.result !== undefined) lines.push(`        result: ${q(i.result)}`);
     if (i?.error !== undefined) lines.push(`        error: ${q(i.error)}`);

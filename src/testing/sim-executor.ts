@@ -1,7 +1,8 @@
 /**
  * The simulator's executor (`callscript simulate`): http lookups answered from mock routes
  * (`--mocks routes.yaml`, the format of `callscript mock-http`, delays and fillers
- * included) when given, else asked; sms asked (sent, or how it failed). Asking is done the
+ * included) when given, else asked; sms asked (sent, or how it failed); a queue's poll asked
+ * (sim-queue.ts), its leave and done answered at once. Asking is done the
  * driver's way (drive.ts, AskingExecutor): the run is dropped, the question put to the
  * person, and the same request run again with the answer. The answers given during a
  * request are journaled with the call's effect memory after each, so that the run again
@@ -14,8 +15,11 @@ import type { AskingExecutor } from './drive.js';
 import { MockExecutor } from './executors.js';
 import type { HttpMock } from './http-mocks.js';
 
-/** Who answered an effect: the mock routes, the person (or caller script), or the per-call lookup limit. */
-export type AnsweredBy = 'routes' | 'asked' | 'limit';
+/**
+ * Who answered an effect: the mock routes, the person (or caller script), the per-call lookup limit, or the simulator
+ * itself (a queue's leave and done, answered as a store answers them).
+ */
+export type AnsweredBy = 'routes' | 'asked' | 'limit' | 'built-in';
 
 interface Entry {
   result: EffectResult;
@@ -84,6 +88,10 @@ export class SimExecutor implements AskingExecutor {
     } else if (effect.kind === 'http' && this.routes) {
       result = this.routes.perform(effect, ctx);
       by = 'routes';
+    } else if (effect.kind === 'queue' && effect.op !== 'poll') {
+      // out of the line: a store answers at once
+      result = { ok: true, value: effect.op === 'leave' ? 'left' : 'done' };
+      by = 'built-in';
     } else {
       this.asking = effect;
       return { ok: false, error: 'UNANSWERED' };

@@ -28,7 +28,9 @@ export type Answer =
   | { kind: 'bridged' }
   | { kind: 'sms'; result: EffectResult }
   /** How an http lookup went (without --mocks): its status and body, or its error. */
-  | { kind: 'http'; result: EffectResult };
+  | { kind: 'http'; result: EffectResult }
+  /** What a queue's store answered a poll (`agent`: the one rung). */
+  | { kind: 'queue'; result: EffectResult; agent?: string };
 
 export interface Option {
   key: string;
@@ -46,7 +48,9 @@ export type Question =
   /** An sms step: sent, or how it failed. */
   | { kind: 'sms'; options: Option[] }
   /** An http lookup: the statuses the step names, a timeout, an error; or a status typed with a JSON body. */
-  | { kind: 'http'; options: Option[] };
+  | { kind: 'http'; options: Option[] }
+  /** A queue step's poll: ring which agent, wait, timeout, empty, the store failing (sim-queue.ts). */
+  | { kind: 'queue'; queue: string; waited: number; options: Option[] };
 
 /**
  * The question of an http lookup: one choice per way the step can go (ok, the statuses it names, timeout, error); and,
@@ -213,7 +217,7 @@ export function parseLine(q: Question, line: string): Parsed {
   const s = line.trim();
   if (s === 'v') return { kind: 'vars' };
   if (q.kind === 'http') return parseHttpLine(q, s);
-  if (q.kind !== 'sms') {
+  if (q.kind !== 'sms' && q.kind !== 'queue') {
     if (s === 'h') return hangupDuring(q);
     const e = /^e(?:\s+([A-Za-z0-9_]+))?$/.exec(s);
     if (e) {
@@ -239,7 +243,8 @@ export function parseLine(q: Question, line: string): Parsed {
       return { kind: 'answer', answer: { kind: 'result', result }, text: result };
     }
     case 'menu':
-    case 'sms': {
+    case 'sms':
+    case 'queue': {
       const o = q.options.find((x) => x.key === s) ?? (s === '' ? q.options[0] : undefined);
       if (o) return { kind: 'answer', answer: o.answer, text: o.label };
       const keys = q.options.map((x) => x.key).join(', ');
@@ -273,6 +278,11 @@ function promptLine(q: Question): string {
       return (
         `http: ${q.options.map((o) => `${o.key}) ${o.label}`).join('  ')}  or a status and JSON body ` +
         `(200 {"amount": 12})  t) timeout  e) error  v) vars (Enter = 1)`
+      );
+    case 'queue':
+      return (
+        `queue ${q.queue} (waited ${q.waited} s): ${q.options.map((o) => `${o.key}) ${o.label}`).join('  ')}  ` +
+        'v) vars (Enter = 1)'
       );
   }
 }

@@ -19,6 +19,7 @@ import { CallerActor } from '../emulator/caller/actor.js';
 import type { CallerScript } from '../emulator/caller/types.js';
 import { simulate as simulateCommand, type CallMedia } from '../emulator/driver/simulate.js';
 import { httpQuestion, parseLine, questionFor, smsOptions, type Answer, type Question } from './sim-questions.js';
+import { queueOutcome, queueQuestion, scriptedChoice, waitOption } from './sim-queue.js';
 import { CallDriver, type Asked, type Input, type Stepped } from './drive.js';
 import type { HttpMock } from './http-mocks.js';
 import { clockOf, DEFAULT_CALL } from './scenario.js';
@@ -53,6 +54,8 @@ export type SimEvent =
   | { kind: 'sms'; step: string; to: string; body: string }
   /** An http lookup the flow makes (`wait`: the one its filler played for, waited for again). */
   | { kind: 'http'; step: string; method: string; url: string; body?: string; wait?: boolean }
+  /** A queue step's operation: a poll (the agents it offers, the caller's wait so far), leave or done. */
+  | { kind: 'queue'; step: string; queue: string; op: string; agents?: string[]; waited?: number }
   | { kind: 'vars'; vars: Record<string, Value> }
   | { kind: 'question'; question: Question }
   | { kind: 'answered'; text: string; by?: string }
@@ -121,6 +124,8 @@ export class SimSession {
   private readonly secretValues = new Set<string>();
   /** Effects of the current request already shown (an asked request runs again from its start). */
   private shown = 0;
+  /** When the caller joined each queue step's line (the call's clock, ms): its wait so far is the polls'. */
+  private readonly joined = new Map<string, number>();
   private over = false;
   /** The question waiting for an answer, if any. */
   question: Question | undefined;
@@ -207,6 +212,13 @@ export class SimSession {
     if (p.kind === 'effect') {
       if (a.kind !== p.effect.kind) throw new Error(`an ${p.effect.kind} step takes an ${p.effect.kind} answer`);
       this.record({ step: p.effect.step, command: p.effect.kind, outcome: this.outcomeText(p.effect, a.result) });
+      // out of the line: a later visit of the step joins it again
+      if (
+        a.kind === 'queue' &&
+        !('pending' in a.result) &&
+        (!a.result.ok || !['ring', 'wait'].includes(a.result.value))
+      )
+        this.joined.delete(p.effect.step);
       this.exec.give(a.result);
       this.run(this.driver.again(), ev);
       return ev;
@@ -253,8 +265,9 @@ export class SimSession {
   hangUp(): SimEvent[] {
     if (this.over) return [];
     const q = this.question;
-    if (this.pending?.kind === 'effect' && q && (q.kind === 'sms' || q.kind === 'http')) {
-      const ev = this.answer(q.options[0]!.answer);
+    if (this.pending?.kind === 'effect' && q && (q.kind === 'sms' || q.kind === 'http' || q.kind === 'queue')) {
+      // a queue's poll: the caller waits (then hangs up during the hold: abandoned)
+      const ev = this.answer(q.kind === 'queue' ? waitOption(q).answer : q.options[0]!.answer);
       return this.over ? ev : [...ev, ...this.hangUp()];
     }
     // as `h` typed: during a record, the recording is kept
@@ -264,6 +277,13 @@ export class SimSession {
 
   private record(e: PathEntry): void {
     this.pathEntries.push(e);
+  }
+
+  /** Seconds the caller has waited in the line of queue step `step` (joined at its first poll, now if not yet). */
+  private waited(step: string): number {
+    const now = this.driver.now;
+    if (!this.joined.has(step)) this.joined.set(step, now);
+    return Math.floor((now - this.joined.get(step)!) / 1000);
   }
 
   private next(input: Input, ev: SimEvent[]): void {
@@ -282,6 +302,7 @@ export class SimSession {
 
   private outcomeText(effect: Effect, r: EffectResult): string {
     if ('pending' in r) return 'still running: the filler plays';
+    if (effect.kind === 'queue') return queueOutcome(r);
     if (!r.ok) return `failed ${r.error}`;
     if (effect.kind === 'http') return r.value;
     return `sent ${this.flow.tables.sensitive?.steps.has(effect.step) ? MASK : r.value}`;
@@ -311,7 +332,17 @@ export class SimSession {
       });
       return;
     }
-    if (e.kind === 'queue') return;
+    if (e.kind === 'queue') {
+      const poll = e.op === 'poll';
+      ev.push({
+        kind: 'queue',
+        step: e.step,
+        queue: e.params.queue,
+        op: e.op,
+        ...(poll ? { agents: e.params.agents, waited: this.waited(e.step) } : {}),
+      });
+      return;
+    }
     const body = typeof e.params.body === 'string' ? hide(e.params.body) : undefined;
     ev.push({
       kind: 'http',
@@ -334,17 +365,24 @@ export class SimSession {
       const text = this.outcomeText(done.effect, done.result);
       ev.push({
         kind: 'answered',
-        text: `${text}${this.bodyText(done.result)}`,
-        by: by === 'routes' ? (this.opts.routesName ?? 'mock routes') : 'limit',
+        text: `${text}${done.effect.kind === 'http' ? this.bodyText(done.result) : ''}`,
+        by: by === 'routes' ? (this.opts.routesName ?? 'mock routes') : by,
       });
+      // a queue's leave or done: the caller is out of the line
+      if (done.effect.kind === 'queue') this.joined.delete(done.effect.step);
       this.record({ step: done.effect.step, command: done.effect.kind, outcome: text });
     }
     if (s.kind === 'asked') {
       this.shown = s.effects.length + 1;
       this.showEffect(s.effect, ev);
       this.pending = { kind: 'effect', effect: s.effect };
+      const e = s.effect;
       this.ask(
-        s.effect.kind === 'sms' ? { kind: 'sms', options: smsOptions() } : httpQuestion(this.flow, s.effect),
+        e.kind === 'sms'
+          ? { kind: 'sms', options: smsOptions() }
+          : e.kind === 'queue'
+            ? queueQuestion(e, this.waited(e.step))
+            : httpQuestion(this.flow, e),
         ev,
       );
       return;
@@ -494,6 +532,8 @@ export class ScriptedCaller {
   private readonly actor: CallerActor;
   private readonly media: CallMedia;
   private lastParams: Record<string, WireValue> = {};
+  /** The agents this caller's queue answers have rung (each once). */
+  private readonly rung = new Set<string>();
   constructor(readonly script: CallerScript) {
     this.actor = new CallerActor(script);
     this.media = { callid: '1000001', ids: new Ids('callscript'), recordings: new Map() };
@@ -526,6 +566,13 @@ export class ScriptedCaller {
     // a caller script answers no sms nor lookup: each takes its first choice (sent, 200)
     if (q.kind === 'sms' || q.kind === 'http')
       return { answer: q.options[0]!.answer, text: q.options[0]!.label, by: 'built-in' };
+    // nor a queue: each agent offered is rung once, in turn, then the queue is empty (as a store answers)
+    if (q.kind === 'queue') {
+      const o = scriptedChoice(q, this.rung);
+      if (o.answer.kind === 'queue' && o.answer.agent) this.rung.add(o.answer.agent);
+      else this.rung.clear();
+      return { answer: o.answer, text: o.label, by: 'built-in' };
+    }
     const d = this.actor.next(q.command);
     const params = this.lastParams as Record<string, unknown>;
     if (d.hangup) {
@@ -569,6 +616,12 @@ export interface RenderOptions {
 const paint = (on: boolean | undefined, code: string, s: string) =>
   on ? `\x1b[${code}m${printable(s)}\x1b[0m` : printable(s);
 
+/** A list of agents, briefly: the first five, then how many more. */
+function listText(agents: readonly string[]): string {
+  if (agents.length === 0) return 'none';
+  return agents.length > 5 ? `${agents.slice(0, 5).join(', ')} and ${agents.length - 5} more` : agents.join(', ');
+}
+
 /** The vars as `name=value` (values as JSON), escaped. */
 export function varsText(vars: Record<string, Value>): string {
   const parts = Object.entries(vars).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
@@ -596,6 +649,15 @@ export function render(e: SimEvent, o: RenderOptions = {}): string {
     }
     case 'sms':
       return paint(c, '1;36', `${e.step}: sms to ${e.to}`) + `\n  text: ${paint(c, '32', JSON.stringify(e.body))}\n`;
+    case 'queue':
+      return (
+        paint(
+          c,
+          '1;36',
+          `${e.step}: queue ${e.queue} ${e.op}` +
+            (e.agents ? ` (agents ${listText(e.agents)}; waited ${e.waited ?? 0} s)` : ''),
+        ) + '\n'
+      );
     case 'http':
       return (
         paint(

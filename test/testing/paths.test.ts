@@ -208,12 +208,7 @@ describe('callscript paths', () => {
   // paths does not mock http lookups yet: a flow with http steps gets its other cases, and
   // the transitions behind a lookup are named as "write this case by hand" (next test)
   // bank-line included: its http lookups take each branch (ok, the statuses named, timeout, error) from mocks.http
-  // call-centre: the explorer does not branch on a queue's polls yet (src/testing/branch-executor.ts answers every
-  // queue operation UNAVAILABLE): `paths call-centre` writes 8 cases for its 49 transitions; the queue steps' keys
-  // and every step behind them are "not found", and menu:1, menu:2, menu:TIMEOUT:then are found on that UNAVAILABLE
-  // but fail when checked (the case's line answers the poll: a free agent rings). flows/call-centre.test.yaml covers
-  // it by hand (test/testing/coverage-modules.test.ts); with queue polls explored, it is back in this loop
-  for (const f of flows.filter((x) => x.name !== 'call-centre')) {
+  for (const f of flows) {
     it(`${f.name}: the cases generated for every transition pass and reach 100% of its transitions`, async () => {
       const tmp = mkdtempSync(join(tmpdir(), 'paths-'));
       const file = join(tmp, `${f.name}.test.yaml`);

@@ -435,3 +435,15 @@ describe('schemas/scenario.schema.json and the queue forms', () => {
     ]);
   });
 });
+
+describe('docs/testing.md "Queues"', () => {
+  it('its example passes against flows/call-centre.yaml', () => {
+    const md = readFileSync('docs/testing.md', 'utf8');
+    const section = md.slice(md.indexOf('### Queues'));
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(section)![1]!;
+    const s = parseScenario(yaml, 'docs.test.yaml');
+    const f = compiled(readFileSync('flows/call-centre.yaml', 'utf8'), 'flows/call-centre.yaml');
+    expect(checkQueueNames(s, f)).toEqual([]);
+    passes(runCase(f, s.cases[0]!));
+  });
+});
