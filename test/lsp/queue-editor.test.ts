@@ -148,4 +148,17 @@ describe('the queue step in the editor', () => {
       ].join('\n'),
     );
   });
+
+  it('hostile: a queue of 1,000 agents completes and hovers with its list cut', async () => {
+    const many = JSON.stringify(Array.from({ length: 1000 }, (_, i) => `+4420794${String(i).padStart(5, '0')}`));
+    const big = edit(FLOW, 'agents: ["+442079460001", "+442079460002"]', `agents: ${many}`);
+    const list = await complete(edit(big, '      strategy: round_robin\n', '      strategy: round_robin\n      ‸\n'));
+    expect(labels(list)).toContain('hold');
+    const h = await hoverAt(edit(big, 'start: wait_line', 'start: wait_l‸ine'));
+    expect(h?.split('\n')[0]).toBe(
+      '**step `wait_line`** (line 5): `queue` name: sales, agents: ["+442079400000", "+442079400001", ' +
+        '"+442079400002", "+442079400003", …], strategy: round_robin, announce: { every: 60, say: ' +
+        '"You are number {{ vars.place.position }…" }',
+    );
+  });
 });

@@ -154,3 +154,25 @@ describe('the queue step in transitions and graphs', () => {
     );
   });
 });
+
+describe('hostile: many queue steps', () => {
+  it('300 queues in a chain: four nodes and a bounded set of edges each, every key drawn once', () => {
+    const steps = Array.from(
+      { length: 300 },
+      (_, i) =>
+        `  q${i}:\n    queue: { name: q${i}, agents: ["+442079460001"], announce: { every: 60, say: "Wait." } }\n` +
+        `    on: { timeout: ${i === 299 ? 'end' : `q${i + 1}`}, empty: end, error: end, bridged: done }\n`,
+    );
+    const f = compiled(
+      `version: 2\nname: many\nstart: q0\nsteps:\n${steps.join('')}  end: { hangup: {} }\n` +
+        '  done: { set: { served: true } }\nvars: { served: false }\n',
+    );
+    const m = toMermaid(f);
+    const lines = m.split('\n');
+    expect(lines.filter((l) => /^ {2}s\d+(_\w+)?[[({]/.test(l))).toHaveLength(300 * 4 + 2);
+    const keys = flowTransitions(f).all;
+    expect(keys).toHaveLength(300 * 10 + 1); // and done:next
+    const drawn = flowEdges(f).filter((e) => e.kind === 'queue' || e.kind === 'key' || e.kind === 'next');
+    expect(new Set(drawn.map((e) => e.id)).size).toBe(keys.length);
+  });
+});

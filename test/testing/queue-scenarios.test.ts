@@ -447,3 +447,31 @@ describe('docs/testing.md "Queues"', () => {
     passes(runCase(f, s.cases[0]!));
   });
 });
+
+describe('hostile: forged queue answers in a scenario or a recording', () => {
+  it('an answer out of bounds, of another op, or naming no agent is refused where written', () => {
+    const text = scenario([
+      `- expect: ${play('Welcome.')}`,
+      '- expect: { queue: { op: leave } }',
+      '  answer: { result: wait, position: 99999999, waited: -1, agents: 2, free: 3 }',
+      '- expect: queue',
+      '  answer: { result: ring, agent: "<script>" }',
+      '- expect: queue',
+      '  answer: { result: left, position: 1 }',
+      '- expect: queue',
+      '  answer: { error: "lower case" }',
+      '- expect: queue',
+      '  answer: { error: UNAVAILABLE, agent: "+442079460001" }',
+    ]);
+    expect(problems(text)).toEqual([
+      '8:27: answer.result: wait does not answer a leave (a leave answers left)',
+      '8:43: answer.position is a whole number, 0 to 10,000, not an integer (99999999)',
+      '8:61: answer.waited is a whole number, 0 to 86,400, not an integer (-1)',
+      '8:82: answer.free (3) is more than answer.agents (2)',
+      '10:40: answer.agent: an E.164 number is "+" then 2 to 15 digits, the first not 0 (e.g. +33123456789)',
+      "12:43: answer.position goes with a poll's answer (ring, wait, timeout, empty), not left",
+      '14:26: answer.error is an error kind in capitals (UNAVAILABLE), not a string ("lower case")',
+      '16:46: answer.agent goes with a result, not with an error',
+    ]);
+  });
+});
