@@ -1,11 +1,11 @@
 /**
- * One effect model for every tool. An effect (an http lookup, an SMS, any later one) is data
+ * One effect model for every tool. An effect (an http lookup, an SMS, a queue operation) is data
  * the step returns: `advance` suspends on it (Outcome kind `effect`) and goes on once given
  * its result. Who carries it out is an Executor, chosen by whoever drives the step:
  *
  * | driver                 | executor                                                              |
  * |---|---|
- * | the server             | live: the SMS API, the http lookups (src/http/live-executor.ts)       |
+ * | the server             | live: the SMS API, the http lookups, the store's queues (src/http/live-executor.ts) |
  * | `callscript test`      | the scenario's mocks (src/testing/executors.ts)                       |
  * | `callscript simulate`  | mock routes (--mocks), or the person asked (src/testing/sim-executor.ts) |
  * | `callscript paths`     | each branch an effect can take, one at a time (src/testing/branch-executor.ts) |

@@ -1,7 +1,8 @@
 /**
- * flows/call-centre.yaml through the engine, the queue's answers given by hand (its scenarios come with the scenario
- * runner's queue support): the sales line's poll and announcements spoken with the say_* filters, hold chunks, the
- * ring with its whisper; support's literal list with a template, its cli, and the timeout's call-back offer.
+ * flows/call-centre.yaml through the engine, the queue's answers given by hand (its scenarios, on the tools' own
+ * lines: flows/call-centre.test.yaml): the sales line's poll and announcements spoken with the say_* filters, hold
+ * chunks, the ring with its whisper; support's literal list with a template, its cli, and the timeout's call-back
+ * offer.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
