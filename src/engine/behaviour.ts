@@ -450,6 +450,8 @@ export function behaviour(t: FlowTables) {
           u.c = FRESH;
           u.k = typeof p.fresh === 'string' ? (ctx.c.r[p.fresh] ?? 0) + 1 : 1;
         }
+        // leaving a step: a queue's memo (its announcement slot, hold chunk) is not the next visit's
+        if (p.fresh !== undefined && ctx.q) u.q = undefined;
         if (p.handler) {
           u.h = 1;
           if (ctx.f) Object.assign(u, unwind(ctx));

@@ -172,3 +172,30 @@ describe('the queue step', () => {
     expect((out as { log: { code?: string }[] }).log.map((l) => l.code)).toContain('EFFECT_FAILED');
   });
 });
+
+describe('the queue memo', () => {
+  const AGAIN = FLOW.replace(
+    'timeout: { goto: sorry, say: "Nobody could take your call." }',
+    'timeout: { goto: wait_line, say: "Let us try again." }',
+  ).replace('closed: { say: "We are closed.", next: bye }', 'closed: { say: "We are closed.", next: sorry }');
+
+  it('is left behind with the step: a caller back in the line hears its place again at once', async () => {
+    const f = await yamlFlow(AGAIN);
+    let out = effect(advance(f, undefined, req(), OPTS)).resume(answer('wait'));
+    expect((out as { replyJson: string }).replyJson).toBe(
+      reply('play', 1, { media_id: tts('You are number 2 in line.') }),
+    );
+    expect(stateOf(out).q).toEqual({ t: 0, w: 0 });
+    out = effect(advance(f, stateOf(out), req({ command: 'play', command_id: 1, command_result: '0' }), OPTS)).resume(
+      answer('timeout', { position: 0, waited: 600 }),
+    );
+    expect((out as { replyJson: string }).replyJson).toBe(reply('play', 2, { media_id: tts('Let us try again.') }));
+    expect(stateOf(out).q).toBeUndefined();
+    out = effect(advance(f, stateOf(out), req({ command: 'play', command_id: 2, command_result: '0' }), OPTS)).resume(
+      answer('wait', { position: 4 }),
+    );
+    expect((out as { replyJson: string }).replyJson).toBe(
+      reply('play', 3, { media_id: tts('You are number 4 in line.') }),
+    );
+  });
+});
