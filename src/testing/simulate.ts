@@ -15,11 +15,8 @@ import type { CompiledFlow } from '../engine/compile.js';
 import type { Value } from '../flow/model.js';
 import { COMMANDS, type CallStatus, type CommandName } from '../protocol/commands.js';
 import type { RtRequest, RtResponse, WireValue } from '../protocol/rt.js';
-import { CallerActor } from '../emulator/caller/actor.js';
-import type { CallerScript } from '../emulator/caller/types.js';
-import { simulate as simulateCommand, type CallMedia } from '../emulator/driver/simulate.js';
 import { httpQuestion, parseLine, questionFor, smsOptions, type Answer, type Question } from './sim-questions.js';
-import { queueOutcome, queueQuestion, scriptedChoice, waitOption } from './sim-queue.js';
+import { queueOutcome, queueQuestion, waitOption } from './sim-queue.js';
 import { CallDriver, type Asked, type Input, type Stepped } from './drive.js';
 import type { HttpMock } from './http-mocks.js';
 import { clockOf, DEFAULT_CALL } from './scenario.js';
@@ -34,8 +31,8 @@ export {
   type Question,
 } from './sim-questions.js';
 import { SimExecutor } from './sim-executor.js';
-import { Ids } from '../emulator/ids.js';
-import { printable } from '../terminal/printable.js';
+export { ScriptedCaller } from './sim-caller.js';
+export { clockText, render, varsText, type RenderOptions } from './sim-render.js';
 
 export type SimEvent =
   /** The call starts: its flow, numbers and clock (epoch ms of its first request). */
@@ -525,169 +522,4 @@ function details(command: CommandName, params: Record<string, WireValue>): strin
   if (rest.length > 0)
     out.push(rest.map(([k, v]) => `${k}=${typeof v === 'bigint' ? v.toString() : JSON.stringify(v)}`).join(' '));
   return out;
-}
-
-/** The caller of a caller script (the emulator's format), as answers to the questions. */
-export class ScriptedCaller {
-  private readonly actor: CallerActor;
-  private readonly media: CallMedia;
-  private lastParams: Record<string, WireValue> = {};
-  /** The agents this caller's queue answers have rung (each once). */
-  private readonly rung = new Set<string>();
-  constructor(readonly script: CallerScript) {
-    this.actor = new CallerActor(script);
-    this.media = { callid: '1000001', ids: new Ids('callscript'), recordings: new Map() };
-  }
-
-  /** Session options from the script's `call`. */
-  options(): SimOptions {
-    const c = this.script.call;
-    const o: SimOptions = {
-      from: c.from,
-      to: c.to,
-      name: c.name,
-      variables: c.variables,
-      cdrField: c.cdr_field,
-      // an outbound call that fails (call.answer NOANSWER, BUSY...): one request with that terminal status
-      status: c.answer !== 'ANSWER' ? c.answer : c.status,
-    };
-    if (c.date) o.date = c.date;
-    if (c.max_commands) o.maxCommands = c.max_commands;
-    return o;
-  }
-
-  /** Remember the params of each command event (the outcome depends on them). */
-  saw(e: SimEvent): void {
-    if (e.kind === 'command') this.lastParams = e.params;
-  }
-
-  /** The answer to `q`, with where it comes from. */
-  answer(q: Question): { answer: Answer; text: string; by: string } {
-    // a caller script answers no sms nor lookup: each takes its first choice (sent, 200)
-    if (q.kind === 'sms' || q.kind === 'http')
-      return { answer: q.options[0]!.answer, text: q.options[0]!.label, by: 'built-in' };
-    // nor a queue: each agent offered is rung once, in turn, then the queue is empty (as a store answers)
-    if (q.kind === 'queue') {
-      const o = scriptedChoice(q, this.rung);
-      if (o.answer.kind === 'queue' && o.answer.agent) this.rung.add(o.answer.agent);
-      else this.rung.clear();
-      return { answer: o.answer, text: o.label, by: 'built-in' };
-    }
-    const d = this.actor.next(q.command);
-    const params = this.lastParams as Record<string, unknown>;
-    if (d.hangup) {
-      // as the emulator does: a caller who hangs up while recording leaves the recording (its file name is sent)
-      if (q.command !== 'record') return { answer: { kind: 'hangup' }, text: 'hang up', by: d.source };
-      const kept = simulateCommand('record', params, {}, this.media).result;
-      return {
-        answer: { kind: 'hangup', result: kept },
-        text: `hang up (the recording ${kept} is kept)`,
-        by: d.source,
-      };
-    }
-    const r = simulateCommand(q.command, params, d.outcome, this.media);
-    this.actor.completed();
-    if (r.error) return { answer: { kind: 'error', error: r.error }, text: `command_error ${r.error}`, by: d.source };
-    if (r.bridged) return { answer: { kind: 'bridged' }, text: 'answer (bridged: call ends)', by: d.source };
-    return { answer: { kind: 'result', result: r.result }, text: r.result === '' ? 'done' : r.result, by: d.source };
-  }
-
-  unused(): string[] {
-    return this.actor.unused();
-  }
-}
-
-const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
-
-/** A call's clock as the header line shows it: `2026-11-22 10:00:00 UTC (Sunday)`. */
-export function clockText(now: number): string {
-  const d = new Date(now);
-  return `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC (${DAYS[d.getUTCDay()]})`;
-}
-
-export interface RenderOptions {
-  color?: boolean;
-}
-
-/**
- * A piece of an event's text, escaped (a flow's prompts, a caller's keys, a lookup's answer may hold a terminal's
- * control characters: src/terminal/printable.ts), then coloured when asked.
- */
-const paint = (on: boolean | undefined, code: string, s: string) =>
-  on ? `\x1b[${code}m${printable(s)}\x1b[0m` : printable(s);
-
-/** A list of agents, briefly: the first five, then how many more. */
-function listText(agents: readonly string[]): string {
-  if (agents.length === 0) return 'none';
-  return agents.length > 5 ? `${agents.slice(0, 5).join(', ')} and ${agents.length - 5} more` : agents.join(', ');
-}
-
-/** The vars as `name=value` (values as JSON), escaped. */
-export function varsText(vars: Record<string, Value>): string {
-  const parts = Object.entries(vars).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
-  return parts.length > 0 ? printable(parts.join(' ')) : '(none)';
-}
-
-/** One event as lines of text (each ending with a newline); questions render nothing (see promptText). */
-export function render(e: SimEvent, o: RenderOptions = {}): string {
-  const c = o.color;
-  switch (e.kind) {
-    case 'start':
-      return (
-        paint(c, '1', `call to flow ${e.flow} from ${e.from || '(withheld)'} to ${e.to} at ${clockText(e.now)}`) + '\n'
-      );
-    case 'command': {
-      const head = `#${e.n} ${e.say ? `${e.step} (branch say)` : e.step}: ${e.command}`;
-      const lines = [paint(c, '1;36', head)];
-      for (const h of e.hears) {
-        // media_id is what the caller hears; other media params (welcome, whisper...) are named.
-        const named = /^([a-z_]+): (.*)$/s.exec(h);
-        lines.push(named ? `  ${named[1]}: ${paint(c, '32', named[2]!)}` : `  hears: ${paint(c, '32', h)}`);
-      }
-      for (const d of e.details) lines.push(`  ${printable(d)}`);
-      return lines.join('\n') + '\n';
-    }
-    case 'sms':
-      return paint(c, '1;36', `${e.step}: sms to ${e.to}`) + `\n  text: ${paint(c, '32', JSON.stringify(e.body))}\n`;
-    case 'queue':
-      return (
-        paint(
-          c,
-          '1;36',
-          `${e.step}: queue ${e.queue} ${e.op}` +
-            (e.agents ? ` (agents ${listText(e.agents)}; waited ${e.waited ?? 0} s)` : ''),
-        ) + '\n'
-      );
-    case 'http':
-      return (
-        paint(
-          c,
-          '1;36',
-          `${e.step}: http ${e.method} ${e.url}${e.wait ? ' (waited for again after the filler)' : ''}`,
-        ) +
-        '\n' +
-        (e.body !== undefined && !e.wait ? `  body: ${paint(c, '32', e.body)}\n` : '')
-      );
-    case 'vars':
-      return paint(c, '2', `  vars: ${varsText(e.vars)}`) + '\n';
-    case 'question':
-      return '';
-    case 'answered':
-      return `  -> ${printable(e.text)}${e.by ? paint(c, '2', ` (${e.by})`) : ''}\n`;
-    case 'note':
-      return paint(c, '33', `  ${e.text}`) + '\n';
-    case 'end': {
-      const lines = [paint(c, '1', `call ended: ${e.status} (${e.why})`), 'path:'];
-      e.path.forEach((p, i) =>
-        lines.push(
-          printable(
-            `  ${i + 1}. ${p.step}${p.say ? ' (branch say)' : ''}: ${p.command}` +
-              (p.outcome !== undefined ? ` -> ${p.outcome}` : ''),
-          ),
-        ),
-      );
-      lines.push(`vars: ${varsText(e.vars)}`);
-      return lines.join('\n') + '\n';
-    }
-  }
 }
