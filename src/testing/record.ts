@@ -20,7 +20,7 @@ import { TERMINAL_STATUSES } from '../protocol/commands.js';
 import type { WireValue } from '../protocol/rt.js';
 import type { EffectResult } from '../engine/outcome.js';
 import { LOOKUP_ERRORS } from '../engine/http-wait.js';
-import { queueOpParams } from './scenario-queues.js';
+import { queueOpParams } from './queue-steps.js';
 
 /** One request the engine advanced, with its effects and its reply (src/engine/call.ts). */
 export type Exchange = StepRecord;

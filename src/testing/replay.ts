@@ -20,7 +20,7 @@ import type { WireValue } from '../protocol/rt.js';
 import { CallDriver, type Input, type Stepped } from './drive.js';
 import { MockExecutor } from './executors.js';
 import { CaseLine } from './case-line.js';
-import { queueOpParams, queueReplyResult } from './scenario-queues.js';
+import { queueOpParams, queueReplyResult } from './queue-steps.js';
 import { chooseStandIn, isMasked, replayMasker, standIns, type FirstSeen } from './masked.js';
 import {
   parseRecording,

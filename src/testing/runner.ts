@@ -12,7 +12,7 @@ import type { CompiledFlow } from '../engine/compile.js';
 import { CallDriver, type Input, type Stepped } from './drive.js';
 import { MockExecutor } from './executors.js';
 import { CaseLine } from './case-line.js';
-import { queueOpParams, queueReplyResult } from './scenario-queues.js';
+import { queueOpParams, queueReplyResult } from './queue-steps.js';
 import { chooseStandIn, isMasked, replayMasker, sensitiveInput, standIns, type FirstSeen } from './masked.js';
 import { ACTION_SPECS, isAction } from '../flow/actions.js';
 import type { RtRequest } from '../protocol/rt.js';

@@ -208,14 +208,8 @@ function scalarText(n: YNode): string | undefined {
 
 import { parseHttpAnswer, parseHttpMocks, TOOL_FILE_DEPTH, type HttpAnswer, type HttpMock } from './http-mocks.js';
 import { meantKey } from './suggest-key.js';
-import {
-  checkCaseQueues,
-  checkQueueParams,
-  parseQueueAnswer,
-  parseQueueChanges,
-  type QueueChange,
-  type QueueReply,
-} from './scenario-queues.js';
+import { checkCaseQueues, parseQueueChanges, type QueueChange } from './scenario-queues.js';
+import { checkQueueParams, parseQueueAnswer, type QueueReply } from './queue-steps.js';
 
 /** The effects a step may expect: they run inside a request and take no result, error, status or now:. */
 const EFFECT_KINDS: readonly string[] = ['sms', 'http', 'queue'];
