@@ -4,8 +4,8 @@
  *
  * - Callers ahead (`ahead: n`) join the line before the call starts, one millisecond apart and before the case's
  *   clock; they wait for an agent of their own that is always busy, so that they keep their places without taking
- *   the case's agents (as callers ahead would take the free agents first, the caller's turn comes when fewer of them
- *   wait than agents are free). `served: n` serves the first n still waiting (done), in their order.
+ *   the case's agents (the store gives the caller its turn only when fewer callers wait ahead of it than agents are
+ *   free to it). `served: n` serves the first n still waiting (done), in their order.
  * - Agents busy (`busy:`) are claimed by callers of a queue of the tools' own (`scenario:busy`); `free:` ends those
  *   claims (the agents are free at once). Agents busy for one queue are busy for every queue, as in a store.
  * - `paused:` and `resumed:` pause and resume agents in the queue named, as the admin API does.
