@@ -6,7 +6,7 @@
  * | driver                 | executor                                                              |
  * |---|---|
  * | the server             | live: the SMS API, the http lookups, the store's queues (src/http/live-executor.ts) |
- * | `callscript test`      | the scenario's mocks (src/testing/executors.ts)                       |
+ * | `callscript test`      | the scenario's mocks, its queues on the memory store's lines (src/testing/executors.ts) |
  * | `callscript simulate`  | mock routes (--mocks), or the person asked (src/testing/sim-executor.ts) |
  * | `callscript paths`     | each branch an effect can take, one at a time (src/testing/branch-executor.ts) |
  * | replay of a recording  | the recorded answers (src/testing/executors.ts)                       |
