@@ -103,7 +103,7 @@ describe('callscript test --coverage with no path', () => {
     );
     expect(out).not.toContain('invalid scenario file');
     expect(out).toMatch(/\n\d+ passed, 0 failed\n$/);
-    expect(out).toContain('  call-centre (flows/call-centre.yaml): steps 100% (20/20), transitions 100% (49/49)\n');
+    expect(out).toContain('  call-centre (flows/call-centre.yaml): steps 100% (22/22), transitions 100% (51/51)\n');
     expect(out).not.toContain('is under --min-coverage');
     expect(code).toBe(0);
   }, 60_000);
