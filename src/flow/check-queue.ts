@@ -11,6 +11,7 @@ import {
   checkVarName,
   closest,
   didYouMean,
+  ID_RE,
   posOf,
   report,
   requireV2,
@@ -24,15 +25,13 @@ import { checkE164 } from '../protocol/formats.js';
 import { ACTION_SPECS } from './actions.js';
 import { clip, describe, entry, type YEntry, type YMap, type YNode } from './yaml.js';
 
+/** A queue's times, in seconds (bounds and docs: the `queue` entry of src/flow/actions.ts). */
+export const QUEUE_SECONDS = ['ring_time', 'wrap_up', 'max_wait', 'handle_time', 'max_talk'] as const;
 export const QUEUE_KEYS = [
   'name',
   'agents',
   'strategy',
-  'ring_time',
-  'wrap_up',
-  'max_wait',
-  'handle_time',
-  'max_talk',
+  ...QUEUE_SECONDS,
   'hold',
   'announce',
   'whisper',
@@ -46,7 +45,8 @@ export const ANNOUNCE_KEYS = ['every', 'say'] as const;
 /** The result keys of a queue step (`abandoned` is the hangup handler's). */
 export const QUEUE_RESULT_WORDS = ['bridged', 'timeout', 'empty', 'error'];
 export const QUEUE_BOUNDS = { agents: 1000, holdChunks: 32, announceMin: 10, announceMax: 3600 } as const;
-const NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
+/** A queue's name: what a step id may be (the admin API refuses any other name). */
+export const QUEUE_NAME_RE = ID_RE;
 
 /** The hints of result keys an author may expect of a queue step, from other languages or from dialout. */
 const QUEUE_KEY_HINTS: Record<string, string> = {
@@ -57,7 +57,7 @@ const QUEUE_KEY_HINTS: Record<string, string> = {
     '(ring_time says how long one rings).',
 };
 
-type IntKey = 'ring_time' | 'wrap_up' | 'max_wait' | 'handle_time' | 'max_talk';
+type IntKey = (typeof QUEUE_SECONDS)[number];
 
 /** A queue step: `queue: {...}` with save, on, next. */
 export function checkQueueStep(ctx: Ctx, node: YMap, action: YEntry, id: string, where: string): Step | undefined {
@@ -215,7 +215,7 @@ function checkQueueSpec(ctx: Ctx, action: YEntry, where: string): QueueSpec | un
       case 'name': {
         const n = asString(ctx, e.value, `${w}name`);
         if (n === undefined) break;
-        if (!NAME_RE.test(n))
+        if (!QUEUE_NAME_RE.test(n))
           report(
             ctx,
             'BAD_NAME',

@@ -19,6 +19,7 @@ import {
 import { ACTION_SPECS, EFFECT_NAMES, type ActionName } from './actions.js';
 import { REQUIRED_PARAMS } from './check-commands.js';
 import { DEFAULT_LOOP_MAX, MAX_LOOP_MAX } from './model.js';
+import { QUEUE_SECONDS } from './check-queue.js';
 
 type Schema = Record<string, unknown>;
 
@@ -228,7 +229,7 @@ function queueSchema(): Schema {
     required: ['name', 'agents'],
     additionalProperties: false,
     properties: {
-      name: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: spec.params.name!.doc },
+      name: { type: 'string', pattern: ID_PATTERN, description: spec.params.name!.doc },
       agents: {
         description: 'The agents: E.164 numbers (templates allowed), or { expr: CEL } giving a list of them.',
         anyOf: [
@@ -242,11 +243,7 @@ function queueSchema(): Schema {
         ],
       },
       strategy: { enum: ['in_order', 'round_robin', 'longest_idle'], default: 'in_order' },
-      ring_time: seconds('ring_time'),
-      wrap_up: seconds('wrap_up'),
-      max_wait: seconds('max_wait'),
-      handle_time: seconds('handle_time'),
-      max_talk: seconds('max_talk'),
+      ...Object.fromEntries(QUEUE_SECONDS.map((k) => [k, seconds(k)])),
       hold: {
         description: 'Played in turn while the caller waits, looped: a media, { wait: seconds }, or a list of them.',
         anyOf: [

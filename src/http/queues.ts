@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { checkE164 } from '../protocol/formats.js';
+import { QUEUE_NAME_RE } from '../flow/check-queue.js';
 import { QUEUE_LIMITS, type AgentView, type QueueLines, type QueueView } from '../store/queues.js';
 import { capabilitiesOf, type CallStore } from '../store/types.js';
 import { sendError as fail } from './envelope.js';
@@ -129,12 +130,9 @@ export function queuesOf(store: CallStore): QueueLines | undefined {
   return caps.queues ? caps.queues() : undefined;
 }
 
-/** A queue name, as the flow language's queue step takes it (src/flow/check-queue.ts). */
-const QUEUE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-
 /** Why no queue can have this name, or undefined when one can. */
 function badName(name: string): string | undefined {
-  if (QUEUE_NAME.test(name)) return undefined;
+  if (QUEUE_NAME_RE.test(name)) return undefined;
   const shown = clip(JSON.stringify(name).slice(1, -1));
   return `no queue can be named "${shown}": a queue name is 1 to 64 letters, digits, - and _`;
 }

@@ -4,6 +4,7 @@
  * the positioned YAML tree with the key meant, and the result it gives the operation when the case runs.
  */
 import { closest } from '../flow/check-context.js';
+import { QUEUE_SECONDS } from '../flow/check-queue.js';
 import type { Loc, YMap, YNode } from '../flow/yaml.js';
 import { describe } from '../flow/yaml.js';
 import type { EffectResult, QueueEffect } from '../engine/outcome.js';
@@ -16,18 +17,7 @@ import type { Report } from './scenario-queues.js';
 /** The operations of a queue step (the effect's `op`). */
 export const QUEUE_OPS = ['poll', 'leave', 'done'] as const;
 /** A queue operation's params as a scenario names them (`name` is the queue's). */
-export const QUEUE_OP_KEYS = [
-  'op',
-  'name',
-  'agents',
-  'strategy',
-  'ring_time',
-  'wrap_up',
-  'max_wait',
-  'handle_time',
-  'max_talk',
-  'waited',
-] as const;
+export const QUEUE_OP_KEYS = ['op', 'name', 'agents', 'strategy', ...QUEUE_SECONDS, 'waited'] as const;
 /** What a queue step's `answer:` may give: a poll's answer (the save: value's fields), leave's or done's. */
 export const QUEUE_ANSWER_KEYS = [
   'result',
