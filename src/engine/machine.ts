@@ -12,7 +12,6 @@
  * resolved by xstate itself. xstate's version is pinned exactly in package.json.
  */
 import {
-  assign,
   createActor,
   enqueueActions,
   setup,
@@ -79,7 +78,7 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
       queueDue: ({ context, event }: Args, p: P<{ step: string }>) => b.guards.queueDue(context, event, p),
     },
     actions: {
-      take: assign(
+      take: write(
         (
           { context, event }: Args,
           p: P<{
@@ -92,14 +91,14 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
           }>,
         ) => b.assigns.take(context, event, p),
       ),
-      set: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.set(context, p)),
-      setError: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.setError(context, p)),
-      enter: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.enter(context, p)),
-      leave: assign(({ context }: Args, p: P<{ step: string; site?: string }>) => b.assigns.leave(context, p)),
-      loop: assign(({ context }: Args, p: P<{ step: string; first: boolean; end?: 'done' | 'error' }>) =>
+      set: write(({ context }: Args, p: P<{ step: string }>) => b.assigns.set(context, p)),
+      setError: write(({ context }: Args, p: P<{ step: string }>) => b.assigns.setError(context, p)),
+      enter: write(({ context }: Args, p: P<{ step: string }>) => b.assigns.enter(context, p)),
+      leave: write(({ context }: Args, p: P<{ step: string; site?: string }>) => b.assigns.leave(context, p)),
+      loop: write(({ context }: Args, p: P<{ step: string; first: boolean; end?: 'done' | 'error' }>) =>
         b.assigns.loop(context, p),
       ),
-      queue: assign(({ context, event }: Args, p: P<{ step: string; on: 'ring' | 'announce' | 'hold' }>) =>
+      queue: write(({ context, event }: Args, p: P<{ step: string; on: 'ring' | 'announce' | 'hold' }>) =>
         b.assigns.queue(context, event, p),
       ),
       queueEffect: enqueueActions(
@@ -168,6 +167,21 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
     },
   } as unknown as ActorScope<FlowSnapshot, Ev>;
 
+  /**
+   * A state's snapshot, resolved once (xstate's `resolveState`: the state nodes, the value, the tags) and kept for the
+   * machine's life: a call is restored as a copy of it with its own context. Keyed by state name; only states that
+   * resolve are kept (a name that is no state throws), so the map holds at most the machine's states.
+   */
+  const templates = new Map<string, FlowSnapshot>();
+  const templateOf = (value: string): FlowSnapshot => {
+    let t = templates.get(value);
+    if (!t) {
+      t = machine.resolveState({ value: { [CALL_STATE]: value }, context: {} }) as FlowSnapshot;
+      templates.set(value, t);
+    }
+    return t;
+  };
+
   return {
     machine,
     start(vars, rt) {
@@ -180,14 +194,35 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
       if (p.f) context.f = p.f;
       if (p.l) context.l = p.l;
       if (p.q) context.q = p.q;
-      return machine.resolveState({ value: { [CALL_STATE]: value }, context }) as FlowSnapshot;
+      return withContext(templateOf(value), context);
     },
     send(snapshot, event) {
-      return machine.transition(snapshot, event, scope) as FlowSnapshot;
+      // the actions write the context in place (see write): on a copy, so the snapshot given is never changed
+      return machine.transition(withContext(snapshot, { ...(snapshot.context as Ctx) }), event, scope) as FlowSnapshot;
     },
     stateOf(snapshot) {
       const v = snapshot.value as Record<string, string> | string;
       return typeof v === 'string' ? v : (v[CALL_STATE] ?? END_STATE);
     },
   };
+}
+
+/**
+ * A context update as a plain action: `fn`'s partial context is written into the macrostep's own context (a copy made
+ * by `send`, or the initial snapshot's), where xstate's `assign` would make a new snapshot for each update (the state
+ * nodes' value and tags computed again). What the update returns is new objects for what it changes (vars, counters),
+ * so nothing outside the context object is written.
+ */
+function write<P>(fn: (args: Args, p: P) => Partial<Ctx>) {
+  return (args: Args, p: P): void => {
+    Object.assign(args.context, fn(args, p));
+  };
+}
+
+/**
+ * A snapshot like `t` with `context`: a shallow copy, as xstate's own snapshot copies are (its state nodes, value, tags
+ * and history are shared, never changed in place).
+ */
+function withContext(t: FlowSnapshot, context: Ctx): FlowSnapshot {
+  return { ...t, context } as FlowSnapshot;
 }
