@@ -19,7 +19,14 @@ import {
   type AnyMachineSnapshot,
   type AnyStateMachine,
 } from 'xstate';
-import { CALL_STATE, END_STATE, EV_PARAM_INVALID, xstateConfig, type MachineConfig } from '../flow/machine-config.js';
+import {
+  CALL_STATE,
+  END_STATE,
+  EV_PARAM_INVALID,
+  EV_START,
+  xstateConfig,
+  type MachineConfig,
+} from '../flow/machine-config.js';
 import type { Value } from '../flow/model.js';
 import { behaviour, FRESH, type Ctx, type Ev, type Run } from './behaviour.js';
 import type { FlowTables } from './tables.js';
@@ -48,6 +55,8 @@ interface Input {
 }
 
 type Args = { context: Ctx; event: Ev };
+
+const START: Ev = Object.freeze({ type: EV_START });
 type P<T> = T & Record<string, unknown>;
 
 export function createFlowMachine(config: MachineConfig, tables: FlowTables): FlowMachine {
@@ -185,9 +194,10 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
   return {
     machine,
     start(vars, rt) {
-      const s = machine.getInitialSnapshot(scope, { vars, rt } satisfies Input) as FlowSnapshot;
-      if (s.status === 'error') throw s.error instanceof Error ? s.error : new Error(String(s.error));
-      return s;
+      // as the machine's initial snapshot, entered by a transition from the end state's template: no initial snapshot
+      // (its state nodes resolved, its context assigned) built for every call
+      const context: Ctx = { vars, c: FRESH, res: '', err: '', k: 1, h: 0, rt };
+      return machine.transition(withContext(templateOf(END_STATE), context), START, scope) as FlowSnapshot;
     },
     restore(value, p, rt) {
       const context: Ctx = { vars: p.vars, c: p.c, res: p.res, err: p.err, k: p.k, h: p.h, rt };
