@@ -46,14 +46,20 @@ export function startServer(kind: ServerKind, redis?: BenchRedis): Promise<Serve
 
 /** Sends `message` to the server and resolves with its first answer that `pick` accepts. */
 export function ask<T>(s: Server, message: string, pick: (m: any) => T | undefined): Promise<T> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const on = (m: unknown) => {
       const got = pick(m);
       if (got === undefined) return;
       s.child.off('message', on);
+      s.child.off('exit', exit);
       resolve(got);
     };
+    const exit = (code: number | null) => {
+      s.child.off('message', on);
+      reject(new Error(`bench server ${s.kind} exited with ${code} before answering '${message}'`));
+    };
     s.child.on('message', on);
+    s.child.once('exit', exit);
     s.child.send(message);
   });
 }

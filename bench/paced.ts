@@ -35,6 +35,9 @@ export interface PacedResult {
   p99: number;
 }
 
+/** How long the requests still out at the end of a phase are waited for, ms. */
+const DRAIN_MS = 10_000;
+
 interface Caller {
   callid: bigint;
   next: number;
@@ -55,7 +58,10 @@ export function paced(o: PacedOptions): Promise<PacedResult> {
   const end = start + o.seconds * 1000;
 
   return new Promise((resolve) => {
+    let finished = false;
     const finish = () => {
+      if (finished) return;
+      finished = true;
       agent.destroy();
       times.sort((a, b) => a - b);
       const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? NaN;
@@ -63,6 +69,7 @@ export function paced(o: PacedOptions): Promise<PacedResult> {
       resolve({ total, rate: total / o.seconds, non2xx, errors, late, p50: at(0.5), p99: at(0.99) });
     };
     const done = (c: Caller, ok: boolean) => {
+      if (finished) return;
       inFlight--;
       c.next = ok && c.next + 1 < o.call.length ? c.next + 1 : 0;
       if (c.next === 0) c.callid = o.newCallid();
@@ -112,10 +119,17 @@ export function paced(o: PacedOptions): Promise<PacedResult> {
       const now = performance.now();
       due = Math.floor(((Math.min(now, end) - start) / 1000) * o.rate);
       while (sent < due && idle.length > 0) send();
-      if (now >= end) {
+      if (now >= end && timer !== undefined) {
         clearInterval(timer);
         timer = undefined;
         if (inFlight === 0) finish();
+        // a server that stops answering ends the phase all the same: what is still out counts as errors
+        else
+          setTimeout(() => {
+            if (finished) return;
+            errors += inFlight;
+            finish();
+          }, DRAIN_MS).unref();
       }
     }, 1);
   });
