@@ -28,7 +28,10 @@
  *   load generator's wake-ups per request batched together; at an equal rate both see the same
  *   arrivals, so the CPU ratio compares the request paths alone.
  * The ratios are taken per round, then the median of the rounds; BENCH_ROUNDS alternate the targets
- * so that a shared machine's noise hits them alike.
+ * so that a shared machine's noise hits them alike. Each line also says how busy the server was
+ * (its CPU per request times requests/s, % of one core): at saturation, a server far below 100%
+ * was held back by the load generator or the machine, not by its own work. The machine's load
+ * average before the bench starts its processes is printed first, marked BUSY at 1 or more.
  * Then the allocation phase (bench/alloc-phase.ts; alone: `npm run bench:alloc`): bytes allocated
  * per request over GC-free batches of one call, bare and /rt, in the same (warm) server processes.
  *
@@ -47,6 +50,7 @@
  * /rt servers run with `node --cpu-prof` and write their profiles into its memory/ and redis/
  * folders). Heap per live call: `npm run bench:memory`.
  */
+import { availableParallelism, loadavg } from 'node:os';
 import { BenchRedis } from './redis.js';
 import { FRONT_DESK_CALL, rtBody } from './front-desk.js';
 import { ensureDist, distUrl } from './dist.js';
@@ -65,13 +69,20 @@ if (!(rounds >= 1)) throw new Error('BENCH_ROUNDS must be at least 1');
 if (!(rateShare > 0)) throw new Error('BENCH_RATE_SHARE must be above 0');
 const FLOWS = new URL('../flows', import.meta.url).pathname;
 
+/**
+ * How busy the server was, % of one core (its CPU per request times requests/s). At saturation a
+ * server well below 100% was not what limited the throughput: the load generator or the machine was.
+ */
+const busy = (r: Run) => (r.cpu * r.rps) / 1e4;
+
 function line(name: string, r: Run): string {
   const redis = r.redisCpu !== undefined ? `   redis-server ${r.redisCpu.toFixed(1)} µs/req` : '';
   const late = r.late !== undefined ? `   late ${r.late}` : '';
   return (
     `${name.padEnd(15)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   ` +
     `p99 ${r.p99.toFixed(2).padStart(6)} ms   cpu ${r.cpu.toFixed(1).padStart(6)} µs/req ` +
-    `(sys ${r.sys.toFixed(1)})   non-2xx ${r.non2xx}   errors ${r.errors}${late}${redis}`
+    `(sys ${r.sys.toFixed(1)}, busy ${busy(r).toFixed(0).padStart(3)}%)   non-2xx ${r.non2xx}   ` +
+    `errors ${r.errors}${late}${redis}`
   );
 }
 
@@ -119,6 +130,8 @@ interface Round {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const newCallid = callids();
 ensureDist();
+// What the machine's other work takes before the bench adds its own processes (2 or 3, and Redis).
+const loadBefore = loadavg()[0]!;
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const redis = await BenchRedis.open(redisUrl, `callscript-bench:${process.pid}:`);
 const onRedis = typeof redis === 'string' ? undefined : redis;
@@ -142,6 +155,10 @@ try {
     `callscript bench (servers from dist/, plain node): ${connections} connections, ${seconds} s per target and ` +
       `phase, front-desk calls of ${FRONT_DESK_CALL.length} requests; /rt logs at ` +
       `${process.env.BENCH_LOG_LEVEL ?? 'info'}; equal rate: ${equalRate}`,
+  );
+  console.log(
+    `machine: ${availableParallelism()} cores, load average ${loadBefore.toFixed(2)} before the bench` +
+      (loadBefore >= 1 ? ': BUSY (other work takes a core or more): figures are noisy, read them as such' : ''),
   );
   console.log(
     onRedis
@@ -185,6 +202,7 @@ try {
     };
     for (const l of await allocPhase(bareServer, rtServer, allocBatches, call)) console.log(l);
   } else console.log('allocation per request: skipped (BENCH_ALLOC_BATCHES=0)');
+  console.log(`load average ${loadavg()[0]!.toFixed(2)} at the end (the bench's own processes included)`);
   const snapshot = await snapshotBytes(1000);
   console.log(
     `stored call at the menu: ${snapshot.toFixed(0)} bytes of snapshot (target < 2048) ` +
