@@ -24,6 +24,7 @@ import { toLspDiagnostic } from './positions.js';
 import { prepareRename, rename } from './rename.js';
 import { checkConfig } from '../config/check.js';
 import { fileKind, flowsDirOf } from './project.js';
+import { FrameGuard } from './framing.js';
 import { FlowIndex } from './symbols.js';
 import { pathToUri, uriToPath } from './uris.js';
 
@@ -185,7 +186,11 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
   return ctx;
 }
 
-/** The server over stdin and stdout (`callscript lsp`). */
+/**
+ * The server over stdin and stdout (`callscript lsp`); what comes in that is no frame of the protocol is dropped and
+ * said on stderr (framing.ts), and the server goes on with the next message.
+ */
 export function startStdioServer(opts: LspOptions = {}): LspContext {
-  return startServer(createConnection(process.stdin, process.stdout), opts);
+  const input = process.stdin.pipe(new FrameGuard((why) => process.stderr.write(`${why}\n`)));
+  return startServer(createConnection(input, process.stdout), opts);
 }
