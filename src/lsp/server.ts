@@ -23,7 +23,7 @@ import { definition, references } from './navigate.js';
 import { toLspDiagnostic } from './positions.js';
 import { prepareRename, rename } from './rename.js';
 import { checkConfig } from '../config/check.js';
-import { fileKind, flowsDirOf } from './project.js';
+import { fileKind, flowsDirOf, readText } from './project.js';
 import { FrameGuard } from './framing.js';
 import { FlowIndex } from './symbols.js';
 import { pathToUri, uriToPath } from './uris.js';
@@ -74,6 +74,10 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
   const checkDir = async (dir: string): Promise<void> => {
     const flows = await analyses.flows(dir);
     for (const [file, diags] of flows.diagnostics) publish(file, diags, flows.texts.get(file));
+    // a file of the directory that is gone (deleted, renamed) or no flow any more: its diagnostics go with it
+    for (const path of [...published])
+      if (dirname(path) === dir && fileKind(path) === 'flow' && !flows.diagnostics.has(path))
+        publish(path, [], undefined);
     // the open configs (their routes name flows of a directory: any of them may have changed)
     for (const doc of documents.all()) {
       const path = uriToPath(doc.uri);
@@ -95,21 +99,29 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
     return next;
   };
 
-  /** The directory whose check covers `path`: a flow's own; for a config, the flows directory it serves. */
-  const dirOf = (path: string): string => {
-    if (fileKind(path) !== 'config') return dirname(path);
-    return flowsDirOf(path, checkConfig(overlay.get(path) ?? '', path).config?.server.flows_dir);
-  };
-
-  /** Checks the directory of `path` once no change has come for debounceMs. */
-  const schedule = (path: string) => {
-    const dir = dirOf(path);
+  /** Checks `dir` once no change has come for debounceMs. */
+  const arm = (dir: string) => {
     clearTimeout(timers.get(dir));
     if (!stopped)
       timers.set(
         dir,
         setTimeout(() => void run(dir), debounceMs),
       );
+  };
+
+  /** The flows directory a config serves, by its text. */
+  const servedBy = (config: string, text: string) =>
+    flowsDirOf(config, checkConfig(text, config).config?.server.flows_dir);
+
+  /**
+   * Checks again, once no change has come for debounceMs, the directory whose check covers `path`: a flow's own; for a
+   * config, the flows directory it serves (by the open document's text, else by the disk's).
+   */
+  const schedule = (path: string) => {
+    if (fileKind(path) !== 'config') return arm(dirname(path));
+    const open = overlay.get(path);
+    if (open !== undefined) return arm(servedBy(path, open));
+    void readText(path, overlay).then((text) => arm(servedBy(path, text ?? '')));
   };
 
   const onText = (doc: TextDocument) => {
@@ -155,7 +167,7 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
     diagnostics: (path) => lastDiagnostics.get(path) ?? [],
   };
 
-  connection.onInitialize((): InitializeResult => ({
+  const initializeResult: InitializeResult = {
     capabilities: {
       textDocumentSync: TextDocumentSyncKind.Incremental,
       definitionProvider: true,
@@ -167,7 +179,8 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
       codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
     },
     serverInfo: { name: 'callscript' },
-  }));
+  };
+  connection.onInitialize((): InitializeResult => initializeResult);
   // shutdown: no check starts or publishes any more (the client exits next)
   connection.onShutdown(() => {
     stopped = true;
