@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import {
   CodeActionKind,
   createConnection,
+  DidChangeWatchedFilesNotification,
   TextDocuments,
   TextDocumentSyncKind,
   type Connection,
@@ -180,7 +181,21 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
     },
     serverInfo: { name: 'callscript' },
   };
-  connection.onInitialize((): InitializeResult => initializeResult);
+  // a client that lets the server ask for file events is asked for those of YAML files: a module changed on disk (by
+  // another editor, a checkout) has the flows that enter it checked again. (VS Code's extension also asks on its own;
+  // an event sent twice is checked once, after the debounce.)
+  let watchFiles = false;
+  connection.onInitialize((p): InitializeResult => {
+    watchFiles = p.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
+    return initializeResult;
+  });
+  connection.onInitialized(() => {
+    if (!watchFiles) return;
+    const watchers = [{ globPattern: '**/*.{yaml,yml}' }];
+    connection.client.register(DidChangeWatchedFilesNotification.type, { watchers }).catch((err: unknown) => {
+      connection.console.error(`callscript lsp: the client refused to watch files: ${String(err)}`);
+    });
+  });
   // shutdown: no check starts or publishes any more (the client exits next)
   connection.onShutdown(() => {
     stopped = true;

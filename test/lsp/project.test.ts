@@ -121,6 +121,36 @@ describe('across files', () => {
   });
 });
 
+describe('file events', () => {
+  it('asks a client that lets it to watch the YAML files; not a client that does not', async () => {
+    const watching = await lspClient(
+      dir,
+      { debounceMs: 0 },
+      { workspace: { didChangeWatchedFiles: { dynamicRegistration: true } } },
+    );
+    try {
+      // the registration is asked for as the server handles `initialized`, before it answers the next request
+      await watching.request('textDocument/hover', {
+        textDocument: { uri: 'untitled:x' },
+        position: { line: 0, character: 0 },
+      });
+      expect(watching.registrations).toEqual([
+        {
+          method: 'workspace/didChangeWatchedFiles',
+          registerOptions: { watchers: [{ globPattern: '**/*.{yaml,yml}' }] },
+        },
+      ]);
+    } finally {
+      await watching.dispose();
+    }
+    await client.request('textDocument/hover', {
+      textDocument: { uri: 'untitled:x' },
+      position: { line: 0, character: 0 },
+    });
+    expect(client.registrations).toEqual([]);
+  });
+});
+
 describe('which YAML files are flows', () => {
   it('outside a flows directory, only those that look like one (steps:, start: or module: on top)', async () => {
     const compose = join(dir, 'docker-compose.yml');
