@@ -20,7 +20,7 @@ export const MAX_HEADER_BYTES = 8 * 1024;
 const END = Buffer.from('\r\n\r\n');
 const START = /content-length:/i;
 
-/** Why a header is refused (undefined: it is good), and the length of its body. */
+/** The length of a header's body, or why the header is refused. */
 function readHeader(header: string): { length: number } | { why: string } {
   let length: number | undefined;
   for (const line of header.split('\r\n')) {
