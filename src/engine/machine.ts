@@ -19,7 +19,14 @@ import {
   type AnyMachineSnapshot,
   type AnyStateMachine,
 } from 'xstate';
-import { CALL_STATE, END_STATE, EV_PARAM_INVALID, xstateConfig, type MachineConfig } from '../flow/machine-config.js';
+import {
+  CALL_STATE,
+  END_STATE,
+  EV_PARAM_INVALID,
+  EV_START,
+  xstateConfig,
+  type MachineConfig,
+} from '../flow/machine-config.js';
 import type { Value } from '../flow/model.js';
 import { behaviour, FRESH, type Ctx, type Ev, type Run } from './behaviour.js';
 import type { FlowTables } from './tables.js';
@@ -48,6 +55,8 @@ interface Input {
 }
 
 type Args = { context: Ctx; event: Ev };
+
+const START: Ev = Object.freeze({ type: EV_START });
 type P<T> = T & Record<string, unknown>;
 
 export function createFlowMachine(config: MachineConfig, tables: FlowTables): FlowMachine {
@@ -137,15 +146,7 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
 
   const machine = logic.createMachine({
     ...xstateConfig(config),
-    context: ({ input }: { input: Input }): Ctx => ({
-      vars: input.vars,
-      c: FRESH,
-      res: '',
-      err: '',
-      k: 1,
-      h: 0,
-      rt: input.rt,
-    }),
+    context: ({ input }: { input: Input }): Ctx => newCtx(input.vars, FRESH, '', '', 1, 0, input.rt),
   });
 
   // One actor scope for every step of this machine. The actor is never started: it only
@@ -185,16 +186,13 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
   return {
     machine,
     start(vars, rt) {
-      const s = machine.getInitialSnapshot(scope, { vars, rt } satisfies Input) as FlowSnapshot;
-      if (s.status === 'error') throw s.error instanceof Error ? s.error : new Error(String(s.error));
-      return s;
+      // as the machine's initial snapshot, entered by a transition from the end state's template: no initial snapshot
+      // (its state nodes resolved, its context assigned) built for every call
+      const context = newCtx(vars, FRESH, '', '', 1, 0, rt);
+      return machine.transition(withContext(templateOf(END_STATE), context), START, scope) as FlowSnapshot;
     },
     restore(value, p, rt) {
-      const context: Ctx = { vars: p.vars, c: p.c, res: p.res, err: p.err, k: p.k, h: p.h, rt };
-      if (p.f) context.f = p.f;
-      if (p.l) context.l = p.l;
-      if (p.q) context.q = p.q;
-      return withContext(templateOf(value), context);
+      return withContext(templateOf(value), newCtx(p.vars, p.c, p.res, p.err, p.k, p.h, rt, p.f, p.l, p.q));
     },
     send(snapshot, event) {
       // the actions write the context in place (see write): on a copy, so the snapshot given is never changed
@@ -215,8 +213,29 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
  */
 function write<P>(fn: (args: Args, p: P) => Partial<Ctx>) {
   return (args: Args, p: P): void => {
-    Object.assign(args.context, fn(args, p));
+    const c = args.context as unknown as Record<string, unknown>;
+    const u = fn(args, p) as Record<string, unknown>;
+    for (const k in u) c[k] = u[k];
   };
+}
+
+/**
+ * A context with every field there from the start, in one order: the writes of the actions then change values, never
+ * the object's shape (an object that gains properties one by one goes slow in V8).
+ */
+function newCtx(
+  vars: Ctx['vars'],
+  c: Ctx['c'],
+  res: string,
+  err: string,
+  k: number,
+  h: Ctx['h'],
+  rt: Run,
+  f?: Ctx['f'],
+  l?: Ctx['l'],
+  q?: Ctx['q'],
+): Ctx {
+  return { vars, c, res, err, k, h, sy: undefined, f, ret: undefined, l, q, rt };
 }
 
 /**
