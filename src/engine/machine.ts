@@ -12,7 +12,6 @@
  * resolved by xstate itself. xstate's version is pinned exactly in package.json.
  */
 import {
-  assign,
   createActor,
   enqueueActions,
   setup,
@@ -20,7 +19,14 @@ import {
   type AnyMachineSnapshot,
   type AnyStateMachine,
 } from 'xstate';
-import { CALL_STATE, END_STATE, EV_PARAM_INVALID, xstateConfig, type MachineConfig } from '../flow/machine-config.js';
+import {
+  CALL_STATE,
+  END_STATE,
+  EV_PARAM_INVALID,
+  EV_START,
+  xstateConfig,
+  type MachineConfig,
+} from '../flow/machine-config.js';
 import type { Value } from '../flow/model.js';
 import { behaviour, FRESH, type Ctx, type Ev, type Run } from './behaviour.js';
 import type { FlowTables } from './tables.js';
@@ -49,6 +55,8 @@ interface Input {
 }
 
 type Args = { context: Ctx; event: Ev };
+
+const START: Ev = Object.freeze({ type: EV_START });
 type P<T> = T & Record<string, unknown>;
 
 export function createFlowMachine(config: MachineConfig, tables: FlowTables): FlowMachine {
@@ -79,7 +87,7 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
       queueDue: ({ context, event }: Args, p: P<{ step: string }>) => b.guards.queueDue(context, event, p),
     },
     actions: {
-      take: assign(
+      take: write(
         (
           { context, event }: Args,
           p: P<{
@@ -92,14 +100,14 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
           }>,
         ) => b.assigns.take(context, event, p),
       ),
-      set: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.set(context, p)),
-      setError: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.setError(context, p)),
-      enter: assign(({ context }: Args, p: P<{ step: string }>) => b.assigns.enter(context, p)),
-      leave: assign(({ context }: Args, p: P<{ step: string; site?: string }>) => b.assigns.leave(context, p)),
-      loop: assign(({ context }: Args, p: P<{ step: string; first: boolean; end?: 'done' | 'error' }>) =>
+      set: write(({ context }: Args, p: P<{ step: string }>) => b.assigns.set(context, p)),
+      setError: write(({ context }: Args, p: P<{ step: string }>) => b.assigns.setError(context, p)),
+      enter: write(({ context }: Args, p: P<{ step: string }>) => b.assigns.enter(context, p)),
+      leave: write(({ context }: Args, p: P<{ step: string; site?: string }>) => b.assigns.leave(context, p)),
+      loop: write(({ context }: Args, p: P<{ step: string; first: boolean; end?: 'done' | 'error' }>) =>
         b.assigns.loop(context, p),
       ),
-      queue: assign(({ context, event }: Args, p: P<{ step: string; on: 'ring' | 'announce' | 'hold' }>) =>
+      queue: write(({ context, event }: Args, p: P<{ step: string; on: 'ring' | 'announce' | 'hold' }>) =>
         b.assigns.queue(context, event, p),
       ),
       queueEffect: enqueueActions(
@@ -138,15 +146,7 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
 
   const machine = logic.createMachine({
     ...xstateConfig(config),
-    context: ({ input }: { input: Input }): Ctx => ({
-      vars: input.vars,
-      c: FRESH,
-      res: '',
-      err: '',
-      k: 1,
-      h: 0,
-      rt: input.rt,
-    }),
+    context: ({ input }: { input: Input }): Ctx => newCtx(input.vars, FRESH, '', '', 1, 0, input.rt),
   });
 
   // One actor scope for every step of this machine. The actor is never started: it only
@@ -168,26 +168,80 @@ export function createFlowMachine(config: MachineConfig, tables: FlowTables): Fl
     },
   } as unknown as ActorScope<FlowSnapshot, Ev>;
 
+  /**
+   * A state's snapshot, resolved once (xstate's `resolveState`: the state nodes, the value, the tags) and kept for the
+   * machine's life: a call is restored as a copy of it with its own context. Keyed by state name; only states that
+   * resolve are kept (a name that is no state throws), so the map holds at most the machine's states.
+   */
+  const templates = new Map<string, FlowSnapshot>();
+  const templateOf = (value: string): FlowSnapshot => {
+    let t = templates.get(value);
+    if (!t) {
+      t = machine.resolveState({ value: { [CALL_STATE]: value }, context: {} }) as FlowSnapshot;
+      templates.set(value, t);
+    }
+    return t;
+  };
+
   return {
     machine,
     start(vars, rt) {
-      const s = machine.getInitialSnapshot(scope, { vars, rt } satisfies Input) as FlowSnapshot;
-      if (s.status === 'error') throw s.error instanceof Error ? s.error : new Error(String(s.error));
-      return s;
+      // as the machine's initial snapshot, entered by a transition from the end state's template: no initial snapshot
+      // (its state nodes resolved, its context assigned) built for every call
+      const context = newCtx(vars, FRESH, '', '', 1, 0, rt);
+      return machine.transition(withContext(templateOf(END_STATE), context), START, scope) as FlowSnapshot;
     },
     restore(value, p, rt) {
-      const context: Ctx = { vars: p.vars, c: p.c, res: p.res, err: p.err, k: p.k, h: p.h, rt };
-      if (p.f) context.f = p.f;
-      if (p.l) context.l = p.l;
-      if (p.q) context.q = p.q;
-      return machine.resolveState({ value: { [CALL_STATE]: value }, context }) as FlowSnapshot;
+      return withContext(templateOf(value), newCtx(p.vars, p.c, p.res, p.err, p.k, p.h, rt, p.f, p.l, p.q));
     },
     send(snapshot, event) {
-      return machine.transition(snapshot, event, scope) as FlowSnapshot;
+      // the actions write the context in place (see write): on a copy, so the snapshot given is never changed
+      return machine.transition(withContext(snapshot, { ...(snapshot.context as Ctx) }), event, scope) as FlowSnapshot;
     },
     stateOf(snapshot) {
       const v = snapshot.value as Record<string, string> | string;
       return typeof v === 'string' ? v : (v[CALL_STATE] ?? END_STATE);
     },
   };
+}
+
+/**
+ * A context update as a plain action: `fn`'s partial context is written into the macrostep's own context (a copy made
+ * by `send`, or the initial snapshot's), where xstate's `assign` would make a new snapshot for each update (the state
+ * nodes' value and tags computed again). What the update returns is new objects for what it changes (vars, counters),
+ * so nothing outside the context object is written.
+ */
+function write<P>(fn: (args: Args, p: P) => Partial<Ctx>) {
+  return (args: Args, p: P): void => {
+    const c = args.context as unknown as Record<string, unknown>;
+    const u = fn(args, p) as Record<string, unknown>;
+    for (const k in u) c[k] = u[k];
+  };
+}
+
+/**
+ * A context with every field there from the start, in one order: the writes of the actions then change values, never
+ * the object's shape (an object that gains properties one by one goes slow in V8).
+ */
+function newCtx(
+  vars: Ctx['vars'],
+  c: Ctx['c'],
+  res: string,
+  err: string,
+  k: number,
+  h: Ctx['h'],
+  rt: Run,
+  f?: Ctx['f'],
+  l?: Ctx['l'],
+  q?: Ctx['q'],
+): Ctx {
+  return { vars, c, res, err, k, h, sy: undefined, f, ret: undefined, l, q, rt };
+}
+
+/**
+ * A snapshot like `t` with `context`: a shallow copy, as xstate's own snapshot copies are (its state nodes, value, tags
+ * and history are shared, never changed in place).
+ */
+function withContext(t: FlowSnapshot, context: Ctx): FlowSnapshot {
+  return { ...t, context } as FlowSnapshot;
 }

@@ -57,10 +57,21 @@ export class EvalBudget {
   cpuMark: number | undefined;
   /** Why the budget ran out (set once). */
   spent: string | undefined;
-  /** Values already converted for CEL, by identity (nested request and call values do not change within a request). */
-  readonly memo = new WeakMap<object, unknown>();
-  /** Deep sizes of lists and maps seen by CEL (items, string characters), computed once each. */
-  readonly sizes = new WeakMap<object, number>();
+  #memo: WeakMap<object, unknown> | undefined;
+  #sizes: WeakMap<object, number> | undefined;
+
+  /**
+   * Values already converted for CEL, by identity (nested request and call values do not change within a request).
+   * Made on first use: most requests convert nothing.
+   */
+  get memo(): WeakMap<object, unknown> {
+    return (this.#memo ??= new WeakMap());
+  }
+
+  /** Deep sizes of lists and maps seen by CEL (items, string characters), computed once each; made on first use. */
+  get sizes(): WeakMap<object, number> {
+    return (this.#sizes ??= new WeakMap());
+  }
 
   constructor(readonly limits: Readonly<EvalLimits> = DEFAULT_EVAL_LIMITS) {
     this.celLeft = limits.celUnits;

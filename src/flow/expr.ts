@@ -259,14 +259,20 @@ function cpuMs(): number {
 }
 
 /**
- * The common template, text with plain `{{ a.b.c }}` outputs (no filters, tags or
- * whitespace control), rendered without liquid's machinery: the parts are literal text
- * and property paths. Same output as liquid for scalars; anything else (an object, an
- * array, liquid's `size`/`first`/`last`) falls back to liquid. See test/flow/expr.test.ts.
+ * The common template, text with plain `{{ a.b.c }}` outputs, or `{{ a.b.c | default: 'text' }}` (no other filters,
+ * tags or whitespace control), rendered without liquid's machinery: the parts are literal text and property paths,
+ * compiled once per source. Same output as liquid for scalars; anything else (an object, an array, liquid's
+ * `size`/`first`/`last`) falls back to liquid. See test/flow/expr.test.ts.
  */
-type FastPart = string | readonly string[];
+interface FastPath {
+  path: readonly string[];
+  /** `| default: '...'`: what an empty string, false, nil or an absent value gives. */
+  dflt?: string;
+}
+type FastPart = string | FastPath;
 const fastCache = new BoundedCache<readonly FastPart[] | null>(CACHE_CHARS);
-const SIMPLE_OUTPUT = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}/g;
+const SIMPLE_OUTPUT =
+  /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*(?:\|\s*default\s*:\s*(?:'([^'"\\{}]*)'|"([^'"\\{}]*)")\s*)?\}\}/g;
 const LIQUID_SPECIAL = new Set(['size', 'first', 'last']);
 
 function fastTemplate(source: string): readonly FastPart[] | null {
@@ -276,17 +282,18 @@ function fastTemplate(source: string): readonly FastPart[] | null {
   let at = 0;
   for (const m of source.matchAll(SIMPLE_OUTPUT)) {
     if (m.index! > at) parts.push(source.slice(at, m.index));
-    parts.push(m[1]!.split('.'));
+    const dflt = m[2] ?? m[3];
+    parts.push(dflt === undefined ? { path: m[1]!.split('.') } : { path: m[1]!.split('.'), dflt });
     at = m.index! + m[0].length;
   }
   if (at < source.length) parts.push(source.slice(at));
   const literal = parts.filter((p): p is string => typeof p === 'string').join('');
-  const paths = parts.filter((p): p is readonly string[] => typeof p !== 'string');
+  const paths = parts.filter((p): p is FastPath => typeof p !== 'string');
   const fast =
     literal.includes('{{') ||
     literal.includes('{%') ||
     literal.includes('}}') ||
-    paths.some((p) => p.some((seg) => LIQUID_SPECIAL.has(seg)))
+    paths.some((p) => p.path.some((seg) => LIQUID_SPECIAL.has(seg)))
       ? null
       : parts;
   fastCache.set(source, fast);
@@ -301,12 +308,14 @@ function renderFast(parts: readonly FastPart[], scope: Scope): string | undefine
       continue;
     }
     let v: unknown = scope;
-    for (const seg of p) {
+    for (const seg of p.path) {
       v =
         v !== null && typeof v === 'object' && Object.prototype.hasOwnProperty.call(v, seg)
           ? (v as Record<string, unknown>)[seg]
           : undefined;
     }
+    // liquid's default: an empty string (or list), false, nil or nothing gives the default
+    if (p.dflt !== undefined && (v === undefined || v === null || v === false || v === '')) v = p.dflt;
     if (v === undefined || v === null) continue;
     if (typeof v === 'string') out += v;
     else if (typeof v === 'number' || typeof v === 'boolean') out += String(v);

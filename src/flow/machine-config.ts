@@ -53,6 +53,11 @@ export const EV_ERROR = 'error';
 export const EV_PARAM_INVALID = 'param.invalid';
 export const EV_CALL_END = 'call.end';
 /**
+ * The call starts: from the end state (where every call is restored before its first request), to the flow's initial
+ * state, entering it as xstate's own initial transition does.
+ */
+export const EV_START = 'call.start';
+/**
  * An http lookup that runs past the request's deadline, at a step with a filler: play the filler, wait again after it.
  */
 export const EV_PENDING = 'pending';
@@ -126,14 +131,17 @@ export const CALL_STATE = 'call';
  * xstate checks whether the root's direct children include a final state on every
  * snapshot it makes; one child keeps that check (and so each step) independent of the
  * number of states in the flow. `call.end` is handled on `call`, so entering the hangup
- * handler exits and enters one atomic state, not the whole machine.
+ * handler exits and enters one atomic state, not the whole machine. `call.start` on `call` takes a call restored at
+ * the end state to the flow's initial state (the engine starts calls so: a restored snapshot and one transition, not
+ * the machine's initial snapshot built anew).
  */
 export function xstateConfig(config: MachineConfig): Record<string, unknown> {
+  const on = { ...config.on, [EV_START]: [{ target: '.' + config.initial }] };
   return {
     id: config.id,
     initial: CALL_STATE,
     context: config.context,
-    states: { [CALL_STATE]: { initial: config.initial, on: config.on, states: config.states } },
+    states: { [CALL_STATE]: { initial: config.initial, on, states: config.states } },
   };
 }
 

@@ -1,7 +1,7 @@
 /**
- * Hover: the doc of an error code on a diagnostic's range (from the error catalogue); a step's summary on its id or a
- * reference to it; a variable's (or another name's) declarations and uses, by line; a command's doc and its params'
- * bounds on its key, a param's on the param's key; the doc line of any other key of the language.
+ * Hover: the doc of an error code on a diagnostic's range or named in a comment (from the error catalogue); a step's
+ * summary on its id or a reference to it; a variable's (or another name's) declarations and uses, by line; a
+ * command's doc and its params' bounds on its key, a param's on the param's key; the doc line of any other key.
  */
 import type { Hover, HoverParams, Position, Range } from 'vscode-languageserver';
 import { CATALOGUE } from '../errors/catalogue.js';
@@ -18,6 +18,8 @@ import { actionWord, paramWord, paramWords, stepKeyWord, topWords } from './voca
 
 /** How many lines of uses a name's hover lists. */
 const MAX_LINES = 20;
+/** How much of a line is read for an error code named in a comment. */
+const MAX_COMMENT_LINE = 1000;
 
 export async function hover(ctx: LspContext, p: HoverParams): Promise<Hover | null> {
   const path = uriToPath(p.textDocument.uri);
@@ -32,10 +34,17 @@ export async function hover(ctx: LspContext, p: HoverParams): Promise<Hover | nu
     if (Math.max(1, d.line) > line || (d.endLine ?? Math.max(1, d.line)) < line) continue;
     const lsp = toLspDiagnostic(d, text);
     if (!contains(lsp.range, p.position)) continue;
-    const info = CATALOGUE.find((c) => c.code === d.code);
-    parts.push(`**${d.code}** (${d.severity})${info ? `: ${info.title}\n\n${info.hint}` : ''}`);
+    parts.push(codeDoc(d.code, d.severity));
     range ??= lsp.range;
     if (parts.length === 3) break;
+  }
+  const named = parts.length === 0 ? commentCode(lineOf(ctx, p, text), p.position.character) : undefined;
+  if (named) {
+    parts.push(codeDoc(named.code));
+    range = {
+      start: { line: p.position.line, character: named.from },
+      end: { line: p.position.line, character: named.to },
+    };
   }
   const about = index ? explain(index, p.position, text) : undefined;
   if (about) {
@@ -45,6 +54,36 @@ export async function hover(ctx: LspContext, p: HoverParams): Promise<Hover | nu
   return parts.length === 0
     ? null
     : { contents: { kind: 'markdown', value: parts.join('\n\n---\n\n') }, range: range! };
+}
+
+/** An error code's title and hint from the catalogue (docs/errors.md), with the severity given or the code's own. */
+function codeDoc(code: string, severity?: string): string {
+  const info = CATALOGUE.find((c) => c.code === code);
+  const head = `**${code}** (${severity ?? info?.severity ?? 'unknown code'})`;
+  return info ? `${head}: ${info.title}\n\n${info.hint}` : head;
+}
+
+/** The text of the cursor's line. */
+function lineOf(ctx: LspContext, p: HoverParams, text: string | undefined): string {
+  const { line } = p.position;
+  const doc = ctx.documents.get(p.textDocument.uri);
+  if (doc) return doc.getText({ start: { line, character: 0 }, end: { line: line + 1, character: 0 } });
+  return text?.split('\n', line + 1)[line] ?? '';
+}
+
+/**
+ * The error code under the cursor in a comment (`# UNREACHABLE_STEP: kept for the summer menu`), when the catalogue
+ * has it: its columns. Elsewhere a word such as NOT_FOUND or DEADLINE is the flow's text, not a code.
+ */
+function commentCode(line: string, at: number): { code: string; from: number; to: number } | undefined {
+  for (const m of line.slice(0, MAX_COMMENT_LINE).matchAll(/\b[A-Z][A-Z0-9_]*[A-Z0-9]\b/g)) {
+    const from = m.index;
+    const to = from + m[0].length;
+    if (at < from || at > to) continue;
+    if (!/(^|\s)#/.test(line.slice(0, from)) || !CATALOGUE.some((c) => c.code === m[0])) return undefined;
+    return { code: m[0], from, to };
+  }
+  return undefined;
 }
 
 /** What the name or key under the cursor is. */

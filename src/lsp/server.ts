@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import {
   CodeActionKind,
   createConnection,
+  DidChangeWatchedFilesNotification,
   TextDocuments,
   TextDocumentSyncKind,
   type Connection,
@@ -23,7 +24,8 @@ import { definition, references } from './navigate.js';
 import { toLspDiagnostic } from './positions.js';
 import { prepareRename, rename } from './rename.js';
 import { checkConfig } from '../config/check.js';
-import { fileKind, flowsDirOf } from './project.js';
+import { fileKind, flowsDirOf, readText } from './project.js';
+import { FrameGuard } from './framing.js';
 import { FlowIndex } from './symbols.js';
 import { pathToUri, uriToPath } from './uris.js';
 
@@ -73,6 +75,10 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
   const checkDir = async (dir: string): Promise<void> => {
     const flows = await analyses.flows(dir);
     for (const [file, diags] of flows.diagnostics) publish(file, diags, flows.texts.get(file));
+    // a file of the directory that is gone (deleted, renamed) or no flow any more: its diagnostics go with it
+    for (const path of [...published])
+      if (dirname(path) === dir && fileKind(path) === 'flow' && !flows.diagnostics.has(path))
+        publish(path, [], undefined);
     // the open configs (their routes name flows of a directory: any of them may have changed)
     for (const doc of documents.all()) {
       const path = uriToPath(doc.uri);
@@ -94,21 +100,29 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
     return next;
   };
 
-  /** The directory whose check covers `path`: a flow's own; for a config, the flows directory it serves. */
-  const dirOf = (path: string): string => {
-    if (fileKind(path) !== 'config') return dirname(path);
-    return flowsDirOf(path, checkConfig(overlay.get(path) ?? '', path).config?.server.flows_dir);
-  };
-
-  /** Checks the directory of `path` once no change has come for debounceMs. */
-  const schedule = (path: string) => {
-    const dir = dirOf(path);
+  /** Checks `dir` once no change has come for debounceMs. */
+  const arm = (dir: string) => {
     clearTimeout(timers.get(dir));
     if (!stopped)
       timers.set(
         dir,
         setTimeout(() => void run(dir), debounceMs),
       );
+  };
+
+  /** The flows directory a config serves, by its text. */
+  const servedBy = (config: string, text: string) =>
+    flowsDirOf(config, checkConfig(text, config).config?.server.flows_dir);
+
+  /**
+   * Checks again, once no change has come for debounceMs, the directory whose check covers `path`: a flow's own; for a
+   * config, the flows directory it serves (by the open document's text, else by the disk's).
+   */
+  const schedule = (path: string) => {
+    if (fileKind(path) !== 'config') return arm(dirname(path));
+    const open = overlay.get(path);
+    if (open !== undefined) return arm(servedBy(path, open));
+    void readText(path, overlay).then((text) => arm(servedBy(path, text ?? '')));
   };
 
   const onText = (doc: TextDocument) => {
@@ -154,7 +168,7 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
     diagnostics: (path) => lastDiagnostics.get(path) ?? [],
   };
 
-  connection.onInitialize((): InitializeResult => ({
+  const initializeResult: InitializeResult = {
     capabilities: {
       textDocumentSync: TextDocumentSyncKind.Incremental,
       definitionProvider: true,
@@ -166,7 +180,22 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
       codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
     },
     serverInfo: { name: 'callscript' },
-  }));
+  };
+  // a client that lets the server ask for file events is asked for those of YAML files: a module changed on disk (by
+  // another editor, a checkout) has the flows that enter it checked again. (VS Code's extension also asks on its own;
+  // an event sent twice is checked once, after the debounce.)
+  let watchFiles = false;
+  connection.onInitialize((p): InitializeResult => {
+    watchFiles = p.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
+    return initializeResult;
+  });
+  connection.onInitialized(() => {
+    if (!watchFiles) return;
+    const watchers = [{ globPattern: '**/*.{yaml,yml}' }];
+    connection.client.register(DidChangeWatchedFilesNotification.type, { watchers }).catch((err: unknown) => {
+      connection.console.error(`callscript lsp: the client refused to watch files: ${String(err)}`);
+    });
+  });
   // shutdown: no check starts or publishes any more (the client exits next)
   connection.onShutdown(() => {
     stopped = true;
@@ -185,7 +214,11 @@ export function startServer(connection: Connection, opts: LspOptions = {}): LspC
   return ctx;
 }
 
-/** The server over stdin and stdout (`callscript lsp`). */
+/**
+ * The server over stdin and stdout (`callscript lsp`); what comes in that is no frame of the protocol is dropped and
+ * said on stderr (framing.ts), and the server goes on with the next message.
+ */
 export function startStdioServer(opts: LspOptions = {}): LspContext {
-  return startServer(createConnection(process.stdin, process.stdout), opts);
+  const input = process.stdin.pipe(new FrameGuard((why) => process.stderr.write(`${why}\n`)));
+  return startServer(createConnection(input, process.stdout), opts);
 }

@@ -10,7 +10,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { initialTransition, transition } from 'xstate';
+import { createActor, initialTransition } from 'xstate';
 import { advance, replyCommand } from '../../src/engine/advance.js';
 import { newRun, type Ctx } from '../../src/engine/behaviour.js';
 import { fromConfig, type CompiledFlow } from '../../src/engine/compile.js';
@@ -71,8 +71,28 @@ describe('the xstate adapter', () => {
     return { value: s.value, status: s.status, context: rest };
   };
 
+  /**
+   * xstate's public API, with the actions run when they happen: the engine's actions write the context of the
+   * macrostep under way (plain actions, not `assign`), as a started actor runs them. The initial snapshot: xstate's
+   * `initialTransition`, its actions run in order afterwards; a step: a started actor restored at the state, `send`.
+   */
+  const publicStart = (f: CompiledFlow, input: { vars: Record<string, unknown>; rt: unknown }): FlowSnapshot => {
+    const [snap, actions] = initialTransition(f.machine.machine, input);
+    for (const a of actions as { exec?: (info: unknown, params: unknown) => void; info: unknown; params: unknown }[])
+      a.exec?.(a.info, a.params);
+    return snap as FlowSnapshot;
+  };
+  const publicSend = (f: CompiledFlow, snap: FlowSnapshot, ev: { type: string }): FlowSnapshot => {
+    const actor = createActor(f.machine.machine, { snapshot: snap }).start();
+    actor.send(ev);
+    const next = actor.getSnapshot() as FlowSnapshot;
+    actor.stop();
+    return next;
+  };
+
   it(
-    "steps each example flow as xstate's public " + 'initialTransition and transition do (seeded random ' + 'calls)',
+    "steps each example flow as xstate's public API does (initialTransition, a started actor's send; seeded " +
+      'random calls)',
     async () => {
       const flows = await exampleFlows();
       expect(flows.length).toBeGreaterThanOrEqual(6);
@@ -82,11 +102,8 @@ describe('the xstate adapter', () => {
           const request = req({ cli_number: pick(r, ['+33612345678', '+447700900123', '']) });
           const vars = f.tables.initialVars;
           let ours = f.machine.start(vars, newRun(request, 100, f.model.start, undefined));
-          let theirs = initialTransition(f.machine.machine, {
-            vars,
-            rt: newRun(request, 100, f.model.start, undefined),
-          })[0] as FlowSnapshot;
-          expect(persisted(ours), `${f.name} start`).toEqual(persisted(theirs));
+          const theirsStart = publicStart(f, { vars, rt: newRun(request, 100, f.model.start, undefined) });
+          expect(persisted(ours), `${f.name} start`).toEqual(persisted(theirsStart));
           for (let n = 0; n < 25; n++) {
             const state = f.machine.stateOf(ours);
             const meta = f.config.states[state]?.meta;
@@ -101,11 +118,11 @@ describe('the xstate adapter', () => {
               f.machine.restore(state, { ...ctx, h: 0 }, newRun(request, 100, state, undefined)),
               ev,
             );
-            theirs = transition(
-              f.machine.machine,
+            const theirs = publicSend(
+              f,
               f.machine.restore(state, { ...ctx, h: 0 }, newRun(request, 100, state, undefined)),
               ev,
-            )[0] as FlowSnapshot;
+            );
             expect(persisted(ours), `${f.name} call ${call} request ${n}: ${JSON.stringify(ev)} at ${state}`).toEqual(
               persisted(theirs),
             );
@@ -114,6 +131,28 @@ describe('the xstate adapter', () => {
       }
     },
   );
+
+  it('never changes a snapshot it was given, nor the state a call is restored from', async () => {
+    const fd = (await exampleFlows()).find((f) => f.name === 'front-desk')!;
+    const request = req({ cli_number: '+447700900123', date_started: '2026-11-23 10:00:00' });
+    const run = () => newRun(request, 100, 'menu', undefined);
+    const p = { vars: { ...fd.tables.initialVars }, c: { n: 1, r: {} }, res: '', err: '', k: 1, h: 0 as const };
+    const before = structuredClone(p);
+    const a = fd.machine.restore('menu', p, run());
+    const kept = structuredClone(persisted(a));
+    // TIMEOUT retries the menu (its counters and escalation change), "0" goes to the operator
+    const retried = fd.machine.send(a, { type: 'result', result: 'TIMEOUT', error: '' });
+    expect((retried.context as Ctx).c).not.toEqual(p.c);
+    expect(persisted(a)).toEqual(kept);
+    expect(p).toEqual(before);
+    // the same state restored again (from the same template) starts from the call's own context only
+    const b = fd.machine.restore('menu', p, run());
+    expect(persisted(b)).toEqual(kept);
+    const sent = fd.machine.send(b, { type: 'result', result: '0', error: '' });
+    expect(fd.machine.stateOf(sent)).not.toBe('menu');
+    expect(persisted(b)).toEqual(kept);
+    expect(persisted(a)).toEqual(kept);
+  });
 
   it('keeps the flow states inside one compound state (per-step cost independent of the flow size)', async () => {
     const [f] = await exampleFlows();

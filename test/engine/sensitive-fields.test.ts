@@ -175,35 +175,62 @@ describe('docs/flow-language.md', () => {
 });
 
 describe('hostile', () => {
-  it('5,000 fields listed, 2,000 reads, a list of 1,000 items: checked and masked in time linear in both', async () => {
-    const fields = Array.from({ length: 5000 }, (_, i) => `v.items.k${i}`);
+  /** The least of `n` timings of `fn` (ms): the least disturbed run on a shared machine. */
+  const least = async (n: number, fn: () => unknown): Promise<number> => {
+    let best = Infinity;
+    for (let i = 0; i < n; i++) {
+      const t = performance.now();
+      await fn();
+      best = Math.min(best, performance.now() - t);
+    }
+    return best;
+  };
+  const flowText = (listed: number, steps: number) => {
+    const fields = Array.from({ length: listed }, (_, i) => `v.items.k${i}`);
     const reads = Array.from(
-      { length: 2000 },
+      { length: steps },
       (_, i) => `  s${i}: { set: { x${i}: "{{ vars.v.items.k${i} }}" }, next: s${i + 1} }`,
     );
-    const text = [
+    return [
       'version: 2',
       `sensitive: [${fields.join(', ')}]`,
       'vars: { v: { items: [] } }',
       'start: s0',
       'steps:',
       ...reads,
-      '  s2000: { hangup: {} }',
+      `  s${steps}: { hangup: {} }`,
       '',
     ].join('\n');
-    let t = performance.now();
-    const flow = await yamlFlow(text, 'h.yaml');
-    expect(performance.now() - t).toBeLessThan(5000);
+  };
+
+  // Linear, checked by ratios, not by a timed bound (the machine is shared): a flow 4 times as big in fields and in
+  // reads checks in about 4 times the time, where a check of each read against each field would take 16 times; the
+  // masking of a list with 5,000 fields listed costs about what it does with 50, where a walk per field would cost
+  // 100 times more.
+  it('5,000 fields listed, 1,000 reads, a list of 1,000 items: checked and masked in time linear in both', async () => {
+    const flow = await yamlFlow(flowText(5000, 1000), 'h.yaml');
     const s = flow.tables.sensitive!;
-    expect(s.names.size).toBe(2000); // each x<i> copies a field
+    expect(s.names.size).toBe(1000); // each x<i> copies a field
+    const big = flowText(4000, 1000);
+    const small = flowText(1000, 250);
+    const checkBig = await least(2, () => yamlFlow(big, 'h.yaml'));
+    const checkSmall = await least(2, () => yamlFlow(small, 'h.yaml'));
+    expect(checkBig / checkSmall).toBeLessThan(8);
     const items = Array.from({ length: 1000 }, (_, i) =>
       Object.fromEntries(Array.from({ length: 30 }, (_, j) => [`k${(i + j) % 5000}`, `value-${i}-${j}`])),
     );
-    t = performance.now();
     const shown = maskVars({ v: { items } }, s) as { v: { items: Record<string, string>[] } };
     const values = sensitiveValues({ v: { items } }, s);
-    // about 20 ms alone, generous for a loaded machine: one walk of the list, not one per field listed
-    expect(performance.now() - t).toBeLessThan(1000);
+    // items of 30 keys among the first 50 fields: 5,000 fields listed or 50, the same keys are masked
+    const near = Array.from({ length: 1000 }, (_, i) =>
+      Object.fromEntries(Array.from({ length: 30 }, (_, j) => [`k${(i + j) % 50}`, `value-${i}-${j}`])),
+    );
+    const fifty = (await yamlFlow(flowText(50, 50), 'h.yaml')).tables.sensitive!;
+    const mask = (t: typeof s) => [maskVars({ v: { items: near } }, t), sensitiveValues({ v: { items: near } }, t)];
+    expect(mask(s)).toEqual(mask(fifty));
+    const maskMany = await least(3, () => mask(s));
+    const maskFifty = await least(3, () => mask(fifty));
+    expect(maskMany / maskFifty).toBeLessThan(10);
     expect(shown.v.items[0]).toEqual(Object.fromEntries(Object.keys(items[0]!).map((k) => [k, '***'])));
     expect(values.size).toBe(30000);
   });

@@ -1,5 +1,6 @@
 import { Liquid } from 'liquidjs';
 import { describe, expect, it } from 'vitest';
+import { EvalBudget, EvaluationLimit } from '../../src/flow/budget.js';
 import { checkExpression, checkTemplate, evaluate, render, test as holds, type Scope } from '../../src/flow/expr.js';
 
 const scope: Scope = {
@@ -33,9 +34,29 @@ describe('render', () => {
     '{{ vars.name | upcase }} {{ vars.missing | default: "caller" }}',
     '{% if vars.yes %}yes{% endif %} {{- vars.name -}} !',
     '{{ vars.constructor }} {{ vars.toString }} {{ vars.__proto__ }}',
+    // `| default:` with a quoted text: compiled to a lookup (the common whisper and greeting)
+    "[{{ vars.missing | default: 'none' }}] [{{ vars.none | default: 'nil' }}] [{{ vars.no | default: 'no' }}]",
+    "[{{ error | default: 'empty' }}] [{{ vars.n | default: 'x' }}] [{{ vars.yes|default:'y' }}]",
+    '[{{ vars.name | default: "caller" }}] [{{ vars.list | default: "l" }}] [{{ vars.obj | default: "o" }}]',
+    "[{{ vars.missing.deeper | default: '' }}] [{{ vars.f | default: 'f' }}] {{ result | default: 'r' }}",
+    '{{ vars.missing | default: \'a\' | upcase }} {{ vars.missing | default: "it\'s" }} {{ vars.no | default: "{x}" }}',
   ];
   it.each(cases)('renders %j exactly as liquid does', (tpl) => {
     expect(render(tpl, scope)).toBe(liquid.parseAndRenderSync(tpl, scope));
+  });
+
+  it("renders `| default: '...'` without liquid (another filter, or a text with quotes: liquid)", () => {
+    // a request whose budget is spent: liquid would refuse to render (EVALUATION_LIMIT), the compiled lookup does not
+    const spent = new EvalBudget();
+    spent.exhaust('spent for the test');
+    const s: Scope = { ...scope, vars: { ...scope.vars, empty: '' }, budget: spent };
+    expect(render("Front desk call. The caller chose {{ vars.empty | default: 'nothing' }}.", s)).toBe(
+      'Front desk call. The caller chose nothing.',
+    );
+    expect(render('{{ vars.name | default: "x" }} {{ call.caller }}', s)).toBe('Ann +33612345678');
+    expect(() => render("{{ vars.empty | default: 'a' | upcase }}", s)).toThrow(EvaluationLimit);
+    expect(() => render('{{ vars.empty | default: "it\'s" }}', s)).toThrow(EvaluationLimit);
+    expect(() => render('{{ vars.obj | default: "o" }}', s)).toThrow(EvaluationLimit);
   });
 
   it('throws on an unknown filter', () => {

@@ -26,11 +26,17 @@ export interface TestClient {
   /** Every publication for `path` so far, in order (its diagnostics' codes and first message lines). */
   history(path: string): Diagnostic[][];
   request<T>(method: string, params: object): Promise<T>;
+  /** What the server asked the client to register (client/registerCapability), in order. */
+  registrations: { method: string; registerOptions?: unknown }[];
   /** Shuts the server down (nothing is published after) and closes the pipes. */
   dispose(): Promise<void>;
 }
 
-export async function lspClient(root: string, opts: LspOptions = { debounceMs: 0 }): Promise<TestClient> {
+export async function lspClient(
+  root: string,
+  opts: LspOptions = { debounceMs: 0 },
+  capabilities: object = {},
+): Promise<TestClient> {
   const toServer = new PassThrough();
   const toClient = new PassThrough();
   const server = createConnection(new StreamMessageReader(toServer), new StreamMessageWriter(toClient));
@@ -45,9 +51,13 @@ export async function lspClient(root: string, opts: LspOptions = { debounceMs: 0
     for (const w of [...waiters]) w();
   });
   rpc.onRequest('workspace/configuration', () => []);
-  rpc.onRequest('client/registerCapability', () => null);
+  const registrations: TestClient['registrations'] = [];
+  rpc.onRequest('client/registerCapability', (p: { registrations: TestClient['registrations'] }) => {
+    registrations.push(...p.registrations.map(({ method, registerOptions }) => ({ method, registerOptions })));
+    return null;
+  });
   rpc.listen();
-  await rpc.sendRequest('initialize', { processId: null, rootUri: pathToUri(root), capabilities: {} });
+  await rpc.sendRequest('initialize', { processId: null, rootUri: pathToUri(root), capabilities });
   await rpc.sendNotification('initialized', {});
   const versions = new Map<string, number>();
   return {
@@ -90,6 +100,7 @@ export async function lspClient(root: string, opts: LspOptions = { debounceMs: 0
     },
     history: (path) => log.filter((p) => p.uri === pathToUri(path)).map((p) => p.diagnostics),
     request: (method, params) => rpc.sendRequest(method, params),
+    registrations,
     async dispose() {
       await rpc.sendRequest('shutdown');
       rpc.dispose();

@@ -154,6 +154,29 @@ describe('diagnostics', () => {
   });
 });
 
+describe('error codes named in comments', () => {
+  it("shows the code's doc on a code named in a comment, in a flow and in callscript.yaml", async () => {
+    const c = at(edit(BANK, '  tries: 0', '  tries: 0 # a warning we keep: MAYBE_UN‸SET, see the wiki'));
+    client.change(file, c.text);
+    const h = await client.request<Hover>('textDocument/hover', doc(file, c.line, c.character));
+    const info = codeInfo('MAYBE_UNSET');
+    expect(h).toEqual({
+      contents: md(`**MAYBE_UNSET** (warning): ${info.title}\n\n${info.hint}`),
+      range: range(5, 32, 43),
+    });
+    const cfg = join(dir, 'callscript.yaml');
+    client.open(cfg, '# FILE_TOO_LARGE past 2 MiB:\nlimits: { flow_file_bytes: 4194304 }\n');
+    const onConfig = await client.request<Hover>('textDocument/hover', doc(cfg, 0, 3));
+    expect(onConfig?.range).toEqual(range(0, 2, 16));
+    expect((onConfig?.contents as { value: string }).value).toMatch(/^\*\*FILE_TOO_LARGE\*\* \(error\): /);
+  });
+
+  it('shows nothing for a code-like word outside a comment, nor for a word the catalogue lacks', async () => {
+    expect(await hoverAt(edit(BANK, '"Hello."', '"NOT_FO‸UND."'))).toBeNull();
+    expect(await hoverAt(edit(BANK, '  tries: 0', '  tries: 0 # NOT_A_CO‸DE'))).toBeNull();
+  });
+});
+
 describe('hostile input', () => {
   it('answers null away from any name or key, past the end, and for a document that is no file', async () => {
     expect(await hoverAt(edit(BANK, '"Hello."', '"Hel‸lo."'))).toBeNull();

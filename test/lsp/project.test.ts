@@ -2,9 +2,10 @@
  * What a change reaches beyond its file: the flows that enter a module, the config that routes to flows; and what
  * a client cannot make the server do (a document that is no file, a file too large, a burst of changes).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { pathToUri } from '../../src/lsp/uris.js';
 import { lspClient, type TestClient } from './client.js';
 import { workspace, type Workspace } from './workspace-fixture.js';
 
@@ -58,6 +59,51 @@ describe('across files', () => {
     expect(await client.diagnostics(join(dir, 'main.yaml'), (d) => d.length === 0)).toEqual([]);
   });
 
+  it('a module changed on disk, not open, reaches the open flow that enters it (didChangeWatchedFiles)', async () => {
+    writeFileSync(join(dir, 'pin-check.yaml'), MODULE);
+    client.open(join(dir, 'main.yaml'), MAIN);
+    expect(await client.diagnostics(join(dir, 'main.yaml'))).toEqual([]);
+    const renamed = MODULE.replace('[verified, locked]', '[ok, locked]').replace('return: verified', 'return: ok');
+    writeFileSync(join(dir, 'pin-check.yaml'), renamed);
+    await client.rpc.sendNotification('workspace/didChangeWatchedFiles', {
+      changes: [{ uri: pathToUri(join(dir, 'pin-check.yaml')), type: 2 }],
+    });
+    const diags = await client.diagnostics(join(dir, 'main.yaml'), (d) => d.length > 0);
+    expect(diags.map((d) => [d.code, d.range.start.line])).toEqual([
+      ['UNKNOWN_RESULT', 6],
+      ['UNHANDLED_RESULT', 4],
+    ]);
+  });
+
+  it('a flow deleted from disk takes its diagnostics with it', async () => {
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, MAIN.replace('verified: bye', 'verified: bey'));
+    writeFileSync(join(dir, 'pin-check.yaml'), MODULE);
+    client.open(join(dir, 'pin-check.yaml'), MODULE);
+    expect((await client.diagnostics(bad, (d) => d.length > 0)).map((d) => d.code)).toEqual(['UNKNOWN_STEP']);
+    rmSync(bad);
+    await client.rpc.sendNotification('workspace/didChangeWatchedFiles', {
+      changes: [{ uri: pathToUri(bad), type: 3 }],
+    });
+    expect(await client.diagnostics(bad, (d) => d.length === 0)).toEqual([]);
+  });
+
+  it('a callscript.yaml changed on disk, not open, has the flows directory it names checked again', async () => {
+    mkdirSync(join(dir, 'ivr'));
+    const flow = join(dir, 'ivr', 'main.yaml');
+    const text = `version: 1\nstart: a\nsteps:\n  a: { say: "${'x'.repeat(2000)}", next: b }\n  b: { hangup: {} }\n`;
+    writeFileSync(flow, text);
+    writeFileSync(join(dir, 'callscript.yaml'), 'server:\n  flows_dir: ivr\n');
+    client.open(flow, text);
+    expect(await client.diagnostics(flow)).toEqual([]);
+    writeFileSync(join(dir, 'callscript.yaml'), 'server:\n  flows_dir: ivr\nlimits:\n  flow_file_bytes: 1024\n');
+    await client.rpc.sendNotification('workspace/didChangeWatchedFiles', {
+      changes: [{ uri: pathToUri(join(dir, 'callscript.yaml')), type: 2 }],
+    });
+    const diags = await client.diagnostics(flow, (d) => d.length > 0);
+    expect(diags.map((d) => d.code)).toEqual(['FILE_TOO_LARGE']);
+  });
+
   it("a config's route to a flow its directory lacks is UNKNOWN_ROUTE_FLOW, with a did-you-mean", async () => {
     mkdirSync(join(dir, 'flows'));
     writeFileSync(join(dir, 'flows', 'main.yaml'), MAIN.replace(/subflow[\s\S]*$/, 'hangup: {}\n'));
@@ -72,6 +118,36 @@ describe('across files', () => {
       range: { start: { line: 1, character: 11 }, end: { line: 1, character: 15 } },
     });
     expect(d!.message).toContain("did you mean 'main'?");
+  });
+});
+
+describe('file events', () => {
+  it('asks a client that lets it to watch the YAML files; not a client that does not', async () => {
+    const watching = await lspClient(
+      dir,
+      { debounceMs: 0 },
+      { workspace: { didChangeWatchedFiles: { dynamicRegistration: true } } },
+    );
+    try {
+      // the registration is asked for as the server handles `initialized`, before it answers the next request
+      await watching.request('textDocument/hover', {
+        textDocument: { uri: 'untitled:x' },
+        position: { line: 0, character: 0 },
+      });
+      expect(watching.registrations).toEqual([
+        {
+          method: 'workspace/didChangeWatchedFiles',
+          registerOptions: { watchers: [{ globPattern: '**/*.{yaml,yml}' }] },
+        },
+      ]);
+    } finally {
+      await watching.dispose();
+    }
+    await client.request('textDocument/hover', {
+      textDocument: { uri: 'untitled:x' },
+      position: { line: 0, character: 0 },
+    });
+    expect(client.registrations).toEqual([]);
   });
 });
 
