@@ -26,7 +26,9 @@ import { DEFAULT_ENDED_TTL_MS, ENDED, readRecord, RecordSeal } from './call-reco
 import { DeadlineTimer } from './deadline.js';
 import { FALLBACK_WAIT_S, fallbackNote, fallbackReply, substitute } from './fallback.js';
 import type { CallDeps, CallLogger, CallOptions, Routes } from './ports.js';
-import { isFailure, StepReport, type StepOutcome } from './report.js';
+import { commitTo, isPromise, type Maybe } from './maybe.js';
+import type { StepObserver } from './observe.js';
+import { isFailure, StepReport, type Handling, type StepOutcome } from './report.js';
 import { FlowResolver } from './resolve.js';
 import { StallGuard } from './stall.js';
 import type { CallState } from './types.js';
@@ -73,33 +75,85 @@ export class CallHandler {
     });
   }
 
-  /** Answers one request before the deadline (the fallback if its step is late; the step still lands). */
+  /**
+   * Answers one request before the deadline (the fallback if its step is late; the step still lands). A request whose
+   * step waits for nothing (a store that answers at once, no effect: src/engine/maybe.ts) and whose call has no request
+   * running here is stepped, reported and answered in this call, with no queue and no deadline.
+   */
   handle(req: RtRequest, flowName: string | undefined, log: CallLogger, traceId?: string): Promise<StepAnswer> {
     const run: RequestRun = { req, stepped: req, late: false };
     const observer = this.opts.observer;
     const at = observer ? this.now() : 0;
     const t0 = observer ? performance.now() : 0;
-    const work = this.queue.run(req.callid, () => this.step(run, flowName, log, this.now()));
-    if (observer) {
-      const tell = (o: StepOutcome | undefined) => {
-        const h = { late: run.late, at, ms: performance.now() - t0, ...(traceId !== undefined ? { traceId } : {}) };
-        try {
-          observer.step(this.report.event(run.stepped, o, h));
-        } catch (err) {
-          log.error({ callid: req.callid, err }, 'an observer of the call step failed');
-        }
-      };
-      work.then(tell, () => tell(undefined));
+    const last = this.queue.last(req.callid);
+    let work: Maybe<StepOutcome>;
+    if (last) {
+      const start = () => this.step(run, flowName, log, this.now());
+      work = last.then(start, start);
+    } else {
+      try {
+        work = this.step(run, flowName, log, this.now());
+      } catch (err) {
+        work = Promise.reject(err);
+      }
     }
-    return this.deadline.race({
-      work: work.then((o) => o.answer),
-      late: () => this.fallback(run, log, work),
-      failed: (err) => {
-        log.error({ callid: req.callid, err }, 'the step failed: the call stays where it was');
-        return { kind: 'failed', code: 'INTERNAL', message: 'the step failed; the call state was not changed' };
-      },
-      failedLate: (err) => log.error({ callid: req.callid, err }, 'a late step failed: the call stays where it was'),
+    if (isPromise(work)) return this.later(run, work, log, at, t0, traceId);
+    if (observer) this.tell(observer, run, work, log, at, t0, traceId);
+    return Promise.resolve(work.answer);
+  }
+
+  /**
+   * A request whose step waits: queued before its call's next request, answered by the deadline at the latest, with one
+   * continuation on its work (the queue left, the observers told, the answer given unless the fallback was).
+   */
+  private later(
+    run: RequestRun,
+    work: Promise<StepOutcome>,
+    log: CallLogger,
+    at: number,
+    t0: number,
+    traceId: string | undefined,
+  ): Promise<StepAnswer> {
+    const { callid } = run.req;
+    this.queue.enter(callid, work);
+    return new Promise<StepAnswer>((resolve) => {
+      const deadline = this.deadline.start(() => void this.fallback(run, log, work).then(resolve));
+      const observer = this.opts.observer;
+      work.then(
+        (o) => {
+          this.queue.leave(callid, work);
+          if (observer) this.tell(observer, run, o, log, at, t0, traceId);
+          if (this.deadline.done(deadline)) resolve(o.answer);
+        },
+        (err: unknown) => {
+          this.queue.leave(callid, work);
+          if (observer) this.tell(observer, run, undefined, log, at, t0, traceId);
+          if (!this.deadline.done(deadline))
+            return log.error({ callid, err }, 'a late step failed: the call stays where it was');
+          log.error({ callid, err }, 'the step failed: the call stays where it was');
+          resolve({ kind: 'failed', code: 'INTERNAL', message: 'the step failed; the call state was not changed' });
+        },
+      );
     });
+  }
+
+  /** The observers' event of the request (`o` undefined: its work threw). */
+  private tell(
+    observer: StepObserver,
+    run: RequestRun,
+    o: StepOutcome | undefined,
+    log: CallLogger,
+    at: number,
+    t0: number,
+    traceId: string | undefined,
+  ): void {
+    const h: Handling = { late: run.late, at, ms: performance.now() - t0 };
+    if (traceId !== undefined) h.traceId = traceId;
+    try {
+      observer.step(this.report.event(run.stepped, o, h));
+    } catch (err) {
+      log.error({ callid: run.req.callid, err }, 'an observer of the call step failed');
+    }
   }
 
   /** A request of the call is running or waiting here. */
@@ -164,26 +218,41 @@ export class CallHandler {
     return Promise.race([noted, new Promise((r) => setTimeout(r, ASIDE_WAIT_MS).unref?.())]).then(() => answer);
   }
 
-  /** The request's step: its attempts until one is done, the live-call bookkeeping, the report. */
-  private async step(run: RequestRun, flowName: string | undefined, log: CallLogger, started: number) {
-    let outcome: StepOutcome;
+  /** The request's step: its attempts until one is done, the live-call bookkeeping, the report; at once if it can. */
+  private step(run: RequestRun, flowName: string | undefined, log: CallLogger, started: number): Maybe<StepOutcome> {
+    let o: Maybe<StepOutcome>;
     try {
-      outcome = await this.attempts.run(run, flowName, log, started);
+      o = this.attempts.run(run, flowName, log, started);
     } catch (err) {
-      // a failure is an answer too: the store out of reach (the service retries), or a bug
-      const answer = failureAnswer(err);
-      outcome = outcomeOf(run, answer, this.now());
-      const callid = run.req.callid;
-      // late, the fallback was answered: the service will not retry this one
-      if (run.late) log.error({ callid, err }, 'a late step failed: the call stays where it was');
-      else if (answer.code === 'STORE_UNAVAILABLE') {
-        const message = (err as Error).message;
-        log.error(
-          { callid, code: 'STORE_UNAVAILABLE', err: message },
-          'the call store is unavailable: the service will retry',
-        );
-      } else log.error({ callid, err }, 'the step failed: the call stays where it was');
+      o = this.failure(run, err, log);
     }
+    return isPromise(o)
+      ? o.then(
+          (x) => this.settle(run, x, log),
+          (err: unknown) => this.settle(run, this.failure(run, err, log), log),
+        )
+      : this.settle(run, o, log);
+  }
+
+  /** A failure is an answer too: the store out of reach (the service retries), or a bug. */
+  private failure(run: RequestRun, err: unknown, log: CallLogger): StepOutcome {
+    const answer = failureAnswer(err);
+    const outcome = outcomeOf(run, answer, this.now());
+    const callid = run.req.callid;
+    // late, the fallback was answered: the service will not retry this one
+    if (run.late) log.error({ callid, err }, 'a late step failed: the call stays where it was');
+    else if (answer.code === 'STORE_UNAVAILABLE') {
+      const message = (err as Error).message;
+      log.error(
+        { callid, code: 'STORE_UNAVAILABLE', err: message },
+        'the call store is unavailable: the service will retry',
+      );
+    } else log.error({ callid, err }, 'the step failed: the call stays where it was');
+    return outcome;
+  }
+
+  /** The step done: its live-call bookkeeping and its report. */
+  private settle(run: RequestRun, outcome: StepOutcome, log: CallLogger): StepOutcome {
     this.tally(run, outcome);
     this.report.log(outcome, log);
     return outcome;
@@ -210,10 +279,15 @@ export class CallHandler {
   }
 
   /** The call is over: its record becomes the tombstone, so a late request cannot restart it. */
-  private async bury(callid: string, rev: number | undefined): Promise<boolean> {
+  private bury(callid: string, rev: number | undefined): Maybe<boolean> {
     const ttl = this.opts.endedTtlMs ?? DEFAULT_ENDED_TTL_MS;
-    const done = (await this.deps.store.commit(callid, rev, ENDED, ttl)) !== undefined;
-    if (done) this.ended(callid);
-    return done;
+    const committed = commitTo(this.deps.store, callid, rev, ENDED, ttl);
+    return isPromise(committed) ? committed.then((c) => this.buried(callid, c)) : this.buried(callid, committed);
+  }
+
+  private buried(callid: string, rev: number | undefined): boolean {
+    if (rev === undefined) return false;
+    this.ended(callid);
+    return true;
   }
 }

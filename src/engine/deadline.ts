@@ -1,12 +1,16 @@
 /**
  * The reply deadline: every request is answered before it. One timer serves every pending
  * request: deadlines are all the same length, so they expire in arrival order and the timer
- * only ever waits for the oldest.
+ * only ever waits for the oldest. A request answered at once (its step waited for nothing:
+ * src/engine/maybe.ts) never starts one; one answered in time costs an entry in a Set, added
+ * and deleted, and no timer of its own.
  */
 
-interface Pending {
-  at: number;
-  fire(): void;
+/** A request's deadline, while it runs. */
+export interface Pending {
+  readonly at: number;
+  /** Called at the deadline, unless the request was done before it. */
+  readonly late: () => void;
 }
 
 export interface Race<T> {
@@ -29,31 +33,30 @@ export class DeadlineTimer {
     private readonly clock: () => number = () => performance.now(),
   ) {}
 
+  /** A request starts: `late` is called at its deadline, unless `done` came first. */
+  start(late: () => void): Pending {
+    const p: Pending = { at: this.clock() + this.ms, late };
+    this.pending.add(p);
+    if (!this.timer) this.schedule(p.at);
+    return p;
+  }
+
+  /** The request's work is done: true when in time (its deadline is off), false when `late` was called. */
+  done(p: Pending): boolean {
+    return this.pending.delete(p);
+  }
+
   /** Answers with the work, or with `late()` if the work is not done by the deadline. */
   race<T>(r: Race<T>): Promise<T> {
     return new Promise<T>((resolve) => {
-      let done = false;
-      const entry: Pending = {
-        at: this.clock() + this.ms,
-        fire: () => {
-          if (done) return;
-          done = true;
-          void r.late().then(resolve);
-        },
-      };
-      this.add(entry);
+      const p = this.start(() => void r.late().then(resolve));
       r.work.then(
         (answer) => {
-          this.pending.delete(entry);
-          if (done) return;
-          done = true;
-          resolve(answer);
+          if (this.done(p)) resolve(answer);
         },
         (err: unknown) => {
-          this.pending.delete(entry);
-          if (done) return r.failedLate(err);
-          done = true;
-          resolve(r.failed(err));
+          if (this.done(p)) resolve(r.failed(err));
+          else r.failedLate(err);
         },
       );
     });
@@ -63,11 +66,6 @@ export class DeadlineTimer {
   close(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-  }
-
-  private add(p: Pending): void {
-    this.pending.add(p);
-    if (!this.timer) this.schedule(p.at);
   }
 
   private schedule(at: number): void {
@@ -85,7 +83,7 @@ export class DeadlineTimer {
         return;
       }
       this.pending.delete(p);
-      p.fire();
+      p.late();
     }
   }
 }

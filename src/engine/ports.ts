@@ -31,6 +31,10 @@ export interface SnapshotStore {
   /** Compare-and-set on the revision; the new revision, or undefined when it had changed. */
   commit(callid: string, rev: number | undefined, value: string, ttlMs: number): Promise<number | undefined>;
   setAside(callid: string, aside: string, ttlMs: number): Promise<void>;
+  /** `load` answered at once, by a store in this process (the memory store): used instead of `load` when given. */
+  loadSync?(callid: string, keepAside?: boolean): { call?: { value: string; rev: number }; aside?: string };
+  /** `commit` answered at once, by a store in this process: used instead of `commit` when given. */
+  commitSync?(callid: string, rev: number | undefined, value: string, ttlMs: number): number | undefined;
   /**
    * Each call's committed revision (undefined: none): a store other processes share has it, to check the live calls
    * idle here (src/engine/live-check.ts).

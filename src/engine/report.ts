@@ -21,7 +21,7 @@ import {
   type StepEvent,
 } from './observe.js';
 import { clipText } from './size.js';
-import type { Effect, EffectResult } from './outcome.js';
+import type { Effect, EffectResult, LogEntry } from './outcome.js';
 import type { CallLogger } from './ports.js';
 import type { CallState, CallSummary } from './types.js';
 
@@ -148,14 +148,14 @@ export class StepReport {
   /** The observers' event of request `req` (`o` undefined: its work threw; `failure` is what was answered). */
   event(req: RtRequest, o: StepOutcome | undefined, h: Handling, failure?: StepAnswer): StepEvent {
     const answer = o?.answer ?? failure ?? { kind: 'failed', code: 'INTERNAL', message: '' };
-    const code = answer.kind === 'answered' ? undefined : answer.code;
     const s = o?.settled;
     const m = o && maskingOf(o, this.deps.secret);
     const reply = s?.kind === 'reply' ? s : undefined;
-    const errors = (reply?.log ?? []).filter((l) => l.level === 'error').map((l) => l.code ?? 'ERROR');
-    const summary = o && summaryOf(o, m);
+    const errors = reply?.log ? errorCodes(reply.log) : NONE;
     const ended = reply !== undefined && reply.state === null;
-    const sens = o?.flow?.tables.sensitive;
+    const flow = o?.flow;
+    const sens = flow?.tables.sensitive;
+    const effects = o?.effects;
     const e: StepEvent = {
       callid: req.callid,
       outcome: requestOutcome(answer, s?.kind === 'replay'),
@@ -166,14 +166,18 @@ export class StepReport {
       request: requestView(o?.req ?? req, o?.prior, sens, s?.kind === 'replay' || s?.kind === 'stale', m?.masker),
       isNew: o?.isNew === true,
       ended,
-      transitions: o?.transitions ?? [],
-      effects: (o?.effects ?? []).map((d) => effectEvent(d, sens)),
+      transitions: o?.transitions ?? NONE,
+      effects: effects?.length ? effects.map((d) => effectEvent(d, sens)) : NONE,
       errors,
     };
-    if (o?.flow) Object.assign(e, { flow: o.flow.name, version: o.flow.version });
-    if (code !== undefined) e.code = code;
-    if (o?.prior) e.from = o.prior.step;
-    const step = reply ? (reply.state?.step ?? reply.summary?.lastStep ?? o?.prior?.step) : undefined;
+    if (flow) {
+      e.flow = flow.name;
+      e.version = flow.version;
+    }
+    if (answer.kind !== 'answered') e.code = answer.code;
+    const prior = o?.prior;
+    if (prior) e.from = prior.step;
+    const step = reply ? (reply.state?.step ?? reply.summary?.lastStep ?? prior?.step) : undefined;
     if (step !== undefined) e.step = step;
     if (reply) {
       const params = reply.reply.params as Record<string, unknown>;
@@ -184,13 +188,13 @@ export class StepReport {
       };
     }
     if (ended) {
-      const prior = o?.prior;
       const transfer =
         prior !== undefined && prior.done !== true && isTransferEnd(replyCommand(prior.reply), o!.req.call_status);
       // a flow that ended on an engine error (prior.fail) ended in error, not completed
       const fail = prior?.done === true ? prior.fail : undefined;
       e.callOutcome = callOutcomeOf(prior?.done === true && fail === undefined, fail ? [fail] : errors, transfer);
     }
+    const summary = o && summaryOf(o, m);
     if (summary) e.summary = summary;
     if (h.traceId !== undefined) e.traceId = h.traceId;
     return e;
@@ -213,6 +217,16 @@ export class StepReport {
     };
     return m ? maskStepRecord(rec, m.sens, o.prior, m.masker) : rec;
   }
+}
+
+/** No transitions, effects or errors (shared: never written to). */
+const NONE: readonly never[] = Object.freeze([]);
+
+/** The codes of a step's error log entries (ERROR for one without a code). */
+function errorCodes(log: readonly LogEntry[]): readonly string[] {
+  let codes: string[] | undefined;
+  for (const l of log) if (l.level === 'error') (codes ??= []).push(l.code ?? 'ERROR');
+  return codes ?? NONE;
 }
 
 /**

@@ -9,6 +9,7 @@ import { isTerminal } from '../protocol/request.js';
 import type { RtRequest } from '../protocol/rt.js';
 import { hangupAnswer, type StepAnswer } from './answer.js';
 import type { CompiledFlow } from './compile.js';
+import type { Maybe } from './maybe.js';
 import type { CallLogger, FlowVersions, LiveTracker, Routes } from './ports.js';
 import type { CallState } from './types.js';
 
@@ -62,26 +63,38 @@ export class FlowResolver {
     return { name, flow: name === undefined ? undefined : this.versions.pick(name, req.callid) };
   }
 
-  /** The flow version of the request: the call's pinned one (`prior`), or a new call's. */
-  resolve(req: RtRequest, prior: CallState | undefined, flowName: string | undefined, log: CallLogger) {
-    return prior ? this.pinned(req, prior, flowName, log) : Promise.resolve(this.newCall(req, flowName, log));
+  /**
+   * The flow version of the request: the call's pinned one (`prior`), or a new call's. At once, unless a live call's
+   * version is fetched from where instances share them.
+   */
+  resolve(
+    req: RtRequest,
+    prior: CallState | undefined,
+    flowName: string | undefined,
+    log: CallLogger,
+  ): Maybe<Resolved> {
+    return prior ? this.pinned(req, prior, flowName, log) : this.newCall(req, flowName, log);
   }
 
   /** A live call's version: this process's, else where instances share them. */
-  private async pinned(req: RtRequest, prior: CallState, flowName: string | undefined, log: CallLogger) {
+  private pinned(req: RtRequest, prior: CallState, flowName: string | undefined, log: CallLogger): Maybe<Resolved> {
     if (flowName !== undefined && flowName !== prior.flow)
       log.warn(
         { callid: req.callid, flow: prior.flow, url: flowName },
         `request for flow "${flowName}" on a call of flow "${prior.flow}": the call stays on its flow`,
       );
-    const flow =
-      this.versions.get(prior.flow, prior.version) ?? (await this.versions.fetch?.(prior.flow, prior.version));
-    if (flow) return { kind: 'flow', flow, isNew: false } satisfies Resolved;
-    if (isTerminal(req.call_status))
-      return { kind: 'answer', answer: hangupAnswer(req), bury: true } satisfies Resolved;
+    const flow = this.versions.get(prior.flow, prior.version);
+    if (flow || !this.versions.fetch) return this.found(req, prior, flow);
+    return this.versions.fetch(prior.flow, prior.version).then((f) => this.found(req, prior, f));
+  }
+
+  /** A live call's version, or the answer when it is gone. */
+  private found(req: RtRequest, prior: CallState, flow: CompiledFlow | undefined): Resolved {
+    if (flow) return { kind: 'flow', flow, isNew: false };
+    if (isTerminal(req.call_status)) return { kind: 'answer', answer: hangupAnswer(req), bury: true };
     this.live.error(prior.flow, prior.version);
     const message = `the call runs flow ${prior.flow} version ${prior.version}, which is no longer loaded`;
-    return { kind: 'answer', answer: { kind: 'failed', code: 'FLOW_VERSION_GONE', message } } satisfies Resolved;
+    return { kind: 'answer', answer: { kind: 'failed', code: 'FLOW_VERSION_GONE', message } };
   }
 
   /** A new call's flow: routed, and within limits.max_live_calls unless it is a terminal request. */

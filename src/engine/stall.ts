@@ -44,7 +44,7 @@ export class StallGuard {
     private readonly clock: () => number = () => performance.now(),
   ) {}
 
-  /** The store, its loads and commits guarded. */
+  /** The store, its loads and commits guarded (those it answers at once, loadSync and commitSync, need not be). */
   wrap(store: SnapshotStore): SnapshotStore {
     const guarded: SnapshotStore = {
       load: (callid, keepAside) => this.run(() => store.load(callid, keepAside)),
@@ -52,6 +52,9 @@ export class StallGuard {
       setAside: (callid, aside, ttlMs) => store.setAside(callid, aside, ttlMs),
     };
     if (store.revisions) guarded.revisions = store.revisions.bind(store);
+    // what a store answers at once cannot stall: not guarded
+    if (store.loadSync) guarded.loadSync = store.loadSync.bind(store);
+    if (store.commitSync) guarded.commitSync = store.commitSync.bind(store);
     return guarded;
   }
 

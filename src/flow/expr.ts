@@ -259,21 +259,32 @@ function cpuMs(): number {
 }
 
 /**
- * The common template, text with plain `{{ a.b.c }}` outputs, or `{{ a.b.c | default: 'text' }}` (no other filters,
- * tags or whitespace control), rendered without liquid's machinery: the parts are literal text and property paths,
- * compiled once per source. Same output as liquid for scalars; anything else (an object, an array, liquid's
- * `size`/`first`/`last`) falls back to liquid. See test/flow/expr.test.ts.
+ * The common template, text with plain `{{ a.b.c }}` outputs, each with filters among `default: 'text'`, `downcase`,
+ * `upcase` and `capitalize` (no other filters, tags or whitespace control), rendered without liquid's machinery: the
+ * parts are literal text and property paths with their filters, compiled once per source. Same output as liquid for
+ * scalars; anything else (an object, an array, liquid's `size`/`first`/`last`) falls back to liquid. See
+ * test/flow/expr.test.ts.
  */
+type FastFilter = { dflt: string } | 'downcase' | 'upcase' | 'capitalize';
 interface FastPath {
   path: readonly string[];
-  /** `| default: '...'`: what an empty string, false, nil or an absent value gives. */
-  dflt?: string;
+  filters: readonly FastFilter[];
 }
 type FastPart = string | FastPath;
 const fastCache = new BoundedCache<readonly FastPart[] | null>(CACHE_CHARS);
-const SIMPLE_OUTPUT =
-  /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*(?:\|\s*default\s*:\s*(?:'([^'"\\{}]*)'|"([^'"\\{}]*)")\s*)?\}\}/g;
+const FAST_FILTER = String.raw`\|\s*(?:default\s*:\s*(?:'[^'"\\{}]*'|"[^'"\\{}]*")|downcase|upcase|capitalize)\s*`;
+const SIMPLE_OUTPUT = new RegExp(
+  String.raw`\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*((?:${FAST_FILTER})*)\}\}`,
+  'g',
+);
+const ONE_FILTER = /\|\s*(?:default\s*:\s*(?:'([^'"\\{}]*)'|"([^'"\\{}]*)")|(downcase|upcase|capitalize))/g;
 const LIQUID_SPECIAL = new Set(['size', 'first', 'last']);
+
+function fastFilters(text: string): FastFilter[] {
+  const out: FastFilter[] = [];
+  for (const f of text.matchAll(ONE_FILTER)) out.push(f[3] ? (f[3] as FastFilter) : { dflt: f[1] ?? f[2] ?? '' });
+  return out;
+}
 
 function fastTemplate(source: string): readonly FastPart[] | null {
   const cached = fastCache.get(source);
@@ -282,8 +293,7 @@ function fastTemplate(source: string): readonly FastPart[] | null {
   let at = 0;
   for (const m of source.matchAll(SIMPLE_OUTPUT)) {
     if (m.index! > at) parts.push(source.slice(at, m.index));
-    const dflt = m[2] ?? m[3];
-    parts.push(dflt === undefined ? { path: m[1]!.split('.') } : { path: m[1]!.split('.'), dflt });
+    parts.push({ path: m[1]!.split('.'), filters: fastFilters(m[2]!) });
     at = m.index! + m[0].length;
   }
   if (at < source.length) parts.push(source.slice(at));
@@ -300,6 +310,17 @@ function fastTemplate(source: string): readonly FastPart[] | null {
   return fast;
 }
 
+/** A scalar through one of the fast filters, as liquid's would give it (see fastTemplate). */
+function fastFilter(v: unknown, f: FastFilter): unknown {
+  if (typeof f === 'object')
+    // liquid's default: an empty string, false, nil or nothing gives the default
+    return v === undefined || v === null || v === false || v === '' ? f.dflt : v;
+  const str = v === undefined || v === null ? '' : String(v);
+  if (f === 'downcase') return str.toLowerCase();
+  if (f === 'upcase') return str.toUpperCase();
+  return str.charAt(0).toUpperCase() + str.slice(1).toLowerCase();
+}
+
 function renderFast(parts: readonly FastPart[], scope: Scope): string | undefined {
   let out = '';
   for (const p of parts) {
@@ -314,8 +335,10 @@ function renderFast(parts: readonly FastPart[], scope: Scope): string | undefine
           ? (v as Record<string, unknown>)[seg]
           : undefined;
     }
-    // liquid's default: an empty string (or list), false, nil or nothing gives the default
-    if (p.dflt !== undefined && (v === undefined || v === null || v === false || v === '')) v = p.dflt;
+    for (const f of p.filters) {
+      if (v !== null && typeof v === 'object') return undefined;
+      v = fastFilter(v, f);
+    }
     if (v === undefined || v === null) continue;
     if (typeof v === 'string') out += v;
     else if (typeof v === 'number' || typeof v === 'boolean') out += String(v);

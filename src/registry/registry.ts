@@ -380,18 +380,20 @@ export class Registry {
   }
 
   /** The versions kept loaded whatever the live calls: newest, pinned, and the canary's base. */
-  private keep(e: FlowEntry): Set<string> {
-    if (e.deleted) return new Set();
-    return new Set([e.newest.version, e.pinned, e.previous].filter((v): v is string => v !== undefined));
+  /** Versions kept loaded whether calls use them or not: the newest, pinned and previous (none once deleted). */
+  private kept(e: FlowEntry, version: string): boolean {
+    return !e.deleted && (version === e.newest.version || version === e.pinned || version === e.previous);
   }
 
-  /** Unloads versions that no live call uses and that are not kept; forgets deleted flows with none left. */
+  /**
+   * Unloads versions that no live call uses and that are not kept; forgets deleted flows with none left. It runs each
+   * time a call ends: nothing is copied (a Map's iteration goes on past the entries deleted behind it).
+   */
   release(live: LiveView): { name: string; version: string }[] {
     const out: { name: string; version: string }[] = [];
-    for (const e of [...this.entries.values()]) {
-      const keep = this.keep(e);
-      for (const v of [...e.versions.keys()]) {
-        if (keep.has(v) || live.count(e.name, v) > 0) continue;
+    for (const e of this.entries.values()) {
+      for (const v of e.versions.keys()) {
+        if (this.kept(e, v) || live.count(e.name, v) > 0) continue;
         e.versions.delete(v);
         out.push({ name: e.name, version: v });
       }

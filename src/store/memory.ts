@@ -101,30 +101,37 @@ export class MemoryStore implements CallStore, SmsStatusStore {
   }
 
   async load(callid: string, keepAside = false): Promise<LoadedCall> {
+    return this.loadSync(callid, keepAside);
+  }
+
+  loadSync(callid: string, keepAside = false): LoadedCall {
     const e = this.live(callid);
-    if (!e) return {};
-    const out: LoadedCall = {};
+    if (!e) return NOTHING;
+    if (e.aside === undefined) return e.value === undefined ? NOTHING : { call: { value: e.value, rev: e.rev } };
+    const out: LoadedCall = { aside: e.aside };
     if (e.value !== undefined) out.call = { value: e.value, rev: e.rev };
-    if (e.aside !== undefined) {
-      out.aside = e.aside;
-      if (!keepAside) e.aside = undefined;
-    }
+    if (!keepAside) e.aside = undefined;
     return out;
   }
 
   async commit(callid: string, rev: number | undefined, value: string, ttlMs: number): Promise<number | undefined> {
+    return this.commitSync(callid, rev, value, ttlMs);
+  }
+
+  commitSync(callid: string, rev: number | undefined, value: string, ttlMs: number): number | undefined {
     const e = this.live(callid);
     const current = e?.value === undefined ? undefined : e.rev;
     if (current !== rev) return undefined;
-    const next = (e?.rev ?? 0) + 1;
-    this.calls.set(callid, {
-      value: flat(value),
-      rev: next,
-      aside: e?.aside,
-      expires: this.now() + ttlMs,
-      seq: e?.seq ?? ++this.seq,
-    });
-    return next;
+    const expires = this.now() + ttlMs;
+    if (!e) {
+      this.calls.set(callid, { value: flat(value), rev: 1, aside: undefined, expires, seq: ++this.seq });
+      return 1;
+    }
+    // the entry changes in place: the call keeps its place in the Map (listLive's cursor) and one entry
+    e.value = flat(value);
+    e.rev++;
+    e.expires = expires;
+    return e.rev;
   }
 
   async setAside(callid: string, aside: string, ttlMs: number): Promise<void> {
@@ -386,6 +393,9 @@ export class MemoryStore implements CallStore, SmsStatusStore {
     return n;
   }
 }
+
+/** What `load` answers for a call it does not hold (frozen: shared by every such answer). */
+const NOTHING: LoadedCall = Object.freeze({});
 
 /**
  * The same string, made flat before it is kept. A string built in pieces (JSON.stringify

@@ -16,6 +16,10 @@
  * `load`, `commit` and `setAside` need no timeout of the store's: the call step bounds its
  * waits for them (src/engine/stall.ts), so that a stalled store is ridden, not refused. A
  * store should keep them in order (a note set, then a load, find it), as one connection does.
+ *
+ * A store that holds its calls in this process (the memory store) may also answer `loadSync` and `commitSync`, the
+ * same operations at once: the call step then takes no turn of the event loop for them (a request whose step waits
+ * for nothing else is answered in one synchronous pass).
  */
 import type { StoreFault } from './faults.js';
 import type { SharedRecords } from './shared.js';
@@ -78,6 +82,10 @@ export interface CallStore extends HistoryStore, OutboundStore {
   commit(callid: string, rev: number | undefined, value: string, ttlMs: number): Promise<number | undefined>;
   /** Sets the call's aside (kept with the record; `ttlMs` if the record has no expiry yet). */
   setAside(callid: string, aside: string, ttlMs: number): Promise<void>;
+  /** `load`, answered at once (a store in this process); the call step uses it when the store has it. */
+  loadSync?(callid: string, keepAside?: boolean): LoadedCall;
+  /** `commit`, answered at once (a store in this process); the call step uses it when the store has it. */
+  commitSync?(callid: string, rev: number | undefined, value: string, ttlMs: number): number | undefined;
   /**
    * Each call's committed revision, in order (undefined: no value, expired): what the
    * live-call check reads (src/engine/live-check.ts). Optional for a store of one's own:

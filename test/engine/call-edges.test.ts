@@ -227,4 +227,46 @@ steps:
     ]);
     i.h.close();
   });
+
+  it('on a store that answers at once, a request whose effect waits holds its call, not the others', async () => {
+    const f = await yamlFlow(CONFIRM);
+    let release!: (hash: string) => void;
+    const gate = new Promise<string>((r) => (release = r));
+    let sent = 0;
+    const events: StepEvent[] = [];
+    // the first SMS waits for the gate; the others are sent at once
+    const i = instance(f, new MemoryStore(), {
+      events,
+      sms: () => (++sent === 1 ? gate : Promise.resolve(`SMS${sent}`)),
+    });
+    const done: string[] = [];
+    const first = i.h.handle(req({ callid: '95' }), undefined, logger()).then((a) => (done.push('95'), a));
+    const copy = i.h.handle(req({ callid: '95' }), undefined, logger()).then((a) => (done.push('95 copy'), a));
+    expect(i.h.isRunning('95')).toBe(true);
+    const other = await i.h.handle(req({ callid: '96' }), undefined, logger());
+    expect(answerText(other)).toContain('Sent SMS2.');
+    // the other call's next request waits for nothing: answered, its call never queued
+    const next = await i.h.handle(
+      req({ callid: '96', command: 'play', command_id: 1, command_result: '' }),
+      undefined,
+      logger(),
+    );
+    expect(answerText(next)).toContain('"command":"hangup"');
+    expect(i.h.isRunning('96')).toBe(false);
+    expect(done).toEqual([]);
+    release('SMS1');
+    const [a, b] = await Promise.all([first, copy]);
+    expect(done).toEqual(['95', '95 copy']);
+    expect(answerText(a)).toContain('Sent SMS1.');
+    expect(answerText(b)).toBe(answerText(a)); // the copy, behind it, replays its reply
+    expect(sent).toBe(2);
+    expect(i.h.isRunning('95')).toBe(false);
+    expect(events.map((e) => [e.callid, e.outcome])).toEqual([
+      ['96', 'ok'],
+      ['96', 'ok'],
+      ['95', 'ok'],
+      ['95', 'replay'],
+    ]);
+    i.h.close();
+  });
 });

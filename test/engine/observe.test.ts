@@ -149,7 +149,11 @@ describe('step observers', () => {
     const f = await yamlFlow(FLOW);
     const events: StepEvent[] = [];
     const store = new MemoryStore();
+    // its loads fail, whether asked for a promise or at once (loadSync, which the call step prefers)
     store.load = async () => {
+      throw new StoreUnavailable('Redis: connection refused');
+    };
+    store.loadSync = () => {
       throw new StoreUnavailable('Redis: connection refused');
     };
     const h = new CallHandler(

@@ -39,13 +39,18 @@ describe('render', () => {
     "[{{ error | default: 'empty' }}] [{{ vars.n | default: 'x' }}] [{{ vars.yes|default:'y' }}]",
     '[{{ vars.name | default: "caller" }}] [{{ vars.list | default: "l" }}] [{{ vars.obj | default: "o" }}]',
     "[{{ vars.missing.deeper | default: '' }}] [{{ vars.f | default: 'f' }}] {{ result | default: 'r' }}",
+    '{{ call.caller | downcase }} {{ vars.name | upcase }} {{ vars.name|capitalize }} {{ vars.missing | downcase }}',
+    "{{ vars.n | upcase }} {{ vars.yes | capitalize }} {{ vars.none | downcase | default: 'nil' }}",
+    '[{{ vars.no | upcase }}]',
+    "{{ vars.missing | default: 'mIxEd' | capitalize }} {{ error | default: 'e' | upcase | downcase }}",
+    '{{ vars.list | downcase }} {{ vars.obj | upcase }}',
     '{{ vars.missing | default: \'a\' | upcase }} {{ vars.missing | default: "it\'s" }} {{ vars.no | default: "{x}" }}',
   ];
   it.each(cases)('renders %j exactly as liquid does', (tpl) => {
     expect(render(tpl, scope)).toBe(liquid.parseAndRenderSync(tpl, scope));
   });
 
-  it("renders `| default: '...'` without liquid (another filter, or a text with quotes: liquid)", () => {
+  it("renders `| default: '...'`, downcase, upcase, capitalize without liquid (another filter, quotes: liquid)", () => {
     // a request whose budget is spent: liquid would refuse to render (EVALUATION_LIMIT), the compiled lookup does not
     const spent = new EvalBudget();
     spent.exhaust('spent for the test');
@@ -54,7 +59,11 @@ describe('render', () => {
       'Front desk call. The caller chose nothing.',
     );
     expect(render('{{ vars.name | default: "x" }} {{ call.caller }}', s)).toBe('Ann +33612345678');
-    expect(() => render("{{ vars.empty | default: 'a' | upcase }}", s)).toThrow(EvaluationLimit);
+    expect(render("{{ vars.name | downcase }} ({{ call.status | default: 'HANGUP' | downcase }})", s)).toBe(
+      'ann (hangup)',
+    );
+    expect(render("{{ vars.empty | default: 'a' | upcase }}", s)).toBe('A');
+    expect(() => render("{{ vars.empty | append: 'a' }}", s)).toThrow(EvaluationLimit);
     expect(() => render('{{ vars.empty | default: "it\'s" }}', s)).toThrow(EvaluationLimit);
     expect(() => render('{{ vars.obj | default: "o" }}', s)).toThrow(EvaluationLimit);
   });

@@ -136,6 +136,41 @@ export function storeContract(name: string, make: () => Promise<StoreUnderTest>,
       await store.close();
     });
 
+    it('loadSync and commitSync, where a store has them, are load and commit answered at once', async (ctx) => {
+      const { store, advance } = await make();
+      const { loadSync, commitSync } = store;
+      if (!loadSync || !commitSync) {
+        await store.close();
+        return ctx.skip();
+      }
+      const load = (callid: string, keep?: boolean) => loadSync.call(store, callid, keep);
+      const commit = (callid: string, rev: number | undefined, v: string, ttl = 60_000) =>
+        commitSync.call(store, callid, rev, v, ttl);
+      expect(load('31')).toEqual({});
+      expect(commit('31', 3, 'x')).toBeUndefined();
+      expect(commit('31', undefined, 'a')).toBe(1);
+      expect(commit('31', undefined, 'b')).toBeUndefined();
+      expect(await store.commit('31', 1, 'c', 60_000)).toBe(2); // one record, whichever way it is reached
+      expect(commit('31', 1, 'd')).toBeUndefined();
+      expect(load('31')).toEqual({ call: { value: 'c', rev: 2 } });
+      await store.setAside('31', 'fb', 60_000);
+      expect(commit('31', 2, 'e')).toBe(3); // the aside is kept across commits
+      expect(load('31', true)).toEqual({ call: { value: 'e', rev: 3 }, aside: 'fb' });
+      expect(await store.load('31')).toEqual({ call: { value: 'e', rev: 3 }, aside: 'fb' });
+      expect(load('31')).toEqual({ call: { value: 'e', rev: 3 } });
+      expect(await store.revisions!(['31'])).toEqual([3]);
+      // an aside alone, then a first commit; a call expired starts again from no record
+      await store.setAside('32', 'fb', 60_000);
+      expect(load('32')).toEqual({ aside: 'fb' });
+      expect(commit('32', undefined, 'a', 200)).toBe(1);
+      await advance(300);
+      expect(load('32')).toEqual({});
+      expect(commit('32', 1, 'b')).toBeUndefined();
+      expect(commit('32', undefined, 'b')).toBe(1);
+      expect(await store.get('32')).toBe('b');
+      await store.close();
+    });
+
     it('a path keeps its last maxEntries entries in order, per call, and is dropped', async () => {
       const { store } = await make();
       expect(await store.readPath('20')).toEqual([]);
