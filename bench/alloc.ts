@@ -5,17 +5,18 @@
  * growth over GC-free batches of one front-desk call each. `npm run bench` ends with the same phase.
  *
  * Target (issue 23): /rt allocates at most 12 KB per request more than the bare route.
- * Env: BENCH_ALLOC_BATCHES (call batches per server, default 40; as many empty ones), BENCH_WARMUP
- * (seconds of autocannon load on each server first, so that the code measured is optimised; default
- * 3), BENCH_CONNECTIONS (of that load, 50), BENCH_LOG_LEVEL and BENCH_OBSERVERS as in bench/rt.ts.
+ * Env: BENCH_ALLOC_BATCHES (call batches per server, default 40; as many empty ones),
+ * BENCH_ALLOC_WARMUP (requests each server serves first, unmeasured, default 10 000: what /rt
+ * allocates settles once its code is optimised, after some 5,000), BENCH_CONNECTIONS (of that
+ * warm-up, 50), BENCH_LOG_LEVEL and BENCH_OBSERVERS as in bench/rt.ts.
  */
 import { ensureDist } from './dist.js';
 import { startServer, stopAll } from './children.js';
-import { CALL, callids, checkCall, load } from './load.js';
+import { callids, checkCall } from './load.js';
 import { allocPhase } from './alloc-phase.js';
 
 const batches = Number(process.env.BENCH_ALLOC_BATCHES ?? 40);
-const warmup = Number(process.env.BENCH_WARMUP ?? 3);
+const warmup = Number(process.env.BENCH_ALLOC_WARMUP ?? 10_000);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
 ensureDist();
@@ -24,12 +25,7 @@ const servers = await Promise.all([startServer('bare'), startServer('rt')]);
 const [bare, rt] = servers;
 try {
   await checkCall(rt, newCallid());
-  for (const s of servers) if (warmup > 0) await load(s, { seconds: warmup, connections, newCallid });
-  const call = () => {
-    const callid = newCallid();
-    return CALL.map((body) => body(callid));
-  };
-  for (const l of await allocPhase(bare, rt, batches, call)) console.log(l);
+  for (const l of await allocPhase(bare, rt, { batches, warmup, connections, newCallid })) console.log(l);
 } finally {
   await stopAll(servers);
 }

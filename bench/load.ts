@@ -105,6 +105,14 @@ async function saturate(s: Server, o: LoadOptions) {
   };
 }
 
+/**
+ * `amount` requests at saturation, unmeasured: code that has served that many is optimised (what
+ * a request allocates depends on it: /rt's figure settles after some 5,000 requests).
+ */
+export async function warm(s: Server, amount: number, connections: number, newCallid: () => bigint): Promise<void> {
+  if (amount > 0) await autocannon({ url: s.url, connections, amount, requests: requests(s.path, newCallid) });
+}
+
 /** Loads the server for o.seconds, at saturation or at o.rate. */
 export async function load(s: Server, o: LoadOptions): Promise<Run> {
   const redisBefore = await o.redis?.cpu();

@@ -44,7 +44,9 @@
  * BENCH_WARMUP (seconds of unmeasured saturation on each server first, 3), BENCH_RATE_SHARE (the
  * equal rate as a share of /rt's saturation throughput in the round, 0.5), BENCH_RATE (a fixed
  * equal rate in requests/s instead; 0 skips the equal-rate phase), BENCH_ALLOC_BATCHES (call batches
- * per server in the allocation phase, 40; 0 skips it), BENCH_OBSERVERS (off: the /rt servers run
+ * per server in the allocation phase, 40; 0 skips it), BENCH_ALLOC_WARMUP (requests each server
+ * serves at saturation right before that phase, 10 000: /rt's figure settles once its code is
+ * optimised), BENCH_OBSERVERS (off: the /rt servers run
  * without call history and metrics, to see what they cost), BENCH_LOG_LEVEL (the /rt servers' log
  * level, default info as `callscript serve`; false for no logger), BENCH_PROFILE (a directory: the
  * /rt servers run with `node --cpu-prof` and write their profiles into its memory/ and redis/
@@ -55,7 +57,7 @@ import { BenchRedis } from './redis.js';
 import { FRONT_DESK_CALL, rtBody } from './front-desk.js';
 import { ensureDist, distUrl } from './dist.js';
 import { startServer, stopAll, type Server } from './children.js';
-import { CALL, callids, checkCall, load, type Run } from './load.js';
+import { callids, checkCall, load, type Run } from './load.js';
 import { allocPhase } from './alloc-phase.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -65,6 +67,7 @@ const warmup = Number(process.env.BENCH_WARMUP ?? 3);
 const rateShare = Number(process.env.BENCH_RATE_SHARE ?? 0.5);
 const fixedRate = process.env.BENCH_RATE !== undefined ? Number(process.env.BENCH_RATE) : undefined;
 const allocBatches = Number(process.env.BENCH_ALLOC_BATCHES ?? 40);
+const allocWarmup = Number(process.env.BENCH_ALLOC_WARMUP ?? 10_000);
 if (!(rounds >= 1)) throw new Error('BENCH_ROUNDS must be at least 1');
 if (!(rateShare > 0)) throw new Error('BENCH_RATE_SHARE must be above 0');
 const FLOWS = new URL('../flows', import.meta.url).pathname;
@@ -196,11 +199,8 @@ try {
   }
   report(runs);
   if (allocBatches > 0) {
-    const call = () => {
-      const callid = newCallid();
-      return CALL.map((body) => body(callid));
-    };
-    for (const l of await allocPhase(bareServer, rtServer, allocBatches, call)) console.log(l);
+    const o = { batches: allocBatches, warmup: allocWarmup, connections, newCallid };
+    for (const l of await allocPhase(bareServer, rtServer, o)) console.log(l);
   } else console.log('allocation per request: skipped (BENCH_ALLOC_BATCHES=0)');
   console.log(`load average ${loadavg()[0]!.toFixed(2)} at the end (the bench's own processes included)`);
   const snapshot = await snapshotBytes(1000);
