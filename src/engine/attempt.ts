@@ -10,7 +10,15 @@
  */
 import { advance, replyCommand } from './advance.js';
 import { answered, hangupAnswer, type StepAnswer } from './answer.js';
-import { claimRecord, encodeRecord, memoOf, readRecord, type CallRecord, type RecordSeal } from './call-record.js';
+import {
+  claimRecord,
+  countMemo,
+  encodeRecord,
+  memoOf,
+  readRecord,
+  type CallRecord,
+  type RecordSeal,
+} from './call-record.js';
 import type { CompiledFlow } from './compile.js';
 import { runEffects, type EffectDone, type EffectMemo, type Ran, type Settled } from './effects.js';
 import { substitute, unnotedReport } from './fallback.js';
@@ -70,8 +78,6 @@ const RETRY: Attempt = { kind: 'retry' };
 const WAIT: Attempt = { kind: 'wait' };
 /** No effect performed (shared: never written to). */
 const NO_EFFECTS: readonly EffectDone[] = Object.freeze([]);
-/** No effect memo to keep (shared: never written to). */
-const NO_MEMO: EffectMemo = Object.freeze({});
 
 /** A call's record as the store keeps it: its value and revision. */
 type StoredCall = { value: string; rev: number };
@@ -205,9 +211,7 @@ export class Attempts {
     const now = this.env.now();
     const outcome = advance(flow, prior, req, this.engineOptions(now, run.vars, transitions));
     if (outcome.kind !== 'effect') {
-      // no lookup now: a lookup's record is over; the count of the call's lookups stays
-      const memo = prior?.hn !== undefined ? { hn: prior.hn } : NO_MEMO;
-      const answer = this.write(req, flow, rev, outcome, memo);
+      const answer = this.write(req, flow, rev, outcome, countMemo(prior));
       return isPromise(answer)
         ? answer.then((a) => this.finish(run, call, a, outcome, now))
         : this.finish(run, call, answer, outcome, now);

@@ -81,6 +81,17 @@ export function encodeState(s: CallState): string {
   return JSON.stringify(s);
 }
 
+/** No effect memo to keep (shared: never written to). */
+const NO_MEMO: EffectMemo = Object.freeze({});
+
+/**
+ * The memo a request that performs no effect keeps: a lookup's record is over, the count of the call's lookups stays
+ * (memoOf without `lk`; nothing made when there is no count).
+ */
+export function countMemo(state: CallState | undefined): EffectMemo {
+  return state?.hn ? { hn: state.hn } : NO_MEMO;
+}
+
 /** The effect memo a stored state carries. */
 export function memoOf(state: CallState | undefined): EffectMemo {
   const memo: EffectMemo = {};

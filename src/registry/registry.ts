@@ -379,8 +379,7 @@ export class Registry {
     return 'ok';
   }
 
-  /** The versions kept loaded whatever the live calls: newest, pinned, and the canary's base. */
-  /** Versions kept loaded whether calls use them or not: the newest, pinned and previous (none once deleted). */
+  /** Versions kept loaded whatever the live calls: the newest, pinned, and the canary's base (none once deleted). */
   private kept(e: FlowEntry, version: string): boolean {
     return !e.deleted && (version === e.newest.version || version === e.pinned || version === e.previous);
   }
