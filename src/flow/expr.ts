@@ -13,9 +13,9 @@
 import { Liquid, filters, type FilterImplOptions, type FS, type Template } from 'liquidjs';
 import { cachedDateFilter, DateNames, type DateFilter, type DateFilterThis } from './dates.js';
 import { Cel, neededVars, type CelExpression } from './cel.js';
-import { EvalBudget } from './budget.js';
+import { DEFAULT_EVAL_LIMITS, EvalBudget } from './budget.js';
 import { linearError } from './pattern.js';
-import { chargeRendering, type MemoryMeter } from './liquid-charge.js';
+import { chargeRendering, NODE_COST, type MemoryMeter } from './liquid-charge.js';
 import { BoundedCache } from './bounded-cache.js';
 import { registerSpokenFilters, spokenLocale } from './spoken-filters.js';
 import type { Value } from './model.js';
@@ -262,8 +262,10 @@ function cpuMs(): number {
  * The common template, text with plain `{{ a.b.c }}` outputs, each with filters among `default: 'text'`, `downcase`,
  * `upcase` and `capitalize` (no other filters, tags or whitespace control), rendered without liquid's machinery: the
  * parts are literal text and property paths with their filters, compiled once per source. Same output as liquid for
- * scalars; anything else (an object, an array, liquid's `size`/`first`/`last`) falls back to liquid. See
- * test/flow/expr.test.ts.
+ * scalars, and the same charge to the request's template memory (limits.template_memory: NODE_COST per node, what
+ * is written out, what the case filters read), so a template of many lookups of a long value is bounded as liquid
+ * bounds it; anything else (an object, an array, liquid's `size`/`first`/`last`, a source past liquid's parseLimit,
+ * a render the budget cannot pay for) falls back to liquid, which renders or refuses it. See test/flow/expr.test.ts.
  */
 type FastFilter = { dflt: string } | 'downcase' | 'upcase' | 'capitalize';
 interface FastPath {
@@ -289,6 +291,8 @@ function fastFilters(text: string): FastFilter[] {
 function fastTemplate(source: string): readonly FastPart[] | null {
   const cached = fastCache.get(source);
   if (cached !== undefined) return cached;
+  // liquid refuses a longer template (parse length limit exceeded): so does the fast path, by leaving it to liquid
+  if (source.length > MAX_TEMPLATE_LENGTH) return null;
   const parts: FastPart[] = [];
   let at = 0;
   for (const m of source.matchAll(SIMPLE_OUTPUT)) {
@@ -321,9 +325,17 @@ function fastFilter(v: unknown, f: FastFilter): unknown {
   return str.charAt(0).toUpperCase() + str.slice(1).toLowerCase();
 }
 
+/**
+ * Renders a fast template; undefined when liquid must (a value that is not a scalar, or more than the budget's template
+ * memory left: liquid then refuses it as it would have). Charges the budget what liquid would have.
+ */
 function renderFast(parts: readonly FastPart[], scope: Scope): string | undefined {
+  const budget = scope.budget;
+  const left = budget ? budget.templateMemoryLeft : DEFAULT_EVAL_LIMITS.templateMemory;
+  let charge = NODE_COST * Math.max(1, parts.length);
   let out = '';
   for (const p of parts) {
+    if (charge + out.length > left) return undefined;
     if (typeof p === 'string') {
       out += p;
       continue;
@@ -337,6 +349,8 @@ function renderFast(parts: readonly FastPart[], scope: Scope): string | undefine
     }
     for (const f of p.filters) {
       if (v !== null && typeof v === 'object') return undefined;
+      // liquid's case filters charge the length of the text they read
+      if (typeof f !== 'object') charge += v === undefined || v === null ? 0 : String(v).length;
       v = fastFilter(v, f);
     }
     if (v === undefined || v === null) continue;
@@ -344,6 +358,9 @@ function renderFast(parts: readonly FastPart[], scope: Scope): string | undefine
     else if (typeof v === 'number' || typeof v === 'boolean') out += String(v);
     else return undefined;
   }
+  charge += out.length;
+  if (charge > left) return undefined;
+  if (budget) budget.templateMemoryLeft -= charge;
   return out;
 }
 

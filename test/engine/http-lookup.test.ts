@@ -10,6 +10,7 @@ import { Lookups, MAX_BODY_DEPTH, type HttpOutcome } from '../../src/engine/http
 import type { EffectResult, HttpEffect } from '../../src/engine/outcome.js';
 import type { HttpSpec } from '../../src/flow/model.js';
 import type { Scope } from '../../src/flow/expr.js';
+import { DEFAULT_EVAL_LIMITS, EvalBudget } from '../../src/flow/budget.js';
 
 const spec = (o: Partial<HttpSpec>): HttpSpec => ({
   method: 'GET',
@@ -60,12 +61,19 @@ describe('the http request builder', () => {
       httpBuilder(spec({ headers: { X: '{{ vars.h }}' } })).build(scope({ h: 'v\r\nHost: evil' }, { T: 'tok' }), 1);
     expect(inj).toThrow(/line break/);
     expect(inj).not.toThrow(/evil/);
+    // a body over its bound, with a template memory that lets it be rendered (limits.template_memory raised)
+    const budget = new EvalBudget({ ...DEFAULT_EVAL_LIMITS, templateMemory: 1_000_000 });
+    const big = () => ({ ...scope({ b: 'x'.repeat(70000) })(), budget });
+    expect(() => httpBuilder(spec({ body: { kind: 'literal', value: { a: '{{ vars.b }}' } } })).build(big, 1)).toThrow(
+      /over 65536 bytes/,
+    );
+    // with the default template memory the render itself is refused first, as liquid refuses it
     expect(() =>
       httpBuilder(spec({ body: { kind: 'literal', value: { a: '{{ vars.b }}' } } })).build(
         scope({ b: 'x'.repeat(70000) }),
         1,
       ),
-    ).toThrow(/over 65536 bytes/);
+    ).toThrow(/memory budget of 50,000 units/);
   });
 });
 
