@@ -210,14 +210,12 @@ export class HistoryWriter implements StepObserver {
           this.failed(err);
         }
     const { maxPath, maxPathBytes } = this.settings;
-    // both sent at once, the counts first: a store sees them in this order, and before the next turn's writes
-    const written =
-      counts.size > 0 || appends.length > 0
-        ? Promise.all([
-            counts.size > 0 ? this.store.countPaths([...counts.values()], maxPathBytes) : undefined,
-            appends.length > 0 ? this.store.appendPaths(appends, maxPath, this.pathTtlMs, maxPathBytes) : undefined,
-          ]).then(() => {})
-        : undefined;
+    // both sent at once, the counts first: a store sees them in this order, and before the next turn's writes (most
+    // turns have one of the two: its promise alone)
+    const counted = counts.size > 0 ? this.store.countPaths([...counts.values()], maxPathBytes) : undefined;
+    const appended =
+      appends.length > 0 ? this.store.appendPaths(appends, maxPath, this.pathTtlMs, maxPathBytes) : undefined;
+    const written = counted && appended ? Promise.all([counted, appended]).then(() => {}) : (counted ?? appended);
     if (written) this.track(written, events);
     for (const e of ends) {
       const after = written ? written.catch(() => undefined) : Promise.resolve();
