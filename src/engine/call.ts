@@ -78,9 +78,10 @@ export class CallHandler {
   /**
    * Answers one request before the deadline (the fallback if its step is late; the step still lands). A request whose
    * step waits for nothing (a store that answers at once, no effect: src/engine/maybe.ts) and whose call has no request
-   * running here is stepped, reported and answered in this call, with no queue and no deadline.
+   * running here is stepped, reported and answered in this call, with no queue and no deadline: its answer is returned
+   * as is, not in a promise.
    */
-  handle(req: RtRequest, flowName: string | undefined, log: CallLogger, traceId?: string): Promise<StepAnswer> {
+  handle(req: RtRequest, flowName: string | undefined, log: CallLogger, traceId?: string): Maybe<StepAnswer> {
     const run: RequestRun = { req, stepped: req, late: false };
     const observer = this.opts.observer;
     const at = observer ? this.now() : 0;
@@ -99,7 +100,7 @@ export class CallHandler {
     }
     if (isPromise(work)) return this.later(run, work, log, at, t0, traceId);
     if (observer) this.tell(observer, run, work, log, at, t0, traceId);
-    return Promise.resolve(work.answer);
+    return work.answer;
   }
 
   /**

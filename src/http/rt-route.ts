@@ -6,8 +6,9 @@
  * OpenTelemetry SDK records (src/http/tracing.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import type { AnswerKind } from '../engine/answer.js';
+import type { AnswerKind, StepAnswer } from '../engine/answer.js';
 import type { CallHandler } from '../engine/call.js';
+import { isPromise } from '../engine/maybe.js';
 import { parseRtRequest } from '../protocol/request.js';
 import { sendError } from './envelope.js';
 import { requireJsonBody } from './guards.js';
@@ -35,19 +36,34 @@ export interface RtRouteDeps {
 type RtFastifyRequest = FastifyRequest<{ Params: { flow?: string }; Body: unknown }>;
 
 export function registerRt(app: FastifyInstance, d: RtRouteDeps): void {
-  const step = async (req: RtFastifyRequest, reply: FastifyReply, span: RtSpan | undefined) => {
-    const body = typeof req.body === 'string' ? req.body : '';
-    const parsed = parseRtRequest(body, { maxDepth: d.bodyDepth });
-    if (!parsed.ok) return sendError(reply, 400, parsed.code, parsed.message);
-    if (span) d.tracing.note(span, parsed.request.callid, parsed.request.command_id);
-    const answer = await d.handler.handle(parsed.request, req.params.flow, req.log, span?.traceId);
+  /** Sends the handler's answer. */
+  const send = (reply: FastifyReply, answer: StepAnswer, span: RtSpan | undefined): FastifyReply => {
     if (answer.kind !== 'answered') return sendError(reply, ANSWER_STATUS[answer.kind], answer.code, answer.message);
     if (span && answer.late) span.late = true;
     return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(answer.body);
   };
-  const rt = async (req: RtFastifyRequest, reply: FastifyReply) => {
+  /**
+   * Parses, steps and answers. An answer the handler gives at once (src/engine/maybe.ts) is sent in this call and
+   * nothing is returned (Fastify's way for a handler that sent its reply); else the promise of the sent reply.
+   */
+  const step = (req: RtFastifyRequest, reply: FastifyReply, span: RtSpan | undefined): Promise<FastifyReply> | void => {
+    const body = typeof req.body === 'string' ? req.body : '';
+    const parsed = parseRtRequest(body, { maxDepth: d.bodyDepth });
+    if (!parsed.ok) {
+      sendError(reply, 400, parsed.code, parsed.message);
+      return;
+    }
+    if (span) d.tracing.note(span, parsed.request.callid, parsed.request.command_id);
+    const answer = d.handler.handle(parsed.request, req.params.flow, req.log, span?.traceId);
+    if (isPromise(answer)) return answer.then((a) => send(reply, a, span));
+    send(reply, answer, span);
+  };
+  const rt = (req: RtFastifyRequest, reply: FastifyReply) => {
     const span = d.tracing.start(req);
     if (!span) return step(req, reply, undefined);
+    return traced(req, reply, span);
+  };
+  const traced = async (req: RtFastifyRequest, reply: FastifyReply, span: RtSpan) => {
     let failed = false;
     try {
       return await d.tracing.within(span, () => step(req, reply, span));

@@ -240,8 +240,12 @@ steps:
       sms: () => (++sent === 1 ? gate : Promise.resolve(`SMS${sent}`)),
     });
     const done: string[] = [];
-    const first = i.h.handle(req({ callid: '95' }), undefined, logger()).then((a) => (done.push('95'), a));
-    const copy = i.h.handle(req({ callid: '95' }), undefined, logger()).then((a) => (done.push('95 copy'), a));
+    const first = Promise.resolve(i.h.handle(req({ callid: '95' }), undefined, logger())).then(
+      (a) => (done.push('95'), a),
+    );
+    const copy = Promise.resolve(i.h.handle(req({ callid: '95' }), undefined, logger())).then(
+      (a) => (done.push('95 copy'), a),
+    );
     expect(i.h.isRunning('95')).toBe(true);
     const other = await i.h.handle(req({ callid: '96' }), undefined, logger());
     expect(answerText(other)).toContain('Sent SMS2.');

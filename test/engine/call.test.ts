@@ -69,7 +69,7 @@ describe('CallHandler', () => {
     const order: string[] = [];
     await Promise.all(
       ['1', '2', '3'].map((id) =>
-        h.handle(req({ callid: id }), f.name, quiet).then((a) => {
+        Promise.resolve(h.handle(req({ callid: id }), f.name, quiet)).then((a) => {
           order.push(id);
           expect(body(a)).toContain('"command_id":1');
         }),

@@ -86,7 +86,7 @@ function instance(
   /** A request handled; its answer as text once it comes (status and code, or the body). */
   const send = (r: Partial<RtRequest>) => {
     const o: { answer?: string; late?: boolean } = {};
-    void h.handle(req(r), undefined, log).then((a: StepAnswer) => {
+    void Promise.resolve(h.handle(req(r), undefined, log)).then((a: StepAnswer) => {
       o.answer = answerText(a);
       o.late = a.kind === 'answered' && a.late === true;
     });
