@@ -25,6 +25,7 @@ import {
 } from 'yaml';
 import type { Diagnostic } from '../errors/diagnostic.js';
 import { NEXT_KEY } from './yaml-blocks.js';
+import { quickLoad } from './yaml-quick.js';
 import { FLOW_CODES } from '../errors/flow-codes.js';
 
 export interface Loc {
@@ -193,6 +194,14 @@ export function loadYaml(text: string, file: string, maxBytes = MAX_FILE_BYTES, 
       diagnostics: [{ code: 'FILE_TOO_LARGE', severity: 'error', message, file, line: 1, column: 1, hint: FILE_HINT }],
     };
   }
+  // the plain YAML most flows are written in, read without the yaml package (yaml-quick.ts); else the whole way
+  const quick = quickLoad(text, maxDepth);
+  if (quick) return { root: quick, diagnostics: [] };
+  return loadYamlDocument(text, file, maxDepth);
+}
+
+/** loadYaml through the yaml package's Document, whatever the text (the size checked already). */
+export function loadYamlDocument(text: string, file: string, maxDepth = MAX_DEPTH): LoadResult {
   const lc = new LineCounter();
   const deep = tooDeepAt(text, maxDepth);
   if (deep !== undefined) {
