@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { quickLoad } from '../../src/flow/yaml-quick.js';
 import { loadYaml, loadYamlDocument, MAX_DEPTH } from '../../src/flow/yaml.js';
 import { bigFlow } from '../helpers/big-flow.js';
+import { rng } from '../helpers/random.js';
 import { bigFlow as menuFlow } from '../../bench/gen-flow.js';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -32,17 +33,6 @@ function agrees(text: string, what: string): boolean {
   expect(full.diagnostics, what).toEqual([]);
   expect(data(quick), what).toEqual(data(full.root));
   return true;
-}
-
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const PIECES = [' ', '  ', ':', ': ', '#', ' #', '"', "'", '{', '}', '[', ']', ',', '- ', '\n', '\t', '\r\n', 'a', '1']
@@ -86,7 +76,7 @@ describe('the quick YAML loader', () => {
   });
 
   it('declines or agrees on 1,500 seeded mutations of the files it takes (never a different tree)', () => {
-    const next = random(23);
+    const next = rng(23);
     const bases = taken.map((f) => readFileSync(`${root}${f}`, 'utf8')).concat([bigFlow(6), menuFlow(4)]);
     let agreed = 0;
     for (let n = 0; n < 1500; n++) {
