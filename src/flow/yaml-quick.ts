@@ -6,7 +6,7 @@
  *
  * What it takes, and nothing else (anything else, anywhere in the file, declines the whole file):
  * - block maps whose keys are plain words (`menu_1`, `timeout_ms`) or quoted texts without escapes (`"1"`), each key
- *   on its own line, indented with spaces, nested maps indented deeper than their key;
+ *   on its own line and at most MAX_KEY_CHARS long, indented with spaces, nested maps indented deeper than their key;
  * - values on the key's line: plain scalars on one line (strings, `null`/`~`, booleans, decimal integers of at most
  *   15 digits), double-quoted texts without a backslash, single-quoted texts, and flow maps `{ k: v, ... }` or flow
  *   lists `[a, b]` of such scalars, on one line;
@@ -37,6 +37,9 @@ const BOOLS = new Map([
 const INT = /^-?(?:0|[1-9][0-9]{0,14})$/;
 /** A plain scalar's first character, in a block (the others are YAML indicators, or numbers left to yaml). */
 const PLAIN_START = /[A-Za-z_~/$(]/;
+
+/** The longest key taken (yaml refuses an implicit key whose `:` is more than 1024 characters after its start). */
+const MAX_KEY_CHARS = 1000;
 
 class Decline extends Error {}
 const DECLINE = new Decline();
@@ -119,6 +122,8 @@ class QuickLoader {
       if (line.indent !== indent) throw DECLINE;
       const keyAt = line.start + indent;
       const keyNode = this.key(l, keyAt, depth + 1);
+      // yaml: the `:` of an implicit key at most 1024 characters after the key's start (KEY_OVER_1024_CHARS)
+      if (keyNode.raw!.length > MAX_KEY_CHARS) throw DECLINE;
       pos ??= keyNode.pos;
       const key = String(keyNode.value);
       if (seen.has(key)) throw DECLINE;

@@ -37,7 +37,8 @@ function agrees(text: string, what: string): boolean {
 
 const PIECES = [' ', '  ', ':', ': ', '#', ' #', '"', "'", '{', '}', '[', ']', ',', '- ', '\n', '\t', '\r\n', 'a', '1']
   .concat(['.', '~', '&a ', '*a', '!', '|', '>', 'é', '\\', '0x1', '1.5', 'null', 'true', '<<: ', '? ', '%', '---'])
-  .concat(['\u00a0', '\ufeff', '12345678901234567890', '-0', '+1', 'yes']);
+  .concat(['\u00a0', '\ufeff', '12345678901234567890', '-0', '+1', 'yes'])
+  .concat(['w'.repeat(1100), `"${'q'.repeat(1030)}"`, '\r', '\u0085', '😀', ' '.repeat(40), '.inf', '0o7', '1e3']);
 
 /** `text` with one random edit: a piece inserted, a character dropped or replaced, a line copied, re-indented. */
 function mutate(text: string, next: () => number): string {
@@ -87,6 +88,17 @@ describe('the quick YAML loader', () => {
     }
     // most single edits keep a plain file plain: the comparison ran on many
     expect(agreed).toBeGreaterThan(300);
+  });
+
+  it('declines a key yaml refuses as too long (KEY_OVER_1024_CHARS), plain or quoted', () => {
+    for (const key of ['k'.repeat(1025), `"${'q'.repeat(1030)}"`]) {
+      const text = `a: 1\n${key}: v\n`;
+      expect(quickLoad(text, MAX_DEPTH)).toBeUndefined();
+      expect(loadYaml(text, 'long.yaml').diagnostics.map((d) => [d.code, d.line, d.column])).toEqual([
+        ['YAML_SYNTAX', 2, 1],
+      ]);
+    }
+    expect(agrees(`a: 1\n${'k'.repeat(1000)}: v\n`, 'a long key')).toBe(true);
   });
 
   it('hostile: declines what is nested past the depth limit (loadYaml then says TOO_DEEP, as before)', () => {
