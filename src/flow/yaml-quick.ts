@@ -9,7 +9,7 @@
  *   on its own line and at most MAX_KEY_CHARS long, indented with spaces, nested maps indented deeper than their key;
  * - values on the key's line: plain scalars on one line (strings, `null`/`~`, booleans, decimal integers of at most
  *   15 digits), double-quoted texts without a backslash, single-quoted texts, and flow maps `{ k: v, ... }` or flow
- *   lists `[a, b]` of such scalars, on one line;
+ *   lists `[a, b]` of such scalars or of flow maps and lists in turn (`{ say: { prompt: x } }`), on one line;
  * - comments after a value or on lines of their own, indented no deeper than the line that follows them; blank lines.
  * It declines tabs, carriage returns, control characters, byte-order marks, documents markers and directives,
  * anchors, aliases, tags, merge keys, block scalars, lists written with `-`, multi-line scalars, empty values,
@@ -199,7 +199,8 @@ class QuickLoader {
     return node;
   }
 
-  /** A flow map or list of scalars from `i` (its bracket) on one line: the node and the offset after it. */
+  /** A flow map or list from `i` (its bracket) on one line, its values scalars or flow collections: the node and the
+   * offset after it. Recursive, at most `maxDepth` levels (the caller checks `depth`). */
   private flow(l: number, i: number, end: number, depth: number): [YMap | YSeq, number] {
     const isMap = this.text.charCodeAt(i) === 123;
     const close = isMap ? 125 : 93;
@@ -217,11 +218,11 @@ class QuickLoader {
           j = this.offset(l, keyNode.end);
           if (this.text.charCodeAt(j) !== 58 || this.text.charCodeAt(j + 1) !== 32) throw DECLINE;
           j = this.skipSpaces(j + 1, end);
-          const value = this.flowScalar(l, j, end, depth + 1, false);
+          const value = this.flowValue(l, j, end, depth + 1);
           entries.push({ key, keyNode, value });
           j = this.offset(l, value.end);
         } else {
-          const item = this.flowScalar(l, j, end, depth + 1, false);
+          const item = this.flowValue(l, j, end, depth + 1);
           items.push(item);
           j = this.offset(l, item.end);
         }
@@ -237,6 +238,13 @@ class QuickLoader {
     const after = j + 1;
     const endLoc = this.loc(l, after);
     return [isMap ? { kind: 'map', entries, pos, end: endLoc } : { kind: 'seq', items, pos, end: endLoc }, after];
+  }
+
+  /** A value inside a flow collection: a flow map or list (on the same line), or a scalar. */
+  private flowValue(l: number, i: number, end: number, depth: number): YNode {
+    if (depth > this.maxDepth) throw DECLINE;
+    const c = this.text.charCodeAt(i);
+    return c === 123 || c === 91 ? this.flow(l, i, end, depth)[0] : this.flowScalar(l, i, end, depth, false);
   }
 
   /** The offset of a position on line `l`. */
