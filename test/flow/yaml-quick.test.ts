@@ -132,8 +132,9 @@ describe('the quick YAML loader', () => {
   });
 
   it('hostile: time linear in the file (long lines, many keys, no comment marker anywhere)', () => {
-    // each shape 8 times bigger takes less than 24 times as long (the least of 5 runs, the two sizes interleaved; a
-    // rescan of the rest of the text per value, as a first version did, is quadratic: 64 times)
+    // each shape 16 times bigger takes less than 64 times as long (the least of 5 runs, the two sizes interleaved; a
+    // rescan of the rest of the text per value, as a first version did, is quadratic: 256 times; linear work stays
+    // near 16 even on a loaded machine, where a bound of 3 times the size failed once)
     const time = (text: string) => {
       const t = performance.now();
       expect(quickLoad(text, MAX_DEPTH)).toBeDefined();
@@ -152,11 +153,11 @@ describe('the quick YAML loader', () => {
     ];
     for (const [name, make, size] of shapes) {
       const small = make(size);
-      const big = make(size * 8);
+      const big = make(size * 16);
       time(small); // warm-up: the loader's code optimised before either is timed
       let least = [Infinity, Infinity];
       for (let r = 0; r < 5; r++) least = [Math.min(least[0]!, time(small)), Math.min(least[1]!, time(big))];
-      expect(least[1]! / least[0]!, name).toBeLessThan(24);
+      expect(least[1]! / least[0]!, name).toBeLessThan(64);
     }
   });
 });
